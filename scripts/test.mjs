@@ -1,0 +1,28 @@
+#!/usr/bin/env node
+// Runs every compiled test file with node's test runner. Test data lives in a private temp dir.
+import { spawnSync } from 'node:child_process';
+import { readdirSync, mkdtempSync, mkdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+
+function find(dir) {
+  const out = [];
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) out.push(...find(p));
+    else if (e.name.endsWith('.test.js')) out.push(p);
+  }
+  return out;
+}
+
+const filter = process.argv.slice(2);
+let files = find(path.join('dist', 'test')).sort();
+if (filter.length) files = files.filter((f) => filter.some((x) => f.includes(x)));
+const home = mkdtempSync(path.join(tmpdir(), 'kiln-test-'));
+for (const d of ['data', 'tmp', 'config']) mkdirSync(path.join(home, d));
+const r = spawnSync(process.execPath, ['--test', '--test-concurrency=2', '--test-timeout=600000', ...files], {
+  stdio: 'inherit',
+  env: { ...process.env, KILN_DATA_DIR: path.join(home, 'data'), KILN_TMP_DIR: path.join(home, 'tmp'), XDG_CONFIG_HOME: path.join(home, 'config') },
+});
+rmSync(home, { recursive: true, force: true });
+process.exit(r.status ?? 1);

@@ -1,0 +1,27 @@
+import { allEngineStatus } from '../../engines/registry.js';
+import { TOOLS } from '../../tools/index.js';
+
+export async function doctorCommand(o: { json?: boolean }): Promise<void> {
+  const engines = await allEngineStatus();
+  const missing = engines.filter((e) => !e.available);
+  const toolsAffected = (id: string) => TOOLS.filter((t) => t.needs?.engines?.includes(id)).map((t) => t.id);
+  if (o.json) {
+    process.stdout.write(JSON.stringify({ node: process.version, engines: engines.map((e) => ({ ...e, tools: toolsAffected(e.id) })) }, null, 2) + '\n');
+    return;
+  }
+  process.stdout.write(`node ${process.version}\n\n`);
+  const w = Math.max(...engines.map((e) => e.title.length));
+  for (const e of engines) {
+    process.stdout.write(`${e.available ? 'ok     ' : 'MISSING'} ${e.title.padEnd(w)}  ${e.available ? (e.version ?? '') : `install: ${e.install}`}\n`);
+  }
+  if (missing.length) {
+    process.stdout.write(`\n${missing.length} engine(s) missing. Tools that need them fail with ENGINE_MISSING (exit 4):\n`);
+    for (const m of missing) {
+      const t = toolsAffected(m.id);
+      if (t.length) process.stdout.write(`  ${m.title}: ${t.join(', ')}\n`);
+    }
+    process.stdout.write('Install everything at once with: npm run setup (as root)\n');
+  } else {
+    process.stdout.write('\nAll engines found.\n');
+  }
+}

@@ -1,0 +1,29 @@
+import { GROUP_TITLES, SECTIONS, isBatchable } from '../../core/tool.js';
+import { describeSettings } from '../../core/settings.js';
+import { TOOLS } from '../../tools/index.js';
+
+export function toolsCommand(o: { json?: boolean; section?: string }): void {
+  const tools = TOOLS.filter((t) => !o.section || t.section === o.section);
+  if (o.json) {
+    const rows = tools.map((t) => ({
+      id: t.id,
+      section: t.section,
+      group: GROUP_TITLES[t.group],
+      summary: t.summary,
+      input: t.input,
+      settings: describeSettings(t),
+      needs: t.needs ?? {},
+      batch: isBatchable(t),
+      output: t.output,
+    }));
+    process.stdout.write(JSON.stringify(rows, null, 2) + '\n');
+    return;
+  }
+  for (const section of SECTIONS) {
+    const list = tools.filter((t) => t.section === section);
+    if (!list.length) continue;
+    process.stdout.write(`\n${section} (${list.length})\n`);
+    const w = Math.max(...list.map((t) => t.id.length));
+    for (const t of list) process.stdout.write(`  ${t.id.padEnd(w)}  ${t.summary}\n`);
+  }
+}

@@ -1,0 +1,189 @@
+/**
+ * Runs a tool on local files: one run per input for single-file tools (a batch on all cores), one run
+ * for multi-file tools. Each run gets its own workspace, removed afterwards; outputs are moved into
+ * place atomically, so an interrupted run never leaves a half-written file.
+ */
+import { createReadStream, createWriteStream, existsSync } from 'node:fs';
+import { copyFile, mkdir, rename, rm, readdir } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { KilnError, toKilnError, EXIT } from '../core/errors.js';
+import { defaultDataDir } from '../core/paths.js';
+import type { InputFile, Tool, ToolInputs } from '../core/tool.js';
+import { createWorkspace } from '../core/workspace.js';
+import { inputFile, runTool, validateRequest } from '../tools/run-tool.js';
+import { parseOutputOption, resolveOutputPath, type OutputTarget } from './output-naming.js';
+import { createProgress } from './progress.js';
+
+export interface LocalRunRequest {
+  tool: Tool;
+  /** Displayed tool name (preset id for presets). */
+  name: string;
+  inputs: string[];
+  extra: Record<string, string[]>;
+  settings: Record<string, unknown>;
+  output?: string;
+  json?: boolean;
+  quiet?: boolean;
+  force?: boolean;
+  concurrency?: number;
+  signal: AbortSignal;
+}
+
+export interface ItemResult {
+  input: string | null;
+  ok: boolean;
+  output?: string;
+  originalSize?: number;
+  processedSize?: number;
+  data?: Record<string, unknown>;
+  error?: { code: string; message: string; details?: unknown; reason?: string };
+  exitCode: number;
+}
+
+/** Expands globs the shell left alone (quoted, or Windows-style use): `*` and `?` in the last path part. */
+export async function expandInputs(args: string[]): Promise<string[]> {
+  const out: string[] = [];
+  for (const a of args) {
+    if (a === '-' || existsSync(a) || !/[*?]/.test(path.basename(a))) {
+      out.push(a);
+      continue;
+    }
+    const dir = path.dirname(a);
+    const re = new RegExp('^' + path.basename(a).replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.') + '$');
+    const names = (await readdir(dir).catch(() => [] as string[])).filter((n) => re.test(n)).sort();
+    if (names.length === 0) throw new KilnError('NOT_FOUND', `No file matches ${a}`);
+    out.push(...names.map((n) => (dir === '.' ? n : path.join(dir, n))));
+  }
+  return out;
+}
+
+async function stdinToFile(dir: string): Promise<InputFile> {
+  const p = path.join(dir, 'stdin');
+  await pipeline(process.stdin, createWriteStream(p));
+  return inputFile(p, 'stdin');
+}
+
+async function resolveInput(arg: string, dir: string): Promise<InputFile> {
+  if (arg === '-') return stdinToFile(dir);
+  return inputFile(path.resolve(arg), path.basename(arg));
+}
+
+/** Moves a finished output into place: same filesystem → rename, else copy to a temp name then rename. */
+async function deliver(src: string, dest: string): Promise<void> {
+  await mkdir(path.dirname(dest), { recursive: true });
+  const tmp = path.join(path.dirname(dest), `.${path.basename(dest)}.kiln-partial-${process.pid}`);
+  try {
+    try {
+      await rename(src, tmp);
+    } catch {
+      await copyFile(src, tmp);
+    }
+    await rename(tmp, dest);
+  } catch (e) {
+    await rm(tmp, { force: true });
+    throw e;
+  }
+}
+
+export async function runLocal(req: LocalRunRequest): Promise<ItemResult[]> {
+  const { tool } = req;
+  const dataDir = defaultDataDir();
+  const groups: string[][] = tool.input.kind === 'file' ? req.inputs.map((i) => [i]) : [req.inputs];
+  if (tool.input.kind === 'file' && req.inputs.length === 0) throw new KilnError('USAGE_ERROR', `kiln ${req.name} needs an input file.`);
+  if (req.inputs.filter((i) => i === '-').length > 1) throw new KilnError('USAGE_ERROR', 'stdin (-) can be read once.');
+  const target: OutputTarget = parseOutputOption(req.output, groups.length);
+  const allInputs = [...req.inputs.filter((i) => i !== '-'), ...Object.values(req.extra).flat()];
+
+  // Settings errors are the same for every item: report once, before any work.
+  validateRequest(tool, { files: groups[0]!.map((p) => ({ path: p, name: p, size: 0 })), extra: Object.fromEntries(Object.entries(req.extra).map(([k, v]) => [k, v.map((p) => ({ path: p, name: p, size: 0 }))])) }, req.settings);
+
+  const batch = groups.length > 1;
+  const progress = createProgress({ quiet: req.quiet || req.json, total: groups.length, label: req.name, unit: batch ? 'items' : 'percent' });
+  const usedNames = new Set<string>();
+  const results: ItemResult[] = new Array(groups.length);
+  let done = 0;
+  let next = 0;
+  const workers = Math.max(1, Math.min(groups.length, req.concurrency ?? os.availableParallelism()));
+
+  const runOne = async (i: number) => {
+    const group = groups[i]!;
+    const label = group.length === 1 ? group[0]! : null;
+    const ws = await createWorkspace();
+    try {
+      const files = await Promise.all(group.map((g) => resolveInput(g, ws.dir)));
+      const extra: ToolInputs['extra'] = {};
+      for (const [field, paths] of Object.entries(req.extra)) extra[field] = await Promise.all(paths.map((p) => resolveInput(p, ws.dir)));
+      const outcome = await runTool(tool, { files, extra }, req.settings, {
+        workDir: ws.dir,
+        dataDir,
+        signal: req.signal,
+        onProgress: batch ? undefined : (p, stage) => progress.update(p, stage),
+      });
+      let outPath: string | undefined;
+      if (outcome.output) {
+        if (target.kind === 'stdout') {
+          await pipeline(createReadStream(outcome.output.path), process.stdout, { end: false } as never);
+          outPath = '-';
+        } else if (target.kind === 'default' && outcome.data && outcome.output.contentType === 'application/json' && !req.json) {
+          // Data-only tools print their JSON when no -o is given.
+          process.stdout.write(JSON.stringify(outcome.data, null, 2) + '\n');
+        } else {
+          let name = outcome.output.name;
+          if (usedNames.has(name)) name = dedupe(name, usedNames);
+          usedNames.add(name);
+          outPath = resolveOutputPath(target, name, req.name, allInputs, !!req.force);
+          await deliver(outcome.output.path, outPath);
+        }
+      }
+      results[i] = {
+        input: label,
+        ok: true,
+        output: outPath,
+        originalSize: outcome.originalSize,
+        processedSize: outcome.processedSize,
+        ...(outcome.data ? { data: outcome.data } : {}),
+        exitCode: EXIT.OK,
+      };
+    } catch (e) {
+      const err = toKilnError(e);
+      results[i] = { input: label, ok: false, error: err.toJSON().error, exitCode: err.exitCode };
+    } finally {
+      await ws.dispose();
+      done++;
+      if (batch) progress.update(done);
+      if (req.json) process.stdout.write(JSON.stringify(stripExit(results[i]!)) + '\n');
+    }
+  };
+
+  await Promise.all(
+    Array.from({ length: workers }, async () => {
+      while (next < groups.length && !req.signal.aborted) await runOne(next++);
+    }),
+  );
+  progress.stop();
+  return results.filter(Boolean);
+}
+
+function dedupe(name: string, used: Set<string>): string {
+  const ext = path.extname(name);
+  const base = name.slice(0, name.length - ext.length);
+  for (let n = 2; ; n++) {
+    const candidate = `${base}-${n}${ext}`;
+    if (!used.has(candidate)) return candidate;
+  }
+}
+
+function stripExit(r: ItemResult): Omit<ItemResult, 'exitCode'> {
+  const { exitCode: _exit, ...rest } = r;
+  return rest;
+}
+
+export function batchExitCode(results: ItemResult[]): number {
+  const failed = results.filter((r) => !r.ok);
+  if (failed.length === 0) return EXIT.OK;
+  if (results.length === 1) return failed[0]!.exitCode;
+  if (failed.length === results.length && failed.every((f) => f.exitCode === failed[0]!.exitCode)) return failed[0]!.exitCode;
+  return EXIT.PARTIAL;
+}

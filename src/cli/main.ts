@@ -1,0 +1,152 @@
+/**
+ * kiln's entry point. Only the command that was asked for is built (a tool's subcommand is made from
+ * its declaration on demand), which keeps start-up short for scripts that call kiln thousands of times.
+ */
+import { Command, CommanderError } from 'commander';
+import { EXIT, KilnError, toKilnError } from '../core/errors.js';
+import { VERSION } from '../core/version.js';
+import { findTool, TOOLS } from '../tools/index.js';
+import { batchExitCode, expandInputs, runLocal } from './local-runner.js';
+import { buildToolCommand, camelFlag, settingsFromOptions, type ToolCommandOptions } from './tool-command.js';
+import type { Tool } from '../core/tool.js';
+
+export interface Invocation {
+  tool: Tool;
+  name: string;
+  fixed: Record<string, unknown>;
+}
+
+/** Extension point for presets and other named shortcuts: name → tool + fixed settings. */
+const resolvers: ((name: string) => Invocation | undefined)[] = [
+  (name) => {
+    const tool = findTool(name);
+    return tool ? { tool, name, fixed: {} } : undefined;
+  },
+];
+
+export function addCommandResolver(r: (name: string) => Invocation | undefined): void {
+  resolvers.push(r);
+}
+
+function resolveInvocation(name: string): Invocation | undefined {
+  for (const r of resolvers) {
+    const inv = r(name);
+    if (inv) return inv;
+  }
+  return undefined;
+}
+
+function fail(e: unknown, json = false): never {
+  const err = toKilnError(e);
+  if (json) process.stdout.write(JSON.stringify({ ok: false, ...err.toJSON() }) + '\n');
+  process.stderr.write(`kiln: ${err.message}${err.code === 'INTERNAL' && process.env.KILN_DEBUG ? `\n${(err.cause as Error)?.stack ?? ''}` : ''}\n`);
+  process.exit(err.exitCode);
+}
+
+async function runToolCommand(inv: Invocation, argv: string[]): Promise<void> {
+  const cmd = buildToolCommand(inv.tool, inv.name, inv.fixed);
+  cmd.exitOverride();
+  cmd.configureOutput({ writeErr: (s) => process.stderr.write(s) });
+  let parsedInputs: string[] = [];
+  let opts: ToolCommandOptions = {};
+  cmd.action((inputs: string[], o: ToolCommandOptions) => {
+    parsedInputs = inputs ?? [];
+    opts = o;
+  });
+  try {
+    cmd.parse(argv, { from: 'user' });
+  } catch (e) {
+    if (e instanceof CommanderError) process.exit(e.exitCode === 0 ? 0 : EXIT.USAGE);
+    throw e;
+  }
+  const settings = settingsFromOptions(inv.tool, opts, inv.fixed);
+  const extra: Record<string, string[]> = {};
+  for (const x of inv.tool.input.extra ?? []) {
+    const v = opts[camelFlag(x.flag ?? x.field)];
+    if (v !== undefined) extra[x.field] = Array.isArray(v) ? (v as string[]) : [String(v)];
+  }
+  const inputs = await expandInputs(parsedInputs);
+  // Second files may also come as positional inputs (`kiln compare a.png b.png`).
+  if (inv.tool.input.kind === 'file') {
+    for (const x of inv.tool.input.extra ?? []) {
+      if (!extra[x.field] && x.required && inputs.length === 2) extra[x.field] = [inputs.pop()!];
+    }
+  }
+  const ac = new AbortController();
+  let interrupted = false;
+  process.once('SIGINT', () => {
+    interrupted = true;
+    ac.abort();
+  });
+  const concurrency = opts.concurrency ? Number(opts.concurrency) : undefined;
+  if (concurrency !== undefined && (!Number.isInteger(concurrency) || concurrency < 1)) fail(new KilnError('USAGE_ERROR', '--concurrency takes a whole number >= 1.'));
+  const results = await runLocal({
+    tool: inv.tool,
+    name: inv.name,
+    inputs,
+    extra,
+    settings,
+    output: opts.output,
+    json: opts.json,
+    quiet: opts.quiet,
+    force: opts.force,
+    concurrency,
+    signal: ac.signal,
+  });
+  if (interrupted) process.exit(EXIT.INTERRUPTED);
+  if (!opts.json) {
+    for (const r of results) {
+      if (!r.ok) process.stderr.write(`kiln: ${r.input ? r.input + ': ' : ''}${r.error!.message}\n`);
+      else if (!opts.quiet && r.output && r.output !== '-' && process.stderr.isTTY) process.stderr.write(`${r.input ?? ''} → ${r.output}\n`);
+    }
+  }
+  process.exitCode = batchExitCode(results);
+}
+
+function topProgram(): Command {
+  const program = new Command('kiln');
+  program
+    .description('Process images, video, audio and documents from the command line, or serve the same tools over HTTP.')
+    .version(VERSION, '-V, --version')
+    .usage('<tool> <inputs...> [settings] [-o PATH]  |  kiln <command>');
+  program
+    .command('tools')
+    .description('list every tool')
+    .option('--json', 'machine-readable')
+    .option('--section <section>', 'only this section')
+    .action(async (o: { json?: boolean; section?: string }) => (await import('./commands/tools.js')).toolsCommand(o));
+  program
+    .command('doctor')
+    .description('which engines are installed, their versions, and how to install what is missing')
+    .option('--json', 'machine-readable')
+    .action(async (o: { json?: boolean }) => (await import('./commands/doctor.js')).doctorCommand(o));
+  program
+    .command('serve')
+    .description('start the kiln daemon (HTTP API)')
+    .option('--port <port>', 'port (env PORT)', undefined)
+    .option('--host <host>', 'address to listen on (env HOST)', undefined)
+    .option('--data-dir <dir>', 'data directory (env DATA_DIR)')
+    .option('--allow-open-network', 'allow a non-loopback address with authentication disabled')
+    .action(async (o: { port?: string; host?: string; dataDir?: string; allowOpenNetwork?: boolean }) => (await import('./commands/serve.js')).serveCommand(o));
+  program.addHelpText('after', `\nTools (${TOOLS.length}): run \`kiln tools\` for the list, \`kiln <tool> --help\` for its settings.\n`);
+  return program;
+}
+
+export async function main(argv = process.argv.slice(2)): Promise<void> {
+  const first = argv[0];
+  const inv = first && !first.startsWith('-') ? resolveInvocation(first) : undefined;
+  if (inv) return runToolCommand(inv, argv.slice(1));
+  const program = topProgram();
+  program.exitOverride();
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+  } catch (e) {
+    if (e instanceof CommanderError) {
+      if (e.code === 'commander.unknownCommand') process.stderr.write(`Run \`kiln tools\` to list the tools.\n`);
+      process.exit(e.exitCode === 0 ? 0 : EXIT.USAGE);
+    }
+    throw e;
+  }
+}
+
+main().catch((e) => fail(e));

@@ -1,0 +1,142 @@
+/**
+ * What a file is, from its bytes (file-type) — never only from its name. Text formats have no magic
+ * bytes, so for them the content decides first (SVG, HTML, RTF) and the extension second.
+ */
+import { open } from 'node:fs/promises';
+import path from 'node:path';
+import { KilnError } from './errors.js';
+import type { AcceptToken } from './tool.js';
+
+export interface FileKind {
+  /** Canonical extension without dot: jpg, png, mp4, pdf, docx, svg, md, … */
+  ext: string;
+  mime: string;
+  /** True for text files (no magic bytes). */
+  text: boolean;
+}
+
+const HEAD = 64 * 1024;
+
+const TEXT_EXT_MIME: Record<string, string> = {
+  txt: 'text/plain',
+  md: 'text/markdown',
+  markdown: 'text/markdown',
+  csv: 'text/csv',
+  tsv: 'text/tab-separated-values',
+  srt: 'application/x-subrip',
+  vtt: 'text/vtt',
+  ass: 'text/x-ssa',
+  ssa: 'text/x-ssa',
+  json: 'application/json',
+  html: 'text/html',
+  htm: 'text/html',
+  svg: 'image/svg+xml',
+  xml: 'application/xml',
+  eps: 'application/postscript',
+};
+
+let fileTypeMod: Promise<typeof import('file-type')> | undefined;
+
+export async function sniffFile(filePath: string, originalName = filePath): Promise<FileKind> {
+  const fh = await open(filePath, 'r');
+  let head: Buffer;
+  try {
+    const buf = Buffer.alloc(HEAD);
+    const { bytesRead } = await fh.read(buf, 0, HEAD, 0);
+    head = buf.subarray(0, bytesRead);
+  } finally {
+    await fh.close();
+  }
+  if (head.length === 0) throw new KilnError('UNSUPPORTED_INPUT', `${path.basename(originalName)} is empty.`);
+
+  fileTypeMod ??= import('file-type');
+  const { fileTypeFromFile } = await fileTypeMod;
+  const ft = await fileTypeFromFile(filePath);
+  if (ft) return { ext: normalizeExt(ft.ext), mime: ft.mime, text: false };
+  return sniffText(head, originalName);
+}
+
+function sniffText(head: Buffer, name: string): FileKind {
+  const nameExt = path.extname(name).slice(1).toLowerCase();
+  if (head.includes(0)) {
+    // Binary with no known signature. Some formats (raw AAC without ADTS, TGA…) have none: trust
+    // nothing and call it unknown; the tool's engine may still take it.
+    return { ext: nameExt || 'bin', mime: 'application/octet-stream', text: false };
+  }
+  const s = head.toString('utf8').replace(/^\uFEFF/, '');
+  const start = s.trimStart().slice(0, 2048).toLowerCase();
+  if (start.startsWith('{\\rtf')) return { ext: 'rtf', mime: 'application/rtf', text: true };
+  if (start.startsWith('%!ps')) return { ext: 'eps', mime: 'application/postscript', text: true };
+  if (/^(<\?xml[^>]*>\s*)?(<!--[\s\S]*?-->\s*)*(<!doctype svg[^>]*>\s*)?<svg[\s>]/.test(start)) return { ext: 'svg', mime: 'image/svg+xml', text: true };
+  if (nameExt === 'svg' && start.includes('<svg')) return { ext: 'svg', mime: 'image/svg+xml', text: true };
+  if (/^(<!doctype html|<html[\s>])/.test(start) || ((nameExt === 'html' || nameExt === 'htm') && start.includes('<'))) return { ext: 'html', mime: 'text/html', text: true };
+  if (/^webvtt/.test(start)) return { ext: 'vtt', mime: 'text/vtt', text: true };
+  if (/^\d+\s*\r?\n\d\d:\d\d:\d\d[,.]\d{3} --> /.test(start)) return { ext: 'srt', mime: 'application/x-subrip', text: true };
+  if (start.startsWith('[script info]')) return { ext: 'ass', mime: 'text/x-ssa', text: true };
+  const ext = nameExt === 'markdown' ? 'md' : nameExt;
+  if (ext && TEXT_EXT_MIME[ext]) return { ext, mime: TEXT_EXT_MIME[ext]!, text: true };
+  return { ext: 'txt', mime: 'text/plain', text: true };
+}
+
+function normalizeExt(ext: string): string {
+  if (ext === 'jpeg') return 'jpg';
+  if (ext === 'tif') return 'tiff';
+  return ext;
+}
+
+const FAMILY_MATCH: Record<string, (k: FileKind) => boolean> = {
+  'image/*': (k) => k.mime.startsWith('image/') || k.ext === 'eps',
+  // Containers say little about their streams (an .mp4 may hold only audio): both families accept both,
+  // and media tools probe the streams they need (UNSUPPORTED_INPUT when missing).
+  'video/*': (k) => k.mime.startsWith('video/') || k.mime.startsWith('audio/') || k.ext === 'gif',
+  'audio/*': (k) => k.mime.startsWith('audio/') || k.mime.startsWith('video/'),
+  'subtitle/*': (k) => ['srt', 'vtt', 'ass', 'ssa'].includes(k.ext),
+};
+
+const EXT_ALIASES: Record<string, string[]> = {
+  jpg: ['jpg', 'jpeg'],
+  tiff: ['tiff', 'tif'],
+  htm: ['html'],
+  markdown: ['md'],
+  svgz: ['gz'],
+  // Legacy Office binaries are all Compound File Binary containers.
+  doc: ['cfb', 'doc'],
+  xls: ['cfb', 'xls'],
+  ppt: ['cfb', 'ppt'],
+  heic: ['heic', 'heif', 'avif'],
+  heif: ['heic', 'heif'],
+  m4a: ['m4a', 'mp4', 'aac'],
+  aac: ['aac', 'm4a'],
+  mov: ['mov', 'qt'],
+  txt: ['txt', 'csv', 'md'],
+};
+
+export function matchesAccept(kind: FileKind, accept: AcceptToken[]): boolean {
+  if (accept.length === 0) return true;
+  return accept.some((token) => {
+    if (FAMILY_MATCH[token]) return FAMILY_MATCH[token]!(kind);
+    if (token.startsWith('.')) {
+      const want = token.slice(1).toLowerCase();
+      return (EXT_ALIASES[want] ?? [want]).includes(kind.ext) || want === kind.ext;
+    }
+    if (token.endsWith('/*')) return kind.mime.startsWith(token.slice(0, -1));
+    return kind.mime === token;
+  });
+}
+
+export function describeAccept(accept: AcceptToken[]): string {
+  return accept.map((t) => (t.endsWith('/*') ? `${t.slice(0, -2)} files` : t)).join(', ');
+}
+
+/** Sniffs and checks a file against the accept list; UNSUPPORTED_INPUT names what was expected and found. */
+export async function requireKind(filePath: string, name: string, accept: AcceptToken[]): Promise<FileKind> {
+  const kind = await sniffFile(filePath, name);
+  if (!matchesAccept(kind, accept)) {
+    throw new KilnError(
+      'UNSUPPORTED_INPUT',
+      `${path.basename(name)} is ${kind.mime === 'application/octet-stream' ? 'not a recognised file type' : `a ${kind.ext} file (${kind.mime})`}; this tool takes ${describeAccept(accept)}.`,
+      { details: { file: path.basename(name), detected: kind.mime, accepted: accept } },
+    );
+  }
+  return kind;
+}

@@ -1,0 +1,167 @@
+/**
+ * The Tool type and defineTool(). A tool is declared once; CLI subcommands, HTTP routes, settings
+ * validation, OpenAPI, completions and the man page are all generated from the declaration.
+ */
+import type { z } from 'zod';
+
+export const SECTIONS = ['image', 'video', 'audio', 'pdf', 'files'] as const;
+export type Section = (typeof SECTIONS)[number];
+
+export const GROUPS = [
+  'essentials',
+  'optimization',
+  'adjustments',
+  'ai',
+  'watermark',
+  'utilities',
+  'layout',
+  'format',
+  'video',
+  'audio',
+  'document',
+] as const;
+export type Group = (typeof GROUPS)[number];
+
+/** The catalog's human names of the groups (catalog.json `groups`). */
+export const GROUP_TITLES: Record<Group, string> = {
+  essentials: 'essentials',
+  optimization: 'optimization',
+  adjustments: 'adjustments',
+  ai: 'AI tools',
+  watermark: 'watermark and overlay',
+  utilities: 'utilities',
+  layout: 'layout and composition',
+  format: 'format and conversion',
+  video: 'video',
+  audio: 'audio',
+  document: 'document',
+};
+
+/**
+ * Accept tokens: a family (`image/*`, `video/*`, `audio/*`, `subtitle/*`), a MIME type, or an extension
+ * (`.pdf`). Checked against the bytes of the file (see sniff.ts), never only against its name.
+ */
+export type AcceptToken = string;
+
+/** A further file next to the main input: a watermark, an overlay, a mask, subtitles, sig0/sig1… */
+export interface ExtraInput {
+  /** Multipart field name. `file` means "the next `file` part after the main one" (order matters). */
+  field: string;
+  /** CLI flag name (kebab-case) for this file; defaults to `field`. */
+  flag?: string;
+  accept: AcceptToken[];
+  required: boolean;
+  /** Several files: multipart fields `<field>0`, `<field>1`, … (e.g. sig0, sig1). */
+  indexed?: boolean;
+  description: string;
+}
+
+export type InputSpec =
+  /** One file in the form field `file`. */
+  | { kind: 'file'; accept: AcceptToken[]; extra?: ExtraInput[] }
+  /** Several files, repeated form field `file` (catalog D12). */
+  | { kind: 'files'; accept: AcceptToken[]; min: number; max: number; extra?: ExtraInput[] }
+  /** No upload: the settings are the JSON body (barcode-generate, html-to-image). Optional files may still come in `extra`. */
+  | { kind: 'none'; extra?: ExtraInput[] };
+
+export interface InputFile {
+  /** Absolute path on disk (inside the run's workspace or the user's file for the CLI). */
+  path: string;
+  /** The original file name as the user gave it (used to name outputs). */
+  name: string;
+  size: number;
+  /** Detected from the bytes; set by runTool before run() is called. */
+  type?: { ext: string; mime: string };
+}
+
+export interface ToolInputs {
+  files: InputFile[];
+  /** Extra files keyed by ExtraInput.field (indexed ones in order). */
+  extra: Record<string, InputFile[]>;
+}
+
+export interface OutputFile {
+  path: string;
+  /** File name offered to the user (download name, CLI output name). */
+  name: string;
+  contentType: string;
+}
+
+export interface ToolResult {
+  /** Zero or more files. runTool packs several into one ZIP. */
+  outputs: OutputFile[];
+  /** JSON data for the caller (info, stats, counts). Returned in the HTTP result and printed by the CLI. */
+  data?: Record<string, unknown>;
+}
+
+export interface RunContext {
+  /** A private directory for this run; removed by the caller afterwards. */
+  workDir: string;
+  /** Directory where outputs must be written. */
+  outDir: string;
+  signal: AbortSignal;
+  /** percent 0-100; stage is a short word ("encoding", "page 3/10"). */
+  progress(percent: number, stage?: string): void;
+  /**
+   * Path for an output file in outDir, named after the first input: `out('png')` for photo.jpg gives
+   * `photo.png`; `out('png', '-page1')` gives `photo-page1.png`; `out('zip', '', 'frames')` names it outright.
+   */
+  out(ext: string, suffix?: string, baseName?: string): string;
+  /** Data directory of kiln (fonts cache, models, bundles). */
+  dataDir: string;
+}
+
+export interface ToolNeeds {
+  /** Engine ids from src/engines/registry.ts; checked before the run (ENGINE_MISSING). */
+  engines?: string[];
+  /** Feature bundles that must be installed (FEATURE_NOT_INSTALLED). */
+  bundles?: string[];
+  /** Bundles that add an optional feature; the tool still runs without them. */
+  optionalBundles?: string[];
+}
+
+// The settings schema may carry refinements, so it is any zod type whose input is an object.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type SettingsSchema = z.ZodObject<any>;
+
+export interface ToolDef<S extends SettingsSchema> {
+  id: string;
+  section: Section;
+  group: Group;
+  summary: string;
+  /** Longer text for --help, the man page and llms-full.txt. */
+  description?: string;
+  input: InputSpec;
+  settings: S;
+  /**
+   * Cross-field rules (e.g. "one of width, height or percentage"). Throw KilnError('VALIDATION_ERROR')
+   * or return a message. Kept apart from the schema so the schema stays a plain object for flags and OpenAPI.
+   */
+  check?: (settings: z.output<S>) => string | void;
+  needs?: ToolNeeds;
+  /** 'long' tools usually end as 202 jobs. */
+  execution?: 'fast' | 'long';
+  /** Registered in the batch route (default: tools with one file input). */
+  batch?: boolean;
+  /** Is one of the AI tools running in the AI worker. */
+  ai?: boolean;
+  /** Describes the output for docs: e.g. 'image (same format as input)', 'JSON', 'ZIP of PNG tiles'. */
+  output: string;
+  /** Examples for --help and the man page (CLI argument strings after `kiln <id>`). */
+  examples?: string[];
+  run(ctx: RunContext, inputs: ToolInputs, settings: z.output<S>): Promise<ToolResult>;
+}
+
+export interface Tool<S extends SettingsSchema = SettingsSchema> extends ToolDef<S> {
+  kind: 'tool';
+}
+
+export function defineTool<S extends SettingsSchema>(def: ToolDef<S>): Tool<S> {
+  if (!/^[a-z0-9]+(-[a-z0-9]+)*$/.test(def.id)) throw new Error(`bad tool id ${def.id}`);
+  return { ...def, kind: 'tool' };
+}
+
+/** True when the batch route serves this tool. */
+export function isBatchable(tool: Tool): boolean {
+  return tool.batch ?? (tool.input.kind === 'file' && !(tool.input.extra ?? []).some((x) => x.required));
+}

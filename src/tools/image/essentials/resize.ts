@@ -1,0 +1,65 @@
+import { z } from 'zod';
+import { defineTool } from '../../../core/tool.js';
+import { openImage, sameFormatAs, writeImage } from '../../../engines/sharp.js';
+import { SOCIAL_PRESETS, SOCIAL_PRESET_IDS } from '../_shared/social-presets.js';
+
+export default defineTool({
+  id: 'resize',
+  section: 'image',
+  group: 'essentials',
+  summary: 'Scale an image to exact pixel dimensions, a percentage, or a social-media size preset.',
+  description:
+    'Give width and/or height (the other side follows the aspect ratio), or percentage, or one of 23 social-media presets. ' +
+    'fit decides how the image fills a box of both width and height. withoutEnlargement never upscales.',
+  input: { kind: 'file', accept: ['image/*'] },
+  settings: z.object({
+    width: z.int().min(1).max(16383).optional().describe('Target width in pixels.'),
+    height: z.int().min(1).max(16383).optional().describe('Target height in pixels.'),
+    fit: z.enum(['cover', 'contain', 'fill', 'inside', 'outside']).optional().describe('How the image fits a width×height box (default contain; cover with a preset).'),
+    percentage: z.number().min(1).max(10000).optional().describe('Scale by percentage instead of fixed dimensions (50 = half size).'),
+    withoutEnlargement: z.boolean().default(false).describe('Never upscale an image that is smaller than the target.'),
+    preset: z.enum(SOCIAL_PRESET_IDS).optional().describe('One of the 23 social-media sizes; sets width and height.'),
+  }),
+  check: (s) => {
+    if (s.width === undefined && s.height === undefined && s.percentage === undefined && s.preset === undefined) {
+      return 'resize needs width, height, percentage or preset.';
+    }
+  },
+  output: 'image in the input format',
+  examples: ['photo.jpg --width 800 -o small.jpg', 'photo.jpg --preset instagram-story -o story.jpg', '*.png --percentage 50 -o half/'],
+  async run(ctx, { files }, s) {
+    const input = files[0]!;
+    const img = await openImage(input.path, { ext: input.type?.ext, workDir: ctx.workDir, animated: input.type?.ext === 'gif' });
+    const meta = await img.metadata();
+    // EXIF orientation first, so width means the width a person sees.
+    img.autoOrient();
+    const rotated = (meta.orientation ?? 1) >= 5;
+    const srcW = rotated ? meta.height! : meta.width!;
+    const srcH = rotated ? meta.width! : (meta.pageHeight ?? meta.height!);
+    let width = s.width;
+    let height = s.height;
+    let fit = s.fit ?? 'contain';
+    if (s.preset) {
+      ({ width, height } = SOCIAL_PRESETS[s.preset]);
+      fit = s.fit ?? 'cover';
+    } else if (s.percentage !== undefined && width === undefined && height === undefined) {
+      width = Math.max(1, Math.round((srcW * s.percentage) / 100));
+      height = Math.max(1, Math.round((srcH * s.percentage) / 100));
+      fit = 'fill';
+    }
+    // With one side given, fit has no box to fill; sharp's contain would pad the other side.
+    if ((width === undefined || height === undefined) && fit === 'contain') fit = 'inside';
+    img.resize({
+      width,
+      height,
+      fit,
+      withoutEnlargement: s.withoutEnlargement,
+      background: { r: 0, g: 0, b: 0, alpha: 0 },
+    });
+    const format = sameFormatAs(input.type?.ext);
+    const out = ctx.out(format);
+    ctx.progress(50, 'resizing');
+    await writeImage(img, out, format, { quality: format === 'jpg' ? 90 : undefined, keepMetadata: false });
+    return { outputs: [{ path: out, name: out.split('/').pop()!, contentType: '' }] };
+  },
+});

@@ -1,0 +1,4 @@
+// One line per tool: export { default as <camelCaseId> } from './<group>/<id>.js';
+// Append only (concurrent appends are atomic); keep nothing else in this file.
+export {};
+export { default as resize } from './essentials/resize.js';

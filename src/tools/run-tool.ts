@@ -1,0 +1,143 @@
+/**
+ * runTool: the one way a tool runs, for the CLI and the daemon alike. It validates settings, checks
+ * input types from their bytes, checks engines and bundles before any work, runs the tool in a
+ * private output directory, and packs several outputs (or JSON data) into one deliverable.
+ * It lives beside the catalog rather than in core/ because it consults the engine registry
+ * (imports run bin → cli → daemon → tools → engines → core).
+ */
+import { mkdir, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { KilnError, toKilnError } from '../core/errors.js';
+import { contentTypeFor } from '../core/mime.js';
+import { safeFileName, stem } from '../core/paths.js';
+import { parseSettings } from '../core/settings.js';
+import { requireKind } from '../core/sniff.js';
+import type { InputFile, OutputFile, RunContext, Tool, ToolInputs } from '../core/tool.js';
+import { zipFiles } from '../core/zip.js';
+import { requireEngine } from '../engines/registry.js';
+import { requireBundles } from './bundles.js';
+
+export interface RunOptions {
+  /** The run's private directory (a Workspace's dir). Outputs are written under `<workDir>/out`. */
+  workDir: string;
+  dataDir: string;
+  signal?: AbortSignal;
+  onProgress?: (percent: number, stage?: string) => void;
+  /** Settings already validated (e.g. by the daemon before queueing). */
+  validated?: boolean;
+}
+
+export interface RunOutcome {
+  /** The deliverable: one file (several outputs are zipped), or undefined for tools that only return data. */
+  output?: OutputFile;
+  data?: Record<string, unknown>;
+  settings: Record<string, unknown>;
+  originalSize: number;
+  processedSize: number;
+}
+
+/** Validation that needs no file: settings, input counts. Used before a job is queued. */
+export function validateRequest(tool: Tool, inputs: ToolInputs, rawSettings: unknown): Record<string, unknown> {
+  const settings = parseSettings(tool, rawSettings);
+  const spec = tool.input;
+  const n = inputs.files.length;
+  if (spec.kind === 'file' && n !== 1) throw new KilnError('VALIDATION_ERROR', `${tool.id} takes exactly one input file (got ${n}).`);
+  if (spec.kind === 'files') {
+    if (n < spec.min) throw new KilnError('VALIDATION_ERROR', `${tool.id} needs at least ${spec.min} files (got ${n}).`);
+    if (n > spec.max) throw new KilnError('LIMIT_EXCEEDED', `${tool.id} takes at most ${spec.max} files (got ${n}).`);
+  }
+  if (spec.kind === 'none' && n > 0) throw new KilnError('VALIDATION_ERROR', `${tool.id} takes no input file; give its settings only.`);
+  for (const x of spec.extra ?? []) {
+    const got = inputs.extra[x.field] ?? [];
+    if (x.required && got.length === 0) throw new KilnError('VALIDATION_ERROR', `${tool.id} needs a second file: ${x.description} (field "${x.field}", CLI --${x.flag ?? x.field}).`);
+    if (!x.indexed && got.length > 1) throw new KilnError('VALIDATION_ERROR', `${tool.id} takes one ${x.field} file.`);
+  }
+  return settings;
+}
+
+export async function runTool(tool: Tool, inputs: ToolInputs, rawSettings: unknown, opts: RunOptions): Promise<RunOutcome> {
+  const settings = opts.validated ? (rawSettings as Record<string, unknown>) : validateRequest(tool, inputs, rawSettings);
+  const signal = opts.signal ?? new AbortController().signal;
+  const outDir = path.join(opts.workDir, 'out');
+  await mkdir(outDir, { recursive: true });
+  try {
+    for (const e of tool.needs?.engines ?? []) await requireEngine(e);
+    if (tool.needs?.bundles?.length) await requireBundles(opts.dataDir, tool.id, tool.needs.bundles);
+    await checkInputs(tool, inputs);
+
+    const first = inputs.files[0] ?? Object.values(inputs.extra).flat()[0];
+    const baseStem = first ? safeFileName(stem(first.name), 'output') : tool.id;
+    let lastPct = -1;
+    const ctx: RunContext = {
+      workDir: opts.workDir,
+      outDir,
+      signal,
+      dataDir: opts.dataDir,
+      progress(percent, stage) {
+        const p = Math.max(0, Math.min(100, Math.round(percent)));
+        if (p === lastPct && !stage) return;
+        lastPct = p;
+        opts.onProgress?.(p, stage);
+      },
+      out(ext, suffix = '', baseName) {
+        return path.join(outDir, safeFileName(`${baseName ?? baseStem}${suffix}${ext ? '.' + ext : ''}`));
+      },
+    };
+    ctx.progress(0, 'starting');
+    const result = await tool.run(ctx, inputs, settings);
+    if (signal.aborted) throw new KilnError('CANCELLED', 'The run was cancelled.');
+
+    let output: OutputFile | undefined;
+    if (result.outputs.length > 1) {
+      const zipPath = ctx.out('zip');
+      await zipFiles(result.outputs, zipPath);
+      output = { path: zipPath, name: path.basename(zipPath), contentType: 'application/zip' };
+    } else if (result.outputs.length === 1) {
+      output = result.outputs[0]!;
+    } else if (result.data) {
+      const jsonPath = ctx.out('json');
+      await writeFile(jsonPath, JSON.stringify(result.data, null, 2) + '\n');
+      output = { path: jsonPath, name: path.basename(jsonPath), contentType: 'application/json' };
+    }
+    if (output) {
+      const st = await stat(output.path).catch(() => undefined);
+      if (!st?.isFile()) throw new KilnError('INTERNAL', `${tool.id} did not write its output.`);
+      output = { ...output, name: safeFileName(output.name), contentType: output.contentType || contentTypeFor(output.name) };
+    }
+    ctx.progress(100, 'done');
+    const originalSize = inputs.files.reduce((a, f) => a + f.size, 0) + Object.values(inputs.extra).flat().reduce((a, f) => a + f.size, 0);
+    return {
+      output,
+      data: result.data,
+      settings,
+      originalSize,
+      processedSize: output ? (await stat(output.path)).size : 0,
+    };
+  } catch (e) {
+    // Nothing half-written survives a failed run.
+    await emptyDir(outDir);
+    if (signal.aborted) throw new KilnError('CANCELLED', 'The run was cancelled.');
+    throw toKilnError(e);
+  }
+}
+
+async function checkInputs(tool: Tool, inputs: ToolInputs): Promise<void> {
+  const accept = tool.input.kind === 'none' ? [] : tool.input.accept;
+  await Promise.all(inputs.files.map(async (f) => (f.type = await requireKind(f.path, f.name, accept))));
+  for (const x of tool.input.extra ?? []) {
+    await Promise.all((inputs.extra[x.field] ?? []).map(async (f: InputFile) => (f.type = await requireKind(f.path, f.name, x.accept))));
+  }
+}
+
+async function emptyDir(dir: string): Promise<void> {
+  const names = await readdir(dir).catch(() => [] as string[]);
+  await Promise.all(names.map((n) => rm(path.join(dir, n), { recursive: true, force: true })));
+}
+
+/** Builds an InputFile for a path on disk. */
+export async function inputFile(p: string, name = path.basename(p)): Promise<InputFile> {
+  const st = await stat(p).catch(() => undefined);
+  if (!st) throw new KilnError('NOT_FOUND', `No such file: ${p}`);
+  if (!st.isFile()) throw new KilnError('UNSUPPORTED_INPUT', `${p} is not a regular file.`);
+  return { path: p, name, size: st.size };
+}

@@ -1,0 +1,62 @@
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import sharp from 'sharp';
+import { getTool } from '../../../src/tools/index.js';
+import { runTool, inputFile } from '../../../src/tools/run-tool.js';
+import { createWorkspace } from '../../../src/core/workspace.js';
+import { KilnError } from '../../../src/core/errors.js';
+import { makeImage, tempDir } from '../../helpers/fixtures.js';
+
+const dir = tempDir();
+
+async function run(file: string, settings: Record<string, unknown>) {
+  const ws = await createWorkspace();
+  try {
+    const out = await runTool(getTool('resize'), { files: [await inputFile(file)], extra: {} }, settings, { workDir: ws.dir, dataDir: dir });
+    return { out, meta: await sharp(out.output!.path).metadata() };
+  } finally {
+    await ws.dispose();
+  }
+}
+
+describe('resize', () => {
+  it('scales to a width keeping the aspect ratio', async () => {
+    const src = await makeImage(dir, 'a.jpg', 400, 200);
+    const { meta } = await run(src, { width: 100 });
+    assert.equal(meta.width, 100);
+    assert.equal(meta.height, 50);
+    assert.equal(meta.format, 'jpeg');
+  });
+  it('scales by percentage', async () => {
+    const src = await makeImage(dir, 'b.png', 400, 200);
+    const { meta } = await run(src, { percentage: 25 });
+    assert.deepEqual([meta.width, meta.height, meta.format], [100, 50, 'png']);
+  });
+  it('applies a social preset with cover', async () => {
+    const src = await makeImage(dir, 'c.jpg', 400, 200);
+    const { meta } = await run(src, { preset: 'instagram-story' });
+    assert.deepEqual([meta.width, meta.height], [1080, 1920]);
+  });
+  it('never enlarges with withoutEnlargement', async () => {
+    const src = await makeImage(dir, 'd.jpg', 100, 50);
+    const { meta } = await run(src, { width: 1000, withoutEnlargement: true });
+    assert.equal(meta.width, 100);
+  });
+  it('fill distorts to the exact box', async () => {
+    const src = await makeImage(dir, 'e.png', 100, 50);
+    const { meta } = await run(src, { width: 30, height: 90, fit: 'fill' });
+    assert.deepEqual([meta.width, meta.height], [30, 90]);
+  });
+  it('rejects missing dimensions and bad values', async () => {
+    const src = await makeImage(dir, 'f.png', 10, 10);
+    await assert.rejects(run(src, {}), (e: KilnError) => e.code === 'VALIDATION_ERROR');
+    await assert.rejects(run(src, { width: 0 }), (e: KilnError) => e.code === 'VALIDATION_ERROR');
+    await assert.rejects(run(src, { widht: 10 }), (e: KilnError) => e.code === 'VALIDATION_ERROR' && /did you mean width/.test(e.message));
+  });
+  it('rejects a file that is not an image by its bytes', async () => {
+    const fake = path.join(dir, 'fake.jpg');
+    (await import('node:fs')).writeFileSync(fake, 'hello, not an image');
+    await assert.rejects(run(fake, { width: 10 }), (e: KilnError) => e.code === 'UNSUPPORTED_INPUT');
+  });
+});
