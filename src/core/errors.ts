@@ -96,6 +96,7 @@ export function toKilnError(e: unknown): KilnError {
   const err = e as { name?: string; code?: string; message?: string } | undefined;
   const message = err?.message ?? String(e);
   if (err?.name === 'AbortError' || err?.code === 'ABORT_ERR') return new KilnError('CANCELLED', 'The run was cancelled.', { cause: e });
+  if (/exceeds pixel limit/i.test(message)) return new KilnError('LIMIT_EXCEEDED', 'The image has more pixels than allowed (KILN_MAX_PIXELS).', { cause: e });
   if (/unsupported image format|Input buffer contains unsupported|Input file contains unsupported|VipsJpeg: Premature end|corrupt|bad seek|Invalid PNG|pngload|jpegload|webpload|gifload|tiffload|heifload|Input file is missing|Image to composite must have same dimensions or smaller/i.test(message)) {
     return new KilnError('UNSUPPORTED_INPUT', `The input could not be decoded: ${firstLine(message)}`, { cause: e });
   }
