@@ -6,6 +6,7 @@ import { Command, CommanderError } from 'commander';
 import { EXIT, KilnError, toKilnError } from '../core/errors.js';
 import { VERSION } from '../core/version.js';
 import { findTool, TOOLS } from '../tools/index.js';
+import { findPreset, presetTool } from '../tools/presets.js';
 import { batchExitCode, expandInputs, runLocal } from './local-runner.js';
 import { buildToolCommand, camelFlag, settingsFromOptions, type ToolCommandOptions } from './tool-command.js';
 import type { Tool } from '../core/tool.js';
@@ -21,6 +22,11 @@ const resolvers: ((name: string) => Invocation | undefined)[] = [
   (name) => {
     const tool = findTool(name);
     return tool ? { tool, name, fixed: {} } : undefined;
+  },
+  (name) => {
+    const preset = findPreset(name);
+    const base = preset && findTool(preset.tool);
+    return preset && base ? { tool: presetTool(preset, base), name, fixed: {} } : undefined;
   },
 ];
 
@@ -116,6 +122,11 @@ function topProgram(): Command {
     .option('--section <section>', 'only this section')
     .action(async (o: { json?: boolean; section?: string }) => (await import('./commands/tools.js')).toolsCommand(o));
   program
+    .command('presets')
+    .description('list the conversion presets (each is a command: kiln jpg-to-png photo.jpg)')
+    .option('--json', 'machine-readable')
+    .action(async (o: { json?: boolean }) => (await import('./commands/presets.js')).presetsCommand(o));
+  program
     .command('doctor')
     .description('which engines are installed, their versions, and how to install what is missing')
     .option('--json', 'machine-readable')
@@ -148,5 +159,11 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
     throw e;
   }
 }
+
+// `kiln tools | head` closes the pipe early: that is not an error.
+process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+  if (e.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+  throw e;
+});
 
 main().catch((e) => fail(e));

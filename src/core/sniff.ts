@@ -95,7 +95,12 @@ const FAMILY_MATCH: Record<string, (k: FileKind) => boolean> = {
 
 const EXT_ALIASES: Record<string, string[]> = {
   jpg: ['jpg', 'jpeg'],
+  jpeg: ['jpg'],
+  png: ['png', 'apng'],
   tiff: ['tiff', 'tif'],
+  tif: ['tiff'],
+  ogg: ['ogg', 'oga', 'ogv', 'opus'],
+  mp4: ['mp4', 'm4v'],
   htm: ['html'],
   markdown: ['md'],
   svgz: ['gz'],

@@ -3,7 +3,7 @@
  * its base tool with some settings fixed (usually the output format) and only the listed input types.
  * Other settings of the base tool are still accepted.
  */
-import type { Section } from '../core/tool.js';
+import type { Section, Tool } from '../core/tool.js';
 
 export interface Preset {
   id: string;
@@ -108,4 +108,27 @@ const byId = new Map(PRESETS.map((p) => [p.id, p]));
 
 export function findPreset(id: string): Preset | undefined {
   return byId.get(id);
+}
+
+/**
+ * A preset as a Tool of its own: the base tool with the preset's input types, its fixed settings removed
+ * from the schema (they cannot be overridden) and merged back in before the base tool runs. The CLI, the
+ * routes, batch and OpenAPI then treat presets exactly like tools.
+ */
+export function presetTool(preset: Preset, base: Tool): Tool {
+  const fixedKeys = Object.keys(preset.fixed).filter((k) => k in base.settings.shape);
+  const mask = Object.fromEntries(fixedKeys.map((k) => [k, true as const]));
+  const settings = base.settings.omit(mask);
+  if (base.input.kind === 'none') throw new Error(`preset ${preset.id}: base ${base.id} takes no file`);
+  return {
+    ...base,
+    id: preset.id,
+    summary: `Convert ${preset.accept.join('/')} to ${preset.outputExtension} (preset of ${base.id}).`,
+    description: `Runs ${base.id} with ${JSON.stringify(preset.fixed)}; takes ${preset.accept.join(', ')}.`,
+    input: { ...base.input, accept: preset.accept },
+    settings,
+    check: base.check ? (s) => base.check!({ ...s, ...preset.fixed }) : undefined,
+    examples: [`input${preset.accept[0]} -o output${preset.outputExtension}`],
+    run: (ctx, inputs, s) => base.run(ctx, inputs, { ...base.settings.parse({ ...s, ...preset.fixed }) }),
+  };
 }
