@@ -1,0 +1,129 @@
+/**
+ * qpdf (Apache-2.0), run as a separate program: page selection in its own range syntax, merge, split,
+ * rotation, encryption, linearization, repair. Also the gate every PDF tool passes first (inspectPdf):
+ * it tells encrypted and corrupt inputs apart before any other engine sees them.
+ */
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { KilnError, type ErrorCode } from '../core/errors.js';
+import { exec, tail, type ExecResult } from '../core/process.js';
+import { requireEngine } from './registry.js';
+
+/** Default time-out per qpdf call; page operations are linear in file size and fast. */
+const QPDF_TIMEOUT_MS = 120_000;
+
+export interface QpdfOptions {
+  signal?: AbortSignal;
+  timeoutMs?: number;
+  failCode?: ErrorCode;
+}
+
+/** Runs qpdf. Exit 3 means "succeeded with warnings" (a damaged input qpdf recovered), which is success. */
+export async function qpdf(args: string[], o: QpdfOptions = {}): Promise<ExecResult> {
+  const bin = await requireEngine('qpdf');
+  return exec(bin, ['--no-warn', ...args], { signal: o.signal, timeoutMs: o.timeoutMs ?? QPDF_TIMEOUT_MS, okCodes: [0, 3], failCode: o.failCode ?? 'UNSUPPORTED_INPUT' });
+}
+
+export interface PdfInfo {
+  pages: number;
+  /** Encrypted (possibly with an empty user password, i.e. only owner restrictions). */
+  encrypted: boolean;
+}
+
+export function passwordProtectedError(name: string): KilnError {
+  return new KilnError('UNSUPPORTED_INPUT', `${name} is password-protected. Remove the password first with unlock-pdf (kiln unlock-pdf ${name} --password …).`, {
+    reason: 'pdf-encrypted',
+  });
+}
+
+/**
+ * Opens the PDF with qpdf: page count and encryption. A PDF that needs a password, or that qpdf cannot
+ * read even after reconstructing its cross-reference table, is UNSUPPORTED_INPUT with a clear message.
+ */
+export async function inspectPdf(file: string, name: string, signal?: AbortSignal): Promise<PdfInfo> {
+  const bin = await requireEngine('qpdf');
+  let r: ExecResult;
+  try {
+    r = await exec(bin, ['--show-encryption', '--show-npages', file], { signal, timeoutMs: QPDF_TIMEOUT_MS, okCodes: [0, 3], failCode: 'UNSUPPORTED_INPUT' });
+  } catch (e) {
+    if (e instanceof KilnError && e.code === 'UNSUPPORTED_INPUT') {
+      if (/password/i.test(e.message)) throw passwordProtectedError(name);
+      throw new KilnError('UNSUPPORTED_INPUT', `${name} is not a readable PDF (${e.message.replace(/^qpdf failed \(exit \d+\): /, '')}). repair-pdf may be able to fix it.`, { reason: 'pdf-corrupt' });
+    }
+    throw e;
+  }
+  const out = `${r.stdout}\n${r.stderr}`;
+  if (/Incorrect password supplied|invalid password/i.test(out)) throw passwordProtectedError(name);
+  const pages = Number(/^\s*(\d+)\s*$/m.exec(r.stdout)?.[1]);
+  if (!Number.isInteger(pages)) throw new KilnError('UNSUPPORTED_INPUT', `${name}: qpdf could not count its pages: ${tail(out)}`, { reason: 'pdf-corrupt' });
+  if (pages === 0) throw new KilnError('UNSUPPORTED_INPUT', `${name} has no pages.`);
+  return { pages, encrypted: !/File is not encrypted/.test(out) };
+}
+
+/**
+ * Arguments with secrets go through an argument file (qpdf's `@file`), so passwords never show up in
+ * the process list. The file lives in the run's private workDir, removed with it.
+ */
+export async function argFile(workDir: string, args: string[]): Promise<string> {
+  const p = path.join(workDir, `qpdf-args-${process.hrtime.bigint()}.txt`);
+  await writeFile(p, args.join('\n') + '\n', { mode: 0o600 });
+  return '@' + p;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Page ranges in qpdf's syntax: `1-3,z`, `r1` (last), `r2` (second to last), `5-1` (reversed),
+// `1-z:odd` / `1-z:even` (a trailing modifier: odd/even positions of the whole resulting list, as
+// qpdf 11 does; `5,1-4:even` is pages 1 and 3). Parsed here so a range is checked
+// against the page count before qpdf runs and the error names the page count.
+
+const TOKEN = '(?:r?\\d+|z)';
+const ITEM = new RegExp(`^(${TOKEN})(?:-(${TOKEN}))?$`);
+
+/** Resolves a qpdf range to 1-based page numbers (in order, repeats kept). Empty = all pages. */
+export function resolveRange(range: string, pageCount: number, field = 'range'): number[] {
+  let spec = range.replace(/\s+/g, '');
+  const modifier = /:(odd|even)$/.exec(spec)?.[1];
+  if (modifier) spec = spec.slice(0, -modifier.length - 1);
+  if (spec === '' && !modifier) return Array.from({ length: pageCount }, (_, i) => i + 1);
+  const pages: number[] = [];
+  const bad = (msg: string) => new KilnError('VALIDATION_ERROR', `${field} "${range}": ${msg}`, { details: [{ path: field, message: msg }] });
+  const num = (t: string): number => {
+    const n = t === 'z' ? pageCount : t.startsWith('r') ? pageCount - Number(t.slice(1)) + 1 : Number(t);
+    const shown = t === 'z' ? 'z' : t;
+    if (t.startsWith('r') && Number(t.slice(1)) === 0) throw bad('r0 is not a page (r1 is the last page).');
+    if (n < 1 || n > pageCount) throw bad(`page ${shown} is out of range: the PDF has ${pageCount} page${pageCount === 1 ? '' : 's'}.`);
+    return n;
+  };
+  for (const item of spec.split(',')) {
+    const m = ITEM.exec(item);
+    if (!m) throw bad(`"${item}" is not a page or a range (3-7, 5-z, r3-r1); :odd/:even may only end the whole range.`);
+    if (m[1] === '0' || m[2] === '0') throw bad('pages are numbered from 1.');
+    const a = num(m[1]!);
+    const b = m[2] !== undefined ? num(m[2]) : a;
+    const run: number[] = [];
+    if (a <= b) for (let p = a; p <= b; p++) run.push(p);
+    else for (let p = a; p >= b; p--) run.push(p);
+    pages.push(...run);
+  }
+  // qpdf's :odd/:even pick positions in the list (1st, 3rd… / 2nd, 4th…), not page parity.
+  const picked = modifier ? pages.filter((_, i) => (modifier === 'odd' ? i % 2 === 0 : i % 2 === 1)) : pages;
+  if (picked.length === 0) throw bad('selects no pages.');
+  return picked;
+}
+
+/** A list of page numbers as a compact qpdf range (`1-3,7,9-10`). */
+export function toRange(pages: number[]): string {
+  const parts: string[] = [];
+  for (let i = 0; i < pages.length; ) {
+    let j = i;
+    while (j + 1 < pages.length && pages[j + 1] === pages[j]! + 1) j++;
+    parts.push(j > i ? `${pages[i]}-${pages[j]}` : `${pages[i]}`);
+    i = j + 1;
+  }
+  return parts.join(',');
+}
+
+/** `qpdf in --pages . <range> -- out`: keeps the document's metadata and outlines of kept pages. */
+export async function selectPages(input: string, range: string, out: string, o: QpdfOptions = {}): Promise<void> {
+  await qpdf([input, '--pages', '.', range, '--', out], o);
+}

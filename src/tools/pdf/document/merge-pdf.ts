@@ -1,0 +1,33 @@
+import { z } from 'zod';
+import { defineTool } from '../../../core/tool.js';
+import { qpdf } from '../../../engines/qpdf.js';
+import { openPdf, pdfOutput, PDF_ACCEPT } from '../_shared/pdf-input.js';
+
+export default defineTool({
+  id: 'merge-pdf',
+  section: 'pdf',
+  group: 'document',
+  summary: 'Combine up to 20 PDFs into one, in upload order.',
+  description: 'qpdf copies the pages of each PDF, in the order given, into one document; pages are streamed from disk, never rasterized.',
+  input: { kind: 'files', accept: PDF_ACCEPT, min: 2, max: 20 },
+  settings: z.object({}),
+  needs: { engines: ['qpdf'] },
+  batch: false,
+  output: 'PDF',
+  examples: ['a.pdf b.pdf c.pdf -o merged.pdf'],
+  async run(ctx, { files }) {
+    let pages = 0;
+    const sources: string[] = [];
+    for (const [i, f] of files.entries()) {
+      const pdf = await openPdf(ctx, f);
+      pages += pdf.pages;
+      // Owner-password-only PDFs open without a password; qpdf reads them directly.
+      sources.push(pdf.path);
+      ctx.progress((i + 1) * (40 / files.length), `checked ${i + 1}/${files.length}`);
+    }
+    const out = ctx.out('pdf', '-merged');
+    ctx.progress(50, 'merging');
+    await qpdf(['--empty', '--pages', ...sources.flatMap((s) => [s, '1-z']), '--', out], { signal: ctx.signal });
+    return { outputs: [pdfOutput(out)], data: { files: files.length, pages } };
+  },
+});

@@ -1,0 +1,52 @@
+import { mkdir, readdir, rename } from 'node:fs/promises';
+import path from 'node:path';
+import { z } from 'zod';
+import { KilnError } from '../../../core/errors.js';
+import { defineTool } from '../../../core/tool.js';
+import { qpdf, resolveRange, selectPages } from '../../../engines/qpdf.js';
+import { openPdf, pdfOutput, PDF_ACCEPT } from '../_shared/pdf-input.js';
+
+export default defineTool({
+  id: 'split-pdf',
+  section: 'pdf',
+  group: 'document',
+  summary: 'Split a PDF by page range or into chunks of N pages.',
+  description: "mode range keeps the pages of `range` (qpdf syntax: 1-5,8,10-z, r1 = last page, 1-z:odd) in one PDF; mode every cuts the PDF into parts of everyN pages, returned as a ZIP of part-1.pdf, part-2.pdf, …",
+  input: { kind: 'file', accept: PDF_ACCEPT },
+  settings: z.object({
+    mode: z.enum(['range', 'every']).default('range').describe('Split mode.'),
+    range: z.string().max(2000).optional().describe("Pages to keep (mode range), qpdf page-range syntax, e.g. '1-5,8,10-z' (z = last page)."),
+    everyN: z.int().min(1).max(500).optional().describe('Chunk size in pages (mode every).'),
+  }),
+  check: (s) => {
+    if (s.mode === 'range' && !s.range?.trim()) return 'split-pdf mode range needs range (e.g. 1-3,z).';
+    if (s.mode === 'every' && s.everyN === undefined) return 'split-pdf mode every needs everyN.';
+  },
+  needs: { engines: ['qpdf'] },
+  output: 'PDF (mode range) or ZIP of PDFs (mode every)',
+  examples: ['report.pdf --range 1-3,z -o first-and-last.pdf', 'report.pdf --mode every --every-n 2 -o parts.zip'],
+  async run(ctx, { files }, s) {
+    const pdf = await openPdf(ctx, files[0]!);
+    if (s.mode === 'range') {
+      const pages = resolveRange(s.range!, pdf.pages);
+      const out = ctx.out('pdf', '-split');
+      await selectPages(pdf.path, s.range!.replace(/\s+/g, ''), out, { signal: ctx.signal });
+      return { outputs: [pdfOutput(out)], data: { pages: pages.length, sourcePages: pdf.pages } };
+    }
+    const n = s.everyN!;
+    const dir = path.join(ctx.workDir, 'parts');
+    await mkdir(dir, { recursive: true });
+    ctx.progress(10, 'splitting');
+    await qpdf([`--split-pages=${n}`, pdf.path, path.join(dir, 'p-%d.pdf')], { signal: ctx.signal });
+    // qpdf names parts by zero-padded page ranges, so sorting by name is page order.
+    const names = (await readdir(dir)).filter((x) => x.endsWith('.pdf')).sort();
+    if (names.length !== Math.ceil(pdf.pages / n)) throw new KilnError('INTERNAL', `qpdf wrote ${names.length} parts, expected ${Math.ceil(pdf.pages / n)}.`);
+    const outputs = [];
+    for (const [i, name] of names.entries()) {
+      const out = ctx.out('pdf', '', `part-${i + 1}`);
+      await rename(path.join(dir, name), out);
+      outputs.push(pdfOutput(out));
+    }
+    return { outputs, data: { parts: outputs.length, everyN: n, sourcePages: pdf.pages } };
+  },
+});

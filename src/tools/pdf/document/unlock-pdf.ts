@@ -1,0 +1,36 @@
+import { z } from 'zod';
+import { KilnError } from '../../../core/errors.js';
+import { defineTool } from '../../../core/tool.js';
+import { argFile, qpdf } from '../../../engines/qpdf.js';
+import { pdfOutput, PDF_ACCEPT } from '../_shared/pdf-input.js';
+
+export default defineTool({
+  id: 'unlock-pdf',
+  section: 'pdf',
+  group: 'document',
+  summary: 'Remove password protection using the known password.',
+  description: 'qpdf decrypts the PDF with the user or owner password given; the output has no encryption and no restrictions.',
+  input: { kind: 'file', accept: PDF_ACCEPT },
+  settings: z.object({
+    password: z.string().min(1).max(256).describe('Current password.'),
+  }),
+  needs: { engines: ['qpdf'] },
+  output: 'PDF (decrypted)',
+  examples: ['locked.pdf --password s3cret -o open.pdf'],
+  async run(ctx, { files }, s) {
+    const input = files[0]!;
+    const out = ctx.out('pdf', '-unlocked');
+    // A lone --password-file would need a file too; the argument file keeps the password off the process list.
+    const args = await argFile(ctx.workDir, [`--password=${s.password}`, '--decrypt', input.path, out]);
+    try {
+      await qpdf([args], { signal: ctx.signal });
+    } catch (e) {
+      if (e instanceof KilnError && /invalid password/i.test(e.message)) {
+        throw new KilnError('VALIDATION_ERROR', `The password is not correct for ${input.name}.`, { details: [{ path: 'password', message: 'wrong password' }], reason: 'wrong-password' });
+      }
+      if (e instanceof KilnError && e.code === 'UNSUPPORTED_INPUT') throw new KilnError('UNSUPPORTED_INPUT', `${input.name} is not a readable PDF: ${e.message.replace(/^qpdf failed \(exit \d+\): /, '')}`);
+      throw e;
+    }
+    return { outputs: [pdfOutput(out)], data: { decrypted: true } };
+  },
+});
