@@ -4,8 +4,10 @@
  */
 import { rename, rm } from 'node:fs/promises';
 import path from 'node:path';
-import type { Sharp, SharpOptions } from 'sharp';
+import type { Metadata, Sharp, SharpOptions } from 'sharp';
 import { KilnError } from '../core/errors.js';
+import { contentTypeFor } from '../core/mime.js';
+import type { OutputFile } from '../core/tool.js';
 import { exec } from '../core/process.js';
 import { requireEngine } from './registry.js';
 
@@ -38,21 +40,92 @@ export interface EncodeOptions {
   keepMetadata?: boolean;
 }
 
+/** Resolution EPS input is rasterized at (EPS is mostly vector art; 72 dpi would look coarse). */
+export const EPS_DPI = 300;
+
+function tempName(workDir: string, ext: string): string {
+  return path.join(workDir, `decoded-${Date.now()}-${Math.random().toString(36).slice(2)}.${ext}`);
+}
+
 /**
- * Opens an image for processing. JXL (which sharp cannot decode) is converted first with vips.
- * `animated` keeps all frames of GIF/WebP.
+ * Opens an image for processing. JXL (which sharp cannot decode) is converted first with vips, EPS is
+ * rasterized by Ghostscript. `animated` keeps all frames of GIF/WebP.
  */
-export async function openImage(file: string, opts: { animated?: boolean; workDir?: string; ext?: string } & SharpOptions = {}): Promise<Sharp> {
+export async function openImage(
+  file: string,
+  opts: { animated?: boolean; workDir?: string; ext?: string; signal?: AbortSignal } & SharpOptions = {},
+): Promise<Sharp> {
   const sharp = await getSharp();
-  const { animated, workDir, ext, ...rest } = opts;
+  const { animated, workDir, ext, signal, ...rest } = opts;
   let src = file;
-  if (ext === 'jxl') {
-    if (!workDir) throw new KilnError('INTERNAL', 'openImage needs a workDir for JXL input');
-    const vips = await requireEngine('vips');
-    src = path.join(workDir, `decoded-${Date.now()}-${Math.random().toString(36).slice(2)}.png`);
-    await exec(vips, ['copy', file, src], { failCode: 'UNSUPPORTED_INPUT' });
+  if (ext === 'jxl' || ext === 'eps') {
+    if (!workDir) throw new KilnError('INTERNAL', `openImage needs a workDir for ${ext.toUpperCase()} input`);
+    src = tempName(workDir, 'png');
+    if (ext === 'eps') await rasterizeEps(file, src, { dpi: EPS_DPI, signal });
+    else await exec(await requireEngine('vips'), ['copy', file, src], { failCode: 'UNSUPPORTED_INPUT', signal });
   }
   return sharp(src, { limitInputPixels: MAX_INPUT_PIXELS, failOn: 'error', animated: animated ?? false, ...rest });
+}
+
+/**
+ * Renders an EPS (or PS) file to an RGB PNG with Ghostscript, cropped to its %%BoundingBox.
+ * -dSAFER keeps the PostScript program from touching files; the page count is capped at one.
+ */
+export async function rasterizeEps(file: string, outPng: string, o: { dpi?: number; signal?: AbortSignal } = {}): Promise<void> {
+  const gs = await requireEngine('ghostscript');
+  try {
+    await exec(
+      gs,
+      ['-q', '-dSAFER', '-dBATCH', '-dNOPAUSE', '-dEPSCrop', '-dFirstPage=1', '-dLastPage=1', '-dTextAlphaBits=4', '-dGraphicsAlphaBits=4', `-r${o.dpi ?? EPS_DPI}`, '-sDEVICE=png16m', `-sOutputFile=${outPng}`, file],
+      { failCode: 'UNSUPPORTED_INPUT', signal: o.signal, timeoutMs: 120_000 },
+    );
+  } catch (e) {
+    await rm(outPng, { force: true });
+    throw e;
+  }
+  const { stat } = await import('node:fs/promises');
+  if (!(await stat(outPng).catch(() => undefined))?.size) throw new KilnError('UNSUPPORTED_INPUT', 'The EPS file drew nothing that Ghostscript could render.');
+}
+
+/** Formats whose files may hold several frames that tools should keep. */
+export function isAnimatedFormat(ext: string | undefined): boolean {
+  return ext === 'gif' || ext === 'webp';
+}
+
+/** Formats that can store transparency (JPEG cannot; EPS output here is RGB only). */
+export function supportsAlpha(format: ImageFormat | 'eps'): boolean {
+  return format !== 'jpg' && format !== 'eps';
+}
+
+/** Size of one frame as a person sees it: EXIF orientation applied, one page of an animation. */
+export function visibleSize(meta: Metadata): { width: number; height: number; pages: number } {
+  const pages = meta.pages ?? 1;
+  const pageH = meta.pageHeight ?? Math.round(meta.height! / pages);
+  return (meta.orientation ?? 1) >= 5 ? { width: pageH, height: meta.width!, pages } : { width: meta.width!, height: pageH, pages };
+}
+
+/** The OutputFile record for a written path. */
+export function outputOf(p: string): OutputFile {
+  const name = path.basename(p);
+  return { path: p, name, contentType: contentTypeFor(name) };
+}
+
+/**
+ * Applies `fn` to every frame of an animation separately and joins them again, keeping delays and loop.
+ * For operations libvips refuses on multi-page images (rotate) or that would bleed across frames.
+ */
+export async function mapFrames(file: string, meta: Metadata, fn: (frame: Sharp) => Sharp, signal?: AbortSignal): Promise<Sharp> {
+  const sharp = await getSharp();
+  const pages = meta.pages ?? 1;
+  const frames: Buffer[] = [];
+  for (let i = 0; i < pages; i++) {
+    if (signal?.aborted) throw new KilnError('CANCELLED', 'The run was cancelled.');
+    frames.push(await fn(sharp(file, { page: i, pages: 1, limitInputPixels: MAX_INPUT_PIXELS, failOn: 'error' }).ensureAlpha()).png({ compressionLevel: 0 }).toBuffer());
+  }
+  const joined = sharp(frames, { join: { animated: true } });
+  return meta.format === 'gif'
+    ? joined.gif({ loop: meta.loop ?? 0, ...(meta.delay ? { delay: meta.delay } : {}) })
+    : joined.webp({ loop: meta.loop ?? 0, ...(meta.delay ? { delay: meta.delay } : {}) });
 }
 
 /** Normalises user spellings (jpeg → jpg, tif → tiff). */

@@ -7,3 +7,5 @@ export { default as barcodeRead } from './utilities/barcode-read.js';
 export { default as imageToBase64 } from './utilities/image-to-base64.js';
 export { default as lqipPlaceholder } from './utilities/lqip-placeholder.js';
 export { default as barcodeGenerate } from './utilities/barcode-generate.js';
+export { default as crop } from './essentials/crop.js';
+export { default as rotate } from './essentials/rotate.js';
