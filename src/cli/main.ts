@@ -2,12 +2,12 @@
  * kiln's entry point. Only the command that was asked for is built (a tool's subcommand is made from
  * its declaration on demand), which keeps start-up short for scripts that call kiln thousands of times.
  */
-import { Command, CommanderError } from 'commander';
+import { CommanderError } from 'commander';
 import { EXIT, KilnError, toKilnError } from '../core/errors.js';
-import { VERSION } from '../core/version.js';
-import { findTool, TOOLS } from '../tools/index.js';
+import { findTool } from '../tools/index.js';
 import { findPreset, presetTool } from '../tools/presets.js';
-import { batchExitCode, expandInputs, runLocal } from './local-runner.js';
+import { batchExitCode, expandInputs, runLocal, type LocalRunRequest } from './local-runner.js';
+import { topProgram } from './program.js';
 import { buildToolCommand, camelFlag, settingsFromOptions, type ToolCommandOptions } from './tool-command.js';
 import type { Tool } from '../core/tool.js';
 
@@ -52,6 +52,8 @@ function fail(e: unknown, json = false): never {
 async function runToolCommand(inv: Invocation, argv: string[]): Promise<void> {
   const cmd = buildToolCommand(inv.tool, inv.name, inv.fixed);
   cmd.exitOverride();
+  // A library item replaces the uploaded input.
+  if (argv.some((a) => a === '--file-id' || a.startsWith('--file-id='))) cmd.registeredArguments[0]?.argOptional();
   cmd.configureOutput({ writeErr: (s) => process.stderr.write(s) });
   let parsedInputs: string[] = [];
   let opts: ToolCommandOptions = {};
@@ -65,7 +67,12 @@ async function runToolCommand(inv: Invocation, argv: string[]): Promise<void> {
     if (e instanceof CommanderError) process.exit(e.exitCode === 0 ? 0 : EXIT.USAGE);
     throw e;
   }
-  const settings = settingsFromOptions(inv.tool, opts, inv.fixed);
+  let settings: Record<string, unknown>;
+  try {
+    settings = settingsFromOptions(inv.tool, opts, inv.fixed);
+  } catch (e) {
+    fail(e, opts.json);
+  }
   const extra: Record<string, string[]> = {};
   for (const x of inv.tool.input.extra ?? []) {
     const v = opts[camelFlag(x.flag ?? x.field)];
@@ -86,7 +93,7 @@ async function runToolCommand(inv: Invocation, argv: string[]): Promise<void> {
   });
   const concurrency = opts.concurrency ? Number(opts.concurrency) : undefined;
   if (concurrency !== undefined && (!Number.isInteger(concurrency) || concurrency < 1)) fail(new KilnError('USAGE_ERROR', '--concurrency takes a whole number >= 1.'));
-  const results = await runLocal({
+  const request: LocalRunRequest = {
     tool: inv.tool,
     name: inv.name,
     inputs,
@@ -98,7 +105,18 @@ async function runToolCommand(inv: Invocation, argv: string[]): Promise<void> {
     force: opts.force,
     concurrency,
     signal: ac.signal,
-  });
+  };
+  // Remote when asked (--server, KILN_SERVER) or when the profile names a server, unless --local.
+  const { readProfileSync, profileName, resolveServer } = await import('./profiles.js');
+  const server = opts.local ? undefined : resolveServer({ server: opts.server, profile: opts.profile });
+  // The profile's default output directory stands in for -o DIR/.
+  const defaultOut = readProfileSync(profileName(opts.profile)).output;
+  if (request.output === undefined && defaultOut) request.output = defaultOut.endsWith('/') ? defaultOut : defaultOut + '/';
+  const fileId = opts.fileId as string | undefined;
+  if (!server && fileId) fail(new KilnError('USAGE_ERROR', '--file-id names an item of a server\'s library: add --server URL (or log in first).'), opts.json);
+  const results = server
+    ? await (await import('./remote-runner.js')).runRemote({ ...request, server, fileId })
+    : await runLocal(request);
   if (interrupted) process.exit(EXIT.INTERRUPTED);
   if (!opts.json) {
     for (const r of results) {
@@ -109,42 +127,14 @@ async function runToolCommand(inv: Invocation, argv: string[]): Promise<void> {
   process.exitCode = batchExitCode(results);
 }
 
-function topProgram(): Command {
-  const program = new Command('kiln');
-  program
-    .description('Process images, video, audio and documents from the command line, or serve the same tools over HTTP.')
-    .version(VERSION, '-V, --version')
-    .usage('<tool> <inputs...> [settings] [-o PATH]  |  kiln <command>');
-  program
-    .command('tools')
-    .description('list every tool')
-    .option('--json', 'machine-readable')
-    .option('--section <section>', 'only this section')
-    .action(async (o: { json?: boolean; section?: string }) => (await import('./commands/tools.js')).toolsCommand(o));
-  program
-    .command('presets')
-    .description('list the conversion presets (each is a command: kiln jpg-to-png photo.jpg)')
-    .option('--json', 'machine-readable')
-    .action(async (o: { json?: boolean }) => (await import('./commands/presets.js')).presetsCommand(o));
-  program
-    .command('doctor')
-    .description('which engines are installed, their versions, and how to install what is missing')
-    .option('--json', 'machine-readable')
-    .action(async (o: { json?: boolean }) => (await import('./commands/doctor.js')).doctorCommand(o));
-  program
-    .command('serve')
-    .description('start the kiln daemon (HTTP API)')
-    .option('--port <port>', 'port (env PORT)', undefined)
-    .option('--host <host>', 'address to listen on (env HOST)', undefined)
-    .option('--data-dir <dir>', 'data directory (env DATA_DIR)')
-    .option('--allow-open-network', 'allow a non-loopback address with authentication disabled')
-    .action(async (o: { port?: string; host?: string; dataDir?: string; allowOpenNetwork?: boolean }) => (await import('./commands/serve.js')).serveCommand(o));
-  program.addHelpText('after', `\nTools (${TOOLS.length}): run \`kiln tools\` for the list, \`kiln <tool> --help\` for its settings.\n`);
-  return program;
-}
-
 export async function main(argv = process.argv.slice(2)): Promise<void> {
   const first = argv[0];
+  if (argv.length === 0) {
+    // A person at a terminal gets the interactive mode; a script (no TTY) gets the help and status 0.
+    if (process.stdin.isTTY && process.stdout.isTTY && !process.env.CI) return (await import('./interactive/run.js')).runInteractive();
+    topProgram().outputHelp();
+    return;
+  }
   const inv = first && !first.startsWith('-') ? resolveInvocation(first) : undefined;
   if (inv) return runToolCommand(inv, argv.slice(1));
   const program = topProgram();

@@ -16,11 +16,14 @@ export interface ToolCommandOptions {
   force?: boolean;
   concurrency?: string;
   server?: string;
+  profile?: string;
+  local?: boolean;
+  fileId?: string;
   [flag: string]: unknown;
 }
 
 /** Flags every tool command has; settings may not use these names. */
-export const COMMON_FLAGS = ['output', 'settings', 'json', 'quiet', 'force', 'concurrency', 'server', 'help', 'file-id'];
+export const COMMON_FLAGS = ['output', 'settings', 'json', 'quiet', 'force', 'concurrency', 'server', 'profile', 'local', 'help', 'file-id'];
 
 export function settingHelp(s: SettingInfo): string {
   const parts: string[] = [];
@@ -66,7 +69,11 @@ export function buildToolCommand(tool: Tool, nameOverride?: string, fixed: Recor
     .option('--json', 'print one JSON result line per input on stdout')
     .option('-q, --quiet', 'no progress output')
     .option('-f, --force', 'allow overwriting an input file')
-    .option('--concurrency <n>', 'parallel runs for a batch (default: number of cores)');
+    .option('--concurrency <n>', 'parallel runs for a batch (default: number of cores; with --server: 4 uploads)')
+    .option('--server <url>', 'run on this kiln server (env KILN_SERVER; default: the profile\'s server, if any)')
+    .option('--profile <name>', 'configuration profile for the server and its key (env KILN_PROFILE)')
+    .option('--local', 'run locally even when a server is configured');
+  if (tool.input.kind !== 'none') cmd.option('--file-id <id>', 'with --server: run on this item of the server\'s file library instead of an upload');
   if (tool.examples?.length) {
     cmd.addHelpText('after', `\nExamples:\n${tool.examples.map((e) => `  kiln ${nameOverride ?? tool.id} ${e}`).join('\n')}\n`);
   }

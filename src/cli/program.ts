@@ -1,0 +1,124 @@
+/**
+ * The top-level commands of kiln (everything that is not a tool). Kept apart from main.ts so the
+ * completion and man-page generators read the very same definitions the CLI parses with.
+ * Each action imports its module lazily: `kiln resize` never loads ssh, ink or the keyring.
+ */
+import { Argument, Command, Option } from 'commander';
+import { VERSION } from '../core/version.js';
+import { TOOLS } from '../tools/index.js';
+
+/** Flags shared by every command that talks to a server. */
+export function addServerOptions(cmd: Command): Command {
+  return cmd
+    .option('--server <url>', 'kiln server to use (env KILN_SERVER; default: the profile\'s server)')
+    .option('--profile <name>', 'configuration profile (env KILN_PROFILE; default: "default")');
+}
+
+export function topProgram(): Command {
+  const program = new Command('kiln');
+  program
+    .description('Process images, video, audio and documents from the command line, or serve the same tools over HTTP.')
+    .version(VERSION, '-V, --version')
+    .usage('<tool> <inputs...> [settings] [-o PATH]  |  kiln <command>');
+  program
+    .command('tools')
+    .description('list every tool')
+    .option('--json', 'machine-readable')
+    .option('--section <section>', 'only this section')
+    .action(async (o: { json?: boolean; section?: string }) => (await import('./commands/tools.js')).toolsCommand(o));
+  program
+    .command('presets')
+    .description('list the conversion presets (each is a command: kiln jpg-to-png photo.jpg)')
+    .option('--json', 'machine-readable')
+    .action(async (o: { json?: boolean }) => (await import('./commands/presets.js')).presetsCommand(o));
+  program
+    .command('doctor')
+    .description('which engines are installed, their versions, and how to install what is missing')
+    .option('--json', 'machine-readable')
+    .action(async (o: { json?: boolean }) => (await import('./commands/doctor.js')).doctorCommand(o));
+  program
+    .command('serve')
+    .description('start the kiln daemon (HTTP API)')
+    .option('--port <port>', 'port (env PORT)', undefined)
+    .option('--host <host>', 'address to listen on (env HOST)', undefined)
+    .option('--data-dir <dir>', 'data directory (env DATA_DIR)')
+    .option('--allow-open-network', 'allow a non-loopback address with authentication disabled')
+    .action(async (o: { port?: string; host?: string; dataDir?: string; allowOpenNetwork?: boolean }) => (await import('./commands/serve.js')).serveCommand(o));
+
+  program
+    .command('login')
+    .description('sign in to a kiln server: prompts for user name, password (and MFA code), stores an API key in the OS keyring')
+    .argument('[url]', 'server URL (default: the profile\'s server)')
+    .option('--profile <name>', 'configuration profile to store the server and key in')
+    .action(async (url: string | undefined, o: { profile?: string }) => (await import('./commands/login.js')).loginCommand(url, o));
+  program
+    .command('logout')
+    .description('revoke this machine\'s API key on the server and forget it')
+    .option('--profile <name>', 'configuration profile')
+    .action(async (o: { profile?: string }) => (await import('./commands/login.js')).logoutCommand(o));
+
+  const config = program.command('config').description('show or change settings (profiles: server URL, default output directory)');
+  config
+    .command('get')
+    .description('print one setting')
+    .argument('<key>', 'server | output | apiKeyStore')
+    .option('--profile <name>', 'configuration profile')
+    .action(async (key: string, o: { profile?: string }) => (await import('./commands/config.js')).configGet(key, o));
+  config
+    .command('set')
+    .description('change one setting (an empty value removes it)')
+    .argument('<key>', 'server | output')
+    .argument('<value>', 'new value')
+    .option('--profile <name>', 'configuration profile')
+    .action(async (key: string, value: string, o: { profile?: string }) => (await import('./commands/config.js')).configSet(key, value, o));
+  config
+    .command('list')
+    .description('print every profile and the path of the configuration file')
+    .option('--json', 'machine-readable')
+    .action(async (o: { json?: boolean }) => (await import('./commands/config.js')).configList(o));
+
+  const jobs = program.command('jobs').description('jobs on a kiln server');
+  addServerOptions(jobs.command('list').description('your recent jobs').option('--json', 'machine-readable').option('--limit <n>', 'at most this many'))
+    .action(async (o: Record<string, string | boolean | undefined>) => (await import('./commands/jobs.js')).jobsList(o));
+  addServerOptions(jobs.command('get').description('one job\'s status and result').argument('<id>', 'job id').option('--json', 'machine-readable'))
+    .action(async (id: string, o: Record<string, string | boolean | undefined>) => (await import('./commands/jobs.js')).jobsGet(id, o));
+  addServerOptions(jobs.command('watch').description('follow a job\'s progress until it ends').argument('<id>', 'job id').option('--json', 'machine-readable').option('-q, --quiet', 'no progress bar'))
+    .action(async (id: string, o: Record<string, string | boolean | undefined>) => (await import('./commands/jobs.js')).jobsWatch(id, o));
+  addServerOptions(
+    jobs
+      .command('download')
+      .description('download a finished job\'s output')
+      .argument('<id>', 'job id')
+      .option('-o, --output <path>', 'output file, or directory ending in / (default: current directory); - = stdout')
+      .option('-f, --force', 'allow overwriting an existing file')
+      .option('--json', 'print one JSON result line'),
+  ).action(async (id: string, o: Record<string, string | boolean | undefined>) => (await import('./commands/jobs.js')).jobsDownload(id, o));
+
+  program
+    .command('completion')
+    .description('print the shell completion script (bash, zsh or fish)')
+    .addArgument(new Argument('<shell>', 'bash | zsh | fish').choices(['bash', 'zsh', 'fish']))
+    .action(async (shell: 'bash' | 'zsh' | 'fish') => (await import('./gen/completion.js')).printCompletion(shell));
+
+  program
+    .command('deploy')
+    .description('install or upgrade kiln on a server over SSH and start it (systemd unit, or a detached process)')
+    .argument('<target>', 'ssh://user@host[:port]')
+    .option('-i, --identity <file>', 'private key file (default: the ssh agent, then ~/.ssh/id_ed25519, id_rsa)')
+    .addOption(new Option('--port <port>', 'port kiln listens on, on the remote').default('1349'))
+    .option('--host <address>', 'address kiln listens on, on the remote', '0.0.0.0')
+    .option('--dir <path>', 'install directory on the remote (default: ~/.local/lib/kiln, /opt/kiln for root)')
+    .option('--data-dir <path>', 'data directory on the remote (default: ~/.local/share/kiln, /var/lib/kiln for root)')
+    .option('--no-systemd', 'start a detached process even where systemd is available')
+    .option('--known-hosts <file>', 'known_hosts file to check the host key against (default: ~/.ssh/known_hosts)')
+    .option('--insecure-accept-host-key', 'accept an unknown host key without checking it')
+    .action(async (target: string, o: Record<string, string | boolean | undefined>) => (await import('./commands/deploy.js')).deployCommand(target, o));
+
+  program.addHelpText(
+    'after',
+    `\nTools (${TOOLS.length}): run \`kiln tools\` for the list, \`kiln <tool> --help\` for its settings.\n` +
+      `Remote: add --server URL (or set KILN_SERVER, or \`kiln login URL\`) to run any tool on a kiln server.\n` +
+      `Interactive: run \`kiln\` with no arguments in a terminal.\n`,
+  );
+  return program;
+}
