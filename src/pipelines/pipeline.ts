@@ -1,0 +1,213 @@
+/**
+ * Pipelines: an ordered list of steps (tool or preset id + settings), written by hand as plain JSON:
+ *   {"name": "web-thumbs", "steps": [{"tool": "resize", "settings": {"width": 800}}, {"tool": "convert", "settings": {"format": "webp"}}]}
+ * Every step is validated before any step runs — settings against the tool's schema, and the type each
+ * step produces against what the next step accepts — and a failing step names itself in the error.
+ */
+import { rename } from 'node:fs/promises';
+import path from 'node:path';
+import { z } from 'zod';
+import { KilnError, toKilnError } from '../core/errors.js';
+import { contentTypeFor } from '../core/mime.js';
+import { matchesAccept, type FileKind } from '../core/sniff.js';
+import { defineTool, type InputFile, type Tool } from '../core/tool.js';
+import { createWorkspace } from '../core/workspace.js';
+import { findTool } from '../tools/index.js';
+import { findPreset, presetTool } from '../tools/presets.js';
+import { inputFile, runTool, validateRequest, type RunOutcome } from '../tools/run-tool.js';
+
+export const PipelineSchema = z.object({
+  name: z.string().min(1).max(100).regex(/^[\w.-]+$/, 'letters, digits, dot, dash and underscore only').optional(),
+  description: z.string().max(1000).optional(),
+  steps: z
+    .array(z.object({ tool: z.string().min(1), settings: z.record(z.string(), z.unknown()).default({}) }).strict())
+    .min(1, 'a pipeline needs at least one step')
+    .max(20, 'a pipeline has at most 20 steps'),
+});
+export type Pipeline = z.infer<typeof PipelineSchema>;
+
+export interface ResolvedStep {
+  index: number;
+  tool: Tool;
+  settings: Record<string, unknown>;
+}
+
+export function resolveToolOrPreset(id: string): Tool | undefined {
+  const tool = findTool(id);
+  if (tool) return tool;
+  const preset = findPreset(id);
+  const base = preset && findTool(preset.tool);
+  return preset && base ? presetTool(preset, base) : undefined;
+}
+
+/** Tools whose output type is not their input's: what they produce, given their settings. */
+const PRODUCES: Record<string, (s: Record<string, unknown>) => string> = {
+  'image-to-pdf': () => 'pdf',
+  'pdf-to-image': (s) => (String(s.pages ?? 'all') === 'all' || /[-,z]/.test(String(s.pages)) ? 'zip|' : '') + String(s.format ?? 'png'),
+  'extract-audio': (s) => String(s.format ?? 'mp3'),
+  'video-to-gif': () => 'gif',
+  'video-to-webp': () => 'webp',
+  'gif-to-video': (s) => String(s.format ?? 'mp4'),
+  'images-to-video': () => 'mp4',
+  'waveform-image': () => 'png',
+  'extract-subtitles': () => 'srt',
+  'ringtone-maker': () => 'm4a',
+  'wordprocessor-to-pdf': () => 'pdf',
+  'spreadsheet-to-pdf': () => 'pdf',
+  'presentation-to-pdf': () => 'pdf',
+  'html-to-pdf': () => 'pdf',
+  'markdown-to-pdf': () => 'pdf',
+  'markdown-to-docx': () => 'docx',
+  'markdown-to-html': () => 'html',
+  'to-epub': () => 'epub',
+  'pdf-to-text': () => 'txt',
+  'pdf-to-wordprocessor': () => 'docx',
+  'html-to-image': (s) => String(s.format ?? 'png'),
+  'qr-generate': () => 'png',
+  'barcode-generate': () => 'png',
+  'svg-to-raster': (s) => String(s.format ?? 'png'),
+  vectorize: () => 'svg',
+  'split-pdf': (s) => (s.mode === 'every' ? 'zip' : 'pdf'),
+};
+const ZIP_TOOLS = new Set(['split', 'favicon', 'bulk-rename', 'video-to-frames', 'split-audio']);
+const DATA_TOOLS = new Set(['info', 'find-duplicates', 'barcode-read', 'image-to-base64', 'pdf-metadata-read']);
+
+function kindOf(ext: string): FileKind {
+  const e = ext.toLowerCase().replace(/^\./, '');
+  const mime = e === 'm4a' ? 'audio/mp4' : contentTypeFor(`x.${e}`).split(';')[0]!;
+  return { ext: e === 'jpeg' ? 'jpg' : e, mime, text: false };
+}
+
+const FAMILY_KIND: Record<string, FileKind> = {
+  image: { ext: '*', mime: 'image/x-any', text: false },
+  video: { ext: '*', mime: 'video/x-any', text: false },
+  audio: { ext: '*', mime: 'audio/x-any', text: false },
+  pdf: kindOf('pdf'),
+};
+
+/** What a step produces, as far as it can be known before running (undefined = unknown, not checked). */
+export function producedKind(tool: Tool, settings: Record<string, unknown>, input: FileKind | undefined): FileKind | undefined {
+  const baseId = tool.id;
+  if (ZIP_TOOLS.has(baseId)) return kindOf('zip');
+  if (DATA_TOOLS.has(baseId)) return kindOf('json');
+  const rule = PRODUCES[baseId];
+  if (rule) {
+    const r = rule(settings);
+    return kindOf(r.startsWith('zip|') ? 'zip' : r);
+  }
+  if (typeof settings.format === 'string' && !['original', 'auto'].includes(settings.format)) return kindOf(settings.format);
+  if (typeof settings.outputFormat === 'string') return kindOf(settings.outputFormat);
+  if (tool.section === 'pdf') return FAMILY_KIND.pdf;
+  if (input) return input;
+  return FAMILY_KIND[tool.section];
+}
+
+/** Validates the whole pipeline; throws VALIDATION_ERROR naming the step. */
+export function validatePipeline(raw: unknown): { pipeline: Pipeline; steps: ResolvedStep[] } {
+  const parsed = PipelineSchema.safeParse(raw);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => ({ path: i.path.join('.') || 'pipeline', message: i.message }));
+    throw new KilnError('VALIDATION_ERROR', `Invalid pipeline: ${problems.map((p) => `${p.path}: ${p.message}`).join('; ')}.`, { details: problems });
+  }
+  const pipeline = parsed.data;
+  const steps: ResolvedStep[] = [];
+  let kind: FileKind | undefined;
+  pipeline.steps.forEach((step, index) => {
+    const label = `step ${index + 1} (${step.tool})`;
+    const tool = resolveToolOrPreset(step.tool);
+    if (!tool) throw new KilnError('VALIDATION_ERROR', `${label}: no tool or preset named ${step.tool}.`, { details: [{ path: `steps.${index}.tool`, message: 'unknown tool' }] });
+    if (index > 0 && tool.input.kind === 'none') throw new KilnError('VALIDATION_ERROR', `${label}: ${tool.id} takes no input file, so it can only be the first step.`);
+    if ((tool.input.extra ?? []).some((x) => x.required)) throw new KilnError('VALIDATION_ERROR', `${label}: ${tool.id} needs a second file, which a pipeline cannot give.`);
+    let settings: Record<string, unknown>;
+    try {
+      settings = validateRequest(tool, { files: tool.input.kind === 'files' ? Array.from({ length: tool.input.min }, () => dummy) : tool.input.kind === 'none' ? [] : [dummy], extra: {} }, step.settings);
+    } catch (e) {
+      const err = toKilnError(e);
+      throw new KilnError(err.code, `${label}: ${err.message}`, { details: err.details });
+    }
+    if (index > 0 && kind && !fits(kind, tool)) {
+      throw new KilnError('VALIDATION_ERROR', `${label}: it takes ${tool.input.kind === 'none' ? 'no file' : tool.input.accept.join(', ')}, but step ${index} produces ${kind.ext === '*' ? kind.mime.split('/')[0] : kind.ext}.`, {
+        details: [{ path: `steps.${index}`, message: 'input type does not fit the previous step' }],
+      });
+    }
+    kind = producedKind(tool, settings, kind);
+    steps.push({ index, tool, settings });
+  });
+  return { pipeline, steps };
+}
+
+const dummy: InputFile = { path: '', name: 'input', size: 0 };
+
+function fits(kind: FileKind, tool: Tool): boolean {
+  if (tool.input.kind === 'none') return false;
+  if (kind.ext !== '*') return matchesAccept(kind, tool.input.accept);
+  // A whole family (e.g. "some image"): fits when the tool takes that family or any member of it.
+  const family = kind.mime.split('/')[0];
+  return tool.input.accept.some((a) => a.startsWith(`${family}/`) || (family === 'image' && /^\.(png|jpe?g|webp|gif|tiff?|avif|heic|heif|svg)$/.test(a)));
+}
+
+export interface PipelineRunOptions {
+  workDir: string;
+  dataDir: string;
+  signal?: AbortSignal;
+  onProgress?: (percent: number, stage?: string) => void;
+}
+
+/**
+ * Runs validated steps on the inputs; each step's output is the next step's input. The last outcome is
+ * the pipeline's result (its output lives under workDir).
+ */
+export async function runPipeline(steps: ResolvedStep[], files: InputFile[], opts: PipelineRunOptions): Promise<RunOutcome> {
+  let current = files;
+  let outcome: RunOutcome | undefined;
+  const originalSize = files.reduce((a, f) => a + f.size, 0);
+  for (const step of steps) {
+    const label = `step ${step.index + 1}/${steps.length} (${step.tool.id})`;
+    // Each step's files stay until the caller removes workDir: the next step reads them.
+    const ws = await createWorkspace(opts.workDir, `step${step.index + 1}-`);
+    try {
+      outcome = await runTool(step.tool, { files: current, extra: {} }, step.settings, {
+        workDir: ws.dir,
+        dataDir: opts.dataDir,
+        signal: opts.signal,
+        validated: true,
+        onProgress: (p, stage) => opts.onProgress?.(((step.index + p / 100) / steps.length) * 100, `${label}${stage ? ': ' + stage : ''}`),
+      });
+    } catch (e) {
+      const err = toKilnError(e);
+      throw new KilnError(err.code, `${label}: ${err.message}`, { details: err.details, reason: err.reason });
+    }
+    if (!outcome.output) throw new KilnError('VALIDATION_ERROR', `${label} produced no file for the next step.`);
+    current = [await inputFile(outcome.output.path, outcome.output.name)];
+  }
+  return { ...outcome!, originalSize };
+}
+
+/** A pipeline file's name without directories, for messages. */
+export function pipelineLabel(p: Pipeline, file?: string): string {
+  return p.name ?? (file ? path.basename(file, '.json') : 'pipeline');
+}
+
+/**
+ * A validated pipeline as a Tool: it takes what its first step takes and delivers what its last step
+ * makes, so the CLI runner (batch, naming, --json) and the daemon's job runner run it like any tool.
+ */
+export function pipelineTool(steps: ResolvedStep[], name: string): Tool {
+  const first = steps[0]!.tool;
+  const input = first.input.kind === 'none' ? first.input : { ...first.input, extra: [] };
+  return defineTool({
+    id: 'pipeline',
+    section: first.section,
+    group: first.group,
+    summary: `Pipeline ${name}: ${steps.map((s) => s.tool.id).join(' → ')}`,
+    input,
+    settings: z.object({}),
+    output: 'the output of the last step',
+    async run(ctx, inputs) {
+      const out = await runPipeline(steps, inputs.files, { workDir: ctx.workDir, dataDir: ctx.dataDir, signal: ctx.signal, onProgress: (p, s) => ctx.progress(p, s) });
+      const dest = path.join(ctx.outDir, out.output!.name);
+      await rename(out.output!.path, dest);
+      return { outputs: [{ ...out.output!, path: dest }], data: out.data };
+    },
+  });
+}

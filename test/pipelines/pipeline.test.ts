@@ -1,0 +1,69 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import sharp from 'sharp';
+import { PDFDocument } from '@cantoo/pdf-lib';
+import { readFileSync } from 'node:fs';
+import { KilnError } from '../../src/core/errors.js';
+import { createWorkspace } from '../../src/core/workspace.js';
+import { runPipeline, validatePipeline } from '../../src/pipelines/pipeline.js';
+import { inputFile } from '../../src/tools/run-tool.js';
+import { makeImage, tempDir } from '../helpers/fixtures.js';
+
+const dir = tempDir();
+
+async function run(raw: unknown, file: string) {
+  const { steps } = validatePipeline(raw);
+  const ws = await createWorkspace();
+  const progress: number[] = [];
+  try {
+    const out = await runPipeline(steps, [await inputFile(file)], { workDir: ws.dir, dataDir: dir, onProgress: (p) => progress.push(p) });
+    return { buf: readFileSync(out.output!.path), name: out.output!.name, progress };
+  } finally {
+    await ws.dispose();
+  }
+}
+
+describe('pipelines', () => {
+  it('validates every step before running and names the failing step', () => {
+    assert.throws(() => validatePipeline({ steps: [] }), (e: KilnError) => e.code === 'VALIDATION_ERROR');
+    assert.throws(() => validatePipeline({ steps: [{ tool: 'resize', settings: { width: 10 } }, { tool: 'nope' }] }), (e: KilnError) => /step 2 \(nope\)/.test(e.message));
+    assert.throws(
+      () => validatePipeline({ steps: [{ tool: 'resize', settings: { width: 10 } }, { tool: 'rotate', settings: {} }, { tool: 'resize', settings: { width: -1 } }] }),
+      (e: KilnError) => e.code === 'VALIDATION_ERROR' && /step 3 \(resize\)/.test(e.message),
+    );
+  });
+
+  it('refuses a step whose input type does not fit the previous output', () => {
+    assert.throws(
+      () => validatePipeline({ steps: [{ tool: 'resize', settings: { width: 10 } }, { tool: 'rotate-pdf', settings: {} }] }),
+      (e: KilnError) => e.code === 'VALIDATION_ERROR' && /step 2 \(rotate-pdf\).*\.pdf.*step 1 produces image/.test(e.message),
+    );
+  });
+
+  it('runs three image steps in order with step progress', async () => {
+    const src = await makeImage(dir, 'p.jpg', 400, 200);
+    const r = await run(
+      { name: 'thumbs', steps: [{ tool: 'resize', settings: { width: 200 } }, { tool: 'convert', settings: { format: 'webp' } }, { tool: 'rotate', settings: { angle: 90 } }] },
+      src,
+    );
+    const m = await sharp(r.buf).metadata();
+    assert.deepEqual([m.format, m.width, m.height], ['webp', 100, 200]);
+    assert.ok(r.progress.length > 3 && r.progress.at(-1)! >= 99);
+    for (let i = 1; i < r.progress.length; i++) assert.ok(r.progress[i]! >= r.progress[i - 1]! - 0.001, 'progress never goes back');
+  });
+
+  it('mixes an image step and a PDF step (image-to-pdf then rotate-pdf)', async () => {
+    const src = await makeImage(dir, 'scan.png', 300, 400);
+    const r = await run({ steps: [{ tool: 'image-to-pdf', settings: {} }, { tool: 'rotate-pdf', settings: { angle: 90 } }] }, src);
+    const pdf = await PDFDocument.load(r.buf);
+    assert.equal(pdf.getPageCount(), 1);
+    assert.equal(pdf.getPage(0).getRotation().angle, 90);
+  });
+
+  it('accepts preset ids as steps', async () => {
+    const src = await makeImage(dir, 'q.jpg', 64, 32);
+    const r = await run({ steps: [{ tool: 'jpg-to-png', settings: {} }, { tool: 'resize', settings: { width: 32 } }] }, src);
+    const m = await sharp(r.buf).metadata();
+    assert.deepEqual([m.format, m.width], ['png', 32]);
+  });
+});
