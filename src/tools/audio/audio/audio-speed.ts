@@ -1,0 +1,23 @@
+import { z } from 'zod';
+import { defineTool } from '../../../core/tool.js';
+import { atempoChain, probeAudio, transcodeAudio } from '../../../engines/ffmpeg.js';
+
+export default defineTool({
+  id: 'audio-speed',
+  section: 'audio',
+  group: 'audio',
+  summary: 'Change playback speed without changing pitch.',
+  description: 'Time-stretched with a chain of atempo filters (each 0.5-2x), so the pitch stays the same.',
+  input: { kind: 'file', accept: ['audio/*'] },
+  settings: z.object({
+    factor: z.number().min(0.25).max(4).default(1.5).describe('Speed multiplier.'),
+  }),
+  needs: { engines: ['ffmpeg', 'ffprobe'] },
+  output: 'audio in the input format',
+  examples: ['lecture.mp3 --factor 1.5 -o faster.mp3'],
+  async run(ctx, { files }, s) {
+    const input = files[0]!;
+    const info = await probeAudio(input, ctx.signal);
+    return transcodeAudio(ctx, input, info, { af: atempoChain(s.factor), durationS: info.duration / s.factor, stage: 'retiming' });
+  },
+});

@@ -1,0 +1,31 @@
+import { z } from 'zod';
+import { defineTool } from '../../../core/tool.js';
+import { atempoChain, ffmpegCapabilities, probeAudio, transcodeAudio } from '../../../engines/ffmpeg.js';
+
+export default defineTool({
+  id: 'pitch-shift',
+  section: 'audio',
+  group: 'audio',
+  summary: 'Shift pitch by up to an octave.',
+  description: 'Uses the rubberband filter (high quality, formants kept) when the ffmpeg build has it; otherwise resamples (asetrate) and restores the tempo with atempo. The length stays the same.',
+  input: { kind: 'file', accept: ['audio/*'] },
+  settings: z.object({
+    semitones: z.int().min(-12).max(12).default(3).describe('Semitones (non-zero).'),
+  }),
+  check: (s) => {
+    if (s.semitones === 0) return 'semitones must not be 0.';
+  },
+  needs: { engines: ['ffmpeg', 'ffprobe'] },
+  output: 'audio in the input format',
+  examples: ['voice.wav --semitones -3 -o deeper.wav'],
+  async run(ctx, { files }, s) {
+    const input = files[0]!;
+    const info = await probeAudio(input, ctx.signal);
+    const ratio = 2 ** (s.semitones / 12);
+    const sr = info.audio.sampleRate ?? 48000;
+    const rubberband = (await ffmpegCapabilities()).rubberband;
+    const af = rubberband ? `rubberband=pitch=${ratio.toFixed(6)}:pitchq=quality` : `asetrate=${Math.round(sr * ratio)},aresample=${sr},${atempoChain(1 / ratio)}`;
+    const res = await transcodeAudio(ctx, input, info, { af, stage: 'shifting' });
+    return { ...res, data: { semitones: s.semitones, ratio: Number(ratio.toFixed(6)), method: rubberband ? 'rubberband' : 'asetrate+atempo' } };
+  },
+});

@@ -1,0 +1,33 @@
+import { z } from 'zod';
+import { defineTool } from '../../../core/tool.js';
+import { audioCodecArgs, outputFile, probeAudio, progressSpan, requireStartInside, runFfmpeg } from '../../../engines/ffmpeg.js';
+
+export default defineTool({
+  id: 'ringtone-maker',
+  section: 'audio',
+  group: 'audio',
+  summary: 'Cut a clip of up to 30 s as a ringtone.',
+  description: 'An iPhone ringtone: AAC 192 kbit/s in an M4R (MPEG-4 audio) file, durationS long from startS.',
+  input: { kind: 'file', accept: ['audio/*'] },
+  settings: z.object({
+    startS: z.number().min(0).default(0).describe('Clip start.'),
+    durationS: z.number().min(1).max(30).default(30).describe('Clip length.'),
+  }),
+  needs: { engines: ['ffmpeg', 'ffprobe'] },
+  output: 'ringtone (M4R, AAC)',
+  examples: ['song.mp3 --start-s 45 --duration-s 20 -o song.m4r'],
+  async run(ctx, { files }, s) {
+    const input = files[0]!;
+    const info = await probeAudio(input, ctx.signal);
+    requireStartInside(info, s.startS);
+    const dur = Math.min(s.durationS, (info.duration || s.startS + s.durationS) - s.startS);
+    const out = ctx.out('m4r');
+    await runFfmpeg(['-ss', String(s.startS), '-i', input.path, '-t', dur.toFixed(6), '-map', '0:a:0', '-vn', ...audioCodecArgs('m4r', 192)], {
+      signal: ctx.signal,
+      durationS: dur,
+      onProgress: progressSpan(ctx, 0, 100, 'encoding'),
+      output: out,
+    });
+    return { outputs: [outputFile(out)], data: { startS: s.startS, durationS: Number(dur.toFixed(3)) } };
+  },
+});

@@ -1,0 +1,27 @@
+import { z } from 'zod';
+import { defineTool } from '../../../core/tool.js';
+import { colorSetting, displaySize, ffColor, padSize, probeVideo, transcodeVideo } from '../../../engines/ffmpeg.js';
+
+export default defineTool({
+  id: 'aspect-pad',
+  section: 'video',
+  group: 'video',
+  summary: 'Pad a video with solid bars to a target aspect ratio.',
+  description: 'The picture is kept whole and centred; bars of the given colour fill the rest of the target ratio.',
+  input: { kind: 'file', accept: ['video/*'] },
+  settings: z.object({
+    target: z.enum(['16:9', '9:16', '1:1', '4:3', '3:4']).default('9:16').describe('Target aspect ratio.'),
+    color: colorSetting('#000000').describe('Bar color.'),
+  }),
+  needs: { engines: ['ffmpeg', 'ffprobe'] },
+  output: 'video in the input format',
+  examples: ['clip.mp4 --target 9:16 -o vertical.mp4', 'clip.mp4 --target 1:1 --color "#ffffff" -o square.mp4'],
+  async run(ctx, { files }, s) {
+    const input = files[0]!;
+    const info = await probeVideo(input, ctx.signal);
+    const src = displaySize(info.video);
+    const dst = padSize(src, s.target);
+    const vf = `scale=${src.width}:${src.height},setsar=1,pad=${dst.width}:${dst.height}:(ow-iw)/2:(oh-ih)/2:color=${ffColor(s.color)}`;
+    return transcodeVideo(ctx, input, info, { vf, stage: 'padding' });
+  },
+});

@@ -1,0 +1,42 @@
+import { copyFile } from 'node:fs/promises';
+import path from 'node:path';
+import { z } from 'zod';
+import { KilnError } from '../../../core/errors.js';
+import { defineTool } from '../../../core/tool.js';
+import { displaySize, ffmpegCapabilities, probeVideo, transcodeVideo } from '../../../engines/ffmpeg.js';
+
+/** libass scales SRT styles from a 288-line script to the frame height. */
+const ASS_PLAY_RES_Y = 288;
+
+export default defineTool({
+  id: 'burn-subtitles',
+  section: 'video',
+  group: 'video',
+  summary: 'Render a subtitle file permanently into the video frames.',
+  description: 'SRT, VTT, ASS or SSA rendered with libass (the subtitles filter); fontSize is in pixels of the output frame and overrides the file’s own size.',
+  input: {
+    kind: 'file',
+    accept: ['video/*'],
+    extra: [{ field: 'file', flag: 'subtitles', accept: ['subtitle/*'], required: true, description: 'Subtitle file: SRT, VTT, ASS or SSA (second file part)' }],
+  },
+  settings: z.object({
+    fontSize: z.int().min(8).max(72).default(24).describe('Subtitle font size.'),
+  }),
+  needs: { engines: ['ffmpeg', 'ffprobe'] },
+  execution: 'long',
+  output: 'video in the input format',
+  examples: ['clip.mp4 --subtitles clip.srt --font-size 32 -o hardsub.mp4'],
+  async run(ctx, { files, extra }, s) {
+    if (!(await ffmpegCapabilities()).libass) throw new KilnError('ENGINE_MISSING', 'This ffmpeg build lacks libass (the subtitles filter).');
+    const input = files[0]!;
+    const subs = extra.file![0]!;
+    const info = await probeVideo(input, ctx.signal);
+    // A fixed name in cwd=workDir: file names inside a filter graph would need two levels of escaping.
+    const name = `subs.${subs.type?.ext ?? 'srt'}`;
+    await copyFile(subs.path, path.join(ctx.workDir, name));
+    const { height } = displaySize(info.video);
+    const size = Math.max(1, Math.round((s.fontSize * ASS_PLAY_RES_Y) / height));
+    const vf = `subtitles=${name}:force_style='FontSize=${size}'`;
+    return transcodeVideo(ctx, input, info, { vf, cwd: ctx.workDir, stage: 'burning subtitles' });
+  },
+});

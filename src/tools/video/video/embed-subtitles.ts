@@ -1,0 +1,44 @@
+import { z } from 'zod';
+import { defineTool } from '../../../core/tool.js';
+import { outputFile, progressSpan, probeVideo, runFfmpeg, muxArgs, type VideoContainer } from '../../../engines/ffmpeg.js';
+
+/** Subtitle codec per container; AVI holds no text subtitles, so it becomes MKV (streams copied). */
+const TARGET: Record<string, { container: VideoContainer; codec: string }> = {
+  mp4: { container: 'mp4', codec: 'mov_text' },
+  mov: { container: 'mov', codec: 'mov_text' },
+  webm: { container: 'webm', codec: 'webvtt' },
+  mkv: { container: 'mkv', codec: 'srt' },
+};
+
+export default defineTool({
+  id: 'embed-subtitles',
+  section: 'video',
+  group: 'video',
+  summary: 'Mux a subtitle file into the video as a switchable track.',
+  description:
+    'Streams are copied; the subtitles become a soft track tagged with the language: mov_text in MP4/MOV, SRT in MKV, WebVTT in WebM. Other containers become MKV.',
+  input: {
+    kind: 'file',
+    accept: ['video/*'],
+    extra: [{ field: 'file', flag: 'subtitles', accept: ['subtitle/*'], required: true, description: 'Subtitle file: SRT, VTT, ASS or SSA (second file part)' }],
+  },
+  settings: z.object({
+    language: z.string().regex(/^[a-z]{3}$/, 'expected an ISO 639-2/B code such as eng').default('eng').describe('ISO 639-2/B language code of the track.'),
+  }),
+  needs: { engines: ['ffmpeg', 'ffprobe'] },
+  output: 'video in the input format (MKV for other containers)',
+  examples: ['clip.mp4 --subtitles clip.srt --language deu -o soft.mp4'],
+  async run(ctx, { files, extra }, s) {
+    const input = files[0]!;
+    const subs = extra.file![0]!;
+    const info = await probeVideo(input, ctx.signal);
+    const t = TARGET[input.type?.ext ?? ''] ?? TARGET.mkv!;
+    const out = ctx.out(t.container);
+    const audio = info.audio ? ['-map', '0:a:0'] : [];
+    await runFfmpeg(
+      ['-i', input.path, '-i', subs.path, '-map', '0:v:0', ...audio, '-map', '1:0', '-c:v', 'copy', '-c:a', 'copy', '-c:s', t.codec, '-metadata:s:s:0', `language=${s.language}`, '-map_metadata', '0', ...muxArgs(t.container)],
+      { signal: ctx.signal, durationS: info.duration, onProgress: progressSpan(ctx, 0, 100, 'muxing'), output: out },
+    );
+    return { outputs: [outputFile(out)] };
+  },
+});

@@ -1,0 +1,30 @@
+import { z } from 'zod';
+import { defineTool } from '../../../core/tool.js';
+import { keepsContainer, outputFile, probeVideo, runFfmpeg, progressSpan, transcodeVideo, muxArgs, videoContainerOf } from '../../../engines/ffmpeg.js';
+
+export default defineTool({
+  id: 'mute-video',
+  section: 'video',
+  group: 'video',
+  summary: 'Remove the audio track from a video.',
+  description: 'The video stream is copied untouched (no quality loss) when the container is kept.',
+  input: { kind: 'file', accept: ['video/*'] },
+  settings: z.object({}),
+  needs: { engines: ['ffmpeg', 'ffprobe'] },
+  output: 'video in the input format, without audio',
+  examples: ['clip.mp4 -o silent.mp4'],
+  async run(ctx, { files }) {
+    const input = files[0]!;
+    const info = await probeVideo(input, ctx.signal);
+    if (!keepsContainer(input.type?.ext)) return transcodeVideo(ctx, input, info, { audio: false });
+    const container = videoContainerOf(input.type?.ext);
+    const out = ctx.out(container);
+    await runFfmpeg(['-i', input.path, '-map', '0:v:0', '-c:v', 'copy', '-an', '-sn', '-map_metadata', '0', ...muxArgs(container)], {
+      signal: ctx.signal,
+      durationS: info.duration,
+      onProgress: progressSpan(ctx, 0, 100, 'muting'),
+      output: out,
+    });
+    return { outputs: [outputFile(out)] };
+  },
+});

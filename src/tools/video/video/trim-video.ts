@@ -1,0 +1,45 @@
+import { z } from 'zod';
+import { defineTool } from '../../../core/tool.js';
+import {
+  checkRange, encodeVideoArgs, keepsContainer, muxArgs, outputFile, probeVideo, progressSpan, requireStartInside, runFfmpeg, videoContainerOf,
+} from '../../../engines/ffmpeg.js';
+
+export default defineTool({
+  id: 'trim-video',
+  section: 'video',
+  group: 'video',
+  summary: 'Cut a clip between two timestamps, by keyframe or frame-accurately.',
+  description:
+    'Without precise the streams are copied and the cut starts at the keyframe at or before startS (fast, no quality loss, may start a little early). ' +
+    'With precise the clip is re-encoded and starts on the exact frame. endS beyond the end keeps the rest of the video.',
+  input: { kind: 'file', accept: ['video/*'] },
+  settings: z.object({
+    startS: z.number().min(0).default(0).describe('Start time.'),
+    endS: z.number().describe('End time; must be after startS.'),
+    precise: z.boolean().default(false).describe('Re-encode for a frame-accurate cut instead of keyframe seeking.'),
+  }),
+  check: checkRange,
+  needs: { engines: ['ffmpeg', 'ffprobe'] },
+  output: 'video in the input format',
+  examples: ['clip.mp4 --start-s 0.5 --end-s 1.5 -o t.mp4', 'clip.mp4 --start-s 10 --end-s 20 --precise -o exact.mp4'],
+  async run(ctx, { files }, s) {
+    const input = files[0]!;
+    const info = await probeVideo(input, ctx.signal);
+    requireStartInside(info, s.startS);
+    const dur = Math.min(s.endS, info.duration || s.endS) - s.startS;
+    const container = videoContainerOf(input.type?.ext);
+    const out = ctx.out(container);
+    const copy = !s.precise && keepsContainer(input.type?.ext);
+    const audio = !!info.audio;
+    const maps = ['-map', '0:v:0', ...(audio ? ['-map', '0:a:0'] : [])];
+    const codec = copy ? ['-c', 'copy', '-avoid_negative_ts', 'make_zero', ...muxArgs(container)] : encodeVideoArgs(container, { audio });
+    // -ss before -i: a fast seek; when re-encoding ffmpeg still decodes from the keyframe and drops frames up to startS exactly.
+    await runFfmpeg(['-ss', String(s.startS), '-i', input.path, '-t', dur.toFixed(6), ...maps, ...codec, '-map_metadata', '0'], {
+      signal: ctx.signal,
+      durationS: dur,
+      onProgress: progressSpan(ctx, 0, 100, 'trimming'),
+      output: out,
+    });
+    return { outputs: [outputFile(out)], data: { startS: s.startS, endS: s.startS + dur, precise: !copy } };
+  },
+});

@@ -1,0 +1,26 @@
+import { z } from 'zod';
+import { defineTool } from '../../../core/tool.js';
+import { atempoChain, probeVideo, transcodeVideo } from '../../../engines/ffmpeg.js';
+
+export default defineTool({
+  id: 'video-speed',
+  section: 'video',
+  group: 'video',
+  summary: 'Speed a video up or slow it down, optionally keeping audio pitch.',
+  description: 'keepPitch stretches the audio with a chain of atempo filters (pitch kept); without it the audio is resampled, so pitch follows the speed.',
+  input: { kind: 'file', accept: ['video/*'] },
+  settings: z.object({
+    factor: z.number().min(0.25).max(4).default(2).describe('Speed multiplier.'),
+    keepPitch: z.boolean().default(true).describe('Preserve audio pitch.'),
+  }),
+  needs: { engines: ['ffmpeg', 'ffprobe'] },
+  output: 'video in the input format',
+  examples: ['clip.mp4 --factor 2 -o fast.mp4', 'clip.mp4 --factor 0.5 --keep-pitch false -o slow.mp4'],
+  async run(ctx, { files }, s) {
+    const input = files[0]!;
+    const info = await probeVideo(input, ctx.signal);
+    const sr = info.audio?.sampleRate ?? 48000;
+    const af = s.keepPitch ? atempoChain(s.factor) : `asetrate=${Math.round(sr * s.factor)},aresample=${sr}`;
+    return transcodeVideo(ctx, input, info, { vf: `setpts=PTS/${s.factor}`, af, durationS: info.duration / s.factor, stage: 'retiming' });
+  },
+});
