@@ -24,6 +24,16 @@ export function getSharp(): Promise<SharpFn> {
   return sharpMod;
 }
 
+/**
+ * Environment for the Debian vips CLI. Loading sharp sets VIPSHOME to its bundled libvips, which makes the
+ * system vips look for its heif/jxl modules there and fail with "not a known file format".
+ */
+export function vipsEnv(): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  delete env.VIPSHOME;
+  return env;
+}
+
 /** Largest input accepted, in pixels (decompression bombs). Override with KILN_MAX_PIXELS. */
 export const MAX_INPUT_PIXELS = Number(process.env.KILN_MAX_PIXELS) || 268_402_689;
 
@@ -62,7 +72,7 @@ export async function openImage(
     if (!workDir) throw new KilnError('INTERNAL', `openImage needs a workDir for ${ext.toUpperCase()} input`);
     src = tempName(workDir, 'png');
     if (ext === 'eps') await rasterizeEps(file, src, { dpi: EPS_DPI, signal });
-    else await exec(await requireEngine('vips'), ['copy', file, src], { failCode: 'UNSUPPORTED_INPUT', signal });
+    else await exec(await requireEngine('vips'), ['copy', file, src], { failCode: 'UNSUPPORTED_INPUT', signal, env: vipsEnv() });
   }
   return sharp(src, { limitInputPixels: MAX_INPUT_PIXELS, failOn: 'error', animated: animated ?? false, ...rest });
 }
@@ -181,11 +191,16 @@ export async function writeImage(img: Sharp, outPath: string, format: ImageForma
     try {
       await (o.keepMetadata ? img.keepMetadata() : img).png({ compressionLevel: 1 }).toFile(tmp);
       const q = String(o.quality ?? (format === 'heic' ? 50 : 75));
-      const args =
-        format === 'heic'
-          ? ['heifsave', tmp, outPath, '--compression', 'hevc', '-Q', q, ...(o.lossless ? ['--lossless'] : [])]
-          : ['jxlsave', tmp, outPath, '-Q', q, ...(o.lossless ? ['--lossless'] : [])];
-      await exec(vips, args);
+      // Saver options go in the file name: Debian's vips 8.14 loads heifsave/jxlsave as modules, which
+      // `vips heifsave …` does not find as actions, while `vips copy` picks the saver by suffix.
+      const opts = format === 'heic' ? `compression=hevc,Q=${q}${o.lossless ? ',lossless' : ''}` : `Q=${q}${o.lossless ? ',lossless' : ''}`;
+      const part = `${outPath}.partial.${format}`;
+      try {
+        await exec(vips, ['copy', tmp, `${part}[${opts}]`], { env: vipsEnv() });
+        await rename(part, outPath);
+      } finally {
+        await rm(part, { force: true });
+      }
     } finally {
       await rm(tmp, { force: true });
     }

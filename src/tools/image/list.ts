@@ -9,3 +9,4 @@ export { default as lqipPlaceholder } from './utilities/lqip-placeholder.js';
 export { default as barcodeGenerate } from './utilities/barcode-generate.js';
 export { default as crop } from './essentials/crop.js';
 export { default as rotate } from './essentials/rotate.js';
+export { default as convert } from './essentials/convert.js';

@@ -1,0 +1,45 @@
+import { z } from 'zod';
+import { defineTool } from '../../../core/tool.js';
+import { isAnimatedFormat, openImage, outputOf, writeImage, type ImageFormat } from '../../../engines/sharp.js';
+import { writeEps } from '../_shared/eps-writer.js';
+
+// 'eps' is outside the catalog's public enum (decision D09): the png-to-eps and jpg-to-eps presets fix it.
+const FORMATS = ['jpg', 'png', 'webp', 'avif', 'tiff', 'gif', 'heic', 'heif', 'eps'] as const;
+
+export default defineTool({
+  id: 'convert',
+  section: 'image',
+  group: 'essentials',
+  summary: "Change an image's file format; base tool of the image-format presets.",
+  description:
+    'Writes jpg, png, webp, avif, tiff, gif, heic (HEVC, through the vips CLI) or heif (AV1). quality applies to the lossy encoders and to PNG/GIF palette size; the encoder default is used when omitted. ' +
+    'Extension (catalog D09): format eps writes Encapsulated PostScript (level 2, one pixel per point; DCT-coded when quality is given, lossless otherwise). ' +
+    'EPS input is rasterized by Ghostscript at 300 dpi. Animated GIF/WebP stay animated when converted to GIF or WebP.',
+  input: { kind: 'file', accept: ['image/*'] },
+  settings: z.object({
+    format: z.enum(FORMATS).describe('Target format (eps: extension used by the png-to-eps/jpg-to-eps presets).'),
+    quality: z.int().min(1).max(100).optional().describe('Encoder quality for lossy formats; encoder default when omitted.'),
+  }),
+  output: 'image in the requested format',
+  examples: ['photo.png --format webp --quality 80', 'photo.heic --format jpg', 'logo.png --format eps'],
+  async run(ctx, { files }, s) {
+    const input = files[0]!;
+    const ext = input.type?.ext;
+    const keepFrames = isAnimatedFormat(ext) && (s.format === 'gif' || s.format === 'webp');
+    const img = await openImage(input.path, { ext, workDir: ctx.workDir, animated: keepFrames, signal: ctx.signal });
+    const meta = await img.metadata();
+    if ((meta.orientation ?? 1) > 1) img.autoOrient();
+    ctx.progress(30, 'encoding');
+    if (s.format === 'eps') {
+      const out = ctx.out('eps');
+      const r = await writeEps(img, out, { quality: s.quality, dpi: ext === 'eps' ? 300 : undefined, title: input.name });
+      return { outputs: [outputOf(out)], data: { format: 'eps', width: r.width, height: r.height } };
+    }
+    const format: ImageFormat = s.format;
+    // JPEG has no alpha; sharp would otherwise composite transparent areas onto black.
+    if (format === 'jpg' && meta.hasAlpha) img.flatten({ background: '#ffffff' });
+    const out = ctx.out(format);
+    await writeImage(img, out, format, { quality: s.quality });
+    return { outputs: [outputOf(out)] };
+  },
+});

@@ -1,0 +1,115 @@
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import sharp from 'sharp';
+import { getTool } from '../../../src/tools/index.js';
+import { runTool, inputFile } from '../../../src/tools/run-tool.js';
+import { createWorkspace } from '../../../src/core/workspace.js';
+import type { KilnError } from '../../../src/core/errors.js';
+import { ascii85Lines } from '../../../src/tools/image/_shared/eps-writer.js';
+import { makeImage, tempDir } from '../../helpers/fixtures.js';
+import { kiln } from '../../helpers/cli.js';
+
+const dir = tempDir();
+
+async function run(file: string, settings: Record<string, unknown>, keep = path.join(dir, `out-${Math.random().toString(36).slice(2)}`)) {
+  const ws = await createWorkspace();
+  try {
+    const out = await runTool(getTool('convert'), { files: [await inputFile(file)], extra: {} }, settings, { workDir: ws.dir, dataDir: dir });
+    const p = keep + path.extname(out.output!.path);
+    execFileSync('cp', [out.output!.path, p]);
+    return { out, path: p, name: out.output!.name };
+  } finally {
+    await ws.dispose();
+  }
+}
+
+/** Ghostscript's own rendering of an EPS at 72 dpi (one point = one pixel). */
+function gsRender(eps: string): string {
+  const png = eps + '.gs.png';
+  execFileSync('gs', ['-q', '-dSAFER', '-dBATCH', '-dNOPAUSE', '-dEPSCrop', '-r72', '-sDEVICE=png16m', `-sOutputFile=${png}`, eps]);
+  return png;
+}
+
+describe('convert', () => {
+  it('writes every sharp format with the input stem', async () => {
+    const src = await makeImage(dir, 'pic.png', 64, 32);
+    for (const [format, want] of [['jpg', 'jpeg'], ['webp', 'webp'], ['avif', 'heif'], ['tiff', 'tiff'], ['gif', 'gif'], ['heif', 'heif'], ['png', 'png']] as const) {
+      const r = await run(src, { format, quality: 70 });
+      assert.equal(r.name, `pic.${format}`);
+      const m = await sharp(r.path).metadata();
+      assert.deepEqual([m.format, m.width, m.height], [want, 64, 32], format);
+    }
+  });
+  it('writes HEVC-coded HEIC through vips', async () => {
+    const src = await makeImage(dir, 'h.png', 64, 32);
+    const r = await run(src, { format: 'heic' });
+    const head = readFileSync(r.path).subarray(4, 12).toString('latin1');
+    assert.equal(head, 'ftypheic');
+    // sharp sets VIPSHOME to its own libvips, where the Debian vips finds no heif module.
+    const env = { ...process.env };
+    delete env.VIPSHOME;
+    const hdr = execFileSync('vipsheader', ['-a', r.path], { env }).toString();
+    assert.match(hdr, /width: 64/);
+  });
+  it('flattens transparency onto white for JPEG', async () => {
+    const src = path.join(dir, 'clear.png');
+    await sharp({ create: { width: 8, height: 8, channels: 4, background: { r: 0, g: 0, b: 0, alpha: 0 } } }).png().toFile(src);
+    const r = await run(src, { format: 'jpg' });
+    const { data } = await sharp(r.path).raw().toBuffer({ resolveWithObject: true });
+    assert.ok(data[0]! > 250 && data[1]! > 250);
+  });
+  it('writes EPS (extension D09) that Ghostscript renders back at the same size and colours', async () => {
+    const src = await makeImage(dir, 'logo.png', 60, 30);
+    const lossless = await run(src, { format: 'eps' });
+    const text = readFileSync(lossless.path, 'latin1');
+    assert.match(text, /^%!PS-Adobe-3\.0 EPSF-3\.0\n%%BoundingBox: 0 0 60 30\n/);
+    const back = await sharp(gsRender(lossless.path)).raw().toBuffer({ resolveWithObject: true });
+    assert.deepEqual([back.info.width, back.info.height], [60, 30]);
+    const at = (x: number, y: number) => [...back.data.subarray((y * 60 + x) * 3, (y * 60 + x) * 3 + 3)];
+    assert.deepEqual(at(5, 5), [255, 0, 0]);
+    assert.deepEqual(at(55, 25), [0, 0, 255]);
+    const dct = await run(await makeImage(dir, 'photo.jpg', 60, 30), { format: 'eps', quality: 90 });
+    assert.match(readFileSync(dct.path, 'latin1'), /DCTDecode/);
+    const back2 = await sharp(gsRender(dct.path)).raw().toBuffer({ resolveWithObject: true });
+    assert.deepEqual([back2.info.width, back2.info.height], [60, 30]);
+    assert.ok(back2.data[5 * 3]! > 200 && back2.data[5 * 3 + 2]! < 60);
+  });
+  it('encodes ASCII85 like the reference examples', () => {
+    assert.deepEqual(ascii85Lines(Buffer.from('Man ')), ['9jqo^~>']);
+    assert.deepEqual(ascii85Lines(Buffer.alloc(4)), ['z~>']);
+    assert.deepEqual(ascii85Lines(Buffer.from('.')), ['/c~>']);
+  });
+  it('reads EPS through Ghostscript at 300 dpi', async () => {
+    const eps = (await run(await makeImage(dir, 'vec.png', 72, 36), { format: 'eps' })).path;
+    const r = await run(eps, { format: 'png' });
+    const raw = await sharp(r.path).raw().toBuffer({ resolveWithObject: true });
+    assert.deepEqual([raw.info.width, raw.info.height], [300, 150]);
+    assert.ok(raw.data[0]! > 250 && raw.data[2]! < 10);
+  });
+  it('keeps animation GIF → WebP and rejects unknown formats', async () => {
+    const frames = await Promise.all([0, 1].map((i) => sharp({ create: { width: 16, height: 16, channels: 4, background: { r: 200 * i, g: 50, b: 0, alpha: 1 } } }).png().toBuffer()));
+    const gif = path.join(dir, 'a.gif');
+    await sharp(frames, { join: { animated: true } }).gif().toFile(gif);
+    const r = await run(gif, { format: 'webp' });
+    assert.equal((await sharp(r.path).metadata()).pages, 2);
+    await assert.rejects(run(gif, { format: 'bmp' }), (e: KilnError) => e.code === 'VALIDATION_ERROR');
+    await assert.rejects(run(gif, { format: 'png', quality: 0 }), (e: KilnError) => e.code === 'VALIDATION_ERROR');
+  });
+  it('runs from the CLI, including the png-to-eps and eps-to-png presets', async () => {
+    const src = await makeImage(dir, 'cli.png', 40, 20);
+    const out = path.join(dir, 'cli.webp');
+    const r = await kiln(['convert', src, '--format', 'webp', '--quality', '50', '-o', out]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal((await sharp(out).metadata()).format, 'webp');
+    const eps = path.join(dir, 'cli.eps');
+    const p = await kiln(['png-to-eps', src, '-o', eps]);
+    assert.equal(p.code, 0, p.stderr);
+    const png = path.join(dir, 'cli-back.png');
+    const q = await kiln(['eps-to-png', eps, '-o', png]);
+    assert.equal(q.code, 0, q.stderr);
+    assert.equal((await sharp(png).metadata()).width, Math.round((40 * 300) / 72));
+  });
+});
