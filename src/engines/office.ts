@@ -1,0 +1,350 @@
+/**
+ * LibreOffice as a small pool of warm headless instances.
+ *
+ * How we talk to a warm soffice without Python UNO: each instance runs `soffice.bin --headless` with its
+ * own profile (`-env:UserInstallation`) and an empty Writer document open (`private:factory/swriter`).
+ * A second `soffice.bin --convert-to … -env:UserInstallation=<same profile>` finds the running instance
+ * through its IPC pipe, hands it the job and waits until it is done. The open document matters: without
+ * it the instance terminates after the first forwarded conversion (it shuts down once no frame is left).
+ * Measured on the CI machine: about 2 s per conversion cold (new profile per call) against well under
+ * 0.3 s warm — see docs/DOCUMENTS.md.
+ *
+ * One conversion per instance at a time; a conversion that exceeds its time-out gets its instance killed
+ * and restarted; an instance that dies is restarted on the next request. Macros never run: every profile
+ * is seeded with the highest macro security level and macro execution disabled, and we never pass a
+ * macro URL or a `--script`-like argument.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, rmSync } from 'node:fs';
+import { copyFile, mkdir, mkdtemp, readdir, realpath, rm, stat, unlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { KilnError } from '../core/errors.js';
+import { exec } from '../core/process.js';
+import { requireEngine } from './registry.js';
+
+const POOL_SIZE = Math.min(2, Math.max(1, Number(process.env.KILN_OFFICE_POOL) || 1));
+const DEFAULT_TIMEOUT_MS = Number(process.env.KILN_OFFICE_TIMEOUT_MS) || 120_000;
+const START_TIMEOUT_MS = 60_000;
+/** soffice.bin exits with 81 after it created a fresh profile and expects its launcher to start it again. */
+const EXIT_RESTART = 81;
+
+const MACRO_LOCKDOWN = `<?xml version="1.0" encoding="UTF-8"?>
+<oor:items xmlns:oor="http://openoffice.org/2001/registry" xmlns:xs="http://www.w3.org/2001/XMLSchema" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">
+<item oor:path="/org.openoffice.Office.Common/Security/Scripting"><prop oor:name="MacroSecurityLevel" oor:op="fuse"><value>3</value></prop></item>
+<item oor:path="/org.openoffice.Office.Common/Security/Scripting"><prop oor:name="DisableMacrosExecution" oor:op="fuse"><value>true</value></prop></item>
+<item oor:path="/org.openoffice.Office.Common/Security/Scripting"><prop oor:name="BlockUntrustedRefererLinks" oor:op="fuse"><value>true</value></prop></item>
+<item oor:path="/org.openoffice.Office.Common/Misc"><prop oor:name="FirstRun" oor:op="fuse"><value>false</value></prop></item>
+<item oor:path="/org.openoffice.Office.Common/Misc"><prop oor:name="UseSystemFileDialog" oor:op="fuse"><value>false</value></prop></item>
+<item oor:path="/org.openoffice.Office.Common/Save/Document"><prop oor:name="CreateBackup" oor:op="fuse"><value>false</value></prop></item>
+<item oor:path="/org.openoffice.Office.Linguistic/General"><prop oor:name="IsIgnoreControlCharacters" oor:op="fuse"><value>true</value></prop></item>
+<item oor:path="/org.openoffice.Office.Update/Jobs/Job/UpdateCheck/Arguments"><prop oor:name="AutoCheckEnabled" oor:op="fuse"><value>false</value></prop></item>
+</oor:items>
+`;
+
+/** Arguments every soffice.bin call gets: headless, no restore, no logo, no first-start wizard. */
+const COMMON = ['--headless', '--invisible', '--norestore', '--nologo', '--nofirststartwizard', '--nolockcheck'];
+
+async function officeBinary(): Promise<string> {
+  const launcher = await realpath(await requireEngine('libreoffice'));
+  // The launcher script (oosplash) would hide the real process from us: run soffice.bin itself so that
+  // killing it really stops the instance.
+  const bin = path.join(path.dirname(launcher), 'soffice.bin');
+  return existsSync(bin) ? bin : launcher;
+}
+
+function officeEnv(profileDir: string): NodeJS.ProcessEnv {
+  return { ...process.env, SAL_USE_VCLPLUGIN: 'svp', HOME: profileDir, OOO_DISABLE_RECOVERY: '1', SAL_DISABLE_WATCHDOG: '1' };
+}
+
+/** The IPC socket LibreOffice creates for a profile (desktop/source/app/officeipcthread.cxx). */
+function pipePath(profileUrl: string): string {
+  const digest = createHash('md5').update(Buffer.from(profileUrl, 'utf16le')).digest();
+  // LibreOffice prints each byte in hex without zero padding.
+  const hash = [...digest].map((b) => b.toString(16)).join('');
+  const uid = process.getuid?.() ?? 0;
+  return path.join('/tmp', `OSL_PIPE_${uid}_SingleOfficeIPC_${hash}`);
+}
+
+async function seedProfile(profileDir: string): Promise<void> {
+  await mkdir(path.join(profileDir, 'user'), { recursive: true });
+  await writeFile(path.join(profileDir, 'user', 'registrymodifications.xcu'), MACRO_LOCKDOWN);
+}
+
+class Instance {
+  readonly id: number;
+  profileDir = '';
+  profileUrl = '';
+  child: ChildProcess | undefined;
+  ready: Promise<void> | undefined;
+  busy = false;
+  restarts = 0;
+
+  constructor(id: number) {
+    this.id = id;
+  }
+
+  get alive(): boolean {
+    return !!this.child && this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  get pid(): number | undefined {
+    return this.alive ? this.child!.pid : undefined;
+  }
+
+  start(): Promise<void> {
+    if (this.ready && this.alive) return this.ready;
+    this.ready = this.launch().catch((e) => {
+      this.ready = undefined;
+      throw e;
+    });
+    return this.ready;
+  }
+
+  private async launch(): Promise<void> {
+    if (!this.profileDir) {
+      this.profileDir = await mkdtemp(path.join(tmpdir(), 'kiln-office-'));
+      this.profileUrl = pathToFileURL(this.profileDir).href;
+      await seedProfile(this.profileDir);
+    }
+    const bin = await officeBinary();
+    const sock = pipePath(this.profileUrl);
+    if (!existsSync(path.join(this.profileDir, 'user', 'config'))) {
+      // A fresh profile makes soffice.bin initialise it and exit with 81 (it expects its launcher to
+      // start it again), after its pipe already appeared: do that first pass on its own.
+      await exec(bin, [...COMMON, `-env:UserInstallation=${this.profileUrl}`, '--terminate_after_init'], {
+        env: officeEnv(this.profileDir),
+        timeoutMs: START_TIMEOUT_MS,
+        okCodes: [0, EXIT_RESTART],
+      });
+    }
+    for (let attempt = 0; attempt < 3; attempt++) {
+      // A socket left by a killed instance would make us think the new one is up.
+      await unlink(sock).catch(() => undefined);
+      // A persistent child: spawned directly (not through exec(), which waits for exit) and unref'd so
+      // that a CLI run never waits on the warm instance; exit handlers below stop it.
+      const child = spawn(bin, [...COMMON, `-env:UserInstallation=${this.profileUrl}`, 'private:factory/swriter'], {
+        env: officeEnv(this.profileDir),
+        stdio: 'ignore',
+      });
+      child.unref();
+      this.child = child;
+      const exited = new Promise<number>((resolve) => child.once('exit', (code, sig) => resolve(code ?? (sig ? 128 : -1))));
+      child.once('error', () => undefined);
+      const up = await Promise.race([waitFor(() => existsSync(sock), START_TIMEOUT_MS).then(() => 'up' as const), exited]);
+      if (up === 'up') {
+        registerExitHook();
+        return;
+      }
+      if (up !== EXIT_RESTART) throw new KilnError('INTERNAL', `LibreOffice did not start (exit ${up}).`);
+    }
+    throw new KilnError('INTERNAL', 'LibreOffice did not start.');
+  }
+
+  kill(): void {
+    const c = this.child;
+    this.child = undefined;
+    this.ready = undefined;
+    if (c && c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  }
+
+  async dispose(): Promise<void> {
+    this.kill();
+    if (this.profileDir) await rm(this.profileDir, { recursive: true, force: true }).catch(() => undefined);
+    if (this.profileUrl) await unlink(pipePath(this.profileUrl)).catch(() => undefined);
+    this.profileDir = '';
+  }
+}
+
+async function waitFor(cond: () => boolean, timeoutMs: number): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > end) throw new KilnError('TIMEOUT', 'LibreOffice took too long to start.');
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+const instances: Instance[] = [];
+const waiters: ((i: Instance) => void)[] = [];
+
+function acquire(signal?: AbortSignal): Promise<Instance> {
+  if (instances.length < POOL_SIZE) instances.push(new Instance(instances.length));
+  const free = instances.find((i) => !i.busy);
+  if (free) {
+    free.busy = true;
+    return Promise.resolve(free);
+  }
+  return new Promise((resolve, reject) => {
+    const take = (i: Instance) => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve(i);
+    };
+    const onAbort = () => {
+      const k = waiters.indexOf(take);
+      if (k >= 0) waiters.splice(k, 1);
+      reject(new KilnError('CANCELLED', 'The run was cancelled.'));
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    waiters.push(take);
+  });
+}
+
+function release(i: Instance): void {
+  const next = waiters.shift();
+  if (next) next(i);
+  else i.busy = false;
+}
+
+export interface ConvertOptions {
+  /** LibreOffice's `--convert-to` target, e.g. `pdf:writer_pdf_Export` or `csv:Text - txt - csv (StarCalc):44,34,76,1`. */
+  target: string;
+  /** Extension of the file LibreOffice writes (pdf, docx, csv…). */
+  outExt: string;
+  /** Import filter, when the extension alone would mislead LibreOffice (CSV opened in Writer…). */
+  inFilter?: string;
+  /** Private directory of the run; the job's files live under it. */
+  workDir: string;
+  signal?: AbortSignal;
+  timeoutMs?: number;
+}
+
+/**
+ * Converts one file with a warm instance and returns the path of the result (inside workDir).
+ * The input is copied under a plain name first so the output name is predictable and no user-chosen
+ * file name ever reaches LibreOffice's command line.
+ */
+export async function officeConvert(input: string, inExt: string, o: ConvertOptions): Promise<string> {
+  const jobDir = await mkdtemp(path.join(o.workDir, 'office-'));
+  const src = path.join(jobDir, `document.${inExt}`);
+  await copyFile(input, src);
+  const outDir = path.join(jobDir, 'out');
+  await mkdir(outDir);
+  const inst = await acquire(o.signal);
+  try {
+    await inst.start();
+    const bin = await officeBinary();
+    const args = [...COMMON, `-env:UserInstallation=${inst.profileUrl}`, ...(o.inFilter ? [`--infilter=${o.inFilter}`] : []), '--convert-to', o.target, '--outdir', outDir, src];
+    const timeoutMs = o.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    try {
+      await exec(bin, args, { signal: o.signal, timeoutMs, env: officeEnv(inst.profileDir), failCode: 'UNSUPPORTED_INPUT' });
+    } catch (e) {
+      // A time-out or cancel leaves the instance mid-job: only a restart makes it usable again.
+      if (e instanceof KilnError && (e.code === 'TIMEOUT' || e.code === 'CANCELLED')) inst.kill();
+      if (e instanceof KilnError && e.code === 'TIMEOUT') throw new KilnError('TIMEOUT', `LibreOffice took longer than ${Math.round(timeoutMs / 1000)} s on this document and was restarted.`);
+      throw e;
+    }
+    const crashed = !inst.alive;
+    if (crashed) inst.kill();
+    const out = path.join(outDir, `document.${o.outExt}`);
+    const st = await stat(out).catch(() => undefined);
+    if (!st?.isFile() || st.size === 0) {
+      if (crashed) throw new KilnError('UNSUPPORTED_INPUT', 'LibreOffice crashed on this document (it will be restarted).');
+      const left = await readdir(outDir).catch(() => []);
+      throw new KilnError('UNSUPPORTED_INPUT', `LibreOffice could not read this document${left.length ? '' : ' (it is corrupt or not of the type it claims)'}.`);
+    }
+    return out;
+  } finally {
+    release(inst);
+  }
+}
+
+/**
+ * One conversion the slow way: a new profile and a new soffice process for this call alone. Kept for
+ * the cold/warm measurement (docs/DOCUMENTS.md) and as a reference in tests.
+ */
+export async function officeConvertCold(input: string, inExt: string, o: ConvertOptions): Promise<string> {
+  const jobDir = await mkdtemp(path.join(o.workDir, 'office-cold-'));
+  const profile = path.join(jobDir, 'profile');
+  await seedProfile(profile);
+  const src = path.join(jobDir, `document.${inExt}`);
+  await copyFile(input, src);
+  const outDir = path.join(jobDir, 'out');
+  const bin = await officeBinary();
+  const args = [...COMMON, `-env:UserInstallation=${pathToFileURL(profile).href}`, '--convert-to', o.target, '--outdir', outDir, src];
+  for (let attempt = 0; attempt < 2; attempt++) {
+    const r = await exec(bin, args, { signal: o.signal, timeoutMs: o.timeoutMs ?? DEFAULT_TIMEOUT_MS, env: officeEnv(profile), okCodes: [0, EXIT_RESTART], failCode: 'UNSUPPORTED_INPUT' });
+    if (r.code === 0) break;
+  }
+  const out = path.join(outDir, `document.${o.outExt}`);
+  if (!existsSync(out)) throw new KilnError('UNSUPPORTED_INPUT', 'LibreOffice could not read this document.');
+  return out;
+}
+
+/** Process ids of the running instances (for `kiln doctor`-style reports and the restart test). */
+export function officePoolStatus(): { size: number; pids: (number | undefined)[]; profiles: string[] } {
+  return { size: POOL_SIZE, pids: instances.map((i) => i.pid), profiles: instances.map((i) => i.profileDir) };
+}
+
+/** Starts the pool ahead of the first request (the daemon may call it at start-up). */
+export async function warmOffice(): Promise<void> {
+  while (instances.length < POOL_SIZE) instances.push(new Instance(instances.length));
+  await Promise.all(instances.map((i) => i.start()));
+}
+
+/** Stops every instance and removes their profiles. Safe to call more than once. */
+export async function shutdownOffice(): Promise<void> {
+  await Promise.all(instances.map((i) => i.dispose()));
+  instances.length = 0;
+}
+
+let hooked = false;
+function registerExitHook(): void {
+  if (hooked) return;
+  hooked = true;
+  // Synchronous: on 'exit' only kill() can still run; the profiles are in the temp dir.
+  process.once('exit', () => {
+    for (const i of instances) {
+      i.kill();
+      if (i.profileDir) rmSync(i.profileDir, { recursive: true, force: true });
+    }
+  });
+}
+
+/** `--convert-to` targets per output format; PDF export filters depend on the document family. */
+export const OFFICE_TARGETS = {
+  docx: 'docx:MS Word 2007 XML',
+  odt: 'odt:writer8',
+  rtf: 'rtf:Rich Text Format',
+  txt: 'txt:Text (encoded):UTF8',
+  pptx: 'pptx:Impress MS PowerPoint 2007 XML',
+  odp: 'odp:impress8',
+  xlsx: 'xlsx:Calc MS Excel 2007 XML',
+  ods: 'ods:calc8',
+  // Comma, double quote, UTF-8 (76), from line 1, default cell format and language, only quote text
+  // that needs it, detect special numbers, save values as shown.
+  csv: 'csv:Text - txt - csv (StarCalc):44,34,76,1,,0,false,true,true',
+  'pdf-writer': 'pdf:writer_pdf_Export',
+  'pdf-calc': 'pdf:calc_pdf_Export',
+  'pdf-impress': 'pdf:impress_pdf_Export',
+} as const;
+export type OfficeTarget = keyof typeof OFFICE_TARGETS;
+
+/** Import filters for inputs whose extension alone is ambiguous. */
+const IN_FILTERS: Record<string, string> = {
+  csv: 'CSV:44,34,76,1',
+};
+
+export interface OfficeJob {
+  workDir: string;
+  signal: AbortSignal;
+  progress?: (pct: number, stage?: string) => void;
+}
+
+/**
+ * The whole office path of a tool: ZIP containers are checked for bombs first, then the warm pool
+ * converts, and the result is moved to `outPath`.
+ */
+export async function convertOfficeFile(input: { path: string; name?: string; type?: { ext: string } }, target: OfficeTarget, outPath: string, job: OfficeJob): Promise<void> {
+  const ext = input.type?.ext ?? path.extname(input.path).slice(1).toLowerCase();
+  const { guardZip, isZipContainer } = await import('../core/zip-guard.js');
+  if (isZipContainer(ext)) await guardZip(input.path, ext, undefined, job.signal);
+  job.progress?.(10, 'converting');
+  const outExt = target.startsWith('pdf-') ? 'pdf' : target;
+  // Legacy binaries are sniffed as cfb; the tool's accept list already limited them to its family.
+  const inExt = ext === 'cfb' ? path.extname(input.name ?? input.path).slice(1).toLowerCase() || 'doc' : ext;
+  const out = await officeConvert(input.path, inExt, { target: OFFICE_TARGETS[target], outExt, inFilter: IN_FILTERS[inExt], workDir: job.workDir, signal: job.signal });
+  await copyFile(out, outPath);
+  await rm(path.dirname(path.dirname(out)), { recursive: true, force: true });
+}

@@ -1,0 +1,24 @@
+import { z } from 'zod';
+import { defineTool } from '../../../core/tool.js';
+import { convertOfficeFile } from '../../../engines/office.js';
+
+export default defineTool({
+  id: 'convert-spreadsheet',
+  section: 'files',
+  group: 'document',
+  summary: 'Convert spreadsheets between XLSX, ODS and CSV; base tool of the spreadsheet preset.',
+  description: 'LibreOffice (headless, warm pool) reads XLSX, XLS, ODS or CSV (UTF-8, comma) and writes the chosen format. CSV output holds the first sheet only. Macros never run.',
+  input: { kind: 'file', accept: ['.xlsx', '.xls', '.ods', '.csv'] },
+  settings: z.object({
+    format: z.enum(['xlsx', 'ods', 'csv']).describe('Output format.'),
+  }),
+  needs: { engines: ['libreoffice'] },
+  execution: 'long',
+  output: 'spreadsheet in the chosen format (CSV = first sheet only)',
+  examples: ['book.xlsx --format csv -o book.csv'],
+  async run(ctx, { files }, s) {
+    const out = ctx.out(s.format);
+    await convertOfficeFile(files[0]!, s.format, out, { workDir: ctx.workDir, signal: ctx.signal, progress: ctx.progress });
+    return { outputs: [{ path: out, name: out.split('/').pop()!, contentType: '' }] };
+  },
+});

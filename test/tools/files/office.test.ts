@@ -1,0 +1,188 @@
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import yazl from 'yazl';
+import { createWriteStream } from 'node:fs';
+import { once } from 'node:events';
+import { getTool } from '../../../src/tools/index.js';
+import { runTool, inputFile } from '../../../src/tools/run-tool.js';
+import { createWorkspace } from '../../../src/core/workspace.js';
+import { KilnError } from '../../../src/core/errors.js';
+import { officeConvert, officeConvertCold, officePoolStatus, shutdownOffice, warmOffice } from '../../../src/engines/office.js';
+import { tempDir } from '../../helpers/fixtures.js';
+
+const dir = tempDir();
+after(() => shutdownOffice());
+
+async function run(tool: string, file: string, settings: Record<string, unknown> = {}, keep?: string) {
+  const ws = await createWorkspace();
+  try {
+    const out = await runTool(getTool(tool), { files: [await inputFile(file)], extra: {} }, settings, { workDir: ws.dir, dataDir: dir });
+    const dest = path.join(dir, keep ?? out.output!.name);
+    writeFileSync(dest, readFileSync(out.output!.path));
+    return dest;
+  } finally {
+    await ws.dispose();
+  }
+}
+
+const pdfText = (p: string) => execFileSync('pdftotext', ['-layout', p, '-'], { encoding: 'utf8' });
+const pdfPages = (p: string) => Number(/Pages:\s+(\d+)/.exec(execFileSync('pdfinfo', [p], { encoding: 'utf8' }))![1]);
+
+async function makeDocx(p: string) {
+  const d = await import('docx');
+  const cell = (t: string) => new d.TableCell({ children: [new d.Paragraph(t)] });
+  const doc = new d.Document({
+    sections: [
+      {
+        children: [
+          new d.Paragraph({ text: 'Quarterly kiln report', heading: d.HeadingLevel.HEADING_1 }),
+          new d.Paragraph('First paragraph about glazes.'),
+          new d.Paragraph('Second paragraph about firing.'),
+          new d.Table({ rows: [new d.TableRow({ children: [cell('Cone'), cell('Temperature')] }), new d.TableRow({ children: [cell('Cone 6'), cell('1222 C')] })] }),
+        ],
+      },
+    ],
+  });
+  writeFileSync(p, await d.Packer.toBuffer(doc));
+  return p;
+}
+
+async function makeXlsx(p: string) {
+  const ExcelJS = (await import('exceljs')).default;
+  const wb = new ExcelJS.Workbook();
+  const ws = wb.addWorksheet('Data');
+  ws.addRows([
+    ['name', 'qty', 'price'],
+    ['bowl', 3, 12.5],
+    ['mug', 10, 7.25],
+    ['plate, large', 2, 30],
+  ]);
+  await wb.xlsx.writeFile(p);
+  return p;
+}
+
+async function makePptx(p: string) {
+  // pptxgenjs ships CommonJS typings whose default export tsc does not see as a class under NodeNext.
+  const PptxGenJS = (await import('pptxgenjs')).default as unknown as new () => { addSlide(): { addText(t: string, o: object): void }; writeFile(o: { fileName: string }): Promise<string> };
+  const pres = new PptxGenJS();
+  pres.addSlide().addText('Slide one title', { x: 1, y: 1, w: 8, h: 1 });
+  pres.addSlide().addText('Slide two body', { x: 1, y: 1, w: 8, h: 1 });
+  await pres.writeFile({ fileName: p });
+  return p;
+}
+
+const CONTENT_TYPES = Buffer.from(
+  '<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>',
+);
+
+async function zipOf(p: string, entries: [string, Buffer][]) {
+  const z = new yazl.ZipFile();
+  for (const [n, b] of entries) z.addBuffer(b, n, { compress: true });
+  z.end();
+  const ws = createWriteStream(p);
+  z.outputStream.pipe(ws);
+  await once(ws, 'close');
+  return p;
+}
+
+describe('office tools (LibreOffice warm pool)', () => {
+  let docx: string, xlsx: string, pptx: string;
+  before(async () => {
+    [docx, xlsx, pptx] = await Promise.all([makeDocx(path.join(dir, 'report.docx')), makeXlsx(path.join(dir, 'book.xlsx')), makePptx(path.join(dir, 'slides.pptx'))]);
+    await warmOffice();
+  });
+
+  it('wordprocessor-to-pdf keeps paragraphs and the table', async () => {
+    const pdf = await run('wordprocessor-to-pdf', docx);
+    assert.equal(pdfPages(pdf), 1);
+    const text = pdfText(pdf);
+    for (const s of ['Quarterly kiln report', 'First paragraph about glazes.', 'Second paragraph about firing.', 'Cone 6', '1222 C']) assert.ok(text.includes(s), s);
+  });
+
+  it('convert-document docx → odt → txt', async () => {
+    const odt = await run('convert-document', docx, { format: 'odt' });
+    assert.equal(readFileSync(odt).subarray(30, 38).toString(), 'mimetype');
+    const txt = await run('convert-document', odt, { format: 'txt' });
+    const text = readFileSync(txt, 'utf8');
+    assert.match(text, /First paragraph about glazes\.\s+Second paragraph about firing\./);
+  });
+
+  it('convert-spreadsheet xlsx → csv → xlsx keeps the cells', async () => {
+    const csv = await run('convert-spreadsheet', xlsx, { format: 'csv' });
+    assert.equal(readFileSync(csv, 'utf8').trim().split(/\r?\n/).join('\n'), 'name,qty,price\nbowl,3,12.5\nmug,10,7.25\n"plate, large",2,30');
+    const back = await run('convert-spreadsheet', csv, { format: 'xlsx' }, 'back.xlsx');
+    const ExcelJS = (await import('exceljs')).default;
+    const wb = new ExcelJS.Workbook();
+    await wb.xlsx.readFile(back);
+    const ws = wb.worksheets[0]!;
+    assert.equal(ws.getCell('A4').value, 'plate, large');
+    assert.equal(ws.getCell('B3').value, 10);
+    assert.equal(ws.getCell('C2').value, 12.5);
+  });
+
+  it('spreadsheet-to-pdf prints the cells', async () => {
+    const pdf = await run('spreadsheet-to-pdf', xlsx);
+    assert.match(pdfText(pdf), /mug\s+10\s+7\.25/);
+  });
+
+  it('presentation-to-pdf gives one page per slide; convert-presentation to odp', async () => {
+    const pdf = await run('presentation-to-pdf', pptx);
+    assert.equal(pdfPages(pdf), 2);
+    const text = pdfText(pdf);
+    assert.ok(text.includes('Slide one title') && text.includes('Slide two body'));
+    const odp = await run('convert-presentation', pptx, { format: 'odp' });
+    assert.ok(readFileSync(odp).includes('application/vnd.oasis.opendocument.presentation'));
+  });
+
+  // 20 MiB of spaces deflate about 1000:1, far past the 200:1 ratio limit.
+  it('rejects a ZIP bomb with LIMIT_EXCEEDED before LibreOffice sees it', async () => {
+    const bomb = await zipOf(path.join(dir, 'bomb.docx'), [
+      ['[Content_Types].xml', CONTENT_TYPES],
+      ['word/document.xml', Buffer.alloc(20 * 1024 * 1024, 0x20)],
+    ]);
+    await assert.rejects(run('wordprocessor-to-pdf', bomb), (e: KilnError) => e.code === 'LIMIT_EXCEEDED');
+  });
+
+  it('gives UNSUPPORTED_INPUT for a corrupt document, and the pool still works', async () => {
+    const good = readFileSync(docx);
+    const broken = path.join(dir, 'broken.docx');
+    // Keep the local header (so it is sniffed as docx) but drop the central directory.
+    writeFileSync(broken, good.subarray(0, Math.floor(good.length * 0.6)));
+    await assert.rejects(run('wordprocessor-to-pdf', broken), (e: KilnError) => e.code === 'UNSUPPORTED_INPUT');
+    const noDoc = await zipOf(path.join(dir, 'nodoc.docx'), [['[Content_Types].xml', CONTENT_TYPES], ['word/other.xml', Buffer.from('<x/>')]]);
+    await assert.rejects(run('wordprocessor-to-pdf', noDoc), (e: KilnError) => e.code === 'UNSUPPORTED_INPUT');
+    assert.equal(pdfPages(await run('wordprocessor-to-pdf', docx)), 1);
+  });
+
+  it('restarts an instance that was killed', async () => {
+    const before = officePoolStatus().pids[0];
+    assert.ok(before, 'pool is running');
+    process.kill(before, 'SIGKILL');
+    await new Promise((r) => setTimeout(r, 200));
+    const pdf = await run('wordprocessor-to-pdf', docx);
+    assert.ok(pdfText(pdf).includes('First paragraph about glazes.'));
+    const now = officePoolStatus().pids[0];
+    assert.ok(now && now !== before, 'a new instance runs');
+  });
+
+  it('warm conversions are several times faster than cold ones', async () => {
+    const ws = await createWorkspace();
+    try {
+      const t0 = performance.now();
+      const cold = await officeConvertCold(docx, 'docx', { target: 'pdf:writer_pdf_Export', outExt: 'pdf', workDir: ws.dir });
+      const coldMs = performance.now() - t0;
+      assert.ok(existsSync(cold));
+      await officeConvert(docx, 'docx', { target: 'pdf:writer_pdf_Export', outExt: 'pdf', workDir: ws.dir });
+      const t1 = performance.now();
+      await officeConvert(docx, 'docx', { target: 'pdf:writer_pdf_Export', outExt: 'pdf', workDir: ws.dir });
+      const warmMs = performance.now() - t1;
+      console.log(`# office docx→pdf: cold ${Math.round(coldMs)} ms, warm ${Math.round(warmMs)} ms`);
+      assert.ok(warmMs * 3 < coldMs, `warm ${warmMs} ms vs cold ${coldMs} ms`);
+    } finally {
+      await ws.dispose();
+    }
+  });
+});
