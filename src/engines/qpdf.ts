@@ -61,13 +61,14 @@ export async function inspectPdf(file: string, name: string, signal?: AbortSigna
 }
 
 /**
- * Arguments with secrets go through an argument file (qpdf's `@file`), so passwords never show up in
- * the process list. The file lives in the run's private workDir, removed with it.
+ * A qpdf job file (qpdf's JSON job format) for operations with secrets: passwords never show up in the
+ * process list, and any character works (a password starting with "-" or holding a newline would be
+ * misread on a command line). The file lives in the run's private workDir, removed with it.
  */
-export async function argFile(workDir: string, args: string[]): Promise<string> {
-  const p = path.join(workDir, `qpdf-args-${process.hrtime.bigint()}.txt`);
-  await writeFile(p, args.join('\n') + '\n', { mode: 0o600 });
-  return '@' + p;
+export async function jobFile(workDir: string, job: Record<string, unknown>): Promise<string> {
+  const p = path.join(workDir, `qpdf-job-${process.hrtime.bigint()}.json`);
+  await writeFile(p, JSON.stringify(job), { mode: 0o600 });
+  return `--job-json-file=${p}`;
 }
 
 // ---------------------------------------------------------------------------------------------------

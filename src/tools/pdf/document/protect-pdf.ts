@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import { argFile, qpdf } from '../../../engines/qpdf.js';
+import { jobFile, qpdf } from '../../../engines/qpdf.js';
 import { openPdf, pdfOutput, PDF_ACCEPT } from '../_shared/pdf-input.js';
 
 export default defineTool({
@@ -20,17 +20,12 @@ export default defineTool({
   async run(ctx, { files }, s) {
     const pdf = await openPdf(ctx, files[0]!);
     const out = ctx.out('pdf', '-protected');
-    // Passwords go through an argument file, never the process list.
-    const args = await argFile(ctx.workDir, [
-      pdf.path,
-      '--encrypt',
-      `--user-password=${s.userPassword}`,
-      `--owner-password=${s.ownerPassword ?? s.userPassword}`,
-      '--bits=256',
-      '--',
-      out,
-    ]);
-    await qpdf([args], { signal: ctx.signal });
+    const job = await jobFile(ctx.workDir, {
+      inputFile: pdf.path,
+      outputFile: out,
+      encrypt: { userPassword: s.userPassword, ownerPassword: s.ownerPassword ?? s.userPassword, '256bit': {} },
+    });
+    await qpdf([job], { signal: ctx.signal });
     return { outputs: [pdfOutput(out)], data: { encryption: 'AES-256', pages: pdf.pages, separateOwnerPassword: s.ownerPassword !== undefined && s.ownerPassword !== s.userPassword } };
   },
 });

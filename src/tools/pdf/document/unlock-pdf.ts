@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { KilnError } from '../../../core/errors.js';
 import { defineTool } from '../../../core/tool.js';
-import { argFile, qpdf } from '../../../engines/qpdf.js';
+import { jobFile, qpdf } from '../../../engines/qpdf.js';
 import { pdfOutput, PDF_ACCEPT } from '../_shared/pdf-input.js';
 
 export default defineTool({
@@ -20,10 +20,9 @@ export default defineTool({
   async run(ctx, { files }, s) {
     const input = files[0]!;
     const out = ctx.out('pdf', '-unlocked');
-    // A lone --password-file would need a file too; the argument file keeps the password off the process list.
-    const args = await argFile(ctx.workDir, [`--password=${s.password}`, '--decrypt', input.path, out]);
+    const job = await jobFile(ctx.workDir, { inputFile: input.path, password: s.password, outputFile: out, decrypt: '' });
     try {
-      await qpdf([args], { signal: ctx.signal });
+      await qpdf([job], { signal: ctx.signal });
     } catch (e) {
       if (e instanceof KilnError && /invalid password/i.test(e.message)) {
         throw new KilnError('VALIDATION_ERROR', `The password is not correct for ${input.name}.`, { details: [{ path: 'password', message: 'wrong password' }], reason: 'wrong-password' });

@@ -1,0 +1,101 @@
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { before, describe, it } from 'node:test';
+import { PDFDocument, StandardFonts, rgb } from '@cantoo/pdf-lib';
+import sharp from 'sharp';
+import type { KilnError } from '../../../src/core/errors.js';
+import { makePhoto, tempDir } from '../../helpers/fixtures.js';
+import { pageCount, pageTexts, runPdfTool, tryRun } from './pdf-helpers.js';
+
+const dir = tempDir('kiln-pdf-gs-');
+let photoPdf: string;
+
+/** Two pages: colour text, and a noisy 800×500 JPEG photo drawn at 4×2.7 inches (200 dpi). */
+async function makePhotoPdf(file: string): Promise<string> {
+  const doc = await PDFDocument.create();
+  const font = await doc.embedFont(StandardFonts.TimesRoman);
+  const img = await doc.embedJpg(readFileSync(await makePhoto(dir, 'photo.jpg', 800, 500)));
+  const p1 = doc.addPage([400, 400]);
+  p1.drawText('Colour heading', { x: 20, y: 350, size: 20, font, color: rgb(1, 0, 0) });
+  p1.drawRectangle({ x: 20, y: 20, width: 200, height: 100, color: rgb(0, 0, 1) });
+  const p2 = doc.addPage([400, 400]);
+  p2.drawImage(img, { x: 20, y: 100, width: 288, height: 192 });
+  p2.drawText('Photo page', { x: 20, y: 350, size: 14, font });
+  writeFileSync(file, await doc.save());
+  return file;
+}
+
+/** Renders page `n` at 36 dpi and returns the largest |R-G|, |G-B| over all pixels. */
+async function maxChroma(file: string, n: number): Promise<number> {
+  const base = path.join(dir, `chroma-${Math.random().toString(36).slice(2)}`);
+  execFileSync('pdftoppm', ['-r', '36', '-f', String(n), '-l', String(n), '-png', '-singlefile', file, base]);
+  const { data, info } = await sharp(`${base}.png`).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+  let max = 0;
+  for (let i = 0; i < data.length; i += info.channels) max = Math.max(max, Math.abs(data[i]! - data[i + 1]!), Math.abs(data[i + 1]! - data[i + 2]!));
+  return max;
+}
+
+describe('Ghostscript tools', () => {
+  before(async () => {
+    photoPdf = await makePhotoPdf(path.join(dir, 'photo.pdf'));
+  });
+
+  it('compress-pdf quality mode shrinks images and reports sizes', async () => {
+    const r = await runPdfTool(dir, 'compress-pdf', [photoPdf], { quality: 30 });
+    const before = statSync(photoPdf).size;
+    const after = statSync(r.file!).size;
+    assert.equal(r.data!.originalSize, before);
+    assert.equal(r.data!.processedSize, after);
+    assert.ok(after < before * 0.7, `${after} vs ${before}`);
+    assert.equal(pageCount(r.file!), 2);
+    assert.match(pageTexts(r.file!)[0]!, /Colour heading/);
+  });
+
+  it('compress-pdf targetSize stops at the first setting under the target, or says it was not met', async () => {
+    const before = statSync(photoPdf).size;
+    const target = Math.round(before / 1024 / 3);
+    const r = await runPdfTool(dir, 'compress-pdf', [photoPdf], { mode: 'targetSize', targetSizeKb: target });
+    assert.equal(r.data!.targetMet, true);
+    assert.ok(statSync(r.file!).size <= target * 1024);
+    const attempts = r.data!.attempts as { quality: number; size: number }[];
+    assert.ok(attempts.slice(0, -1).every((a) => a.size > target * 1024));
+
+    const impossible = await runPdfTool(dir, 'compress-pdf', [photoPdf], { mode: 'targetSize', targetSizeKb: 0.5 });
+    assert.equal(impossible.data!.targetMet, false);
+    assert.equal((impossible.data!.attempts as unknown[]).length, 6);
+    assert.ok(statSync(impossible.file!).size < before);
+    await assert.rejects(runPdfTool(dir, 'compress-pdf', [photoPdf], { mode: 'targetSize' }), (e: KilnError) => e.code === 'VALIDATION_ERROR');
+  });
+
+  it('grayscale-pdf removes all colour and keeps the text', async () => {
+    assert.ok((await maxChroma(photoPdf, 1)) > 100);
+    const r = await runPdfTool(dir, 'grayscale-pdf', [photoPdf]);
+    assert.ok((await maxChroma(r.file!, 1)) <= 2);
+    assert.ok((await maxChroma(r.file!, 2)) <= 2);
+    assert.match(pageTexts(r.file!)[0]!, /Colour heading/);
+  });
+
+  it('pdfa-convert writes PDF/A-2b identification, an sRGB output intent and embedded fonts', async () => {
+    const r = await runPdfTool(dir, 'pdfa-convert', [photoPdf]);
+    // Decompressed copy, to read the XMP and catalog as text.
+    const qdf = path.join(dir, 'pdfa-qdf.pdf');
+    execFileSync('qpdf', ['--qdf', '--object-streams=disable', r.file!, qdf]);
+    const text = readFileSync(qdf, 'latin1');
+    assert.match(text, /pdfaid:part(>|=['"])2/);
+    assert.match(text, /pdfaid:conformance(>|=['"])B/);
+    assert.match(text, /\/OutputIntents/);
+    assert.match(text, /\/S \/GTS_PDFA1/);
+    assert.match(text, /\/DestOutputProfile \d+ 0 R/);
+    assert.match(text, /sRGB IEC61966-2\.1/);
+    // The source uses Times-Roman unembedded (a standard font); PDF/A needs every font embedded.
+    const before = execFileSync('pdffonts', [photoPdf]).toString().trim().split('\n').slice(2);
+    assert.ok(before.some((l) => / no /.test(l.slice(50))));
+    const fonts = execFileSync('pdffonts', [r.file!]).toString().trim().split('\n').slice(2);
+    assert.ok(fonts.length >= 1);
+    for (const l of fonts) assert.match(l, /\s(yes)\s+(yes|no)\s+(yes|no)\s+\d+\s+\d+\s*$/, l);
+    assert.equal(tryRun('qpdf', ['--check', r.file!]).code, 0);
+    assert.match(pageTexts(r.file!)[0]!, /Colour heading/);
+  });
+});

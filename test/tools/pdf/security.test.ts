@@ -1,0 +1,95 @@
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { before, describe, it } from 'node:test';
+import type { KilnError } from '../../../src/core/errors.js';
+import { tempDir } from '../../helpers/fixtures.js';
+import { makeTextPdf, numbered, pageCount, pageTexts, runPdfTool, tryRun } from './pdf-helpers.js';
+
+const dir = tempDir('kiln-pdf-sec-');
+let plain: string;
+
+describe('protect-pdf and unlock-pdf', () => {
+  before(async () => {
+    plain = await makeTextPdf(path.join(dir, 'plain.pdf'), numbered(3, 'Secret page'));
+  });
+
+  it('encrypts with AES-256; opening needs the user password', async () => {
+    const r = await runPdfTool(dir, 'protect-pdf', [plain], { userPassword: '-open sesame', ownerPassword: 'boss' });
+    const enc = execFileSync('qpdf', ['--password=-open sesame', '--show-encryption', r.file!]).toString();
+    assert.match(enc, /AESv3/); // qpdf's name for AES-256 (R6)
+    assert.match(enc, /R = 6/);
+    assert.notEqual(tryRun('qpdf', ['--show-npages', r.file!]).code, 0);
+    assert.notEqual(tryRun('pdftotext', [r.file!, '-']).code, 0);
+    assert.deepEqual(pageTexts(r.file!, '-open sesame'), ['Secret page 1', 'Secret page 2', 'Secret page 3']);
+    assert.equal(r.data!.encryption, 'AES-256');
+    // The owner password also opens it.
+    assert.equal(tryRun('qpdf', ['--password=boss', '--show-npages', r.file!]).code, 0);
+  });
+
+  it('unlock removes the encryption with the right password, refuses a wrong one clearly', async () => {
+    const locked = (await runPdfTool(dir, 'protect-pdf', [plain], { userPassword: 'pw1' })).file!;
+    const bad = runPdfTool(dir, 'unlock-pdf', [locked], { password: 'nope' });
+    await assert.rejects(bad, (e: KilnError) => e.code === 'VALIDATION_ERROR' && /password is not correct/.test(e.message));
+    const r = await runPdfTool(dir, 'unlock-pdf', [locked], { password: 'pw1' });
+    assert.match(execFileSync('qpdf', ['--show-encryption', r.file!]).toString(), /File is not encrypted/);
+    assert.deepEqual(pageTexts(r.file!), ['Secret page 1', 'Secret page 2', 'Secret page 3']);
+  });
+
+  it('other tools answer UNSUPPORTED_INPUT naming unlock-pdf for an encrypted input', async () => {
+    const locked = (await runPdfTool(dir, 'protect-pdf', [plain], { userPassword: 'pw2' })).file!;
+    for (const [id, s] of [
+      ['extract-pages', { range: '1' }],
+      ['grayscale-pdf', {}],
+      ['linearize-pdf', {}],
+      ['repair-pdf', {}],
+    ] as const) {
+      await assert.rejects(runPdfTool(dir, id, [locked], s), (e: KilnError) => e.code === 'UNSUPPORTED_INPUT' && /password-protected/.test(e.message) && /unlock-pdf/.test(e.message), id);
+    }
+  });
+
+  it('a PDF with only an owner password (opens without one) is processed', async () => {
+    const ownerOnly = path.join(dir, 'owner-only.pdf');
+    execFileSync('qpdf', ['--encrypt', '', 'owner', '256', '--', plain, ownerOnly]);
+    const r = await runPdfTool(dir, 'extract-pages', [ownerOnly], { range: '2' });
+    assert.deepEqual(pageTexts(r.file!), ['Secret page 2']);
+  });
+});
+
+describe('repair-pdf, corrupt input, linearize-pdf', () => {
+  it('repair-pdf rebuilds a broken cross-reference table', async () => {
+    const good = await makeTextPdf(path.join(dir, 'good.pdf'), numbered(2, 'Fix me'), { objectStreams: false });
+    const bytes = readFileSync(good);
+    const at = bytes.lastIndexOf('startxref');
+    const broken = path.join(dir, 'broken-xref.pdf');
+    writeFileSync(broken, Buffer.concat([bytes.subarray(0, at), Buffer.from('startxref\n999999\n%%EOF\n')]));
+    const r = await runPdfTool(dir, 'repair-pdf', [broken]);
+    assert.equal(r.data!.method, 'qpdf');
+    assert.equal(r.data!.repaired, true);
+    const check = tryRun('qpdf', ['--check', r.file!]);
+    assert.equal(check.code, 0, check.out);
+    assert.deepEqual(pageTexts(r.file!), ['Fix me 1', 'Fix me 2']);
+  });
+
+  it('a truncated PDF fails cleanly with UNSUPPORTED_INPUT in every tool, quickly', async () => {
+    const good = await makeTextPdf(path.join(dir, 'good2.pdf'), numbered(2));
+    const cut = path.join(dir, 'truncated.pdf');
+    writeFileSync(cut, readFileSync(good).subarray(0, 300));
+    const t0 = Date.now();
+    await assert.rejects(runPdfTool(dir, 'rotate-pdf', [cut], {}), (e: KilnError) => e.code === 'UNSUPPORTED_INPUT' && /repair-pdf/.test(e.message));
+    await assert.rejects(runPdfTool(dir, 'repair-pdf', [cut], {}), (e: KilnError) => e.code === 'UNSUPPORTED_INPUT');
+    await assert.rejects(runPdfTool(dir, 'compress-pdf', [cut], {}), (e: KilnError) => e.code === 'UNSUPPORTED_INPUT');
+    assert.ok(Date.now() - t0 < 20_000);
+  });
+
+  it('linearize-pdf output passes qpdf --check-linearization', async () => {
+    const src = await makeTextPdf(path.join(dir, 'lin.pdf'), numbered(4));
+    assert.match(tryRun('qpdf', ['--check-linearization', src]).out, /is not linearized/);
+    const r = await runPdfTool(dir, 'linearize-pdf', [src]);
+    const c = tryRun('qpdf', ['--check-linearization', r.file!]);
+    assert.equal(c.code, 0, c.out);
+    assert.match(c.out, /no linearization errors/);
+    assert.equal(pageCount(r.file!), 4);
+  });
+});
