@@ -1,0 +1,60 @@
+/** Password and API-key hashing (scrypt from node:crypto, on the thread pool) and token generation. */
+import { createHash, randomBytes, scrypt as scryptCb, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+
+const N = 16384;
+const R = 8;
+const P = 1;
+const KEYLEN = 32;
+
+function scrypt(secret: string, salt: Buffer, keylen: number, o: ScryptOptions): Promise<Buffer> {
+  return new Promise((resolve, reject) => scryptCb(secret, salt, keylen, o, (err, key) => (err ? reject(err) : resolve(key))));
+}
+
+/** `scrypt$N$r$p$salt$hash` (base64url parts) so parameters can change without breaking old hashes. */
+export async function hashSecret(secret: string): Promise<string> {
+  const salt = randomBytes(16);
+  const key = await scrypt(secret, salt, KEYLEN, { N, r: R, p: P });
+  return `scrypt$${N}$${R}$${P}$${salt.toString('base64url')}$${key.toString('base64url')}`;
+}
+
+export async function verifySecret(secret: string, stored: string | null | undefined): Promise<boolean> {
+  const parts = stored?.split('$');
+  if (!parts || parts.length !== 6 || parts[0] !== 'scrypt') return false;
+  const [, n, r, p, salt, hash] = parts as [string, string, string, string, string, string];
+  const expected = Buffer.from(hash, 'base64url');
+  const key = await scrypt(secret, Buffer.from(salt, 'base64url'), expected.length, { N: Number(n), r: Number(r), p: Number(p), maxmem: 256 * 1024 * 1024 });
+  return key.length === expected.length && timingSafeEqual(key, expected);
+}
+
+/** A dummy hash to verify against when the user does not exist, so timing does not reveal usernames. */
+let dummy: Promise<string> | undefined;
+export function dummyHash(): Promise<string> {
+  return (dummy ??= hashSecret(randomBytes(16).toString('hex')));
+}
+
+export function sha256(s: string): string {
+  return createHash('sha256').update(s).digest('hex');
+}
+
+export function newId(): string {
+  return randomBytes(12).toString('hex');
+}
+
+export function newSessionToken(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+export const API_KEY_PREFIX_LEN = 12;
+
+/** `si_` + 96 hex characters. */
+export function newApiKey(): string {
+  return 'si_' + randomBytes(48).toString('hex');
+}
+
+export function isApiKeyShape(s: string): boolean {
+  return /^si_[0-9a-f]{96}$/.test(s);
+}
+
+export function generatePassword(): string {
+  return randomBytes(18).toString('base64url');
+}

@@ -1,0 +1,36 @@
+/**
+ * What the routes share, hung on the fastify instance as `app.kiln`. Later features (file library,
+ * accounts) add their services here through the optional hooks rather than new globals.
+ */
+import type { FastifyRequest } from 'fastify';
+import type { InputFile } from '../src/core/tool.js';
+import type { Authenticator, AuthUser } from './auth/authenticate.js';
+import type { BootstrapResult } from './auth/bootstrap.js';
+import type { DaemonConfig } from './config.js';
+import type { JobService } from './jobs/service.js';
+import type { Store } from './store/db.js';
+import type { JobRow } from './store/jobs.js';
+
+/** Implemented by the file library: a run may take its input from, and save its output to, a library item. */
+export interface FileLibraryHook {
+  /** Copies (or links) the item's current version into `inDir` and describes it as an input. */
+  resolveInput(user: AuthUser, fileId: string, inDir: string, request: FastifyRequest): Promise<InputFile>;
+  /** Saves a finished job's output as a new version of the item; returns the saved file id. */
+  saveOutput(user: AuthUser, fileId: string, job: JobRow): Promise<string>;
+}
+
+export interface DaemonContext {
+  config: DaemonConfig;
+  store: Store;
+  auth: Authenticator;
+  jobs: JobService;
+  startedAt: number;
+  bootstrap: BootstrapResult;
+  fileLibrary?: FileLibraryHook;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    kiln: DaemonContext;
+  }
+}

@@ -1,0 +1,307 @@
+/**
+ * Jobs: every HTTP run is persisted, queued, run with runTool, and its progress published. Routes
+ * wait on `wait()` for the synchronous window; SSE follows `events`; the sweeper removes old outputs.
+ */
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { FastifyBaseLogger } from 'fastify';
+import { KilnError, toKilnError } from '../../src/core/errors.js';
+import type { ToolInputs } from '../../src/core/tool.js';
+import { runTool } from '../../src/tools/run-tool.js';
+import type { AuthUser } from '../auth/authenticate.js';
+import { newId } from '../auth/secrets.js';
+import type { DaemonConfig } from '../config.js';
+import type { JobQueue } from '../queue/queue.js';
+import type { Store } from '../store/db.js';
+import { deleteJob, expiredJobs, finishJob, getJob, insertJob, isFinal, unfinishedJobs, updateJob, type JobRow } from '../store/jobs.js';
+import { JobEvents } from './events.js';
+import type { Target } from './targets.js';
+
+export interface SubmitRequest {
+  id: string;
+  owner: AuthUser;
+  target: Target;
+  /** Validated settings (fixed preset settings already merged). */
+  settings: Record<string, unknown>;
+  inputs: ToolInputs;
+  workDir: string;
+  clientJobId?: string;
+}
+
+const PROGRESS_WRITE_MS = 500;
+
+export function downloadUrl(row: Pick<JobRow, 'id' | 'output_name'>): string | undefined {
+  return row.output_name ? `/api/v1/download/${row.id}/${encodeURIComponent(row.output_name)}` : undefined;
+}
+
+/** The result body of a finished run (HTTP 200 and the SSE `completed` event). */
+export function jobResult(row: JobRow): Record<string, unknown> {
+  const r: Record<string, unknown> = {
+    jobId: row.id,
+    downloadUrl: downloadUrl(row),
+    originalSize: Number(row.original_size ?? 0),
+    processedSize: Number(row.processed_size ?? 0),
+  };
+  const data = row.result ? (JSON.parse(row.result) as { data?: unknown }).data : undefined;
+  if (data !== undefined) r.data = data;
+  return r;
+}
+
+export function jobError(row: JobRow): { code: string; message: string; details?: unknown; reason?: string } {
+  return row.error ? JSON.parse(row.error) : { code: 'INTERNAL', message: 'The job failed.' };
+}
+
+/** The public JSON view of a job. */
+export function jobView(row: JobRow): Record<string, unknown> {
+  const ts = (n: number | null) => (n === null ? null : new Date(Number(n)).toISOString());
+  return {
+    jobId: row.id,
+    tool: row.tool,
+    baseTool: row.base_tool,
+    kind: row.kind,
+    ownerId: row.owner_id,
+    status: row.status,
+    progress: { percent: row.progress, stage: row.stage },
+    settings: JSON.parse(row.settings),
+    clientJobId: row.client_job_id,
+    result: row.status === 'completed' ? jobResult(row) : null,
+    error: row.status === 'failed' || row.status === 'cancelled' ? jobError(row) : null,
+    outputName: row.output_name,
+    contentType: row.content_type,
+    originalSize: row.original_size === null ? null : Number(row.original_size),
+    processedSize: row.processed_size === null ? null : Number(row.processed_size),
+    createdAt: ts(row.created_at),
+    startedAt: ts(row.started_at),
+    finishedAt: ts(row.finished_at),
+  };
+}
+
+export class JobService {
+  readonly events = new JobEvents();
+  private settled = new Map<string, Promise<JobRow | undefined>>();
+  /** Runs driven outside the queue's single-task model (batch streams): cancel aborts them here. */
+  private external = new Map<string, AbortController>();
+  private sweeper?: NodeJS.Timeout;
+  private closing = false;
+
+  constructor(
+    private readonly store: Store,
+    readonly queue: JobQueue,
+    private readonly config: DaemonConfig,
+    readonly instanceId: string,
+    private readonly log: FastifyBaseLogger,
+  ) {}
+
+  get jobsDir(): string {
+    return path.join(this.config.dataDir, 'jobs');
+  }
+
+  /** A fresh job id and its private directory (uploads go to `<dir>/in`). */
+  async allocate(): Promise<{ id: string; workDir: string; inDir: string }> {
+    const id = newId();
+    const workDir = path.join(this.jobsDir, id);
+    const inDir = path.join(workDir, 'in');
+    await mkdir(inDir, { recursive: true });
+    return { id, workDir, inDir };
+  }
+
+  async submit(req: SubmitRequest): Promise<JobRow> {
+    const row: JobRow = {
+      id: req.id,
+      owner_id: req.owner.id,
+      tool: req.target.id,
+      base_tool: req.target.tool.id,
+      kind: 'run',
+      settings: JSON.stringify(req.settings),
+      status: 'queued',
+      progress: 0,
+      stage: 'queued',
+      result: null,
+      error: null,
+      client_job_id: req.clientJobId ?? null,
+      instance_id: this.instanceId,
+      work_dir: req.workDir,
+      output_path: null,
+      output_name: null,
+      content_type: null,
+      original_size: null,
+      processed_size: null,
+      created_at: Date.now(),
+      started_at: null,
+      finished_at: null,
+    };
+    await insertJob(this.store.db, row);
+    const done = this.queue
+      .run(row.id, (signal) => this.execute(req, signal))
+      .catch((e) => this.fail(row.id, req.workDir, e))
+      .then(() => getJob(this.store.db, row.id))
+      .catch(() => undefined)
+      .finally(() => this.settled.delete(row.id));
+    this.settled.set(row.id, done);
+    return row;
+  }
+
+  private async execute(req: SubmitRequest, signal: AbortSignal): Promise<void> {
+    const db = this.store.db;
+    await updateJob(db, req.id, { status: 'running', started_at: Date.now(), stage: 'starting' });
+    let lastWrite = 0;
+    const outcome = await runTool(req.target.tool, req.inputs, req.settings, {
+      workDir: req.workDir,
+      dataDir: this.config.dataDir,
+      signal,
+      validated: true,
+      onProgress: (percent, stage) => {
+        this.events.publish(req.id, { type: 'progress', percent, stage });
+        const now = Date.now();
+        if (now - lastWrite >= PROGRESS_WRITE_MS || percent === 100) {
+          lastWrite = now;
+          updateJob(db, req.id, { progress: percent, stage: stage ?? null }).catch(() => {});
+        }
+      },
+    });
+    const patch: Partial<JobRow> & { status: 'completed' } = {
+      status: 'completed',
+      progress: 100,
+      stage: 'done',
+      result: JSON.stringify(outcome.data !== undefined ? { data: outcome.data } : {}),
+      output_path: outcome.output?.path ?? null,
+      output_name: outcome.output?.name ?? null,
+      content_type: outcome.output?.contentType ?? null,
+      original_size: outcome.originalSize,
+      processed_size: outcome.processedSize,
+      finished_at: Date.now(),
+    };
+    // The inputs are no longer needed; the output stays until the TTL sweep.
+    await rm(path.join(req.workDir, 'in'), { recursive: true, force: true });
+    if (!(await finishJob(db, req.id, patch))) {
+      // Cancelled at the last moment: the output must not outlive the job.
+      await rm(req.workDir, { recursive: true, force: true });
+      return;
+    }
+    const row = await getJob(db, req.id);
+    if (row) this.events.publish(req.id, { type: 'completed', result: jobResult(row) });
+  }
+
+  async fail(id: string, workDir: string, e: unknown): Promise<void> {
+    // A shutdown aborts runs too, but nobody cancelled them: they failed, as after a crash.
+    const err = this.closing
+      ? new KilnError('INTERNAL', 'The daemon stopped while this job was running; run it again.', { reason: 'daemon-restarted' })
+      : toKilnError(e);
+    if (err.code === 'INTERNAL') this.log.error({ err: e, jobId: id }, 'job failed');
+    await rm(workDir, { recursive: true, force: true }).catch(() => {});
+    const body = err.toJSON().error;
+    await finishJob(this.store.db, id, {
+      status: err.code === 'CANCELLED' ? 'cancelled' : 'failed',
+      error: JSON.stringify(body),
+      stage: err.code === 'CANCELLED' ? 'cancelled' : 'failed',
+      output_path: null,
+      output_name: null,
+      finished_at: Date.now(),
+    });
+    this.events.publish(id, { type: 'failed', error: body });
+  }
+
+  /**
+   * Tracks a run the caller drives itself (a batch): `done` settles when it has ended and recorded
+   * its final state; cancel() aborts `controller`.
+   */
+  track(id: string, controller: AbortController, done: Promise<unknown>): void {
+    this.external.set(id, controller);
+    const settled = done
+      .catch(() => undefined)
+      .then(() => getJob(this.store.db, id))
+      .catch(() => undefined)
+      .finally(() => {
+        this.settled.delete(id);
+        this.external.delete(id);
+      });
+    this.settled.set(id, settled);
+  }
+
+  /** The finished row, or undefined when the job is still going after `ms`. */
+  async wait(id: string, ms: number): Promise<JobRow | undefined> {
+    const p = this.settled.get(id);
+    if (!p) {
+      const row = await getJob(this.store.db, id);
+      return row && isFinal(row.status) ? row : undefined;
+    }
+    if (ms <= 0) return undefined;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timeout = new Promise<undefined>((resolve) => {
+      timer = setTimeout(() => resolve(undefined), ms);
+    });
+    try {
+      return await Promise.race([p, timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Aborts a queued or running job; its partial output is removed. */
+  async cancel(row: JobRow): Promise<JobRow> {
+    if (isFinal(row.status)) throw new KilnError('CONFLICT', `Job ${row.id} has already ${row.status === 'completed' ? 'completed' : 'ended'} (${row.status}).`);
+    const waiting = this.settled.get(row.id);
+    const ext = this.external.get(row.id);
+    if (ext && waiting) {
+      ext.abort();
+      await waiting;
+    } else if (this.queue.cancel(row.id) && waiting) {
+      await waiting;
+    } else {
+      // Not running here (e.g. left over from a crash before recovery): end the record.
+      await this.fail(row.id, row.work_dir ?? path.join(this.jobsDir, row.id), new KilnError('CANCELLED', 'The run was cancelled.'));
+    }
+    return (await getJob(this.store.db, row.id)) ?? row;
+  }
+
+  /** After a restart: what this instance was running can never finish; say so and free its files. */
+  async recover(): Promise<number> {
+    const rows = await unfinishedJobs(this.store.db, this.instanceId);
+    for (const row of rows) {
+      if (row.work_dir) await rm(row.work_dir, { recursive: true, force: true });
+      await finishJob(this.store.db, row.id, {
+        status: 'failed',
+        error: JSON.stringify(new KilnError('INTERNAL', `The daemon stopped while this job was ${row.status}; run it again.`, { reason: 'daemon-restarted' }).toJSON().error),
+        stage: 'failed',
+        finished_at: Date.now(),
+      });
+    }
+    return rows.length;
+  }
+
+  /** Removes finished jobs (records and files) older than JOB_TTL_HOURS. */
+  async sweep(now = Date.now()): Promise<number> {
+    const rows = await expiredJobs(this.store.db, this.instanceId, now - this.config.jobTtlHours * 3_600_000);
+    for (const row of rows) {
+      await rm(row.work_dir ?? path.join(this.jobsDir, row.id), { recursive: true, force: true });
+      await deleteJob(this.store.db, row.id);
+    }
+    return rows.length;
+  }
+
+  startSweeper(onError: (e: unknown) => void): void {
+    const every = Math.min(10 * 60_000, Math.max(10_000, (this.config.jobTtlHours * 3_600_000) / 4));
+    this.sweeper = setInterval(() => this.sweep().catch(onError), every);
+    this.sweeper.unref();
+  }
+
+  async close(): Promise<void> {
+    if (this.sweeper) clearInterval(this.sweeper);
+    this.closing = true;
+    for (const c of this.external.values()) c.abort();
+    await this.queue.close();
+    // Let aborted runs record their end before the database closes.
+    await Promise.race([Promise.allSettled([...this.settled.values()]), new Promise((r) => setTimeout(r, 5000))]);
+  }
+}
+
+/** A stable id for this data dir, so restart recovery touches only this instance's jobs. */
+export async function instanceIdFor(dataDir: string): Promise<string> {
+  const file = path.join(dataDir, 'instance-id');
+  const existing = await readFile(file, 'utf8').catch(() => '');
+  if (existing.trim()) return existing.trim();
+  const id = newId();
+  await mkdir(dataDir, { recursive: true });
+  await writeFile(file, id + '\n');
+  return id;
+}

@@ -1,0 +1,172 @@
+/**
+ * POST /api/v1/tools/<section>/<tool_id>/batch: repeated `files` + `settings`. Inputs stream to disk,
+ * then a ZIP streams back (X-Job-Id first) with each output added as soon as it is done, and a
+ * manifest.json listing every input with its output name or its error.
+ */
+import { mkdir, rm } from 'node:fs/promises';
+import path from 'node:path';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import yazl from 'yazl';
+import { KilnError, toKilnError } from '../../src/core/errors.js';
+import { validateRequest, runTool } from '../../src/tools/run-tool.js';
+import { requireUser } from '../auth/authenticate.js';
+import { requirePermission } from '../auth/permissions.js';
+import { assembleSettings, readMultipart, type UploadedPart } from '../http/uploads.js';
+import { checkPresetInputs, effectiveSettings, findTarget, routeOf, targets, type Target } from '../jobs/targets.js';
+import { finishJob, insertJob, updateJob } from '../store/jobs.js';
+import { contentDisposition } from './download.js';
+import { misrouted } from './tools.js';
+
+const MAX_BATCH_FILES = 500;
+const STORED = /\.(jpe?g|png|webp|avif|gif|mp4|webm|mov|mp3|m4a|ogg|opus|zip|pdf|heic|docx|xlsx|pptx|epub)$/i;
+
+interface ManifestItem {
+  input: string;
+  output?: string;
+  size?: number;
+  data?: unknown;
+  error?: { code: string; message: string; details?: unknown; reason?: string };
+}
+
+/** Unique names inside one archive, assigned as entries arrive. */
+function namer() {
+  const seen = new Set<string>(['manifest.json']);
+  return (name: string) => {
+    let n = name;
+    for (let i = 2; seen.has(n); i++) {
+      const dot = name.lastIndexOf('.');
+      n = dot > 0 ? `${name.slice(0, dot)} (${i})${name.slice(dot)}` : `${name} (${i})`;
+    }
+    seen.add(n);
+    return n;
+  };
+}
+
+export async function batchRoutes(app: FastifyInstance): Promise<void> {
+  for (const target of targets()) {
+    if (target.batchable) app.post(routeOf(target) + '/batch', (request, reply) => runBatch(app, target, request, reply));
+  }
+  app.post('/api/v1/tools/:section/:toolId/batch', async (request) => {
+    const { section, toolId } = request.params as { section: string; toolId: string };
+    const t = findTarget(toolId);
+    if (t && t.section === section && !t.batchable) {
+      throw new KilnError('NOT_FOUND', `${toolId} has no batch route: it takes ${t.tool.input.kind === 'files' ? 'several files in one run' : t.tool.input.kind === 'none' ? 'no input file' : 'a required second file'}. Use POST ${routeOf(t)}.`);
+    }
+    if (t && !t.batchable) throw new KilnError('NOT_FOUND', `${toolId} has no batch route; it runs at POST ${routeOf(t)}.`);
+    throw misrouted(section, toolId, '/batch');
+  });
+}
+
+async function runBatch(app: FastifyInstance, target: Target, request: FastifyRequest, reply: FastifyReply) {
+  const user = requireUser(request);
+  requirePermission(request, 'tools:use');
+  const { jobs, config, store } = app.kiln;
+  const { id, workDir, inDir } = await jobs.allocate();
+  let files: UploadedPart[];
+  let settings: Record<string, unknown>;
+  try {
+    if (!request.isMultipart()) throw new KilnError('VALIDATION_ERROR', 'Send multipart/form-data with the inputs in repeated "files" fields and the settings as JSON in "settings".');
+    const parsed = await readMultipart(request, inDir, { maxFileBytes: config.maxUploadMb * 1048576, maxFiles: MAX_BATCH_FILES });
+    files = parsed.parts.filter((p) => p.field === 'files' || p.field === 'file');
+    const stray = parsed.parts.find((p) => p.field !== 'files' && p.field !== 'file');
+    if (stray) throw new KilnError('VALIDATION_ERROR', `The batch route takes its inputs in repeated "files" fields (got "${stray.field}").`, { details: [{ path: stray.field, message: 'unknown file field' }] });
+    if (files.length === 0) throw new KilnError('VALIDATION_ERROR', 'No input files: send one or more "files" fields.', { details: [{ path: 'files', message: 'required' }] });
+    if (parsed.fields.get('fileId')) throw new KilnError('VALIDATION_ERROR', 'fileId: the file library is not available for batch runs.');
+    const raw = effectiveSettings(target, assembleSettings(target.tool, parsed.fields.get('settings'), parsed.fields));
+    settings = validateRequest(target.tool, { files: [files[0]!], extra: {} }, raw);
+  } catch (e) {
+    await rm(workDir, { recursive: true, force: true });
+    throw e;
+  }
+
+  const now = Date.now();
+  await insertJob(store.db, {
+    id, owner_id: user.id, tool: target.id, base_tool: target.tool.id, kind: 'batch', settings: JSON.stringify(settings),
+    status: 'running', progress: 0, stage: `0/${files.length}`, result: null, error: null, client_job_id: null,
+    instance_id: jobs.instanceId, work_dir: workDir, output_path: null, output_name: null, content_type: 'application/zip',
+    original_size: files.reduce((a, f) => a + f.size, 0), processed_size: null, created_at: now, started_at: now, finished_at: null,
+  });
+
+  reply.hijack();
+  const res = reply.raw;
+  res.writeHead(200, {
+    'content-type': 'application/zip',
+    'content-disposition': contentDisposition(`${target.id}-batch.zip`),
+    'x-job-id': id,
+    'cache-control': 'no-store',
+  });
+  res.flushHeaders();
+
+  const controller = new AbortController();
+  const onClientGone = () => {
+    if (!res.writableFinished) controller.abort();
+  };
+  res.on('close', onClientGone);
+
+  const done = (async () => {
+    const zip = new yazl.ZipFile();
+    const zipDone = new Promise<void>((resolve, reject) => {
+      zip.outputStream.on('error', reject);
+      res.on('error', reject);
+      res.on('close', resolve);
+      zip.outputStream.on('end', resolve);
+    });
+    zip.outputStream.pipe(res);
+    const uniq = namer();
+    const manifest: ManifestItem[] = new Array(files.length);
+    let finished = 0;
+    let processed = 0;
+    await Promise.all(
+      files.map(async (f, i) => {
+        const itemDir = path.join(workDir, 'items', String(i));
+        try {
+          await mkdir(itemDir, { recursive: true });
+          await checkPresetInputs(target, [f]);
+          const outcome = await jobs.queue.run(`${id}:${i}`, (signal) => {
+            const both = AbortSignal.any([signal, controller.signal]);
+            return runTool(target.tool, { files: [{ path: f.path, name: f.name, size: f.size }], extra: {} }, settings, { workDir: itemDir, dataDir: config.dataDir, signal: both, validated: true });
+          });
+          const item: ManifestItem = { input: f.name };
+          if (outcome.output) {
+            item.output = uniq(outcome.output.name);
+            item.size = outcome.processedSize;
+            processed += outcome.processedSize;
+            zip.addFile(outcome.output.path, item.output, { compress: !STORED.test(item.output) });
+          }
+          if (outcome.data !== undefined) item.data = outcome.data;
+          manifest[i] = item;
+        } catch (e) {
+          manifest[i] = { input: f.name, error: toKilnError(e).toJSON().error };
+        }
+        finished++;
+        const percent = Math.round((finished / files.length) * 100);
+        jobs.events.publish(id, { type: 'progress', percent, stage: `${finished}/${files.length}` });
+        updateJob(store.db, id, { progress: percent, stage: `${finished}/${files.length}` }).catch(() => {});
+      }),
+    );
+    const failed = manifest.filter((m) => m.error).length;
+    const summary = { jobId: id, tool: target.id, total: files.length, succeeded: files.length - failed, failed, items: manifest };
+    zip.addBuffer(Buffer.from(JSON.stringify(summary, null, 2) + '\n'), 'manifest.json');
+    zip.end();
+    await zipDone;
+    if (controller.signal.aborted) throw new KilnError('CANCELLED', 'The batch was cancelled.');
+    await finishJob(store.db, id, {
+      status: 'completed', progress: 100, stage: 'done', finished_at: Date.now(), processed_size: processed,
+      result: JSON.stringify({ data: { total: files.length, succeeded: files.length - failed, failed } }),
+    });
+    jobs.events.publish(id, { type: 'completed', result: { jobId: id, total: files.length, succeeded: files.length - failed, failed } });
+  })();
+  // On cancel the queue entries are dropped too, so waiting items end at once.
+  controller.signal.addEventListener('abort', () => files.forEach((_, i) => jobs.queue.cancel(`${id}:${i}`)), { once: true });
+  const finished = done
+    .catch(async (e) => {
+      await jobs.fail(id, workDir, e);
+      res.destroy();
+    })
+    .finally(async () => {
+      res.off('close', onClientGone);
+      await rm(workDir, { recursive: true, force: true });
+    });
+  jobs.track(id, controller, finished);
+  await finished;
+}

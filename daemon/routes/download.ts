@@ -1,0 +1,62 @@
+/** GET /api/v1/download/:jobId/:filename: streams a finished job's output, with Range support. */
+import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import type { FastifyInstance } from 'fastify';
+import { KilnError } from '../../src/core/errors.js';
+import { visibleJob } from './jobs.js';
+
+/** RFC 6266: an ASCII fallback plus the exact UTF-8 name in filename*. */
+export function contentDisposition(name: string, type: 'attachment' | 'inline' = 'attachment'): string {
+  const ascii = name.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '_');
+  const encoded = encodeURIComponent(name).replace(/['()*]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase());
+  return `${type}; filename="${ascii}"; filename*=UTF-8''${encoded}`;
+}
+
+export function parseRange(header: string | undefined, size: number): { start: number; end: number } | 'invalid' | undefined {
+  if (!header) return undefined;
+  const m = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
+  // Several ranges (multipart/byteranges) are rare: answer the whole file.
+  if (!m) return header.includes(',') ? undefined : 'invalid';
+  let start: number;
+  let end: number;
+  if (m[1] === '') {
+    if (m[2] === '') return 'invalid';
+    start = Math.max(0, size - Number(m[2]));
+    end = size - 1;
+  } else {
+    start = Number(m[1]);
+    end = m[2] === '' ? size - 1 : Math.min(Number(m[2]), size - 1);
+  }
+  if (start > end || start >= size) return 'invalid';
+  return { start, end };
+}
+
+export async function downloadRoutes(app: FastifyInstance): Promise<void> {
+  app.get('/api/v1/download/:jobId/:filename', async (request, reply) => {
+    const { jobId, filename } = request.params as { jobId: string; filename: string };
+    const row = await visibleJob(app, request, jobId);
+    if (row.status !== 'completed') {
+      if (row.status === 'queued' || row.status === 'running') throw new KilnError('JOB_NOT_READY', `Job ${jobId} is ${row.status}; follow /api/v1/jobs/${jobId}/progress and download when it completes.`);
+      throw new KilnError('NOT_FOUND', `Job ${jobId} has no output (it ${row.status === 'failed' ? 'failed' : 'was cancelled'}).`);
+    }
+    if (!row.output_path || !row.output_name || row.output_name !== filename) throw new KilnError('NOT_FOUND', `Job ${jobId} has no file named ${filename}.`);
+    const st = await stat(row.output_path).catch(() => undefined);
+    if (!st) throw new KilnError('NOT_FOUND', `The output of job ${jobId} has expired or was removed.`);
+    const range = parseRange(request.headers.range, st.size);
+    reply
+      .header('content-type', row.content_type ?? 'application/octet-stream')
+      .header('content-disposition', contentDisposition(row.output_name))
+      .header('accept-ranges', 'bytes')
+      .header('x-content-type-options', 'nosniff')
+      .header('last-modified', st.mtime.toUTCString());
+    if (range === 'invalid') {
+      return reply.code(416).type('application/json; charset=utf-8').header('content-range', `bytes */${st.size}`).send(new KilnError('USAGE_ERROR', `The Range header does not fit a file of ${st.size} bytes.`).toJSON());
+    }
+    if (range) {
+      reply.code(206).header('content-range', `bytes ${range.start}-${range.end}/${st.size}`).header('content-length', range.end - range.start + 1);
+      return reply.send(createReadStream(row.output_path, { start: range.start, end: range.end }));
+    }
+    reply.header('content-length', st.size);
+    return reply.send(createReadStream(row.output_path));
+  });
+}

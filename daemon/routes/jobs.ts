@@ -1,0 +1,93 @@
+/** Job state, listing, cancellation and the progress stream (server-sent events). */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { KilnError } from '../../src/core/errors.js';
+import { requireUser } from '../auth/authenticate.js';
+import { hasPermission } from '../auth/permissions.js';
+import type { JobEvent } from '../jobs/events.js';
+import { jobError, jobResult, jobView } from '../jobs/service.js';
+import { getJob, isFinal, listJobs, type JobRow } from '../store/jobs.js';
+import type { JobStatus } from '../store/schema.js';
+
+const HEARTBEAT_MS = 15_000;
+
+/** The job if the caller may see it; NOT_FOUND otherwise (never reveals other users' jobs). */
+export async function visibleJob(app: FastifyInstance, request: FastifyRequest, jobId: string): Promise<JobRow> {
+  const user = requireUser(request);
+  const row = /^[0-9a-f]{24}$/.test(jobId) ? await getJob(app.kiln.store.db, jobId) : undefined;
+  if (!row || (row.owner_id !== user.id && !hasPermission(request, 'jobs:all'))) throw new KilnError('NOT_FOUND', `No job ${jobId}.`);
+  return row;
+}
+
+function finalEvent(row: JobRow): JobEvent {
+  return row.status === 'completed' ? { type: 'completed', result: jobResult(row) } : { type: 'failed', error: jobError(row) };
+}
+
+export async function jobRoutes(app: FastifyInstance): Promise<void> {
+  app.get('/api/v1/jobs/:jobId', async (request) => jobView(await visibleJob(app, request, (request.params as { jobId: string }).jobId)));
+
+  app.get('/api/v1/jobs', async (request) => {
+    const user = requireUser(request);
+    const q = request.query as { limit?: string; offset?: string; status?: string; all?: string };
+    const limit = Math.min(500, Math.max(1, Number(q.limit ?? 50) || 50));
+    const offset = Math.max(0, Number(q.offset ?? 0) || 0);
+    const statuses = ['queued', 'running', 'completed', 'failed', 'cancelled'];
+    if (q.status && !statuses.includes(q.status)) throw new KilnError('VALIDATION_ERROR', `status must be one of ${statuses.join(', ')}.`);
+    // Admins see every job; others only their own.
+    const ownerId = hasPermission(request, 'jobs:all') ? undefined : user.id;
+    const rows = await listJobs(app.kiln.store.db, { ownerId, limit, offset, status: q.status as JobStatus | undefined });
+    return { jobs: rows.map(jobView), limit, offset };
+  });
+
+  app.post('/api/v1/jobs/:jobId/cancel', async (request) => {
+    const row = await visibleJob(app, request, (request.params as { jobId: string }).jobId);
+    return jobView(await app.kiln.jobs.cancel(row));
+  });
+
+  app.get('/api/v1/jobs/:jobId/progress', async (request, reply) => {
+    const row = await visibleJob(app, request, (request.params as { jobId: string }).jobId);
+    const { jobs } = app.kiln;
+    reply.hijack();
+    const res = reply.raw;
+    res.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache, no-transform',
+      connection: 'keep-alive',
+      // Proxies such as nginx must not buffer the stream.
+      'x-accel-buffering': 'no',
+    });
+    const send = (id: number, e: JobEvent) => {
+      const { type, ...payload } = e;
+      const body = type === 'progress' ? payload : type === 'completed' ? (payload as { result: unknown }).result : (payload as { error: unknown }).error;
+      res.write(`id: ${id}\nevent: ${type}\ndata: ${JSON.stringify(body)}\n\n`);
+    };
+    let closed = false;
+    let unsubscribe = () => {};
+    let heartbeat: NodeJS.Timeout | undefined;
+    const end = () => {
+      if (closed) return;
+      closed = true;
+      unsubscribe();
+      clearInterval(heartbeat);
+      res.end();
+    };
+    request.raw.on('close', end);
+    res.write('retry: 3000\n\n');
+    if (isFinal(row.status)) {
+      send(jobs.events.nextId(row.id), finalEvent(row));
+      return end();
+    }
+    unsubscribe = jobs.events.subscribe(row.id, ({ id, event }) => {
+      send(id, event);
+      if (event.type !== 'progress') end();
+    });
+    heartbeat = setInterval(() => res.write(': heartbeat\n\n'), HEARTBEAT_MS);
+    // The job may have ended between the first read and the subscription.
+    const now = await getJob(app.kiln.store.db, row.id);
+    if (!closed && now && isFinal(now.status)) {
+      send(jobs.events.nextId(row.id), finalEvent(now));
+      end();
+    } else if (!closed && now) {
+      send(jobs.events.nextId(row.id), { type: 'progress', percent: now.progress, stage: now.stage ?? undefined });
+    }
+  });
+}

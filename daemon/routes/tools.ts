@@ -1,0 +1,78 @@
+/**
+ * POST /api/v1/tools/<section>/<tool_id>: one route per catalog tool and preset. The upload streams
+ * into the job's directory, the request is validated before queueing, then the route waits up to
+ * SYNC_WAIT_MS: done → 200 with the result, otherwise 202 with the job id.
+ */
+import { rm } from 'node:fs/promises';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { KilnError } from '../../src/core/errors.js';
+import { SECTIONS } from '../../src/core/tool.js';
+import { validateRequest } from '../../src/tools/run-tool.js';
+import { requireUser } from '../auth/authenticate.js';
+import { requirePermission } from '../auth/permissions.js';
+import { assembleSettings, readMultipart, toToolInputs, type ParsedUpload } from '../http/uploads.js';
+import { jobError, jobResult } from '../jobs/service.js';
+import { checkPresetInputs, effectiveSettings, findTarget, routeOf, targets, type Target } from '../jobs/targets.js';
+
+export async function toolRoutes(app: FastifyInstance): Promise<void> {
+  for (const target of targets()) {
+    app.post(routeOf(target), (request, reply) => runTarget(app, target, request, reply));
+  }
+  // Static routes win over this one in the router: it only sees unknown ids or the wrong section.
+  app.post('/api/v1/tools/:section/:toolId', async (request) => {
+    const { section, toolId } = request.params as { section: string; toolId: string };
+    throw misrouted(section, toolId);
+  });
+}
+
+export function misrouted(section: string, toolId: string, suffix = ''): KilnError {
+  const t = findTarget(toolId);
+  if (t) return new KilnError('NOT_FOUND', `${toolId} is in the ${t.section} section: POST ${routeOf(t)}${suffix}.`, { details: { route: routeOf(t) + suffix } });
+  if (!(SECTIONS as readonly string[]).includes(section)) return new KilnError('NOT_FOUND', `No section ${section}; the sections are ${SECTIONS.join(', ')}.`);
+  return new KilnError('NOT_FOUND', `No tool or preset named ${toolId}. GET /api/v1/tools lists them.`);
+}
+
+async function readRequest(app: FastifyInstance, target: Target, request: FastifyRequest, inDir: string): Promise<ParsedUpload & { settingsJson?: string; jsonSettings?: unknown }> {
+  if (request.isMultipart()) {
+    const parsed = await readMultipart(request, inDir, { maxFileBytes: app.kiln.config.maxUploadMb * 1048576 });
+    return { ...parsed, settingsJson: parsed.fields.get('settings') };
+  }
+  if (target.tool.input.kind === 'none') return { parts: [], fields: new Map(), jsonSettings: request.body ?? {} };
+  throw new KilnError('VALIDATION_ERROR', `${target.id} takes a file: send multipart/form-data with the input in the field "file" and the settings as a JSON string in "settings".`, {
+    details: [{ path: 'file', message: 'required' }],
+  });
+}
+
+async function runTarget(app: FastifyInstance, target: Target, request: FastifyRequest, reply: FastifyReply) {
+  const user = requireUser(request);
+  requirePermission(request, 'tools:use');
+  const { jobs, config } = app.kiln;
+  const { id, workDir, inDir } = await jobs.allocate();
+  try {
+    const req = await readRequest(app, target, request, inDir);
+    const fileId = req.fields.get('fileId');
+    if (fileId) throw new KilnError('VALIDATION_ERROR', 'fileId: the file library is not available on this server.', { details: [{ path: 'fileId', message: 'file library not available' }] });
+    const inputs = toToolInputs(target.tool, req.parts);
+    let raw: Record<string, unknown>;
+    if (req.jsonSettings !== undefined) {
+      if (typeof req.jsonSettings !== 'object' || req.jsonSettings === null || Array.isArray(req.jsonSettings)) {
+        throw new KilnError('VALIDATION_ERROR', 'The JSON body must be the settings object.', { details: [{ path: 'settings', message: 'expected an object' }] });
+      }
+      raw = { ...(req.jsonSettings as Record<string, unknown>) };
+    } else {
+      raw = assembleSettings(target.tool, req.settingsJson, req.fields);
+    }
+    const settings = validateRequest(target.tool, inputs, effectiveSettings(target, raw));
+    await checkPresetInputs(target, inputs.files);
+    const clientJobId = req.fields.get('clientJobId')?.slice(0, 200);
+    await jobs.submit({ id, owner: user, target, settings, inputs, workDir, clientJobId });
+  } catch (e) {
+    await rm(workDir, { recursive: true, force: true });
+    throw e;
+  }
+  const done = await jobs.wait(id, config.syncWaitMs);
+  if (!done) return reply.code(202).send({ jobId: id, async: true });
+  if (done.status === 'completed') return reply.code(200).send(jobResult(done));
+  const err = jobError(done);
+  throw new KilnError(err.code as never, err.message, { details: err.details, reason: err.reason });
+}

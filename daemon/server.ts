@@ -1,0 +1,82 @@
+/**
+ * buildServer(config): the whole daemon as a fastify app, not yet listening. `kiln serve` and the
+ * HTTP tests both call it.
+ */
+import multipart from '@fastify/multipart';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { KilnError } from '../src/core/errors.js';
+import { Authenticator } from './auth/authenticate.js';
+import { ensureAdmin } from './auth/bootstrap.js';
+import type { DaemonConfig } from './config.js';
+import type { DaemonContext } from './context.js';
+import { installErrorHandling } from './http/errors.js';
+import { instanceIdFor, JobService } from './jobs/service.js';
+import { createQueue } from './queue/create.js';
+import { authRoutes } from './routes/auth.js';
+import { batchRoutes } from './routes/batch.js';
+import { catalogRoutes } from './routes/catalog.js';
+import { downloadRoutes } from './routes/download.js';
+import { healthRoutes } from './routes/health.js';
+import { jobRoutes } from './routes/jobs.js';
+import { toolRoutes } from './routes/tools.js';
+import { openStore } from './store/db.js';
+import { deleteExpiredSessions } from './store/sessions.js';
+
+/** Documentation routes are readable without credentials (they hold no user data). */
+const PUBLIC_PREFIXES = ['/api/docs'];
+
+export async function buildServer(config: DaemonConfig): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: config.logger ? { level: 'info' } : false,
+    bodyLimit: 10 * 1024 * 1024,
+    // Long uploads and SSE streams must not be cut by the default timeouts.
+    requestTimeout: 0,
+    forceCloseConnections: true,
+  });
+  const store = await openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
+  try {
+    const bootstrap = await ensureAdmin(store, config);
+    const instanceId = await instanceIdFor(config.dataDir);
+    const queue = await createQueue(config);
+    const jobs = new JobService(store, queue, config, instanceId, app.log);
+    await jobs.recover();
+    await deleteExpiredSessions(store.db);
+    const ctx: DaemonContext = { config, store, auth: new Authenticator(store, config), jobs, startedAt: Date.now(), bootstrap };
+    app.decorate('kiln', ctx);
+
+    await app.register(multipart, { limits: { fileSize: config.maxUploadMb * 1048576 } });
+    installErrorHandling(app, config.maxUploadMb);
+
+    app.addHook('onRequest', async (request) => {
+      const url = request.routeOptions.url;
+      // Unknown routes fall through to the 404 handler.
+      if (!url) return;
+      if (request.routeOptions.config?.public || PUBLIC_PREFIXES.some((p) => url.startsWith(p))) {
+        if (!config.authEnabled) request.user = await ctx.auth.identify(request);
+        return;
+      }
+      const user = await ctx.auth.identify(request);
+      if (!user) throw new KilnError('UNAUTHORIZED', 'Credentials required: send Authorization: Bearer <session token or API key> (POST /api/auth/login gives a token).');
+      request.user = user;
+    });
+
+    await app.register(healthRoutes);
+    await app.register(authRoutes);
+    await app.register(catalogRoutes);
+    await app.register(toolRoutes);
+    await app.register(batchRoutes);
+    await app.register(jobRoutes);
+    await app.register(downloadRoutes);
+
+    jobs.startSweeper((e) => app.log.error({ err: e }, 'job sweep failed'));
+    app.addHook('onClose', async () => {
+      await jobs.close();
+      await store.close();
+    });
+    await app.ready();
+    return app;
+  } catch (e) {
+    await store.close().catch(() => {});
+    throw e;
+  }
+}

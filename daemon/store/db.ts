@@ -1,0 +1,84 @@
+/**
+ * Opens the record store: SQLite in the data dir by default, PostgreSQL when DATABASE_URL is set.
+ * Both run the same migrations and the same kysely queries.
+ */
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { KilnError } from '../../src/core/errors.js';
+import { migrationProvider } from './migrations.js';
+import type { Database } from './schema.js';
+
+export type StoreKind = 'sqlite' | 'postgres';
+
+export interface Store {
+  db: Kysely<Database>;
+  kind: StoreKind;
+  /** Cheap round trip; throws when the database is unusable. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function openStore(opts: { dataDir: string; databaseUrl?: string }): Promise<Store> {
+  const store = opts.databaseUrl ? await openPostgres(opts.databaseUrl) : await openSqlite(opts.dataDir);
+  try {
+    // kysely looks for its bookkeeping tables in every schema; pin them to ours so several kiln
+    // schemas in one PostgreSQL database (one per deployment or test) do not see each other's.
+    const schema = store.kind === 'postgres' ? (await sql<{ s: string }>`select current_schema() as s`.execute(store.db)).rows[0]?.s : undefined;
+    const { error, results } = await new Migrator({ db: store.db, provider: migrationProvider, ...(schema ? { migrationTableSchema: schema } : {}) }).migrateToLatest();
+    if (error) {
+      const failed = results?.find((r) => r.status === 'Error')?.migrationName;
+      throw new KilnError('UNAVAILABLE', `Database migration ${failed ?? ''} failed: ${(error as Error).message ?? error}`, { cause: error });
+    }
+  } catch (e) {
+    await store.close();
+    throw e instanceof KilnError ? e : new KilnError('UNAVAILABLE', `The database is unusable: ${(e as Error).message}`, { cause: e });
+  }
+  return store;
+}
+
+async function openSqlite(dataDir: string): Promise<Store> {
+  await mkdir(dataDir, { recursive: true });
+  const { default: BetterSqlite } = await import('better-sqlite3');
+  const raw = new BetterSqlite(path.join(dataDir, 'kiln.db'));
+  // WAL lets readers run while a job row is updated; busy_timeout covers a second process on the file.
+  raw.pragma('journal_mode = WAL');
+  raw.pragma('synchronous = NORMAL');
+  raw.pragma('foreign_keys = ON');
+  raw.pragma('busy_timeout = 5000');
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: raw }) });
+  return {
+    db,
+    kind: 'sqlite',
+    async ping() {
+      if (!raw.open) throw new Error('database closed');
+      raw.prepare('select 1').get();
+    },
+    async close() {
+      await db.destroy();
+    },
+  };
+}
+
+async function openPostgres(url: string): Promise<Store> {
+  const { default: pg } = await import('pg');
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: 10,
+    // bigint columns hold epoch-ms timestamps and sizes, all well inside the safe integer range.
+    types: { getTypeParser: ((oid: number, format?: string) => (oid === 20 ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format as 'text'))) as typeof pg.types.getTypeParser },
+  });
+  // An idle client losing its connection must not crash the daemon; the next query reports it.
+  pool.on('error', () => {});
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return {
+    db,
+    kind: 'postgres',
+    async ping() {
+      await sql`select 1`.execute(db);
+    },
+    async close() {
+      await db.destroy();
+    },
+  };
+}

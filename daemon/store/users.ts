@@ -1,0 +1,39 @@
+/** User records. The accounts features (teams, MFA, SSO) build on these functions. */
+import type { Kysely } from 'kysely';
+import { hashSecret, newId } from '../auth/secrets.js';
+import type { Database, Role, UsersTable } from './schema.js';
+
+export type UserRow = UsersTable;
+
+export async function countUsers(db: Kysely<Database>): Promise<number> {
+  const r = await db.selectFrom('users').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  return Number(r.n);
+}
+
+export async function findUserByName(db: Kysely<Database>, username: string): Promise<UserRow | undefined> {
+  return db.selectFrom('users').selectAll().where('username', '=', username).executeTakeFirst();
+}
+
+export async function findUserById(db: Kysely<Database>, id: string): Promise<UserRow | undefined> {
+  return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function createUser(db: Kysely<Database>, u: { username: string; password: string | null; role: Role; teamId?: string | null }): Promise<UserRow> {
+  const now = Date.now();
+  const row: UserRow = {
+    id: newId(),
+    username: u.username,
+    password_hash: u.password === null ? null : await hashSecret(u.password),
+    role: u.role,
+    team_id: u.teamId ?? null,
+    created_at: now,
+    updated_at: now,
+  };
+  await db.insertInto('users').values(row).execute();
+  return row;
+}
+
+/** The first admin: the one AUTH_ENABLED=false acts as, and the fallback owner of open-mode jobs. */
+export async function firstAdmin(db: Kysely<Database>): Promise<UserRow | undefined> {
+  return db.selectFrom('users').selectAll().where('role', '=', 'admin').orderBy('created_at').limit(1).executeTakeFirst();
+}

@@ -1,0 +1,173 @@
+/**
+ * A real kiln daemon for HTTP tests: temp data dir, port 0, an admin signed in. With KILN_TEST_PG set
+ * (a PostgreSQL URL), each server gets its own schema in that database, dropped on close, so the same
+ * suites run against PostgreSQL.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { resolveConfig, type DaemonConfig } from '../../daemon/config.js';
+import { buildServer } from '../../daemon/server.js';
+
+export interface TestServer {
+  url: string;
+  /** Session token of the admin (empty when auth is disabled). */
+  token: string;
+  adminPassword: string;
+  app: FastifyInstance;
+  config: DaemonConfig;
+  dataDir: string;
+  /** Stops this server and starts a new one on the same data dir and database. */
+  restart(): Promise<TestServer>;
+  /** Stops the server and removes its data (and its PostgreSQL schema). */
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  /** Environment variables for the daemon (PORT, SYNC_WAIT_MS, AUTH_ENABLED, …). */
+  env?: Record<string, string>;
+  /** Leave ADMIN_PASSWORD unset so the first start generates one. */
+  generatePassword?: boolean;
+}
+
+async function createPgSchema(base: string): Promise<{ url: string; drop: () => Promise<void> }> {
+  const { default: pg } = await import('pg');
+  const schema = `kiln_t_${randomBytes(6).toString('hex')}`;
+  const client = new pg.Client({ connectionString: base });
+  await client.connect();
+  await client.query(`CREATE SCHEMA ${schema}`);
+  await client.end();
+  const u = new URL(base);
+  u.searchParams.set('options', `-c search_path=${schema}`);
+  return {
+    url: u.toString(),
+    async drop() {
+      const c = new pg.Client({ connectionString: base });
+      await c.connect();
+      await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      await c.end();
+    },
+  };
+}
+
+export async function login(url: string, username: string, password: string): Promise<string> {
+  const res = await fetch(`${url}/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username, password }) });
+  if (res.status !== 200) throw new Error(`login failed: ${res.status} ${await res.text()}`);
+  return ((await res.json()) as { token: string }).token;
+}
+
+export async function startServer(opts: StartOptions = {}): Promise<TestServer> {
+  const dataDir = mkdtempSync(path.join(process.env.KILN_TMP_DIR ?? tmpdir(), 'kiln-daemon-'));
+  const pg = process.env.KILN_TEST_PG ? await createPgSchema(process.env.KILN_TEST_PG) : undefined;
+  const adminPassword = opts.generatePassword ? '' : randomBytes(12).toString('hex');
+  const env: Record<string, string> = {
+    ADMIN_USERNAME: 'admin',
+    ...(adminPassword ? { ADMIN_PASSWORD: adminPassword } : {}),
+    ...(pg ? { DATABASE_URL: pg.url } : {}),
+    JOB_CONCURRENCY: '2',
+    ...opts.env,
+  };
+  const cleanup = async () => {
+    rmSync(dataDir, { recursive: true, force: true });
+    await pg?.drop();
+  };
+  let knownPassword = adminPassword;
+  const start = async (): Promise<TestServer> => {
+    const config = resolveConfig({ port: 0, host: '127.0.0.1', dataDir }, env);
+    const app = await buildServer(config);
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = app.server.address() as { port: number };
+    const url = `http://127.0.0.1:${port}`;
+    const password = (knownPassword ||= app.kiln.bootstrap.generatedPassword ?? '');
+    const token = config.authEnabled && password ? await login(url, 'admin', password) : '';
+    return {
+      url,
+      token,
+      adminPassword: password,
+      app,
+      config,
+      dataDir,
+      async restart() {
+        await app.close();
+        return start();
+      },
+      async close() {
+        await app.close();
+        await cleanup();
+      },
+    };
+  };
+  try {
+    return await start();
+  } catch (e) {
+    await cleanup();
+    throw e;
+  }
+}
+
+// Multipart bodies and server-sent events, shared by the HTTP suites.
+
+export async function filePart(p: string, name = path.basename(p)): Promise<Blob> {
+  const b = await readFile(p);
+  return new File([b], name);
+}
+
+export async function form(fields: Record<string, string | Blob | (string | Blob)[]>, names: Record<string, string> = {}): Promise<FormData> {
+  const fd = new FormData();
+  for (const [k, v] of Object.entries(fields)) {
+    for (const item of Array.isArray(v) ? v : [v]) {
+      if (typeof item === 'string') fd.append(k, item);
+      else fd.append(k, item, (item as File).name ?? names[k] ?? 'upload');
+    }
+  }
+  return fd;
+}
+
+export interface SseEvent {
+  id?: string;
+  event: string;
+  data: unknown;
+}
+
+/** Reads server-sent events until a `completed` or `failed` event or the stream ends. */
+export async function readSse(url: string, token: string, timeoutMs = 20_000): Promise<{ events: SseEvent[]; comments: string[]; status: number; contentType: string | null }> {
+  const ac = new AbortController();
+  const timer = setTimeout(() => ac.abort(), timeoutMs);
+  const res = await fetch(url, { headers: token ? { authorization: `Bearer ${token}` } : {}, signal: ac.signal });
+  const events: SseEvent[] = [];
+  const comments: string[] = [];
+  if (!res.body || res.status !== 200) {
+    clearTimeout(timer);
+    return { events, comments, status: res.status, contentType: res.headers.get('content-type') };
+  }
+  const decoder = new TextDecoder();
+  let buf = '';
+  try {
+    outer: for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+      buf += decoder.decode(chunk, { stream: true });
+      let i: number;
+      while ((i = buf.indexOf('\n\n')) >= 0) {
+        const block = buf.slice(0, i);
+        buf = buf.slice(i + 2);
+        const e: Partial<SseEvent> & { dataLines: string[] } = { dataLines: [] };
+        for (const line of block.split('\n')) {
+          if (line.startsWith(':')) comments.push(line.slice(1).trim());
+          else if (line.startsWith('id: ')) e.id = line.slice(4);
+          else if (line.startsWith('event: ')) e.event = line.slice(7);
+          else if (line.startsWith('data: ')) e.dataLines.push(line.slice(6));
+        }
+        if (e.event) {
+          events.push({ id: e.id, event: e.event, data: JSON.parse(e.dataLines.join('\n')) });
+          if (e.event === 'completed' || e.event === 'failed') break outer;
+        }
+      }
+    }
+  } finally {
+    clearTimeout(timer);
+    ac.abort();
+  }
+  return { events, comments, status: res.status, contentType: res.headers.get('content-type') };
+}
