@@ -27,3 +27,48 @@ export async function runB(dir: string, id: string, files: string[], settings: R
     await ws.dispose();
   }
 }
+
+/** Entries of a ZIP file with their bytes. */
+export async function unzip(file: string): Promise<{ name: string; data: Buffer }[]> {
+  const yauzl = (await import('yauzl')).default;
+  return new Promise((resolve, reject) => {
+    yauzl.open(file, { lazyEntries: true }, (err, zip) => {
+      if (err || !zip) return reject(err);
+      const out: { name: string; data: Buffer }[] = [];
+      zip.on('entry', (e: { fileName: string }) => {
+        zip.openReadStream(e as never, (e2, stream) => {
+          if (e2 || !stream) return reject(e2);
+          const chunks: Buffer[] = [];
+          stream.on('data', (c: Buffer) => chunks.push(c));
+          stream.on('end', () => {
+            out.push({ name: e.fileName, data: Buffer.concat(chunks) });
+            zip.readEntry();
+          });
+        });
+      });
+      zip.on('end', () => resolve(out));
+      zip.on('error', reject);
+      zip.readEntry();
+    });
+  });
+}
+
+/** A solid-colour PNG fixture. */
+export async function solid(dir: string, name: string, width: number, height: number, color: { r: number; g: number; b: number; alpha?: number }): Promise<string> {
+  const sharp = (await import('sharp')).default;
+  const p = path.join(dir, name);
+  await sharp({ create: { width, height, channels: 4, background: { alpha: 1, ...color } } }).png().toFile(p);
+  return p;
+}
+
+/** RGBA of one pixel. */
+export async function pixel(file: string | Buffer, x: number, y: number): Promise<number[]> {
+  const sharp = (await import('sharp')).default;
+  const { data, info } = await sharp(file).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
+  const i = (y * info.width + x) * 4;
+  return [data[i]!, data[i + 1]!, data[i + 2]!, data[i + 3]!];
+}
+
+export function near(a: number[], b: number[], tol = 6): boolean {
+  return a.length === b.length && a.every((v, i) => Math.abs(v - b[i]!) <= tol);
+}
