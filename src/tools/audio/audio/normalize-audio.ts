@@ -19,7 +19,7 @@ export default defineTool({
     const filter = await measureLoudnorm(input.path, info.duration, { signal: ctx.signal, onProgress: progressSpan(ctx, 0, 45, 'measuring') });
     // loudnorm works at 192 kHz internally; resample back to the input's rate.
     const sr = info.audio.sampleRate ?? 48000;
-    const res = await transcodeAudio(ctx, input, info, { af: `${filter},aresample=${sr}`, outArgs: ['-ar', String(sr)], progress: [45, 100], stage: 'normalizing' });
+    const res = await transcodeAudio(ctx, input, info, { af: filter, outArgs: ['-ar', String(sr)], progress: [45, 100], stage: 'normalizing' });
     return { ...res, data: { targetLufs: LOUDNORM_TARGET.i, truePeakDb: LOUDNORM_TARGET.tp } };
   },
 });

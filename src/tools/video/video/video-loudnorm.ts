@@ -20,8 +20,8 @@ export default defineTool({
     const info = await probeVideo(input, ctx.signal);
     await probeAudio(input, ctx.signal);
     const sr = String(info.audio!.sampleRate ?? 48000);
-    const af = (await measureLoudnorm(input.path, info.duration, { signal: ctx.signal, onProgress: progressSpan(ctx, 0, 45, 'measuring') })) + `,aresample=${sr}`;
-    if (!keepsContainer(input.type?.ext)) return transcodeVideo(ctx, input, info, { af, progress: [45, 100], stage: 'normalizing' });
+    const af = await measureLoudnorm(input.path, info.duration, { signal: ctx.signal, onProgress: progressSpan(ctx, 0, 45, 'measuring') });
+    if (!keepsContainer(input.type?.ext)) return transcodeVideo(ctx, input, info, { af, outArgs: ['-ar', sr], progress: [45, 100], stage: 'normalizing' });
     const container = videoContainerOf(input.type?.ext);
     const out = ctx.out(container);
     await runFfmpeg(['-i', input.path, '-map', '0:v:0', '-map', '0:a:0', '-c:v', 'copy', '-af', af, ...audioCodecArgsForVideo(container, 192), '-ar', sr, '-map_metadata', '0', ...muxArgs(container)], {

@@ -1,0 +1,209 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { describe, it, before } from 'node:test';
+import sharp from 'sharp';
+import type { KilnError } from '../../../src/core/errors.js';
+import { makeImage, tempDir } from '../../helpers/fixtures.js';
+import {
+  duration, ffprobe, fps, frameCount, frameDiff, frameRgb, integratedLufs, makeAudio, makeSrt, makeVideo, runMedia, stream, zeroCrossingHz,
+} from '../../helpers/media.js';
+
+const dir = tempDir();
+let clip: string;
+
+before(() => {
+  clip = makeVideo(dir, 'clip.mp4', { durationS: 2, fps: 25 });
+});
+
+const isCode = (code: string) => (e: KilnError) => e.code === code;
+
+async function zipEntries(p: string): Promise<string[]> {
+  const yauzl = await import('yauzl');
+  return new Promise((resolve, reject) => {
+    yauzl.default.open(p, { lazyEntries: true }, (err, zip) => {
+      if (err || !zip) return reject(err);
+      const names: string[] = [];
+      zip.on('entry', (e: { fileName: string }) => {
+        names.push(e.fileName);
+        zip.readEntry();
+      });
+      zip.on('end', () => resolve(names));
+      zip.on('error', reject);
+      zip.readEntry();
+    });
+  });
+}
+
+describe('video-to-gif / video-to-webp / gif-to-video', () => {
+  it('makes a palette GIF of the requested size, rate and length', async () => {
+    const r = await runMedia(dir, 'video-to-gif', [clip], { fps: 10, width: 80, startS: 0.5, durationS: 1 });
+    const meta = await sharp(r.path, { animated: true }).metadata();
+    assert.equal(meta.format, 'gif');
+    assert.equal(meta.width, 80);
+    assert.equal(meta.pageHeight, 60);
+    assert.equal(meta.pages, 10);
+    assert.equal(meta.loop, 0);
+  });
+  it('refuses durationS over 60 before any work', async () => {
+    await assert.rejects(runMedia(dir, 'video-to-gif', [clip], { durationS: 61 }), (e: KilnError) => e.code === 'VALIDATION_ERROR' || e.code === 'LIMIT_EXCEEDED');
+  });
+  it('makes an animated WebP; loop false plays once', async () => {
+    const r = await runMedia(dir, 'video-to-webp', [clip], { fps: 5, width: 64, quality: 50, loop: false });
+    const meta = await sharp(r.path, { animated: true }).metadata();
+    assert.equal(meta.format, 'webp');
+    assert.equal(meta.width, 64);
+    assert.equal(meta.pages, 10);
+    assert.equal(meta.loop, 1);
+  });
+  it('turns a GIF into MP4 and WebM video', async () => {
+    const gif = (await runMedia(dir, 'video-to-gif', [clip], { fps: 10, width: 81, durationS: 1 })).path;
+    const r = await runMedia(dir, 'gif-to-video', [gif], { format: 'mp4' });
+    const v = stream(ffprobe(r.path), 'video')!;
+    assert.equal(v.codec_name, 'h264');
+    assert.equal(v.width, 80);
+    assert.ok(Math.abs(frameCount(r.path) - 10) <= 1);
+    const w = await runMedia(dir, 'gif-to-video', [gif], { format: 'webm' });
+    assert.equal(stream(ffprobe(w.path), 'video')!.codec_name, 'vp9');
+  });
+});
+
+describe('video-to-frames', () => {
+  it('extracts every frame, every n-th, or given timestamps into a ZIP', async () => {
+    const all = await runMedia(dir, 'video-to-frames', [clip], { mode: 'all' });
+    assert.equal(all.name, 'clip.zip');
+    assert.equal((await zipEntries(all.path)).filter((n) => n.endsWith('.png')).length, 50);
+    const nth = await runMedia(dir, 'video-to-frames', [clip], { mode: 'nth', n: 10, format: 'jpg' });
+    const names = await zipEntries(nth.path);
+    assert.equal(names.length, 5);
+    assert.ok(names.every((n) => n.endsWith('.jpg')));
+    const ts = await runMedia(dir, 'video-to-frames', [clip], { mode: 'timestamps', timestamps: '0.2, 1.5' });
+    assert.equal((await zipEntries(ts.path)).length, 2);
+    await assert.rejects(runMedia(dir, 'video-to-frames', [clip], { mode: 'timestamps', timestamps: '' }), isCode('VALIDATION_ERROR'));
+    await assert.rejects(runMedia(dir, 'video-to-frames', [clip], { mode: 'timestamps', timestamps: '1,abc' }), isCode('VALIDATION_ERROR'));
+    await assert.rejects(runMedia(dir, 'video-to-frames', [clip], { mode: 'timestamps', timestamps: '9' }), isCode('VALIDATION_ERROR'));
+  });
+});
+
+describe('merge-videos / images-to-video', () => {
+  it("normalizes clips to the first one's size and rate and joins them", async () => {
+    const b = makeVideo(dir, 'b.webm', { width: 320, height: 320, fps: 30, durationS: 1 });
+    const c = makeVideo(dir, 'c.mp4', { width: 80, height: 60, fps: 15, durationS: 1, audio: false });
+    const r = await runMedia(dir, 'merge-videos', [clip, b, c]);
+    const p = ffprobe(r.path);
+    const v = stream(p, 'video')!;
+    assert.deepEqual([v.codec_name, v.width, v.height], ['h264', 160, 120]);
+    assert.equal(fps(p), 25);
+    assert.equal(stream(p, 'audio')!.codec_name, 'aac');
+    assert.equal(Number(stream(p, 'audio')!.sample_rate), 48000);
+    const d = Number(p.format.duration);
+    assert.ok(Math.abs(d - 4) < 0.2, `duration ${d}`);
+    assert.ok(Math.abs(frameCount(r.path) - 100) <= 2);
+  });
+  it('refuses a single clip', async () => {
+    await assert.rejects(runMedia(dir, 'merge-videos', [clip]), isCode('VALIDATION_ERROR'));
+  });
+  it('builds a slideshow with the chosen size, rate and length', async () => {
+    const a = await makeImage(dir, 'a.png', 300, 200);
+    const b = await makeImage(dir, 'b.jpg', 100, 400);
+    const r = await runMedia(dir, 'images-to-video', [a, b], { secondsPerImage: 0.5, resolution: 'square', fps: 10 });
+    const p = ffprobe(r.path);
+    const v = stream(p, 'video')!;
+    assert.deepEqual([v.codec_name, v.width, v.height], ['h264', 1080, 1080]);
+    assert.equal(fps(p), 10);
+    assert.equal(frameCount(r.path), 10);
+    assert.equal(stream(p, 'audio'), undefined);
+    // First slide red on the left, second slide (tall) centred with black beside it.
+    const f1 = frameRgb(r.path, 0.2);
+    const px = (f: { data: Buffer }, x: number, y: number) => [...f.data.subarray((y * 1080 + x) * 3, (y * 1080 + x) * 3 + 3)];
+    assert.ok(px(f1, 200, 540)[0]! > 200);
+    const f2 = frameRgb(r.path, 0.8);
+    assert.ok(px(f2, 50, 540)[0]! < 30 && px(f2, 50, 540)[2]! < 30, 'letterbox black');
+  });
+});
+
+describe('replace-audio / extract-audio / video-loudnorm / mute', () => {
+  it('replaces the audio track, copying the video', async () => {
+    const tone = makeAudio(dir, 'a.wav', { freq: 1000, durationS: 3 });
+    const r = await runMedia(dir, 'replace-audio', [clip], {}, { extra: { file: [tone] } });
+    const p = ffprobe(r.path);
+    assert.equal(stream(p, 'audio')!.codec_name, 'aac');
+    assert.ok(Math.abs(Number(p.format.duration) - 2) < 0.1, 'cut to the video length');
+    const hz = zeroCrossingHz(r.path, 0.5, 0.5);
+    assert.ok(Math.abs(hz - 1000) < 30, `new audio ${hz}`);
+  });
+  it('refuses replacement audio without an audio stream', async () => {
+    const silentVideo = makeVideo(dir, 'noaudio.mp4', { audio: false, durationS: 1 });
+    await assert.rejects(runMedia(dir, 'replace-audio', [clip], {}, { extra: { file: [silentVideo] } }), isCode('UNSUPPORTED_INPUT'));
+  });
+  it('extracts audio in each format', async () => {
+    for (const [format, codec] of [['mp3', 'mp3'], ['wav', 'pcm_s16le'], ['m4a', 'aac'], ['ogg', 'vorbis']] as const) {
+      const r = await runMedia(dir, 'extract-audio', [clip], { format });
+      const p = ffprobe(r.path);
+      assert.equal(r.name, `clip.${format}`);
+      assert.equal(stream(p, 'video'), undefined);
+      assert.equal(stream(p, 'audio')!.codec_name, codec);
+      assert.ok(Math.abs(Number(p.format.duration) - 2) < 0.15);
+    }
+  });
+  it('normalizes the loudness of a video to -16 LUFS (two passes)', async () => {
+    const quiet = makeVideo(dir, 'quiet.mp4', { durationS: 3, extra: ['-af', 'volume=-20dB'] });
+    const before = integratedLufs(quiet);
+    const r = await runMedia(dir, 'video-loudnorm', [quiet]);
+    const lufs = integratedLufs(r.path);
+    assert.ok(Math.abs(lufs - -16) <= 1, `before ${before}, after ${lufs}`);
+    assert.equal(stream(ffprobe(r.path), 'video')!.codec_name, 'h264');
+  });
+});
+
+describe('subtitles', () => {
+  let srt: string;
+  before(() => {
+    srt = makeSrt(dir, 'subs.srt', [
+      { start: 0, end: 1, text: 'Hello' },
+      { start: 1, end: 2, text: 'World' },
+    ]);
+  });
+  it('burns subtitles: pixels in the bottom area change, the top stays', async () => {
+    const flat = makeVideo(dir, 'flat.mp4', { source: 'color=c=blue', durationS: 2, width: 320, height: 240 });
+    const r = await runMedia(dir, 'burn-subtitles', [flat], { fontSize: 40 }, { extra: { file: [srt] } });
+    const a = frameRgb(flat, 0.5);
+    const b = frameRgb(r.path, 0.5);
+    assert.ok(frameDiff(a, b, 160, 240) > 3, `bottom changed ${frameDiff(a, b, 160, 240)}`);
+    assert.ok(frameDiff(a, b, 0, 100) < 2, `top unchanged ${frameDiff(a, b, 0, 100)}`);
+  });
+  it('embeds a soft track (mov_text in MP4, SRT in MKV) and extracts it back', async () => {
+    const r = await runMedia(dir, 'embed-subtitles', [clip], { language: 'deu' }, { extra: { file: [srt] } });
+    const s = stream(ffprobe(r.path), 'subtitle')!;
+    assert.equal(s.codec_name, 'mov_text');
+    assert.equal(s.tags?.language, 'deu');
+    assert.equal(stream(ffprobe(r.path), 'video')!.codec_name, 'h264');
+    const mkv = makeVideo(dir, 'clip.mkv', { durationS: 2 });
+    const r2 = await runMedia(dir, 'embed-subtitles', [mkv], {}, { extra: { file: [srt] } });
+    const s2 = stream(ffprobe(r2.path), 'subtitle')!;
+    assert.deepEqual([s2.codec_name, s2.tags?.language], ['subrip', 'eng']);
+    const back = await runMedia(dir, 'extract-subtitles', [r.path]);
+    assert.match(back.name, /\.srt$/);
+    const text = readFileSync(back.path, 'utf8');
+    assert.match(text, /00:00:00,000 --> 00:00:01,000\s+Hello/);
+    assert.match(text, /World/);
+    await assert.rejects(runMedia(dir, 'embed-subtitles', [clip], { language: 'German' }, { extra: { file: [srt] } }), isCode('VALIDATION_ERROR'));
+  });
+  it('extract-subtitles refuses a video without subtitles', async () => {
+    await assert.rejects(runMedia(dir, 'extract-subtitles', [clip]), isCode('UNSUPPORTED_INPUT'));
+  });
+});
+
+describe('video-metadata', () => {
+  it('removes container tags and keeps the streams', async () => {
+    const tagged = makeVideo(dir, 'tagged.mp4', { extra: ['-metadata', 'title=Secret title', '-metadata', 'comment=GPS 52.1,4.3', '-metadata', 'artist=Someone'] });
+    assert.equal(ffprobe(tagged).format.tags?.title, 'Secret title');
+    const r = await runMedia(dir, 'video-metadata', [tagged]);
+    const p = ffprobe(r.path);
+    assert.equal(p.format.tags?.title, undefined);
+    assert.equal(p.format.tags?.comment, undefined);
+    assert.equal(p.format.tags?.artist, undefined);
+    assert.ok(stream(p, 'video') && stream(p, 'audio'));
+    assert.ok(Math.abs(duration(r.path) - 2) < 0.1);
+    assert.ok((r.data?.removedTags as string[]).includes('title'));
+  });
+});
