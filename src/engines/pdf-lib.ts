@@ -70,3 +70,95 @@ export function visibleSize(page: import('@cantoo/pdf-lib').PDFPage): { width: n
   const swap = rotation === 90 || rotation === 270;
   return { width: swap ? box.height : box.width, height: swap ? box.width : box.height, rotation, x: box.x, y: box.y };
 }
+
+type PDFPage = import('@cantoo/pdf-lib').PDFPage;
+
+/**
+ * Maps a point of the page as a person sees it (origin bottom-left of the visible, rotated page) to
+ * user space, and a visible angle to the angle to draw at. /Rotate turns the page clockwise.
+ */
+export function visibleToUser(page: PDFPage, vx: number, vy: number, angle = 0): { x: number; y: number; angle: number } {
+  const box = page.getCropBox();
+  const r = visibleSize(page).rotation;
+  const { x: x0, y: y0, width: w, height: h } = box;
+  switch (r) {
+    case 90:
+      return { x: x0 + w - vy, y: y0 + vx, angle: angle + 90 };
+    case 180:
+      return { x: x0 + w - vx, y: y0 + h - vy, angle: angle + 180 };
+    case 270:
+      return { x: x0 + vy, y: y0 + h - vx, angle: angle + 270 };
+    default:
+      return { x: x0 + vx, y: y0 + vy, angle };
+  }
+}
+
+export type Anchor = 'tl' | 'tc' | 'tr' | 'l' | 'c' | 'r' | 'bl' | 'bc' | 'br';
+
+/**
+ * Draws `text` so that its rotated bounding box sits at `anchor` of the visible page (`margin` from the
+ * edges), upright as seen by a reader whatever the page's /Rotate. Returns the visible centre used.
+ */
+export async function drawAnchoredText(
+  page: PDFPage,
+  text: string,
+  o: { font: PDFFont; size: number; anchor: Anchor; margin: number; rotation?: number; opacity?: number; color?: Rgb },
+): Promise<{ cx: number; cy: number }> {
+  const { rgb, degrees } = await getPdfLib();
+  const { width: W, height: H } = visibleSize(page);
+  const tw = o.font.widthOfTextAtSize(text, o.size);
+  const th = o.font.heightAtSize(o.size, { descender: false });
+  const t = ((o.rotation ?? 0) * Math.PI) / 180;
+  const bw = Math.abs(tw * Math.cos(t)) + Math.abs(th * Math.sin(t));
+  const bh = Math.abs(tw * Math.sin(t)) + Math.abs(th * Math.cos(t));
+  const col = o.anchor.endsWith('l') ? 'l' : o.anchor.endsWith('r') ? 'r' : 'c';
+  const row = o.anchor.startsWith('t') ? 't' : o.anchor.startsWith('b') ? 'b' : 'c';
+  const cx = col === 'l' ? o.margin + bw / 2 : col === 'r' ? W - o.margin - bw / 2 : W / 2;
+  const cy = row === 'b' ? o.margin + bh / 2 : row === 't' ? H - o.margin - bh / 2 : H / 2;
+  // Baseline origin: the centre minus the half-size vector of the text, rotated.
+  const vx = cx - (Math.cos(t) * tw) / 2 + (Math.sin(t) * th) / 2;
+  const vy = cy - (Math.sin(t) * tw) / 2 - (Math.cos(t) * th) / 2;
+  const u = visibleToUser(page, vx, vy, o.rotation ?? 0);
+  const c = o.color ?? { r: 0, g: 0, b: 0 };
+  page.drawText(text, { x: u.x, y: u.y, size: o.size, font: o.font, color: rgb(c.r, c.g, c.b), opacity: o.opacity ?? 1, rotate: degrees(u.angle) });
+  return { cx, cy };
+}
+
+/**
+ * Draws an embedded page (its crop box) into the box (x, y, w, h) of `sheet`, scaled to fit and centred,
+ * turned by the source page's /Rotate so it appears as a reader saw it.
+ */
+export async function placePage(
+  sheet: PDFPage,
+  embedded: import('@cantoo/pdf-lib').PDFEmbeddedPage,
+  rotation: number,
+  box: { x: number; y: number; w: number; h: number },
+): Promise<void> {
+  const { degrees } = await getPdfLib();
+  const swap = rotation === 90 || rotation === 270;
+  const pw = swap ? embedded.height : embedded.width;
+  const ph = swap ? embedded.width : embedded.height;
+  const s = Math.min(box.w / pw, box.h / ph);
+  const vw = pw * s;
+  const vh = ph * s;
+  const x = box.x + (box.w - vw) / 2;
+  const y = box.y + (box.h - vh) / 2;
+  const W = embedded.width * s;
+  const H = embedded.height * s;
+  // pdf-lib rotates counter-clockwise about (x, y); a clockwise /Rotate is a negative angle.
+  const at =
+    rotation === 90 ? { x, y: y + W, r: -90 } : rotation === 180 ? { x: x + W, y: y + H, r: -180 } : rotation === 270 ? { x: x + H, y, r: -270 } : { x, y, r: 0 };
+  sheet.drawPage(embedded, { x: at.x, y: at.y, xScale: s, yScale: s, rotate: degrees(at.r) });
+}
+
+/** Embeds the pages of `src` (by 0-based index) into `dst`, clipped to each page's crop box. */
+export async function embedPages(dst: PDFDocument, src: PDFDocument, indices: number[]): Promise<import('@cantoo/pdf-lib').PDFEmbeddedPage[]> {
+  const pages = src.getPages();
+  return Promise.all(
+    indices.map((i) => {
+      const p = pages[i]!;
+      const b = p.getCropBox();
+      return dst.embedPage(p, { left: b.x, bottom: b.y, right: b.x + b.width, top: b.y + b.height });
+    }),
+  );
+}

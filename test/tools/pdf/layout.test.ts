@@ -1,0 +1,136 @@
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { before, describe, it } from 'node:test';
+import { PDFDocument } from '@cantoo/pdf-lib';
+import type { KilnError } from '../../../src/core/errors.js';
+import { bookletSpreads } from '../../../src/tools/pdf/document/booklet-pdf.js';
+import { tempDir } from '../../helpers/fixtures.js';
+import { makeTextPdf, numbered, pageCount, pageTexts, runPdfTool } from './pdf-helpers.js';
+
+const dir = tempDir('kiln-pdf-layout-');
+let eight: string;
+const NAMES = ['Alpha', 'Bravo', 'Charlie', 'Delta', 'Echo', 'Foxtrot', 'Golf', 'Hotel'];
+
+/** Layout text of one page: words in reading order, left to right. */
+function layoutText(file: string, page: number): string {
+  return execFileSync('pdftotext', ['-layout', '-f', String(page), '-l', String(page), file, '-']).toString().replace(/\s+/g, ' ').trim();
+}
+
+/** Text inside a rectangle of a page (pdftotext -x -y -W -H, in pixels at 72 dpi = points, top-left origin). */
+function textIn(file: string, page: number, x: number, y: number, w: number, h: number): string {
+  return execFileSync('pdftotext', ['-f', String(page), '-l', String(page), '-x', String(x), '-y', String(y), '-W', String(w), '-H', String(h), file, '-'])
+    .toString()
+    .replace(/\s+/g, ' ')
+    .trim();
+}
+
+async function sizes(file: string): Promise<[number, number][]> {
+  const doc = await PDFDocument.load(readFileSync(file));
+  return doc.getPages().map((p) => [Math.round(p.getWidth()), Math.round(p.getHeight())]);
+}
+
+describe('layout tools (pdf-lib)', () => {
+  before(async () => {
+    eight = await makeTextPdf(path.join(dir, 'eight.pdf'), NAMES, { size: [300, 400] });
+  });
+
+  it('crop-pdf shrinks the crop box by the margin', async () => {
+    const r = await runPdfTool(dir, 'crop-pdf', [eight], { margin: 30 });
+    const doc = await PDFDocument.load(readFileSync(r.file!));
+    const box = doc.getPage(0).getCropBox();
+    assert.deepEqual([box.x, box.y, box.width, box.height], [30, 30, 240, 340]);
+    assert.match(execFileSync('pdfinfo', [r.file!]).toString(), /Page size:\s+240 x 340 pts/);
+    await assert.rejects(runPdfTool(dir, 'crop-pdf', [eight], { margin: 150 }), (e: KilnError) => e.code === 'VALIDATION_ERROR' && /page 1/.test(e.message));
+  });
+
+  it('nup-pdf puts 2 pages side by side on a landscape sheet of the same paper', async () => {
+    const r = await runPdfTool(dir, 'nup-pdf', [eight], { perSheet: 2 });
+    assert.deepEqual(await sizes(r.file!), [[400, 300], [400, 300], [400, 300], [400, 300]]);
+    // Left half holds the odd page, right half the even page.
+    assert.equal(textIn(r.file!, 1, 0, 0, 200, 300), 'Alpha');
+    assert.equal(textIn(r.file!, 1, 200, 0, 200, 300), 'Bravo');
+    assert.equal(textIn(r.file!, 4, 200, 0, 200, 300), 'Hotel');
+  });
+
+  it('nup-pdf 4 per sheet reads left to right, top to bottom', async () => {
+    const r = await runPdfTool(dir, 'nup-pdf', [eight], { perSheet: 4 });
+    assert.equal(pageCount(r.file!), 2);
+    assert.deepEqual(await sizes(r.file!), [[300, 400], [300, 400]]);
+    assert.equal(textIn(r.file!, 2, 0, 0, 150, 200), 'Echo');
+    assert.equal(textIn(r.file!, 2, 150, 0, 150, 200), 'Foxtrot');
+    assert.equal(textIn(r.file!, 2, 0, 200, 150, 200), 'Golf');
+    assert.equal(textIn(r.file!, 2, 150, 200, 150, 200), 'Hotel');
+    await assert.rejects(runPdfTool(dir, 'nup-pdf', [eight], { perSheet: 5 }), (e: KilnError) => e.code === 'VALIDATION_ERROR');
+  });
+
+  it('booklet order is saddle-stitch', () => {
+    assert.deepEqual(bookletSpreads(8).spreads, [[8, 1], [2, 7], [6, 3], [4, 5]]);
+    assert.deepEqual(bookletSpreads(6).spreads, [[0, 1], [2, 0], [6, 3], [4, 5]]);
+  });
+
+  it('booklet-pdf imposes 8 pages onto 2 sheets (4 sides) in saddle-stitch order', async () => {
+    const r = await runPdfTool(dir, 'booklet-pdf', [eight], {});
+    assert.deepEqual(await sizes(r.file!), [[600, 400], [600, 400], [600, 400], [600, 400]]);
+    const sides = [1, 2, 3, 4].map((p) => [textIn(r.file!, p, 0, 0, 300, 400), textIn(r.file!, p, 300, 0, 300, 400)]);
+    assert.deepEqual(sides, [
+      ['Hotel', 'Alpha'],
+      ['Bravo', 'Golf'],
+      ['Foxtrot', 'Charlie'],
+      ['Delta', 'Echo'],
+    ]);
+  });
+
+  it('booklet-pdf perSheet 4 stacks two spreads per side for cut-and-stack', async () => {
+    const r = await runPdfTool(dir, 'booklet-pdf', [eight], { perSheet: 4 });
+    assert.deepEqual(await sizes(r.file!), [[600, 800], [600, 800]]);
+    const q = (p: number) => [textIn(r.file!, p, 0, 0, 300, 400), textIn(r.file!, p, 300, 0, 300, 400), textIn(r.file!, p, 0, 400, 300, 400), textIn(r.file!, p, 300, 400, 300, 400)];
+    assert.deepEqual(q(1), ['Hotel', 'Alpha', 'Foxtrot', 'Charlie']);
+    assert.deepEqual(q(2), ['Bravo', 'Golf', 'Delta', 'Echo']);
+  });
+
+  it('watermark-pdf draws the text on every page, translucent', async () => {
+    const r = await runPdfTool(dir, 'watermark-pdf', [eight], { text: 'CONFIDENTIAL', position: 'c', rotation: 0, fontSize: 30 });
+    const texts = pageTexts(r.file!);
+    assert.equal(texts.length, 8);
+    for (const [i, t] of texts.entries()) {
+      assert.match(t, /CONFIDENTIAL/);
+      assert.match(t, new RegExp(NAMES[i]!));
+    }
+    // Centred: the word is inside the middle band of the page.
+    assert.equal(textIn(r.file!, 1, 0, 170, 300, 60), 'CONFIDENTIAL');
+    const raw = execFileSync('qpdf', ['--qdf', '--object-streams=disable', r.file!, '-']).toString('latin1');
+    assert.match(raw, /\/ca 0\.3/);
+    await assert.rejects(runPdfTool(dir, 'watermark-pdf', [eight], { text: '' }), (e: KilnError) => e.code === 'VALIDATION_ERROR');
+  });
+
+  it('watermark-pdf top-right corner', async () => {
+    const r = await runPdfTool(dir, 'watermark-pdf', [eight], { text: 'DRAFT', position: 'tr', rotation: 0, fontSize: 20 });
+    assert.equal(textIn(r.file!, 1, 150, 0, 150, 60), 'DRAFT');
+  });
+
+  it('pdf-page-numbers writes the number at the chosen place, upright on rotated pages too', async () => {
+    const rotated = await runPdfTool(dir, 'rotate-pdf', [eight], { angle: 90, range: '2' });
+    const r = await runPdfTool(dir, 'pdf-page-numbers', [rotated.file!], { position: 'br', fontSize: 12 });
+    for (let p = 1; p <= 8; p++) {
+      const [w, h] = p === 2 ? [400, 300] : [300, 400];
+      assert.equal(textIn(r.file!, p, w - 80, h - 60, 80, 60), String(p), `page ${p}`);
+    }
+  });
+
+  it('pdf-metadata sets fields, keeps the others, and returns before/after', async () => {
+    const src = await makeTextPdf(path.join(dir, 'meta.pdf'), ['x'], { title: 'Old title' });
+    const r = await runPdfTool(dir, 'pdf-metadata', [src], { author: 'Ada Lovelace', subject: 'Engines', keywords: 'pdf, kiln' });
+    const info = execFileSync('pdfinfo', [r.file!]).toString();
+    assert.match(info, /Title:\s+Old title/);
+    assert.match(info, /Author:\s+Ada Lovelace/);
+    assert.match(info, /Subject:\s+Engines/);
+    assert.match(info, /Keywords:\s+pdf, kiln/);
+    assert.equal((r.data!.before as { title: string }).title, 'Old title');
+    assert.equal((r.data!.before as { author: string | null }).author, null);
+    assert.equal((r.data!.after as { author: string }).author, 'Ada Lovelace');
+    const read = await runPdfTool(dir, 'pdf-metadata', [r.file!], {});
+    assert.equal((read.data!.before as { subject: string }).subject, 'Engines');
+  });
+});
