@@ -18,3 +18,4 @@ export { default as beautify } from './layout/beautify.js';
 export { default as circleCrop } from './layout/circle-crop.js';
 export { default as imagePad } from './layout/image-pad.js';
 export { default as spriteSheet } from './layout/sprite-sheet.js';
+export { default as compress } from './essentials/compress.js';

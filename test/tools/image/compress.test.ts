@@ -1,0 +1,83 @@
+import assert from 'node:assert/strict';
+import { statSync } from 'node:fs';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import sharp from 'sharp';
+import { getTool } from '../../../src/tools/index.js';
+import { runTool, inputFile } from '../../../src/tools/run-tool.js';
+import { createWorkspace } from '../../../src/core/workspace.js';
+import type { KilnError } from '../../../src/core/errors.js';
+import { makePhoto, tempDir } from '../../helpers/fixtures.js';
+import { kiln } from '../../helpers/cli.js';
+
+const dir = tempDir();
+
+async function run(file: string, settings: Record<string, unknown>) {
+  const ws = await createWorkspace();
+  try {
+    const out = await runTool(getTool('compress'), { files: [await inputFile(file)], extra: {} }, settings, { workDir: ws.dir, dataDir: dir });
+    const p = out.output!.path;
+    return { out, data: out.data as Record<string, number | boolean | string>, size: statSync(p).size, meta: await sharp(p).metadata() };
+  } finally {
+    await ws.dispose();
+  }
+}
+
+describe('compress', () => {
+  it('re-encodes at a quality level and keeps the format', async () => {
+    const src = await makePhoto(dir, 'p.jpg', 300, 200);
+    const q80 = await run(src, {});
+    const q30 = await run(src, { quality: 30 });
+    assert.equal(q80.meta.format, 'jpeg');
+    assert.equal(q80.data.quality, 80);
+    assert.ok(q30.size < q80.size && q80.size < statSync(src).size);
+    assert.equal(q30.data.size, q30.size);
+  });
+  it('finds the best JPEG quality under a target size', async () => {
+    const src = await makePhoto(dir, 't.jpg', 400, 300);
+    const r = await run(src, { mode: 'targetSize', targetSizeKb: 20 });
+    assert.ok(r.size <= 20 * 1024, `${r.size}`);
+    assert.equal(r.data.targetMet, true);
+    assert.ok((r.data.quality as number) > 1 && (r.data.quality as number) < 100);
+    assert.deepEqual([r.meta.width, r.meta.height], [400, 300]);
+    // One quality step higher would not fit: the search found the best quality.
+    const next = await run(src, { quality: (r.data.quality as number) + 1 });
+    assert.ok(next.size > 20 * 1024);
+  });
+  it('meets a target for WebP and PNG (palette), downscaling when needed', async () => {
+    const base = await makePhoto(dir, 'w.jpg', 300, 200);
+    const webp = path.join(dir, 'w.webp');
+    const png = path.join(dir, 'w.png');
+    await sharp(base).webp({ quality: 95 }).toFile(webp);
+    await sharp(base).png().toFile(png);
+    const w = await run(webp, { mode: 'targetSize', targetSizeKb: 8 });
+    assert.ok(w.size <= 8 * 1024 && w.meta.format === 'webp');
+    const p = await run(png, { mode: 'targetSize', targetSizeKb: 40 });
+    assert.ok(p.size <= 40 * 1024 && p.meta.format === 'png' && p.data.targetMet === true, JSON.stringify(p.data));
+    assert.ok(typeof p.data.colours === 'number');
+    const tiny = await run(png, { mode: 'targetSize', targetSizeKb: 3 });
+    assert.ok(tiny.size <= 3 * 1024 && (tiny.meta.width ?? 0) < 300, JSON.stringify(tiny.data));
+  });
+  it('returns the smallest result with targetMet false when the target is impossible', async () => {
+    const src = await makePhoto(dir, 'x.jpg', 64, 64);
+    const r = await run(src, { mode: 'targetSize', targetSizeKb: 0.05 });
+    assert.equal(r.data.targetMet, false);
+    assert.match(String(r.data.message), /Could not reach/);
+    assert.ok(r.size > 51 && r.size < statSync(src).size);
+  });
+  it('needs targetSizeKb in targetSize mode', async () => {
+    const src = await makePhoto(dir, 'y.jpg', 32, 32);
+    await assert.rejects(run(src, { mode: 'targetSize' }), (e: KilnError) => e.code === 'VALIDATION_ERROR');
+    await assert.rejects(run(src, { quality: 101 }), (e: KilnError) => e.code === 'VALIDATION_ERROR');
+  });
+  it('runs from the CLI with --target-size-kb', async () => {
+    const src = await makePhoto(dir, 'cli.jpg', 300, 200);
+    const out = path.join(dir, 'cli-small.jpg');
+    const r = await kiln(['compress', src, '--mode', 'targetSize', '--target-size-kb', '12', '-o', out, '--json']);
+    assert.equal(r.code, 0, r.stderr);
+    const line = JSON.parse(r.stdout.trim().split('\n').pop()!) as { data: { targetMet: boolean; size: number } };
+    assert.equal(line.data.targetMet, true);
+    assert.equal(statSync(out).size, line.data.size);
+    assert.ok(line.data.size <= 12 * 1024);
+  });
+});
