@@ -15,6 +15,7 @@ import { createQueue } from './queue/create.js';
 import { authRoutes } from './routes/auth.js';
 import { batchRoutes } from './routes/batch.js';
 import { catalogRoutes } from './routes/catalog.js';
+import { docsRoutes } from './routes/docs.js';
 import { downloadRoutes } from './routes/download.js';
 import { healthRoutes } from './routes/health.js';
 import { jobRoutes } from './routes/jobs.js';
@@ -67,6 +68,7 @@ export async function buildServer(config: DaemonConfig): Promise<FastifyInstance
     await app.register(batchRoutes);
     await app.register(jobRoutes);
     await app.register(downloadRoutes);
+    await app.register(docsRoutes);
 
     jobs.startSweeper((e) => app.log.error({ err: e }, 'job sweep failed'));
     app.addHook('onClose', async () => {

@@ -1,0 +1,60 @@
+/** The generated API description: OpenAPI 3.1 that validates, the offline docs UI, llms.txt. */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { compileErrors, validate } from '@readme/openapi-parser';
+import { parse } from 'yaml';
+import { routeOf, targets } from '../../daemon/jobs/targets.js';
+import { startServer, type TestServer } from '../helpers/server.js';
+
+describe('API description', () => {
+  let s: TestServer;
+  before(async () => {
+    s = await startServer();
+  });
+  after(() => s.close());
+
+  it('serves an OpenAPI 3.1 document that validates and covers every tool, preset and batch route', async () => {
+    const res = await fetch(`${s.url}/api/v1/openapi.yaml`);
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get('content-type') ?? '', /yaml/);
+    const doc = parse(await res.text());
+    assert.equal(doc.openapi, '3.1.0');
+    const result = await validate(structuredClone(doc));
+    assert.equal(result.valid, true, result.valid ? '' : compileErrors(result));
+    for (const t of targets()) {
+      assert.ok(doc.paths[routeOf(t)]?.post, `route for ${t.id}`);
+      if (t.batchable) assert.ok(doc.paths[routeOf(t) + '/batch']?.post, `batch route for ${t.id}`);
+    }
+    const resize = doc.paths['/api/v1/tools/image/resize'].post;
+    const form = resize.requestBody.content['multipart/form-data'];
+    assert.equal(form.schema.properties.file.format, 'binary');
+    assert.equal(form.encoding.settings.contentType, 'application/json');
+    const settingsSchema = doc.components.schemas[form.schema.properties.settings.$ref.split('/').pop()];
+    assert.ok(settingsSchema.properties.width, 'resize settings schema lists width');
+    assert.ok(resize.responses['200'] && resize.responses['202'] && resize.responses['415']);
+    assert.ok(doc.components.securitySchemes.bearer);
+    assert.deepEqual(doc.paths['/api/v1/health'].get.security, []);
+    assert.ok(doc.components.schemas.Error.properties.error.properties.code.enum.includes('UNSUPPORTED_INPUT'));
+  });
+
+  it('serves the interactive docs with local assets', async () => {
+    const page = await fetch(`${s.url}/api/docs/`);
+    assert.equal(page.status, 200);
+    const html = await page.text();
+    assert.match(html, /swagger-ui/);
+    assert.doesNotMatch(html, /https?:\/\/(unpkg|cdn)/);
+    const asset = await fetch(`${s.url}/api/docs/static/swagger-ui-bundle.js`);
+    assert.equal(asset.status, 200);
+    const spec = await (await fetch(`${s.url}/api/docs/json`)).json();
+    assert.ok(spec.paths['/api/v1/tools/image/resize']);
+  });
+
+  it('serves llms.txt and llms-full.txt generated from the catalog', async () => {
+    const short = await (await fetch(`${s.url}/llms.txt`)).text();
+    assert.match(short, /- resize: .* \(POST \/api\/v1\/tools\/image\/resize\)/);
+    const full = await (await fetch(`${s.url}/llms-full.txt`)).text();
+    assert.match(full, /### resize/);
+    assert.match(full, /- width \(integer/);
+    for (const t of targets()) assert.ok(full.includes(`### ${t.id}\n`), t.id);
+  });
+});
