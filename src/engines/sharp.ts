@@ -161,7 +161,11 @@ export function encode(img: Sharp, format: ImageFormat, o: EncodeOptions = {}): 
   const q = o.quality;
   switch (format) {
     case 'jpg':
-      return img.jpeg({ quality: q ?? 85, progressive: o.progressive ?? false, mozjpeg: true });
+      // sharp's mozjpeg preset turns on optimiseScans, which forces progressive; a baseline JPEG keeps
+      // the rest of the preset (trellis, deringing, table 3) without it.
+      return o.progressive === false
+        ? img.jpeg({ quality: q ?? 85, progressive: false, trellisQuantisation: true, overshootDeringing: true, quantisationTable: 3 })
+        : img.jpeg({ quality: q ?? 85, mozjpeg: true });
     case 'png':
       return img.png({ compressionLevel: o.effort ?? 6, progressive: o.progressive ?? false, ...(q !== undefined && q < 100 ? { palette: true, quality: q } : {}) });
     case 'webp':

@@ -19,3 +19,5 @@ export { default as circleCrop } from './layout/circle-crop.js';
 export { default as imagePad } from './layout/image-pad.js';
 export { default as spriteSheet } from './layout/sprite-sheet.js';
 export { default as compress } from './essentials/compress.js';
+export { default as optimizeForWeb } from './optimization/optimize-for-web.js';
+export { default as stripMetadata } from './optimization/strip-metadata.js';
