@@ -20,3 +20,7 @@ export { default as bookletPdf } from './document/booklet-pdf.js';
 export { default as watermarkPdf } from './document/watermark-pdf.js';
 export { default as pdfPageNumbers } from './document/pdf-page-numbers.js';
 export { default as pdfMetadata } from './document/pdf-metadata.js';
+export { default as flattenPdf } from './document/flatten-pdf.js';
+export { default as redactPdf } from './document/redact-pdf.js';
+export { default as pdfToText } from './document/pdf-to-text.js';
+export { default as pdfToImage } from './document/pdf-to-image.js';

@@ -1,0 +1,162 @@
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { before, describe, it } from 'node:test';
+import { PDFDocument, StandardFonts } from '@cantoo/pdf-lib';
+import sharp from 'sharp';
+import yauzl from 'yauzl';
+import type { KilnError } from '../../../src/core/errors.js';
+import { tempDir } from '../../helpers/fixtures.js';
+import { makeTextPdf, pageTexts, runPdfTool } from './pdf-helpers.js';
+
+const dir = tempDir('kiln-pdf-content-');
+
+/** Raw bytes of the PDF with every stream decompressed (qpdf --qdf), for searching content streams. */
+function decompressed(file: string): string {
+  const out = path.join(dir, `qdf-${Math.random().toString(36).slice(2)}.pdf`);
+  execFileSync('qpdf', ['--qdf', '--object-streams=disable', file, out]);
+  return readFileSync(out, 'latin1');
+}
+
+/** True when the term is in the bytes as a literal string or as a hex string (either case). */
+function rawContains(raw: string, term: string): boolean {
+  const hex = Buffer.from(term, 'latin1').toString('hex');
+  return raw.includes(term) || raw.toLowerCase().includes(hex);
+}
+
+function zipNames(file: string): Promise<{ name: string; data: Buffer }[]> {
+  return new Promise((resolve, reject) => {
+    yauzl.open(file, { lazyEntries: true }, (err, zip) => {
+      if (err || !zip) return reject(err);
+      const out: { name: string; data: Buffer }[] = [];
+      zip.on('entry', (e: yauzl.Entry) =>
+        zip.openReadStream(e, (er, s) => {
+          if (er || !s) return reject(er);
+          const c: Buffer[] = [];
+          s.on('data', (b: Buffer) => c.push(b));
+          s.on('end', () => (out.push({ name: e.fileName, data: Buffer.concat(c) }), zip.readEntry()));
+        }),
+      );
+      zip.on('end', () => resolve(out));
+      zip.readEntry();
+    });
+  });
+}
+
+describe('redact-pdf', () => {
+  let src: string;
+  before(async () => {
+    src = await makeTextPdf(path.join(dir, 'redact.pdf'), ['Invoice for Jane Doe today', 'Contact: jane doe, phone 555-0100', 'Nothing here'], { size: [400, 300] });
+  });
+
+  it('removes every match from the content streams, keeps the rest, reports matches per page', async () => {
+    const rawBefore = decompressed(src);
+    assert.ok(rawContains(rawBefore, 'Jane Doe') && rawContains(rawBefore, '555-0100'), 'fixture holds the terms');
+    const r = await runPdfTool(dir, 'redact-pdf', [src], { terms: ['Jane Doe', '555-0100'] });
+    assert.deepEqual(r.data!.pages, [
+      { page: 1, matches: 1 },
+      { page: 2, matches: 2 },
+    ]);
+    assert.equal(r.data!.matches, 3);
+    const text = pageTexts(r.file!);
+    const all = text.join(' ').toLowerCase();
+    assert.ok(!all.includes('jane') && !all.includes('doe') && !all.includes('555'), all);
+    assert.match(text[0]!, /Invoice for/);
+    assert.match(text[0]!, /today/);
+    assert.match(text[1]!, /Contact:/);
+    assert.match(text[1]!, /phone/);
+    assert.equal(text[2], 'Nothing here');
+    const raw = decompressed(r.file!);
+    for (const t of ['Jane', 'jane', 'Doe', '555-0100', '0100']) assert.ok(!rawContains(raw, t), `${t} still in the bytes`);
+  });
+
+  it('caseSensitive only matches the exact case', async () => {
+    const r = await runPdfTool(dir, 'redact-pdf', [src], { terms: ['jane doe'], caseSensitive: true });
+    assert.deepEqual(r.data!.pages, [{ page: 2, matches: 1 }]);
+    const text = pageTexts(r.file!);
+    assert.match(text[0]!, /Jane Doe/);
+    assert.ok(!/jane doe/.test(text[1]!));
+    await assert.rejects(runPdfTool(dir, 'redact-pdf', [src], { terms: [] }), (e: KilnError) => e.code === 'VALIDATION_ERROR');
+  });
+});
+
+describe('flatten-pdf', () => {
+  it('bakes filled form fields into the page and removes the form', async () => {
+    const doc = await PDFDocument.create();
+    const page = doc.addPage([400, 300]);
+    page.drawText('Application form', { x: 20, y: 260, size: 14, font: await doc.embedFont(StandardFonts.Helvetica) });
+    const form = doc.getForm();
+    const name = form.createTextField('applicant');
+    name.setText('Grace Hopper');
+    name.addToPage(page, { x: 20, y: 150, width: 200, height: 30 });
+    const box = form.createCheckBox('agree');
+    box.addToPage(page, { x: 20, y: 100, width: 20, height: 20 });
+    box.check();
+    const file = path.join(dir, 'form.pdf');
+    writeFileSync(file, await doc.save());
+    assert.match(decompressed(file), /\/AcroForm/);
+
+    const r = await runPdfTool(dir, 'flatten-pdf', [file]);
+    const out = await PDFDocument.load(readFileSync(r.file!));
+    assert.equal(out.getForm().getFields().length, 0);
+    const raw = decompressed(r.file!);
+    assert.ok(!/\/Annots/.test(raw), 'no annotations left');
+    assert.ok(!/\/Subtype \/Widget/.test(raw));
+    const text = pageTexts(r.file!)[0]!;
+    assert.match(text, /Grace Hopper/);
+    assert.match(text, /Application form/);
+  });
+});
+
+describe('pdf-to-text', () => {
+  it('extracts the text of every page in order, form-feed separated', async () => {
+    const src = await makeTextPdf(path.join(dir, 'text.pdf'), ['First page words', 'Zweite Seite: Grüße']);
+    const r = await runPdfTool(dir, 'pdf-to-text', [src]);
+    assert.match(r.output!.contentType, /^text\/plain/);
+    const txt = readFileSync(r.file!, 'utf8');
+    const pages = txt.split('\f').map((p) => p.trim());
+    assert.equal(pages[0], 'First page words');
+    assert.equal(pages[1], 'Zweite Seite: Grüße');
+  });
+});
+
+describe('pdf-to-image', () => {
+  let three: string;
+  before(async () => {
+    three = await makeTextPdf(path.join(dir, 'three.pdf'), ['One', 'Two', 'Three'], { size: [288, 432] }); // 4 × 6 inches
+  });
+
+  it('renders one page at the requested dpi as one image', async () => {
+    const r = await runPdfTool(dir, 'pdf-to-image', [three], { pages: '2', dpi: 100, format: 'jpg', quality: 70 });
+    const meta = await sharp(r.file!).metadata();
+    assert.deepEqual([meta.format, meta.width, meta.height], ['jpeg', 400, 600]);
+  });
+
+  it('several pages come back as a ZIP of images of the right size', async () => {
+    const r = await runPdfTool(dir, 'pdf-to-image', [three], { pages: '1,z', dpi: 36, format: 'webp' });
+    assert.equal(r.output!.contentType, 'application/zip');
+    const entries = (await zipNames(r.file!)).sort((a, b) => a.name.localeCompare(b.name));
+    assert.deepEqual(entries.map((e) => e.name), ['three-page-1.webp', 'three-page-3.webp']);
+    for (const e of entries) {
+      const m = await sharp(e.data).metadata();
+      assert.deepEqual([m.format, m.width, m.height], ['webp', 144, 216]);
+    }
+  });
+
+  it('png by default, all pages, and the pixels show the page (white with red text)', async () => {
+    const r = await runPdfTool(dir, 'pdf-to-image', [three], { dpi: 36 });
+    const entries = await zipNames(r.file!);
+    assert.equal(entries.length, 3);
+    const stats = await sharp(entries[0]!.data).stats();
+    assert.equal(stats.channels[1]!.max, 255);
+    assert.ok(stats.channels[1]!.min < 100, 'red text lowers green');
+  });
+
+  it('refuses a raster over the pixel limit and a page out of range', async () => {
+    const big = await makeTextPdf(path.join(dir, 'big.pdf'), ['Big'], { size: [2000, 2000] });
+    await assert.rejects(runPdfTool(dir, 'pdf-to-image', [big], { dpi: 2400 }), (e: KilnError) => e.code === 'LIMIT_EXCEEDED' && /dpi/.test(e.message));
+    await assert.rejects(runPdfTool(dir, 'pdf-to-image', [three], { pages: '4' }), (e: KilnError) => e.code === 'VALIDATION_ERROR' && /3 pages/.test(e.message));
+    await assert.rejects(runPdfTool(dir, 'pdf-to-image', [three], { dpi: 20 }), (e: KilnError) => e.code === 'VALIDATION_ERROR');
+  });
+});
