@@ -21,3 +21,5 @@ export { default as spriteSheet } from './layout/sprite-sheet.js';
 export { default as compress } from './essentials/compress.js';
 export { default as optimizeForWeb } from './optimization/optimize-for-web.js';
 export { default as stripMetadata } from './optimization/strip-metadata.js';
+export { default as adjustColors } from './adjustments/adjust-colors.js';
+export { default as info } from './utilities/info.js';

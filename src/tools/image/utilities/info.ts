@@ -1,0 +1,116 @@
+import { z } from 'zod';
+import { defineTool } from '../../../core/tool.js';
+import { KilnError } from '../../../core/errors.js';
+import { isAnimatedFormat, openImage } from '../../../engines/sharp.js';
+
+const DEPTH_BITS: Record<string, number> = { uchar: 8, char: 8, ushort: 16, short: 16, uint: 32, int: 32, float: 32, complex: 64, double: 64, dpcomplex: 128 };
+
+export default defineTool({
+  id: 'info',
+  section: 'image',
+  group: 'utilities',
+  summary: "Report an image's dimensions, format, size, channels, alpha, DPI and EXIF.",
+  description:
+    'Returns JSON only: width, height (one frame, as stored), displayWidth/displayHeight (after EXIF orientation), format, size in bytes, channels, hasAlpha, ' +
+    'dpi, orientation, colorSpace, bitDepth, pages and frame delays of animations, the ICC profile name, and the EXIF data as readable JSON ' +
+    '(dates as ISO strings, binary fields left out).',
+  input: { kind: 'file', accept: ['image/*'] },
+  settings: z.object({}),
+  output: 'JSON',
+  examples: ['photo.jpg', 'animation.gif -o info.json'],
+  async run(ctx, { files }) {
+    const input = files[0]!;
+    const ext = input.type?.ext;
+    const img = await openImage(input.path, { ext, workDir: ctx.workDir, animated: isAnimatedFormat(ext), signal: ctx.signal });
+    let meta;
+    try {
+      meta = await img.metadata();
+    } catch (e) {
+      throw new KilnError('UNSUPPORTED_INPUT', `${input.name} could not be read as an image: ${(e as Error).message}`);
+    }
+    const pages = meta.pages ?? 1;
+    const height = meta.pageHeight ?? meta.height!;
+    const orientation = meta.orientation ?? 1;
+    let exif: Record<string, unknown> | undefined;
+    if (meta.exif) {
+      try {
+        const exifReader = (await import('exif-reader')).default;
+        exif = readable(exifReader(meta.exif)) as Record<string, unknown>;
+        delete exif.bigEndian;
+      } catch {
+        exif = undefined; // a broken EXIF block is not a reason to fail the whole report
+      }
+    }
+    const data: Record<string, unknown> = {
+      width: meta.width,
+      height,
+      displayWidth: orientation >= 5 ? height : meta.width,
+      displayHeight: orientation >= 5 ? meta.width : height,
+      format: ext === 'eps' ? 'eps' : meta.format === 'jpeg' ? 'jpg' : meta.format === 'heif' && ext ? ext : meta.format,
+      mime: input.type?.mime,
+      size: input.size,
+      channels: meta.channels,
+      hasAlpha: meta.hasAlpha ?? false,
+      dpi: meta.density ?? null,
+      orientation,
+      colorSpace: meta.space,
+      bitDepth: (meta as { bitsPerSample?: number }).bitsPerSample ?? (meta.depth ? DEPTH_BITS[meta.depth] : undefined),
+      isProgressive: meta.isProgressive ?? false,
+      pages,
+      animated: pages > 1,
+      ...(pages > 1 ? { loop: meta.loop ?? 0, delays: meta.delay ?? [] } : {}),
+      iccProfile: meta.icc ? iccDescription(meta.icc) ?? 'unnamed' : null,
+      hasExif: !!meta.exif,
+      hasXmp: !!meta.xmp,
+      hasIptc: !!meta.iptc,
+      exif: exif ?? null,
+    };
+    return { outputs: [], data };
+  },
+});
+
+/** JSON-friendly copy: Dates as ISO strings, binary blobs dropped, NaN/Infinity as null. */
+function readable(v: unknown): unknown {
+  if (v instanceof Date) return Number.isNaN(v.getTime()) ? null : v.toISOString();
+  if (Buffer.isBuffer(v) || v instanceof Uint8Array) return undefined;
+  if (Array.isArray(v)) return v.map(readable);
+  if (typeof v === 'number') return Number.isFinite(v) ? v : null;
+  if (typeof v === 'string') return v.replace(/\0+$/, '');
+  if (v && typeof v === 'object') {
+    const o: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) {
+      const r = readable(x);
+      if (r !== undefined) o[k] = r;
+    }
+    return o;
+  }
+  return v;
+}
+
+/** The profile's 'desc' tag (ICC v2 textDescriptionType or v4 multiLocalizedUnicodeType). */
+export function iccDescription(icc: Buffer): string | undefined {
+  if (icc.length < 132) return undefined;
+  const count = icc.readUInt32BE(128);
+  for (let i = 0; i < count && 132 + i * 12 + 12 <= icc.length; i++) {
+    const at = 132 + i * 12;
+    if (icc.toString('latin1', at, at + 4) !== 'desc') continue;
+    const off = icc.readUInt32BE(at + 4);
+    const size = icc.readUInt32BE(at + 8);
+    if (off + size > icc.length || size < 12) return undefined;
+    const type = icc.toString('latin1', off, off + 4);
+    if (type === 'desc') {
+      const n = icc.readUInt32BE(off + 8);
+      return icc.toString('latin1', off + 12, Math.min(off + 12 + n, off + size)).replace(/\0.*$/s, '') || undefined;
+    }
+    if (type === 'mluc' && size >= 28) {
+      const len = icc.readUInt32BE(off + 20);
+      const strOff = icc.readUInt32BE(off + 24);
+      const start = off + strOff;
+      if (start + len > icc.length) return undefined;
+      const b = Buffer.from(icc.subarray(start, start + len));
+      b.swap16();
+      return b.toString('utf16le').replace(/\0.*$/s, '') || undefined;
+    }
+  }
+  return undefined;
+}

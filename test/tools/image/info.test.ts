@@ -1,0 +1,67 @@
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import sharp from 'sharp';
+import { getTool } from '../../../src/tools/index.js';
+import { runTool, inputFile } from '../../../src/tools/run-tool.js';
+import { createWorkspace } from '../../../src/core/workspace.js';
+import type { KilnError } from '../../../src/core/errors.js';
+import { makeImage, tempDir } from '../../helpers/fixtures.js';
+import { kiln } from '../../helpers/cli.js';
+
+const dir = tempDir();
+
+async function run(file: string) {
+  const ws = await createWorkspace();
+  try {
+    const out = await runTool(getTool('info'), { files: [await inputFile(file)], extra: {} }, {}, { workDir: ws.dir, dataDir: dir });
+    return out.data as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  } finally {
+    await ws.dispose();
+  }
+}
+
+describe('info', () => {
+  it('reports size, format, channels, DPI, orientation and readable EXIF', async () => {
+    const p = path.join(dir, 'photo.jpg');
+    await sharp(await makeImage(dir, 'src.png', 120, 80))
+      .withExif({ IFD0: { Make: 'KilnCam', Model: 'T1' }, IFD2: { DateTimeOriginal: '2024:05:06 07:08:09', ExposureTime: '1/125' }, IFD3: { GPSLatitudeRef: 'N' } })
+      .withMetadata({ density: 300, orientation: 6 })
+      .jpeg()
+      .toFile(p);
+    const d = await run(p);
+    assert.deepEqual([d.width, d.height, d.displayWidth, d.displayHeight], [120, 80, 80, 120]);
+    assert.equal(d.format, 'jpg');
+    assert.equal(d.size, (await import('node:fs')).statSync(p).size);
+    assert.deepEqual([d.channels, d.hasAlpha, d.dpi, d.orientation, d.colorSpace, d.bitDepth, d.pages], [3, false, 300, 6, 'srgb', 8, 1]);
+    assert.equal(d.exif.Image.Make, 'KilnCam');
+    assert.equal(d.exif.Photo.DateTimeOriginal, '2024-05-06T07:08:09.000Z');
+    assert.equal(d.exif.Photo.ExposureTime, 1 / 125);
+    assert.equal(d.exif.GPSInfo.GPSLatitudeRef, 'N');
+    assert.ok(!JSON.stringify(d).includes('"type":"Buffer"'), 'no binary blobs');
+  });
+  it('reports alpha, ICC profile name and animation frames', async () => {
+    const png = path.join(dir, 'p3.png');
+    await sharp(await makeImage(dir, 'a.png', 20, 10, { alpha: true })).withIccProfile('p3').toFile(png);
+    const d = await run(png);
+    assert.deepEqual([d.format, d.channels, d.hasAlpha, d.exif], ['png', 4, true, null]);
+    assert.match(d.iccProfile, /P3/);
+    const frames = await Promise.all([0, 1, 2, 3].map((i) => sharp({ create: { width: 16, height: 8, channels: 3, background: { r: 60 * i, g: 0, b: 0 } } }).png().toBuffer()));
+    const gif = path.join(dir, 'a.gif');
+    await sharp(frames, { join: { animated: true } }).gif({ delay: [50, 60, 70, 80], loop: 3 }).toFile(gif);
+    const g = await run(gif);
+    assert.deepEqual([g.width, g.height, g.pages, g.animated, g.loop, g.delays], [16, 8, 4, true, 3, [50, 60, 70, 80]]);
+  });
+  it('refuses a file that is not an image', async () => {
+    const p = path.join(dir, 'x.png');
+    (await import('node:fs')).writeFileSync(p, 'plain text');
+    await assert.rejects(run(p), (e: KilnError) => e.code === 'UNSUPPORTED_INPUT');
+  });
+  it('prints JSON from the CLI', async () => {
+    const src = await makeImage(dir, 'cli.webp', 30, 20);
+    const r = await kiln(['info', src]);
+    assert.equal(r.code, 0, r.stderr);
+    const d = JSON.parse(r.stdout) as { width: number; height: number; format: string };
+    assert.deepEqual([d.width, d.height, d.format], [30, 20, 'webp']);
+  });
+});
