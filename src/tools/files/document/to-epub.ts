@@ -1,0 +1,44 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { z } from 'zod';
+import { stem } from '../../../core/paths.js';
+import { defineTool } from '../../../core/tool.js';
+import { guardZip } from '../../../core/zip-guard.js';
+import { MARKDOWN_IN, textToHtml, toEpub } from '../../../engines/pandoc.js';
+
+export default defineTool({
+  id: 'to-epub',
+  section: 'files',
+  group: 'document',
+  summary: 'Build an EPUB e-book from a DOCX, Markdown, HTML or text file.',
+  description:
+    'pandoc builds an EPUB 3 with a table of contents from the headings. The title comes from the document (DOCX properties, ' +
+    'HTML <title>, Markdown front matter) or else from the file name. Text files become one paragraph per blank-line block.',
+  input: { kind: 'file', accept: ['.docx', '.md', '.html', '.txt'] },
+  settings: z.object({}),
+  needs: { engines: ['pandoc'] },
+  execution: 'long',
+  output: 'EPUB file',
+  examples: ['novel.docx -o novel.epub', 'notes.md -o notes.epub'],
+  async run(ctx, { files }) {
+    const input = files[0]!;
+    const ext = input.type?.ext ?? path.extname(input.name).slice(1).toLowerCase();
+    const title = stem(input.name);
+    let src = input.path;
+    let from: string;
+    if (ext === 'docx') {
+      await guardZip(input.path, 'docx', undefined, ctx.signal);
+      from = 'docx';
+    } else if (ext === 'md' || ext === 'markdown') from = MARKDOWN_IN;
+    else if (ext === 'html' || ext === 'htm') from = 'html';
+    else {
+      src = path.join(ctx.workDir, 'text.html');
+      await writeFile(src, textToHtml(await readFile(input.path, 'utf8'), title));
+      from = 'html';
+    }
+    const out = ctx.out('epub');
+    ctx.progress(10, 'building');
+    await toEpub(src, from, out, { workDir: ctx.workDir, signal: ctx.signal, title });
+    return { outputs: [{ path: out, name: out.split('/').pop()!, contentType: 'application/epub+zip' }] };
+  },
+});

@@ -1,0 +1,218 @@
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import yauzl from 'yauzl';
+import { getTool } from '../../../src/tools/index.js';
+import { runTool, inputFile } from '../../../src/tools/run-tool.js';
+import { createWorkspace } from '../../../src/core/workspace.js';
+import { KilnError } from '../../../src/core/errors.js';
+import { chromiumPid, keepChromiumWarm, shutdownChromium } from '../../../src/engines/chromium.js';
+import { tempDir } from '../../helpers/fixtures.js';
+
+const dir = tempDir();
+keepChromiumWarm();
+after(() => shutdownChromium());
+
+async function run(tool: string, file: string, settings: Record<string, unknown> = {}, keep?: string) {
+  const ws = await createWorkspace();
+  try {
+    const out = await runTool(getTool(tool), { files: [await inputFile(file)], extra: {} }, settings, { workDir: ws.dir, dataDir: dir });
+    const dest = path.join(dir, keep ?? out.output!.name);
+    writeFileSync(dest, readFileSync(out.output!.path));
+    return dest;
+  } finally {
+    await ws.dispose();
+  }
+}
+
+const pdfText = (p: string) => execFileSync('pdftotext', ['-layout', p, '-'], { encoding: 'utf8' });
+const pdfPages = (p: string) => Number(/Pages:\s+(\d+)/.exec(execFileSync('pdfinfo', [p], { encoding: 'utf8' }))![1]);
+
+/** Names of the entries of a ZIP in order. */
+function zipEntries(p: string): Promise<{ names: string[]; read: (n: string) => Promise<string>; firstCompressed: boolean }> {
+  return new Promise((resolve, reject) =>
+    yauzl.open(p, { lazyEntries: false, autoClose: false }, (err, zip) => {
+      if (err) return reject(err);
+      const entries: yauzl.Entry[] = [];
+      zip.on('entry', (e: yauzl.Entry) => entries.push(e));
+      zip.on('end', () =>
+        resolve({
+          names: entries.map((e) => e.fileName),
+          firstCompressed: entries[0]!.compressionMethod !== 0,
+          read: (n) =>
+            new Promise((res, rej) => {
+              const e = entries.find((x) => x.fileName === n);
+              if (!e) return rej(new Error(`no ${n}`));
+              zip.openReadStream(e, (er, s) => {
+                if (er) return rej(er);
+                const parts: Buffer[] = [];
+                s.on('data', (b: Buffer) => parts.push(b));
+                s.on('end', () => res(Buffer.concat(parts).toString('utf8')));
+              });
+            }),
+        }),
+      );
+    }),
+  );
+}
+
+const MARKDOWN = `# Kiln notes
+
+Some *intro* text with a [link](javascript:alert(1)) and <script>alert(2)</script>.
+
+| Glaze | Cone |
+|-------|-----:|
+| Celadon | 10 |
+| Tenmoku | 9 |
+
+\`\`\`python
+def fire(cone):
+    return cone * 100
+\`\`\`
+`;
+
+describe('HTML, Markdown and EPUB tools (Chromium + pandoc)', () => {
+  let server: Server;
+  let hits: string[] = [];
+  let origin = '';
+  before(async () => {
+    server = createServer((req, res) => {
+      hits.push(req.url ?? '');
+      res.end('x');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  after(() => new Promise<void>((r) => server.close(() => r())));
+
+  it('html-to-pdf renders the page and no request leaves the machine', async () => {
+    hits = [];
+    const html = path.join(dir, 'page.html');
+    writeFileSync(
+      html,
+      `<!DOCTYPE html><html><head><title>t</title>
+<link rel="stylesheet" href="${origin}/style.css"><link rel="prefetch" href="${origin}/prefetch">
+<script src="${origin}/script.js"></script>
+<style>@import url("${origin}/import.css"); body { background: url("${origin}/bg.png"); } @font-face { font-family: x; src: url("${origin}/font.woff"); }</style>
+</head><body><h1>Offline page</h1><p>Rendered without network.</p>
+<img src="${origin}/img.png"><iframe src="${origin}/frame"></iframe><img src="file:///etc/hostname">
+<script>fetch("${origin}/fetch").catch(()=>{}); new Image().src="${origin}/pixel"; try { new WebSocket("ws://127.0.0.1:${origin.split(':').pop()}/ws"); } catch (e) {} navigator.sendBeacon && navigator.sendBeacon("${origin}/beacon", "x");</script>
+</body></html>`,
+    );
+    const pdf = await run('html-to-pdf', html);
+    assert.equal(pdfPages(pdf), 1);
+    assert.match(pdfText(pdf), /Offline page[\s\S]*Rendered without network\./);
+    await new Promise((r) => setTimeout(r, 300));
+    assert.deepEqual(hits, [], 'the test server saw no request');
+  });
+
+  it('markdown-to-html writes styled, highlighted, safe HTML with a table', async () => {
+    const md = path.join(dir, 'notes.md');
+    writeFileSync(md, MARKDOWN);
+    const html = readFileSync(await run('markdown-to-html', md), 'utf8');
+    assert.match(html, /<table[\s\S]*<td[^>]*>Celadon<\/td>[\s\S]*<\/table>/);
+    assert.match(html, /class="sourceCode python"/);
+    assert.match(html, /<span class="kw">def<\/span>/);
+    assert.match(html, /<style>[\s\S]*border-collapse/);
+    assert.doesNotMatch(html, /<script>alert/);
+    assert.doesNotMatch(html, /javascript:/);
+    assert.match(html, /Content-Security-Policy/);
+  });
+
+  it('markdown-to-pdf renders the table and code without network', async () => {
+    hits = [];
+    const md = path.join(dir, 'remote.md');
+    writeFileSync(md, MARKDOWN + `\n![remote](${origin}/remote.png)\n`);
+    const pdf = await run('markdown-to-pdf', md);
+    const text = pdfText(pdf);
+    assert.match(text, /Celadon\s+10/);
+    assert.match(text, /def fire\(cone\):/);
+    assert.deepEqual(hits, []);
+  });
+
+  it('markdown-to-docx keeps headings, the table and the code', async () => {
+    const md = path.join(dir, 'doc.md');
+    // A local file and a URL as images: neither may be read or fetched into the DOCX.
+    writeFileSync(md, MARKDOWN + `\n![secret](/etc/hostname)\n\n![remote](${origin}/img.png)\n`);
+    hits = [];
+    const docx = await run('markdown-to-docx', md);
+    const z = await zipEntries(docx);
+    assert.deepEqual(z.names.filter((n) => n.startsWith('word/media/')), []);
+    assert.deepEqual(hits, []);
+    const xml = await z.read('word/document.xml');
+    assert.match(xml, /<w:pStyle w:val="Heading1" ?\/>[\s\S]*Kiln notes/);
+    assert.match(xml, /\[image: secret\]/);
+    assert.match(xml, /<w:tbl>[\s\S]*Tenmoku[\s\S]*<\/w:tbl>/);
+    assert.match(xml, /fire/);
+  });
+
+  let epub = '';
+  it('to-epub builds a valid EPUB structure from Markdown', async () => {
+    const md = path.join(dir, 'book.md');
+    writeFileSync(md, `---\ntitle: The Kiln Book\n---\n\n# Chapter One\n\nClay and fire.\n\n# Chapter Two\n\nGlaze and ash.\n`);
+    epub = await run('to-epub', md, {}, 'book.epub');
+    const raw = readFileSync(epub);
+    assert.equal(raw.subarray(30, 38).toString(), 'mimetype', 'mimetype is the first entry');
+    const z = await zipEntries(epub);
+    assert.equal(z.names[0], 'mimetype');
+    assert.equal(z.firstCompressed, false, 'mimetype is stored');
+    assert.equal(await z.read('mimetype'), 'application/epub+zip');
+    const container = await z.read('META-INF/container.xml');
+    const opfPath = /full-path="([^"]+)"/.exec(container)![1]!;
+    const opf = await z.read(opfPath);
+    assert.match(opf, /<dc:title[^>]*>The Kiln Book<\/dc:title>/);
+    assert.match(opf, /<spine/);
+    const chapters = z.names.filter((n) => /ch\d+\.xhtml$/.test(n));
+    assert.ok(chapters.length >= 2, `chapters: ${z.names.join(', ')}`);
+  });
+
+  it('to-epub from text and from DOCX-less HTML', async () => {
+    const txt = path.join(dir, 'story.txt');
+    writeFileSync(txt, 'Once upon a time.\n\nThe end & <done>.\n');
+    const out = await run('to-epub', txt, {}, 'story.epub');
+    const z = await zipEntries(out);
+    const opf = await z.read(/full-path="([^"]+)"/.exec(await z.read('META-INF/container.xml'))![1]!);
+    assert.match(opf, /<dc:title[^>]*>story<\/dc:title>/);
+    const body = (await Promise.all(z.names.filter((n) => n.endsWith('.xhtml')).map((n) => z.read(n)))).join('\n');
+    assert.match(body, /The end &amp; &lt;done&gt;\./);
+  });
+
+  it('epub-convert to html, md, docx and pdf', async () => {
+    // An EPUB made by pandoc itself, independent of to-epub.
+    const md = path.join(dir, 'pandoc-src.md');
+    writeFileSync(md, '---\ntitle: Pandoc Book\n---\n\n# Part A\n\nAlpha text.\n\n# Part B\n\nBeta text.\n');
+    const src = path.join(dir, 'pandoc.epub');
+    execFileSync('pandoc', ['-o', src, md]);
+    const html = readFileSync(await run('epub-convert', src, { format: 'html' }, 'p.html'), 'utf8');
+    assert.match(html, /Alpha text\.[\s\S]*Beta text\./);
+    const mdOut = readFileSync(await run('epub-convert', src, { format: 'md' }, 'p.md'), 'utf8');
+    assert.match(mdOut, /# Part A[\s\S]*Alpha text\./);
+    const docx = await zipEntries(await run('epub-convert', src, { format: 'docx' }, 'p.docx'));
+    assert.match(await docx.read('word/document.xml'), /Beta text\./);
+    const pdf = await run('epub-convert', src, { format: 'pdf' }, 'p.pdf');
+    assert.match(pdfText(pdf), /Alpha text\.[\s\S]*Beta text\./);
+  });
+
+  it('epub-convert rejects a corrupt EPUB with UNSUPPORTED_INPUT', async () => {
+    const good = readFileSync(epub);
+    const bad = path.join(dir, 'bad.epub');
+    writeFileSync(bad, good.subarray(0, 200));
+    await assert.rejects(run('epub-convert', bad, { format: 'md' }), (e: KilnError) => e.code === 'UNSUPPORTED_INPUT');
+  });
+
+  it('relaunches Chromium after it was killed', async () => {
+    const pid = await chromiumPid();
+    assert.ok(pid, 'browser is running');
+    process.kill(pid, 'SIGKILL');
+    await new Promise((r) => setTimeout(r, 300));
+    const html = path.join(dir, 'again.html');
+    writeFileSync(html, '<!DOCTYPE html><html><body><p>After restart</p></body></html>');
+    assert.match(pdfText(await run('html-to-pdf', html)), /After restart/);
+    const pid2 = await chromiumPid();
+    assert.ok(pid2 && pid2 !== pid);
+  });
+});
