@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import { openImage, sameFormatAs, writeImage } from '../../../engines/sharp.js';
+import { isAnimatedFormat, openImage, sameFormatAs, visibleSize, writeImage } from '../../../engines/sharp.js';
 import { SOCIAL_PRESETS, SOCIAL_PRESET_IDS } from '../_shared/social-presets.js';
 
 export default defineTool({
@@ -29,13 +29,12 @@ export default defineTool({
   examples: ['photo.jpg --width 800 -o small.jpg', 'photo.jpg --preset instagram-story -o story.jpg', '*.png --percentage 50 -o half/'],
   async run(ctx, { files }, s) {
     const input = files[0]!;
-    const img = await openImage(input.path, { ext: input.type?.ext, workDir: ctx.workDir, animated: input.type?.ext === 'gif' });
+    // Animated GIF and WebP keep every frame (sharp resizes each page of the strip).
+    const img = await openImage(input.path, { ext: input.type?.ext, workDir: ctx.workDir, animated: isAnimatedFormat(input.type?.ext), signal: ctx.signal });
     const meta = await img.metadata();
     // EXIF orientation first, so width means the width a person sees.
-    img.autoOrient();
-    const rotated = (meta.orientation ?? 1) >= 5;
-    const srcW = rotated ? meta.height! : meta.width!;
-    const srcH = rotated ? meta.width! : (meta.pageHeight ?? meta.height!);
+    if ((meta.orientation ?? 1) > 1) img.autoOrient();
+    const { width: srcW, height: srcH } = visibleSize(meta);
     let width = s.width;
     let height = s.height;
     let fit = s.fit ?? 'contain';
