@@ -24,3 +24,4 @@ export { default as flattenPdf } from './document/flatten-pdf.js';
 export { default as redactPdf } from './document/redact-pdf.js';
 export { default as pdfToText } from './document/pdf-to-text.js';
 export { default as pdfToImage } from './document/pdf-to-image.js';
+export { default as signPdf } from './document/sign-pdf.js';
