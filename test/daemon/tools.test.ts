@@ -1,0 +1,96 @@
+/**
+ * Route generation across input kinds: presets (fixed settings, input type checked from the bytes),
+ * a JSON-body tool, and cancelling a run while its engine works. These use other families' tools
+ * and skip when a tool is not in the catalog.
+ */
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import sharp from 'sharp';
+import { exec } from '../../src/core/process.js';
+import { findTool } from '../../src/tools/index.js';
+import { makeImage, tempDir } from '../helpers/fixtures.js';
+import { filePart, form, readSse, startServer, type TestServer } from '../helpers/server.js';
+
+const dir = tempDir();
+const auth = (t: string) => ({ authorization: `Bearer ${t}` });
+
+describe('generated tool routes', () => {
+  let s: TestServer;
+  before(async () => {
+    s = await startServer();
+  });
+  after(() => s.close());
+
+  it('runs a preset with its fixed settings and rejects inputs it does not take (415)', { skip: !findTool('convert') && 'convert not in the catalog' }, async () => {
+    const jpg = await makeImage(dir, 'p.jpg', 40, 20);
+    const fd = await form({ file: await filePart(jpg), settings: JSON.stringify({ format: 'webp' }) });
+    const res = await fetch(`${s.url}/api/v1/tools/image/jpg-to-png`, { method: 'POST', headers: auth(s.token), body: fd });
+    const body = await res.json();
+    assert.equal(res.status, 200, JSON.stringify(body));
+    assert.match(body.downloadUrl, /\/p\.png$/);
+    const out = Buffer.from(await (await fetch(s.url + body.downloadUrl, { headers: auth(s.token) })).arrayBuffer());
+    // The preset's fixed format wins over the caller's.
+    assert.equal((await sharp(out).metadata()).format, 'png');
+
+    const png = await makeImage(dir, 'q.png', 40, 20);
+    const wrong = await fetch(`${s.url}/api/v1/tools/image/jpg-to-png`, { method: 'POST', headers: auth(s.token), body: await form({ file: await filePart(png, 'looks-like.jpg') }) });
+    assert.equal(wrong.status, 415);
+    const err = (await wrong.json()).error;
+    assert.equal(err.code, 'UNSUPPORTED_INPUT');
+    assert.match(err.message, /jpg-to-png takes \.jpg, \.jpeg/);
+
+    const zip = await fetch(`${s.url}/api/v1/tools/image/jpg-to-png/batch`, { method: 'POST', headers: auth(s.token), body: await form({ files: [await filePart(jpg)] }) });
+    assert.equal(zip.status, 200);
+    assert.ok(zip.headers.get('x-job-id'));
+  });
+
+  it('takes the settings as a JSON body for a tool without input file', { skip: !findTool('qr-generate') && 'qr-generate not in the catalog' }, async () => {
+    const res = await fetch(`${s.url}/api/v1/tools/image/qr-generate`, {
+      method: 'POST',
+      headers: { ...auth(s.token), 'content-type': 'application/json' },
+      body: JSON.stringify({ data: 'hello kiln', size: 200 }),
+    });
+    const body = await res.json();
+    assert.equal(res.status, 200, JSON.stringify(body));
+    const png = Buffer.from(await (await fetch(s.url + body.downloadUrl, { headers: auth(s.token) })).arrayBuffer());
+    const meta = await sharp(png).metadata();
+    assert.deepEqual([meta.format, meta.width], ['png', 200]);
+    const bad = await fetch(`${s.url}/api/v1/tools/image/qr-generate`, { method: 'POST', headers: { ...auth(s.token), 'content-type': 'application/json' }, body: JSON.stringify({ size: 200 }) });
+    assert.equal(bad.status, 400);
+    assert.equal((await bad.json()).error.details[0].path, 'data');
+    const batch = await fetch(`${s.url}/api/v1/tools/image/qr-generate/batch`, { method: 'POST', headers: auth(s.token), body: await form({ settings: '{}' }) });
+    assert.equal(batch.status, 404);
+    assert.match((await batch.json()).error.message, /no batch route/);
+  });
+
+  it('cancels a running job: the engine is stopped and nothing remains', { skip: !findTool('compress-video') && 'compress-video not in the catalog' }, async () => {
+    const lazy = await startServer({ env: { SYNC_WAIT_MS: '0' } });
+    try {
+      const video = path.join(dir, 'long.mp4');
+      await exec('ffmpeg', ['-v', 'error', '-f', 'lavfi', '-i', 'testsrc2=size=640x360:rate=25:duration=40', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-y', video], { timeoutMs: 120_000 });
+      const res = await fetch(`${lazy.url}/api/v1/tools/video/compress-video`, { method: 'POST', headers: auth(lazy.token), body: await form({ file: await filePart(video), settings: '{"quality": "strong"}' }) });
+      const { jobId } = await res.json();
+      assert.equal(res.status, 202);
+      const events = readSse(`${lazy.url}/api/v1/jobs/${jobId}/progress`, lazy.token, 60_000);
+      let state = '';
+      for (let i = 0; i < 200 && state !== 'running'; i++) {
+        state = (await (await fetch(`${lazy.url}/api/v1/jobs/${jobId}`, { headers: auth(lazy.token) })).json()).status;
+        if (state !== 'running') await new Promise((r) => setTimeout(r, 25));
+      }
+      assert.equal(state, 'running');
+      const c = await fetch(`${lazy.url}/api/v1/jobs/${jobId}/cancel`, { method: 'POST', headers: auth(lazy.token) });
+      const view = await c.json();
+      assert.equal(c.status, 200, JSON.stringify(view));
+      assert.equal(view.status, 'cancelled');
+      const ev = await events;
+      assert.equal(ev.events.at(-1)?.event, 'failed');
+      assert.equal((ev.events.at(-1)?.data as { code: string }).code, 'CANCELLED');
+      assert.equal(existsSync(path.join(lazy.dataDir, 'jobs', jobId)), false);
+      assert.equal(lazy.app.kiln.jobs.queue.state().running, 0);
+    } finally {
+      await lazy.close();
+    }
+  });
+});
