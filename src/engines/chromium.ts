@@ -30,6 +30,11 @@ const FLAGS = [
   '--disable-domain-reliability',
   '--disable-breakpad',
   '--force-webrtc-ip-handling-policy=disable_non_proxied_udp',
+  // Chromium itself must never reach the network: every request we allow is intercepted and answered
+  // by Node. Anything that slips past interception finds no DNS and a proxy that does not exist.
+  '--host-resolver-rules=MAP * ~NOTFOUND',
+  '--proxy-server=http://kiln-no-network.invalid:1',
+  '--proxy-bypass-list=<-loopback>',
 ];
 
 let browserP: Promise<Browser> | undefined;

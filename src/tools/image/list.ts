@@ -24,3 +24,4 @@ export { default as stripMetadata } from './optimization/strip-metadata.js';
 export { default as adjustColors } from './adjustments/adjust-colors.js';
 export { default as info } from './utilities/info.js';
 export { default as watermarkText } from './watermark/watermark-text.js';
+export { default as htmlToImage } from './utilities/html-to-image.js';
