@@ -89,6 +89,15 @@ describe('Ghostscript tools', () => {
     assert.match(text, /\/S \/GTS_PDFA1/);
     assert.match(text, /\/DestOutputProfile \d+ 0 R/);
     assert.match(text, /sRGB IEC61966-2\.1/);
+    // The output intent's profile is a 3-component ICC stream (its header names the 'RGB ' colour space).
+    const profileObj = /\/DestOutputProfile (\d+) 0 R/.exec(text)![1];
+    const profile = new RegExp(`\\n${profileObj} 0 obj\\s*<<([\\s\\S]*?)>>\\s*stream\\n([\\s\\S]{0,200})`).exec(text)!;
+    assert.match(profile[1]!, /\/N 3/);
+    assert.equal(profile[2]!.slice(16, 20), 'RGB ');
+    // Other PDF/A-2 basics: a file identifier, no encryption, no JavaScript, PDF version at most 1.7.
+    assert.match(text, /\/ID \[/);
+    assert.doesNotMatch(text, /\/Encrypt|\/JavaScript|\/JS /);
+    assert.match(readFileSync(r.file!, 'latin1').slice(0, 8), /^%PDF-1\.[4-7]/);
     // The source uses Times-Roman unembedded (a standard font); PDF/A needs every font embedded.
     const before = execFileSync('pdffonts', [photoPdf]).toString().trim().split('\n').slice(2);
     assert.ok(before.some((l) => / no /.test(l.slice(50))));

@@ -72,6 +72,18 @@ describe('repair-pdf, corrupt input, linearize-pdf', () => {
     assert.deepEqual(pageTexts(r.file!), ['Fix me 1', 'Fix me 2']);
   });
 
+  it('repair-pdf falls back to Ghostscript when qpdf cannot find a trailer (xref streams)', async () => {
+    const good = await makeTextPdf(path.join(dir, 'good-os.pdf'), numbered(3, 'Rebuilt'), { objectStreams: true });
+    const bytes = readFileSync(good);
+    const at = bytes.lastIndexOf('startxref');
+    const broken = path.join(dir, 'broken-os.pdf');
+    writeFileSync(broken, Buffer.concat([bytes.subarray(0, at), Buffer.from('startxref\n999999\n%%EOF\n')]));
+    await assert.rejects(runPdfTool(dir, 'extract-pages', [broken], { range: '1' }), (e: KilnError) => e.code === 'UNSUPPORTED_INPUT' && /repair-pdf/.test(e.message));
+    const r = await runPdfTool(dir, 'repair-pdf', [broken]);
+    assert.equal(r.data!.method, 'ghostscript');
+    assert.deepEqual(pageTexts(r.file!), ['Rebuilt 1', 'Rebuilt 2', 'Rebuilt 3']);
+  });
+
   it('a truncated PDF fails cleanly with UNSUPPORTED_INPUT in every tool, quickly', async () => {
     const good = await makeTextPdf(path.join(dir, 'good2.pdf'), numbered(2));
     const cut = path.join(dir, 'truncated.pdf');

@@ -1,0 +1,46 @@
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { kiln } from '../../helpers/cli.js';
+import { tempDir } from '../../helpers/fixtures.js';
+import { makeTextPdf, numbered, pageTexts } from './pdf-helpers.js';
+
+const dir = tempDir('kiln-pdf-cli-');
+
+describe('PDF tools from the command line', () => {
+  it('kiln merge-pdf a.pdf b.pdf -o m.pdf', async () => {
+    const a = await makeTextPdf(path.join(dir, 'a.pdf'), ['A one', 'A two']);
+    const b = await makeTextPdf(path.join(dir, 'b.pdf'), ['B one']);
+    const out = path.join(dir, 'm.pdf');
+    const r = await kiln(['merge-pdf', a, b, '-o', out]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(pageTexts(out), ['A one', 'A two', 'B one']);
+  });
+
+  it('kiln extract-pages in.pdf --range 1-2,z', async () => {
+    const src = await makeTextPdf(path.join(dir, 'in.pdf'), numbered(5));
+    const out = path.join(dir, 'x.pdf');
+    const r = await kiln(['extract-pages', src, '--range', '1-2,z', '-o', out]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(pageTexts(out), ['Page 1', 'Page 2', 'Page 5']);
+  });
+
+  it('a range beyond the last page exits with the usage code and names the page count', async () => {
+    const src = await makeTextPdf(path.join(dir, 'in2.pdf'), numbered(3));
+    const r = await kiln(['extract-pages', src, '--range', '2-7', '-o', path.join(dir, 'never.pdf')]);
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /3 pages/);
+  });
+
+  it('an encrypted PDF exits with the input code and points at unlock-pdf', async () => {
+    const src = await makeTextPdf(path.join(dir, 'plain.pdf'), numbered(2));
+    const locked = path.join(dir, 'locked.pdf');
+    assert.equal((await kiln(['protect-pdf', src, '--user-password', 'pw', '-o', locked])).code, 0);
+    const r = await kiln(['rotate-pdf', locked, '-o', path.join(dir, 'rot.pdf')]);
+    assert.equal(r.code, 3);
+    assert.match(r.stderr, /password-protected.*unlock-pdf/);
+    const u = await kiln(['unlock-pdf', locked, '--password', 'pw', '-o', path.join(dir, 'open.pdf')]);
+    assert.equal(u.code, 0, u.stderr);
+    assert.deepEqual(pageTexts(path.join(dir, 'open.pdf')), ['Page 1', 'Page 2']);
+  });
+});
