@@ -68,7 +68,8 @@ export async function openImage(
   const sharp = await getSharp();
   const { animated, workDir, ext, signal, ...rest } = opts;
   let src = file;
-  if (ext === 'jxl' || ext === 'eps') {
+  // sharp's bundled libheif decodes AV1 only; iPhone HEIC is HEVC, which Debian's libheif (through the vips CLI) reads.
+  if (ext === 'jxl' || ext === 'eps' || ext === 'heic' || ext === 'heif') {
     if (!workDir) throw new KilnError('INTERNAL', `openImage needs a workDir for ${ext.toUpperCase()} input`);
     src = tempName(workDir, 'png');
     if (ext === 'eps') await rasterizeEps(file, src, { dpi: EPS_DPI, signal });
@@ -91,6 +92,7 @@ export async function rasterizeEps(file: string, outPng: string, o: { dpi?: numb
     );
   } catch (e) {
     await rm(outPng, { force: true });
+    if (e instanceof KilnError && e.code === 'UNSUPPORTED_INPUT') throw new KilnError('UNSUPPORTED_INPUT', `Ghostscript could not render the EPS file: ${e.message}`, { details: e.details });
     throw e;
   }
   const { stat } = await import('node:fs/promises');

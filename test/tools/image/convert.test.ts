@@ -54,6 +54,13 @@ describe('convert', () => {
     const hdr = execFileSync('vipsheader', ['-a', r.path], { env }).toString();
     assert.match(hdr, /width: 64/);
   });
+  it('reads HEVC-coded HEIC (heic-to-jpg)', async () => {
+    const heic = (await run(await makeImage(dir, 'h2.png', 64, 32), { format: 'heic', quality: 90 })).path;
+    const r = await run(heic, { format: 'jpg' });
+    const raw = await sharp(r.path).raw().toBuffer({ resolveWithObject: true });
+    assert.deepEqual([raw.info.width, raw.info.height], [64, 32]);
+    assert.ok(raw.data[3 * (16 * 64 + 5)]! > 200 && raw.data[3 * (16 * 64 + 60) + 2]! > 200, 'red left, blue right');
+  });
   it('flattens transparency onto white for JPEG', async () => {
     const src = path.join(dir, 'clear.png');
     await sharp({ create: { width: 8, height: 8, channels: 4, background: { r: 0, g: 0, b: 0, alpha: 0 } } }).png().toFile(src);

@@ -22,7 +22,8 @@ export default defineTool({
     'contrast c = 1 + contrast/100 below zero and 1 + contrast/50 above (around mid-grey), and gain = red/green/blue ÷ 100 with ' +
     'temperature (warm raises red, lowers blue by up to 30%) and tint (magenta lowers green, raises red and blue by up to 15%/30%). ' +
     'Then modulate: saturation × (1 + saturation/100), hue rotation in degrees. Then the effect: grayscale (luminance), sepia (the usual ' +
-    'sepia recombination matrix) or invert (negate, alpha untouched). Last, sharpness 1-100 runs an unsharp mask with sigma 0.5-3.',
+    'sepia recombination matrix) or invert (negate, alpha untouched). Last, sharpness 1-100 runs an unsharp mask with sigma 0.5-3. ' +
+    'Animated GIF/WebP input gives a still image of the first frame.',
   input: { kind: 'file', accept: ['image/*'] },
   settings: z.object({
     brightness: pct(-100, 100, 0, 'Brightness shift.'),

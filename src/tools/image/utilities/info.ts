@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
 import { KilnError } from '../../../core/errors.js';
-import { isAnimatedFormat, openImage } from '../../../engines/sharp.js';
+import { getSharp, isAnimatedFormat, MAX_INPUT_PIXELS, openImage } from '../../../engines/sharp.js';
 
 const DEPTH_BITS: Record<string, number> = { uchar: 8, char: 8, ushort: 16, short: 16, uint: 32, int: 32, float: 32, complex: 64, double: 64, dpcomplex: 128 };
 
@@ -21,11 +21,16 @@ export default defineTool({
   async run(ctx, { files }) {
     const input = files[0]!;
     const ext = input.type?.ext;
-    const img = await openImage(input.path, { ext, workDir: ctx.workDir, animated: isAnimatedFormat(ext), signal: ctx.signal });
     let meta;
     try {
+      // Only the header is read: HEIC's HEVC pixels need not be decodable by sharp for its metadata.
+      const headerOnly = ext !== 'eps' && ext !== 'jxl';
+      const img = headerOnly
+        ? (await getSharp())(input.path, { animated: isAnimatedFormat(ext), limitInputPixels: MAX_INPUT_PIXELS })
+        : await openImage(input.path, { ext, workDir: ctx.workDir, signal: ctx.signal });
       meta = await img.metadata();
     } catch (e) {
+      if (e instanceof KilnError) throw e;
       throw new KilnError('UNSUPPORTED_INPUT', `${input.name} could not be read as an image: ${(e as Error).message}`);
     }
     const pages = meta.pages ?? 1;
@@ -46,7 +51,7 @@ export default defineTool({
       height,
       displayWidth: orientation >= 5 ? height : meta.width,
       displayHeight: orientation >= 5 ? meta.width : height,
-      format: ext === 'eps' ? 'eps' : meta.format === 'jpeg' ? 'jpg' : meta.format === 'heif' && ext ? ext : meta.format,
+      format: ext === 'eps' || ext === 'jxl' ? ext : meta.format === 'jpeg' ? 'jpg' : meta.format === 'heif' && ext ? ext : meta.format,
       mime: input.type?.mime,
       size: input.size,
       channels: meta.channels,

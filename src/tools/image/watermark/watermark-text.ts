@@ -15,7 +15,8 @@ export default defineTool({
   description:
     'The text is laid out by Pango with a real font file (font: a family such as "DejaVu Sans", "Liberation Serif", "Noto Sans", or sans-serif, serif, monospace), ' +
     'fontSize in pixels, colour #RRGGBB, opacity 0-100 %, rotated by rotation degrees, and composited at position with a margin of half the font size, ' +
-    'or repeated in a grid over the whole image when tile is on. Text larger than the image is scaled down to fit.',
+    'or repeated in a grid over the whole image when tile is on. Text larger than the image is scaled down to fit. ' +
+    'Animated GIF/WebP input gives a still image of the first frame.',
   input: { kind: 'file', accept: ['image/*'] },
   settings: z.object({
     text: z.string().min(1).max(500).describe('Watermark text.'),
