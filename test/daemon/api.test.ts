@@ -199,6 +199,21 @@ describe('daemon HTTP API', () => {
     const weird = await fetch(`${s.url}/api/v1/tools/image/resize`, { method: 'POST', headers: { ...auth(s.token), 'content-type': 'application/x-weird' }, body: 'x' });
     assert.equal(weird.status, 415);
     assert.equal((await weird.json()).error.code, 'UNSUPPORTED_INPUT');
+    const huge = await fetch(`${s.url}/api/v1/api-keys`, { method: 'POST', headers: { ...auth(s.token), 'content-type': 'application/json' }, body: JSON.stringify({ name: 'x'.repeat(11 * 1024 * 1024) }) });
+    assert.equal(huge.status, 413);
+    assert.equal((await huge.json()).error.code, 'LIMIT_EXCEEDED');
+  });
+
+  it('removes finished jobs and their files after JOB_TTL_HOURS', async () => {
+    const r = await post(s, '/api/v1/tools/image/resize', await form({ file: await filePart(jpg), settings: '{"width": 12}' }));
+    assert.equal(r.status, 200);
+    const jobDir = path.join(s.dataDir, 'jobs', r.json.jobId);
+    assert.ok(existsSync(jobDir));
+    assert.equal(await s.app.kiln.jobs.sweep(Date.now()), 0, 'nothing is old yet');
+    const removed = await s.app.kiln.jobs.sweep(Date.now() + 25 * 3_600_000);
+    assert.ok(removed >= 1);
+    assert.equal(existsSync(jobDir), false);
+    assert.equal((await fetch(s.url + r.json.downloadUrl, { headers: auth(s.token) })).status, 404);
   });
 
   it('refuses uploads over MAX_UPLOAD_MB with 413 LIMIT_EXCEEDED', async () => {
