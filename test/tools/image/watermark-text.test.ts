@@ -81,7 +81,7 @@ describe('watermark-text', () => {
   });
   it('shrinks text that is larger than the image and rejects unknown fonts', async () => {
     const r = await run(await white('d.png'), { text: 'A very long watermark line', fontSize: 200, opacity: 100 });
-    assert.ok((r.result.textWidth as number) <= W);
+    assert.ok((r.result.textWidth as number) <= W && (r.result.textHeight as number) <= H, JSON.stringify(r.result));
     await assert.rejects(run(await white('e.png'), { text: 'x', font: 'Comic Nope' }), (e: KilnError) => e.code === 'VALIDATION_ERROR');
     await assert.rejects(run(await white('e.png'), { text: '' }), (e: KilnError) => e.code === 'VALIDATION_ERROR');
   });

@@ -46,7 +46,10 @@ export default defineTool({
     const hex = s.color.length === 4 ? '#' + [...s.color.slice(1)].map((x) => x + x).join('') : s.color;
     const markup = `<span foreground="${hex}">${escapeMarkup(s.text)}</span>`;
     // Pango sizes are points; at 72 dpi one point is one pixel.
-    let text = sharp({ text: { text: markup, font: `${font.family} ${s.fontSize}px`, fontfile: font.file, dpi: 72, rgba: true, align: 'centre' } });
+    const margin = Math.round(s.fontSize / 2);
+    // Long text wraps at the image width instead of growing one huge line (memory, and it would be shrunk anyway).
+    const wrapAt = Math.max(s.fontSize * 2, s.tile ? W : W - 2 * margin);
+    let text = sharp({ text: { text: markup, font: `${font.family} ${s.fontSize}px`, fontfile: font.file, dpi: 72, rgba: true, align: 'centre', width: wrapAt, wrap: 'word-char' } });
     if (s.rotation % 360 !== 0) {
       text = sharp(await text.png().toBuffer()).rotate(s.rotation, { background: { r: 0, g: 0, b: 0, alpha: 0 } });
     }
@@ -56,7 +59,6 @@ export default defineTool({
     let stamp = await sharp(data, { raw: { width: info.width, height: info.height, channels: 4 } }).png().toBuffer();
     let sw = info.width;
     let sh = info.height;
-    const margin = Math.round(s.fontSize / 2);
     const room = s.tile ? { w: W, h: H } : { w: Math.max(1, W - 2 * margin), h: Math.max(1, H - 2 * margin) };
     if (sw > room.w || sh > room.h) {
       const k = Math.min(room.w / sw, room.h / sh);
