@@ -61,6 +61,16 @@ describe('convert', () => {
     assert.deepEqual([raw.info.width, raw.info.height], [64, 32]);
     assert.ok(raw.data[3 * (16 * 64 + 5)]! > 200 && raw.data[3 * (16 * 64 + 60) + 2]! > 200, 'red left, blue right');
   });
+  it('reads JPEG XL through vips', async () => {
+    const png = await makeImage(dir, 'j.png', 40, 20);
+    const jxl = path.join(dir, 'j.jxl');
+    const env = { ...process.env };
+    delete env.VIPSHOME;
+    execFileSync('vips', ['copy', png, `${jxl}[lossless]`], { env });
+    const r = await run(jxl, { format: 'png' });
+    const raw = await sharp(r.path).raw().toBuffer({ resolveWithObject: true });
+    assert.deepEqual([raw.info.width, raw.info.height, ...raw.data.subarray(0, 3)], [40, 20, 255, 0, 0]);
+  });
   it('flattens transparency onto white for JPEG', async () => {
     const src = path.join(dir, 'clear.png');
     await sharp({ create: { width: 8, height: 8, channels: 4, background: { r: 0, g: 0, b: 0, alpha: 0 } } }).png().toFile(src);
