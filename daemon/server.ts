@@ -3,7 +3,7 @@
  * HTTP tests both call it.
  */
 import multipart from '@fastify/multipart';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyPluginAsync } from 'fastify';
 import { KilnError } from '../src/core/errors.js';
 import { Authenticator } from './auth/authenticate.js';
 import { ensureAdmin } from './auth/bootstrap.js';
@@ -12,14 +12,7 @@ import type { DaemonContext } from './context.js';
 import { installErrorHandling } from './http/errors.js';
 import { instanceIdFor, JobService } from './jobs/service.js';
 import { createQueue } from './queue/create.js';
-import { authRoutes } from './routes/auth.js';
-import { batchRoutes } from './routes/batch.js';
-import { catalogRoutes } from './routes/catalog.js';
-import { docsRoutes } from './routes/docs.js';
-import { downloadRoutes } from './routes/download.js';
-import { healthRoutes } from './routes/health.js';
-import { jobRoutes } from './routes/jobs.js';
-import { toolRoutes } from './routes/tools.js';
+import * as routeModules from './routes/list.js';
 import { openStore } from './store/db.js';
 import { deleteExpiredSessions } from './store/sessions.js';
 
@@ -38,7 +31,7 @@ export async function buildServer(config: DaemonConfig): Promise<FastifyInstance
   try {
     const bootstrap = await ensureAdmin(store, config);
     const instanceId = await instanceIdFor(config.dataDir);
-    const queue = await createQueue(config);
+    const queue = await createQueue(config, (msg) => (config.logger ? app.log.warn(msg) : process.emitWarning(msg)));
     const jobs = new JobService(store, queue, config, instanceId, app.log);
     await jobs.recover();
     await deleteExpiredSessions(store.db);
@@ -61,14 +54,7 @@ export async function buildServer(config: DaemonConfig): Promise<FastifyInstance
       request.user = user;
     });
 
-    await app.register(healthRoutes);
-    await app.register(authRoutes);
-    await app.register(catalogRoutes);
-    await app.register(toolRoutes);
-    await app.register(batchRoutes);
-    await app.register(jobRoutes);
-    await app.register(downloadRoutes);
-    await app.register(docsRoutes);
+    for (const plugin of Object.values(routeModules) as FastifyPluginAsync[]) await app.register(plugin);
 
     jobs.startSweeper((e) => app.log.error({ err: e }, 'job sweep failed'));
     app.addHook('onClose', async () => {

@@ -26,6 +26,8 @@ export interface SubmitRequest {
   inputs: ToolInputs;
   workDir: string;
   clientJobId?: string;
+  /** Runs after a successful run (e.g. saving to the file library); its fields join the result. */
+  afterSuccess?: (row: JobRow) => Promise<Record<string, unknown> | void>;
 }
 
 const PROGRESS_WRITE_MS = 500;
@@ -42,9 +44,9 @@ export function jobResult(row: JobRow): Record<string, unknown> {
     originalSize: Number(row.original_size ?? 0),
     processedSize: Number(row.processed_size ?? 0),
   };
-  const data = row.result ? (JSON.parse(row.result) as { data?: unknown }).data : undefined;
-  if (data !== undefined) r.data = data;
-  return r;
+  const stored = row.result ? (JSON.parse(row.result) as { data?: unknown; extra?: Record<string, unknown> }) : {};
+  if (stored.data !== undefined) r.data = stored.data;
+  return { ...r, ...stored.extra };
 }
 
 export function jobError(row: JobRow): { code: string; message: string; details?: unknown; reason?: string } {
@@ -178,7 +180,18 @@ export class JobService {
       await rm(req.workDir, { recursive: true, force: true });
       return;
     }
-    const row = await getJob(db, req.id);
+    let row = await getJob(db, req.id);
+    if (row && req.afterSuccess) {
+      const extra = await req.afterSuccess(row).catch((e: unknown) => {
+        // The run itself succeeded: keep its output and report the follow-up failure beside it.
+        this.log.error({ err: e, jobId: req.id }, 'after-success step failed');
+        return { afterSuccessError: toKilnError(e).toJSON().error };
+      });
+      if (extra && Object.keys(extra).length) {
+        await updateJob(db, req.id, { result: JSON.stringify({ ...JSON.parse(row.result ?? '{}'), extra }) });
+        row = await getJob(db, req.id);
+      }
+    }
     if (row) this.events.publish(req.id, { type: 'completed', result: jobResult(row) });
   }
 

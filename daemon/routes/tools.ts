@@ -12,6 +12,7 @@ import { requireUser } from '../auth/authenticate.js';
 import { requirePermission } from '../auth/permissions.js';
 import { assembleSettings, readMultipart, toToolInputs, type ParsedUpload } from '../http/uploads.js';
 import { jobError, jobResult } from '../jobs/service.js';
+import type { JobRow } from '../store/jobs.js';
 import { checkPresetInputs, effectiveSettings, findTarget, routeOf, targets, type Target } from '../jobs/targets.js';
 
 export async function toolRoutes(app: FastifyInstance): Promise<void> {
@@ -51,8 +52,11 @@ async function runTarget(app: FastifyInstance, target: Target, request: FastifyR
   try {
     const req = await readRequest(app, target, request, inDir);
     const fileId = req.fields.get('fileId');
-    if (fileId) throw new KilnError('VALIDATION_ERROR', 'fileId: the file library is not available on this server.', { details: [{ path: 'fileId', message: 'file library not available' }] });
+    const library = app.kiln.fileLibrary;
+    if (fileId && !library) throw new KilnError('VALIDATION_ERROR', 'fileId: the file library is not available on this server.', { details: [{ path: 'fileId', message: 'file library not available' }] });
     const inputs = toToolInputs(target.tool, req.parts);
+    // A library item stands in for the upload when no file was sent.
+    if (fileId && library && inputs.files.length === 0 && target.tool.input.kind !== 'none') inputs.files.push(await library.resolveInput(user, fileId, inDir, request));
     let raw: Record<string, unknown>;
     if (req.jsonSettings !== undefined) {
       if (typeof req.jsonSettings !== 'object' || req.jsonSettings === null || Array.isArray(req.jsonSettings)) {
@@ -65,7 +69,8 @@ async function runTarget(app: FastifyInstance, target: Target, request: FastifyR
     const settings = validateRequest(target.tool, inputs, effectiveSettings(target, raw));
     await checkPresetInputs(target, inputs.files);
     const clientJobId = req.fields.get('clientJobId')?.slice(0, 200);
-    await jobs.submit({ id, owner: user, target, settings, inputs, workDir, clientJobId });
+    const afterSuccess = fileId && library ? async (row: JobRow) => ({ savedFileId: await library.saveOutput(user, fileId, row) }) : undefined;
+    await jobs.submit({ id, owner: user, target, settings, inputs, workDir, clientJobId, afterSuccess });
   } catch (e) {
     await rm(workDir, { recursive: true, force: true });
     throw e;

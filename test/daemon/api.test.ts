@@ -180,6 +180,32 @@ describe('daemon HTTP API', () => {
     assert.match(lib.json.error.message, /file library/);
   });
 
+  it('takes the input from the file library and saves the output there when fileId is given', async () => {
+    const saved: string[] = [];
+    s.app.kiln.fileLibrary = {
+      async resolveInput(_user, fileId, inDir) {
+        assert.equal(fileId, 'item-1');
+        const p = path.join(inDir, 'library.jpg');
+        await writeFile(p, await readFile(jpg));
+        return { path: p, name: 'library.jpg', size: (await stat(p)).size };
+      },
+      async saveOutput(_user, fileId, job) {
+        saved.push(`${fileId}:${job.output_name}`);
+        return 'version-2';
+      },
+    };
+    try {
+      const r = await post(s, '/api/v1/tools/image/resize', await form({ fileId: 'item-1', settings: '{"width": 12}' }));
+      assert.equal(r.status, 200, JSON.stringify(r.json));
+      assert.equal(r.json.savedFileId, 'version-2');
+      assert.deepEqual(saved, ['item-1:library.jpg']);
+      const job = await (await fetch(`${s.url}/api/v1/jobs/${r.json.jobId}`, { headers: auth(s.token) })).json();
+      assert.equal(job.result.savedFileId, 'version-2');
+    } finally {
+      delete s.app.kiln.fileLibrary;
+    }
+  });
+
   it('names the right route when a tool is called under the wrong section', async () => {
     const r = await post(s, '/api/v1/tools/video/resize', await form({ file: await filePart(jpg) }));
     assert.equal(r.status, 404);
