@@ -136,11 +136,27 @@ class Instance {
       const up = await Promise.race([waitFor(() => existsSync(sock), START_TIMEOUT_MS).then(() => 'up' as const), exited]);
       if (up === 'up') {
         registerExitHook();
+        await this.warmUp(bin);
         return;
       }
       if (up !== EXIT_RESTART) throw new KilnError('INTERNAL', `LibreOffice did not start (exit ${up}).`);
     }
     throw new KilnError('INTERNAL', 'LibreOffice did not start.');
+  }
+
+  /**
+   * The first conversion of an instance loads the Writer import and PDF export code (several seconds);
+   * doing one tiny conversion now keeps that cost off the first real job.
+   */
+  private async warmUp(bin: string): Promise<void> {
+    const dir = path.join(this.profileDir, 'warmup');
+    await mkdir(dir, { recursive: true });
+    const src = path.join(dir, 'warmup.rtf');
+    await writeFile(src, '{\\rtf1\\ansi{\\fonttbl\\f0\\fswiss Helvetica;}\\f0\\pard warm {\\b up}\\par}');
+    await exec(bin, [...COMMON, `-env:UserInstallation=${this.profileUrl}`, '--convert-to', 'pdf:writer_pdf_Export', '--outdir', dir, src], {
+      env: officeEnv(this.profileDir),
+      timeoutMs: START_TIMEOUT_MS,
+    }).catch(() => undefined);
   }
 
   kill(): void {
