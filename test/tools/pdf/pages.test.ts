@@ -79,6 +79,8 @@ describe('page tools', () => {
     assert.deepEqual(entries.map((e) => e.name).sort(), ['part-1.pdf', 'part-2.pdf']);
     const docs = await Promise.all(entries.sort((x, y) => x.name.localeCompare(y.name)).map((e) => PDFDocument.load(e.data)));
     assert.deepEqual(docs.map((d) => d.getPageCount()), [4, 2]);
+    const one = await runPdfTool(dir, 'split-pdf', [six], { mode: 'every', everyN: 10 });
+    assert.deepEqual((await zipEntries(one.file!)).map((e) => e.name), ['part-1.pdf']);
   });
 
   it('extract-pages understands r1, z and odd exactly as qpdf does', async () => {

@@ -12,11 +12,11 @@ import { pageCount, pageTexts, runPdfTool, tryRun } from './pdf-helpers.js';
 const dir = tempDir('kiln-pdf-gs-');
 let photoPdf: string;
 
-/** Two pages: colour text, and a noisy 800×500 JPEG photo drawn at 4×2.7 inches (200 dpi). */
+/** Two pages: colour text, and a noisy 640×400 JPEG photo drawn at 4×2.7 inches (160 dpi). */
 async function makePhotoPdf(file: string): Promise<string> {
   const doc = await PDFDocument.create();
   const font = await doc.embedFont(StandardFonts.TimesRoman);
-  const img = await doc.embedJpg(readFileSync(await makePhoto(dir, 'photo.jpg', 800, 500)));
+  const img = await doc.embedJpg(readFileSync(await makePhoto(dir, 'photo.jpg', 640, 400)));
   const p1 = doc.addPage([400, 400]);
   p1.drawText('Colour heading', { x: 20, y: 350, size: 20, font, color: rgb(1, 0, 0) });
   p1.drawRectangle({ x: 20, y: 20, width: 200, height: 100, color: rgb(0, 0, 1) });

@@ -35,6 +35,9 @@ describe('protect-pdf and unlock-pdf', () => {
     const r = await runPdfTool(dir, 'unlock-pdf', [locked], { password: 'pw1' });
     assert.match(execFileSync('qpdf', ['--show-encryption', r.file!]).toString(), /File is not encrypted/);
     assert.deepEqual(pageTexts(r.file!), ['Secret page 1', 'Secret page 2', 'Secret page 3']);
+    assert.equal(r.data!.neededPassword, true);
+    const notLocked = await runPdfTool(dir, 'unlock-pdf', [plain], { password: 'anything' });
+    assert.deepEqual(notLocked.data, { wasEncrypted: false, neededPassword: false });
   });
 
   it('other tools answer UNSUPPORTED_INPUT naming unlock-pdf for an encrypted input', async () => {

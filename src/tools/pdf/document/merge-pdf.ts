@@ -27,7 +27,8 @@ export default defineTool({
     }
     const out = ctx.out('pdf', '-merged');
     ctx.progress(50, 'merging');
-    await qpdf(['--empty', '--pages', ...sources.flatMap((s) => [s, '1-z']), '--', out], { signal: ctx.signal });
+    // Up to 20 large files: qpdf streams them, but give it more time than a single-file operation.
+    await qpdf(['--empty', '--pages', ...sources.flatMap((s) => [s, '1-z']), '--', out], { signal: ctx.signal, timeoutMs: 600_000 });
     return { outputs: [pdfOutput(out)], data: { files: files.length, pages } };
   },
 });

@@ -2,6 +2,7 @@ import { mkdir, readdir, rename } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { KilnError } from '../../../core/errors.js';
+import { zipFiles } from '../../../core/zip.js';
 import { defineTool } from '../../../core/tool.js';
 import { qpdf, resolveRange, selectPages } from '../../../engines/qpdf.js';
 import { openPdf, pdfOutput, PDF_ACCEPT } from '../_shared/pdf-input.js';
@@ -41,12 +42,15 @@ export default defineTool({
     // qpdf names parts by zero-padded page ranges, so sorting by name is page order.
     const names = (await readdir(dir)).filter((x) => x.endsWith('.pdf')).sort();
     if (names.length !== Math.ceil(pdf.pages / n)) throw new KilnError('INTERNAL', `qpdf wrote ${names.length} parts, expected ${Math.ceil(pdf.pages / n)}.`);
-    const outputs = [];
+    const parts = [];
     for (const [i, name] of names.entries()) {
-      const out = ctx.out('pdf', '', `part-${i + 1}`);
-      await rename(path.join(dir, name), out);
-      outputs.push(pdfOutput(out));
+      const p = path.join(dir, `part-${i + 1}.pdf`);
+      await rename(path.join(dir, name), p);
+      parts.push({ path: p, name: `part-${i + 1}.pdf` });
     }
-    return { outputs, data: { parts: outputs.length, everyN: n, sourcePages: pdf.pages } };
+    // Always a ZIP in this mode, even with one part, so callers get one shape of answer.
+    const zip = ctx.out('zip', '-parts');
+    await zipFiles(parts, zip);
+    return { outputs: [{ path: zip, name: path.basename(zip), contentType: 'application/zip' }], data: { parts: parts.length, everyN: n, sourcePages: pdf.pages } };
   },
 });

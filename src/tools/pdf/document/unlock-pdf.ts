@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { KilnError } from '../../../core/errors.js';
 import { defineTool } from '../../../core/tool.js';
-import { jobFile, qpdf } from '../../../engines/qpdf.js';
+import { inspectPdf, jobFile, qpdf } from '../../../engines/qpdf.js';
 import { pdfOutput, PDF_ACCEPT } from '../_shared/pdf-input.js';
 
 export default defineTool({
@@ -19,6 +19,11 @@ export default defineTool({
   examples: ['locked.pdf --password s3cret -o open.pdf'],
   async run(ctx, { files }, s) {
     const input = files[0]!;
+    // Readable without a password? Then it was not protected (or only had owner restrictions).
+    const open = await inspectPdf(input.path, input.name, ctx.signal).catch((e: unknown) => {
+      if (e instanceof KilnError && e.reason === 'pdf-encrypted') return undefined;
+      throw e;
+    });
     const out = ctx.out('pdf', '-unlocked');
     const job = await jobFile(ctx.workDir, { inputFile: input.path, password: s.password, outputFile: out, decrypt: '' });
     try {
@@ -30,6 +35,6 @@ export default defineTool({
       if (e instanceof KilnError && e.code === 'UNSUPPORTED_INPUT') throw new KilnError('UNSUPPORTED_INPUT', `${input.name} is not a readable PDF: ${e.message.replace(/^qpdf failed \(exit \d+\): /, '')}`);
       throw e;
     }
-    return { outputs: [pdfOutput(out)], data: { decrypted: true } };
+    return { outputs: [pdfOutput(out)], data: { wasEncrypted: open ? open.encrypted : true, neededPassword: !open } };
   },
 });
