@@ -59,7 +59,7 @@ export function makeAudio(dir: string, name: string, o: { kind?: AudioKind; dura
   else if (kind === 'chirp-up') src = `aevalsrc=${volume}*sin(2*PI*(200*t+900*t*t/${durationS})):s=${rate}:d=${durationS}`;
   else if (kind === 'left-only') src = `aevalsrc=${volume}*sin(2*PI*${freq}*t)|0:s=${rate}:d=${durationS}`;
   else if (kind === 'noise') src = `anoisesrc=a=${volume}:c=white:r=${rate}:d=${durationS}:seed=7`;
-  else src = `aevalsrc=${volume}*sin(2*PI*${freq}*t)+0.05*(random(0)*2-1):s=${rate}:d=${durationS}`;
+  else src = `aevalsrc=${volume}*sin(2*PI*${freq}*t):s=${rate}:d=${durationS}[a];anoisesrc=a=0.05:c=white:r=${rate}:d=${durationS}:seed=7[b];[a][b]amix=inputs=2:normalize=0[out0]`;
   const ch = kind === 'left-only' ? [] : ['-ac', String(channels)];
   ff(['-f', 'lavfi', '-i', src, ...ch, ...(o.extra ?? []), p]);
   return p;

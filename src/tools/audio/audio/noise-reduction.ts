@@ -2,11 +2,14 @@ import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
 import { probeAudio, transcodeAudio } from '../../../engines/ffmpeg.js';
 
-/** afftdn noise reduction (dB) and noise floor (dB); strong also tracks a changing noise floor. */
+/**
+ * afftdn: reduction (nr, dB) and assumed noise floor (nf, dB), tracked from the signal (tn). A stronger
+ * setting also assumes louder noise: with a floor set far below the real one afftdn removes little.
+ */
 const STRENGTH = {
-  light: 'afftdn=nr=6:nf=-50',
-  medium: 'afftdn=nr=12:nf=-45',
-  strong: 'afftdn=nr=24:nf=-40:tn=1',
+  light: 'afftdn=nr=6:nf=-40:tn=1',
+  medium: 'afftdn=nr=12:nf=-35:tn=1',
+  strong: 'afftdn=nr=24:nf=-30:tn=1',
 } as const;
 
 export default defineTool({
@@ -14,7 +17,7 @@ export default defineTool({
   section: 'audio',
   group: 'audio',
   summary: 'Reduce background noise in audio.',
-  description: 'FFT denoiser (afftdn): light = 6 dB reduction, medium = 12 dB, strong = 24 dB with noise tracking.',
+  description: 'FFT denoiser (afftdn): light = 6 dB reduction for noise around -40 dB, medium = 12 dB around -35 dB, strong = 24 dB around -30 dB; the noise floor is tracked from the recording.',
   input: { kind: 'file', accept: ['audio/*'] },
   settings: z.object({
     strength: z.enum(['light', 'medium', 'strong']).default('medium').describe('Denoise strength.'),
