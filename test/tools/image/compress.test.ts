@@ -7,7 +7,7 @@ import { getTool } from '../../../src/tools/index.js';
 import { runTool, inputFile } from '../../../src/tools/run-tool.js';
 import { createWorkspace } from '../../../src/core/workspace.js';
 import type { KilnError } from '../../../src/core/errors.js';
-import { makePhoto, tempDir } from '../../helpers/fixtures.js';
+import { makeImage, makePhoto, tempDir } from '../../helpers/fixtures.js';
 import { kiln } from '../../helpers/cli.js';
 
 const dir = tempDir();
@@ -17,7 +17,7 @@ async function run(file: string, settings: Record<string, unknown>) {
   try {
     const out = await runTool(getTool('compress'), { files: [await inputFile(file)], extra: {} }, settings, { workDir: ws.dir, dataDir: dir });
     const p = out.output!.path;
-    return { out, data: out.data as Record<string, number | boolean | string>, size: statSync(p).size, meta: await sharp(p).metadata() };
+    return { out, data: out.data as Record<string, number | boolean | string>, size: statSync(p).size, meta: await sharp(p).metadata(), raw: await sharp(p).raw().toBuffer() };
   } finally {
     await ws.dispose();
   }
@@ -57,6 +57,15 @@ describe('compress', () => {
     assert.ok(typeof p.data.colours === 'number');
     const tiny = await run(png, { mode: 'targetSize', targetSizeKb: 3 });
     assert.ok(tiny.size <= 3 * 1024 && (tiny.meta.width ?? 0) < 300, JSON.stringify(tiny.data));
+  });
+  it('keeps PNG lossless when that already fits, or at quality 100', async () => {
+    const src = await makeImage(dir, 'flat.png', 200, 100);
+    for (const settings of [{ mode: 'targetSize', targetSizeKb: 50 }, { quality: 100 }]) {
+      const r = await run(src, settings);
+      assert.equal(r.data.quality, 100);
+      assert.equal(r.data.colours, undefined);
+      assert.ok((await sharp(src).raw().toBuffer()).equals(r.raw), 'pixels unchanged');
+    }
   });
   it('returns the smallest result with targetMet false when the target is impossible', async () => {
     const src = await makePhoto(dir, 'x.jpg', 64, 64);

@@ -53,7 +53,8 @@ export default defineTool({
     let best: Attempt;
     let targetMet: boolean | undefined;
     if (s.mode === 'quality') {
-      const colours = palette ? coloursFor(s.quality) : undefined;
+      // PNG at quality 100 stays lossless (best zlib effort); below that the palette shrinks with quality.
+      const colours = palette && !(format === 'png' && s.quality === 100) ? coloursFor(s.quality) : undefined;
       best = { buf: await enc(1, s.quality, colours), quality: s.quality, colours, scale: 1 };
     } else {
       const target = Math.floor(s.targetSizeKb! * 1024);
@@ -63,7 +64,7 @@ export default defineTool({
       for (let step = 0; step <= MAX_DOWNSCALES && !found; step++) {
         if (ctx.signal.aborted) throw new KilnError('CANCELLED', 'The run was cancelled.');
         ctx.progress(10 + step * 7, step ? `downscale ${Math.round(scale * 100)}%` : 'searching');
-        found = palette ? await searchPalette(enc, scale, target) : await searchQuality(enc, scale, target);
+        found = palette ? await searchPalette(enc, scale, target, format === 'png') : await searchQuality(enc, scale, target);
         const low = found ?? (palette ? { buf: await enc(scale, 1, 2), quality: 1, colours: 2, scale } : { buf: await enc(scale, 1), quality: 1, scale });
         if (!smallest || low.buf.length < smallest.buf.length) smallest = low;
         if (Math.min(W, H) * scale * 0.8 < 8) break;
@@ -126,11 +127,16 @@ async function searchQuality(enc: (scale: number, q: number) => Promise<Buffer>,
  * worst and sizes fall along that order, so the smallest one is tried first (to give up early) and the
  * rest is a binary search: about five encodes instead of sixteen.
  */
-async function searchPalette(enc: (scale: number, q: number, colours?: number) => Promise<Buffer>, scale: number, target: number): Promise<Attempt | undefined> {
+async function searchPalette(enc: (scale: number, q: number, colours?: number) => Promise<Buffer>, scale: number, target: number, lossless: boolean): Promise<Attempt | undefined> {
   const steps = PALETTE_STEPS.flatMap((colours) => [100, 40].map((quality) => ({ colours, quality })));
   const at = async (i: number): Promise<Attempt> => ({ buf: await enc(scale, steps[i]!.quality, steps[i]!.colours), ...steps[i]!, scale });
   let fit = await at(steps.length - 1);
   if (fit.buf.length > target) return undefined;
+  if (lossless) {
+    // Full-colour PNG when it fits: nothing is lost at all.
+    const full = await enc(scale, 100);
+    if (full.length <= target) return { buf: full, quality: 100, scale };
+  }
   let lo = 0;
   let hi = steps.length - 2;
   while (lo <= hi) {
@@ -150,6 +156,7 @@ async function encodeToBuffer(ctx: RunContext, base: Sharp, format: ImageFormat,
   if (scale < 1) img = img.resize({ width: Math.max(1, Math.round(W * scale)) });
   switch (format) {
     case 'png':
+      if (colours === undefined) return img.png({ compressionLevel: 9, effort: 10, adaptiveFiltering: true }).toBuffer();
       return img.png({ palette: true, colours: colours ?? 256, quality, compressionLevel: 9, effort: 4, dither: 1 }).toBuffer();
     case 'gif':
       return img.gif({ colours: colours ?? 256, effort: 4, dither: quality >= 60 ? 1 : 0.5 }).toBuffer();
