@@ -71,6 +71,23 @@ describe('redact-pdf', () => {
     for (const t of ['Jane', 'jane', 'Doe', '555-0100', '0100']) assert.ok(!rawContains(raw, t), `${t} still in the bytes`);
   });
 
+  it('also removes a term drawn inside a Form XObject (an embedded page)', async () => {
+    const inner = await PDFDocument.create();
+    const f = await inner.embedFont(StandardFonts.Helvetica);
+    inner.addPage([300, 200]).drawText('Inner Jane Doe text', { x: 10, y: 100, font: f, size: 12 });
+    const outer = await PDFDocument.create();
+    const [embedded] = await outer.embedPdf(await PDFDocument.load(await inner.save()), [0]);
+    const page = outer.addPage([400, 300]);
+    page.drawPage(embedded!, { x: 20, y: 20 });
+    page.drawText('Outer Jane Doe', { x: 20, y: 270, font: await outer.embedFont(StandardFonts.Helvetica), size: 12 });
+    const file = path.join(dir, 'xobject.pdf');
+    writeFileSync(file, await outer.save());
+    const r = await runPdfTool(dir, 'redact-pdf', [file], { terms: ['jane doe'] });
+    assert.deepEqual(r.data!.pages, [{ page: 1, matches: 2 }]);
+    assert.equal(pageTexts(r.file!)[0], 'Outer Inner text');
+    assert.ok(!rawContains(decompressed(r.file!), 'Jane'));
+  });
+
   it('caseSensitive only matches the exact case', async () => {
     const r = await runPdfTool(dir, 'redact-pdf', [src], { terms: ['jane doe'], caseSensitive: true });
     assert.deepEqual(r.data!.pages, [{ page: 2, matches: 1 }]);
