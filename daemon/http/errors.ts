@@ -56,7 +56,8 @@ export function installErrorHandling(app: FastifyInstance, maxUploadMb: number):
   app.setErrorHandler((e, request, reply) => {
     const err = toHttpError(e, maxUploadMb);
     if (err.code === 'INTERNAL') request.log.error({ err: e }, 'request failed');
-    if (reply.sent || reply.raw.headersSent) return;
+    // A streamed answer that fails half-way cannot change its status: cut it so the client sees the failure.
+    if (reply.sent || reply.raw.headersSent) return void reply.raw.destroy();
     void reply.code(ERROR_TABLE[err.code].status).type('application/json; charset=utf-8').send(err.toJSON());
   });
   app.setNotFoundHandler((request, reply) => {

@@ -32,6 +32,13 @@ export interface SubmitRequest {
 
 const PROGRESS_WRITE_MS = 500;
 
+/** Settings that must not be kept in job records (passwords for protect/unlock-pdf and the like). */
+const SECRET_SETTING = /password|secret|passphrase|token/i;
+
+export function redactSettings(settings: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(settings).map(([k, v]) => [k, SECRET_SETTING.test(k) && v !== undefined && v !== '' ? '[redacted]' : v]));
+}
+
 export function downloadUrl(row: Pick<JobRow, 'id' | 'output_name'>): string | undefined {
   return row.output_name ? `/api/v1/download/${row.id}/${encodeURIComponent(row.output_name)}` : undefined;
 }
@@ -114,7 +121,7 @@ export class JobService {
       tool: req.target.id,
       base_tool: req.target.tool.id,
       kind: 'run',
-      settings: JSON.stringify(req.settings),
+      settings: JSON.stringify(redactSettings(req.settings)),
       status: 'queued',
       progress: 0,
       stage: 'queued',

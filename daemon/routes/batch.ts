@@ -12,6 +12,7 @@ import { validateRequest, runTool } from '../../src/tools/run-tool.js';
 import { requireUser } from '../auth/authenticate.js';
 import { requirePermission } from '../auth/permissions.js';
 import { assembleSettings, readMultipart, type UploadedPart } from '../http/uploads.js';
+import { redactSettings } from '../jobs/service.js';
 import { checkPresetInputs, effectiveSettings, findTarget, routeOf, targets, type Target } from '../jobs/targets.js';
 import { finishJob, insertJob, updateJob } from '../store/jobs.js';
 import { contentDisposition } from './download.js';
@@ -81,7 +82,7 @@ async function runBatch(app: FastifyInstance, target: Target, request: FastifyRe
 
   const now = Date.now();
   await insertJob(store.db, {
-    id, owner_id: user.id, tool: target.id, base_tool: target.tool.id, kind: 'batch', settings: JSON.stringify(settings),
+    id, owner_id: user.id, tool: target.id, base_tool: target.tool.id, kind: 'batch', settings: JSON.stringify(redactSettings(settings)),
     status: 'running', progress: 0, stage: `0/${files.length}`, result: null, error: null, client_job_id: null,
     instance_id: jobs.instanceId, work_dir: workDir, output_path: null, output_name: null, content_type: 'application/zip',
     original_size: files.reduce((a, f) => a + f.size, 0), processed_size: null, created_at: now, started_at: now, finished_at: null,

@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import sharp from 'sharp';
@@ -63,6 +64,23 @@ describe('generated tool routes', () => {
     const batch = await fetch(`${s.url}/api/v1/tools/image/qr-generate/batch`, { method: 'POST', headers: auth(s.token), body: await form({ settings: '{}' }) });
     assert.equal(batch.status, 404);
     assert.match((await batch.json()).error.message, /no batch route/);
+  });
+
+  it('never stores passwords from the settings in the job record', { skip: !findTool('protect-pdf') && 'protect-pdf not in the catalog' }, async () => {
+    const { PDFDocument } = await import('@cantoo/pdf-lib');
+    const doc = await PDFDocument.create();
+    doc.addPage([200, 200]);
+    const pdf = path.join(dir, 'plain.pdf');
+    await writeFile(pdf, await doc.save());
+    const res = await fetch(`${s.url}/api/v1/tools/pdf/protect-pdf`, { method: 'POST', headers: auth(s.token), body: await form({ file: await filePart(pdf), settings: '{"userPassword": "hunter2-secret"}' }) });
+    const body = await res.json();
+    assert.equal(res.status, 200, JSON.stringify(body));
+    const out = Buffer.from(await (await fetch(s.url + body.downloadUrl, { headers: auth(s.token) })).arrayBuffer());
+    assert.ok(out.includes('/Encrypt'), 'the output is encrypted');
+    const job = await (await fetch(`${s.url}/api/v1/jobs/${body.jobId}`, { headers: auth(s.token) })).json();
+    assert.equal(job.settings.userPassword, '[redacted]');
+    const row = await s.app.kiln.store.db.selectFrom('jobs').select('settings').where('id', '=', body.jobId).executeTakeFirstOrThrow();
+    assert.ok(!row.settings.includes('hunter2'));
   });
 
   it('cancels a running job: the engine is stopped and nothing remains', { skip: !findTool('compress-video') && 'compress-video not in the catalog' }, async () => {
