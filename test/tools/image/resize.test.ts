@@ -85,4 +85,15 @@ describe('resize: animations and EXIF orientation', () => {
     const pct = await run(src, { percentage: 50 });
     assert.deepEqual([pct.meta.width, pct.meta.height], [50, 100]);
   });
+  it('runs from the CLI with --without-enlargement', async () => {
+    const { kiln } = await import('../../helpers/cli.js');
+    const src = await makeImage(dir, 'cli-small.png', 60, 30);
+    const out = path.join(dir, 'cli-small-out.png');
+    const r = await kiln(['resize', src, '--width', '600', '--without-enlargement', '-o', out]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual([(await sharp(out).metadata()).width], [60]);
+    const big = path.join(dir, 'cli-big-out.png');
+    assert.equal((await kiln(['resize', src, '--width', '600', '-o', big])).code, 0);
+    assert.equal((await sharp(big).metadata()).width, 600);
+  });
 });
