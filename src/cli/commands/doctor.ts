@@ -1,12 +1,15 @@
 import { allEngineStatus } from '../../engines/registry.js';
+import { ffmpegDoctorNotes } from '../../engines/ffmpeg.js';
 import { TOOLS } from '../../tools/index.js';
 
 export async function doctorCommand(o: { json?: boolean }): Promise<void> {
   const engines = await allEngineStatus();
   const missing = engines.filter((e) => !e.available);
   const toolsAffected = (id: string) => TOOLS.filter((t) => t.needs?.engines?.includes(id)).map((t) => t.id);
+  // Optional parts of the ffmpeg build (vidstab, rubberband, libass, drawtext).
+  const ffmpegNotes = engines.find((e) => e.id === 'ffmpeg')?.available ? await ffmpegDoctorNotes() : [];
   if (o.json) {
-    process.stdout.write(JSON.stringify({ node: process.version, engines: engines.map((e) => ({ ...e, tools: toolsAffected(e.id) })) }, null, 2) + '\n');
+    process.stdout.write(JSON.stringify({ node: process.version, engines: engines.map((e) => ({ ...e, tools: toolsAffected(e.id) })), ffmpegNotes }, null, 2) + '\n');
     return;
   }
   process.stdout.write(`node ${process.version}\n\n`);
@@ -14,6 +17,7 @@ export async function doctorCommand(o: { json?: boolean }): Promise<void> {
   for (const e of engines) {
     process.stdout.write(`${e.available ? 'ok     ' : 'MISSING'} ${e.title.padEnd(w)}  ${e.available ? (e.version ?? '') : `install: ${e.install}`}\n`);
   }
+  for (const n of ffmpegNotes) process.stdout.write(`note    ${n}\n`);
   if (missing.length) {
     process.stdout.write(`\n${missing.length} engine(s) missing. Tools that need them fail with ENGINE_MISSING (exit 4):\n`);
     for (const m of missing) {
