@@ -94,16 +94,17 @@ class Instance {
     return this.alive ? this.child!.pid : undefined;
   }
 
-  start(): Promise<void> {
+  /** `warm`: also run the warm-up conversion (pool start-up); a job that starts an instance is its own warm-up. */
+  start(warm = false): Promise<void> {
     if (this.ready && this.alive) return this.ready;
-    this.ready = this.launch().catch((e) => {
+    this.ready = this.launch(warm).catch((e) => {
       this.ready = undefined;
       throw e;
     });
     return this.ready;
   }
 
-  private async launch(): Promise<void> {
+  private async launch(warm: boolean): Promise<void> {
     if (!this.profileDir) {
       this.profileDir = await mkdtemp(path.join(tmpdir(), 'kiln-office-'));
       this.profileUrl = pathToFileURL(this.profileDir).href;
@@ -136,7 +137,7 @@ class Instance {
       const up = await Promise.race([waitFor(() => existsSync(sock), START_TIMEOUT_MS).then(() => 'up' as const), exited]);
       if (up === 'up') {
         registerExitHook();
-        await this.warmUp(bin);
+        if (warm) await this.warmUp(bin);
         return;
       }
       if (up !== EXIT_RESTART) throw new KilnError('INTERNAL', `LibreOffice did not start (exit ${up}).`);
@@ -146,7 +147,7 @@ class Instance {
 
   /**
    * The first conversion of an instance loads the Writer import and PDF export code (several seconds);
-   * doing one tiny conversion now keeps that cost off the first real job.
+   * doing one tiny conversion at pool start keeps that cost off the first real job.
    */
   private async warmUp(bin: string): Promise<void> {
     const dir = path.join(this.profileDir, 'warmup');
@@ -293,10 +294,13 @@ export function officePoolStatus(): { size: number; pids: (number | undefined)[]
   return { size: POOL_SIZE, pids: instances.map((i) => i.pid), profiles: instances.map((i) => i.profileDir) };
 }
 
-/** Starts the pool ahead of the first request (the daemon may call it at start-up). */
+/**
+ * Starts the pool ahead of the first request, with a warm-up conversion per instance (the daemon
+ * calls it at start-up; a CLI run starts one instance lazily and skips the warm-up).
+ */
 export async function warmOffice(): Promise<void> {
   while (instances.length < POOL_SIZE) instances.push(new Instance(instances.length));
-  await Promise.all(instances.map((i) => i.start()));
+  await Promise.all(instances.map((i) => i.start(true)));
 }
 
 /** Stops every instance and removes their profiles. Safe to call more than once. */
