@@ -42,6 +42,9 @@ export function profileName(flag?: string): string {
 
 let store: Conf<Store> | undefined;
 
+// conf brings when-exit, which re-raises SIGINT after its own hook: only commands that write the
+// configuration open it; runs read the file directly (readProfileSync).
+
 async function open(): Promise<Conf<Store>> {
   if (!store) {
     const { default: ConfClass } = await import('conf');

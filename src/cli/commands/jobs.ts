@@ -1,0 +1,138 @@
+/** `kiln jobs list|get|watch|download` against a kiln server. */
+import path from 'node:path';
+import { EXIT, KilnError, toKilnError } from '../../core/errors.js';
+import { parseOutputOption, resolveOutputPath } from '../output-naming.js';
+import { createProgress } from '../progress.js';
+import { resolveServer } from '../profiles.js';
+import { connect, serverError, type RemoteClient } from '../remote/client.js';
+
+type Opts = Record<string, string | boolean | undefined>;
+
+interface JobView {
+  jobId: string;
+  tool: string;
+  status: string;
+  progress: { percent: number; stage: string | null };
+  result: { downloadUrl?: string; data?: unknown } | null;
+  error: { code: string; message: string } | null;
+  outputName: string | null;
+  createdAt: string | null;
+  finishedAt: string | null;
+}
+
+async function client(o: Opts): Promise<RemoteClient> {
+  const server = resolveServer({ server: o.server as string | undefined, profile: o.profile as string | undefined });
+  if (!server) throw new KilnError('USAGE_ERROR', 'No server: pass --server URL, set KILN_SERVER, or run `kiln login URL`.');
+  return connect(server);
+}
+
+function jobPath(id: string, rest = ''): string {
+  return `/api/v1/jobs/${encodeURIComponent(id)}${rest}`;
+}
+
+export async function jobsList(o: Opts): Promise<void> {
+  const c = await client(o);
+  const limit = o.limit !== undefined ? Number(o.limit) : 20;
+  if (!Number.isInteger(limit) || limit < 1) throw new KilnError('USAGE_ERROR', '--limit takes a whole number >= 1.');
+  const { jobs } = await c.json<{ jobs: JobView[] }>('GET', `/api/v1/jobs?limit=${limit}`);
+  if (o.json) {
+    process.stdout.write(JSON.stringify(jobs) + '\n');
+    return;
+  }
+  if (!jobs.length) {
+    process.stderr.write('No jobs.\n');
+    return;
+  }
+  const w = Math.max(...jobs.map((j) => j.tool.length), 4);
+  for (const j of jobs) {
+    const status = j.status === 'running' || j.status === 'queued' ? `${j.status} ${j.progress.percent}%` : j.status;
+    process.stdout.write(`${j.jobId}  ${j.tool.padEnd(w)}  ${status.padEnd(12)}  ${j.createdAt ?? ''}  ${j.outputName ?? j.error?.code ?? ''}\n`);
+  }
+}
+
+export async function jobsGet(id: string, o: Opts): Promise<void> {
+  const c = await client(o);
+  const j = await c.json<JobView>('GET', jobPath(id));
+  if (o.json) {
+    process.stdout.write(JSON.stringify(j) + '\n');
+    return;
+  }
+  const lines: [string, unknown][] = [
+    ['job', j.jobId],
+    ['tool', j.tool],
+    ['status', j.status],
+    ['progress', `${j.progress.percent}%${j.progress.stage ? ` (${j.progress.stage})` : ''}`],
+    ['created', j.createdAt],
+    ['finished', j.finishedAt],
+    ['output', j.outputName],
+    ['error', j.error ? `${j.error.code}: ${j.error.message}` : null],
+  ];
+  for (const [k, v] of lines) if (v !== null && v !== undefined) process.stdout.write(`${k.padEnd(9)} ${String(v)}\n`);
+  if (j.result?.data !== undefined) process.stdout.write(JSON.stringify(j.result.data, null, 2) + '\n');
+}
+
+/** Follows the job to its end; exit status as for a run (0, or the error's code). Ctrl-C stops watching only. */
+export async function jobsWatch(id: string, o: Opts): Promise<void> {
+  const c = await client(o);
+  const ac = new AbortController();
+  process.once('SIGINT', () => ac.abort());
+  const bar = createProgress({ quiet: !!o.quiet || !!o.json, total: 100, label: id.slice(0, 8), unit: 'percent' });
+  try {
+    for await (const e of c.events(id, ac.signal)) {
+      if (o.json) process.stdout.write(JSON.stringify({ event: e.type, ...e.data }) + '\n');
+      if (e.type === 'progress') bar.update(Number(e.data.percent ?? 0), typeof e.data.stage === 'string' ? e.data.stage : undefined);
+      else if (e.type === 'completed') {
+        bar.stop();
+        if (!o.json) process.stderr.write(`job ${id} completed: kiln jobs download ${id}\n`);
+        return;
+      } else if (e.type === 'failed') {
+        bar.stop();
+        throw serverError(e.data as never, 500);
+      }
+    }
+  } catch (e) {
+    bar.stop();
+    if (ac.signal.aborted) process.exit(EXIT.INTERRUPTED);
+    throw e;
+  }
+}
+
+export async function jobsDownload(id: string, o: Opts): Promise<void> {
+  const c = await client(o);
+  const j = await c.json<JobView>('GET', jobPath(id));
+  if (j.status !== 'completed') {
+    if (j.error) throw serverError(j.error, 409);
+    throw new KilnError('JOB_NOT_READY', `Job ${id} is ${j.status}; \`kiln jobs watch ${id}\` follows it.`);
+  }
+  if (!j.result?.downloadUrl || !j.outputName) throw new KilnError('NOT_FOUND', `Job ${id} has no output file.`);
+  const target = parseOutputOption(o.output as string | undefined, 1);
+  const dest = target.kind === 'stdout' ? '-' : resolveOutputPath(target, j.outputName, j.tool, [], !!o.force);
+  if (dest !== '-' && target.kind !== 'file' && !o.force) {
+    const { existsSync } = await import('node:fs');
+    if (existsSync(dest)) throw new KilnError('OUTPUT_EXISTS', `${path.relative(process.cwd(), dest) || dest} exists; choose another -o or pass --force.`);
+  }
+  const { Readable } = await import('node:stream');
+  const { pipeline } = await import('node:stream/promises');
+  const { createWriteStream } = await import('node:fs');
+  const { rename, rm } = await import('node:fs/promises');
+  try {
+    const res = await c.stream(j.result.downloadUrl);
+    if (dest === '-') await pipeline(Readable.fromWeb(res.body as never), process.stdout, { end: false } as never);
+    else {
+      const tmp = `${dest}.kiln-partial-${process.pid}`;
+      try {
+        await pipeline(Readable.fromWeb(res.body as never), createWriteStream(tmp));
+        await rename(tmp, dest);
+      } catch (e) {
+        await rm(tmp, { force: true });
+        throw e;
+      }
+    }
+    if (o.json) process.stdout.write(JSON.stringify({ jobId: id, ok: true, output: dest }) + '\n');
+    else if (dest !== '-') process.stderr.write(`${dest}\n`);
+  } catch (e) {
+    const err = toKilnError(e);
+    if (o.json) process.stdout.write(JSON.stringify({ jobId: id, ok: false, ...err.toJSON() }) + '\n');
+    throw err;
+  }
+}

@@ -1,0 +1,79 @@
+/**
+ * `kiln login [URL]`: user name and password (and the MFA code when the server asks) from the terminal,
+ * or as lines on stdin when there is none; a session is opened only to create this machine's API key,
+ * then closed. The key goes to the OS keyring (file fallback, see credentials.ts).
+ * `kiln logout`: revokes that key on the server and forgets it.
+ */
+import os from 'node:os';
+import { KilnError } from '../../core/errors.js';
+import { deleteKey, loadKey, saveKey } from '../credentials.js';
+import { getProfile, normalizeServer, profileName, updateProfile } from '../profiles.js';
+import { ask, closePrompts } from '../prompt.js';
+import { RemoteClient } from '../remote/client.js';
+
+export function machineKeyName(): string {
+  let user = 'user';
+  try {
+    user = os.userInfo().username;
+  } catch {
+    user = process.env.USER ?? 'user';
+  }
+  return `kiln CLI ${user}@${os.hostname()}`;
+}
+
+export async function loginCommand(url: string | undefined, o: { profile?: string }): Promise<void> {
+  const profile = profileName(o.profile);
+  const existing = await getProfile(profile);
+  const raw = url ?? process.env.KILN_SERVER ?? existing.server;
+  if (!raw) throw new KilnError('USAGE_ERROR', 'Which server? kiln login https://kiln.example.com');
+  const server = normalizeServer(raw);
+  const anon = new RemoteClient(server);
+  try {
+    const username = (await ask('Username: ')).trim();
+    if (!username) throw new KilnError('USAGE_ERROR', 'A user name is needed.');
+    const password = await ask('Password: ', { hidden: true });
+    let res = await anon.json<{ token?: string; requiresMfa?: boolean; mfaToken?: string }>('POST', '/api/auth/login', { username, password });
+    if (res.requiresMfa && res.mfaToken) {
+      const code = (await ask('MFA code: ')).trim();
+      res = await anon.json('POST', '/api/auth/mfa/complete', { mfaToken: res.mfaToken, code });
+    }
+    if (!res.token) throw new KilnError('UNAUTHORIZED', 'The server did not open a session.');
+    const session = new RemoteClient(server, res.token);
+    const key = await session.json<{ id: string; name: string; key: string }>('POST', '/api/v1/api-keys', { name: machineKeyName() });
+    // The session was only the way to the key.
+    await session.json('POST', '/api/auth/logout').catch(() => {});
+    // A new login replaces this machine's previous key for the profile.
+    if (existing.keyId && existing.server === server) {
+      const old = await loadKey(profile, server, existing.keyStore).catch(() => undefined);
+      if (old) await new RemoteClient(server, old).json('DELETE', `/api/v1/api-keys/${encodeURIComponent(existing.keyId)}`).catch(() => {});
+    }
+    if (existing.server && existing.server !== server) await deleteKey(profile, existing.server);
+    const store = await saveKey(profile, server, key.key);
+    await updateProfile(profile, { server, keyId: key.id, keyStore: store });
+    process.stderr.write(`Logged in to ${server} as ${username}. API key "${key.name}" stored in ${store === 'keyring' ? 'the OS keyring' : 'the credentials file'}${profile !== 'default' ? ` (profile ${profile})` : ''}.\n`);
+  } finally {
+    closePrompts();
+  }
+}
+
+export async function logoutCommand(o: { profile?: string }): Promise<void> {
+  const profile = profileName(o.profile);
+  const p = await getProfile(profile);
+  if (!p.server) throw new KilnError('USAGE_ERROR', `Profile ${profile} has no server; nothing to log out of.`);
+  const key = await loadKey(profile, p.server, p.keyStore);
+  if (key && p.keyId && !process.env.KILN_API_KEY) {
+    try {
+      await new RemoteClient(p.server, key).json('DELETE', `/api/v1/api-keys/${encodeURIComponent(p.keyId)}`);
+    } catch (e) {
+      // A key the server no longer knows is as good as revoked; anything else must be said.
+      const code = (e as KilnError).code;
+      if (code !== 'UNAUTHORIZED' && code !== 'NOT_FOUND') {
+        process.stderr.write(`kiln: could not revoke the key on ${p.server}: ${(e as Error).message}\nThe key is kept; run kiln logout again when the server is reachable.\n`);
+        throw e;
+      }
+    }
+  }
+  await deleteKey(profile, p.server);
+  await updateProfile(profile, { keyId: undefined, keyStore: undefined });
+  process.stderr.write(`Logged out of ${p.server}; the API key is revoked and forgotten.\n`);
+}

@@ -1,0 +1,217 @@
+/**
+ * Runs a tool on a kiln server with the same inputs, output names, --json lines and exit codes as
+ * local-runner.ts: one upload per input for single-file tools (a batch, a few uploads at a time), one
+ * for multi-file tools. 200 → download; 202 → follow the job's events with the progress bar, then
+ * download. An abort (Ctrl-C) cancels the jobs that were started and removes nothing but temp files.
+ */
+import { randomUUID } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { mkdir, rename, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { EXIT, KilnError, toKilnError } from '../core/errors.js';
+import { createWorkspace } from '../core/workspace.js';
+import { findPreset } from '../tools/presets.js';
+import type { ItemResult, LocalRunRequest } from './local-runner.js';
+import { parseOutputOption, resolveOutputPath, type OutputTarget } from './output-naming.js';
+import { createProgress } from './progress.js';
+import type { ServerChoice } from './profiles.js';
+import { connect, serverError, type FormPart, type RemoteClient } from './remote/client.js';
+
+export interface RemoteRunRequest extends LocalRunRequest {
+  server: ServerChoice;
+  /** A library item on the server used instead of an uploaded input. */
+  fileId?: string;
+}
+
+/** Uploads at a time for a batch: the server does the work, the link is the limit. */
+const DEFAULT_UPLOADS = 4;
+
+interface JobOutcome {
+  jobId: string;
+  downloadUrl?: string;
+  originalSize?: number;
+  processedSize?: number;
+  data?: Record<string, unknown>;
+}
+
+export function routeFor(req: Pick<LocalRunRequest, 'tool' | 'name'>): string {
+  const section = findPreset(req.name)?.section ?? req.tool.section;
+  return `/api/v1/tools/${section}/${req.name}`;
+}
+
+/** Form parts of one run: the settings, the main files, the extra files by their field names. */
+function formParts(req: RemoteRunRequest, group: string[], stdinPath: string | undefined, clientJobId: string): FormPart[] {
+  const file = (p: string): FormPart => (p === '-' ? { field: 'file', path: stdinPath!, filename: 'stdin' } : { field: 'file', path: p, filename: path.basename(p) });
+  const parts: FormPart[] = [{ field: 'settings', value: JSON.stringify(req.settings) }, { field: 'clientJobId', value: clientJobId }];
+  if (req.fileId) parts.push({ field: 'fileId', value: req.fileId });
+  parts.push(...group.map(file));
+  for (const x of req.tool.input.extra ?? []) {
+    const paths = req.extra[x.field] ?? [];
+    paths.forEach((p, i) => {
+      const field = x.field === 'file' ? 'file' : x.indexed ? `${x.field}${i}` : x.field;
+      parts.push({ ...file(p), field });
+    });
+  }
+  return parts;
+}
+
+async function submit(client: RemoteClient, req: RemoteRunRequest, group: string[], stdinPath: string | undefined, signal: AbortSignal, onJob: (id: string) => void): Promise<{ status: number; body: Record<string, unknown> }> {
+  const clientJobId = randomUUID();
+  const hasFiles = group.length > 0 || Object.keys(req.extra).length > 0 || !!req.fileId;
+  const res =
+    req.tool.input.kind === 'none' && !hasFiles
+      ? await client.postJson(routeFor(req), req.settings, signal)
+      : await client.postForm(routeFor(req), formParts(req, group, stdinPath, clientJobId), signal);
+  if (typeof res.body.jobId === 'string') onJob(res.body.jobId);
+  return res;
+}
+
+/** Follows a 202 job to its end; progress goes to the bar. */
+async function follow(client: RemoteClient, jobId: string, signal: AbortSignal, onProgress?: (p: number, stage?: string) => void): Promise<JobOutcome> {
+  for await (const e of client.events(jobId, signal)) {
+    if (e.type === 'progress') onProgress?.(Number(e.data.percent ?? 0), typeof e.data.stage === 'string' ? e.data.stage : undefined);
+    else if (e.type === 'completed') return e.data as unknown as JobOutcome;
+    else if (e.type === 'failed') throw serverError(e.data as never, 500);
+  }
+  throw new KilnError('UNAVAILABLE', `The progress stream of job ${jobId} ended without a result.`);
+}
+
+/** Streams a download to a temp name beside the destination, then renames: never a partial file. */
+async function download(client: RemoteClient, url: string, dest: string | '-', signal: AbortSignal): Promise<void> {
+  const res = await client.stream(url, signal);
+  const body = Readable.fromWeb(res.body as never);
+  if (dest === '-') {
+    await pipeline(body, process.stdout, { end: false } as never);
+    return;
+  }
+  await mkdir(path.dirname(dest), { recursive: true });
+  const tmp = path.join(path.dirname(dest), `.${path.basename(dest)}.kiln-partial-${process.pid}-${randomUUID().slice(0, 8)}`);
+  try {
+    await pipeline(body, createWriteStream(tmp), { signal });
+    await rename(tmp, dest);
+  } catch (e) {
+    await rm(tmp, { force: true });
+    throw e;
+  }
+}
+
+function nameOf(downloadUrl: string): string {
+  return decodeURIComponent(downloadUrl.split('?')[0]!.split('/').pop() ?? 'output');
+}
+
+export async function runRemote(req: RemoteRunRequest): Promise<ItemResult[]> {
+  const { tool } = req;
+  const groups: string[][] = tool.input.kind === 'file' ? (req.fileId && req.inputs.length === 0 ? [[]] : req.inputs.map((i) => [i])) : [req.inputs];
+  if (tool.input.kind === 'file' && req.inputs.length === 0 && !req.fileId) throw new KilnError('USAGE_ERROR', `kiln ${req.name} needs an input file.`);
+  if (req.fileId && req.inputs.length > 0 && tool.input.kind === 'file') throw new KilnError('USAGE_ERROR', '--file-id replaces the input file: give one or the other.');
+  if (req.inputs.filter((i) => i === '-').length > 1) throw new KilnError('USAGE_ERROR', 'stdin (-) can be read once.');
+  const target: OutputTarget = parseOutputOption(req.output, groups.length);
+  const allInputs = [...req.inputs.filter((i) => i !== '-'), ...Object.values(req.extra).flat()];
+  const client = await connect(req.server);
+
+  // stdin is spooled to a file so the upload can stream it with a known length.
+  const ws = req.inputs.includes('-') ? await createWorkspace() : undefined;
+  let stdinPath: string | undefined;
+  if (ws) {
+    stdinPath = path.join(ws.dir, 'stdin');
+    await pipeline(process.stdin, createWriteStream(stdinPath));
+  }
+
+  const batch = groups.length > 1;
+  const progress = createProgress({ quiet: req.quiet || req.json, total: groups.length, label: req.name, unit: batch ? 'items' : 'percent' });
+  const usedNames = new Set<string>();
+  const results: ItemResult[] = new Array(groups.length);
+  const running = new Set<string>();
+  let next = 0;
+  let done = 0;
+  const workers = Math.max(1, Math.min(groups.length, req.concurrency ?? DEFAULT_UPLOADS));
+  const onProgress = batch ? undefined : (p: number, stage?: string) => progress.update(p, stage);
+
+  const runOne = async (i: number) => {
+    const group = groups[i]!;
+    const label = group.length === 1 ? group[0]! : null;
+    let jobId: string | undefined;
+    try {
+      onProgress?.(0, 'uploading');
+      const res = await submit(client, req, group, stdinPath, req.signal, (id) => {
+        jobId = id;
+        running.add(id);
+      });
+      const outcome = res.status === 202 ? await follow(client, jobId!, req.signal, onProgress) : (res.body as unknown as JobOutcome);
+      running.delete(outcome.jobId);
+      let outPath: string | undefined;
+      if (outcome.downloadUrl) {
+        const name = nameOf(outcome.downloadUrl);
+        if (target.kind === 'stdout') {
+          await download(client, outcome.downloadUrl, '-', req.signal);
+          outPath = '-';
+        } else if (target.kind === 'default' && outcome.data && name.endsWith('.json') && !req.json) {
+          // Data-only tools print their JSON when no -o is given, as locally.
+          process.stdout.write(JSON.stringify(outcome.data, null, 2) + '\n');
+        } else {
+          let n = name;
+          if (usedNames.has(n)) n = dedupe(n, usedNames);
+          usedNames.add(n);
+          outPath = resolveOutputPath(target, n, req.name, allInputs, !!req.force);
+          onProgress?.(100, 'downloading');
+          await download(client, outcome.downloadUrl, outPath, req.signal);
+        }
+      } else if (outcome.data && !req.json && target.kind !== 'stdout') {
+        process.stdout.write(JSON.stringify(outcome.data, null, 2) + '\n');
+      }
+      results[i] = {
+        input: label,
+        ok: true,
+        output: outPath,
+        originalSize: outcome.originalSize,
+        processedSize: outcome.processedSize,
+        ...(outcome.data ? { data: outcome.data } : {}),
+        ...({ jobId: outcome.jobId } as object),
+        exitCode: EXIT.OK,
+      };
+    } catch (e) {
+      const err = toKilnError(e);
+      results[i] = { input: label, ok: false, ...(jobId ? ({ jobId } as object) : {}), error: err.toJSON().error, exitCode: err.exitCode };
+    } finally {
+      done++;
+      if (batch) progress.update(done);
+      if (req.json) process.stdout.write(JSON.stringify(stripExit(results[i]!)) + '\n');
+    }
+  };
+
+  try {
+    await Promise.all(
+      Array.from({ length: workers }, async () => {
+        while (next < groups.length && !req.signal.aborted) await runOne(next++);
+      }),
+    );
+  } finally {
+    progress.stop();
+    // Ctrl-C: the jobs this run started must not keep the server busy.
+    if (req.signal.aborted && running.size) {
+      await Promise.allSettled([...running].map((id) => client.cancel(id)));
+      if (!req.quiet) process.stderr.write(`kiln: cancelled ${running.size} job${running.size > 1 ? 's' : ''} on ${client.server}\n`);
+    }
+    await ws?.dispose();
+  }
+  if (!req.json && !client.hasKey && results.some((r) => r?.error?.code === 'UNAUTHORIZED')) {
+    process.stderr.write(`kiln: no API key for ${client.server}: run \`kiln login ${client.server}\` or set KILN_API_KEY.\n`);
+  }
+  return results.filter(Boolean);
+}
+
+function dedupe(name: string, used: Set<string>): string {
+  const ext = path.extname(name);
+  const base = name.slice(0, name.length - ext.length);
+  for (let n = 2; ; n++) {
+    const candidate = `${base}-${n}${ext}`;
+    if (!used.has(candidate)) return candidate;
+  }
+}
+
+function stripExit(r: ItemResult): Omit<ItemResult, 'exitCode'> {
+  const { exitCode: _exit, ...rest } = r;
+  return rest;
+}

@@ -1,0 +1,225 @@
+/**
+ * HTTP client for a kiln server (undici): JSON calls, streaming multipart uploads (files are sent as
+ * file-backed Blobs, never read into memory), streaming downloads, and the job progress stream
+ * (server-sent events). Every error the server sends comes back as a KilnError with the server's
+ * code and message, so the exit code follows the same table as a local run.
+ */
+import { openAsBlob } from 'node:fs';
+import { KilnError, ERROR_TABLE, type ErrorCode } from '../../core/errors.js';
+import { VERSION } from '../../core/version.js';
+
+export interface ServerErrorBody {
+  code: string;
+  message: string;
+  details?: unknown;
+  reason?: string;
+}
+
+type Undici = typeof import('undici');
+let undici: Promise<Undici> | undefined;
+function lib(): Promise<Undici> {
+  return (undici ??= import('undici'));
+}
+
+const STATUS_CODES: Record<number, ErrorCode> = {
+  400: 'USAGE_ERROR',
+  401: 'UNAUTHORIZED',
+  403: 'FORBIDDEN',
+  404: 'NOT_FOUND',
+  409: 'CONFLICT',
+  413: 'LIMIT_EXCEEDED',
+  415: 'UNSUPPORTED_INPUT',
+  429: 'RATE_LIMITED',
+  499: 'CANCELLED',
+  501: 'ENGINE_MISSING',
+  503: 'UNAVAILABLE',
+  504: 'TIMEOUT',
+};
+
+/** A server error as a KilnError: the server's own code and message, untouched. */
+export function serverError(body: ServerErrorBody | undefined, status: number): KilnError {
+  const known = body && body.code in ERROR_TABLE;
+  const code: ErrorCode = known ? (body!.code as ErrorCode) : (STATUS_CODES[status] ?? 'INTERNAL');
+  const message = body?.message ?? `The server answered HTTP ${status}.`;
+  return new KilnError(code, message, { details: body?.details, reason: body?.reason });
+}
+
+export interface FormPart {
+  field: string;
+  /** A local file path (streamed), or a text value. */
+  path?: string;
+  filename?: string;
+  value?: string;
+}
+
+export class RemoteClient {
+  constructor(
+    readonly server: string,
+    private readonly apiKey?: string,
+  ) {}
+
+  get hasKey(): boolean {
+    return !!this.apiKey;
+  }
+
+  url(p: string): string {
+    return new URL(p, this.server + '/').toString();
+  }
+
+  private headers(extra: Record<string, string> = {}): Record<string, string> {
+    return { 'user-agent': `kiln-cli/${VERSION}`, ...(this.apiKey ? { authorization: `Bearer ${this.apiKey}` } : {}), ...extra };
+  }
+
+  private async send(p: string, init: { method: string; body?: unknown; headers?: Record<string, string>; signal?: AbortSignal }): Promise<Response> {
+    const { fetch } = await lib();
+    try {
+      return (await fetch(this.url(p), { method: init.method, body: init.body as never, headers: this.headers(init.headers), signal: init.signal })) as unknown as Response;
+    } catch (e) {
+      const err = e as Error & { cause?: { code?: string; message?: string } };
+      if (err.name === 'AbortError') throw e;
+      const why = err.cause?.code ?? err.cause?.message ?? err.message;
+      throw new KilnError('UNAVAILABLE', `Cannot reach the kiln server at ${this.server} (${why}).`, { cause: e });
+    }
+  }
+
+  /** Throws the server's error for a non-2xx answer. */
+  async check(res: Response): Promise<Response> {
+    if (res.ok) return res;
+    const text = await res.text().catch(() => '');
+    let body: { error?: ServerErrorBody } | undefined;
+    try {
+      body = JSON.parse(text) as { error?: ServerErrorBody };
+    } catch {
+      body = undefined;
+    }
+    if (!body?.error) throw serverError({ code: STATUS_CODES[res.status] ?? 'INTERNAL', message: `The server answered HTTP ${res.status}${text ? `: ${text.slice(0, 200)}` : ''}.` }, res.status);
+    throw serverError(body.error, res.status);
+  }
+
+  async json<T>(method: string, p: string, body?: unknown, signal?: AbortSignal): Promise<T> {
+    const res = await this.send(p, {
+      method,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      signal,
+    });
+    await this.check(res);
+    return (await res.json()) as T;
+  }
+
+  /** Multipart POST; file parts stream from disk. Returns the status and the JSON body. */
+  async postForm(p: string, parts: FormPart[], signal?: AbortSignal): Promise<{ status: number; body: Record<string, unknown> }> {
+    const { FormData } = await lib();
+    const fd = new FormData();
+    for (const part of parts) {
+      if (part.path !== undefined) fd.append(part.field, (await openAsBlob(part.path)) as never, part.filename ?? 'upload');
+      else fd.append(part.field, part.value ?? '');
+    }
+    const res = await this.send(p, { method: 'POST', body: fd, signal });
+    await this.check(res);
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  }
+
+  async postJson(p: string, body: unknown, signal?: AbortSignal): Promise<{ status: number; body: Record<string, unknown> }> {
+    const res = await this.send(p, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' }, signal });
+    await this.check(res);
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  }
+
+  /** A GET whose body the caller streams. */
+  async stream(p: string, signal?: AbortSignal): Promise<Response> {
+    return this.check(await this.send(p, { method: 'GET', signal }));
+  }
+
+  /**
+   * The job's progress events until `completed` or `failed`. Reconnects (with Last-Event-ID) when
+   * the stream drops without a final event; the server then replays the job's current state.
+   */
+  async *events(jobId: string, signal?: AbortSignal): AsyncGenerator<{ type: string; data: Record<string, unknown> }> {
+    let lastId: string | undefined;
+    for (let attempt = 0; ; attempt++) {
+      let res: Response;
+      try {
+        res = await this.check(await this.send(`/api/v1/jobs/${encodeURIComponent(jobId)}/progress`, { method: 'GET', headers: { accept: 'text/event-stream', ...(lastId ? { 'last-event-id': lastId } : {}) }, signal }));
+      } catch (e) {
+        if ((e as KilnError).code === 'UNAVAILABLE' && attempt < 5 && !signal?.aborted) {
+          await sleep(500 * (attempt + 1), signal);
+          continue;
+        }
+        throw e;
+      }
+      const decoder = new TextDecoder();
+      let buf = '';
+      try {
+        for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+          buf += decoder.decode(chunk, { stream: true }).replace(/\r\n?/g, '\n');
+          let i: number;
+          while ((i = buf.indexOf('\n\n')) >= 0) {
+            const block = buf.slice(0, i);
+            buf = buf.slice(i + 2);
+            let type = 'message';
+            const data: string[] = [];
+            for (const line of block.split('\n')) {
+              if (line.startsWith(':')) continue;
+              const c = line.indexOf(':');
+              const field = c < 0 ? line : line.slice(0, c);
+              const value = c < 0 ? '' : line.slice(c + 1).replace(/^ /, '');
+              if (field === 'event') type = value;
+              else if (field === 'data') data.push(value);
+              else if (field === 'id') lastId = value;
+            }
+            if (!data.length) continue;
+            let parsed: Record<string, unknown>;
+            try {
+              parsed = JSON.parse(data.join('\n')) as Record<string, unknown>;
+            } catch {
+              continue;
+            }
+            yield { type, data: parsed };
+            if (type === 'completed' || type === 'failed') return;
+          }
+        }
+      } catch (e) {
+        if (signal?.aborted) throw e;
+      }
+      if (signal?.aborted) throw new DOMException('aborted', 'AbortError');
+      if (attempt >= 5) throw new KilnError('UNAVAILABLE', `The progress stream of job ${jobId} keeps closing before the job ends.`);
+      await sleep(300, signal);
+    }
+  }
+
+  /** Cancels a job; a job that already ended is not an error here. */
+  async cancel(jobId: string): Promise<void> {
+    const ac = AbortSignal.timeout(5000);
+    try {
+      await this.json('POST', `/api/v1/jobs/${encodeURIComponent(jobId)}/cancel`, undefined, ac);
+    } catch (e) {
+      if ((e as KilnError).code !== 'CONFLICT') throw e;
+    }
+  }
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const t = setTimeout(resolve, ms);
+    signal?.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(t);
+        reject(new DOMException('aborted', 'AbortError'));
+      },
+      { once: true },
+    );
+  });
+}
+
+/** A client for the chosen server with the stored (or KILN_API_KEY) key. */
+export async function connect(server: { url: string; profile: string }): Promise<RemoteClient> {
+  const { loadKey } = await import('../credentials.js');
+  // Not through conf: it pulls in when-exit, whose SIGINT hook kills the process before a run can
+  // cancel its remote jobs.
+  const { readProfileSync } = await import('../profiles.js');
+  const p = readProfileSync(server.profile);
+  const key = await loadKey(server.profile, server.url, p.server === server.url ? p.keyStore : undefined);
+  return new RemoteClient(server.url, key);
+}
