@@ -309,6 +309,9 @@ export async function shutdownOffice(): Promise<void> {
   instances.length = 0;
 }
 
+/** The name the daemon calls on stop (same as shutdownOffice). */
+export const shutdown = shutdownOffice;
+
 let hooked = false;
 function registerExitHook(): void {
   if (hooked) return;

@@ -168,6 +168,23 @@ describe('office tools (LibreOffice warm pool)', () => {
     assert.ok(now && now !== before, 'a new instance runs');
   });
 
+  it('a conversion past its time-out gives TIMEOUT and the instance is replaced', async () => {
+    const ws = await createWorkspace();
+    try {
+      const before = officePoolStatus().pids[0];
+      await assert.rejects(officeConvert(pptx, 'pptx', { target: 'pdf:impress_pdf_Export', outExt: 'pdf', workDir: ws.dir, timeoutMs: 30 }), (e: KilnError) => e.code === 'TIMEOUT');
+      assert.notEqual(officePoolStatus().pids[0], before, 'the timed-out instance was stopped');
+      const ac = new AbortController();
+      const p = officeConvert(pptx, 'pptx', { target: 'pdf:impress_pdf_Export', outExt: 'pdf', workDir: ws.dir, signal: ac.signal });
+      setTimeout(() => ac.abort(), 50);
+      await assert.rejects(p, (e: KilnError) => e.code === 'CANCELLED');
+      const out = await officeConvert(docx, 'docx', { target: 'pdf:writer_pdf_Export', outExt: 'pdf', workDir: ws.dir });
+      assert.equal(pdfPages(out), 1);
+    } finally {
+      await ws.dispose();
+    }
+  });
+
   it('warm conversions are several times faster than cold ones', async () => {
     const ws = await createWorkspace();
     try {
