@@ -84,10 +84,11 @@ export async function openImage(
  */
 export async function rasterizeEps(file: string, outPng: string, o: { dpi?: number; signal?: AbortSignal } = {}): Promise<void> {
   const gs = await requireEngine('ghostscript');
+  const dpi = await epsSafeDpi(file, o.dpi ?? EPS_DPI);
   try {
     await exec(
       gs,
-      ['-q', '-dSAFER', '-dBATCH', '-dNOPAUSE', '-dEPSCrop', '-dFirstPage=1', '-dLastPage=1', '-dTextAlphaBits=4', '-dGraphicsAlphaBits=4', `-r${o.dpi ?? EPS_DPI}`, '-sDEVICE=png16m', `-sOutputFile=${outPng}`, file],
+      ['-q', '-dSAFER', '-dBATCH', '-dNOPAUSE', '-dEPSCrop', '-dFirstPage=1', '-dLastPage=1', '-dTextAlphaBits=4', '-dGraphicsAlphaBits=4', `-r${dpi}`, '-sDEVICE=png16m', `-sOutputFile=${outPng}`, file],
       { failCode: 'UNSUPPORTED_INPUT', signal: o.signal, timeoutMs: 120_000 },
     );
   } catch (e) {
@@ -97,6 +98,34 @@ export async function rasterizeEps(file: string, outPng: string, o: { dpi?: numb
   }
   const { stat } = await import('node:fs/promises');
   if (!(await stat(outPng).catch(() => undefined))?.size) throw new KilnError('UNSUPPORTED_INPUT', 'The EPS file drew nothing that Ghostscript could render.');
+}
+
+/**
+ * The resolution to render at so that the raster stays under MAX_INPUT_PIXELS: a huge %%BoundingBox is
+ * rendered coarser rather than letting Ghostscript allocate gigabytes (the EPS analogue of a pixel bomb).
+ */
+async function epsSafeDpi(file: string, wanted: number): Promise<number> {
+  const { open } = await import('node:fs/promises');
+  const fh = await open(file, 'r');
+  let head: string;
+  try {
+    const buf = Buffer.alloc(64 * 1024);
+    const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
+    head = buf.toString('latin1', 0, bytesRead);
+  } finally {
+    await fh.close();
+  }
+  const m = /^%%BoundingBox:\s*(-?[\d.]+)\s+(-?[\d.]+)\s+(-?[\d.]+)\s+(-?[\d.]+)/m.exec(head);
+  // "(atend)" or no box: Ghostscript falls back to the page size, which is bounded already.
+  if (!m) return wanted;
+  const w = Math.abs(Number(m[3]) - Number(m[1]));
+  const h = Math.abs(Number(m[4]) - Number(m[2]));
+  if (!(w > 0 && h > 0)) throw new KilnError('UNSUPPORTED_INPUT', 'The EPS file has an empty %%BoundingBox.');
+  const px = (d: number) => ((w * d) / 72) * ((h * d) / 72);
+  if (px(wanted) <= MAX_INPUT_PIXELS) return wanted;
+  const dpi = Math.floor(72 * Math.sqrt(MAX_INPUT_PIXELS / (w * h)));
+  if (dpi < 1) throw new KilnError('LIMIT_EXCEEDED', `The EPS bounding box (${w}×${h} pt) is too large to render.`);
+  return dpi;
 }
 
 /** Formats whose files may hold several frames that tools should keep. */

@@ -12,7 +12,7 @@ export default defineTool({
   group: 'essentials',
   summary: "Change an image's file format; base tool of the image-format presets.",
   description:
-    'Writes jpg, png, webp, avif, tiff, gif, heic (HEVC, through the vips CLI) or heif (AV1). quality applies to the lossy encoders and to PNG/GIF palette size; the encoder default is used when omitted. ' +
+    'Writes jpg, png, webp, avif, tiff, gif, heic (HEVC, through the vips CLI) or heif (AV1). quality applies to the lossy encoders (JPEG, WebP, AVIF, HEIC/HEIF, TIFF) and, below 100, makes PNG palette-based; the encoder default is used when omitted. ' +
     'Extension (catalog D09): format eps writes Encapsulated PostScript (level 2, one pixel per point; DCT-coded when quality is given, lossless otherwise). ' +
     'EPS input is rasterized by Ghostscript at 300 dpi. Animated GIF/WebP stay animated when converted to GIF or WebP.',
   input: { kind: 'file', accept: ['image/*'] },
