@@ -12,6 +12,7 @@ import { createWorkspace } from '../../../src/core/workspace.js';
 import { KilnError } from '../../../src/core/errors.js';
 import { chromiumPid, keepChromiumWarm, shutdownChromium } from '../../../src/engines/chromium.js';
 import { tempDir } from '../../helpers/fixtures.js';
+import { kiln } from '../../helpers/cli.js';
 
 const dir = tempDir();
 keepChromiumWarm();
@@ -202,6 +203,15 @@ describe('HTML, Markdown and EPUB tools (Chromium + pandoc)', () => {
     const bad = path.join(dir, 'bad.epub');
     writeFileSync(bad, good.subarray(0, 200));
     await assert.rejects(run('epub-convert', bad, { format: 'md' }), (e: KilnError) => e.code === 'UNSUPPORTED_INPUT');
+  });
+
+  it('markdown-to-pdf works from the CLI and the process exits', async () => {
+    const md = path.join(dir, 'cli.md');
+    writeFileSync(md, '# From the CLI\n\n| a | b |\n|---|---|\n| 1 | 2 |\n');
+    const out = path.join(dir, 'cli.pdf');
+    const r = await kiln(['markdown-to-pdf', md, '-o', out]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(pdfText(out), /From the CLI/);
   });
 
   it('relaunches Chromium after it was killed', async () => {

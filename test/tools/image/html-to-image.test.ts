@@ -10,6 +10,7 @@ import { KilnError } from '../../../src/core/errors.js';
 import { keepChromiumWarm, shutdownChromium } from '../../../src/engines/chromium.js';
 import { isPrivateAddress } from '../../../src/tools/image/utilities/html-to-image.js';
 import { tempDir } from '../../helpers/fixtures.js';
+import { kiln } from '../../helpers/cli.js';
 
 const dir = tempDir();
 keepChromiumWarm();
@@ -110,6 +111,18 @@ describe('html-to-image', () => {
     assert.equal(meta.format, 'webp');
     assert.deepEqual([meta.width, meta.height], [400, 2000]);
     assert.ok(near(await pixel(buf, 200, 1900), [0, 0, 255]));
+  });
+
+  it('works from the CLI: refused without the allow-list, written with it', async () => {
+    const out = `${dir}/cli.png`;
+    const refused = await kiln(['html-to-image', '--url', `http://127.0.0.1:${port}/page`, '-o', out], { env: { KILN_URL_ALLOWLIST: '' } });
+    assert.equal(refused.code, 2);
+    assert.match(refused.stderr, /private, loopback or link-local/);
+    const ok = await kiln(['html-to-image', '--url', `http://127.0.0.1:${port}/page`, '--device-preset', 'tablet', '-o', out], { env: { KILN_URL_ALLOWLIST: '127.0.0.1' } });
+    assert.equal(ok.code, 0, ok.stderr);
+    const meta = await sharp(out).metadata();
+    assert.deepEqual([meta.width, meta.height], [768, 1024]);
+    assert.ok(near(await pixel(await sharp(out).toBuffer(), 100, 75), [255, 0, 0]));
   });
 
   it('validates settings', async () => {
