@@ -25,3 +25,8 @@ export { default as adjustColors } from './adjustments/adjust-colors.js';
 export { default as info } from './utilities/info.js';
 export { default as watermarkText } from './watermark/watermark-text.js';
 export { default as htmlToImage } from './utilities/html-to-image.js';
+export { default as svgToRaster } from './format/svg-to-raster.js';
+export { default as vectorize } from './format/vectorize.js';
+export { default as gifTools } from './format/gif-tools.js';
+export { default as gifWebp } from './format/gif-webp.js';
+export { default as contentAwareResize } from './ai/content-aware-resize.js';

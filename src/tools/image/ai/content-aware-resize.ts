@@ -1,0 +1,135 @@
+import { Worker } from 'node:worker_threads';
+import { z } from 'zod';
+import { KilnError } from '../../../core/errors.js';
+import { defineTool } from '../../../core/tool.js';
+import { getSharp, openImage, sameFormatAs, writeImage } from '../../../engines/sharp.js';
+import { isBundleInstalled } from '../../bundles.js';
+import { outputFile } from '../_shared/b-output.js';
+import type { SeamJob } from '../_shared/b-seam-worker.js';
+
+/**
+ * Seam carving is O(seams × pixels); above this many pixels the image is carved at a reduced size and
+ * scaled to the exact target afterwards. Override with KILN_SEAM_MAX_PIXELS.
+ */
+const MAX_CARVE_PIXELS = Number(process.env.KILN_SEAM_MAX_PIXELS) || 2_000_000;
+
+export default defineTool({
+  id: 'content-aware-resize',
+  section: 'image',
+  group: 'ai',
+  summary: 'Seam-carving resize that keeps important content; can protect detected faces.',
+  description:
+    'Removes the lowest-energy seams (paths of pixels across the image) until it reaches the target, so flat areas shrink and detailed ' +
+    'ones keep their shape. Energy = Sobel gradient of the image blurred by blurRadius; gradients under sobelThreshold count as flat. ' +
+    'width and/or height (only reductions), or square = the shorter side. Images above 2 MP are carved at a reduced size, then scaled ' +
+    'to the exact target. protectFaces needs the face-detection bundle; without it the run goes ahead and data.protectFaces says so.',
+  input: { kind: 'file', accept: ['image/*'] },
+  settings: z.object({
+    width: z.int().min(1).optional().describe('Target width in pixels (smaller than the image).'),
+    height: z.int().min(1).optional().describe('Target height in pixels (smaller than the image).'),
+    protectFaces: z.boolean().default(false).describe('Keep seams out of detected faces (needs the face-detection bundle).'),
+    blurRadius: z.number().min(0).max(20).default(4).describe('Pre-blur for the energy map.'),
+    sobelThreshold: z.number().min(1).max(20).default(2).describe('Edge detection threshold; higher is more aggressive.'),
+    square: z.boolean().default(false).describe('Resize to a square using the smaller dimension.'),
+  }),
+  check: (s) => {
+    if (s.width === undefined && s.height === undefined && !s.square) return 'content-aware-resize needs width, height or square.';
+  },
+  needs: { optionalBundles: ['face-detection'] },
+  execution: 'long',
+  output: 'image in the input format',
+  examples: ['beach.jpg --width 800 -o narrow.jpg', 'banner.png --square -o square.png'],
+  async run(ctx, { files }, s) {
+    const input = files[0]!;
+    const sharp = await getSharp();
+    const src = await openImage(input.path, { ext: input.type?.ext, workDir: ctx.workDir });
+    const { data: rgbaFull, info } = await src.autoOrient().ensureAlpha().raw().toBuffer({ resolveWithObject: true });
+    const W = info.width;
+    const H = info.height;
+    let tw = s.square ? Math.min(W, H) : (s.width ?? W);
+    let th = s.square ? Math.min(W, H) : (s.height ?? H);
+    if (tw > W || th > H) {
+      throw new KilnError('VALIDATION_ERROR', `Seam carving only removes pixels: the image is ${W}×${H}, the target ${tw}×${th}. Use resize to enlarge.`);
+    }
+    tw = Math.max(1, tw);
+    th = Math.max(1, th);
+
+    // Downscale guard: carve a smaller copy when the image is large.
+    const k = Math.min(1, Math.sqrt(MAX_CARVE_PIXELS / (W * H)));
+    const cw = Math.max(1, Math.round(W * k));
+    const ch = Math.max(1, Math.round(H * k));
+    const rgba = k < 1 ? await sharp(rgbaFull, { raw: { width: W, height: H, channels: 4 } }).resize(cw, ch, { fit: 'fill' }).raw().toBuffer() : rgbaFull;
+    let greyImg = sharp(rgba, { raw: { width: cw, height: ch, channels: 4 } }).removeAlpha().greyscale();
+    if (s.blurRadius >= 0.3) greyImg = greyImg.blur(s.blurRadius);
+    const greyBytes = await greyImg.raw().toBuffer();
+    const grey = Float32Array.from(greyBytes);
+    const targetW = Math.max(1, Math.round(tw * k));
+    const targetH = Math.max(1, Math.round(th * k));
+
+    let faces: Record<string, unknown> | undefined;
+    if (s.protectFaces) {
+      const installed = await isBundleInstalled(ctx.dataDir, 'face-detection');
+      faces = {
+        requested: true,
+        applied: false,
+        reason: installed
+          ? 'The face-detection bundle is installed but kiln has no face-detection runtime wired into seam carving yet; seams were chosen from the energy map alone.'
+          : 'The face-detection bundle is not installed (an admin installs it with POST /api/v1/admin/tools/content-aware-resize/features/install); seams were chosen from the energy map alone.',
+      };
+    }
+
+    ctx.progress(10, 'carving');
+    const job: SeamJob = { plane: { width: cw, height: ch, rgba: new Uint8Array(rgba.buffer, rgba.byteOffset, rgba.byteLength), grey }, targetWidth: targetW, targetHeight: targetH, sobelThreshold: s.sobelThreshold };
+    const result = await carveInWorker(job, ctx.signal, (p) => ctx.progress(10 + p * 80, 'carving'));
+
+    let out = sharp(Buffer.from(result.rgba.buffer, result.rgba.byteOffset, result.rgba.byteLength), { raw: { width: result.width, height: result.height, channels: 4 } });
+    if (result.width !== tw || result.height !== th) out = sharp(await out.resize(tw, th, { fit: 'fill' }).png().toBuffer());
+    const format = sameFormatAs(input.type?.ext);
+    if (!info.hasAlpha || format === 'jpg') out = out.flatten({ background: '#ffffff' });
+    const outPath = ctx.out(format);
+    await writeImage(out, outPath, format, { quality: format === 'jpg' ? 92 : undefined });
+    return {
+      outputs: [outputFile(outPath)],
+      data: {
+        width: tw,
+        height: th,
+        seamsRemoved: { vertical: cw - targetW, horizontal: ch - targetH },
+        ...(k < 1 ? { carvedAt: { width: cw, height: ch }, note: `Carved at ${cw}×${ch} (downscale guard, ${MAX_CARVE_PIXELS} px) and scaled to the target.` } : {}),
+        removedColumns: result.removedColumns.length <= 4096 ? result.removedColumns : undefined,
+        protectFaces: faces ?? { requested: false, applied: false },
+      },
+    };
+  },
+});
+
+interface CarveResult {
+  width: number;
+  height: number;
+  rgba: Uint8Array;
+  removedColumns: number[];
+}
+
+function carveInWorker(job: SeamJob, signal: AbortSignal, onProgress: (p: number) => void): Promise<CarveResult> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(new KilnError('CANCELLED', 'The run was cancelled.'));
+    const worker = new Worker(new URL('../_shared/b-seam-worker.js', import.meta.url), { workerData: job });
+    let settled = false;
+    const finish = (fn: () => void) => {
+      if (settled) return;
+      settled = true;
+      signal.removeEventListener('abort', onAbort);
+      fn();
+    };
+    const onAbort = () => {
+      void worker.terminate();
+      finish(() => reject(new KilnError('CANCELLED', 'The run was cancelled.')));
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    worker.on('message', (m: { progress?: number; done?: boolean } & CarveResult) => {
+      if (m.done) finish(() => resolve(m));
+      else if (m.progress !== undefined) onProgress(m.progress);
+    });
+    worker.on('error', (e) => finish(() => reject(new KilnError('INTERNAL', `Seam carving failed: ${e.message}`))));
+    worker.on('exit', (code) => finish(() => reject(new KilnError('INTERNAL', `The seam-carving worker stopped (exit ${code}).`))));
+  });
+}
