@@ -52,8 +52,10 @@ export async function sniffFile(filePath: string, originalName = filePath): Prom
   fileTypeMod ??= import('file-type');
   const { fileTypeFromFile } = await fileTypeMod;
   const ft = await fileTypeFromFile(filePath);
-  if (ft) return { ext: normalizeExt(ft.ext), mime: ft.mime, text: false };
-  return sniffText(head, originalName);
+  if (ft && ft.ext !== 'xml') return { ext: normalizeExt(ft.ext), mime: ft.mime, text: false };
+  // file-type calls every document that starts with <?xml "xml": SVG is told apart by its content.
+  const kind = sniffText(head, originalName);
+  return ft && kind.ext === 'txt' ? { ext: 'xml', mime: 'application/xml', text: true } : kind;
 }
 
 function sniffText(head: Buffer, name: string): FileKind {
@@ -67,7 +69,7 @@ function sniffText(head: Buffer, name: string): FileKind {
   const start = s.trimStart().slice(0, 2048).toLowerCase();
   if (start.startsWith('{\\rtf')) return { ext: 'rtf', mime: 'application/rtf', text: true };
   if (start.startsWith('%!ps')) return { ext: 'eps', mime: 'application/postscript', text: true };
-  if (/^(<\?xml[^>]*>\s*)?(<!--[\s\S]*?-->\s*)*(<!doctype svg[^>]*>\s*)?<svg[\s>]/.test(start)) return { ext: 'svg', mime: 'image/svg+xml', text: true };
+  if (/^((<\?[^>]*\?>|<!--[\s\S]*?-->)\s*)*(<!doctype svg[^[>]*(\[[\s\S]*?\])?\s*>\s*)?((<\?[^>]*\?>|<!--[\s\S]*?-->)\s*)*<svg[\s>]/.test(start)) return { ext: 'svg', mime: 'image/svg+xml', text: true };
   if (nameExt === 'svg' && start.includes('<svg')) return { ext: 'svg', mime: 'image/svg+xml', text: true };
   if (/^(<!doctype html|<html[\s>])/.test(start) || ((nameExt === 'html' || nameExt === 'htm') && start.includes('<'))) return { ext: 'html', mime: 'text/html', text: true };
   if (/^webvtt/.test(start)) return { ext: 'vtt', mime: 'text/vtt', text: true };
