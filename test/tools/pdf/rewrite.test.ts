@@ -1,11 +1,14 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { before, describe, it } from 'node:test';
 import { PDFDocument, StandardFonts, rgb } from '@cantoo/pdf-lib';
 import sharp from 'sharp';
 import type { KilnError } from '../../../src/core/errors.js';
+import type { Tool } from '../../../src/core/tool.js';
+import { createWorkspace } from '../../../src/core/workspace.js';
+import { inputFile, runTool } from '../../../src/tools/run-tool.js';
 import { makePhoto, tempDir } from '../../helpers/fixtures.js';
 import { pageCount, pageTexts, runPdfTool, tryRun } from './pdf-helpers.js';
 
@@ -106,5 +109,23 @@ describe('Ghostscript tools', () => {
     for (const l of fonts) assert.match(l, /\s(yes)\s+(yes|no)\s+(yes|no)\s+\d+\s+\d+\s*$/, l);
     assert.equal(tryRun('qpdf', ['--check', r.file!]).code, 0);
     assert.match(pageTexts(r.file!)[0]!, /Colour heading/);
+  });
+
+  it('cancelling stops Ghostscript and leaves no output behind', async () => {
+    const tool = ((await import('../../../src/tools/pdf/document/compress-pdf.js')) as { default: Tool }).default;
+    const ws = await createWorkspace();
+    try {
+      const ac = new AbortController();
+      setTimeout(() => ac.abort(), 150);
+      const t0 = Date.now();
+      await assert.rejects(
+        runTool(tool, { files: [await inputFile(photoPdf)], extra: {} }, { mode: 'targetSize', targetSizeKb: 0.1 }, { workDir: ws.dir, dataDir: dir, signal: ac.signal }),
+        (e: KilnError) => e.code === 'CANCELLED',
+      );
+      assert.ok(Date.now() - t0 < 5000);
+      assert.deepEqual(readdirSync(path.join(ws.dir, 'out')), []);
+    } finally {
+      await ws.dispose();
+    }
   });
 });
