@@ -16,7 +16,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync, rmSync, unlinkSync } from 'node:fs';
 import { copyFile, mkdir, mkdtemp, readdir, realpath, rm, stat, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -321,6 +321,11 @@ function registerExitHook(): void {
     for (const i of instances) {
       i.kill();
       if (i.profileDir) rmSync(i.profileDir, { recursive: true, force: true });
+      try {
+        if (i.profileUrl) unlinkSync(pipePath(i.profileUrl));
+      } catch {
+        /* not there */
+      }
     }
   });
 }
