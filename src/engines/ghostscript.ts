@@ -92,7 +92,7 @@ export async function srgbProfile(): Promise<string> {
  * the sRGB profile) adds the OutputIntent and the XMP identification; colours are converted to RGB and
  * all fonts are embedded (-dEmbedAllFonts, the 14 standard fonts substituted by embedded URW clones).
  */
-export async function toPdfA2b(input: string, output: string, workDir: string, o: GsOptions & { title?: string } = {}): Promise<void> {
+export async function toPdfA2b(input: string, output: string, workDir: string, o: GsOptions = {}): Promise<void> {
   const icc = await srgbProfile();
   const ps = (s: string) => '(' + s.replace(/[\\()]/g, (c) => '\\' + c) + ')';
   const def = path.join(workDir, 'PDFA_def.ps');

@@ -2,7 +2,6 @@
  * Poppler utilities (GPL-2.0), run as separate programs: pdftotext for text, pdfinfo for page boxes,
  * pdftoppm for rasterizing.
  */
-import { KilnError } from '../core/errors.js';
 import { exec } from '../core/process.js';
 import { requireEngine } from './registry.js';
 
@@ -63,8 +62,4 @@ export async function renderPage(file: string, page: number, dpi: number, outBas
     failCode: 'UNSUPPORTED_INPUT',
   });
   return `${outBase}.png`;
-}
-
-export function assertPositive(n: number, what: string): void {
-  if (!(n > 0)) throw new KilnError('UNSUPPORTED_INPUT', `${what} has no usable page size.`);
 }

@@ -30,6 +30,11 @@ export interface PdfInfo {
   encrypted: boolean;
 }
 
+/** An engine message with the on-disk path (a private temp path on the server) replaced by the user's file name. */
+export function withName(message: string, file: string, name: string): string {
+  return message.split(file).join(name).replace(/^qpdf failed \(exit \d+\): /, '');
+}
+
 export function passwordProtectedError(name: string): KilnError {
   return new KilnError('UNSUPPORTED_INPUT', `${name} is password-protected. Remove the password first with unlock-pdf (kiln unlock-pdf ${name} --password …).`, {
     reason: 'pdf-encrypted',
@@ -48,14 +53,14 @@ export async function inspectPdf(file: string, name: string, signal?: AbortSigna
   } catch (e) {
     if (e instanceof KilnError && e.code === 'UNSUPPORTED_INPUT') {
       if (/password/i.test(e.message)) throw passwordProtectedError(name);
-      throw new KilnError('UNSUPPORTED_INPUT', `${name} is not a readable PDF (${e.message.replace(/^qpdf failed \(exit \d+\): /, '')}). repair-pdf may be able to fix it.`, { reason: 'pdf-corrupt' });
+      throw new KilnError('UNSUPPORTED_INPUT', `${name} is not a readable PDF (${withName(e.message, file, name)}). repair-pdf may be able to fix it.`, { reason: 'pdf-corrupt' });
     }
     throw e;
   }
   const out = `${r.stdout}\n${r.stderr}`;
   if (/Incorrect password supplied|invalid password/i.test(out)) throw passwordProtectedError(name);
   const pages = Number(/^\s*(\d+)\s*$/m.exec(r.stdout)?.[1]);
-  if (!Number.isInteger(pages)) throw new KilnError('UNSUPPORTED_INPUT', `${name}: qpdf could not count its pages: ${tail(out)}`, { reason: 'pdf-corrupt' });
+  if (!Number.isInteger(pages)) throw new KilnError('UNSUPPORTED_INPUT', `${name}: qpdf could not count its pages: ${withName(tail(out), file, name)}`, { reason: 'pdf-corrupt' });
   if (pages === 0) throw new KilnError('UNSUPPORTED_INPUT', `${name} has no pages.`);
   return { pages, encrypted: !/File is not encrypted/.test(out) };
 }

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { KilnError } from '../../../core/errors.js';
 import { exec } from '../../../core/process.js';
 import { defineTool } from '../../../core/tool.js';
-import { passwordProtectedError } from '../../../engines/qpdf.js';
+import { passwordProtectedError, withName } from '../../../engines/qpdf.js';
 import { pdfwrite } from '../../../engines/ghostscript.js';
 import { requireEngine } from '../../../engines/registry.js';
 import { pdfOutput, PDF_ACCEPT } from '../_shared/pdf-input.js';
@@ -37,7 +37,7 @@ export default defineTool({
       return { outputs: [pdfOutput(out)], data: { method: 'ghostscript', repaired: true, pages, warnings } };
     } catch (e) {
       if (e instanceof KilnError && (e.code === 'CANCELLED' || e.code === 'TIMEOUT')) throw e;
-      throw new KilnError('UNSUPPORTED_INPUT', `${input.name} is damaged beyond repair: ${r.stderr.split('\n').filter(Boolean).pop() ?? 'no readable pages'}`, { reason: 'pdf-unrepairable' });
+      throw new KilnError('UNSUPPORTED_INPUT', `${input.name} is damaged beyond repair: ${withName(r.stderr.split('\n').filter(Boolean).pop() ?? 'no readable pages', input.path, input.name)}`, { reason: 'pdf-unrepairable' });
     }
   },
 });

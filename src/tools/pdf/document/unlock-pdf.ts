@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { KilnError } from '../../../core/errors.js';
 import { defineTool } from '../../../core/tool.js';
-import { inspectPdf, jobFile, qpdf } from '../../../engines/qpdf.js';
+import { inspectPdf, jobFile, qpdf, withName } from '../../../engines/qpdf.js';
 import { pdfOutput, PDF_ACCEPT } from '../_shared/pdf-input.js';
 
 export default defineTool({
@@ -32,7 +32,7 @@ export default defineTool({
       if (e instanceof KilnError && /invalid password/i.test(e.message)) {
         throw new KilnError('VALIDATION_ERROR', `The password is not correct for ${input.name}.`, { details: [{ path: 'password', message: 'wrong password' }], reason: 'wrong-password' });
       }
-      if (e instanceof KilnError && e.code === 'UNSUPPORTED_INPUT') throw new KilnError('UNSUPPORTED_INPUT', `${input.name} is not a readable PDF: ${e.message.replace(/^qpdf failed \(exit \d+\): /, '')}`);
+      if (e instanceof KilnError && e.code === 'UNSUPPORTED_INPUT') throw new KilnError('UNSUPPORTED_INPUT', `${input.name} is not a readable PDF: ${withName(e.message, input.path, input.name)}`);
       throw e;
     }
     return { outputs: [pdfOutput(out)], data: { wasEncrypted: open ? open.encrypted : true, neededPassword: !open } };
