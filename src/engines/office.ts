@@ -134,13 +134,22 @@ class Instance {
       this.child = child;
       const exited = new Promise<number>((resolve) => child.once('exit', (code, sig) => resolve(code ?? (sig ? 128 : -1))));
       child.once('error', () => undefined);
-      const up = await Promise.race([waitFor(() => existsSync(sock), START_TIMEOUT_MS).then(() => 'up' as const), exited]);
+      let up: 'up' | number;
+      try {
+        up = await Promise.race([waitFor(() => existsSync(sock), START_TIMEOUT_MS).then(() => 'up' as const), exited]);
+      } catch (e) {
+        this.kill();
+        throw e;
+      }
       if (up === 'up') {
         registerExitHook();
         if (warm) await this.warmUp(bin);
         return;
       }
-      if (up !== EXIT_RESTART) throw new KilnError('INTERNAL', `LibreOffice did not start (exit ${up}).`);
+      if (up !== EXIT_RESTART) {
+        this.kill();
+        throw new KilnError('INTERNAL', `LibreOffice did not start (exit ${up}).`);
+      }
     }
     throw new KilnError('INTERNAL', 'LibreOffice did not start.');
   }
