@@ -24,6 +24,8 @@ export interface DaemonConfig {
   allowOpenNetwork: boolean;
   /** fastify's logger; off in tests. */
   logger: boolean;
+  /** Interval of the SSE keep-alive comment (proxies drop idle streams). */
+  sseHeartbeatMs: number;
 }
 
 export interface ConfigFlags {
@@ -68,6 +70,7 @@ export function resolveConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = 
     redisUrl: env.REDIS_URL || undefined,
     allowOpenNetwork: flags.allowOpenNetwork === true || bool(env, 'ALLOW_OPEN_NETWORK', false),
     logger: bool(env, 'KILN_HTTP_LOG', false),
+    sseHeartbeatMs: num(env, 'KILN_SSE_HEARTBEAT_MS', 15_000, 10),
   };
 }
 

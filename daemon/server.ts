@@ -57,8 +57,11 @@ export async function buildServer(config: DaemonConfig): Promise<FastifyInstance
     for (const plugin of Object.values(routeModules) as FastifyPluginAsync[]) await app.register(plugin);
 
     jobs.startSweeper((e) => app.log.error({ err: e }, 'job sweep failed'));
-    app.addHook('onClose', async () => {
+    // Runs end (recorded as failed) before connections are closed, so progress streams get their final event.
+    app.addHook('preClose', async () => {
       await jobs.close();
+    });
+    app.addHook('onClose', async () => {
       await store.close();
     });
     await app.ready();

@@ -8,8 +8,6 @@ import { jobError, jobResult, jobView } from '../jobs/service.js';
 import { getJob, isFinal, listJobs, type JobRow } from '../store/jobs.js';
 import type { JobStatus } from '../store/schema.js';
 
-const HEARTBEAT_MS = 15_000;
-
 /** The job if the caller may see it; NOT_FOUND otherwise (never reveals other users' jobs). */
 export async function visibleJob(app: FastifyInstance, request: FastifyRequest, jobId: string): Promise<JobRow> {
   const user = requireUser(request);
@@ -80,7 +78,7 @@ export async function jobRoutes(app: FastifyInstance): Promise<void> {
       send(id, event);
       if (event.type !== 'progress') end();
     });
-    heartbeat = setInterval(() => res.write(': heartbeat\n\n'), HEARTBEAT_MS);
+    heartbeat = setInterval(() => res.write(': heartbeat\n\n'), app.kiln.config.sseHeartbeatMs);
     // The job may have ended between the first read and the subscription.
     const now = await getJob(app.kiln.store.db, row.id);
     if (!closed && now && isFinal(now.status)) {

@@ -82,6 +82,14 @@ describe('daemon HTTP API', () => {
     assert.equal(part.status, 206);
     assert.equal(part.headers.get('content-range'), `bytes 2-11/${body.length}`);
     assert.deepEqual(Buffer.from(await part.arrayBuffer()), body.subarray(2, 12));
+    const suffix = await fetch(s.url + r.json.downloadUrl, { headers: { ...auth(s.token), range: 'bytes=-5' } });
+    assert.equal(suffix.status, 206);
+    assert.deepEqual(Buffer.from(await suffix.arrayBuffer()), body.subarray(body.length - 5));
+    const outside = await fetch(s.url + r.json.downloadUrl, { headers: { ...auth(s.token), range: `bytes=${body.length}-` } });
+    assert.equal(outside.status, 416);
+    assert.equal(outside.headers.get('content-range'), `bytes */${body.length}`);
+    const wrongName = await fetch(`${s.url}/api/v1/download/${r.json.jobId}/other.jpg`, { headers: auth(s.token) });
+    assert.equal(wrongName.status, 404);
 
     const job = await (await fetch(`${s.url}/api/v1/jobs/${r.json.jobId}`, { headers: auth(s.token) })).json();
     assert.equal(job.status, 'completed');

@@ -66,6 +66,19 @@ describe('generated tool routes', () => {
     assert.match((await batch.json()).error.message, /no batch route/);
   });
 
+  it('runs a multi-file tool from repeated file parts', { skip: !findTool('stitch') && 'stitch not in the catalog' }, async () => {
+    const a = await makeImage(dir, 's1.png', 30, 20);
+    const b = await makeImage(dir, 's2.png', 50, 20);
+    const res = await fetch(`${s.url}/api/v1/tools/image/stitch`, { method: 'POST', headers: auth(s.token), body: await form({ file: [await filePart(a), await filePart(b)], direction: 'horizontal' }) });
+    const body = await res.json();
+    assert.equal(res.status, 200, JSON.stringify(body));
+    const out = Buffer.from(await (await fetch(s.url + body.downloadUrl, { headers: auth(s.token) })).arrayBuffer());
+    const meta = await sharp(out).metadata();
+    assert.deepEqual([meta.width, meta.height], [80, 20]);
+    const one = await fetch(`${s.url}/api/v1/tools/image/stitch`, { method: 'POST', headers: auth(s.token), body: await form({ file: [await filePart(a)] }) });
+    assert.equal(one.status, 400);
+  });
+
   it('never stores passwords from the settings in the job record', { skip: !findTool('protect-pdf') && 'protect-pdf not in the catalog' }, async () => {
     const { PDFDocument } = await import('@cantoo/pdf-lib');
     const doc = await PDFDocument.create();
@@ -107,6 +120,34 @@ describe('generated tool routes', () => {
       assert.equal((ev.events.at(-1)?.data as { code: string }).code, 'CANCELLED');
       assert.equal(existsSync(path.join(lazy.dataDir, 'jobs', jobId)), false);
       assert.equal(lazy.app.kiln.jobs.queue.state().running, 0);
+    } finally {
+      await lazy.close();
+    }
+  });
+
+  it('marks a job failed when the daemon stops while it runs, sends heartbeats meanwhile', { skip: !findTool('compress-video') && 'compress-video not in the catalog' }, async () => {
+    let lazy = await startServer({ env: { SYNC_WAIT_MS: '0', KILN_SSE_HEARTBEAT_MS: '50' } });
+    try {
+      const video = path.join(dir, 'long2.mp4');
+      await exec('ffmpeg', ['-v', 'error', '-f', 'lavfi', '-i', 'testsrc2=size=640x360:rate=25:duration=40', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-y', video], { timeoutMs: 120_000 });
+      const res = await fetch(`${lazy.url}/api/v1/tools/video/compress-video`, { method: 'POST', headers: auth(lazy.token), body: await form({ file: await filePart(video), settings: '{"quality": "strong"}' }) });
+      const { jobId } = await res.json();
+      const heard = readSse(`${lazy.url}/api/v1/jobs/${jobId}/progress`, lazy.token, 60_000);
+      let state = '';
+      for (let i = 0; i < 200 && state !== 'running'; i++) {
+        state = (await (await fetch(`${lazy.url}/api/v1/jobs/${jobId}`, { headers: auth(lazy.token) })).json()).status;
+        if (state !== 'running') await new Promise((r) => setTimeout(r, 25));
+      }
+      assert.equal(state, 'running');
+      await new Promise((r) => setTimeout(r, 300));
+      lazy = await lazy.restart();
+      const sse = await heard;
+      assert.ok(sse.comments.includes('heartbeat'), 'keep-alive comments while the job runs');
+      assert.equal(sse.events.at(-1)?.event, 'failed', 'the stream ends with the failure, not a cut connection');
+      const job = await (await fetch(`${lazy.url}/api/v1/jobs/${jobId}`, { headers: auth(lazy.token) })).json();
+      assert.equal(job.status, 'failed');
+      assert.equal(job.error.reason, 'daemon-restarted');
+      assert.equal(existsSync(path.join(lazy.dataDir, 'jobs', jobId)), false);
     } finally {
       await lazy.close();
     }

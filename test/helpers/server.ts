@@ -165,6 +165,9 @@ export async function readSse(url: string, token: string, timeoutMs = 20_000): P
         }
       }
     }
+  } catch (e) {
+    // A server going away ends the stream; what arrived before is the answer.
+    if (!/terminated|aborted/i.test((e as Error).message)) throw e;
   } finally {
     clearTimeout(timer);
     ac.abort();
