@@ -15,21 +15,31 @@ export interface GsOptions {
   timeoutMs?: number;
   /** Called with the page number Ghostscript is on ("Page N" lines). */
   onPage?: (page: number) => void;
+  /** The input's name as the user knows it, put in error messages instead of the path on disk. */
+  name?: string;
 }
 
 /** pdfwrite from `input` to `output` with extra device parameters; `post` is PostScript run before the input. */
 export async function pdfwrite(input: string, output: string, params: string[], o: GsOptions & { post?: string[] } = {}): Promise<void> {
   const gs = await requireEngine('ghostscript');
   const args = ['-dSAFER', '-dBATCH', '-dNOPAUSE', '-sDEVICE=pdfwrite', `-sOutputFile=${output}`, ...params, ...(o.post ?? []), '-f', input];
-  await exec(gs, args, {
-    signal: o.signal,
-    timeoutMs: o.timeoutMs ?? GS_TIMEOUT_MS,
-    failCode: 'UNSUPPORTED_INPUT',
-    onStdoutLine: (l) => {
-      const m = /^Page (\d+)/.exec(l);
-      if (m) o.onPage?.(Number(m[1]));
-    },
-  });
+  try {
+    await exec(gs, args, {
+      signal: o.signal,
+      timeoutMs: o.timeoutMs ?? GS_TIMEOUT_MS,
+      failCode: 'UNSUPPORTED_INPUT',
+      onStdoutLine: (l) => {
+        const m = /^Page (\d+)/.exec(l);
+        if (m) o.onPage?.(Number(m[1]));
+      },
+    });
+  } catch (e) {
+    if (e instanceof KilnError && e.code === 'UNSUPPORTED_INPUT') {
+      const msg = e.message.split(input).join(o.name ?? 'the PDF').split(output).join('the output');
+      throw new KilnError('UNSUPPORTED_INPUT', `Ghostscript could not process ${o.name ?? 'the PDF'}: ${msg.replace(/^gs failed /, '')}`, { details: e.details });
+    }
+    throw e;
+  }
 }
 
 /**

@@ -44,6 +44,7 @@ export default defineTool({
       await pdfwrite(pdf.path, trial, params, {
         post,
         signal: ctx.signal,
+        name: input.name,
         onPage: (p) => ctx.progress(((i + p / pdf.pages) / ladder.length) * 95, `quality ${q}, page ${p}/${pdf.pages}`),
       });
       const size = (await stat(trial)).size;

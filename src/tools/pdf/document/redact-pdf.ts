@@ -24,7 +24,7 @@ export default defineTool({
     const pdf = await openPdf(ctx, files[0]!, { decrypt: true });
     const out = ctx.out('pdf', '-redacted');
     ctx.progress(10, 'redacting');
-    const r = await redact(pdf.path, out, s.terms, s.caseSensitive, ctx.workDir, ctx.signal);
+    const r = await redact(pdf.path, out, s.terms, s.caseSensitive, ctx.workDir, pdf.name, ctx.signal);
     const total = r.pages.reduce((a, p) => a + p.matches, 0);
     return { outputs: [pdfOutput(out)], data: { matches: total, pages: r.pages, clearedInfo: r.clearedInfo } };
   },

@@ -30,7 +30,7 @@ export default defineTool({
     // qpdf gave up (e.g. no trailer at all): Ghostscript rebuilds from whatever page objects it finds.
     ctx.progress(50, 'rebuilding');
     try {
-      await pdfwrite(input.path, out, ['-dPDFSTOPONERROR=false'], { signal: ctx.signal, timeoutMs: 180_000 });
+      await pdfwrite(input.path, out, ['-dPDFSTOPONERROR=false'], { signal: ctx.signal, timeoutMs: 180_000, name: input.name });
       const check = await exec(bin, ['--show-npages', out], { signal: ctx.signal, timeoutMs: 60_000, okCodes: [0, 3] });
       const pages = Number(check.stdout.trim());
       if (!(pages > 0)) throw new Error('no pages');
