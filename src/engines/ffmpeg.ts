@@ -255,7 +255,7 @@ export async function runFfmpeg(args: string[], opts: RunFfmpegOptions = {}): Pr
       },
       onStderrLine: opts.onStderrLine,
     }).catch((e: unknown) => {
-      if (e instanceof KilnError && e.code === 'INTERNAL' && /Invalid data found|could not find codec|Error while decoding|moov atom not found|Invalid argument/i.test(e.message)) {
+      if (e instanceof KilnError && e.code === 'INTERNAL' && /Invalid data found|could not find codec|Error while decoding|moov atom not found/i.test(e.message)) {
         throw new KilnError('UNSUPPORTED_INPUT', e.message, { details: e.details, cause: e });
       }
       throw e;
@@ -357,7 +357,6 @@ export function audioFormatOf(ext: string | undefined): AudioFormat {
  *   high: x264 CRF 18, VP9 CRF 24, mpeg4 q 2, audio 192k
  *   balanced: x264 CRF 23, VP9 CRF 32, mpeg4 q 4, audio 128k
  *   small: x264 CRF 28, VP9 CRF 40, mpeg4 q 8, audio 96k
- * compress-video's light/balanced/strong map to CRF 23/28/33 (VP9 32/38/45, mpeg4 4/8/14).
  */
 export interface VideoQuality {
   x264Crf: number;
@@ -366,11 +365,16 @@ export interface VideoQuality {
   audioKbps: number;
 }
 
-export const QUALITY: Record<'high' | 'balanced' | 'small' | 'light' | 'strong', VideoQuality> = {
+export const QUALITY: Record<'high' | 'balanced' | 'small', VideoQuality> = {
   high: { x264Crf: 18, vp9Crf: 24, mpeg4Q: 2, audioKbps: 192 },
   balanced: { x264Crf: 23, vp9Crf: 32, mpeg4Q: 4, audioKbps: 128 },
   small: { x264Crf: 28, vp9Crf: 40, mpeg4Q: 8, audioKbps: 96 },
+};
+
+/** compress-video's strengths: light = convert's balanced, each step about 5 CRF (roughly half the bitrate) further. */
+export const COMPRESSION: Record<'light' | 'balanced' | 'strong', VideoQuality> = {
   light: { x264Crf: 23, vp9Crf: 32, mpeg4Q: 4, audioKbps: 128 },
+  balanced: { x264Crf: 28, vp9Crf: 38, mpeg4Q: 8, audioKbps: 128 },
   strong: { x264Crf: 33, vp9Crf: 45, mpeg4Q: 14, audioKbps: 64 },
 };
 

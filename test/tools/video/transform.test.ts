@@ -55,8 +55,10 @@ describe('compress-video', () => {
     const r = await runMedia(dir, 'compress-video', [big], { quality: 'strong', resolution: '480p' });
     const v = stream(ffprobe(r.path), 'video')!;
     assert.deepEqual([v.width, v.height], [640, 480]);
-    const r2 = await runMedia(dir, 'compress-video', [big], { resolution: '720p' });
+    const r2 = await runMedia(dir, 'compress-video', [big], { resolution: '720p', quality: 'light' });
     assert.equal(stream(ffprobe(r2.path), 'video')!.height, 480, 'never enlarged');
+    const { statSync } = await import('node:fs');
+    assert.ok(statSync(r.path).size < statSync(r2.path).size * 0.8, `strong ${statSync(r.path).size} vs light ${statSync(r2.path).size}`);
     const small = makeVideo(dir, 'big2.mp4', { width: 1280, height: 720, durationS: 1 });
     const r3 = await runMedia(dir, 'compress-video', [small], { resolution: '480p' });
     const v3 = stream(ffprobe(r3.path), 'video')!;

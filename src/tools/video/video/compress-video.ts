@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import { displaySize, even, probeVideo, QUALITY, transcodeVideo } from '../../../engines/ffmpeg.js';
+import { COMPRESSION, displaySize, even, probeVideo, transcodeVideo } from '../../../engines/ffmpeg.js';
 
 const SHORT_SIDE = { '1080p': 1080, '720p': 720, '480p': 480 } as const;
 
@@ -24,7 +24,7 @@ export default defineTool({
   async run(ctx, { files }, s) {
     const input = files[0]!;
     const info = await probeVideo(input, ctx.signal);
-    const q = s.quality === 'balanced' ? { x264Crf: 28, vp9Crf: 38, mpeg4Q: 8, audioKbps: 128 } : QUALITY[s.quality];
+    const q = COMPRESSION[s.quality];
     let vf: string | undefined;
     if (s.resolution !== 'original') {
       const { width, height } = displaySize(info.video);
