@@ -37,6 +37,7 @@ const near = (a: number[], b: number[]) => a.every((v, i) => Math.abs(v - b[i]!)
 describe('html-to-image', () => {
   let server: Server;
   let port = 0;
+  let embedPort = 0;
   const hits: string[] = [];
   const saved = process.env.KILN_URL_ALLOWLIST;
   before(async () => {
@@ -49,6 +50,11 @@ describe('html-to-image', () => {
       if (req.url === '/to-page') {
         res.writeHead(301, { location: '/page' });
         return res.end();
+      }
+      if (req.url?.startsWith('/embed')) {
+        res.setHeader('content-type', 'text/html');
+        const o = `http://127.0.0.2:${embedPort}`;
+        return res.end(`<html><body><img src="${o}/img.png"><iframe src="${o}/frame"></iframe><script>fetch("${o}/fetch").catch(()=>{})</script></body></html>`);
       }
       if (req.url === '/tall') {
         res.setHeader('content-type', 'text/html');
@@ -103,6 +109,31 @@ describe('html-to-image', () => {
     // Without a viewport meta tag a mobile browser lays the page out at 980 px and scales it down.
     assert.ok(near(await pixel(buf, 20, 20), [255, 0, 0]));
     await assert.rejects(shot({ url: `http://127.0.0.1:${port}/to-v6-loopback` }), (e: KilnError) => e.code === 'VALIDATION_ERROR' && e.reason === 'url-not-allowed');
+  });
+
+  it('blocks sub-resources on addresses outside the allow-list', async () => {
+    // A second server on another loopback address: reachable, but not on the allow-list.
+    const seen: string[] = [];
+    const other = createServer((req, res) => {
+      seen.push(req.url ?? '');
+      res.end('x');
+    });
+    await new Promise<void>((r) => other.listen(0, '127.0.0.2', r));
+    const port2 = (other.address() as AddressInfo).port;
+    const page = `/embed?p=${port2}`;
+    embedPort = port2;
+    try {
+      process.env.KILN_URL_ALLOWLIST = '127.0.0.1';
+      await shot({ url: `http://127.0.0.1:${port}${page}` });
+      assert.deepEqual(seen, [], 'no request reached 127.0.0.2');
+      assert.ok(hits.includes(page));
+      // The same page with both addresses allowed does reach it, so the check above can fail.
+      process.env.KILN_URL_ALLOWLIST = '127.0.0.1, 127.0.0.2';
+      await shot({ url: `http://127.0.0.1:${port}${page}` });
+      assert.ok(seen.length > 0);
+    } finally {
+      await new Promise<void>((r) => other.close(() => r()));
+    }
   });
 
   it('captures the full page as WebP at a custom size', async () => {
