@@ -172,6 +172,12 @@ describe('vectorize', () => {
     const none = await runB(dir, 'vectorize', [shape], { pathMode: 'none' });
     assert.ok((await mismatch(none.file!)) < 0.02);
   });
+  it('traces a Photoshop file (psd-to-svg preset input) through ImageMagick', async () => {
+    const psd = path.join(dir, 'shape.psd');
+    execFileSync('/usr/bin/convert', [shape, psd]);
+    const r = await runB(dir, 'vectorize', [psd], { filterSpeckle: 2 });
+    assert.ok((await mismatch(r.file!)) < 0.01);
+  });
   it('color: layered SVG that renders back close to the source', async () => {
     const r = await runB(dir, 'vectorize', [shape], { colorMode: 'color', colorPrecision: 4, filterSpeckle: 1 });
     const text = readFileSync(r.file!, 'utf8');

@@ -2,8 +2,9 @@
 import type { Sharp } from 'sharp';
 import { KilnError } from '../../../core/errors.js';
 import type { InputFile } from '../../../core/tool.js';
-import { getSharp, MAX_INPUT_PIXELS, openImage } from '../../../engines/sharp.js';
+import { getSharp, MAX_INPUT_PIXELS } from '../../../engines/sharp.js';
 import { parseColor } from './b-color.js';
+import { openInput } from './b-decode.js';
 
 export interface Loaded {
   /** PNG (or raw) buffer of the upright first frame. */
@@ -15,7 +16,7 @@ export interface Loaded {
 
 /** Decodes an input upright (EXIF orientation applied), first frame only, as a PNG buffer. */
 export async function loadUpright(file: InputFile, workDir: string): Promise<Loaded> {
-  const img = await openImage(file.path, { ext: file.type?.ext, workDir });
+  const img = await openInput(file, workDir);
   const { data, info } = await img.autoOrient().png({ compressionLevel: 0 }).toBuffer({ resolveWithObject: true });
   return { buffer: data, width: info.width, height: info.height, hasAlpha: info.channels === 4 };
 }

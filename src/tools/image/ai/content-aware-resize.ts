@@ -2,10 +2,11 @@ import { Worker } from 'node:worker_threads';
 import { z } from 'zod';
 import { KilnError } from '../../../core/errors.js';
 import { defineTool } from '../../../core/tool.js';
-import { getSharp, openImage, sameFormatAs, writeImage } from '../../../engines/sharp.js';
+import { getSharp, sameFormatAs, writeImage } from '../../../engines/sharp.js';
 import { isBundleInstalled } from '../../bundles.js';
 import { outputFile } from '../_shared/b-output.js';
 import type { SeamJob } from '../_shared/b-seam-worker.js';
+import { openInput } from '../_shared/b-decode.js';
 
 /**
  * Seam carving is O(seams × pixels); above this many pixels the image is carved at a reduced size and
@@ -42,7 +43,7 @@ export default defineTool({
   async run(ctx, { files }, s) {
     const input = files[0]!;
     const sharp = await getSharp();
-    const src = await openImage(input.path, { ext: input.type?.ext, workDir: ctx.workDir });
+    const src = await openInput(input, ctx.workDir, ctx.signal);
     const { data: rgbaFull, info } = await src.autoOrient().ensureAlpha().raw().toBuffer({ resolveWithObject: true });
     const W = info.width;
     const H = info.height;

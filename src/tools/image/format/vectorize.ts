@@ -1,9 +1,9 @@
 import { writeFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import { openImage } from '../../../engines/sharp.js';
 import { potraceSvg, toPbm } from '../../../engines/potrace.js';
 import { outputFile } from '../_shared/b-output.js';
+import { openInput } from '../_shared/b-decode.js';
 
 /** Colour tracing is quadratic-ish in the pixel count; larger images are traced at this size and scaled back in the SVG. */
 const MAX_COLOR_PIXELS = 1_500_000;
@@ -30,7 +30,7 @@ export default defineTool({
   examples: ['logo.png -o logo.svg', 'illustration.png --color-mode color --color-precision 8 -o art.svg'],
   async run(ctx, { files }, s) {
     const input = files[0]!;
-    const img = await openImage(input.path, { ext: input.type?.ext, workDir: ctx.workDir });
+    const img = await openInput(input, ctx.workDir, ctx.signal);
     let svg: string;
     let data: Record<string, unknown>;
     if (s.colorMode === 'bw') {

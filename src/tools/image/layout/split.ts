@@ -3,8 +3,9 @@ import { z } from 'zod';
 import { KilnError } from '../../../core/errors.js';
 import { defineTool } from '../../../core/tool.js';
 import { zipFiles } from '../../../core/zip.js';
-import { getSharp, openImage, sameFormatAs, writeImage } from '../../../engines/sharp.js';
+import { getSharp, sameFormatAs, writeImage } from '../../../engines/sharp.js';
 import { outputFile, throwIfAborted } from '../_shared/b-output.js';
+import { openInput } from '../_shared/b-decode.js';
 
 const MAX_TILES = 10_000;
 
@@ -28,7 +29,7 @@ export default defineTool({
   examples: ['poster.png --rows 2 --cols 2 -o tiles.zip', 'panorama.jpg --mode cols --cols 3 -o carousel.zip', 'map.png --tile-width 256 --tile-height 256 -o tiles.zip'],
   async run(ctx, { files }, s) {
     const input = files[0]!;
-    const img = await openImage(input.path, { ext: input.type?.ext, workDir: ctx.workDir });
+    const img = await openInput(input, ctx.workDir, ctx.signal);
     const meta = await img.metadata();
     const rotated = (meta.orientation ?? 1) >= 5;
     const W = rotated ? meta.height! : meta.width!;

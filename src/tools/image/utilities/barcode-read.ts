@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import { openImage } from '../../../engines/sharp.js';
 import { readWithZbar, readWithZxing, type DecodedCode } from '../../../engines/zxing.js';
+import { openInput } from '../_shared/b-decode.js';
 
 /** zxing works on pixels; very large photos are scaled down first (codes stay far above its minimum size). */
 const MAX_SIDE = 4096;
@@ -20,7 +20,7 @@ export default defineTool({
   examples: ['label.png --json'],
   async run(ctx, { files }) {
     const input = files[0]!;
-    const img = await openImage(input.path, { ext: input.type?.ext, workDir: ctx.workDir });
+    const img = await openInput(input, ctx.workDir, ctx.signal);
     const meta = await img.metadata();
     img.autoOrient();
     const rotated = (meta.orientation ?? 1) >= 5;

@@ -1,8 +1,9 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import { getSharp, openImage } from '../../../engines/sharp.js';
+import { getSharp } from '../../../engines/sharp.js';
 import { outputFile } from '../_shared/b-output.js';
+import { openInput } from '../_shared/b-decode.js';
 
 export default defineTool({
   id: 'lqip-placeholder',
@@ -25,7 +26,7 @@ export default defineTool({
   async run(ctx, { files }, s) {
     const input = files[0]!;
     const sharp = await getSharp();
-    const src = await openImage(input.path, { ext: input.type?.ext, workDir: ctx.workDir });
+    const src = await openInput(input, ctx.workDir, ctx.signal);
     const meta = await src.metadata();
     const rotated = (meta.orientation ?? 1) >= 5;
     const sw = rotated ? meta.height! : meta.width!;
@@ -35,7 +36,7 @@ export default defineTool({
     const hasAlpha = !!meta.hasAlpha && s.format !== 'jpeg';
     let img;
     if (s.strategy === 'solid') {
-      const stats = await (await openImage(input.path, { ext: input.type?.ext, workDir: ctx.workDir })).stats();
+      const stats = await (await openInput(input, ctx.workDir, ctx.signal)).stats();
       const [r, g, b, a] = stats.channels.map((c) => Math.round(c.mean));
       const color = stats.channels.length >= 3 ? { r: r!, g: g!, b: b! } : { r: r!, g: r!, b: r! };
       const alpha = hasAlpha && stats.channels.length === 4 ? a! / 255 : 1;

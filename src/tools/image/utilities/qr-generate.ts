@@ -2,10 +2,11 @@ import { writeFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { KilnError } from '../../../core/errors.js';
 import { defineTool } from '../../../core/tool.js';
-import { getSharp, openImage } from '../../../engines/sharp.js';
+import { getSharp } from '../../../engines/sharp.js';
 import { colorSchema, parseColor } from '../_shared/b-color.js';
 import { outputFile } from '../_shared/b-output.js';
 import { logoModules, qrSvg } from '../_shared/b-qr-svg.js';
+import { openInput } from '../_shared/b-decode.js';
 
 /** Share of the symbol width the logo may cover: level H restores up to 30 % of codewords, so stay well under. */
 const LOGO_FRACTION = 0.22;
@@ -56,7 +57,7 @@ export default defineTool({
       const cleared = logoModules(m.size, LOGO_FRACTION) * unit;
       const box = Math.max(1, Math.floor(cleared - 2 * unit));
       const bg = parseColor(s.colorLight);
-      const logoPng = await (await openImage(logo.path, { ext: logo.type?.ext, workDir: ctx.workDir }))
+      const logoPng = await (await openInput(logo, ctx.workDir, ctx.signal))
         .resize(box, box, { fit: 'contain', background: { ...bg, alpha: bg.alpha } })
         .png()
         .toBuffer();
