@@ -38,6 +38,8 @@ declare module 'fastify' {
 
 const KEY_CACHE_MS = 60_000;
 const KEY_CACHE_MAX = 10_000;
+/** With auth off every request acts as the first admin; look it up at most this often. */
+const OPEN_USER_CACHE_MS = 5_000;
 
 function fromRow(u: UsersTable, via: AuthUser['via'], extra: Partial<AuthUser> = {}): AuthUser {
   return { id: u.id, username: u.username, role: u.role, teamId: u.team_id, via, ...extra };
@@ -45,6 +47,7 @@ function fromRow(u: UsersTable, via: AuthUser['via'], extra: Partial<AuthUser> =
 
 export class Authenticator {
   private keyCache = new Map<string, { user: AuthUser; until: number }>();
+  private openUser?: { user: AuthUser; until: number };
 
   constructor(
     private readonly store: Store,
@@ -54,9 +57,11 @@ export class Authenticator {
   /** The user for a request, or undefined when it carries no credentials. Bad credentials throw 401. */
   async identify(request: FastifyRequest): Promise<AuthUser | undefined> {
     if (!this.config.authEnabled) {
+      if (this.openUser && this.openUser.until > Date.now()) return this.openUser.user;
       const admin = await firstAdmin(this.store.db);
       if (!admin) throw new KilnError('UNAVAILABLE', 'No admin user exists yet.');
-      return fromRow(admin, 'open');
+      this.openUser = { user: fromRow(admin, 'open'), until: Date.now() + OPEN_USER_CACHE_MS };
+      return this.openUser.user;
     }
     const header = request.headers.authorization;
     if (!header) return undefined;
@@ -98,6 +103,7 @@ export class Authenticator {
   /** Drops every cached key of a user (password change, role change, deletion). */
   forgetUser(userId: string): void {
     for (const [k, v] of this.keyCache) if (v.user.id === userId) this.keyCache.delete(k);
+    if (this.openUser?.user.id === userId) this.openUser = undefined;
   }
 }
 

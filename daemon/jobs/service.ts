@@ -14,6 +14,7 @@ import type { DaemonConfig } from '../config.js';
 import type { JobQueue } from '../queue/queue.js';
 import type { Store } from '../store/db.js';
 import { deleteJob, expiredJobs, finishJob, getJob, insertJob, isFinal, unfinishedJobs, updateJob, type JobRow } from '../store/jobs.js';
+import { deleteExpiredSessions } from '../store/sessions.js';
 import { JobEvents } from './events.js';
 import type { Target } from './targets.js';
 
@@ -289,8 +290,9 @@ export class JobService {
     return rows.length;
   }
 
-  /** Removes finished jobs (records and files) older than JOB_TTL_HOURS. */
+  /** Removes finished jobs (records and files) older than JOB_TTL_HOURS, and expired sessions. */
   async sweep(now = Date.now()): Promise<number> {
+    await deleteExpiredSessions(this.store.db);
     const rows = await expiredJobs(this.store.db, this.instanceId, now - this.config.jobTtlHours * 3_600_000);
     for (const row of rows) {
       await rm(row.work_dir ?? path.join(this.jobsDir, row.id), { recursive: true, force: true });

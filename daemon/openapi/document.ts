@@ -181,6 +181,7 @@ function fixedPaths(): Json {
           { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 500, default: 50 } },
           { name: 'offset', in: 'query', schema: { type: 'integer', minimum: 0, default: 0 } },
           { name: 'status', in: 'query', schema: { type: 'string', enum: ['queued', 'running', 'completed', 'failed', 'cancelled'] } },
+          { name: 'clientJobId', in: 'query', schema: { type: 'string' }, description: 'Only the jobs started with this clientJobId.' },
         ],
         responses: { '200': json({ type: 'object', properties: { jobs: { type: 'array', items: ref('Job') }, limit: { type: 'integer' }, offset: { type: 'integer' } } }), ...errorResponses([400, 401]) },
       },

@@ -25,14 +25,14 @@ export async function jobRoutes(app: FastifyInstance): Promise<void> {
 
   app.get('/api/v1/jobs', async (request) => {
     const user = requireUser(request);
-    const q = request.query as { limit?: string; offset?: string; status?: string; all?: string };
+    const q = request.query as { limit?: string; offset?: string; status?: string; clientJobId?: string };
     const limit = Math.min(500, Math.max(1, Number(q.limit ?? 50) || 50));
     const offset = Math.max(0, Number(q.offset ?? 0) || 0);
     const statuses = ['queued', 'running', 'completed', 'failed', 'cancelled'];
     if (q.status && !statuses.includes(q.status)) throw new KilnError('VALIDATION_ERROR', `status must be one of ${statuses.join(', ')}.`);
     // Admins see every job; others only their own.
     const ownerId = hasPermission(request, 'jobs:all') ? undefined : user.id;
-    const rows = await listJobs(app.kiln.store.db, { ownerId, limit, offset, status: q.status as JobStatus | undefined });
+    const rows = await listJobs(app.kiln.store.db, { ownerId, limit, offset, status: q.status as JobStatus | undefined, clientJobId: q.clientJobId || undefined });
     return { jobs: rows.map(jobView), limit, offset };
   });
 

@@ -28,10 +28,11 @@ export async function finishJob(db: Kysely<Database>, id: string, patch: Partial
   return Number(r.numUpdatedRows) > 0;
 }
 
-export async function listJobs(db: Kysely<Database>, opts: { ownerId?: string; limit: number; offset: number; status?: JobStatus }): Promise<JobRow[]> {
+export async function listJobs(db: Kysely<Database>, opts: { ownerId?: string; limit: number; offset: number; status?: JobStatus; clientJobId?: string }): Promise<JobRow[]> {
   let q = db.selectFrom('jobs').selectAll().orderBy('created_at', 'desc').limit(opts.limit).offset(opts.offset);
   if (opts.ownerId) q = q.where('owner_id', '=', opts.ownerId);
   if (opts.status) q = q.where('status', '=', opts.status);
+  if (opts.clientJobId) q = q.where('client_job_id', '=', opts.clientJobId);
   return q.execute();
 }
 

@@ -28,6 +28,6 @@ export async function deleteSession(db: Kysely<Database>, sessionId: string): Pr
   await db.deleteFrom('sessions').where('id', '=', sessionId).execute();
 }
 
-export async function deleteExpiredSessions(db: Kysely<Database>): Promise<void> {
-  await db.deleteFrom('sessions').where('expires_at', '<', Date.now()).execute();
+export async function deleteExpiredSessions(db: Kysely<Database>, now = Date.now()): Promise<void> {
+  await db.deleteFrom('sessions').where('expires_at', '<', now).execute();
 }

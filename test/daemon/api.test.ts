@@ -132,8 +132,9 @@ describe('daemon HTTP API', () => {
       assert.equal(late.events[0]!.event, 'completed');
       assert.deepEqual(late.events[0]!.data, last.data);
 
-      const list = await (await fetch(`${lazy.url}/api/v1/jobs`, { headers: auth(lazy.token) })).json();
-      assert.equal(list.jobs[0].clientJobId, 'mine-1');
+      const list = await (await fetch(`${lazy.url}/api/v1/jobs?clientJobId=mine-1`, { headers: auth(lazy.token) })).json();
+      assert.deepEqual(list.jobs.map((j: { jobId: string }) => j.jobId), [r.json.jobId]);
+      assert.equal((await (await fetch(`${lazy.url}/api/v1/jobs?clientJobId=other`, { headers: auth(lazy.token) })).json()).jobs.length, 0);
     } finally {
       await lazy.close();
     }
@@ -165,6 +166,11 @@ describe('daemon HTTP API', () => {
     assert.equal(r.status, 415, JSON.stringify(r.json));
     assert.equal(r.json.error.code, 'UNSUPPORTED_INPUT');
     assert.equal(typeof r.json.error.message, 'string');
+    // Larger than fastify's JSON body limit: uploads are not bound by it, only by MAX_UPLOAD_MB.
+    const big = path.join(dir, 'big-noise.jpg');
+    await writeFile(big, Buffer.alloc(12 * 1024 * 1024, 0x5a));
+    const r2 = await post(s, '/api/v1/tools/image/resize', await form({ file: await filePart(big), settings: '{"width": 30}' }));
+    assert.equal(r2.status, 415, JSON.stringify(r2.json));
     const jobs = await readdir(path.join(s.dataDir, 'jobs'));
     for (const j of jobs) assert.ok(existsSync(path.join(s.dataDir, 'jobs', j, 'out')), `only finished outputs remain (${j})`);
   });
