@@ -88,6 +88,19 @@ describe('redact-pdf', () => {
     assert.ok(!rawContains(decompressed(r.file!), 'Jane'));
   });
 
+  it('matches a term broken across two lines, boxing only its parts', async () => {
+    const doc = await PDFDocument.create();
+    const f = await doc.embedFont(StandardFonts.Helvetica);
+    const page = doc.addPage([400, 300]);
+    page.drawText('Payable to Jane', { x: 20, y: 250, font: f, size: 12 });
+    page.drawText('Doe by Friday', { x: 20, y: 234, font: f, size: 12 });
+    const file = path.join(dir, 'wrapped.pdf');
+    writeFileSync(file, await doc.save());
+    const r = await runPdfTool(dir, 'redact-pdf', [file], { terms: ['jane  doe'] });
+    assert.equal(r.data!.matches, 1);
+    assert.equal(pageTexts(r.file!)[0], 'Payable to by Friday');
+  });
+
   it('caseSensitive only matches the exact case', async () => {
     const r = await runPdfTool(dir, 'redact-pdf', [src], { terms: ['jane doe'], caseSensitive: true });
     assert.deepEqual(r.data!.pages, [{ page: 2, matches: 1 }]);
