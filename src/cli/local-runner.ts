@@ -29,6 +29,10 @@ export interface LocalRunRequest {
   force?: boolean;
   concurrency?: number;
   signal: AbortSignal;
+  /** Progress for a caller that draws its own view (the interactive mode): percent of the run or the batch. */
+  onProgress?: (percent: number, stage?: string) => void;
+  /** Data-only tools print their JSON on stdout when no -o is given; false writes the file instead. */
+  printData?: boolean;
 }
 
 export interface ItemResult {
@@ -119,14 +123,19 @@ export async function runLocal(req: LocalRunRequest): Promise<ItemResult[]> {
         workDir: ws.dir,
         dataDir,
         signal: req.signal,
-        onProgress: batch ? undefined : (p, stage) => progress.update(p, stage),
+        onProgress: batch
+          ? undefined
+          : (p, stage) => {
+              progress.update(p, stage);
+              req.onProgress?.(p, stage);
+            },
       });
       let outPath: string | undefined;
       if (outcome.output) {
         if (target.kind === 'stdout') {
           await pipeline(createReadStream(outcome.output.path), process.stdout, { end: false } as never);
           outPath = '-';
-        } else if (target.kind === 'default' && outcome.data && outcome.output.contentType === 'application/json' && !req.json) {
+        } else if (target.kind === 'default' && outcome.data && outcome.output.contentType === 'application/json' && !req.json && req.printData !== false) {
           // Data-only tools print their JSON when no -o is given.
           process.stdout.write(JSON.stringify(outcome.data, null, 2) + '\n');
         } else {
@@ -152,7 +161,10 @@ export async function runLocal(req: LocalRunRequest): Promise<ItemResult[]> {
     } finally {
       await ws.dispose();
       done++;
-      if (batch) progress.update(done);
+      if (batch) {
+        progress.update(done);
+        req.onProgress?.(Math.round((done / groups.length) * 100), `${done}/${groups.length}`);
+      }
       if (req.json) process.stdout.write(JSON.stringify(stripExit(results[i]!)) + '\n');
     }
   };
