@@ -62,7 +62,7 @@ export async function buildServer(config: DaemonConfig): Promise<FastifyInstance
       await jobs.close();
     });
     app.addHook('onClose', async () => {
-      await store.close();
+      await store.close().catch(() => {});
     });
     await app.ready();
     return app;

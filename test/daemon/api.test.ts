@@ -486,6 +486,21 @@ describe('daemon lifecycle', () => {
     }
   });
 
+  it('answers 503 unhealthy / not ready when the database is unusable', async () => {
+    const s = await startServer();
+    try {
+      await s.app.kiln.store.close();
+      const h = await fetch(`${s.url}/api/v1/health`);
+      assert.equal(h.status, 503);
+      assert.equal((await h.json()).status, 'unhealthy');
+      const ready = await fetch(`${s.url}/api/v1/readyz`);
+      assert.equal(ready.status, 503);
+      assert.equal((await ready.json()).checks.database.ok, false);
+    } finally {
+      await s.close();
+    }
+  });
+
   it('with AUTH_ENABLED=false every route is open and acts as the admin', async () => {
     const s = await startServer({ env: { AUTH_ENABLED: 'false' } });
     try {
