@@ -108,11 +108,13 @@ describe('svg-to-raster', () => {
   <use href="${base}/sprite.svg#icon"/>
   <rect class="a" width="10" height="10" style="fill: url(${base}/style.svg#f)" onclick="x()"/>
   <rect x="10" width="10" height="10" fill="url(${base}/fill.svg#g)"/>
+  <a href="javascript:fetch('${base}/js')"><rect x="20" width="5" height="5"/></a>
+  <image x="0" y="0" width="5" height="5" href="#nothing"><set attributeName="href" to="${base}/smil.png"/></image>
   <image href="data:image/png;base64,${green}" x="50" y="0" width="50" height="50"/>
 </svg>`;
     const { svg: clean, report } = sanitizeSvg(evil);
     assert.ok(!clean.includes('127.0.0.1'), clean);
-    assert.ok(!/script|foreignObject|onload|onclick|iframe|file:|DOCTYPE|ENTITY|xml-stylesheet/i.test(clean), clean);
+    assert.ok(!/script|foreignObject|onload|onclick|iframe|file:|DOCTYPE|ENTITY|xml-stylesheet|javascript|<set/i.test(clean), clean);
     assert.ok(clean.includes('data:image/png;base64,'));
     assert.ok(report.removedReferences >= 8 && report.removedElements >= 4 && report.removedAttributes >= 2 && report.removedDoctype, JSON.stringify(report));
     const f = path.join(dir, 'evil.svg');

@@ -87,7 +87,9 @@ export function sanitizeSvg(svg: string): { svg: string; report: SanitizeReport 
       }
       continue;
     }
-    if (DROP_ELEMENTS.has(lname)) {
+    // SMIL can re-point an href at run time (<set attributeName="href" to="http://…">).
+    const animatesHref = /^(set|animate)$/.test(lname) && /attributeName\s*=\s*["']?[\w:]*href\b/i.test(tok);
+    if (DROP_ELEMENTS.has(lname) || animatesHref) {
       report.removedElements++;
       if (!closing && !selfClosing) {
         skip = 1;
