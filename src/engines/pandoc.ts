@@ -21,8 +21,8 @@ export const MARKDOWN_IN = 'markdown-raw_html-raw_tex-raw_attribute+pipe_tables+
 
 export const STYLESHEET = `
 :root { color-scheme: light; }
-html { font-size: 16px; }
-body { font-family: "DejaVu Sans", "Liberation Sans", "Noto Sans", Arial, sans-serif; line-height: 1.55; color: #1f2328;
+html { font-size: 16px; background: #fff; }
+body { font-family: "DejaVu Sans", "Liberation Sans", "Noto Sans", Arial, sans-serif; line-height: 1.55; color: #1f2328; background: #fff;
   max-width: 46rem; margin: 2rem auto; padding: 0 1.25rem; }
 h1, h2, h3, h4, h5, h6 { line-height: 1.25; margin: 1.6em 0 0.6em; font-weight: 600; }
 h1 { font-size: 2em; border-bottom: 1px solid #d0d7de; padding-bottom: .3em; }
@@ -33,6 +33,8 @@ img { max-width: 100%; }
 blockquote { margin-left: 0; padding: 0 1em; color: #57606a; border-left: .25em solid #d0d7de; }
 code { font-family: "DejaVu Sans Mono", "Liberation Mono", monospace; font-size: .875em; background: #f6f8fa; padding: .15em .35em; border-radius: 4px; }
 pre { background: #f6f8fa; padding: 1em; border-radius: 6px; overflow-x: auto; line-height: 1.45; }
+div.sourceCode { background: #f6f8fa; border-radius: 6px; margin: 0 0 1em; }
+div.sourceCode pre.sourceCode, pre.sourceCode { background: #f6f8fa; padding: 1em; margin: 0; }
 pre code { background: none; padding: 0; font-size: .85em; white-space: pre-wrap; }
 table { border-collapse: collapse; width: auto; }
 th, td { border: 1px solid #d0d7de; padding: .4em .8em; text-align: left; vertical-align: top; }
