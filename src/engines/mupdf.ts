@@ -27,6 +27,7 @@ var isSpace = function (c) { return /^\s$/.test(c); };
 var doc = new PDFDocument(inPath);
 var n = doc.countPages();
 var pages = [];
+var annotationHits = 0;
 function rectOf(q) {
   return [Math.min(q[0], q[2], q[4], q[6]), Math.min(q[1], q[3], q[5], q[7]), Math.max(q[0], q[2], q[4], q[6]), Math.max(q[1], q[3], q[5], q[7])];
 }
@@ -75,6 +76,15 @@ for (var i = 0; i < n; i++) {
   }
   if (boxes) page.applyRedactions(true, 2);
   if (matches) pages.push({ page: i + 1, matches: matches });
+  // Form-field values and annotation texts are not page content: report them so the caller can bake
+  // them into the page (flatten) and redact again.
+  var notes = [];
+  try { notes = notes.concat(page.getWidgets().map(function (w) { return String(w.getValue() || ''); })); } catch (e) {}
+  try { notes = notes.concat(page.getAnnotations().map(function (a) { return String(a.getContents() || ''); })); } catch (e) {}
+  for (var nn = 0; nn < notes.length; nn++) {
+    var nv = fold(notes[nn]).replace(/\s+/g, ' ');
+    for (var t3 = 0; t3 < terms.length; t3++) if (terms[t3].trim() && nv.indexOf(fold(terms[t3]).replace(/\s+/g, ' ').trim()) >= 0) { annotationHits++; break; }
+  }
 }
 var info = ['Title', 'Author', 'Subject', 'Keywords', 'Creator', 'Producer'];
 var clearedInfo = [];
@@ -85,12 +95,14 @@ for (var j2 = 0; j2 < info.length; j2++) {
   for (var t2 = 0; t2 < terms.length; t2++) if (terms[t2] && fv.indexOf(fold(terms[t2]).replace(/\s+/g, ' ').trim()) >= 0) { doc.setMetaData('info:' + info[j2], ''); clearedInfo.push(info[j2]); break; }
 }
 doc.save(outPath, 'garbage=deduplicate,compress,sanitize');
-print('KILN_RESULT ' + JSON.stringify({ pages: pages, clearedInfo: clearedInfo }));
+print('KILN_RESULT ' + JSON.stringify({ pages: pages, clearedInfo: clearedInfo, annotationHits: annotationHits }));
 `;
 
 export interface RedactionResult {
   pages: { page: number; matches: number }[];
   clearedInfo: string[];
+  /** Form fields and annotations whose value or text contains a term (not page content). */
+  annotationHits: number;
 }
 
 export async function redact(input: string, output: string, terms: string[], caseSensitive: boolean, workDir: string, name: string, signal?: AbortSignal): Promise<RedactionResult> {

@@ -101,6 +101,24 @@ describe('redact-pdf', () => {
     assert.equal(pageTexts(r.file!)[0], 'Payable to by Friday');
   });
 
+  it('a term in a form field value is flattened into the page and redacted', async () => {
+    const doc = await PDFDocument.create();
+    const page = doc.addPage([400, 300]);
+    page.drawText('Name field below', { x: 20, y: 250, size: 12, font: await doc.embedFont(StandardFonts.Helvetica) });
+    const field = doc.getForm().createTextField('who');
+    field.setText('Jane Doe');
+    field.addToPage(page, { x: 20, y: 150, width: 200, height: 30 });
+    const file = path.join(dir, 'field.pdf');
+    writeFileSync(file, await doc.save());
+    assert.match(pageTexts(file)[0]!, /Jane Doe/);
+    const r = await runPdfTool(dir, 'redact-pdf', [file], { terms: ['jane doe'] });
+    assert.equal(r.data!.flattenedForms, true);
+    assert.deepEqual(r.data!.pages, [{ page: 1, matches: 1 }]);
+    assert.equal(pageTexts(r.file!)[0], 'Name field below');
+    const raw = decompressed(r.file!);
+    assert.ok(!rawContains(raw, 'Jane') && !/\/AcroForm/.test(raw));
+  });
+
   it('caseSensitive only matches the exact case', async () => {
     const r = await runPdfTool(dir, 'redact-pdf', [src], { terms: ['jane doe'], caseSensitive: true });
     assert.deepEqual(r.data!.pages, [{ page: 2, matches: 1 }]);
