@@ -69,7 +69,8 @@ export async function openImage(
   const { animated, workDir, ext, signal, ...rest } = opts;
   let src = file;
   // sharp's bundled libheif decodes AV1 only; iPhone HEIC is HEVC, which Debian's libheif (through the vips CLI) reads.
-  if (ext === 'jxl' || ext === 'eps' || ext === 'heic' || ext === 'heif') {
+  // Without a workDir HEIF stays with sharp as before (AV1-coded files still open).
+  if (ext === 'jxl' || ext === 'eps' || ((ext === 'heic' || ext === 'heif') && workDir)) {
     if (!workDir) throw new KilnError('INTERNAL', `openImage needs a workDir for ${ext.toUpperCase()} input`);
     src = tempName(workDir, 'png');
     if (ext === 'eps') await rasterizeEps(file, src, { dpi: EPS_DPI, signal });
