@@ -162,6 +162,20 @@ describe('change-fps / video-speed / reverse-video', () => {
     assert.ok(dLast < 6 && dLast < dFirst / 2, `diff to last ${dLast}, to first ${dFirst}`);
     assert.ok(stream(ffprobe(r.path), 'audio'));
   });
+  it('reverses long clips in chunks joined last-first (bounded memory)', async () => {
+    process.env.KILN_REVERSE_MEMORY_MB = '0.5';
+    try {
+      const r = await runMedia(dir, 'reverse-video', [clip]);
+      assert.equal(r.data?.chunks, 2);
+      assert.equal(frameCount(r.path), 50);
+      assert.ok(Math.abs(duration(r.path) - 2) < 0.15);
+      assert.ok(frameDiff(frameRgb(r.path, 0), frameRgb(clip, 1.96)) < 6, 'starts with the last frame');
+      assert.ok(frameDiff(frameRgb(r.path, 1.0), frameRgb(clip, 0.96)) < 6, 'second half starts with the end of the first chunk');
+      assert.ok(frameDiff(frameRgb(r.path, 1.96), frameRgb(clip, 0)) < 6, 'ends with the first frame');
+    } finally {
+      delete process.env.KILN_REVERSE_MEMORY_MB;
+    }
+  });
   it('refuses inputs over 5 minutes before any work', async () => {
     const longSrc = makeVideo(dir, 'long6m.mp4', { width: 32, height: 32, fps: 1, durationS: 301, audio: false });
     const t = Date.now();
