@@ -199,3 +199,33 @@ describe('utilities CLI', () => {
     assert.equal((await read(out))[0]!.text, 'cli qr');
   });
 });
+
+describe('utilities over HTTP', () => {
+  it('qr-generate takes the logo part and JSON settings; barcode-read answers with data', async () => {
+    const { filePart, form, startServer } = await import('../../helpers/server.js');
+    const s = await startServer();
+    try {
+      const auth = { authorization: `Bearer ${s.token}` };
+      const logo = await makeImage(dir, 'http-logo.png', 40, 40);
+      const res = await fetch(`${s.url}/api/v1/tools/image/qr-generate`, {
+        method: 'POST',
+        headers: auth,
+        body: await form({ logo: await filePart(logo), settings: JSON.stringify({ data: 'over http', size: 300, dotStyle: 'dots' }) }),
+      });
+      const body = (await res.json()) as { downloadUrl: string; data: { errorCorrectionLevel: string } };
+      assert.equal(res.status, 200, JSON.stringify(body));
+      assert.equal(body.data.errorCorrectionLevel, 'H');
+      const png = path.join(dir, 'http-qr.png');
+      (await import('node:fs')).writeFileSync(png, Buffer.from(await (await fetch(s.url + body.downloadUrl, { headers: auth })).arrayBuffer()));
+      const read = await fetch(`${s.url}/api/v1/tools/image/barcode-read`, { method: 'POST', headers: auth, body: await form({ file: await filePart(png) }) });
+      const rb = (await read.json()) as { data: { codes: Code[] } };
+      assert.equal(read.status, 200, JSON.stringify(rb));
+      assert.deepEqual(rb.data.codes.map((c) => [c.format, c.text]), [['QRCode', 'over http']]);
+      const gen = await fetch(`${s.url}/api/v1/tools/image/barcode-generate`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ text: '5901234123458', type: 'ean13' }) });
+      assert.equal(gen.status, 400);
+      assert.equal(((await gen.json()) as { error: { code: string } }).error.code, 'VALIDATION_ERROR');
+    } finally {
+      await s.close();
+    }
+  });
+});
