@@ -36,3 +36,7 @@ export { default as colorBlindness } from './adjustments/color-blindness.js';
 export { default as duotone } from './adjustments/duotone.js';
 export { default as pixelate } from './adjustments/pixelate.js';
 export { default as vignette } from './adjustments/vignette.js';
+export { default as compare } from './utilities/compare.js';
+export { default as findDuplicates } from './utilities/find-duplicates.js';
+export { default as colorPalette } from './utilities/color-palette.js';
+export { default as histogram } from './utilities/histogram.js';
