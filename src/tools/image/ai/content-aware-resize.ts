@@ -1,4 +1,3 @@
-import { Worker } from 'node:worker_threads';
 import { z } from 'zod';
 import { KilnError } from '../../../core/errors.js';
 import { defineTool } from '../../../core/tool.js';
@@ -7,6 +6,7 @@ import { isBundleInstalled } from '../../bundles.js';
 import { outputFile } from '../_shared/b-output.js';
 import type { SeamJob } from '../_shared/b-seam-worker.js';
 import { openInput } from '../_shared/b-decode.js';
+import { runWorker } from '../_shared/b-worker.js';
 
 /**
  * Seam carving is O(seams × pixels); above this many pixels the image is carved at a reduced size and
@@ -81,7 +81,7 @@ export default defineTool({
 
     ctx.progress(10, 'carving');
     const job: SeamJob = { plane: { width: cw, height: ch, rgba: new Uint8Array(rgba.buffer, rgba.byteOffset, rgba.byteLength), grey }, targetWidth: targetW, targetHeight: targetH, sobelThreshold: s.sobelThreshold };
-    const result = await carveInWorker(job, ctx.signal, (p) => ctx.progress(10 + p * 80, 'carving'));
+    const result = await runWorker<CarveResult>(new URL('../_shared/b-seam-worker.js', import.meta.url), job, ctx.signal, 'seam carving', (p) => ctx.progress(10 + p * 80, 'carving'));
 
     let out = sharp(Buffer.from(result.rgba.buffer, result.rgba.byteOffset, result.rgba.byteLength), { raw: { width: result.width, height: result.height, channels: 4 } });
     if (result.width !== tw || result.height !== th) out = sharp(await out.resize(tw, th, { fit: 'fill' }).png().toBuffer());
@@ -108,29 +108,4 @@ interface CarveResult {
   height: number;
   rgba: Uint8Array;
   removedColumns: number[];
-}
-
-function carveInWorker(job: SeamJob, signal: AbortSignal, onProgress: (p: number) => void): Promise<CarveResult> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(new KilnError('CANCELLED', 'The run was cancelled.'));
-    const worker = new Worker(new URL('../_shared/b-seam-worker.js', import.meta.url), { workerData: job });
-    let settled = false;
-    const finish = (fn: () => void) => {
-      if (settled) return;
-      settled = true;
-      signal.removeEventListener('abort', onAbort);
-      fn();
-    };
-    const onAbort = () => {
-      void worker.terminate();
-      finish(() => reject(new KilnError('CANCELLED', 'The run was cancelled.')));
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-    worker.on('message', (m: { progress?: number; done?: boolean } & CarveResult) => {
-      if (m.done) finish(() => resolve(m));
-      else if (m.progress !== undefined) onProgress(m.progress);
-    });
-    worker.on('error', (e) => finish(() => reject(new KilnError('INTERNAL', `Seam carving failed: ${e.message}`))));
-    worker.on('exit', (code) => finish(() => reject(new KilnError('INTERNAL', `The seam-carving worker stopped (exit ${code}).`))));
-  });
 }

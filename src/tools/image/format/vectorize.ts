@@ -3,6 +3,8 @@ import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
 import { potraceSvg, toPbm } from '../../../engines/potrace.js';
 import { outputFile } from '../_shared/b-output.js';
+import type { TraceJob } from '../_shared/b-trace-worker.js';
+import { runWorker } from '../_shared/b-worker.js';
 import { openInput } from '../_shared/b-decode.js';
 
 /** Colour tracing is quadratic-ish in the pixel count; larger images are traced at this size and scaled back in the SVG. */
@@ -57,13 +59,12 @@ export default defineTool({
       const th = Math.max(1, Math.round(H * k));
       const { data: px, info } = await img.autoOrient().resize(tw, th, { fit: 'fill' }).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
       ctx.progress(20, 'tracing');
-      // The package ships no types; a variable specifier keeps tsc from demanding a declaration file.
-      const pkg = 'imagetracerjs';
-      const tracer = ((await import(pkg)) as { default: ImageTracer }).default;
       const colors = Math.max(2, Math.min(256, Math.round(2 ** (s.colorPrecision / 2))));
-      const traced = tracer.imagedataToSVG(
-        { width: info.width, height: info.height, data: new Uint8ClampedArray(px.buffer, px.byteOffset, px.byteLength) },
-        {
+      const job: TraceJob = {
+        width: info.width,
+        height: info.height,
+        rgba: new Uint8Array(px.buffer, px.byteOffset, px.byteLength),
+        options: {
           numberofcolors: colors,
           colorsampling: 2,
           colorquantcycles: 3,
@@ -78,7 +79,8 @@ export default defineTool({
           desc: false,
           blurradius: 0,
         },
-      );
+      };
+      const { svg: traced } = await runWorker<{ svg: string }>(new URL('../_shared/b-trace-worker.js', import.meta.url), job, ctx.signal, 'colour tracing');
       // Traced at a reduced size: the viewBox keeps the traced coordinates, width/height restore the original size.
       svg = traced.replace(/<svg\b[^>]*>/, `<svg xmlns="http://www.w3.org/2000/svg" version="1.1" width="${W}" height="${H}" viewBox="0 0 ${info.width} ${info.height}">`);
       data = { width: W, height: H, engine: 'imagetracerjs', colors, tracedAt: { width: info.width, height: info.height }, paths: (svg.match(/<path\b/g) ?? []).length };
@@ -88,7 +90,3 @@ export default defineTool({
     return { outputs: [outputFile(out)], data };
   },
 });
-
-interface ImageTracer {
-  imagedataToSVG(img: { width: number; height: number; data: Uint8ClampedArray }, options: Record<string, unknown>): string;
-}
