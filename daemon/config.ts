@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { KilnError } from '../src/core/errors.js';
 import { defaultDataDir } from '../src/core/paths.js';
+import { resolveAccountsConfig, type AccountsConfig } from './accounts/config.js';
 
 export interface DaemonConfig {
   port: number;
@@ -26,6 +27,8 @@ export interface DaemonConfig {
   logger: boolean;
   /** Interval of the SSE keep-alive comment (proxies drop idle streams). */
   sseHeartbeatMs: number;
+  /** Login protection and single sign-on (daemon/accounts/config.ts). */
+  accounts: AccountsConfig;
 }
 
 export interface ConfigFlags {
@@ -71,6 +74,7 @@ export function resolveConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = 
     allowOpenNetwork: flags.allowOpenNetwork === true || bool(env, 'ALLOW_OPEN_NETWORK', false),
     logger: bool(env, 'KILN_HTTP_LOG', false),
     sseHeartbeatMs: num(env, 'KILN_SSE_HEARTBEAT_MS', 15_000, 10),
+    accounts: resolveAccountsConfig(env),
   };
 }
 

@@ -85,9 +85,12 @@ export class Authenticator {
     if (hit) this.keyCache.delete(cacheKey);
     for (const row of await findKeysByPrefix(this.store.db, keyPrefix(key))) {
       if (await verifySecret(key, row.key_hash)) {
+        const expiresAt = row.expires_at == null ? Infinity : Number(row.expires_at);
+        if (expiresAt <= Date.now()) throw new KilnError('UNAUTHORIZED', 'The API key has expired. Create a new one.', { reason: 'api-key-expired' });
         const user = fromRow(row.user, 'api-key', { apiKeyId: row.id });
         if (this.keyCache.size >= KEY_CACHE_MAX) this.keyCache.delete(this.keyCache.keys().next().value!);
-        this.keyCache.set(cacheKey, { user, until: Date.now() + KEY_CACHE_MS });
+        // Never cache past the key's expiry.
+        this.keyCache.set(cacheKey, { user, until: Math.min(expiresAt, Date.now() + KEY_CACHE_MS) });
         await touchApiKey(this.store.db, row.id);
         return user;
       }

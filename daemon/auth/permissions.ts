@@ -18,6 +18,7 @@ export const PERMISSIONS = [
   'branding:write',
   'system:health',
   'features:manage',
+  'audit:read',
 ] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 

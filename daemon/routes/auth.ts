@@ -3,10 +3,12 @@ import type { FastifyInstance } from 'fastify';
 import { KilnError } from '../../src/core/errors.js';
 import { requireUser } from '../auth/authenticate.js';
 import { hasPermission } from '../auth/permissions.js';
-import { dummyHash, verifySecret } from '../auth/secrets.js';
-import { apiKeyInfo, createApiKey, deleteApiKey, listApiKeys } from '../store/api-keys.js';
-import { createSession, deleteSession } from '../store/sessions.js';
-import { findUserByName } from '../store/users.js';
+import { auditFrom } from '../accounts/audit.js';
+import { bodyObject } from '../accounts/body.js';
+import { createKeyWithExpiry, keyViews, parseExpiry } from '../accounts/keys.js';
+import { passwordLogin } from '../accounts/login.js';
+import { deleteApiKey, listApiKeys } from '../store/api-keys.js';
+import { deleteSession } from '../store/sessions.js';
 
 function stringField(body: unknown, name: string, max = 1000): string {
   const v = (body as Record<string, unknown> | null | undefined)?.[name];
@@ -18,20 +20,17 @@ function stringField(body: unknown, name: string, max = 1000): string {
 export async function authRoutes(app: FastifyInstance): Promise<void> {
   const { store, config, auth } = app.kiln;
 
-  app.post('/api/auth/login', { config: { public: true } }, async (request) => {
+  app.post('/api/auth/login', { config: { public: true } }, async (request, reply) => {
     const username = stringField(request.body, 'username', 200);
     const password = stringField(request.body, 'password');
-    const user = await findUserByName(store.db, username);
-    // Verify against a dummy hash for unknown users so the answer time does not reveal who exists.
-    const ok = await verifySecret(password, user?.password_hash ?? (await dummyHash()));
-    if (!user || !ok || !user.password_hash) throw new KilnError('UNAUTHORIZED', 'Wrong username or password.');
-    const { token, expiresAt } = await createSession(store.db, user.id, config.sessionDurationHours);
-    return { token, expiresAt: new Date(expiresAt).toISOString(), user: { id: user.id, username: user.username, role: user.role } };
+    // Login protection, MFA challenge and audit: daemon/accounts/login.ts.
+    return passwordLogin(app.kiln, request, reply, username, password);
   });
 
   app.post('/api/auth/logout', async (request) => {
     const user = requireUser(request);
     if (user.sessionId) await deleteSession(store.db, user.sessionId);
+    await auditFrom(request, 'logout');
     return { ok: true };
   });
 
@@ -45,13 +44,15 @@ export async function authRoutes(app: FastifyInstance): Promise<void> {
   app.post('/api/v1/api-keys', async (request, reply) => {
     const user = requireUser(request);
     const name = stringField(request.body, 'name', 200);
-    return reply.code(201).send(await createApiKey(store.db, user.id, name));
+    const created = await createKeyWithExpiry(store.db, user.id, name, parseExpiry(bodyObject(request.body)));
+    await auditFrom(request, 'key.create', created.id, { name, expiresAt: created.expiresAt });
+    return reply.code(201).send(created);
   });
 
   app.get('/api/v1/api-keys', async (request) => {
     const user = requireUser(request);
     const all = (request.query as { all?: string }).all === 'true' && hasPermission(request, 'keys:all');
-    return { keys: (await listApiKeys(store.db, all ? undefined : user.id)).map(apiKeyInfo) };
+    return { keys: await keyViews(store.db, await listApiKeys(store.db, all ? undefined : user.id), all) };
   });
 
   app.delete('/api/v1/api-keys/:id', async (request) => {
@@ -60,6 +61,7 @@ export async function authRoutes(app: FastifyInstance): Promise<void> {
     const ok = await deleteApiKey(store.db, id, hasPermission(request, 'keys:all') ? undefined : user.id);
     if (!ok) throw new KilnError('NOT_FOUND', `No API key ${id}.`);
     auth.forgetApiKey(id);
+    await auditFrom(request, 'key.revoke', id);
     return { ok: true };
   });
 }

@@ -9,3 +9,7 @@ export { batchRoutes } from './batch.js';
 export { jobRoutes } from './jobs.js';
 export { downloadRoutes } from './download.js';
 export { docsRoutes } from './docs.js';
+export { userRoutes } from './users.js';
+export { teamRoutes } from './teams.js';
+export { mfaRoutes } from './mfa.js';
+export { settingsRoutes } from './settings.js';

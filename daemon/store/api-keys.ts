@@ -47,10 +47,10 @@ export async function findKeysByPrefix(db: Kysely<Database>, prefix: string): Pr
     .selectFrom('api_keys')
     .innerJoin('users', 'users.id', 'api_keys.user_id')
     .selectAll('users')
-    .select(['api_keys.id as key_id', 'api_keys.name as key_name', 'api_keys.prefix', 'api_keys.key_hash', 'api_keys.created_at as key_created_at', 'api_keys.last_used_at'])
+    .select(['api_keys.id as key_id', 'api_keys.name as key_name', 'api_keys.prefix', 'api_keys.key_hash', 'api_keys.created_at as key_created_at', 'api_keys.last_used_at', 'api_keys.expires_at as key_expires_at'])
     .where('api_keys.prefix', '=', prefix)
     .execute();
-  return rows.map(({ key_id, key_name, prefix: p, key_hash, key_created_at, last_used_at, ...user }) => ({
+  return rows.map(({ key_id, key_name, prefix: p, key_hash, key_created_at, last_used_at, key_expires_at, ...user }) => ({
     id: key_id,
     user_id: user.id,
     name: key_name,
@@ -58,6 +58,7 @@ export async function findKeysByPrefix(db: Kysely<Database>, prefix: string): Pr
     key_hash,
     created_at: key_created_at,
     last_used_at,
+    expires_at: key_expires_at ?? null,
     user: user as UsersTable,
   }));
 }

@@ -1,3 +1,4 @@
 // One line per migration, oldest first: export { default as m<NNNN><Name> } from './<NNNN>-<name>.js';
 // Append only; the migration's `name` ('0002_accounts') decides the order, not this file.
 export { default as m0001Core } from './0001-core.js';
+export { default as m0100Accounts } from './0100-accounts.js';

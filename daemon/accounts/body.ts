@@ -1,0 +1,19 @@
+/** Small readers for JSON request bodies, with the VALIDATION_ERROR shape every route uses. */
+import { KilnError } from '../../src/core/errors.js';
+
+export function bodyObject(body: unknown): Record<string, unknown> {
+  if (body === undefined || body === null) return {};
+  if (typeof body !== 'object' || Array.isArray(body)) throw new KilnError('VALIDATION_ERROR', 'The body must be a JSON object.');
+  return body as Record<string, unknown>;
+}
+
+export function str(body: Record<string, unknown>, name: string, max = 1000): string {
+  const v = body[name];
+  if (typeof v !== 'string' || v.length === 0) throw new KilnError('VALIDATION_ERROR', `${name} is required (a string).`, { details: [{ path: name, message: 'required' }] });
+  if (v.length > max) throw new KilnError('VALIDATION_ERROR', `${name} is longer than ${max} characters.`, { details: [{ path: name, message: 'too long' }] });
+  return v;
+}
+
+export function optStr(body: Record<string, unknown>, name: string, max = 1000): string | undefined {
+  return body[name] === undefined || body[name] === null || body[name] === '' ? undefined : str(body, name, max);
+}

@@ -1,0 +1,80 @@
+/** Environment settings of the accounts features (login protection, OIDC, SAML), read once at start. */
+import { KilnError } from '../../src/core/errors.js';
+
+export interface OidcConfig {
+  issuer: string;
+  clientId: string;
+  clientSecret?: string;
+  redirectUrl: string;
+  scopes: string;
+  adminGroup?: string;
+  /** The claim holding group names. */
+  groupsClaim: string;
+}
+
+export interface SamlConfig {
+  entryPoint: string;
+  issuer: string;
+  idpCert: string;
+  callbackUrl: string;
+  adminGroup?: string;
+  /** Attribute holding group names in the assertion. */
+  groupsAttribute: string;
+}
+
+export interface AccountsConfig {
+  /** Failures of one username before it is locked. Addresses get five times as many. */
+  loginMaxFailures: number;
+  loginLockMinutes: number;
+  oidc?: OidcConfig;
+  saml?: SamlConfig;
+  /** Where a browser is sent after SSO, with `#token=…` appended; unset → the callback answers JSON. */
+  ssoSuccessRedirect?: string;
+}
+
+function positive(env: NodeJS.ProcessEnv, name: string, def: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return def;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n <= 0) throw new KilnError('USAGE_ERROR', `${name} must be a positive number (got "${raw}").`);
+  return n;
+}
+
+function requireAll(env: NodeJS.ProcessEnv, names: string[], what: string): boolean {
+  const set = names.filter((n) => env[n]);
+  if (set.length === 0) return false;
+  if (set.length < names.length) {
+    throw new KilnError('USAGE_ERROR', `${what} is half configured: set ${names.filter((n) => !env[n]).join(', ')} too (or unset ${set.join(', ')}).`);
+  }
+  return true;
+}
+
+export function resolveAccountsConfig(env: NodeJS.ProcessEnv): AccountsConfig {
+  const c: AccountsConfig = {
+    loginMaxFailures: Math.floor(positive(env, 'LOGIN_MAX_FAILURES', 10)),
+    loginLockMinutes: positive(env, 'LOGIN_LOCK_MINUTES', 15),
+    ssoSuccessRedirect: env.SSO_SUCCESS_REDIRECT || undefined,
+  };
+  if (requireAll(env, ['OIDC_ISSUER', 'OIDC_CLIENT_ID', 'OIDC_REDIRECT_URL'], 'OIDC')) {
+    c.oidc = {
+      issuer: env.OIDC_ISSUER!,
+      clientId: env.OIDC_CLIENT_ID!,
+      clientSecret: env.OIDC_CLIENT_SECRET || undefined,
+      redirectUrl: env.OIDC_REDIRECT_URL!,
+      scopes: env.OIDC_SCOPES || 'openid profile email',
+      adminGroup: env.OIDC_ADMIN_GROUP || undefined,
+      groupsClaim: env.OIDC_GROUPS_CLAIM || 'groups',
+    };
+  }
+  if (requireAll(env, ['SAML_ENTRY_POINT', 'SAML_ISSUER', 'SAML_IDP_CERT', 'SAML_CALLBACK_URL'], 'SAML')) {
+    c.saml = {
+      entryPoint: env.SAML_ENTRY_POINT!,
+      issuer: env.SAML_ISSUER!,
+      idpCert: env.SAML_IDP_CERT!,
+      callbackUrl: env.SAML_CALLBACK_URL!,
+      adminGroup: env.SAML_ADMIN_GROUP || undefined,
+      groupsAttribute: env.SAML_GROUPS_ATTRIBUTE || 'groups',
+    };
+  }
+  return c;
+}

@@ -1,0 +1,80 @@
+/** Tables and columns added by migration 0100_accounts, merged into the store's Database type. */
+import type { Role } from '../store/schema.js';
+
+export interface TeamsTable {
+  id: string;
+  name: string;
+  created_at: number;
+}
+
+export interface MfaRecoveryCodesTable {
+  id: string;
+  user_id: string;
+  /** sha256 of the code: codes carry 80 random bits, so a fast hash cannot be brute-forced. */
+  code_hash: string;
+  used_at: number | null;
+}
+
+export interface MfaChallengesTable {
+  /** sha256 of the mfaToken. */
+  id: string;
+  user_id: string;
+  attempts: number;
+  expires_at: number;
+}
+
+export interface LoginThrottleTable {
+  key: string;
+  failures: number;
+  first_at: number;
+  locked_until: number | null;
+}
+
+export interface SsoRequestsTable {
+  id: string;
+  kind: string;
+  data: string;
+  expires_at: number;
+}
+
+export interface AppSettingsTable {
+  key: string;
+  value: string;
+  updated_at: number;
+}
+
+export interface AuditEventsTable {
+  id: string;
+  at: number;
+  event: string;
+  actor_id: string | null;
+  actor_name: string | null;
+  target: string | null;
+  ip: string | null;
+  details: string | null;
+}
+
+declare module '../store/schema.js' {
+  interface UsersTable {
+    mfa_secret?: string | null;
+    mfa_pending_secret?: string | null;
+    mfa_last_step?: number | null;
+    mfa_enabled?: number;
+    sso_provider?: string | null;
+    sso_subject?: string | null;
+  }
+  interface ApiKeysTable {
+    expires_at?: number | null;
+  }
+  interface Database {
+    teams: TeamsTable;
+    mfa_recovery_codes: MfaRecoveryCodesTable;
+    mfa_challenges: MfaChallengesTable;
+    login_throttle: LoginThrottleTable;
+    sso_requests: SsoRequestsTable;
+    app_settings: AppSettingsTable;
+    audit_events: AuditEventsTable;
+  }
+}
+
+export const ROLE_RANK: Record<Role, number> = { user: 1, admin: 2 };

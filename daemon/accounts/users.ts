@@ -1,0 +1,197 @@
+/**
+ * User administration and the authority rules (docs/ACCOUNTS.md):
+ * - every user-management action needs users:manage;
+ * - proposed-role authority: nobody creates or promotes to a role ranked above its own;
+ * - target authority: nobody acts on a user ranked above itself, and a user without users:manage never
+ *   acts on another user at all (only on itself through change-password and the MFA routes);
+ * - the last admin can be neither demoted nor deleted.
+ * Deleting a user deletes its sessions, API keys, MFA data and its jobs with their outputs.
+ */
+import { rm } from 'node:fs/promises';
+import path from 'node:path';
+import type { Kysely } from 'kysely';
+import { KilnError } from '../../src/core/errors.js';
+import type { AuthUser, Authenticator } from '../auth/authenticate.js';
+import { roleHas } from '../auth/permissions.js';
+import { hashSecret } from '../auth/secrets.js';
+import type { JobService } from '../jobs/service.js';
+import type { Database, Role, UsersTable } from '../store/schema.js';
+import { isFinal } from '../store/jobs.js';
+import { createUser, findUserById, findUserByName } from '../store/users.js';
+import { ROLE_RANK } from './schema.js';
+
+export const ROLES: Role[] = ['admin', 'user'];
+
+export interface UserView {
+  id: string;
+  username: string;
+  role: Role;
+  team: { id: string; name: string } | null;
+  mfaEnabled: boolean;
+  sso: string | null;
+  createdAt: string;
+}
+
+export async function userView(db: Kysely<Database>, u: UsersTable): Promise<UserView> {
+  const team = u.team_id ? await db.selectFrom('teams').select(['id', 'name']).where('id', '=', u.team_id).executeTakeFirst() : undefined;
+  return {
+    id: u.id,
+    username: u.username,
+    role: u.role,
+    team: team ?? null,
+    mfaEnabled: Number(u.mfa_enabled ?? 0) === 1,
+    sso: u.sso_provider ?? null,
+    createdAt: new Date(Number(u.created_at)).toISOString(),
+  };
+}
+
+export async function listUsers(db: Kysely<Database>): Promise<UserView[]> {
+  const rows = await db.selectFrom('users').selectAll().orderBy('created_at').execute();
+  const teams = new Map((await db.selectFrom('teams').select(['id', 'name']).execute()).map((t) => [t.id, t]));
+  return rows.map((u) => ({
+    id: u.id,
+    username: u.username,
+    role: u.role,
+    team: (u.team_id && teams.get(u.team_id)) || null,
+    mfaEnabled: Number(u.mfa_enabled ?? 0) === 1,
+    sso: u.sso_provider ?? null,
+    createdAt: new Date(Number(u.created_at)).toISOString(),
+  }));
+}
+
+/** Minimum strength: at least 10 characters, 5 of them different, and not built around the username. */
+export function checkPasswordStrength(password: string, username: string, field = 'password'): void {
+  const problems: string[] = [];
+  if (password.length < 10) problems.push('at least 10 characters');
+  if (password.length > 1000) problems.push('at most 1000 characters');
+  if (new Set(password).size < 5) problems.push('at least 5 different characters');
+  if (username.length >= 3 && password.toLowerCase().includes(username.toLowerCase())) problems.push('not containing the username');
+  if (problems.length) throw new KilnError('VALIDATION_ERROR', `The ${field} is too weak: it needs ${problems.join(', ')}.`, { details: [{ path: field, message: problems.join(', ') }] });
+}
+
+export function checkUsername(username: unknown): string {
+  if (typeof username !== 'string' || !/^[A-Za-z0-9._@+-]{1,100}$/.test(username)) {
+    throw new KilnError('VALIDATION_ERROR', 'username must be 1-100 characters of letters, digits and . _ @ + -.', { details: [{ path: 'username', message: 'invalid' }] });
+  }
+  return username;
+}
+
+export function parseRole(role: unknown): Role {
+  if (typeof role !== 'string' || !(ROLES as string[]).includes(role)) {
+    throw new KilnError('VALIDATION_ERROR', `role must be one of ${ROLES.join(', ')}.`, { details: [{ path: 'role', message: 'invalid' }] });
+  }
+  return role as Role;
+}
+
+/** Proposed-role authority. */
+export function requireRoleAuthority(actor: AuthUser, role: Role): void {
+  if (ROLE_RANK[role] > ROLE_RANK[actor.role]) throw new KilnError('FORBIDDEN', `The role ${actor.role} may not give the role ${role}, which ranks above it.`, { details: { permission: 'users:manage', role } });
+}
+
+/** Target authority: the target must exist and rank no higher than the actor; users act only on themselves. */
+export async function requireTarget(db: Kysely<Database>, actor: AuthUser, id: string): Promise<UsersTable> {
+  const target = await findUserById(db, id);
+  if (!target) throw new KilnError('NOT_FOUND', `No user ${id}.`);
+  if (target.id !== actor.id && !roleHas(actor.role, 'users:manage')) {
+    throw new KilnError('FORBIDDEN', 'A user may not act on another user.', { details: { permission: 'users:manage' } });
+  }
+  if (ROLE_RANK[target.role] > ROLE_RANK[actor.role]) throw new KilnError('FORBIDDEN', `The role ${actor.role} may not act on a user with the role ${target.role}.`, { details: { permission: 'users:manage' } });
+  return target;
+}
+
+async function adminCount(db: Kysely<Database>): Promise<number> {
+  const r = await db.selectFrom('users').select((eb) => eb.fn.countAll<number>().as('n')).where('role', '=', 'admin').executeTakeFirstOrThrow();
+  return Number(r.n);
+}
+
+async function requireNotLastAdmin(db: Kysely<Database>, target: UsersTable, what: string): Promise<void> {
+  if (target.role === 'admin' && (await adminCount(db)) <= 1) throw new KilnError('CONFLICT', `${target.username} is the last admin and cannot be ${what}; make another user admin first.`);
+}
+
+export async function resolveTeam(db: Kysely<Database>, team: unknown): Promise<string | null> {
+  if (team === null || team === '') return null;
+  if (typeof team !== 'string') throw new KilnError('VALIDATION_ERROR', 'team must be a team id or name, or null.', { details: [{ path: 'team', message: 'invalid' }] });
+  const row = await db.selectFrom('teams').select('id').where((eb) => eb.or([eb('id', '=', team), eb('name', '=', team)])).executeTakeFirst();
+  if (!row) throw new KilnError('NOT_FOUND', `No team ${team}.`);
+  return row.id;
+}
+
+export async function registerUser(db: Kysely<Database>, actor: AuthUser, body: Record<string, unknown>): Promise<UsersTable> {
+  const username = checkUsername(body.username);
+  const role = body.role === undefined ? 'user' : parseRole(body.role);
+  requireRoleAuthority(actor, role);
+  if (typeof body.password !== 'string') throw new KilnError('VALIDATION_ERROR', 'password is required (a string).', { details: [{ path: 'password', message: 'required' }] });
+  checkPasswordStrength(body.password, username);
+  const teamId = body.team === undefined ? null : await resolveTeam(db, body.team);
+  if (await findUserByName(db, username)) throw new KilnError('CONFLICT', `The username ${username} is taken.`);
+  try {
+    return await createUser(db, { username, password: body.password, role, teamId });
+  } catch (e) {
+    if (await findUserByName(db, username)) throw new KilnError('CONFLICT', `The username ${username} is taken.`);
+    throw e;
+  }
+}
+
+export async function updateUser(db: Kysely<Database>, auth: Authenticator, actor: AuthUser, id: string, body: Record<string, unknown>): Promise<{ user: UsersTable; changes: Record<string, unknown> }> {
+  const target = await requireTarget(db, actor, id);
+  const patch: Partial<UsersTable> = {};
+  const changes: Record<string, unknown> = {};
+  for (const k of Object.keys(body)) if (k !== 'role' && k !== 'team') throw new KilnError('VALIDATION_ERROR', `Unknown field ${k}: only role and team can be changed here.`, { details: [{ path: k, message: 'unknown' }] });
+  if (body.role !== undefined) {
+    const role = parseRole(body.role);
+    requireRoleAuthority(actor, role);
+    if (role !== target.role) {
+      if (role !== 'admin') await requireNotLastAdmin(db, target, 'demoted');
+      patch.role = role;
+      changes.role = { from: target.role, to: role };
+    }
+  }
+  if (body.team !== undefined) {
+    const teamId = await resolveTeam(db, body.team);
+    if (teamId !== target.team_id) {
+      patch.team_id = teamId;
+      changes.team = { from: target.team_id, to: teamId };
+    }
+  }
+  if (Object.keys(patch).length) {
+    await db.updateTable('users').set({ ...patch, updated_at: Date.now() }).where('id', '=', id).execute();
+    // Cached API-key verifications carry the old role.
+    auth.forgetUser(id);
+  }
+  return { user: (await findUserById(db, id))!, changes };
+}
+
+/** Sets a new password and signs the user out everywhere except `keepSessionId`, and revokes its API keys. */
+export async function setPassword(db: Kysely<Database>, auth: Authenticator, user: UsersTable, password: string, keepSessionId?: string): Promise<void> {
+  checkPasswordStrength(password, user.username, 'newPassword');
+  const hash = await hashSecret(password);
+  await db.transaction().execute(async (tx) => {
+    await tx.updateTable('users').set({ password_hash: hash, updated_at: Date.now() }).where('id', '=', user.id).execute();
+    let q = tx.deleteFrom('sessions').where('user_id', '=', user.id);
+    if (keepSessionId) q = q.where('id', '!=', keepSessionId);
+    await q.execute();
+    await tx.deleteFrom('api_keys').where('user_id', '=', user.id).execute();
+    await tx.deleteFrom('mfa_challenges').where('user_id', '=', user.id).execute();
+  });
+  auth.forgetUser(user.id);
+}
+
+export async function deleteUser(db: Kysely<Database>, auth: Authenticator, jobs: JobService, actor: AuthUser, id: string): Promise<{ user: UsersTable; jobsDeleted: number }> {
+  const target = await requireTarget(db, actor, id);
+  await requireNotLastAdmin(db, target, 'deleted');
+  const owned = await db.selectFrom('jobs').selectAll().where('owner_id', '=', id).execute();
+  for (const j of owned) if (!isFinal(j.status)) await jobs.cancel(j).catch(() => {});
+  await db.transaction().execute(async (tx) => {
+    await tx.deleteFrom('jobs').where('owner_id', '=', id).execute();
+    // Sessions, keys, recovery codes and challenges go with the row (foreign keys cascade); deleted explicitly
+    // too so a database without enforced foreign keys ends in the same state.
+    await tx.deleteFrom('sessions').where('user_id', '=', id).execute();
+    await tx.deleteFrom('api_keys').where('user_id', '=', id).execute();
+    await tx.deleteFrom('mfa_recovery_codes').where('user_id', '=', id).execute();
+    await tx.deleteFrom('mfa_challenges').where('user_id', '=', id).execute();
+    await tx.deleteFrom('users').where('id', '=', id).execute();
+  });
+  for (const j of owned) await rm(j.work_dir ?? path.join(jobs.jobsDir, j.id), { recursive: true, force: true }).catch(() => {});
+  auth.forgetUser(id);
+  return { user: target, jobsDeleted: owned.length };
+}

@@ -1,0 +1,76 @@
+/** Teams: every signed-in user may read the list (its own team shows in its record); admins manage them. */
+import type { FastifyInstance } from 'fastify';
+import { KilnError } from '../../src/core/errors.js';
+import { auditFrom } from '../accounts/audit.js';
+import { bodyObject, str } from '../accounts/body.js';
+import { hasPermission, requirePermission } from '../auth/permissions.js';
+import { newId } from '../auth/secrets.js';
+
+function teamName(body: Record<string, unknown>): string {
+  const name = str(body, 'name', 100).trim();
+  if (!name) throw new KilnError('VALIDATION_ERROR', 'name must not be blank.', { details: [{ path: 'name', message: 'blank' }] });
+  return name;
+}
+
+export async function teamRoutes(app: FastifyInstance): Promise<void> {
+  const db = app.kiln.store.db;
+
+  const view = async (id: string) => {
+    const t = await db.selectFrom('teams').selectAll().where('id', '=', id).executeTakeFirst();
+    if (!t) throw new KilnError('NOT_FOUND', `No team ${id}.`);
+    const members = await db.selectFrom('users').select(['id', 'username']).where('team_id', '=', id).orderBy('username').execute();
+    return { id: t.id, name: t.name, createdAt: new Date(Number(t.created_at)).toISOString(), members };
+  };
+  const nameTaken = async (name: string, except?: string) => {
+    let q = db.selectFrom('teams').select('id').where('name', '=', name);
+    if (except) q = q.where('id', '!=', except);
+    if (await q.executeTakeFirst()) throw new KilnError('CONFLICT', `A team named ${name} exists.`);
+  };
+
+  app.get('/api/v1/teams', async (request) => {
+    const all = await db.selectFrom('teams').select('id').orderBy('name').execute();
+    const teams = await Promise.all(all.map((t) => view(t.id)));
+    // Members are only listed for those who manage teams.
+    const canManage = hasPermission(request, 'teams:manage');
+    return { teams: canManage ? teams : teams.map(({ members: _m, ...t }) => t) };
+  });
+
+  app.get('/api/v1/teams/:id', async (request) => {
+    requirePermission(request, 'teams:manage');
+    return { team: await view((request.params as { id: string }).id) };
+  });
+
+  app.post('/api/v1/teams', async (request, reply) => {
+    requirePermission(request, 'teams:manage');
+    const name = teamName(bodyObject(request.body));
+    await nameTaken(name);
+    const id = newId();
+    await db.insertInto('teams').values({ id, name, created_at: Date.now() }).execute();
+    await auditFrom(request, 'team.create', name, { id });
+    return reply.code(201).send({ team: await view(id) });
+  });
+
+  app.put('/api/v1/teams/:id', async (request) => {
+    requirePermission(request, 'teams:manage');
+    const { id } = request.params as { id: string };
+    const name = teamName(bodyObject(request.body));
+    const before = await view(id);
+    await nameTaken(name, id);
+    await db.updateTable('teams').set({ name }).where('id', '=', id).execute();
+    await auditFrom(request, 'team.rename', name, { id, from: before.name });
+    return { team: await view(id) };
+  });
+
+  app.delete('/api/v1/teams/:id', async (request) => {
+    requirePermission(request, 'teams:manage');
+    const { id } = request.params as { id: string };
+    const before = await view(id);
+    // Members stay, without a team.
+    await db.transaction().execute(async (tx) => {
+      await tx.updateTable('users').set({ team_id: null, updated_at: Date.now() }).where('team_id', '=', id).execute();
+      await tx.deleteFrom('teams').where('id', '=', id).execute();
+    });
+    await auditFrom(request, 'team.delete', before.name, { id, members: before.members.length });
+    return { ok: true };
+  });
+}

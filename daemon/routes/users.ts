@@ -1,0 +1,71 @@
+/** User administration (authority rules in daemon/accounts/users.ts) and changing one's own password. */
+import type { FastifyInstance } from 'fastify';
+import { KilnError } from '../../src/core/errors.js';
+import { auditFrom } from '../accounts/audit.js';
+import { bodyObject, str } from '../accounts/body.js';
+import { deleteUser, listUsers, registerUser, requireTarget, setPassword, updateUser, userView } from '../accounts/users.js';
+import { requireUser } from '../auth/authenticate.js';
+import { requirePermission } from '../auth/permissions.js';
+import { verifySecret } from '../auth/secrets.js';
+import { findUserById } from '../store/users.js';
+
+export async function userRoutes(app: FastifyInstance): Promise<void> {
+  const { store, auth, jobs } = app.kiln;
+  const db = store.db;
+
+  app.get('/api/auth/users', async (request) => {
+    requirePermission(request, 'users:manage');
+    return { users: await listUsers(db) };
+  });
+
+  app.post('/api/auth/register', async (request, reply) => {
+    requirePermission(request, 'users:manage');
+    const user = await registerUser(db, requireUser(request), bodyObject(request.body));
+    await auditFrom(request, 'user.create', user.username, { id: user.id, role: user.role, team: user.team_id });
+    return reply.code(201).send({ user: await userView(db, user) });
+  });
+
+  app.put('/api/auth/users/:id', async (request) => {
+    requirePermission(request, 'users:manage');
+    const { id } = request.params as { id: string };
+    const { user, changes } = await updateUser(db, auth, requireUser(request), id, bodyObject(request.body));
+    if (Object.keys(changes).length) await auditFrom(request, 'user.update', user.username, { id, ...changes });
+    return { user: await userView(db, user) };
+  });
+
+  app.post('/api/auth/users/:id/reset-password', async (request) => {
+    requirePermission(request, 'users:manage');
+    const { id } = request.params as { id: string };
+    const target = await requireTarget(db, requireUser(request), id);
+    const body = bodyObject(request.body);
+    // An admin resetting its own password keeps the session it is using, like change-password.
+    await setPassword(db, auth, target, str(body, 'newPassword'), target.id === request.user!.id ? request.user!.sessionId : undefined);
+    await auditFrom(request, 'password.reset', target.username, { id });
+    return { ok: true };
+  });
+
+  app.delete('/api/auth/users/:id', async (request) => {
+    requirePermission(request, 'users:manage');
+    const { id } = request.params as { id: string };
+    const { user, jobsDeleted } = await deleteUser(db, auth, jobs, requireUser(request), id);
+    await auditFrom(request, 'user.delete', user.username, { id, jobsDeleted });
+    return { ok: true, jobsDeleted };
+  });
+
+  app.post('/api/auth/change-password', async (request) => {
+    const caller = requireUser(request);
+    const body = bodyObject(request.body);
+    const current = str(body, 'currentPassword');
+    const next = str(body, 'newPassword');
+    const user = await findUserById(db, caller.id);
+    if (!user) throw new KilnError('UNAUTHORIZED', 'The account no longer exists.');
+    if (!(await verifySecret(current, user.password_hash))) {
+      await auditFrom(request, 'login.failure', user.username, { why: 'change-password: wrong current password' });
+      throw new KilnError('FORBIDDEN', 'The current password is wrong.', { reason: 'wrong-password' });
+    }
+    if (current === next) throw new KilnError('VALIDATION_ERROR', 'The new password must differ from the current one.', { details: [{ path: 'newPassword', message: 'unchanged' }] });
+    await setPassword(db, auth, user, next, caller.sessionId);
+    await auditFrom(request, 'password.change', user.username);
+    return { ok: true, keptSession: !!caller.sessionId };
+  });
+}
