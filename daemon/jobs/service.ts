@@ -183,23 +183,25 @@ export class JobService {
     };
     // The inputs are no longer needed; the output stays until the TTL sweep.
     await rm(path.join(req.workDir, 'in'), { recursive: true, force: true });
+    // The follow-up (saving to the library) runs before the job is marked completed, so every view of
+    // a completed job — the row, the 200 answer, the SSE event — already carries its fields.
+    if (req.afterSuccess && !signal.aborted) {
+      const current = await getJob(db, req.id);
+      const extra = current
+        ? await req.afterSuccess({ ...current, ...patch }).catch((e: unknown) => {
+            // The run itself succeeded: keep its output and report the follow-up failure beside it.
+            this.log.error({ err: e, jobId: req.id }, 'after-success step failed');
+            return { afterSuccessError: toKilnError(e).toJSON().error };
+          })
+        : undefined;
+      if (extra && Object.keys(extra).length) patch.result = JSON.stringify({ ...JSON.parse(patch.result ?? '{}'), extra });
+    }
     if (!(await finishJob(db, req.id, patch))) {
       // Cancelled at the last moment: the output must not outlive the job.
       await rm(req.workDir, { recursive: true, force: true });
       return;
     }
-    let row = await getJob(db, req.id);
-    if (row && req.afterSuccess) {
-      const extra = await req.afterSuccess(row).catch((e: unknown) => {
-        // The run itself succeeded: keep its output and report the follow-up failure beside it.
-        this.log.error({ err: e, jobId: req.id }, 'after-success step failed');
-        return { afterSuccessError: toKilnError(e).toJSON().error };
-      });
-      if (extra && Object.keys(extra).length) {
-        await updateJob(db, req.id, { result: JSON.stringify({ ...JSON.parse(row.result ?? '{}'), extra }) });
-        row = await getJob(db, req.id);
-      }
-    }
+    const row = await getJob(db, req.id);
     if (row) this.events.publish(req.id, { type: 'completed', result: jobResult(row) });
   }
 

@@ -13,3 +13,4 @@ export { userRoutes } from './users.js';
 export { teamRoutes } from './teams.js';
 export { mfaRoutes } from './mfa.js';
 export { settingsRoutes } from './settings.js';
+export { filesRoutes } from './files.js';

@@ -2,3 +2,5 @@
 // Append only; the migration's `name` ('0002_accounts') decides the order, not this file.
 export { default as m0001Core } from './0001-core.js';
 export { default as m0100Accounts } from './0100-accounts.js';
+export { default as m0200Library } from './0200-library.js';
+export { default as m0201Pipelines } from './0201-pipelines.js';

@@ -1,0 +1,66 @@
+/** Tables of the file library and of saved pipelines (migrations 0200 and 0201). */
+import type { JobRow } from '../store/jobs.js';
+
+export interface LibraryBlobsTable {
+  /** sha256 of the content, hex: the file lives at DATA_DIR/library/blobs/<hash[0..2]>/<hash>. */
+  hash: string;
+  size: number;
+  /** How many versions point at this content; the file goes when it reaches 0. */
+  refs: number;
+  created_at: number;
+}
+
+export interface LibraryItemsTable {
+  id: string;
+  owner_id: string;
+  name: string;
+  /** Of the newest version, copied here so listing and filtering need no join. */
+  content_type: string;
+  size: number;
+  latest_version: number;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface LibraryVersionsTable {
+  id: string;
+  item_id: string;
+  /** 1, 2, 3… per item; numbers of deleted versions are never reused. */
+  version: number;
+  blob_hash: string;
+  name: string;
+  size: number;
+  content_type: string;
+  created_by: string;
+  created_at: number;
+  /** upload | tool | restore */
+  source: string;
+  tool: string | null;
+  /** JSON of the (redacted) settings the tool ran with. */
+  settings: string | null;
+  job_id: string | null;
+  /** For restores: the version copied. */
+  restored_from: number | null;
+}
+
+export interface PipelinesTable {
+  id: string;
+  owner_id: string;
+  name: string;
+  description: string | null;
+  /** The pipeline JSON ({name, description, steps}) as saved. */
+  definition: string;
+  created_at: number;
+  updated_at: number;
+}
+
+declare module '../store/schema.js' {
+  interface Database {
+    library_blobs: LibraryBlobsTable;
+    library_items: LibraryItemsTable;
+    library_versions: LibraryVersionsTable;
+    pipelines: PipelinesTable;
+  }
+}
+
+export type { JobRow };

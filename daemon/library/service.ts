@@ -1,0 +1,383 @@
+/**
+ * The file library: items owned by a user, each with numbered versions whose content lives once per
+ * distinct sha256 in the blob store. Used by the HTTP routes, by `kiln files` on a local data dir, and
+ * by tool runs through the FileLibraryHook (fileId → input, output → new version).
+ *
+ * Ownership: a viewer sees only its own items unless its role has files:all; anything else is
+ * NOT_FOUND, so item ids leak nothing. Quota: the distinct content held by an owner's items (a
+ * version that repeats content the owner already holds costs nothing).
+ */
+import { copyFile, rm, stat } from 'node:fs/promises';
+import path from 'node:path';
+import type { Kysely } from 'kysely';
+import { KilnError } from '../../src/core/errors.js';
+import { safeFileName } from '../../src/core/paths.js';
+import { sniffFile } from '../../src/core/sniff.js';
+import type { InputFile } from '../../src/core/tool.js';
+import { roleHas } from '../auth/permissions.js';
+import { newId } from '../auth/secrets.js';
+import type { Role } from '../store/schema.js';
+import type { Database } from '../store/schema.js';
+import type { JobRow } from '../store/jobs.js';
+import { BlobStore, hashFile, libraryDir } from './blobs.js';
+import { KeyedMutex } from './mutex.js';
+import type { LibraryItemsTable, LibraryVersionsTable } from './schema.js';
+
+export interface Viewer {
+  id: string;
+  role: Role;
+}
+
+export type ItemRow = LibraryItemsTable;
+export type VersionRow = LibraryVersionsTable;
+
+export interface NewContent {
+  /** A file the library may take over (moved into the blob store, or deleted). */
+  path: string;
+  name: string;
+  /** Known already when the upload hashed it while streaming. */
+  hash?: string;
+  size?: number;
+}
+
+export interface VersionOrigin {
+  source: 'upload' | 'tool' | 'restore';
+  tool?: string | null;
+  settings?: string | null;
+  jobId?: string | null;
+  restoredFrom?: number | null;
+}
+
+export const DEFAULT_QUOTA_MB = 1024;
+
+/** LIBRARY_QUOTA_MB from the environment (0 = no quota). */
+export function quotaBytesFromEnv(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env.LIBRARY_QUOTA_MB;
+  if (raw === undefined || raw.trim() === '') return DEFAULT_QUOTA_MB * 1048576;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n < 0) throw new KilnError('USAGE_ERROR', `LIBRARY_QUOTA_MB must be a number ≥ 0 (got "${raw}").`);
+  return Math.round(n * 1048576);
+}
+
+function mb(bytes: number): string {
+  return `${(bytes / 1048576).toFixed(bytes < 10 * 1048576 ? 2 : 0)} MB`;
+}
+
+export function itemView(item: ItemRow): Record<string, unknown> {
+  return {
+    id: item.id,
+    name: item.name,
+    ownerId: item.owner_id,
+    contentType: item.content_type,
+    size: Number(item.size),
+    latestVersion: item.latest_version,
+    createdAt: new Date(Number(item.created_at)).toISOString(),
+    updatedAt: new Date(Number(item.updated_at)).toISOString(),
+  };
+}
+
+export function versionView(v: VersionRow): Record<string, unknown> {
+  return {
+    version: v.version,
+    name: v.name,
+    size: Number(v.size),
+    contentType: v.content_type,
+    sha256: v.blob_hash,
+    createdBy: v.created_by,
+    createdAt: new Date(Number(v.created_at)).toISOString(),
+    source: v.source,
+    tool: v.tool,
+    settings: v.settings ? JSON.parse(v.settings) : null,
+    jobId: v.job_id,
+    restoredFrom: v.restored_from,
+  };
+}
+
+/** `type` filters: a family (image, video, audio, text), a full content type, or an extension. */
+function typeFilter(type: string): { prefix?: string; exact?: string; ext?: string } {
+  const t = type.trim().toLowerCase();
+  if (t.includes('/')) return t.endsWith('/*') ? { prefix: t.slice(0, -1) } : { exact: t };
+  if (['image', 'video', 'audio', 'text', 'font'].includes(t)) return { prefix: `${t}/` };
+  if (t === 'pdf') return { exact: 'application/pdf' };
+  return { ext: '.' + t.replace(/^\./, '') };
+}
+
+function escapeLike(s: string): string {
+  return s.replace(/[\\%_]/g, (c) => '\\' + c);
+}
+
+export class LibraryService {
+  readonly blobs: BlobStore;
+  private items = new KeyedMutex();
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    readonly dataDir: string,
+    readonly quotaBytes: number,
+  ) {
+    this.blobs = new BlobStore(db, path.join(libraryDir(dataDir), 'blobs'));
+  }
+
+  private seesAll(v: Viewer): boolean {
+    return roleHas(v.role, 'files:all');
+  }
+
+  /** The item when the viewer may see it; NOT_FOUND otherwise (also for others' items). */
+  async item(viewer: Viewer, id: string): Promise<ItemRow> {
+    const row = await this.db.selectFrom('library_items').selectAll().where('id', '=', id).executeTakeFirst();
+    if (!row || (row.owner_id !== viewer.id && !this.seesAll(viewer))) throw new KilnError('NOT_FOUND', `No library item ${id}.`);
+    return row;
+  }
+
+  async list(viewer: Viewer, q: { page?: number; pageSize?: number; type?: string; name?: string; owner?: string }): Promise<{ items: ItemRow[]; total: number; page: number; pageSize: number }> {
+    const page = Math.max(1, Math.floor(q.page ?? 1));
+    const pageSize = Math.min(200, Math.max(1, Math.floor(q.pageSize ?? 50)));
+    let base = this.db.selectFrom('library_items');
+    if (!this.seesAll(viewer)) base = base.where('owner_id', '=', viewer.id);
+    else if (q.owner) base = base.where('owner_id', '=', q.owner);
+    if (q.name) base = base.where((eb) => eb(eb.fn('lower', ['name']), 'like', `%${escapeLike(q.name!.toLowerCase())}%`));
+    if (q.type) {
+      const f = typeFilter(q.type);
+      if (f.prefix) base = base.where('content_type', 'like', `${escapeLike(f.prefix)}%`);
+      if (f.exact) base = base.where('content_type', '=', f.exact);
+      if (f.ext) base = base.where((eb) => eb(eb.fn('lower', ['name']), 'like', `%${escapeLike(f.ext!)}`));
+    }
+    const total = Number((await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+    const items = await base
+      .selectAll()
+      .orderBy('updated_at', 'desc')
+      .orderBy('id')
+      .limit(pageSize)
+      .offset((page - 1) * pageSize)
+      .execute();
+    return { items, total, page, pageSize };
+  }
+
+  async versions(item: ItemRow): Promise<VersionRow[]> {
+    return this.db.selectFrom('library_versions').selectAll().where('item_id', '=', item.id).orderBy('version', 'desc').execute();
+  }
+
+  async version(item: ItemRow, n?: number): Promise<VersionRow> {
+    const v = await this.db
+      .selectFrom('library_versions')
+      .selectAll()
+      .where('item_id', '=', item.id)
+      .where('version', '=', n ?? item.latest_version)
+      .executeTakeFirst();
+    if (!v) throw new KilnError('NOT_FOUND', `Library item ${item.id} has no version ${n ?? item.latest_version}.`);
+    return v;
+  }
+
+  blobPath(v: VersionRow): string {
+    return this.blobs.pathOf(v.blob_hash);
+  }
+
+  /** Bytes of distinct content held by the owner's items. */
+  async usage(ownerId: string): Promise<number> {
+    const r = await this.db
+      .selectFrom((eb) =>
+        eb
+          .selectFrom('library_versions as v')
+          .innerJoin('library_items as i', 'i.id', 'v.item_id')
+          .innerJoin('library_blobs as b', 'b.hash', 'v.blob_hash')
+          .where('i.owner_id', '=', ownerId)
+          .select(['b.hash', 'b.size'])
+          .distinct()
+          .as('d'),
+      )
+      .select((eb) => eb.fn.sum<number | string | null>('d.size').as('total'))
+      .executeTakeFirst();
+    return Number(r?.total ?? 0);
+  }
+
+  private async holds(ownerId: string, hash: string): Promise<boolean> {
+    const r = await this.db
+      .selectFrom('library_versions as v')
+      .innerJoin('library_items as i', 'i.id', 'v.item_id')
+      .where('i.owner_id', '=', ownerId)
+      .where('v.blob_hash', '=', hash)
+      .select('v.id')
+      .limit(1)
+      .executeTakeFirst();
+    return !!r;
+  }
+
+  /** Room left in the owner's quota (Infinity without a quota). */
+  async remaining(ownerId: string): Promise<number> {
+    if (this.quotaBytes === 0) return Infinity;
+    return Math.max(0, this.quotaBytes - (await this.usage(ownerId)));
+  }
+
+  quotaError(used: number, adding: number): KilnError {
+    return new KilnError(
+      'LIMIT_EXCEEDED',
+      `Storage quota exceeded: this file needs ${mb(adding)} but ${mb(Math.max(0, this.quotaBytes - used))} of your ${mb(this.quotaBytes)} library quota is left (LIBRARY_QUOTA_MB). Delete items or old versions to make room.`,
+      { reason: 'quota', details: { quotaBytes: this.quotaBytes, usedBytes: used, neededBytes: adding } },
+    );
+  }
+
+  private async checkQuota(ownerId: string, hash: string, size: number): Promise<void> {
+    if (this.quotaBytes === 0 || (await this.holds(ownerId, hash))) return;
+    const used = await this.usage(ownerId);
+    if (used + size > this.quotaBytes) throw this.quotaError(used, size);
+  }
+
+  private async describe(c: NewContent): Promise<{ hash: string; size: number; contentType: string; name: string }> {
+    const name = safeFileName(c.name, 'file');
+    const hash = c.hash ?? (await hashFile(c.path));
+    const size = c.size ?? (await stat(c.path)).size;
+    const kind = await sniffFile(c.path, name);
+    return { hash, size, contentType: kind.mime, name };
+  }
+
+  /** A new item whose first version is `content`. */
+  async create(viewer: Viewer, content: NewContent, opts: { name?: string; move?: boolean } = {}): Promise<ItemRow> {
+    try {
+      const d = await this.describe(content);
+      await this.checkQuota(viewer.id, d.hash, d.size);
+      await this.blobs.add(content.path, d.hash, d.size, { move: opts.move ?? true });
+      const now = Date.now();
+      const item: ItemRow = {
+        id: newId(),
+        owner_id: viewer.id,
+        name: opts.name ? safeFileName(opts.name, d.name) : d.name,
+        content_type: d.contentType,
+        size: d.size,
+        latest_version: 1,
+        created_at: now,
+        updated_at: now,
+      };
+      try {
+        await this.db.insertInto('library_items').values(item).execute();
+        await this.db.insertInto('library_versions').values(this.versionRow(item.id, 1, d, viewer.id, now, { source: 'upload' })).execute();
+      } catch (e) {
+        await this.db.deleteFrom('library_items').where('id', '=', item.id).execute().catch(() => {});
+        await this.blobs.release(d.hash);
+        throw e;
+      }
+      return item;
+    } finally {
+      if (opts.move ?? true) await rm(content.path, { force: true });
+    }
+  }
+
+  private versionRow(itemId: string, version: number, d: { hash: string; size: number; contentType: string; name: string }, by: string, now: number, origin: VersionOrigin): VersionRow {
+    return {
+      id: newId(),
+      item_id: itemId,
+      version,
+      blob_hash: d.hash,
+      name: d.name,
+      size: d.size,
+      content_type: d.contentType,
+      created_by: by,
+      created_at: now,
+      source: origin.source,
+      tool: origin.tool ?? null,
+      settings: origin.settings ?? null,
+      job_id: origin.jobId ?? null,
+      restored_from: origin.restoredFrom ?? null,
+    };
+  }
+
+  /** Adds `content` as the newest version of a visible item. */
+  async addVersion(viewer: Viewer, itemId: string, content: NewContent, origin: VersionOrigin, opts: { move?: boolean } = {}): Promise<{ item: ItemRow; version: VersionRow }> {
+    const move = opts.move ?? true;
+    try {
+      const item = await this.item(viewer, itemId);
+      const d = await this.describe(content);
+      return await this.items.run(item.id, async () => {
+        await this.checkQuota(item.owner_id, d.hash, d.size);
+        await this.blobs.add(content.path, d.hash, d.size, { move });
+        return this.appendVersion(item.id, viewer.id, d, origin);
+      });
+    } finally {
+      if (move) await rm(content.path, { force: true });
+    }
+  }
+
+  /** Must run under the item's mutex; the blob reference is already taken. */
+  private async appendVersion(itemId: string, by: string, d: { hash: string; size: number; contentType: string; name: string }, origin: VersionOrigin): Promise<{ item: ItemRow; version: VersionRow }> {
+    const current = await this.db.selectFrom('library_items').selectAll().where('id', '=', itemId).executeTakeFirst();
+    if (!current) {
+      await this.blobs.release(d.hash);
+      throw new KilnError('NOT_FOUND', `No library item ${itemId}.`);
+    }
+    const last = await this.db.selectFrom('library_versions').select((eb) => eb.fn.max('version').as('m')).where('item_id', '=', itemId).executeTakeFirst();
+    // Numbers are never reused, even after the newest version was deleted.
+    const n = Math.max(Number(last?.m ?? 0), current.latest_version) + 1;
+    const now = Date.now();
+    const version = this.versionRow(itemId, n, d, by, now, origin);
+    try {
+      await this.db.insertInto('library_versions').values(version).execute();
+    } catch (e) {
+      await this.blobs.release(d.hash);
+      throw e;
+    }
+    await this.db.updateTable('library_items').set({ latest_version: n, content_type: d.contentType, size: d.size, updated_at: now }).where('id', '=', itemId).execute();
+    return { item: { ...current, latest_version: n, content_type: d.contentType, size: d.size, updated_at: now }, version };
+  }
+
+  /** Makes an older version the newest again (a new version pointing at the same content). */
+  async restore(viewer: Viewer, itemId: string, n: number): Promise<{ item: ItemRow; version: VersionRow }> {
+    const item = await this.item(viewer, itemId);
+    return this.items.run(item.id, async () => {
+      const old = await this.version(item, n);
+      await this.blobs.ref(old.blob_hash);
+      return this.appendVersion(item.id, viewer.id, { hash: old.blob_hash, size: Number(old.size), contentType: old.content_type, name: old.name }, { source: 'restore', restoredFrom: n, tool: old.tool, settings: old.settings });
+    });
+  }
+
+  async rename(viewer: Viewer, itemId: string, name: string): Promise<ItemRow> {
+    const item = await this.item(viewer, itemId);
+    const clean = safeFileName(name.trim(), '');
+    if (!clean) throw new KilnError('VALIDATION_ERROR', 'name: give a non-empty file name.', { details: [{ path: 'name', message: 'required' }] });
+    const now = Date.now();
+    await this.db.updateTable('library_items').set({ name: clean, updated_at: now }).where('id', '=', item.id).execute();
+    return { ...item, name: clean, updated_at: now };
+  }
+
+  async deleteItem(viewer: Viewer, itemId: string): Promise<void> {
+    const item = await this.item(viewer, itemId);
+    await this.items.run(item.id, async () => {
+      const versions = await this.versions(item);
+      await this.db.deleteFrom('library_versions').where('item_id', '=', item.id).execute();
+      await this.db.deleteFrom('library_items').where('id', '=', item.id).execute();
+      for (const v of versions) await this.blobs.release(v.blob_hash);
+    });
+  }
+
+  /** Deletes one version; the only version cannot go (delete the item instead). */
+  async deleteVersion(viewer: Viewer, itemId: string, n: number): Promise<ItemRow> {
+    const item = await this.item(viewer, itemId);
+    return this.items.run(item.id, async () => {
+      const v = await this.version(item, n);
+      const versions = await this.versions(item);
+      if (versions.length === 1) throw new KilnError('CONFLICT', `Version ${n} is the only version of ${item.name}; delete the item instead.`);
+      await this.db.deleteFrom('library_versions').where('id', '=', v.id).execute();
+      await this.blobs.release(v.blob_hash);
+      const newest = versions.find((x) => x.id !== v.id)!;
+      const now = Date.now();
+      // Deleting the newest makes the one before it current.
+      const patch = { latest_version: newest.version, content_type: newest.content_type, size: Number(newest.size), updated_at: now };
+      await this.db.updateTable('library_items').set(patch).where('id', '=', item.id).execute();
+      return { ...item, ...patch };
+    });
+  }
+
+  /** Copies the item's newest version into `dir` as a tool input. */
+  async materialize(viewer: Viewer, itemId: string, dir: string): Promise<InputFile> {
+    const item = await this.item(viewer, itemId);
+    const v = await this.version(item);
+    const dest = path.join(dir, `lib-${v.name}`);
+    await copyFile(this.blobPath(v), dest);
+    return { path: dest, name: v.name, size: Number(v.size) };
+  }
+
+  /** Saves a finished job's output as a new version of the item; returns the item id. */
+  async saveJobOutput(viewer: Viewer, itemId: string, job: JobRow): Promise<string> {
+    if (!job.output_path || !job.output_name) throw new KilnError('VALIDATION_ERROR', `${job.tool} produced no file to save as a new version of library item ${itemId}.`);
+    await this.addVersion(viewer, itemId, { path: job.output_path, name: job.output_name }, { source: 'tool', tool: job.tool, settings: job.settings, jobId: job.id }, { move: false });
+    return itemId;
+  }
+}

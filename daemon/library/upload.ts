@@ -1,0 +1,62 @@
+/**
+ * A library upload: the multipart file streams to the library's scratch directory while its sha256
+ * is computed, and stops as soon as it passes the upload limit or the owner's remaining quota.
+ */
+import { createHash } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import path from 'node:path';
+import { Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { FastifyRequest } from 'fastify';
+import { KilnError } from '../../src/core/errors.js';
+import { safeFileName } from '../../src/core/paths.js';
+import { newId } from '../auth/secrets.js';
+import type { NewContent } from './service.js';
+
+export interface LibraryUpload {
+  file?: Required<NewContent>;
+  fields: Map<string, string>;
+}
+
+export async function readLibraryUpload(
+  request: FastifyRequest,
+  tmpDir: string,
+  limits: { maxUploadBytes: number; remainingQuota: number; quotaError: (adding: number) => KilnError },
+): Promise<LibraryUpload> {
+  if (!request.isMultipart()) throw new KilnError('VALIDATION_ERROR', 'Send multipart/form-data with the file in the field "file" (and optionally "name").', { details: [{ path: 'file', message: 'required' }] });
+  const fields = new Map<string, string>();
+  let file: Required<NewContent> | undefined;
+  try {
+    for await (const part of request.parts({ limits: { fileSize: limits.maxUploadBytes, files: 1, fields: 20 } })) {
+      if (part.type !== 'file') {
+        fields.set(part.fieldname, String(part.value));
+        continue;
+      }
+      if (part.fieldname !== 'file') throw new KilnError('VALIDATION_ERROR', `Unknown file field "${part.fieldname}": send the file in "file".`, { details: [{ path: part.fieldname, message: 'unknown file field' }] });
+      const name = safeFileName(part.filename || 'upload', 'upload');
+      const p = path.join(tmpDir, `${newId()}.part`);
+      file = { path: p, name, hash: '', size: 0 };
+      const hash = createHash('sha256');
+      let size = 0;
+      const counter = new Transform({
+        transform(chunk: Buffer, _enc, cb) {
+          size += chunk.length;
+          // Stop early rather than fill the disk; content the owner already holds is not exempt here
+          // (its hash is not known yet), which only matters for a duplicate at the quota's edge.
+          if (size > limits.remainingQuota) return cb(limits.quotaError(size));
+          hash.update(chunk);
+          cb(null, chunk);
+        },
+      });
+      await pipeline(part.file, counter, createWriteStream(p));
+      if (part.file.truncated) throw new KilnError('LIMIT_EXCEEDED', `${name} is larger than the upload limit of ${Math.round(limits.maxUploadBytes / 1048576)} MB (MAX_UPLOAD_MB).`);
+      file.hash = hash.digest('hex');
+      file.size = size;
+    }
+  } catch (e) {
+    if (file) await rm(file.path, { force: true });
+    throw e;
+  }
+  return { file, fields };
+}

@@ -1,0 +1,163 @@
+/**
+ * /api/v1/files: the file library over HTTP (upload, list, get, download, rename, delete, versions,
+ * restore) and the FileLibraryHook that lets a tool run take `fileId` as its input and save its output
+ * as a new version. Other users' items answer 404, never 403.
+ */
+import { createReadStream } from 'node:fs';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { KilnError } from '../../src/core/errors.js';
+import { requireUser } from '../auth/authenticate.js';
+import { itemView, LibraryService, quotaBytesFromEnv, versionView, type VersionRow } from '../library/service.js';
+import { readLibraryUpload } from '../library/upload.js';
+import { contentDisposition, parseRange } from './download.js';
+
+declare module '../context.js' {
+  interface DaemonContext {
+    library?: LibraryService;
+  }
+}
+
+function versionParam(raw: string | undefined, what = 'version'): number | undefined {
+  if (raw === undefined || raw === '' || raw === 'latest') return undefined;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1) throw new KilnError('VALIDATION_ERROR', `${what} must be a whole number ≥ 1 (got "${raw}").`, { details: [{ path: what, message: 'expected a positive integer' }] });
+  return n;
+}
+
+function intQuery(raw: string | undefined, name: string, def: number): number {
+  if (raw === undefined || raw === '') return def;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1) throw new KilnError('VALIDATION_ERROR', `${name} must be a whole number ≥ 1 (got "${raw}").`, { details: [{ path: name, message: 'expected a positive integer' }] });
+  return n;
+}
+
+export async function filesRoutes(app: FastifyInstance): Promise<void> {
+  const library = new LibraryService(app.kiln.store.db, app.kiln.config.dataDir, quotaBytesFromEnv());
+  app.kiln.library = library;
+  app.kiln.fileLibrary = {
+    async resolveInput(user, fileId, inDir) {
+      return library.materialize(user, fileId, inDir);
+    },
+    async saveOutput(user, fileId, job) {
+      return library.saveJobOutput(user, fileId, job);
+    },
+  };
+
+  async function upload(request: FastifyRequest, ownerId: string) {
+    const used = await library.usage(ownerId);
+    const remaining = library.quotaBytes === 0 ? Infinity : Math.max(0, library.quotaBytes - used);
+    const { file, fields } = await readLibraryUpload(request, await library.blobs.tmpDir(), {
+      maxUploadBytes: app.kiln.config.maxUploadMb * 1048576,
+      remainingQuota: remaining,
+      quotaError: (n) => library.quotaError(used, n),
+    });
+    if (!file) throw new KilnError('VALIDATION_ERROR', 'No file: send the content in the multipart field "file".', { details: [{ path: 'file', message: 'required' }] });
+    return { file, fields };
+  }
+
+  app.post('/api/v1/files', async (request, reply) => {
+    const user = requireUser(request);
+    const { file, fields } = await upload(request, user.id);
+    const item = await library.create(user, file, { name: fields.get('name') });
+    const versions = await library.versions(item);
+    return reply.code(201).send({ ...itemView(item), versions: versions.map(versionView) });
+  });
+
+  app.get('/api/v1/files', async (request) => {
+    const user = requireUser(request);
+    const q = request.query as Record<string, string | undefined>;
+    const r = await library.list(user, { page: intQuery(q.page, 'page', 1), pageSize: intQuery(q.pageSize, 'pageSize', 50), type: q.type, name: q.name, owner: q.owner });
+    return { items: r.items.map(itemView), total: r.total, page: r.page, pageSize: r.pageSize };
+  });
+
+  app.get('/api/v1/files/usage', async (request) => {
+    const user = requireUser(request);
+    return { usedBytes: await library.usage(user.id), quotaBytes: library.quotaBytes || null };
+  });
+
+  app.get('/api/v1/files/:id', async (request) => {
+    const user = requireUser(request);
+    const item = await library.item(user, (request.params as { id: string }).id);
+    return { ...itemView(item), versions: (await library.versions(item)).map(versionView) };
+  });
+
+  app.patch('/api/v1/files/:id', async (request) => {
+    const user = requireUser(request);
+    const body = (request.body ?? {}) as { name?: unknown };
+    if (typeof body.name !== 'string') throw new KilnError('VALIDATION_ERROR', 'Send {"name": "new name"} as JSON.', { details: [{ path: 'name', message: 'expected a string' }] });
+    return itemView(await library.rename(user, (request.params as { id: string }).id, body.name));
+  });
+
+  app.delete('/api/v1/files/:id', async (request, reply) => {
+    const user = requireUser(request);
+    await library.deleteItem(user, (request.params as { id: string }).id);
+    return reply.code(204).send();
+  });
+
+  app.get('/api/v1/files/:id/versions', async (request) => {
+    const user = requireUser(request);
+    const item = await library.item(user, (request.params as { id: string }).id);
+    return { versions: (await library.versions(item)).map(versionView) };
+  });
+
+  app.post('/api/v1/files/:id/versions', async (request, reply) => {
+    const user = requireUser(request);
+    const item = await library.item(user, (request.params as { id: string }).id);
+    const { file } = await upload(request, item.owner_id);
+    const r = await library.addVersion(user, item.id, file, { source: 'upload' });
+    return reply.code(201).send({ ...itemView(r.item), version: versionView(r.version) });
+  });
+
+  app.get('/api/v1/files/:id/download', async (request, reply) => {
+    const user = requireUser(request);
+    const item = await library.item(user, (request.params as { id: string }).id);
+    const v = await library.version(item, versionParam((request.query as { version?: string }).version));
+    return sendVersion(request, reply, library, v);
+  });
+
+  app.get('/api/v1/files/:id/versions/:version/download', async (request, reply) => {
+    const user = requireUser(request);
+    const p = request.params as { id: string; version: string };
+    const item = await library.item(user, p.id);
+    const v = await library.version(item, versionParam(p.version));
+    return sendVersion(request, reply, library, v);
+  });
+
+  app.post('/api/v1/files/:id/versions/:version/restore', async (request, reply) => {
+    const user = requireUser(request);
+    const p = request.params as { id: string; version: string };
+    const n = versionParam(p.version);
+    if (n === undefined) throw new KilnError('VALIDATION_ERROR', 'Name the version to restore by its number.');
+    const r = await library.restore(user, p.id, n);
+    return reply.code(201).send({ ...itemView(r.item), version: versionView(r.version) });
+  });
+
+  app.delete('/api/v1/files/:id/versions/:version', async (request) => {
+    const user = requireUser(request);
+    const p = request.params as { id: string; version: string };
+    const n = versionParam(p.version);
+    if (n === undefined) throw new KilnError('VALIDATION_ERROR', 'Name the version to delete by its number.');
+    return itemView(await library.deleteVersion(user, p.id, n));
+  });
+}
+
+function sendVersion(request: FastifyRequest, reply: FastifyReply, library: LibraryService, v: VersionRow) {
+  const size = Number(v.size);
+  reply
+    .header('content-type', v.content_type)
+    .header('content-disposition', contentDisposition(v.name))
+    .header('accept-ranges', 'bytes')
+    .header('x-content-type-options', 'nosniff')
+    .header('etag', `"${v.blob_hash}"`)
+    .header('x-kiln-version', String(v.version));
+  const range = parseRange(request.headers.range, size);
+  if (range === 'invalid') {
+    return reply.code(416).type('application/json; charset=utf-8').header('content-range', `bytes */${size}`).send(new KilnError('USAGE_ERROR', `The Range header does not fit a file of ${size} bytes.`).toJSON());
+  }
+  if (range) {
+    reply.code(206).header('content-range', `bytes ${range.start}-${range.end}/${size}`).header('content-length', range.end - range.start + 1);
+    return reply.send(createReadStream(library.blobPath(v), { start: range.start, end: range.end }));
+  }
+  reply.header('content-length', size);
+  return reply.send(createReadStream(library.blobPath(v)));
+}
