@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { before, describe, it } from 'node:test';
 import sharp from 'sharp';
@@ -7,6 +8,9 @@ import { carveColumns, energyMap, findSeam } from '../../../src/tools/image/_sha
 import { kiln } from '../../helpers/cli.js';
 import { tempDir } from '../../helpers/fixtures.js';
 import { runB } from './b-helpers.js';
+import { getTool } from '../../../src/tools/index.js';
+import { inputFile, runTool } from '../../../src/tools/run-tool.js';
+import { createWorkspace } from '../../../src/core/workspace.js';
 
 const dir = tempDir();
 
@@ -105,6 +109,23 @@ describe('content-aware-resize', () => {
     await assert.rejects(runB(dir, 'content-aware-resize', [src], { width: 300 }), (e: KilnError) => e.code === 'VALIDATION_ERROR' && /only removes/.test(e.message));
     await assert.rejects(runB(dir, 'content-aware-resize', [src], {}), (e: KilnError) => e.code === 'VALIDATION_ERROR');
     await assert.rejects(runB(dir, 'content-aware-resize', [src], { blurRadius: 21, width: 10 }), (e: KilnError) => e.code === 'VALIDATION_ERROR');
+  });
+  it('cancelling stops the worker and leaves no output', async () => {
+    const big = await flatAndNoise('cancel.png', 700, 500, 300);
+    const ws = await createWorkspace();
+    try {
+      const ac = new AbortController();
+      const t0 = Date.now();
+      setTimeout(() => ac.abort(), 150);
+      await assert.rejects(
+        runTool(getTool('content-aware-resize'), { files: [await inputFile(big)], extra: {} }, { width: 100 }, { workDir: ws.dir, dataDir: dir, signal: ac.signal }),
+        (e: KilnError) => e.code === 'CANCELLED',
+      );
+      assert.ok(Date.now() - t0 < 5000, 'returned promptly');
+      assert.deepEqual(readdirSync(path.join(ws.dir, 'out')), []);
+    } finally {
+      await ws.dispose();
+    }
   });
   it('above the pixel guard the image is carved at a reduced size and still comes out at the exact target (CLI)', async () => {
     const out = path.join(dir, 'guard-out.png');
