@@ -18,6 +18,7 @@ export async function serveFromCli(o: ServeOptions): Promise<void> {
   const address = app.server.address();
   const where = typeof address === 'object' && address ? `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}` : String(address);
   process.stdout.write(`kiln listening on ${where} (data in ${config.dataDir}, ${app.kiln.store.kind}, auth ${config.authEnabled ? 'on' : 'OFF'})\n`);
+  const engines = await warmEngines((m) => app.log.warn(m));
 
   await new Promise<void>((resolve) => {
     let stopping = false;
@@ -28,12 +29,33 @@ export async function serveFromCli(o: ServeOptions): Promise<void> {
       }
       stopping = true;
       process.stdout.write(`${signal}: stopping…\n`);
-      app.close().then(resolve, (e) => {
-        process.stderr.write(`error while stopping: ${(e as Error).message}\n`);
-        resolve();
-      });
+      app
+        .close()
+        .then(() => engines.stop())
+        .then(resolve, (e) => {
+          process.stderr.write(`error while stopping: ${(e as Error).message}\n`);
+          resolve();
+        });
     };
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
   });
+}
+
+/**
+ * The daemon keeps its heavy engines warm: the LibreOffice pool starts in the background (the first
+ * office conversion then skips the ~8 s cold start) and Chromium stays up between requests.
+ * KILN_WARM_ENGINES=false skips the warm-up (small machines). The CLI never warms: it starts lazily.
+ */
+async function warmEngines(warn: (m: string) => void): Promise<{ stop(): Promise<void> }> {
+  const [office, chromium] = await Promise.all([import('../src/engines/office.js'), import('../src/engines/chromium.js')]);
+  chromium.keepChromiumWarm();
+  if (!/^(false|0|no|off)$/i.test(process.env.KILN_WARM_ENGINES ?? '')) {
+    office.warmOffice().catch((e: Error) => warn(`LibreOffice warm-up failed (office tools start it on demand): ${e.message}`));
+  }
+  return {
+    async stop() {
+      await Promise.allSettled([office.shutdownOffice(), chromium.shutdownChromium()]);
+    },
+  };
 }
