@@ -48,18 +48,31 @@ export function hexColor(hex: string): Rgb {
   return { r: parseInt(full.slice(0, 2), 16) / 255, g: parseInt(full.slice(2, 4), 16) / 255, b: parseInt(full.slice(4, 6), 16) / 255 };
 }
 
+const DEJAVU = '/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf';
+const DEJAVU_BOLD = '/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf';
+
 /**
- * Helvetica (one of the 14 standard fonts): nothing to embed, drawn text stays extractable. It covers
- * WinAnsi (Latin-1 and a few symbols); other scripts would need fontkit, which is not installed.
+ * A font that can draw `text`: Helvetica (one of the 14 standard fonts, nothing embedded) when the text
+ * is WinAnsi (Latin-1), else DejaVu Sans embedded as a subset through @cantoo/fontkit (Greek, Cyrillic, Hebrew,
+ * Arabic letters, many symbols). Text no available font covers is a VALIDATION_ERROR.
  */
 export async function fontFor(doc: PDFDocument, text: string, bold = false): Promise<PDFFont> {
   const { StandardFonts } = await getPdfLib();
-  const font = await doc.embedFont(bold ? StandardFonts.HelveticaBold : StandardFonts.Helvetica);
-  try {
-    font.encodeText(text);
-  } catch {
-    throw new KilnError('VALIDATION_ERROR', `"${text}" has characters outside Latin-1 (WinAnsi), which the built-in PDF font cannot draw.`);
-  }
+  // @cantoo/pdf-lib encodes characters a standard font lacks as "?" without an error: check coverage.
+  const uncovered = (font: PDFFont) => {
+    const set = new Set(font.getCharacterSet());
+    return [...text].filter((ch) => !/\s/.test(ch) && !set.has(ch.codePointAt(0)!));
+  };
+  const std = await doc.embedFont(bold ? StandardFonts.HelveticaBold : StandardFonts.Helvetica);
+  if (uncovered(std).length === 0) return std;
+  const bytes = await readFile(bold ? DEJAVU_BOLD : DEJAVU).catch(() => undefined);
+  if (!bytes) throw new KilnError('VALIDATION_ERROR', `"${text}" has characters outside Latin-1; drawing them needs fonts-dejavu-core, which is not installed.`);
+  const fontkit = (await import('@cantoo/fontkit')) as unknown as { default?: unknown };
+  doc.registerFontkit((fontkit.default ?? fontkit) as Parameters<PDFDocument['registerFontkit']>[0]);
+  const font = await doc.embedFont(bytes, { subset: true });
+  // fontkit draws missing glyphs as .notdef boxes without complaint.
+  const missing = uncovered(font);
+  if (missing.length) throw new KilnError('VALIDATION_ERROR', `No available font can draw ${[...new Set(missing)].slice(0, 5).join(' ')} (DejaVu Sans covers Latin, Greek, Cyrillic and more, not CJK).`);
   return font;
 }
 

@@ -105,6 +105,13 @@ describe('layout tools (pdf-lib)', () => {
     await assert.rejects(runPdfTool(dir, 'watermark-pdf', [eight], { text: '' }), (e: KilnError) => e.code === 'VALIDATION_ERROR');
   });
 
+  it('watermark-pdf draws Cyrillic through an embedded Unicode font, refuses what no font covers', async () => {
+    const r = await runPdfTool(dir, 'watermark-pdf', [eight], { text: 'Конфиденциально', rotation: 0, fontSize: 20 });
+    assert.match(pageTexts(r.file!)[0]!, /Конфиденциально/);
+    assert.match(execFileSync('pdffonts', [r.file!]).toString(), /DejaVuSans-Bold\S*\s+CID TrueType\s+Identity-H\s+yes/);
+    await assert.rejects(runPdfTool(dir, 'watermark-pdf', [eight], { text: '機密' }), (e: KilnError) => e.code === 'VALIDATION_ERROR' && /機/.test(e.message));
+  });
+
   it('watermark-pdf top-right corner', async () => {
     const r = await runPdfTool(dir, 'watermark-pdf', [eight], { text: 'DRAFT', position: 'tr', rotation: 0, fontSize: 20 });
     assert.equal(textIn(r.file!, 1, 150, 0, 150, 60), 'DRAFT');
