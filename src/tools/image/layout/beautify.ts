@@ -98,7 +98,8 @@ export default defineTool({
     let canvas;
     const stops = [...s.gradientStops].sort((a, b) => a.position - b.position);
     if (s.backgroundType === 'image') {
-      canvas = sharp(await (await loadUpright(bgFile!, ctx.workDir).then((b) => sharp(b.buffer))).resize(W, H, { fit: 'cover' }).ensureAlpha().png().toBuffer());
+      const bg = await loadUpright(bgFile!, ctx.workDir);
+      canvas = sharp(await sharp(bg.buffer).resize(W, H, { fit: 'cover' }).ensureAlpha().png().toBuffer());
     } else if (s.backgroundType === 'transparent') {
       canvas = sharp({ create: { width: W, height: H, channels: 4, background: { r: 0, g: 0, b: 0, alpha: 0 } } });
     } else if (s.backgroundType === 'solid') {
