@@ -40,3 +40,7 @@ export { default as compare } from './utilities/compare.js';
 export { default as findDuplicates } from './utilities/find-duplicates.js';
 export { default as colorPalette } from './utilities/color-palette.js';
 export { default as histogram } from './utilities/histogram.js';
+export { default as watermarkImage } from './watermark/watermark-image.js';
+export { default as compose } from './watermark/compose.js';
+export { default as textOverlay } from './watermark/text-overlay.js';
+export { default as memeGenerator } from './watermark/meme-generator.js';

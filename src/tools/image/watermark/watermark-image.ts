@@ -1,0 +1,49 @@
+import { z } from 'zod';
+import { defineTool } from '../../../core/tool.js';
+import { openImage, writeImage } from '../../../engines/sharp.js';
+import { outputFormat } from '../_shared/a-pixels.js';
+import { clipLayer, layerInput, loadLayer } from '../_shared/a-layer.js';
+import { outputFile } from '../_shared/b-output.js';
+
+export default defineTool({
+  id: 'watermark-image',
+  section: 'image',
+  group: 'watermark',
+  summary: 'Overlay a logo image as a watermark at a corner or the center.',
+  description: 'The watermark is scaled to scale% of the base image width (aspect kept), given the opacity, and placed at position with a margin of 3% of the shorter side.',
+  input: {
+    kind: 'file',
+    accept: ['image/*'],
+    extra: [{ field: 'watermark', flag: 'watermark', accept: ['image/*'], required: true, description: 'the watermark/logo image' }],
+  },
+  settings: z.object({
+    opacity: z.number().min(0).max(100).default(50).describe('Watermark opacity in percent.'),
+    position: z.enum(['center', 'top-left', 'top-right', 'bottom-left', 'bottom-right']).default('bottom-right').describe('Placement.'),
+    scale: z.number().min(1).max(100).default(25).describe('Watermark width as a percentage of the base image width.'),
+  }),
+  batch: false,
+  output: 'image in the input format',
+  examples: ['photo.jpg --watermark logo.png --position top-left --opacity 70'],
+  async run(ctx, { files, extra }, s) {
+    const input = files[0]!;
+    const base = await openImage(input.path, { ext: input.type?.ext, workDir: ctx.workDir });
+    base.autoOrient();
+    const { data, info } = await base.ensureAlpha().raw().toBuffer({ resolveWithObject: true });
+    const W = info.width;
+    const H = info.height;
+    const layer = await loadLayer(extra.watermark![0]!, ctx.workDir, { width: Math.max(1, Math.round((W * s.scale) / 100)), opacity: s.opacity / 100 });
+    const margin = Math.round(Math.min(W, H) * 0.03);
+    const left = s.position === 'center' ? (W - layer.width) / 2 : s.position.endsWith('left') ? margin : W - layer.width - margin;
+    const top = s.position === 'center' ? (H - layer.height) / 2 : s.position.startsWith('top') ? margin : H - layer.height - margin;
+    const x = Math.max(0, Math.round(left));
+    const y = Math.max(0, Math.round(top));
+    const clipped = clipLayer(layer, x, y, W, H);
+    const sharp = (await import('sharp')).default;
+    const img = sharp(data, { raw: { width: W, height: H, channels: 4 } });
+    if (clipped) img.composite([{ ...layerInput(clipped), left: x, top: y }]);
+    const format = outputFormat(input);
+    const out = ctx.out(format);
+    await writeImage(img, out, format, { quality: format === 'jpg' ? 92 : undefined });
+    return { outputs: [outputFile(out)], data: { left: x, top: y, width: layer.width, height: layer.height } };
+  },
+});
