@@ -58,16 +58,19 @@ export async function batchRoutes(app: FastifyInstance): Promise<void> {
   });
 }
 
-async function runBatch(app: FastifyInstance, target: Target, request: FastifyRequest, reply: FastifyReply) {
+/** Runs a batch of `target`, or of the target named by the request's text fields (ad-hoc pipelines). */
+export async function runBatch(app: FastifyInstance, targetOrResolve: Target | ((fields: Map<string, string>) => Target), request: FastifyRequest, reply: FastifyReply) {
   const user = requireUser(request);
   requirePermission(request, 'tools:use');
   const { jobs, config, store } = app.kiln;
   const { id, workDir, inDir } = await jobs.allocate();
   let files: UploadedPart[];
   let settings: Record<string, unknown>;
+  let target: Target;
   try {
     if (!request.isMultipart()) throw new KilnError('VALIDATION_ERROR', 'Send multipart/form-data with the inputs in repeated "files" fields and the settings as JSON in "settings".');
     const parsed = await readMultipart(request, inDir, { maxFileBytes: config.maxUploadMb * 1048576, maxFiles: MAX_BATCH_FILES });
+    target = typeof targetOrResolve === 'function' ? targetOrResolve(parsed.fields) : targetOrResolve;
     files = parsed.parts.filter((p) => p.field === 'files' || p.field === 'file');
     const stray = parsed.parts.find((p) => p.field !== 'files' && p.field !== 'file');
     if (stray) throw new KilnError('VALIDATION_ERROR', `The batch route takes its inputs in repeated "files" fields (got "${stray.field}").`, { details: [{ path: stray.field, message: 'unknown file field' }] });

@@ -14,3 +14,5 @@ export { teamRoutes } from './teams.js';
 export { mfaRoutes } from './mfa.js';
 export { settingsRoutes } from './settings.js';
 export { filesRoutes } from './files.js';
+export { pipelineRoutes } from './pipelines.js';
+export { oidcRoutes } from './oidc.js';

@@ -165,13 +165,16 @@ export async function runPipeline(steps: ResolvedStep[], files: InputFile[], opt
     const label = `step ${step.index + 1}/${steps.length} (${step.tool.id})`;
     // Each step's files stay until the caller removes workDir: the next step reads them.
     const ws = await createWorkspace(opts.workDir, `step${step.index + 1}-`);
+    // The stage names the step and its own percent; the percent is the whole pipeline's.
+    const report = (p: number, stage?: string) => opts.onProgress?.(((step.index + p / 100) / steps.length) * 100, `${label} ${Math.round(p)}%${stage ? ': ' + stage : ''}`);
+    report(0, 'starting');
     try {
       outcome = await runTool(step.tool, { files: current, extra: {} }, step.settings, {
         workDir: ws.dir,
         dataDir: opts.dataDir,
         signal: opts.signal,
         validated: true,
-        onProgress: (p, stage) => opts.onProgress?.(((step.index + p / 100) / steps.length) * 100, `${label}${stage ? ': ' + stage : ''}`),
+        onProgress: report,
       });
     } catch (e) {
       const err = toKilnError(e);

@@ -189,9 +189,10 @@ describe('daemon HTTP API', () => {
     const noFile = await post(s, '/api/v1/tools/image/resize', await form({ settings: '{"width": 5}' }));
     assert.equal(noFile.status, 400);
     assert.match(noFile.json.error.message, /exactly one input file/);
-    const lib = await post(s, '/api/v1/tools/image/resize', await form({ file: await filePart(jpg), fileId: 'abc' }));
-    assert.equal(lib.status, 400);
-    assert.match(lib.json.error.message, /file library/);
+    // The file library is installed: an unknown item is simply not found.
+    const lib = await post(s, '/api/v1/tools/image/resize', await form({ fileId: 'abc', settings: '{"width": 5}' }));
+    assert.equal(lib.status, 404);
+    assert.match(lib.json.error.message, /library item abc/);
   });
 
   it('takes the input from the file library and saves the output there when fileId is given', async () => {

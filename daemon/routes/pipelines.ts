@@ -1,0 +1,140 @@
+/**
+ * /api/v1/pipelines: saved pipelines (create, list, get, update, delete; owned, admins see all) and
+ * runs of a saved or an ad-hoc pipeline — on one file (200 with the result, or 202 with a job id, like a
+ * tool run; `fileId` works as for tools) or on many (a streamed ZIP, like a tool's batch route).
+ * Every step is validated before anything runs; the job's progress stage names the running step.
+ */
+import { rm } from 'node:fs/promises';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { KilnError } from '../../src/core/errors.js';
+import { isBatchable } from '../../src/core/tool.js';
+import { pipelineTool, validatePipeline, type ResolvedStep } from '../../src/pipelines/pipeline.js';
+import { validateRequest } from '../../src/tools/run-tool.js';
+import { requireUser } from '../auth/authenticate.js';
+import { requirePermission } from '../auth/permissions.js';
+import { readMultipart, toToolInputs } from '../http/uploads.js';
+import { jobError, jobResult, redactSettings } from '../jobs/service.js';
+import type { Target } from '../jobs/targets.js';
+import { PipelineStore, pipelineView } from '../library/pipelines.js';
+import type { JobRow } from '../store/jobs.js';
+import { runBatch } from './batch.js';
+
+interface Resolved {
+  target: Target;
+  /** What the job record keeps as its settings: the steps, secrets redacted. */
+  record: Record<string, unknown>;
+}
+
+function toTarget(raw: unknown, fallbackName?: string): Resolved {
+  const { pipeline, steps } = validatePipeline(raw);
+  const name = pipeline.name ?? fallbackName ?? 'pipeline';
+  const tool = pipelineTool(steps, name);
+  return {
+    target: { id: `pipeline:${name}`, section: tool.section, tool, batchable: isBatchable(tool) },
+    record: { pipeline: name, steps: steps.map((s: ResolvedStep) => ({ tool: s.tool.id, settings: redactSettings(s.settings) })) },
+  };
+}
+
+/** The ad-hoc pipeline in the multipart field "pipeline" (a JSON string). */
+function fromField(fields: Map<string, string>): Resolved {
+  const text = fields.get('pipeline');
+  if (!text) throw new KilnError('VALIDATION_ERROR', 'Send the pipeline as JSON in the form field "pipeline" ({"steps": [{"tool": "...", "settings": {...}}]}).', { details: [{ path: 'pipeline', message: 'required' }] });
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (e) {
+    throw new KilnError('VALIDATION_ERROR', `The pipeline field is not valid JSON: ${(e as Error).message}`, { details: [{ path: 'pipeline', message: 'invalid JSON' }] });
+  }
+  fields.delete('pipeline');
+  return toTarget(raw);
+}
+
+function jsonBody(request: FastifyRequest): unknown {
+  if (request.isMultipart()) throw new KilnError('VALIDATION_ERROR', 'Send the pipeline as a JSON body (content-type application/json).');
+  return request.body;
+}
+
+export async function pipelineRoutes(app: FastifyInstance): Promise<void> {
+  const store = new PipelineStore(app.kiln.store.db);
+
+  app.post('/api/v1/pipelines', async (request, reply) => {
+    const user = requireUser(request);
+    return reply.code(201).send(pipelineView(await store.create(user, jsonBody(request))));
+  });
+
+  app.get('/api/v1/pipelines', async (request) => {
+    const user = requireUser(request);
+    return { pipelines: (await store.list(user)).map(pipelineView) };
+  });
+
+  app.post('/api/v1/pipelines/validate', async (request) => {
+    requireUser(request);
+    const { pipeline, steps } = validatePipeline(jsonBody(request));
+    return { valid: true, name: pipeline.name ?? null, steps: steps.map((s) => ({ tool: s.tool.id, settings: s.settings })) };
+  });
+
+  app.post('/api/v1/pipelines/run', (request, reply) => runOne(app, request, reply, (fields) => fromField(fields)));
+  app.post('/api/v1/pipelines/batch', (request, reply) => runBatch(app, (fields) => fromField(fields).target, request, reply));
+
+  app.get('/api/v1/pipelines/:id', async (request) => {
+    const user = requireUser(request);
+    return pipelineView(await store.get(user, (request.params as { id: string }).id));
+  });
+
+  app.put('/api/v1/pipelines/:id', async (request) => {
+    const user = requireUser(request);
+    return pipelineView(await store.update(user, (request.params as { id: string }).id, jsonBody(request)));
+  });
+
+  app.delete('/api/v1/pipelines/:id', async (request, reply) => {
+    const user = requireUser(request);
+    await store.delete(user, (request.params as { id: string }).id);
+    return reply.code(204).send();
+  });
+
+  const saved = async (request: FastifyRequest): Promise<Resolved> => {
+    const user = requireUser(request);
+    const row = await store.get(user, (request.params as { id: string }).id);
+    return toTarget(JSON.parse(row.definition), row.name);
+  };
+  app.post('/api/v1/pipelines/:id/run', async (request, reply) => {
+    const resolved = await saved(request);
+    return runOne(app, request, reply, () => resolved);
+  });
+  app.post('/api/v1/pipelines/:id/batch', async (request, reply) => {
+    const { target } = await saved(request);
+    return runBatch(app, target, request, reply);
+  });
+}
+
+/** One run through the job service: 200 with the result within SYNC_WAIT_MS, else 202 with the job id. */
+async function runOne(app: FastifyInstance, request: FastifyRequest, reply: FastifyReply, resolve: (fields: Map<string, string>) => Resolved) {
+  const user = requireUser(request);
+  requirePermission(request, 'tools:use');
+  const { jobs, config } = app.kiln;
+  const { id, workDir, inDir } = await jobs.allocate();
+  try {
+    if (!request.isMultipart()) throw new KilnError('VALIDATION_ERROR', 'Send multipart/form-data with the input in "file" (or a library item in "fileId").', { details: [{ path: 'file', message: 'required' }] });
+    const parsed = await readMultipart(request, inDir, { maxFileBytes: config.maxUploadMb * 1048576 });
+    // Validation of every step happens here, before the upload is queued.
+    const { target, record } = resolve(parsed.fields);
+    const fileId = parsed.fields.get('fileId');
+    const library = app.kiln.fileLibrary;
+    if (fileId && !library) throw new KilnError('VALIDATION_ERROR', 'fileId: the file library is not available on this server.', { details: [{ path: 'fileId', message: 'file library not available' }] });
+    const inputs = toToolInputs(target.tool, parsed.parts);
+    if (fileId && library && inputs.files.length === 0) inputs.files.push(await library.resolveInput(user, fileId, inDir, request));
+    validateRequest(target.tool, inputs, {});
+    const clientJobId = parsed.fields.get('clientJobId')?.slice(0, 200);
+    const afterSuccess = fileId && library ? async (row: JobRow) => ({ savedFileId: await library.saveOutput(user, fileId, row) }) : undefined;
+    await jobs.submit({ id, owner: user, target, settings: record, inputs, workDir, clientJobId, afterSuccess });
+  } catch (e) {
+    await rm(workDir, { recursive: true, force: true });
+    throw e;
+  }
+  const done = await jobs.wait(id, config.syncWaitMs);
+  if (!done) return reply.code(202).send({ jobId: id, async: true });
+  if (done.status === 'completed') return reply.code(200).send(jobResult(done));
+  const err = jobError(done);
+  throw new KilnError(err.code as never, err.message, { details: err.details, reason: err.reason });
+}
+
