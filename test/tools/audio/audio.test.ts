@@ -80,6 +80,23 @@ describe('reverse-audio / audio-speed / pitch-shift / audio-channels', () => {
     assert.ok(a > b * 3, `reversed start ${a} end ${b}`);
     assert.ok(Math.abs(a - srcEnd) < srcEnd * 0.1);
   });
+  it('reverses long files in chunks joined last-first', async () => {
+    const chirp = makeAudio(dir, 'chirp2.wav', { kind: 'chirp-up', durationS: 2 });
+    process.env.KILN_REVERSE_MEMORY_MB = '0.5';
+    try {
+      const r = await runMedia(dir, 'reverse-audio', [chirp]);
+      assert.equal(r.data?.chunks, 2);
+      assert.equal(r.name, 'chirp2.wav');
+      assert.ok(Math.abs(duration(r.path) - 2) < 0.1);
+      for (const t of [0.2, 0.8, 1.2, 1.7]) {
+        const got = zeroCrossingHz(r.path, t, 0.1);
+        const want = zeroCrossingHz(chirp, 2 - t - 0.1, 0.1);
+        assert.ok(Math.abs(got - want) < want * 0.1, `at ${t}: ${got} vs ${want}`);
+      }
+    } finally {
+      delete process.env.KILN_REVERSE_MEMORY_MB;
+    }
+  });
   it('speeds up without changing pitch', async () => {
     const r = await runMedia(dir, 'audio-speed', [tone], { factor: 2 });
     assert.ok(Math.abs(duration(r.path) - 1) < 0.06, `duration ${duration(r.path)}`);

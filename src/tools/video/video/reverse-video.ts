@@ -41,11 +41,12 @@ export default defineTool({
 
     const container = videoContainerOf(input.type?.ext);
     const audio = !!info.audio;
-    const n = Math.ceil(info.duration / chunkS);
+    // A sliver left at the end (container padding) joins the last chunk rather than making its own.
+    const n = Math.max(1, Math.ceil((info.duration - 0.1) / chunkS));
     const chunks: string[] = [];
     for (let i = 0; i < n; i++) {
       const start = i * chunkS;
-      const len = Math.min(chunkS, info.duration - start);
+      const len = i === n - 1 ? info.duration - start : chunkS;
       const p = path.join(ctx.workDir, `chunk-${String(i).padStart(4, '0')}.${container}`);
       await runFfmpeg(
         ['-ss', start.toFixed(6), '-t', len.toFixed(6), '-i', path.resolve(input.path), '-map', '0:v:0', ...(audio ? ['-map', '0:a:0', '-af', 'areverse'] : []), '-vf', 'reverse', ...encodeVideoArgs(container, { audio })],
