@@ -15,3 +15,4 @@ export { mfaRoutes } from './mfa.js';
 export { settingsRoutes } from './settings.js';
 export { filesRoutes } from './files.js';
 export { pipelineRoutes } from './pipelines.js';
+export { oidcRoutes } from './oidc.js';

@@ -1,0 +1,107 @@
+/**
+ * Single sign-on users and the short-lived state of SSO round trips. An SSO identity (provider +
+ * subject) is linked to one local user: found by the link, else linked to the local user whose
+ * username equals the identity's verified e-mail and that has no other link, else created with a
+ * free username, the settings' default role (ssoDefaultRole), and admin when the identity is in the
+ * configured admin group. Being in the admin group promotes at each login; leaving it does not demote
+ * (an admin does that, so the last-admin rule holds).
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Kysely } from 'kysely';
+import { KilnError } from '../../src/core/errors.js';
+import type { DaemonContext } from '../context.js';
+import type { Database, Role, UsersTable } from '../store/schema.js';
+import { createUser, findUserById, findUserByName } from '../store/users.js';
+import { audit } from './audit.js';
+import { issueSession } from './login.js';
+import { getSettings, requireFeature, type Feature } from './settings.js';
+
+export interface SsoIdentity {
+  provider: 'oidc' | 'saml';
+  subject: string;
+  username?: string;
+  email?: string;
+  emailVerified?: boolean;
+  groups: string[];
+}
+
+const SSO_STATE_TTL_MS = 10 * 60_000;
+
+export async function putSsoRequest(db: Kysely<Database>, kind: string, id: string, data: unknown, ttlMs = SSO_STATE_TTL_MS): Promise<void> {
+  await db.deleteFrom('sso_requests').where('expires_at', '<', Date.now()).execute();
+  await db.insertInto('sso_requests').values({ id: `${kind}:${id}`, kind, data: JSON.stringify(data), expires_at: Date.now() + ttlMs }).execute();
+}
+
+/** Reads and deletes (single use); undefined when unknown or expired. */
+export async function takeSsoRequest<T>(db: Kysely<Database>, kind: string, id: string): Promise<T | undefined> {
+  const key = `${kind}:${id}`;
+  const row = await db.selectFrom('sso_requests').selectAll().where('id', '=', key).executeTakeFirst();
+  if (!row) return undefined;
+  const r = await db.deleteFrom('sso_requests').where('id', '=', key).executeTakeFirst();
+  // Two racing callbacks with the same state: only the one that deleted the row continues.
+  if (Number(r.numDeletedRows) === 0 || Number(row.expires_at) <= Date.now()) return undefined;
+  return JSON.parse(row.data) as T;
+}
+
+export async function peekSsoRequest(db: Kysely<Database>, kind: string, id: string): Promise<boolean> {
+  const row = await db.selectFrom('sso_requests').select('expires_at').where('id', '=', `${kind}:${id}`).executeTakeFirst();
+  return !!row && Number(row.expires_at) > Date.now();
+}
+
+function baseUsername(id: SsoIdentity): string {
+  const raw = id.username || id.email || `${id.provider}-${id.subject}`;
+  return raw.replace(/[^A-Za-z0-9._@+-]/g, '-').slice(0, 90) || `${id.provider}-user`;
+}
+
+async function freeUsername(db: Kysely<Database>, base: string): Promise<string> {
+  if (!(await findUserByName(db, base))) return base;
+  for (let i = 2; i < 1000; i++) if (!(await findUserByName(db, `${base}-${i}`))) return `${base}-${i}`;
+  throw new KilnError('CONFLICT', `No free username near ${base}.`);
+}
+
+export async function userForIdentity(ctx: DaemonContext, id: SsoIdentity, adminGroup: string | undefined): Promise<{ user: UsersTable; created: boolean }> {
+  const db = ctx.store.db;
+  const isAdmin = !!adminGroup && id.groups.includes(adminGroup);
+  let user: UsersTable | undefined = await db.selectFrom('users').selectAll().where('sso_provider', '=', id.provider).where('sso_subject', '=', id.subject).executeTakeFirst();
+  let created = false;
+  if (!user && id.email && id.emailVerified) {
+    const byMail = await findUserByName(db, id.email);
+    if (byMail && !byMail.sso_provider) {
+      await db.updateTable('users').set({ sso_provider: id.provider, sso_subject: id.subject, updated_at: Date.now() }).where('id', '=', byMail.id).execute();
+      user = byMail;
+    }
+  }
+  if (!user) {
+    const role: Role = isAdmin ? 'admin' : (await getSettings(db, ctx.config)).ssoDefaultRole;
+    const row = await createUser(db, { username: await freeUsername(db, baseUsername(id)), password: null, role });
+    await db.updateTable('users').set({ sso_provider: id.provider, sso_subject: id.subject }).where('id', '=', row.id).execute();
+    user = row;
+    created = true;
+  } else if (isAdmin && user.role !== 'admin') {
+    await db.updateTable('users').set({ role: 'admin', updated_at: Date.now() }).where('id', '=', user.id).execute();
+    ctx.auth.forgetUser(user.id);
+  }
+  return { user: (await findUserById(db, user.id))!, created };
+}
+
+export async function requireSso(ctx: DaemonContext, feature: Extract<Feature, 'oidc' | 'saml'>): Promise<void> {
+  if (!ctx.config.accounts[feature]) {
+    const vars = feature === 'oidc' ? 'OIDC_ISSUER, OIDC_CLIENT_ID, OIDC_REDIRECT_URL' : 'SAML_ENTRY_POINT, SAML_ISSUER, SAML_IDP_CERT, SAML_CALLBACK_URL';
+    throw new KilnError('FEATURE_DISABLED', `${feature.toUpperCase()} sign-in is not configured (set ${vars}).`, { details: { feature } });
+  }
+  await requireFeature(ctx.store.db, ctx.config, feature);
+}
+
+/** Signs the identity in and answers: JSON, or a redirect to SSO_SUCCESS_REDIRECT with the token in the fragment. */
+export async function finishSso(ctx: DaemonContext, request: FastifyRequest, reply: FastifyReply, id: SsoIdentity, adminGroup: string | undefined): Promise<unknown> {
+  const { user, created } = await userForIdentity(ctx, id, adminGroup);
+  if (created) await audit(ctx.store.db, { event: 'user.create', actor: null, target: user.username, ip: request.ip, details: { id: user.id, role: user.role, via: id.provider } });
+  await audit(ctx.store.db, { event: 'login.sso', actor: user, target: user.username, ip: request.ip, details: { provider: id.provider, subject: id.subject, created } });
+  const session = await issueSession(ctx, user);
+  const redirect = ctx.config.accounts.ssoSuccessRedirect;
+  if (redirect) {
+    // The fragment never reaches a server log or a Referer header.
+    return reply.redirect(`${redirect}#${new URLSearchParams({ token: session.token, expiresAt: session.expiresAt })}`, 303);
+  }
+  return { ...session, created };
+}

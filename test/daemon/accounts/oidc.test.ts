@@ -1,0 +1,207 @@
+/**
+ * OIDC round trip against a real OpenID provider (oidc-provider) listening on 127.0.0.1: kiln's
+ * /login redirect, the provider's own login and consent pages (devInteractions), the code exchange
+ * with PKCE, ID-token verification, user creation/linking, the admin group, and tampered requests.
+ */
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import Provider from 'oidc-provider';
+import { resolveAccountsConfig } from '../../../daemon/accounts/config.js';
+import { startServer, type TestServer } from '../../helpers/server.js';
+import { call, STRONG } from './http.js';
+
+const ACCOUNTS: Record<string, { preferred_username: string; email: string; groups: string[] }> = {
+  alice: { preferred_username: 'alice', email: 'alice@example.test', groups: ['staff'] },
+  root: { preferred_username: 'root-person', email: 'root@example.test', groups: ['staff', 'kiln-admins'] },
+  linked: { preferred_username: 'linked-sso', email: 'linked@example.test', groups: [] },
+};
+
+/** A browser's cookie jar for one origin, enough for the provider's interaction cookies. */
+class Jar {
+  private cookies = new Map<string, string>();
+  take(res: Response): void {
+    for (const c of res.headers.getSetCookie()) {
+      const [pair] = c.split(';');
+      const i = pair!.indexOf('=');
+      const name = pair!.slice(0, i);
+      const value = pair!.slice(i + 1);
+      if (/max-age=0|expires=thu, 01 jan 1970/i.test(c) || value === '') this.cookies.delete(name);
+      else this.cookies.set(name, value);
+    }
+  }
+  header(): string {
+    return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+  }
+}
+
+async function go(jar: Jar, url: string, init: RequestInit = {}): Promise<Response> {
+  const res = await fetch(url, { ...init, redirect: 'manual', headers: { ...(init.headers as Record<string, string>), cookie: jar.header() } });
+  jar.take(res);
+  return res;
+}
+
+/** Drives the provider's pages like a browser until it redirects back to `callbackPrefix`. */
+async function signInAtProvider(authUrl: string, account: string, callbackPrefix: string): Promise<string> {
+  const jar = new Jar();
+  let url = authUrl;
+  for (let hops = 0; hops < 20; hops++) {
+    if (url.startsWith(callbackPrefix)) return url;
+    const res = await go(jar, url);
+    if (res.status >= 300 && res.status < 400) {
+      url = new URL(res.headers.get('location')!, url).href;
+      continue;
+    }
+    const html = await res.text();
+    assert.equal(res.status, 200, html.slice(0, 300));
+    const action = new URL(/action="([^"]+)"/.exec(html)![1]!, url).href;
+    const body = /name="login"/.test(html) ? new URLSearchParams({ prompt: 'login', login: account, password: 'anything' }) : new URLSearchParams({ prompt: 'consent' });
+    const post = await go(jar, action, { method: 'POST', body, headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    assert.ok(post.status >= 300 && post.status < 400, `interaction answered ${post.status}`);
+    url = new URL(post.headers.get('location')!, action).href;
+  }
+  throw new Error('too many redirects at the provider');
+}
+
+describe('OIDC sign-in against a real provider', () => {
+  let s: TestServer;
+  let idp: Server;
+  let issuer: string;
+  let callback: string;
+
+  before(async () => {
+    s = await startServer();
+    callback = `${s.url}/api/auth/oidc/callback`;
+    idp = createServer();
+    await new Promise<void>((r) => idp.listen(0, '127.0.0.1', r));
+    issuer = `http://127.0.0.1:${(idp.address() as AddressInfo).port}`;
+    const provider = new Provider(issuer, {
+      clients: [{ client_id: 'kiln', client_secret: 'kiln-client-secret-0123456789', redirect_uris: [callback], response_types: ['code'], grant_types: ['authorization_code'], token_endpoint_auth_method: 'client_secret_basic' }],
+      claims: { openid: ['sub'], profile: ['preferred_username'], email: ['email', 'email_verified'], groups: ['groups'] },
+      async findAccount(_ctx, id) {
+        const a = ACCOUNTS[id];
+        if (!a) return undefined;
+        return { accountId: id, async claims() { return { sub: id, ...a, email_verified: true }; } };
+      },
+      features: { devInteractions: { enabled: true } },
+      cookies: { keys: ['oidc-test-cookie-key'] },
+    });
+    idp.on('request', provider.callback());
+    // The daemon's port is only known once it listens, so the OIDC settings are resolved now from the
+    // same variables an operator sets.
+    s.config.accounts = resolveAccountsConfig({
+      OIDC_ISSUER: issuer,
+      OIDC_CLIENT_ID: 'kiln',
+      OIDC_CLIENT_SECRET: 'kiln-client-secret-0123456789',
+      OIDC_REDIRECT_URL: callback,
+      OIDC_SCOPES: 'openid profile email groups',
+      OIDC_ADMIN_GROUP: 'kiln-admins',
+    });
+  });
+  after(async () => {
+    await s.close();
+    idp.closeAllConnections();
+    await new Promise((r) => idp.close(r));
+  });
+
+  async function startLogin(): Promise<{ authUrl: URL; cookie: string }> {
+    const r = await call(s, 'GET', '/api/auth/oidc/login', { token: null });
+    assert.equal(r.status, 302);
+    const authUrl = new URL(r.headers.get('location')!);
+    const cookie = r.headers.getSetCookie().find((c) => c.startsWith('kiln_oidc_state='))!.split(';')[0]!;
+    return { authUrl, cookie };
+  }
+
+  it('login redirects to the provider with state, nonce and PKCE S256', async () => {
+    const { authUrl, cookie } = await startLogin();
+    assert.equal(authUrl.origin, issuer);
+    const p = authUrl.searchParams;
+    assert.equal(p.get('client_id'), 'kiln');
+    assert.equal(p.get('redirect_uri'), callback);
+    assert.equal(p.get('response_type'), 'code');
+    assert.equal(p.get('code_challenge_method'), 'S256');
+    assert.match(p.get('code_challenge')!, /^[A-Za-z0-9_-]{43}$/);
+    assert.ok(p.get('state') && p.get('nonce'));
+    assert.equal(cookie, `kiln_oidc_state=${p.get('state')}`);
+    assert.equal(p.get('scope'), 'openid profile email groups');
+  });
+
+  it('completes the code flow: creates the user with the default role, then finds the same user again', async () => {
+    const { authUrl, cookie } = await startLogin();
+    const back = await signInAtProvider(authUrl.href, 'alice', callback);
+    const r = await call(s, 'GET', back.slice(s.url.length), { token: null, headers: { cookie } });
+    assert.equal(r.status, 200, JSON.stringify(r.json));
+    assert.equal(r.json.created, true);
+    assert.equal(r.json.user.username, 'alice');
+    assert.equal(r.json.user.role, 'user');
+    const me = await call(s, 'GET', '/api/auth/session', { token: r.json.token });
+    assert.equal(me.json.user.username, 'alice');
+    // The callback URL is single-use (state consumed), even with the right cookie.
+    assert.equal((await call(s, 'GET', back.slice(s.url.length), { token: null, headers: { cookie } })).status, 401);
+
+    const second = await startLogin();
+    const back2 = await signInAtProvider(second.authUrl.href, 'alice', callback);
+    const r2 = await call(s, 'GET', back2.slice(s.url.length), { token: null, headers: { cookie: second.cookie } });
+    assert.equal(r2.status, 200);
+    assert.equal(r2.json.created, false);
+    assert.equal(r2.json.user.id, r.json.user.id);
+    const users = (await call(s, 'GET', '/api/auth/users')).json.users;
+    assert.equal(users.find((u: { username: string }) => u.username === 'alice').sso, 'oidc');
+  });
+
+  it('the admin-group claim makes an admin; a verified e-mail links an existing local user', async () => {
+    const a = await startLogin();
+    const r = await call(s, 'GET', (await signInAtProvider(a.authUrl.href, 'root', callback)).slice(s.url.length), { token: null, headers: { cookie: a.cookie } });
+    assert.equal(r.status, 200);
+    assert.equal(r.json.user.role, 'admin');
+    assert.equal(r.json.user.username, 'root-person');
+
+    const local = await call(s, 'POST', '/api/auth/register', { body: { username: 'linked@example.test', password: STRONG } });
+    assert.equal(local.status, 201);
+    const b = await startLogin();
+    const r2 = await call(s, 'GET', (await signInAtProvider(b.authUrl.href, 'linked', callback)).slice(s.url.length), { token: null, headers: { cookie: b.cookie } });
+    assert.equal(r2.status, 200);
+    assert.equal(r2.json.created, false);
+    assert.equal(r2.json.user.id, local.json.user.id);
+  });
+
+  it('refuses a callback without the browser cookie, with a forged state, or with a tampered code', async () => {
+    const { authUrl, cookie } = await startLogin();
+    const back = new URL(await signInAtProvider(authUrl.href, 'alice', callback));
+    const path = back.pathname + back.search;
+    const noCookie = await call(s, 'GET', path, { token: null });
+    assert.equal(noCookie.status, 401);
+    assert.equal(noCookie.json.error.reason, 'oidc-state-mismatch');
+    const forged = new URL(back);
+    forged.searchParams.set('state', 'forged-state');
+    assert.equal((await call(s, 'GET', forged.pathname + forged.search, { token: null, headers: { cookie: 'kiln_oidc_state=forged-state' } })).status, 401);
+    const tampered = new URL(back);
+    tampered.searchParams.set('code', back.searchParams.get('code')!.slice(0, -2) + 'xx');
+    const t = await call(s, 'GET', tampered.pathname + tampered.search, { token: null, headers: { cookie } });
+    assert.equal(t.status, 401);
+    assert.equal(t.json.error.reason, 'oidc-failed');
+    assert.equal(t.json.token, undefined);
+  });
+
+  it('answers FEATURE_DISABLED when switched off in the settings', async () => {
+    assert.equal((await call(s, 'PUT', '/api/v1/settings', { body: { features: { oidc: false } } })).status, 200);
+    const r = await call(s, 'GET', '/api/auth/oidc/login', { token: null });
+    assert.equal(r.status, 403);
+    assert.equal(r.json.error.code, 'FEATURE_DISABLED');
+    assert.equal((await call(s, 'PUT', '/api/v1/settings', { body: { features: { oidc: true } } })).status, 200);
+  });
+});
+
+describe('OIDC not configured', () => {
+  it('login answers FEATURE_DISABLED naming the variables', async () => {
+    const s = await startServer();
+    try {
+      const r = await call(s, 'GET', '/api/auth/oidc/login', { token: null });
+      assert.equal(r.status, 403);
+      assert.match(r.json.error.message, /OIDC_ISSUER/);
+    } finally {
+      await s.close();
+    }
+  });
+});
