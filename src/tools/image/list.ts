@@ -44,3 +44,7 @@ export { default as watermarkImage } from './watermark/watermark-image.js';
 export { default as compose } from './watermark/compose.js';
 export { default as textOverlay } from './watermark/text-overlay.js';
 export { default as memeGenerator } from './watermark/meme-generator.js';
+export { default as editMetadata } from './optimization/edit-metadata.js';
+export { default as bulkRename } from './optimization/bulk-rename.js';
+export { default as favicon } from './optimization/favicon.js';
+export { default as imageToPdf } from './optimization/image-to-pdf.js';

@@ -1,0 +1,113 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import { z } from 'zod';
+import { KilnError } from '../../../core/errors.js';
+import type { InputFile, RunContext } from '../../../core/tool.js';
+import { defineTool } from '../../../core/tool.js';
+import { getPdfLib } from '../../../engines/pdf-lib.js';
+import { openImage } from '../../../engines/sharp.js';
+import { checkAbort } from '../_shared/a-pixels.js';
+import { outputFile } from '../_shared/b-output.js';
+
+/** Page sizes in PDF points (1/72 in), portrait. */
+const PAGE_SIZES = { A4: [595.28, 841.89], Letter: [612, 792], A3: [841.89, 1190.55], A5: [419.53, 595.28] } as const;
+/** Recompression ladder for targetSize: JPEG quality, then the longest side in pixels. */
+const LADDER: { quality: number; maxSide?: number }[] = [
+  { quality: 85 }, { quality: 70 }, { quality: 55 }, { quality: 55, maxSide: 2400 }, { quality: 45, maxSide: 1600 },
+  { quality: 40, maxSide: 1200 }, { quality: 35, maxSide: 800 }, { quality: 30, maxSide: 600 }, { quality: 25, maxSide: 400 },
+];
+
+interface Embedded { bytes: Uint8Array; kind: 'jpg' | 'png'; width: number; height: number }
+
+export default defineTool({
+  id: 'image-to-pdf',
+  section: 'image',
+  group: 'optimization',
+  summary: 'Place one or more images on PDF pages; base tool of the image-to-PDF presets.',
+  description:
+    'One image per page, fitted inside the margins and centered. JPEGs are embedded as they are (no re-encoding); other formats as lossless PNG. ' +
+    'With targetSize, images are re-encoded as JPEG with falling quality, then smaller pixel sizes, until the PDF fits; data.targetMet says whether it did.',
+  input: { kind: 'files', accept: ['image/*'], min: 1, max: 500 },
+  settings: z.object({
+    pageSize: z.enum(['A4', 'Letter', 'A3', 'A5']).default('A4').describe('Page size.'),
+    orientation: z.enum(['portrait', 'landscape']).default('portrait').describe('Page orientation.'),
+    margin: z.number().min(0).max(500).default(20).describe('Page margin in points.'),
+    targetSize: z.object({ value: z.number().positive(), unit: z.enum(['KB', 'MB']).default('KB') }).strict().optional().describe('Maximum output size {value, unit}; images are recompressed to fit.'),
+  }),
+  check: (s) => {
+    const [w, h] = PAGE_SIZES[s.pageSize];
+    if (2 * s.margin >= Math.min(w, h)) return `margin ${s.margin} leaves no room on a ${s.pageSize} page (at most ${Math.floor(Math.min(w, h) / 2) - 1} pt).`;
+  },
+  batch: false,
+  output: 'PDF, one image per page',
+  examples: ['scan1.jpg scan2.png --page-size Letter --margin 36 -o scans.pdf', '*.jpg --target-size \'{"value":500,"unit":"KB"}\' -o small.pdf'],
+  async run(ctx, { files }, s) {
+    let [pw, ph] = PAGE_SIZES[s.pageSize] as readonly [number, number];
+    if (s.orientation === 'landscape') [pw, ph] = [ph, pw];
+    const limit = s.targetSize ? s.targetSize.value * (s.targetSize.unit === 'MB' ? 1024 * 1024 : 1024) : Infinity;
+    const original = await Promise.all(files.map((f) => prepare(ctx, f)));
+    let bytes = await build(original, pw, ph, s.margin);
+    let step = -1;
+    while (bytes.length > limit && step < LADDER.length - 1) {
+      checkAbort(ctx.signal);
+      step++;
+      ctx.progress(20 + (70 * step) / LADDER.length, 'recompressing');
+      const imgs = await Promise.all(files.map((f) => prepare(ctx, f, LADDER[step])));
+      bytes = await build(imgs, pw, ph, s.margin);
+    }
+    const out = ctx.out('pdf');
+    await writeFile(out, bytes);
+    return {
+      outputs: [outputFile(out)],
+      data: {
+        pages: files.length,
+        pageSize: s.pageSize,
+        orientation: s.orientation,
+        pageWidthPt: pw,
+        pageHeightPt: ph,
+        bytes: bytes.length,
+        ...(s.targetSize
+          ? { targetBytes: limit, targetMet: bytes.length <= limit, recompressed: step >= 0, ...(step >= 0 ? { jpegQuality: LADDER[step]!.quality, maxSide: LADDER[step]!.maxSide ?? null } : {}) }
+          : {}),
+      },
+    };
+  },
+});
+
+async function prepare(ctx: RunContext, f: InputFile, recompress?: { quality: number; maxSide?: number }): Promise<Embedded> {
+  const img = await openImage(f.path, { ext: f.type?.ext, workDir: ctx.workDir });
+  const meta = await img.metadata();
+  const upright = (meta.orientation ?? 1) === 1;
+  if (!recompress && f.type?.ext === 'jpg' && upright && meta.space !== 'cmyk') {
+    return { bytes: await readFile(f.path), kind: 'jpg', width: meta.width!, height: meta.height! };
+  }
+  img.autoOrient();
+  if (recompress) {
+    if (recompress.maxSide) img.resize({ width: recompress.maxSide, height: recompress.maxSide, fit: 'inside', withoutEnlargement: true });
+    const { data, info } = await img.flatten({ background: '#ffffff' }).jpeg({ quality: recompress.quality, mozjpeg: true }).toBuffer({ resolveWithObject: true });
+    return { bytes: data, kind: 'jpg', width: info.width, height: info.height };
+  }
+  const { data, info } = await img.png({ compressionLevel: 9 }).toBuffer({ resolveWithObject: true });
+  return { bytes: data, kind: 'png', width: info.width, height: info.height };
+}
+
+async function build(images: Embedded[], pw: number, ph: number, margin: number): Promise<Uint8Array> {
+  const { PDFDocument } = await getPdfLib();
+  const doc = await PDFDocument.create();
+  doc.setProducer('kiln');
+  for (const im of images) {
+    let embedded;
+    try {
+      embedded = im.kind === 'jpg' ? await doc.embedJpg(im.bytes) : await doc.embedPng(im.bytes);
+    } catch (e) {
+      throw new KilnError('UNSUPPORTED_INPUT', `An image could not be placed in the PDF: ${(e as Error).message.split('\n')[0]}`, { cause: e });
+    }
+    const page = doc.addPage([pw, ph]);
+    const bw = pw - 2 * margin;
+    const bh = ph - 2 * margin;
+    const k = Math.min(bw / im.width, bh / im.height);
+    const w = im.width * k;
+    const h = im.height * k;
+    page.drawImage(embedded, { x: margin + (bw - w) / 2, y: margin + (bh - h) / 2, width: w, height: h });
+  }
+  return doc.save({ useObjectStreams: true });
+}

@@ -1,0 +1,137 @@
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { PDFDocument } from '@cantoo/pdf-lib';
+import sharp from 'sharp';
+import yauzl from 'yauzl';
+import { KilnError } from '../../../src/core/errors.js';
+import { kiln } from '../../helpers/cli.js';
+import { makeImage, makePhoto, tempDir } from '../../helpers/fixtures.js';
+import { runA, solid } from './a-helpers.js';
+
+const dir = tempDir();
+
+function unzip(file: string): Promise<Map<string, Buffer>> {
+  return new Promise((resolve, reject) => {
+    yauzl.open(file, { lazyEntries: true }, (err, zip) => {
+      if (err || !zip) return reject(err);
+      const out = new Map<string, Buffer>();
+      zip.on('entry', (e: yauzl.Entry) =>
+        zip.openReadStream(e, (er, rs) => {
+          if (er || !rs) return reject(er);
+          const chunks: Buffer[] = [];
+          rs.on('data', (c: Buffer) => chunks.push(c));
+          rs.on('end', () => {
+            out.set(e.fileName, Buffer.concat(chunks));
+            zip.readEntry();
+          });
+        }),
+      );
+      zip.on('end', () => resolve(out));
+      zip.readEntry();
+    });
+  });
+}
+
+describe('edit-metadata', () => {
+  it('writes every field, read back with exiftool', async () => {
+    const src = await makeImage(dir, 'meta.jpg', 40, 30);
+    const r = await runA('edit-metadata', [src], { title: 'Harbour at dawn', description: 'Boats, ünïcode', author: 'A. Person', copyright: '© 2026 A. Person', keywords: ['sea', 'boats'], gps: { lat: -33.8568, lon: 151.2153 }, dateTime: '2024-05-06T07:08:09' }, {}, dir);
+    const j = JSON.parse(execFileSync('exiftool', ['-j', '-n', '-XMP-dc:all', '-EXIF:all', '-IPTC:Keywords', '-Composite:GPSLatitude', '-Composite:GPSLongitude', r.kept!]).toString())[0];
+    assert.equal(j.Title, 'Harbour at dawn');
+    assert.equal(j.ImageDescription, 'Boats, ünïcode');
+    assert.equal(j.Artist, 'A. Person');
+    assert.equal(j.Copyright, '© 2026 A. Person');
+    assert.deepEqual(j.Subject, ['sea', 'boats']);
+    assert.deepEqual(j.Keywords, ['sea', 'boats']);
+    assert.ok(Math.abs(j.GPSLatitude - -33.8568) < 1e-4 && Math.abs(j.GPSLongitude - 151.2153) < 1e-4);
+    assert.equal(j.DateTimeOriginal, '2024:05:06 07:08:09');
+    const before = await sharp(src).raw().toBuffer();
+    assert.deepEqual(await sharp(r.kept!).raw().toBuffer(), before);
+  });
+  it('PNG works; no field and bad values are rejected', async () => {
+    const src = await makeImage(dir, 'meta.png', 10, 10);
+    const r = await runA('edit-metadata', [src], { author: 'B' }, {}, dir);
+    assert.equal(JSON.parse(execFileSync('exiftool', ['-j', '-Artist', r.kept!]).toString())[0].Artist, 'B');
+    await assert.rejects(runA('edit-metadata', [src], {}), (e: KilnError) => e.code === 'VALIDATION_ERROR');
+    await assert.rejects(runA('edit-metadata', [src], { gps: { lat: 91, lon: 0 } }), (e: KilnError) => e.code === 'VALIDATION_ERROR');
+    await assert.rejects(runA('edit-metadata', [src], { dateTime: 'yesterday' }), (e: KilnError) => e.code === 'VALIDATION_ERROR');
+  });
+});
+
+describe('bulk-rename', () => {
+  it('renames with {n}, padding, startIndex, {original} and keeps extensions', async () => {
+    const a = await makeImage(dir, 'first.jpg', 10, 10);
+    const b = await makeImage(dir, 'second.png', 10, 10);
+    const r = await runA('bulk-rename', [a, b], { pattern: 'trip-{n}-{original}-{date}', startIndex: 7, padding: 3 }, {}, dir);
+    const entries = await unzip(r.kept!);
+    const today = new Date().toISOString().slice(0, 10);
+    assert.deepEqual([...entries.keys()].sort(), [`trip-007-first-${today}.jpg`, `trip-008-second-${today}.png`]);
+    assert.deepEqual(entries.get(`trip-007-first-${today}.jpg`), readFileSync(a));
+    const one = await runA('bulk-rename', [a], {}, {}, dir);
+    assert.deepEqual([...(await unzip(one.kept!)).keys()], ['image-1.jpg']);
+  });
+});
+
+describe('image-to-pdf', () => {
+  it('one page per image, page size and orientation, JPEG embedded as is', async () => {
+    const jpg = await makePhoto(dir, 'p.jpg', 300, 200);
+    const png = await makeImage(dir, 'q.png', 50, 100);
+    const r = await runA('image-to-pdf', [jpg, png], { pageSize: 'Letter', orientation: 'landscape' }, {}, dir);
+    const doc = await PDFDocument.load(readFileSync(r.kept!));
+    assert.equal(doc.getPageCount(), 2);
+    assert.deepEqual([doc.getPage(0).getWidth(), doc.getPage(0).getHeight()], [792, 612]);
+    const jpgBytes = readFileSync(jpg);
+    assert.ok(readFileSync(r.kept!).includes(jpgBytes.subarray(0, 2000)), 'the JPEG bytes are inside the PDF unchanged');
+    const a5 = await PDFDocument.load(readFileSync((await runA('image-to-pdf', [png], { pageSize: 'A5' }, {}, dir)).kept!));
+    assert.deepEqual([Math.round(a5.getPage(0).getWidth()), Math.round(a5.getPage(0).getHeight())], [420, 595]);
+    await assert.rejects(runA('image-to-pdf', [png], { pageSize: 'A5', margin: 300 }), (e: KilnError) => e.code === 'VALIDATION_ERROR');
+  });
+  it('targetSize recompresses until the PDF fits', async () => {
+    const big = await makePhoto(dir, 'big.png', 900, 700);
+    const plain = await runA('image-to-pdf', [big], {});
+    assert.ok(plain.processedSize > 300 * 1024, `uncompressed size ${plain.processedSize}`);
+    const r = await runA('image-to-pdf', [big], { targetSize: { value: 100, unit: 'KB' } }, {}, dir);
+    assert.equal(r.data!.targetMet, true);
+    assert.ok(r.processedSize <= 100 * 1024);
+    assert.equal((await PDFDocument.load(readFileSync(r.kept!))).getPageCount(), 1);
+  });
+});
+
+describe('favicon', () => {
+  it('writes every size, a parseable multi-size ICO, manifest and snippet', async () => {
+    const src = await solid(dir, 'logo.png', 300, 200, () => [200, 30, 30]);
+    const r = await runA('favicon', [src], { padding: 10, borderRadius: 50 }, {}, dir);
+    const z = await unzip(r.kept!);
+    for (const [name, size] of [['favicon-16x16.png', 16], ['favicon-32x32.png', 32], ['apple-touch-icon.png', 180], ['android-chrome-192x192.png', 192], ['android-chrome-512x512.png', 512]] as const) {
+      const m = await sharp(z.get(name)!).metadata();
+      assert.deepEqual([m.width, m.height], [size, size], name);
+    }
+    const p512 = await sharp(z.get('android-chrome-512x512.png')!).raw().toBuffer();
+    assert.equal(p512[3], 0, 'rounded corner is transparent');
+    assert.deepEqual([...p512.subarray((256 * 512 + 256) * 4, (256 * 512 + 256) * 4 + 4)], [200, 30, 30, 255]);
+    assert.equal((await sharp(z.get('apple-touch-icon.png')!).metadata()).hasAlpha, false, 'apple icon is opaque');
+    const ico = z.get('favicon.ico')!;
+    assert.deepEqual([ico.readUInt16LE(0), ico.readUInt16LE(2), ico.readUInt16LE(4)], [0, 1, 4]);
+    const sizes = [0, 1, 2, 3].map((i) => ico[6 + 16 * i] || 256);
+    assert.deepEqual(sizes, [16, 32, 48, 256]);
+    // The 32 px entry is a DIB: header size 40, double height, 32 bpp; its center pixel is the red fill (BGRA).
+    const off = ico.readUInt32LE(6 + 16 + 12);
+    assert.deepEqual([ico.readUInt32LE(off), ico.readInt32LE(off + 4), ico.readInt32LE(off + 8), ico.readUInt16LE(off + 14)], [40, 32, 64, 32]);
+    const c = off + 40 + (16 * 32 + 16) * 4;
+    assert.deepEqual([...ico.subarray(c, c + 4)], [30, 30, 200, 255]);
+    const pngOff = ico.readUInt32LE(6 + 48 + 12);
+    assert.equal((await sharp(ico.subarray(pngOff, pngOff + ico.readUInt32LE(6 + 48 + 8))).metadata()).width, 256);
+    assert.equal(JSON.parse(z.get('site.webmanifest')!.toString()).icons.length, 2);
+    assert.match(z.get('head.html')!.toString(), /apple-touch-icon/);
+  });
+  it('CLI writes the ZIP', async () => {
+    const src = await solid(dir, 'l2.png', 64, 64, () => [0, 0, 255]);
+    const out = path.join(dir, 'icons.zip');
+    const res = await kiln(['favicon', src, '--background-color', '#ffffff', '-o', out, '-q']);
+    assert.equal(res.code, 0, res.stderr);
+    assert.ok((await unzip(out)).has('favicon.ico'));
+  });
+});
