@@ -16,3 +16,4 @@ export { settingsRoutes } from './settings.js';
 export { filesRoutes } from './files.js';
 export { pipelineRoutes } from './pipelines.js';
 export { oidcRoutes } from './oidc.js';
+export { samlRoutes } from './saml.js';

@@ -1,0 +1,157 @@
+/**
+ * SAML round trip: the SP-initiated AuthnRequest from /login, a response signed here with an IdP key
+ * and certificate made by node-forge and xml-crypto, and the refusals: unsigned, tampered, signed by
+ * another key, expired, wrong audience, unsolicited and replayed.
+ */
+import assert from 'node:assert/strict';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { inflateRawSync } from 'node:zlib';
+import { after, before, describe, it } from 'node:test';
+import forge from 'node-forge';
+import { SignedXml } from 'xml-crypto';
+import { resolveAccountsConfig } from '../../../daemon/accounts/config.js';
+import { startServer, type TestServer } from '../../helpers/server.js';
+import { call } from './http.js';
+
+const IDP = 'https://idp.example.test/metadata';
+const SP = 'kiln-sp';
+
+function makeIdpKey(): { key: string; cert: string } {
+  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048, privateKeyEncoding: { type: 'pkcs8', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } });
+  const cert = forge.pki.createCertificate();
+  cert.publicKey = forge.pki.publicKeyFromPem(publicKey);
+  cert.serialNumber = '01';
+  cert.validity.notBefore = new Date(Date.now() - 86_400_000);
+  cert.validity.notAfter = new Date(Date.now() + 86_400_000);
+  const name = [{ name: 'commonName', value: 'test idp' }];
+  cert.setSubject(name);
+  cert.setIssuer(name);
+  cert.sign(forge.pki.privateKeyFromPem(privateKey), forge.md.sha256.create());
+  return { key: privateKey, cert: forge.pki.certificateToPem(cert) };
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+function responseXml(o: { inResponseTo?: string; nameId: string; groups?: string[]; audience?: string; notOnOrAfter?: number; callback: string; assertionId?: string }): string {
+  const now = Date.now();
+  const end = o.notOnOrAfter ?? now + 5 * 60_000;
+  const irt = o.inResponseTo ? ` InResponseTo="${o.inResponseTo}"` : '';
+  const groups = (o.groups ?? []).map((g) => `<saml:AttributeValue>${g}</saml:AttributeValue>`).join('');
+  return (
+    `<samlp:Response xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ID="_r${randomBytes(8).toString('hex')}" Version="2.0" IssueInstant="${iso(now)}" Destination="${o.callback}"${irt}>` +
+    `<saml:Issuer>${IDP}</saml:Issuer><samlp:Status><samlp:StatusCode Value="urn:oasis:names:tc:SAML:2.0:status:Success"/></samlp:Status>` +
+    `<saml:Assertion xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ID="${o.assertionId ?? '_a' + randomBytes(8).toString('hex')}" Version="2.0" IssueInstant="${iso(now)}">` +
+    `<saml:Issuer>${IDP}</saml:Issuer>` +
+    `<saml:Subject><saml:NameID Format="urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress">${o.nameId}</saml:NameID>` +
+    `<saml:SubjectConfirmation Method="urn:oasis:names:tc:SAML:2.0:cm:bearer"><saml:SubjectConfirmationData${irt} NotOnOrAfter="${iso(end)}" Recipient="${o.callback}"/></saml:SubjectConfirmation></saml:Subject>` +
+    `<saml:Conditions NotBefore="${iso(now - 60_000)}" NotOnOrAfter="${iso(end)}"><saml:AudienceRestriction><saml:Audience>${o.audience ?? SP}</saml:Audience></saml:AudienceRestriction></saml:Conditions>` +
+    `<saml:AuthnStatement AuthnInstant="${iso(now)}" SessionIndex="_s1"><saml:AuthnContext><saml:AuthnContextClassRef>urn:oasis:names:tc:SAML:2.0:ac:classes:PasswordProtectedTransport</saml:AuthnContextClassRef></saml:AuthnContext></saml:AuthnStatement>` +
+    `<saml:AttributeStatement><saml:Attribute Name="groups">${groups}</saml:Attribute></saml:AttributeStatement>` +
+    `</saml:Assertion></samlp:Response>`
+  );
+}
+
+function signAssertion(xml: string, idp: { key: string; cert: string }): string {
+  const sig = new SignedXml({
+    privateKey: idp.key,
+    publicCert: idp.cert,
+    signatureAlgorithm: 'http://www.w3.org/2001/04/xmldsig-more#rsa-sha256',
+    canonicalizationAlgorithm: 'http://www.w3.org/2001/10/xml-exc-c14n#',
+  });
+  sig.addReference({
+    xpath: "//*[local-name(.)='Assertion']",
+    transforms: ['http://www.w3.org/2000/09/xmldsig#enveloped-signature', 'http://www.w3.org/2001/10/xml-exc-c14n#'],
+    digestAlgorithm: 'http://www.w3.org/2001/04/xmlenc#sha256',
+  });
+  sig.computeSignature(xml, { location: { reference: "//*[local-name(.)='Assertion']/*[local-name(.)='Issuer']", action: 'after' } });
+  return sig.getSignedXml();
+}
+
+describe('SAML sign-in', () => {
+  let s: TestServer;
+  let idp: { key: string; cert: string };
+  let callback: string;
+
+  before(async () => {
+    idp = makeIdpKey();
+    s = await startServer();
+    callback = `${s.url}/api/auth/saml/callback`;
+    // The daemon's port is only known once it listens: resolve the SAML variables now.
+    s.config.accounts = resolveAccountsConfig({ SAML_ENTRY_POINT: 'https://idp.example.test/sso', SAML_ISSUER: SP, SAML_IDP_CERT: idp.cert, SAML_CALLBACK_URL: callback, SAML_ADMIN_GROUP: 'kiln-admins' });
+  });
+  after(() => s.close());
+
+  /** Starts an SP-initiated login and returns the AuthnRequest's ID. */
+  async function requestId(): Promise<string> {
+    const r = await call(s, 'GET', '/api/auth/saml/login', { token: null });
+    assert.equal(r.status, 302);
+    const loc = new URL(r.headers.get('location')!);
+    assert.equal(loc.origin + loc.pathname, 'https://idp.example.test/sso');
+    const xml = inflateRawSync(Buffer.from(loc.searchParams.get('SAMLRequest')!, 'base64')).toString();
+    assert.match(xml, /AuthnRequest/);
+    assert.match(xml, new RegExp(`AssertionConsumerServiceURL="${callback}"`));
+    return /ID="([^"]+)"/.exec(xml)![1]!;
+  }
+
+  const post = (xml: string) =>
+    fetch(callback, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ SAMLResponse: Buffer.from(xml).toString('base64') }) }).then(async (r) => ({ status: r.status, json: await r.json() }));
+
+  it('serves SP metadata naming the entity and the assertion consumer service', async () => {
+    const r = await call(s, 'GET', '/api/auth/saml/metadata', { token: null });
+    assert.equal(r.status, 200);
+    assert.match(r.headers.get('content-type')!, /samlmetadata\+xml/);
+    assert.match(r.json, new RegExp(`entityID="${SP}"`));
+    assert.match(r.json, new RegExp(`Location="${callback}"`));
+  });
+
+  it('accepts a signed response to its request: creates the user (admin by group), and refuses a replay', async () => {
+    const id = await requestId();
+    const signed = signAssertion(responseXml({ inResponseTo: id, nameId: 'sam@example.test', groups: ['staff', 'kiln-admins'], callback }), idp);
+    const r = await post(signed);
+    assert.equal(r.status, 200, JSON.stringify(r.json));
+    assert.equal(r.json.user.username, 'sam@example.test');
+    assert.equal(r.json.user.role, 'admin');
+    assert.equal(r.json.created, true);
+    assert.equal((await call(s, 'GET', '/api/auth/session', { token: r.json.token })).json.user.username, 'sam@example.test');
+
+    const replay = await post(signed);
+    assert.equal(replay.status, 401);
+    assert.equal(replay.json.token, undefined);
+
+    // Same assertion ID answering a fresh request: still a replay.
+    const id2 = await requestId();
+    const sameAssertion = signAssertion(responseXml({ inResponseTo: id2, nameId: 'sam@example.test', callback, assertionId: /<saml:Assertion[^>]* ID="([^"]+)"/.exec(signed)![1] }), idp);
+    const r2 = await post(sameAssertion);
+    assert.equal(r2.status, 401);
+    assert.equal(r2.json.error.reason, 'saml-replay');
+
+    const id3 = await requestId();
+    const again = await post(signAssertion(responseXml({ inResponseTo: id3, nameId: 'sam@example.test', callback }), idp));
+    assert.equal(again.status, 200);
+    assert.equal(again.json.created, false);
+    assert.equal(again.json.user.id, r.json.user.id);
+  });
+
+  it('refuses unsigned, tampered, foreign-signed, expired, wrong-audience and unsolicited responses', async () => {
+    const cases: [string, (id: string) => string][] = [
+      ['unsigned', (id) => responseXml({ inResponseTo: id, nameId: 'eve@example.test', callback })],
+      ['tampered', (id) => signAssertion(responseXml({ inResponseTo: id, nameId: 'eve@example.test', callback }), idp).replace('eve@example.test', 'sam@example.test')],
+      ['tampered groups', (id) => signAssertion(responseXml({ inResponseTo: id, nameId: 'eve@example.test', groups: ['staff'], callback }), idp).replace('>staff<', '>kiln-admins<')],
+      ['other key', (id) => signAssertion(responseXml({ inResponseTo: id, nameId: 'eve@example.test', callback }), makeIdpKey())],
+      ['expired', (id) => signAssertion(responseXml({ inResponseTo: id, nameId: 'eve@example.test', callback, notOnOrAfter: Date.now() - 5 * 60_000 }), idp)],
+      ['audience', (id) => signAssertion(responseXml({ inResponseTo: id, nameId: 'eve@example.test', callback, audience: 'someone-else' }), idp)],
+      ['unsolicited', () => signAssertion(responseXml({ nameId: 'eve@example.test', callback }), idp)],
+      ['unknown request', () => signAssertion(responseXml({ inResponseTo: '_never-issued', nameId: 'eve@example.test', callback }), idp)],
+    ];
+    for (const [what, make] of cases) {
+      const r = await post(make(await requestId()));
+      assert.equal(r.status, 401, `${what}: ${JSON.stringify(r.json)}`);
+      assert.equal(r.json.error.reason, 'saml-invalid', what);
+      assert.equal(r.json.token, undefined);
+    }
+    const users = (await call(s, 'GET', '/api/auth/users')).json.users;
+    assert.ok(!users.some((u: { username: string }) => u.username === 'eve@example.test'));
+    const bad = await fetch(callback, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'SAMLResponse=' });
+    assert.equal(bad.status, 400);
+  });
+});
