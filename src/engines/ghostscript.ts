@@ -66,6 +66,12 @@ export function compressionParams(quality: number): { params: string[]; post: st
     // Downsample anything above the target (the default threshold of 1.5 skips images only slightly larger).
     '-dColorImageDownsampleThreshold=1.0',
     '-dGrayImageDownsampleThreshold=1.0',
+    // Ghostscript copies JPEG images through untouched by default, so quality would only act where
+    // images are also downsampled; re-encode them so the QFactor applies to every photo.
+    '-dPassThroughJPEGImages=false',
+    // Without it the distiller parameters set by -c below are undone after the first page.
+    '-dNOOUTERSAVE',
+    '-dPassThroughJPXImages=false',
     '-dAutoFilterColorImages=false',
     '-dAutoFilterGrayImages=false',
     '-dColorImageFilter=/DCTEncode',

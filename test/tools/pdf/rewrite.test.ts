@@ -56,6 +56,16 @@ describe('Ghostscript tools', () => {
     assert.match(pageTexts(r.file!)[0]!, /Colour heading/);
   });
 
+  it('compress-pdf quality acts on JPEG photos even without downsampling (higher quality, larger file)', async () => {
+    // The photo is drawn at 160 dpi: quality 90 (275 dpi) and 60 (175 dpi) keep its pixels, only the JPEG quality differs.
+    const hi = await runPdfTool(dir, 'compress-pdf', [photoPdf], { quality: 90 });
+    const lo = await runPdfTool(dir, 'compress-pdf', [photoPdf], { quality: 60 });
+    assert.equal(hi.data!.usedOriginal, false);
+    const sizes = [statSync(hi.file!).size, statSync(lo.file!).size];
+    assert.ok(sizes[0]! > sizes[1]! * 1.2, `${sizes}`);
+    for (const f of [hi.file!, lo.file!]) assert.match(execFileSync('pdfimages', ['-list', f]).toString(), /\s640\s+400\s+rgb/);
+  });
+
   it('compress-pdf targetSize stops at the first setting under the target, or says it was not met', async () => {
     const before = statSync(photoPdf).size;
     const target = Math.round(before / 1024 / 3);
