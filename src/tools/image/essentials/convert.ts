@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import { isAnimatedFormat, openImage, outputOf, writeImage, type ImageFormat } from '../../../engines/sharp.js';
+import { isAnimatedFormat, outputOf, writeImage, type ImageFormat } from '../../../engines/sharp.js';
+import { openInput } from '../_shared/b-decode.js';
 import { writeEps } from '../_shared/eps-writer.js';
 
 // 'eps' is outside the catalog's public enum (decision D09): the png-to-eps and jpg-to-eps presets fix it.
@@ -26,7 +27,8 @@ export default defineTool({
     const input = files[0]!;
     const ext = input.type?.ext;
     const keepFrames = isAnimatedFormat(ext) && (s.format === 'gif' || s.format === 'webp');
-    const img = await openImage(input.path, { ext, workDir: ctx.workDir, animated: keepFrames, signal: ctx.signal });
+    // Through openInput so Photoshop files (psd-to-jpg, psd-to-png) are flattened by ImageMagick first.
+    const img = await openInput(input, ctx.workDir, ctx.signal, { animated: keepFrames });
     const meta = await img.metadata();
     if ((meta.orientation ?? 1) > 1) img.autoOrient();
     ctx.progress(30, 'encoding');
