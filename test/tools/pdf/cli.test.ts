@@ -28,7 +28,7 @@ describe('PDF tools from the command line', () => {
   it('a range beyond the last page exits with the usage code and names the page count', async () => {
     const src = await makeTextPdf(path.join(dir, 'in2.pdf'), numbered(3));
     const r = await kiln(['extract-pages', src, '--range', '2-7', '-o', path.join(dir, 'never.pdf')]);
-    assert.equal(r.code, 2);
+    assert.equal(r.code, 2, r.stderr);
     assert.match(r.stderr, /3 pages/);
   });
 
@@ -37,7 +37,7 @@ describe('PDF tools from the command line', () => {
     const locked = path.join(dir, 'locked.pdf');
     assert.equal((await kiln(['protect-pdf', src, '--user-password', 'pw', '-o', locked])).code, 0);
     const r = await kiln(['rotate-pdf', locked, '-o', path.join(dir, 'rot.pdf')]);
-    assert.equal(r.code, 3);
+    assert.equal(r.code, 3, r.stderr);
     assert.match(r.stderr, /password-protected.*unlock-pdf/);
     const u = await kiln(['unlock-pdf', locked, '--password', 'pw', '-o', path.join(dir, 'open.pdf')]);
     assert.equal(u.code, 0, u.stderr);
