@@ -151,14 +151,15 @@ export function padSize(src: { width: number; height: number }, target: string):
   return { width: src.width, height: up((src.width * b) / a) };
 }
 
-const STILL_FORMATS = /(^|,)(image2|png_pipe|jpeg_pipe|webp_pipe|bmp_pipe|tiff_pipe|svg_pipe|gif_pipe_still)(,|$)/;
+const STILL_FORMATS = /(^|,)(image2|[a-z]+_pipe)(,|$)/;
 
 /** Probes a tool's video input: a moving-picture stream is required. */
 export async function probeVideo(file: InputFile, signal?: AbortSignal): Promise<MediaInfo & { video: MediaStream }> {
   const info = await probe(file.path, { signal, name: file.name });
-  if (!info.video || STILL_FORMATS.test(info.formatName)) {
-    throw new KilnError('UNSUPPORTED_INPUT', `${file.name} has no video stream${info.audio ? ' (it holds only audio)' : ''}.`, { reason: 'no-video-stream' });
+  if (info.video && STILL_FORMATS.test(info.formatName)) {
+    throw new KilnError('UNSUPPORTED_INPUT', `${file.name} is a still image, not a video.`, { reason: 'no-video-stream' });
   }
+  if (!info.video) throw new KilnError('UNSUPPORTED_INPUT', `${file.name} has no video stream${info.audio ? ' (it holds only audio)' : ''}.`, { reason: 'no-video-stream' });
   return info as MediaInfo & { video: MediaStream };
 }
 

@@ -4,7 +4,7 @@ import { mkdirSync, readdirSync, writeFileSync, readFileSync, existsSync } from 
 import path from 'node:path';
 import { describe, it, before } from 'node:test';
 import type { KilnError } from '../../../src/core/errors.js';
-import { atempoChain, displaySize, ffmpegCapabilities, padSize, probe, runFfmpeg } from '../../../src/engines/ffmpeg.js';
+import { atempoChain, displaySize, ffmpegCapabilities, padSize, probe, probeVideo, runFfmpeg } from '../../../src/engines/ffmpeg.js';
 import { makeImage, tempDir } from '../../helpers/fixtures.js';
 import { ffprobe, makeAudio, makeVideo, runMedia, stream } from '../../helpers/media.js';
 
@@ -53,6 +53,8 @@ describe('input checks', () => {
   it('a PNG given to a video tool is UNSUPPORTED_INPUT', async () => {
     const png = await makeImage(dir, 'still.png', 64, 64);
     await assert.rejects(runMedia(dir, 'mute-video', [png]), isCode('UNSUPPORTED_INPUT'));
+    // Past the byte sniffing too: ffprobe sees a video stream in a PNG, the engine still says no.
+    await assert.rejects(probeVideo({ path: png, name: 'still.png', size: 1 }), (e: KilnError) => e.code === 'UNSUPPORTED_INPUT' && /still image/.test(e.message));
   });
   it('an audio-only file given to a video tool is UNSUPPORTED_INPUT', async () => {
     const m4a = makeAudio(dir, 'only.m4a');
