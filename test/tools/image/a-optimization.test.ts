@@ -70,6 +70,10 @@ describe('bulk-rename', () => {
     const today = new Date().toISOString().slice(0, 10);
     assert.deepEqual([...entries.keys()].sort(), [`trip-007-first-${today}.jpg`, `trip-008-second-${today}.png`]);
     assert.deepEqual(entries.get(`trip-007-first-${today}.jpg`), readFileSync(a));
+    const dated = path.join(dir, 'dated.jpg');
+    execFileSync('exiftool', ['-o', dated, '-DateTimeOriginal=2021:03:04 05:06:07', a]);
+    const d = await runA('bulk-rename', [dated], { pattern: '{date}_{n}' }, {}, dir);
+    assert.deepEqual([...(await unzip(d.kept!)).keys()], ['2021-03-04_1.jpg']);
     const one = await runA('bulk-rename', [a], {}, {}, dir);
     assert.deepEqual([...(await unzip(one.kept!)).keys()], ['image-1.jpg']);
   });

@@ -17,17 +17,25 @@ export async function loadLayer(file: InputFile, workDir: string, opts: { width?
   return raw;
 }
 
-/** The part of `layer` that falls inside a W×H base when its top-left corner is at (x, y); undefined when none does. */
-export function clipLayer(layer: Raw, x: number, y: number, W: number, H: number): Raw | undefined {
-  const w = Math.min(layer.width, W - x);
-  const h = Math.min(layer.height, H - y);
+/**
+ * The part of `layer` that falls inside a W×H base when its top-left corner is at (x, y) — which may be
+ * negative — with where to put it; undefined when nothing overlaps.
+ */
+export function clipLayer(layer: Raw, x: number, y: number, W: number, H: number): (Raw & { left: number; top: number }) | undefined {
+  const sx = Math.max(0, -x);
+  const sy = Math.max(0, -y);
+  const left = Math.max(0, x);
+  const top = Math.max(0, y);
+  const w = Math.min(layer.width - sx, W - left);
+  const h = Math.min(layer.height - sy, H - top);
   if (w <= 0 || h <= 0) return undefined;
-  if (w === layer.width && h === layer.height) return layer;
+  if (w === layer.width && h === layer.height) return { ...layer, left, top };
   const data = new Uint8ClampedArray(w * h * 4);
-  for (let r = 0; r < h; r++) data.set(layer.data.subarray(r * layer.width * 4, (r * layer.width + w) * 4), r * w * 4);
-  return { data, width: w, height: h };
+  for (let r = 0; r < h; r++) data.set(layer.data.subarray(((r + sy) * layer.width + sx) * 4, ((r + sy) * layer.width + sx + w) * 4), r * w * 4);
+  return { data, width: w, height: h, left, top };
 }
 
-export function layerInput(l: Raw) {
-  return { input: Buffer.from(l.data.buffer, l.data.byteOffset, l.data.length), raw: { width: l.width, height: l.height, channels: 4 as const } };
+/** sharp composite() entry for a clipped layer. */
+export function layerInput(l: Raw & { left: number; top: number }) {
+  return { input: Buffer.from(l.data.buffer, l.data.byteOffset, l.data.length), raw: { width: l.width, height: l.height, channels: 4 as const }, left: l.left, top: l.top };
 }

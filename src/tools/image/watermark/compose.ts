@@ -38,7 +38,7 @@ export default defineTool({
     const clipped = clipLayer(layer, x, y, info.width, info.height);
     if (!clipped) throw new KilnError('VALIDATION_ERROR', `The overlay at x=${x}, y=${y} lies outside the ${info.width}×${info.height} base image.`, { details: [{ path: 'x', message: 'outside the base image' }] });
     const sharp = (await import('sharp')).default;
-    const img = sharp(data, { raw: { width: info.width, height: info.height, channels: 4 } }).composite([{ ...layerInput(clipped), left: x, top: y, blend: s.blend as Blend }]);
+    const img = sharp(data, { raw: { width: info.width, height: info.height, channels: 4 } }).composite([{ ...layerInput(clipped), blend: s.blend as Blend }]);
     const format = outputFormat(input);
     const out = ctx.out(format);
     await writeImage(img, out, format, { quality: format === 'jpg' ? 92 : undefined });

@@ -82,9 +82,8 @@ export default defineTool({
       const x = Math.max(0, Math.round(gx));
       const y = Math.max(0, Math.round(gy));
       for (const [layer, lx, ly] of [[stroke, x - pad, y - pad], [glyphs, x, y]] as const) {
-        const cx = Math.max(0, Math.round(lx));
-        const clipped = clipLayer(layer, cx, Math.max(0, Math.round(ly)), W, H);
-        if (clipped) layers.push({ ...layerInput(clipped), left: cx, top: Math.max(0, Math.round(ly)) });
+        const clipped = clipLayer(layer, Math.round(lx), Math.round(ly), W, H);
+        if (clipped) layers.push(layerInput(clipped));
       }
       placed.push({ id: tb.id, fontSize: Math.round(glyphs.size), left: x, top: y, width: glyphs.width, height: glyphs.height });
     }

@@ -52,10 +52,10 @@ export default defineTool({
       const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="${boxW}" height="${boxH}"><rect width="${boxW}" height="${boxH}" rx="${r}" ry="${r}" ${svgPaint(s.background)}/></svg>`;
       const { data: bd, info: bi } = await sharp(Buffer.from(svg)).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
       const box = clipLayer({ data: new Uint8ClampedArray(bd.buffer, bd.byteOffset, bd.length), width: bi.width, height: bi.height }, x, y, W, H);
-      if (box) layers.push({ ...layerInput(box), left: x, top: y });
+      if (box) layers.push(layerInput(box));
     }
     const clipped = clipLayer(text, x + pad, y + pad, W, H);
-    if (clipped) layers.push({ ...layerInput(clipped), left: x + pad, top: y + pad });
+    if (clipped) layers.push(layerInput(clipped));
     const img = sharp(data, { raw: { width: W, height: H, channels: 4 } }).composite(layers);
     const format = outputFormat(input);
     const out = ctx.out(format);

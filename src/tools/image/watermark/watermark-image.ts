@@ -40,7 +40,7 @@ export default defineTool({
     const clipped = clipLayer(layer, x, y, W, H);
     const sharp = (await import('sharp')).default;
     const img = sharp(data, { raw: { width: W, height: H, channels: 4 } });
-    if (clipped) img.composite([{ ...layerInput(clipped), left: x, top: y }]);
+    if (clipped) img.composite([layerInput(clipped)]);
     const format = outputFormat(input);
     const out = ctx.out(format);
     await writeImage(img, out, format, { quality: format === 'jpg' ? 92 : undefined });
