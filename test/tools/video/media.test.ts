@@ -45,7 +45,11 @@ describe('video-to-gif / video-to-webp / gif-to-video', () => {
     assert.equal(meta.loop, 0);
   });
   it('refuses durationS over 60 before any work', async () => {
-    await assert.rejects(runMedia(dir, 'video-to-gif', [clip], { durationS: 61 }), (e: KilnError) => e.code === 'VALIDATION_ERROR' || e.code === 'LIMIT_EXCEEDED');
+    await assert.rejects(runMedia(dir, 'video-to-gif', [clip], { durationS: 61 }), isCode('LIMIT_EXCEEDED'));
+    await assert.rejects(runMedia(dir, 'video-to-gif', [clip], { durationS: 0 }), isCode('VALIDATION_ERROR'));
+    const { describeSettings } = await import('../../../src/core/settings.js');
+    const { getTool } = await import('../../../src/tools/index.js');
+    assert.equal(describeSettings(getTool('video-to-gif')).find((x) => x.name === 'durationS')?.max, 60);
   });
   it('makes an animated WebP; loop false plays once', async () => {
     const r = await runMedia(dir, 'video-to-webp', [clip], { fps: 5, width: 64, quality: 50, loop: false });

@@ -1,6 +1,10 @@
 import { z } from 'zod';
+import { KilnError } from '../../../core/errors.js';
 import { defineTool } from '../../../core/tool.js';
 import { outputFile, probeVideo, progressSpan, requireStartInside, runFfmpeg } from '../../../engines/ffmpeg.js';
+
+/** GIFs grow fast; the spec caps the clip. */
+const MAX_S = 60;
 
 export default defineTool({
   id: 'video-to-gif',
@@ -13,8 +17,14 @@ export default defineTool({
     fps: z.int().min(1).max(30).default(12).describe('GIF frame rate.'),
     width: z.int().min(64).max(1280).default(480).describe('Output width; height keeps the aspect ratio.'),
     startS: z.number().min(0).default(0).describe('Start time.'),
-    durationS: z.number().positive().max(60).default(5).describe('Clip length.'),
+    // The 60 s cap is the spec's duration limit: documented as the maximum, refused as LIMIT_EXCEEDED (check).
+    durationS: z.number().positive().meta({ maximum: MAX_S }).default(5).describe('Clip length.'),
   }),
+  check: (s) => {
+    if (s.durationS > MAX_S) {
+      throw new KilnError('LIMIT_EXCEEDED', `video-to-gif makes GIFs of at most ${MAX_S} s (durationS ${s.durationS}).`, { details: [{ path: 'durationS', message: `at most ${MAX_S}` }] });
+    }
+  },
   needs: { engines: ['ffmpeg', 'ffprobe'] },
   execution: 'long',
   output: 'animated GIF',
