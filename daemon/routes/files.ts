@@ -88,10 +88,12 @@ export async function filesRoutes(app: FastifyInstance): Promise<void> {
     return itemView(await library.rename(user, (request.params as { id: string }).id, body.name));
   });
 
-  app.delete('/api/v1/files/:id', async (request, reply) => {
+  // 200 with a body rather than 204, so every client can read the answer the same way.
+  app.delete('/api/v1/files/:id', async (request) => {
     const user = requireUser(request);
-    await library.deleteItem(user, (request.params as { id: string }).id);
-    return reply.code(204).send();
+    const id = (request.params as { id: string }).id;
+    await library.deleteItem(user, id);
+    return { id, deleted: true };
   });
 
   app.get('/api/v1/files/:id/versions', async (request) => {

@@ -86,10 +86,11 @@ export async function pipelineRoutes(app: FastifyInstance): Promise<void> {
     return pipelineView(await store.update(user, (request.params as { id: string }).id, jsonBody(request)));
   });
 
-  app.delete('/api/v1/pipelines/:id', async (request, reply) => {
+  app.delete('/api/v1/pipelines/:id', async (request) => {
     const user = requireUser(request);
-    await store.delete(user, (request.params as { id: string }).id);
-    return reply.code(204).send();
+    const id = (request.params as { id: string }).id;
+    await store.delete(user, id);
+    return { id, deleted: true };
   });
 
   const saved = async (request: FastifyRequest): Promise<Resolved> => {

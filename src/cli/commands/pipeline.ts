@@ -54,3 +54,57 @@ export async function pipelineRunCommand(ref: string, inputs: string[], o: { out
   if (!o.json) for (const r of results) if (!r.ok) process.stderr.write(`kiln: ${r.input ? r.input + ': ' : ''}${r.error!.message}\n`);
   process.exitCode = batchExitCode(results);
 }
+
+type ServerOpts = Record<string, string | boolean | undefined>;
+
+async function serverClient(o: ServerOpts) {
+  const { resolveServer } = await import('../profiles.js');
+  const { connect } = await import('../remote/client.js');
+  const server = resolveServer({ server: o.server as string | undefined, profile: o.profile as string | undefined });
+  if (!server) throw new KilnError('USAGE_ERROR', 'No server: pass --server URL, set KILN_SERVER, or run `kiln login URL`.');
+  return connect(server);
+}
+
+interface SavedPipeline {
+  id: string;
+  name: string;
+  description: string | null;
+  ownerId: string;
+  steps: { tool: string; settings: Record<string, unknown> }[];
+  updatedAt: string;
+}
+
+/**
+ * `kiln pipeline save FILE.json|NAME [--name NAME]` stores the pipeline on the server; one of the same
+ * name is replaced. It is validated here first, so a bad file never leaves the machine.
+ */
+export async function pipelineSaveCommand(ref: string, o: ServerOpts): Promise<void> {
+  const { raw, file } = loadPipelineFile(ref);
+  const { pipeline } = validatePipeline(raw);
+  const body = { ...pipeline, name: (o.name as string | undefined) ?? pipelineLabel(pipeline, file) };
+  const c = await serverClient(o);
+  let saved: SavedPipeline;
+  try {
+    saved = (await c.postJson('/api/v1/pipelines', body)).body as unknown as SavedPipeline;
+  } catch (e) {
+    if ((e as KilnError).code !== 'CONFLICT') throw e;
+    saved = await c.json<SavedPipeline>('PUT', `/api/v1/pipelines/${encodeURIComponent(body.name)}`, body);
+  }
+  if (o.json) process.stdout.write(JSON.stringify(saved) + '\n');
+  else process.stdout.write(`${saved.id}  ${saved.name}: ${saved.steps.map((s) => s.tool).join(' → ')}\n`);
+}
+
+export async function pipelineListCommand(o: ServerOpts): Promise<void> {
+  const c = await serverClient(o);
+  const { pipelines } = await c.json<{ pipelines: SavedPipeline[] }>('GET', '/api/v1/pipelines');
+  if (o.json) {
+    process.stdout.write(JSON.stringify(pipelines) + '\n');
+    return;
+  }
+  if (!pipelines.length) {
+    process.stderr.write('No saved pipelines.\n');
+    return;
+  }
+  const w = Math.max(...pipelines.map((p) => p.name.length));
+  for (const p of pipelines) process.stdout.write(`${p.id}  ${p.name.padEnd(w)}  ${p.steps.map((s) => s.tool).join(' → ')}\n`);
+}

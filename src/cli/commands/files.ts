@@ -1,0 +1,236 @@
+/**
+ * `kiln files list|upload|get|versions|rm`: the file library of a kiln server (remote mode, through the
+ * CLI's API client), or of a local data dir when no server is configured or --local is given (the
+ * store is opened directly; the local user is the data dir's first admin, who sees every item).
+ */
+import { createWriteStream, existsSync } from 'node:fs';
+import { copyFile, rename, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { KilnError } from '../../core/errors.js';
+import { defaultDataDir } from '../../core/paths.js';
+import { parseOutputOption, resolveOutputPath } from '../output-naming.js';
+import { resolveServer } from '../profiles.js';
+import { connect, type RemoteClient } from '../remote/client.js';
+
+type Opts = Record<string, string | boolean | undefined>;
+
+interface ItemView {
+  id: string;
+  name: string;
+  ownerId: string;
+  contentType: string;
+  size: number;
+  latestVersion: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+interface VersionView {
+  version: number;
+  name: string;
+  size: number;
+  contentType: string;
+  sha256: string;
+  createdBy: string;
+  createdAt: string;
+  source: string;
+  tool: string | null;
+  settings: unknown;
+  restoredFrom: number | null;
+}
+
+/** One interface over both modes, so each command is written once. */
+interface Backend {
+  list(q: { page: number; pageSize: number; type?: string; name?: string }): Promise<{ items: ItemView[]; total: number; page: number; pageSize: number }>;
+  upload(file: string, name?: string): Promise<ItemView>;
+  versions(id: string): Promise<VersionView[]>;
+  /** Writes the version's bytes to `dest` ('-' = stdout); returns the version's file name first via `nameOf`. */
+  fetchName(id: string, version?: number): Promise<string>;
+  download(id: string, version: number | undefined, dest: string): Promise<void>;
+  remove(id: string, version?: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+function remoteBackend(c: RemoteClient): Backend {
+  const enc = encodeURIComponent;
+  return {
+    async list(q) {
+      const qs = new URLSearchParams({ page: String(q.page), pageSize: String(q.pageSize), ...(q.type ? { type: q.type } : {}), ...(q.name ? { name: q.name } : {}) });
+      return c.json('GET', `/api/v1/files?${qs}`);
+    },
+    async upload(file, name) {
+      const r = await c.postForm('/api/v1/files', [{ field: 'file', path: file, filename: path.basename(file) }, ...(name ? [{ field: 'name', value: name }] : [])]);
+      return r.body as unknown as ItemView;
+    },
+    async versions(id) {
+      return (await c.json<{ versions: VersionView[] }>('GET', `/api/v1/files/${enc(id)}/versions`)).versions;
+    },
+    async fetchName(id, version) {
+      const vs = await this.versions(id);
+      const v = version === undefined ? vs[0] : vs.find((x) => x.version === version);
+      if (!v) throw new KilnError('NOT_FOUND', `Library item ${id} has no version ${version}.`);
+      return v.name;
+    },
+    async download(id, version, dest) {
+      const res = await c.stream(`/api/v1/files/${enc(id)}/download${version ? `?version=${version}` : ''}`);
+      await writeOut(Readable.fromWeb(res.body as never), dest);
+    },
+    async remove(id, version) {
+      await c.json('DELETE', version ? `/api/v1/files/${enc(id)}/versions/${version}` : `/api/v1/files/${enc(id)}`);
+    },
+    async close() {},
+  };
+}
+
+async function localBackend(dataDir: string): Promise<Backend> {
+  const { openStore } = await import('../../../daemon/store/db.js');
+  const { firstAdmin } = await import('../../../daemon/store/users.js');
+  const { LibraryService, itemView, versionView, quotaBytesFromEnv } = await import('../../../daemon/library/service.js');
+  const store = await openStore({ dataDir });
+  const lib = new LibraryService(store.db, dataDir, quotaBytesFromEnv());
+  // Items uploaded here belong to the data dir's admin (or a local owner before any daemon ran).
+  const admin = await firstAdmin(store.db);
+  const me = { id: admin?.id ?? 'local', role: 'admin' as const };
+  return {
+    async list(q) {
+      const r = await lib.list(me, q);
+      return { ...r, items: r.items.map((i) => itemView(i) as unknown as ItemView) };
+    },
+    async upload(file, name) {
+      // The library takes over its copy; the user's file stays where it is.
+      const tmp = path.join(await lib.blobs.tmpDir(), `cli-${process.pid}-${Date.now()}`);
+      await copyFile(file, tmp);
+      return itemView(await lib.create(me, { path: tmp, name: path.basename(file) }, { name })) as unknown as ItemView;
+    },
+    async versions(id) {
+      return (await lib.versions(await lib.item(me, id))).map((v) => versionView(v) as unknown as VersionView);
+    },
+    async fetchName(id, version) {
+      return (await lib.version(await lib.item(me, id), version)).name;
+    },
+    async download(id, version, dest) {
+      const v = await lib.version(await lib.item(me, id), version);
+      const { createReadStream } = await import('node:fs');
+      await writeOut(createReadStream(lib.blobPath(v)), dest);
+    },
+    async remove(id, version) {
+      if (version) await lib.deleteVersion(me, id, version);
+      else await lib.deleteItem(me, id);
+    },
+    close: () => store.close(),
+  };
+}
+
+async function writeOut(src: Readable, dest: string): Promise<void> {
+  if (dest === '-') {
+    await pipeline(src, process.stdout, { end: false } as never);
+    return;
+  }
+  // Written beside the target and renamed, so an interrupted download leaves no half file.
+  const tmp = `${dest}.kiln-partial-${process.pid}`;
+  try {
+    await pipeline(src, createWriteStream(tmp));
+    await rename(tmp, dest);
+  } catch (e) {
+    await rm(tmp, { force: true });
+    throw e;
+  }
+}
+
+async function backend(o: Opts): Promise<Backend> {
+  const server = o.local ? undefined : resolveServer({ server: o.server as string | undefined, profile: o.profile as string | undefined });
+  if (server) return remoteBackend(await connect(server));
+  return localBackend(path.resolve((o.dataDir as string | undefined) ?? defaultDataDir()));
+}
+
+async function withBackend<T>(o: Opts, fn: (b: Backend) => Promise<T>): Promise<T> {
+  const b = await backend(o);
+  try {
+    return await fn(b);
+  } finally {
+    await b.close();
+  }
+}
+
+function posInt(raw: string | boolean | undefined, flag: string, def?: number): number | undefined {
+  if (raw === undefined) return def;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1) throw new KilnError('USAGE_ERROR', `${flag} takes a whole number >= 1 (got "${raw}").`);
+  return n;
+}
+
+function human(n: number): string {
+  if (n < 1024) return `${n} B`;
+  if (n < 1048576) return `${(n / 1024).toFixed(1)} KB`;
+  return `${(n / 1048576).toFixed(1)} MB`;
+}
+
+export async function filesList(o: Opts): Promise<void> {
+  await withBackend(o, async (b) => {
+    const r = await b.list({ page: posInt(o.page, '--page', 1)!, pageSize: posInt(o.pageSize, '--page-size', 50)!, type: o.type as string | undefined, name: o.name as string | undefined });
+    if (o.json) {
+      process.stdout.write(JSON.stringify(r) + '\n');
+      return;
+    }
+    if (!r.items.length) {
+      process.stderr.write('No files.\n');
+      return;
+    }
+    const w = Math.max(...r.items.map((i) => i.name.length), 4);
+    for (const i of r.items) process.stdout.write(`${i.id}  ${i.name.padEnd(w)}  v${String(i.latestVersion).padEnd(3)}  ${human(i.size).padStart(9)}  ${i.contentType}  ${i.updatedAt}\n`);
+    if (r.total > r.page * r.pageSize) process.stderr.write(`${r.total} files; page ${r.page} of ${Math.ceil(r.total / r.pageSize)} (--page N)\n`);
+  });
+}
+
+export async function filesUpload(files: string[], o: Opts): Promise<void> {
+  if (o.name && files.length > 1) throw new KilnError('USAGE_ERROR', '--name takes a single file.');
+  for (const f of files) if (!existsSync(f)) throw new KilnError('NOT_FOUND', `No such file: ${f}`);
+  await withBackend(o, async (b) => {
+    for (const f of files) {
+      const item = await b.upload(f, o.name as string | undefined);
+      if (o.json) process.stdout.write(JSON.stringify(item) + '\n');
+      else process.stdout.write(`${item.id}  ${item.name}\n`);
+    }
+  });
+}
+
+export async function filesVersions(id: string, o: Opts): Promise<void> {
+  await withBackend(o, async (b) => {
+    const vs = await b.versions(id);
+    if (o.json) {
+      process.stdout.write(JSON.stringify(vs) + '\n');
+      return;
+    }
+    for (const v of vs) {
+      const how = v.source === 'tool' ? `tool ${v.tool} ${JSON.stringify(v.settings)}` : v.source === 'restore' ? `restored from v${v.restoredFrom}` : 'upload';
+      process.stdout.write(`v${String(v.version).padEnd(3)}  ${v.name}  ${human(v.size).padStart(9)}  ${v.contentType}  ${v.createdAt}  ${how}\n`);
+    }
+  });
+}
+
+export async function filesGet(id: string, o: Opts): Promise<void> {
+  const version = posInt(o.ver, '--ver');
+  await withBackend(o, async (b) => {
+    const name = await b.fetchName(id, version);
+    const target = parseOutputOption(o.output as string | undefined, 1);
+    const dest = target.kind === 'stdout' ? '-' : resolveOutputPath(target, name, 'files', [], !!o.force);
+    if (dest !== '-' && !o.force && existsSync(dest)) throw new KilnError('OUTPUT_EXISTS', `${path.relative(process.cwd(), dest) || dest} exists; choose another -o or pass --force.`);
+    await b.download(id, version, dest);
+    if (o.json) process.stdout.write(JSON.stringify({ id, version: version ?? null, ok: true, output: dest }) + '\n');
+    else if (dest !== '-') process.stderr.write(`${dest}\n`);
+  });
+}
+
+export async function filesRm(ids: string[], o: Opts): Promise<void> {
+  const version = posInt(o.ver, '--ver');
+  if (version && ids.length > 1) throw new KilnError('USAGE_ERROR', '--ver takes a single item.');
+  await withBackend(o, async (b) => {
+    for (const id of ids) {
+      await b.remove(id, version);
+      if (o.json) process.stdout.write(JSON.stringify({ id, version: version ?? null, deleted: true }) + '\n');
+      else process.stderr.write(`deleted ${id}${version ? ` version ${version}` : ''}\n`);
+    }
+  });
+}

@@ -1,0 +1,156 @@
+/**
+ * The kiln binary as a process: `kiln pipeline run|validate` locally (three image steps; an image step
+ * then a PDF step), `kiln pipeline save|list` against a server, and `kiln files` against a server and
+ * on a local data dir.
+ */
+import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { PDFDocument } from '@cantoo/pdf-lib';
+import sharp from 'sharp';
+import { EXIT } from '../../src/core/errors.js';
+import { findTool } from '../../src/tools/index.js';
+import { kiln } from '../helpers/cli.js';
+import { makeImage, tempDir } from '../helpers/fixtures.js';
+import { startServer, type TestServer } from '../helpers/server.js';
+
+const dir = tempDir();
+
+function writeJson(name: string, value: unknown): string {
+  const p = path.join(dir, name);
+  writeFileSync(p, JSON.stringify(value, null, 2));
+  return p;
+}
+
+const threeSteps = () =>
+  writeJson('web.json', {
+    name: 'web',
+    steps: [
+      { tool: 'resize', settings: { width: 40 } },
+      { tool: 'rotate', settings: { angle: 90 } },
+      { tool: 'convert', settings: { format: 'webp' } },
+    ],
+  });
+
+describe('kiln pipeline (local)', () => {
+  it('runs three image steps on two inputs into a directory', async () => {
+    const a = await makeImage(dir, 'a.jpg', 80, 40);
+    const b = await makeImage(dir, 'b.png', 80, 40, { format: 'png' });
+    const out = path.join(dir, 'out') + '/';
+    const r = await kiln(['pipeline', 'run', threeSteps(), a, b, '-o', out, '--json']);
+    assert.equal(r.code, 0, r.stderr);
+    const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    assert.equal(lines.length, 2);
+    for (const l of lines) {
+      assert.equal(l.ok, true, JSON.stringify(l));
+      const meta = await sharp(readFileSync(l.output)).metadata();
+      assert.equal(meta.format, 'webp');
+      assert.deepEqual([meta.width, meta.height], [20, 40]);
+    }
+  });
+
+  it('runs image-to-pdf then rotate-pdf', { skip: !findTool('image-to-pdf') && 'image-to-pdf is not in the catalog yet' }, async () => {
+    const jpg = await makeImage(dir, 'page.jpg', 60, 30);
+    const file = writeJson('topdf.json', { steps: [{ tool: 'image-to-pdf' }, { tool: 'rotate-pdf', settings: { angle: 180 } }] });
+    const dest = path.join(dir, 'page.pdf');
+    const r = await kiln(['pipeline', 'run', file, jpg, '-o', dest]);
+    assert.equal(r.code, 0, r.stderr);
+    const pdf = await PDFDocument.load(readFileSync(dest));
+    assert.equal(pdf.getPageCount(), 1);
+    assert.equal(pdf.getPage(0).getRotation().angle % 360, 180);
+  });
+
+  it('validates before running: a bad step exits 2 naming the step, and nothing is written', async () => {
+    const jpg = await makeImage(dir, 'v.jpg', 20, 20);
+    const bad = writeJson('bad.json', { steps: [{ tool: 'resize', settings: { width: 10 } }, { tool: 'rotate-pdf' }] });
+    const v = await kiln(['pipeline', 'validate', bad]);
+    assert.equal(v.code, EXIT.USAGE);
+    assert.match(v.stderr, /step 2 \(rotate-pdf\)/);
+    const dest = path.join(dir, 'never.pdf');
+    const r = await kiln(['pipeline', 'run', bad, jpg, '-o', dest]);
+    assert.equal(r.code, EXIT.USAGE);
+    assert.throws(() => readFileSync(dest));
+    const ok = await kiln(['pipeline', 'validate', threeSteps()]);
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.match(ok.stdout, /resize → rotate → convert/);
+  });
+});
+
+describe('kiln pipeline save|list and kiln files against a server', () => {
+  let s: TestServer;
+  let env: NodeJS.ProcessEnv;
+  before(async () => {
+    s = await startServer();
+    const res = await fetch(`${s.url}/api/v1/api-keys`, { method: 'POST', headers: { authorization: `Bearer ${s.token}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'cli' }) });
+    const key = ((await res.json()) as { key: string }).key;
+    env = { KILN_SERVER: s.url, KILN_API_KEY: key, XDG_CONFIG_HOME: path.join(dir, 'cfg') };
+  });
+  after(() => s.close());
+
+  it('saves a pipeline (again: replaces it) and lists it', async () => {
+    const file = threeSteps();
+    const first = await kiln(['pipeline', 'save', file, '--json'], { env });
+    assert.equal(first.code, 0, first.stderr);
+    const saved = JSON.parse(first.stdout);
+    assert.equal(saved.name, 'web');
+    const again = await kiln(['pipeline', 'save', file, '--json'], { env });
+    assert.equal(again.code, 0, again.stderr);
+    assert.equal(JSON.parse(again.stdout).id, saved.id);
+    const list = await kiln(['pipeline', 'list'], { env });
+    assert.equal(list.code, 0, list.stderr);
+    assert.match(list.stdout, /web\s+resize → rotate → convert/);
+    // The saved pipeline runs on the server.
+    const run = await fetch(`${s.url}/api/v1/pipelines/web/run`, { method: 'POST', headers: { authorization: `Bearer ${env.KILN_API_KEY}` }, body: await (async () => {
+      const fd = new FormData();
+      fd.append('file', new File([readFileSync(await makeImage(dir, 'srv.jpg', 80, 40))], 'srv.jpg'));
+      return fd;
+    })() });
+    assert.equal(run.status, 200);
+  });
+
+  it('uploads, lists, shows versions, downloads and removes library items', async () => {
+    const png = await makeImage(dir, 'lib.png', 30, 30, { format: 'png' });
+    const up = await kiln(['files', 'upload', png, '--json'], { env });
+    assert.equal(up.code, 0, up.stderr);
+    const item = JSON.parse(up.stdout);
+    // A tool run on the item from the CLI adds version 2.
+    const run = await kiln(['resize', '--file-id', item.id, '--width', '10', '-o', path.join(dir, 'small.png'), '--force'], { env });
+    assert.equal(run.code, 0, run.stderr);
+    const list = await kiln(['files', 'list', '--type', 'image'], { env });
+    assert.match(list.stdout, new RegExp(`${item.id}\\s+lib\\.png\\s+v2`));
+    const versions = await kiln(['files', 'versions', item.id], { env });
+    assert.match(versions.stdout, /v2 .*tool resize/);
+    assert.match(versions.stdout, /v1 .*upload/);
+    const dest = path.join(dir, 'v1.png');
+    const get = await kiln(['files', 'get', item.id, '--ver', '1', '-o', dest], { env });
+    assert.equal(get.code, 0, get.stderr);
+    assert.deepEqual(readFileSync(dest), readFileSync(png));
+    const exists = await kiln(['files', 'get', item.id, '-o', dest], { env });
+    assert.equal(exists.code, EXIT.USAGE);
+    const rmv = await kiln(['files', 'rm', item.id, '--ver', '1'], { env });
+    assert.equal(rmv.code, 0, rmv.stderr);
+    const rm = await kiln(['files', 'rm', item.id], { env });
+    assert.equal(rm.code, 0, rm.stderr);
+    const gone = await kiln(['files', 'versions', item.id], { env });
+    assert.equal(gone.code, EXIT.OTHER);
+    assert.match(gone.stderr, /No library item/);
+  });
+
+  it('works on a local data dir without a server', async () => {
+    const dataDir = path.join(dir, 'local-data');
+    const local = { KILN_SERVER: '', KILN_API_KEY: '', XDG_CONFIG_HOME: path.join(dir, 'cfg-local'), KILN_DATA_DIR: dataDir };
+    const jpg = await makeImage(dir, 'here.jpg', 16, 16);
+    const up = await kiln(['files', 'upload', jpg, '--name', 'mine.jpg', '--json'], { env: local });
+    assert.equal(up.code, 0, up.stderr);
+    const item = JSON.parse(up.stdout);
+    assert.equal(item.name, 'mine.jpg');
+    const list = await kiln(['files', 'list', '--json'], { env: local });
+    assert.deepEqual(JSON.parse(list.stdout).items.map((i: { id: string }) => i.id), [item.id]);
+    const out = path.join(dir, 'back.jpg');
+    assert.equal((await kiln(['files', 'get', item.id, '-o', out], { env: local })).code, 0);
+    assert.deepEqual(readFileSync(out), readFileSync(jpg));
+    assert.equal((await kiln(['files', 'rm', item.id], { env: local })).code, 0);
+    assert.deepEqual(JSON.parse((await kiln(['files', 'list', '--json'], { env: local })).stdout).items, []);
+  });
+});
