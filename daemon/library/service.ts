@@ -7,9 +7,9 @@
  * NOT_FOUND, so item ids leak nothing. Quota: the distinct content held by an owner's items (a
  * version that repeats content the owner already holds costs nothing).
  */
-import { copyFile, rm, stat } from 'node:fs/promises';
+import { copyFile, readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { KilnError } from '../../src/core/errors.js';
 import { safeFileName } from '../../src/core/paths.js';
 import { sniffFile } from '../../src/core/sniff.js';
@@ -135,12 +135,13 @@ export class LibraryService {
     let base = this.db.selectFrom('library_items');
     if (!this.seesAll(viewer)) base = base.where('owner_id', '=', viewer.id);
     else if (q.owner) base = base.where('owner_id', '=', q.owner);
-    if (q.name) base = base.where((eb) => eb(eb.fn('lower', ['name']), 'like', `%${escapeLike(q.name!.toLowerCase())}%`));
+    // SQLite has no default LIKE escape character, so it is named explicitly (PostgreSQL accepts it too).
+    if (q.name) base = base.where(sql<boolean>`lower(name) like ${`%${escapeLike(q.name.toLowerCase())}%`} escape '\\'`);
     if (q.type) {
       const f = typeFilter(q.type);
-      if (f.prefix) base = base.where('content_type', 'like', `${escapeLike(f.prefix)}%`);
+      if (f.prefix) base = base.where(sql<boolean>`content_type like ${`${escapeLike(f.prefix)}%`} escape '\\'`);
       if (f.exact) base = base.where('content_type', '=', f.exact);
-      if (f.ext) base = base.where((eb) => eb(eb.fn('lower', ['name']), 'like', `%${escapeLike(f.ext!)}`));
+      if (f.ext) base = base.where(sql<boolean>`lower(name) like ${`%${escapeLike(f.ext)}`} escape '\\'`);
     }
     const total = Number((await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
     const items = await base
@@ -166,6 +167,21 @@ export class LibraryService {
       .executeTakeFirst();
     if (!v) throw new KilnError('NOT_FOUND', `Library item ${item.id} has no version ${n ?? item.latest_version}.`);
     return v;
+  }
+
+  /** Removes scratch files (interrupted uploads) older than `ageMs`. */
+  async sweepScratch(ageMs: number): Promise<number> {
+    const dir = await this.blobs.tmpDir();
+    let n = 0;
+    for (const name of await readdir(dir)) {
+      const p = path.join(dir, name);
+      const st = await stat(p).catch(() => undefined);
+      if (st && Date.now() - st.mtimeMs > ageMs) {
+        await rm(p, { force: true, recursive: true });
+        n++;
+      }
+    }
+    return n;
   }
 
   blobPath(v: VersionRow): string {

@@ -134,6 +134,9 @@ describe('file library', () => {
     assert.deepEqual(byName.body.items.map((i: any) => i.name), ['alpha.jpg']);
     const byExt = await api(s, s.token, 'GET', '/api/v1/files?type=txt');
     assert.deepEqual(byExt.body.items.map((i: any) => i.name), ['notes.txt']);
+    // LIKE wildcards in the filter are taken literally.
+    assert.deepEqual((await api(s, s.token, 'GET', '/api/v1/files?name=%25')).body.items, []);
+    assert.deepEqual((await api(s, s.token, 'GET', '/api/v1/files?name=e_')).body.items, []);
     const p1 = await api(s, s.token, 'GET', '/api/v1/files?pageSize=2&page=1');
     const p2 = await api(s, s.token, 'GET', '/api/v1/files?pageSize=2&page=2');
     assert.equal(p1.body.total, 3);
