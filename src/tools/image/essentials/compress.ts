@@ -172,6 +172,7 @@ async function encodeToBuffer(ctx: RunContext, base: Sharp, format: ImageFormat,
       }
     }
     default:
-      return encode(img, format, { quality }).toBuffer();
+      // compress is about size: the size-optimising encoder throughout, so the search and quality mode agree.
+      return encode(img, format, { quality, optimizeSize: true }).toBuffer();
   }
 }

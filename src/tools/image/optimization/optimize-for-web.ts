@@ -43,6 +43,7 @@ export default defineTool({
       quality: format === 'png' && s.quality >= 100 ? undefined : s.quality,
       progressive: s.progressive,
       effort: format === 'png' ? 9 : undefined,
+      optimizeSize: true,
     });
     const after = await stat(out);
     return { outputs: [outputOf(out)], data: { format: s.format, originalSize: input.size, size: after.size, savedPercent: Math.round((1 - after.size / input.size) * 1000) / 10 } };
