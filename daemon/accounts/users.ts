@@ -14,9 +14,8 @@ import { KilnError } from '../../src/core/errors.js';
 import type { AuthUser, Authenticator } from '../auth/authenticate.js';
 import { roleHas } from '../auth/permissions.js';
 import { hashSecret } from '../auth/secrets.js';
-import type { JobService } from '../jobs/service.js';
 import type { Database, Role, UsersTable } from '../store/schema.js';
-import { isFinal } from '../store/jobs.js';
+import { isFinal, type JobRow } from '../store/jobs.js';
 import { createUser, findUserById, findUserByName } from '../store/users.js';
 import { ROLE_RANK } from './schema.js';
 
@@ -132,7 +131,7 @@ export async function registerUser(db: Kysely<Database>, actor: AuthUser, body: 
   }
 }
 
-export async function updateUser(db: Kysely<Database>, auth: Authenticator, actor: AuthUser, id: string, body: Record<string, unknown>): Promise<{ user: UsersTable; changes: Record<string, unknown> }> {
+export async function updateUser(db: Kysely<Database>, auth: Pick<Authenticator, 'forgetUser'> | undefined, actor: AuthUser, id: string, body: Record<string, unknown>): Promise<{ user: UsersTable; changes: Record<string, unknown> }> {
   const target = await requireTarget(db, actor, id);
   const patch: Partial<UsersTable> = {};
   const changes: Record<string, unknown> = {};
@@ -156,13 +155,13 @@ export async function updateUser(db: Kysely<Database>, auth: Authenticator, acto
   if (Object.keys(patch).length) {
     await db.updateTable('users').set({ ...patch, updated_at: Date.now() }).where('id', '=', id).execute();
     // Cached API-key verifications carry the old role.
-    auth.forgetUser(id);
+    auth?.forgetUser(id);
   }
   return { user: (await findUserById(db, id))!, changes };
 }
 
 /** Sets a new password and signs the user out everywhere except `keepSessionId`, and revokes its API keys. */
-export async function setPassword(db: Kysely<Database>, auth: Authenticator, user: UsersTable, password: string, keepSessionId?: string): Promise<void> {
+export async function setPassword(db: Kysely<Database>, auth: Pick<Authenticator, 'forgetUser'> | undefined, user: UsersTable, password: string, keepSessionId?: string): Promise<void> {
   checkPasswordStrength(password, user.username, 'newPassword');
   const hash = await hashSecret(password);
   await db.transaction().execute(async (tx) => {
@@ -173,14 +172,20 @@ export async function setPassword(db: Kysely<Database>, auth: Authenticator, use
     await tx.deleteFrom('api_keys').where('user_id', '=', user.id).execute();
     await tx.deleteFrom('mfa_challenges').where('user_id', '=', user.id).execute();
   });
-  auth.forgetUser(user.id);
+  auth?.forgetUser(user.id);
 }
 
-export async function deleteUser(db: Kysely<Database>, auth: Authenticator, jobs: JobService, actor: AuthUser, id: string): Promise<{ user: UsersTable; jobsDeleted: number }> {
+/** What deleting needs from the job service; the offline CLI passes none (no runs to stop, work dirs from the records). */
+export interface JobStopper {
+  cancel(row: JobRow): Promise<unknown>;
+  readonly jobsDir: string;
+}
+
+export async function deleteUser(db: Kysely<Database>, auth: Pick<Authenticator, 'forgetUser'> | undefined, jobs: JobStopper | undefined, actor: AuthUser, id: string): Promise<{ user: UsersTable; jobsDeleted: number }> {
   const target = await requireTarget(db, actor, id);
   await requireNotLastAdmin(db, target, 'deleted');
   const owned = await db.selectFrom('jobs').selectAll().where('owner_id', '=', id).execute();
-  for (const j of owned) if (!isFinal(j.status)) await jobs.cancel(j).catch(() => {});
+  if (jobs) for (const j of owned) if (!isFinal(j.status)) await jobs.cancel(j).catch(() => {});
   await db.transaction().execute(async (tx) => {
     await tx.deleteFrom('jobs').where('owner_id', '=', id).execute();
     // Sessions, keys, recovery codes and challenges go with the row (foreign keys cascade); deleted explicitly
@@ -191,7 +196,10 @@ export async function deleteUser(db: Kysely<Database>, auth: Authenticator, jobs
     await tx.deleteFrom('mfa_challenges').where('user_id', '=', id).execute();
     await tx.deleteFrom('users').where('id', '=', id).execute();
   });
-  for (const j of owned) await rm(j.work_dir ?? path.join(jobs.jobsDir, j.id), { recursive: true, force: true }).catch(() => {});
-  auth.forgetUser(id);
+  for (const j of owned) {
+    const dir = j.work_dir ?? (jobs ? path.join(jobs.jobsDir, j.id) : undefined);
+    if (dir) await rm(dir, { recursive: true, force: true }).catch(() => {});
+  }
+  auth?.forgetUser(id);
   return { user: target, jobsDeleted: owned.length };
 }
