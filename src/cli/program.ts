@@ -95,6 +95,41 @@ export function topProgram(): Command {
       .option('--json', 'print one JSON result line'),
   ).action(async (id: string, o: Record<string, string | boolean | undefined>) => (await import('./commands/jobs.js')).jobsDownload(id, o));
 
+  const pipeline = program.command('pipeline').description('run pipelines (plain JSON files: {"steps": [{"tool": "resize", "settings": {...}}, ...]}) locally, or keep them on a server');
+  pipeline
+    .command('run')
+    .description('run a pipeline file (or a name in ~/.config/kiln/pipelines/) on the inputs, locally')
+    .argument('<pipeline>', 'FILE.json or NAME')
+    .argument('<inputs...>', 'input files (globs allowed)')
+    .option('-o, --output <path>', 'output file, or directory ending in /')
+    .option('--json', 'one JSON result line per input')
+    .option('-q, --quiet', 'no progress bar')
+    .option('-f, --force', 'allow overwriting existing files')
+    .option('--concurrency <n>', 'inputs processed at once')
+    .action(async (ref: string, inputs: string[], o: Record<string, string | boolean | undefined>) => (await import('./commands/pipeline.js')).pipelineRunCommand(ref, inputs, o as never));
+  pipeline
+    .command('validate')
+    .description('check every step of a pipeline file without running it')
+    .argument('<pipeline>', 'FILE.json or NAME')
+    .action(async (ref: string) => (await import('./commands/pipeline.js')).pipelineValidateCommand(ref));
+  addServerOptions(pipeline.command('save').description('save a pipeline file on the server (replaces one of the same name)').argument('<pipeline>', 'FILE.json or NAME').option('--name <name>', 'name to save it under (default: its "name", else the file name)').option('--json', 'machine-readable'))
+    .action(async (ref: string, o: Record<string, string | boolean | undefined>) => (await import('./commands/pipeline.js')).pipelineSaveCommand(ref, o));
+  addServerOptions(pipeline.command('list').description('the pipelines saved on the server').option('--json', 'machine-readable'))
+    .action(async (o: Record<string, string | boolean | undefined>) => (await import('./commands/pipeline.js')).pipelineListCommand(o));
+
+  const files = program.command('files').description('the file library of a server, or of the local data dir (no server configured, or --local)');
+  const libraryOptions = (cmd: Command) => addServerOptions(cmd).option('--local', 'use the local data dir even when a server is configured').option('--data-dir <dir>', 'local data dir (env KILN_DATA_DIR)').option('--json', 'machine-readable');
+  libraryOptions(files.command('list').description('library items, newest first').option('--type <type>', 'image, video, audio, pdf, a content type, or an extension').option('--name <text>', 'name contains').option('--page <n>', 'page number').option('--page-size <n>', 'items per page (max 200)'))
+    .action(async (o: Record<string, string | boolean | undefined>) => (await import('./commands/files.js')).filesList(o));
+  libraryOptions(files.command('upload').description('add files to the library (one item each)').argument('<files...>', 'files to upload').option('--name <name>', 'item name (one file only)'))
+    .action(async (f: string[], o: Record<string, string | boolean | undefined>) => (await import('./commands/files.js')).filesUpload(f, o));
+  libraryOptions(files.command('get').description('download an item (its newest version, or --ver N)').argument('<id>', 'item id').option('--ver <n>', 'version number (--version is kiln\'s own)').option('-o, --output <path>', 'output file, or directory ending in /; - = stdout').option('-f, --force', 'allow overwriting an existing file'))
+    .action(async (id: string, o: Record<string, string | boolean | undefined>) => (await import('./commands/files.js')).filesGet(id, o));
+  libraryOptions(files.command('versions').description('an item\'s versions: who, when, which tool and settings').argument('<id>', 'item id'))
+    .action(async (id: string, o: Record<string, string | boolean | undefined>) => (await import('./commands/files.js')).filesVersions(id, o));
+  libraryOptions(files.command('rm').description('delete items, or one version of an item (--ver N)').argument('<ids...>', 'item ids').option('--ver <n>', 'delete only this version number'))
+    .action(async (ids: string[], o: Record<string, string | boolean | undefined>) => (await import('./commands/files.js')).filesRm(ids, o));
+
   program
     .command('completion')
     .description('print the shell completion script (bash, zsh or fish)')
