@@ -7,6 +7,7 @@
  * NOT_FOUND, so item ids leak nothing. Quota: the distinct content held by an owner's items (a
  * version that repeats content the owner already holds costs nothing).
  */
+import { constants } from 'node:fs';
 import { copyFile, readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { sql, type Kysely } from 'kysely';
@@ -386,7 +387,8 @@ export class LibraryService {
     const item = await this.item(viewer, itemId);
     const v = await this.version(item);
     const dest = path.join(dir, `lib-${v.name}`);
-    await copyFile(this.blobPath(v), dest);
+    // A copy (a reflink where the file system has them), so a tool can never alter stored content.
+    await copyFile(this.blobPath(v), dest, constants.COPYFILE_FICLONE);
     return { path: dest, name: v.name, size: Number(v.size) };
   }
 

@@ -152,6 +152,8 @@ function sendVersion(request: FastifyRequest, reply: FastifyReply, library: Libr
     .header('content-disposition', contentDisposition(v.name))
     .header('accept-ranges', 'bytes')
     .header('x-content-type-options', 'nosniff')
+    // Stored files are user content: never let a browser run it in this origin.
+    .header('content-security-policy', "default-src 'none'; sandbox")
     .header('etag', `"${v.blob_hash}"`)
     .header('x-kiln-version', String(v.version));
   const range = parseRange(request.headers.range, size);

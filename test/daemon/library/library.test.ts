@@ -225,6 +225,26 @@ describe('file library quota and asynchronous runs', () => {
     assert.equal(usage.body.usedBytes, 60_000);
   });
 
+  it('keeps a finished run whose output does not fit the quota, reporting why no version was saved', async () => {
+    const noise = Buffer.alloc(40 * 40 * 3);
+    for (let i = 0; i < noise.length; i++) noise[i] = (i * 7919) % 251;
+    const small = path.join(dir, 'noise.png');
+    await sharp(noise, { raw: { width: 40, height: 40, channels: 3 } }).png().toFile(small);
+    const up = await upload(s, s.token, small);
+    assert.equal(up.status, 201, up.text);
+    const run = await api(s, s.token, 'POST', '/api/v1/tools/image/resize', await form({ fileId: up.body.id, settings: JSON.stringify({ width: 400 }) }));
+    assert.equal(run.status, 202, run.text);
+    const sse = await readSse(`${s.url}/api/v1/jobs/${run.body.jobId}/progress`, s.token);
+    assert.equal(sse.events.at(-1)!.event, 'completed');
+    const job = await api(s, s.token, 'GET', `/api/v1/jobs/${run.body.jobId}`);
+    assert.equal(job.body.result.savedFileId, undefined);
+    assert.equal(job.body.result.afterSuccessError.code, 'LIMIT_EXCEEDED');
+    assert.equal((await api(s, s.token, 'GET', `/api/v1/files/${up.body.id}`)).body.latestVersion, 1);
+    // The output itself is still there to download.
+    assert.equal((await fetch(s.url + job.body.result.downloadUrl, { headers: auth(s.token) })).status, 200);
+    await api(s, s.token, 'DELETE', `/api/v1/files/${up.body.id}`);
+  });
+
   it('saves a 202 job\'s output as a new version when it completes; the completed event carries savedFileId', async () => {
     const png = await makeImage(dir, 'async.png', 60, 30, { format: 'png' });
     const up = await upload(s, s.token, png);
