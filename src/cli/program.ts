@@ -146,6 +146,7 @@ export function topProgram(): Command {
     .option('--dir <path>', 'install directory on the remote (default: ~/.local/lib/kiln, /opt/kiln for root)')
     .option('--data-dir <path>', 'data directory on the remote (default: ~/.local/share/kiln, /var/lib/kiln for root)')
     .option('--no-systemd', 'start a detached process even where systemd is available')
+    .option('--env <NAME=VALUE...>', 'daemon setting for the service (e.g. MAX_UPLOAD_MB=512); no secrets')
     .option('--known-hosts <file>', 'known_hosts file to check the host key against (default: ~/.ssh/known_hosts)')
     .option('--insecure-accept-host-key', 'accept an unknown host key without checking it')
     .action(async (target: string, o: Record<string, string | boolean | undefined>) => (await import('./commands/deploy.js')).deployCommand(target, o));

@@ -1,0 +1,162 @@
+/**
+ * The shell scripts kiln deploy runs on the remote (POSIX sh). Values are single-quoted, so paths
+ * with spaces or quotes cannot break out of them.
+ */
+
+export function sq(s: string): string {
+  return `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+export interface Layout {
+  /** Extra daemon settings (--env NAME=VALUE), after the ones kiln deploy sets. */
+  env?: [string, string][];
+  dir: string;
+  dataDir: string;
+  port: number;
+  host: string;
+  node: string;
+}
+
+/** What the remote has: node and its version, npm, systemd, who we are. One line per fact. */
+export const PROBE = `
+echo "uid=$(id -u)"
+echo "home=$HOME"
+n=$(command -v node || true)
+[ -z "$n" ] && for c in /usr/local/bin/node /usr/bin/node "$HOME/.local/bin/node"; do [ -x "$c" ] && n=$c && break; done
+echo "node=$n"
+[ -n "$n" ] && echo "nodeVersion=$("$n" -p process.versions.node 2>/dev/null)"
+m=$(command -v npm || true)
+[ -z "$m" ] && [ -n "$n" ] && [ -x "$(dirname "$n")/npm" ] && m="$(dirname "$n")/npm"
+echo "npm=$m"
+if command -v systemctl >/dev/null 2>&1 && [ -d /run/systemd/system ]; then echo "systemd=yes"; else echo "systemd=no"; fi
+command -v tar >/dev/null 2>&1 && echo "tar=yes"
+`;
+
+/**
+ * Unpacks the release into DIR/releases/ID (once), installs its production dependencies (or reuses
+ * the current release's when package-lock.json is unchanged), then points DIR/current at it.
+ */
+export function installScript(l: Layout, id: string, tarball: string, npm: string): string {
+  const rel = `${l.dir}/releases/${id}`;
+  return `set -eu
+umask 022
+PATH=${sq(l.node.replace(/\/[^/]+$/, ''))}:$PATH
+DIR=${sq(l.dir)}
+REL=${sq(rel)}
+TGZ=${sq(tarball)}
+if [ ! -f "$REL/.installed" ]; then
+  rm -rf "$REL.tmp"
+  mkdir -p "$REL.tmp"
+  tar -xzf "$TGZ" -C "$REL.tmp"
+  if [ -f "$DIR/current/package-lock.json" ] && [ -d "$DIR/current/node_modules" ] && cmp -s "$DIR/current/package-lock.json" "$REL.tmp/package-lock.json"; then
+    echo "kiln deploy: dependencies unchanged, reusing them" >&2
+    cp -a "$DIR/current/node_modules" "$REL.tmp/node_modules"
+  else
+    echo "kiln deploy: installing dependencies (npm ci --omit=dev)" >&2
+    (cd "$REL.tmp" && ONNXRUNTIME_NODE_INSTALL=skip ONNXRUNTIME_NODE_INSTALL_CUDA=skip ${sq(npm)} ci --omit=dev --no-audit --no-fund --loglevel=error >&2)
+  fi
+  touch "$REL.tmp/.installed"
+  rm -rf "$REL"
+  mv "$REL.tmp" "$REL"
+fi
+ln -sfn "$REL" "$DIR/current.new"
+mv -T "$DIR/current.new" "$DIR/current" 2>/dev/null || { rm -f "$DIR/current"; mv "$DIR/current.new" "$DIR/current"; }
+rm -f "$TGZ"
+# Keep the three newest releases.
+ls -1dt "$DIR"/releases/*/ 2>/dev/null | tail -n +4 | while read -r old; do [ "$old" != "$REL/" ] && rm -rf "$old"; done
+echo "installed=$REL"
+`;
+}
+
+function envLines(l: Layout): [string, string][] {
+  return [
+    ['PORT', String(l.port)],
+    ['HOST', l.host],
+    ['DATA_DIR', l.dataDir],
+    ['NODE_ENV', 'production'],
+    ...(l.env ?? []),
+  ];
+}
+
+export function systemdUnit(l: Layout, user: string): string {
+  return `[Unit]
+Description=kiln: image, video, audio and document tools over HTTP
+After=network-online.target
+Wants=network-online.target
+
+[Service]
+Type=simple
+User=${user}
+${envLines(l)
+  .map(([k, v]) => `Environment=${JSON.stringify(`${k}=${v}`)}`)
+  .join('\n')}
+WorkingDirectory=${l.dir}/current
+ExecStart=${l.node} ${l.dir}/current/dist/src/cli/main.js serve
+Restart=on-failure
+RestartSec=3
+KillSignal=SIGTERM
+TimeoutStopSec=30
+
+[Install]
+WantedBy=multi-user.target
+`;
+}
+
+export function systemdStartScript(l: Layout, unit: string): string {
+  return `set -eu
+mkdir -p ${sq(l.dataDir)}
+cat > /etc/systemd/system/kiln.service.new <<'KILN_UNIT_EOF'
+${unit}KILN_UNIT_EOF
+mv /etc/systemd/system/kiln.service.new /etc/systemd/system/kiln.service
+systemctl daemon-reload
+systemctl enable kiln.service >/dev/null 2>&1
+systemctl restart kiln.service
+echo "started=systemd"
+`;
+}
+
+/** Without systemd: stop the previous process (pid file), start a detached one with its log beside. */
+export function detachedStartScript(l: Layout): string {
+  const env = envLines(l)
+    .map(([k, v]) => `${k}=${sq(v)}`)
+    .join(' ');
+  return `set -eu
+DATA=${sq(l.dataDir)}
+PIDFILE="$DATA/kiln.pid"
+mkdir -p "$DATA"
+if [ -f "$PIDFILE" ]; then
+  old=$(cat "$PIDFILE")
+  if [ -n "$old" ] && kill -0 "$old" 2>/dev/null; then
+    kill -TERM "$old" 2>/dev/null || true
+    i=0
+    while kill -0 "$old" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.2; i=$((i+1)); done
+    kill -0 "$old" 2>/dev/null && kill -KILL "$old" 2>/dev/null || true
+  fi
+  rm -f "$PIDFILE"
+fi
+cd ${sq(l.dir + '/current')}
+# setsid may fork (when it would be a group leader): the shell it runs writes its own pid, then execs node.
+${env} nohup setsid sh -c 'echo $$ > "$1"; shift; exec "$@"' sh "$PIDFILE" ${sq(l.node)} ${sq(l.dir + '/current/dist/src/cli/main.js')} serve >>"$DATA/kiln.log" 2>&1 </dev/null &
+i=0
+while [ ! -s "$PIDFILE" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done
+echo "started=detached pid=$(cat "$PIDFILE")"
+`;
+}
+
+/** Polls /api/v1/health on the remote itself (its loopback), with the remote's node. */
+export function healthScript(l: Layout, timeoutS: number): string {
+  const url = `http://${l.host === '0.0.0.0' || l.host === '::' ? '127.0.0.1' : l.host.includes(':') ? `[${l.host}]` : l.host}:${l.port}/api/v1/health`;
+  return `${sq(l.node)} -e ${sq(`
+const end = Date.now() + ${timeoutS * 1000};
+(async () => {
+  for (;;) {
+    try {
+      const r = await fetch(${JSON.stringify(url)});
+      if (r.ok) { console.log('health=' + JSON.stringify(await r.json())); process.exit(0); }
+    } catch {}
+    if (Date.now() > end) { console.log('health=timeout'); process.exit(1); }
+    await new Promise((r) => setTimeout(r, 300));
+  }
+})();
+`)}`;
+}

@@ -1,0 +1,80 @@
+/** `ssh://user@host[:port]` and the host-key check against a known_hosts file. */
+import { createHash, createHmac } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import os from 'node:os';
+import { KilnError } from '../../core/errors.js';
+
+export interface SshTarget {
+  user: string;
+  host: string;
+  port: number;
+}
+
+export function parseSshTarget(raw: string): SshTarget {
+  let u: URL;
+  try {
+    u = new URL(raw.includes('://') ? raw : `ssh://${raw}`);
+  } catch {
+    throw new KilnError('USAGE_ERROR', `Not an SSH target: ${raw} (ssh://user@host[:port])`);
+  }
+  if (u.protocol !== 'ssh:') throw new KilnError('USAGE_ERROR', `The target must be ssh://user@host[:port] (got ${raw}).`);
+  if (u.password) throw new KilnError('USAGE_ERROR', 'Put no password in the target: kiln deploy uses SSH keys (the agent, or --identity FILE).');
+  if (!u.hostname) throw new KilnError('USAGE_ERROR', `No host in ${raw}.`);
+  const port = u.port ? Number(u.port) : 22;
+  let user = decodeURIComponent(u.username);
+  if (!user) {
+    try {
+      user = os.userInfo().username;
+    } catch {
+      user = process.env.USER ?? 'root';
+    }
+  }
+  return { user, host: u.hostname.replace(/^\[|\]$/g, ''), port };
+}
+
+/** OpenSSH's SHA256 fingerprint of a host key blob. */
+export function fingerprint(key: Buffer): string {
+  return 'SHA256:' + createHash('sha256').update(key).digest('base64').replace(/=+$/, '');
+}
+
+/** How a known_hosts line names this host: `host` on port 22, `[host]:port` otherwise. */
+function hostPattern(t: SshTarget): string {
+  return t.port === 22 ? t.host : `[${t.host}]:${t.port}`;
+}
+
+function matchesHost(field: string, name: string): boolean {
+  for (const entry of field.split(',')) {
+    if (entry.startsWith('|1|')) {
+      // Hashed entry: |1|base64(salt)|base64(HMAC-SHA1(salt, name)).
+      const [, , salt, hash] = entry.split('|');
+      if (salt && hash && createHmac('sha1', Buffer.from(salt, 'base64')).update(name).digest('base64') === hash) return true;
+    } else if (entry === name) return true;
+  }
+  return false;
+}
+
+export type HostKeyVerdict = 'known' | 'unknown' | 'changed';
+
+/** Checks the key the server offered against the known_hosts file. */
+export function checkHostKey(t: SshTarget, key: Buffer, knownHostsFile: string): HostKeyVerdict {
+  let text = '';
+  try {
+    text = readFileSync(knownHostsFile, 'utf8');
+  } catch {
+    return 'unknown';
+  }
+  const name = hostPattern(t);
+  const offered = key.toString('base64');
+  let seen = false;
+  for (const line of text.split('\n')) {
+    const parts = line.trim().split(/\s+/);
+    if (parts.length < 3 || parts[0]!.startsWith('#')) continue;
+    const [hosts, type, blob] = parts[0]!.startsWith('@') ? parts.slice(1) : parts;
+    if (!hosts || !type || !blob || !matchesHost(hosts, name)) continue;
+    if (parts[0] === '@revoked') continue;
+    // The key type is inside the blob as well; comparing the blob is enough.
+    if (blob === offered) return 'known';
+    seen = true;
+  }
+  return seen ? 'changed' : 'unknown';
+}
