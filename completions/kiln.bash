@@ -31,7 +31,7 @@ _kiln() {
   fi
   local key="${COMP_WORDS[1]}" flags="" args=""
   case "$key" in
-    'config'|'jobs')
+    'admin'|'config'|'files'|'jobs'|'pipeline')
       (( COMP_CWORD > 2 )) && key="$key ${COMP_WORDS[2]}" ;;
   esac
   case "$key" in
@@ -84,6 +84,154 @@ _kiln() {
       flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
       args=@files
       ;;
+    'beautify')
+      case "$prev" in
+        --background-type) _kiln_words 'solid linear-gradient radial-gradient image transparent'; return 0 ;;
+        --gradient-stops) return 0 ;;
+        --padding) return 0 ;;
+        --border-radius) return 0 ;;
+        --shadow-preset) _kiln_words 'none subtle medium dramatic'; return 0 ;;
+        --frame) _kiln_words 'none macos-light macos-dark windows-light windows-dark browser-light browser-dark iphone iphone-dark macbook macbook-dark ipad ipad-dark'; return 0 ;;
+        --social-preset) _kiln_words 'none twitter linkedin instagram-square instagram-story facebook producthunt'; return 0 ;;
+        --watermark-text) return 0 ;;
+        --output-format) _kiln_words 'png jpeg webp'; return 0 ;;
+        --background-image) _kiln_files; return 0 ;;
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --file-id) return 0 ;;
+      esac
+      flags='--background-type --gradient-stops --padding --border-radius --shadow-preset --frame --social-preset --watermark-text --output-format --background-image -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      args=@files
+      ;;
+    'border')
+      case "$prev" in
+        --width) return 0 ;;
+        --color) return 0 ;;
+        --style) _kiln_words 'solid gradient pattern'; return 0 ;;
+        --border-radius) return 0 ;;
+        --padding) return 0 ;;
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --file-id) return 0 ;;
+      esac
+      flags='--width --color --style --border-radius --padding --shadow -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      args=@files
+      ;;
+    'bulk-rename')
+      case "$prev" in
+        --pattern) return 0 ;;
+        --start-index) return 0 ;;
+        --padding) return 0 ;;
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --file-id) return 0 ;;
+      esac
+      flags='--pattern --start-index --padding -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      args=@files
+      ;;
+    'circle-crop')
+      case "$prev" in
+        --zoom) return 0 ;;
+        --offset-x) return 0 ;;
+        --offset-y) return 0 ;;
+        --border-width) return 0 ;;
+        --border-color) return 0 ;;
+        --background) return 0 ;;
+        --output-size) return 0 ;;
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --file-id) return 0 ;;
+      esac
+      flags='--zoom --offset-x --offset-y --border-width --border-color --background --output-size -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      args=@files
+      ;;
+    'collage')
+      case "$prev" in
+        --template) return 0 ;;
+        --gap) return 0 ;;
+        --background-color) return 0 ;;
+        --border-radius) return 0 ;;
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --file-id) return 0 ;;
+      esac
+      flags='--template --gap --background-color --border-radius -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      args=@files
+      ;;
+    'color-blindness')
+      case "$prev" in
+        --simulation-type) _kiln_words 'protanopia deuteranopia tritanopia protanomaly deuteranomaly tritanomaly achromatopsia blueConeMonochromacy'; return 0 ;;
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --file-id) return 0 ;;
+      esac
+      flags='--simulation-type -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      args=@files
+      ;;
+    'color-palette')
+      case "$prev" in
+        --count) return 0 ;;
+        --format) _kiln_words 'hex rgb'; return 0 ;;
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --file-id) return 0 ;;
+      esac
+      flags='--count --format -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      args=@files
+      ;;
+    'compare')
+      case "$prev" in
+        --mode) _kiln_words 'side-by-side overlay diff'; return 0 ;;
+        --diff-threshold) return 0 ;;
+        --target) _kiln_files; return 0 ;;
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --file-id) return 0 ;;
+      esac
+      flags='--mode --diff-threshold --target -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      args=@files
+      ;;
+    'compose')
+      case "$prev" in
+        --x) return 0 ;;
+        --y) return 0 ;;
+        --opacity) return 0 ;;
+        --blend) _kiln_words 'over multiply screen overlay darken lighten hard-light soft-light difference exclusion'; return 0 ;;
+        --overlay) _kiln_files; return 0 ;;
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --file-id) return 0 ;;
+      esac
+      flags='--x --y --opacity --blend --overlay -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      args=@files
+      ;;
     'compress')
       case "$prev" in
         --mode) _kiln_words 'quality targetSize'; return 0 ;;
@@ -97,6 +245,22 @@ _kiln() {
         --file-id) return 0 ;;
       esac
       flags='--mode --quality --target-size-kb -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      args=@files
+      ;;
+    'content-aware-resize')
+      case "$prev" in
+        --width) return 0 ;;
+        --height) return 0 ;;
+        --blur-radius) return 0 ;;
+        --sobel-threshold) return 0 ;;
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --file-id) return 0 ;;
+      esac
+      flags='--width --height --protect-faces --blur-radius --sobel-threshold --square -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
       args=@files
       ;;
     'convert')
@@ -130,6 +294,176 @@ _kiln() {
       flags='--left --top --width --height --unit -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
       args=@files
       ;;
+    'duotone')
+      case "$prev" in
+        --shadow) return 0 ;;
+        --highlight) return 0 ;;
+        --intensity) return 0 ;;
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --file-id) return 0 ;;
+      esac
+      flags='--shadow --highlight --intensity -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      args=@files
+      ;;
+    'edit-metadata')
+      case "$prev" in
+        --title) return 0 ;;
+        --description) return 0 ;;
+        --author) return 0 ;;
+        --copyright) return 0 ;;
+        --keywords) return 0 ;;
+        --gps) return 0 ;;
+        --date-time) return 0 ;;
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --file-id) return 0 ;;
+      esac
+      flags='--title --description --author --copyright --keywords --gps --date-time -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      args=@files
+      ;;
+    'favicon')
+      case "$prev" in
+        --padding) return 0 ;;
+        --background-color) return 0 ;;
+        --border-radius) return 0 ;;
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --file-id) return 0 ;;
+      esac
+      flags='--padding --background-color --border-radius -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      args=@files
+      ;;
+    'find-duplicates')
+      case "$prev" in
+        --threshold) return 0 ;;
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --file-id) return 0 ;;
+      esac
+      flags='--threshold -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      args=@files
+      ;;
+    'gif-tools')
+      case "$prev" in
+        --action) _kiln_words 'resize optimize reverse speed extract-frames rotate add-text'; return 0 ;;
+        --loop) return 0 ;;
+        --width) return 0 ;;
+        --height) return 0 ;;
+        --percentage) return 0 ;;
+        --colors) return 0 ;;
+        --dither) return 0 ;;
+        --effort) return 0 ;;
+        --speed-factor) return 0 ;;
+        --extract-mode) _kiln_words 'single range all'; return 0 ;;
+        --frame-number) return 0 ;;
+        --frame-start) return 0 ;;
+        --frame-end) return 0 ;;
+        --extract-format) _kiln_words 'png webp'; return 0 ;;
+        --angle) _kiln_words '90 180 270'; return 0 ;;
+        --text) return 0 ;;
+        --font-size) return 0 ;;
+        --color) return 0 ;;
+        --position) _kiln_words 'top center bottom'; return 0 ;;
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --file-id) return 0 ;;
+      esac
+      flags='--action --loop --width --height --percentage --colors --dither --effort --speed-factor --extract-mode --frame-number --frame-start --frame-end --extract-format --angle --flip-h --flip-v --text --font-size --color --position -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      args=@files
+      ;;
+    'gif-webp')
+      case "$prev" in
+        --quality) return 0 ;;
+        --resize-percent) return 0 ;;
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --file-id) return 0 ;;
+      esac
+      flags='--quality --lossless --resize-percent -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      args=@files
+      ;;
+    'histogram')
+      case "$prev" in
+        --scale) _kiln_words 'linear log'; return 0 ;;
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --file-id) return 0 ;;
+      esac
+      flags='--scale -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      args=@files
+      ;;
+    'html-to-image')
+      case "$prev" in
+        --url) return 0 ;;
+        --format) _kiln_words 'png jpg webp'; return 0 ;;
+        --quality) return 0 ;;
+        --device-preset) _kiln_words 'desktop tablet mobile custom'; return 0 ;;
+        --viewport-width) return 0 ;;
+        --viewport-height) return 0 ;;
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+      esac
+      flags='--url --format --quality --full-page --device-preset --viewport-width --viewport-height -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local -h --help'
+      ;;
+    'image-enhancement')
+      case "$prev" in
+        --mode) _kiln_words 'auto portrait landscape low-light food document exposure contrast color sharpness'; return 0 ;;
+        --intensity) return 0 ;;
+        --strength) return 0 ;;
+        --corrections) return 0 ;;
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --file-id) return 0 ;;
+      esac
+      flags='--mode --intensity --strength --corrections --deep-enhance -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      args=@files
+      ;;
+    'image-pad')
+      case "$prev" in
+        --target) _kiln_words '16:9 9:16 1:1 4:3 3:4 custom'; return 0 ;;
+        --ratio-w) return 0 ;;
+        --ratio-h) return 0 ;;
+        --background) _kiln_words 'color transparent blur'; return 0 ;;
+        --color) return 0 ;;
+        --padding) return 0 ;;
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --file-id) return 0 ;;
+      esac
+      flags='--target --ratio-w --ratio-h --background --color --padding -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      args=@files
+      ;;
     'image-to-base64')
       case "$prev" in
         --format) _kiln_words 'data-uri plain'; return 0 ;;
@@ -142,6 +476,22 @@ _kiln() {
         --file-id) return 0 ;;
       esac
       flags='--format --mime-type -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      args=@files
+      ;;
+    'image-to-pdf')
+      case "$prev" in
+        --page-size) _kiln_words 'A4 Letter A3 A5'; return 0 ;;
+        --orientation) _kiln_words 'portrait landscape'; return 0 ;;
+        --margin) return 0 ;;
+        --target-size) return 0 ;;
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --file-id) return 0 ;;
+      esac
+      flags='--page-size --orientation --margin --target-size -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
       args=@files
       ;;
     'info')
@@ -173,6 +523,25 @@ _kiln() {
       flags='--width --blur --strategy --format --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
       args=@files
       ;;
+    'meme-generator')
+      case "$prev" in
+        --template-id) _kiln_words 'classic approve-reject two-panel comparison four-panel escalation sign two-buttons'; return 0 ;;
+        --text-layout) _kiln_words 'top-bottom top-only bottom-only center side-by-side'; return 0 ;;
+        --text-boxes) return 0 ;;
+        --font-family) _kiln_words 'anton bebas-neue permanent-marker montserrat roboto arial-black comic-sans'; return 0 ;;
+        --font-size) return 0 ;;
+        --text-color) return 0 ;;
+        --stroke-color) return 0 ;;
+        --text-align) _kiln_words 'left center right'; return 0 ;;
+        --file) _kiln_files; return 0 ;;
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+      esac
+      flags='--template-id --text-layout --text-boxes --font-family --font-size --text-color --stroke-color --text-align --all-caps --file -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local -h --help'
+      ;;
     'optimize-for-web')
       case "$prev" in
         --format) _kiln_words 'webp jpeg avif png'; return 0 ;;
@@ -187,6 +556,20 @@ _kiln() {
         --file-id) return 0 ;;
       esac
       flags='--format --quality --max-width --max-height --progressive --strip-metadata -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      args=@files
+      ;;
+    'pixelate')
+      case "$prev" in
+        --block-size) return 0 ;;
+        --region) return 0 ;;
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --file-id) return 0 ;;
+      esac
+      flags='--block-size --region -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
       args=@files
       ;;
     'qr-generate')
@@ -207,6 +590,21 @@ _kiln() {
         --profile) return 0 ;;
       esac
       flags='--data --size --margin --color-dark --color-light --error-correction-level --dot-style --corner-style --logo -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local -h --help'
+      ;;
+    'replace-color')
+      case "$prev" in
+        --source-color) return 0 ;;
+        --target-color) return 0 ;;
+        --tolerance) return 0 ;;
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --file-id) return 0 ;;
+      esac
+      flags='--source-color --target-color --make-transparent --tolerance -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      args=@files
       ;;
     'resize')
       case "$prev" in
@@ -238,6 +636,81 @@ _kiln() {
       flags='--angle --horizontal --vertical -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
       args=@files
       ;;
+    'sharpening')
+      case "$prev" in
+        --method) _kiln_words 'adaptive unsharp-mask high-pass'; return 0 ;;
+        --sigma) return 0 ;;
+        --m1) return 0 ;;
+        --m2) return 0 ;;
+        --x1) return 0 ;;
+        --y2) return 0 ;;
+        --y3) return 0 ;;
+        --amount) return 0 ;;
+        --radius) return 0 ;;
+        --threshold) return 0 ;;
+        --strength) return 0 ;;
+        --kernel-size) _kiln_words '3 5'; return 0 ;;
+        --denoise) _kiln_words 'off light medium strong'; return 0 ;;
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --file-id) return 0 ;;
+      esac
+      flags='--method --sigma --m1 --m2 --x1 --y2 --y3 --amount --radius --threshold --strength --kernel-size --denoise -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      args=@files
+      ;;
+    'split')
+      case "$prev" in
+        --mode) _kiln_words 'grid rows cols'; return 0 ;;
+        --rows) return 0 ;;
+        --cols) return 0 ;;
+        --tile-width) return 0 ;;
+        --tile-height) return 0 ;;
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --file-id) return 0 ;;
+      esac
+      flags='--mode --rows --cols --tile-width --tile-height -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      args=@files
+      ;;
+    'sprite-sheet')
+      case "$prev" in
+        --columns) return 0 ;;
+        --padding) return 0 ;;
+        --background) return 0 ;;
+        --format) _kiln_words 'png webp jpeg'; return 0 ;;
+        --quality) return 0 ;;
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --file-id) return 0 ;;
+      esac
+      flags='--columns --padding --background --format --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      args=@files
+      ;;
+    'stitch')
+      case "$prev" in
+        --direction) _kiln_words 'horizontal vertical grid'; return 0 ;;
+        --gap) return 0 ;;
+        --background-color) return 0 ;;
+        --alignment) _kiln_words 'start center end'; return 0 ;;
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --file-id) return 0 ;;
+      esac
+      flags='--direction --gap --background-color --alignment -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      args=@files
+      ;;
     'strip-metadata')
       case "$prev" in
         -o|--output) _kiln_files; return 0 ;;
@@ -248,6 +721,98 @@ _kiln() {
         --file-id) return 0 ;;
       esac
       flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      args=@files
+      ;;
+    'svg-to-raster')
+      case "$prev" in
+        --format) _kiln_words 'png jpeg webp avif tiff gif heif'; return 0 ;;
+        --width) return 0 ;;
+        --height) return 0 ;;
+        --scale) return 0 ;;
+        --dpi) return 0 ;;
+        --background) return 0 ;;
+        --quality) return 0 ;;
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --file-id) return 0 ;;
+      esac
+      flags='--format --width --height --scale --dpi --background --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      args=@files
+      ;;
+    'text-overlay')
+      case "$prev" in
+        --text) return 0 ;;
+        --font) return 0 ;;
+        --font-size) return 0 ;;
+        --color) return 0 ;;
+        --x) return 0 ;;
+        --y) return 0 ;;
+        --background) return 0 ;;
+        --padding) return 0 ;;
+        --border-radius) return 0 ;;
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --file-id) return 0 ;;
+      esac
+      flags='--text --font --font-size --color --x --y --background --padding --border-radius -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      args=@files
+      ;;
+    'vectorize')
+      case "$prev" in
+        --color-mode) _kiln_words 'bw color'; return 0 ;;
+        --threshold) return 0 ;;
+        --color-precision) return 0 ;;
+        --filter-speckle) return 0 ;;
+        --path-mode) _kiln_words 'none polygon spline'; return 0 ;;
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --file-id) return 0 ;;
+      esac
+      flags='--color-mode --threshold --color-precision --filter-speckle --path-mode -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      args=@files
+      ;;
+    'vignette')
+      case "$prev" in
+        --strength) return 0 ;;
+        --color) return 0 ;;
+        --radius) return 0 ;;
+        --softness) return 0 ;;
+        --roundness) return 0 ;;
+        --center-x) return 0 ;;
+        --center-y) return 0 ;;
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --file-id) return 0 ;;
+      esac
+      flags='--strength --color --radius --softness --roundness --center-x --center-y -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      args=@files
+      ;;
+    'watermark-image')
+      case "$prev" in
+        --opacity) return 0 ;;
+        --position) _kiln_words 'center top-left top-right bottom-left bottom-right'; return 0 ;;
+        --scale) return 0 ;;
+        --watermark) _kiln_files; return 0 ;;
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --file-id) return 0 ;;
+      esac
+      flags='--opacity --position --scale --watermark -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
       args=@files
       ;;
     'watermark-text')
@@ -875,6 +1440,19 @@ _kiln() {
       flags='--width --height --color -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
       args=@files
       ;;
+    'booklet-pdf')
+      case "$prev" in
+        --per-sheet) _kiln_words '2 4 6 8'; return 0 ;;
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --file-id) return 0 ;;
+      esac
+      flags='--per-sheet -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      args=@files
+      ;;
     'compress-pdf')
       case "$prev" in
         --mode) _kiln_words 'quality targetSize'; return 0 ;;
@@ -890,6 +1468,19 @@ _kiln() {
       flags='--mode --quality --target-size-kb -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
       args=@files
       ;;
+    'crop-pdf')
+      case "$prev" in
+        --margin) return 0 ;;
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --file-id) return 0 ;;
+      esac
+      flags='--margin -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      args=@files
+      ;;
     'extract-pages')
       case "$prev" in
         --range) return 0 ;;
@@ -901,6 +1492,18 @@ _kiln() {
         --file-id) return 0 ;;
       esac
       flags='--range -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      args=@files
+      ;;
+    'flatten-pdf')
+      case "$prev" in
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --file-id) return 0 ;;
+      esac
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
       args=@files
       ;;
     'grayscale-pdf')
@@ -939,6 +1542,19 @@ _kiln() {
       flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
       args=@files
       ;;
+    'nup-pdf')
+      case "$prev" in
+        --per-sheet) _kiln_words '2 3 4 8 9 12 16'; return 0 ;;
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --file-id) return 0 ;;
+      esac
+      flags='--per-sheet -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      args=@files
+      ;;
     'organize-pdf')
       case "$prev" in
         --order) return 0 ;;
@@ -950,6 +1566,76 @@ _kiln() {
         --file-id) return 0 ;;
       esac
       flags='--order -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      args=@files
+      ;;
+    'pdf-metadata')
+      case "$prev" in
+        --title) return 0 ;;
+        --author) return 0 ;;
+        --subject) return 0 ;;
+        --keywords) return 0 ;;
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --file-id) return 0 ;;
+      esac
+      flags='--title --author --subject --keywords -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      args=@files
+      ;;
+    'pdf-page-numbers')
+      case "$prev" in
+        --position) _kiln_words 'bl bc br tl tc tr'; return 0 ;;
+        --font-size) return 0 ;;
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --file-id) return 0 ;;
+      esac
+      flags='--position --font-size -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      args=@files
+      ;;
+    'pdf-to-image')
+      case "$prev" in
+        --pages) return 0 ;;
+        --format) _kiln_words 'jpg png webp avif tiff gif heic heif jxl'; return 0 ;;
+        --dpi) return 0 ;;
+        --quality) return 0 ;;
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --file-id) return 0 ;;
+      esac
+      flags='--pages --format --dpi --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      args=@files
+      ;;
+    'pdf-to-text')
+      case "$prev" in
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --file-id) return 0 ;;
+      esac
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      args=@files
+      ;;
+    'pdf-to-wordprocessor')
+      case "$prev" in
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --file-id) return 0 ;;
+      esac
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
       args=@files
       ;;
     'pdfa-convert')
@@ -976,6 +1662,19 @@ _kiln() {
         --file-id) return 0 ;;
       esac
       flags='--user-password --owner-password -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      args=@files
+      ;;
+    'redact-pdf')
+      case "$prev" in
+        --terms) return 0 ;;
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --file-id) return 0 ;;
+      esac
+      flags='--terms --case-sensitive -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
       args=@files
       ;;
     'remove-pages')
@@ -1017,6 +1716,23 @@ _kiln() {
       flags='--angle --range -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
       args=@files
       ;;
+    'sign-pdf')
+      case "$prev" in
+        --placements) return 0 ;;
+        --certificate-password) return 0 ;;
+        --reason) return 0 ;;
+        --sig) _kiln_files; return 0 ;;
+        --certificate) _kiln_files; return 0 ;;
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --file-id) return 0 ;;
+      esac
+      flags='--placements --certificate-password --reason --sig --certificate -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      args=@files
+      ;;
     'split-pdf')
       case "$prev" in
         --mode) _kiln_words 'range every'; return 0 ;;
@@ -1043,6 +1759,23 @@ _kiln() {
         --file-id) return 0 ;;
       esac
       flags='--password -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      args=@files
+      ;;
+    'watermark-pdf')
+      case "$prev" in
+        --text) return 0 ;;
+        --position) _kiln_words 'tl tc tr l c r bl bc br'; return 0 ;;
+        --font-size) return 0 ;;
+        --opacity) return 0 ;;
+        --rotation) return 0 ;;
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --file-id) return 0 ;;
+      esac
+      flags='--text --position --font-size --opacity --rotation -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
       args=@files
       ;;
     'convert-document')
@@ -1084,6 +1817,67 @@ _kiln() {
       flags='--format -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
       args=@files
       ;;
+    'epub-convert')
+      case "$prev" in
+        --format) _kiln_words 'pdf docx html md'; return 0 ;;
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --file-id) return 0 ;;
+      esac
+      flags='--format -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      args=@files
+      ;;
+    'html-to-pdf')
+      case "$prev" in
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --file-id) return 0 ;;
+      esac
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      args=@files
+      ;;
+    'markdown-to-docx')
+      case "$prev" in
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --file-id) return 0 ;;
+      esac
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      args=@files
+      ;;
+    'markdown-to-html')
+      case "$prev" in
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --file-id) return 0 ;;
+      esac
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      args=@files
+      ;;
+    'markdown-to-pdf')
+      case "$prev" in
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --file-id) return 0 ;;
+      esac
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      args=@files
+      ;;
     'presentation-to-pdf')
       case "$prev" in
         -o|--output) _kiln_files; return 0 ;;
@@ -1097,6 +1891,18 @@ _kiln() {
       args=@files
       ;;
     'spreadsheet-to-pdf')
+      case "$prev" in
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --file-id) return 0 ;;
+      esac
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      args=@files
+      ;;
+    'to-epub')
       case "$prev" in
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
@@ -1239,6 +2045,22 @@ _kiln() {
       flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
       args=@files
       ;;
+    'eps-to-pdf')
+      case "$prev" in
+        --page-size) _kiln_words 'A4 Letter A3 A5'; return 0 ;;
+        --orientation) _kiln_words 'portrait landscape'; return 0 ;;
+        --margin) return 0 ;;
+        --target-size) return 0 ;;
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --file-id) return 0 ;;
+      esac
+      flags='--page-size --orientation --margin --target-size -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      args=@files
+      ;;
     'eps-to-png')
       case "$prev" in
         --quality) return 0 ;;
@@ -1250,6 +2072,23 @@ _kiln() {
         --file-id) return 0 ;;
       esac
       flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      args=@files
+      ;;
+    'eps-to-svg')
+      case "$prev" in
+        --color-mode) _kiln_words 'bw color'; return 0 ;;
+        --threshold) return 0 ;;
+        --color-precision) return 0 ;;
+        --filter-speckle) return 0 ;;
+        --path-mode) _kiln_words 'none polygon spline'; return 0 ;;
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --file-id) return 0 ;;
+      esac
+      flags='--color-mode --threshold --color-precision --filter-speckle --path-mode -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
       args=@files
       ;;
     'flac-to-mp3')
@@ -1302,6 +2141,22 @@ _kiln() {
       flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
       args=@files
       ;;
+    'gif-to-pdf')
+      case "$prev" in
+        --page-size) _kiln_words 'A4 Letter A3 A5'; return 0 ;;
+        --orientation) _kiln_words 'portrait landscape'; return 0 ;;
+        --margin) return 0 ;;
+        --target-size) return 0 ;;
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --file-id) return 0 ;;
+      esac
+      flags='--page-size --orientation --margin --target-size -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      args=@files
+      ;;
     'gif-to-png')
       case "$prev" in
         --quality) return 0 ;;
@@ -1351,6 +2206,22 @@ _kiln() {
         --file-id) return 0 ;;
       esac
       flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      args=@files
+      ;;
+    'heic-to-pdf')
+      case "$prev" in
+        --page-size) _kiln_words 'A4 Letter A3 A5'; return 0 ;;
+        --orientation) _kiln_words 'portrait landscape'; return 0 ;;
+        --margin) return 0 ;;
+        --target-size) return 0 ;;
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --file-id) return 0 ;;
+      esac
+      flags='--page-size --orientation --margin --target-size -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
       args=@files
       ;;
     'heic-to-png')
@@ -1405,6 +2276,22 @@ _kiln() {
       flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
       args=@files
       ;;
+    'jpg-to-pdf')
+      case "$prev" in
+        --page-size) _kiln_words 'A4 Letter A3 A5'; return 0 ;;
+        --orientation) _kiln_words 'portrait landscape'; return 0 ;;
+        --margin) return 0 ;;
+        --target-size) return 0 ;;
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --file-id) return 0 ;;
+      esac
+      flags='--page-size --orientation --margin --target-size -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      args=@files
+      ;;
     'jpg-to-png')
       case "$prev" in
         --quality) return 0 ;;
@@ -1416,6 +2303,23 @@ _kiln() {
         --file-id) return 0 ;;
       esac
       flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      args=@files
+      ;;
+    'jpg-to-svg')
+      case "$prev" in
+        --color-mode) _kiln_words 'bw color'; return 0 ;;
+        --threshold) return 0 ;;
+        --color-precision) return 0 ;;
+        --filter-speckle) return 0 ;;
+        --path-mode) _kiln_words 'none polygon spline'; return 0 ;;
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --file-id) return 0 ;;
+      esac
+      flags='--color-mode --threshold --color-precision --filter-speckle --path-mode -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
       args=@files
       ;;
     'jpg-to-tiff')
@@ -1733,6 +2637,51 @@ _kiln() {
       flags='--bitrate-kbps -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
       args=@files
       ;;
+    'pdf-to-jpg')
+      case "$prev" in
+        --pages) return 0 ;;
+        --dpi) return 0 ;;
+        --quality) return 0 ;;
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --file-id) return 0 ;;
+      esac
+      flags='--pages --dpi --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      args=@files
+      ;;
+    'pdf-to-png')
+      case "$prev" in
+        --pages) return 0 ;;
+        --dpi) return 0 ;;
+        --quality) return 0 ;;
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --file-id) return 0 ;;
+      esac
+      flags='--pages --dpi --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      args=@files
+      ;;
+    'pdf-to-tiff')
+      case "$prev" in
+        --pages) return 0 ;;
+        --dpi) return 0 ;;
+        --quality) return 0 ;;
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --file-id) return 0 ;;
+      esac
+      flags='--pages --dpi --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      args=@files
+      ;;
     'png-to-avif')
       case "$prev" in
         --quality) return 0 ;;
@@ -1783,6 +2732,39 @@ _kiln() {
         --file-id) return 0 ;;
       esac
       flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      args=@files
+      ;;
+    'png-to-pdf')
+      case "$prev" in
+        --page-size) _kiln_words 'A4 Letter A3 A5'; return 0 ;;
+        --orientation) _kiln_words 'portrait landscape'; return 0 ;;
+        --margin) return 0 ;;
+        --target-size) return 0 ;;
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --file-id) return 0 ;;
+      esac
+      flags='--page-size --orientation --margin --target-size -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      args=@files
+      ;;
+    'png-to-svg')
+      case "$prev" in
+        --color-mode) _kiln_words 'bw color'; return 0 ;;
+        --threshold) return 0 ;;
+        --color-precision) return 0 ;;
+        --filter-speckle) return 0 ;;
+        --path-mode) _kiln_words 'none polygon spline'; return 0 ;;
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --file-id) return 0 ;;
+      esac
+      flags='--color-mode --threshold --color-precision --filter-speckle --path-mode -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
       args=@files
       ;;
     'png-to-tiff')
@@ -1837,6 +2819,23 @@ _kiln() {
       flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
       args=@files
       ;;
+    'psd-to-svg')
+      case "$prev" in
+        --color-mode) _kiln_words 'bw color'; return 0 ;;
+        --threshold) return 0 ;;
+        --color-precision) return 0 ;;
+        --filter-speckle) return 0 ;;
+        --path-mode) _kiln_words 'none polygon spline'; return 0 ;;
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --file-id) return 0 ;;
+      esac
+      flags='--color-mode --threshold --color-precision --filter-speckle --path-mode -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      args=@files
+      ;;
     'spreadsheet-to-csv')
       case "$prev" in
         -o|--output) _kiln_files; return 0 ;;
@@ -1847,6 +2846,42 @@ _kiln() {
         --file-id) return 0 ;;
       esac
       flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      args=@files
+      ;;
+    'svg-to-jpg')
+      case "$prev" in
+        --width) return 0 ;;
+        --height) return 0 ;;
+        --scale) return 0 ;;
+        --dpi) return 0 ;;
+        --background) return 0 ;;
+        --quality) return 0 ;;
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --file-id) return 0 ;;
+      esac
+      flags='--width --height --scale --dpi --background --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      args=@files
+      ;;
+    'svg-to-png')
+      case "$prev" in
+        --width) return 0 ;;
+        --height) return 0 ;;
+        --scale) return 0 ;;
+        --dpi) return 0 ;;
+        --background) return 0 ;;
+        --quality) return 0 ;;
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --file-id) return 0 ;;
+      esac
+      flags='--width --height --scale --dpi --background --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
       args=@files
       ;;
     'tiff-to-jpg')
@@ -1862,6 +2897,22 @@ _kiln() {
       flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
       args=@files
       ;;
+    'tiff-to-pdf')
+      case "$prev" in
+        --page-size) _kiln_words 'A4 Letter A3 A5'; return 0 ;;
+        --orientation) _kiln_words 'portrait landscape'; return 0 ;;
+        --margin) return 0 ;;
+        --target-size) return 0 ;;
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --file-id) return 0 ;;
+      esac
+      flags='--page-size --orientation --margin --target-size -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      args=@files
+      ;;
     'tiff-to-png')
       case "$prev" in
         --quality) return 0 ;;
@@ -1873,6 +2924,23 @@ _kiln() {
         --file-id) return 0 ;;
       esac
       flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      args=@files
+      ;;
+    'tiff-to-svg')
+      case "$prev" in
+        --color-mode) _kiln_words 'bw color'; return 0 ;;
+        --threshold) return 0 ;;
+        --color-precision) return 0 ;;
+        --filter-speckle) return 0 ;;
+        --path-mode) _kiln_words 'none polygon spline'; return 0 ;;
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --file-id) return 0 ;;
+      esac
+      flags='--color-mode --threshold --color-precision --filter-speckle --path-mode -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
       args=@files
       ;;
     'wav-to-mp3')
@@ -1965,6 +3033,22 @@ _kiln() {
       flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
       args=@files
       ;;
+    'webp-to-pdf')
+      case "$prev" in
+        --page-size) _kiln_words 'A4 Letter A3 A5'; return 0 ;;
+        --orientation) _kiln_words 'portrait landscape'; return 0 ;;
+        --margin) return 0 ;;
+        --target-size) return 0 ;;
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --file-id) return 0 ;;
+      esac
+      flags='--page-size --orientation --margin --target-size -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      args=@files
+      ;;
     'webp-to-png')
       case "$prev" in
         --quality) return 0 ;;
@@ -1977,6 +3061,22 @@ _kiln() {
       esac
       flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
       args=@files
+      ;;
+    'admin')
+      flags='--help'
+      args='users keys mfa-reset'
+      ;;
+    'admin users')
+      flags='-h --help'
+      ;;
+    'admin keys')
+      flags='-h --help'
+      ;;
+    'admin mfa-reset')
+      case "$prev" in
+        --data-dir) _kiln_dirs; return 0 ;;
+      esac
+      flags='--data-dir --json -h --help'
       ;;
     'completion')
       flags='-h --help'
@@ -2009,12 +3109,66 @@ _kiln() {
         --dir) _kiln_files; return 0 ;;
         --data-dir) _kiln_files; return 0 ;;
         --no-systemd) return 0 ;;
+        --env) return 0 ;;
         --known-hosts) _kiln_files; return 0 ;;
       esac
-      flags='-i --identity --port --host --dir --data-dir --no-systemd --known-hosts --insecure-accept-host-key -h --help'
+      flags='-i --identity --port --host --dir --data-dir --no-systemd --env --known-hosts --insecure-accept-host-key -h --help'
       ;;
     'doctor')
       flags='--json -h --help'
+      ;;
+    'files')
+      flags='--help'
+      args='list upload get versions rm'
+      ;;
+    'files list')
+      case "$prev" in
+        --type) return 0 ;;
+        --name) return 0 ;;
+        --page) return 0 ;;
+        --page-size) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --data-dir) _kiln_dirs; return 0 ;;
+      esac
+      flags='--type --name --page --page-size --server --profile --local --data-dir --json -h --help'
+      ;;
+    'files upload')
+      case "$prev" in
+        --name) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --data-dir) _kiln_dirs; return 0 ;;
+      esac
+      flags='--name --server --profile --local --data-dir --json -h --help'
+      args=@files
+      ;;
+    'files get')
+      case "$prev" in
+        --ver) return 0 ;;
+        -o|--output) _kiln_files; return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --data-dir) _kiln_dirs; return 0 ;;
+      esac
+      flags='--ver -o --output -f --force --server --profile --local --data-dir --json -h --help'
+      ;;
+    'files versions')
+      case "$prev" in
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --data-dir) _kiln_dirs; return 0 ;;
+      esac
+      flags='--server --profile --local --data-dir --json -h --help'
+      ;;
+    'files rm')
+      case "$prev" in
+        --ver) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --data-dir) _kiln_dirs; return 0 ;;
+      esac
+      flags='--ver --server --profile --local --data-dir --json -h --help'
       ;;
     'jobs')
       flags='--help'
@@ -2062,6 +3216,36 @@ _kiln() {
       esac
       flags='--profile -h --help'
       ;;
+    'pipeline')
+      flags='--help'
+      args='run validate save list'
+      ;;
+    'pipeline run')
+      case "$prev" in
+        -o|--output) _kiln_files; return 0 ;;
+        --concurrency) return 0 ;;
+      esac
+      flags='-o --output --json -q --quiet -f --force --concurrency -h --help'
+      args=@files
+      ;;
+    'pipeline validate')
+      flags='-h --help'
+      ;;
+    'pipeline save')
+      case "$prev" in
+        --name) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+      esac
+      flags='--name --json --server --profile -h --help'
+      ;;
+    'pipeline list')
+      case "$prev" in
+        --server) return 0 ;;
+        --profile) return 0 ;;
+      esac
+      flags='--json --server --profile -h --help'
+      ;;
     'presets')
       flags='--json -h --help'
       ;;
@@ -2088,6 +3272,6 @@ _kiln() {
   return 0
 }
 
-_kiln_commands='adjust-colors barcode-generate barcode-read compress convert crop image-to-base64 info lqip-placeholder optimize-for-web qr-generate resize rotate strip-metadata watermark-text aspect-pad blur-pad burn-subtitles change-fps compress-video convert-video crop-video embed-subtitles extract-audio extract-subtitles gif-to-video images-to-video merge-videos mute-video replace-audio resize-video reverse-video rotate-video stabilize-video trim-video video-color video-loudnorm video-metadata video-speed video-to-frames video-to-gif video-to-webp watermark-video audio-channels audio-metadata audio-speed convert-audio fade-audio merge-audio noise-reduction normalize-audio pitch-shift reverse-audio ringtone-maker silence-removal split-audio trim-audio volume-adjust waveform-image compress-pdf extract-pages grayscale-pdf linearize-pdf merge-pdf organize-pdf pdfa-convert protect-pdf remove-pages repair-pdf rotate-pdf split-pdf unlock-pdf convert-document convert-presentation convert-spreadsheet presentation-to-pdf spreadsheet-to-pdf wordprocessor-to-pdf aac-to-flac aac-to-mp3 aac-to-wav avi-to-gif avi-to-mkv avi-to-mov avi-to-mp3 avi-to-mp4 eps-to-jpg eps-to-png flac-to-mp3 gif-to-jpg gif-to-mov gif-to-mp4 gif-to-png gif-to-webm heic-to-avif heic-to-jpg heic-to-png jpg-to-avif jpg-to-eps jpg-to-gif jpg-to-png jpg-to-tiff jpg-to-webp m4a-to-mp3 m4a-to-wav mkv-to-avi mkv-to-gif mkv-to-mov mkv-to-mp3 mkv-to-mp4 mov-to-avi mov-to-gif mov-to-mp3 mov-to-mp4 mov-to-wav mp3-to-wav mp4-to-avi mp4-to-gif mp4-to-mov mp4-to-mp3 mp4-to-ogg mp4-to-wav mp4-to-webm ogg-to-mp3 ogg-to-wav png-to-avif png-to-eps png-to-gif png-to-jpg png-to-tiff png-to-webp psd-to-jpg psd-to-png spreadsheet-to-csv tiff-to-jpg tiff-to-png wav-to-mp3 webm-to-mov webm-to-mp3 webm-to-mp4 webp-to-avif webp-to-gif webp-to-jpg webp-to-png completion config deploy doctor jobs login logout presets serve tools'
+_kiln_commands='adjust-colors barcode-generate barcode-read beautify border bulk-rename circle-crop collage color-blindness color-palette compare compose compress content-aware-resize convert crop duotone edit-metadata favicon find-duplicates gif-tools gif-webp histogram html-to-image image-enhancement image-pad image-to-base64 image-to-pdf info lqip-placeholder meme-generator optimize-for-web pixelate qr-generate replace-color resize rotate sharpening split sprite-sheet stitch strip-metadata svg-to-raster text-overlay vectorize vignette watermark-image watermark-text aspect-pad blur-pad burn-subtitles change-fps compress-video convert-video crop-video embed-subtitles extract-audio extract-subtitles gif-to-video images-to-video merge-videos mute-video replace-audio resize-video reverse-video rotate-video stabilize-video trim-video video-color video-loudnorm video-metadata video-speed video-to-frames video-to-gif video-to-webp watermark-video audio-channels audio-metadata audio-speed convert-audio fade-audio merge-audio noise-reduction normalize-audio pitch-shift reverse-audio ringtone-maker silence-removal split-audio trim-audio volume-adjust waveform-image booklet-pdf compress-pdf crop-pdf extract-pages flatten-pdf grayscale-pdf linearize-pdf merge-pdf nup-pdf organize-pdf pdf-metadata pdf-page-numbers pdf-to-image pdf-to-text pdf-to-wordprocessor pdfa-convert protect-pdf redact-pdf remove-pages repair-pdf rotate-pdf sign-pdf split-pdf unlock-pdf watermark-pdf convert-document convert-presentation convert-spreadsheet epub-convert html-to-pdf markdown-to-docx markdown-to-html markdown-to-pdf presentation-to-pdf spreadsheet-to-pdf to-epub wordprocessor-to-pdf aac-to-flac aac-to-mp3 aac-to-wav avi-to-gif avi-to-mkv avi-to-mov avi-to-mp3 avi-to-mp4 eps-to-jpg eps-to-pdf eps-to-png eps-to-svg flac-to-mp3 gif-to-jpg gif-to-mov gif-to-mp4 gif-to-pdf gif-to-png gif-to-webm heic-to-avif heic-to-jpg heic-to-pdf heic-to-png jpg-to-avif jpg-to-eps jpg-to-gif jpg-to-pdf jpg-to-png jpg-to-svg jpg-to-tiff jpg-to-webp m4a-to-mp3 m4a-to-wav mkv-to-avi mkv-to-gif mkv-to-mov mkv-to-mp3 mkv-to-mp4 mov-to-avi mov-to-gif mov-to-mp3 mov-to-mp4 mov-to-wav mp3-to-wav mp4-to-avi mp4-to-gif mp4-to-mov mp4-to-mp3 mp4-to-ogg mp4-to-wav mp4-to-webm ogg-to-mp3 ogg-to-wav pdf-to-jpg pdf-to-png pdf-to-tiff png-to-avif png-to-eps png-to-gif png-to-jpg png-to-pdf png-to-svg png-to-tiff png-to-webp psd-to-jpg psd-to-png psd-to-svg spreadsheet-to-csv svg-to-jpg svg-to-png tiff-to-jpg tiff-to-pdf tiff-to-png tiff-to-svg wav-to-mp3 webm-to-mov webm-to-mp3 webm-to-mp4 webp-to-avif webp-to-gif webp-to-jpg webp-to-pdf webp-to-png admin completion config deploy doctor files jobs login logout pipeline presets serve tools'
 
 complete -F _kiln kiln

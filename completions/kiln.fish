@@ -7,17 +7,50 @@ complete -c kiln -n '__fish_use_subcommand' -s h -l help -d 'show help'
 complete -c kiln -n '__fish_use_subcommand' -a adjust-colors -d 'Adjust brightness, contrast, exposure, saturation, white ba…'
 complete -c kiln -n '__fish_use_subcommand' -a barcode-generate -d 'Render a 1D or 2D barcode from text'
 complete -c kiln -n '__fish_use_subcommand' -a barcode-read -d 'Detect and decode QR, EAN, Code128, DataMatrix and other co…'
+complete -c kiln -n '__fish_use_subcommand' -a beautify -d 'Present a screenshot on a gradient or image background with…'
+complete -c kiln -n '__fish_use_subcommand' -a border -d 'Add a solid, gradient or patterned border with padding, rou…'
+complete -c kiln -n '__fish_use_subcommand' -a bulk-rename -d 'Rename many files with a token pattern and return them as a…'
+complete -c kiln -n '__fish_use_subcommand' -a circle-crop -d 'Crop an image to a circle with zoom, offset and optional bo…'
+complete -c kiln -n '__fish_use_subcommand' -a collage -d 'Arrange several images in a grid/collage template'
+complete -c kiln -n '__fish_use_subcommand' -a color-blindness -d 'Simulate how an image looks with one of eight color-vision…'
+complete -c kiln -n '__fish_use_subcommand' -a color-palette -d 'Extract the dominant colors of an image'
+complete -c kiln -n '__fish_use_subcommand' -a compare -d 'Compare two images side by side, as an overlay or as a pixe…'
+complete -c kiln -n '__fish_use_subcommand' -a compose -d 'Layer a second image on top of the base at a position, opac…'
 complete -c kiln -n '__fish_use_subcommand' -a compress -d 'Shrink an image file by quality level or to a target size,…'
+complete -c kiln -n '__fish_use_subcommand' -a content-aware-resize -d 'Seam-carving resize that keeps important content; can prote…'
 complete -c kiln -n '__fish_use_subcommand' -a convert -d 'Change an image\'s file format; base tool of the image-forma…'
 complete -c kiln -n '__fish_use_subcommand' -a crop -d 'Cut a rectangular region out of an image, in pixels or perc…'
+complete -c kiln -n '__fish_use_subcommand' -a duotone -d 'Map shadows and highlights to two colors for a duotone look'
+complete -c kiln -n '__fish_use_subcommand' -a edit-metadata -d 'Write title, description, author, copyright, keywords, GPS…'
+complete -c kiln -n '__fish_use_subcommand' -a favicon -d 'Generate every standard favicon and app-icon size from one…'
+complete -c kiln -n '__fish_use_subcommand' -a find-duplicates -d 'Group duplicate and near-duplicate images by perceptual hash'
+complete -c kiln -n '__fish_use_subcommand' -a gif-tools -d 'Edit animated GIFs: resize, optimize, reverse, change speed…'
+complete -c kiln -n '__fish_use_subcommand' -a gif-webp -d 'Convert animated GIF to animated WebP and back'
+complete -c kiln -n '__fish_use_subcommand' -a histogram -d 'Render an RGB histogram chart and per-channel statistics'
+complete -c kiln -n '__fish_use_subcommand' -a html-to-image -d 'Screenshot a web page (URL) in a headless browser'
+complete -c kiln -n '__fish_use_subcommand' -a image-enhancement -d 'One-click analysis-based auto-correction of exposure, contr…'
+complete -c kiln -n '__fish_use_subcommand' -a image-pad -d 'Pad an image to a target aspect ratio with color, transpare…'
 complete -c kiln -n '__fish_use_subcommand' -a image-to-base64 -d 'Encode an image as a base64 string or data URI'
+complete -c kiln -n '__fish_use_subcommand' -a image-to-pdf -d 'Place one or more images on PDF pages; base tool of the ima…'
 complete -c kiln -n '__fish_use_subcommand' -a info -d 'Report an image\'s dimensions, format, size, channels, alpha…'
 complete -c kiln -n '__fish_use_subcommand' -a lqip-placeholder -d 'Make a tiny low-quality image placeholder (blurred, pixelat…'
+complete -c kiln -n '__fish_use_subcommand' -a meme-generator -d 'Make a meme from a built-in template (JSON body) or an uplo…'
 complete -c kiln -n '__fish_use_subcommand' -a optimize-for-web -d 'Re-encode an image for the web: modern format, quality, max…'
+complete -c kiln -n '__fish_use_subcommand' -a pixelate -d 'Pixelate the whole image or one rectangular region'
 complete -c kiln -n '__fish_use_subcommand' -a qr-generate -d 'Generate a styled QR code, optionally with a center logo'
+complete -c kiln -n '__fish_use_subcommand' -a replace-color -d 'Replace one color with another (or with transparency) withi…'
 complete -c kiln -n '__fish_use_subcommand' -a resize -d 'Scale an image to exact pixel dimensions, a percentage, or…'
 complete -c kiln -n '__fish_use_subcommand' -a rotate -d 'Rotate by any angle and/or mirror horizontally or vertically'
+complete -c kiln -n '__fish_use_subcommand' -a sharpening -d 'Sharpen with adaptive, unsharp-mask or high-pass methods, o…'
+complete -c kiln -n '__fish_use_subcommand' -a split -d 'Cut an image into grid tiles, rows, columns or fixed-size t…'
+complete -c kiln -n '__fish_use_subcommand' -a sprite-sheet -d 'Pack 2-64 images into a grid sprite sheet'
+complete -c kiln -n '__fish_use_subcommand' -a stitch -d 'Join images horizontally, vertically or in a grid'
 complete -c kiln -n '__fish_use_subcommand' -a strip-metadata -d 'Remove EXIF, GPS and other metadata from an image'
+complete -c kiln -n '__fish_use_subcommand' -a svg-to-raster -d 'Render SVG/SVGZ to a raster format at a size, scale or DPI;…'
+complete -c kiln -n '__fish_use_subcommand' -a text-overlay -d 'Draw styled text at a position, optionally on a padded roun…'
+complete -c kiln -n '__fish_use_subcommand' -a vectorize -d 'Trace a raster image into SVG paths (black-and-white or col…'
+complete -c kiln -n '__fish_use_subcommand' -a vignette -d 'Darken (or tint) the image edges with a configurable vignet…'
+complete -c kiln -n '__fish_use_subcommand' -a watermark-image -d 'Overlay a logo image as a watermark at a corner or the cent…'
 complete -c kiln -n '__fish_use_subcommand' -a watermark-text -d 'Stamp a text watermark, once or tiled, with font, color, op…'
 complete -c kiln -n '__fish_use_subcommand' -a aspect-pad -d 'Pad a video with solid bars to a target aspect ratio'
 complete -c kiln -n '__fish_use_subcommand' -a blur-pad -d 'Pad a video to a target aspect ratio with a blurred copy of…'
@@ -63,24 +96,42 @@ complete -c kiln -n '__fish_use_subcommand' -a split-audio -d 'Split audio by fi
 complete -c kiln -n '__fish_use_subcommand' -a trim-audio -d 'Cut a section out of an audio file'
 complete -c kiln -n '__fish_use_subcommand' -a volume-adjust -d 'Raise or lower loudness by a gain in dB'
 complete -c kiln -n '__fish_use_subcommand' -a waveform-image -d 'Render an audio waveform as an image'
+complete -c kiln -n '__fish_use_subcommand' -a booklet-pdf -d 'Impose pages for folding into a booklet'
 complete -c kiln -n '__fish_use_subcommand' -a compress-pdf -d 'Shrink a PDF by quality level or toward a target size'
+complete -c kiln -n '__fish_use_subcommand' -a crop-pdf -d 'Crop every page by a uniform margin'
 complete -c kiln -n '__fish_use_subcommand' -a extract-pages -d 'Copy selected pages into a new PDF'
+complete -c kiln -n '__fish_use_subcommand' -a flatten-pdf -d 'Bake form fields and annotations into the page content'
 complete -c kiln -n '__fish_use_subcommand' -a grayscale-pdf -d 'Convert all page colors to grayscale'
 complete -c kiln -n '__fish_use_subcommand' -a linearize-pdf -d 'Linearize a PDF for fast web view'
 complete -c kiln -n '__fish_use_subcommand' -a merge-pdf -d 'Combine up to 20 PDFs into one, in upload order'
+complete -c kiln -n '__fish_use_subcommand' -a nup-pdf -d 'Place several pages on each sheet (N-up)'
 complete -c kiln -n '__fish_use_subcommand' -a organize-pdf -d 'Reorder pages with an explicit page order'
+complete -c kiln -n '__fish_use_subcommand' -a pdf-metadata -d 'Set a PDF\'s title, author, subject and keywords'
+complete -c kiln -n '__fish_use_subcommand' -a pdf-page-numbers -d 'Add page numbers to every page'
+complete -c kiln -n '__fish_use_subcommand' -a pdf-to-image -d 'Render PDF pages to images; base tool of the PDF-to-image p…'
+complete -c kiln -n '__fish_use_subcommand' -a pdf-to-text -d 'Extract the text layer of a PDF'
+complete -c kiln -n '__fish_use_subcommand' -a pdf-to-wordprocessor -d 'Convert a text-based PDF to an editable word-processor docu…'
 complete -c kiln -n '__fish_use_subcommand' -a pdfa-convert -d 'Convert to archival PDF/A-2'
 complete -c kiln -n '__fish_use_subcommand' -a protect-pdf -d 'Encrypt a PDF with AES-256 user/owner passwords'
+complete -c kiln -n '__fish_use_subcommand' -a redact-pdf -d 'Permanently remove every occurrence of given text terms'
 complete -c kiln -n '__fish_use_subcommand' -a remove-pages -d 'Delete selected pages from a PDF'
 complete -c kiln -n '__fish_use_subcommand' -a repair-pdf -d 'Best-effort repair of a damaged PDF'
 complete -c kiln -n '__fish_use_subcommand' -a rotate-pdf -d 'Rotate all or selected pages by 90, 180 or 270 degrees'
+complete -c kiln -n '__fish_use_subcommand' -a sign-pdf -d 'Stamp uploaded signature images onto PDF pages at given pla…'
 complete -c kiln -n '__fish_use_subcommand' -a split-pdf -d 'Split a PDF by page range or into chunks of N pages'
 complete -c kiln -n '__fish_use_subcommand' -a unlock-pdf -d 'Remove password protection using the known password'
+complete -c kiln -n '__fish_use_subcommand' -a watermark-pdf -d 'Stamp a text watermark on every page'
 complete -c kiln -n '__fish_use_subcommand' -a convert-document -d 'Convert word-processor documents between DOCX, ODT, RTF and…'
 complete -c kiln -n '__fish_use_subcommand' -a convert-presentation -d 'Convert presentations between PPTX and ODP'
 complete -c kiln -n '__fish_use_subcommand' -a convert-spreadsheet -d 'Convert spreadsheets between XLSX, ODS and CSV; base tool o…'
+complete -c kiln -n '__fish_use_subcommand' -a epub-convert -d 'Convert an EPUB e-book to PDF, DOCX, HTML or Markdown'
+complete -c kiln -n '__fish_use_subcommand' -a html-to-pdf -d 'Render an HTML file to PDF with remote resources disabled'
+complete -c kiln -n '__fish_use_subcommand' -a markdown-to-docx -d 'Convert Markdown to a DOCX document'
+complete -c kiln -n '__fish_use_subcommand' -a markdown-to-html -d 'Convert Markdown to a standalone HTML file'
+complete -c kiln -n '__fish_use_subcommand' -a markdown-to-pdf -d 'Render Markdown to a styled PDF with remote resources disab…'
 complete -c kiln -n '__fish_use_subcommand' -a presentation-to-pdf -d 'Render a presentation to PDF'
 complete -c kiln -n '__fish_use_subcommand' -a spreadsheet-to-pdf -d 'Render a spreadsheet to PDF'
+complete -c kiln -n '__fish_use_subcommand' -a to-epub -d 'Build an EPUB e-book from a DOCX, Markdown, HTML or text fi…'
 complete -c kiln -n '__fish_use_subcommand' -a wordprocessor-to-pdf -d 'Render a word-processor document to PDF'
 complete -c kiln -n '__fish_use_subcommand' -a aac-to-flac -d 'Convert .aac to .flac (preset of convert-audio)'
 complete -c kiln -n '__fish_use_subcommand' -a aac-to-mp3 -d 'Convert .aac to .mp3 (preset of convert-audio)'
@@ -91,20 +142,26 @@ complete -c kiln -n '__fish_use_subcommand' -a avi-to-mov -d 'Convert .avi to .m
 complete -c kiln -n '__fish_use_subcommand' -a avi-to-mp3 -d 'Convert .avi to .mp3 (preset of extract-audio)'
 complete -c kiln -n '__fish_use_subcommand' -a avi-to-mp4 -d 'Convert .avi to .mp4 (preset of convert-video)'
 complete -c kiln -n '__fish_use_subcommand' -a eps-to-jpg -d 'Convert .eps to .jpg (preset of convert)'
+complete -c kiln -n '__fish_use_subcommand' -a eps-to-pdf -d 'Convert .eps to .pdf (preset of image-to-pdf)'
 complete -c kiln -n '__fish_use_subcommand' -a eps-to-png -d 'Convert .eps to .png (preset of convert)'
+complete -c kiln -n '__fish_use_subcommand' -a eps-to-svg -d 'Convert .eps to .svg (preset of vectorize)'
 complete -c kiln -n '__fish_use_subcommand' -a flac-to-mp3 -d 'Convert .flac to .mp3 (preset of convert-audio)'
 complete -c kiln -n '__fish_use_subcommand' -a gif-to-jpg -d 'Convert .gif to .jpg (preset of convert)'
 complete -c kiln -n '__fish_use_subcommand' -a gif-to-mov -d 'Convert .gif to .mov (preset of gif-to-video)'
 complete -c kiln -n '__fish_use_subcommand' -a gif-to-mp4 -d 'Convert .gif to .mp4 (preset of gif-to-video)'
+complete -c kiln -n '__fish_use_subcommand' -a gif-to-pdf -d 'Convert .gif to .pdf (preset of image-to-pdf)'
 complete -c kiln -n '__fish_use_subcommand' -a gif-to-png -d 'Convert .gif to .png (preset of convert)'
 complete -c kiln -n '__fish_use_subcommand' -a gif-to-webm -d 'Convert .gif to .webm (preset of gif-to-video)'
 complete -c kiln -n '__fish_use_subcommand' -a heic-to-avif -d 'Convert .heic/.heif to .avif (preset of convert)'
 complete -c kiln -n '__fish_use_subcommand' -a heic-to-jpg -d 'Convert .heic/.heif to .jpg (preset of convert)'
+complete -c kiln -n '__fish_use_subcommand' -a heic-to-pdf -d 'Convert .heic/.heif to .pdf (preset of image-to-pdf)'
 complete -c kiln -n '__fish_use_subcommand' -a heic-to-png -d 'Convert .heic/.heif to .png (preset of convert)'
 complete -c kiln -n '__fish_use_subcommand' -a jpg-to-avif -d 'Convert .jpg/.jpeg to .avif (preset of convert)'
 complete -c kiln -n '__fish_use_subcommand' -a jpg-to-eps -d 'Convert .jpg/.jpeg to .eps (preset of convert)'
 complete -c kiln -n '__fish_use_subcommand' -a jpg-to-gif -d 'Convert .jpg/.jpeg to .gif (preset of convert)'
+complete -c kiln -n '__fish_use_subcommand' -a jpg-to-pdf -d 'Convert .jpg/.jpeg to .pdf (preset of image-to-pdf)'
 complete -c kiln -n '__fish_use_subcommand' -a jpg-to-png -d 'Convert .jpg/.jpeg to .png (preset of convert)'
+complete -c kiln -n '__fish_use_subcommand' -a jpg-to-svg -d 'Convert .jpg/.jpeg to .svg (preset of vectorize)'
 complete -c kiln -n '__fish_use_subcommand' -a jpg-to-tiff -d 'Convert .jpg/.jpeg to .tiff (preset of convert)'
 complete -c kiln -n '__fish_use_subcommand' -a jpg-to-webp -d 'Convert .jpg/.jpeg to .webp (preset of convert)'
 complete -c kiln -n '__fish_use_subcommand' -a m4a-to-mp3 -d 'Convert .m4a to .mp3 (preset of convert-audio)'
@@ -129,17 +186,27 @@ complete -c kiln -n '__fish_use_subcommand' -a mp4-to-wav -d 'Convert .mp4 to .w
 complete -c kiln -n '__fish_use_subcommand' -a mp4-to-webm -d 'Convert .mp4 to .webm (preset of convert-video)'
 complete -c kiln -n '__fish_use_subcommand' -a ogg-to-mp3 -d 'Convert .ogg to .mp3 (preset of convert-audio)'
 complete -c kiln -n '__fish_use_subcommand' -a ogg-to-wav -d 'Convert .ogg to .wav (preset of convert-audio)'
+complete -c kiln -n '__fish_use_subcommand' -a pdf-to-jpg -d 'Convert .pdf to .jpg (preset of pdf-to-image)'
+complete -c kiln -n '__fish_use_subcommand' -a pdf-to-png -d 'Convert .pdf to .png (preset of pdf-to-image)'
+complete -c kiln -n '__fish_use_subcommand' -a pdf-to-tiff -d 'Convert .pdf to .tiff (preset of pdf-to-image)'
 complete -c kiln -n '__fish_use_subcommand' -a png-to-avif -d 'Convert .png to .avif (preset of convert)'
 complete -c kiln -n '__fish_use_subcommand' -a png-to-eps -d 'Convert .png to .eps (preset of convert)'
 complete -c kiln -n '__fish_use_subcommand' -a png-to-gif -d 'Convert .png to .gif (preset of convert)'
 complete -c kiln -n '__fish_use_subcommand' -a png-to-jpg -d 'Convert .png to .jpg (preset of convert)'
+complete -c kiln -n '__fish_use_subcommand' -a png-to-pdf -d 'Convert .png to .pdf (preset of image-to-pdf)'
+complete -c kiln -n '__fish_use_subcommand' -a png-to-svg -d 'Convert .png to .svg (preset of vectorize)'
 complete -c kiln -n '__fish_use_subcommand' -a png-to-tiff -d 'Convert .png to .tiff (preset of convert)'
 complete -c kiln -n '__fish_use_subcommand' -a png-to-webp -d 'Convert .png to .webp (preset of convert)'
 complete -c kiln -n '__fish_use_subcommand' -a psd-to-jpg -d 'Convert .psd to .jpg (preset of convert)'
 complete -c kiln -n '__fish_use_subcommand' -a psd-to-png -d 'Convert .psd to .png (preset of convert)'
+complete -c kiln -n '__fish_use_subcommand' -a psd-to-svg -d 'Convert .psd to .svg (preset of vectorize)'
 complete -c kiln -n '__fish_use_subcommand' -a spreadsheet-to-csv -d 'Convert .xlsx/.xls to .csv (preset of convert-spreadsheet)'
+complete -c kiln -n '__fish_use_subcommand' -a svg-to-jpg -d 'Convert .svg/.svgz to .jpg (preset of svg-to-raster)'
+complete -c kiln -n '__fish_use_subcommand' -a svg-to-png -d 'Convert .svg/.svgz to .png (preset of svg-to-raster)'
 complete -c kiln -n '__fish_use_subcommand' -a tiff-to-jpg -d 'Convert .tiff/.tif to .jpg (preset of convert)'
+complete -c kiln -n '__fish_use_subcommand' -a tiff-to-pdf -d 'Convert .tiff/.tif to .pdf (preset of image-to-pdf)'
 complete -c kiln -n '__fish_use_subcommand' -a tiff-to-png -d 'Convert .tiff/.tif to .png (preset of convert)'
+complete -c kiln -n '__fish_use_subcommand' -a tiff-to-svg -d 'Convert .tiff/.tif to .svg (preset of vectorize)'
 complete -c kiln -n '__fish_use_subcommand' -a wav-to-mp3 -d 'Convert .wav to .mp3 (preset of convert-audio)'
 complete -c kiln -n '__fish_use_subcommand' -a webm-to-mov -d 'Convert .webm to .mov (preset of convert-video)'
 complete -c kiln -n '__fish_use_subcommand' -a webm-to-mp3 -d 'Convert .webm to .mp3 (preset of extract-audio)'
@@ -147,14 +214,18 @@ complete -c kiln -n '__fish_use_subcommand' -a webm-to-mp4 -d 'Convert .webm to 
 complete -c kiln -n '__fish_use_subcommand' -a webp-to-avif -d 'Convert .webp to .avif (preset of convert)'
 complete -c kiln -n '__fish_use_subcommand' -a webp-to-gif -d 'Convert .webp to .gif (preset of convert)'
 complete -c kiln -n '__fish_use_subcommand' -a webp-to-jpg -d 'Convert .webp to .jpg (preset of convert)'
+complete -c kiln -n '__fish_use_subcommand' -a webp-to-pdf -d 'Convert .webp to .pdf (preset of image-to-pdf)'
 complete -c kiln -n '__fish_use_subcommand' -a webp-to-png -d 'Convert .webp to .png (preset of convert)'
+complete -c kiln -n '__fish_use_subcommand' -a admin -d 'manage users, API keys and MFA directly on this server\'s da…'
 complete -c kiln -n '__fish_use_subcommand' -a completion -d 'print the shell completion script (bash, zsh or fish)'
 complete -c kiln -n '__fish_use_subcommand' -a config -d 'show or change settings (profiles: server URL, default outp…'
 complete -c kiln -n '__fish_use_subcommand' -a deploy -d 'install or upgrade kiln on a server over SSH and start it (…'
 complete -c kiln -n '__fish_use_subcommand' -a doctor -d 'which engines are installed, their versions, and how to ins…'
+complete -c kiln -n '__fish_use_subcommand' -a files -d 'the file library of a server, or of the local data dir (no…'
 complete -c kiln -n '__fish_use_subcommand' -a jobs -d 'jobs on a kiln server'
 complete -c kiln -n '__fish_use_subcommand' -a login -d 'sign in to a kiln server: prompts for user name, password (…'
 complete -c kiln -n '__fish_use_subcommand' -a logout -d 'revoke this machine\'s API key on the server and forget it'
+complete -c kiln -n '__fish_use_subcommand' -a pipeline -d 'run pipelines (plain JSON files: {"steps": [{"tool": "resiz…'
 complete -c kiln -n '__fish_use_subcommand' -a presets -d 'list the conversion presets (each is a command: kiln jpg-to…'
 complete -c kiln -n '__fish_use_subcommand' -a serve -d 'start the kiln daemon (HTTP API)'
 complete -c kiln -n '__fish_use_subcommand' -a tools -d 'list every tool'
@@ -215,6 +286,173 @@ complete -c kiln -n '__fish_seen_subcommand_from barcode-read' -l file-id -x -d 
 complete -c kiln -n '__fish_seen_subcommand_from barcode-read' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from barcode-read' -F
 
+# beautify
+complete -c kiln -n '__fish_seen_subcommand_from beautify' -l background-type -x -a 'solid linear-gradient radial-gradient image transparent' -d 'Background type [choice, default "linear-gradient"]'
+complete -c kiln -n '__fish_seen_subcommand_from beautify' -l gradient-stops -x -d 'Gradient stops [{color, position 0-100}]; solid uses the fi…'
+complete -c kiln -n '__fish_seen_subcommand_from beautify' -l padding -x -d 'Space around the screenshot in pixels [number 0-256, defaul…'
+complete -c kiln -n '__fish_seen_subcommand_from beautify' -l border-radius -x -d 'Corner radius of the screenshot in pixels [number 0-64, def…'
+complete -c kiln -n '__fish_seen_subcommand_from beautify' -l shadow-preset -x -a 'none subtle medium dramatic' -d 'Shadow preset [choice, default "subtle"]'
+complete -c kiln -n '__fish_seen_subcommand_from beautify' -l frame -x -a 'none macos-light macos-dark windows-light windows-dark browser-light browser-dark iphone iphone-dark macbook macbook-dark ipad ipad-dark' -d 'Window/device frame [choice, default "none"]'
+complete -c kiln -n '__fish_seen_subcommand_from beautify' -l social-preset -x -a 'none twitter linkedin instagram-square instagram-story facebook producthunt' -d 'Resize to a social size [choice, default "none"]'
+complete -c kiln -n '__fish_seen_subcommand_from beautify' -l watermark-text -x -d 'Optional watermark text (bottom right) [string]'
+complete -c kiln -n '__fish_seen_subcommand_from beautify' -l output-format -x -a 'png jpeg webp' -d 'Output format [choice, default "png"]'
+complete -c kiln -n '__fish_seen_subcommand_from beautify' -l background-image -r -F -d 'Background image when backgroundType is image'
+complete -c kiln -n '__fish_seen_subcommand_from beautify' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from beautify' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from beautify' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from beautify' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from beautify' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from beautify' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from beautify' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from beautify' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from beautify' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from beautify' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from beautify' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from beautify' -F
+
+# border
+complete -c kiln -n '__fish_seen_subcommand_from border' -l width -x -d 'Border thickness in pixels [number 0-2000, default 10]'
+complete -c kiln -n '__fish_seen_subcommand_from border' -l color -x -d 'Border color (first color for gradient/pattern) [string, de…'
+complete -c kiln -n '__fish_seen_subcommand_from border' -l style -x -a 'solid gradient pattern' -d 'Border fill style [choice, default "solid"]'
+complete -c kiln -n '__fish_seen_subcommand_from border' -l border-radius -x -d 'Corner radius in pixels [number 0-2000, default 0]'
+complete -c kiln -n '__fish_seen_subcommand_from border' -l padding -x -d 'Space between image and border in pixels [number 0-200, def…'
+complete -c kiln -n '__fish_seen_subcommand_from border' -l shadow -d 'Drop shadow [boolean, default false]'
+complete -c kiln -n '__fish_seen_subcommand_from border' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from border' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from border' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from border' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from border' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from border' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from border' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from border' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from border' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from border' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from border' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from border' -F
+
+# bulk-rename
+complete -c kiln -n '__fish_seen_subcommand_from bulk-rename' -l pattern -x -d 'Name pattern; tokens {n}, {date}, {original} [string, defau…'
+complete -c kiln -n '__fish_seen_subcommand_from bulk-rename' -l start-index -x -d 'First value of {n} [integer 0-9007199254740991, default 1]'
+complete -c kiln -n '__fish_seen_subcommand_from bulk-rename' -l padding -x -d 'Zero-pad {n} to this many digits (0 = no padding) [integer…'
+complete -c kiln -n '__fish_seen_subcommand_from bulk-rename' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from bulk-rename' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from bulk-rename' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from bulk-rename' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from bulk-rename' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from bulk-rename' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from bulk-rename' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from bulk-rename' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from bulk-rename' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from bulk-rename' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from bulk-rename' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from bulk-rename' -F
+
+# circle-crop
+complete -c kiln -n '__fish_seen_subcommand_from circle-crop' -l zoom -x -d 'Zoom factor [number 1-5, default 1]'
+complete -c kiln -n '__fish_seen_subcommand_from circle-crop' -l offset-x -x -d 'Horizontal center (fraction of the width) [number 0-1, defa…'
+complete -c kiln -n '__fish_seen_subcommand_from circle-crop' -l offset-y -x -d 'Vertical center (fraction of the height) [number 0-1, defau…'
+complete -c kiln -n '__fish_seen_subcommand_from circle-crop' -l border-width -x -d 'Ring width in pixels [integer 0-200, default 0]'
+complete -c kiln -n '__fish_seen_subcommand_from circle-crop' -l border-color -x -d 'Ring color [string, default "#ffffff"]'
+complete -c kiln -n '__fish_seen_subcommand_from circle-crop' -l background -x -d 'Corner fill: \'transparent\' or a hex color [string, default…'
+complete -c kiln -n '__fish_seen_subcommand_from circle-crop' -l output-size -x -d 'Final square size in pixels (default: the circle diameter)…'
+complete -c kiln -n '__fish_seen_subcommand_from circle-crop' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from circle-crop' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from circle-crop' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from circle-crop' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from circle-crop' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from circle-crop' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from circle-crop' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from circle-crop' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from circle-crop' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from circle-crop' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from circle-crop' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from circle-crop' -F
+
+# collage
+complete -c kiln -n '__fish_seen_subcommand_from collage' -l template -x -d 'Layout id: 1-single, 2-h-equal, 2-v-equal, 2-h-left-large,…'
+complete -c kiln -n '__fish_seen_subcommand_from collage' -l gap -x -d 'Gap between cells in pixels [number 0-500, default 8]'
+complete -c kiln -n '__fish_seen_subcommand_from collage' -l background-color -x -d 'Canvas color or \'transparent\' [string, default "#FFFFFF"]'
+complete -c kiln -n '__fish_seen_subcommand_from collage' -l border-radius -x -d 'Corner radius of each cell in pixels [number 0-500, default…'
+complete -c kiln -n '__fish_seen_subcommand_from collage' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from collage' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from collage' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from collage' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from collage' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from collage' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from collage' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from collage' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from collage' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from collage' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from collage' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from collage' -F
+
+# color-blindness
+complete -c kiln -n '__fish_seen_subcommand_from color-blindness' -l simulation-type -x -a 'protanopia deuteranopia tritanopia protanomaly deuteranomaly tritanomaly achromatopsia blueConeMonochromacy' -d 'Deficiency to simulate [choice, default "deuteranomaly"]'
+complete -c kiln -n '__fish_seen_subcommand_from color-blindness' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from color-blindness' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from color-blindness' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from color-blindness' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from color-blindness' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from color-blindness' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from color-blindness' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from color-blindness' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from color-blindness' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from color-blindness' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from color-blindness' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from color-blindness' -F
+
+# color-palette
+complete -c kiln -n '__fish_seen_subcommand_from color-palette' -l count -x -d 'Number of dominant colors [integer 2-16, default 8]'
+complete -c kiln -n '__fish_seen_subcommand_from color-palette' -l format -x -a 'hex rgb' -d 'Color notation [choice, default "hex"]'
+complete -c kiln -n '__fish_seen_subcommand_from color-palette' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from color-palette' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from color-palette' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from color-palette' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from color-palette' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from color-palette' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from color-palette' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from color-palette' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from color-palette' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from color-palette' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from color-palette' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from color-palette' -F
+
+# compare
+complete -c kiln -n '__fish_seen_subcommand_from compare' -l mode -x -a 'side-by-side overlay diff' -d 'Rendering of the comparison image [choice, default "diff"]'
+complete -c kiln -n '__fish_seen_subcommand_from compare' -l diff-threshold -x -d 'Per-pixel difference at or below which pixels count as equa…'
+complete -c kiln -n '__fish_seen_subcommand_from compare' -l target -r -F -d 'the image to compare with (second "file" part) (required)'
+complete -c kiln -n '__fish_seen_subcommand_from compare' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from compare' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from compare' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from compare' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from compare' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from compare' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from compare' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from compare' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from compare' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from compare' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from compare' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from compare' -F
+
+# compose
+complete -c kiln -n '__fish_seen_subcommand_from compose' -l x -x -d 'Horizontal offset of the overlay in pixels [number >=0, def…'
+complete -c kiln -n '__fish_seen_subcommand_from compose' -l y -x -d 'Vertical offset of the overlay in pixels [number >=0, defau…'
+complete -c kiln -n '__fish_seen_subcommand_from compose' -l opacity -x -d 'Overlay opacity in percent [number 0-100, default 100]'
+complete -c kiln -n '__fish_seen_subcommand_from compose' -l blend -x -a 'over multiply screen overlay darken lighten hard-light soft-light difference exclusion' -d 'Blend mode [choice, default "over"]'
+complete -c kiln -n '__fish_seen_subcommand_from compose' -l overlay -r -F -d 'the image layered on top of the base image (required)'
+complete -c kiln -n '__fish_seen_subcommand_from compose' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from compose' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from compose' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from compose' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from compose' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from compose' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from compose' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from compose' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from compose' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from compose' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from compose' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from compose' -F
+
 # compress
 complete -c kiln -n '__fish_seen_subcommand_from compress' -l mode -x -a 'quality targetSize' -d 'Compress by quality level or search for a target size [choi…'
 complete -c kiln -n '__fish_seen_subcommand_from compress' -l quality -x -d 'Quality level used in mode \'quality\' [integer 1-100, defaul…'
@@ -231,6 +469,26 @@ complete -c kiln -n '__fish_seen_subcommand_from compress' -l local -d 'run loca
 complete -c kiln -n '__fish_seen_subcommand_from compress' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from compress' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from compress' -F
+
+# content-aware-resize
+complete -c kiln -n '__fish_seen_subcommand_from content-aware-resize' -l width -x -d 'Target width in pixels (smaller than the image) [integer 1-…'
+complete -c kiln -n '__fish_seen_subcommand_from content-aware-resize' -l height -x -d 'Target height in pixels (smaller than the image) [integer 1…'
+complete -c kiln -n '__fish_seen_subcommand_from content-aware-resize' -l protect-faces -d 'Keep seams out of detected faces (needs the face-detection…'
+complete -c kiln -n '__fish_seen_subcommand_from content-aware-resize' -l blur-radius -x -d 'Pre-blur for the energy map [number 0-20, default 4]'
+complete -c kiln -n '__fish_seen_subcommand_from content-aware-resize' -l sobel-threshold -x -d 'Edge detection threshold; higher is more aggressive [number…'
+complete -c kiln -n '__fish_seen_subcommand_from content-aware-resize' -l square -d 'Resize to a square using the smaller dimension [boolean, de…'
+complete -c kiln -n '__fish_seen_subcommand_from content-aware-resize' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from content-aware-resize' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from content-aware-resize' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from content-aware-resize' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from content-aware-resize' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from content-aware-resize' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from content-aware-resize' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from content-aware-resize' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from content-aware-resize' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from content-aware-resize' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from content-aware-resize' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from content-aware-resize' -F
 
 # convert
 complete -c kiln -n '__fish_seen_subcommand_from convert' -l format -x -a 'jpg png webp avif tiff gif heic heif eps' -d 'Target format (eps: extension used by the png-to-eps/jpg-to…'
@@ -267,6 +525,201 @@ complete -c kiln -n '__fish_seen_subcommand_from crop' -l file-id -x -d 'with --
 complete -c kiln -n '__fish_seen_subcommand_from crop' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from crop' -F
 
+# duotone
+complete -c kiln -n '__fish_seen_subcommand_from duotone' -l shadow -x -d 'Color for dark tones [string, default "#1e3a8a"]'
+complete -c kiln -n '__fish_seen_subcommand_from duotone' -l highlight -x -d 'Color for bright tones [string, default "#fbbf24"]'
+complete -c kiln -n '__fish_seen_subcommand_from duotone' -l intensity -x -d 'Effect strength; 0 returns the original [integer 0-100, def…'
+complete -c kiln -n '__fish_seen_subcommand_from duotone' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from duotone' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from duotone' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from duotone' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from duotone' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from duotone' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from duotone' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from duotone' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from duotone' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from duotone' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from duotone' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from duotone' -F
+
+# edit-metadata
+complete -c kiln -n '__fish_seen_subcommand_from edit-metadata' -l title -x -d 'Document/image title [string]'
+complete -c kiln -n '__fish_seen_subcommand_from edit-metadata' -l description -x -d 'Image description [string]'
+complete -c kiln -n '__fish_seen_subcommand_from edit-metadata' -l author -x -d 'Author/artist [string]'
+complete -c kiln -n '__fish_seen_subcommand_from edit-metadata' -l copyright -x -d 'Copyright notice [string]'
+complete -c kiln -n '__fish_seen_subcommand_from edit-metadata' -l keywords -x -d 'Keywords/tags [array]'
+complete -c kiln -n '__fish_seen_subcommand_from edit-metadata' -l gps -x -d 'GPS position {lat, lon} in decimal degrees [object]'
+complete -c kiln -n '__fish_seen_subcommand_from edit-metadata' -l date-time -x -d 'Capture/creation date-time (EXIF "YYYY:MM:DD HH:MM:SS" or I…'
+complete -c kiln -n '__fish_seen_subcommand_from edit-metadata' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from edit-metadata' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from edit-metadata' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from edit-metadata' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from edit-metadata' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from edit-metadata' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from edit-metadata' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from edit-metadata' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from edit-metadata' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from edit-metadata' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from edit-metadata' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from edit-metadata' -F
+
+# favicon
+complete -c kiln -n '__fish_seen_subcommand_from favicon' -l padding -x -d 'Padding around the icon content in percent [integer 0-40, d…'
+complete -c kiln -n '__fish_seen_subcommand_from favicon' -l background-color -x -d 'Flatten onto this background color; transparent when omitte…'
+complete -c kiln -n '__fish_seen_subcommand_from favicon' -l border-radius -x -d 'Corner radius for rounded icons in percent [integer 0-50, d…'
+complete -c kiln -n '__fish_seen_subcommand_from favicon' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from favicon' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from favicon' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from favicon' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from favicon' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from favicon' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from favicon' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from favicon' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from favicon' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from favicon' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from favicon' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from favicon' -F
+
+# find-duplicates
+complete -c kiln -n '__fish_seen_subcommand_from find-duplicates' -l threshold -x -d 'Maximum perceptual-hash distance (bits of 64) to count as a…'
+complete -c kiln -n '__fish_seen_subcommand_from find-duplicates' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from find-duplicates' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from find-duplicates' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from find-duplicates' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from find-duplicates' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from find-duplicates' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from find-duplicates' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from find-duplicates' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from find-duplicates' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from find-duplicates' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from find-duplicates' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from find-duplicates' -F
+
+# gif-tools
+complete -c kiln -n '__fish_seen_subcommand_from gif-tools' -l action -x -a 'resize optimize reverse speed extract-frames rotate add-text' -d 'Operation [choice, default "resize"]'
+complete -c kiln -n '__fish_seen_subcommand_from gif-tools' -l loop -x -d 'Loop count of the output (0 = infinite) [integer 0-100, def…'
+complete -c kiln -n '__fish_seen_subcommand_from gif-tools' -l width -x -d 'Target width (resize) [integer 1-16384]'
+complete -c kiln -n '__fish_seen_subcommand_from gif-tools' -l height -x -d 'Target height (resize) [integer 1-16384]'
+complete -c kiln -n '__fish_seen_subcommand_from gif-tools' -l percentage -x -d 'Scale percentage; overrides width/height (resize) [number 1…'
+complete -c kiln -n '__fish_seen_subcommand_from gif-tools' -l colors -x -d 'Palette size (optimize) [integer 2-256, default 256]'
+complete -c kiln -n '__fish_seen_subcommand_from gif-tools' -l dither -x -d 'Dithering strength (optimize) [number 0-1, default 1]'
+complete -c kiln -n '__fish_seen_subcommand_from gif-tools' -l effort -x -d 'Optimization effort (optimize) [integer 1-10, default 7]'
+complete -c kiln -n '__fish_seen_subcommand_from gif-tools' -l speed-factor -x -d 'Speed multiplier, >1 faster (speed) [number 0.1-10, default…'
+complete -c kiln -n '__fish_seen_subcommand_from gif-tools' -l extract-mode -x -a 'single range all' -d 'Which frames to extract (extract-frames) [choice, default "…'
+complete -c kiln -n '__fish_seen_subcommand_from gif-tools' -l frame-number -x -d 'Frame index, from 0 (extract-frames single) [integer 0-9007…'
+complete -c kiln -n '__fish_seen_subcommand_from gif-tools' -l frame-start -x -d 'First frame (extract-frames range) [integer 0-9007199254740…'
+complete -c kiln -n '__fish_seen_subcommand_from gif-tools' -l frame-end -x -d 'Last frame, inclusive (extract-frames range; default the la…'
+complete -c kiln -n '__fish_seen_subcommand_from gif-tools' -l extract-format -x -a 'png webp' -d 'Frame image format (extract-frames) [choice, default "png"]'
+complete -c kiln -n '__fish_seen_subcommand_from gif-tools' -l angle -x -a '90 180 270' -d 'Rotation angle (rotate) [choice]'
+complete -c kiln -n '__fish_seen_subcommand_from gif-tools' -l flip-h -d 'Mirror horizontally (rotate) [boolean, default false]'
+complete -c kiln -n '__fish_seen_subcommand_from gif-tools' -l flip-v -d 'Flip vertically (rotate) [boolean, default false]'
+complete -c kiln -n '__fish_seen_subcommand_from gif-tools' -l text -x -d 'Caption drawn on every frame (add-text; required there) [st…'
+complete -c kiln -n '__fish_seen_subcommand_from gif-tools' -l font-size -x -d 'Caption size in px (add-text) [integer 8-200, default 32]'
+complete -c kiln -n '__fish_seen_subcommand_from gif-tools' -l color -x -d 'Caption color (add-text) [string, default "#FFFFFF"]'
+complete -c kiln -n '__fish_seen_subcommand_from gif-tools' -l position -x -a 'top center bottom' -d 'Caption position (add-text) [choice, default "bottom"]'
+complete -c kiln -n '__fish_seen_subcommand_from gif-tools' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from gif-tools' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from gif-tools' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from gif-tools' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from gif-tools' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from gif-tools' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from gif-tools' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from gif-tools' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from gif-tools' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from gif-tools' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from gif-tools' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from gif-tools' -F
+
+# gif-webp
+complete -c kiln -n '__fish_seen_subcommand_from gif-webp' -l quality -x -d 'WebP quality [integer 1-100, default 80]'
+complete -c kiln -n '__fish_seen_subcommand_from gif-webp' -l lossless -d 'Lossless WebP [boolean, default false]'
+complete -c kiln -n '__fish_seen_subcommand_from gif-webp' -l resize-percent -x -d 'Scale the animation (percent) [integer 10-100, default 100]'
+complete -c kiln -n '__fish_seen_subcommand_from gif-webp' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from gif-webp' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from gif-webp' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from gif-webp' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from gif-webp' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from gif-webp' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from gif-webp' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from gif-webp' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from gif-webp' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from gif-webp' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from gif-webp' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from gif-webp' -F
+
+# histogram
+complete -c kiln -n '__fish_seen_subcommand_from histogram' -l scale -x -a 'linear log' -d 'Y-axis scale [choice, default "linear"]'
+complete -c kiln -n '__fish_seen_subcommand_from histogram' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from histogram' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from histogram' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from histogram' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from histogram' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from histogram' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from histogram' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from histogram' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from histogram' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from histogram' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from histogram' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from histogram' -F
+
+# html-to-image
+complete -c kiln -n '__fish_seen_subcommand_from html-to-image' -l url -x -d 'Page to capture [string, required]'
+complete -c kiln -n '__fish_seen_subcommand_from html-to-image' -l format -x -a 'png jpg webp' -d 'Output format [choice, default "png"]'
+complete -c kiln -n '__fish_seen_subcommand_from html-to-image' -l quality -x -d 'Quality for lossy formats [integer 1-100, default 90]'
+complete -c kiln -n '__fish_seen_subcommand_from html-to-image' -l full-page -d 'Capture the full scrollable page [boolean, default false]'
+complete -c kiln -n '__fish_seen_subcommand_from html-to-image' -l device-preset -x -a 'desktop tablet mobile custom' -d 'desktop 1280x720, tablet 768x1024, mobile 375x812 (mobile U…'
+complete -c kiln -n '__fish_seen_subcommand_from html-to-image' -l viewport-width -x -d 'Viewport width (devicePreset=custom) [integer 320-3840, def…'
+complete -c kiln -n '__fish_seen_subcommand_from html-to-image' -l viewport-height -x -d 'Viewport height (devicePreset=custom) [integer 320-2160, de…'
+complete -c kiln -n '__fish_seen_subcommand_from html-to-image' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from html-to-image' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from html-to-image' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from html-to-image' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from html-to-image' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from html-to-image' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from html-to-image' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from html-to-image' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from html-to-image' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from html-to-image' -l help -s h -d 'show help'
+
+# image-enhancement
+complete -c kiln -n '__fish_seen_subcommand_from image-enhancement' -l mode -x -a 'auto portrait landscape low-light food document exposure contrast color sharpness' -d 'Scene mode (auto, portrait, landscape, low-light, food, doc…'
+complete -c kiln -n '__fish_seen_subcommand_from image-enhancement' -l intensity -x -d 'Overall correction strength [number 0-100, default 50]'
+complete -c kiln -n '__fish_seen_subcommand_from image-enhancement' -l strength -x -d 'Catalog spelling of intensity (default 50); intensity wins…'
+complete -c kiln -n '__fish_seen_subcommand_from image-enhancement' -l corrections -x -d 'Which corrections may run: {exposure, contrast, whiteBalanc…'
+complete -c kiln -n '__fish_seen_subcommand_from image-enhancement' -l deep-enhance -d 'Neural noise removal; needs the upscale-enhance bundle [boo…'
+complete -c kiln -n '__fish_seen_subcommand_from image-enhancement' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from image-enhancement' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from image-enhancement' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from image-enhancement' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from image-enhancement' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from image-enhancement' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from image-enhancement' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from image-enhancement' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from image-enhancement' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from image-enhancement' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from image-enhancement' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from image-enhancement' -F
+
+# image-pad
+complete -c kiln -n '__fish_seen_subcommand_from image-pad' -l target -x -a '16:9 9:16 1:1 4:3 3:4 custom' -d 'Target aspect ratio [choice, default "1:1"]'
+complete -c kiln -n '__fish_seen_subcommand_from image-pad' -l ratio-w -x -d 'Custom ratio width (target custom) [integer 1-100, default…'
+complete -c kiln -n '__fish_seen_subcommand_from image-pad' -l ratio-h -x -d 'Custom ratio height (target custom) [integer 1-100, default…'
+complete -c kiln -n '__fish_seen_subcommand_from image-pad' -l background -x -a 'color transparent blur' -d 'Fill mode [choice, default "color"]'
+complete -c kiln -n '__fish_seen_subcommand_from image-pad' -l color -x -d 'Fill color when background is color [string, default "#ffff…'
+complete -c kiln -n '__fish_seen_subcommand_from image-pad' -l padding -x -d 'Extra padding in percent of the image size [integer 0-50, d…'
+complete -c kiln -n '__fish_seen_subcommand_from image-pad' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from image-pad' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from image-pad' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from image-pad' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from image-pad' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from image-pad' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from image-pad' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from image-pad' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from image-pad' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from image-pad' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from image-pad' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from image-pad' -F
+
 # image-to-base64
 complete -c kiln -n '__fish_seen_subcommand_from image-to-base64' -l format -x -a 'data-uri plain' -d 'Output as data URI or bare base64 [choice, default "data-ur…'
 complete -c kiln -n '__fish_seen_subcommand_from image-to-base64' -l mime-type -x -d 'MIME type to declare in the data URI; detected from the fil…'
@@ -282,6 +735,24 @@ complete -c kiln -n '__fish_seen_subcommand_from image-to-base64' -l local -d 'r
 complete -c kiln -n '__fish_seen_subcommand_from image-to-base64' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from image-to-base64' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from image-to-base64' -F
+
+# image-to-pdf
+complete -c kiln -n '__fish_seen_subcommand_from image-to-pdf' -l page-size -x -a 'A4 Letter A3 A5' -d 'Page size [choice, default "A4"]'
+complete -c kiln -n '__fish_seen_subcommand_from image-to-pdf' -l orientation -x -a 'portrait landscape' -d 'Page orientation [choice, default "portrait"]'
+complete -c kiln -n '__fish_seen_subcommand_from image-to-pdf' -l margin -x -d 'Page margin in points [number 0-500, default 20]'
+complete -c kiln -n '__fish_seen_subcommand_from image-to-pdf' -l target-size -x -d 'Maximum output size {value, unit}; images are recompressed…'
+complete -c kiln -n '__fish_seen_subcommand_from image-to-pdf' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from image-to-pdf' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from image-to-pdf' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from image-to-pdf' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from image-to-pdf' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from image-to-pdf' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from image-to-pdf' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from image-to-pdf' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from image-to-pdf' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from image-to-pdf' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from image-to-pdf' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from image-to-pdf' -F
 
 # info
 complete -c kiln -n '__fish_seen_subcommand_from info' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
@@ -316,6 +787,28 @@ complete -c kiln -n '__fish_seen_subcommand_from lqip-placeholder' -l file-id -x
 complete -c kiln -n '__fish_seen_subcommand_from lqip-placeholder' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from lqip-placeholder' -F
 
+# meme-generator
+complete -c kiln -n '__fish_seen_subcommand_from meme-generator' -l template-id -x -a 'classic approve-reject two-panel comparison four-panel escalation sign two-buttons' -d 'Built-in template id (template mode) [choice]'
+complete -c kiln -n '__fish_seen_subcommand_from meme-generator' -l text-layout -x -a 'top-bottom top-only bottom-only center side-by-side' -d 'Text box layout for an uploaded image (templates define the…'
+complete -c kiln -n '__fish_seen_subcommand_from meme-generator' -l text-boxes -x -d 'Text boxes [{id, text}] [array, default []]'
+complete -c kiln -n '__fish_seen_subcommand_from meme-generator' -l font-family -x -a 'anton bebas-neue permanent-marker montserrat roboto arial-black comic-sans' -d 'Typeface [choice, default "anton"]'
+complete -c kiln -n '__fish_seen_subcommand_from meme-generator' -l font-size -x -d 'Font size in px; auto-fitted when omitted [number 8-200]'
+complete -c kiln -n '__fish_seen_subcommand_from meme-generator' -l text-color -x -d 'Text fill color [string, default "#ffffff"]'
+complete -c kiln -n '__fish_seen_subcommand_from meme-generator' -l stroke-color -x -d 'Text outline color [string, default "#000000"]'
+complete -c kiln -n '__fish_seen_subcommand_from meme-generator' -l text-align -x -a 'left center right' -d 'Text alignment [choice, default "center"]'
+complete -c kiln -n '__fish_seen_subcommand_from meme-generator' -l all-caps -d 'Upper-case the text [boolean, default true]'
+complete -c kiln -n '__fish_seen_subcommand_from meme-generator' -l file -r -F -d 'the picture for custom-image mode'
+complete -c kiln -n '__fish_seen_subcommand_from meme-generator' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from meme-generator' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from meme-generator' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from meme-generator' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from meme-generator' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from meme-generator' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from meme-generator' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from meme-generator' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from meme-generator' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from meme-generator' -l help -s h -d 'show help'
+
 # optimize-for-web
 complete -c kiln -n '__fish_seen_subcommand_from optimize-for-web' -l format -x -a 'webp jpeg avif png' -d 'Output format [choice, default "webp"]'
 complete -c kiln -n '__fish_seen_subcommand_from optimize-for-web' -l quality -x -d 'Encoder quality [integer 1-100, default 80]'
@@ -335,6 +828,22 @@ complete -c kiln -n '__fish_seen_subcommand_from optimize-for-web' -l local -d '
 complete -c kiln -n '__fish_seen_subcommand_from optimize-for-web' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from optimize-for-web' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from optimize-for-web' -F
+
+# pixelate
+complete -c kiln -n '__fish_seen_subcommand_from pixelate' -l block-size -x -d 'Pixel block size [integer 2-128, default 12]'
+complete -c kiln -n '__fish_seen_subcommand_from pixelate' -l region -x -d 'Optional rectangle {left, top, width, height} in pixels; wh…'
+complete -c kiln -n '__fish_seen_subcommand_from pixelate' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from pixelate' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from pixelate' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from pixelate' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from pixelate' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from pixelate' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from pixelate' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from pixelate' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from pixelate' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from pixelate' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from pixelate' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from pixelate' -F
 
 # qr-generate
 complete -c kiln -n '__fish_seen_subcommand_from qr-generate' -l data -x -d 'Content to encode [string, required]'
@@ -356,6 +865,24 @@ complete -c kiln -n '__fish_seen_subcommand_from qr-generate' -l server -x -d 'r
 complete -c kiln -n '__fish_seen_subcommand_from qr-generate' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from qr-generate' -l local -d 'run locally even when a server is configured'
 complete -c kiln -n '__fish_seen_subcommand_from qr-generate' -l help -s h -d 'show help'
+
+# replace-color
+complete -c kiln -n '__fish_seen_subcommand_from replace-color' -l source-color -x -d 'Color to find [string, default "#FF0000"]'
+complete -c kiln -n '__fish_seen_subcommand_from replace-color' -l target-color -x -d 'Replacement color [string, default "#00FF00"]'
+complete -c kiln -n '__fish_seen_subcommand_from replace-color' -l make-transparent -d 'Make matching pixels transparent instead of recoloring [boo…'
+complete -c kiln -n '__fish_seen_subcommand_from replace-color' -l tolerance -x -d 'Color matching tolerance [number 0-255, default 30]'
+complete -c kiln -n '__fish_seen_subcommand_from replace-color' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from replace-color' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from replace-color' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from replace-color' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from replace-color' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from replace-color' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from replace-color' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from replace-color' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from replace-color' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from replace-color' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from replace-color' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from replace-color' -F
 
 # resize
 complete -c kiln -n '__fish_seen_subcommand_from resize' -l width -x -d 'Target width in pixels [integer 1-16383]'
@@ -394,6 +921,89 @@ complete -c kiln -n '__fish_seen_subcommand_from rotate' -l file-id -x -d 'with 
 complete -c kiln -n '__fish_seen_subcommand_from rotate' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from rotate' -F
 
+# sharpening
+complete -c kiln -n '__fish_seen_subcommand_from sharpening' -l method -x -a 'adaptive unsharp-mask high-pass' -d 'Sharpening algorithm [choice, default "adaptive"]'
+complete -c kiln -n '__fish_seen_subcommand_from sharpening' -l sigma -x -d 'Gaussian sigma (adaptive) [number 0.5-10, default 1]'
+complete -c kiln -n '__fish_seen_subcommand_from sharpening' -l m1 -x -d 'Sharpening of flat areas (adaptive) [number 0-10, default 1]'
+complete -c kiln -n '__fish_seen_subcommand_from sharpening' -l m2 -x -d 'Sharpening of jagged areas (adaptive) [number 0-20, default…'
+complete -c kiln -n '__fish_seen_subcommand_from sharpening' -l x1 -x -d 'Flat/jagged threshold (adaptive) [number 0-10, default 2]'
+complete -c kiln -n '__fish_seen_subcommand_from sharpening' -l y2 -x -d 'Maximum flat-area sharpening (adaptive) [number 0-50, defau…'
+complete -c kiln -n '__fish_seen_subcommand_from sharpening' -l y3 -x -d 'Maximum jagged-area sharpening (adaptive) [number 0-50, def…'
+complete -c kiln -n '__fish_seen_subcommand_from sharpening' -l amount -x -d 'Sharpening amount in percent (unsharp-mask) [number 0-1000,…'
+complete -c kiln -n '__fish_seen_subcommand_from sharpening' -l radius -x -d 'Blur radius in pixels (unsharp-mask) [number 0.1-5, default…'
+complete -c kiln -n '__fish_seen_subcommand_from sharpening' -l threshold -x -d 'Minimum brightness difference to sharpen (unsharp-mask) [nu…'
+complete -c kiln -n '__fish_seen_subcommand_from sharpening' -l strength -x -d 'High-pass filter strength [number 0-100, default 50]'
+complete -c kiln -n '__fish_seen_subcommand_from sharpening' -l kernel-size -x -a '3 5' -d 'Convolution kernel size (high-pass): 3 or 5 [choice, defaul…'
+complete -c kiln -n '__fish_seen_subcommand_from sharpening' -l denoise -x -a 'off light medium strong' -d 'Median-filter noise reduction before sharpening [choice, de…'
+complete -c kiln -n '__fish_seen_subcommand_from sharpening' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from sharpening' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from sharpening' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from sharpening' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from sharpening' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from sharpening' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from sharpening' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from sharpening' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from sharpening' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from sharpening' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from sharpening' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from sharpening' -F
+
+# split
+complete -c kiln -n '__fish_seen_subcommand_from split' -l mode -x -a 'grid rows cols' -d 'grid = rows x cols; rows = horizontal strips; cols = vertic…'
+complete -c kiln -n '__fish_seen_subcommand_from split' -l rows -x -d 'Number of rows [integer 1-100, default 3]'
+complete -c kiln -n '__fish_seen_subcommand_from split' -l cols -x -d 'Number of columns [integer 1-100, default 3]'
+complete -c kiln -n '__fish_seen_subcommand_from split' -l tile-width -x -d 'Fixed tile width in pixels; with tileHeight overrides rows/…'
+complete -c kiln -n '__fish_seen_subcommand_from split' -l tile-height -x -d 'Fixed tile height in pixels [integer 10-9007199254740991]'
+complete -c kiln -n '__fish_seen_subcommand_from split' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from split' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from split' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from split' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from split' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from split' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from split' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from split' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from split' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from split' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from split' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from split' -F
+
+# sprite-sheet
+complete -c kiln -n '__fish_seen_subcommand_from sprite-sheet' -l columns -x -d 'Grid columns [integer 1-16, default 4]'
+complete -c kiln -n '__fish_seen_subcommand_from sprite-sheet' -l padding -x -d 'Space between cells in pixels [integer 0-64, default 0]'
+complete -c kiln -n '__fish_seen_subcommand_from sprite-sheet' -l background -x -d 'Background color (\'transparent\' allowed for PNG/WebP) [stri…'
+complete -c kiln -n '__fish_seen_subcommand_from sprite-sheet' -l format -x -a 'png webp jpeg' -d 'Output format [choice, default "png"]'
+complete -c kiln -n '__fish_seen_subcommand_from sprite-sheet' -l quality -x -d 'Output quality (WebP/JPEG) [integer 1-100, default 90]'
+complete -c kiln -n '__fish_seen_subcommand_from sprite-sheet' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from sprite-sheet' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from sprite-sheet' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from sprite-sheet' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from sprite-sheet' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from sprite-sheet' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from sprite-sheet' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from sprite-sheet' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from sprite-sheet' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from sprite-sheet' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from sprite-sheet' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from sprite-sheet' -F
+
+# stitch
+complete -c kiln -n '__fish_seen_subcommand_from stitch' -l direction -x -a 'horizontal vertical grid' -d 'Layout direction [choice, default "horizontal"]'
+complete -c kiln -n '__fish_seen_subcommand_from stitch' -l gap -x -d 'Gap between images in pixels [number 0-1000, default 0]'
+complete -c kiln -n '__fish_seen_subcommand_from stitch' -l background-color -x -d 'Background/gap color [string, default "#FFFFFF"]'
+complete -c kiln -n '__fish_seen_subcommand_from stitch' -l alignment -x -a 'start center end' -d 'Cross-axis alignment [choice, default "center"]'
+complete -c kiln -n '__fish_seen_subcommand_from stitch' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from stitch' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from stitch' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from stitch' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from stitch' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from stitch' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from stitch' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from stitch' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from stitch' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from stitch' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from stitch' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from stitch' -F
+
 # strip-metadata
 complete -c kiln -n '__fish_seen_subcommand_from strip-metadata' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
 complete -c kiln -n '__fish_seen_subcommand_from strip-metadata' -l settings -x -d 'settings as one JSON object (flags win over it)'
@@ -407,6 +1017,108 @@ complete -c kiln -n '__fish_seen_subcommand_from strip-metadata' -l local -d 'ru
 complete -c kiln -n '__fish_seen_subcommand_from strip-metadata' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from strip-metadata' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from strip-metadata' -F
+
+# svg-to-raster
+complete -c kiln -n '__fish_seen_subcommand_from svg-to-raster' -l format -x -a 'png jpeg webp avif tiff gif heif' -d 'Output format [choice, default "png"]'
+complete -c kiln -n '__fish_seen_subcommand_from svg-to-raster' -l width -x -d 'Target width in pixels; aspect kept when only one dimension…'
+complete -c kiln -n '__fish_seen_subcommand_from svg-to-raster' -l height -x -d 'Target height in pixels [integer 1-65536]'
+complete -c kiln -n '__fish_seen_subcommand_from svg-to-raster' -l scale -x -d 'Multiplier on the SVG intrinsic size (ignored when width/he…'
+complete -c kiln -n '__fish_seen_subcommand_from svg-to-raster' -l dpi -x -d 'Rasterization density [integer 36-2400, default 300]'
+complete -c kiln -n '__fish_seen_subcommand_from svg-to-raster' -l background -x -d 'Background color, 6- or 8-digit hex (transparent by default…'
+complete -c kiln -n '__fish_seen_subcommand_from svg-to-raster' -l quality -x -d 'Quality for lossy formats [integer 1-100, default 90]'
+complete -c kiln -n '__fish_seen_subcommand_from svg-to-raster' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from svg-to-raster' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from svg-to-raster' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from svg-to-raster' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from svg-to-raster' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from svg-to-raster' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from svg-to-raster' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from svg-to-raster' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from svg-to-raster' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from svg-to-raster' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from svg-to-raster' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from svg-to-raster' -F
+
+# text-overlay
+complete -c kiln -n '__fish_seen_subcommand_from text-overlay' -l text -x -d 'Text to draw [string, required]'
+complete -c kiln -n '__fish_seen_subcommand_from text-overlay' -l font -x -d 'Font family name from the installed fonts [string, default…'
+complete -c kiln -n '__fish_seen_subcommand_from text-overlay' -l font-size -x -d 'Font size in px [number 8-200, default 48]'
+complete -c kiln -n '__fish_seen_subcommand_from text-overlay' -l color -x -d 'Text color [string, default "#FFFFFF"]'
+complete -c kiln -n '__fish_seen_subcommand_from text-overlay' -l x -x -d 'Left edge of the text block in px; horizontally centered wh…'
+complete -c kiln -n '__fish_seen_subcommand_from text-overlay' -l y -x -d 'Top edge of the text block in px; placed near the bottom wh…'
+complete -c kiln -n '__fish_seen_subcommand_from text-overlay' -l background -x -d 'Background box color behind the text (8-digit hex for alpha…'
+complete -c kiln -n '__fish_seen_subcommand_from text-overlay' -l padding -x -d 'Padding inside the background box in px [number 0-200, defa…'
+complete -c kiln -n '__fish_seen_subcommand_from text-overlay' -l border-radius -x -d 'Corner radius of the background box in px [number 0-100, de…'
+complete -c kiln -n '__fish_seen_subcommand_from text-overlay' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from text-overlay' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from text-overlay' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from text-overlay' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from text-overlay' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from text-overlay' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from text-overlay' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from text-overlay' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from text-overlay' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from text-overlay' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from text-overlay' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from text-overlay' -F
+
+# vectorize
+complete -c kiln -n '__fish_seen_subcommand_from vectorize' -l color-mode -x -a 'bw color' -d 'Tracing mode [choice, default "bw"]'
+complete -c kiln -n '__fish_seen_subcommand_from vectorize' -l threshold -x -d 'Brightness threshold (bw) [integer 0-255, default 128]'
+complete -c kiln -n '__fish_seen_subcommand_from vectorize' -l color-precision -x -d 'Color quantization precision (color) [integer 1-16, default…'
+complete -c kiln -n '__fish_seen_subcommand_from vectorize' -l filter-speckle -x -d 'Drop shapes smaller than this area in pixels [integer 1-256…'
+complete -c kiln -n '__fish_seen_subcommand_from vectorize' -l path-mode -x -a 'none polygon spline' -d 'Path smoothing [choice, default "spline"]'
+complete -c kiln -n '__fish_seen_subcommand_from vectorize' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from vectorize' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from vectorize' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from vectorize' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from vectorize' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from vectorize' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from vectorize' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from vectorize' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from vectorize' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from vectorize' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from vectorize' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from vectorize' -F
+
+# vignette
+complete -c kiln -n '__fish_seen_subcommand_from vignette' -l strength -x -d 'Vignette opacity [number 0.1-1, default 0.5]'
+complete -c kiln -n '__fish_seen_subcommand_from vignette' -l color -x -d 'Vignette color [string, default "#000000"]'
+complete -c kiln -n '__fish_seen_subcommand_from vignette' -l radius -x -d 'Outer radius as percent of the half-diagonal [integer 0-100…'
+complete -c kiln -n '__fish_seen_subcommand_from vignette' -l softness -x -d 'Feather softness [integer 0-100, default 50]'
+complete -c kiln -n '__fish_seen_subcommand_from vignette' -l roundness -x -d '100 = circle, 0 = ellipse following the image aspect [integ…'
+complete -c kiln -n '__fish_seen_subcommand_from vignette' -l center-x -x -d 'Horizontal center in percent [integer 0-100, default 50]'
+complete -c kiln -n '__fish_seen_subcommand_from vignette' -l center-y -x -d 'Vertical center in percent [integer 0-100, default 50]'
+complete -c kiln -n '__fish_seen_subcommand_from vignette' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from vignette' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from vignette' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from vignette' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from vignette' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from vignette' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from vignette' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from vignette' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from vignette' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from vignette' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from vignette' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from vignette' -F
+
+# watermark-image
+complete -c kiln -n '__fish_seen_subcommand_from watermark-image' -l opacity -x -d 'Watermark opacity in percent [number 0-100, default 50]'
+complete -c kiln -n '__fish_seen_subcommand_from watermark-image' -l position -x -a 'center top-left top-right bottom-left bottom-right' -d 'Placement [choice, default "bottom-right"]'
+complete -c kiln -n '__fish_seen_subcommand_from watermark-image' -l scale -x -d 'Watermark width as a percentage of the base image width [nu…'
+complete -c kiln -n '__fish_seen_subcommand_from watermark-image' -l watermark -r -F -d 'the watermark/logo image (required)'
+complete -c kiln -n '__fish_seen_subcommand_from watermark-image' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from watermark-image' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from watermark-image' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from watermark-image' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from watermark-image' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from watermark-image' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from watermark-image' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from watermark-image' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from watermark-image' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from watermark-image' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from watermark-image' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from watermark-image' -F
 
 # watermark-text
 complete -c kiln -n '__fish_seen_subcommand_from watermark-text' -l text -x -d 'Watermark text [string, required]'
@@ -1128,6 +1840,21 @@ complete -c kiln -n '__fish_seen_subcommand_from waveform-image' -l file-id -x -
 complete -c kiln -n '__fish_seen_subcommand_from waveform-image' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from waveform-image' -F
 
+# booklet-pdf
+complete -c kiln -n '__fish_seen_subcommand_from booklet-pdf' -l per-sheet -x -a '2 4 6 8' -d 'Pages per sheet side [choice, default 2]'
+complete -c kiln -n '__fish_seen_subcommand_from booklet-pdf' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from booklet-pdf' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from booklet-pdf' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from booklet-pdf' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from booklet-pdf' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from booklet-pdf' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from booklet-pdf' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from booklet-pdf' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from booklet-pdf' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from booklet-pdf' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from booklet-pdf' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from booklet-pdf' -F
+
 # compress-pdf
 complete -c kiln -n '__fish_seen_subcommand_from compress-pdf' -l mode -x -a 'quality targetSize' -d 'Compression mode [choice, default "quality"]'
 complete -c kiln -n '__fish_seen_subcommand_from compress-pdf' -l quality -x -d 'Higher = less compression [integer 1-100, default 75]'
@@ -1145,6 +1872,21 @@ complete -c kiln -n '__fish_seen_subcommand_from compress-pdf' -l file-id -x -d 
 complete -c kiln -n '__fish_seen_subcommand_from compress-pdf' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from compress-pdf' -F
 
+# crop-pdf
+complete -c kiln -n '__fish_seen_subcommand_from crop-pdf' -l margin -x -d 'Margin removed from each edge, in points (1/72 inch) [numbe…'
+complete -c kiln -n '__fish_seen_subcommand_from crop-pdf' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from crop-pdf' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from crop-pdf' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from crop-pdf' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from crop-pdf' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from crop-pdf' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from crop-pdf' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from crop-pdf' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from crop-pdf' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from crop-pdf' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from crop-pdf' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from crop-pdf' -F
+
 # extract-pages
 complete -c kiln -n '__fish_seen_subcommand_from extract-pages' -l range -x -d 'Pages to extract, qpdf page-range syntax, e.g'
 complete -c kiln -n '__fish_seen_subcommand_from extract-pages' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
@@ -1159,6 +1901,20 @@ complete -c kiln -n '__fish_seen_subcommand_from extract-pages' -l local -d 'run
 complete -c kiln -n '__fish_seen_subcommand_from extract-pages' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from extract-pages' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from extract-pages' -F
+
+# flatten-pdf
+complete -c kiln -n '__fish_seen_subcommand_from flatten-pdf' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from flatten-pdf' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from flatten-pdf' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from flatten-pdf' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from flatten-pdf' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from flatten-pdf' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from flatten-pdf' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from flatten-pdf' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from flatten-pdf' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from flatten-pdf' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from flatten-pdf' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from flatten-pdf' -F
 
 # grayscale-pdf
 complete -c kiln -n '__fish_seen_subcommand_from grayscale-pdf' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
@@ -1202,6 +1958,21 @@ complete -c kiln -n '__fish_seen_subcommand_from merge-pdf' -l file-id -x -d 'wi
 complete -c kiln -n '__fish_seen_subcommand_from merge-pdf' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from merge-pdf' -F
 
+# nup-pdf
+complete -c kiln -n '__fish_seen_subcommand_from nup-pdf' -l per-sheet -x -a '2 3 4 8 9 12 16' -d 'Pages per sheet [choice, default 2]'
+complete -c kiln -n '__fish_seen_subcommand_from nup-pdf' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from nup-pdf' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from nup-pdf' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from nup-pdf' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from nup-pdf' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from nup-pdf' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from nup-pdf' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from nup-pdf' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from nup-pdf' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from nup-pdf' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from nup-pdf' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from nup-pdf' -F
+
 # organize-pdf
 complete -c kiln -n '__fish_seen_subcommand_from organize-pdf' -l order -x -d 'New page order, qpdf syntax, e.g'
 complete -c kiln -n '__fish_seen_subcommand_from organize-pdf' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
@@ -1216,6 +1987,86 @@ complete -c kiln -n '__fish_seen_subcommand_from organize-pdf' -l local -d 'run 
 complete -c kiln -n '__fish_seen_subcommand_from organize-pdf' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from organize-pdf' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from organize-pdf' -F
+
+# pdf-metadata
+complete -c kiln -n '__fish_seen_subcommand_from pdf-metadata' -l title -x -d 'Document title [string]'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-metadata' -l author -x -d 'Document author [string]'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-metadata' -l subject -x -d 'Document subject [string]'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-metadata' -l keywords -x -d 'Keywords (comma-separated) [string]'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-metadata' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-metadata' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-metadata' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-metadata' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-metadata' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-metadata' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-metadata' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-metadata' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-metadata' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-metadata' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-metadata' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-metadata' -F
+
+# pdf-page-numbers
+complete -c kiln -n '__fish_seen_subcommand_from pdf-page-numbers' -l position -x -a 'bl bc br tl tc tr' -d 'Number placement [choice, default "bc"]'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-page-numbers' -l font-size -x -d 'Font size in points [integer 6-24, default 10]'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-page-numbers' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-page-numbers' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-page-numbers' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-page-numbers' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-page-numbers' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-page-numbers' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-page-numbers' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-page-numbers' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-page-numbers' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-page-numbers' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-page-numbers' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-page-numbers' -F
+
+# pdf-to-image
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-image' -l pages -x -d 'Pages to render: \'all\', \'3\', \'1-3\' or \'1,3,5\' (qpdf syntax,…'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-image' -l format -x -a 'jpg png webp avif tiff gif heic heif jxl' -d 'Image format [choice, default "png"]'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-image' -l dpi -x -d 'Render resolution in dots per inch [integer 36-2400, defaul…'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-image' -l quality -x -d 'Quality for lossy formats [integer 1-100, default 85]'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-image' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-image' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-image' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-image' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-image' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-image' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-image' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-image' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-image' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-image' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-image' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-image' -F
+
+# pdf-to-text
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-text' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-text' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-text' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-text' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-text' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-text' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-text' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-text' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-text' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-text' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-text' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-text' -F
+
+# pdf-to-wordprocessor
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-wordprocessor' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-wordprocessor' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-wordprocessor' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-wordprocessor' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-wordprocessor' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-wordprocessor' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-wordprocessor' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-wordprocessor' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-wordprocessor' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-wordprocessor' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-wordprocessor' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-wordprocessor' -F
 
 # pdfa-convert
 complete -c kiln -n '__fish_seen_subcommand_from pdfa-convert' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
@@ -1246,6 +2097,22 @@ complete -c kiln -n '__fish_seen_subcommand_from protect-pdf' -l local -d 'run l
 complete -c kiln -n '__fish_seen_subcommand_from protect-pdf' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from protect-pdf' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from protect-pdf' -F
+
+# redact-pdf
+complete -c kiln -n '__fish_seen_subcommand_from redact-pdf' -l terms -x -d 'Text strings to redact [array, required]'
+complete -c kiln -n '__fish_seen_subcommand_from redact-pdf' -l case-sensitive -d 'Case-sensitive matching [boolean, default false]'
+complete -c kiln -n '__fish_seen_subcommand_from redact-pdf' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from redact-pdf' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from redact-pdf' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from redact-pdf' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from redact-pdf' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from redact-pdf' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from redact-pdf' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from redact-pdf' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from redact-pdf' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from redact-pdf' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from redact-pdf' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from redact-pdf' -F
 
 # remove-pages
 complete -c kiln -n '__fish_seen_subcommand_from remove-pages' -l pages -x -d 'Pages to remove, qpdf page-range syntax, e.g'
@@ -1292,6 +2159,25 @@ complete -c kiln -n '__fish_seen_subcommand_from rotate-pdf' -l file-id -x -d 'w
 complete -c kiln -n '__fish_seen_subcommand_from rotate-pdf' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from rotate-pdf' -F
 
+# sign-pdf
+complete -c kiln -n '__fish_seen_subcommand_from sign-pdf' -l placements -x -d 'JSON array of {sig, page, x, y, w, h} (fractions, top-left…'
+complete -c kiln -n '__fish_seen_subcommand_from sign-pdf' -l certificate-password -x -d 'Password of the PKCS#12 certificate [string]'
+complete -c kiln -n '__fish_seen_subcommand_from sign-pdf' -l reason -x -d 'Reason recorded in the cryptographic signature [string]'
+complete -c kiln -n '__fish_seen_subcommand_from sign-pdf' -l sig -r -F -d 'signature images sig0, sig1, … (PNG with transparency typic…'
+complete -c kiln -n '__fish_seen_subcommand_from sign-pdf' -l certificate -r -F -d 'PKCS#12 certificate and key for a cryptographic signature'
+complete -c kiln -n '__fish_seen_subcommand_from sign-pdf' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from sign-pdf' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from sign-pdf' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from sign-pdf' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from sign-pdf' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from sign-pdf' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from sign-pdf' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from sign-pdf' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from sign-pdf' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from sign-pdf' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from sign-pdf' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from sign-pdf' -F
+
 # split-pdf
 complete -c kiln -n '__fish_seen_subcommand_from split-pdf' -l mode -x -a 'range every' -d 'Split mode [choice, default "range"]'
 complete -c kiln -n '__fish_seen_subcommand_from split-pdf' -l range -x -d 'Pages to keep (mode range), qpdf page-range syntax, e.g'
@@ -1323,6 +2209,25 @@ complete -c kiln -n '__fish_seen_subcommand_from unlock-pdf' -l local -d 'run lo
 complete -c kiln -n '__fish_seen_subcommand_from unlock-pdf' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from unlock-pdf' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from unlock-pdf' -F
+
+# watermark-pdf
+complete -c kiln -n '__fish_seen_subcommand_from watermark-pdf' -l text -x -d 'Watermark text [string, required]'
+complete -c kiln -n '__fish_seen_subcommand_from watermark-pdf' -l position -x -a 'tl tc tr l c r bl bc br' -d 'Placement on the page [choice, default "c"]'
+complete -c kiln -n '__fish_seen_subcommand_from watermark-pdf' -l font-size -x -d 'Font size in points [integer 6-72, default 48]'
+complete -c kiln -n '__fish_seen_subcommand_from watermark-pdf' -l opacity -x -d 'Opacity [number 0.05-1, default 0.3]'
+complete -c kiln -n '__fish_seen_subcommand_from watermark-pdf' -l rotation -x -d 'Rotation in degrees, counter-clockwise [number -180-180, de…'
+complete -c kiln -n '__fish_seen_subcommand_from watermark-pdf' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from watermark-pdf' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from watermark-pdf' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from watermark-pdf' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from watermark-pdf' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from watermark-pdf' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from watermark-pdf' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from watermark-pdf' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from watermark-pdf' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from watermark-pdf' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from watermark-pdf' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from watermark-pdf' -F
 
 # convert-document
 complete -c kiln -n '__fish_seen_subcommand_from convert-document' -l format -x -a 'docx odt rtf txt' -d 'Output format [choice, required]'
@@ -1369,6 +2274,77 @@ complete -c kiln -n '__fish_seen_subcommand_from convert-spreadsheet' -l file-id
 complete -c kiln -n '__fish_seen_subcommand_from convert-spreadsheet' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from convert-spreadsheet' -F
 
+# epub-convert
+complete -c kiln -n '__fish_seen_subcommand_from epub-convert' -l format -x -a 'pdf docx html md' -d 'Output format [choice, required]'
+complete -c kiln -n '__fish_seen_subcommand_from epub-convert' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from epub-convert' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from epub-convert' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from epub-convert' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from epub-convert' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from epub-convert' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from epub-convert' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from epub-convert' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from epub-convert' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from epub-convert' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from epub-convert' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from epub-convert' -F
+
+# html-to-pdf
+complete -c kiln -n '__fish_seen_subcommand_from html-to-pdf' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from html-to-pdf' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from html-to-pdf' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from html-to-pdf' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from html-to-pdf' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from html-to-pdf' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from html-to-pdf' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from html-to-pdf' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from html-to-pdf' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from html-to-pdf' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from html-to-pdf' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from html-to-pdf' -F
+
+# markdown-to-docx
+complete -c kiln -n '__fish_seen_subcommand_from markdown-to-docx' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from markdown-to-docx' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from markdown-to-docx' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from markdown-to-docx' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from markdown-to-docx' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from markdown-to-docx' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from markdown-to-docx' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from markdown-to-docx' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from markdown-to-docx' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from markdown-to-docx' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from markdown-to-docx' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from markdown-to-docx' -F
+
+# markdown-to-html
+complete -c kiln -n '__fish_seen_subcommand_from markdown-to-html' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from markdown-to-html' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from markdown-to-html' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from markdown-to-html' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from markdown-to-html' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from markdown-to-html' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from markdown-to-html' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from markdown-to-html' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from markdown-to-html' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from markdown-to-html' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from markdown-to-html' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from markdown-to-html' -F
+
+# markdown-to-pdf
+complete -c kiln -n '__fish_seen_subcommand_from markdown-to-pdf' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from markdown-to-pdf' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from markdown-to-pdf' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from markdown-to-pdf' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from markdown-to-pdf' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from markdown-to-pdf' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from markdown-to-pdf' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from markdown-to-pdf' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from markdown-to-pdf' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from markdown-to-pdf' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from markdown-to-pdf' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from markdown-to-pdf' -F
+
 # presentation-to-pdf
 complete -c kiln -n '__fish_seen_subcommand_from presentation-to-pdf' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
 complete -c kiln -n '__fish_seen_subcommand_from presentation-to-pdf' -l settings -x -d 'settings as one JSON object (flags win over it)'
@@ -1396,6 +2372,20 @@ complete -c kiln -n '__fish_seen_subcommand_from spreadsheet-to-pdf' -l local -d
 complete -c kiln -n '__fish_seen_subcommand_from spreadsheet-to-pdf' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from spreadsheet-to-pdf' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from spreadsheet-to-pdf' -F
+
+# to-epub
+complete -c kiln -n '__fish_seen_subcommand_from to-epub' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from to-epub' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from to-epub' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from to-epub' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from to-epub' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from to-epub' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from to-epub' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from to-epub' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from to-epub' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from to-epub' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from to-epub' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from to-epub' -F
 
 # wordprocessor-to-pdf
 complete -c kiln -n '__fish_seen_subcommand_from wordprocessor-to-pdf' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
@@ -1548,6 +2538,24 @@ complete -c kiln -n '__fish_seen_subcommand_from eps-to-jpg' -l file-id -x -d 'w
 complete -c kiln -n '__fish_seen_subcommand_from eps-to-jpg' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from eps-to-jpg' -F
 
+# eps-to-pdf
+complete -c kiln -n '__fish_seen_subcommand_from eps-to-pdf' -l page-size -x -a 'A4 Letter A3 A5' -d 'Page size [choice, default "A4"]'
+complete -c kiln -n '__fish_seen_subcommand_from eps-to-pdf' -l orientation -x -a 'portrait landscape' -d 'Page orientation [choice, default "portrait"]'
+complete -c kiln -n '__fish_seen_subcommand_from eps-to-pdf' -l margin -x -d 'Page margin in points [number 0-500, default 20]'
+complete -c kiln -n '__fish_seen_subcommand_from eps-to-pdf' -l target-size -x -d 'Maximum output size {value, unit}; images are recompressed…'
+complete -c kiln -n '__fish_seen_subcommand_from eps-to-pdf' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from eps-to-pdf' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from eps-to-pdf' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from eps-to-pdf' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from eps-to-pdf' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from eps-to-pdf' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from eps-to-pdf' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from eps-to-pdf' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from eps-to-pdf' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from eps-to-pdf' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from eps-to-pdf' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from eps-to-pdf' -F
+
 # eps-to-png
 complete -c kiln -n '__fish_seen_subcommand_from eps-to-png' -l quality -x -d 'Encoder quality for lossy formats; encoder default when omi…'
 complete -c kiln -n '__fish_seen_subcommand_from eps-to-png' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
@@ -1562,6 +2570,25 @@ complete -c kiln -n '__fish_seen_subcommand_from eps-to-png' -l local -d 'run lo
 complete -c kiln -n '__fish_seen_subcommand_from eps-to-png' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from eps-to-png' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from eps-to-png' -F
+
+# eps-to-svg
+complete -c kiln -n '__fish_seen_subcommand_from eps-to-svg' -l color-mode -x -a 'bw color' -d 'Tracing mode [choice, default "bw"]'
+complete -c kiln -n '__fish_seen_subcommand_from eps-to-svg' -l threshold -x -d 'Brightness threshold (bw) [integer 0-255, default 128]'
+complete -c kiln -n '__fish_seen_subcommand_from eps-to-svg' -l color-precision -x -d 'Color quantization precision (color) [integer 1-16, default…'
+complete -c kiln -n '__fish_seen_subcommand_from eps-to-svg' -l filter-speckle -x -d 'Drop shapes smaller than this area in pixels [integer 1-256…'
+complete -c kiln -n '__fish_seen_subcommand_from eps-to-svg' -l path-mode -x -a 'none polygon spline' -d 'Path smoothing [choice, default "spline"]'
+complete -c kiln -n '__fish_seen_subcommand_from eps-to-svg' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from eps-to-svg' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from eps-to-svg' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from eps-to-svg' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from eps-to-svg' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from eps-to-svg' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from eps-to-svg' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from eps-to-svg' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from eps-to-svg' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from eps-to-svg' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from eps-to-svg' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from eps-to-svg' -F
 
 # flac-to-mp3
 complete -c kiln -n '__fish_seen_subcommand_from flac-to-mp3' -l bitrate-kbps -x -d 'Bitrate for lossy formats [integer 32-320, default 192]'
@@ -1621,6 +2648,24 @@ complete -c kiln -n '__fish_seen_subcommand_from gif-to-mp4' -l file-id -x -d 'w
 complete -c kiln -n '__fish_seen_subcommand_from gif-to-mp4' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from gif-to-mp4' -F
 
+# gif-to-pdf
+complete -c kiln -n '__fish_seen_subcommand_from gif-to-pdf' -l page-size -x -a 'A4 Letter A3 A5' -d 'Page size [choice, default "A4"]'
+complete -c kiln -n '__fish_seen_subcommand_from gif-to-pdf' -l orientation -x -a 'portrait landscape' -d 'Page orientation [choice, default "portrait"]'
+complete -c kiln -n '__fish_seen_subcommand_from gif-to-pdf' -l margin -x -d 'Page margin in points [number 0-500, default 20]'
+complete -c kiln -n '__fish_seen_subcommand_from gif-to-pdf' -l target-size -x -d 'Maximum output size {value, unit}; images are recompressed…'
+complete -c kiln -n '__fish_seen_subcommand_from gif-to-pdf' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from gif-to-pdf' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from gif-to-pdf' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from gif-to-pdf' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from gif-to-pdf' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from gif-to-pdf' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from gif-to-pdf' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from gif-to-pdf' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from gif-to-pdf' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from gif-to-pdf' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from gif-to-pdf' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from gif-to-pdf' -F
+
 # gif-to-png
 complete -c kiln -n '__fish_seen_subcommand_from gif-to-png' -l quality -x -d 'Encoder quality for lossy formats; encoder default when omi…'
 complete -c kiln -n '__fish_seen_subcommand_from gif-to-png' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
@@ -1679,6 +2724,24 @@ complete -c kiln -n '__fish_seen_subcommand_from heic-to-jpg' -l local -d 'run l
 complete -c kiln -n '__fish_seen_subcommand_from heic-to-jpg' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from heic-to-jpg' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from heic-to-jpg' -F
+
+# heic-to-pdf
+complete -c kiln -n '__fish_seen_subcommand_from heic-to-pdf' -l page-size -x -a 'A4 Letter A3 A5' -d 'Page size [choice, default "A4"]'
+complete -c kiln -n '__fish_seen_subcommand_from heic-to-pdf' -l orientation -x -a 'portrait landscape' -d 'Page orientation [choice, default "portrait"]'
+complete -c kiln -n '__fish_seen_subcommand_from heic-to-pdf' -l margin -x -d 'Page margin in points [number 0-500, default 20]'
+complete -c kiln -n '__fish_seen_subcommand_from heic-to-pdf' -l target-size -x -d 'Maximum output size {value, unit}; images are recompressed…'
+complete -c kiln -n '__fish_seen_subcommand_from heic-to-pdf' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from heic-to-pdf' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from heic-to-pdf' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from heic-to-pdf' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from heic-to-pdf' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from heic-to-pdf' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from heic-to-pdf' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from heic-to-pdf' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from heic-to-pdf' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from heic-to-pdf' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from heic-to-pdf' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from heic-to-pdf' -F
 
 # heic-to-png
 complete -c kiln -n '__fish_seen_subcommand_from heic-to-png' -l quality -x -d 'Encoder quality for lossy formats; encoder default when omi…'
@@ -1740,6 +2803,24 @@ complete -c kiln -n '__fish_seen_subcommand_from jpg-to-gif' -l file-id -x -d 'w
 complete -c kiln -n '__fish_seen_subcommand_from jpg-to-gif' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from jpg-to-gif' -F
 
+# jpg-to-pdf
+complete -c kiln -n '__fish_seen_subcommand_from jpg-to-pdf' -l page-size -x -a 'A4 Letter A3 A5' -d 'Page size [choice, default "A4"]'
+complete -c kiln -n '__fish_seen_subcommand_from jpg-to-pdf' -l orientation -x -a 'portrait landscape' -d 'Page orientation [choice, default "portrait"]'
+complete -c kiln -n '__fish_seen_subcommand_from jpg-to-pdf' -l margin -x -d 'Page margin in points [number 0-500, default 20]'
+complete -c kiln -n '__fish_seen_subcommand_from jpg-to-pdf' -l target-size -x -d 'Maximum output size {value, unit}; images are recompressed…'
+complete -c kiln -n '__fish_seen_subcommand_from jpg-to-pdf' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from jpg-to-pdf' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from jpg-to-pdf' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from jpg-to-pdf' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from jpg-to-pdf' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from jpg-to-pdf' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from jpg-to-pdf' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from jpg-to-pdf' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from jpg-to-pdf' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from jpg-to-pdf' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from jpg-to-pdf' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from jpg-to-pdf' -F
+
 # jpg-to-png
 complete -c kiln -n '__fish_seen_subcommand_from jpg-to-png' -l quality -x -d 'Encoder quality for lossy formats; encoder default when omi…'
 complete -c kiln -n '__fish_seen_subcommand_from jpg-to-png' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
@@ -1754,6 +2835,25 @@ complete -c kiln -n '__fish_seen_subcommand_from jpg-to-png' -l local -d 'run lo
 complete -c kiln -n '__fish_seen_subcommand_from jpg-to-png' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from jpg-to-png' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from jpg-to-png' -F
+
+# jpg-to-svg
+complete -c kiln -n '__fish_seen_subcommand_from jpg-to-svg' -l color-mode -x -a 'bw color' -d 'Tracing mode [choice, default "bw"]'
+complete -c kiln -n '__fish_seen_subcommand_from jpg-to-svg' -l threshold -x -d 'Brightness threshold (bw) [integer 0-255, default 128]'
+complete -c kiln -n '__fish_seen_subcommand_from jpg-to-svg' -l color-precision -x -d 'Color quantization precision (color) [integer 1-16, default…'
+complete -c kiln -n '__fish_seen_subcommand_from jpg-to-svg' -l filter-speckle -x -d 'Drop shapes smaller than this area in pixels [integer 1-256…'
+complete -c kiln -n '__fish_seen_subcommand_from jpg-to-svg' -l path-mode -x -a 'none polygon spline' -d 'Path smoothing [choice, default "spline"]'
+complete -c kiln -n '__fish_seen_subcommand_from jpg-to-svg' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from jpg-to-svg' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from jpg-to-svg' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from jpg-to-svg' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from jpg-to-svg' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from jpg-to-svg' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from jpg-to-svg' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from jpg-to-svg' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from jpg-to-svg' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from jpg-to-svg' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from jpg-to-svg' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from jpg-to-svg' -F
 
 # jpg-to-tiff
 complete -c kiln -n '__fish_seen_subcommand_from jpg-to-tiff' -l quality -x -d 'Encoder quality for lossy formats; encoder default when omi…'
@@ -2118,6 +3218,57 @@ complete -c kiln -n '__fish_seen_subcommand_from ogg-to-wav' -l file-id -x -d 'w
 complete -c kiln -n '__fish_seen_subcommand_from ogg-to-wav' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from ogg-to-wav' -F
 
+# pdf-to-jpg
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-jpg' -l pages -x -d 'Pages to render: \'all\', \'3\', \'1-3\' or \'1,3,5\' (qpdf syntax,…'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-jpg' -l dpi -x -d 'Render resolution in dots per inch [integer 36-2400, defaul…'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-jpg' -l quality -x -d 'Quality for lossy formats [integer 1-100, default 85]'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-jpg' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-jpg' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-jpg' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-jpg' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-jpg' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-jpg' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-jpg' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-jpg' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-jpg' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-jpg' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-jpg' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-jpg' -F
+
+# pdf-to-png
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-png' -l pages -x -d 'Pages to render: \'all\', \'3\', \'1-3\' or \'1,3,5\' (qpdf syntax,…'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-png' -l dpi -x -d 'Render resolution in dots per inch [integer 36-2400, defaul…'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-png' -l quality -x -d 'Quality for lossy formats [integer 1-100, default 85]'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-png' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-png' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-png' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-png' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-png' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-png' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-png' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-png' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-png' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-png' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-png' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-png' -F
+
+# pdf-to-tiff
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-tiff' -l pages -x -d 'Pages to render: \'all\', \'3\', \'1-3\' or \'1,3,5\' (qpdf syntax,…'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-tiff' -l dpi -x -d 'Render resolution in dots per inch [integer 36-2400, defaul…'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-tiff' -l quality -x -d 'Quality for lossy formats [integer 1-100, default 85]'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-tiff' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-tiff' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-tiff' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-tiff' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-tiff' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-tiff' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-tiff' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-tiff' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-tiff' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-tiff' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-tiff' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-tiff' -F
+
 # png-to-avif
 complete -c kiln -n '__fish_seen_subcommand_from png-to-avif' -l quality -x -d 'Encoder quality for lossy formats; encoder default when omi…'
 complete -c kiln -n '__fish_seen_subcommand_from png-to-avif' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
@@ -2177,6 +3328,43 @@ complete -c kiln -n '__fish_seen_subcommand_from png-to-jpg' -l local -d 'run lo
 complete -c kiln -n '__fish_seen_subcommand_from png-to-jpg' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from png-to-jpg' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from png-to-jpg' -F
+
+# png-to-pdf
+complete -c kiln -n '__fish_seen_subcommand_from png-to-pdf' -l page-size -x -a 'A4 Letter A3 A5' -d 'Page size [choice, default "A4"]'
+complete -c kiln -n '__fish_seen_subcommand_from png-to-pdf' -l orientation -x -a 'portrait landscape' -d 'Page orientation [choice, default "portrait"]'
+complete -c kiln -n '__fish_seen_subcommand_from png-to-pdf' -l margin -x -d 'Page margin in points [number 0-500, default 20]'
+complete -c kiln -n '__fish_seen_subcommand_from png-to-pdf' -l target-size -x -d 'Maximum output size {value, unit}; images are recompressed…'
+complete -c kiln -n '__fish_seen_subcommand_from png-to-pdf' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from png-to-pdf' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from png-to-pdf' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from png-to-pdf' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from png-to-pdf' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from png-to-pdf' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from png-to-pdf' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from png-to-pdf' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from png-to-pdf' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from png-to-pdf' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from png-to-pdf' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from png-to-pdf' -F
+
+# png-to-svg
+complete -c kiln -n '__fish_seen_subcommand_from png-to-svg' -l color-mode -x -a 'bw color' -d 'Tracing mode [choice, default "bw"]'
+complete -c kiln -n '__fish_seen_subcommand_from png-to-svg' -l threshold -x -d 'Brightness threshold (bw) [integer 0-255, default 128]'
+complete -c kiln -n '__fish_seen_subcommand_from png-to-svg' -l color-precision -x -d 'Color quantization precision (color) [integer 1-16, default…'
+complete -c kiln -n '__fish_seen_subcommand_from png-to-svg' -l filter-speckle -x -d 'Drop shapes smaller than this area in pixels [integer 1-256…'
+complete -c kiln -n '__fish_seen_subcommand_from png-to-svg' -l path-mode -x -a 'none polygon spline' -d 'Path smoothing [choice, default "spline"]'
+complete -c kiln -n '__fish_seen_subcommand_from png-to-svg' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from png-to-svg' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from png-to-svg' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from png-to-svg' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from png-to-svg' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from png-to-svg' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from png-to-svg' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from png-to-svg' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from png-to-svg' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from png-to-svg' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from png-to-svg' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from png-to-svg' -F
 
 # png-to-tiff
 complete -c kiln -n '__fish_seen_subcommand_from png-to-tiff' -l quality -x -d 'Encoder quality for lossy formats; encoder default when omi…'
@@ -2238,6 +3426,25 @@ complete -c kiln -n '__fish_seen_subcommand_from psd-to-png' -l file-id -x -d 'w
 complete -c kiln -n '__fish_seen_subcommand_from psd-to-png' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from psd-to-png' -F
 
+# psd-to-svg
+complete -c kiln -n '__fish_seen_subcommand_from psd-to-svg' -l color-mode -x -a 'bw color' -d 'Tracing mode [choice, default "bw"]'
+complete -c kiln -n '__fish_seen_subcommand_from psd-to-svg' -l threshold -x -d 'Brightness threshold (bw) [integer 0-255, default 128]'
+complete -c kiln -n '__fish_seen_subcommand_from psd-to-svg' -l color-precision -x -d 'Color quantization precision (color) [integer 1-16, default…'
+complete -c kiln -n '__fish_seen_subcommand_from psd-to-svg' -l filter-speckle -x -d 'Drop shapes smaller than this area in pixels [integer 1-256…'
+complete -c kiln -n '__fish_seen_subcommand_from psd-to-svg' -l path-mode -x -a 'none polygon spline' -d 'Path smoothing [choice, default "spline"]'
+complete -c kiln -n '__fish_seen_subcommand_from psd-to-svg' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from psd-to-svg' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from psd-to-svg' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from psd-to-svg' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from psd-to-svg' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from psd-to-svg' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from psd-to-svg' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from psd-to-svg' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from psd-to-svg' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from psd-to-svg' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from psd-to-svg' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from psd-to-svg' -F
+
 # spreadsheet-to-csv
 complete -c kiln -n '__fish_seen_subcommand_from spreadsheet-to-csv' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
 complete -c kiln -n '__fish_seen_subcommand_from spreadsheet-to-csv' -l settings -x -d 'settings as one JSON object (flags win over it)'
@@ -2251,6 +3458,46 @@ complete -c kiln -n '__fish_seen_subcommand_from spreadsheet-to-csv' -l local -d
 complete -c kiln -n '__fish_seen_subcommand_from spreadsheet-to-csv' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from spreadsheet-to-csv' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from spreadsheet-to-csv' -F
+
+# svg-to-jpg
+complete -c kiln -n '__fish_seen_subcommand_from svg-to-jpg' -l width -x -d 'Target width in pixels; aspect kept when only one dimension…'
+complete -c kiln -n '__fish_seen_subcommand_from svg-to-jpg' -l height -x -d 'Target height in pixels [integer 1-65536]'
+complete -c kiln -n '__fish_seen_subcommand_from svg-to-jpg' -l scale -x -d 'Multiplier on the SVG intrinsic size (ignored when width/he…'
+complete -c kiln -n '__fish_seen_subcommand_from svg-to-jpg' -l dpi -x -d 'Rasterization density [integer 36-2400, default 300]'
+complete -c kiln -n '__fish_seen_subcommand_from svg-to-jpg' -l background -x -d 'Background color, 6- or 8-digit hex (transparent by default…'
+complete -c kiln -n '__fish_seen_subcommand_from svg-to-jpg' -l quality -x -d 'Quality for lossy formats [integer 1-100, default 90]'
+complete -c kiln -n '__fish_seen_subcommand_from svg-to-jpg' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from svg-to-jpg' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from svg-to-jpg' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from svg-to-jpg' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from svg-to-jpg' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from svg-to-jpg' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from svg-to-jpg' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from svg-to-jpg' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from svg-to-jpg' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from svg-to-jpg' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from svg-to-jpg' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from svg-to-jpg' -F
+
+# svg-to-png
+complete -c kiln -n '__fish_seen_subcommand_from svg-to-png' -l width -x -d 'Target width in pixels; aspect kept when only one dimension…'
+complete -c kiln -n '__fish_seen_subcommand_from svg-to-png' -l height -x -d 'Target height in pixels [integer 1-65536]'
+complete -c kiln -n '__fish_seen_subcommand_from svg-to-png' -l scale -x -d 'Multiplier on the SVG intrinsic size (ignored when width/he…'
+complete -c kiln -n '__fish_seen_subcommand_from svg-to-png' -l dpi -x -d 'Rasterization density [integer 36-2400, default 300]'
+complete -c kiln -n '__fish_seen_subcommand_from svg-to-png' -l background -x -d 'Background color, 6- or 8-digit hex (transparent by default…'
+complete -c kiln -n '__fish_seen_subcommand_from svg-to-png' -l quality -x -d 'Quality for lossy formats [integer 1-100, default 90]'
+complete -c kiln -n '__fish_seen_subcommand_from svg-to-png' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from svg-to-png' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from svg-to-png' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from svg-to-png' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from svg-to-png' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from svg-to-png' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from svg-to-png' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from svg-to-png' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from svg-to-png' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from svg-to-png' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from svg-to-png' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from svg-to-png' -F
 
 # tiff-to-jpg
 complete -c kiln -n '__fish_seen_subcommand_from tiff-to-jpg' -l quality -x -d 'Encoder quality for lossy formats; encoder default when omi…'
@@ -2267,6 +3514,24 @@ complete -c kiln -n '__fish_seen_subcommand_from tiff-to-jpg' -l file-id -x -d '
 complete -c kiln -n '__fish_seen_subcommand_from tiff-to-jpg' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from tiff-to-jpg' -F
 
+# tiff-to-pdf
+complete -c kiln -n '__fish_seen_subcommand_from tiff-to-pdf' -l page-size -x -a 'A4 Letter A3 A5' -d 'Page size [choice, default "A4"]'
+complete -c kiln -n '__fish_seen_subcommand_from tiff-to-pdf' -l orientation -x -a 'portrait landscape' -d 'Page orientation [choice, default "portrait"]'
+complete -c kiln -n '__fish_seen_subcommand_from tiff-to-pdf' -l margin -x -d 'Page margin in points [number 0-500, default 20]'
+complete -c kiln -n '__fish_seen_subcommand_from tiff-to-pdf' -l target-size -x -d 'Maximum output size {value, unit}; images are recompressed…'
+complete -c kiln -n '__fish_seen_subcommand_from tiff-to-pdf' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from tiff-to-pdf' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from tiff-to-pdf' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from tiff-to-pdf' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from tiff-to-pdf' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from tiff-to-pdf' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from tiff-to-pdf' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from tiff-to-pdf' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from tiff-to-pdf' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from tiff-to-pdf' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from tiff-to-pdf' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from tiff-to-pdf' -F
+
 # tiff-to-png
 complete -c kiln -n '__fish_seen_subcommand_from tiff-to-png' -l quality -x -d 'Encoder quality for lossy formats; encoder default when omi…'
 complete -c kiln -n '__fish_seen_subcommand_from tiff-to-png' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
@@ -2281,6 +3546,25 @@ complete -c kiln -n '__fish_seen_subcommand_from tiff-to-png' -l local -d 'run l
 complete -c kiln -n '__fish_seen_subcommand_from tiff-to-png' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from tiff-to-png' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from tiff-to-png' -F
+
+# tiff-to-svg
+complete -c kiln -n '__fish_seen_subcommand_from tiff-to-svg' -l color-mode -x -a 'bw color' -d 'Tracing mode [choice, default "bw"]'
+complete -c kiln -n '__fish_seen_subcommand_from tiff-to-svg' -l threshold -x -d 'Brightness threshold (bw) [integer 0-255, default 128]'
+complete -c kiln -n '__fish_seen_subcommand_from tiff-to-svg' -l color-precision -x -d 'Color quantization precision (color) [integer 1-16, default…'
+complete -c kiln -n '__fish_seen_subcommand_from tiff-to-svg' -l filter-speckle -x -d 'Drop shapes smaller than this area in pixels [integer 1-256…'
+complete -c kiln -n '__fish_seen_subcommand_from tiff-to-svg' -l path-mode -x -a 'none polygon spline' -d 'Path smoothing [choice, default "spline"]'
+complete -c kiln -n '__fish_seen_subcommand_from tiff-to-svg' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from tiff-to-svg' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from tiff-to-svg' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from tiff-to-svg' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from tiff-to-svg' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from tiff-to-svg' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from tiff-to-svg' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from tiff-to-svg' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from tiff-to-svg' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from tiff-to-svg' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from tiff-to-svg' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from tiff-to-svg' -F
 
 # wav-to-mp3
 complete -c kiln -n '__fish_seen_subcommand_from wav-to-mp3' -l bitrate-kbps -x -d 'Bitrate for lossy formats [integer 32-320, default 192]'
@@ -2386,6 +3670,24 @@ complete -c kiln -n '__fish_seen_subcommand_from webp-to-jpg' -l file-id -x -d '
 complete -c kiln -n '__fish_seen_subcommand_from webp-to-jpg' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from webp-to-jpg' -F
 
+# webp-to-pdf
+complete -c kiln -n '__fish_seen_subcommand_from webp-to-pdf' -l page-size -x -a 'A4 Letter A3 A5' -d 'Page size [choice, default "A4"]'
+complete -c kiln -n '__fish_seen_subcommand_from webp-to-pdf' -l orientation -x -a 'portrait landscape' -d 'Page orientation [choice, default "portrait"]'
+complete -c kiln -n '__fish_seen_subcommand_from webp-to-pdf' -l margin -x -d 'Page margin in points [number 0-500, default 20]'
+complete -c kiln -n '__fish_seen_subcommand_from webp-to-pdf' -l target-size -x -d 'Maximum output size {value, unit}; images are recompressed…'
+complete -c kiln -n '__fish_seen_subcommand_from webp-to-pdf' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from webp-to-pdf' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from webp-to-pdf' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from webp-to-pdf' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from webp-to-pdf' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from webp-to-pdf' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from webp-to-pdf' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from webp-to-pdf' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from webp-to-pdf' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from webp-to-pdf' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from webp-to-pdf' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from webp-to-pdf' -F
+
 # webp-to-png
 complete -c kiln -n '__fish_seen_subcommand_from webp-to-png' -l quality -x -d 'Encoder quality for lossy formats; encoder default when omi…'
 complete -c kiln -n '__fish_seen_subcommand_from webp-to-png' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
@@ -2400,6 +3702,16 @@ complete -c kiln -n '__fish_seen_subcommand_from webp-to-png' -l local -d 'run l
 complete -c kiln -n '__fish_seen_subcommand_from webp-to-png' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from webp-to-png' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from webp-to-png' -F
+
+# admin
+complete -c kiln -n '__fish_seen_subcommand_from admin; and not __fish_seen_subcommand_from users keys mfa-reset' -a users -d 'user accounts'
+complete -c kiln -n '__fish_seen_subcommand_from admin; and not __fish_seen_subcommand_from users keys mfa-reset' -a keys -d 'API keys of all users'
+complete -c kiln -n '__fish_seen_subcommand_from admin; and not __fish_seen_subcommand_from users keys mfa-reset' -a mfa-reset -d 'switch off a user\'s MFA (lost authenticator and recovery co…'
+complete -c kiln -n '__fish_seen_subcommand_from admin; and __fish_seen_subcommand_from users' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from admin; and __fish_seen_subcommand_from keys' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from admin; and __fish_seen_subcommand_from mfa-reset' -l data-dir -r -F -d 'data directory of the server (env DATA_DIR; DATABASE_URL se…'
+complete -c kiln -n '__fish_seen_subcommand_from admin; and __fish_seen_subcommand_from mfa-reset' -l json -d 'machine-readable'
+complete -c kiln -n '__fish_seen_subcommand_from admin; and __fish_seen_subcommand_from mfa-reset' -l help -s h -d 'show help'
 
 # completion
 complete -c kiln -n '__fish_seen_subcommand_from completion' -l help -s h -d 'show help'
@@ -2423,6 +3735,7 @@ complete -c kiln -n '__fish_seen_subcommand_from deploy' -l host -x -d 'address 
 complete -c kiln -n '__fish_seen_subcommand_from deploy' -l dir -r -F -d 'install directory on the remote (default: ~/.local/lib/kiln…'
 complete -c kiln -n '__fish_seen_subcommand_from deploy' -l data-dir -r -F -d 'data directory on the remote (default: ~/.local/share/kiln,…'
 complete -c kiln -n '__fish_seen_subcommand_from deploy' -l no-systemd -x -d 'start a detached process even where systemd is available'
+complete -c kiln -n '__fish_seen_subcommand_from deploy' -l env -x -d 'daemon setting for the service (e.g'
 complete -c kiln -n '__fish_seen_subcommand_from deploy' -l known-hosts -r -F -d 'known_hosts file to check the host key against (default: ~/…'
 complete -c kiln -n '__fish_seen_subcommand_from deploy' -l insecure-accept-host-key -d 'accept an unknown host key without checking it'
 complete -c kiln -n '__fish_seen_subcommand_from deploy' -l help -s h -d 'show help'
@@ -2430,6 +3743,53 @@ complete -c kiln -n '__fish_seen_subcommand_from deploy' -l help -s h -d 'show h
 # doctor
 complete -c kiln -n '__fish_seen_subcommand_from doctor' -l json -d 'machine-readable'
 complete -c kiln -n '__fish_seen_subcommand_from doctor' -l help -s h -d 'show help'
+
+# files
+complete -c kiln -n '__fish_seen_subcommand_from files; and not __fish_seen_subcommand_from list upload get versions rm' -a list -d 'library items, newest first'
+complete -c kiln -n '__fish_seen_subcommand_from files; and not __fish_seen_subcommand_from list upload get versions rm' -a upload -d 'add files to the library (one item each)'
+complete -c kiln -n '__fish_seen_subcommand_from files; and not __fish_seen_subcommand_from list upload get versions rm' -a get -d 'download an item (its newest version, or --ver N)'
+complete -c kiln -n '__fish_seen_subcommand_from files; and not __fish_seen_subcommand_from list upload get versions rm' -a versions -d 'an item\'s versions: who, when, which tool and settings'
+complete -c kiln -n '__fish_seen_subcommand_from files; and not __fish_seen_subcommand_from list upload get versions rm' -a rm -d 'delete items, or one version of an item (--ver N)'
+complete -c kiln -n '__fish_seen_subcommand_from files; and __fish_seen_subcommand_from list' -l type -x -d 'image, video, audio, pdf, a content type, or an extension'
+complete -c kiln -n '__fish_seen_subcommand_from files; and __fish_seen_subcommand_from list' -l name -x -d 'name contains'
+complete -c kiln -n '__fish_seen_subcommand_from files; and __fish_seen_subcommand_from list' -l page -x -d 'page number'
+complete -c kiln -n '__fish_seen_subcommand_from files; and __fish_seen_subcommand_from list' -l page-size -x -d 'items per page (max 200)'
+complete -c kiln -n '__fish_seen_subcommand_from files; and __fish_seen_subcommand_from list' -l server -x -d 'kiln server to use (env KILN_SERVER; default: the profile\'s…'
+complete -c kiln -n '__fish_seen_subcommand_from files; and __fish_seen_subcommand_from list' -l profile -x -d 'configuration profile (env KILN_PROFILE; default: "default")'
+complete -c kiln -n '__fish_seen_subcommand_from files; and __fish_seen_subcommand_from list' -l local -d 'use the local data dir even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from files; and __fish_seen_subcommand_from list' -l data-dir -r -F -d 'local data dir (env KILN_DATA_DIR)'
+complete -c kiln -n '__fish_seen_subcommand_from files; and __fish_seen_subcommand_from list' -l json -d 'machine-readable'
+complete -c kiln -n '__fish_seen_subcommand_from files; and __fish_seen_subcommand_from list' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from files; and __fish_seen_subcommand_from upload' -l name -x -d 'item name (one file only)'
+complete -c kiln -n '__fish_seen_subcommand_from files; and __fish_seen_subcommand_from upload' -l server -x -d 'kiln server to use (env KILN_SERVER; default: the profile\'s…'
+complete -c kiln -n '__fish_seen_subcommand_from files; and __fish_seen_subcommand_from upload' -l profile -x -d 'configuration profile (env KILN_PROFILE; default: "default")'
+complete -c kiln -n '__fish_seen_subcommand_from files; and __fish_seen_subcommand_from upload' -l local -d 'use the local data dir even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from files; and __fish_seen_subcommand_from upload' -l data-dir -r -F -d 'local data dir (env KILN_DATA_DIR)'
+complete -c kiln -n '__fish_seen_subcommand_from files; and __fish_seen_subcommand_from upload' -l json -d 'machine-readable'
+complete -c kiln -n '__fish_seen_subcommand_from files; and __fish_seen_subcommand_from upload' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from files; and __fish_seen_subcommand_from upload' -F
+complete -c kiln -n '__fish_seen_subcommand_from files; and __fish_seen_subcommand_from get' -l ver -x -d 'version number (--version is kiln\'s own)'
+complete -c kiln -n '__fish_seen_subcommand_from files; and __fish_seen_subcommand_from get' -l output -s o -r -F -d 'output file, or directory ending in /; - = stdout'
+complete -c kiln -n '__fish_seen_subcommand_from files; and __fish_seen_subcommand_from get' -l force -s f -d 'allow overwriting an existing file'
+complete -c kiln -n '__fish_seen_subcommand_from files; and __fish_seen_subcommand_from get' -l server -x -d 'kiln server to use (env KILN_SERVER; default: the profile\'s…'
+complete -c kiln -n '__fish_seen_subcommand_from files; and __fish_seen_subcommand_from get' -l profile -x -d 'configuration profile (env KILN_PROFILE; default: "default")'
+complete -c kiln -n '__fish_seen_subcommand_from files; and __fish_seen_subcommand_from get' -l local -d 'use the local data dir even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from files; and __fish_seen_subcommand_from get' -l data-dir -r -F -d 'local data dir (env KILN_DATA_DIR)'
+complete -c kiln -n '__fish_seen_subcommand_from files; and __fish_seen_subcommand_from get' -l json -d 'machine-readable'
+complete -c kiln -n '__fish_seen_subcommand_from files; and __fish_seen_subcommand_from get' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from files; and __fish_seen_subcommand_from versions' -l server -x -d 'kiln server to use (env KILN_SERVER; default: the profile\'s…'
+complete -c kiln -n '__fish_seen_subcommand_from files; and __fish_seen_subcommand_from versions' -l profile -x -d 'configuration profile (env KILN_PROFILE; default: "default")'
+complete -c kiln -n '__fish_seen_subcommand_from files; and __fish_seen_subcommand_from versions' -l local -d 'use the local data dir even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from files; and __fish_seen_subcommand_from versions' -l data-dir -r -F -d 'local data dir (env KILN_DATA_DIR)'
+complete -c kiln -n '__fish_seen_subcommand_from files; and __fish_seen_subcommand_from versions' -l json -d 'machine-readable'
+complete -c kiln -n '__fish_seen_subcommand_from files; and __fish_seen_subcommand_from versions' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from files; and __fish_seen_subcommand_from rm' -l ver -x -d 'delete only this version number'
+complete -c kiln -n '__fish_seen_subcommand_from files; and __fish_seen_subcommand_from rm' -l server -x -d 'kiln server to use (env KILN_SERVER; default: the profile\'s…'
+complete -c kiln -n '__fish_seen_subcommand_from files; and __fish_seen_subcommand_from rm' -l profile -x -d 'configuration profile (env KILN_PROFILE; default: "default")'
+complete -c kiln -n '__fish_seen_subcommand_from files; and __fish_seen_subcommand_from rm' -l local -d 'use the local data dir even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from files; and __fish_seen_subcommand_from rm' -l data-dir -r -F -d 'local data dir (env KILN_DATA_DIR)'
+complete -c kiln -n '__fish_seen_subcommand_from files; and __fish_seen_subcommand_from rm' -l json -d 'machine-readable'
+complete -c kiln -n '__fish_seen_subcommand_from files; and __fish_seen_subcommand_from rm' -l help -s h -d 'show help'
 
 # jobs
 complete -c kiln -n '__fish_seen_subcommand_from jobs; and not __fish_seen_subcommand_from list get watch download' -a list -d 'your recent jobs'
@@ -2464,6 +3824,29 @@ complete -c kiln -n '__fish_seen_subcommand_from login' -l help -s h -d 'show he
 # logout
 complete -c kiln -n '__fish_seen_subcommand_from logout' -l profile -x -d 'configuration profile'
 complete -c kiln -n '__fish_seen_subcommand_from logout' -l help -s h -d 'show help'
+
+# pipeline
+complete -c kiln -n '__fish_seen_subcommand_from pipeline; and not __fish_seen_subcommand_from run validate save list' -a run -d 'run a pipeline file (or a name in ~/.config/kiln/pipelines/…'
+complete -c kiln -n '__fish_seen_subcommand_from pipeline; and not __fish_seen_subcommand_from run validate save list' -a validate -d 'check every step of a pipeline file without running it'
+complete -c kiln -n '__fish_seen_subcommand_from pipeline; and not __fish_seen_subcommand_from run validate save list' -a save -d 'save a pipeline file on the server (replaces one of the sam…'
+complete -c kiln -n '__fish_seen_subcommand_from pipeline; and not __fish_seen_subcommand_from run validate save list' -a list -d 'the pipelines saved on the server'
+complete -c kiln -n '__fish_seen_subcommand_from pipeline; and __fish_seen_subcommand_from run' -l output -s o -r -F -d 'output file, or directory ending in /'
+complete -c kiln -n '__fish_seen_subcommand_from pipeline; and __fish_seen_subcommand_from run' -l json -d 'one JSON result line per input'
+complete -c kiln -n '__fish_seen_subcommand_from pipeline; and __fish_seen_subcommand_from run' -l quiet -s q -d 'no progress bar'
+complete -c kiln -n '__fish_seen_subcommand_from pipeline; and __fish_seen_subcommand_from run' -l force -s f -d 'allow overwriting existing files'
+complete -c kiln -n '__fish_seen_subcommand_from pipeline; and __fish_seen_subcommand_from run' -l concurrency -x -d 'inputs processed at once'
+complete -c kiln -n '__fish_seen_subcommand_from pipeline; and __fish_seen_subcommand_from run' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from pipeline; and __fish_seen_subcommand_from run' -F
+complete -c kiln -n '__fish_seen_subcommand_from pipeline; and __fish_seen_subcommand_from validate' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from pipeline; and __fish_seen_subcommand_from save' -l name -x -d 'name to save it under (default: its "name", else the file n…'
+complete -c kiln -n '__fish_seen_subcommand_from pipeline; and __fish_seen_subcommand_from save' -l json -d 'machine-readable'
+complete -c kiln -n '__fish_seen_subcommand_from pipeline; and __fish_seen_subcommand_from save' -l server -x -d 'kiln server to use (env KILN_SERVER; default: the profile\'s…'
+complete -c kiln -n '__fish_seen_subcommand_from pipeline; and __fish_seen_subcommand_from save' -l profile -x -d 'configuration profile (env KILN_PROFILE; default: "default")'
+complete -c kiln -n '__fish_seen_subcommand_from pipeline; and __fish_seen_subcommand_from save' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from pipeline; and __fish_seen_subcommand_from list' -l json -d 'machine-readable'
+complete -c kiln -n '__fish_seen_subcommand_from pipeline; and __fish_seen_subcommand_from list' -l server -x -d 'kiln server to use (env KILN_SERVER; default: the profile\'s…'
+complete -c kiln -n '__fish_seen_subcommand_from pipeline; and __fish_seen_subcommand_from list' -l profile -x -d 'configuration profile (env KILN_PROFILE; default: "default")'
+complete -c kiln -n '__fish_seen_subcommand_from pipeline; and __fish_seen_subcommand_from list' -l help -s h -d 'show help'
 
 # presets
 complete -c kiln -n '__fish_seen_subcommand_from presets' -l json -d 'machine-readable'

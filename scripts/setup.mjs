@@ -36,6 +36,8 @@ export const DEBIAN = {
   chromium: ['chromium'],
   vips: ['libvips-tools'],
   '/usr/bin/convert': ['imagemagick'],
+  // Test-only (npm test): the CLI suites drive a real sshd, a tmux terminal and groff.
+  ...(process.env.npm_lifecycle_event === 'test' ? { '/usr/sbin/sshd': ['openssh-server'], tmux: ['tmux'], groff: ['groff-base', 'man-db'] } : {}),
   'fc-list': ['fonts-dejavu', 'fonts-liberation', 'fonts-noto-core', 'fonts-noto-cjk', 'frei0r-plugins'],
 };
 
