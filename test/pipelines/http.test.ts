@@ -145,6 +145,20 @@ describe('pipelines over HTTP', () => {
     const manifest = JSON.parse(entries.get('manifest.json')!.toString());
     assert.equal(manifest.succeeded, 2, JSON.stringify(manifest));
     for (const item of manifest.items) assert.equal((await sharp(entries.get(item.output)!).metadata()).format, 'webp');
+
+    // An ad-hoc pipeline over many files: the pipeline travels in its own form field.
+    const adhoc = JSON.stringify({ steps: [{ tool: 'resize', settings: { width: 10 } }, { tool: 'convert', settings: { format: 'gif' } }] });
+    const res2 = await fetch(`${s.url}/api/v1/pipelines/batch`, { method: 'POST', headers: auth(s.token), body: await form({ pipeline: adhoc, files: [await filePart(jpg), await filePart(png)] }) });
+    assert.equal(res2.status, 200);
+    const entries2 = await unzip(Buffer.from(await res2.arrayBuffer()));
+    const manifest2 = JSON.parse(entries2.get('manifest.json')!.toString());
+    assert.equal(manifest2.succeeded, 2, JSON.stringify(manifest2));
+    for (const item of manifest2.items) {
+      const m = await sharp(entries2.get(item.output)!).metadata();
+      assert.deepEqual([m.format, m.width], ['gif', 10]);
+    }
+    const noPipeline = await fetch(`${s.url}/api/v1/pipelines/batch`, { method: 'POST', headers: auth(s.token), body: await form({ files: [await filePart(jpg)] }) });
+    assert.equal(noPipeline.status, 400);
   });
 
   it('runs an ad-hoc pipeline, refuses an invalid one before running, and names a failing step', async () => {
