@@ -17,6 +17,8 @@ export function addServerOptions(cmd: Command): Command {
 
 export function topProgram(): Command {
   const program = new Command('kiln');
+  // Before the subcommands are added, so they inherit it: every parse error reaches main() (exit 2).
+  program.exitOverride();
   program
     .description('Process images, video, audio and documents from the command line, or serve the same tools over HTTP.')
     .version(VERSION, '-V, --version')

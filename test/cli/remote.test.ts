@@ -188,7 +188,7 @@ describe('kiln remote mode', () => {
     assert.equal(list.code, 0, list.stderr);
     assert.ok((JSON.parse(list.stdout) as { jobId: string }[]).some((j) => j.jobId === jobId));
     const human = await kiln(['jobs', 'list', '--server', srv.url], { env: env() });
-    assert.match(human.stdout, new RegExp(`${jobId}\\s+resize\\s+completed`));
+    assert.match(human.stdout, new RegExp(`${jobId}\\s+resize\\s+completed`), human.stderr);
     const get = await kiln(['jobs', 'get', jobId, '--server', srv.url], { env: env() });
     assert.match(get.stdout, /status\s+completed/);
     const dl = path.join(dir, 'jobdl') + '/';
