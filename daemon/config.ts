@@ -12,6 +12,8 @@ export interface DaemonConfig {
   port: number;
   host: string;
   dataDir: string;
+  /** Job inputs and outputs: the same volume for every instance in scaled mode (default dataDir). */
+  sharedDir: string;
   authEnabled: boolean;
   sessionDurationHours: number;
   adminUsername: string;
@@ -22,6 +24,10 @@ export interface DaemonConfig {
   jobConcurrency: number;
   databaseUrl?: string;
   redisUrl?: string;
+  /** Namespace of the queue, channels and heartbeats in Redis (one per deployment). */
+  redisPrefix: string;
+  /** How often an instance says it is alive in Redis; it counts as dead after 3 missed beats. */
+  heartbeatMs: number;
   allowOpenNetwork: boolean;
   /** fastify's logger; off in tests. */
   logger: boolean;
@@ -55,12 +61,14 @@ function bool(env: NodeJS.ProcessEnv, name: string, def: boolean): boolean {
 }
 
 export function resolveConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = process.env): DaemonConfig {
+  const dataDir = path.resolve(flags.dataDir ?? defaultDataDir(env));
   const port = flags.port !== undefined ? Number(flags.port) : num(env, 'PORT', 1349);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new KilnError('USAGE_ERROR', `The port must be an integer 0-65535 (got "${flags.port ?? env.PORT}").`);
   return {
     port,
     host: flags.host ?? env.HOST ?? '127.0.0.1',
-    dataDir: path.resolve(flags.dataDir ?? defaultDataDir(env)),
+    dataDir,
+    sharedDir: env.SHARED_DIR ? path.resolve(env.SHARED_DIR) : dataDir,
     authEnabled: bool(env, 'AUTH_ENABLED', true),
     sessionDurationHours: num(env, 'SESSION_DURATION_HOURS', 168, 0),
     adminUsername: env.ADMIN_USERNAME || 'admin',
@@ -71,6 +79,8 @@ export function resolveConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = 
     jobConcurrency: Math.max(1, Math.floor(num(env, 'JOB_CONCURRENCY', os.availableParallelism(), 1))),
     databaseUrl: env.DATABASE_URL || undefined,
     redisUrl: env.REDIS_URL || undefined,
+    redisPrefix: env.REDIS_PREFIX || 'kiln',
+    heartbeatMs: num(env, 'KILN_HEARTBEAT_MS', 5000, 50),
     allowOpenNetwork: flags.allowOpenNetwork === true || bool(env, 'ALLOW_OPEN_NETWORK', false),
     logger: bool(env, 'KILN_HTTP_LOG', false),
     sseHeartbeatMs: num(env, 'KILN_SSE_HEARTBEAT_MS', 15_000, 10),

@@ -30,10 +30,13 @@ export async function buildServer(config: DaemonConfig): Promise<FastifyInstance
   const store = await openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
   try {
     const bootstrap = await ensureAdmin(store, config);
-    const instanceId = await instanceIdFor(config.dataDir);
-    const queue = await createQueue(config, (msg) => (config.logger ? app.log.warn(msg) : process.emitWarning(msg)));
+    const instanceId = await instanceIdFor(config.dataDir, !!config.redisUrl);
+    const queue = await createQueue(config, instanceId);
     const jobs = new JobService(store, queue, config, instanceId, app.log);
-    await jobs.recover();
+    await jobs.recover().catch(async (e) => {
+      await queue.close();
+      throw e;
+    });
     await deleteExpiredSessions(store.db);
     const ctx: DaemonContext = { config, store, auth: new Authenticator(store, config), jobs, startedAt: Date.now(), bootstrap };
     app.decorate('kiln', ctx);

@@ -1,4 +1,8 @@
-/** Progress fan-out: runners publish, SSE streams subscribe. In-process; a Redis bus keeps this shape. */
+/**
+ * Progress fan-out: runners publish, SSE streams subscribe. In process by default; in scaled mode
+ * every event goes through the shared bus (Redis pub/sub) and comes back to every instance, this one
+ * included, so a stream on any instance sees the runs of all of them.
+ */
 import { EventEmitter } from 'node:events';
 
 export type JobEvent =
@@ -11,17 +15,39 @@ export interface JobEventWithId {
   event: JobEvent;
 }
 
+/** The shared bus of scaled mode. */
+export interface EventTransport {
+  publish(message: string): Promise<void>;
+  onMessage(fn: (message: string) => void): void;
+}
+
 export class JobEvents {
   private emitter = new EventEmitter();
   private seq = new Map<string, number>();
 
-  constructor() {
+  constructor(private readonly transport?: EventTransport) {
     this.emitter.setMaxListeners(0);
+    transport?.onMessage((message) => {
+      let m: { jobId: string; id: number; event: JobEvent };
+      try {
+        m = JSON.parse(message);
+      } catch {
+        return;
+      }
+      this.deliver(m.jobId, m.id, m.event);
+    });
   }
 
   publish(jobId: string, event: JobEvent): void {
-    const id = (this.seq.get(jobId) ?? 0) + 1;
+    const id = this.nextId(jobId);
+    if (!this.transport) return this.deliver(jobId, id, event);
     if (event.type === 'progress') this.seq.set(jobId, id);
+    // The database keeps the state: a lost event costs a live update, not the outcome.
+    this.transport.publish(JSON.stringify({ jobId, id, event })).catch(() => {});
+  }
+
+  private deliver(jobId: string, id: number, event: JobEvent): void {
+    if (event.type === 'progress') this.seq.set(jobId, Math.max(id, this.seq.get(jobId) ?? 0));
     else this.seq.delete(jobId);
     this.emitter.emit(jobId, { id, event } satisfies JobEventWithId);
   }

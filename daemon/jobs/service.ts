@@ -2,6 +2,7 @@
  * Jobs: every HTTP run is persisted, queued, run with runTool, and its progress published. Routes
  * wait on `wait()` for the synchronous window; SSE follows `events`; the sweeper removes old outputs.
  */
+import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
@@ -11,12 +12,12 @@ import { runTool } from '../../src/tools/run-tool.js';
 import type { AuthUser } from '../auth/authenticate.js';
 import { newId } from '../auth/secrets.js';
 import type { DaemonConfig } from '../config.js';
-import type { JobQueue } from '../queue/queue.js';
+import { isDistributed, type DistributedQueue, type JobQueue, type QueuedJob } from '../queue/queue.js';
 import type { Store } from '../store/db.js';
 import { deleteJob, expiredJobs, finishJob, getJob, insertJob, isFinal, unfinishedJobs, updateJob, type JobRow } from '../store/jobs.js';
 import { deleteExpiredSessions } from '../store/sessions.js';
 import { JobEvents } from './events.js';
-import type { Target } from './targets.js';
+import { findTarget, type Target } from './targets.js';
 
 export interface SubmitRequest {
   id: string;
@@ -32,6 +33,15 @@ export interface SubmitRequest {
 }
 
 const PROGRESS_WRITE_MS = 500;
+/** Scaled mode: how long a cancel waits for the instance running the job to confirm before ending the record itself. */
+const CANCEL_CONFIRM_MS = 10_000;
+/** Scaled mode: a queued job that no queue holds and no live instance owns is given up after this long. */
+const ORPHAN_QUEUED_MS = 60_000;
+
+/** What a run needs, wherever it runs. */
+type RunSpec = Pick<SubmitRequest, 'id' | 'target' | 'settings' | 'inputs' | 'workDir' | 'afterSuccess'>;
+
+const daemonStopped = (what = 'The daemon stopped while this job was running; run it again.') => new KilnError('INTERNAL', what, { reason: 'daemon-restarted' });
 
 /** Settings that must not be kept in job records (passwords for protect/unlock-pdf and the like). */
 const SECRET_SETTING = /password|secret|passphrase|token/i;
@@ -87,12 +97,15 @@ export function jobView(row: JobRow): Record<string, unknown> {
 }
 
 export class JobService {
-  readonly events = new JobEvents();
+  readonly events: JobEvents;
   private settled = new Map<string, Promise<JobRow | undefined>>();
   /** Runs driven outside the queue's single-task model (batch streams): cancel aborts them here. */
   private external = new Map<string, AbortController>();
   private sweeper?: NodeJS.Timeout;
   private closing = false;
+  private reaper?: NodeJS.Timeout;
+  /** Set in scaled mode: the shared queue, event bus and heartbeats. */
+  private readonly shared?: DistributedQueue;
 
   constructor(
     private readonly store: Store,
@@ -100,10 +113,21 @@ export class JobService {
     private readonly config: DaemonConfig,
     readonly instanceId: string,
     private readonly log: FastifyBaseLogger,
-  ) {}
+  ) {
+    if (isDistributed(queue)) {
+      this.shared = queue;
+      this.events = new JobEvents({ publish: (m) => queue.publishEvent(m), onMessage: (fn) => queue.onEvent(fn) });
+      // A cancel sent to another instance reaches batches driven here.
+      queue.onCancel((id) => this.external.get(id)?.abort());
+      queue.process((job, signal) => this.runQueued(job, signal));
+    } else {
+      this.events = new JobEvents();
+    }
+  }
 
+  /** Job inputs and outputs: under SHARED_DIR, which every instance of a scaled deployment mounts. */
   get jobsDir(): string {
-    return path.join(this.config.dataDir, 'jobs');
+    return path.join(this.config.sharedDir, 'jobs');
   }
 
   /** A fresh job id and its private directory (uploads go to `<dir>/in`). */
@@ -141,6 +165,13 @@ export class JobService {
       finished_at: null,
     };
     await insertJob(this.store.db, row);
+    // A run any instance can do goes to the shared queue; one with a follow-up closure (saving to the
+    // library) or a target built for this request (pipelines) runs here, its events still shared.
+    if (this.shared && !req.afterSuccess && findTarget(req.target.id) === req.target) {
+      const job: QueuedJob = { id: row.id, target: req.target.id, settings: req.settings, inputs: req.inputs, workDir: req.workDir, ownerId: req.owner.id };
+      await this.shared.enqueue(job).catch((e) => this.fail(row.id, req.workDir, e));
+      return row;
+    }
     const done = this.queue
       .run(row.id, (signal) => this.execute(req, signal))
       .catch((e) => this.fail(row.id, req.workDir, e))
@@ -151,9 +182,35 @@ export class JobService {
     return row;
   }
 
-  private async execute(req: SubmitRequest, signal: AbortSignal): Promise<void> {
+  /** Scaled mode: a job from the shared queue, run by this instance's worker. */
+  private async runQueued(job: QueuedJob, signal: AbortSignal): Promise<void> {
+    const done = (async () => {
+      const target = findTarget(job.target);
+      if (!target) throw new KilnError('INTERNAL', `This instance has no tool ${job.target}; are the instances on different versions?`);
+      await this.execute({ ...job, target }, signal);
+    })()
+      .catch((e) => this.fail(job.id, job.workDir, e))
+      .then(() => getJob(this.store.db, job.id))
+      .catch(() => undefined)
+      .finally(() => this.settled.delete(job.id));
+    this.settled.set(job.id, done);
+    await done;
+  }
+
+  /** queued → running, unless the job was cancelled (or given up) meanwhile; the runner becomes its owner. */
+  private async claim(id: string): Promise<boolean> {
+    const r = await this.store.db
+      .updateTable('jobs')
+      .set({ status: 'running', started_at: Date.now(), stage: 'starting', instance_id: this.instanceId })
+      .where('id', '=', id)
+      .where('status', '=', 'queued')
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) > 0;
+  }
+
+  private async execute(req: RunSpec, signal: AbortSignal): Promise<void> {
     const db = this.store.db;
-    await updateJob(db, req.id, { status: 'running', started_at: Date.now(), stage: 'starting' });
+    if (!(await this.claim(req.id))) return;
     let lastWrite = 0;
     const outcome = await runTool(req.target.tool, req.inputs, req.settings, {
       workDir: req.workDir,
@@ -207,21 +264,35 @@ export class JobService {
 
   async fail(id: string, workDir: string, e: unknown): Promise<void> {
     // A shutdown aborts runs too, but nobody cancelled them: they failed, as after a crash.
-    const err = this.closing
-      ? new KilnError('INTERNAL', 'The daemon stopped while this job was running; run it again.', { reason: 'daemon-restarted' })
-      : toKilnError(e);
+    const err = this.closing ? daemonStopped() : toKilnError(e);
     if (err.code === 'INTERNAL') this.log.error({ err: e, jobId: id }, 'job failed');
     await rm(workDir, { recursive: true, force: true }).catch(() => {});
     const body = err.toJSON().error;
-    await finishJob(this.store.db, id, {
+    const ended = await finishJob(this.store.db, id, this.failure(err));
+    // Someone else recorded the end already (a cancel from another instance, the reaper) and told the streams.
+    if (ended) this.events.publish(id, { type: 'failed', error: body });
+  }
+
+  private failure(err: KilnError): Partial<JobRow> & { status: 'failed' | 'cancelled' } {
+    return {
       status: err.code === 'CANCELLED' ? 'cancelled' : 'failed',
-      error: JSON.stringify(body),
+      error: JSON.stringify(err.toJSON().error),
       stage: err.code === 'CANCELLED' ? 'cancelled' : 'failed',
       output_path: null,
       output_name: null,
       finished_at: Date.now(),
+    };
+  }
+
+  /** Resolves on the job's final event (from any instance); dispose() stops listening. */
+  private finalEvent(id: string): { done: Promise<void>; dispose: () => void } {
+    let dispose = () => {};
+    const done = new Promise<void>((resolve) => {
+      dispose = this.events.subscribe(id, ({ event }) => {
+        if (event.type !== 'progress') resolve();
+      });
     });
-    this.events.publish(id, { type: 'failed', error: body });
+    return { done, dispose };
   }
 
   /**
@@ -244,6 +315,7 @@ export class JobService {
   /** The finished row, or undefined when the job is still going after `ms`. */
   async wait(id: string, ms: number): Promise<JobRow | undefined> {
     const p = this.settled.get(id);
+    if (!p && this.shared && ms > 0) return this.waitShared(id, ms);
     if (!p) {
       const row = await getJob(this.store.db, id);
       return row && isFinal(row.status) ? row : undefined;
@@ -260,6 +332,22 @@ export class JobService {
     }
   }
 
+  /** Scaled mode: a job another instance runs ends when its final event arrives (or the row says so). */
+  private async waitShared(id: string, ms: number): Promise<JobRow | undefined> {
+    const final = this.finalEvent(id);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    try {
+      const before = await getJob(this.store.db, id);
+      if (!before || isFinal(before.status)) return before;
+      await Promise.race([final.done, new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
+      const row = await getJob(this.store.db, id);
+      return row && isFinal(row.status) ? row : undefined;
+    } finally {
+      clearTimeout(timer);
+      final.dispose();
+    }
+  }
+
   /** Aborts a queued or running job; its partial output is removed. */
   async cancel(row: JobRow): Promise<JobRow> {
     if (isFinal(row.status)) throw new KilnError('CONFLICT', `Job ${row.id} has already ${row.status === 'completed' ? 'completed' : 'ended'} (${row.status}).`);
@@ -270,6 +358,8 @@ export class JobService {
       await waiting;
     } else if (this.queue.cancel(row.id) && waiting) {
       await waiting;
+    } else if (this.shared) {
+      await this.cancelShared(row);
     } else {
       // Not running here (e.g. left over from a crash before recovery): end the record.
       await this.fail(row.id, row.work_dir ?? path.join(this.jobsDir, row.id), new KilnError('CANCELLED', 'The run was cancelled.'));
@@ -277,8 +367,62 @@ export class JobService {
     return (await getJob(this.store.db, row.id)) ?? row;
   }
 
+  /**
+   * Scaled mode, a job this instance does not run: a queued one is ended here (the worker that would
+   * take it finds it cancelled and skips it); a running one is aborted by its instance on the cancel
+   * message, and ended here if that instance does not confirm in time (it died).
+   */
+  private async cancelShared(row: JobRow): Promise<void> {
+    const shared = this.shared!;
+    const final = this.finalEvent(row.id);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    try {
+      const err = new KilnError('CANCELLED', 'The run was cancelled.');
+      const queued = await this.store.db.updateTable('jobs').set(this.failure(err)).where('id', '=', row.id).where('status', '=', 'queued').executeTakeFirst();
+      if (Number(queued.numUpdatedRows) > 0) {
+        this.events.publish(row.id, { type: 'failed', error: err.toJSON().error });
+        await shared.remove(row.id).catch(() => false);
+        // A run pinned to its instance waits in that instance's local queue: the message drops it there.
+        await shared.publishCancel(row.id).catch(() => {});
+        if (row.work_dir) await rm(row.work_dir, { recursive: true, force: true });
+        return;
+      }
+      await shared.publishCancel(row.id);
+      await Promise.race([final.done, new Promise((resolve) => (timer = setTimeout(resolve, CANCEL_CONFIRM_MS)))]);
+      const now = await getJob(this.store.db, row.id);
+      if (now && !isFinal(now.status)) await this.fail(row.id, row.work_dir ?? path.join(this.jobsDir, row.id), err);
+    } finally {
+      clearTimeout(timer);
+      final.dispose();
+    }
+  }
+
+  /**
+   * Scaled mode: jobs whose instance stopped sending heartbeats can never finish: any instance that
+   * notices records them as failed. A queued job is only given up when no queue holds it any more.
+   */
+  async reap(): Promise<number> {
+    const shared = this.shared;
+    if (!shared) return 0;
+    const rows = await this.store.db.selectFrom('jobs').selectAll().where('status', 'in', ['queued', 'running']).orderBy('created_at').limit(1000).execute();
+    const alive = new Map<string, boolean>();
+    const isAlive = async (instance: string) => {
+      if (!alive.has(instance)) alive.set(instance, await shared.isAlive(instance));
+      return alive.get(instance)!;
+    };
+    let n = 0;
+    for (const row of rows) {
+      if (row.status === 'running' && (await isAlive(row.instance_id))) continue;
+      if (row.status === 'queued' && (Date.now() - Number(row.created_at) < ORPHAN_QUEUED_MS || (await isAlive(row.instance_id)) || (await shared.has(row.id)))) continue;
+      await this.fail(row.id, row.work_dir ?? path.join(this.jobsDir, row.id), daemonStopped(`The daemon instance that was running this job stopped; run it again.`));
+      n++;
+    }
+    return n;
+  }
+
   /** After a restart: what this instance was running can never finish; say so and free its files. */
   async recover(): Promise<number> {
+    if (this.shared) return this.reap();
     const rows = await unfinishedJobs(this.store.db, this.instanceId);
     for (const row of rows) {
       if (row.work_dir) await rm(row.work_dir, { recursive: true, force: true });
@@ -295,7 +439,11 @@ export class JobService {
   /** Removes finished jobs (records and files) older than JOB_TTL_HOURS, and expired sessions. */
   async sweep(now = Date.now()): Promise<number> {
     await deleteExpiredSessions(this.store.db);
-    const rows = await expiredJobs(this.store.db, this.instanceId, now - this.config.jobTtlHours * 3_600_000);
+    const before = now - this.config.jobTtlHours * 3_600_000;
+    // Scaled mode: the files are on the shared volume, so any instance may remove any job's.
+    const rows = this.shared
+      ? await this.store.db.selectFrom('jobs').selectAll().where('finished_at', '<', before).limit(500).execute()
+      : await expiredJobs(this.store.db, this.instanceId, before);
     for (const row of rows) {
       await rm(row.work_dir ?? path.join(this.jobsDir, row.id), { recursive: true, force: true });
       await deleteJob(this.store.db, row.id);
@@ -307,10 +455,15 @@ export class JobService {
     const every = Math.min(10 * 60_000, Math.max(10_000, (this.config.jobTtlHours * 3_600_000) / 4));
     this.sweeper = setInterval(() => this.sweep().catch(onError), every);
     this.sweeper.unref();
+    if (this.shared) {
+      this.reaper = setInterval(() => this.reap().catch(onError), this.config.heartbeatMs);
+      this.reaper.unref();
+    }
   }
 
   async close(): Promise<void> {
     if (this.sweeper) clearInterval(this.sweeper);
+    if (this.reaper) clearInterval(this.reaper);
     this.closing = true;
     for (const c of this.external.values()) c.abort();
     await this.queue.close();
@@ -319,13 +472,18 @@ export class JobService {
   }
 }
 
-/** A stable id for this data dir, so restart recovery touches only this instance's jobs. */
-export async function instanceIdFor(dataDir: string): Promise<string> {
+/**
+ * A stable id for this data dir, so restart recovery touches only this instance's jobs. In scaled
+ * mode each process adds its own suffix: recovery goes by heartbeats there, and two processes that
+ * were given the same DATA_DIR by mistake must still not pass for one.
+ */
+export async function instanceIdFor(dataDir: string, perProcess = false): Promise<string> {
   const file = path.join(dataDir, 'instance-id');
-  const existing = await readFile(file, 'utf8').catch(() => '');
-  if (existing.trim()) return existing.trim();
-  const id = newId();
-  await mkdir(dataDir, { recursive: true });
-  await writeFile(file, id + '\n');
-  return id;
+  let id = (await readFile(file, 'utf8').catch(() => '')).trim();
+  if (!id) {
+    id = newId();
+    await mkdir(dataDir, { recursive: true });
+    await writeFile(file, id + '\n');
+  }
+  return perProcess ? `${id}-${randomBytes(4).toString('hex')}` : id;
 }

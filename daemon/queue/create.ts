@@ -1,13 +1,10 @@
-/** Picks the queue implementation from the configuration. */
+/** Picks the queue implementation from the configuration: Redis (scaled mode) when REDIS_URL is set. */
 import type { DaemonConfig } from '../config.js';
 import { InProcessQueue } from './in-process.js';
 import type { JobQueue } from './queue.js';
 
-/**
- * Only the in-process queue exists so far: a Redis queue needs inputs and outputs on storage every
- * instance can reach, which the local-disk blob store does not give. REDIS_URL is reported, not used.
- */
-export async function createQueue(config: DaemonConfig, warn: (msg: string) => void): Promise<JobQueue> {
-  if (config.redisUrl) warn('REDIS_URL is set, but the Redis queue is not available in this version; jobs run in this process.');
-  return new InProcessQueue(config.jobConcurrency);
+export async function createQueue(config: DaemonConfig, instanceId: string): Promise<JobQueue> {
+  if (!config.redisUrl) return new InProcessQueue(config.jobConcurrency);
+  const { RedisJobQueue } = await import('./redis.js');
+  return RedisJobQueue.open({ url: config.redisUrl, prefix: config.redisPrefix, concurrency: config.jobConcurrency, instanceId, heartbeatMs: config.heartbeatMs });
 }

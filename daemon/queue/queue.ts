@@ -1,12 +1,18 @@
 /**
  * The job queue interface: runs tasks with bounded concurrency and can cancel them. The in-process
- * implementation is the default; a distributed one (Redis) must keep the same contract.
+ * implementation is the default; the Redis one (scaled mode) keeps the same contract for tasks that
+ * must run here (batch items, runs with a local follow-up) and adds a shared queue of serialisable
+ * jobs that any instance's worker picks up.
  */
+import type { ToolInputs } from '../../src/core/tool.js';
+
 export interface QueueState {
   kind: 'in-process' | 'redis';
   concurrency: number;
   running: number;
   queued: number;
+  /** Scaled mode: the shared queue's counts over every instance. */
+  shared?: { waiting: number; active: number };
 }
 
 export interface JobQueue {
@@ -18,8 +24,48 @@ export interface JobQueue {
   /** True when the job was queued or running here. */
   cancel(jobId: string): boolean;
   state(): QueueState;
+  /** Scaled mode: the shared queue's counts (a round trip to Redis). */
+  sharedCounts?(): Promise<QueueState['shared']>;
   /** Quick readiness check (the backing store answers). */
   ping(): Promise<void>;
   /** Stops taking work and aborts what runs. */
   close(): Promise<void>;
+}
+
+/** What a worker on any instance needs to run a job; the rest is in the job's database row. */
+export interface QueuedJob {
+  id: string;
+  /** Catalog tool or preset id (daemon/jobs/targets.ts). */
+  target: string;
+  /** Validated settings, secrets included: the record in the database has them redacted. */
+  settings: Record<string, unknown>;
+  /** Paths under the shared directory, the same on every instance. */
+  inputs: ToolInputs;
+  workDir: string;
+  ownerId: string;
+}
+
+/** A message every instance receives (job events, cancel requests). */
+export type BusHandler = (message: string) => void;
+
+export interface DistributedQueue extends JobQueue {
+  readonly distributed: true;
+  enqueue(job: QueuedJob): Promise<void>;
+  /** Takes a job out of the shared queue if no worker has it yet; false otherwise. */
+  remove(jobId: string): Promise<boolean>;
+  /** Whether the shared queue still holds the job (waiting or active). */
+  has(jobId: string): Promise<boolean>;
+  /** Starts this instance's worker; `signal` aborts on a cancel from any instance or on close. */
+  process(handler: (job: QueuedJob, signal: AbortSignal) => Promise<void>): void;
+  publishEvent(message: string): Promise<void>;
+  onEvent(fn: BusHandler): void;
+  /** Asks every instance to abort the job if it runs it. */
+  publishCancel(jobId: string): Promise<void>;
+  onCancel(fn: (jobId: string) => void): void;
+  /** Whether the instance still sends heartbeats. */
+  isAlive(instanceId: string): Promise<boolean>;
+}
+
+export function isDistributed(q: JobQueue): q is DistributedQueue {
+  return (q as Partial<DistributedQueue>).distributed === true;
 }

@@ -52,7 +52,7 @@ export async function healthRoutes(app: FastifyInstance): Promise<void> {
       uptimeSeconds: Math.round((Date.now() - app.kiln.startedAt) / 1000),
       storage: { mode: 'local', dataDir: config.dataDir, ...storage },
       database: { kind: store.kind, ...database },
-      queue: jobs.queue.state(),
+      queue: { ...jobs.queue.state(), shared: await jobs.queue.sharedCounts?.() },
       gpu: await detectGpu(),
       authEnabled: config.authEnabled,
       node: process.version,

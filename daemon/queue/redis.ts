@@ -1,0 +1,277 @@
+/**
+ * Scaled mode's queue (REDIS_URL): a BullMQ queue of serialisable jobs that every instance's worker
+ * takes from (JOB_CONCURRENCY per instance), pub/sub channels for job events and cancel requests,
+ * and a heartbeat key per instance so the others can tell when it died. Tasks that must run here
+ * (batch items streamed into this response, runs with a local follow-up) go through an in-process
+ * queue of the same concurrency.
+ */
+import type { Job, Queue, Worker } from 'bullmq';
+import type { Redis, RedisOptions } from 'ioredis';
+import { KilnError } from '../../src/core/errors.js';
+import { InProcessQueue } from './in-process.js';
+import type { BusHandler, DistributedQueue, QueuedJob, QueueState } from './queue.js';
+
+export interface RedisQueueOptions {
+  url: string;
+  prefix: string;
+  concurrency: number;
+  instanceId: string;
+  heartbeatMs: number;
+}
+
+const QUEUE_NAME = 'jobs';
+const CONNECT_TIMEOUT_MS = 5000;
+
+/** BullMQ refuses integer-looking custom ids; ours are hex and could be all digits. */
+const bullId = (jobId: string) => `run-${jobId}`;
+
+function channels(prefix: string) {
+  return {
+    events: `${prefix}:kiln:events`,
+    cancel: `${prefix}:kiln:cancel`,
+    alive: (instanceId: string) => `${prefix}:kiln:instance:${instanceId}`,
+  };
+}
+
+async function connect(url: string, extra: RedisOptions = {}): Promise<Redis> {
+  const { Redis } = await import('ioredis');
+  // BullMQ's blocking commands need maxRetriesPerRequest null; every other caller bounds its own waits.
+  const r = new Redis(url, { maxRetriesPerRequest: null, connectTimeout: CONNECT_TIMEOUT_MS, lazyConnect: true, ...extra });
+  // Errors surface through the commands that fail; an unhandled 'error' event would crash the daemon.
+  r.on('error', () => {});
+  try {
+    await withTimeout(r.connect(), CONNECT_TIMEOUT_MS, 'connect');
+  } catch (e) {
+    r.disconnect();
+    throw new KilnError('UNAVAILABLE', `Redis at ${redactUrl(url)} does not answer: ${(e as Error).message}`, { cause: e });
+  }
+  return r;
+}
+
+function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return 'REDIS_URL';
+  }
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    p,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}
+
+export class RedisJobQueue implements DistributedQueue {
+  readonly distributed = true as const;
+  private readonly local: InProcessQueue;
+  private readonly active = new Map<string, AbortController>();
+  private readonly names;
+  private worker?: Worker;
+  private workerConnection?: Redis;
+  private heartbeat?: NodeJS.Timeout;
+  private eventHandlers: BusHandler[] = [];
+  private cancelHandlers: ((jobId: string) => void)[] = [];
+  private closed = false;
+  private paused = false;
+
+  private constructor(
+    private readonly o: RedisQueueOptions,
+    private readonly client: Redis,
+    private readonly subscriber: Redis,
+    private readonly queue: Queue,
+  ) {
+    this.local = new InProcessQueue(o.concurrency);
+    this.names = channels(o.prefix);
+  }
+
+  static async open(o: RedisQueueOptions): Promise<RedisJobQueue> {
+    const client = await connect(o.url);
+    let subscriber: Redis | undefined;
+    try {
+      subscriber = await connect(o.url);
+      const { Queue } = await import('bullmq');
+      const queue = new Queue(QUEUE_NAME, { connection: client, prefix: o.prefix });
+      queue.on('error', () => {});
+      const q = new RedisJobQueue(o, client, subscriber, queue);
+      await q.beat();
+      q.heartbeat = setInterval(() => q.beat().catch(() => {}), o.heartbeatMs);
+      q.heartbeat.unref();
+      const names = channels(o.prefix);
+      subscriber.on('message', (channel: string, message: string) => {
+        if (channel === names.events) for (const h of q.eventHandlers) h(message);
+        else if (channel === names.cancel) {
+          q.cancel(message);
+          for (const h of q.cancelHandlers) h(message);
+        }
+      });
+      await subscriber.subscribe(names.events, names.cancel);
+      return q;
+    } catch (e) {
+      client.disconnect();
+      subscriber?.disconnect();
+      throw e instanceof KilnError ? e : new KilnError('UNAVAILABLE', `Redis queue unusable: ${(e as Error).message}`, { cause: e });
+    }
+  }
+
+  /** The key lives three beats, so one slow beat does not declare the instance dead. */
+  private async beat(): Promise<void> {
+    await this.client.set(this.names.alive(this.o.instanceId), String(Date.now()), 'PX', this.o.heartbeatMs * 3);
+  }
+
+  async isAlive(instanceId: string): Promise<boolean> {
+    if (instanceId === this.o.instanceId) return !this.closed;
+    return (await this.client.exists(this.names.alive(instanceId))) === 1;
+  }
+
+  run<T>(jobId: string, task: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    return this.local.run(jobId, task);
+  }
+
+  async enqueue(job: QueuedJob): Promise<void> {
+    if (this.closed) throw new KilnError('UNAVAILABLE', 'The daemon is shutting down.');
+    // Outcomes live in the database: the queue only hands the job over, so it keeps no record of it.
+    await this.queue.add('run', job, { jobId: bullId(job.id), removeOnComplete: true, removeOnFail: true });
+  }
+
+  async remove(jobId: string): Promise<boolean> {
+    const job = await this.queue.getJob(bullId(jobId));
+    if (!job) return false;
+    // Waiting jobs go; one a worker holds is locked and stays (the cancel message stops it).
+    return (await this.queue.remove(bullId(jobId))) === 1;
+  }
+
+  async has(jobId: string): Promise<boolean> {
+    return (await this.queue.getJob(bullId(jobId))) !== undefined;
+  }
+
+  process(handler: (job: QueuedJob, signal: AbortSignal) => Promise<void>): void {
+    if (this.worker) throw new Error('the worker is already running');
+    void import('bullmq').then(({ Worker, DelayedError }) => {
+      if (this.closed) return;
+      this.workerConnection = this.client.duplicate({ maxRetriesPerRequest: null });
+      this.workerConnection.on('error', () => {});
+      this.worker = new Worker(
+        QUEUE_NAME,
+        async (job: Job<QueuedJob>, token?: string) => {
+          // BullMQ's pause does not interrupt a fetch already waiting: a job it brings in after the
+          // pause goes back to the queue for another instance.
+          if (this.paused && token) {
+            await job.moveToDelayed(Date.now() + 20, token);
+            throw new DelayedError();
+          }
+          const ac = new AbortController();
+          // Registered before the handler claims the job, so a cancel that sees it running finds it here.
+          this.active.set(job.data.id, ac);
+          try {
+            await handler(job.data, ac.signal);
+          } finally {
+            this.active.delete(job.data.id);
+          }
+        },
+        {
+          connection: this.workerConnection,
+          prefix: this.o.prefix,
+          concurrency: this.o.concurrency,
+          // A job whose worker died is not run again: the heartbeat reaper has recorded it as failed.
+          maxStalledCount: 0,
+        },
+      );
+      this.worker.on('error', () => {});
+    });
+  }
+
+  /** Stops taking jobs from the shared queue (runs in progress go on); for draining an instance. */
+  async pauseWorker(): Promise<void> {
+    this.paused = true;
+    await this.waitForWorker();
+    await this.worker!.pause(true);
+  }
+
+  resumeWorker(): void {
+    this.paused = false;
+    this.worker?.resume();
+  }
+
+  private async waitForWorker(): Promise<void> {
+    for (let i = 0; !this.worker && i < 200; i++) await new Promise((r) => setTimeout(r, 10));
+    if (!this.worker) throw new Error('the worker did not start');
+  }
+
+  async publishEvent(message: string): Promise<void> {
+    await this.client.publish(this.names.events, message);
+  }
+
+  onEvent(fn: BusHandler): void {
+    this.eventHandlers.push(fn);
+  }
+
+  async publishCancel(jobId: string): Promise<void> {
+    await this.client.publish(this.names.cancel, jobId);
+  }
+
+  onCancel(fn: (jobId: string) => void): void {
+    this.cancelHandlers.push(fn);
+  }
+
+  cancel(jobId: string): boolean {
+    const ac = this.active.get(jobId);
+    if (ac) {
+      ac.abort();
+      return true;
+    }
+    return this.local.cancel(jobId);
+  }
+
+  state(): QueueState {
+    const local = this.local.state();
+    return { kind: 'redis', concurrency: this.o.concurrency, running: local.running + this.active.size, queued: local.queued };
+  }
+
+  async sharedCounts(): Promise<QueueState['shared']> {
+    const c = await withTimeout(this.queue.getJobCounts('waiting', 'prioritized', 'delayed', 'active'), 2000, 'queue counts').catch(() => undefined);
+    return c && { waiting: (c.waiting ?? 0) + (c.prioritized ?? 0) + (c.delayed ?? 0), active: c.active ?? 0 };
+  }
+
+  async ping(): Promise<void> {
+    if (this.closed) throw new KilnError('UNAVAILABLE', 'The queue is closed.');
+    await withTimeout(this.client.ping(), 2000, 'Redis ping');
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    clearInterval(this.heartbeat);
+    for (const ac of this.active.values()) ac.abort();
+    await this.local.close();
+    // Waits for the aborted runs to record their end (their handlers still publish events).
+    await this.worker?.close().catch(() => {});
+    // BullMQ leaves connections it was handed open.
+    this.workerConnection?.disconnect();
+    await this.client.del(this.names.alive(this.o.instanceId)).catch(() => {});
+    await this.queue.close().catch(() => {});
+    this.subscriber.disconnect();
+    await this.client.quit().catch(() => this.client.disconnect());
+  }
+}
+
+/** Removes everything kiln keeps under `prefix` (tests, or retiring a deployment). */
+export async function purgeRedisPrefix(url: string, prefix: string): Promise<void> {
+  const r = await connect(url);
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await r.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 500);
+      cursor = next;
+      if (keys.length) await r.del(...keys);
+    } while (cursor !== '0');
+  } finally {
+    await r.quit().catch(() => r.disconnect());
+  }
+}

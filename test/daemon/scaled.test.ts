@@ -1,0 +1,287 @@
+/**
+ * Scaled mode: two real daemons in this process on one PostgreSQL schema, one Redis prefix and one
+ * shared directory (all unique to this run and removed after). Jobs submitted to one instance run on
+ * the other, progress, cancellation and the sync window cross instances, and a job whose instance
+ * stops or vanishes ends failed. Skipped when PostgreSQL or Redis does not answer.
+ * KILN_TEST_PG_URL and KILN_TEST_REDIS_URL override the services.
+ */
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import sharp from 'sharp';
+import { exec } from '../../src/core/process.js';
+import { insertJob } from '../../daemon/store/jobs.js';
+import type { RedisJobQueue } from '../../daemon/queue/redis.js';
+import { makeImage, tempDir } from '../helpers/fixtures.js';
+import { filePart, form, login, readSse, startServer, type TestServer } from '../helpers/server.js';
+
+const PG = process.env.KILN_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const REDIS = process.env.KILN_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+async function unavailable(): Promise<string | undefined> {
+  const { default: pg } = await import('pg');
+  const c = new pg.Client({ connectionString: PG, connectionTimeoutMillis: 3000 });
+  try {
+    await c.connect();
+    await c.query('select 1');
+  } catch (e) {
+    return `PostgreSQL not reachable at ${PG}: ${(e as Error).message}`;
+  } finally {
+    await c.end().catch(() => {});
+  }
+  const { Redis } = await import('ioredis');
+  const r = new Redis(REDIS, { lazyConnect: true, connectTimeout: 3000, maxRetriesPerRequest: 1, retryStrategy: () => null });
+  r.on('error', () => {});
+  try {
+    await r.connect();
+    await r.ping();
+  } catch (e) {
+    return `Redis not reachable at ${REDIS}: ${(e as Error).message}`;
+  } finally {
+    r.disconnect();
+  }
+  return undefined;
+}
+
+const skip = await unavailable();
+const auth = (token: string) => ({ authorization: `Bearer ${token}` });
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const worker = (s: TestServer) => s.app.kiln.jobs.queue as RedisJobQueue;
+
+async function getJson(s: TestServer, p: string): Promise<any> {
+  const res = await fetch(s.url + p, { headers: auth(s.token) });
+  assert.equal(res.status, 200, `${p}: ${res.status}`);
+  return res.json();
+}
+
+async function submit(s: TestServer, route: string, fd: FormData): Promise<{ status: number; json: any }> {
+  const res = await fetch(s.url + route, { method: 'POST', headers: auth(s.token), body: fd });
+  return { status: res.status, json: await res.json() };
+}
+
+/** Polls the job through `s` until `ok` holds (or fails after `ms`). */
+async function until(s: TestServer, jobId: string, ok: (job: any) => boolean, ms = 20_000): Promise<any> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const job = await getJson(s, `/api/v1/jobs/${jobId}`);
+    if (ok(job)) return job;
+    if (Date.now() > end) assert.fail(`job ${jobId} still ${job.status} (${job.progress.stage}) after ${ms} ms`);
+    await sleep(50);
+  }
+}
+
+const instanceOf = async (s: TestServer, jobId: string) =>
+  (await s.app.kiln.store.db.selectFrom('jobs').select('instance_id').where('id', '=', jobId).executeTakeFirstOrThrow()).instance_id;
+
+describe('scaled mode: two daemons, PostgreSQL, Redis, one shared directory', { skip }, () => {
+  let a: TestServer;
+  let b: TestServer;
+  // Registers its own removal after the suite (it must not be made inside a hook).
+  const dir = tempDir();
+  let shared: string;
+  let longClip: string;
+  let shortClip: string;
+  const prefix = `kiln_t_${randomBytes(6).toString('hex')}`;
+  const schema = `kiln_t_${randomBytes(6).toString('hex')}`;
+
+  before(async () => {
+    shared = mkdtempSync(path.join(process.env.KILN_TMP_DIR ?? tmpdir(), 'kiln-shared-'));
+    const { default: pg } = await import('pg');
+    const c = new pg.Client({ connectionString: PG });
+    await c.connect();
+    await c.query(`CREATE SCHEMA ${schema}`);
+    await c.end();
+    const u = new URL(PG);
+    u.searchParams.set('options', `-c search_path=${schema}`);
+    const common = {
+      DATABASE_URL: u.toString(),
+      REDIS_URL: REDIS,
+      REDIS_PREFIX: prefix,
+      SHARED_DIR: shared,
+      ADMIN_PASSWORD: 'scaled-' + randomBytes(8).toString('hex'),
+      KILN_HEARTBEAT_MS: '200',
+      JOB_CONCURRENCY: '2',
+    };
+    // A answers at once (202); B waits for the result (the sync window).
+    a = await startServer({ generatePassword: true, env: { ...common, SYNC_WAIT_MS: '0' } });
+    b = await startServer({ generatePassword: true, env: { ...common, SYNC_WAIT_MS: '20000' } });
+    // ADMIN_PASSWORD is set, so the helper signs nobody in: one admin in the shared database for both.
+    a.token = await login(a.url, 'admin', common.ADMIN_PASSWORD);
+    b.token = await login(b.url, 'admin', common.ADMIN_PASSWORD);
+    const ff = (out: string, spec: string) =>
+      exec('ffmpeg', ['-v', 'error', '-f', 'lavfi', '-i', spec, '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-y', out], { timeoutMs: 60_000 });
+    shortClip = path.join(dir, 'short.mp4');
+    longClip = path.join(dir, 'long.mp4');
+    await Promise.all([ff(shortClip, 'testsrc2=size=320x240:rate=25:duration=3'), ff(longClip, 'testsrc2=size=640x360:rate=25:duration=30')]);
+  });
+
+  after(async () => {
+    await Promise.allSettled([a?.close(), b?.close()]);
+    const { purgeRedisPrefix } = await import('../../daemon/queue/redis.js');
+    await purgeRedisPrefix(REDIS, prefix).catch(() => {});
+    const { default: pg } = await import('pg');
+    const c = new pg.Client({ connectionString: PG });
+    await c.connect();
+    await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    await c.end();
+    rmSync(shared, { recursive: true, force: true });
+  });
+
+  it('reports the Redis queue in readiness and admin health', async () => {
+    const ready = await fetch(`${a.url}/api/v1/readyz`);
+    assert.equal(ready.status, 200);
+    assert.equal((await ready.json()).checks.queue.ok, true);
+    const health = await getJson(b, '/api/v1/admin/health');
+    assert.equal(health.queue.kind, 'redis');
+    assert.equal(health.queue.concurrency, 2);
+    assert.deepEqual(Object.keys(health.queue.shared).sort(), ['active', 'waiting']);
+    assert.equal(health.database.kind, 'postgres');
+    assert.notEqual(a.app.kiln.jobs.instanceId, b.app.kiln.jobs.instanceId);
+  });
+
+  it('runs a job submitted to A on A; B serves its output from the shared directory', async () => {
+    await worker(b).pauseWorker();
+    try {
+      const jpg = await makeImage(dir, 'cross.jpg', 120, 80);
+      const r = await submit(a, '/api/v1/tools/image/resize', await form({ file: await filePart(jpg), settings: '{"width": 30}' }));
+      assert.equal(r.status, 202);
+      const job = await until(b, r.json.jobId, (j) => j.status === 'completed');
+      assert.equal(await instanceOf(a, r.json.jobId), a.app.kiln.jobs.instanceId);
+      assert.ok(job.result.downloadUrl.startsWith(`/api/v1/download/${r.json.jobId}/`));
+      const dl = await fetch(b.url + job.result.downloadUrl, { headers: auth(b.token) });
+      assert.equal(dl.status, 200);
+      const meta = await sharp(Buffer.from(await dl.arrayBuffer())).metadata();
+      assert.deepEqual([meta.width, meta.height], [30, 20]);
+      assert.ok(existsSync(path.join(shared, 'jobs', r.json.jobId)));
+    } finally {
+      worker(b).resumeWorker();
+    }
+  });
+
+  it('answers 200 within SYNC_WAIT_MS on B for a job that ran on A', async () => {
+    await worker(b).pauseWorker();
+    try {
+      const jpg = await makeImage(dir, 'sync.png', 64, 64);
+      const t0 = Date.now();
+      const r = await submit(b, '/api/v1/tools/image/resize', await form({ file: await filePart(jpg), settings: '{"width": 16}' }));
+      assert.equal(r.status, 200, JSON.stringify(r.json));
+      assert.ok(Date.now() - t0 < 15_000);
+      assert.equal(await instanceOf(b, r.json.jobId), a.app.kiln.jobs.instanceId);
+      assert.equal(r.json.processedSize > 0, true);
+      const dl = await fetch(a.url + r.json.downloadUrl, { headers: auth(a.token) });
+      assert.equal((await sharp(Buffer.from(await dl.arrayBuffer())).metadata()).width, 16);
+    } finally {
+      worker(b).resumeWorker();
+    }
+  });
+
+  it('streams on B the progress of a video job submitted to and run by A', async () => {
+    await Promise.all([worker(a).pauseWorker(), worker(b).pauseWorker()]);
+    try {
+      const r = await submit(a, '/api/v1/tools/video/stabilize-video', await form({ file: await filePart(shortClip) }));
+      assert.equal(r.status, 202);
+      const stream = readSse(`${b.url}/api/v1/jobs/${r.json.jobId}/progress`, b.token, 30_000);
+      // The stream is subscribed (its first event is the queued snapshot) before A starts the run.
+      await sleep(300);
+      worker(a).resumeWorker();
+      const { events } = await stream;
+      assert.equal(events[0]?.event, 'progress');
+      assert.equal((events[0]!.data as { percent: number }).percent, 0);
+      const live = events.slice(1).filter((e) => e.event === 'progress');
+      assert.ok(live.length >= 2, `live progress events: ${JSON.stringify(events)}`);
+      assert.ok(live.some((e) => /analysing|stabilizing/.test((e.data as { stage?: string }).stage ?? '')));
+      const last = events.at(-1)!;
+      assert.equal(last.event, 'completed', JSON.stringify(last.data));
+      assert.equal(await instanceOf(b, r.json.jobId), a.app.kiln.jobs.instanceId);
+      const ids = events.slice(1).map((e) => Number(e.id));
+      assert.deepEqual(ids, [...ids].sort((x, y) => x - y));
+      const dl = await fetch(b.url + (last.data as { downloadUrl: string }).downloadUrl, { headers: auth(b.token) });
+      assert.equal(dl.status, 200);
+      assert.ok((await dl.arrayBuffer()).byteLength > 1000);
+    } finally {
+      worker(a).resumeWorker();
+      worker(b).resumeWorker();
+    }
+  });
+
+  it('cancels on B a job running on A: the engine stops, nothing remains', async () => {
+    await worker(b).pauseWorker();
+    try {
+      const r = await submit(a, '/api/v1/tools/video/compress-video', await form({ file: await filePart(longClip), settings: '{"quality": "strong"}' }));
+      assert.equal(r.status, 202);
+      await until(b, r.json.jobId, (j) => j.status === 'running' && j.progress.percent > 0);
+      assert.equal(a.app.kiln.jobs.queue.state().running, 1);
+      const t0 = Date.now();
+      const res = await fetch(`${b.url}/api/v1/jobs/${r.json.jobId}/cancel`, { method: 'POST', headers: auth(b.token) });
+      const view = await res.json();
+      assert.equal(res.status, 200);
+      assert.equal(view.status, 'cancelled');
+      assert.equal(view.error.code, 'CANCELLED');
+      // A confirmed (its run ended) well before the confirm time-out at which B would end the record itself.
+      assert.ok(Date.now() - t0 < 5000, `cancel took ${Date.now() - t0} ms`);
+      assert.equal(a.app.kiln.jobs.queue.state().running, 0);
+      assert.equal(existsSync(path.join(shared, 'jobs', r.json.jobId)), false);
+    } finally {
+      worker(b).resumeWorker();
+    }
+  });
+
+  it('cancels on B a job still queued: no instance runs it afterwards', async () => {
+    await Promise.all([worker(a).pauseWorker(), worker(b).pauseWorker()]);
+    let jobId = '';
+    try {
+      const jpg = await makeImage(dir, 'queued.jpg', 40, 40);
+      const r = await submit(a, '/api/v1/tools/image/resize', await form({ file: await filePart(jpg), settings: '{"width": 10}' }));
+      jobId = r.json.jobId;
+      const view = await (await fetch(`${b.url}/api/v1/jobs/${jobId}/cancel`, { method: 'POST', headers: auth(b.token) })).json();
+      assert.equal(view.status, 'cancelled');
+    } finally {
+      worker(a).resumeWorker();
+      worker(b).resumeWorker();
+    }
+    await sleep(500);
+    const job = await getJson(a, `/api/v1/jobs/${jobId}`);
+    assert.equal(job.status, 'cancelled');
+    assert.equal(job.startedAt, null);
+    assert.equal((await worker(a).sharedCounts())?.waiting, 0);
+    assert.equal(existsSync(path.join(shared, 'jobs', jobId)), false);
+  });
+
+  it('fails, never leaves running, a job whose instance vanished without a word', async () => {
+    const owner = (await b.app.kiln.store.db.selectFrom('users').select('id').executeTakeFirstOrThrow()).id;
+    const id = randomBytes(12).toString('hex');
+    const now = Date.now();
+    await insertJob(b.app.kiln.store.db, {
+      id, owner_id: owner, tool: 'resize', base_tool: 'resize', kind: 'run', settings: '{}', status: 'running', progress: 30, stage: 'resizing',
+      result: null, error: null, client_job_id: null, instance_id: 'gone-instance', work_dir: path.join(shared, 'jobs', id), output_path: null, output_name: null,
+      content_type: null, original_size: 1, processed_size: null, created_at: now, started_at: now, finished_at: null,
+    });
+    // No heartbeat key exists for that instance: the next reaper pass (every KILN_HEARTBEAT_MS) ends it.
+    const job = await until(a, id, (j) => j.status !== 'running', 5000);
+    assert.equal(job.status, 'failed');
+    assert.equal(job.error.reason, 'daemon-restarted');
+  });
+
+  it('fails a job whose instance stops while running it; the other instance reports it', async () => {
+    await worker(b).pauseWorker();
+    try {
+      const r = await submit(a, '/api/v1/tools/video/compress-video', await form({ file: await filePart(longClip), settings: '{"quality": "strong"}' }));
+      await until(b, r.json.jobId, (j) => j.status === 'running');
+      const heard = readSse(`${b.url}/api/v1/jobs/${r.json.jobId}/progress`, b.token, 20_000);
+      await sleep(200);
+      await a.close();
+      const { events } = await heard;
+      assert.equal(events.at(-1)?.event, 'failed');
+      const job = await getJson(b, `/api/v1/jobs/${r.json.jobId}`);
+      assert.equal(job.status, 'failed');
+      assert.equal(job.error.reason, 'daemon-restarted');
+      assert.equal(existsSync(path.join(shared, 'jobs', r.json.jobId)), false);
+      assert.equal(await b.app.kiln.jobs.queue.ping(), undefined);
+    } finally {
+      worker(b).resumeWorker();
+    }
+  });
+});
