@@ -11,6 +11,8 @@ import autocannon from 'autocannon';
 import sharp from 'sharp';
 import { resolveConfig } from '../daemon/config.js';
 import { buildServer } from '../daemon/server.js';
+import { imageFixtures } from './image.js';
+import { Bench, type BenchOptions, type FamilyResult } from './lib.js';
 
 function multipart(file: Buffer, name: string, settings: object): { body: Buffer; type: string } {
   const boundary = '----kilnbench' + Math.random().toString(16).slice(2);
@@ -21,14 +23,31 @@ function multipart(file: Buffer, name: string, settings: object): { body: Buffer
   return { body: Buffer.concat([head, file, Buffer.from(`\r\n--${boundary}--\r\n`)]), type: `multipart/form-data; boundary=${boundary}` };
 }
 
-async function load(title: string, opts: autocannon.Options): Promise<number> {
-  const r = await autocannon({ connections: 2, ...opts });
-  const ok = r['2xx'];
-  process.stdout.write(`  ${title.padEnd(34)} ${r.requests.average.toFixed(1).padStart(8)} req/s  p50 ${r.latency.p50} ms  p99 ${r.latency.p99} ms  (${ok} ok, ${r.non2xx} non-2xx, ${r.errors} errors)\n`);
-  return r.requests.average;
+/** Requests per second under load; a run where nothing succeeded is a failure, not a number. */
+async function load(b: Bench, key: string, title: string, opts: autocannon.Options): Promise<number | undefined> {
+  try {
+    const r = await autocannon({ connections: 2, ...opts });
+    const ok = r['2xx'];
+    b.o.print(`  ${title.padEnd(46)} ${r.requests.average.toFixed(1).padStart(9)} req/s  p50 ${r.latency.p50} ms  p99 ${r.latency.p99} ms  (${ok} ok, ${r.non2xx} non-2xx, ${r.errors} errors)`);
+    if (ok === 0) throw new Error(`no 2xx answer (${r.non2xx} non-2xx, ${r.errors} errors)`);
+    b.result.ms[key] = 1000 / r.requests.average;
+    return r.requests.average;
+  } catch (e) {
+    b.result.failures.push(`${key}: ${(e as Error).message}`);
+    b.o.print(`  ${title.padEnd(46)}    FAILED  ${(e as Error).message}`);
+    return undefined;
+  }
 }
 
-export async function benchDaemon(photo: string, seconds: number, inProcessMs: number | undefined): Promise<void> {
+/**
+ * `inProcessMs`: the in-process resize time of the same photo (from the image family, when it ran),
+ * to compare the daemon's throughput with one runTool loop. The smoke test loads only the small cases
+ * for a second each.
+ */
+export async function benchDaemon(o: BenchOptions, inProcessMs?: number): Promise<FamilyResult> {
+  const b = new Bench(o, 'daemon');
+  const photo = (await imageFixtures(o)).big;
+  const seconds = o.smoke ? 1 : o.n >= 10 ? 10 : 5;
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'kiln-bench-daemon-'));
   const config = { ...resolveConfig({ port: 0, dataDir }, {}), adminPassword: 'bench-admin-password-1', logger: false, syncWaitMs: 60000 };
   const app = await buildServer(config);
@@ -40,16 +59,21 @@ export async function benchDaemon(photo: string, seconds: number, inProcessMs: n
     const key = (await (await fetch(`${base}/api/v1/api-keys`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${login.token}` }, body: JSON.stringify({ name: 'bench' }) })).json()) as { key: string };
     const auth = { authorization: `Bearer ${key.key}` };
 
-    process.stdout.write(`\ndaemon on loopback, 2 connections, ${seconds} s each, API-key auth:\n`);
-    const big = multipart(readFileSync(photo), 'photo.jpg', { width: 800 });
-    const bigRps = await load('POST resize 12 MP → 800 px', { url: `${base}/api/v1/tools/image/resize`, method: 'POST', duration: seconds, headers: { ...auth, 'content-type': big.type }, body: big.body });
+    b.heading(`daemon on loopback, 2 connections, ${o.smoke ? "a few requests" : `${seconds} s`} each, API-key auth (ms/op = 1000 / req/s)`);
     const small = multipart(await sharp({ create: { width: 640, height: 480, channels: 3, background: '#3366cc' } }).jpeg().toBuffer(), 'small.jpg', { width: 100 });
-    await load('POST resize 640x480 → 100 px', { url: `${base}/api/v1/tools/image/resize`, method: 'POST', duration: seconds, headers: { ...auth, 'content-type': small.type }, body: small.body });
-    await load('GET /api/v1/health', { url: `${base}/api/v1/health`, duration: Math.min(seconds, 5) });
-    if (inProcessMs) {
+    // Smoke: a fixed number of requests rather than a duration, so the test takes as long as they do.
+    const length = (count: number, secs: number) => (o.smoke ? { amount: count } : { duration: secs });
+    await load(b, 'daemon-small', 'POST resize 640x480 → 100 px', { url: `${base}/api/v1/tools/image/resize`, method: 'POST', ...length(4, seconds), headers: { ...auth, 'content-type': small.type }, body: small.body });
+    await load(b, 'daemon-health', 'GET /api/v1/health', { url: `${base}/api/v1/health`, ...length(50, Math.min(seconds, 5)) });
+    if (o.smoke) return b.result;
+    const big = multipart(readFileSync(photo), 'photo.jpg', { width: 800 });
+    const bigRps = await load(b, 'daemon-big', 'POST resize 12 MP → 800 px', { url: `${base}/api/v1/tools/image/resize`, method: 'POST', duration: seconds, headers: { ...auth, 'content-type': big.type }, body: big.body });
+    if (inProcessMs && bigRps) {
       const inProcessRps = 1000 / inProcessMs;
-      process.stdout.write(`  daemon 12 MP req/s vs one in-process runTool loop: ${(bigRps / inProcessRps).toFixed(2)}x (2 connections use both cores)\n`);
+      b.result.ratios['daemon-big-throughput/runTool-loop'] = bigRps / inProcessRps;
+      b.o.print(`  daemon 12 MP req/s vs one in-process runTool loop: ${(bigRps / inProcessRps).toFixed(2)}x (2 connections use both cores; above 1 = more throughput)`);
     }
+    return b.result;
   } finally {
     await app.close();
     rmSync(dataDir, { recursive: true, force: true });

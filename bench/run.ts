@@ -1,100 +1,65 @@
 /**
- * `npm run bench`: kiln against the raw engines and peer tools on the same input, in the same run.
- * Resize a 12-megapixel JPEG to 800 px wide:
- *   - kiln in process (runTool) vs sharp called directly,
- *   - the kiln CLI (a process per file, as a script would call it) vs `vipsthumbnail` and ImageMagick,
- *   - the kiln daemon under load (autocannon, 2 connections) in requests/s.
- * Prints ms per operation and ratios. BENCH_QUICK=1 runs fewer iterations.
+ * `npm run bench [-- image pdf media docs daemon]`: kiln against the raw engines and peer tools on the
+ * same generated inputs, in the same run, family by family (default: all). Prints ms per operation and
+ * ratios; see bench/README.md for what each number means. BENCH_QUICK=1 runs fewer iterations.
+ * A failing or missing engine prints one line and the run goes on; the exit code is 1 if any case failed.
  */
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import sharp from 'sharp';
-import { createWorkspace } from '../src/core/workspace.js';
-import { getTool } from '../src/tools/index.js';
-import { inputFile, runTool } from '../src/tools/run-tool.js';
 import { benchDaemon } from './daemon.js';
+import { benchDocs } from './docs.js';
+import { benchImage } from './image.js';
+import { ROOT, type BenchOptions, type FamilyResult } from './lib.js';
+import { benchMedia } from './media.js';
+import { benchPdf } from './pdf.js';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', ...(import.meta.url.includes('/dist/') ? ['..'] : []));
-const FIX = path.join(ROOT, 'bench', 'fixtures');
-const OUT = path.join(os.tmpdir(), `kiln-bench-${process.pid}`);
-const QUICK = process.env.BENCH_QUICK === '1';
-
-async function fixture(): Promise<string> {
-  mkdirSync(FIX, { recursive: true });
-  const p = path.join(FIX, 'photo-12mp.jpg');
-  if (existsSync(p)) return p;
-  const width = 4000;
-  const height = 3000;
-  // Smooth gradients plus noise: compresses and decodes like a real photo.
-  const buf = Buffer.alloc(width * height * 3);
-  let seed = 7;
-  for (let i = 0; i < buf.length; i += 3) {
-    const x = (i / 3) % width;
-    const y = Math.floor(i / 3 / width);
-    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
-    const n = (seed >> 16) % 24;
-    buf[i] = ((x * 255) / width + n) & 255;
-    buf[i + 1] = ((y * 255) / height + n) & 255;
-    buf[i + 2] = (128 + Math.sin(x / 50) * 80 + n) & 255;
-  }
-  await sharp(buf, { raw: { width, height, channels: 3 } }).jpeg({ quality: 90 }).toFile(p);
-  return p;
-}
-
-async function time(label: string, n: number, fn: (i: number) => Promise<void> | void): Promise<number> {
-  await fn(-1); // warm-up
-  const t0 = process.hrtime.bigint();
-  for (let i = 0; i < n; i++) await fn(i);
-  const ms = Number(process.hrtime.bigint() - t0) / 1e6 / n;
-  process.stdout.write(`  ${label.padEnd(34)} ${ms.toFixed(1).padStart(8)} ms/op\n`);
-  return ms;
-}
-
-function run(cmd: string, args: string[]): void {
-  const r = spawnSync(cmd, args, { stdio: ['ignore', 'ignore', 'pipe'] });
-  if (r.status !== 0) throw new Error(`${cmd} failed: ${r.stderr?.toString().slice(0, 300)}`);
-}
-
-function have(bin: string): boolean {
-  return spawnSync('sh', ['-c', `command -v ${bin}`]).status === 0;
-}
+const FAMILIES = ['image', 'pdf', 'media', 'docs', 'daemon'] as const;
+type Family = (typeof FAMILIES)[number];
 
 async function main(): Promise<void> {
-  mkdirSync(OUT, { recursive: true });
-  const src = await fixture();
-  const n = QUICK ? 3 : 10;
-  process.stdout.write(`\nresize 4000x3000 JPEG → 800 px wide (${n} runs each, ${os.cpus().length} cores, node ${process.version})\n\n`);
-  const resize = getTool('resize');
-  const results: Record<string, number> = {};
+  const asked = process.argv.slice(2).filter((a) => a !== '--');
+  const unknown = asked.filter((a) => !(FAMILIES as readonly string[]).includes(a));
+  if (unknown.length) {
+    process.stderr.write(`unknown bench famil${unknown.length > 1 ? 'ies' : 'y'}: ${unknown.join(', ')} (choose from ${FAMILIES.join(', ')})\n`);
+    process.exit(2);
+  }
+  const families: Family[] = asked.length ? FAMILIES.filter((f) => asked.includes(f)) : [...FAMILIES];
+  const quick = process.env.BENCH_QUICK === '1';
+  const outDir = path.join(os.tmpdir(), `kiln-bench-${process.pid}`);
+  mkdirSync(outDir, { recursive: true });
+  // The CLI runs under test get a private data dir, not the user's.
+  process.env.KILN_DATA_DIR ??= path.join(outDir, 'data');
+  const o: BenchOptions = { n: quick ? 3 : 10, smoke: false, fixDir: path.join(ROOT, 'bench', 'fixtures'), outDir, print: (l) => process.stdout.write(l + '\n') };
+  const load = os.loadavg().map((x) => x.toFixed(1)).join(' ');
+  o.print(`kiln bench: ${families.join(', ')} — ${o.n} runs per case${quick ? ' (BENCH_QUICK)' : ''}, ${os.cpus().length} cores, load ${load}, node ${process.version}`);
 
-  results.sharp = await time('sharp direct (in process)', n, async (i) => {
-    await sharp(src).resize({ width: 800 }).jpeg({ quality: 90, mozjpeg: true }).toFile(path.join(OUT, `s${i}.jpg`));
-  });
-  results.kilnInProcess = await time('kiln runTool (in process)', n, async () => {
-    const ws = await createWorkspace();
-    try {
-      await runTool(resize, { files: [await inputFile(src)] , extra: {} }, { width: 800 }, { workDir: ws.dir, dataDir: OUT });
-    } finally {
-      await ws.dispose();
+  const results: FamilyResult[] = [];
+  const started = Date.now();
+  try {
+    for (const f of families) {
+      o.print(`\n=== ${f} ===`);
+      const t0 = Date.now();
+      try {
+        if (f === 'image') results.push(await benchImage(o));
+        if (f === 'pdf') results.push(await benchPdf(o));
+        if (f === 'media') results.push(await benchMedia(o));
+        if (f === 'docs') results.push(await benchDocs(o));
+        if (f === 'daemon') results.push(await benchDaemon(o, results.find((r) => r.family === 'image')?.ms['kiln-resize']));
+      } catch (e) {
+        // Fixture generation or set-up broke: the other families still run.
+        results.push({ family: f, ms: {}, ratios: {}, failures: [`set-up: ${(e as Error).message}`] });
+        o.print(`  ${f} FAILED before its cases ran: ${(e as Error).message.split('\n')[0]}`);
+      }
+      o.print(`  (${f}: ${((Date.now() - t0) / 1000).toFixed(0)} s)`);
     }
-  });
-  const kilnBin = path.join(ROOT, 'bin', 'kiln');
-  results.kilnCli = await time('kiln CLI (process per file)', n, (i) => run(process.execPath, [kilnBin, 'resize', src, '--width', '800', '-o', path.join(OUT, `k${i}.jpg`), '-f']));
-  if (have('vipsthumbnail')) results.vips = await time('vipsthumbnail (libvips CLI)', n, (i) => run('vipsthumbnail', [src, '-s', '800x', '-o', path.join(OUT, `v${i}.jpg[Q=90]`)]));
-  if (existsSync('/usr/bin/convert')) results.magick = await time('ImageMagick convert -resize', n, (i) => run('/usr/bin/convert', [src, '-resize', '800x', '-quality', '90', path.join(OUT, `m${i}.jpg`)]));
-
-  process.stdout.write('\nratios (lower is faster than the reference):\n');
-  const ratio = (a: string, b: string) => results[a] !== undefined && results[b] !== undefined && process.stdout.write(`  ${a} / ${b}`.padEnd(36) + `${(results[a]! / results[b]!).toFixed(2)}x\n`);
-  ratio('kilnInProcess', 'sharp');
-  ratio('kilnCli', 'vips');
-  ratio('kilnCli', 'magick');
-  ratio('kilnCli', 'sharp');
-
-  await benchDaemon(src, QUICK ? 5 : 10, results.kilnInProcess);
-  rmSync(OUT, { recursive: true, force: true });
+  } finally {
+    rmSync(outDir, { recursive: true, force: true });
+  }
+  const failures = results.flatMap((r) => r.failures.map((x) => `${r.family} ${x}`));
+  o.print(`\ndone in ${((Date.now() - started) / 1000).toFixed(0)} s${failures.length ? `; ${failures.length} failed case(s):` : ', no failures'}`);
+  for (const f of failures) o.print(`  ${f}`);
+  process.exit(failures.length ? 1 : 0);
 }
 
 main().catch((e) => {

@@ -1,0 +1,62 @@
+/**
+ * Keeps the benches from rotting: each family's smallest case, once, on tiny generated inputs. Checks
+ * that every side of each comparison ran (kiln in process, the CLI, the raw engine) and gave a time.
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { benchDaemon } from '../../bench/daemon.js';
+import { benchDocs } from '../../bench/docs.js';
+import { benchImage } from '../../bench/image.js';
+import type { BenchOptions, FamilyResult } from '../../bench/lib.js';
+import { benchMedia } from '../../bench/media.js';
+import { benchPdf } from '../../bench/pdf.js';
+import { tempDir } from '../helpers/fixtures.js';
+
+function options(): BenchOptions & { lines: string[] } {
+  const root = tempDir('kiln-bench-');
+  const lines: string[] = [];
+  return { n: 1, smoke: true, fixDir: `${root}/fixtures`, outDir: `${root}/out`, print: (l) => lines.push(l), lines };
+}
+
+function check(r: FamilyResult, lines: string[], keys: string[], ratio?: string): void {
+  if (process.env.BENCH_SMOKE_PRINT) process.stdout.write(lines.map((l) => '# ' + l).join('\n') + '\n');
+  assert.deepEqual(r.failures, [], lines.join('\n'));
+  for (const k of keys) assert.ok(Number.isFinite(r.ms[k]) && r.ms[k]! > 0, `${r.family}: no time for ${k}\n${lines.join('\n')}`);
+  if (ratio) assert.ok(Number.isFinite(r.ratios[ratio]) && lines.some((l) => l.includes(ratio.replace('/', ' / '))), `${r.family}: ratio ${ratio} not printed`);
+}
+
+describe('bench smoke', { concurrency: 2 }, () => {
+  test('image: JPEG → WebP through sharp, runTool and the CLI', async () => {
+    const o = options();
+    check(await benchImage(o), o.lines, ['sharp-webp', 'kiln-webp', 'cli-webp'], 'kiln-webp/sharp-webp');
+  });
+
+  test('pdf: extract pages through qpdf and runTool', async () => {
+    const o = options();
+    check(await benchPdf(o), o.lines, ['qpdf-extract', 'kiln-extract'], 'kiln-extract/qpdf-extract');
+  });
+
+  test('media: trim by stream copy through ffmpeg and runTool', async () => {
+    const o = options();
+    check(await benchMedia(o), o.lines, ['ffmpeg-trim', 'kiln-trim'], 'kiln-trim/ffmpeg-trim');
+  });
+
+  test('docs: Markdown → PDF by hand (pandoc + chromium) and runTool', async () => {
+    const o = options();
+    check(await benchDocs(o), o.lines, ['byhand-md', 'kiln-md'], 'kiln-md/byhand-md');
+  });
+
+  test('daemon: small resize and health under autocannon (a few requests)', async () => {
+    const o = options();
+    check(await benchDaemon(o), o.lines, ['daemon-small', 'daemon-health']);
+  });
+
+  test('a failing engine is one FAILED line, not an exception', async () => {
+    const { Bench, sh } = await import('../../bench/lib.js');
+    const o = options();
+    const b = new Bench(o, 'x');
+    assert.equal(await b.time('bad', 'missing engine', () => sh('kiln-no-such-engine', [])), undefined);
+    assert.equal(b.result.failures.length, 1);
+    assert.match(o.lines.join('\n'), /missing engine\s+FAILED\s+kiln-no-such-engine: .*ENOENT/);
+  });
+});
