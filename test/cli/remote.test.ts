@@ -159,6 +159,34 @@ describe('kiln remote mode', () => {
     assert.ok(!(await api<{ keys: { id: string }[] }>(srv, 'GET', '/api/v1/api-keys')).body.keys.some((k) => k.id === profile.profiles.default.keyId));
   });
 
+  it('login asks for the MFA code when the server requires it', async () => {
+    const m = await startServer();
+    try {
+      const enroll = await api<{ secret: string }>(m, 'POST', '/api/auth/mfa/enroll', {});
+      assert.equal(enroll.status, 200, JSON.stringify(enroll.body));
+      const { TOTP, Secret } = await import('otpauth');
+      const totp = new TOTP({ secret: Secret.fromBase32(enroll.body.secret), digits: 6, period: 30, algorithm: 'SHA1' });
+      // Enrollment uses the previous period's code (the server accepts ±1 step), login the current one.
+      const verify = await api(m, 'POST', '/api/auth/mfa/verify', { code: totp.generate({ timestamp: Date.now() - 30_000 }) });
+      assert.equal(verify.status, 200, JSON.stringify(verify.body));
+      const cfg = path.join(dir, 'cfg-mfa');
+      const e = { XDG_CONFIG_HOME: cfg, KILN_API_KEY: '', KILN_SERVER: '', KILN_CREDENTIAL_STORE: 'file' };
+      const bad = await kiln(['login', m.url], { env: e, input: `admin\n${m.adminPassword}\n000000\n` });
+      assert.equal(bad.code, 1);
+      assert.match(bad.stderr, /code is wrong/);
+      const r = await kiln(['login', m.url], { env: e, input: `admin\n${m.adminPassword}\n${totp.generate()}\n` });
+      assert.equal(r.code, 0, r.stderr);
+      const key = Object.values(JSON.parse(readFileSync(path.join(cfg, 'kiln', 'credentials.json'), 'utf8')) as Record<string, string>)[0]!;
+      assert.equal((await api(m, 'GET', '/api/v1/jobs', undefined, key)).status, 200);
+      // Without the third line the CLI says what is missing instead of hanging.
+      const none = await kiln(['login', m.url], { env: e, input: `admin\n${m.adminPassword}\n` });
+      assert.equal(none.code, 2);
+      assert.match(none.stderr, /No answer on stdin for "MFA code"/);
+    } finally {
+      await m.close();
+    }
+  });
+
   it('config set/get/list with profiles; the profile output directory is the default -o', async () => {
     const e = env();
     assert.equal((await kiln(['config', 'set', 'server', `${srv.url}/`, '--profile', 'work'], { env: e })).code, 0);
