@@ -66,7 +66,17 @@ describe('generated completions and man page', () => {
 
   it('the zsh and fish scripts parse', () => {
     if (has('zsh')) assert.equal(spawnSync('zsh', ['-n', 'completions/_kiln'], { cwd: REPO }).status, 0);
-    if (has('fish')) assert.equal(spawnSync('fish', ['--no-execute', 'completions/kiln.fish'], { cwd: REPO }).status, 0);
+    if (has('fish')) {
+      assert.equal(spawnSync('fish', ['--no-execute', 'completions/kiln.fish'], { cwd: REPO }).status, 0);
+      const fish = (line: string) =>
+        spawnSync('fish', ['--no-config', '-c', `source completions/kiln.fish; complete -C '${line}'`], { cwd: REPO, encoding: 'utf8' })
+          .stdout.split('\n')
+          .filter(Boolean)
+          .map((l) => l.split('\t')[0]);
+      assert.ok(fish('kiln res').includes('resize'));
+      assert.deepEqual(fish('kiln resize --fi').sort(), ['--file-id', '--fit']);
+      assert.deepEqual(fish('kiln resize x.png --fit co').sort(), ['contain', 'cover']);
+    }
     const zsh = readFileSync(path.join(REPO, 'completions/_kiln'), 'utf8');
     assert.match(zsh, /^#compdef kiln/);
     assert.match(zsh, /'--fit=\[[^\]]*\]:value:\(cover contain fill inside outside\)'/);
