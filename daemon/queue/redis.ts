@@ -21,6 +21,7 @@ export interface RedisQueueOptions {
 
 const QUEUE_NAME = 'jobs';
 const CONNECT_TIMEOUT_MS = 5000;
+const COMMAND_TIMEOUT_MS = 5000;
 
 /** BullMQ refuses integer-looking custom ids; ours are hex and could be all digits. */
 const bullId = (jobId: string) => `run-${jobId}`;
@@ -137,7 +138,11 @@ export class RedisJobQueue implements DistributedQueue {
   async enqueue(job: QueuedJob): Promise<void> {
     if (this.closed) throw new KilnError('UNAVAILABLE', 'The daemon is shutting down.');
     // Outcomes live in the database: the queue only hands the job over, so it keeps no record of it.
-    await this.queue.add('run', job, { jobId: bullId(job.id), removeOnComplete: true, removeOnFail: true });
+    // Bounded: while Redis is away the request fails instead of hanging. Should the add still land
+    // later, the worker finds the job's record already failed and skips it.
+    await withTimeout(this.queue.add('run', job, { jobId: bullId(job.id), removeOnComplete: true, removeOnFail: true }), COMMAND_TIMEOUT_MS, 'queueing the job').catch((e: Error) => {
+      throw new KilnError('UNAVAILABLE', `The job queue (Redis) is unavailable: ${e.message}`, { cause: e });
+    });
   }
 
   async remove(jobId: string): Promise<boolean> {
@@ -213,7 +218,7 @@ export class RedisJobQueue implements DistributedQueue {
   }
 
   async publishCancel(jobId: string): Promise<void> {
-    await this.client.publish(this.names.cancel, jobId);
+    await withTimeout(this.client.publish(this.names.cancel, jobId), COMMAND_TIMEOUT_MS, 'sending the cancel request');
   }
 
   onCancel(fn: (jobId: string) => void): void {

@@ -32,7 +32,7 @@ function intQuery(raw: string | undefined, name: string, def: number): number {
 }
 
 export async function filesRoutes(app: FastifyInstance): Promise<void> {
-  const library = new LibraryService(app.kiln.store.db, app.kiln.config.dataDir, quotaBytesFromEnv());
+  const library = new LibraryService(app.kiln.store.db, app.kiln.config.sharedDir, quotaBytesFromEnv());
   app.kiln.library = library;
   // Uploads cut short by a crash leave partial files; an hour is far beyond any upload in progress.
   await library.sweepScratch(3_600_000).catch(() => {});

@@ -250,6 +250,37 @@ describe('scaled mode: two daemons, PostgreSQL, Redis, one shared directory', { 
     assert.equal(existsSync(path.join(shared, 'jobs', jobId)), false);
   });
 
+  it('runs a library (fileId) job on the instance that took it; the new version is readable from the other', async () => {
+    const png = await makeImage(dir, 'lib.png', 90, 60, { format: 'png' });
+    const up = await fetch(`${a.url}/api/v1/files`, { method: 'POST', headers: auth(a.token), body: await form({ file: await filePart(png) }) });
+    assert.equal(up.status, 201);
+    const item = (await up.json()) as { id: string };
+    // B waits for the result; the follow-up that saves the version is bound to B, so B runs it.
+    const r = await submit(b, '/api/v1/tools/image/resize', await form({ fileId: item.id, settings: '{"width": 45}' }));
+    assert.equal(r.status, 200, JSON.stringify(r.json));
+    assert.equal(r.json.savedFileId, item.id);
+    assert.equal(await instanceOf(a, r.json.jobId), b.app.kiln.jobs.instanceId);
+    const dl = await fetch(`${a.url}/api/v1/files/${item.id}/download`, { headers: auth(a.token) });
+    assert.equal(dl.status, 200);
+    assert.equal((await sharp(Buffer.from(await dl.arrayBuffer())).metadata()).width, 45);
+    assert.ok(existsSync(path.join(shared, 'library')));
+  });
+
+  it('cancels on A a batch streaming from B', async () => {
+    const inputs = await Promise.all([1, 2, 3, 4].map((i) => filePart(longClip, `clip${i}.mp4`)));
+    const res = await fetch(`${b.url}/api/v1/tools/video/compress-video/batch`, { method: 'POST', headers: auth(b.token), body: await form({ files: inputs, settings: '{"quality": "strong"}' }) });
+    assert.equal(res.status, 200);
+    const jobId = res.headers.get('x-job-id')!;
+    const body = res.arrayBuffer().catch(() => undefined);
+    await until(a, jobId, (j) => j.status === 'running');
+    const t0 = Date.now();
+    const view = await (await fetch(`${a.url}/api/v1/jobs/${jobId}/cancel`, { method: 'POST', headers: auth(a.token) })).json();
+    assert.equal(view.status, 'cancelled');
+    assert.ok(Date.now() - t0 < 5000, `cancel took ${Date.now() - t0} ms`);
+    await body;
+    assert.equal(b.app.kiln.jobs.queue.state().running, 0);
+  });
+
   it('fails, never leaves running, a job whose instance vanished without a word', async () => {
     const owner = (await b.app.kiln.store.db.selectFrom('users').select('id').executeTakeFirstOrThrow()).id;
     const id = randomBytes(12).toString('hex');
