@@ -1,7 +1,7 @@
 /**
  * Login protection. Failures are counted per username and per client address (in the database, so every
  * instance shares them). From half the limit on, each further failure is answered more slowly; at the
- * limit the key is locked for LOGIN_LOCK_MINUTES and every attempt, right or wrong, gets 429 with
+ * limit (counted over LOGIN_LOCK_MINUTES, at least 15 minutes) the key is locked for LOGIN_LOCK_MINUTES and every attempt, right or wrong, gets 429 with
  * Retry-After. Addresses may fail five times as often as one username (offices behind one NAT).
  * Unknown usernames are counted like real ones, so a lock reveals nothing about who exists.
  */
@@ -13,6 +13,7 @@ import type { AccountsConfig } from './config.js';
 
 const STEP_DELAY_MS = 250;
 const MAX_DELAY_MS = 3_000;
+const COUNT_WINDOW_MS = 15 * 60_000;
 
 export interface ThrottleKeys {
   user: string;
@@ -40,7 +41,9 @@ export async function checkLocked(db: Kysely<Database>, keys: ThrottleKeys, repl
 
 /** Counts a failure; returns how long to hold the answer back. */
 export async function recordFailure(db: Kysely<Database>, keys: ThrottleKeys, c: AccountsConfig, now = Date.now()): Promise<{ delayMs: number; locked: boolean }> {
-  const windowMs = c.loginLockMinutes * 60_000;
+  const lockMs = c.loginLockMinutes * 60_000;
+  // Failures are counted over at least 15 minutes, however short the lock: slow guessing still adds up.
+  const windowMs = Math.max(lockMs, COUNT_WINDOW_MS);
   let delayMs = 0;
   let locked = false;
   for (const key of [keys.user, keys.ip]) {
@@ -49,7 +52,7 @@ export async function recordFailure(db: Kysely<Database>, keys: ThrottleKeys, c:
     // A window that has passed (or a lock that has run out) starts over.
     const fresh = !row || Number(row.first_at) + windowMs < now || (row.locked_until !== null && Number(row.locked_until) <= now);
     const failures = fresh ? 1 : row.failures + 1;
-    const lockedUntil = failures >= limit ? now + windowMs : null;
+    const lockedUntil = failures >= limit ? now + lockMs : null;
     if (!row) {
       await db.insertInto('login_throttle').values({ key, failures, first_at: now, locked_until: lockedUntil }).onConflict((oc) => oc.column('key').doUpdateSet({ failures, first_at: now, locked_until: lockedUntil })).execute();
     } else {
