@@ -1,4 +1,7 @@
-/** `kiln admin …` on a data dir, checked through a real daemon started on the same data afterwards. */
+/**
+ * `kiln admin …` on a data dir, checked through a real daemon on the same data. Each CLI start costs a
+ * few seconds on a loaded machine, so every invocation here checks something the others do not.
+ */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { kiln } from '../../helpers/cli.js';
@@ -24,19 +27,14 @@ describe('kiln admin (local data dir)', () => {
     const weak = await admin(['users', 'add', 'weakling'], 'abc\n');
     assert.notEqual(weak.code, 0);
     assert.match(weak.stderr, /too weak/);
-    const noPw = await admin(['users', 'add', 'nopw']);
-    assert.notEqual(noPw.code, 0);
 
     const list = await admin(['users', 'list', '--json']);
     assert.equal(list.code, 0, list.stderr);
     const users = JSON.parse(list.stdout) as { username: string; role: string }[];
     assert.deepEqual(users.map((u) => u.username).sort(), ['admin', 'olga']);
-    assert.match((await admin(['users', 'list'])).stdout, /^olga\s+user/m);
 
     assert.equal((await admin(['users', 'set-role', 'olga', 'admin'])).code, 0);
     assert.equal((await call(s, 'GET', '/api/auth/users')).json.users.find((u: { username: string }) => u.username === 'olga').role, 'admin');
-    const badRole = await admin(['users', 'set-role', 'olga', 'root']);
-    assert.notEqual(badRole.code, 0);
 
     const token = await login(s.url, 'olga', STRONG);
     const reset = await admin(['users', 'reset-password', 'olga'], 'Fresh-New-Pass-5\n');
@@ -50,8 +48,9 @@ describe('kiln admin (local data dir)', () => {
     const del = await admin(['users', 'delete', 'olga', '--yes']);
     assert.equal(del.code, 0, del.stderr);
     assert.equal((await call(s, 'POST', '/api/auth/login', { token: null, body: { username: 'olga', password: 'Fresh-New-Pass-5' } })).status, 401);
-    assert.notEqual((await admin(['users', 'delete', 'olga', '--yes'])).code, 0, 'already gone');
-    assert.notEqual((await admin(['users', 'delete', 'nobody', '--yes'])).code, 0);
+    const nobody = await admin(['users', 'delete', 'olga', '--yes']);
+    assert.notEqual(nobody.code, 0, 'already gone');
+    assert.match(nobody.stderr, /No user olga/);
   });
 
   it('refuses to demote or delete the last admin', async () => {
@@ -71,9 +70,7 @@ describe('kiln admin (local data dir)', () => {
     assert.equal(keys.length, 1);
     assert.equal(keys[0].owner.username, 'pete');
     assert.ok(!list.stdout.includes(k.key));
-    assert.match((await admin(['keys', 'list'])).stdout, /pete-laptop/);
     assert.equal((await admin(['keys', 'revoke', k.id])).code, 0);
-    assert.notEqual((await admin(['keys', 'revoke', k.id])).code, 0);
     // A fresh server has no verification cache: the key is gone.
     s = await s.restart();
     assert.equal((await call(s, 'GET', '/api/auth/session', { token: k.key })).status, 401);
