@@ -5,7 +5,8 @@
  * - target authority: nobody acts on a user ranked above itself, and a user without users:manage never
  *   acts on another user at all (only on itself through change-password and the MFA routes);
  * - the last admin can be neither demoted nor deleted.
- * Deleting a user deletes its sessions, API keys, MFA data and its jobs with their outputs.
+ * Deleting a user deletes its sessions, API keys, MFA data, its jobs with their outputs, and its library
+ * files and pipelines: nothing is handed to another user.
  */
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
@@ -181,9 +182,35 @@ export interface JobStopper {
   readonly jobsDir: string;
 }
 
-export async function deleteUser(db: Kysely<Database>, auth: Pick<Authenticator, 'forgetUser'> | undefined, jobs: JobStopper | undefined, actor: AuthUser, id: string): Promise<{ user: UsersTable; jobsDeleted: number }> {
+/** Deletes the user's library items (through the library, which releases their stored content) and pipelines. */
+async function deleteOwnedLibrary(db: Kysely<Database>, sharedDir: string, userId: string): Promise<{ files: number; pipelines: number }> {
+  const { LibraryService } = await import('../library/service.js');
+  const library = new LibraryService(db, sharedDir, 0);
+  const items = await db.selectFrom('library_items').select('id').where('owner_id', '=', userId).execute();
+  // Acting as the owner: the library's own rules, no admin bypass needed.
+  for (const it of items) await library.deleteItem({ id: userId, role: 'user' }, it.id);
+  const r = await db.deleteFrom('pipelines').where('owner_id', '=', userId).executeTakeFirst();
+  return { files: items.length, pipelines: Number(r.numDeletedRows) };
+}
+
+export interface DeletedUser {
+  user: UsersTable;
+  jobsDeleted: number;
+  filesDeleted: number;
+  pipelinesDeleted: number;
+}
+
+export async function deleteUser(
+  db: Kysely<Database>,
+  auth: Pick<Authenticator, 'forgetUser'> | undefined,
+  jobs: JobStopper | undefined,
+  actor: AuthUser,
+  id: string,
+  sharedDir: string,
+): Promise<DeletedUser> {
   const target = await requireTarget(db, actor, id);
   await requireNotLastAdmin(db, target, 'deleted');
+  const { files, pipelines } = await deleteOwnedLibrary(db, sharedDir, id);
   const owned = await db.selectFrom('jobs').selectAll().where('owner_id', '=', id).execute();
   if (jobs) for (const j of owned) if (!isFinal(j.status)) await jobs.cancel(j).catch(() => {});
   await db.transaction().execute(async (tx) => {
@@ -201,5 +228,5 @@ export async function deleteUser(db: Kysely<Database>, auth: Pick<Authenticator,
     if (dir) await rm(dir, { recursive: true, force: true }).catch(() => {});
   }
   auth?.forgetUser(id);
-  return { user: target, jobsDeleted: owned.length };
+  return { user: target, jobsDeleted: owned.length, filesDeleted: files, pipelinesDeleted: pipelines };
 }

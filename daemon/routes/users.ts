@@ -47,9 +47,9 @@ export async function userRoutes(app: FastifyInstance): Promise<void> {
   app.delete('/api/auth/users/:id', async (request) => {
     requirePermission(request, 'users:manage');
     const { id } = request.params as { id: string };
-    const { user, jobsDeleted } = await deleteUser(db, auth, jobs, requireUser(request), id);
-    await auditFrom(request, 'user.delete', user.username, { id, jobsDeleted });
-    return { ok: true, jobsDeleted };
+    const { user, ...counts } = await deleteUser(db, auth, jobs, requireUser(request), id, app.kiln.config.sharedDir);
+    await auditFrom(request, 'user.delete', user.username, { id, ...counts });
+    return { ok: true, ...counts };
   });
 
   app.post('/api/auth/change-password', async (request) => {

@@ -37,7 +37,7 @@ export function addAdminCommand(program: Command): void {
   local(users.command('reset-password').description("set a user's password (asked for, or one line on stdin); revokes its sessions and API keys").argument('<username>')).action(
     async (username: string, o: Opts) => (await load()).usersResetPassword(username, o),
   );
-  local(users.command('delete').description('delete a user with its sessions, API keys and jobs').argument('<username>').option('-y, --yes', 'do not ask for confirmation')).action(
+  local(users.command('delete').description('delete a user with its sessions, API keys, jobs, library files and pipelines').argument('<username>').option('-y, --yes', 'do not ask for confirmation')).action(
     async (username: string, o: Opts) => (await load()).usersDelete(username, o),
   );
 

@@ -95,13 +95,14 @@ export async function usersDelete(username: string, o: AdminOptions & { yes?: bo
     const { deleteUser } = await import('../../../daemon/accounts/users.js');
     const u = await userByName(db, username);
     if (!o.yes) {
-      if (!process.stdin.isTTY) throw new KilnError('USAGE_ERROR', `Deleting ${username} also deletes its sessions, API keys and jobs: pass --yes to confirm.`);
-      const a = await ask(`Delete ${username} with its sessions, API keys and jobs? Type the user name to confirm: `);
+      if (!process.stdin.isTTY) throw new KilnError('USAGE_ERROR', `Deleting ${username} also deletes its sessions, API keys, jobs, library files and pipelines: pass --yes to confirm.`);
+      const a = await ask(`Delete ${username} with its sessions, API keys, jobs, library files and pipelines? Type the user name to confirm: `);
       if (a !== username) throw new KilnError('CANCELLED', 'Not deleted.');
     }
-    const { jobsDeleted } = await deleteUser(db, undefined, undefined, OPERATOR, u.id);
-    await audit(db, 'user.delete', u.username, { id: u.id, jobsDeleted });
-    out(o, { username, deleted: true, jobsDeleted }, `Deleted ${username} (${jobsDeleted} job${jobsDeleted === 1 ? '' : 's'}).\n`);
+    const { resolveConfig } = await import('../../../daemon/config.js');
+    const { user: _u, ...counts } = await deleteUser(db, undefined, undefined, OPERATOR, u.id, resolveConfig({ dataDir: o.dataDir }).sharedDir);
+    await audit(db, 'user.delete', u.username, { id: u.id, ...counts });
+    out(o, { username, deleted: true, ...counts }, `Deleted ${username} with ${counts.jobsDeleted} job(s), ${counts.filesDeleted} library file(s) and ${counts.pipelinesDeleted} pipeline(s).\n`);
   });
 }
 

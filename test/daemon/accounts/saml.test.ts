@@ -132,6 +132,19 @@ describe('SAML sign-in', () => {
     assert.equal(again.json.user.id, r.json.user.id);
   });
 
+  it('new SSO users get the settings\' default role', async () => {
+    assert.equal((await call(s, 'PUT', '/api/v1/settings', { body: { ssoDefaultRole: 'admin' } })).status, 200);
+    try {
+      const r = await post(signAssertion(responseXml({ inResponseTo: await requestId(), nameId: 'dora@example.test', callback }), idp));
+      assert.equal(r.status, 200, JSON.stringify(r.json));
+      assert.equal(r.json.user.role, 'admin');
+    } finally {
+      await call(s, 'PUT', '/api/v1/settings', { body: { ssoDefaultRole: 'user' } });
+    }
+    const plain = await post(signAssertion(responseXml({ inResponseTo: await requestId(), nameId: 'ed@example.test', callback }), idp));
+    assert.equal(plain.json.user.role, 'user');
+  });
+
   it('refuses unsigned, tampered, foreign-signed, expired, wrong-audience and unsolicited responses', async () => {
     const cases: [string, (id: string) => string][] = [
       ['unsigned', (id) => responseXml({ inResponseTo: id, nameId: 'eve@example.test', callback })],

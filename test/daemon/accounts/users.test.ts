@@ -125,7 +125,7 @@ describe('users and authority rules', () => {
     assert.equal((await call(s, 'GET', '/api/auth/session', { token: u.token })).json.user.role, 'user');
   });
 
-  it('deleting a user removes its sessions, API keys and jobs with their outputs', async () => {
+  it('deleting a user removes its sessions, API keys, jobs with their outputs, library files and pipelines', async () => {
     const u = await makeUser(s, 'frank');
     const key = await call(s, 'POST', '/api/v1/api-keys', { token: u.token, body: { name: 'ci' } });
     assert.equal(key.status, 201);
@@ -136,9 +136,25 @@ describe('users and authority rules', () => {
     const row = await job.selectFrom('jobs').selectAll().where('id', '=', run.json.jobId).executeTakeFirstOrThrow();
     assert.ok(row.work_dir && existsSync(row.work_dir));
 
+    // Its library file (content unique to it) and a pipeline.
+    const unique = await makeImage(dir, 'frank-lib.png', 23, 17);
+    const file = await call(s, 'POST', '/api/v1/files', { token: u.token, form: await form({ file: await filePart(unique) }) });
+    assert.equal(file.status, 201, JSON.stringify(file.json));
+    assert.equal((await call(s, 'GET', `/api/v1/files/${file.json.id}`)).status, 200, 'admins see it before');
+    const pipe = await call(s, 'POST', '/api/v1/pipelines', { token: u.token, body: { name: 'thumbs', steps: [{ tool: 'resize', settings: { width: 10 } }] } });
+    assert.equal(pipe.status, 201, JSON.stringify(pipe.json));
+    const blobs = async () => Number((await job.selectFrom('library_blobs').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+    const blobsBefore = await blobs();
+
     const del = await call(s, 'DELETE', `/api/auth/users/${u.id}`);
     assert.equal(del.status, 200);
     assert.equal(del.json.jobsDeleted, 1);
+    assert.equal(del.json.filesDeleted, 1);
+    assert.equal(del.json.pipelinesDeleted, 1);
+    assert.equal(await job.selectFrom('library_items').select('id').where('owner_id', '=', u.id).executeTakeFirst(), undefined);
+    assert.equal(await job.selectFrom('pipelines').select('id').where('owner_id', '=', u.id).executeTakeFirst(), undefined);
+    assert.equal(await blobs(), blobsBefore - 1, 'the stored content is released');
+    assert.equal((await call(s, 'GET', `/api/v1/files/${file.json.id}`)).status, 404, 'not handed to anyone (not even visible to an admin)');
     assert.equal((await call(s, 'GET', '/api/auth/session', { token: u.token })).status, 401);
     assert.equal((await call(s, 'GET', '/api/auth/session', { token: key.json.key })).status, 401);
     assert.equal(await job.selectFrom('jobs').select('id').where('owner_id', '=', u.id).executeTakeFirst(), undefined);
@@ -175,6 +191,17 @@ describe('change-password, sessions and API keys', () => {
     assert.equal((await call(s, 'GET', '/api/auth/session', { token: key })).status, 401);
     assert.equal((await call(s, 'GET', '/api/v1/api-keys', { token: u.token })).json.keys.length, 0);
     assert.equal((await call(s, 'POST', '/api/auth/login', { token: null, body: { username: 'gina', password: 'Brand-New-Pass-9' } })).status, 200);
+  });
+
+  it('tampered session tokens and API keys are refused', async () => {
+    const u = await makeUser(s, 'tamper');
+    const key = (await call(s, 'POST', '/api/v1/api-keys', { token: u.token, body: { name: 't' } })).json.key as string;
+    const flip = (t: string, i: number) => t.slice(0, i) + (t[i] === 'a' ? 'b' : 'a') + t.slice(i + 1);
+    for (const bad of [flip(u.token, 5), u.token + 'x', flip(key, 60), flip(key, 5), key.slice(0, -1)]) {
+      const r = await call(s, 'GET', '/api/auth/session', { token: bad });
+      assert.equal(r.status, 401, bad);
+    }
+    assert.equal((await call(s, 'GET', '/api/auth/session', { token: key })).status, 200);
   });
 
   it('API keys: listed without the secret, last-used time, admin sees all with owners, revoke, expiry', async () => {
