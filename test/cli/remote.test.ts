@@ -8,6 +8,7 @@ import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'no
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import sharp from 'sharp';
+import { ERROR_TABLE } from '../../src/core/errors.js';
 import { kiln, KILN } from '../helpers/cli.js';
 import { makeImage, tempDir } from '../helpers/fixtures.js';
 import { makeVideo } from '../helpers/media.js';
@@ -106,6 +107,29 @@ describe('kiln remote mode', () => {
     const failed = lines.find((l) => !l.ok)!.error!;
     assert.deepEqual([failed.code, failed.message], [direct.error.code, direct.error.message]);
     assert.ok(existsSync(path.join(outDir, 'e1.png')) && existsSync(path.join(outDir, 'e3.webp')));
+  });
+
+  it('a tool with no input file sends its settings as JSON; --file-id is passed to the server', async () => {
+    const remote = path.join(dir, 'bc-remote.png');
+    const local = path.join(dir, 'bc-local.png');
+    const r = await kiln(['barcode-generate', '--text', 'kiln-42', '--scale', '2', '-o', remote, '--server', srv.url], { env: env() });
+    assert.equal(r.code, 0, r.stderr);
+    const l = await kiln(['barcode-generate', '--text', 'kiln-42', '--scale', '2', '-o', local], { env: env() });
+    assert.equal(l.code, 0, l.stderr);
+    assert.ok(readFileSync(remote).equals(readFileSync(local)), 'the server and the local run make the same barcode');
+    const f = await kiln(['resize', '--file-id', 'lib-item-1', '--width', '10', '--server', srv.url, '--json'], { env: env() });
+    const line = JSON.parse(f.stdout.trim()) as { ok: boolean; error: { code: string; message: string } };
+    assert.equal(line.ok, false);
+    // No such library item: the server's answer comes through verbatim, with the table's exit code.
+    const fd = new FormData();
+    fd.append('settings', JSON.stringify({ width: 10 }));
+    fd.append('fileId', 'lib-item-1');
+    const direct = (await (await fetch(`${srv.url}/api/v1/tools/image/resize`, { method: 'POST', body: fd, headers: { authorization: `Bearer ${apiKey}` } })).json()) as { error: { code: keyof typeof ERROR_TABLE; message: string } };
+    assert.deepEqual([line.error.code, line.error.message], [direct.error.code, direct.error.message]);
+    assert.equal(f.code, ERROR_TABLE[direct.error.code].exit);
+    const noServer = await kiln(['resize', '--file-id', 'x', '--width', '10'], { env: env() });
+    assert.equal(noServer.code, 2);
+    assert.match(noServer.stderr, /--file-id names an item of a server's library/);
   });
 
   it('without a key: UNAUTHORIZED from the server, exit 1 and a hint', async () => {
