@@ -53,6 +53,10 @@ export function topProgram(): Command {
     .description('sign in to a kiln server: prompts for user name, password (and MFA code), stores an API key in the OS keyring')
     .argument('[url]', 'server URL (default: the profile\'s server)')
     .option('--profile <name>', 'configuration profile to store the server and key in')
+    .addHelpText(
+      'after',
+      '\nThe password is never a flag. Without a terminal, the answers are read as lines on stdin: user name, password, then the MFA code if the server asks.\nWhere no OS keyring exists, the key is stored in $XDG_CONFIG_HOME/kiln/credentials.json (mode 0600). For CI, skip login: set KILN_API_KEY.\n',
+    )
     .action(async (url: string | undefined, o: { profile?: string }) => (await import('./commands/login.js')).loginCommand(url, o));
   program
     .command('logout')
