@@ -7,6 +7,7 @@ import { settingsJsonSchema } from '../../src/core/settings.js';
 import { GROUP_TITLES, SECTIONS, type ExtraInput } from '../../src/core/tool.js';
 import { VERSION } from '../../src/core/version.js';
 import { routeOf, targets, type Target } from '../jobs/targets.js';
+import { ACCOUNT_TAGS, accountPaths } from '../accounts/openapi.js';
 
 type Json = Record<string, unknown>;
 
@@ -285,7 +286,7 @@ let cached: Json | undefined;
 export function openApiDocument(): Json {
   if (cached) return cached;
   const components: Json = schemas();
-  const paths: Json = fixedPaths();
+  const paths: Json = { ...fixedPaths(), ...accountPaths() };
   for (const t of targets()) {
     const name = `${pascal(t.tool.id)}Settings`;
     if (!components[name]) components[name] = hoist(name, settingsJsonSchema(t.tool) as Json, components);
@@ -306,6 +307,7 @@ export function openApiDocument(): Json {
     tags: [
       ...SECTIONS.map((s) => ({ name: s, description: `${s} tools and presets (groups: ${Object.values(GROUP_TITLES).join(', ')})` })),
       { name: 'auth' }, { name: 'api-keys' }, { name: 'jobs' }, { name: 'catalog' }, { name: 'health' }, { name: 'docs' },
+      ...ACCOUNT_TAGS.map((name) => ({ name })),
     ],
     paths,
     components: {
