@@ -118,7 +118,8 @@ describe('kiln pipeline save|list and kiln files against a server', () => {
     const run = await kiln(['resize', '--file-id', item.id, '--width', '10', '-o', path.join(dir, 'small.png'), '--force'], { env });
     assert.equal(run.code, 0, run.stderr);
     const list = await kiln(['files', 'list', '--type', 'image'], { env });
-    assert.match(list.stdout, new RegExp(`${item.id}\\s+lib\\.png\\s+v2`));
+    assert.equal(list.code, 0, list.stderr);
+    assert.match(list.stdout, new RegExp(`${item.id}\\s+lib\\.png\\s+v2`), list.stderr);
     const versions = await kiln(['files', 'versions', item.id], { env });
     assert.match(versions.stdout, /v2 .*tool resize/);
     assert.match(versions.stdout, /v1 .*upload/);
