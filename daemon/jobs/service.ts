@@ -422,6 +422,8 @@ export class JobService {
 
   /** After a restart: what this instance was running can never finish; say so and free its files. */
   async recover(): Promise<number> {
+    // The shared directory may be a fresh volume; readiness checks its free space from the start.
+    await mkdir(this.jobsDir, { recursive: true });
     if (this.shared) return this.reap();
     const rows = await unfinishedJobs(this.store.db, this.instanceId);
     for (const row of rows) {

@@ -27,7 +27,7 @@ export async function healthRoutes(app: FastifyInstance): Promise<void> {
   });
 
   const disk = async () => {
-    const s = await statfs(config.dataDir);
+    const s = await statfs(config.sharedDir);
     const free = s.bavail * s.bsize;
     return { ok: free >= MIN_FREE_BYTES, freeBytes: free, totalBytes: s.blocks * s.bsize, ...(free < MIN_FREE_BYTES ? { error: 'low disk space' } : {}) };
   };
@@ -50,7 +50,7 @@ export async function healthRoutes(app: FastifyInstance): Promise<void> {
       status: database.ok ? 'healthy' : 'unhealthy',
       version: VERSION,
       uptimeSeconds: Math.round((Date.now() - app.kiln.startedAt) / 1000),
-      storage: { mode: 'local', dataDir: config.dataDir, ...storage },
+      storage: { mode: 'local', dataDir: config.dataDir, sharedDir: config.sharedDir, ...storage },
       database: { kind: store.kind, ...database },
       queue: { ...jobs.queue.state(), shared: await jobs.queue.sharedCounts?.() },
       gpu: await detectGpu(),
