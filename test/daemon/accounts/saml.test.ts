@@ -145,6 +145,21 @@ describe('SAML sign-in', () => {
     assert.equal(plain.json.user.role, 'user');
   });
 
+  it('with SSO_SUCCESS_REDIRECT, the browser is sent on with the token in the URL fragment', async () => {
+    s.config.accounts.ssoSuccessRedirect = 'https://app.example.test/';
+    try {
+      const xml = signAssertion(responseXml({ inResponseTo: await requestId(), nameId: 'fay@example.test', callback }), idp);
+      const res = await fetch(callback, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ SAMLResponse: Buffer.from(xml).toString('base64') }) });
+      assert.equal(res.status, 303);
+      const loc = new URL(res.headers.get('location')!);
+      assert.equal(loc.origin + loc.pathname + loc.search, 'https://app.example.test/');
+      const token = new URLSearchParams(loc.hash.slice(1)).get('token')!;
+      assert.equal((await call(s, 'GET', '/api/auth/session', { token })).json.user.username, 'fay@example.test');
+    } finally {
+      s.config.accounts.ssoSuccessRedirect = undefined;
+    }
+  });
+
   it('refuses unsigned, tampered, foreign-signed, expired, wrong-audience and unsolicited responses', async () => {
     const cases: [string, (id: string) => string][] = [
       ['unsigned', (id) => responseXml({ inResponseTo: id, nameId: 'eve@example.test', callback })],
