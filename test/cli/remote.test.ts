@@ -259,7 +259,8 @@ describe('kiln remote mode', () => {
   });
 
   it('Ctrl-C cancels the remote job and exits 130', async () => {
-    const video = makeVideo(dir, 'long.mp4', { width: 640, height: 360, durationS: 40, fps: 25, audio: false });
+    // Long enough that VP9 at "high" is still encoding when Ctrl-C comes.
+    const video = makeVideo(dir, 'long.mp4', { width: 640, height: 360, durationS: 20, fps: 25, audio: false });
     const key = (await api<{ key: string }>(slow, 'POST', '/api/v1/api-keys', { name: 'c' })).body.key;
     const child = spawn(process.execPath, [KILN, 'convert-video', video, '--format', 'webm', '--quality', 'high', '-o', path.join(dir, 'long.webm'), '--server', slow.url], {
       env: { ...process.env, ...env({ KILN_API_KEY: key }) },
@@ -272,7 +273,7 @@ describe('kiln remote mode', () => {
     for (let i = 0; i < 200 && !jobId; i++) {
       await new Promise((r) => setTimeout(r, 100));
       const jobs = await api<{ jobs: { jobId: string; status: string }[] }>(slow, 'GET', '/api/v1/jobs', undefined, key);
-      jobId = jobs.body.jobs.find((j) => j.status === 'running')?.jobId;
+      jobId = jobs.body.jobs.find((j) => j.status === 'running' && (j as { tool?: string }).tool === 'convert-video')?.jobId;
     }
     assert.ok(jobId, 'the job never started');
     child.kill('SIGINT');
