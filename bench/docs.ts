@@ -8,7 +8,7 @@
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { Bench, dir, have, kilnCli, kilnRun, requireOutput, shAsync, type BenchOptions, type FamilyResult } from './lib.js';
+import { Bench, dir, have, heavy, kilnCli, kilnRun, requireOutput, shAsync, type BenchOptions, type FamilyResult } from './lib.js';
 
 const LOREM = 'Kiln turns documents into PDFs without sending them anywhere. This sentence is here to fill lines, wrap paragraphs and make the layout engine work a little.';
 
@@ -59,9 +59,9 @@ export async function benchDocs(o: BenchOptions): Promise<FamilyResult> {
       await shAsync('pandoc', ['--standalone', '--metadata', 'title=notes', '-f', 'markdown', '-t', 'html5', '-o', html, md]);
       await shAsync('chromium', ['--headless', '--no-sandbox', '--disable-gpu', `--user-data-dir=${chromeProfile}`, '--no-pdf-header-footer', `--print-to-pdf=${pdf}`, pathToFileURL(html).href], { timeoutMs: 120_000 });
       requireOutput(pdf);
-    });
-    await b.time('kiln-md', 'kiln runTool markdown-to-pdf (warm Chromium)', () => kilnRun(o, 'markdown-to-pdf', [md]));
-    if (!o.smoke) await b.time('cli-md', 'kiln CLI markdown-to-pdf (starts Chromium)', (i) => kilnCli(['markdown-to-pdf', md, '-o', path.join(out, `kmd${i}.pdf`), '-q']));
+    }, heavy(o));
+    await b.time('kiln-md', 'kiln runTool markdown-to-pdf (warm Chromium)', () => kilnRun(o, 'markdown-to-pdf', [md]), { n: o.quick ? 2 : o.n });
+    if (!o.smoke) await b.time('cli-md', 'kiln CLI markdown-to-pdf (starts Chromium)', (i) => kilnCli(['markdown-to-pdf', md, '-o', path.join(out, `kmd${i}.pdf`), '-q']), heavy(o));
     b.ratios([
       ['kiln-md', 'byhand-md', 'a warm browser against one started per call'],
       ['cli-md', 'byhand-md'],
@@ -70,7 +70,7 @@ export async function benchDocs(o: BenchOptions): Promise<FamilyResult> {
 
     const docx = await makeDocx(path.join(fx, 'report-60.docx'), 60);
     b.heading('DOCX → PDF (60 paragraphs and a table, about 6 pages)');
-    const n = Math.max(2, Math.min(o.n, 3));
+    const n = o.quick ? 1 : 3;
     const loProfile = pathToFileURL(mkdtempSync(path.join(out, 'lo-profile-'))).href;
     const soffice = have('soffice') ? 'soffice' : 'libreoffice';
     // The first call creates the profile; the timed ones are what every later script call costs.
@@ -88,7 +88,7 @@ export async function benchDocs(o: BenchOptions): Promise<FamilyResult> {
     }
     await b.time('kiln-docx', 'kiln runTool wordprocessor-to-pdf (warm pool)', () => kilnRun(o, 'wordprocessor-to-pdf', [docx]), { n, warmup: false });
     await shutdownOffice();
-    await b.time('cli-docx', 'kiln CLI wordprocessor-to-pdf (cold instance)', (i) => kilnCli(['wordprocessor-to-pdf', docx, '-o', path.join(out, `kd${i}.pdf`), '-q']), { n });
+    await b.time('cli-docx', 'kiln CLI wordprocessor-to-pdf (cold instance)', (i) => kilnCli(['wordprocessor-to-pdf', docx, '-o', path.join(out, `kd${i}.pdf`), '-q']), heavy(o));
     b.ratios([
       ['kiln-docx', 'soffice-docx', 'the warm pool against a cold soffice per call'],
       ['cli-docx', 'soffice-docx'],

@@ -8,7 +8,7 @@
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
-import { Bench, dir, have, kilnCli, kilnRun, requireOutput, sh, shAsync, type BenchOptions, type FamilyResult } from './lib.js';
+import { Bench, dir, have, heavy, kilnCli, kilnRun, requireOutput, sh, shAsync, type BenchOptions, type FamilyResult } from './lib.js';
 
 const MAGICK = '/usr/bin/convert';
 
@@ -32,16 +32,20 @@ async function makePhoto(p: string, width: number, height: number, seed = 7): Pr
 
 export interface ImageFixtures {
   big: string;
+  /** WebP input. */
   medium: string;
+  /** AVIF input: AV1 encoding is ~20x slower than WebP per pixel. */
+  small: string;
   batchDir: string;
   batch: string[];
 }
 
 export async function imageFixtures(o: BenchOptions): Promise<ImageFixtures> {
   const fx = dir(o.fixDir, 'image');
-  const [bw, bh, mw, mh, count, cw, ch] = o.smoke ? [640, 480, 320, 240, 2, 200, 150] : [4000, 3000, 1920, 1280, 20, 1600, 1200];
+  const [bw, bh, mw, mh, sw, sh_, count, cw, ch] = o.smoke ? [640, 480, 320, 240, 160, 120, 2, 200, 150] : [4000, 3000, 1280, 854, 640, 427, 20, 1600, 1200];
   const big = await makePhoto(path.join(fx, `photo-${bw}x${bh}.jpg`), bw, bh);
   const medium = await makePhoto(path.join(fx, `photo-${mw}x${mh}.jpg`), mw, mh, 11);
+  const small = await makePhoto(path.join(fx, `photo-${sw}x${sh_}.jpg`), sw, sh_, 13);
   // Twenty distinct photos: crops at different places of the big one.
   const batchDir = dir(fx, `batch-${count}x${cw}`);
   const batch: string[] = [];
@@ -54,29 +58,30 @@ export async function imageFixtures(o: BenchOptions): Promise<ImageFixtures> {
     }
     batch.push(p);
   }
-  return { big, medium, batchDir, batch };
+  return { big, medium, small, batchDir, batch };
 }
 
 /** JPEG → WebP on the small photo: kiln in process, sharp, the CLI. The smoke test's case. */
 async function convertCase(b: Bench, fx: ImageFixtures, format: 'webp' | 'avif', out: string): Promise<void> {
   const o = b.o;
-  const { medium } = fx;
+  const medium = format === 'webp' ? fx.medium : fx.small;
   const label = format.toUpperCase();
+  const reps = format === 'avif' ? heavy(o) : {};
   // Each at its encoder's defaults, which are kiln's defaults too (WebP q80 effort 4, AVIF q50 effort 4).
   await b.time(`sharp-${format}`, `sharp direct → ${label}`, async (i) => {
     await (format === 'webp' ? sharp(medium).webp() : sharp(medium).avif()).toFile(path.join(out, `s${i}.${format}`));
-  });
-  await b.time(`kiln-${format}`, `kiln runTool convert → ${label}`, () => kilnRun(o, 'convert', [medium], { format }));
-  await b.time(`cli-${format}`, `kiln CLI convert → ${label}`, (i) => kilnCli(['convert', medium, '--format', format, '-o', path.join(out, `k${i}.${format}`), '-f']));
+  }, reps);
+  await b.time(`kiln-${format}`, `kiln runTool convert → ${label}`, () => kilnRun(o, 'convert', [medium], { format }), reps);
+  await b.time(`cli-${format}`, `kiln CLI convert → ${label}`, (i) => kilnCli(['convert', medium, '--format', format, '-o', path.join(out, `k${i}.${format}`), '-q']), reps);
   if (o.smoke) return b.ratios([[`kiln-${format}`, `sharp-${format}`, 'runTool overhead over the library']]);
   if (format === 'webp' && have('cwebp')) await b.time('cwebp', 'cwebp (libwebp CLI)', (i) => sh('cwebp', ['-quiet', medium, '-o', path.join(out, `c${i}.webp`)]));
   else if (format === 'webp') b.skip('cwebp', 'not installed');
-  if (format === 'avif' && have('avifenc')) await b.time('avifenc', 'avifenc (libavif CLI)', (i) => sh('avifenc', [medium, path.join(out, `a${i}.avif`)]));
+  if (format === 'avif' && have('avifenc')) await b.time('avifenc', 'avifenc (libavif CLI)', (i) => sh('avifenc', [medium, path.join(out, `a${i}.avif`)]), reps);
   await b.time(`magick-${format}`, `ImageMagick convert → ${label}`, (i) => {
     const p = path.join(out, `m${i}.${format}`);
     sh(MAGICK, [medium, p]);
     requireOutput(p);
-  });
+  }, reps);
   b.ratios([
     [`kiln-${format}`, `sharp-${format}`, 'runTool overhead over the library'],
     [`cli-${format}`, `sharp-${format}`],
@@ -114,32 +119,33 @@ async function batchCase(b: Bench, fx: ImageFixtures, out: string): Promise<void
     const got = readdirSync(d).length;
     if (got !== files.length) throw new Error(`${got} of ${files.length} outputs in ${d}`);
   };
+  const reps = heavy(b.o);
   // Per batch, not per file: one number for the whole directory.
   await b.time('cli-batch', `kiln resize ${files.length} files -o out/ (both cores)`, async () => {
     const d = fresh('kb');
     await kilnCli(['resize', ...files, '--width', '800', '-o', d + '/', '-f', '-q']);
     count(d);
-  });
+  }, reps);
   await b.time('cli-batch-1', `  same with --concurrency 1`, async () => {
     const d = fresh('kb1');
     await kilnCli(['resize', ...files, '--width', '800', '-o', d + '/', '-f', '-q', '--concurrency', '1']);
     count(d);
-  });
+  }, reps);
   await b.time('magick-loop', `shell loop of ImageMagick (${files.length} processes)`, async () => {
     const d = fresh('mb');
     await shAsync('sh', ['-c', `for f in "$@"; do ${MAGICK} "$f" -resize 800x -quality 90 "${d}/$(basename "$f")"; done`, 'sh', ...files]);
     count(d);
-  });
+  }, reps);
   await b.time('vips-loop', `shell loop of vips thumbnail (${files.length} processes)`, async () => {
     const d = fresh('vb');
     await shAsync('sh', ['-c', `for f in "$@"; do vips thumbnail "$f" "${d}/$(basename "$f")[Q=90]" 800 --height 100000; done`, 'sh', ...files]);
     count(d);
-  });
+  }, reps);
   await b.time('vips-xargs', `vips thumbnail per file, xargs -P 2`, async () => {
     const d = fresh('vx');
     await shAsync('sh', ['-c', `printf '%s\\n' "$@" | xargs -P 2 -I{} sh -c 'vips thumbnail "$1" "$2/$(basename "$1")[Q=90]" 800 --height 100000' sh {} "${d}"`, 'sh', ...files]);
     count(d);
-  });
+  }, reps);
   b.ratios([
     ['cli-batch', 'magick-loop'],
     ['cli-batch', 'vips-loop'],
@@ -149,7 +155,7 @@ async function batchCase(b: Bench, fx: ImageFixtures, out: string): Promise<void
 }
 
 async function startupCase(b: Bench): Promise<void> {
-  const n = Math.max(5, b.o.n);
+  const n = b.o.quick ? 3 : b.o.n;
   await b.time('node', 'node -e 0', () => sh(process.execPath, ['-e', '0']), { n });
   await b.time('kiln-version', 'kiln --version', () => kilnCli(['--version']), { n });
   await b.time('kiln-help', 'kiln resize --help', () => kilnCli(['resize', '--help']), { n });
@@ -163,11 +169,17 @@ export async function benchImage(o: BenchOptions): Promise<FamilyResult> {
   const b = new Bench(o, 'image');
   const out = dir(o.outDir, 'image');
   const fx = await imageFixtures(o);
-  const meta = await sharp(fx.medium).metadata();
-  b.heading(`JPEG → WebP (${meta.width}x${meta.height})`);
+  // kiln sets libvips' thread pool to every core (src/engines/sharp.ts getSharp); sharp's own default on
+  // glibc without jemalloc is 1 thread. Same setting for both sides, whichever runs first.
+  sharp.concurrency(0);
+  const size = async (p: string) => {
+    const m = await sharp(p).metadata();
+    return `${m.width}x${m.height}`;
+  };
+  b.heading(`JPEG → WebP (${await size(fx.medium)})`);
   await convertCase(b, fx, 'webp', out);
   if (o.smoke) return b.result;
-  b.heading(`JPEG → AVIF (${meta.width}x${meta.height})`);
+  b.heading(`JPEG → AVIF (${await size(fx.small)})`);
   await convertCase(b, fx, 'avif', out);
   b.heading('resize 4000x3000 JPEG → 800 px wide');
   await resizeCase(b, fx, out);

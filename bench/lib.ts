@@ -20,6 +20,8 @@ export interface BenchOptions {
   n: number;
   /** Smoke mode (the test): only each family's smallest case, tiny inputs, no warm-up. */
   smoke: boolean;
+  /** BENCH_QUICK: heavy cases (seconds per op) run once without warm-up. */
+  quick?: boolean;
   /** Generated inputs; kept between runs (bench/fixtures, gitignored). */
   fixDir: string;
   /** Scratch outputs, removed by the caller. */
@@ -35,6 +37,11 @@ export interface FamilyResult {
   /** One line per case whose engine failed or is missing. */
   failures: string[];
   ratios: Record<string, number>;
+}
+
+/** Repetitions for a case that takes seconds per op: the work dominates, so few runs are enough. */
+export function heavy(o: BenchOptions): { n: number; warmup: boolean } {
+  return o.quick ? { n: 1, warmup: false } : { n: Math.min(o.n, 3), warmup: true };
 }
 
 export class Bench {

@@ -8,7 +8,7 @@
 import { existsSync, renameSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Bench, dir, kilnCli, kilnRun, requireOutput, shAsync, type BenchOptions, type FamilyResult } from './lib.js';
+import { Bench, dir, heavy, kilnCli, kilnRun, requireOutput, shAsync, type BenchOptions, type FamilyResult } from './lib.js';
 
 const THREADS = String(Math.max(1, os.availableParallelism?.() ?? os.cpus().length));
 const FF = ['-hide_banner', '-nostdin', '-y', '-loglevel', 'error'];
@@ -69,8 +69,8 @@ export async function benchMedia(o: BenchOptions): Promise<FamilyResult> {
   ]);
   if (o.smoke) return b.result;
 
-  // The encode dominates and barely varies: no warm-up, fewer runs.
-  const long = { n: Math.max(1, Math.min(o.n, 2)), warmup: false };
+  // The encode dominates and barely varies: fewer runs.
+  const long = heavy(o);
   b.heading('convert a 10-s 1280x720 H.264 MKV → MP4 (x264 veryfast CRF 23, AAC 128k)');
   await b.time('ffmpeg-convert', 'ffmpeg direct, same arguments', (i) =>
     ff(['-i', clip, '-map', '0:v:0', '-map', '0:a:0', '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '23', '-pix_fmt', 'yuv420p', '-threads', THREADS, '-c:a', 'aac', '-b:a', '128k', '-movflags', '+faststart', '-map_metadata', '0'], path.join(out, `c${i}.mp4`))(), long);

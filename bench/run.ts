@@ -30,7 +30,7 @@ async function main(): Promise<void> {
   mkdirSync(outDir, { recursive: true });
   // The CLI runs under test get a private data dir, not the user's.
   process.env.KILN_DATA_DIR ??= path.join(outDir, 'data');
-  const o: BenchOptions = { n: quick ? 3 : 10, smoke: false, fixDir: path.join(ROOT, 'bench', 'fixtures'), outDir, print: (l) => process.stdout.write(l + '\n') };
+  const o: BenchOptions = { n: quick ? 3 : 10, smoke: false, quick, fixDir: path.join(ROOT, 'bench', 'fixtures'), outDir, print: (l) => process.stdout.write(l + '\n') };
   const load = os.loadavg().map((x) => x.toFixed(1)).join(' ');
   o.print(`kiln bench: ${families.join(', ')} — ${o.n} runs per case${quick ? ' (BENCH_QUICK)' : ''}, ${os.cpus().length} cores, load ${load}, node ${process.version}`);
 
