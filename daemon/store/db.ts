@@ -25,7 +25,15 @@ export async function openStore(opts: { dataDir: string; databaseUrl?: string })
     // kysely looks for its bookkeeping tables in every schema; pin them to ours so several kiln
     // schemas in one PostgreSQL database (one per deployment or test) do not see each other's.
     const schema = store.kind === 'postgres' ? (await sql<{ s: string }>`select current_schema() as s`.execute(store.db)).rows[0]?.s : undefined;
-    const { error, results } = await new Migrator({ db: store.db, provider: migrationProvider, ...(schema ? { migrationTableSchema: schema } : {}) }).migrateToLatest();
+    const migrator = new Migrator({ db: store.db, provider: migrationProvider, ...(schema ? { migrationTableSchema: schema } : {}) });
+    let { error, results } = await migrator.migrateToLatest();
+    // kysely's migrator introspects every schema of the database; another deployment dropping its schema
+    // at that moment makes the introspection fail with "schema … does not exist". Our schema is intact:
+    // trying again is safe (applied migrations are recorded and skipped).
+    for (let i = 0; error && store.kind === 'postgres' && /does not exist/i.test(String((error as Error).message)) && i < 5; i++) {
+      await new Promise((r) => setTimeout(r, 100 * (i + 1)));
+      ({ error, results } = await migrator.migrateToLatest());
+    }
     if (error) {
       const failed = results?.find((r) => r.status === 'Error')?.migrationName;
       throw new KilnError('UNAVAILABLE', `Database migration ${failed ?? ''} failed: ${(error as Error).message ?? error}`, { cause: error });
