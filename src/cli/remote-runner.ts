@@ -57,8 +57,7 @@ function formParts(req: RemoteRunRequest, group: string[], stdinPath: string | u
   return parts;
 }
 
-async function submit(client: RemoteClient, req: RemoteRunRequest, group: string[], stdinPath: string | undefined, signal: AbortSignal, onJob: (id: string) => void): Promise<{ status: number; body: Record<string, unknown> }> {
-  const clientJobId = randomUUID();
+async function submit(client: RemoteClient, req: RemoteRunRequest, group: string[], stdinPath: string | undefined, signal: AbortSignal, clientJobId: string, onJob: (id: string) => void): Promise<{ status: number; body: Record<string, unknown> }> {
   const hasFiles = group.length > 0 || Object.keys(req.extra).length > 0 || !!req.fileId;
   const res =
     req.tool.input.kind === 'none' && !hasFiles
@@ -124,6 +123,8 @@ export async function runRemote(req: RemoteRunRequest): Promise<ItemResult[]> {
   const usedNames = new Set<string>();
   const results: ItemResult[] = new Array(groups.length);
   const running = new Set<string>();
+  // Uploads whose answer (and job id) has not come yet: found again by their clientJobId after Ctrl-C.
+  const inFlight = new Set<string>();
   let next = 0;
   let done = 0;
   const workers = Math.max(1, Math.min(groups.length, req.concurrency ?? DEFAULT_UPLOADS));
@@ -135,10 +136,13 @@ export async function runRemote(req: RemoteRunRequest): Promise<ItemResult[]> {
     let jobId: string | undefined;
     try {
       onProgress?.(0, 'uploading');
-      const res = await submit(client, req, group, stdinPath, req.signal, (id) => {
+      const clientJobId = randomUUID();
+      inFlight.add(clientJobId);
+      const res = await submit(client, req, group, stdinPath, req.signal, clientJobId, (id) => {
         jobId = id;
         running.add(id);
       });
+      inFlight.delete(clientJobId);
       const outcome = res.status === 202 ? await follow(client, jobId!, req.signal, onProgress) : (res.body as unknown as JobOutcome);
       running.delete(outcome.jobId);
       let outPath: string | undefined;
@@ -190,6 +194,11 @@ export async function runRemote(req: RemoteRunRequest): Promise<ItemResult[]> {
   } finally {
     progress.stop();
     // Ctrl-C: the jobs this run started must not keep the server busy.
+    if (req.signal.aborted && inFlight.size) {
+      // The server may have accepted an upload whose answer never arrived.
+      const late = await client.json<{ jobs: { jobId: string; clientJobId: string | null; status: string }[] }>('GET', '/api/v1/jobs?limit=100', undefined, AbortSignal.timeout(5000)).catch(() => ({ jobs: [] }));
+      for (const j of late.jobs) if (j.clientJobId && inFlight.has(j.clientJobId) && (j.status === 'queued' || j.status === 'running')) running.add(j.jobId);
+    }
     if (req.signal.aborted && running.size) {
       await Promise.allSettled([...running].map((id) => client.cancel(id)));
       if (!req.quiet) process.stderr.write(`kiln: cancelled ${running.size} job${running.size > 1 ? 's' : ''} on ${client.server}\n`);

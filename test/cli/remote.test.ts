@@ -33,6 +33,32 @@ function env(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   return { XDG_CONFIG_HOME: path.join(dir, 'cfg-' + Math.random().toString(36).slice(2)), KILN_API_KEY: apiKey, KILN_SERVER: '', ...extra };
 }
 
+async function ctrlC(server: () => TestServer, name: string): Promise<void> {
+  // Long enough that VP9 at "high" is still encoding when Ctrl-C comes.
+  const video = makeVideo(dir, `${name}.mp4`, { width: 640, height: 360, durationS: 20, fps: 25, audio: false });
+  const key = (await api<{ key: string }>(server(), 'POST', '/api/v1/api-keys', { name: 'c' })).body.key;
+  const child = spawn(process.execPath, [KILN, 'convert-video', video, '--format', 'webm', '--quality', 'high', '-o', path.join(dir, `${name}.webm`), '--server', server().url], {
+    env: { ...process.env, ...env({ KILN_API_KEY: key }) },
+  });
+  let stderr = '';
+  child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+  const exited = new Promise<number>((resolve) => child.on('close', (code, signal) => resolve(code ?? (signal ? 128 : -1))));
+  // Wait until the job runs on the server.
+  let jobId: string | undefined;
+  for (let i = 0; i < 200 && !jobId; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    const jobs = await api<{ jobs: { jobId: string; status: string }[] }>(server(), 'GET', '/api/v1/jobs', undefined, key);
+    jobId = jobs.body.jobs.find((j) => j.status === 'running' && (j as { tool?: string }).tool === 'convert-video')?.jobId;
+  }
+  assert.ok(jobId, 'the job never started');
+  child.kill('SIGINT');
+  assert.equal(await exited, 130, stderr);
+  const job = await api<{ status: string }>(server(), 'GET', `/api/v1/jobs/${jobId}`, undefined, key);
+  assert.equal(job.body.status, 'cancelled');
+  assert.ok(!existsSync(path.join(dir, `${name}.webm`)));
+  assert.match(stderr, /cancelled 1 job/);
+}
+
 describe('kiln remote mode', () => {
   before(async () => {
     srv = await startServer();
@@ -258,29 +284,7 @@ describe('kiln remote mode', () => {
     assert.match(nf.stderr, /No job ffffffffffffffffffffffff/);
   });
 
-  it('Ctrl-C cancels the remote job and exits 130', async () => {
-    // Long enough that VP9 at "high" is still encoding when Ctrl-C comes.
-    const video = makeVideo(dir, 'long.mp4', { width: 640, height: 360, durationS: 20, fps: 25, audio: false });
-    const key = (await api<{ key: string }>(slow, 'POST', '/api/v1/api-keys', { name: 'c' })).body.key;
-    const child = spawn(process.execPath, [KILN, 'convert-video', video, '--format', 'webm', '--quality', 'high', '-o', path.join(dir, 'long.webm'), '--server', slow.url], {
-      env: { ...process.env, ...env({ KILN_API_KEY: key }) },
-    });
-    let stderr = '';
-    child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
-    const exited = new Promise<number>((resolve) => child.on('close', (code, signal) => resolve(code ?? (signal ? 128 : -1))));
-    // Wait until the job runs on the server.
-    let jobId: string | undefined;
-    for (let i = 0; i < 200 && !jobId; i++) {
-      await new Promise((r) => setTimeout(r, 100));
-      const jobs = await api<{ jobs: { jobId: string; status: string }[] }>(slow, 'GET', '/api/v1/jobs', undefined, key);
-      jobId = jobs.body.jobs.find((j) => j.status === 'running' && (j as { tool?: string }).tool === 'convert-video')?.jobId;
-    }
-    assert.ok(jobId, 'the job never started');
-    child.kill('SIGINT');
-    assert.equal(await exited, 130, stderr);
-    const job = await api<{ status: string }>(slow, 'GET', `/api/v1/jobs/${jobId}`, undefined, key);
-    assert.equal(job.body.status, 'cancelled');
-    assert.ok(!existsSync(path.join(dir, 'long.webm')));
-    assert.match(stderr, /cancelled 1 job/);
-  });
+  it('Ctrl-C cancels the remote job and exits 130 (202: the job id is known)', () => ctrlC(() => slow, 'long202'));
+
+  it('Ctrl-C cancels the remote job while the server holds the answer (found by clientJobId)', () => ctrlC(() => srv, 'long200'));
 });
