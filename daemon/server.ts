@@ -19,6 +19,17 @@ import { deleteExpiredSessions } from './store/sessions.js';
 /** Documentation routes are readable without credentials (they hold no user data). */
 const PUBLIC_PREFIXES = ['/api/docs'];
 
+export interface RegisteredRoute {
+  method: string;
+  url: string;
+}
+const registered = new WeakMap<FastifyInstance, RegisteredRoute[]>();
+
+/** Every route the app registered (fastify paths, HEAD included): the OpenAPI coverage test compares them with the document. */
+export function registeredRoutes(app: FastifyInstance): readonly RegisteredRoute[] {
+  return registered.get(app) ?? [];
+}
+
 export async function buildServer(config: DaemonConfig): Promise<FastifyInstance> {
   const app = Fastify({
     logger: config.logger ? { level: 'info' } : false,
@@ -26,6 +37,12 @@ export async function buildServer(config: DaemonConfig): Promise<FastifyInstance
     // Long uploads and SSE streams must not be cut by the default timeouts.
     requestTimeout: 0,
     forceCloseConnections: true,
+  });
+  // Before any plugin, so routes of every plugin are seen (onRoute cannot be added once routes exist).
+  const routes: RegisteredRoute[] = [];
+  registered.set(app, routes);
+  app.addHook('onRoute', (r) => {
+    for (const method of [r.method].flat()) routes.push({ method, url: r.url });
   });
   const store = await openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
   try {

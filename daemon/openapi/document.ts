@@ -8,6 +8,7 @@ import { GROUP_TITLES, SECTIONS, type ExtraInput } from '../../src/core/tool.js'
 import { VERSION } from '../../src/core/version.js';
 import { routeOf, targets, type Target } from '../jobs/targets.js';
 import { ACCOUNT_TAGS, accountPaths } from '../accounts/openapi.js';
+import { LIBRARY_TAGS, libraryPaths } from '../library/openapi.js';
 
 type Json = Record<string, unknown>;
 
@@ -149,6 +150,76 @@ function batchOperation(t: Target, settingsRef: Json): Json {
 const json = (schema: Json, description = 'OK') => ({ description, content: { 'application/json': { schema } } });
 const pub = { security: [] as unknown[] };
 
+const okBody = { type: 'object', required: ['ok'], properties: { ok: { const: true } } };
+const sectionParam = { name: 'section', in: 'path', required: true, schema: { type: 'string' } };
+const toolIdParam = { name: 'toolId', in: 'path', required: true, schema: { type: 'string' } };
+/** One check of /readyz and /admin/health: {ok, error?} plus what the check measured. */
+const check = { type: 'object', required: ['ok'], properties: { ok: { type: 'boolean' }, error: { type: 'string' } } };
+const readiness = {
+  type: 'object',
+  required: ['status', 'checks'],
+  properties: {
+    status: { type: 'string', enum: ['ready', 'not-ready'] },
+    checks: {
+      type: 'object',
+      required: ['database', 'queue', 'disk'],
+      properties: { database: check, queue: check, disk: { ...check, properties: { ...check.properties, freeBytes: { type: 'integer' }, totalBytes: { type: 'integer' } } } },
+    },
+  },
+};
+const adminHealth = {
+  type: 'object',
+  required: ['status', 'version', 'uptimeSeconds', 'storage', 'database', 'queue', 'authEnabled', 'node'],
+  properties: {
+    status: { type: 'string', enum: ['healthy', 'unhealthy'] },
+    version: { type: 'string' },
+    uptimeSeconds: { type: 'integer' },
+    storage: { type: 'object', properties: { mode: { const: 'local' }, dataDir: { type: 'string' }, sharedDir: { type: 'string' }, ok: { type: 'boolean' }, freeBytes: { type: 'integer' }, totalBytes: { type: 'integer' }, error: { type: 'string' } } },
+    database: { type: 'object', properties: { kind: { type: 'string', enum: ['sqlite', 'postgres'] }, ok: { type: 'boolean' }, error: { type: 'string' } } },
+    queue: { type: 'object', description: 'Local queue state (running, waiting, concurrency) and, with Redis, the shared counts.' },
+    gpu: { description: 'Detected GPU acceleration, if any.' },
+    authEnabled: { type: 'boolean' },
+    node: { type: 'string' },
+    memory: { type: 'object', properties: { rssBytes: { type: 'integer' } } },
+  },
+};
+
+function catalogSchema(): Json {
+  const route = { type: 'string' };
+  const batchRoute = { type: ['string', 'null'] };
+  return {
+    type: 'object',
+    required: ['tools', 'presets'],
+    properties: {
+      tools: {
+        type: 'array',
+        items: {
+          type: 'object',
+          required: ['id', 'section', 'group', 'summary', 'route', 'batchRoute', 'input', 'output', 'execution', 'settings'],
+          properties: {
+            id: { type: 'string' }, section: { type: 'string', enum: [...SECTIONS] }, group: { type: 'string' }, groupTitle: { type: 'string' },
+            summary: { type: 'string' }, description: { type: 'string' }, route, batchRoute,
+            input: { type: 'object', description: 'kind (file, files, none), accepted types, counts and extra inputs.' },
+            output: { type: 'string' }, execution: { type: 'string' },
+            settings: { type: 'array', items: { type: 'object' }, description: 'Each setting with its name, type, range and default.' },
+          },
+        },
+      },
+      presets: {
+        type: 'array',
+        items: {
+          type: 'object',
+          required: ['id', 'section', 'tool', 'fixed', 'accept', 'outputExtension', 'route', 'batchRoute'],
+          properties: {
+            id: { type: 'string' }, section: { type: 'string', enum: [...SECTIONS] }, tool: { type: 'string' }, fixed: { type: 'object' },
+            accept: { type: 'array', items: { type: 'string' } }, outputExtension: { type: 'string' }, optional: {}, route, batchRoute,
+          },
+        },
+      },
+    },
+  };
+}
+
 function fixedPaths(): Json {
   const jobId = { name: 'jobId', in: 'path', required: true, schema: { type: 'string' } };
   return {
@@ -156,24 +227,57 @@ function fixedPaths(): Json {
       post: {
         ...pub, operationId: 'login', tags: ['auth'], summary: 'Log in and get a session token.',
         requestBody: { required: true, content: { 'application/json': { schema: { type: 'object', required: ['username', 'password'], properties: { username: { type: 'string' }, password: { type: 'string' } } } } } },
-        responses: { '200': json({ type: 'object', required: ['token'], properties: { token: { type: 'string' }, expiresAt: { type: 'string', format: 'date-time' }, user: ref('User') } }), ...errorResponses([400, 401]) },
+        responses: {
+          '200': json(
+            {
+              oneOf: [
+                { type: 'object', required: ['token', 'expiresAt', 'user'], properties: { token: { type: 'string' }, expiresAt: { type: 'string', format: 'date-time' }, user: ref('User') } },
+                { type: 'object', required: ['requiresMfa', 'mfaToken'], properties: { requiresMfa: { const: true }, mfaToken: { type: 'string', description: 'Send it with a code to POST /api/auth/mfa/complete.' } } },
+              ],
+            },
+            'A session, or (MFA enabled) a challenge to complete.',
+          ),
+          ...errorResponses([400, 401, 429]),
+        },
       },
     },
-    '/api/auth/logout': { post: { operationId: 'logout', tags: ['auth'], summary: 'End the current session.', responses: { '200': json({ type: 'object' }), ...errorResponses([401]) } } },
+    '/api/auth/logout': { post: { operationId: 'logout', tags: ['auth'], summary: 'End the current session.', responses: { '200': json(okBody), ...errorResponses([401]) } } },
     '/api/auth/session': {
-      get: { operationId: 'session', tags: ['auth'], summary: 'Who is signed in.', responses: { '200': json({ type: 'object', properties: { user: ref('User'), via: { type: 'string', enum: ['session', 'api-key', 'open'] } } }), ...errorResponses([401]) } },
+      get: { operationId: 'session', tags: ['auth'], summary: 'Who is signed in.', responses: { '200': json({ type: 'object', required: ['user', 'via'], properties: { user: ref('User'), via: { type: 'string', enum: ['session', 'api-key', 'open'] } } }), ...errorResponses([401]) } },
     },
     '/api/v1/config/auth': { get: { ...pub, operationId: 'authConfig', tags: ['auth'], summary: 'Whether authentication is enforced.', responses: { '200': json({ type: 'object', required: ['authEnabled'], properties: { authEnabled: { type: 'boolean' } } }) } } },
     '/api/v1/api-keys': {
       post: {
         operationId: 'createApiKey', tags: ['api-keys'], summary: 'Create an API key (shown once).',
-        requestBody: { required: true, content: { 'application/json': { schema: { type: 'object', required: ['name'], properties: { name: { type: 'string' } } } } } },
-        responses: { '201': json({ type: 'object', required: ['id', 'name', 'key'], properties: { id: { type: 'string' }, name: { type: 'string' }, key: { type: 'string', pattern: '^si_[0-9a-f]{96}$' } } }, 'Created'), ...errorResponses([400, 401]) },
+        requestBody: {
+          required: true,
+          content: {
+            'application/json': {
+              schema: {
+                type: 'object',
+                required: ['name'],
+                properties: {
+                  name: { type: 'string', maxLength: 200 },
+                  expiresInDays: { type: 'number', exclusiveMinimum: 0, description: 'Lifetime in days (not with expiresAt). Without either the key does not expire.' },
+                  expiresAt: { type: 'string', format: 'date-time', description: 'A future expiry (not with expiresInDays).' },
+                },
+              },
+            },
+          },
+        },
+        responses: {
+          '201': json({ type: 'object', required: ['id', 'name', 'key', 'expiresAt'], properties: { id: { type: 'string' }, name: { type: 'string' }, key: { type: 'string', pattern: '^si_[0-9a-f]{96}$' }, expiresAt: { type: ['string', 'null'], format: 'date-time' } } }, 'Created'),
+          ...errorResponses([400, 401]),
+        },
       },
-      get: { operationId: 'listApiKeys', tags: ['api-keys'], summary: 'Your API keys (never the key itself).', responses: { '200': json({ type: 'object', properties: { keys: { type: 'array', items: ref('ApiKey') } } }), ...errorResponses([401]) } },
+      get: {
+        operationId: 'listApiKeys', tags: ['api-keys'], summary: 'Your API keys, newest first (never the key itself).',
+        parameters: [{ name: 'all', in: 'query', schema: { type: 'string', enum: ['true'] }, description: 'With keys:all: every user’s keys, each with its owner.' }],
+        responses: { '200': json({ type: 'object', required: ['keys'], properties: { keys: { type: 'array', items: ref('ApiKey') } } }), ...errorResponses([401]) },
+      },
     },
     '/api/v1/api-keys/{id}': {
-      delete: { operationId: 'deleteApiKey', tags: ['api-keys'], summary: 'Revoke an API key.', parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }], responses: { '200': json({ type: 'object' }), ...errorResponses([401, 404]) } },
+      delete: { operationId: 'deleteApiKey', tags: ['api-keys'], summary: 'Revoke an API key (yours; with keys:all: anyone’s).', parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }], responses: { '200': json(okBody), ...errorResponses([401, 404]) } },
     },
     '/api/v1/jobs': {
       get: {
@@ -184,7 +288,7 @@ function fixedPaths(): Json {
           { name: 'status', in: 'query', schema: { type: 'string', enum: ['queued', 'running', 'completed', 'failed', 'cancelled'] } },
           { name: 'clientJobId', in: 'query', schema: { type: 'string' }, description: 'Only the jobs started with this clientJobId.' },
         ],
-        responses: { '200': json({ type: 'object', properties: { jobs: { type: 'array', items: ref('Job') }, limit: { type: 'integer' }, offset: { type: 'integer' } } }), ...errorResponses([400, 401]) },
+        responses: { '200': json({ type: 'object', required: ['jobs', 'limit', 'offset'], properties: { jobs: { type: 'array', items: ref('Job') }, limit: { type: 'integer' }, offset: { type: 'integer' } } }), ...errorResponses([400, 401]) },
       },
     },
     '/api/v1/jobs/{jobId}': { get: { operationId: 'getJob', tags: ['jobs'], summary: 'The state of a job.', parameters: [jobId], responses: { '200': json(ref('Job')), ...errorResponses([401, 404]) } } },
@@ -209,17 +313,36 @@ function fixedPaths(): Json {
         },
       },
     },
-    '/api/v1/tools': { get: { operationId: 'listTools', tags: ['catalog'], summary: 'The catalog: tools and presets with routes and settings.', responses: { '200': json({ type: 'object', properties: { tools: { type: 'array', items: { type: 'object' } }, presets: { type: 'array', items: { type: 'object' } } } }), ...errorResponses([401]) } } },
+    '/api/v1/tools': { get: { operationId: 'listTools', tags: ['catalog'], summary: 'The catalog: tools and presets with routes and settings.', responses: { '200': json(catalogSchema()), ...errorResponses([401]) } } },
+    '/api/v1/tools/{section}/{toolId}': {
+      post: {
+        operationId: 'misroutedTool', tags: ['catalog'], summary: 'Any other tool route: 404 that names the right route.',
+        description: 'Only reached for an unknown tool or preset, or one asked for under the wrong section; the error details carry the right `route` when there is one.',
+        parameters: [sectionParam, toolIdParam],
+        responses: errorResponses([401, 404]),
+      },
+    },
+    '/api/v1/tools/{section}/{toolId}/batch': {
+      post: {
+        operationId: 'misroutedBatch', tags: ['catalog'], summary: 'Any other batch route: 404 that says why (no batch for this tool, or the right route).',
+        parameters: [sectionParam, toolIdParam],
+        responses: errorResponses([401, 404]),
+      },
+    },
     '/api/v1/health': {
       get: {
         ...pub, operationId: 'health', tags: ['health'], summary: 'Liveness: the database answers.',
-        responses: { '200': json({ type: 'object', properties: { status: { const: 'healthy' }, version: { type: 'string' } } }), '503': json({ type: 'object', properties: { status: { const: 'unhealthy' } } }, 'The database is unreachable.') },
+        responses: {
+          '200': json({ type: 'object', required: ['status', 'version'], properties: { status: { const: 'healthy' }, version: { type: 'string' } } }),
+          '503': json({ type: 'object', required: ['status', 'version', 'database'], properties: { status: { const: 'unhealthy' }, version: { type: 'string' }, database: check } }, 'The database is unreachable.'),
+        },
       },
     },
     '/api/v1/readyz': {
-      get: { ...pub, operationId: 'readyz', tags: ['health'], summary: 'Readiness: database, queue and disk space.', responses: { '200': json({ type: 'object' }, 'Ready.'), '503': json({ type: 'object' }, 'Not ready.') } },
+      get: { ...pub, operationId: 'readyz', tags: ['health'], summary: 'Readiness: database, queue and disk space.', responses: { '200': json(readiness, 'Ready.'), '503': json(readiness, 'Not ready: the failing check says why.') } },
     },
-    '/api/v1/admin/health': { get: { operationId: 'adminHealth', tags: ['health'], summary: 'Diagnostics (permission system:health).', responses: { '200': json({ type: 'object' }), ...errorResponses([401, 403]) } } },
+    '/api/v1/admin/health': { get: { operationId: 'adminHealth', tags: ['health'], summary: 'Diagnostics (permission system:health).', responses: { '200': json(adminHealth), ...errorResponses([401, 403]) } } },
+    '/api/docs': { get: { ...pub, operationId: 'docsUi', tags: ['docs'], summary: 'The interactive API docs (Swagger UI, served offline) for this document.', responses: { '200': { description: 'HTML page.', content: { 'text/html': { schema: { type: 'string' } } } } } } },
     '/api/v1/openapi.yaml': { get: { ...pub, operationId: 'openapi', tags: ['docs'], summary: 'This document.', responses: { '200': { description: 'OpenAPI 3.1 YAML.', content: { 'application/yaml': { schema: { type: 'string' } } } } } } },
     '/llms.txt': { get: { ...pub, operationId: 'llmsTxt', tags: ['docs'], summary: 'A short text summary of the API for language models.', responses: { '200': { description: 'Text.', content: { 'text/plain': { schema: { type: 'string' } } } } } } },
     '/llms-full.txt': { get: { ...pub, operationId: 'llmsFullTxt', tags: ['docs'], summary: 'Every tool with its settings, as text.', responses: { '200': { description: 'Text.', content: { 'text/plain': { schema: { type: 'string' } } } } } } },
@@ -259,7 +382,16 @@ function schemas(): Json {
     },
     Accepted: { type: 'object', required: ['jobId', 'async'], properties: { jobId: { type: 'string' }, async: { const: true } } },
     User: { type: 'object', properties: { id: { type: 'string' }, username: { type: 'string' }, role: { type: 'string', enum: ['admin', 'user'] }, teamId: { type: ['string', 'null'] } } },
-    ApiKey: { type: 'object', properties: { id: { type: 'string' }, name: { type: 'string' }, prefix: { type: 'string' }, createdAt: { type: 'string' }, lastUsedAt: { type: ['string', 'null'] } } },
+    ApiKey: {
+      type: 'object',
+      required: ['id', 'name', 'prefix', 'createdAt', 'lastUsedAt', 'expiresAt', 'expired'],
+      properties: {
+        id: { type: 'string' }, name: { type: 'string' }, prefix: { type: 'string', description: 'si_ and the first characters of the key.' },
+        createdAt: { type: 'string', format: 'date-time' }, lastUsedAt: { type: ['string', 'null'], format: 'date-time' },
+        expiresAt: { type: ['string', 'null'], format: 'date-time' }, expired: { type: 'boolean' },
+        owner: { type: 'object', properties: { id: { type: 'string' }, username: { type: ['string', 'null'] } }, description: 'Only with ?all=true.' },
+      },
+    },
     Job: {
       type: 'object',
       properties: {
@@ -267,12 +399,20 @@ function schemas(): Json {
         tool: { type: 'string' },
         baseTool: { type: 'string' },
         kind: { type: 'string', enum: ['run', 'batch'] },
+        ownerId: { type: 'string' },
         status: { type: 'string', enum: ['queued', 'running', 'completed', 'failed', 'cancelled'] },
         progress: { type: 'object', properties: { percent: { type: 'integer' }, stage: { type: ['string', 'null'] } } },
         settings: { type: 'object' },
         clientJobId: { type: ['string', 'null'] },
         result: { oneOf: [ref('RunResult'), { type: 'null' }] },
-        error: { oneOf: [{ type: 'object' }, { type: 'null' }] },
+        error: {
+          oneOf: [{ type: 'object', required: ['code', 'message'], properties: { code: { type: 'string' }, message: { type: 'string' }, details: {}, reason: { type: 'string' } } }, { type: 'null' }],
+          description: 'Why a failed or cancelled job ended.',
+        },
+        outputName: { type: ['string', 'null'] },
+        contentType: { type: ['string', 'null'] },
+        originalSize: { type: ['integer', 'null'] },
+        processedSize: { type: ['integer', 'null'] },
         createdAt: { type: 'string' },
         startedAt: { type: ['string', 'null'] },
         finishedAt: { type: ['string', 'null'] },
@@ -286,7 +426,7 @@ let cached: Json | undefined;
 export function openApiDocument(): Json {
   if (cached) return cached;
   const components: Json = schemas();
-  const paths: Json = { ...fixedPaths(), ...accountPaths() };
+  const paths: Json = { ...fixedPaths(), ...accountPaths(), ...libraryPaths() };
   for (const t of targets()) {
     const name = `${pascal(t.tool.id)}Settings`;
     if (!components[name]) components[name] = hoist(name, settingsJsonSchema(t.tool) as Json, components);
@@ -308,6 +448,7 @@ export function openApiDocument(): Json {
       ...SECTIONS.map((s) => ({ name: s, description: `${s} tools and presets (groups: ${Object.values(GROUP_TITLES).join(', ')})` })),
       { name: 'auth' }, { name: 'api-keys' }, { name: 'jobs' }, { name: 'catalog' }, { name: 'health' }, { name: 'docs' },
       ...ACCOUNT_TAGS.map((name) => ({ name })),
+      ...LIBRARY_TAGS.map((name) => ({ name })),
     ],
     paths,
     components: {
