@@ -125,6 +125,11 @@ export class JobService {
     }
   }
 
+  /** Scaled mode: jobs run on any instance, events come over the shared bus. */
+  get distributed(): boolean {
+    return this.shared !== undefined;
+  }
+
   /** Job inputs and outputs: under SHARED_DIR, which every instance of a scaled deployment mounts. */
   get jobsDir(): string {
     return path.join(this.config.sharedDir, 'jobs');

@@ -78,7 +78,16 @@ export async function jobRoutes(app: FastifyInstance): Promise<void> {
       send(id, event);
       if (event.type !== 'progress') end();
     });
-    heartbeat = setInterval(() => res.write(': heartbeat\n\n'), app.kiln.config.sseHeartbeatMs);
+    heartbeat = setInterval(() => {
+      res.write(': heartbeat\n\n');
+      // Scaled mode: an event lost on the way (a Redis hiccup) must not leave the stream open forever.
+      if (jobs.distributed) void getJob(app.kiln.store.db, row.id).then((r) => {
+        if (!closed && r && isFinal(r.status)) {
+          send(jobs.events.nextId(row.id), finalEvent(r));
+          end();
+        }
+      }, () => {});
+    }, app.kiln.config.sseHeartbeatMs);
     // The job may have ended between the first read and the subscription.
     const now = await getJob(app.kiln.store.db, row.id);
     if (!closed && now && isFinal(now.status)) {

@@ -6,6 +6,7 @@
  * KILN_TEST_PG_URL and KILN_TEST_REDIS_URL override the services.
  */
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,6 +16,7 @@ import sharp from 'sharp';
 import { exec } from '../../src/core/process.js';
 import { insertJob } from '../../daemon/store/jobs.js';
 import type { RedisJobQueue } from '../../daemon/queue/redis.js';
+import { KILN } from '../helpers/cli.js';
 import { makeImage, tempDir } from '../helpers/fixtures.js';
 import { filePart, form, login, readSse, startServer, type TestServer } from '../helpers/server.js';
 
@@ -86,6 +88,7 @@ describe('scaled mode: two daemons, PostgreSQL, Redis, one shared directory', { 
   let shortClip: string;
   const prefix = `kiln_t_${randomBytes(6).toString('hex')}`;
   const schema = `kiln_t_${randomBytes(6).toString('hex')}`;
+  let env: Record<string, string>;
 
   before(async () => {
     shared = mkdtempSync(path.join(process.env.KILN_TMP_DIR ?? tmpdir(), 'kiln-shared-'));
@@ -103,8 +106,10 @@ describe('scaled mode: two daemons, PostgreSQL, Redis, one shared directory', { 
       SHARED_DIR: shared,
       ADMIN_PASSWORD: 'scaled-' + randomBytes(8).toString('hex'),
       KILN_HEARTBEAT_MS: '200',
+      KILN_SSE_HEARTBEAT_MS: '300',
       JOB_CONCURRENCY: '2',
     };
+    env = common;
     // A answers at once (202); B waits for the result (the sync window).
     a = await startServer({ generatePassword: true, env: { ...common, SYNC_WAIT_MS: '0' } });
     b = await startServer({ generatePassword: true, env: { ...common, SYNC_WAIT_MS: '20000' } });
@@ -222,6 +227,8 @@ describe('scaled mode: two daemons, PostgreSQL, Redis, one shared directory', { 
       assert.equal(view.error.code, 'CANCELLED');
       // A confirmed (its run ended) well before the confirm time-out at which B would end the record itself.
       assert.ok(Date.now() - t0 < 5000, `cancel took ${Date.now() - t0} ms`);
+      // A recorded the end (that is what B heard) just before its worker slot came free.
+      for (let i = 0; i < 40 && a.app.kiln.jobs.queue.state().running > 0; i++) await sleep(50);
       assert.equal(a.app.kiln.jobs.queue.state().running, 0);
       assert.equal(existsSync(path.join(shared, 'jobs', r.json.jobId)), false);
     } finally {
@@ -278,6 +285,7 @@ describe('scaled mode: two daemons, PostgreSQL, Redis, one shared directory', { 
     assert.equal(view.status, 'cancelled');
     assert.ok(Date.now() - t0 < 5000, `cancel took ${Date.now() - t0} ms`);
     await body;
+    for (let i = 0; i < 40 && b.app.kiln.jobs.queue.state().running > 0; i++) await sleep(50);
     assert.equal(b.app.kiln.jobs.queue.state().running, 0);
   });
 
@@ -294,6 +302,71 @@ describe('scaled mode: two daemons, PostgreSQL, Redis, one shared directory', { 
     const job = await until(a, id, (j) => j.status !== 'running', 5000);
     assert.equal(job.status, 'failed');
     assert.equal(job.error.reason, 'daemon-restarted');
+  });
+
+  it('ends a stream whose final event was lost, from the database', async () => {
+    const owner = (await b.app.kiln.store.db.selectFrom('users').select('id').executeTakeFirstOrThrow()).id;
+    const id = randomBytes(12).toString('hex');
+    const now = Date.now();
+    // "Running" on A (alive, so the reaper leaves it alone); its end is then written with no event sent.
+    await insertJob(b.app.kiln.store.db, {
+      id, owner_id: owner, tool: 'resize', base_tool: 'resize', kind: 'run', settings: '{}', status: 'running', progress: 50, stage: 'resizing',
+      result: null, error: null, client_job_id: null, instance_id: a.app.kiln.jobs.instanceId, work_dir: null, output_path: null, output_name: null,
+      content_type: null, original_size: 1, processed_size: null, created_at: now, started_at: now, finished_at: null,
+    });
+    const stream = readSse(`${b.url}/api/v1/jobs/${id}/progress`, b.token, 5000);
+    await sleep(200);
+    await b.app.kiln.store.db.updateTable('jobs').set({ status: 'failed', error: JSON.stringify({ code: 'INTERNAL', message: 'gone' }), finished_at: Date.now() }).where('id', '=', id).execute();
+    const { events } = await stream;
+    assert.equal(events.at(-1)?.event, 'failed');
+    assert.equal((events.at(-1)!.data as { message: string }).message, 'gone');
+  });
+
+  it('fails the running job of an instance killed without warning', async () => {
+    const dataDir = tempDir('kiln-killed-');
+    const child = spawn(process.execPath, [KILN, 'serve', '--port', '0', '--data-dir', dataDir], {
+      env: { ...process.env, ...env, KILN_HTTP_LOG: 'false', KILN_WARM_ENGINES: 'false', JOB_CONCURRENCY: '1' },
+      // Its own process group: the kill takes its ffmpeg along, as a machine going down would.
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const kill = () => {
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {}
+    };
+    await Promise.all([worker(a).pauseWorker(), worker(b).pauseWorker()]);
+    try {
+      await new Promise<void>((resolve, reject) => {
+        let out = '';
+        const timer = setTimeout(() => reject(new Error(`no listening line: ${out}`)), 30_000);
+        child.stdout!.on('data', (d) => {
+          out += d;
+          if (/listening on/.test(out)) {
+            clearTimeout(timer);
+            resolve();
+          }
+        });
+        child.stderr!.on('data', (d) => (out += d));
+        child.on('exit', (code) => reject(new Error(`kiln serve exited ${code}: ${out}`)));
+      });
+      const r = await submit(a, '/api/v1/tools/video/compress-video', await form({ file: await filePart(longClip), settings: '{"quality": "strong"}' }));
+      await until(b, r.json.jobId, (j) => j.status === 'running' && j.progress.percent > 0);
+      const runner = await instanceOf(b, r.json.jobId);
+      assert.ok(![a.app.kiln.jobs.instanceId, b.app.kiln.jobs.instanceId].includes(runner));
+      kill();
+      const t0 = Date.now();
+      const job = await until(b, r.json.jobId, (j) => j.status !== 'running', 10_000);
+      assert.equal(job.status, 'failed');
+      assert.equal(job.error.reason, 'daemon-restarted');
+      // Three missed beats of 200 ms, then the next reaper pass.
+      assert.ok(Date.now() - t0 < 3000, `noticed after ${Date.now() - t0} ms`);
+      assert.equal(existsSync(path.join(shared, 'jobs', r.json.jobId)), false);
+    } finally {
+      kill();
+      worker(a).resumeWorker();
+      worker(b).resumeWorker();
+    }
   });
 
   it('fails a job whose instance stops while running it; the other instance reports it', async () => {
