@@ -44,6 +44,9 @@ export function heavy(o: BenchOptions): { n: number; warmup: boolean } {
   return o.quick ? { n: 1, warmup: false } : { n: Math.min(o.n, 3), warmup: true };
 }
 
+/** [key, label, one operation (i = round, -1 for the warm-up)] */
+export type Side = [string, string, (i: number) => Promise<unknown> | unknown];
+
 export class Bench {
   readonly result: FamilyResult;
 
@@ -77,6 +80,39 @@ export class Bench {
       this.result.failures.push(`${key}: ${msg}`);
       this.o.print(`  ${label.padEnd(46)}    FAILED  ${msg.slice(0, 160)}`);
       return undefined;
+    }
+  }
+
+  /**
+   * Several ways of doing the same work, interleaved: each round runs every side once, so load from
+   * other processes on a shared machine drifts over all sides alike instead of favouring whichever ran
+   * in a quiet minute. Prints ms/op per side in the order given; a side that throws prints FAILED
+   * and drops out of the later rounds. Falsy entries (optional peers) are ignored.
+   */
+  async compare(sides: (Side | false | undefined)[], opts: { n?: number; warmup?: boolean } = {}): Promise<void> {
+    const n = this.o.smoke ? 1 : (opts.n ?? this.o.n);
+    const live = sides.filter((x): x is Side => !!x).map((side) => ({ side, total: 0, error: undefined as string | undefined }));
+    const attempt = async (r: (typeof live)[number], i: number) => {
+      if (r.error) return;
+      const t0 = process.hrtime.bigint();
+      try {
+        await r.side[2](i);
+        if (i >= 0) r.total += Number(process.hrtime.bigint() - t0) / 1e6;
+      } catch (e) {
+        r.error = ((e as Error).message ?? String(e)).split('\n').find((l) => l.trim()) ?? 'failed';
+      }
+    };
+    if (opts.warmup !== false && !this.o.smoke) for (const r of live) await attempt(r, -1);
+    for (let i = 0; i < n; i++) for (const r of live) await attempt(r, i);
+    for (const r of live) {
+      const [key, label] = r.side;
+      if (r.error) {
+        this.result.failures.push(`${key}: ${r.error}`);
+        this.o.print(`  ${label.padEnd(46)}    FAILED  ${r.error.slice(0, 160)}`);
+      } else {
+        this.result.ms[key] = r.total / n;
+        this.o.print(`  ${label.padEnd(46)} ${(r.total / n).toFixed(1).padStart(9)} ms/op`);
+      }
     }
   }
 

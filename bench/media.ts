@@ -59,10 +59,12 @@ export async function benchMedia(o: BenchOptions): Promise<FamilyResult> {
 
   b.heading(`trim 2 s - ${o.smoke ? 3 : 6} s by stream copy (${path.basename(clip)})`);
   const endS = o.smoke ? 3 : 6;
-  await b.time('ffmpeg-trim', 'ffmpeg -ss -t -c copy direct', (i) =>
-    ff(['-ss', '2', '-i', clip, '-t', String(endS - 2), '-map', '0:v:0', '-map', '0:a:0', '-c', 'copy', '-avoid_negative_ts', 'make_zero', '-map_metadata', '0'], path.join(out, `t${i}.mkv`))());
-  await b.time('kiln-trim', 'kiln runTool trim-video', () => kilnRun(o, 'trim-video', [clip], { startS: 2, endS }));
-  if (!o.smoke) await b.time('cli-trim', 'kiln CLI trim-video', (i) => kilnCli(['trim-video', clip, '--start-s', '2', '--end-s', String(endS), '-o', path.join(out, `kt${i}.mkv`), '-q']));
+  await b.compare([
+    ['ffmpeg-trim', 'ffmpeg -ss -t -c copy direct', (i) =>
+      ff(['-ss', '2', '-i', clip, '-t', String(endS - 2), '-map', '0:v:0', '-map', '0:a:0', '-c', 'copy', '-avoid_negative_ts', 'make_zero', '-map_metadata', '0'], path.join(out, `t${i}.mkv`))()],
+    ['kiln-trim', 'kiln runTool trim-video', () => kilnRun(o, 'trim-video', [clip], { startS: 2, endS })],
+    !o.smoke && ['cli-trim', 'kiln CLI trim-video', (i) => kilnCli(['trim-video', clip, '--start-s', '2', '--end-s', String(endS), '-o', path.join(out, `kt${i}.mkv`), '-q'])],
+  ]);
   b.ratios([
     ['kiln-trim', 'ffmpeg-trim', 'adds one ffprobe'],
     ['cli-trim', 'ffmpeg-trim'],
@@ -72,19 +74,23 @@ export async function benchMedia(o: BenchOptions): Promise<FamilyResult> {
   // The encode dominates and barely varies: fewer runs.
   const long = heavy(o);
   b.heading('convert a 10-s 1280x720 H.264 MKV → MP4 (x264 veryfast CRF 23, AAC 128k)');
-  await b.time('ffmpeg-convert', 'ffmpeg direct, same arguments', (i) =>
-    ff(['-i', clip, '-map', '0:v:0', '-map', '0:a:0', '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '23', '-pix_fmt', 'yuv420p', '-threads', THREADS, '-c:a', 'aac', '-b:a', '128k', '-movflags', '+faststart', '-map_metadata', '0'], path.join(out, `c${i}.mp4`))(), long);
-  await b.time('kiln-convert', 'kiln runTool convert-video --format mp4', () => kilnRun(o, 'convert-video', [clip], { format: 'mp4' }), long);
-  await b.time('cli-convert', 'kiln CLI convert-video --format mp4', (i) => kilnCli(['convert-video', clip, '--format', 'mp4', '-o', path.join(out, `kc${i}.mp4`), '-q']), long);
+  await b.compare([
+    ['ffmpeg-convert', 'ffmpeg direct, same arguments', (i) =>
+      ff(['-i', clip, '-map', '0:v:0', '-map', '0:a:0', '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '23', '-pix_fmt', 'yuv420p', '-threads', THREADS, '-c:a', 'aac', '-b:a', '128k', '-movflags', '+faststart', '-map_metadata', '0'], path.join(out, `c${i}.mp4`))()],
+    ['kiln-convert', 'kiln runTool convert-video --format mp4', () => kilnRun(o, 'convert-video', [clip], { format: 'mp4' })],
+    ['cli-convert', 'kiln CLI convert-video --format mp4', (i) => kilnCli(['convert-video', clip, '--format', 'mp4', '-o', path.join(out, `kc${i}.mp4`), '-q'])],
+  ], long);
   b.ratios([
     ['kiln-convert', 'ffmpeg-convert'],
     ['cli-convert', 'ffmpeg-convert'],
   ]);
 
   b.heading('normalize a 30-s MP3 to -16 LUFS (two-pass loudnorm)');
-  await b.time('ffmpeg-loudnorm', 'ffmpeg loudnorm two passes by hand', (i) => normalizeByHand(song, path.join(out, `n${i}.mp3`)), long);
-  await b.time('kiln-normalize', 'kiln runTool normalize-audio', () => kilnRun(o, 'normalize-audio', [song]), long);
-  await b.time('cli-normalize', 'kiln CLI normalize-audio', (i) => kilnCli(['normalize-audio', song, '-o', path.join(out, `kn${i}.mp3`), '-q']), long);
+  await b.compare([
+    ['ffmpeg-loudnorm', 'ffmpeg loudnorm two passes by hand', (i) => normalizeByHand(song, path.join(out, `n${i}.mp3`))],
+    ['kiln-normalize', 'kiln runTool normalize-audio', () => kilnRun(o, 'normalize-audio', [song])],
+    ['cli-normalize', 'kiln CLI normalize-audio', (i) => kilnCli(['normalize-audio', song, '-o', path.join(out, `kn${i}.mp3`), '-q'])],
+  ], long);
   b.ratios([
     ['kiln-normalize', 'ffmpeg-loudnorm'],
     ['cli-normalize', 'ffmpeg-loudnorm'],

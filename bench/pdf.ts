@@ -61,14 +61,16 @@ export async function benchPdf(o: BenchOptions): Promise<FamilyResult> {
   const big = await textPdf(path.join(fx, o.smoke ? 'doc-12.pdf' : 'doc-60.pdf'), o.smoke ? 12 : 60, 'Long document');
   b.heading(`extract pages 2-5,10,r1 of a ${o.smoke ? 12 : 60}-page PDF`);
   const range = '2-5,10,r1';
-  await b.time('qpdf-extract', 'qpdf --pages direct', async (i) => {
-    const p = path.join(out, `x${i}.pdf`);
-    await qpdf([big, '--pages', '.', range, '--', p]);
-    requireOutput(p);
-  });
-  await b.time('kiln-extract', 'kiln runTool extract-pages', () => kilnRun(o, 'extract-pages', [big], { range }));
-  // The smoke test leaves the CLI to the image family: one node start-up per family is most of its 30 s.
-  if (!o.smoke) await b.time('cli-extract', 'kiln CLI extract-pages', (i) => kilnCli(['extract-pages', big, '--range', range, '-o', path.join(out, `kx${i}.pdf`), '-q']));
+  await b.compare([
+    ['qpdf-extract', 'qpdf --pages direct', async (i) => {
+      const p = path.join(out, `x${i}.pdf`);
+      await qpdf([big, '--pages', '.', range, '--', p]);
+      requireOutput(p);
+    }],
+    ['kiln-extract', 'kiln runTool extract-pages', () => kilnRun(o, 'extract-pages', [big], { range })],
+    // The smoke test leaves the CLI to the image family: one node start-up per family is most of its 30 s.
+    !o.smoke && ['cli-extract', 'kiln CLI extract-pages', (i) => kilnCli(['extract-pages', big, '--range', range, '-o', path.join(out, `kx${i}.pdf`), '-q'])],
+  ]);
   b.ratios([
     ['kiln-extract', 'qpdf-extract', 'runTool overhead over one qpdf process'],
     ['cli-extract', 'qpdf-extract'],
@@ -78,13 +80,15 @@ export async function benchPdf(o: BenchOptions): Promise<FamilyResult> {
   const parts: string[] = [];
   for (let i = 1; i <= 20; i++) parts.push(await textPdf(path.join(fx, `part-${String(i).padStart(2, '0')}.pdf`), 5, `Part ${i}`));
   b.heading('merge 20 PDFs of 5 pages');
-  await b.time('qpdf-merge', 'qpdf --empty --pages direct', async (i) => {
-    const p = path.join(out, `m${i}.pdf`);
-    await qpdf(['--empty', '--pages', ...parts.flatMap((s) => [s, '1-z']), '--', p]);
-    requireOutput(p);
-  });
-  await b.time('kiln-merge', 'kiln runTool merge-pdf', () => kilnRun(o, 'merge-pdf', parts));
-  await b.time('cli-merge', 'kiln CLI merge-pdf', (i) => kilnCli(['merge-pdf', ...parts, '-o', path.join(out, `km${i}.pdf`), '-q']));
+  await b.compare([
+    ['qpdf-merge', 'qpdf --empty --pages direct', async (i) => {
+      const p = path.join(out, `m${i}.pdf`);
+      await qpdf(['--empty', '--pages', ...parts.flatMap((s) => [s, '1-z']), '--', p]);
+      requireOutput(p);
+    }],
+    ['kiln-merge', 'kiln runTool merge-pdf', () => kilnRun(o, 'merge-pdf', parts)],
+    ['cli-merge', 'kiln CLI merge-pdf', (i) => kilnCli(['merge-pdf', ...parts, '-o', path.join(out, `km${i}.pdf`), '-q'])],
+  ]);
   b.ratios([
     ['kiln-merge', 'qpdf-merge', 'runTool overhead over one qpdf process'],
     ['cli-merge', 'qpdf-merge'],
@@ -93,13 +97,15 @@ export async function benchPdf(o: BenchOptions): Promise<FamilyResult> {
   const photos = await imagePdf(path.join(fx, 'photos-4.pdf'), 4, 2000);
   b.heading('compress a 4-page PDF of 2000x1500 photos at quality 75');
   const { params, post } = compressionParams(75);
-  await b.time('gs-compress', 'gs pdfwrite direct (same parameters)', async (i) => {
-    const p = path.join(out, `c${i}.pdf`);
-    await shAsync('gs', ['-q', '-dSAFER', '-dBATCH', '-dNOPAUSE', '-sDEVICE=pdfwrite', `-sOutputFile=${p}`, ...params, ...post, '-f', photos]);
-    requireOutput(p);
-  }, heavy(o));
-  await b.time('kiln-compress', 'kiln runTool compress-pdf --quality 75', () => kilnRun(o, 'compress-pdf', [photos], { quality: 75 }), heavy(o));
-  await b.time('cli-compress', 'kiln CLI compress-pdf --quality 75', (i) => kilnCli(['compress-pdf', photos, '--quality', '75', '-o', path.join(out, `kc${i}.pdf`), '-q']), heavy(o));
+  await b.compare([
+    ['gs-compress', 'gs pdfwrite direct (same parameters)', async (i) => {
+      const p = path.join(out, `c${i}.pdf`);
+      await shAsync('gs', ['-q', '-dSAFER', '-dBATCH', '-dNOPAUSE', '-sDEVICE=pdfwrite', `-sOutputFile=${p}`, ...params, ...post, '-f', photos]);
+      requireOutput(p);
+    }],
+    ['kiln-compress', 'kiln runTool compress-pdf --quality 75', () => kilnRun(o, 'compress-pdf', [photos], { quality: 75 })],
+    ['cli-compress', 'kiln CLI compress-pdf --quality 75', (i) => kilnCli(['compress-pdf', photos, '--quality', '75', '-o', path.join(out, `kc${i}.pdf`), '-q'])],
+  ], heavy(o));
   b.ratios([
     ['kiln-compress', 'gs-compress', 'same Ghostscript work'],
     ['cli-compress', 'gs-compress'],

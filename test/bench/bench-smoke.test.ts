@@ -26,6 +26,12 @@ function check(r: FamilyResult, lines: string[], keys: string[], ratio?: string)
 }
 
 describe('bench smoke', { concurrency: 2 }, () => {
+  // Docs first: it is the longest (two Chromium starts), the others run beside it.
+  test('docs: Markdown → PDF by hand (pandoc + chromium) and runTool', async () => {
+    const o = options();
+    check(await benchDocs(o), o.lines, ['byhand-md', 'kiln-md'], 'kiln-md/byhand-md');
+  });
+
   test('image: JPEG → WebP through sharp, runTool and the CLI', async () => {
     const o = options();
     check(await benchImage(o), o.lines, ['sharp-webp', 'kiln-webp', 'cli-webp'], 'kiln-webp/sharp-webp');
@@ -41,11 +47,6 @@ describe('bench smoke', { concurrency: 2 }, () => {
     check(await benchMedia(o), o.lines, ['ffmpeg-trim', 'kiln-trim'], 'kiln-trim/ffmpeg-trim');
   });
 
-  test('docs: Markdown → PDF by hand (pandoc + chromium) and runTool', async () => {
-    const o = options();
-    check(await benchDocs(o), o.lines, ['byhand-md', 'kiln-md'], 'kiln-md/byhand-md');
-  });
-
   test('daemon: small resize and health under autocannon (a few requests)', async () => {
     const o = options();
     check(await benchDaemon(o), o.lines, ['daemon-small', 'daemon-health']);
@@ -58,5 +59,13 @@ describe('bench smoke', { concurrency: 2 }, () => {
     assert.equal(await b.time('bad', 'missing engine', () => sh('kiln-no-such-engine', [])), undefined);
     assert.equal(b.result.failures.length, 1);
     assert.match(o.lines.join('\n'), /missing engine\s+FAILED\s+kiln-no-such-engine: .*ENOENT/);
+    // Interleaved sides: the failing one drops out, the other still gets its time.
+    await b.compare([
+      ['ok', 'true', () => sh('true', [])],
+      ['bad2', 'false', () => sh('false', [])],
+    ]);
+    assert.ok(b.result.ms.ok! > 0);
+    assert.equal(b.result.ms.bad2, undefined);
+    assert.match(o.lines.join('\n'), /false\s+FAILED\s+false exited 1/);
   });
 });
