@@ -42,15 +42,21 @@ async function ctrlC(server: () => TestServer, name: string): Promise<void> {
   });
   let stderr = '';
   child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
-  const exited = new Promise<number>((resolve) => child.on('close', (code, signal) => resolve(code ?? (signal ? 128 : -1))));
-  // Wait until the job runs on the server.
+  let ended = false;
+  const exited = new Promise<number>((resolve) =>
+    child.on('close', (code, signal) => {
+      ended = true;
+      resolve(code ?? (signal ? 128 : -1));
+    }),
+  );
+  // Wait until the job runs on the server (the machine may be busy: up to a minute).
   let jobId: string | undefined;
-  for (let i = 0; i < 200 && !jobId; i++) {
+  for (let i = 0; i < 600 && !jobId && !ended; i++) {
     await new Promise((r) => setTimeout(r, 100));
     const jobs = await api<{ jobs: { jobId: string; status: string }[] }>(server(), 'GET', '/api/v1/jobs', undefined, key);
     jobId = jobs.body.jobs.find((j) => j.status === 'running' && (j as { tool?: string }).tool === 'convert-video')?.jobId;
   }
-  assert.ok(jobId, 'the job never started');
+  assert.ok(jobId, `the job never started: ${stderr}`);
   child.kill('SIGINT');
   assert.equal(await exited, 130, stderr);
   const job = await api<{ status: string }>(server(), 'GET', `/api/v1/jobs/${jobId}`, undefined, key);
