@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { compileErrors, validate } from '@readme/openapi-parser';
+import sharp from 'sharp';
 import { parse } from 'yaml';
 import { routeOf, targets } from '../../daemon/jobs/targets.js';
 import { registeredRoutes } from '../../daemon/server.js';
@@ -123,11 +124,18 @@ describe('OpenAPI coverage', () => {
         (init.headers as Record<string, string>)['content-type'] = 'application/json';
       }
       const res = await fetch(s.url + path, init);
-      const text = await res.text();
+      const bytes = Buffer.from(await res.arrayBuffer());
+      const text = bytes.toString('utf8');
       const op = doc.paths[template]?.[method.toLowerCase()];
       assert.ok(op, `${method} ${template} is documented`);
-      const documented = op.responses[String(res.status)];
+      const answer = op.responses[String(res.status)];
+      const documented = answer?.$ref ? doc.components.responses[answer.$ref.split('/').pop()] : answer;
       assert.ok(documented, `${method} ${path} answered ${res.status}, which is not documented: ${text.slice(0, 300)}`);
+      const type = (res.headers.get('content-type') ?? '').split(';')[0]!;
+      const media = Object.keys(documented.content ?? {});
+      assert.ok(media.some((m) => m === type || m === '*/*' || (m.endsWith('/*') && type.startsWith(m.slice(0, -1))) || m === 'application/octet-stream'), `${method} ${path} answered ${type}, documented ${media.join(', ')}`);
+      for (const h of Object.keys(documented.headers ?? {})) assert.ok(res.headers.has(h), `${method} ${path} (${res.status}) sends the documented header ${h}`);
+      if (type !== 'application/json') return { status: res.status, bytes };
       const schema = documented.content?.['application/json']?.schema;
       const value = JSON.parse(text);
       if (schema) {
@@ -158,6 +166,9 @@ describe('OpenAPI coverage', () => {
     await call('DELETE', `/api/v1/files/${id}/versions/2`, undefined, '/api/v1/files/{id}/versions/{version}');
     await call('GET', `/api/v1/files/${id}/versions/abc/download`, undefined, '/api/v1/files/{id}/versions/{version}/download');
     await call('GET', '/api/v1/files/no-such-item', undefined, '/api/v1/files/{id}');
+    const dl = await call('GET', `/api/v1/files/${id}/download?version=3`, undefined, '/api/v1/files/{id}/download');
+    assert.equal(dl.bytes.toString(), 'first');
+    await call('GET', `/api/v1/files/${id}/versions/1/download`, undefined, '/api/v1/files/{id}/versions/{version}/download');
     await call('DELETE', `/api/v1/files/${id}`, undefined, '/api/v1/files/{id}');
 
     const def = { name: 'thumbs', description: 'small webp', steps: [{ tool: 'resize', settings: { width: 10 } }, { tool: 'convert', settings: { format: 'webp' } }] };
@@ -168,7 +179,29 @@ describe('OpenAPI coverage', () => {
     await call('GET', '/api/v1/pipelines');
     await call('GET', `/api/v1/pipelines/${saved.id}`, undefined, '/api/v1/pipelines/{id}');
     await call('PUT', `/api/v1/pipelines/${saved.id}`, { steps: [{ tool: 'resize', settings: { width: 12 } }] }, '/api/v1/pipelines/{id}');
+    const png = new File([await sharp({ create: { width: 16, height: 8, channels: 3, background: '#c03030' } }).png().toBuffer()], 'red.png');
+    const one = new FormData();
+    one.append('file', png, 'red.png');
+    const piped = await call('POST', `/api/v1/pipelines/${saved.id}/run`, one, '/api/v1/pipelines/{id}/run');
+    assert.ok(piped.downloadUrl, JSON.stringify(piped));
+    const adHoc = new FormData();
+    adHoc.append('pipeline', JSON.stringify({ steps: [{ tool: 'convert', settings: { format: 'jpg' } }] }));
+    adHoc.append('files', png, 'a.png');
+    adHoc.append('files', png, 'b.png');
+    const zip = await call('POST', '/api/v1/pipelines/batch', adHoc);
+    assert.equal(zip.status, 200);
     await call('DELETE', `/api/v1/pipelines/${saved.id}`, undefined, '/api/v1/pipelines/{id}');
+
+    const run = new FormData();
+    run.append('file', png, 'red.png');
+    run.append('settings', JSON.stringify({ width: 8 }));
+    const result = await call('POST', '/api/v1/tools/image/resize', run);
+    await call('GET', `/api/v1/jobs/${result.jobId}`, undefined, '/api/v1/jobs/{jobId}');
+    await call('POST', `/api/v1/jobs/${result.jobId}/cancel`, undefined, '/api/v1/jobs/{jobId}/cancel'); // 409: it has ended
+    const [, , , , jobId, filename] = (result.downloadUrl as string).split('/');
+    const out = await call('GET', result.downloadUrl, undefined, '/api/v1/download/{jobId}/{filename}');
+    assert.equal((await sharp(out.bytes).metadata()).width, 8);
+    assert.equal(`${jobId}/${filename}`, result.downloadUrl.split('/').slice(4).join('/'));
 
     const key = await call('POST', '/api/v1/api-keys', { name: 'coverage', expiresInDays: 1 });
     await call('GET', '/api/v1/api-keys?all=true', undefined, '/api/v1/api-keys');
@@ -180,5 +213,8 @@ describe('OpenAPI coverage', () => {
     await call('GET', '/api/v1/admin/health');
     await call('GET', '/api/v1/tools');
     await call('POST', '/api/v1/tools/video/resize', undefined, '/api/v1/tools/{section}/{toolId}');
+    await call('POST', '/api/v1/tools/image/no-such-tool/batch', undefined, '/api/v1/tools/{section}/{toolId}/batch');
+    const page = await call('GET', '/api/docs');
+    assert.match(page.bytes.toString(), /swagger-ui/);
   });
 });
