@@ -197,6 +197,8 @@ describe('OpenAPI coverage', () => {
     run.append('settings', JSON.stringify({ width: 8 }));
     const result = await call('POST', '/api/v1/tools/image/resize', run);
     await call('GET', `/api/v1/jobs/${result.jobId}`, undefined, '/api/v1/jobs/{jobId}');
+    const events = await call('GET', `/api/v1/jobs/${result.jobId}/progress`, undefined, '/api/v1/jobs/{jobId}/progress');
+    assert.match(events.bytes.toString(), /event: completed/);
     await call('POST', `/api/v1/jobs/${result.jobId}/cancel`, undefined, '/api/v1/jobs/{jobId}/cancel'); // 409: it has ended
     const [, , , , jobId, filename] = (result.downloadUrl as string).split('/');
     const out = await call('GET', result.downloadUrl, undefined, '/api/v1/download/{jobId}/{filename}');
@@ -214,6 +216,14 @@ describe('OpenAPI coverage', () => {
     await call('GET', '/api/v1/tools');
     await call('POST', '/api/v1/tools/video/resize', undefined, '/api/v1/tools/{section}/{toolId}');
     await call('POST', '/api/v1/tools/image/no-such-tool/batch', undefined, '/api/v1/tools/{section}/{toolId}/batch');
+    await call('GET', '/api/v1/config/auth');
+    for (const path of ['/api/auth/users', '/api/auth/mfa', '/api/v1/teams', '/api/v1/settings', '/api/v1/branding', '/api/v1/admin/audit']) await call('GET', path);
+    const team = await call('POST', '/api/v1/teams', { name: 'coverage' });
+    await call('GET', `/api/v1/teams/${team.team.id}`, undefined, '/api/v1/teams/{id}');
+    await call('DELETE', `/api/v1/teams/${team.team.id}`, undefined, '/api/v1/teams/{id}');
+    const user = await call('POST', '/api/auth/register', { username: 'coverage', password: 'a long enough password 1' });
+    await call('PUT', `/api/auth/users/${user.user.id}`, { role: 'user' }, '/api/auth/users/{id}');
+    await call('DELETE', `/api/auth/users/${user.user.id}`, undefined, '/api/auth/users/{id}');
     const page = await call('GET', '/api/docs');
     assert.match(page.bytes.toString(), /swagger-ui/);
   });
