@@ -104,6 +104,8 @@ export class JobService {
   private sweeper?: NodeJS.Timeout;
   private closing = false;
   private reaper?: NodeJS.Timeout;
+  /** Jobs the reaper found orphaned, with when: it acts on the next pass, not this one. */
+  private suspects = new Map<string, number>();
   /** Set in scaled mode: the shared queue, event bus and heartbeats. */
   private readonly shared?: DistributedQueue;
 
@@ -416,12 +418,20 @@ export class JobService {
       return alive.get(instance)!;
     };
     let n = 0;
+    const seen = new Set<string>();
     for (const row of rows) {
       if (row.status === 'running' && (await isAlive(row.instance_id))) continue;
       if (row.status === 'queued' && (Date.now() - Number(row.created_at) < ORPHAN_QUEUED_MS || (await isAlive(row.instance_id)) || (await shared.has(row.id)))) continue;
+      seen.add(row.id);
+      // Seen orphaned twice, a beat apart: an instance whose key lapsed while Redis was away beats again first.
+      const since = this.suspects.get(row.id);
+      if (since === undefined) this.suspects.set(row.id, Date.now());
+      if (since === undefined || Date.now() - since < this.config.heartbeatMs) continue;
       await this.fail(row.id, row.work_dir ?? path.join(this.jobsDir, row.id), daemonStopped(`The daemon instance that was running this job stopped; run it again.`));
+      this.suspects.delete(row.id);
       n++;
     }
+    for (const id of [...this.suspects.keys()]) if (!seen.has(id)) this.suspects.delete(id);
     return n;
   }
 
