@@ -256,7 +256,9 @@ export class RedisJobQueue implements DistributedQueue {
     for (const ac of this.active.values()) ac.abort();
     await this.local.close();
     // Waits for the aborted runs to record their end (their handlers still publish events).
-    await this.worker?.close().catch(() => {});
+    // A tool slow to honour the abort must not hold the shutdown: after a while the worker lets go
+    // (the reaper, or the next start, records what is left).
+    if (this.worker) await withTimeout(this.worker.close(), 15_000, 'closing the worker').catch(() => this.worker!.close(true).catch(() => {}));
     // BullMQ leaves connections it was handed open.
     this.workerConnection?.disconnect();
     await this.client.del(this.names.alive(this.o.instanceId)).catch(() => {});
