@@ -16,11 +16,13 @@ function find(dir) {
 }
 
 const filter = process.argv.slice(2);
-let files = find(path.join('dist', 'test')).sort();
+let files = find(path.resolve('dist', 'test')).sort();
 if (filter.length) files = files.filter((f) => filter.some((x) => f.includes(x)));
 const home = mkdtempSync(path.join(tmpdir(), 'kiln-test-'));
-for (const d of ['data', 'tmp', 'config']) mkdirSync(path.join(home, d));
+for (const d of ['data', 'tmp', 'config', 'work']) mkdirSync(path.join(home, d));
+// The tests run in a scratch directory: a test that forgets -o cannot litter the checkout.
 const r = spawnSync(process.execPath, ['--test', '--test-concurrency=2', '--test-timeout=600000', ...files], {
+  cwd: path.join(home, 'work'),
   stdio: 'inherit',
   env: { ...process.env, KILN_DATA_DIR: path.join(home, 'data'), KILN_TMP_DIR: path.join(home, 'tmp'), XDG_CONFIG_HOME: path.join(home, 'config') },
 });

@@ -135,9 +135,9 @@ export async function runLocal(req: LocalRunRequest): Promise<ItemResult[]> {
         if (target.kind === 'stdout') {
           await pipeline(createReadStream(outcome.output.path), process.stdout, { end: false } as never);
           outPath = '-';
-        } else if (target.kind === 'default' && outcome.data && outcome.output.contentType === 'application/json' && !req.json && req.printData !== false) {
-          // Data-only tools print their JSON when no -o is given.
-          process.stdout.write(JSON.stringify(outcome.data, null, 2) + '\n');
+        } else if (target.kind === 'default' && outcome.data && outcome.output.contentType === 'application/json' && req.printData !== false) {
+          // Data-only tools print their JSON when no -o is given (with --json it is in the result line).
+          if (!req.json) process.stdout.write(JSON.stringify(outcome.data, null, 2) + '\n');
         } else {
           let name = outcome.output.name;
           if (usedNames.has(name)) name = dedupe(name, usedNames);

@@ -4,7 +4,7 @@
  */
 import { CommanderError } from 'commander';
 import { EXIT, KilnError, toKilnError } from '../core/errors.js';
-import { findTool } from '../tools/index.js';
+import { loadTool } from '../tools/lazy.js';
 import { findPreset, presetTool } from '../tools/presets.js';
 import { batchExitCode, expandInputs, runLocal, type LocalRunRequest } from './local-runner.js';
 import { topProgram } from './program.js';
@@ -17,29 +17,16 @@ export interface Invocation {
   fixed: Record<string, unknown>;
 }
 
-/** Extension point for presets and other named shortcuts: name → tool + fixed settings. */
-const resolvers: ((name: string) => Invocation | undefined)[] = [
-  (name) => {
-    const tool = findTool(name);
-    return tool ? { tool, name, fixed: {} } : undefined;
-  },
-  (name) => {
-    const preset = findPreset(name);
-    const base = preset && findTool(preset.tool);
-    return preset && base ? { tool: presetTool(preset, base), name, fixed: {} } : undefined;
-  },
-];
-
-export function addCommandResolver(r: (name: string) => Invocation | undefined): void {
-  resolvers.push(r);
-}
-
-function resolveInvocation(name: string): Invocation | undefined {
-  for (const r of resolvers) {
-    const inv = r(name);
-    if (inv) return inv;
-  }
-  return undefined;
+/**
+ * name → tool + fixed settings: a tool id, or a preset id (the preset's base tool with its fixed
+ * settings). Only that tool's module is loaded (src/tools/lazy.ts).
+ */
+async function resolveInvocation(name: string): Promise<Invocation | undefined> {
+  const tool = await loadTool(name);
+  if (tool) return { tool, name, fixed: {} };
+  const preset = findPreset(name);
+  const base = preset && (await loadTool(preset.tool));
+  return preset && base ? { tool: presetTool(preset, base), name, fixed: {} } : undefined;
 }
 
 function fail(e: unknown, json = false): never {
@@ -135,7 +122,7 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
     topProgram().outputHelp();
     return;
   }
-  const inv = first && !first.startsWith('-') ? resolveInvocation(first) : undefined;
+  const inv = first && !first.startsWith('-') ? await resolveInvocation(first) : undefined;
   if (inv) return runToolCommand(inv, argv.slice(1));
   const program = topProgram();
   program.exitOverride();

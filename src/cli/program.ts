@@ -5,7 +5,6 @@
  */
 import { Argument, Command, Option } from 'commander';
 import { VERSION } from '../core/version.js';
-import { TOOLS } from '../tools/index.js';
 import { addAdminCommand } from './commands/admin-program.js';
 
 /** Flags shared by every command that talks to a server. */
@@ -161,7 +160,7 @@ export function topProgram(): Command {
 
   program.addHelpText(
     'after',
-    `\nTools (${TOOLS.length}): run \`kiln tools\` for the list, \`kiln <tool> --help\` for its settings.\n` +
+    `\nTools: run \`kiln tools\` for the list, \`kiln <tool> --help\` for its settings.\n` +
       `Remote: add --server URL (or set KILN_SERVER, or \`kiln login URL\`) to run any tool on a kiln server.\n` +
       `Interactive: run \`kiln\` with no arguments in a terminal.\n`,
   );

@@ -151,9 +151,9 @@ export async function runRemote(req: RemoteRunRequest): Promise<ItemResult[]> {
         if (target.kind === 'stdout') {
           await download(client, outcome.downloadUrl, '-', req.signal);
           outPath = '-';
-        } else if (target.kind === 'default' && outcome.data && name.endsWith('.json') && !req.json) {
-          // Data-only tools print their JSON when no -o is given, as locally.
-          process.stdout.write(JSON.stringify(outcome.data, null, 2) + '\n');
+        } else if (target.kind === 'default' && outcome.data && name.endsWith('.json')) {
+          // Data-only tools print their JSON when no -o is given, as locally (with --json it is in the result line).
+          if (!req.json) process.stdout.write(JSON.stringify(outcome.data, null, 2) + '\n');
         } else {
           let n = name;
           if (usedNames.has(n)) n = dedupe(n, usedNames);

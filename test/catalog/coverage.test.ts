@@ -10,6 +10,7 @@ import { describe, it } from 'node:test';
 import { buildToolCommand } from '../../src/cli/tool-command.js';
 import { TOOLS, findTool } from '../../src/tools/index.js';
 import { PRESETS, presetTool } from '../../src/tools/presets.js';
+import { loadTool } from '../../src/tools/lazy.js';
 import { REPO } from '../helpers/cli.js';
 
 const CATALOG = path.join(REPO, '..', 'shared', 'spec', 'catalog.json');
@@ -81,6 +82,11 @@ describe('catalog coverage', { skip: existsSync(CATALOG) ? false : `no catalog a
       const base = findTool(p.tool);
       if (base) assert.doesNotThrow(() => buildToolCommand(presetTool(p, base)), p.id);
     }
+  });
+
+  it('loads every tool on its own by id (the CLI fast path)', async () => {
+    for (const t of TOOLS) assert.equal(await loadTool(t.id), t, `${t.id}: its module file must be named ${t.id}.ts and listed in src/tools/${t.section}/list.ts`);
+    assert.equal(await loadTool('jpg-to-png'), undefined);
   });
 
   it('exercises every tool in some test', () => {
