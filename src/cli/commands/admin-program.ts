@@ -1,13 +1,19 @@
 /**
  * The `kiln admin` command tree. Only definitions: every action loads commands/admin.ts (and through it
- * the database code) lazily, so registering it costs nothing at start-up.
+ * the database code or the API client) lazily, so registering it costs nothing at start-up.
  */
 import { Argument, type Command } from 'commander';
 
 type Opts = Record<string, string | boolean | undefined>;
 
-function local(cmd: Command): Command {
-  return cmd.option('--data-dir <dir>', 'data directory of the server (env DATA_DIR; DATABASE_URL selects PostgreSQL)').option('--json', 'machine-readable');
+/** Where to act, the same choice the tool commands make: a server when one is given or configured, else the data dir. */
+function target(cmd: Command): Command {
+  return cmd
+    .option('--server <url>', "kiln server to administer through its API with an admin's key (env KILN_SERVER; default: the profile's server)")
+    .option('--profile <name>', 'configuration profile (env KILN_PROFILE; default: "default")')
+    .option('--local', 'use the local data dir even when a server is configured')
+    .option('--data-dir <dir>', 'local data directory; implies --local (env DATA_DIR; DATABASE_URL selects PostgreSQL)')
+    .option('--json', 'machine-readable');
 }
 
 const load = () => import('./admin.js');
@@ -15,11 +21,11 @@ const load = () => import('./admin.js');
 export function addAdminCommand(program: Command): void {
   const admin = program
     .command('admin')
-    .description('manage users, API keys and MFA directly on this server\'s data (no running server needed)');
+    .description('manage users, API keys and MFA: on a server with an admin\'s key, or directly on the local data dir (no server needed)');
 
   const users = admin.command('users').description('user accounts');
-  local(users.command('list').description('list users with role, team, MFA and SSO')).action(async (o: Opts) => (await load()).usersList(o));
-  local(
+  target(users.command('list').description('list users with role, team, MFA and SSO')).action(async (o: Opts) => (await load()).usersList(o));
+  target(
     users
       .command('add')
       .description('create a user; the password is asked for (or read as one line from stdin)')
@@ -27,25 +33,25 @@ export function addAdminCommand(program: Command): void {
       .addArgument(new Argument('[role]', 'admin | user').choices(['admin', 'user']))
       .option('--team <team>', 'team id or name'),
   ).action(async (username: string, role: string | undefined, o: Opts) => (await load()).usersAdd(username, { ...o, role }));
-  local(
+  target(
     users
       .command('set-role')
       .description("change a user's role (the last admin stays admin)")
       .argument('<username>')
       .addArgument(new Argument('<role>', 'admin | user').choices(['admin', 'user'])),
   ).action(async (username: string, role: string, o: Opts) => (await load()).usersSetRole(username, role, o));
-  local(users.command('reset-password').description("set a user's password (asked for, or one line on stdin); revokes its sessions and API keys").argument('<username>')).action(
+  target(users.command('reset-password').description("set a user's password (asked for, or one line on stdin); revokes its sessions and API keys").argument('<username>')).action(
     async (username: string, o: Opts) => (await load()).usersResetPassword(username, o),
   );
-  local(users.command('delete').description('delete a user with its sessions, API keys, jobs, library files and pipelines').argument('<username>').option('-y, --yes', 'do not ask for confirmation')).action(
+  target(users.command('delete').description('delete a user with its sessions, API keys, jobs, library files and pipelines').argument('<username>').option('-y, --yes', 'do not ask for confirmation')).action(
     async (username: string, o: Opts) => (await load()).usersDelete(username, o),
   );
 
   const keys = admin.command('keys').description('API keys of all users');
-  local(keys.command('list').description('list API keys (never the keys themselves)').option('--user <username>', 'only this user\'s keys')).action(async (o: Opts) => (await load()).keysList(o));
-  local(keys.command('revoke').description('revoke an API key by id').argument('<id>')).action(async (id: string, o: Opts) => (await load()).keysRevoke(id, o));
+  target(keys.command('list').description('list API keys (never the keys themselves)').option('--user <username>', 'only this user\'s keys')).action(async (o: Opts) => (await load()).keysList(o));
+  target(keys.command('revoke').description('revoke an API key by id').argument('<id>')).action(async (id: string, o: Opts) => (await load()).keysRevoke(id, o));
 
-  local(admin.command('mfa-reset').description("switch off a user's MFA (lost authenticator and recovery codes)").argument('<username>')).action(
+  target(admin.command('mfa-reset').description("switch off a user's MFA (lost authenticator and recovery codes)").argument('<username>')).action(
     async (username: string, o: Opts) => (await load()).mfaReset(username, o),
   );
 }
