@@ -3074,9 +3074,11 @@ _kiln() {
       ;;
     'admin mfa-reset')
       case "$prev" in
+        --server) return 0 ;;
+        --profile) return 0 ;;
         --data-dir) _kiln_dirs; return 0 ;;
       esac
-      flags='--data-dir --json -h --help'
+      flags='--server --profile --local --data-dir --json -h --help'
       ;;
     'completion')
       flags='-h --help'
