@@ -117,13 +117,38 @@ export function engineStatus(id: string): Promise<EngineStatus> {
   return p;
 }
 
-/** Path of the engine's executable; throws ENGINE_MISSING with the install command when absent. */
-export async function requireEngine(id: string): Promise<string> {
-  const st = await engineStatus(id);
-  if (!st.available) {
-    throw new KilnError('ENGINE_MISSING', `${st.title} is not installed. Install it with: ${st.install}`, { details: { engine: id, install: st.install } });
+const located = new Map<string, Promise<string | undefined>>();
+
+/** Finds the executable (or loads the npm engine) without asking its version: a PATH lookup, no process. */
+function locate(def: EngineDef): Promise<string | undefined> {
+  let p = located.get(def.id);
+  if (!p) {
+    p = (async () => {
+      if (def.npm) return (await engineStatus(def.id)).available ? def.npm : undefined;
+      for (const bin of def.bins ?? []) {
+        const found = await which(bin);
+        if (found) return found;
+      }
+      return undefined;
+    })();
+    located.set(def.id, p);
   }
-  return st.path ?? id;
+  return p;
+}
+
+/**
+ * Path of the engine's executable; throws ENGINE_MISSING with the install command when absent. Runs
+ * before every tool run, so it only looks the program up (`<engine> --version` costs up to half a second
+ * for ffmpeg or LibreOffice: that is for `kiln doctor`).
+ */
+export async function requireEngine(id: string): Promise<string> {
+  const def = engineDef(id);
+  const found = await locate(def);
+  if (!found) {
+    const install = installHint(def);
+    throw new KilnError('ENGINE_MISSING', `${def.title} is not installed. Install it with: ${install}`, { details: { engine: id, install } });
+  }
+  return found;
 }
 
 export async function allEngineStatus(): Promise<EngineStatus[]> {

@@ -61,7 +61,7 @@ export async function runTool(tool: Tool, inputs: ToolInputs, rawSettings: unkno
   const outDir = path.join(opts.workDir, 'out');
   await mkdir(outDir, { recursive: true });
   try {
-    for (const e of tool.needs?.engines ?? []) await requireEngine(e);
+    await Promise.all((tool.needs?.engines ?? []).map((e) => requireEngine(e)));
     if (tool.needs?.bundles?.length) await requireBundles(opts.dataDir, tool.id, tool.needs.bundles);
     await checkInputs(tool, inputs);
 
