@@ -159,6 +159,8 @@ class Instance {
    * doing one tiny conversion at pool start keeps that cost off the first real job.
    */
   private async warmUp(bin: string): Promise<void> {
+    // A pool shut down while starting has no profile any more: never fall back to a relative path.
+    if (!path.isAbsolute(this.profileDir)) return;
     const dir = path.join(this.profileDir, 'warmup');
     await mkdir(dir, { recursive: true });
     const src = path.join(dir, 'warmup.rtf');
