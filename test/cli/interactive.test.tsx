@@ -118,13 +118,14 @@ describe('interactive mode', () => {
     await makeImage(d, 'picture.jpg', 120, 60);
     const session = `kiln-test-${process.pid}`;
     // A private tmux server: the session gets this process's environment, and nobody else's sessions are touched.
+    // CI=true (as .ci/run has it) makes kiln print help instead of opening the interactive mode: a person is simulated here.
     const tmux = (...args: string[]) => spawnSync('tmux', ['-L', session, ...args], { encoding: 'utf8' });
     const screen = () => tmux('capture-pane', '-t', session, '-p').stdout;
     const keys = async (...k: string[]) => {
       tmux('send-keys', '-t', session, ...k);
       await sleep(150);
     };
-    const r = tmux('new-session', '-d', '-s', session, '-x', '120', '-y', '40', '-c', d, `${process.execPath} ${KILN}; echo "EXIT=$?"; sleep 60`);
+    const r = tmux('new-session', '-d', '-s', session, '-x', '120', '-y', '40', '-c', d, `env -u CI ${process.execPath} ${KILN}; echo "EXIT=$?"; sleep 60`);
     assert.equal(r.status, 0, r.stderr);
     try {
       await until(screen, /Tool:/, 30_000);
