@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
-import { KilnError, toKilnError } from '../../src/core/errors.js';
+import { KilnError, toKilnError, type ErrorCode } from '../../src/core/errors.js';
 import type { ToolInputs } from '../../src/core/tool.js';
 import { runTool } from '../../src/tools/run-tool.js';
 import type { AuthUser } from '../auth/authenticate.js';
@@ -69,6 +69,18 @@ export function jobResult(row: JobRow): Record<string, unknown> {
 
 export function jobError(row: JobRow): { code: string; message: string; details?: unknown; reason?: string } {
   return row.error ? JSON.parse(row.error) : { code: 'INTERNAL', message: 'The job failed.' };
+}
+
+/**
+ * The answer of a run route: waits up to the synchronous window, then 200 with the result, the job's own
+ * error, or 202 `{jobId, async: true}` for the caller to follow.
+ */
+export async function syncAnswer(jobs: JobService, id: string, waitMs: number): Promise<{ status: 200 | 202; body: Record<string, unknown> }> {
+  const done = await jobs.wait(id, waitMs);
+  if (!done) return { status: 202, body: { jobId: id, async: true } };
+  if (done.status === 'completed') return { status: 200, body: jobResult(done) };
+  const err = jobError(done);
+  throw new KilnError(err.code as ErrorCode, err.message, { details: err.details, reason: err.reason });
 }
 
 /** The public JSON view of a job. */

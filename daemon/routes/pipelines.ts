@@ -13,7 +13,7 @@ import { validateRequest } from '../../src/tools/run-tool.js';
 import { requireUser } from '../auth/authenticate.js';
 import { requirePermission } from '../auth/permissions.js';
 import { readMultipart, toToolInputs } from '../http/uploads.js';
-import { jobError, jobResult, redactSettings } from '../jobs/service.js';
+import { redactSettings, syncAnswer } from '../jobs/service.js';
 import type { Target } from '../jobs/targets.js';
 import { PipelineStore, pipelineView } from '../library/pipelines.js';
 import type { JobRow } from '../store/jobs.js';
@@ -132,10 +132,7 @@ async function runOne(app: FastifyInstance, request: FastifyRequest, reply: Fast
     await rm(workDir, { recursive: true, force: true });
     throw e;
   }
-  const done = await jobs.wait(id, config.syncWaitMs);
-  if (!done) return reply.code(202).send({ jobId: id, async: true });
-  if (done.status === 'completed') return reply.code(200).send(jobResult(done));
-  const err = jobError(done);
-  throw new KilnError(err.code as never, err.message, { details: err.details, reason: err.reason });
+  const answer = await syncAnswer(jobs, id, config.syncWaitMs);
+  return reply.code(answer.status).send(answer.body);
 }
 

@@ -11,7 +11,7 @@ import { validateRequest } from '../../src/tools/run-tool.js';
 import { requireUser } from '../auth/authenticate.js';
 import { requirePermission } from '../auth/permissions.js';
 import { assembleSettings, readMultipart, toToolInputs, type ParsedUpload } from '../http/uploads.js';
-import { jobError, jobResult } from '../jobs/service.js';
+import { syncAnswer } from '../jobs/service.js';
 import type { JobRow } from '../store/jobs.js';
 import { checkPresetInputs, effectiveSettings, findTarget, routeOf, targets, type Target } from '../jobs/targets.js';
 
@@ -75,9 +75,6 @@ async function runTarget(app: FastifyInstance, target: Target, request: FastifyR
     await rm(workDir, { recursive: true, force: true });
     throw e;
   }
-  const done = await jobs.wait(id, config.syncWaitMs);
-  if (!done) return reply.code(202).send({ jobId: id, async: true });
-  if (done.status === 'completed') return reply.code(200).send(jobResult(done));
-  const err = jobError(done);
-  throw new KilnError(err.code as never, err.message, { details: err.details, reason: err.reason });
+  const answer = await syncAnswer(jobs, id, config.syncWaitMs);
+  return reply.code(answer.status).send(answer.body);
 }

@@ -178,7 +178,8 @@ export async function runLocal(req: LocalRunRequest): Promise<ItemResult[]> {
   return results.filter(Boolean);
 }
 
-function dedupe(name: string, used: Set<string>): string {
+/** `a.png`, then `a-2.png`, `a-3.png`… for outputs of one batch that would share a name. */
+export function dedupe(name: string, used: Set<string>): string {
   const ext = path.extname(name);
   const base = name.slice(0, name.length - ext.length);
   for (let n = 2; ; n++) {
@@ -187,7 +188,8 @@ function dedupe(name: string, used: Set<string>): string {
   }
 }
 
-function stripExit(r: ItemResult): Omit<ItemResult, 'exitCode'> {
+/** The --json line of an item: everything but the internal exit code. */
+export function stripExit(r: ItemResult): Omit<ItemResult, 'exitCode'> {
   const { exitCode: _exit, ...rest } = r;
   return rest;
 }

@@ -13,7 +13,7 @@ import { pipeline } from 'node:stream/promises';
 import { EXIT, KilnError, toKilnError } from '../core/errors.js';
 import { createWorkspace } from '../core/workspace.js';
 import { findPreset } from '../tools/presets.js';
-import type { ItemResult, LocalRunRequest } from './local-runner.js';
+import { dedupe, stripExit, type ItemResult, type LocalRunRequest } from './local-runner.js';
 import { parseOutputOption, resolveOutputPath, type OutputTarget } from './output-naming.js';
 import { createProgress } from './progress.js';
 import type { ServerChoice } from './profiles.js';
@@ -211,16 +211,3 @@ export async function runRemote(req: RemoteRunRequest): Promise<ItemResult[]> {
   return results.filter(Boolean);
 }
 
-function dedupe(name: string, used: Set<string>): string {
-  const ext = path.extname(name);
-  const base = name.slice(0, name.length - ext.length);
-  for (let n = 2; ; n++) {
-    const candidate = `${base}-${n}${ext}`;
-    if (!used.has(candidate)) return candidate;
-  }
-}
-
-function stripExit(r: ItemResult): Omit<ItemResult, 'exitCode'> {
-  const { exitCode: _exit, ...rest } = r;
-  return rest;
-}
