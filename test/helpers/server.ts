@@ -174,3 +174,23 @@ export async function readSse(url: string, token: string, timeoutMs = 20_000): P
   }
   return { events, comments, status: res.status, contentType: res.headers.get('content-type') };
 }
+
+/** One JSON/multipart request with a bearer token; the body is parsed when it is JSON. */
+export async function api(s: TestServer, token: string, method: string, p: string, body?: unknown): Promise<{ status: number; body: any; text: string }> {
+  const auth = { authorization: `Bearer ${token}` };
+  const init: RequestInit = { method, headers: auth };
+  if (body instanceof FormData) init.body = body;
+  else if (body !== undefined) {
+    init.body = JSON.stringify(body);
+    init.headers = { ...auth, 'content-type': 'application/json' };
+  }
+  const res = await fetch(s.url + p, init);
+  const text = await res.text();
+  let json: any;
+  try {
+    json = text ? JSON.parse(text) : undefined;
+  } catch {
+    json = undefined;
+  }
+  return { status: res.status, body: json, text };
+}

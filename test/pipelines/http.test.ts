@@ -11,7 +11,7 @@ import yauzl from 'yauzl';
 import { createUser } from '../../daemon/store/users.js';
 import { findTool } from '../../src/tools/index.js';
 import { makeImage, tempDir } from '../helpers/fixtures.js';
-import { filePart, form, login, readSse, startServer, type TestServer } from '../helpers/server.js';
+import { api, filePart, form, login, readSse, startServer, type TestServer } from '../helpers/server.js';
 
 const dir = tempDir();
 const auth = (t: string) => ({ authorization: `Bearer ${t}` });
@@ -26,23 +26,6 @@ const THREE_STEPS = {
   ],
 };
 
-async function api(s: TestServer, token: string, method: string, p: string, body?: unknown) {
-  const init: RequestInit = { method, headers: auth(token) };
-  if (body instanceof FormData) init.body = body;
-  else if (body !== undefined) {
-    init.body = JSON.stringify(body);
-    init.headers = { ...auth(token), 'content-type': 'application/json' };
-  }
-  const res = await fetch(s.url + p, init);
-  const text = await res.text();
-  let json: any;
-  try {
-    json = text ? JSON.parse(text) : undefined;
-  } catch {
-    json = undefined;
-  }
-  return { status: res.status, body: json, text };
-}
 
 async function download(s: TestServer, url: string): Promise<Buffer> {
   const res = await fetch(s.url + url, { headers: auth(s.token) });

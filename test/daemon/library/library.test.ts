@@ -11,28 +11,11 @@ import { after, before, describe, it } from 'node:test';
 import sharp from 'sharp';
 import { createUser } from '../../../daemon/store/users.js';
 import { makeImage, tempDir } from '../../helpers/fixtures.js';
-import { filePart, form, login, readSse, startServer, type TestServer } from '../../helpers/server.js';
+import { api, filePart, form, login, readSse, startServer, type TestServer } from '../../helpers/server.js';
 
 const dir = tempDir();
 const auth = (t: string) => ({ authorization: `Bearer ${t}` });
 
-async function api(s: TestServer, token: string, method: string, p: string, body?: unknown) {
-  const init: RequestInit = { method, headers: auth(token) };
-  if (body instanceof FormData) init.body = body;
-  else if (body !== undefined) {
-    init.body = JSON.stringify(body);
-    init.headers = { ...auth(token), 'content-type': 'application/json' };
-  }
-  const res = await fetch(s.url + p, init);
-  const text = await res.text();
-  let json: any;
-  try {
-    json = text ? JSON.parse(text) : undefined;
-  } catch {
-    json = undefined;
-  }
-  return { status: res.status, body: json, text };
-}
 
 async function upload(s: TestServer, token: string, file: string, name?: string) {
   return api(s, token, 'POST', '/api/v1/files', await form({ file: await filePart(file), ...(name ? { name } : {}) }));
