@@ -8,10 +8,10 @@ import { readdir, readFile, stat, writeFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import sharp from 'sharp';
-import yauzl from 'yauzl';
 import { makeImage, tempDir } from '../helpers/fixtures.js';
 import { filePart, form, login, readSse, startServer, type TestServer } from '../helpers/server.js';
 import { insertJob } from '../../daemon/store/jobs.js';
+import { readZip } from '../helpers/zip.js';
 
 const dir = tempDir();
 
@@ -30,27 +30,6 @@ async function post(s: TestServer, route: string, body: FormData | object, token
   return { status: res.status, json: text ? JSON.parse(text) : undefined, headers: res.headers };
 }
 
-function unzip(buf: Buffer): Promise<Map<string, Buffer>> {
-  return new Promise((resolve, reject) => {
-    yauzl.fromBuffer(buf, { lazyEntries: true }, (err, zip) => {
-      if (err) return reject(err);
-      const out = new Map<string, Buffer>();
-      zip.on('entry', (entry: yauzl.Entry) => {
-        zip.openReadStream(entry, (e, stream) => {
-          if (e) return reject(e);
-          const chunks: Buffer[] = [];
-          stream.on('data', (c: Buffer) => chunks.push(c));
-          stream.on('end', () => {
-            out.set(entry.fileName, Buffer.concat(chunks));
-            zip.readEntry();
-          });
-        });
-      });
-      zip.on('end', () => resolve(out));
-      zip.readEntry();
-    });
-  });
-}
 
 describe('daemon HTTP API', () => {
   let s: TestServer;
@@ -282,7 +261,7 @@ describe('daemon HTTP API', () => {
     assert.equal(res.headers.get('content-type'), 'application/zip');
     const jobId = res.headers.get('x-job-id');
     assert.match(jobId ?? '', /^[0-9a-f]{24}$/);
-    const entries = await unzip(Buffer.from(await res.arrayBuffer()));
+    const entries = await readZip(Buffer.from(await res.arrayBuffer()));
     assert.deepEqual([...entries.keys()].sort(), ['a.png', 'b.jpg', 'manifest.json']);
     assert.equal((await sharp(entries.get('a.png')!).metadata()).width, 20);
     assert.equal((await sharp(entries.get('b.jpg')!).metadata()).width, 20);

@@ -7,11 +7,11 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { PDFDocument } from '@cantoo/pdf-lib';
 import sharp from 'sharp';
-import yauzl from 'yauzl';
 import { createUser } from '../../daemon/store/users.js';
 import { findTool } from '../../src/tools/index.js';
 import { makeImage, tempDir } from '../helpers/fixtures.js';
 import { api, filePart, form, login, readSse, startServer, type TestServer } from '../helpers/server.js';
+import { readZip } from '../helpers/zip.js';
 
 const dir = tempDir();
 const auth = (t: string) => ({ authorization: `Bearer ${t}` });
@@ -33,27 +33,6 @@ async function download(s: TestServer, url: string): Promise<Buffer> {
   return Buffer.from(await res.arrayBuffer());
 }
 
-function unzip(buf: Buffer): Promise<Map<string, Buffer>> {
-  return new Promise((resolve, reject) => {
-    yauzl.fromBuffer(buf, { lazyEntries: true }, (err, zip) => {
-      if (err || !zip) return reject(err);
-      const out = new Map<string, Buffer>();
-      zip.on('entry', (e: yauzl.Entry) => {
-        zip.openReadStream(e, (err2, rs) => {
-          if (err2 || !rs) return reject(err2);
-          const chunks: Buffer[] = [];
-          rs.on('data', (c: Buffer) => chunks.push(c));
-          rs.on('end', () => {
-            out.set(e.fileName, Buffer.concat(chunks));
-            zip.readEntry();
-          });
-        });
-      });
-      zip.on('end', () => resolve(out));
-      zip.readEntry();
-    });
-  });
-}
 
 describe('pipelines over HTTP', () => {
   let s: TestServer;
@@ -124,7 +103,7 @@ describe('pipelines over HTTP', () => {
     const res = await fetch(`${s.url}/api/v1/pipelines/thumbs/batch`, { method: 'POST', headers: auth(s.token), body: await form({ files: [await filePart(jpg), await filePart(png)] }) });
     assert.equal(res.status, 200);
     assert.equal(res.headers.get('content-type'), 'application/zip');
-    const entries = await unzip(Buffer.from(await res.arrayBuffer()));
+    const entries = await readZip(Buffer.from(await res.arrayBuffer()));
     const manifest = JSON.parse(entries.get('manifest.json')!.toString());
     assert.equal(manifest.succeeded, 2, JSON.stringify(manifest));
     for (const item of manifest.items) assert.equal((await sharp(entries.get(item.output)!).metadata()).format, 'webp');
@@ -133,7 +112,7 @@ describe('pipelines over HTTP', () => {
     const adhoc = JSON.stringify({ steps: [{ tool: 'resize', settings: { width: 10 } }, { tool: 'convert', settings: { format: 'gif' } }] });
     const res2 = await fetch(`${s.url}/api/v1/pipelines/batch`, { method: 'POST', headers: auth(s.token), body: await form({ pipeline: adhoc, files: [await filePart(jpg), await filePart(png)] }) });
     assert.equal(res2.status, 200);
-    const entries2 = await unzip(Buffer.from(await res2.arrayBuffer()));
+    const entries2 = await readZip(Buffer.from(await res2.arrayBuffer()));
     const manifest2 = JSON.parse(entries2.get('manifest.json')!.toString());
     assert.equal(manifest2.succeeded, 2, JSON.stringify(manifest2));
     for (const item of manifest2.items) {

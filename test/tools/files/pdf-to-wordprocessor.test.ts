@@ -3,12 +3,12 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import sharp from 'sharp';
-import yauzl from 'yauzl';
 import { getTool } from '../../../src/tools/index.js';
 import { runTool, inputFile } from '../../../src/tools/run-tool.js';
 import { createWorkspace } from '../../../src/core/workspace.js';
 import { KilnError } from '../../../src/core/errors.js';
 import { tempDir } from '../../helpers/fixtures.js';
+import { readZip } from '../../helpers/zip.js';
 
 const dir = tempDir();
 
@@ -24,27 +24,6 @@ async function run(file: string) {
   }
 }
 
-function unzip(p: string): Promise<Map<string, Buffer>> {
-  return new Promise((resolve, reject) =>
-    yauzl.open(p, { lazyEntries: true }, (err, zip) => {
-      if (err) return reject(err);
-      const files = new Map<string, Buffer>();
-      zip.on('entry', (e: yauzl.Entry) =>
-        zip.openReadStream(e, (er, s) => {
-          if (er) return reject(er);
-          const parts: Buffer[] = [];
-          s.on('data', (b: Buffer) => parts.push(b));
-          s.on('end', () => {
-            files.set(e.fileName, Buffer.concat(parts));
-            zip.readEntry();
-          });
-        }),
-      );
-      zip.on('end', () => resolve(files));
-      zip.readEntry();
-    }),
-  );
-}
 
 /** A two-page PDF: a heading, a paragraph wrapped over two lines, a second paragraph, an image; then page 2. */
 async function makePdf(p: string) {
@@ -70,7 +49,7 @@ async function makePdf(p: string) {
 describe('pdf-to-wordprocessor', () => {
   it('rebuilds headings, paragraphs, the image and the page break', async () => {
     const docx = await run(await makePdf(path.join(dir, 'guide.pdf')));
-    const files = await unzip(docx);
+    const files = await readZip(docx);
     const xml = files.get('word/document.xml')!.toString('utf8');
     const paras = [...xml.matchAll(/<w:p>([\s\S]*?)<\/w:p>|<w:p [^>]*>([\s\S]*?)<\/w:p>/g)].map((m) => m[0]);
     const text = (p: string) => [...p.matchAll(/<w:t[^>]*>([^<]*)<\/w:t>/g)].map((m) => m[1]).join('');

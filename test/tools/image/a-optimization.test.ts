@@ -5,35 +5,14 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import { PDFDocument } from '@cantoo/pdf-lib';
 import sharp from 'sharp';
-import yauzl from 'yauzl';
 import { KilnError } from '../../../src/core/errors.js';
 import { kiln } from '../../helpers/cli.js';
 import { makeImage, makePhoto, tempDir } from '../../helpers/fixtures.js';
 import { runA, solid } from './a-helpers.js';
+import { readZip } from '../../helpers/zip.js';
 
 const dir = tempDir();
 
-function unzip(file: string): Promise<Map<string, Buffer>> {
-  return new Promise((resolve, reject) => {
-    yauzl.open(file, { lazyEntries: true }, (err, zip) => {
-      if (err || !zip) return reject(err);
-      const out = new Map<string, Buffer>();
-      zip.on('entry', (e: yauzl.Entry) =>
-        zip.openReadStream(e, (er, rs) => {
-          if (er || !rs) return reject(er);
-          const chunks: Buffer[] = [];
-          rs.on('data', (c: Buffer) => chunks.push(c));
-          rs.on('end', () => {
-            out.set(e.fileName, Buffer.concat(chunks));
-            zip.readEntry();
-          });
-        }),
-      );
-      zip.on('end', () => resolve(out));
-      zip.readEntry();
-    });
-  });
-}
 
 describe('edit-metadata', () => {
   it('writes every field, read back with exiftool', async () => {
@@ -66,16 +45,16 @@ describe('bulk-rename', () => {
     const a = await makeImage(dir, 'first.jpg', 10, 10);
     const b = await makeImage(dir, 'second.png', 10, 10);
     const r = await runA('bulk-rename', [a, b], { pattern: 'trip-{n}-{original}-{date}', startIndex: 7, padding: 3 }, {}, dir);
-    const entries = await unzip(r.kept!);
+    const entries = await readZip(r.kept!);
     const today = new Date().toISOString().slice(0, 10);
     assert.deepEqual([...entries.keys()].sort(), [`trip-007-first-${today}.jpg`, `trip-008-second-${today}.png`]);
     assert.deepEqual(entries.get(`trip-007-first-${today}.jpg`), readFileSync(a));
     const dated = path.join(dir, 'dated.jpg');
     execFileSync('exiftool', ['-o', dated, '-DateTimeOriginal=2021:03:04 05:06:07', a]);
     const d = await runA('bulk-rename', [dated], { pattern: '{date}_{n}' }, {}, dir);
-    assert.deepEqual([...(await unzip(d.kept!)).keys()], ['2021-03-04_1.jpg']);
+    assert.deepEqual([...(await readZip(d.kept!)).keys()], ['2021-03-04_1.jpg']);
     const one = await runA('bulk-rename', [a], {}, {}, dir);
-    assert.deepEqual([...(await unzip(one.kept!)).keys()], ['image-1.jpg']);
+    assert.deepEqual([...(await readZip(one.kept!)).keys()], ['image-1.jpg']);
   });
 });
 
@@ -108,7 +87,7 @@ describe('favicon', () => {
   it('writes every size, a parseable multi-size ICO, manifest and snippet', async () => {
     const src = await solid(dir, 'logo.png', 300, 200, () => [200, 30, 30]);
     const r = await runA('favicon', [src], { padding: 10, borderRadius: 50 }, {}, dir);
-    const z = await unzip(r.kept!);
+    const z = await readZip(r.kept!);
     for (const [name, size] of [['favicon-16x16.png', 16], ['favicon-32x32.png', 32], ['apple-touch-icon.png', 180], ['android-chrome-192x192.png', 192], ['android-chrome-512x512.png', 512]] as const) {
       const m = await sharp(z.get(name)!).metadata();
       assert.deepEqual([m.width, m.height], [size, size], name);
@@ -136,6 +115,6 @@ describe('favicon', () => {
     const out = path.join(dir, 'icons.zip');
     const res = await kiln(['favicon', src, '--background-color', '#ffffff', '-o', out, '-q']);
     assert.equal(res.code, 0, res.stderr);
-    assert.ok((await unzip(out)).has('favicon.ico'));
+    assert.ok((await readZip(out)).has('favicon.ico'));
   });
 });
