@@ -28,7 +28,9 @@ async function load(b: Bench, key: string, title: string, opts: autocannon.Optio
   try {
     const r = await autocannon({ connections: 2, ...opts });
     const ok = r['2xx'];
-    b.o.print(`  ${title.padEnd(46)} ${r.requests.average.toFixed(1).padStart(9)} req/s  p50 ${r.latency.p50} ms  p99 ${r.latency.p99} ms  (${ok} ok, ${r.non2xx} non-2xx, ${r.errors} errors)`);
+    b.o.print(
+      `  ${title.padEnd(46)} ${r.requests.average.toFixed(1).padStart(9)} req/s  p50 ${r.latency.p50} ms  p99 ${r.latency.p99} ms  (${ok} ok, ${r.non2xx} non-2xx, ${r.errors} errors)`,
+    );
     if (ok === 0) throw new Error(`no 2xx answer (${r.non2xx} non-2xx, ${r.errors} errors)`);
     b.result.ms[key] = 1000 / r.requests.average;
     return r.requests.average;
@@ -55,23 +57,57 @@ export async function benchDaemon(o: BenchOptions, inProcessMs?: number): Promis
     await app.listen({ port: 0, host: '127.0.0.1' });
     const addr = app.server.address() as { port: number };
     const base = `http://127.0.0.1:${addr.port}`;
-    const login = (await (await fetch(`${base}/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: 'bench-admin-password-1' }) })).json()) as { token: string };
-    const key = (await (await fetch(`${base}/api/v1/api-keys`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${login.token}` }, body: JSON.stringify({ name: 'bench' }) })).json()) as { key: string };
+    const login = (await (
+      await fetch(`${base}/api/auth/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ username: 'admin', password: 'bench-admin-password-1' }),
+      })
+    ).json()) as { token: string };
+    const key = (await (
+      await fetch(`${base}/api/v1/api-keys`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${login.token}` },
+        body: JSON.stringify({ name: 'bench' }),
+      })
+    ).json()) as { key: string };
     const auth = { authorization: `Bearer ${key.key}` };
 
-    b.heading(`daemon on loopback, 2 connections, ${o.smoke ? "a few requests" : `${seconds} s`} each, API-key auth (ms/op = 1000 / req/s)`);
-    const small = multipart(await sharp({ create: { width: 640, height: 480, channels: 3, background: '#3366cc' } }).jpeg().toBuffer(), 'small.jpg', { width: 100 });
+    b.heading(
+      `daemon on loopback, 2 connections, ${o.smoke ? 'a few requests' : `${seconds} s`} each, API-key auth (ms/op = 1000 / req/s)`,
+    );
+    const small = multipart(
+      await sharp({ create: { width: 640, height: 480, channels: 3, background: '#3366cc' } })
+        .jpeg()
+        .toBuffer(),
+      'small.jpg',
+      { width: 100 },
+    );
     // Smoke: a fixed number of requests rather than a duration, so the test takes as long as they do.
     const length = (count: number, secs: number) => (o.smoke ? { amount: count } : { duration: secs });
-    await load(b, 'daemon-small', 'POST resize 640x480 → 100 px', { url: `${base}/api/v1/tools/image/resize`, method: 'POST', ...length(4, seconds), headers: { ...auth, 'content-type': small.type }, body: small.body });
+    await load(b, 'daemon-small', 'POST resize 640x480 → 100 px', {
+      url: `${base}/api/v1/tools/image/resize`,
+      method: 'POST',
+      ...length(4, seconds),
+      headers: { ...auth, 'content-type': small.type },
+      body: small.body,
+    });
     await load(b, 'daemon-health', 'GET /api/v1/health', { url: `${base}/api/v1/health`, ...length(50, Math.min(seconds, 5)) });
     if (o.smoke) return b.result;
     const big = multipart(readFileSync(photo), 'photo.jpg', { width: 800 });
-    const bigRps = await load(b, 'daemon-big', 'POST resize 12 MP → 800 px', { url: `${base}/api/v1/tools/image/resize`, method: 'POST', duration: seconds, headers: { ...auth, 'content-type': big.type }, body: big.body });
+    const bigRps = await load(b, 'daemon-big', 'POST resize 12 MP → 800 px', {
+      url: `${base}/api/v1/tools/image/resize`,
+      method: 'POST',
+      duration: seconds,
+      headers: { ...auth, 'content-type': big.type },
+      body: big.body,
+    });
     if (inProcessMs && bigRps) {
       const inProcessRps = 1000 / inProcessMs;
       b.result.ratios['daemon-big-throughput/runTool-loop'] = bigRps / inProcessRps;
-      b.o.print(`  daemon 12 MP req/s vs one in-process runTool loop: ${(bigRps / inProcessRps).toFixed(2)}x (2 connections use both cores; above 1 = more throughput)`);
+      b.o.print(
+        `  daemon 12 MP req/s vs one in-process runTool loop: ${(bigRps / inProcessRps).toFixed(2)}x (2 connections use both cores; above 1 = more throughput)`,
+      );
     }
     return b.result;
   } finally {

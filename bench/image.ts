@@ -25,7 +25,9 @@ async function makePhoto(p: string, width: number, height: number, seed = 7): Pr
     buf[i + 1] = ((y * 255) / height + n) & 255;
     buf[i + 2] = (128 + Math.sin(x / 50) * 80 + n) & 255;
   }
-  await sharp(buf, { raw: { width, height, channels: 3 } }).jpeg({ quality: 90 }).toFile(p + '.tmp');
+  await sharp(buf, { raw: { width, height, channels: 3 } })
+    .jpeg({ quality: 90 })
+    .toFile(p + '.tmp');
   sh('mv', [p + '.tmp', p]);
   return p;
 }
@@ -42,7 +44,9 @@ export interface ImageFixtures {
 
 export async function imageFixtures(o: BenchOptions): Promise<ImageFixtures> {
   const fx = dir(o.fixDir, 'image');
-  const [bw, bh, mw, mh, sw, sh_, count, cw, ch] = o.smoke ? [640, 480, 320, 240, 160, 120, 2, 200, 150] : [4000, 3000, 1280, 854, 640, 427, 20, 1600, 1200];
+  const [bw, bh, mw, mh, sw, sh_, count, cw, ch] = o.smoke
+    ? [640, 480, 320, 240, 160, 120, 2, 200, 150]
+    : [4000, 3000, 1280, 854, 640, 427, 20, 1600, 1200];
   const big = await makePhoto(path.join(fx, `photo-${bw}x${bh}.jpg`), bw, bh);
   const medium = await makePhoto(path.join(fx, `photo-${mw}x${mh}.jpg`), mw, mh, 11);
   const small = await makePhoto(path.join(fx, `photo-${sw}x${sh_}.jpg`), sw, sh_, 13);
@@ -71,18 +75,37 @@ async function convertCase(b: Bench, fx: ImageFixtures, format: 'webp' | 'avif',
   const full = !o.smoke;
   if (full && format === 'webp' && !have('cwebp')) b.skip('cwebp', 'not installed');
   if (full && format === 'avif' && !have('avifenc')) b.skip('avifenc', 'not installed');
-  await b.compare([
-    [`sharp-${format}`, `sharp direct → ${label}`, (i) => (format === 'webp' ? sharp(medium).webp() : sharp(medium).avif()).toFile(path.join(out, `s${i}.${format}`))],
-    [`kiln-${format}`, `kiln runTool convert → ${label}`, () => kilnRun(o, 'convert', [medium], { format })],
-    [`cli-${format}`, `kiln CLI convert → ${label}`, (i) => kilnCli(['convert', medium, '--format', format, '-o', path.join(out, `k${i}.${format}`), '-q'])],
-    full && format === 'webp' && have('cwebp') && ['cwebp', 'cwebp (libwebp CLI)', (i) => sh('cwebp', ['-quiet', medium, '-o', path.join(out, `c${i}.webp`)])],
-    full && format === 'avif' && have('avifenc') && ['avifenc', 'avifenc (libavif CLI)', (i) => sh('avifenc', [medium, path.join(out, `a${i}.avif`)])],
-    full && [`magick-${format}`, `ImageMagick convert → ${label}`, (i) => {
-      const p = path.join(out, `m${i}.${format}`);
-      sh(MAGICK, [medium, p]);
-      requireOutput(p);
-    }],
-  ], reps);
+  await b.compare(
+    [
+      [
+        `sharp-${format}`,
+        `sharp direct → ${label}`,
+        (i) => (format === 'webp' ? sharp(medium).webp() : sharp(medium).avif()).toFile(path.join(out, `s${i}.${format}`)),
+      ],
+      [`kiln-${format}`, `kiln runTool convert → ${label}`, () => kilnRun(o, 'convert', [medium], { format })],
+      [
+        `cli-${format}`,
+        `kiln CLI convert → ${label}`,
+        (i) => kilnCli(['convert', medium, '--format', format, '-o', path.join(out, `k${i}.${format}`), '-q']),
+      ],
+      full &&
+        format === 'webp' &&
+        have('cwebp') && ['cwebp', 'cwebp (libwebp CLI)', (i) => sh('cwebp', ['-quiet', medium, '-o', path.join(out, `c${i}.webp`)])],
+      full &&
+        format === 'avif' &&
+        have('avifenc') && ['avifenc', 'avifenc (libavif CLI)', (i) => sh('avifenc', [medium, path.join(out, `a${i}.avif`)])],
+      full && [
+        `magick-${format}`,
+        `ImageMagick convert → ${label}`,
+        (i) => {
+          const p = path.join(out, `m${i}.${format}`);
+          sh(MAGICK, [medium, p]);
+          requireOutput(p);
+        },
+      ],
+    ],
+    reps,
+  );
   if (o.smoke) return b.ratios([[`kiln-${format}`, `sharp-${format}`, 'runTool overhead over the library']]);
   b.ratios([
     [`kiln-${format}`, `sharp-${format}`, 'runTool overhead over the library'],
@@ -96,11 +119,31 @@ async function resizeCase(b: Bench, fx: ImageFixtures, out: string): Promise<voi
   const { big } = fx;
   // kiln's resize writes baseline libjpeg-turbo JPEG at quality 90; the others are asked for the same.
   await b.compare([
-    ['sharp-resize', 'sharp direct (in process)', (i) => sharp(big).resize({ width: 800 }).jpeg({ quality: 90 }).toFile(path.join(out, `s${i}.jpg`))],
+    [
+      'sharp-resize',
+      'sharp direct (in process)',
+      (i) =>
+        sharp(big)
+          .resize({ width: 800 })
+          .jpeg({ quality: 90 })
+          .toFile(path.join(out, `s${i}.jpg`)),
+    ],
     ['kiln-resize', 'kiln runTool (in process)', () => kilnRun(b.o, 'resize', [big], { width: 800 })],
-    ['cli-resize', 'kiln CLI (process per file)', (i) => kilnCli(['resize', big, '--width', '800', '-o', path.join(out, `k${i}.jpg`), '-q'])],
-    have('vipsthumbnail') && ['vipsthumbnail', 'vipsthumbnail (libvips CLI)', (i) => sh('vipsthumbnail', [big, '-s', '800x', '-o', path.join(out, `v${i}.jpg[Q=90]`)])],
-    ['magick-resize', 'ImageMagick convert -resize', (i) => sh(MAGICK, [big, '-resize', '800x', '-quality', '90', path.join(out, `m${i}.jpg`)])],
+    [
+      'cli-resize',
+      'kiln CLI (process per file)',
+      (i) => kilnCli(['resize', big, '--width', '800', '-o', path.join(out, `k${i}.jpg`), '-q']),
+    ],
+    have('vipsthumbnail') && [
+      'vipsthumbnail',
+      'vipsthumbnail (libvips CLI)',
+      (i) => sh('vipsthumbnail', [big, '-s', '800x', '-o', path.join(out, `v${i}.jpg[Q=90]`)]),
+    ],
+    [
+      'magick-resize',
+      'ImageMagick convert -resize',
+      (i) => sh(MAGICK, [big, '-resize', '800x', '-quality', '90', path.join(out, `m${i}.jpg`)]),
+    ],
   ]);
   b.ratios([
     ['kiln-resize', 'sharp-resize', 'runTool overhead over the library'],
@@ -123,33 +166,71 @@ async function batchCase(b: Bench, fx: ImageFixtures, out: string): Promise<void
   };
   const reps = heavy(b.o);
   // Per batch, not per file: one number for the whole directory.
-  await b.compare([
-    ['cli-batch', `kiln resize ${files.length} files -o out/ (both cores)`, async () => {
-      const d = fresh('kb');
-      await kilnCli(['resize', ...files, '--width', '800', '-o', d + '/', '-q']);
-      count(d);
-    }],
-    ['cli-batch-1', `  same with --concurrency 1`, async () => {
-      const d = fresh('kb1');
-      await kilnCli(['resize', ...files, '--width', '800', '-o', d + '/', '-q', '--concurrency', '1']);
-      count(d);
-    }],
-    ['magick-loop', `shell loop of ImageMagick (${files.length} processes)`, async () => {
-      const d = fresh('mb');
-      await shAsync('sh', ['-c', `for f in "$@"; do ${MAGICK} "$f" -resize 800x -quality 90 "${d}/$(basename "$f")"; done`, 'sh', ...files]);
-      count(d);
-    }],
-    ['vips-loop', `shell loop of vips thumbnail (${files.length} processes)`, async () => {
-      const d = fresh('vb');
-      await shAsync('sh', ['-c', `for f in "$@"; do vips thumbnail "$f" "${d}/$(basename "$f")[Q=90]" 800 --height 100000; done`, 'sh', ...files]);
-      count(d);
-    }],
-    ['vips-xargs', `vips thumbnail per file, xargs -P 2`, async () => {
-      const d = fresh('vx');
-      await shAsync('sh', ['-c', `printf '%s\\n' "$@" | xargs -P 2 -I{} sh -c 'vips thumbnail "$1" "$2/$(basename "$1")[Q=90]" 800 --height 100000' sh {} "${d}"`, 'sh', ...files]);
-      count(d);
-    }],
-  ], reps);
+  await b.compare(
+    [
+      [
+        'cli-batch',
+        `kiln resize ${files.length} files -o out/ (both cores)`,
+        async () => {
+          const d = fresh('kb');
+          await kilnCli(['resize', ...files, '--width', '800', '-o', d + '/', '-q']);
+          count(d);
+        },
+      ],
+      [
+        'cli-batch-1',
+        `  same with --concurrency 1`,
+        async () => {
+          const d = fresh('kb1');
+          await kilnCli(['resize', ...files, '--width', '800', '-o', d + '/', '-q', '--concurrency', '1']);
+          count(d);
+        },
+      ],
+      [
+        'magick-loop',
+        `shell loop of ImageMagick (${files.length} processes)`,
+        async () => {
+          const d = fresh('mb');
+          await shAsync('sh', [
+            '-c',
+            `for f in "$@"; do ${MAGICK} "$f" -resize 800x -quality 90 "${d}/$(basename "$f")"; done`,
+            'sh',
+            ...files,
+          ]);
+          count(d);
+        },
+      ],
+      [
+        'vips-loop',
+        `shell loop of vips thumbnail (${files.length} processes)`,
+        async () => {
+          const d = fresh('vb');
+          await shAsync('sh', [
+            '-c',
+            `for f in "$@"; do vips thumbnail "$f" "${d}/$(basename "$f")[Q=90]" 800 --height 100000; done`,
+            'sh',
+            ...files,
+          ]);
+          count(d);
+        },
+      ],
+      [
+        'vips-xargs',
+        `vips thumbnail per file, xargs -P 2`,
+        async () => {
+          const d = fresh('vx');
+          await shAsync('sh', [
+            '-c',
+            `printf '%s\\n' "$@" | xargs -P 2 -I{} sh -c 'vips thumbnail "$1" "$2/$(basename "$1")[Q=90]" 800 --height 100000' sh {} "${d}"`,
+            'sh',
+            ...files,
+          ]);
+          count(d);
+        },
+      ],
+    ],
+    reps,
+  );
   b.ratios([
     ['cli-batch', 'magick-loop'],
     ['cli-batch', 'vips-loop'],
@@ -160,11 +241,14 @@ async function batchCase(b: Bench, fx: ImageFixtures, out: string): Promise<void
 
 async function startupCase(b: Bench): Promise<void> {
   const n = b.o.quick ? 3 : b.o.n;
-  await b.compare([
-    ['node', 'node -e 0', () => sh(process.execPath, ['-e', '0'])],
-    ['kiln-version', 'kiln --version', () => kilnCli(['--version'])],
-    ['kiln-help', 'kiln resize --help', () => kilnCli(['resize', '--help'])],
-  ], { n });
+  await b.compare(
+    [
+      ['node', 'node -e 0', () => sh(process.execPath, ['-e', '0'])],
+      ['kiln-version', 'kiln --version', () => kilnCli(['--version'])],
+      ['kiln-help', 'kiln resize --help', () => kilnCli(['resize', '--help'])],
+    ],
+    { n },
+  );
   b.ratios([
     ['kiln-version', 'node', 'start-up cost over a bare node'],
     ['kiln-help', 'node'],

@@ -65,7 +65,12 @@ export class Bench {
    * Times `fn` n times (after a warm-up unless `warmup: false`, and never in smoke mode) and prints
    * ms/op. A throw prints `FAILED` with the first line of the error and the run goes on.
    */
-  async time(key: string, label: string, fn: (i: number) => Promise<unknown> | unknown, opts: { n?: number; warmup?: boolean } = {}): Promise<number | undefined> {
+  async time(
+    key: string,
+    label: string,
+    fn: (i: number) => Promise<unknown> | unknown,
+    opts: { n?: number; warmup?: boolean } = {},
+  ): Promise<number | undefined> {
     const n = this.o.smoke ? 1 : (opts.n ?? this.o.n);
     try {
       if (opts.warmup !== false && !this.o.smoke) await fn(-1);
@@ -140,9 +145,18 @@ export class Bench {
 
 /** Runs a command to completion; throws with the start of stderr when it fails. */
 export function sh(cmd: string, args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): string {
-  const r = spawnSync(cmd, args, { cwd: opts.cwd, env: opts.env, stdio: ['ignore', 'pipe', 'pipe'], timeout: opts.timeoutMs ?? 600_000, maxBuffer: 64 << 20 });
+  const r = spawnSync(cmd, args, {
+    cwd: opts.cwd,
+    env: opts.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    timeout: opts.timeoutMs ?? 600_000,
+    maxBuffer: 64 << 20,
+  });
   if (r.error) throw new Error(`${path.basename(cmd)}: ${r.error.message}`);
-  if (r.status !== 0) throw new Error(`${path.basename(cmd)} exited ${r.status ?? r.signal}: ${(r.stderr?.toString() || r.stdout?.toString() || '').trim().slice(0, 300)}`);
+  if (r.status !== 0)
+    throw new Error(
+      `${path.basename(cmd)} exited ${r.status ?? r.signal}: ${(r.stderr?.toString() || r.stdout?.toString() || '').trim().slice(0, 300)}`,
+    );
   return r.stdout.toString() + r.stderr.toString();
 }
 
@@ -179,7 +193,12 @@ export function kilnCli(args: string[], opts: { cwd?: string } = {}): Promise<st
 }
 
 /** One tool run in this process, as the daemon does it; checks an output came back. */
-export async function kilnRun(o: BenchOptions, toolId: string, files: string[], settings: Record<string, unknown> = {}): Promise<RunOutcome> {
+export async function kilnRun(
+  o: BenchOptions,
+  toolId: string,
+  files: string[],
+  settings: Record<string, unknown> = {},
+): Promise<RunOutcome> {
   const tool = getTool(toolId);
   const ws = await createWorkspace(o.outDir, 'run-');
   try {

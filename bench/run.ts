@@ -21,7 +21,9 @@ async function main(): Promise<void> {
   const asked = process.argv.slice(2).filter((a) => a !== '--');
   const unknown = asked.filter((a) => !(FAMILIES as readonly string[]).includes(a));
   if (unknown.length) {
-    process.stderr.write(`unknown bench famil${unknown.length > 1 ? 'ies' : 'y'}: ${unknown.join(', ')} (choose from ${FAMILIES.join(', ')})\n`);
+    process.stderr.write(
+      `unknown bench famil${unknown.length > 1 ? 'ies' : 'y'}: ${unknown.join(', ')} (choose from ${FAMILIES.join(', ')})\n`,
+    );
     process.exit(2);
   }
   const families: Family[] = asked.length ? FAMILIES.filter((f) => asked.includes(f)) : [...FAMILIES];
@@ -30,9 +32,21 @@ async function main(): Promise<void> {
   mkdirSync(outDir, { recursive: true });
   // The CLI runs under test get a private data dir, not the user's.
   process.env.KILN_DATA_DIR ??= path.join(outDir, 'data');
-  const o: BenchOptions = { n: quick ? 3 : 10, smoke: false, quick, fixDir: path.join(ROOT, 'bench', 'fixtures'), outDir, print: (l) => process.stdout.write(l + '\n') };
-  const load = os.loadavg().map((x) => x.toFixed(1)).join(' ');
-  o.print(`kiln bench: ${families.join(', ')} — ${o.n} runs per case${quick ? ' (BENCH_QUICK)' : ''}, ${os.cpus().length} cores, load ${load}, node ${process.version}`);
+  const o: BenchOptions = {
+    n: quick ? 3 : 10,
+    smoke: false,
+    quick,
+    fixDir: path.join(ROOT, 'bench', 'fixtures'),
+    outDir,
+    print: (l) => process.stdout.write(l + '\n'),
+  };
+  const load = os
+    .loadavg()
+    .map((x) => x.toFixed(1))
+    .join(' ');
+  o.print(
+    `kiln bench: ${families.join(', ')} — ${o.n} runs per case${quick ? ' (BENCH_QUICK)' : ''}, ${os.cpus().length} cores, load ${load}, node ${process.version}`,
+  );
 
   const results: FamilyResult[] = [];
   const started = Date.now();
@@ -57,7 +71,9 @@ async function main(): Promise<void> {
     rmSync(outDir, { recursive: true, force: true });
   }
   const failures = results.flatMap((r) => r.failures.map((x) => `${r.family} ${x}`));
-  o.print(`\ndone in ${((Date.now() - started) / 1000).toFixed(0)} s${failures.length ? `; ${failures.length} failed case(s):` : ', no failures'}`);
+  o.print(
+    `\ndone in ${((Date.now() - started) / 1000).toFixed(0)} s${failures.length ? `; ${failures.length} failed case(s):` : ', no failures'}`,
+  );
   for (const f of failures) o.print(`  ${f}`);
   process.exit(failures.length ? 1 : 0);
 }

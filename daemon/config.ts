@@ -63,7 +63,8 @@ function bool(env: NodeJS.ProcessEnv, name: string, def: boolean): boolean {
 export function resolveConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = process.env): DaemonConfig {
   const dataDir = path.resolve(flags.dataDir ?? defaultDataDir(env));
   const port = flags.port !== undefined ? Number(flags.port) : num(env, 'PORT', 1349);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new KilnError('USAGE_ERROR', `The port must be an integer 0-65535 (got "${flags.port ?? env.PORT}").`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new KilnError('USAGE_ERROR', `The port must be an integer 0-65535 (got "${flags.port ?? env.PORT}").`);
   return {
     port,
     host: flags.host ?? env.HOST ?? '127.0.0.1',

@@ -16,8 +16,13 @@ export async function serveFromCli(o: ServeOptions): Promise<void> {
   }
   await app.listen({ port: config.port, host: config.host });
   const address = app.server.address();
-  const where = typeof address === 'object' && address ? `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}` : String(address);
-  process.stdout.write(`kiln listening on ${where} (data in ${config.dataDir}, ${app.kiln.store.kind}, auth ${config.authEnabled ? 'on' : 'OFF'})\n`);
+  const where =
+    typeof address === 'object' && address
+      ? `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`
+      : String(address);
+  process.stdout.write(
+    `kiln listening on ${where} (data in ${config.dataDir}, ${app.kiln.store.kind}, auth ${config.authEnabled ? 'on' : 'OFF'})\n`,
+  );
   const engines = await warmEngines((m) => app.log.warn(m));
 
   await new Promise<void>((resolve) => {

@@ -70,7 +70,11 @@ export async function buildServer(config: DaemonConfig): Promise<FastifyInstance
         return;
       }
       const user = await ctx.auth.identify(request);
-      if (!user) throw new KilnError('UNAUTHORIZED', 'Credentials required: send Authorization: Bearer <session token or API key> (POST /api/auth/login gives a token).');
+      if (!user)
+        throw new KilnError(
+          'UNAUTHORIZED',
+          'Credentials required: send Authorization: Bearer <session token or API key> (POST /api/auth/login gives a token).',
+        );
       request.user = user;
     });
 

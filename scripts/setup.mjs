@@ -27,7 +27,16 @@ export const DEBIAN = {
   pdftoppm: ['poppler-utils'],
   mutool: ['mupdf-tools'],
   soffice: ['libreoffice-writer', 'libreoffice-calc', 'libreoffice-impress'],
-  tesseract: ['tesseract-ocr', 'tesseract-ocr-eng', 'tesseract-ocr-deu', 'tesseract-ocr-fra', 'tesseract-ocr-spa', 'tesseract-ocr-chi-sim', 'tesseract-ocr-jpn', 'tesseract-ocr-kor'],
+  tesseract: [
+    'tesseract-ocr',
+    'tesseract-ocr-eng',
+    'tesseract-ocr-deu',
+    'tesseract-ocr-fra',
+    'tesseract-ocr-spa',
+    'tesseract-ocr-chi-sim',
+    'tesseract-ocr-jpn',
+    'tesseract-ocr-kor',
+  ],
   ocrmypdf: ['ocrmypdf'],
   exiftool: ['libimage-exiftool-perl'],
   potrace: ['potrace'],
@@ -37,7 +46,9 @@ export const DEBIAN = {
   vips: ['libvips-tools'],
   '/usr/bin/convert': ['imagemagick'],
   // Test-only (npm test): the CLI suites drive a real sshd, a tmux terminal and groff.
-  ...(process.env.npm_lifecycle_event === 'test' ? { '/usr/sbin/sshd': ['openssh-server'], tmux: ['tmux'], groff: ['groff-base', 'man-db'] } : {}),
+  ...(process.env.npm_lifecycle_event === 'test'
+    ? { '/usr/sbin/sshd': ['openssh-server'], tmux: ['tmux'], groff: ['groff-base', 'man-db'] }
+    : {}),
   'fc-list': ['fonts-dejavu', 'fonts-liberation', 'fonts-noto-core', 'fonts-noto-cjk', 'frei0r-plugins'],
 };
 

@@ -24,7 +24,12 @@ for (const d of ['data', 'tmp', 'config', 'work']) mkdirSync(path.join(home, d))
 const r = spawnSync(process.execPath, ['--test', '--test-concurrency=2', '--test-timeout=600000', ...files], {
   cwd: path.join(home, 'work'),
   stdio: 'inherit',
-  env: { ...process.env, KILN_DATA_DIR: path.join(home, 'data'), KILN_TMP_DIR: path.join(home, 'tmp'), XDG_CONFIG_HOME: path.join(home, 'config') },
+  env: {
+    ...process.env,
+    KILN_DATA_DIR: path.join(home, 'data'),
+    KILN_TMP_DIR: path.join(home, 'tmp'),
+    XDG_CONFIG_HOME: path.join(home, 'config'),
+  },
 });
 rmSync(home, { recursive: true, force: true });
 process.exit(r.status ?? 1);

@@ -55,9 +55,20 @@ export async function audit(db: Kysely<Database>, e: AuditInput): Promise<void> 
 }
 
 /** Shorthand for routes: the signed-in caller and its address. */
-export function auditFrom(request: FastifyRequest, event: AuditEvent, target?: string | null, details?: Record<string, unknown>): Promise<void> {
+export function auditFrom(
+  request: FastifyRequest,
+  event: AuditEvent,
+  target?: string | null,
+  details?: Record<string, unknown>,
+): Promise<void> {
   const u = request.user;
-  return audit(request.server.kiln.store.db, { event, actor: u ? { id: u.id, username: u.username } : null, target, ip: request.ip, details });
+  return audit(request.server.kiln.store.db, {
+    event,
+    actor: u ? { id: u.id, username: u.username } : null,
+    target,
+    ip: request.ip,
+    details,
+  });
 }
 
 export function auditView(r: AuditEventsTable): Record<string, unknown> {
@@ -72,7 +83,10 @@ export function auditView(r: AuditEventsTable): Record<string, unknown> {
   };
 }
 
-export async function listAudit(db: Kysely<Database>, o: { limit: number; before?: number; event?: string; actorId?: string }): Promise<AuditEventsTable[]> {
+export async function listAudit(
+  db: Kysely<Database>,
+  o: { limit: number; before?: number; event?: string; actorId?: string },
+): Promise<AuditEventsTable[]> {
   let q = db.selectFrom('audit_events').selectAll().orderBy('at', 'desc').orderBy('id', 'desc').limit(o.limit);
   if (o.before !== undefined) q = q.where('at', '<', o.before);
   if (o.event) q = q.where('event', 'like', `${o.event}%`);

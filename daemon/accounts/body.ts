@@ -9,8 +9,12 @@ export function bodyObject(body: unknown): Record<string, unknown> {
 
 export function str(body: Record<string, unknown>, name: string, max = 1000): string {
   const v = body[name];
-  if (typeof v !== 'string' || v.length === 0) throw new KilnError('VALIDATION_ERROR', `${name} is required (a string).`, { details: [{ path: name, message: 'required' }] });
-  if (v.length > max) throw new KilnError('VALIDATION_ERROR', `${name} is longer than ${max} characters.`, { details: [{ path: name, message: 'too long' }] });
+  if (typeof v !== 'string' || v.length === 0)
+    throw new KilnError('VALIDATION_ERROR', `${name} is required (a string).`, { details: [{ path: name, message: 'required' }] });
+  if (v.length > max)
+    throw new KilnError('VALIDATION_ERROR', `${name} is longer than ${max} characters.`, {
+      details: [{ path: name, message: 'too long' }],
+    });
   return v;
 }
 

@@ -44,7 +44,10 @@ function requireAll(env: NodeJS.ProcessEnv, names: string[], what: string): bool
   const set = names.filter((n) => env[n]);
   if (set.length === 0) return false;
   if (set.length < names.length) {
-    throw new KilnError('USAGE_ERROR', `${what} is half configured: set ${names.filter((n) => !env[n]).join(', ')} too (or unset ${set.join(', ')}).`);
+    throw new KilnError(
+      'USAGE_ERROR',
+      `${what} is half configured: set ${names.filter((n) => !env[n]).join(', ')} too (or unset ${set.join(', ')}).`,
+    );
   }
   return true;
 }

@@ -9,17 +9,24 @@ const MAX_DAYS = 3650;
 /** `expiresInDays` (number) or `expiresAt` (ISO date in the future); neither → the key never expires. */
 export function parseExpiry(body: Record<string, unknown>, now = Date.now()): number | null {
   const { expiresInDays, expiresAt } = body;
-  if (expiresInDays !== undefined && expiresAt !== undefined) throw new KilnError('VALIDATION_ERROR', 'Send expiresInDays or expiresAt, not both.', { details: [{ path: 'expiresAt', message: 'conflicts with expiresInDays' }] });
+  if (expiresInDays !== undefined && expiresAt !== undefined)
+    throw new KilnError('VALIDATION_ERROR', 'Send expiresInDays or expiresAt, not both.', {
+      details: [{ path: 'expiresAt', message: 'conflicts with expiresInDays' }],
+    });
   if (expiresInDays !== undefined && expiresInDays !== null) {
     if (typeof expiresInDays !== 'number' || !Number.isFinite(expiresInDays) || expiresInDays <= 0 || expiresInDays > MAX_DAYS) {
-      throw new KilnError('VALIDATION_ERROR', `expiresInDays must be a number of days in (0, ${MAX_DAYS}].`, { details: [{ path: 'expiresInDays', message: 'out of range' }] });
+      throw new KilnError('VALIDATION_ERROR', `expiresInDays must be a number of days in (0, ${MAX_DAYS}].`, {
+        details: [{ path: 'expiresInDays', message: 'out of range' }],
+      });
     }
     return now + Math.round(expiresInDays * 86_400_000);
   }
   if (expiresAt !== undefined && expiresAt !== null) {
     const t = typeof expiresAt === 'string' ? Date.parse(expiresAt) : NaN;
     if (!Number.isFinite(t) || t <= now || t > now + MAX_DAYS * 86_400_000) {
-      throw new KilnError('VALIDATION_ERROR', `expiresAt must be an ISO 8601 date in the future, at most ${MAX_DAYS} days ahead.`, { details: [{ path: 'expiresAt', message: 'invalid' }] });
+      throw new KilnError('VALIDATION_ERROR', `expiresAt must be an ISO 8601 date in the future, at most ${MAX_DAYS} days ahead.`, {
+        details: [{ path: 'expiresAt', message: 'invalid' }],
+      });
     }
     return t;
   }

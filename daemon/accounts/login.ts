@@ -14,13 +14,23 @@ import { audit } from './audit.js';
 import { createChallenge } from './mfa.js';
 import { checkLocked, recordFailure, recordSuccess, sleep, throttleKeys } from './throttle.js';
 
-export async function issueSession(ctx: DaemonContext, user: UsersTable): Promise<{ token: string; expiresAt: string; user: { id: string; username: string; role: string } }> {
+export async function issueSession(
+  ctx: DaemonContext,
+  user: UsersTable,
+): Promise<{ token: string; expiresAt: string; user: { id: string; username: string; role: string } }> {
   const { token, expiresAt } = await createSession(ctx.store.db, user.id, ctx.config.sessionDurationHours);
   return { token, expiresAt: new Date(expiresAt).toISOString(), user: { id: user.id, username: user.username, role: user.role } };
 }
 
 /** Counts a failed attempt, waits out the slow-down, and throws the one generic answer (or 429 once locked). */
-export async function failLogin(ctx: DaemonContext, request: FastifyRequest, reply: FastifyReply, username: string, why: string, message = 'Wrong username or password.'): Promise<never> {
+export async function failLogin(
+  ctx: DaemonContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  username: string,
+  why: string,
+  message = 'Wrong username or password.',
+): Promise<never> {
   const keys = throttleKeys(username, request.ip);
   const { delayMs, locked } = await recordFailure(ctx.store.db, keys, ctx.config.accounts);
   await audit(ctx.store.db, { event: locked ? 'login.locked' : 'login.failure', target: username, ip: request.ip, details: { why } });
@@ -29,7 +39,13 @@ export async function failLogin(ctx: DaemonContext, request: FastifyRequest, rep
   throw new KilnError('UNAUTHORIZED', message);
 }
 
-export async function passwordLogin(ctx: DaemonContext, request: FastifyRequest, reply: FastifyReply, username: string, password: string): Promise<Record<string, unknown>> {
+export async function passwordLogin(
+  ctx: DaemonContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  username: string,
+  password: string,
+): Promise<Record<string, unknown>> {
   const db = ctx.store.db;
   const keys = throttleKeys(username, request.ip);
   await checkLocked(db, keys, reply);

@@ -28,8 +28,13 @@ export async function matchTotp(secretBase32: string, code: string, now = Date.n
   return delta === null ? null : Math.floor(now / 30_000) + delta;
 }
 
-export async function startEnrollment(db: Kysely<Database>, user: UsersTable, issuer: string): Promise<{ secret: string; otpauthUri: string; qrCode: string }> {
-  if (Number(user.mfa_enabled ?? 0) === 1) throw new KilnError('CONFLICT', 'MFA is already enabled; disable it first to enroll a new authenticator.');
+export async function startEnrollment(
+  db: Kysely<Database>,
+  user: UsersTable,
+  issuer: string,
+): Promise<{ secret: string; otpauthUri: string; qrCode: string }> {
+  if (Number(user.mfa_enabled ?? 0) === 1)
+    throw new KilnError('CONFLICT', 'MFA is already enabled; disable it first to enroll a new authenticator.');
   const { Secret } = await import('otpauth');
   const secret = new Secret({ size: 20 }).base32;
   await db.updateTable('users').set({ mfa_pending_secret: secret, updated_at: Date.now() }).where('id', '=', user.id).execute();
@@ -56,19 +61,33 @@ export async function confirmEnrollment(db: Kysely<Database>, user: UsersTable, 
   if (Number(user.mfa_enabled ?? 0) === 1) throw new KilnError('CONFLICT', 'MFA is already enabled.');
   if (!user.mfa_pending_secret) throw new KilnError('CONFLICT', 'No MFA enrollment is in progress: POST /api/auth/mfa/enroll first.');
   const step = await matchTotp(user.mfa_pending_secret, code);
-  if (step === null) throw new KilnError('UNAUTHORIZED', 'The code does not match. Check the authenticator app and the device clock.', { reason: 'mfa-code-invalid' });
+  if (step === null)
+    throw new KilnError('UNAUTHORIZED', 'The code does not match. Check the authenticator app and the device clock.', {
+      reason: 'mfa-code-invalid',
+    });
   const codes = Array.from({ length: RECOVERY_CODES }, newRecoveryCode);
   await db.transaction().execute(async (tx) => {
-    await tx.updateTable('users').set({ mfa_secret: user.mfa_pending_secret, mfa_pending_secret: null, mfa_enabled: 1, mfa_last_step: step, updated_at: Date.now() }).where('id', '=', user.id).execute();
+    await tx
+      .updateTable('users')
+      .set({ mfa_secret: user.mfa_pending_secret, mfa_pending_secret: null, mfa_enabled: 1, mfa_last_step: step, updated_at: Date.now() })
+      .where('id', '=', user.id)
+      .execute();
     await tx.deleteFrom('mfa_recovery_codes').where('user_id', '=', user.id).execute();
-    await tx.insertInto('mfa_recovery_codes').values(codes.map((c) => ({ id: newId(), user_id: user.id, code_hash: sha256(normalizeRecovery(c)), used_at: null }))).execute();
+    await tx
+      .insertInto('mfa_recovery_codes')
+      .values(codes.map((c) => ({ id: newId(), user_id: user.id, code_hash: sha256(normalizeRecovery(c)), used_at: null })))
+      .execute();
   });
   return codes;
 }
 
 export async function clearMfa(db: Kysely<Database>, userId: string): Promise<void> {
   await db.transaction().execute(async (tx) => {
-    await tx.updateTable('users').set({ mfa_secret: null, mfa_pending_secret: null, mfa_enabled: 0, mfa_last_step: null, updated_at: Date.now() }).where('id', '=', userId).execute();
+    await tx
+      .updateTable('users')
+      .set({ mfa_secret: null, mfa_pending_secret: null, mfa_enabled: 0, mfa_last_step: null, updated_at: Date.now() })
+      .where('id', '=', userId)
+      .execute();
     await tx.deleteFrom('mfa_recovery_codes').where('user_id', '=', userId).execute();
     await tx.deleteFrom('mfa_challenges').where('user_id', '=', userId).execute();
   });
@@ -91,25 +110,43 @@ export async function useTotp(db: Kysely<Database>, user: UsersTable, code: stri
 
 export async function useRecoveryCode(db: Kysely<Database>, userId: string, code: string): Promise<boolean> {
   const hash = sha256(normalizeRecovery(code));
-  const rows = await db.selectFrom('mfa_recovery_codes').select(['id', 'code_hash']).where('user_id', '=', userId).where('used_at', 'is', null).execute();
+  const rows = await db
+    .selectFrom('mfa_recovery_codes')
+    .select(['id', 'code_hash'])
+    .where('user_id', '=', userId)
+    .where('used_at', 'is', null)
+    .execute();
   const want = Buffer.from(hash, 'hex');
   let hit: string | undefined;
   // Compare against every unused code in constant time, without stopping at the first match.
   for (const r of rows) if (timingSafeEqual(Buffer.from(r.code_hash, 'hex'), want)) hit ??= r.id;
   if (!hit) return false;
-  const u = await db.updateTable('mfa_recovery_codes').set({ used_at: Date.now() }).where('id', '=', hit).where('used_at', 'is', null).executeTakeFirst();
+  const u = await db
+    .updateTable('mfa_recovery_codes')
+    .set({ used_at: Date.now() })
+    .where('id', '=', hit)
+    .where('used_at', 'is', null)
+    .executeTakeFirst();
   return Number(u.numUpdatedRows) > 0;
 }
 
 export async function remainingRecoveryCodes(db: Kysely<Database>, userId: string): Promise<number> {
-  const r = await db.selectFrom('mfa_recovery_codes').select((eb) => eb.fn.countAll<number>().as('n')).where('user_id', '=', userId).where('used_at', 'is', null).executeTakeFirstOrThrow();
+  const r = await db
+    .selectFrom('mfa_recovery_codes')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('user_id', '=', userId)
+    .where('used_at', 'is', null)
+    .executeTakeFirstOrThrow();
   return Number(r.n);
 }
 
 export async function createChallenge(db: Kysely<Database>, userId: string): Promise<string> {
   const token = 'mfa_' + randomBytes(32).toString('base64url');
   await db.deleteFrom('mfa_challenges').where('expires_at', '<', Date.now()).execute();
-  await db.insertInto('mfa_challenges').values({ id: sha256(token), user_id: userId, attempts: 0, expires_at: Date.now() + MFA_TOKEN_TTL_MS }).execute();
+  await db
+    .insertInto('mfa_challenges')
+    .values({ id: sha256(token), user_id: userId, attempts: 0, expires_at: Date.now() + MFA_TOKEN_TTL_MS })
+    .execute();
   return token;
 }
 
@@ -124,7 +161,11 @@ export async function openChallenge(db: Kysely<Database>, token: string): Promis
 }
 
 export async function failChallenge(db: Kysely<Database>, id: string): Promise<void> {
-  await db.updateTable('mfa_challenges').set((eb) => ({ attempts: eb('attempts', '+', 1) })).where('id', '=', id).execute();
+  await db
+    .updateTable('mfa_challenges')
+    .set((eb) => ({ attempts: eb('attempts', '+', 1) }))
+    .where('id', '=', id)
+    .execute();
 }
 
 /** Single use: only the request that deletes the row may issue the session. */

@@ -27,7 +27,11 @@ export async function oidcClient(c: OidcConfig): Promise<Configuration> {
     })
     .catch((e: unknown) => {
       cached = undefined;
-      throw new KilnError('UNAVAILABLE', `The OIDC provider ${c.issuer} could not be reached or described itself wrongly: ${(e as Error).message}`, { cause: e });
+      throw new KilnError(
+        'UNAVAILABLE',
+        `The OIDC provider ${c.issuer} could not be reached or described itself wrongly: ${(e as Error).message}`,
+        { cause: e },
+      );
     });
   cached = { key, config };
   return config;
@@ -69,7 +73,12 @@ export async function finishOidc(c: OidcConfig, query: string, state: string, pe
   current.search = query;
   let tokens;
   try {
-    tokens = await client.authorizationCodeGrant(config, current, { pkceCodeVerifier: pending.verifier, expectedState: state, expectedNonce: pending.nonce, idTokenExpected: true });
+    tokens = await client.authorizationCodeGrant(config, current, {
+      pkceCodeVerifier: pending.verifier,
+      expectedState: state,
+      expectedNonce: pending.nonce,
+      idTokenExpected: true,
+    });
   } catch (e) {
     throw new KilnError('UNAUTHORIZED', `OIDC sign-in failed: ${(e as Error).message}`, { reason: 'oidc-failed', cause: e });
   }

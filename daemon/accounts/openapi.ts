@@ -10,11 +10,28 @@ const body = (schema: Json) => ({ required: true, content: { 'application/json':
 const pub = { security: [] as unknown[] };
 const idParam = (name = 'id') => ({ name, in: 'path', required: true, schema: str });
 
-const USER = obj({ id: str, username: str, role: { type: 'string', enum: ['admin', 'user'] }, team: { type: ['object', 'null'], properties: { id: str, name: str } }, mfaEnabled: bool, sso: { type: ['string', 'null'] }, createdAt: str });
+const USER = obj({
+  id: str,
+  username: str,
+  role: { type: 'string', enum: ['admin', 'user'] },
+  team: { type: ['object', 'null'], properties: { id: str, name: str } },
+  mfaEnabled: bool,
+  sso: { type: ['string', 'null'] },
+  createdAt: str,
+});
 const SESSION = obj({ token: str, expiresAt: { type: 'string', format: 'date-time' }, user: obj({ id: str, username: str, role: str }) });
 const TEAM = obj({ id: str, name: str, createdAt: str, members: { type: 'array', items: obj({ id: str, username: str }) } });
-const SETTINGS = obj({ syncWindowMs: { type: 'integer', minimum: 0 }, jobTtlHours: { type: 'number' }, features: obj({ mfa: bool, oidc: bool, saml: bool }), ssoDefaultRole: { type: 'string', enum: ['user', 'admin'] } });
-const BRANDING = obj({ productName: str, colors: obj({ primary: str, accent: str, background: str }), logoUrl: { type: ['string', 'null'] } });
+const SETTINGS = obj({
+  syncWindowMs: { type: 'integer', minimum: 0 },
+  jobTtlHours: { type: 'number' },
+  features: obj({ mfa: bool, oidc: bool, saml: bool }),
+  ssoDefaultRole: { type: 'string', enum: ['user', 'admin'] },
+});
+const BRANDING = obj({
+  productName: str,
+  colors: obj({ primary: str, accent: str, background: str }),
+  logoUrl: { type: ['string', 'null'] },
+});
 
 function op(operationId: string, tag: string, summary: string, extra: Json = {}, responses: Json = { '200': ok() }, errors = [401]): Json {
   return { operationId, tags: [tag], summary, ...extra, responses: { ...responses, ...err(...errors) } };
@@ -24,49 +41,340 @@ export const ACCOUNT_TAGS = ['users', 'mfa', 'sso', 'teams', 'settings'];
 
 export function accountPaths(): Json {
   return {
-    '/api/auth/change-password': { post: op('changePassword', 'auth', 'Change your password: keeps this session, ends your other sessions and revokes all your API keys.', { requestBody: body(obj({ currentPassword: str, newPassword: str }, ['currentPassword', 'newPassword'])) }, { '200': ok(obj({ ok: bool, keptSession: bool })) }, [400, 401, 403]) },
-    '/api/auth/users': { get: op('listUsers', 'users', 'All users (users:manage).', {}, { '200': ok(obj({ users: { type: 'array', items: USER } })) }, [401, 403]) },
-    '/api/auth/register': { post: op('registerUser', 'users', 'Create a user (users:manage; no role above your own).', { requestBody: body(obj({ username: str, password: str, role: { type: 'string', enum: ['admin', 'user'] }, team: { type: ['string', 'null'] } }, ['username', 'password'])) }, { '201': ok(obj({ user: USER }), 'Created') }, [400, 401, 403, 404, 409]) },
-    '/api/auth/users/{id}': {
-      put: op('updateUser', 'users', "Change a user's role or team (users:manage; target authority; the last admin stays).", { parameters: [idParam()], requestBody: body(obj({ role: { type: 'string', enum: ['admin', 'user'] }, team: { type: ['string', 'null'] } })) }, { '200': ok(obj({ user: USER })) }, [400, 401, 403, 404, 409]),
-      delete: op('deleteUser', 'users', 'Delete a user with its sessions, API keys, jobs, library files and pipelines (users:manage; target authority).', { parameters: [idParam()] }, { '200': ok(obj({ ok: bool, jobsDeleted: { type: 'integer' }, filesDeleted: { type: 'integer' }, pipelinesDeleted: { type: 'integer' } })) }, [401, 403, 404, 409]),
+    '/api/auth/change-password': {
+      post: op(
+        'changePassword',
+        'auth',
+        'Change your password: keeps this session, ends your other sessions and revokes all your API keys.',
+        { requestBody: body(obj({ currentPassword: str, newPassword: str }, ['currentPassword', 'newPassword'])) },
+        { '200': ok(obj({ ok: bool, keptSession: bool })) },
+        [400, 401, 403],
+      ),
     },
-    '/api/auth/users/{id}/reset-password': { post: op('resetPassword', 'users', "Set a user's password; its sessions and API keys end (users:manage; target authority).", { parameters: [idParam()], requestBody: body(obj({ newPassword: str }, ['newPassword'])) }, { '200': ok(obj({ ok: bool })) }, [400, 401, 403, 404]) },
-    '/api/auth/users/{id}/mfa/reset': { post: op('resetMfa', 'mfa', "Switch off a user's MFA (users:manage; target authority).", { parameters: [idParam()] }, { '200': ok(obj({ ok: bool, enabled: bool })) }, [401, 403, 404]) },
-    '/api/auth/mfa': { get: op('mfaStatus', 'mfa', 'Your MFA state.', {}, { '200': ok(obj({ enabled: bool, enrollmentPending: bool, recoveryCodesLeft: { type: 'integer' } })) }) },
-    '/api/auth/mfa/enroll': { post: op('mfaEnroll', 'mfa', 'Start TOTP enrollment (needs the mfa feature).', {}, { '200': ok(obj({ secret: str, otpauthUri: str, qrCode: { type: 'string', description: 'PNG data URI' } })) }, [401, 403, 409]) },
-    '/api/auth/mfa/verify': { post: op('mfaVerify', 'mfa', 'Confirm enrollment with a TOTP code; returns 10 one-time recovery codes (shown once).', { requestBody: body(obj({ code: str }, ['code'])) }, { '200': ok(obj({ enabled: bool, recoveryCodes: { type: 'array', items: str } })) }, [400, 401, 403, 409]) },
-    '/api/auth/mfa/complete': { post: { ...pub, ...op('mfaComplete', 'mfa', 'Finish a login that answered requiresMfa: the mfaToken plus a TOTP code or a recovery code.', { requestBody: body(obj({ mfaToken: str, code: str, recoveryCode: str }, ['mfaToken'])) }, { '200': ok(SESSION) }, [400, 401, 429]) } },
-    '/api/auth/mfa/disable': { post: op('mfaDisable', 'mfa', 'Switch your MFA off with a current code or your password.', { requestBody: body(obj({ code: str, password: str })) }, { '200': ok(obj({ enabled: bool })) }, [400, 401, 403, 409]) },
-    '/api/auth/oidc/login': { get: { ...pub, ...op('oidcLogin', 'sso', 'Start OIDC sign-in: redirect to the provider (state, nonce, PKCE).', {}, { '302': { description: 'Redirect to the provider' } }, [403, 503]) } },
-    '/api/auth/oidc/callback': { get: { ...pub, ...op('oidcCallback', 'sso', 'OIDC redirect target: signs the user in.', { parameters: [{ name: 'code', in: 'query', schema: str }, { name: 'state', in: 'query', schema: str }] }, { '200': ok(SESSION), '303': { description: 'Redirect to SSO_SUCCESS_REDIRECT with the token in the fragment' } }, [400, 401, 403]) } },
-    '/api/auth/saml/metadata': { get: { ...pub, ...op('samlMetadata', 'sso', 'SAML service-provider metadata.', {}, { '200': { description: 'SP metadata', content: { 'application/samlmetadata+xml': { schema: str } } } }, [403]) } },
-    '/api/auth/saml/login': { get: { ...pub, ...op('samlLogin', 'sso', 'Start SAML sign-in: redirect with an AuthnRequest.', {}, { '302': { description: 'Redirect to the IdP' } }, [403]) } },
-    '/api/auth/saml/callback': { post: { ...pub, ...op('samlCallback', 'sso', 'SAML assertion consumer service (form field SAMLResponse).', { requestBody: { required: true, content: { 'application/x-www-form-urlencoded': { schema: obj({ SAMLResponse: str, RelayState: str }, ['SAMLResponse']) } } } }, { '200': ok(SESSION), '303': { description: 'Redirect to SSO_SUCCESS_REDIRECT' } }, [400, 401, 403]) } },
+    '/api/auth/users': {
+      get: op(
+        'listUsers',
+        'users',
+        'All users (users:manage).',
+        {},
+        { '200': ok(obj({ users: { type: 'array', items: USER } })) },
+        [401, 403],
+      ),
+    },
+    '/api/auth/register': {
+      post: op(
+        'registerUser',
+        'users',
+        'Create a user (users:manage; no role above your own).',
+        {
+          requestBody: body(
+            obj({ username: str, password: str, role: { type: 'string', enum: ['admin', 'user'] }, team: { type: ['string', 'null'] } }, [
+              'username',
+              'password',
+            ]),
+          ),
+        },
+        { '201': ok(obj({ user: USER }), 'Created') },
+        [400, 401, 403, 404, 409],
+      ),
+    },
+    '/api/auth/users/{id}': {
+      put: op(
+        'updateUser',
+        'users',
+        "Change a user's role or team (users:manage; target authority; the last admin stays).",
+        {
+          parameters: [idParam()],
+          requestBody: body(obj({ role: { type: 'string', enum: ['admin', 'user'] }, team: { type: ['string', 'null'] } })),
+        },
+        { '200': ok(obj({ user: USER })) },
+        [400, 401, 403, 404, 409],
+      ),
+      delete: op(
+        'deleteUser',
+        'users',
+        'Delete a user with its sessions, API keys, jobs, library files and pipelines (users:manage; target authority).',
+        { parameters: [idParam()] },
+        {
+          '200': ok(
+            obj({ ok: bool, jobsDeleted: { type: 'integer' }, filesDeleted: { type: 'integer' }, pipelinesDeleted: { type: 'integer' } }),
+          ),
+        },
+        [401, 403, 404, 409],
+      ),
+    },
+    '/api/auth/users/{id}/reset-password': {
+      post: op(
+        'resetPassword',
+        'users',
+        "Set a user's password; its sessions and API keys end (users:manage; target authority).",
+        { parameters: [idParam()], requestBody: body(obj({ newPassword: str }, ['newPassword'])) },
+        { '200': ok(obj({ ok: bool })) },
+        [400, 401, 403, 404],
+      ),
+    },
+    '/api/auth/users/{id}/mfa/reset': {
+      post: op(
+        'resetMfa',
+        'mfa',
+        "Switch off a user's MFA (users:manage; target authority).",
+        { parameters: [idParam()] },
+        { '200': ok(obj({ ok: bool, enabled: bool })) },
+        [401, 403, 404],
+      ),
+    },
+    '/api/auth/mfa': {
+      get: op(
+        'mfaStatus',
+        'mfa',
+        'Your MFA state.',
+        {},
+        { '200': ok(obj({ enabled: bool, enrollmentPending: bool, recoveryCodesLeft: { type: 'integer' } })) },
+      ),
+    },
+    '/api/auth/mfa/enroll': {
+      post: op(
+        'mfaEnroll',
+        'mfa',
+        'Start TOTP enrollment (needs the mfa feature).',
+        {},
+        { '200': ok(obj({ secret: str, otpauthUri: str, qrCode: { type: 'string', description: 'PNG data URI' } })) },
+        [401, 403, 409],
+      ),
+    },
+    '/api/auth/mfa/verify': {
+      post: op(
+        'mfaVerify',
+        'mfa',
+        'Confirm enrollment with a TOTP code; returns 10 one-time recovery codes (shown once).',
+        { requestBody: body(obj({ code: str }, ['code'])) },
+        { '200': ok(obj({ enabled: bool, recoveryCodes: { type: 'array', items: str } })) },
+        [400, 401, 403, 409],
+      ),
+    },
+    '/api/auth/mfa/complete': {
+      post: {
+        ...pub,
+        ...op(
+          'mfaComplete',
+          'mfa',
+          'Finish a login that answered requiresMfa: the mfaToken plus a TOTP code or a recovery code.',
+          { requestBody: body(obj({ mfaToken: str, code: str, recoveryCode: str }, ['mfaToken'])) },
+          { '200': ok(SESSION) },
+          [400, 401, 429],
+        ),
+      },
+    },
+    '/api/auth/mfa/disable': {
+      post: op(
+        'mfaDisable',
+        'mfa',
+        'Switch your MFA off with a current code or your password.',
+        { requestBody: body(obj({ code: str, password: str })) },
+        { '200': ok(obj({ enabled: bool })) },
+        [400, 401, 403, 409],
+      ),
+    },
+    '/api/auth/oidc/login': {
+      get: {
+        ...pub,
+        ...op(
+          'oidcLogin',
+          'sso',
+          'Start OIDC sign-in: redirect to the provider (state, nonce, PKCE).',
+          {},
+          { '302': { description: 'Redirect to the provider' } },
+          [403, 503],
+        ),
+      },
+    },
+    '/api/auth/oidc/callback': {
+      get: {
+        ...pub,
+        ...op(
+          'oidcCallback',
+          'sso',
+          'OIDC redirect target: signs the user in.',
+          {
+            parameters: [
+              { name: 'code', in: 'query', schema: str },
+              { name: 'state', in: 'query', schema: str },
+            ],
+          },
+          { '200': ok(SESSION), '303': { description: 'Redirect to SSO_SUCCESS_REDIRECT with the token in the fragment' } },
+          [400, 401, 403],
+        ),
+      },
+    },
+    '/api/auth/saml/metadata': {
+      get: {
+        ...pub,
+        ...op(
+          'samlMetadata',
+          'sso',
+          'SAML service-provider metadata.',
+          {},
+          { '200': { description: 'SP metadata', content: { 'application/samlmetadata+xml': { schema: str } } } },
+          [403],
+        ),
+      },
+    },
+    '/api/auth/saml/login': {
+      get: {
+        ...pub,
+        ...op(
+          'samlLogin',
+          'sso',
+          'Start SAML sign-in: redirect with an AuthnRequest.',
+          {},
+          { '302': { description: 'Redirect to the IdP' } },
+          [403],
+        ),
+      },
+    },
+    '/api/auth/saml/callback': {
+      post: {
+        ...pub,
+        ...op(
+          'samlCallback',
+          'sso',
+          'SAML assertion consumer service (form field SAMLResponse).',
+          {
+            requestBody: {
+              required: true,
+              content: { 'application/x-www-form-urlencoded': { schema: obj({ SAMLResponse: str, RelayState: str }, ['SAMLResponse']) } },
+            },
+          },
+          { '200': ok(SESSION), '303': { description: 'Redirect to SSO_SUCCESS_REDIRECT' } },
+          [400, 401, 403],
+        ),
+      },
+    },
     '/api/v1/teams': {
-      get: op('listTeams', 'teams', 'Teams (members listed for admins).', {}, { '200': ok(obj({ teams: { type: 'array', items: TEAM } })) }),
-      post: op('createTeam', 'teams', 'Create a team (teams:manage).', { requestBody: body(obj({ name: str }, ['name'])) }, { '201': ok(obj({ team: TEAM }), 'Created') }, [400, 401, 403, 409]),
+      get: op(
+        'listTeams',
+        'teams',
+        'Teams (members listed for admins).',
+        {},
+        { '200': ok(obj({ teams: { type: 'array', items: TEAM } })) },
+      ),
+      post: op(
+        'createTeam',
+        'teams',
+        'Create a team (teams:manage).',
+        { requestBody: body(obj({ name: str }, ['name'])) },
+        { '201': ok(obj({ team: TEAM }), 'Created') },
+        [400, 401, 403, 409],
+      ),
     },
     '/api/v1/teams/{id}': {
-      get: op('getTeam', 'teams', 'One team with its members (teams:manage).', { parameters: [idParam()] }, { '200': ok(obj({ team: TEAM })) }, [401, 403, 404]),
-      put: op('renameTeam', 'teams', 'Rename a team (teams:manage).', { parameters: [idParam()], requestBody: body(obj({ name: str }, ['name'])) }, { '200': ok(obj({ team: TEAM })) }, [400, 401, 403, 404, 409]),
-      delete: op('deleteTeam', 'teams', 'Delete a team; its members stay without one (teams:manage).', { parameters: [idParam()] }, { '200': ok(obj({ ok: bool })) }, [401, 403, 404]),
+      get: op(
+        'getTeam',
+        'teams',
+        'One team with its members (teams:manage).',
+        { parameters: [idParam()] },
+        { '200': ok(obj({ team: TEAM })) },
+        [401, 403, 404],
+      ),
+      put: op(
+        'renameTeam',
+        'teams',
+        'Rename a team (teams:manage).',
+        { parameters: [idParam()], requestBody: body(obj({ name: str }, ['name'])) },
+        { '200': ok(obj({ team: TEAM })) },
+        [400, 401, 403, 404, 409],
+      ),
+      delete: op(
+        'deleteTeam',
+        'teams',
+        'Delete a team; its members stay without one (teams:manage).',
+        { parameters: [idParam()] },
+        { '200': ok(obj({ ok: bool })) },
+        [401, 403, 404],
+      ),
     },
     '/api/v1/settings': {
       get: op('getSettings', 'settings', 'The settings record.', {}, { '200': ok(obj({ settings: SETTINGS })) }),
-      put: op('updateSettings', 'settings', 'Change settings (settings:write; partial).', { requestBody: body(SETTINGS) }, { '200': ok(obj({ settings: SETTINGS })) }, [400, 401, 403]),
+      put: op(
+        'updateSettings',
+        'settings',
+        'Change settings (settings:write; partial).',
+        { requestBody: body(SETTINGS) },
+        { '200': ok(obj({ settings: SETTINGS })) },
+        [400, 401, 403],
+      ),
     },
     '/api/v1/branding': {
       get: { ...pub, ...op('getBranding', 'settings', 'Branding for the UI.', {}, { '200': ok(obj({ branding: BRANDING })) }, []) },
-      put: op('updateBranding', 'settings', 'Change product name and colours (branding:write).', { requestBody: body(obj({ productName: str, colors: obj({ primary: str, accent: str, background: str }) })) }, { '200': ok(obj({ branding: BRANDING })) }, [400, 401, 403]),
+      put: op(
+        'updateBranding',
+        'settings',
+        'Change product name and colours (branding:write).',
+        { requestBody: body(obj({ productName: str, colors: obj({ primary: str, accent: str, background: str }) })) },
+        { '200': ok(obj({ branding: BRANDING })) },
+        [400, 401, 403],
+      ),
     },
     '/api/v1/branding/logo': {
-      get: { ...pub, ...op('getLogo', 'settings', 'The logo image.', {}, { '200': { description: 'PNG, JPEG or WebP', content: { 'image/*': { schema: { type: 'string', format: 'binary' } } } } }, [404]) },
-      post: op('uploadLogo', 'settings', 'Upload the logo: PNG, JPEG or WebP, at most 512 KB (branding:write).', { requestBody: { required: true, content: { 'multipart/form-data': { schema: obj({ file: { type: 'string', format: 'binary' } }, ['file']) } } } }, { '201': ok(obj({ branding: BRANDING }), 'Created') }, [400, 401, 403, 413, 415]),
+      get: {
+        ...pub,
+        ...op(
+          'getLogo',
+          'settings',
+          'The logo image.',
+          {},
+          { '200': { description: 'PNG, JPEG or WebP', content: { 'image/*': { schema: { type: 'string', format: 'binary' } } } } },
+          [404],
+        ),
+      },
+      post: op(
+        'uploadLogo',
+        'settings',
+        'Upload the logo: PNG, JPEG or WebP, at most 512 KB (branding:write).',
+        {
+          requestBody: {
+            required: true,
+            content: { 'multipart/form-data': { schema: obj({ file: { type: 'string', format: 'binary' } }, ['file']) } },
+          },
+        },
+        { '201': ok(obj({ branding: BRANDING }), 'Created') },
+        [400, 401, 403, 413, 415],
+      ),
       delete: op('deleteLogo', 'settings', 'Remove the logo (branding:write).', {}, { '200': ok(obj({ ok: bool })) }, [401, 403, 404]),
     },
     '/api/v1/admin/audit': {
-      get: op('listAudit', 'settings', 'Security events, newest first (audit:read).', { parameters: [{ name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 500 } }, { name: 'before', in: 'query', schema: { type: 'string', format: 'date-time' } }, { name: 'event', in: 'query', schema: str }, { name: 'actor', in: 'query', schema: str }] }, { '200': ok(obj({ events: { type: 'array', items: obj({ id: str, at: str, event: str, actor: { type: ['object', 'null'] }, target: { type: ['string', 'null'] }, ip: { type: ['string', 'null'] }, details: { type: ['object', 'null'] } }) } })) }, [400, 401, 403]),
+      get: op(
+        'listAudit',
+        'settings',
+        'Security events, newest first (audit:read).',
+        {
+          parameters: [
+            { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 500 } },
+            { name: 'before', in: 'query', schema: { type: 'string', format: 'date-time' } },
+            { name: 'event', in: 'query', schema: str },
+            { name: 'actor', in: 'query', schema: str },
+          ],
+        },
+        {
+          '200': ok(
+            obj({
+              events: {
+                type: 'array',
+                items: obj({
+                  id: str,
+                  at: str,
+                  event: str,
+                  actor: { type: ['object', 'null'] },
+                  target: { type: ['string', 'null'] },
+                  ip: { type: ['string', 'null'] },
+                  details: { type: ['object', 'null'] },
+                }),
+              },
+            }),
+          ),
+        },
+        [400, 401, 403],
+      ),
     },
   };
 }

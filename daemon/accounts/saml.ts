@@ -84,19 +84,28 @@ export async function finishSaml(c: SamlConfig, db: Kysely<Database>, samlRespon
   } catch (e) {
     throw new KilnError('UNAUTHORIZED', `SAML sign-in refused: ${(e as Error).message}`, { reason: 'saml-invalid', cause: e });
   }
-  if (!profile?.nameID) throw new KilnError('UNAUTHORIZED', 'SAML sign-in refused: the assertion names no subject.', { reason: 'saml-invalid' });
+  if (!profile?.nameID)
+    throw new KilnError('UNAUTHORIZED', 'SAML sign-in refused: the assertion names no subject.', { reason: 'saml-invalid' });
   const id = assertionId(profile);
   if (!id) throw new KilnError('UNAUTHORIZED', 'SAML sign-in refused: the assertion has no ID.', { reason: 'saml-invalid' });
   // Each assertion is accepted once until it expires, whatever request it answers.
   try {
-    await db.insertInto('sso_requests').values({ id: `saml-seen:${id}`, kind: 'saml-seen', data: '""', expires_at: notOnOrAfter(profile) }).execute();
+    await db
+      .insertInto('sso_requests')
+      .values({ id: `saml-seen:${id}`, kind: 'saml-seen', data: '""', expires_at: notOnOrAfter(profile) })
+      .execute();
   } catch {
     throw new KilnError('UNAUTHORIZED', 'SAML sign-in refused: this assertion was already used (replay).', { reason: 'saml-replay' });
   }
   const attrs = (profile.attributes ?? {}) as Record<string, unknown>;
   const groupsRaw = attrs[c.groupsAttribute] ?? (profile as Record<string, unknown>)[c.groupsAttribute];
-  const groups = (Array.isArray(groupsRaw) ? groupsRaw : groupsRaw === undefined ? [] : [groupsRaw]).filter((g): g is string => typeof g === 'string');
-  const email = firstString(attrs.email) ?? firstString(profile.email) ?? (/emailAddress$/.test(profile.nameIDFormat ?? '') ? profile.nameID : undefined);
+  const groups = (Array.isArray(groupsRaw) ? groupsRaw : groupsRaw === undefined ? [] : [groupsRaw]).filter(
+    (g): g is string => typeof g === 'string',
+  );
+  const email =
+    firstString(attrs.email) ??
+    firstString(profile.email) ??
+    (/emailAddress$/.test(profile.nameIDFormat ?? '') ? profile.nameID : undefined);
   return {
     provider: 'saml',
     subject: `${profile.issuer ?? ''}!${profile.nameID}`,

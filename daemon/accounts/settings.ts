@@ -22,8 +22,14 @@ export interface Settings {
 export const SettingsPatch = z
   .object({
     syncWindowMs: z.number().int().min(0).max(600_000),
-    jobTtlHours: z.number().min(0.01).max(24 * 365),
-    features: z.object(Object.fromEntries(FEATURES.map((f) => [f, z.boolean()])) as Record<Feature, z.ZodBoolean>).partial().strict(),
+    jobTtlHours: z
+      .number()
+      .min(0.01)
+      .max(24 * 365),
+    features: z
+      .object(Object.fromEntries(FEATURES.map((f) => [f, z.boolean()])) as Record<Feature, z.ZodBoolean>)
+      .partial()
+      .strict(),
     ssoDefaultRole: z.enum(['user', 'admin']),
   })
   .partial()
@@ -33,7 +39,10 @@ const HEX = /^#[0-9a-fA-F]{6}$/;
 export const BrandingPatch = z
   .object({
     productName: z.string().trim().min(1).max(60),
-    colors: z.object({ primary: z.string().regex(HEX), accent: z.string().regex(HEX), background: z.string().regex(HEX) }).partial().strict(),
+    colors: z
+      .object({ primary: z.string().regex(HEX), accent: z.string().regex(HEX), background: z.string().regex(HEX) })
+      .partial()
+      .strict(),
   })
   .partial()
   .strict();
@@ -79,10 +88,16 @@ export function applySettings(config: DaemonConfig, s: Settings): void {
 
 function validation(e: z.ZodError): KilnError {
   const details = e.issues.map((i) => ({ path: i.path.join('.'), message: i.message }));
-  return new KilnError('VALIDATION_ERROR', `Invalid body: ${details.map((d) => `${d.path || '(body)'}: ${d.message}`).join('; ')}`, { details });
+  return new KilnError('VALIDATION_ERROR', `Invalid body: ${details.map((d) => `${d.path || '(body)'}: ${d.message}`).join('; ')}`, {
+    details,
+  });
 }
 
-export async function updateSettings(db: Kysely<Database>, config: DaemonConfig, body: unknown): Promise<{ settings: Settings; changed: string[] }> {
+export async function updateSettings(
+  db: Kysely<Database>,
+  config: DaemonConfig,
+  body: unknown,
+): Promise<{ settings: Settings; changed: string[] }> {
   const p = SettingsPatch.safeParse(body ?? {});
   if (!p.success) throw validation(p.error);
   const cur = await getSettings(db, config);
@@ -97,7 +112,10 @@ export async function featureEnabled(db: Kysely<Database>, config: DaemonConfig,
 }
 
 export async function requireFeature(db: Kysely<Database>, config: DaemonConfig, f: Feature): Promise<void> {
-  if (!(await featureEnabled(db, config, f))) throw new KilnError('FEATURE_DISABLED', `The ${f} feature is switched off in the settings (PUT /api/v1/settings features.${f}).`, { details: { feature: f } });
+  if (!(await featureEnabled(db, config, f)))
+    throw new KilnError('FEATURE_DISABLED', `The ${f} feature is switched off in the settings (PUT /api/v1/settings features.${f}).`, {
+      details: { feature: f },
+    });
 }
 
 export async function getBranding(db: Kysely<Database>): Promise<Branding> {
@@ -121,7 +139,8 @@ export async function updateBranding(db: Kysely<Database>, body: unknown): Promi
 
 export async function saveLogo(db: Kysely<Database>, data: Buffer): Promise<string> {
   if (data.length === 0) throw new KilnError('VALIDATION_ERROR', 'The logo file is empty.');
-  if (data.length > LOGO_MAX_BYTES) throw new KilnError('LIMIT_EXCEEDED', `The logo is ${data.length} bytes; the limit is ${LOGO_MAX_BYTES} bytes (512 KB).`);
+  if (data.length > LOGO_MAX_BYTES)
+    throw new KilnError('LIMIT_EXCEEDED', `The logo is ${data.length} bytes; the limit is ${LOGO_MAX_BYTES} bytes (512 KB).`);
   const { fileTypeFromBuffer } = await import('file-type');
   const t = await fileTypeFromBuffer(data);
   // SVG is refused: it can carry scripts, and the logo is served to every visitor.
@@ -129,9 +148,12 @@ export async function saveLogo(db: Kysely<Database>, data: Buffer): Promise<stri
     throw new KilnError('UNSUPPORTED_INPUT', `The logo must be PNG, JPEG or WebP (got ${t?.mime ?? 'an unrecognised type'}).`);
   }
   const { default: sharp } = await import('sharp');
-  const meta = await sharp(data).metadata().catch(() => undefined);
+  const meta = await sharp(data)
+    .metadata()
+    .catch(() => undefined);
   if (!meta?.width || !meta.height) throw new KilnError('UNSUPPORTED_INPUT', 'The logo image is corrupt.');
-  if (meta.width > 4096 || meta.height > 4096) throw new KilnError('LIMIT_EXCEEDED', `The logo is ${meta.width}×${meta.height}; at most 4096×4096.`);
+  if (meta.width > 4096 || meta.height > 4096)
+    throw new KilnError('LIMIT_EXCEEDED', `The logo is ${meta.width}×${meta.height}; at most 4096×4096.`);
   await writeRow(db, 'branding.logo', { contentType: t.mime, data: data.toString('base64') });
   return t.mime;
 }

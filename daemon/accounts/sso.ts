@@ -27,9 +27,18 @@ export interface SsoIdentity {
 
 const SSO_STATE_TTL_MS = 10 * 60_000;
 
-export async function putSsoRequest(db: Kysely<Database>, kind: string, id: string, data: unknown, ttlMs = SSO_STATE_TTL_MS): Promise<void> {
+export async function putSsoRequest(
+  db: Kysely<Database>,
+  kind: string,
+  id: string,
+  data: unknown,
+  ttlMs = SSO_STATE_TTL_MS,
+): Promise<void> {
   await db.deleteFrom('sso_requests').where('expires_at', '<', Date.now()).execute();
-  await db.insertInto('sso_requests').values({ id: `${kind}:${id}`, kind, data: JSON.stringify(data), expires_at: Date.now() + ttlMs }).execute();
+  await db
+    .insertInto('sso_requests')
+    .values({ id: `${kind}:${id}`, kind, data: JSON.stringify(data), expires_at: Date.now() + ttlMs })
+    .execute();
 }
 
 /** Reads and deletes (single use); undefined when unknown or expired. */
@@ -59,15 +68,28 @@ async function freeUsername(db: Kysely<Database>, base: string): Promise<string>
   throw new KilnError('CONFLICT', `No free username near ${base}.`);
 }
 
-export async function userForIdentity(ctx: DaemonContext, id: SsoIdentity, adminGroup: string | undefined): Promise<{ user: UsersTable; created: boolean }> {
+export async function userForIdentity(
+  ctx: DaemonContext,
+  id: SsoIdentity,
+  adminGroup: string | undefined,
+): Promise<{ user: UsersTable; created: boolean }> {
   const db = ctx.store.db;
   const isAdmin = !!adminGroup && id.groups.includes(adminGroup);
-  let user: UsersTable | undefined = await db.selectFrom('users').selectAll().where('sso_provider', '=', id.provider).where('sso_subject', '=', id.subject).executeTakeFirst();
+  let user: UsersTable | undefined = await db
+    .selectFrom('users')
+    .selectAll()
+    .where('sso_provider', '=', id.provider)
+    .where('sso_subject', '=', id.subject)
+    .executeTakeFirst();
   let created = false;
   if (!user && id.email && id.emailVerified) {
     const byMail = await findUserByName(db, id.email);
     if (byMail && !byMail.sso_provider) {
-      await db.updateTable('users').set({ sso_provider: id.provider, sso_subject: id.subject, updated_at: Date.now() }).where('id', '=', byMail.id).execute();
+      await db
+        .updateTable('users')
+        .set({ sso_provider: id.provider, sso_subject: id.subject, updated_at: Date.now() })
+        .where('id', '=', byMail.id)
+        .execute();
       user = byMail;
     }
   }
@@ -86,17 +108,39 @@ export async function userForIdentity(ctx: DaemonContext, id: SsoIdentity, admin
 
 export async function requireSso(ctx: DaemonContext, feature: Extract<Feature, 'oidc' | 'saml'>): Promise<void> {
   if (!ctx.config.accounts[feature]) {
-    const vars = feature === 'oidc' ? 'OIDC_ISSUER, OIDC_CLIENT_ID, OIDC_REDIRECT_URL' : 'SAML_ENTRY_POINT, SAML_ISSUER, SAML_IDP_CERT, SAML_CALLBACK_URL';
+    const vars =
+      feature === 'oidc'
+        ? 'OIDC_ISSUER, OIDC_CLIENT_ID, OIDC_REDIRECT_URL'
+        : 'SAML_ENTRY_POINT, SAML_ISSUER, SAML_IDP_CERT, SAML_CALLBACK_URL';
     throw new KilnError('FEATURE_DISABLED', `${feature.toUpperCase()} sign-in is not configured (set ${vars}).`, { details: { feature } });
   }
   await requireFeature(ctx.store.db, ctx.config, feature);
 }
 
 /** Signs the identity in and answers: JSON, or a redirect to SSO_SUCCESS_REDIRECT with the token in the fragment. */
-export async function finishSso(ctx: DaemonContext, request: FastifyRequest, reply: FastifyReply, id: SsoIdentity, adminGroup: string | undefined): Promise<unknown> {
+export async function finishSso(
+  ctx: DaemonContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  id: SsoIdentity,
+  adminGroup: string | undefined,
+): Promise<unknown> {
   const { user, created } = await userForIdentity(ctx, id, adminGroup);
-  if (created) await audit(ctx.store.db, { event: 'user.create', actor: null, target: user.username, ip: request.ip, details: { id: user.id, role: user.role, via: id.provider } });
-  await audit(ctx.store.db, { event: 'login.sso', actor: user, target: user.username, ip: request.ip, details: { provider: id.provider, subject: id.subject, created } });
+  if (created)
+    await audit(ctx.store.db, {
+      event: 'user.create',
+      actor: null,
+      target: user.username,
+      ip: request.ip,
+      details: { id: user.id, role: user.role, via: id.provider },
+    });
+  await audit(ctx.store.db, {
+    event: 'login.sso',
+    actor: user,
+    target: user.username,
+    ip: request.ip,
+    details: { provider: id.provider, subject: id.subject, created },
+  });
   const session = await issueSession(ctx, user);
   const redirect = ctx.config.accounts.ssoSuccessRedirect;
   if (redirect) {

@@ -35,12 +35,19 @@ export async function checkLocked(db: Kysely<Database>, keys: ThrottleKeys, repl
   if (until > now) {
     const seconds = Math.ceil((until - now) / 1000);
     void reply.header('retry-after', String(seconds));
-    throw new KilnError('RATE_LIMITED', `Too many failed sign-in attempts. Try again in ${seconds} s.`, { details: { retryAfterSeconds: seconds } });
+    throw new KilnError('RATE_LIMITED', `Too many failed sign-in attempts. Try again in ${seconds} s.`, {
+      details: { retryAfterSeconds: seconds },
+    });
   }
 }
 
 /** Counts a failure; returns how long to hold the answer back. */
-export async function recordFailure(db: Kysely<Database>, keys: ThrottleKeys, c: AccountsConfig, now = Date.now()): Promise<{ delayMs: number; locked: boolean }> {
+export async function recordFailure(
+  db: Kysely<Database>,
+  keys: ThrottleKeys,
+  c: AccountsConfig,
+  now = Date.now(),
+): Promise<{ delayMs: number; locked: boolean }> {
   const lockMs = c.loginLockMinutes * 60_000;
   // Failures are counted over at least 15 minutes, however short the lock: slow guessing still adds up.
   const windowMs = Math.max(lockMs, COUNT_WINDOW_MS);
@@ -54,9 +61,17 @@ export async function recordFailure(db: Kysely<Database>, keys: ThrottleKeys, c:
     const failures = fresh ? 1 : row.failures + 1;
     const lockedUntil = failures >= limit ? now + lockMs : null;
     if (!row) {
-      await db.insertInto('login_throttle').values({ key, failures, first_at: now, locked_until: lockedUntil }).onConflict((oc) => oc.column('key').doUpdateSet({ failures, first_at: now, locked_until: lockedUntil })).execute();
+      await db
+        .insertInto('login_throttle')
+        .values({ key, failures, first_at: now, locked_until: lockedUntil })
+        .onConflict((oc) => oc.column('key').doUpdateSet({ failures, first_at: now, locked_until: lockedUntil }))
+        .execute();
     } else {
-      await db.updateTable('login_throttle').set({ failures, first_at: fresh ? now : row.first_at, locked_until: lockedUntil }).where('key', '=', key).execute();
+      await db
+        .updateTable('login_throttle')
+        .set({ failures, first_at: fresh ? now : row.first_at, locked_until: lockedUntil })
+        .where('key', '=', key)
+        .execute();
     }
     if (lockedUntil) locked = true;
     const half = Math.ceil(limit / 2);

@@ -66,26 +66,36 @@ export function checkPasswordStrength(password: string, username: string, field 
   if (password.length > 1000) problems.push('at most 1000 characters');
   if (new Set(password).size < 5) problems.push('at least 5 different characters');
   if (username.length >= 3 && password.toLowerCase().includes(username.toLowerCase())) problems.push('not containing the username');
-  if (problems.length) throw new KilnError('VALIDATION_ERROR', `The ${field} is too weak: it needs ${problems.join(', ')}.`, { details: [{ path: field, message: problems.join(', ') }] });
+  if (problems.length)
+    throw new KilnError('VALIDATION_ERROR', `The ${field} is too weak: it needs ${problems.join(', ')}.`, {
+      details: [{ path: field, message: problems.join(', ') }],
+    });
 }
 
 export function checkUsername(username: unknown): string {
   if (typeof username !== 'string' || !/^[A-Za-z0-9._@+-]{1,100}$/.test(username)) {
-    throw new KilnError('VALIDATION_ERROR', 'username must be 1-100 characters of letters, digits and . _ @ + -.', { details: [{ path: 'username', message: 'invalid' }] });
+    throw new KilnError('VALIDATION_ERROR', 'username must be 1-100 characters of letters, digits and . _ @ + -.', {
+      details: [{ path: 'username', message: 'invalid' }],
+    });
   }
   return username;
 }
 
 export function parseRole(role: unknown): Role {
   if (typeof role !== 'string' || !(ROLES as string[]).includes(role)) {
-    throw new KilnError('VALIDATION_ERROR', `role must be one of ${ROLES.join(', ')}.`, { details: [{ path: 'role', message: 'invalid' }] });
+    throw new KilnError('VALIDATION_ERROR', `role must be one of ${ROLES.join(', ')}.`, {
+      details: [{ path: 'role', message: 'invalid' }],
+    });
   }
   return role as Role;
 }
 
 /** Proposed-role authority. */
 export function requireRoleAuthority(actor: AuthUser, role: Role): void {
-  if (ROLE_RANK[role] > ROLE_RANK[actor.role]) throw new KilnError('FORBIDDEN', `The role ${actor.role} may not give the role ${role}, which ranks above it.`, { details: { permission: 'users:manage', role } });
+  if (ROLE_RANK[role] > ROLE_RANK[actor.role])
+    throw new KilnError('FORBIDDEN', `The role ${actor.role} may not give the role ${role}, which ranks above it.`, {
+      details: { permission: 'users:manage', role },
+    });
 }
 
 /** Target authority: the target must exist and rank no higher than the actor; users act only on themselves. */
@@ -95,23 +105,38 @@ export async function requireTarget(db: Kysely<Database>, actor: AuthUser, id: s
   if (target.id !== actor.id && !roleHas(actor.role, 'users:manage')) {
     throw new KilnError('FORBIDDEN', 'A user may not act on another user.', { details: { permission: 'users:manage' } });
   }
-  if (ROLE_RANK[target.role] > ROLE_RANK[actor.role]) throw new KilnError('FORBIDDEN', `The role ${actor.role} may not act on a user with the role ${target.role}.`, { details: { permission: 'users:manage' } });
+  if (ROLE_RANK[target.role] > ROLE_RANK[actor.role])
+    throw new KilnError('FORBIDDEN', `The role ${actor.role} may not act on a user with the role ${target.role}.`, {
+      details: { permission: 'users:manage' },
+    });
   return target;
 }
 
 async function adminCount(db: Kysely<Database>): Promise<number> {
-  const r = await db.selectFrom('users').select((eb) => eb.fn.countAll<number>().as('n')).where('role', '=', 'admin').executeTakeFirstOrThrow();
+  const r = await db
+    .selectFrom('users')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('role', '=', 'admin')
+    .executeTakeFirstOrThrow();
   return Number(r.n);
 }
 
 async function requireNotLastAdmin(db: Kysely<Database>, target: UsersTable, what: string): Promise<void> {
-  if (target.role === 'admin' && (await adminCount(db)) <= 1) throw new KilnError('CONFLICT', `${target.username} is the last admin and cannot be ${what}; make another user admin first.`);
+  if (target.role === 'admin' && (await adminCount(db)) <= 1)
+    throw new KilnError('CONFLICT', `${target.username} is the last admin and cannot be ${what}; make another user admin first.`);
 }
 
 export async function resolveTeam(db: Kysely<Database>, team: unknown): Promise<string | null> {
   if (team === null || team === '') return null;
-  if (typeof team !== 'string') throw new KilnError('VALIDATION_ERROR', 'team must be a team id or name, or null.', { details: [{ path: 'team', message: 'invalid' }] });
-  const row = await db.selectFrom('teams').select('id').where((eb) => eb.or([eb('id', '=', team), eb('name', '=', team)])).executeTakeFirst();
+  if (typeof team !== 'string')
+    throw new KilnError('VALIDATION_ERROR', 'team must be a team id or name, or null.', {
+      details: [{ path: 'team', message: 'invalid' }],
+    });
+  const row = await db
+    .selectFrom('teams')
+    .select('id')
+    .where((eb) => eb.or([eb('id', '=', team), eb('name', '=', team)]))
+    .executeTakeFirst();
   if (!row) throw new KilnError('NOT_FOUND', `No team ${team}.`);
   return row.id;
 }
@@ -120,7 +145,8 @@ export async function registerUser(db: Kysely<Database>, actor: AuthUser, body: 
   const username = checkUsername(body.username);
   const role = body.role === undefined ? 'user' : parseRole(body.role);
   requireRoleAuthority(actor, role);
-  if (typeof body.password !== 'string') throw new KilnError('VALIDATION_ERROR', 'password is required (a string).', { details: [{ path: 'password', message: 'required' }] });
+  if (typeof body.password !== 'string')
+    throw new KilnError('VALIDATION_ERROR', 'password is required (a string).', { details: [{ path: 'password', message: 'required' }] });
   checkPasswordStrength(body.password, username);
   const teamId = body.team === undefined ? null : await resolveTeam(db, body.team);
   if (await findUserByName(db, username)) throw new KilnError('CONFLICT', `The username ${username} is taken.`);
@@ -132,11 +158,21 @@ export async function registerUser(db: Kysely<Database>, actor: AuthUser, body: 
   }
 }
 
-export async function updateUser(db: Kysely<Database>, auth: Pick<Authenticator, 'forgetUser'> | undefined, actor: AuthUser, id: string, body: Record<string, unknown>): Promise<{ user: UsersTable; changes: Record<string, unknown> }> {
+export async function updateUser(
+  db: Kysely<Database>,
+  auth: Pick<Authenticator, 'forgetUser'> | undefined,
+  actor: AuthUser,
+  id: string,
+  body: Record<string, unknown>,
+): Promise<{ user: UsersTable; changes: Record<string, unknown> }> {
   const target = await requireTarget(db, actor, id);
   const patch: Partial<UsersTable> = {};
   const changes: Record<string, unknown> = {};
-  for (const k of Object.keys(body)) if (k !== 'role' && k !== 'team') throw new KilnError('VALIDATION_ERROR', `Unknown field ${k}: only role and team can be changed here.`, { details: [{ path: k, message: 'unknown' }] });
+  for (const k of Object.keys(body))
+    if (k !== 'role' && k !== 'team')
+      throw new KilnError('VALIDATION_ERROR', `Unknown field ${k}: only role and team can be changed here.`, {
+        details: [{ path: k, message: 'unknown' }],
+      });
   if (body.role !== undefined) {
     const role = parseRole(body.role);
     requireRoleAuthority(actor, role);
@@ -154,7 +190,11 @@ export async function updateUser(db: Kysely<Database>, auth: Pick<Authenticator,
     }
   }
   if (Object.keys(patch).length) {
-    await db.updateTable('users').set({ ...patch, updated_at: Date.now() }).where('id', '=', id).execute();
+    await db
+      .updateTable('users')
+      .set({ ...patch, updated_at: Date.now() })
+      .where('id', '=', id)
+      .execute();
     // Cached API-key verifications carry the old role.
     auth?.forgetUser(id);
   }
@@ -162,7 +202,13 @@ export async function updateUser(db: Kysely<Database>, auth: Pick<Authenticator,
 }
 
 /** Sets a new password and signs the user out everywhere except `keepSessionId`, and revokes its API keys. */
-export async function setPassword(db: Kysely<Database>, auth: Pick<Authenticator, 'forgetUser'> | undefined, user: UsersTable, password: string, keepSessionId?: string): Promise<void> {
+export async function setPassword(
+  db: Kysely<Database>,
+  auth: Pick<Authenticator, 'forgetUser'> | undefined,
+  user: UsersTable,
+  password: string,
+  keepSessionId?: string,
+): Promise<void> {
   checkPasswordStrength(password, user.username, 'newPassword');
   const hash = await hashSecret(password);
   await db.transaction().execute(async (tx) => {

@@ -74,7 +74,8 @@ export class Authenticator {
   private async bySession(token: string): Promise<AuthUser> {
     const s = await findSession(this.store.db, token);
     if (!s) throw new KilnError('UNAUTHORIZED', 'The session token is not valid (signed out or never issued). Log in again.');
-    if (s.expiresAt <= Date.now()) throw new KilnError('UNAUTHORIZED', 'The session has expired. Log in again.', { reason: 'session-expired' });
+    if (s.expiresAt <= Date.now())
+      throw new KilnError('UNAUTHORIZED', 'The session has expired. Log in again.', { reason: 'session-expired' });
     return fromRow(s.user, 'session', { sessionId: s.sessionId });
   }
 
@@ -86,7 +87,8 @@ export class Authenticator {
     for (const row of await findKeysByPrefix(this.store.db, keyPrefix(key))) {
       if (await verifySecret(key, row.key_hash)) {
         const expiresAt = row.expires_at == null ? Infinity : Number(row.expires_at);
-        if (expiresAt <= Date.now()) throw new KilnError('UNAUTHORIZED', 'The API key has expired. Create a new one.', { reason: 'api-key-expired' });
+        if (expiresAt <= Date.now())
+          throw new KilnError('UNAUTHORIZED', 'The API key has expired. Create a new one.', { reason: 'api-key-expired' });
         const user = fromRow(row.user, 'api-key', { apiKeyId: row.id });
         if (this.keyCache.size >= KEY_CACHE_MAX) this.keyCache.delete(this.keyCache.keys().next().value!);
         // Never cache past the key's expiry.

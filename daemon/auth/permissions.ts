@@ -39,6 +39,8 @@ export function hasPermission(request: FastifyRequest, permission: Permission): 
 export function requirePermission(request: FastifyRequest, permission: Permission): void {
   if (!request.user) throw new KilnError('UNAUTHORIZED', 'Sign in first: send Authorization: Bearer <session token or API key>.');
   if (!roleHas(request.user.role, permission)) {
-    throw new KilnError('FORBIDDEN', `This needs the permission ${permission}, which the role ${request.user.role} does not have.`, { details: { permission } });
+    throw new KilnError('FORBIDDEN', `This needs the permission ${permission}, which the role ${request.user.role} does not have.`, {
+      details: { permission },
+    });
   }
 }

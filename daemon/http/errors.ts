@@ -23,7 +23,9 @@ export function toHttpError(e: unknown, maxUploadMb: number): KilnError {
   const err = e as FastifyError & { part?: unknown };
   switch (err?.code) {
     case 'FST_REQ_FILE_TOO_LARGE':
-      return new KilnError('LIMIT_EXCEEDED', `An uploaded file is larger than the limit of ${maxUploadMb} MB (MAX_UPLOAD_MB).`, { cause: e });
+      return new KilnError('LIMIT_EXCEEDED', `An uploaded file is larger than the limit of ${maxUploadMb} MB (MAX_UPLOAD_MB).`, {
+        cause: e,
+      });
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new KilnError('LIMIT_EXCEEDED', 'The request body is too large.', { cause: e });
     case 'FST_FILES_LIMIT':
@@ -31,7 +33,9 @@ export function toHttpError(e: unknown, maxUploadMb: number): KilnError {
     case 'FST_FIELDS_LIMIT':
       return new KilnError('LIMIT_EXCEEDED', `Too many parts in the upload: ${err.message}`, { cause: e });
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return new KilnError('UNSUPPORTED_INPUT', `${err.message}. Send multipart/form-data (files) or application/json (settings only).`, { cause: e });
+      return new KilnError('UNSUPPORTED_INPUT', `${err.message}. Send multipart/form-data (files) or application/json (settings only).`, {
+        cause: e,
+      });
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return new KilnError('USAGE_ERROR', 'The JSON body is empty.', { cause: e });
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
@@ -42,7 +46,8 @@ export function toHttpError(e: unknown, maxUploadMb: number): KilnError {
       return new KilnError('USAGE_ERROR', 'A form field name is not allowed.', { cause: e });
   }
   if (err?.validation) return new KilnError('VALIDATION_ERROR', err.message, { details: err.validation, cause: e });
-  if (err instanceof SyntaxError && (err as FastifyError).statusCode === 400) return new KilnError('USAGE_ERROR', `The body is not valid JSON: ${err.message}`, { cause: e });
+  if (err instanceof SyntaxError && (err as FastifyError).statusCode === 400)
+    return new KilnError('USAGE_ERROR', `The body is not valid JSON: ${err.message}`, { cause: e });
   // Busboy reports truncated or malformed multipart bodies as plain errors.
   if (/^(Multipart|Malformed|Unexpected end of form|Part terminated early)/i.test(err?.message ?? '')) {
     return new KilnError('USAGE_ERROR', `The multipart body is malformed: ${err.message}`, { cause: e });
@@ -61,7 +66,10 @@ export function installErrorHandling(app: FastifyInstance, maxUploadMb: number):
     void reply.code(ERROR_TABLE[err.code].status).type('application/json; charset=utf-8').send(err.toJSON());
   });
   app.setNotFoundHandler((request, reply) => {
-    const err = new KilnError('NOT_FOUND', `No route ${request.method} ${request.url.split('?')[0]}. GET /api/v1/openapi.yaml lists the routes.`);
+    const err = new KilnError(
+      'NOT_FOUND',
+      `No route ${request.method} ${request.url.split('?')[0]}. GET /api/v1/openapi.yaml lists the routes.`,
+    );
     void reply.code(404).send(err.toJSON());
   });
 }

@@ -40,7 +40,11 @@ export async function readMultipart(request: FastifyRequest, dir: string, limits
       // The index keeps two uploads with the same name apart.
       const p = path.join(dir, `${parts.length}-${name}`);
       await pipeline(part.file, createWriteStream(p));
-      if (part.file.truncated) throw new KilnError('LIMIT_EXCEEDED', `${name} is larger than the upload limit of ${Math.round(limits.maxFileBytes / 1048576)} MB (MAX_UPLOAD_MB).`);
+      if (part.file.truncated)
+        throw new KilnError(
+          'LIMIT_EXCEEDED',
+          `${name} is larger than the upload limit of ${Math.round(limits.maxFileBytes / 1048576)} MB (MAX_UPLOAD_MB).`,
+        );
       parts.push({ field: part.fieldname, path: p, name, size: (await stat(p)).size });
     } else {
       fields.set(part.fieldname, typeof part.value === 'string' ? part.value : String(part.value));
@@ -76,8 +80,12 @@ export function toToolInputs(tool: Tool, parts: UploadedPart[]): ToolInputs {
       list[Number(m![2])] = file;
       continue;
     }
-    const known = ['file', ...extras.map((x) => (x.indexed ? `${x.field}0, ${x.field}1…` : x.field))].filter((v, i, a) => a.indexOf(v) === i);
-    throw new KilnError('VALIDATION_ERROR', `${tool.id} has no file field "${field}"; it takes ${known.join(', ')}.`, { details: [{ path: field, message: 'unknown file field' }] });
+    const known = ['file', ...extras.map((x) => (x.indexed ? `${x.field}0, ${x.field}1…` : x.field))].filter(
+      (v, i, a) => a.indexOf(v) === i,
+    );
+    throw new KilnError('VALIDATION_ERROR', `${tool.id} has no file field "${field}"; it takes ${known.join(', ')}.`, {
+      details: [{ path: field, message: 'unknown file field' }],
+    });
   }
   for (const [k, list] of Object.entries(inputs.extra)) inputs.extra[k] = list.filter(Boolean);
   return inputs;
@@ -93,17 +101,23 @@ export function assembleSettings(tool: Tool, settingsJson: string | undefined, f
     try {
       parsed = JSON.parse(settingsJson);
     } catch (e) {
-      throw new KilnError('VALIDATION_ERROR', `The settings field is not valid JSON: ${(e as Error).message}`, { details: [{ path: 'settings', message: 'invalid JSON' }] });
+      throw new KilnError('VALIDATION_ERROR', `The settings field is not valid JSON: ${(e as Error).message}`, {
+        details: [{ path: 'settings', message: 'invalid JSON' }],
+      });
     }
     if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
-      throw new KilnError('VALIDATION_ERROR', 'The settings field must be a JSON object.', { details: [{ path: 'settings', message: 'expected an object' }] });
+      throw new KilnError('VALIDATION_ERROR', 'The settings field must be a JSON object.', {
+        details: [{ path: 'settings', message: 'expected an object' }],
+      });
     }
     base = parsed as Record<string, unknown>;
   }
   const infos = new Map(describeSettings(tool).map((i) => [i.name, i]));
   for (const [name, value] of fields) {
     if (RESERVED.has(name)) continue;
-    base[name] = /^\s*[[{]/.test(value) ? parseJsonOr(value, () => coerceSettingValue(infos.get(name), value)) : coerceSettingValue(infos.get(name), value);
+    base[name] = /^\s*[[{]/.test(value)
+      ? parseJsonOr(value, () => coerceSettingValue(infos.get(name), value))
+      : coerceSettingValue(infos.get(name), value);
   }
   return base;
 }

@@ -41,13 +41,16 @@ const ORPHAN_QUEUED_MS = 60_000;
 /** What a run needs, wherever it runs. */
 type RunSpec = Pick<SubmitRequest, 'id' | 'target' | 'settings' | 'inputs' | 'workDir' | 'afterSuccess'>;
 
-const daemonStopped = (what = 'The daemon stopped while this job was running; run it again.') => new KilnError('INTERNAL', what, { reason: 'daemon-restarted' });
+const daemonStopped = (what = 'The daemon stopped while this job was running; run it again.') =>
+  new KilnError('INTERNAL', what, { reason: 'daemon-restarted' });
 
 /** Settings that must not be kept in job records (passwords for protect/unlock-pdf and the like). */
 const SECRET_SETTING = /password|secret|passphrase|token/i;
 
 export function redactSettings(settings: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(settings).map(([k, v]) => [k, SECRET_SETTING.test(k) && v !== undefined && v !== '' ? '[redacted]' : v]));
+  return Object.fromEntries(
+    Object.entries(settings).map(([k, v]) => [k, SECRET_SETTING.test(k) && v !== undefined && v !== '' ? '[redacted]' : v]),
+  );
 }
 
 export function downloadUrl(row: Pick<JobRow, 'id' | 'output_name'>): string | undefined {
@@ -75,7 +78,11 @@ export function jobError(row: JobRow): { code: string; message: string; details?
  * The answer of a run route: waits up to the synchronous window, then 200 with the result, the job's own
  * error, or 202 `{jobId, async: true}` for the caller to follow.
  */
-export async function syncAnswer(jobs: JobService, id: string, waitMs: number): Promise<{ status: 200 | 202; body: Record<string, unknown> }> {
+export async function syncAnswer(
+  jobs: JobService,
+  id: string,
+  waitMs: number,
+): Promise<{ status: 200 | 202; body: Record<string, unknown> }> {
   const done = await jobs.wait(id, waitMs);
   if (!done) return { status: 202, body: { jobId: id, async: true } };
   if (done.status === 'completed') return { status: 200, body: jobResult(done) };
@@ -187,7 +194,14 @@ export class JobService {
     // A run any instance can do goes to the shared queue; one with a follow-up closure (saving to the
     // library) or a target built for this request (pipelines) runs here, its events still shared.
     if (this.shared && !req.afterSuccess && findTarget(req.target.id) === req.target) {
-      const job: QueuedJob = { id: row.id, target: req.target.id, settings: req.settings, inputs: req.inputs, workDir: req.workDir, ownerId: req.owner.id };
+      const job: QueuedJob = {
+        id: row.id,
+        target: req.target.id,
+        settings: req.settings,
+        inputs: req.inputs,
+        workDir: req.workDir,
+        ownerId: req.owner.id,
+      };
       await this.shared.enqueue(job).catch((e) => this.fail(row.id, req.workDir, e));
       return row;
     }
@@ -369,7 +383,8 @@ export class JobService {
 
   /** Aborts a queued or running job; its partial output is removed. */
   async cancel(row: JobRow): Promise<JobRow> {
-    if (isFinal(row.status)) throw new KilnError('CONFLICT', `Job ${row.id} has already ${row.status === 'completed' ? 'completed' : 'ended'} (${row.status}).`);
+    if (isFinal(row.status))
+      throw new KilnError('CONFLICT', `Job ${row.id} has already ${row.status === 'completed' ? 'completed' : 'ended'} (${row.status}).`);
     const waiting = this.settled.get(row.id);
     const ext = this.external.get(row.id);
     if (ext && waiting) {
@@ -397,7 +412,12 @@ export class JobService {
     let timer: ReturnType<typeof setTimeout> | undefined;
     try {
       const err = new KilnError('CANCELLED', 'The run was cancelled.');
-      const queued = await this.store.db.updateTable('jobs').set(this.failure(err)).where('id', '=', row.id).where('status', '=', 'queued').executeTakeFirst();
+      const queued = await this.store.db
+        .updateTable('jobs')
+        .set(this.failure(err))
+        .where('id', '=', row.id)
+        .where('status', '=', 'queued')
+        .executeTakeFirst();
       if (Number(queued.numUpdatedRows) > 0) {
         this.events.publish(row.id, { type: 'failed', error: err.toJSON().error });
         await shared.remove(row.id).catch(() => false);
@@ -423,7 +443,13 @@ export class JobService {
   async reap(): Promise<number> {
     const shared = this.shared;
     if (!shared) return 0;
-    const rows = await this.store.db.selectFrom('jobs').selectAll().where('status', 'in', ['queued', 'running']).orderBy('created_at').limit(1000).execute();
+    const rows = await this.store.db
+      .selectFrom('jobs')
+      .selectAll()
+      .where('status', 'in', ['queued', 'running'])
+      .orderBy('created_at')
+      .limit(1000)
+      .execute();
     const alive = new Map<string, boolean>();
     const isAlive = async (instance: string) => {
       if (!alive.has(instance)) alive.set(instance, await shared.isAlive(instance));
@@ -433,13 +459,21 @@ export class JobService {
     const seen = new Set<string>();
     for (const row of rows) {
       if (row.status === 'running' && (await isAlive(row.instance_id))) continue;
-      if (row.status === 'queued' && (Date.now() - Number(row.created_at) < ORPHAN_QUEUED_MS || (await isAlive(row.instance_id)) || (await shared.has(row.id)))) continue;
+      if (
+        row.status === 'queued' &&
+        (Date.now() - Number(row.created_at) < ORPHAN_QUEUED_MS || (await isAlive(row.instance_id)) || (await shared.has(row.id)))
+      )
+        continue;
       seen.add(row.id);
       // Seen orphaned twice, a beat apart: an instance whose key lapsed while Redis was away beats again first.
       const since = this.suspects.get(row.id);
       if (since === undefined) this.suspects.set(row.id, Date.now());
       if (since === undefined || Date.now() - since < this.config.heartbeatMs) continue;
-      await this.fail(row.id, row.work_dir ?? path.join(this.jobsDir, row.id), daemonStopped(`The daemon instance that was running this job stopped; run it again.`));
+      await this.fail(
+        row.id,
+        row.work_dir ?? path.join(this.jobsDir, row.id),
+        daemonStopped(`The daemon instance that was running this job stopped; run it again.`),
+      );
       this.suspects.delete(row.id);
       n++;
     }
@@ -457,7 +491,11 @@ export class JobService {
       if (row.work_dir) await rm(row.work_dir, { recursive: true, force: true });
       await finishJob(this.store.db, row.id, {
         status: 'failed',
-        error: JSON.stringify(new KilnError('INTERNAL', `The daemon stopped while this job was ${row.status}; run it again.`, { reason: 'daemon-restarted' }).toJSON().error),
+        error: JSON.stringify(
+          new KilnError('INTERNAL', `The daemon stopped while this job was ${row.status}; run it again.`, {
+            reason: 'daemon-restarted',
+          }).toJSON().error,
+        ),
         stage: 'failed',
         finished_at: Date.now(),
       });

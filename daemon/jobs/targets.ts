@@ -54,9 +54,13 @@ export async function checkPresetInputs(t: Target, files: InputFile[]): Promise<
   for (const f of files) {
     const kind = await sniffFile(f.path, f.name);
     if (!matchesAccept(kind, t.preset.accept)) {
-      throw new KilnError('UNSUPPORTED_INPUT', `${f.name} is ${kind.mime === 'application/octet-stream' ? 'not a recognised file type' : `a ${kind.ext} file`}; ${t.id} takes ${describeAccept(t.preset.accept)}.`, {
-        details: { file: f.name, detected: kind.mime, accepted: t.preset.accept },
-      });
+      throw new KilnError(
+        'UNSUPPORTED_INPUT',
+        `${f.name} is ${kind.mime === 'application/octet-stream' ? 'not a recognised file type' : `a ${kind.ext} file`}; ${t.id} takes ${describeAccept(t.preset.accept)}.`,
+        {
+          details: { file: f.name, detected: kind.mime, accepted: t.preset.accept },
+        },
+      );
     }
   }
 }

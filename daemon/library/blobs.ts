@@ -54,7 +54,11 @@ export class BlobStore {
     await this.serial(hash, async () => {
       const existing = await this.db.selectFrom('library_blobs').select('refs').where('hash', '=', hash).executeTakeFirst();
       if (existing) {
-        await this.db.updateTable('library_blobs').set({ refs: existing.refs + 1 }).where('hash', '=', hash).execute();
+        await this.db
+          .updateTable('library_blobs')
+          .set({ refs: existing.refs + 1 })
+          .where('hash', '=', hash)
+          .execute();
         if (opts.move) await rm(file, { force: true });
         return;
       }
@@ -75,7 +79,11 @@ export class BlobStore {
   /** Adds a reference to content already stored (a restore). */
   async ref(hash: string): Promise<void> {
     await this.serial(hash, async () => {
-      const r = await this.db.updateTable('library_blobs').set((eb) => ({ refs: eb('refs', '+', 1) })).where('hash', '=', hash).executeTakeFirst();
+      const r = await this.db
+        .updateTable('library_blobs')
+        .set((eb) => ({ refs: eb('refs', '+', 1) }))
+        .where('hash', '=', hash)
+        .executeTakeFirst();
       if (Number(r.numUpdatedRows) === 0) throw new Error(`blob ${hash} is missing`);
     });
   }
@@ -86,7 +94,11 @@ export class BlobStore {
       const row = await this.db.selectFrom('library_blobs').select('refs').where('hash', '=', hash).executeTakeFirst();
       if (!row) return;
       if (row.refs > 1) {
-        await this.db.updateTable('library_blobs').set({ refs: row.refs - 1 }).where('hash', '=', hash).execute();
+        await this.db
+          .updateTable('library_blobs')
+          .set({ refs: row.refs - 1 })
+          .where('hash', '=', hash)
+          .execute();
         return;
       }
       await this.db.deleteFrom('library_blobs').where('hash', '=', hash).execute();

@@ -61,7 +61,13 @@ const upload = (what: string): Json => ({
   required: true,
   content: {
     'multipart/form-data': {
-      schema: obj({ file: { ...binary, description: what }, name: { type: 'string', description: 'The item name (default: the uploaded file name).' } }, ['file']),
+      schema: obj(
+        {
+          file: { ...binary, description: what },
+          name: { type: 'string', description: 'The item name (default: the uploaded file name).' },
+        },
+        ['file'],
+      ),
     },
   },
 });
@@ -78,12 +84,21 @@ const fileDownload = (parameters: Json[]): Json => ({
       content: { '*/*': { schema: binary } },
     },
     '206': { description: 'The requested byte range.', content: { '*/*': { schema: binary } } },
-    '416': { description: 'The range does not fit the file (USAGE_ERROR).', content: { 'application/json': { schema: schemaRef('Error') } } },
+    '416': {
+      description: 'The range does not fit the file (USAGE_ERROR).',
+      content: { 'application/json': { schema: schemaRef('Error') } },
+    },
     ...err(400, 401, 404),
   },
 });
 
-const STEP = obj({ tool: { type: 'string', minLength: 1, description: 'A tool or preset id.' }, settings: { type: 'object', default: {}, description: "The step's settings (validated against the tool's schema)." } }, ['tool']);
+const STEP = obj(
+  {
+    tool: { type: 'string', minLength: 1, description: 'A tool or preset id.' },
+    settings: { type: 'object', default: {}, description: "The step's settings (validated against the tool's schema)." },
+  },
+  ['tool'],
+);
 const PIPELINE_DEF = {
   ...obj(
     {
@@ -93,11 +108,20 @@ const PIPELINE_DEF = {
     },
     ['steps'],
   ),
-  description: 'Steps run in order; each output feeds the next step. Every step is validated (settings, and what it takes against what the previous step produces) before anything runs.',
+  description:
+    'Steps run in order; each output feeds the next step. Every step is validated (settings, and what it takes against what the previous step produces) before anything runs.',
 };
 const SAVED_DEF = { ...PIPELINE_DEF, required: ['name', 'steps'] };
 const PIPELINE = obj(
-  { id: str, name: str, description: nullable('string'), ownerId: str, steps: { type: 'array', items: STEP }, createdAt: date, updatedAt: date },
+  {
+    id: str,
+    name: str,
+    description: nullable('string'),
+    ownerId: str,
+    steps: { type: 'array', items: STEP },
+    createdAt: date,
+    updatedAt: date,
+  },
   ['id', 'name', 'description', 'ownerId', 'steps', 'createdAt', 'updatedAt'],
 );
 
@@ -108,7 +132,10 @@ const runOne = (adHoc: boolean): Json => ({
     'multipart/form-data': {
       schema: obj(
         {
-          file: { description: "The input, in the first step's `file` field(s); omit it when fileId names a library item.", oneOf: [binary, { type: 'array', items: binary }] },
+          file: {
+            description: "The input, in the first step's `file` field(s); omit it when fileId names a library item.",
+            oneOf: [binary, { type: 'array', items: binary }],
+          },
           ...(adHoc ? { pipeline: { ...PIPELINE_DEF, description: 'The pipeline as a JSON string.' } } : {}),
           fileId: { type: 'string', description: 'A library item as the input; the output is saved as a new version of it (savedFileId).' },
           clientJobId: { type: 'string', maxLength: 200, description: 'Caller-chosen id to correlate progress.' },
@@ -129,7 +156,10 @@ const runBatch = (adHoc: boolean): Json => ({
   content: {
     'multipart/form-data': {
       schema: obj(
-        { files: { type: 'array', items: binary, description: 'Repeated `files` parts, one run each.' }, ...(adHoc ? { pipeline: { ...PIPELINE_DEF, description: 'The pipeline as a JSON string.' } } : {}) },
+        {
+          files: { type: 'array', items: binary, description: 'Repeated `files` parts, one run each.' },
+          ...(adHoc ? { pipeline: { ...PIPELINE_DEF, description: 'The pipeline as a JSON string.' } } : {}),
+        },
         adHoc ? ['files', 'pipeline'] : ['files'],
       ),
       ...(adHoc ? { encoding: { pipeline: { contentType: 'application/json' } } } : {}),
@@ -155,7 +185,8 @@ export function libraryPaths(): Json {
   return {
     '/api/v1/files': {
       post: op('uploadFile', 'files', 'Add a file to your library (version 1).', {
-        description: 'Counts against LIBRARY_QUOTA_MB (content you already hold costs nothing): 413 with reason "quota" when it does not fit.',
+        description:
+          'Counts against LIBRARY_QUOTA_MB (content you already hold costs nothing): 413 with reason "quota" when it does not fit.',
         requestBody: upload('The content.'),
         responses: { '201': ok(ITEM_WITH_VERSIONS, 'Created'), ...err(400, 401, 413) },
       }),
@@ -163,26 +194,47 @@ export function libraryPaths(): Json {
         parameters: [
           { name: 'page', in: 'query', schema: { type: 'integer', minimum: 1, default: 1 } },
           { name: 'pageSize', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 200, default: 50 } },
-          { name: 'type', in: 'query', schema: str, description: 'A family (image, video, audio, text, font), a content type (image/png, image/*) or an extension (pdf, .jpg).' },
+          {
+            name: 'type',
+            in: 'query',
+            schema: str,
+            description: 'A family (image, video, audio, text, font), a content type (image/png, image/*) or an extension (pdf, .jpg).',
+          },
           { name: 'name', in: 'query', schema: str, description: 'Part of the name, case-insensitive.' },
           { name: 'owner', in: 'query', schema: str, description: 'A user id (only for those who see every item).' },
         ],
-        responses: { '200': ok(obj({ items: { type: 'array', items: ITEM }, total: int, page: int, pageSize: int }, ['items', 'total', 'page', 'pageSize'])), ...err(400, 401) },
+        responses: {
+          '200': ok(
+            obj({ items: { type: 'array', items: ITEM }, total: int, page: int, pageSize: int }, ['items', 'total', 'page', 'pageSize']),
+          ),
+          ...err(400, 401),
+        },
       }),
     },
     '/api/v1/files/usage': {
       get: op('fileUsage', 'files', 'Bytes your library holds, and the quota.', {
-        responses: { '200': ok(obj({ usedBytes: int, quotaBytes: nullable('integer', { description: 'null: no quota.' }) }, ['usedBytes', 'quotaBytes'])), ...err(401) },
+        responses: {
+          '200': ok(
+            obj({ usedBytes: int, quotaBytes: nullable('integer', { description: 'null: no quota.' }) }, ['usedBytes', 'quotaBytes']),
+          ),
+          ...err(401),
+        },
       }),
     },
     '/api/v1/files/{id}': {
-      get: op('getFile', 'files', 'A library item with its versions.', { parameters: [fileId], responses: { '200': ok(ITEM_WITH_VERSIONS), ...err(401, 404) } }),
+      get: op('getFile', 'files', 'A library item with its versions.', {
+        parameters: [fileId],
+        responses: { '200': ok(ITEM_WITH_VERSIONS), ...err(401, 404) },
+      }),
       patch: op('renameFile', 'files', 'Rename a library item.', {
         parameters: [fileId],
         requestBody: jsonBody(obj({ name: str }, ['name'])),
         responses: { '200': ok(ITEM), ...err(400, 401, 404) },
       }),
-      delete: op('deleteFile', 'files', 'Delete a library item and all its versions.', { parameters: [fileId], responses: { '200': ok(DELETED), ...err(401, 404) } }),
+      delete: op('deleteFile', 'files', 'Delete a library item and all its versions.', {
+        parameters: [fileId],
+        responses: { '200': ok(DELETED), ...err(401, 404) },
+      }),
     },
     '/api/v1/files/{id}/versions': {
       get: op('listFileVersions', 'files', 'The versions of a library item, newest first.', {
@@ -196,10 +248,20 @@ export function libraryPaths(): Json {
       }),
     },
     '/api/v1/files/{id}/download': {
-      get: op('downloadFile', 'files', 'The content of a library item (the newest version unless `version` says otherwise).', fileDownload([
-        fileId,
-        { name: 'version', in: 'query', schema: { oneOf: [{ type: 'integer', minimum: 1 }, { const: 'latest' }] }, description: 'A version number, or latest.' },
-      ])),
+      get: op(
+        'downloadFile',
+        'files',
+        'The content of a library item (the newest version unless `version` says otherwise).',
+        fileDownload([
+          fileId,
+          {
+            name: 'version',
+            in: 'query',
+            schema: { oneOf: [{ type: 'integer', minimum: 1 }, { const: 'latest' }] },
+            description: 'A version number, or latest.',
+          },
+        ]),
+      ),
     },
     '/api/v1/files/{id}/versions/{version}/download': {
       get: op('downloadFileVersion', 'files', 'The content of one version.', fileDownload([fileId, versionNumber])),
@@ -229,31 +291,63 @@ export function libraryPaths(): Json {
       post: op('validatePipeline', 'pipelines', 'Check a pipeline without running or saving it: 400 names the failing step.', {
         requestBody: jsonBody(PIPELINE_DEF),
         responses: {
-          '200': ok(obj({ valid: { const: true }, name: nullable('string'), steps: { type: 'array', items: obj({ tool: str, settings: { type: 'object', description: 'With defaults filled in.' } }, ['tool', 'settings']) } }, ['valid', 'name', 'steps'])),
+          '200': ok(
+            obj(
+              {
+                valid: { const: true },
+                name: nullable('string'),
+                steps: {
+                  type: 'array',
+                  items: obj({ tool: str, settings: { type: 'object', description: 'With defaults filled in.' } }, ['tool', 'settings']),
+                },
+              },
+              ['valid', 'name', 'steps'],
+            ),
+          ),
           ...err(400, 401),
         },
       }),
     },
     '/api/v1/pipelines/run': {
-      post: op('runPipeline', 'pipelines', 'Run an ad-hoc pipeline on one input: 200 with the result, or 202 with a job id.', { requestBody: runOne(true), responses: runResponses }),
+      post: op('runPipeline', 'pipelines', 'Run an ad-hoc pipeline on one input: 200 with the result, or 202 with a job id.', {
+        requestBody: runOne(true),
+        responses: runResponses,
+      }),
     },
     '/api/v1/pipelines/batch': {
-      post: op('batchPipeline', 'pipelines', 'Run an ad-hoc pipeline on many inputs: one ZIP.', { requestBody: runBatch(true), responses: batchResponses }),
+      post: op('batchPipeline', 'pipelines', 'Run an ad-hoc pipeline on many inputs: one ZIP.', {
+        requestBody: runBatch(true),
+        responses: batchResponses,
+      }),
     },
     '/api/v1/pipelines/{id}': {
-      get: op('getPipeline', 'pipelines', 'A saved pipeline.', { parameters: [pipelineId], responses: { '200': ok(PIPELINE), ...err(401, 404) } }),
+      get: op('getPipeline', 'pipelines', 'A saved pipeline.', {
+        parameters: [pipelineId],
+        responses: { '200': ok(PIPELINE), ...err(401, 404) },
+      }),
       put: op('updatePipeline', 'pipelines', 'Replace a saved pipeline (the name stays unless given).', {
         parameters: [pipelineId],
         requestBody: jsonBody(PIPELINE_DEF),
         responses: { '200': ok(PIPELINE), ...err(400, 401, 404, 409) },
       }),
-      delete: op('deletePipeline', 'pipelines', 'Delete a saved pipeline.', { parameters: [pipelineId], responses: { '200': ok(DELETED), ...err(401, 404) } }),
+      delete: op('deletePipeline', 'pipelines', 'Delete a saved pipeline.', {
+        parameters: [pipelineId],
+        responses: { '200': ok(DELETED), ...err(401, 404) },
+      }),
     },
     '/api/v1/pipelines/{id}/run': {
-      post: op('runSavedPipeline', 'pipelines', 'Run a saved pipeline on one input: 200 with the result, or 202 with a job id.', { parameters: [pipelineId], requestBody: runOne(false), responses: runResponses }),
+      post: op('runSavedPipeline', 'pipelines', 'Run a saved pipeline on one input: 200 with the result, or 202 with a job id.', {
+        parameters: [pipelineId],
+        requestBody: runOne(false),
+        responses: runResponses,
+      }),
     },
     '/api/v1/pipelines/{id}/batch': {
-      post: op('batchSavedPipeline', 'pipelines', 'Run a saved pipeline on many inputs: one ZIP.', { parameters: [pipelineId], requestBody: runBatch(false), responses: batchResponses }),
+      post: op('batchSavedPipeline', 'pipelines', 'Run a saved pipeline on many inputs: one ZIP.', {
+        parameters: [pipelineId],
+        requestBody: runBatch(false),
+        responses: batchResponses,
+      }),
     },
   };
 }

@@ -29,9 +29,13 @@ export function pipelineView(r: PipelineRow): Record<string, unknown> {
 /** Validates a definition for saving: it must be a valid pipeline and carry a name. */
 function checked(raw: unknown, fallbackName?: string): Pipeline {
   const body = raw && typeof raw === 'object' && !Array.isArray(raw) ? { ...(raw as Record<string, unknown>) } : raw;
-  if (fallbackName && body && typeof body === 'object' && (body as { name?: unknown }).name === undefined) (body as { name?: string }).name = fallbackName;
+  if (fallbackName && body && typeof body === 'object' && (body as { name?: unknown }).name === undefined)
+    (body as { name?: string }).name = fallbackName;
   const { pipeline } = validatePipeline(body);
-  if (!pipeline.name) throw new KilnError('VALIDATION_ERROR', 'A saved pipeline needs a name (letters, digits, dot, dash, underscore).', { details: [{ path: 'name', message: 'required' }] });
+  if (!pipeline.name)
+    throw new KilnError('VALIDATION_ERROR', 'A saved pipeline needs a name (letters, digits, dot, dash, underscore).', {
+      details: [{ path: 'name', message: 'required' }],
+    });
   return pipeline;
 }
 
@@ -46,7 +50,12 @@ export class PipelineStore {
   async get(viewer: Viewer, ref: string): Promise<PipelineRow> {
     const byId = await this.db.selectFrom('pipelines').selectAll().where('id', '=', ref).executeTakeFirst();
     if (byId && (byId.owner_id === viewer.id || this.seesAll(viewer))) return byId;
-    const byName = await this.db.selectFrom('pipelines').selectAll().where('owner_id', '=', viewer.id).where('name', '=', ref).executeTakeFirst();
+    const byName = await this.db
+      .selectFrom('pipelines')
+      .selectAll()
+      .where('owner_id', '=', viewer.id)
+      .where('name', '=', ref)
+      .executeTakeFirst();
     if (byName) return byName;
     throw new KilnError('NOT_FOUND', `No pipeline ${ref}.`);
   }
@@ -65,9 +74,18 @@ export class PipelineStore {
 
   async create(viewer: Viewer, raw: unknown): Promise<PipelineRow> {
     const p = checked(raw);
-    if (await this.nameTaken(viewer.id, p.name!)) throw new KilnError('CONFLICT', `You already have a pipeline named ${p.name}; update it (PUT) or pick another name.`);
+    if (await this.nameTaken(viewer.id, p.name!))
+      throw new KilnError('CONFLICT', `You already have a pipeline named ${p.name}; update it (PUT) or pick another name.`);
     const now = Date.now();
-    const row: PipelineRow = { id: newId(), owner_id: viewer.id, name: p.name!, description: p.description ?? null, definition: JSON.stringify(p), created_at: now, updated_at: now };
+    const row: PipelineRow = {
+      id: newId(),
+      owner_id: viewer.id,
+      name: p.name!,
+      description: p.description ?? null,
+      definition: JSON.stringify(p),
+      created_at: now,
+      updated_at: now,
+    };
     await this.db.insertInto('pipelines').values(row).execute();
     return row;
   }
@@ -75,7 +93,8 @@ export class PipelineStore {
   async update(viewer: Viewer, ref: string, raw: unknown): Promise<PipelineRow> {
     const row = await this.get(viewer, ref);
     const p = checked(raw, row.name);
-    if (await this.nameTaken(row.owner_id, p.name!, row.id)) throw new KilnError('CONFLICT', `There is already a pipeline named ${p.name}.`);
+    if (await this.nameTaken(row.owner_id, p.name!, row.id))
+      throw new KilnError('CONFLICT', `There is already a pipeline named ${p.name}.`);
     const patch = { name: p.name!, description: p.description ?? null, definition: JSON.stringify(p), updated_at: Date.now() };
     await this.db.updateTable('pipelines').set(patch).where('id', '=', row.id).execute();
     return { ...row, ...patch };

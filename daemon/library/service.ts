@@ -130,7 +130,10 @@ export class LibraryService {
     return row;
   }
 
-  async list(viewer: Viewer, q: { page?: number; pageSize?: number; type?: string; name?: string; owner?: string }): Promise<{ items: ItemRow[]; total: number; page: number; pageSize: number }> {
+  async list(
+    viewer: Viewer,
+    q: { page?: number; pageSize?: number; type?: string; name?: string; owner?: string },
+  ): Promise<{ items: ItemRow[]; total: number; page: number; pageSize: number }> {
     const page = Math.max(1, Math.floor(q.page ?? 1));
     const pageSize = Math.min(200, Math.max(1, Math.floor(q.pageSize ?? 50)));
     let base = this.db.selectFrom('library_items');
@@ -266,9 +269,16 @@ export class LibraryService {
       };
       try {
         await this.db.insertInto('library_items').values(item).execute();
-        await this.db.insertInto('library_versions').values(this.versionRow(item.id, 1, d, viewer.id, now, { source: 'upload' })).execute();
+        await this.db
+          .insertInto('library_versions')
+          .values(this.versionRow(item.id, 1, d, viewer.id, now, { source: 'upload' }))
+          .execute();
       } catch (e) {
-        await this.db.deleteFrom('library_items').where('id', '=', item.id).execute().catch(() => {});
+        await this.db
+          .deleteFrom('library_items')
+          .where('id', '=', item.id)
+          .execute()
+          .catch(() => {});
         await this.blobs.release(d.hash);
         throw e;
       }
@@ -278,7 +288,14 @@ export class LibraryService {
     }
   }
 
-  private versionRow(itemId: string, version: number, d: { hash: string; size: number; contentType: string; name: string }, by: string, now: number, origin: VersionOrigin): VersionRow {
+  private versionRow(
+    itemId: string,
+    version: number,
+    d: { hash: string; size: number; contentType: string; name: string },
+    by: string,
+    now: number,
+    origin: VersionOrigin,
+  ): VersionRow {
     return {
       id: newId(),
       item_id: itemId,
@@ -298,7 +315,13 @@ export class LibraryService {
   }
 
   /** Adds `content` as the newest version of a visible item. */
-  async addVersion(viewer: Viewer, itemId: string, content: NewContent, origin: VersionOrigin, opts: { move?: boolean } = {}): Promise<{ item: ItemRow; version: VersionRow }> {
+  async addVersion(
+    viewer: Viewer,
+    itemId: string,
+    content: NewContent,
+    origin: VersionOrigin,
+    opts: { move?: boolean } = {},
+  ): Promise<{ item: ItemRow; version: VersionRow }> {
     const move = opts.move ?? true;
     try {
       const item = await this.item(viewer, itemId);
@@ -314,13 +337,22 @@ export class LibraryService {
   }
 
   /** Must run under the item's mutex; the blob reference is already taken. */
-  private async appendVersion(itemId: string, by: string, d: { hash: string; size: number; contentType: string; name: string }, origin: VersionOrigin): Promise<{ item: ItemRow; version: VersionRow }> {
+  private async appendVersion(
+    itemId: string,
+    by: string,
+    d: { hash: string; size: number; contentType: string; name: string },
+    origin: VersionOrigin,
+  ): Promise<{ item: ItemRow; version: VersionRow }> {
     const current = await this.db.selectFrom('library_items').selectAll().where('id', '=', itemId).executeTakeFirst();
     if (!current) {
       await this.blobs.release(d.hash);
       throw new KilnError('NOT_FOUND', `No library item ${itemId}.`);
     }
-    const last = await this.db.selectFrom('library_versions').select((eb) => eb.fn.max('version').as('m')).where('item_id', '=', itemId).executeTakeFirst();
+    const last = await this.db
+      .selectFrom('library_versions')
+      .select((eb) => eb.fn.max('version').as('m'))
+      .where('item_id', '=', itemId)
+      .executeTakeFirst();
     // Numbers are never reused, even after the newest version was deleted.
     const n = Math.max(Number(last?.m ?? 0), current.latest_version) + 1;
     const now = Date.now();
@@ -331,7 +363,11 @@ export class LibraryService {
       await this.blobs.release(d.hash);
       throw e;
     }
-    await this.db.updateTable('library_items').set({ latest_version: n, content_type: d.contentType, size: d.size, updated_at: now }).where('id', '=', itemId).execute();
+    await this.db
+      .updateTable('library_items')
+      .set({ latest_version: n, content_type: d.contentType, size: d.size, updated_at: now })
+      .where('id', '=', itemId)
+      .execute();
     return { item: { ...current, latest_version: n, content_type: d.contentType, size: d.size, updated_at: now }, version };
   }
 
@@ -341,14 +377,20 @@ export class LibraryService {
     return this.items.run(item.id, async () => {
       const old = await this.version(item, n);
       await this.blobs.ref(old.blob_hash);
-      return this.appendVersion(item.id, viewer.id, { hash: old.blob_hash, size: Number(old.size), contentType: old.content_type, name: old.name }, { source: 'restore', restoredFrom: n, tool: old.tool, settings: old.settings });
+      return this.appendVersion(
+        item.id,
+        viewer.id,
+        { hash: old.blob_hash, size: Number(old.size), contentType: old.content_type, name: old.name },
+        { source: 'restore', restoredFrom: n, tool: old.tool, settings: old.settings },
+      );
     });
   }
 
   async rename(viewer: Viewer, itemId: string, name: string): Promise<ItemRow> {
     const item = await this.item(viewer, itemId);
     const clean = safeFileName(name.trim(), '');
-    if (!clean) throw new KilnError('VALIDATION_ERROR', 'name: give a non-empty file name.', { details: [{ path: 'name', message: 'required' }] });
+    if (!clean)
+      throw new KilnError('VALIDATION_ERROR', 'name: give a non-empty file name.', { details: [{ path: 'name', message: 'required' }] });
     const now = Date.now();
     await this.db.updateTable('library_items').set({ name: clean, updated_at: now }).where('id', '=', item.id).execute();
     return { ...item, name: clean, updated_at: now };
@@ -370,7 +412,8 @@ export class LibraryService {
     return this.items.run(item.id, async () => {
       const v = await this.version(item, n);
       const versions = await this.versions(item);
-      if (versions.length === 1) throw new KilnError('CONFLICT', `Version ${n} is the only version of ${item.name}; delete the item instead.`);
+      if (versions.length === 1)
+        throw new KilnError('CONFLICT', `Version ${n} is the only version of ${item.name}; delete the item instead.`);
       await this.db.deleteFrom('library_versions').where('id', '=', v.id).execute();
       await this.blobs.release(v.blob_hash);
       const newest = versions.find((x) => x.id !== v.id)!;
@@ -394,8 +437,15 @@ export class LibraryService {
 
   /** Saves a finished job's output as a new version of the item; returns the item id. */
   async saveJobOutput(viewer: Viewer, itemId: string, job: JobRow): Promise<string> {
-    if (!job.output_path || !job.output_name) throw new KilnError('VALIDATION_ERROR', `${job.tool} produced no file to save as a new version of library item ${itemId}.`);
-    await this.addVersion(viewer, itemId, { path: job.output_path, name: job.output_name }, { source: 'tool', tool: job.tool, settings: job.settings, jobId: job.id }, { move: false });
+    if (!job.output_path || !job.output_name)
+      throw new KilnError('VALIDATION_ERROR', `${job.tool} produced no file to save as a new version of library item ${itemId}.`);
+    await this.addVersion(
+      viewer,
+      itemId,
+      { path: job.output_path, name: job.output_name },
+      { source: 'tool', tool: job.tool, settings: job.settings, jobId: job.id },
+      { move: false },
+    );
     return itemId;
   }
 }

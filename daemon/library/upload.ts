@@ -24,7 +24,10 @@ export async function readLibraryUpload(
   tmpDir: string,
   limits: { maxUploadBytes: number; remainingQuota: number; quotaError: (adding: number) => KilnError },
 ): Promise<LibraryUpload> {
-  if (!request.isMultipart()) throw new KilnError('VALIDATION_ERROR', 'Send multipart/form-data with the file in the field "file" (and optionally "name").', { details: [{ path: 'file', message: 'required' }] });
+  if (!request.isMultipart())
+    throw new KilnError('VALIDATION_ERROR', 'Send multipart/form-data with the file in the field "file" (and optionally "name").', {
+      details: [{ path: 'file', message: 'required' }],
+    });
   const fields = new Map<string, string>();
   let file: Required<NewContent> | undefined;
   try {
@@ -33,7 +36,10 @@ export async function readLibraryUpload(
         fields.set(part.fieldname, String(part.value));
         continue;
       }
-      if (part.fieldname !== 'file') throw new KilnError('VALIDATION_ERROR', `Unknown file field "${part.fieldname}": send the file in "file".`, { details: [{ path: part.fieldname, message: 'unknown file field' }] });
+      if (part.fieldname !== 'file')
+        throw new KilnError('VALIDATION_ERROR', `Unknown file field "${part.fieldname}": send the file in "file".`, {
+          details: [{ path: part.fieldname, message: 'unknown file field' }],
+        });
       const name = safeFileName(part.filename || 'upload', 'upload');
       const p = path.join(tmpDir, `${newId()}.part`);
       file = { path: p, name, hash: '', size: 0 };
@@ -50,7 +56,11 @@ export async function readLibraryUpload(
         },
       });
       await pipeline(part.file, counter, createWriteStream(p));
-      if (part.file.truncated) throw new KilnError('LIMIT_EXCEEDED', `${name} is larger than the upload limit of ${Math.round(limits.maxUploadBytes / 1048576)} MB (MAX_UPLOAD_MB).`);
+      if (part.file.truncated)
+        throw new KilnError(
+          'LIMIT_EXCEEDED',
+          `${name} is larger than the upload limit of ${Math.round(limits.maxUploadBytes / 1048576)} MB (MAX_UPLOAD_MB).`,
+        );
       file.hash = hash.digest('hex');
       file.size = size;
     }

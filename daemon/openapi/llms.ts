@@ -53,15 +53,25 @@ export function llmsFull(): string {
     lines.push(`### ${t.id}`, '');
     lines.push(`POST ${routeOf(t)}${t.batchable ? ` (batch: POST ${routeOf(t)}/batch)` : ''}`, '');
     if (t.preset) {
-      lines.push(`Preset of ${tool.id} with ${JSON.stringify(t.preset.fixed)} fixed. Takes ${t.preset.accept.join(', ')}; output ${t.preset.outputExtension}.`, '');
+      lines.push(
+        `Preset of ${tool.id} with ${JSON.stringify(t.preset.fixed)} fixed. Takes ${t.preset.accept.join(', ')}; output ${t.preset.outputExtension}.`,
+        '',
+      );
       continue;
     }
     lines.push(tool.description ?? tool.summary, '');
     const input = tool.input;
     const inputText =
-      input.kind === 'file' ? `one \`file\` (${input.accept.join(', ')})` : input.kind === 'files' ? `${input.min}-${input.max} \`file\` parts (${input.accept.join(', ')})` : 'no file; settings as a JSON body';
+      input.kind === 'file'
+        ? `one \`file\` (${input.accept.join(', ')})`
+        : input.kind === 'files'
+          ? `${input.min}-${input.max} \`file\` parts (${input.accept.join(', ')})`
+          : 'no file; settings as a JSON body';
     lines.push(`Input: ${inputText}.`);
-    for (const x of input.extra ?? []) lines.push(`Extra file \`${x.indexed ? x.field + '0, ' + x.field + '1…' : x.field}\`${x.required ? ' (required)' : ''}: ${x.description}.`);
+    for (const x of input.extra ?? [])
+      lines.push(
+        `Extra file \`${x.indexed ? x.field + '0, ' + x.field + '1…' : x.field}\`${x.required ? ' (required)' : ''}: ${x.description}.`,
+      );
     lines.push(`Output: ${tool.output}.`, '');
     const settings = describeSettings(tool);
     if (settings.length) lines.push('Settings:', ...settings.map(settingLine), '');

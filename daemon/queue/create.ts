@@ -6,5 +6,11 @@ import type { JobQueue } from './queue.js';
 export async function createQueue(config: DaemonConfig, instanceId: string): Promise<JobQueue> {
   if (!config.redisUrl) return new InProcessQueue(config.jobConcurrency);
   const { RedisJobQueue } = await import('./redis.js');
-  return RedisJobQueue.open({ url: config.redisUrl, prefix: config.redisPrefix, concurrency: config.jobConcurrency, instanceId, heartbeatMs: config.heartbeatMs });
+  return RedisJobQueue.open({
+    url: config.redisUrl,
+    prefix: config.redisPrefix,
+    concurrency: config.jobConcurrency,
+    instanceId,
+    heartbeatMs: config.heartbeatMs,
+  });
 }

@@ -140,7 +140,11 @@ export class RedisJobQueue implements DistributedQueue {
     // Outcomes live in the database: the queue only hands the job over, so it keeps no record of it.
     // Bounded: while Redis is away the request fails instead of hanging. Should the add still land
     // later, the worker finds the job's record already failed and skips it.
-    await withTimeout(this.queue.add('run', job, { jobId: bullId(job.id), removeOnComplete: true, removeOnFail: true }), COMMAND_TIMEOUT_MS, 'queueing the job').catch((e: Error) => {
+    await withTimeout(
+      this.queue.add('run', job, { jobId: bullId(job.id), removeOnComplete: true, removeOnFail: true }),
+      COMMAND_TIMEOUT_MS,
+      'queueing the job',
+    ).catch((e: Error) => {
       throw new KilnError('UNAVAILABLE', `The job queue (Redis) is unavailable: ${e.message}`, { cause: e });
     });
   }
@@ -240,7 +244,9 @@ export class RedisJobQueue implements DistributedQueue {
   }
 
   async sharedCounts(): Promise<QueueState['shared']> {
-    const c = await withTimeout(this.queue.getJobCounts('waiting', 'prioritized', 'delayed', 'active'), 2000, 'queue counts').catch(() => undefined);
+    const c = await withTimeout(this.queue.getJobCounts('waiting', 'prioritized', 'delayed', 'active'), 2000, 'queue counts').catch(
+      () => undefined,
+    );
     return c && { waiting: (c.waiting ?? 0) + (c.prioritized ?? 0) + (c.delayed ?? 0), active: c.active ?? 0 };
   }
 
@@ -258,7 +264,8 @@ export class RedisJobQueue implements DistributedQueue {
     // Waits for the aborted runs to record their end (their handlers still publish events).
     // A tool slow to honour the abort must not hold the shutdown: after a while the worker lets go
     // (the reaper, or the next start, records what is left).
-    if (this.worker) await withTimeout(this.worker.close(), 15_000, 'closing the worker').catch(() => this.worker!.close(true).catch(() => {}));
+    if (this.worker)
+      await withTimeout(this.worker.close(), 15_000, 'closing the worker').catch(() => this.worker!.close(true).catch(() => {}));
     // BullMQ leaves connections it was handed open.
     this.workerConnection?.disconnect();
     await this.client.del(this.names.alive(this.o.instanceId)).catch(() => {});

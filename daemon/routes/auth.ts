@@ -12,8 +12,12 @@ import { deleteSession } from '../store/sessions.js';
 
 function stringField(body: unknown, name: string, max = 1000): string {
   const v = (body as Record<string, unknown> | null | undefined)?.[name];
-  if (typeof v !== 'string' || v.length === 0) throw new KilnError('VALIDATION_ERROR', `${name} is required (a string).`, { details: [{ path: name, message: 'required' }] });
-  if (v.length > max) throw new KilnError('VALIDATION_ERROR', `${name} is longer than ${max} characters.`, { details: [{ path: name, message: 'too long' }] });
+  if (typeof v !== 'string' || v.length === 0)
+    throw new KilnError('VALIDATION_ERROR', `${name} is required (a string).`, { details: [{ path: name, message: 'required' }] });
+  if (v.length > max)
+    throw new KilnError('VALIDATION_ERROR', `${name} is longer than ${max} characters.`, {
+      details: [{ path: name, message: 'too long' }],
+    });
   return v;
 }
 

@@ -51,7 +51,10 @@ export async function batchRoutes(app: FastifyInstance): Promise<void> {
     const { section, toolId } = request.params as { section: string; toolId: string };
     const t = findTarget(toolId);
     if (t && t.section === section && !t.batchable) {
-      throw new KilnError('NOT_FOUND', `${toolId} has no batch route: it takes ${t.tool.input.kind === 'files' ? 'several files in one run' : t.tool.input.kind === 'none' ? 'no input file' : 'a required second file'}. Use POST ${routeOf(t)}.`);
+      throw new KilnError(
+        'NOT_FOUND',
+        `${toolId} has no batch route: it takes ${t.tool.input.kind === 'files' ? 'several files in one run' : t.tool.input.kind === 'none' ? 'no input file' : 'a required second file'}. Use POST ${routeOf(t)}.`,
+      );
     }
     if (t && !t.batchable) throw new KilnError('NOT_FOUND', `${toolId} has no batch route; it runs at POST ${routeOf(t)}.`);
     throw misrouted(section, toolId, '/batch');
@@ -59,7 +62,12 @@ export async function batchRoutes(app: FastifyInstance): Promise<void> {
 }
 
 /** Runs a batch of `target`, or of the target named by the request's text fields (ad-hoc pipelines). */
-export async function runBatch(app: FastifyInstance, targetOrResolve: Target | ((fields: Map<string, string>) => Target), request: FastifyRequest, reply: FastifyReply) {
+export async function runBatch(
+  app: FastifyInstance,
+  targetOrResolve: Target | ((fields: Map<string, string>) => Target),
+  request: FastifyRequest,
+  reply: FastifyReply,
+) {
   const user = requireUser(request);
   requirePermission(request, 'tools:use');
   const { jobs, config, store } = app.kiln;
@@ -68,13 +76,23 @@ export async function runBatch(app: FastifyInstance, targetOrResolve: Target | (
   let settings: Record<string, unknown>;
   let target: Target;
   try {
-    if (!request.isMultipart()) throw new KilnError('VALIDATION_ERROR', 'Send multipart/form-data with the inputs in repeated "files" fields and the settings as JSON in "settings".');
+    if (!request.isMultipart())
+      throw new KilnError(
+        'VALIDATION_ERROR',
+        'Send multipart/form-data with the inputs in repeated "files" fields and the settings as JSON in "settings".',
+      );
     const parsed = await readMultipart(request, inDir, { maxFileBytes: config.maxUploadMb * 1048576, maxFiles: MAX_BATCH_FILES });
     target = typeof targetOrResolve === 'function' ? targetOrResolve(parsed.fields) : targetOrResolve;
     files = parsed.parts.filter((p) => p.field === 'files' || p.field === 'file');
     const stray = parsed.parts.find((p) => p.field !== 'files' && p.field !== 'file');
-    if (stray) throw new KilnError('VALIDATION_ERROR', `The batch route takes its inputs in repeated "files" fields (got "${stray.field}").`, { details: [{ path: stray.field, message: 'unknown file field' }] });
-    if (files.length === 0) throw new KilnError('VALIDATION_ERROR', 'No input files: send one or more "files" fields.', { details: [{ path: 'files', message: 'required' }] });
+    if (stray)
+      throw new KilnError('VALIDATION_ERROR', `The batch route takes its inputs in repeated "files" fields (got "${stray.field}").`, {
+        details: [{ path: stray.field, message: 'unknown file field' }],
+      });
+    if (files.length === 0)
+      throw new KilnError('VALIDATION_ERROR', 'No input files: send one or more "files" fields.', {
+        details: [{ path: 'files', message: 'required' }],
+      });
     if (parsed.fields.get('fileId')) throw new KilnError('VALIDATION_ERROR', 'fileId: the file library is not available for batch runs.');
     const raw = effectiveSettings(target, assembleSettings(target.tool, parsed.fields.get('settings'), parsed.fields));
     settings = validateRequest(target.tool, { files: [files[0]!], extra: {} }, raw);
@@ -85,10 +103,28 @@ export async function runBatch(app: FastifyInstance, targetOrResolve: Target | (
 
   const now = Date.now();
   await insertJob(store.db, {
-    id, owner_id: user.id, tool: target.id, base_tool: target.tool.id, kind: 'batch', settings: JSON.stringify(redactSettings(settings)),
-    status: 'running', progress: 0, stage: `0/${files.length}`, result: null, error: null, client_job_id: null,
-    instance_id: jobs.instanceId, work_dir: workDir, output_path: null, output_name: null, content_type: 'application/zip',
-    original_size: files.reduce((a, f) => a + f.size, 0), processed_size: null, created_at: now, started_at: now, finished_at: null,
+    id,
+    owner_id: user.id,
+    tool: target.id,
+    base_tool: target.tool.id,
+    kind: 'batch',
+    settings: JSON.stringify(redactSettings(settings)),
+    status: 'running',
+    progress: 0,
+    stage: `0/${files.length}`,
+    result: null,
+    error: null,
+    client_job_id: null,
+    instance_id: jobs.instanceId,
+    work_dir: workDir,
+    output_path: null,
+    output_name: null,
+    content_type: 'application/zip',
+    original_size: files.reduce((a, f) => a + f.size, 0),
+    processed_size: null,
+    created_at: now,
+    started_at: now,
+    finished_at: null,
   });
 
   reply.hijack();
@@ -128,7 +164,12 @@ export async function runBatch(app: FastifyInstance, targetOrResolve: Target | (
           await checkPresetInputs(target, [f]);
           const outcome = await jobs.queue.run(`${id}:${i}`, (signal) => {
             const both = AbortSignal.any([signal, controller.signal]);
-            return runTool(target.tool, { files: [{ path: f.path, name: f.name, size: f.size }], extra: {} }, settings, { workDir: itemDir, dataDir: config.dataDir, signal: both, validated: true });
+            return runTool(target.tool, { files: [{ path: f.path, name: f.name, size: f.size }], extra: {} }, settings, {
+              workDir: itemDir,
+              dataDir: config.dataDir,
+              signal: both,
+              validated: true,
+            });
           });
           const item: ManifestItem = { input: f.name };
           if (outcome.output) {
@@ -155,7 +196,11 @@ export async function runBatch(app: FastifyInstance, targetOrResolve: Target | (
     await zipDone;
     if (controller.signal.aborted) throw new KilnError('CANCELLED', 'The batch was cancelled.');
     await finishJob(store.db, id, {
-      status: 'completed', progress: 100, stage: 'done', finished_at: Date.now(), processed_size: processed,
+      status: 'completed',
+      progress: 100,
+      stage: 'done',
+      finished_at: Date.now(),
+      processed_size: processed,
       result: JSON.stringify({ data: { total: files.length, succeeded: files.length - failed, failed } }),
     });
     jobs.events.publish(id, { type: 'completed', result: { jobId: id, total: files.length, succeeded: files.length - failed, failed } });

@@ -41,5 +41,7 @@ export function catalogJson() {
 
 export async function catalogRoutes(app: FastifyInstance): Promise<void> {
   let body: string | undefined;
-  app.get('/api/v1/tools', async (_request, reply) => reply.type('application/json; charset=utf-8').send((body ??= JSON.stringify(catalogJson()))));
+  app.get('/api/v1/tools', async (_request, reply) =>
+    reply.type('application/json; charset=utf-8').send((body ??= JSON.stringify(catalogJson()))),
+  );
 }

@@ -13,8 +13,12 @@ export async function docsRoutes(app: FastifyInstance): Promise<void> {
   app.get('/api/v1/openapi.yaml', { config: { public: true } }, async (_r, reply) =>
     reply.type('application/yaml; charset=utf-8').send((yamlText ??= stringify(openApiDocument(), { aliasDuplicateObjects: false }))),
   );
-  app.get('/llms.txt', { config: { public: true } }, async (_r, reply) => reply.type('text/plain; charset=utf-8').send((short ??= llmsSummary())));
-  app.get('/llms-full.txt', { config: { public: true } }, async (_r, reply) => reply.type('text/plain; charset=utf-8').send((full ??= llmsFull())));
+  app.get('/llms.txt', { config: { public: true } }, async (_r, reply) =>
+    reply.type('text/plain; charset=utf-8').send((short ??= llmsSummary())),
+  );
+  app.get('/llms-full.txt', { config: { public: true } }, async (_r, reply) =>
+    reply.type('text/plain; charset=utf-8').send((full ??= llmsFull())),
+  );
 
   // The UI reads the same generated document; its assets come from the package, not a CDN.
   await app.register(swagger, { mode: 'static', specification: { document: openApiDocument() as never } });

@@ -36,10 +36,15 @@ export async function downloadRoutes(app: FastifyInstance): Promise<void> {
     const { jobId, filename } = request.params as { jobId: string; filename: string };
     const row = await visibleJob(app, request, jobId);
     if (row.status !== 'completed') {
-      if (row.status === 'queued' || row.status === 'running') throw new KilnError('JOB_NOT_READY', `Job ${jobId} is ${row.status}; follow /api/v1/jobs/${jobId}/progress and download when it completes.`);
+      if (row.status === 'queued' || row.status === 'running')
+        throw new KilnError(
+          'JOB_NOT_READY',
+          `Job ${jobId} is ${row.status}; follow /api/v1/jobs/${jobId}/progress and download when it completes.`,
+        );
       throw new KilnError('NOT_FOUND', `Job ${jobId} has no output (it ${row.status === 'failed' ? 'failed' : 'was cancelled'}).`);
     }
-    if (!row.output_path || !row.output_name || row.output_name !== filename) throw new KilnError('NOT_FOUND', `Job ${jobId} has no file named ${filename}.`);
+    if (!row.output_path || !row.output_name || row.output_name !== filename)
+      throw new KilnError('NOT_FOUND', `Job ${jobId} has no file named ${filename}.`);
     const st = await stat(row.output_path).catch(() => undefined);
     if (!st) throw new KilnError('NOT_FOUND', `The output of job ${jobId} has expired or was removed.`);
     const range = parseRange(request.headers.range, st.size);
@@ -50,10 +55,17 @@ export async function downloadRoutes(app: FastifyInstance): Promise<void> {
       .header('x-content-type-options', 'nosniff')
       .header('last-modified', st.mtime.toUTCString());
     if (range === 'invalid') {
-      return reply.code(416).type('application/json; charset=utf-8').header('content-range', `bytes */${st.size}`).send(new KilnError('USAGE_ERROR', `The Range header does not fit a file of ${st.size} bytes.`).toJSON());
+      return reply
+        .code(416)
+        .type('application/json; charset=utf-8')
+        .header('content-range', `bytes */${st.size}`)
+        .send(new KilnError('USAGE_ERROR', `The Range header does not fit a file of ${st.size} bytes.`).toJSON());
     }
     if (range) {
-      reply.code(206).header('content-range', `bytes ${range.start}-${range.end}/${st.size}`).header('content-length', range.end - range.start + 1);
+      reply
+        .code(206)
+        .header('content-range', `bytes ${range.start}-${range.end}/${st.size}`)
+        .header('content-length', range.end - range.start + 1);
       return reply.send(createReadStream(row.output_path, { start: range.start, end: range.end }));
     }
     reply.header('content-length', st.size);

@@ -20,14 +20,20 @@ declare module '../context.js' {
 function versionParam(raw: string | undefined, what = 'version'): number | undefined {
   if (raw === undefined || raw === '' || raw === 'latest') return undefined;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1) throw new KilnError('VALIDATION_ERROR', `${what} must be a whole number ≥ 1 (got "${raw}").`, { details: [{ path: what, message: 'expected a positive integer' }] });
+  if (!Number.isInteger(n) || n < 1)
+    throw new KilnError('VALIDATION_ERROR', `${what} must be a whole number ≥ 1 (got "${raw}").`, {
+      details: [{ path: what, message: 'expected a positive integer' }],
+    });
   return n;
 }
 
 function intQuery(raw: string | undefined, name: string, def: number): number {
   if (raw === undefined || raw === '') return def;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1) throw new KilnError('VALIDATION_ERROR', `${name} must be a whole number ≥ 1 (got "${raw}").`, { details: [{ path: name, message: 'expected a positive integer' }] });
+  if (!Number.isInteger(n) || n < 1)
+    throw new KilnError('VALIDATION_ERROR', `${name} must be a whole number ≥ 1 (got "${raw}").`, {
+      details: [{ path: name, message: 'expected a positive integer' }],
+    });
   return n;
 }
 
@@ -53,7 +59,10 @@ export async function filesRoutes(app: FastifyInstance): Promise<void> {
       remainingQuota: remaining,
       quotaError: (n) => library.quotaError(used, n),
     });
-    if (!file) throw new KilnError('VALIDATION_ERROR', 'No file: send the content in the multipart field "file".', { details: [{ path: 'file', message: 'required' }] });
+    if (!file)
+      throw new KilnError('VALIDATION_ERROR', 'No file: send the content in the multipart field "file".', {
+        details: [{ path: 'file', message: 'required' }],
+      });
     return { file, fields };
   }
 
@@ -68,7 +77,13 @@ export async function filesRoutes(app: FastifyInstance): Promise<void> {
   app.get('/api/v1/files', async (request) => {
     const user = requireUser(request);
     const q = request.query as Record<string, string | undefined>;
-    const r = await library.list(user, { page: intQuery(q.page, 'page', 1), pageSize: intQuery(q.pageSize, 'pageSize', 50), type: q.type, name: q.name, owner: q.owner });
+    const r = await library.list(user, {
+      page: intQuery(q.page, 'page', 1),
+      pageSize: intQuery(q.pageSize, 'pageSize', 50),
+      type: q.type,
+      name: q.name,
+      owner: q.owner,
+    });
     return { items: r.items.map(itemView), total: r.total, page: r.page, pageSize: r.pageSize };
   });
 
@@ -86,7 +101,10 @@ export async function filesRoutes(app: FastifyInstance): Promise<void> {
   app.patch('/api/v1/files/:id', async (request) => {
     const user = requireUser(request);
     const body = (request.body ?? {}) as { name?: unknown };
-    if (typeof body.name !== 'string') throw new KilnError('VALIDATION_ERROR', 'Send {"name": "new name"} as JSON.', { details: [{ path: 'name', message: 'expected a string' }] });
+    if (typeof body.name !== 'string')
+      throw new KilnError('VALIDATION_ERROR', 'Send {"name": "new name"} as JSON.', {
+        details: [{ path: 'name', message: 'expected a string' }],
+      });
     return itemView(await library.rename(user, (request.params as { id: string }).id, body.name));
   });
 
@@ -158,10 +176,17 @@ function sendVersion(request: FastifyRequest, reply: FastifyReply, library: Libr
     .header('x-kiln-version', String(v.version));
   const range = parseRange(request.headers.range, size);
   if (range === 'invalid') {
-    return reply.code(416).type('application/json; charset=utf-8').header('content-range', `bytes */${size}`).send(new KilnError('USAGE_ERROR', `The Range header does not fit a file of ${size} bytes.`).toJSON());
+    return reply
+      .code(416)
+      .type('application/json; charset=utf-8')
+      .header('content-range', `bytes */${size}`)
+      .send(new KilnError('USAGE_ERROR', `The Range header does not fit a file of ${size} bytes.`).toJSON());
   }
   if (range) {
-    reply.code(206).header('content-range', `bytes ${range.start}-${range.end}/${size}`).header('content-length', range.end - range.start + 1);
+    reply
+      .code(206)
+      .header('content-range', `bytes ${range.start}-${range.end}/${size}`)
+      .header('content-length', range.end - range.start + 1);
     return reply.send(createReadStream(library.blobPath(v), { start: range.start, end: range.end }));
   }
   reply.header('content-length', size);

@@ -29,7 +29,12 @@ export async function healthRoutes(app: FastifyInstance): Promise<void> {
   const disk = async () => {
     const s = await statfs(config.sharedDir);
     const free = s.bavail * s.bsize;
-    return { ok: free >= MIN_FREE_BYTES, freeBytes: free, totalBytes: s.blocks * s.bsize, ...(free < MIN_FREE_BYTES ? { error: 'low disk space' } : {}) };
+    return {
+      ok: free >= MIN_FREE_BYTES,
+      freeBytes: free,
+      totalBytes: s.blocks * s.bsize,
+      ...(free < MIN_FREE_BYTES ? { error: 'low disk space' } : {}),
+    };
   };
 
   app.get('/api/v1/readyz', { config: { public: true } }, async (_request, reply) => {

@@ -32,7 +32,13 @@ export async function jobRoutes(app: FastifyInstance): Promise<void> {
     if (q.status && !statuses.includes(q.status)) throw new KilnError('VALIDATION_ERROR', `status must be one of ${statuses.join(', ')}.`);
     // Admins see every job; others only their own.
     const ownerId = hasPermission(request, 'jobs:all') ? undefined : user.id;
-    const rows = await listJobs(app.kiln.store.db, { ownerId, limit, offset, status: q.status as JobStatus | undefined, clientJobId: q.clientJobId || undefined });
+    const rows = await listJobs(app.kiln.store.db, {
+      ownerId,
+      limit,
+      offset,
+      status: q.status as JobStatus | undefined,
+      clientJobId: q.clientJobId || undefined,
+    });
     return { jobs: rows.map(jobView), limit, offset };
   });
 
@@ -55,7 +61,12 @@ export async function jobRoutes(app: FastifyInstance): Promise<void> {
     });
     const send = (id: number, e: JobEvent) => {
       const { type, ...payload } = e;
-      const body = type === 'progress' ? payload : type === 'completed' ? (payload as { result: unknown }).result : (payload as { error: unknown }).error;
+      const body =
+        type === 'progress'
+          ? payload
+          : type === 'completed'
+            ? (payload as { result: unknown }).result
+            : (payload as { error: unknown }).error;
       res.write(`id: ${id}\nevent: ${type}\ndata: ${JSON.stringify(body)}\n\n`);
     };
     let closed = false;
@@ -81,12 +92,16 @@ export async function jobRoutes(app: FastifyInstance): Promise<void> {
     heartbeat = setInterval(() => {
       res.write(': heartbeat\n\n');
       // Scaled mode: an event lost on the way (a Redis hiccup) must not leave the stream open forever.
-      if (jobs.distributed) void getJob(app.kiln.store.db, row.id).then((r) => {
-        if (!closed && r && isFinal(r.status)) {
-          send(jobs.events.nextId(row.id), finalEvent(r));
-          end();
-        }
-      }, () => {});
+      if (jobs.distributed)
+        void getJob(app.kiln.store.db, row.id).then(
+          (r) => {
+            if (!closed && r && isFinal(r.status)) {
+              send(jobs.events.nextId(row.id), finalEvent(r));
+              end();
+            }
+          },
+          () => {},
+        );
     }, app.kiln.config.sseHeartbeatMs);
     // The job may have ended between the first read and the subscription.
     const now = await getJob(app.kiln.store.db, row.id);

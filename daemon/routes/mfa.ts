@@ -4,7 +4,17 @@ import { KilnError } from '../../src/core/errors.js';
 import { audit, auditFrom } from '../accounts/audit.js';
 import { bodyObject, optStr, str } from '../accounts/body.js';
 import { failLogin, issueSession } from '../accounts/login.js';
-import { clearMfa, confirmEnrollment, consumeChallenge, failChallenge, openChallenge, remainingRecoveryCodes, startEnrollment, useRecoveryCode, useTotp } from '../accounts/mfa.js';
+import {
+  clearMfa,
+  confirmEnrollment,
+  consumeChallenge,
+  failChallenge,
+  openChallenge,
+  remainingRecoveryCodes,
+  startEnrollment,
+  useRecoveryCode,
+  useTotp,
+} from '../accounts/mfa.js';
 import { getBranding, requireFeature } from '../accounts/settings.js';
 import { checkLocked, throttleKeys } from '../accounts/throttle.js';
 import { requireTarget } from '../accounts/users.js';
@@ -26,7 +36,11 @@ export async function mfaRoutes(app: FastifyInstance): Promise<void> {
   app.get('/api/auth/mfa', async (request) => {
     const u = await me(requireUser(request).id);
     const enabled = Number(u.mfa_enabled ?? 0) === 1;
-    return { enabled, enrollmentPending: !enabled && !!u.mfa_pending_secret, recoveryCodesLeft: enabled ? await remainingRecoveryCodes(db, u.id) : 0 };
+    return {
+      enabled,
+      enrollmentPending: !enabled && !!u.mfa_pending_secret,
+      recoveryCodesLeft: enabled ? await remainingRecoveryCodes(db, u.id) : 0,
+    };
   });
 
   app.post('/api/auth/mfa/enroll', async (request) => {
@@ -50,7 +64,10 @@ export async function mfaRoutes(app: FastifyInstance): Promise<void> {
     const challenge = await openChallenge(db, str(body, 'mfaToken', 200));
     const code = optStr(body, 'code', 20);
     const recoveryCode = optStr(body, 'recoveryCode', 40);
-    if (!code === !recoveryCode) throw new KilnError('VALIDATION_ERROR', 'Send either code (the 6-digit TOTP code) or recoveryCode.', { details: [{ path: 'code', message: 'code or recoveryCode required' }] });
+    if (!code === !recoveryCode)
+      throw new KilnError('VALIDATION_ERROR', 'Send either code (the 6-digit TOTP code) or recoveryCode.', {
+        details: [{ path: 'code', message: 'code or recoveryCode required' }],
+      });
     const user = await findUserById(db, challenge.userId);
     if (!user) throw new KilnError('UNAUTHORIZED', 'The MFA challenge is unknown, used or expired. Log in again.');
     // Second-factor guesses count toward the same lock as password guesses.
@@ -58,11 +75,32 @@ export async function mfaRoutes(app: FastifyInstance): Promise<void> {
     const ok = code ? await useTotp(db, user, code) : await useRecoveryCode(db, user.id, recoveryCode!);
     if (!ok) {
       await failChallenge(db, challenge.id);
-      return failLogin(ctx, request, reply, user.username, code ? 'mfa-code' : 'mfa-recovery-code', 'The code is wrong or was already used.');
+      return failLogin(
+        ctx,
+        request,
+        reply,
+        user.username,
+        code ? 'mfa-code' : 'mfa-recovery-code',
+        'The code is wrong or was already used.',
+      );
     }
-    if (!(await consumeChallenge(db, challenge.id))) throw new KilnError('UNAUTHORIZED', 'The MFA challenge is unknown, used or expired. Log in again.');
-    if (recoveryCode) await audit(db, { event: 'mfa.recovery-code-used', actor: user, target: user.username, ip: request.ip, details: { left: await remainingRecoveryCodes(db, user.id) } });
-    await audit(db, { event: 'login.success', actor: user, target: user.username, ip: request.ip, details: { method: code ? 'password+totp' : 'password+recovery-code' } });
+    if (!(await consumeChallenge(db, challenge.id)))
+      throw new KilnError('UNAUTHORIZED', 'The MFA challenge is unknown, used or expired. Log in again.');
+    if (recoveryCode)
+      await audit(db, {
+        event: 'mfa.recovery-code-used',
+        actor: user,
+        target: user.username,
+        ip: request.ip,
+        details: { left: await remainingRecoveryCodes(db, user.id) },
+      });
+    await audit(db, {
+      event: 'login.success',
+      actor: user,
+      target: user.username,
+      ip: request.ip,
+      details: { method: code ? 'password+totp' : 'password+recovery-code' },
+    });
     return issueSession(ctx, user);
   });
 
@@ -72,9 +110,15 @@ export async function mfaRoutes(app: FastifyInstance): Promise<void> {
     const body = bodyObject(request.body);
     const code = optStr(body, 'code', 20);
     const password = optStr(body, 'password');
-    if (!code && !password) throw new KilnError('VALIDATION_ERROR', 'Send a current code or your password to disable MFA.', { details: [{ path: 'code', message: 'code or password required' }] });
+    if (!code && !password)
+      throw new KilnError('VALIDATION_ERROR', 'Send a current code or your password to disable MFA.', {
+        details: [{ path: 'code', message: 'code or password required' }],
+      });
     const ok = code ? await useTotp(db, u, code) : await verifySecret(password!, u.password_hash);
-    if (!ok) throw new KilnError('FORBIDDEN', code ? 'The code is wrong or was already used.' : 'The password is wrong.', { reason: 'mfa-proof-invalid' });
+    if (!ok)
+      throw new KilnError('FORBIDDEN', code ? 'The code is wrong or was already used.' : 'The password is wrong.', {
+        reason: 'mfa-proof-invalid',
+      });
     await clearMfa(db, u.id);
     await auditFrom(request, 'mfa.disable', u.username);
     return { enabled: false };

@@ -31,12 +31,25 @@ export async function oidcRoutes(app: FastifyInstance): Promise<void> {
   app.get('/api/auth/oidc/callback', { config: { public: true } }, async (request, reply) => {
     await requireSso(ctx, 'oidc');
     const q = request.query as Record<string, string | undefined>;
-    if (q.error) throw new KilnError('UNAUTHORIZED', `The OIDC provider refused the sign-in: ${q.error}${q.error_description ? ` (${q.error_description})` : ''}.`, { reason: 'oidc-refused' });
+    if (q.error)
+      throw new KilnError(
+        'UNAUTHORIZED',
+        `The OIDC provider refused the sign-in: ${q.error}${q.error_description ? ` (${q.error_description})` : ''}.`,
+        { reason: 'oidc-refused' },
+      );
     const state = q.state;
     if (!state || !q.code) throw new KilnError('USAGE_ERROR', 'The callback needs the code and state parameters from the provider.');
-    if (cookie(request.headers.cookie, COOKIE) !== state) throw new KilnError('UNAUTHORIZED', 'The sign-in was started in another browser or has expired: start again at /api/auth/oidc/login.', { reason: 'oidc-state-mismatch' });
+    if (cookie(request.headers.cookie, COOKIE) !== state)
+      throw new KilnError(
+        'UNAUTHORIZED',
+        'The sign-in was started in another browser or has expired: start again at /api/auth/oidc/login.',
+        { reason: 'oidc-state-mismatch' },
+      );
     const pending = await takeSsoRequest<OidcPending>(ctx.store.db, 'oidc', state);
-    if (!pending) throw new KilnError('UNAUTHORIZED', 'Unknown, used or expired OIDC state: start again at /api/auth/oidc/login.', { reason: 'oidc-state-invalid' });
+    if (!pending)
+      throw new KilnError('UNAUTHORIZED', 'Unknown, used or expired OIDC state: start again at /api/auth/oidc/login.', {
+        reason: 'oidc-state-invalid',
+      });
     void reply.header('set-cookie', `${COOKIE}=; Path=/api/auth/oidc; HttpOnly; SameSite=Lax; Max-Age=0`);
     const identity = await finishOidc(ctx.config.accounts.oidc!, request.url.slice(request.url.indexOf('?')), state, pending);
     return finishSso(ctx, request, reply, identity, ctx.config.accounts.oidc!.adminGroup);

@@ -38,12 +38,19 @@ function toTarget(raw: unknown, fallbackName?: string): Resolved {
 /** The ad-hoc pipeline in the multipart field "pipeline" (a JSON string). */
 function fromField(fields: Map<string, string>): Resolved {
   const text = fields.get('pipeline');
-  if (!text) throw new KilnError('VALIDATION_ERROR', 'Send the pipeline as JSON in the form field "pipeline" ({"steps": [{"tool": "...", "settings": {...}}]}).', { details: [{ path: 'pipeline', message: 'required' }] });
+  if (!text)
+    throw new KilnError(
+      'VALIDATION_ERROR',
+      'Send the pipeline as JSON in the form field "pipeline" ({"steps": [{"tool": "...", "settings": {...}}]}).',
+      { details: [{ path: 'pipeline', message: 'required' }] },
+    );
   let raw: unknown;
   try {
     raw = JSON.parse(text);
   } catch (e) {
-    throw new KilnError('VALIDATION_ERROR', `The pipeline field is not valid JSON: ${(e as Error).message}`, { details: [{ path: 'pipeline', message: 'invalid JSON' }] });
+    throw new KilnError('VALIDATION_ERROR', `The pipeline field is not valid JSON: ${(e as Error).message}`, {
+      details: [{ path: 'pipeline', message: 'invalid JSON' }],
+    });
   }
   fields.delete('pipeline');
   return toTarget(raw);
@@ -109,24 +116,36 @@ export async function pipelineRoutes(app: FastifyInstance): Promise<void> {
 }
 
 /** One run through the job service: 200 with the result within SYNC_WAIT_MS, else 202 with the job id. */
-async function runOne(app: FastifyInstance, request: FastifyRequest, reply: FastifyReply, resolve: (fields: Map<string, string>) => Resolved) {
+async function runOne(
+  app: FastifyInstance,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  resolve: (fields: Map<string, string>) => Resolved,
+) {
   const user = requireUser(request);
   requirePermission(request, 'tools:use');
   const { jobs, config } = app.kiln;
   const { id, workDir, inDir } = await jobs.allocate();
   try {
-    if (!request.isMultipart()) throw new KilnError('VALIDATION_ERROR', 'Send multipart/form-data with the input in "file" (or a library item in "fileId").', { details: [{ path: 'file', message: 'required' }] });
+    if (!request.isMultipart())
+      throw new KilnError('VALIDATION_ERROR', 'Send multipart/form-data with the input in "file" (or a library item in "fileId").', {
+        details: [{ path: 'file', message: 'required' }],
+      });
     const parsed = await readMultipart(request, inDir, { maxFileBytes: config.maxUploadMb * 1048576 });
     // Validation of every step happens here, before the upload is queued.
     const { target, record } = resolve(parsed.fields);
     const fileId = parsed.fields.get('fileId');
     const library = app.kiln.fileLibrary;
-    if (fileId && !library) throw new KilnError('VALIDATION_ERROR', 'fileId: the file library is not available on this server.', { details: [{ path: 'fileId', message: 'file library not available' }] });
+    if (fileId && !library)
+      throw new KilnError('VALIDATION_ERROR', 'fileId: the file library is not available on this server.', {
+        details: [{ path: 'fileId', message: 'file library not available' }],
+      });
     const inputs = toToolInputs(target.tool, parsed.parts);
     if (fileId && library && inputs.files.length === 0) inputs.files.push(await library.resolveInput(user, fileId, inDir, request));
     validateRequest(target.tool, inputs, {});
     const clientJobId = parsed.fields.get('clientJobId')?.slice(0, 200);
-    const afterSuccess = fileId && library ? async (row: JobRow) => ({ savedFileId: await library.saveOutput(user, fileId, row) }) : undefined;
+    const afterSuccess =
+      fileId && library ? async (row: JobRow) => ({ savedFileId: await library.saveOutput(user, fileId, row) }) : undefined;
     await jobs.submit({ id, owner: user, target, settings: record, inputs, workDir, clientJobId, afterSuccess });
   } catch (e) {
     await rm(workDir, { recursive: true, force: true });
@@ -135,4 +154,3 @@ async function runOne(app: FastifyInstance, request: FastifyRequest, reply: Fast
   const answer = await syncAnswer(jobs, id, config.syncWaitMs);
   return reply.code(answer.status).send(answer.body);
 }
-

@@ -29,7 +29,11 @@ export async function samlRoutes(app: FastifyInstance): Promise<void> {
     await requireSso(ctx, 'saml');
     const body = request.body as Record<string, unknown> | undefined;
     const response = body?.SAMLResponse;
-    if (typeof response !== 'string' || !response) throw new KilnError('USAGE_ERROR', 'Post the form field SAMLResponse (application/x-www-form-urlencoded) from the identity provider.');
+    if (typeof response !== 'string' || !response)
+      throw new KilnError(
+        'USAGE_ERROR',
+        'Post the form field SAMLResponse (application/x-www-form-urlencoded) from the identity provider.',
+      );
     const identity = await finishSaml(ctx.config.accounts.saml!, ctx.store.db, response);
     return finishSso(ctx, request, reply, identity, ctx.config.accounts.saml!.adminGroup);
   });

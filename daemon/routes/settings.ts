@@ -2,7 +2,17 @@
 import type { FastifyInstance } from 'fastify';
 import { KilnError } from '../../src/core/errors.js';
 import { auditFrom, auditView, listAudit } from '../accounts/audit.js';
-import { applySettings, deleteLogo, getBranding, getSettings, LOGO_MAX_BYTES, readLogo, saveLogo, updateBranding, updateSettings } from '../accounts/settings.js';
+import {
+  applySettings,
+  deleteLogo,
+  getBranding,
+  getSettings,
+  LOGO_MAX_BYTES,
+  readLogo,
+  saveLogo,
+  updateBranding,
+  updateSettings,
+} from '../accounts/settings.js';
 import { requirePermission } from '../auth/permissions.js';
 
 export async function settingsRoutes(app: FastifyInstance): Promise<void> {
@@ -45,9 +55,13 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
     requirePermission(request, 'branding:write');
     if (!request.isMultipart()) throw new KilnError('USAGE_ERROR', 'Upload the logo as multipart/form-data in the field "file".');
     const part = await request.file({ limits: { fileSize: LOGO_MAX_BYTES + 1, files: 1 } });
-    if (!part) throw new KilnError('VALIDATION_ERROR', 'No file in the upload (field "file").', { details: [{ path: 'file', message: 'required' }] });
+    if (!part)
+      throw new KilnError('VALIDATION_ERROR', 'No file in the upload (field "file").', {
+        details: [{ path: 'file', message: 'required' }],
+      });
     const data = await part.toBuffer().catch((e: { code?: string }) => {
-      if (e?.code === 'FST_REQ_FILE_TOO_LARGE') throw new KilnError('LIMIT_EXCEEDED', `The logo is larger than the limit of ${LOGO_MAX_BYTES} bytes (512 KB).`);
+      if (e?.code === 'FST_REQ_FILE_TOO_LARGE')
+        throw new KilnError('LIMIT_EXCEEDED', `The logo is larger than the limit of ${LOGO_MAX_BYTES} bytes (512 KB).`);
       throw e;
     });
     const type = await saveLogo(db, data);
@@ -67,7 +81,8 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
     const q = request.query as { limit?: string; before?: string; event?: string; actor?: string };
     const limit = Math.min(500, Math.max(1, Number(q.limit ?? 100) || 100));
     const before = q.before ? Date.parse(q.before) : undefined;
-    if (q.before && !Number.isFinite(before)) throw new KilnError('VALIDATION_ERROR', 'before must be an ISO 8601 date.', { details: [{ path: 'before', message: 'invalid' }] });
+    if (q.before && !Number.isFinite(before))
+      throw new KilnError('VALIDATION_ERROR', 'before must be an ISO 8601 date.', { details: [{ path: 'before', message: 'invalid' }] });
     const rows = await listAudit(db, { limit, before, event: q.event, actorId: q.actor });
     return { events: rows.map(auditView) };
   });

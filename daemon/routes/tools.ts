@@ -28,20 +28,33 @@ export async function toolRoutes(app: FastifyInstance): Promise<void> {
 
 export function misrouted(section: string, toolId: string, suffix = ''): KilnError {
   const t = findTarget(toolId);
-  if (t) return new KilnError('NOT_FOUND', `${toolId} is in the ${t.section} section: POST ${routeOf(t)}${suffix}.`, { details: { route: routeOf(t) + suffix } });
-  if (!(SECTIONS as readonly string[]).includes(section)) return new KilnError('NOT_FOUND', `No section ${section}; the sections are ${SECTIONS.join(', ')}.`);
+  if (t)
+    return new KilnError('NOT_FOUND', `${toolId} is in the ${t.section} section: POST ${routeOf(t)}${suffix}.`, {
+      details: { route: routeOf(t) + suffix },
+    });
+  if (!(SECTIONS as readonly string[]).includes(section))
+    return new KilnError('NOT_FOUND', `No section ${section}; the sections are ${SECTIONS.join(', ')}.`);
   return new KilnError('NOT_FOUND', `No tool or preset named ${toolId}. GET /api/v1/tools lists them.`);
 }
 
-async function readRequest(app: FastifyInstance, target: Target, request: FastifyRequest, inDir: string): Promise<ParsedUpload & { settingsJson?: string; jsonSettings?: unknown }> {
+async function readRequest(
+  app: FastifyInstance,
+  target: Target,
+  request: FastifyRequest,
+  inDir: string,
+): Promise<ParsedUpload & { settingsJson?: string; jsonSettings?: unknown }> {
   if (request.isMultipart()) {
     const parsed = await readMultipart(request, inDir, { maxFileBytes: app.kiln.config.maxUploadMb * 1048576 });
     return { ...parsed, settingsJson: parsed.fields.get('settings') };
   }
   if (target.tool.input.kind === 'none') return { parts: [], fields: new Map(), jsonSettings: request.body ?? {} };
-  throw new KilnError('VALIDATION_ERROR', `${target.id} takes a file: send multipart/form-data with the input in the field "file" and the settings as a JSON string in "settings".`, {
-    details: [{ path: 'file', message: 'required' }],
-  });
+  throw new KilnError(
+    'VALIDATION_ERROR',
+    `${target.id} takes a file: send multipart/form-data with the input in the field "file" and the settings as a JSON string in "settings".`,
+    {
+      details: [{ path: 'file', message: 'required' }],
+    },
+  );
 }
 
 async function runTarget(app: FastifyInstance, target: Target, request: FastifyRequest, reply: FastifyReply) {
@@ -53,14 +66,20 @@ async function runTarget(app: FastifyInstance, target: Target, request: FastifyR
     const req = await readRequest(app, target, request, inDir);
     const fileId = req.fields.get('fileId');
     const library = app.kiln.fileLibrary;
-    if (fileId && !library) throw new KilnError('VALIDATION_ERROR', 'fileId: the file library is not available on this server.', { details: [{ path: 'fileId', message: 'file library not available' }] });
+    if (fileId && !library)
+      throw new KilnError('VALIDATION_ERROR', 'fileId: the file library is not available on this server.', {
+        details: [{ path: 'fileId', message: 'file library not available' }],
+      });
     const inputs = toToolInputs(target.tool, req.parts);
     // A library item stands in for the upload when no file was sent.
-    if (fileId && library && inputs.files.length === 0 && target.tool.input.kind !== 'none') inputs.files.push(await library.resolveInput(user, fileId, inDir, request));
+    if (fileId && library && inputs.files.length === 0 && target.tool.input.kind !== 'none')
+      inputs.files.push(await library.resolveInput(user, fileId, inDir, request));
     let raw: Record<string, unknown>;
     if (req.jsonSettings !== undefined) {
       if (typeof req.jsonSettings !== 'object' || req.jsonSettings === null || Array.isArray(req.jsonSettings)) {
-        throw new KilnError('VALIDATION_ERROR', 'The JSON body must be the settings object.', { details: [{ path: 'settings', message: 'expected an object' }] });
+        throw new KilnError('VALIDATION_ERROR', 'The JSON body must be the settings object.', {
+          details: [{ path: 'settings', message: 'expected an object' }],
+        });
       }
       raw = { ...(req.jsonSettings as Record<string, unknown>) };
     } else {
@@ -69,7 +88,8 @@ async function runTarget(app: FastifyInstance, target: Target, request: FastifyR
     const settings = validateRequest(target.tool, inputs, effectiveSettings(target, raw));
     await checkPresetInputs(target, inputs.files);
     const clientJobId = req.fields.get('clientJobId')?.slice(0, 200);
-    const afterSuccess = fileId && library ? async (row: JobRow) => ({ savedFileId: await library.saveOutput(user, fileId, row) }) : undefined;
+    const afterSuccess =
+      fileId && library ? async (row: JobRow) => ({ savedFileId: await library.saveOutput(user, fileId, row) }) : undefined;
     await jobs.submit({ id, owner: user, target, settings, inputs, workDir, clientJobId, afterSuccess });
   } catch (e) {
     await rm(workDir, { recursive: true, force: true });

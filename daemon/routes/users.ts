@@ -63,7 +63,10 @@ export async function userRoutes(app: FastifyInstance): Promise<void> {
       await auditFrom(request, 'login.failure', user.username, { why: 'change-password: wrong current password' });
       throw new KilnError('FORBIDDEN', 'The current password is wrong.', { reason: 'wrong-password' });
     }
-    if (current === next) throw new KilnError('VALIDATION_ERROR', 'The new password must differ from the current one.', { details: [{ path: 'newPassword', message: 'unchanged' }] });
+    if (current === next)
+      throw new KilnError('VALIDATION_ERROR', 'The new password must differ from the current one.', {
+        details: [{ path: 'newPassword', message: 'unchanged' }],
+      });
     await setPassword(db, auth, user, next, caller.sessionId);
     await auditFrom(request, 'password.change', user.username);
     return { ok: true, keptSession: !!caller.sessionId };

@@ -20,7 +20,15 @@ export async function createApiKey(db: Kysely<Database>, userId: string, name: s
   const id = newId();
   await db
     .insertInto('api_keys')
-    .values({ id, user_id: userId, name, prefix: keyPrefix(key), key_hash: await hashSecret(key), created_at: Date.now(), last_used_at: null })
+    .values({
+      id,
+      user_id: userId,
+      name,
+      prefix: keyPrefix(key),
+      key_hash: await hashSecret(key),
+      created_at: Date.now(),
+      last_used_at: null,
+    })
     .execute();
   return { id, name, key };
 }
@@ -47,7 +55,15 @@ export async function findKeysByPrefix(db: Kysely<Database>, prefix: string): Pr
     .selectFrom('api_keys')
     .innerJoin('users', 'users.id', 'api_keys.user_id')
     .selectAll('users')
-    .select(['api_keys.id as key_id', 'api_keys.name as key_name', 'api_keys.prefix', 'api_keys.key_hash', 'api_keys.created_at as key_created_at', 'api_keys.last_used_at', 'api_keys.expires_at as key_expires_at'])
+    .select([
+      'api_keys.id as key_id',
+      'api_keys.name as key_name',
+      'api_keys.prefix',
+      'api_keys.key_hash',
+      'api_keys.created_at as key_created_at',
+      'api_keys.last_used_at',
+      'api_keys.expires_at as key_expires_at',
+    ])
     .where('api_keys.prefix', '=', prefix)
     .execute();
   return rows.map(({ key_id, key_name, prefix: p, key_hash, key_created_at, last_used_at, key_expires_at, ...user }) => ({

@@ -24,7 +24,8 @@ export async function openStore(opts: { dataDir: string; databaseUrl?: string })
   try {
     // kysely looks for its bookkeeping tables in every schema; pin them to ours so several kiln
     // schemas in one PostgreSQL database (one per deployment or test) do not see each other's.
-    const schema = store.kind === 'postgres' ? (await sql<{ s: string }>`select current_schema() as s`.execute(store.db)).rows[0]?.s : undefined;
+    const schema =
+      store.kind === 'postgres' ? (await sql<{ s: string }>`select current_schema() as s`.execute(store.db)).rows[0]?.s : undefined;
     const migrator = new Migrator({ db: store.db, provider: migrationProvider, ...(schema ? { migrationTableSchema: schema } : {}) });
     let { error, results } = await migrator.migrateToLatest();
     // kysely's migrator introspects every schema of the database; another deployment dropping its schema
@@ -36,7 +37,9 @@ export async function openStore(opts: { dataDir: string; databaseUrl?: string })
     }
     if (error) {
       const failed = results?.find((r) => r.status === 'Error')?.migrationName;
-      throw new KilnError('UNAVAILABLE', `Database migration ${failed ?? ''} failed: ${(error as Error).message ?? error}`, { cause: error });
+      throw new KilnError('UNAVAILABLE', `Database migration ${failed ?? ''} failed: ${(error as Error).message ?? error}`, {
+        cause: error,
+      });
     }
   } catch (e) {
     await store.close();
@@ -74,7 +77,10 @@ async function openPostgres(url: string): Promise<Store> {
     connectionString: url,
     max: 10,
     // bigint columns hold epoch-ms timestamps and sizes, all well inside the safe integer range.
-    types: { getTypeParser: ((oid: number, format?: string) => (oid === 20 ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format as 'text'))) as typeof pg.types.getTypeParser },
+    types: {
+      getTypeParser: ((oid: number, format?: string) =>
+        oid === 20 ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+    },
   });
   // An idle client losing its connection must not crash the daemon; the next query reports it.
   pool.on('error', () => {});

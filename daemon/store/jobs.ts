@@ -28,7 +28,10 @@ export async function finishJob(db: Kysely<Database>, id: string, patch: Partial
   return Number(r.numUpdatedRows) > 0;
 }
 
-export async function listJobs(db: Kysely<Database>, opts: { ownerId?: string; limit: number; offset: number; status?: JobStatus; clientJobId?: string }): Promise<JobRow[]> {
+export async function listJobs(
+  db: Kysely<Database>,
+  opts: { ownerId?: string; limit: number; offset: number; status?: JobStatus; clientJobId?: string },
+): Promise<JobRow[]> {
   let q = db.selectFrom('jobs').selectAll().orderBy('created_at', 'desc').limit(opts.limit).offset(opts.offset);
   if (opts.ownerId) q = q.where('owner_id', '=', opts.ownerId);
   if (opts.status) q = q.where('status', '=', opts.status);

@@ -7,11 +7,17 @@ export async function createSession(db: Kysely<Database>, userId: string, hours:
   const token = newSessionToken();
   const now = Date.now();
   const expiresAt = now + hours * 3_600_000;
-  await db.insertInto('sessions').values({ id: sha256(token), user_id: userId, created_at: now, expires_at: expiresAt }).execute();
+  await db
+    .insertInto('sessions')
+    .values({ id: sha256(token), user_id: userId, created_at: now, expires_at: expiresAt })
+    .execute();
   return { token, expiresAt };
 }
 
-export async function findSession(db: Kysely<Database>, token: string): Promise<{ sessionId: string; expiresAt: number; user: UsersTable } | undefined> {
+export async function findSession(
+  db: Kysely<Database>,
+  token: string,
+): Promise<{ sessionId: string; expiresAt: number; user: UsersTable } | undefined> {
   const row = await db
     .selectFrom('sessions')
     .innerJoin('users', 'users.id', 'sessions.user_id')

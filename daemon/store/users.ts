@@ -6,7 +6,10 @@ import type { Database, Role, UsersTable } from './schema.js';
 export type UserRow = UsersTable;
 
 export async function countUsers(db: Kysely<Database>): Promise<number> {
-  const r = await db.selectFrom('users').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  const r = await db
+    .selectFrom('users')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
   return Number(r.n);
 }
 
@@ -18,7 +21,10 @@ export async function findUserById(db: Kysely<Database>, id: string): Promise<Us
   return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
-export async function createUser(db: Kysely<Database>, u: { username: string; password: string | null; role: Role; teamId?: string | null }): Promise<UserRow> {
+export async function createUser(
+  db: Kysely<Database>,
+  u: { username: string; password: string | null; role: Role; teamId?: string | null },
+): Promise<UserRow> {
   const now = Date.now();
   const row: UserRow = {
     id: newId(),

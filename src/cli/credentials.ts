@@ -35,7 +35,9 @@ function forced(): KeyStore | undefined {
 }
 
 function firstLine(e: unknown): string {
-  return String((e as Error)?.message ?? e).split('\n')[0]!.trim();
+  return String((e as Error)?.message ?? e)
+    .split('\n')[0]!
+    .trim();
 }
 
 async function readFileStore(): Promise<Record<string, string>> {
@@ -68,7 +70,9 @@ export async function saveKey(profile: string, server: string, key: string): Pro
       throw new Error('the key could not be read back');
     } catch (e) {
       if (want === 'keyring') throw new KilnError('UNAVAILABLE', `The OS keyring is not available: ${firstLine(e)}`);
-      process.stderr.write(`kiln: no OS keyring available (${firstLine(e)}); storing the API key in ${credentialsFile()} (mode 0600) instead.\n`);
+      process.stderr.write(
+        `kiln: no OS keyring available (${firstLine(e)}); storing the API key in ${credentialsFile()} (mode 0600) instead.\n`,
+      );
     }
   }
   const data = await readFileStore();

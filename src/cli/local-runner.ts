@@ -55,7 +55,15 @@ export async function expandInputs(args: string[]): Promise<string[]> {
       continue;
     }
     const dir = path.dirname(a);
-    const re = new RegExp('^' + path.basename(a).replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.') + '$');
+    const re = new RegExp(
+      '^' +
+        path
+          .basename(a)
+          .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+          .replace(/\*/g, '.*')
+          .replace(/\?/g, '.') +
+        '$',
+    );
     const names = (await readdir(dir).catch(() => [] as string[])).filter((n) => re.test(n)).sort();
     if (names.length === 0) throw new KilnError('NOT_FOUND', `No file matches ${a}`);
     out.push(...names.map((n) => (dir === '.' ? n : path.join(dir, n))));
@@ -101,10 +109,22 @@ export async function runLocal(req: LocalRunRequest): Promise<ItemResult[]> {
   const allInputs = [...req.inputs.filter((i) => i !== '-'), ...Object.values(req.extra).flat()];
 
   // Settings errors are the same for every item: report once, before any work.
-  validateRequest(tool, { files: groups[0]!.map((p) => ({ path: p, name: p, size: 0 })), extra: Object.fromEntries(Object.entries(req.extra).map(([k, v]) => [k, v.map((p) => ({ path: p, name: p, size: 0 }))])) }, req.settings);
+  validateRequest(
+    tool,
+    {
+      files: groups[0]!.map((p) => ({ path: p, name: p, size: 0 })),
+      extra: Object.fromEntries(Object.entries(req.extra).map(([k, v]) => [k, v.map((p) => ({ path: p, name: p, size: 0 }))])),
+    },
+    req.settings,
+  );
 
   const batch = groups.length > 1;
-  const progress = createProgress({ quiet: req.quiet || req.json, total: groups.length, label: req.name, unit: batch ? 'items' : 'percent' });
+  const progress = createProgress({
+    quiet: req.quiet || req.json,
+    total: groups.length,
+    label: req.name,
+    unit: batch ? 'items' : 'percent',
+  });
   const usedNames = new Set<string>();
   const results: ItemResult[] = new Array(groups.length);
   let done = 0;
@@ -135,7 +155,12 @@ export async function runLocal(req: LocalRunRequest): Promise<ItemResult[]> {
         if (target.kind === 'stdout') {
           await pipeline(createReadStream(outcome.output.path), process.stdout, { end: false } as never);
           outPath = '-';
-        } else if (target.kind === 'default' && outcome.data && outcome.output.contentType === 'application/json' && req.printData !== false) {
+        } else if (
+          target.kind === 'default' &&
+          outcome.data &&
+          outcome.output.contentType === 'application/json' &&
+          req.printData !== false
+        ) {
           // Data-only tools print their JSON when no -o is given (with --json it is in the result line).
           if (!req.json) process.stdout.write(JSON.stringify(outcome.data, null, 2) + '\n');
         } else {

@@ -32,7 +32,9 @@ async function resolveInvocation(name: string): Promise<Invocation | undefined> 
 function fail(e: unknown, json = false): never {
   const err = toKilnError(e);
   if (json) process.stdout.write(JSON.stringify({ ok: false, ...err.toJSON() }) + '\n');
-  process.stderr.write(`kiln: ${err.message}${err.code === 'INTERNAL' && process.env.KILN_DEBUG ? `\n${(err.cause as Error)?.stack ?? ''}` : ''}\n`);
+  process.stderr.write(
+    `kiln: ${err.message}${err.code === 'INTERNAL' && process.env.KILN_DEBUG ? `\n${(err.cause as Error)?.stack ?? ''}` : ''}\n`,
+  );
   process.exit(err.exitCode);
 }
 
@@ -79,7 +81,8 @@ async function runToolCommand(inv: Invocation, argv: string[]): Promise<void> {
     ac.abort();
   });
   const concurrency = opts.concurrency ? Number(opts.concurrency) : undefined;
-  if (concurrency !== undefined && (!Number.isInteger(concurrency) || concurrency < 1)) fail(new KilnError('USAGE_ERROR', '--concurrency takes a whole number >= 1.'));
+  if (concurrency !== undefined && (!Number.isInteger(concurrency) || concurrency < 1))
+    fail(new KilnError('USAGE_ERROR', '--concurrency takes a whole number >= 1.'));
   const request: LocalRunRequest = {
     tool: inv.tool,
     name: inv.name,
@@ -100,15 +103,15 @@ async function runToolCommand(inv: Invocation, argv: string[]): Promise<void> {
   const defaultOut = readProfileSync(profileName(opts.profile)).output;
   if (request.output === undefined && defaultOut) request.output = defaultOut.endsWith('/') ? defaultOut : defaultOut + '/';
   const fileId = opts.fileId as string | undefined;
-  if (!server && fileId) fail(new KilnError('USAGE_ERROR', '--file-id names an item of a server\'s library: add --server URL (or log in first).'), opts.json);
-  const results = server
-    ? await (await import('./remote-runner.js')).runRemote({ ...request, server, fileId })
-    : await runLocal(request);
+  if (!server && fileId)
+    fail(new KilnError('USAGE_ERROR', "--file-id names an item of a server's library: add --server URL (or log in first)."), opts.json);
+  const results = server ? await (await import('./remote-runner.js')).runRemote({ ...request, server, fileId }) : await runLocal(request);
   if (interrupted) process.exit(EXIT.INTERRUPTED);
   if (!opts.json) {
     for (const r of results) {
       if (!r.ok) process.stderr.write(`kiln: ${r.input ? r.input + ': ' : ''}${r.error!.message}\n`);
-      else if (!opts.quiet && r.output && r.output !== '-' && process.stderr.isTTY) process.stderr.write(`${r.input ?? ''} → ${r.output}\n`);
+      else if (!opts.quiet && r.output && r.output !== '-' && process.stderr.isTTY)
+        process.stderr.write(`${r.input ?? ''} → ${r.output}\n`);
     }
   }
   process.exitCode = batchExitCode(results);

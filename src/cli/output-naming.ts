@@ -42,7 +42,10 @@ export function resolveOutputPath(target: OutputTarget, outputName: string, tool
     }
   }
   if (inputs.has(p) && !force) {
-    throw new KilnError('OUTPUT_EXISTS', `Refusing to overwrite the input ${path.relative(process.cwd(), p) || p}; choose another -o or pass --force.`);
+    throw new KilnError(
+      'OUTPUT_EXISTS',
+      `Refusing to overwrite the input ${path.relative(process.cwd(), p) || p}; choose another -o or pass --force.`,
+    );
   }
   return p;
 }

@@ -36,7 +36,8 @@ export function configDir(env: NodeJS.ProcessEnv = process.env): string {
 
 export function profileName(flag?: string): string {
   const name = flag ?? process.env.KILN_PROFILE ?? 'default';
-  if (!/^[A-Za-z0-9_.-]{1,64}$/.test(name)) throw new KilnError('USAGE_ERROR', `A profile name is letters, digits, "_", "." or "-" (got "${name}").`);
+  if (!/^[A-Za-z0-9_.-]{1,64}$/.test(name))
+    throw new KilnError('USAGE_ERROR', `A profile name is letters, digits, "_", "." or "-" (got "${name}").`);
   return name;
 }
 
@@ -90,8 +91,10 @@ export function normalizeServer(url: string): string {
   } catch {
     throw new KilnError('USAGE_ERROR', `Not a server URL: ${url}`);
   }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new KilnError('USAGE_ERROR', `The server URL must start with http:// or https:// (got ${url}).`);
-  if (u.username || u.password) throw new KilnError('USAGE_ERROR', 'Put no credentials in the server URL: use `kiln login` or KILN_API_KEY.');
+  if (u.protocol !== 'http:' && u.protocol !== 'https:')
+    throw new KilnError('USAGE_ERROR', `The server URL must start with http:// or https:// (got ${url}).`);
+  if (u.username || u.password)
+    throw new KilnError('USAGE_ERROR', 'Put no credentials in the server URL: use `kiln login` or KILN_API_KEY.');
   return u.toString().replace(/\/+$/, '');
 }
 
@@ -112,7 +115,8 @@ export function resolveServer(o: { server?: string; profile?: string }): ServerC
   const p = readProfileSync(profile);
   if (explicit) return { url: normalizeServer(explicit), profile, output: p.output };
   if (p.server) return { url: normalizeServer(p.server), profile, output: p.output };
-  if (o.profile && o.profile !== 'default') throw new KilnError('USAGE_ERROR', `Profile ${profile} has no server: kiln config set server URL --profile ${profile}`);
+  if (o.profile && o.profile !== 'default')
+    throw new KilnError('USAGE_ERROR', `Profile ${profile} has no server: kiln config set server URL --profile ${profile}`);
   return undefined;
 }
 

@@ -10,7 +10,7 @@ import { addAdminCommand } from './commands/admin-program.js';
 /** Flags shared by every command that talks to a server. */
 export function addServerOptions(cmd: Command): Command {
   return cmd
-    .option('--server <url>', 'kiln server to use (env KILN_SERVER; default: the profile\'s server)')
+    .option('--server <url>', "kiln server to use (env KILN_SERVER; default: the profile's server)")
     .option('--profile <name>', 'configuration profile (env KILN_PROFILE; default: "default")');
 }
 
@@ -45,12 +45,14 @@ export function topProgram(): Command {
     .option('--host <host>', 'address to listen on (env HOST)', undefined)
     .option('--data-dir <dir>', 'data directory (env DATA_DIR)')
     .option('--allow-open-network', 'allow a non-loopback address with authentication disabled')
-    .action(async (o: { port?: string; host?: string; dataDir?: string; allowOpenNetwork?: boolean }) => (await import('./commands/serve.js')).serveCommand(o));
+    .action(async (o: { port?: string; host?: string; dataDir?: string; allowOpenNetwork?: boolean }) =>
+      (await import('./commands/serve.js')).serveCommand(o),
+    );
 
   program
     .command('login')
     .description('sign in to a kiln server: prompts for user name, password (and MFA code), stores an API key in the OS keyring')
-    .argument('[url]', 'server URL (default: the profile\'s server)')
+    .argument('[url]', "server URL (default: the profile's server)")
     .option('--profile <name>', 'configuration profile to store the server and key in')
     .addHelpText(
       'after',
@@ -59,7 +61,7 @@ export function topProgram(): Command {
     .action(async (url: string | undefined, o: { profile?: string }) => (await import('./commands/login.js')).loginCommand(url, o));
   program
     .command('logout')
-    .description('revoke this machine\'s API key on the server and forget it')
+    .description("revoke this machine's API key on the server and forget it")
     .option('--profile <name>', 'configuration profile')
     .action(async (o: { profile?: string }) => (await import('./commands/login.js')).logoutCommand(o));
 
@@ -84,23 +86,35 @@ export function topProgram(): Command {
     .action(async (o: { json?: boolean }) => (await import('./commands/config.js')).configList(o));
 
   const jobs = program.command('jobs').description('jobs on a kiln server');
-  addServerOptions(jobs.command('list').description('your recent jobs').option('--json', 'machine-readable').option('--limit <n>', 'at most this many'))
-    .action(async (o: Record<string, string | boolean | undefined>) => (await import('./commands/jobs.js')).jobsList(o));
-  addServerOptions(jobs.command('get').description('one job\'s status and result').argument('<id>', 'job id').option('--json', 'machine-readable'))
-    .action(async (id: string, o: Record<string, string | boolean | undefined>) => (await import('./commands/jobs.js')).jobsGet(id, o));
-  addServerOptions(jobs.command('watch').description('follow a job\'s progress until it ends').argument('<id>', 'job id').option('--json', 'machine-readable').option('-q, --quiet', 'no progress bar'))
-    .action(async (id: string, o: Record<string, string | boolean | undefined>) => (await import('./commands/jobs.js')).jobsWatch(id, o));
+  addServerOptions(
+    jobs.command('list').description('your recent jobs').option('--json', 'machine-readable').option('--limit <n>', 'at most this many'),
+  ).action(async (o: Record<string, string | boolean | undefined>) => (await import('./commands/jobs.js')).jobsList(o));
+  addServerOptions(
+    jobs.command('get').description("one job's status and result").argument('<id>', 'job id').option('--json', 'machine-readable'),
+  ).action(async (id: string, o: Record<string, string | boolean | undefined>) => (await import('./commands/jobs.js')).jobsGet(id, o));
+  addServerOptions(
+    jobs
+      .command('watch')
+      .description("follow a job's progress until it ends")
+      .argument('<id>', 'job id')
+      .option('--json', 'machine-readable')
+      .option('-q, --quiet', 'no progress bar'),
+  ).action(async (id: string, o: Record<string, string | boolean | undefined>) => (await import('./commands/jobs.js')).jobsWatch(id, o));
   addServerOptions(
     jobs
       .command('download')
-      .description('download a finished job\'s output')
+      .description("download a finished job's output")
       .argument('<id>', 'job id')
       .option('-o, --output <path>', 'output file, or directory ending in / (default: current directory); - = stdout')
       .option('-f, --force', 'allow overwriting an existing file')
       .option('--json', 'print one JSON result line'),
   ).action(async (id: string, o: Record<string, string | boolean | undefined>) => (await import('./commands/jobs.js')).jobsDownload(id, o));
 
-  const pipeline = program.command('pipeline').description('run pipelines (plain JSON files: {"steps": [{"tool": "resize", "settings": {...}}, ...]}) locally, or keep them on a server');
+  const pipeline = program
+    .command('pipeline')
+    .description(
+      'run pipelines (plain JSON files: {"steps": [{"tool": "resize", "settings": {...}}, ...]}) locally, or keep them on a server',
+    );
   pipeline
     .command('run')
     .description('run a pipeline file (or a name in ~/.config/kiln/pipelines/) on the inputs, locally')
@@ -111,29 +125,73 @@ export function topProgram(): Command {
     .option('-q, --quiet', 'no progress bar')
     .option('-f, --force', 'allow overwriting existing files')
     .option('--concurrency <n>', 'inputs processed at once')
-    .action(async (ref: string, inputs: string[], o: Record<string, string | boolean | undefined>) => (await import('./commands/pipeline.js')).pipelineRunCommand(ref, inputs, o as never));
+    .action(async (ref: string, inputs: string[], o: Record<string, string | boolean | undefined>) =>
+      (await import('./commands/pipeline.js')).pipelineRunCommand(ref, inputs, o as never),
+    );
   pipeline
     .command('validate')
     .description('check every step of a pipeline file without running it')
     .argument('<pipeline>', 'FILE.json or NAME')
     .action(async (ref: string) => (await import('./commands/pipeline.js')).pipelineValidateCommand(ref));
-  addServerOptions(pipeline.command('save').description('save a pipeline file on the server (replaces one of the same name)').argument('<pipeline>', 'FILE.json or NAME').option('--name <name>', 'name to save it under (default: its "name", else the file name)').option('--json', 'machine-readable'))
-    .action(async (ref: string, o: Record<string, string | boolean | undefined>) => (await import('./commands/pipeline.js')).pipelineSaveCommand(ref, o));
-  addServerOptions(pipeline.command('list').description('the pipelines saved on the server').option('--json', 'machine-readable'))
-    .action(async (o: Record<string, string | boolean | undefined>) => (await import('./commands/pipeline.js')).pipelineListCommand(o));
+  addServerOptions(
+    pipeline
+      .command('save')
+      .description('save a pipeline file on the server (replaces one of the same name)')
+      .argument('<pipeline>', 'FILE.json or NAME')
+      .option('--name <name>', 'name to save it under (default: its "name", else the file name)')
+      .option('--json', 'machine-readable'),
+  ).action(async (ref: string, o: Record<string, string | boolean | undefined>) =>
+    (await import('./commands/pipeline.js')).pipelineSaveCommand(ref, o),
+  );
+  addServerOptions(pipeline.command('list').description('the pipelines saved on the server').option('--json', 'machine-readable')).action(
+    async (o: Record<string, string | boolean | undefined>) => (await import('./commands/pipeline.js')).pipelineListCommand(o),
+  );
 
-  const files = program.command('files').description('the file library of a server, or of the local data dir (no server configured, or --local)');
-  const libraryOptions = (cmd: Command) => addServerOptions(cmd).option('--local', 'use the local data dir even when a server is configured').option('--data-dir <dir>', 'local data dir (env KILN_DATA_DIR)').option('--json', 'machine-readable');
-  libraryOptions(files.command('list').description('library items, newest first').option('--type <type>', 'image, video, audio, pdf, a content type, or an extension').option('--name <text>', 'name contains').option('--page <n>', 'page number').option('--page-size <n>', 'items per page (max 200)'))
-    .action(async (o: Record<string, string | boolean | undefined>) => (await import('./commands/files.js')).filesList(o));
-  libraryOptions(files.command('upload').description('add files to the library (one item each)').argument('<files...>', 'files to upload').option('--name <name>', 'item name (one file only)'))
-    .action(async (f: string[], o: Record<string, string | boolean | undefined>) => (await import('./commands/files.js')).filesUpload(f, o));
-  libraryOptions(files.command('get').description('download an item (its newest version, or --ver N)').argument('<id>', 'item id').option('--ver <n>', 'version number (--version is kiln\'s own)').option('-o, --output <path>', 'output file, or directory ending in /; - = stdout').option('-f, --force', 'allow overwriting an existing file'))
-    .action(async (id: string, o: Record<string, string | boolean | undefined>) => (await import('./commands/files.js')).filesGet(id, o));
-  libraryOptions(files.command('versions').description('an item\'s versions: who, when, which tool and settings').argument('<id>', 'item id'))
-    .action(async (id: string, o: Record<string, string | boolean | undefined>) => (await import('./commands/files.js')).filesVersions(id, o));
-  libraryOptions(files.command('rm').description('delete items, or one version of an item (--ver N)').argument('<ids...>', 'item ids').option('--ver <n>', 'delete only this version number'))
-    .action(async (ids: string[], o: Record<string, string | boolean | undefined>) => (await import('./commands/files.js')).filesRm(ids, o));
+  const files = program
+    .command('files')
+    .description('the file library of a server, or of the local data dir (no server configured, or --local)');
+  const libraryOptions = (cmd: Command) =>
+    addServerOptions(cmd)
+      .option('--local', 'use the local data dir even when a server is configured')
+      .option('--data-dir <dir>', 'local data dir (env KILN_DATA_DIR)')
+      .option('--json', 'machine-readable');
+  libraryOptions(
+    files
+      .command('list')
+      .description('library items, newest first')
+      .option('--type <type>', 'image, video, audio, pdf, a content type, or an extension')
+      .option('--name <text>', 'name contains')
+      .option('--page <n>', 'page number')
+      .option('--page-size <n>', 'items per page (max 200)'),
+  ).action(async (o: Record<string, string | boolean | undefined>) => (await import('./commands/files.js')).filesList(o));
+  libraryOptions(
+    files
+      .command('upload')
+      .description('add files to the library (one item each)')
+      .argument('<files...>', 'files to upload')
+      .option('--name <name>', 'item name (one file only)'),
+  ).action(async (f: string[], o: Record<string, string | boolean | undefined>) => (await import('./commands/files.js')).filesUpload(f, o));
+  libraryOptions(
+    files
+      .command('get')
+      .description('download an item (its newest version, or --ver N)')
+      .argument('<id>', 'item id')
+      .option('--ver <n>', "version number (--version is kiln's own)")
+      .option('-o, --output <path>', 'output file, or directory ending in /; - = stdout')
+      .option('-f, --force', 'allow overwriting an existing file'),
+  ).action(async (id: string, o: Record<string, string | boolean | undefined>) => (await import('./commands/files.js')).filesGet(id, o));
+  libraryOptions(
+    files.command('versions').description("an item's versions: who, when, which tool and settings").argument('<id>', 'item id'),
+  ).action(async (id: string, o: Record<string, string | boolean | undefined>) =>
+    (await import('./commands/files.js')).filesVersions(id, o),
+  );
+  libraryOptions(
+    files
+      .command('rm')
+      .description('delete items, or one version of an item (--ver N)')
+      .argument('<ids...>', 'item ids')
+      .option('--ver <n>', 'delete only this version number'),
+  ).action(async (ids: string[], o: Record<string, string | boolean | undefined>) => (await import('./commands/files.js')).filesRm(ids, o));
 
   program
     .command('completion')
@@ -154,7 +212,9 @@ export function topProgram(): Command {
     .option('--env <NAME=VALUE...>', 'daemon setting for the service (e.g. MAX_UPLOAD_MB=512); no secrets')
     .option('--known-hosts <file>', 'known_hosts file to check the host key against (default: ~/.ssh/known_hosts)')
     .option('--insecure-accept-host-key', 'accept an unknown host key without checking it')
-    .action(async (target: string, o: Record<string, string | boolean | undefined>) => (await import('./commands/deploy.js')).deployCommand(target, o));
+    .action(async (target: string, o: Record<string, string | boolean | undefined>) =>
+      (await import('./commands/deploy.js')).deployCommand(target, o),
+    );
 
   addAdminCommand(program);
 

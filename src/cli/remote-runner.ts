@@ -43,8 +43,12 @@ export function routeFor(req: Pick<LocalRunRequest, 'tool' | 'name'>): string {
 
 /** Form parts of one run: the settings, the main files, the extra files by their field names. */
 function formParts(req: RemoteRunRequest, group: string[], stdinPath: string | undefined, clientJobId: string): FormPart[] {
-  const file = (p: string): FormPart => (p === '-' ? { field: 'file', path: stdinPath!, filename: 'stdin' } : { field: 'file', path: p, filename: path.basename(p) });
-  const parts: FormPart[] = [{ field: 'settings', value: JSON.stringify(req.settings) }, { field: 'clientJobId', value: clientJobId }];
+  const file = (p: string): FormPart =>
+    p === '-' ? { field: 'file', path: stdinPath!, filename: 'stdin' } : { field: 'file', path: p, filename: path.basename(p) };
+  const parts: FormPart[] = [
+    { field: 'settings', value: JSON.stringify(req.settings) },
+    { field: 'clientJobId', value: clientJobId },
+  ];
   if (req.fileId) parts.push({ field: 'fileId', value: req.fileId });
   parts.push(...group.map(file));
   for (const x of req.tool.input.extra ?? []) {
@@ -57,7 +61,15 @@ function formParts(req: RemoteRunRequest, group: string[], stdinPath: string | u
   return parts;
 }
 
-async function submit(client: RemoteClient, req: RemoteRunRequest, group: string[], stdinPath: string | undefined, signal: AbortSignal, clientJobId: string, onJob: (id: string) => void): Promise<{ status: number; body: Record<string, unknown> }> {
+async function submit(
+  client: RemoteClient,
+  req: RemoteRunRequest,
+  group: string[],
+  stdinPath: string | undefined,
+  signal: AbortSignal,
+  clientJobId: string,
+  onJob: (id: string) => void,
+): Promise<{ status: number; body: Record<string, unknown> }> {
   const hasFiles = group.length > 0 || Object.keys(req.extra).length > 0 || !!req.fileId;
   const res =
     req.tool.input.kind === 'none' && !hasFiles
@@ -68,7 +80,12 @@ async function submit(client: RemoteClient, req: RemoteRunRequest, group: string
 }
 
 /** Follows a 202 job to its end; progress goes to the bar. */
-async function follow(client: RemoteClient, jobId: string, signal: AbortSignal, onProgress?: (p: number, stage?: string) => void): Promise<JobOutcome> {
+async function follow(
+  client: RemoteClient,
+  jobId: string,
+  signal: AbortSignal,
+  onProgress?: (p: number, stage?: string) => void,
+): Promise<JobOutcome> {
   for await (const e of client.events(jobId, signal)) {
     if (e.type === 'progress') onProgress?.(Number(e.data.percent ?? 0), typeof e.data.stage === 'string' ? e.data.stage : undefined);
     else if (e.type === 'completed') return e.data as unknown as JobOutcome;
@@ -102,9 +119,12 @@ function nameOf(downloadUrl: string): string {
 
 export async function runRemote(req: RemoteRunRequest): Promise<ItemResult[]> {
   const { tool } = req;
-  const groups: string[][] = tool.input.kind === 'file' ? (req.fileId && req.inputs.length === 0 ? [[]] : req.inputs.map((i) => [i])) : [req.inputs];
-  if (tool.input.kind === 'file' && req.inputs.length === 0 && !req.fileId) throw new KilnError('USAGE_ERROR', `kiln ${req.name} needs an input file.`);
-  if (req.fileId && req.inputs.length > 0 && tool.input.kind === 'file') throw new KilnError('USAGE_ERROR', '--file-id replaces the input file: give one or the other.');
+  const groups: string[][] =
+    tool.input.kind === 'file' ? (req.fileId && req.inputs.length === 0 ? [[]] : req.inputs.map((i) => [i])) : [req.inputs];
+  if (tool.input.kind === 'file' && req.inputs.length === 0 && !req.fileId)
+    throw new KilnError('USAGE_ERROR', `kiln ${req.name} needs an input file.`);
+  if (req.fileId && req.inputs.length > 0 && tool.input.kind === 'file')
+    throw new KilnError('USAGE_ERROR', '--file-id replaces the input file: give one or the other.');
   if (req.inputs.filter((i) => i === '-').length > 1) throw new KilnError('USAGE_ERROR', 'stdin (-) can be read once.');
   const target: OutputTarget = parseOutputOption(req.output, groups.length);
   const allInputs = [...req.inputs.filter((i) => i !== '-'), ...Object.values(req.extra).flat()];
@@ -119,7 +139,12 @@ export async function runRemote(req: RemoteRunRequest): Promise<ItemResult[]> {
   }
 
   const batch = groups.length > 1;
-  const progress = createProgress({ quiet: req.quiet || req.json, total: groups.length, label: req.name, unit: batch ? 'items' : 'percent' });
+  const progress = createProgress({
+    quiet: req.quiet || req.json,
+    total: groups.length,
+    label: req.name,
+    unit: batch ? 'items' : 'percent',
+  });
   const usedNames = new Set<string>();
   const results: ItemResult[] = new Array(groups.length);
   const running = new Set<string>();
@@ -196,8 +221,16 @@ export async function runRemote(req: RemoteRunRequest): Promise<ItemResult[]> {
     // Ctrl-C: the jobs this run started must not keep the server busy.
     if (req.signal.aborted && inFlight.size) {
       // The server may have accepted an upload whose answer never arrived.
-      const late = await client.json<{ jobs: { jobId: string; clientJobId: string | null; status: string }[] }>('GET', '/api/v1/jobs?limit=100', undefined, AbortSignal.timeout(5000)).catch(() => ({ jobs: [] }));
-      for (const j of late.jobs) if (j.clientJobId && inFlight.has(j.clientJobId) && (j.status === 'queued' || j.status === 'running')) running.add(j.jobId);
+      const late = await client
+        .json<{ jobs: { jobId: string; clientJobId: string | null; status: string }[] }>(
+          'GET',
+          '/api/v1/jobs?limit=100',
+          undefined,
+          AbortSignal.timeout(5000),
+        )
+        .catch(() => ({ jobs: [] }));
+      for (const j of late.jobs)
+        if (j.clientJobId && inFlight.has(j.clientJobId) && (j.status === 'queued' || j.status === 'running')) running.add(j.jobId);
     }
     if (req.signal.aborted && running.size) {
       await Promise.allSettled([...running].map((id) => client.cancel(id)));
@@ -210,4 +243,3 @@ export async function runRemote(req: RemoteRunRequest): Promise<ItemResult[]> {
   }
   return results.filter(Boolean);
 }
-

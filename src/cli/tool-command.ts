@@ -23,7 +23,19 @@ export interface ToolCommandOptions {
 }
 
 /** Flags every tool command has; settings may not use these names. */
-export const COMMON_FLAGS = ['output', 'settings', 'json', 'quiet', 'force', 'concurrency', 'server', 'profile', 'local', 'help', 'file-id'];
+export const COMMON_FLAGS = [
+  'output',
+  'settings',
+  'json',
+  'quiet',
+  'force',
+  'concurrency',
+  'server',
+  'profile',
+  'local',
+  'help',
+  'file-id',
+];
 
 export function settingHelp(s: SettingInfo): string {
   const parts: string[] = [];
@@ -34,7 +46,9 @@ export function settingHelp(s: SettingInfo): string {
   if (s.min !== undefined && s.max !== undefined) range = ` ${s.exclusiveMin ? '>' : ''}${s.min}-${s.max}`;
   else if (s.min !== undefined) range = ` ${s.exclusiveMin ? '>' : '>='}${s.min}`;
   else if (s.max !== undefined) range = ` <=${s.max}`;
-  parts.push(`[${kind}${range}${s.default !== undefined ? `, default ${JSON.stringify(s.default)}` : ''}${s.required ? ', required' : ''}]`);
+  parts.push(
+    `[${kind}${range}${s.default !== undefined ? `, default ${JSON.stringify(s.default)}` : ''}${s.required ? ', required' : ''}]`,
+  );
   return parts.join(' ');
 }
 
@@ -70,10 +84,11 @@ export function buildToolCommand(tool: Tool, nameOverride?: string, fixed: Recor
     .option('-q, --quiet', 'no progress output')
     .option('-f, --force', 'allow overwriting an input file')
     .option('--concurrency <n>', 'parallel runs for a batch (default: number of cores; with --server: 4 uploads)')
-    .option('--server <url>', 'run on this kiln server (env KILN_SERVER; default: the profile\'s server, if any)')
+    .option('--server <url>', "run on this kiln server (env KILN_SERVER; default: the profile's server, if any)")
     .option('--profile <name>', 'configuration profile for the server and its key (env KILN_PROFILE)')
     .option('--local', 'run locally even when a server is configured');
-  if (tool.input.kind !== 'none') cmd.option('--file-id <id>', 'with --server: run on this item of the server\'s file library instead of an upload');
+  if (tool.input.kind !== 'none')
+    cmd.option('--file-id <id>', "with --server: run on this item of the server's file library instead of an upload");
   if (tool.examples?.length) {
     cmd.addHelpText('after', `\nExamples:\n${tool.examples.map((e) => `  kiln ${nameOverride ?? tool.id} ${e}`).join('\n')}\n`);
   }

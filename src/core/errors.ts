@@ -26,12 +26,20 @@ export const EXIT = {
 export const ERROR_TABLE = {
   VALIDATION_ERROR: { status: 400, exit: EXIT.USAGE, meaning: 'a setting or request field is missing, of the wrong type or out of range' },
   USAGE_ERROR: { status: 400, exit: EXIT.USAGE, meaning: 'the command line or request is malformed' },
-  UNSUPPORTED_INPUT: { status: 415, exit: EXIT.INPUT, meaning: 'the input is corrupt, of a type the tool does not take, or lacks what the tool needs (e.g. no audio stream)' },
+  UNSUPPORTED_INPUT: {
+    status: 415,
+    exit: EXIT.INPUT,
+    meaning: 'the input is corrupt, of a type the tool does not take, or lacks what the tool needs (e.g. no audio stream)',
+  },
   LIMIT_EXCEEDED: { status: 413, exit: EXIT.USAGE, meaning: 'a size, count or duration limit was exceeded' },
   FEATURE_NOT_INSTALLED: { status: 409, exit: EXIT.MISSING, meaning: 'the tool needs a feature bundle that is not installed' },
   FEATURE_INCOMPATIBLE: { status: 409, exit: EXIT.MISSING, meaning: 'the feature cannot run on this system or with these settings' },
   FEATURE_DISABLED: { status: 403, exit: EXIT.MISSING, meaning: 'the feature is switched off in the settings' },
-  ENGINE_MISSING: { status: 501, exit: EXIT.MISSING, meaning: 'a processing engine (program or library) is not installed; `kiln doctor` says how to install it' },
+  ENGINE_MISSING: {
+    status: 501,
+    exit: EXIT.MISSING,
+    meaning: 'a processing engine (program or library) is not installed; `kiln doctor` says how to install it',
+  },
   UNAUTHORIZED: { status: 401, exit: EXIT.OTHER, meaning: 'no valid credentials' },
   MFA_REQUIRED: { status: 401, exit: EXIT.OTHER, meaning: 'a second factor is needed' },
   FORBIDDEN: { status: 403, exit: EXIT.OTHER, meaning: 'the credentials lack a permission' },
@@ -96,8 +104,13 @@ export function toKilnError(e: unknown): KilnError {
   const err = e as { name?: string; code?: string; message?: string } | undefined;
   const message = err?.message ?? String(e);
   if (err?.name === 'AbortError' || err?.code === 'ABORT_ERR') return new KilnError('CANCELLED', 'The run was cancelled.', { cause: e });
-  if (/exceeds pixel limit/i.test(message)) return new KilnError('LIMIT_EXCEEDED', 'The image has more pixels than allowed (KILN_MAX_PIXELS).', { cause: e });
-  if (/unsupported image format|Input buffer contains unsupported|Input file contains unsupported|VipsJpeg: Premature end|corrupt|bad seek|Invalid PNG|pngload|jpegload|webpload|gifload|tiffload|heifload|Input file is missing|Image to composite must have same dimensions or smaller/i.test(message)) {
+  if (/exceeds pixel limit/i.test(message))
+    return new KilnError('LIMIT_EXCEEDED', 'The image has more pixels than allowed (KILN_MAX_PIXELS).', { cause: e });
+  if (
+    /unsupported image format|Input buffer contains unsupported|Input file contains unsupported|VipsJpeg: Premature end|corrupt|bad seek|Invalid PNG|pngload|jpegload|webpload|gifload|tiffload|heifload|Input file is missing|Image to composite must have same dimensions or smaller/i.test(
+      message,
+    )
+  ) {
     return new KilnError('UNSUPPORTED_INPUT', `The input could not be decoded: ${firstLine(message)}`, { cause: e });
   }
   if (err?.code === 'ENOSPC') return new KilnError('UNAVAILABLE', 'The disk is full.', { cause: e });

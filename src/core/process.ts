@@ -86,19 +86,25 @@ export function exec(cmd: string, args: string[], opts: ExecOptions = {}): Promi
       const stdoutBuffer = Buffer.concat(out);
       const result: ExecResult = { code, stdout: opts.binary ? '' : stdoutBuffer.toString('utf8'), stdoutBuffer, stderr };
       if (killedFor === 'abort') return reject(new KilnError('CANCELLED', 'The run was cancelled.'));
-      if (killedFor === 'timeout') return reject(new KilnError('TIMEOUT', `${baseName(cmd)} took longer than ${Math.round(timeoutMs / 1000)} s and was stopped.`));
+      if (killedFor === 'timeout')
+        return reject(new KilnError('TIMEOUT', `${baseName(cmd)} took longer than ${Math.round(timeoutMs / 1000)} s and was stopped.`));
       if (killedFor === 'stdout') return reject(new KilnError('LIMIT_EXCEEDED', `${baseName(cmd)} wrote more than ${maxStdout} bytes.`));
       if (!okCodes.includes(code)) {
         return reject(
-          new KilnError(opts.failCode ?? 'INTERNAL', `${baseName(cmd)} failed (exit ${code}): ${tail(stderr) || tail(result.stdout) || 'no message'}`, {
-            details: { program: baseName(cmd), exitCode: code },
-          }),
+          new KilnError(
+            opts.failCode ?? 'INTERNAL',
+            `${baseName(cmd)} failed (exit ${code}): ${tail(stderr) || tail(result.stdout) || 'no message'}`,
+            {
+              details: { program: baseName(cmd), exitCode: code },
+            },
+          ),
         );
       }
       resolve(result);
     };
     child.on('error', (e: NodeJS.ErrnoException) => {
-      if (e.code === 'ENOENT') finish(new KilnError('ENGINE_MISSING', `${cmd} is not installed. Run \`kiln doctor\` to see how to install it.`), -1);
+      if (e.code === 'ENOENT')
+        finish(new KilnError('ENGINE_MISSING', `${cmd} is not installed. Run \`kiln doctor\` to see how to install it.`), -1);
       else finish(e, -1);
     });
     child.on('close', (code, sig) => finish(undefined, code ?? (sig ? 128 : -1)));

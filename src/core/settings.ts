@@ -87,20 +87,30 @@ function jsonType(p: Record<string, unknown>): SettingInfo['type'] {
 export function parseSettings(tool: Tool, raw: unknown): Record<string, unknown> {
   const input = raw === undefined || raw === null ? {} : raw;
   if (typeof input !== 'object' || Array.isArray(input)) {
-    throw new KilnError('VALIDATION_ERROR', 'settings must be a JSON object.', { details: [{ path: 'settings', message: 'expected an object' }] });
+    throw new KilnError('VALIDATION_ERROR', 'settings must be a JSON object.', {
+      details: [{ path: 'settings', message: 'expected an object' }],
+    });
   }
   const known = new Set(Object.keys(tool.settings.shape));
   const unknown = Object.keys(input).filter((k) => !known.has(k));
   if (unknown.length) {
     const problems: FieldProblem[] = unknown.map((k) => ({ path: k, message: `unknown setting${suggest(k, known)}` }));
-    throw new KilnError('VALIDATION_ERROR', `Unknown setting${unknown.length > 1 ? 's' : ''} for ${tool.id}: ${problems.map((p) => p.path + p.message.replace('unknown setting', '')).join(', ')}.`, {
-      details: problems,
-    });
+    throw new KilnError(
+      'VALIDATION_ERROR',
+      `Unknown setting${unknown.length > 1 ? 's' : ''} for ${tool.id}: ${problems.map((p) => p.path + p.message.replace('unknown setting', '')).join(', ')}.`,
+      {
+        details: problems,
+      },
+    );
   }
   const res = tool.settings.safeParse(input);
   if (!res.success) {
     const problems: FieldProblem[] = res.error.issues.map((i) => ({ path: i.path.join('.') || 'settings', message: i.message }));
-    throw new KilnError('VALIDATION_ERROR', `Invalid settings for ${tool.id}: ${problems.map((p) => `${p.path}: ${p.message}`).join('; ')}.`, { details: problems });
+    throw new KilnError(
+      'VALIDATION_ERROR',
+      `Invalid settings for ${tool.id}: ${problems.map((p) => `${p.path}: ${p.message}`).join('; ')}.`,
+      { details: problems },
+    );
   }
   const settings = res.data as Record<string, unknown>;
   const msg = tool.check?.(settings);
@@ -150,7 +160,12 @@ export function coerceSettingValue(info: SettingInfo | undefined, value: string)
       return JSON.parse(value);
     } catch {
       // A comma list is the natural way to type an array of strings on a command line.
-      return t === 'array' ? value.split(',').map((s) => s.trim()).filter(Boolean) : value;
+      return t === 'array'
+        ? value
+            .split(',')
+            .map((s) => s.trim())
+            .filter(Boolean)
+        : value;
     }
   }
   if (info?.enum && typeof info.enum[0] === 'number') {

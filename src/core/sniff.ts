@@ -69,9 +69,15 @@ function sniffText(head: Buffer, name: string): FileKind {
   const start = s.trimStart().slice(0, 2048).toLowerCase();
   if (start.startsWith('{\\rtf')) return { ext: 'rtf', mime: 'application/rtf', text: true };
   if (start.startsWith('%!ps')) return { ext: 'eps', mime: 'application/postscript', text: true };
-  if (/^((<\?[^>]*\?>|<!--[\s\S]*?-->)\s*)*(<!doctype svg[^[>]*(\[[\s\S]*?\])?\s*>\s*)?((<\?[^>]*\?>|<!--[\s\S]*?-->)\s*)*<svg[\s>]/.test(start)) return { ext: 'svg', mime: 'image/svg+xml', text: true };
+  if (
+    /^((<\?[^>]*\?>|<!--[\s\S]*?-->)\s*)*(<!doctype svg[^[>]*(\[[\s\S]*?\])?\s*>\s*)?((<\?[^>]*\?>|<!--[\s\S]*?-->)\s*)*<svg[\s>]/.test(
+      start,
+    )
+  )
+    return { ext: 'svg', mime: 'image/svg+xml', text: true };
   if (nameExt === 'svg' && start.includes('<svg')) return { ext: 'svg', mime: 'image/svg+xml', text: true };
-  if (/^(<!doctype html|<html[\s>])/.test(start) || ((nameExt === 'html' || nameExt === 'htm') && start.includes('<'))) return { ext: 'html', mime: 'text/html', text: true };
+  if (/^(<!doctype html|<html[\s>])/.test(start) || ((nameExt === 'html' || nameExt === 'htm') && start.includes('<')))
+    return { ext: 'html', mime: 'text/html', text: true };
   if (/^webvtt/.test(start)) return { ext: 'vtt', mime: 'text/vtt', text: true };
   if (/^\d+\s*\r?\n\d\d:\d\d:\d\d[,.]\d{3} --> /.test(start)) return { ext: 'srt', mime: 'application/x-subrip', text: true };
   if (start.startsWith('[script info]')) return { ext: 'ass', mime: 'text/x-ssa', text: true };

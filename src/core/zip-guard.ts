@@ -45,9 +45,16 @@ export interface ZipSummary {
  * Throws LIMIT_EXCEEDED for bombs and oversized parts, UNSUPPORTED_INPUT for a corrupt archive or one
  * that lacks the part its kind requires. `kind` is a sniffed extension (docx, xlsx, odt, epub, …).
  */
-export async function guardZip(file: string, kind?: string, limits: ZipLimits = DEFAULT_ZIP_LIMITS, signal?: AbortSignal): Promise<ZipSummary> {
+export async function guardZip(
+  file: string,
+  kind?: string,
+  limits: ZipLimits = DEFAULT_ZIP_LIMITS,
+  signal?: AbortSignal,
+): Promise<ZipSummary> {
   const zip = await new Promise<yauzl.ZipFile>((resolve, reject) =>
-    yauzl.open(file, { lazyEntries: true, autoClose: false, validateEntrySizes: true, strictFileNames: false }, (err, z) => (err ? reject(corrupt(err)) : resolve(z))),
+    yauzl.open(file, { lazyEntries: true, autoClose: false, validateEntrySizes: true, strictFileNames: false }, (err, z) =>
+      err ? reject(corrupt(err)) : resolve(z),
+    ),
   );
   const names: string[] = [];
   let total = 0;
@@ -65,9 +72,12 @@ export async function guardZip(file: string, kind?: string, limits: ZipLimits = 
         if (names.length > limits.maxEntries) return fail(tooMany(names.length, limits));
         const declared = entry.uncompressedSize;
         if (declared > limits.maxEntryBytes) return fail(bomb(`part ${entry.fileName} would inflate to ${declared} bytes`, limits));
-        if (total + declared > limits.maxTotalBytes) return fail(bomb(`the parts would inflate to more than ${limits.maxTotalBytes} bytes`, limits));
+        if (total + declared > limits.maxTotalBytes)
+          return fail(bomb(`the parts would inflate to more than ${limits.maxTotalBytes} bytes`, limits));
         if (declared > 1024 * 1024 && declared / Math.max(1, entry.compressedSize) > limits.maxRatio) {
-          return fail(bomb(`part ${entry.fileName} has a compression ratio of ${Math.round(declared / Math.max(1, entry.compressedSize))}:1`, limits));
+          return fail(
+            bomb(`part ${entry.fileName} has a compression ratio of ${Math.round(declared / Math.max(1, entry.compressedSize))}:1`, limits),
+          );
         }
         if (/\/$/.test(entry.fileName)) {
           zip.readEntry();
@@ -95,7 +105,10 @@ export async function guardZip(file: string, kind?: string, limits: ZipLimits = 
   }
   const need = kind ? REQUIRED_PART[kind] : undefined;
   if (need && !names.some((n) => need.test(n))) {
-    throw new KilnError('UNSUPPORTED_INPUT', `The file is a ZIP archive but not a valid ${kind!.toUpperCase()} (a required part is missing).`);
+    throw new KilnError(
+      'UNSUPPORTED_INPUT',
+      `The file is a ZIP archive but not a valid ${kind!.toUpperCase()} (a required part is missing).`,
+    );
   }
   return { entries: names.length, totalBytes: total, names };
 }

@@ -106,7 +106,11 @@ export async function chromiumPid(): Promise<number | undefined> {
  * Runs fn with a fresh context and page; the context is always closed afterwards and the job's
  * time-out and cancel signal close it early.
  */
-export async function withPage<T>(opts: BrowserContextOptions, fn: (page: Page, ctx: BrowserContext) => Promise<T>, job: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<T> {
+export async function withPage<T>(
+  opts: BrowserContextOptions,
+  fn: (page: Page, ctx: BrowserContext) => Promise<T>,
+  job: { signal?: AbortSignal; timeoutMs?: number } = {},
+): Promise<T> {
   if (job.signal?.aborted) throw new KilnError('CANCELLED', 'The run was cancelled.');
   active++;
   if (idleTimer) clearTimeout(idleTimer);
@@ -180,13 +184,24 @@ export async function htmlToPdf(html: string | Buffer, outPath: string, o: PdfOp
       await ctx.setOffline(true);
       await page.goto(`${DOC_ORIGIN}/index.html`, { waitUntil: 'load' });
       await page.emulateMedia({ media: 'print' });
-      await page.pdf({ path: outPath, format: 'A4', printBackground: true, preferCSSPageSize: true, margin: { top: '16mm', bottom: '16mm', left: '14mm', right: '14mm' } });
+      await page.pdf({
+        path: outPath,
+        format: 'A4',
+        printBackground: true,
+        preferCSSPageSize: true,
+        margin: { top: '16mm', bottom: '16mm', left: '14mm', right: '14mm' },
+      });
     },
     { signal: o.signal, timeoutMs: o.timeoutMs },
   );
 }
 
-async function serveOffline(route: Route, html: string | Buffer, base: string | undefined, onBlocked?: (url: string) => void): Promise<void> {
+async function serveOffline(
+  route: Route,
+  html: string | Buffer,
+  base: string | undefined,
+  onBlocked?: (url: string) => void,
+): Promise<void> {
   const url = route.request().url();
   if (url.startsWith('data:') || url.startsWith('blob:')) return route.continue();
   if (!url.startsWith(DOC_ORIGIN + '/')) {
@@ -194,7 +209,8 @@ async function serveOffline(route: Route, html: string | Buffer, base: string | 
     return route.abort('blockedbyclient');
   }
   const rel = decodeURIComponent(new URL(url).pathname).replace(/^\/+/, '');
-  if (rel === 'index.html') return route.fulfill({ status: 200, contentType: 'text/html; charset=utf-8', body: typeof html === 'string' ? html : html });
+  if (rel === 'index.html')
+    return route.fulfill({ status: 200, contentType: 'text/html; charset=utf-8', body: typeof html === 'string' ? html : html });
   if (!base) return route.fulfill({ status: 404, body: '' });
   const file = path.resolve(base, rel);
   try {

@@ -92,11 +92,17 @@ export async function probe(file: string, opts: { signal?: AbortSignal; name?: s
     });
   } catch (e) {
     if (e instanceof KilnError && e.code === 'UNSUPPORTED_INPUT') {
-      throw new KilnError('UNSUPPORTED_INPUT', `${opts.name ?? path.basename(file)} could not be read as media: ${e.message.replace(/^ffprobe failed \(exit \d+\): /, '')}`);
+      throw new KilnError(
+        'UNSUPPORTED_INPUT',
+        `${opts.name ?? path.basename(file)} could not be read as media: ${e.message.replace(/^ffprobe failed \(exit \d+\): /, '')}`,
+      );
     }
     throw e;
   }
-  const j = JSON.parse(res.stdout || '{}') as { streams?: RawStream[]; format?: { duration?: string; format_name?: string; tags?: Record<string, string> } };
+  const j = JSON.parse(res.stdout || '{}') as {
+    streams?: RawStream[];
+    format?: { duration?: string; format_name?: string; tags?: Record<string, string> };
+  };
   const streams: MediaStream[] = (j.streams ?? []).map((s) => {
     const rot = Number(s.side_data_list?.find((d) => d.rotation !== undefined)?.rotation ?? s.tags?.rotate ?? 0);
     const type = (['video', 'audio', 'subtitle', 'attachment'].includes(s.codec_type ?? '') ? s.codec_type : 'data') as MediaStream['type'];
@@ -113,7 +119,7 @@ export async function probe(file: string, opts: { signal?: AbortSignal; name?: s
       language: s.tags?.language,
       frames: s.nb_frames ? Number(s.nb_frames) : undefined,
       // ffprobe reports the display matrix counter-clockwise; people think clockwise.
-      rotation: (((-rot % 360) + 360) % 360),
+      rotation: ((-rot % 360) + 360) % 360,
       attachedPic: s.disposition?.attached_pic === 1,
       tags: lowerKeys(s.tags),
     };
@@ -159,7 +165,10 @@ export async function probeVideo(file: InputFile, signal?: AbortSignal): Promise
   if (info.video && STILL_FORMATS.test(info.formatName)) {
     throw new KilnError('UNSUPPORTED_INPUT', `${file.name} is a still image, not a video.`, { reason: 'no-video-stream' });
   }
-  if (!info.video) throw new KilnError('UNSUPPORTED_INPUT', `${file.name} has no video stream${info.audio ? ' (it holds only audio)' : ''}.`, { reason: 'no-video-stream' });
+  if (!info.video)
+    throw new KilnError('UNSUPPORTED_INPUT', `${file.name} has no video stream${info.audio ? ' (it holds only audio)' : ''}.`, {
+      reason: 'no-video-stream',
+    });
   return info as MediaInfo & { video: MediaStream };
 }
 
@@ -232,7 +241,9 @@ export interface RunFfmpegOptions {
 
 /** Runs ffmpeg with `args` (inputs, filters, codecs; not the output when opts.output is set). */
 export async function runFfmpeg(args: string[], opts: RunFfmpegOptions = {}): Promise<ExecResult> {
-  const tmp = opts.output ? path.join(path.dirname(opts.output), `.${randomBytes(6).toString('hex')}.partial${path.extname(opts.output)}`) : undefined;
+  const tmp = opts.output
+    ? path.join(path.dirname(opts.output), `.${randomBytes(6).toString('hex')}.partial${path.extname(opts.output)}`)
+    : undefined;
   const full = ['-hide_banner', '-nostdin', '-y', '-loglevel', opts.logLevel ?? 'error', '-nostats', '-progress', 'pipe:1', ...args];
   if (tmp) full.push(tmp);
   const total = (opts.durationS ?? 0) * 1e6;
@@ -256,7 +267,11 @@ export async function runFfmpeg(args: string[], opts: RunFfmpegOptions = {}): Pr
       },
       onStderrLine: opts.onStderrLine,
     }).catch((e: unknown) => {
-      if (e instanceof KilnError && e.code === 'INTERNAL' && /Invalid data found|could not find codec|Error while decoding|moov atom not found/i.test(e.message)) {
+      if (
+        e instanceof KilnError &&
+        e.code === 'INTERNAL' &&
+        /Invalid data found|could not find codec|Error while decoding|moov atom not found/i.test(e.message)
+      ) {
         throw new KilnError('UNSUPPORTED_INPUT', e.message, { details: e.details, cause: e });
       }
       throw e;
@@ -320,8 +335,12 @@ export async function ffmpegDoctorNotes(): Promise<string[]> {
   const c = await ffmpegCapabilities();
   if (c.filters.size === 0) return [];
   const notes: string[] = [];
-  if (!c.vidstab) notes.push('FFmpeg build lacks vidstab (vidstabdetect/vidstabtransform): stabilize-video is unavailable. Install a build with libvidstab (Debian: ffmpeg).');
-  if (!c.rubberband) notes.push('FFmpeg build lacks rubberband: pitch-shift falls back to asetrate+atempo, video-speed keepPitch to atempo.');
+  if (!c.vidstab)
+    notes.push(
+      'FFmpeg build lacks vidstab (vidstabdetect/vidstabtransform): stabilize-video is unavailable. Install a build with libvidstab (Debian: ffmpeg).',
+    );
+  if (!c.rubberband)
+    notes.push('FFmpeg build lacks rubberband: pitch-shift falls back to asetrate+atempo, video-speed keepPitch to atempo.');
   if (!c.libass) notes.push('FFmpeg build lacks libass (subtitles filter): burn-subtitles is unavailable.');
   if (!c.drawtext) notes.push('FFmpeg build lacks drawtext (libfreetype): watermark-video is unavailable.');
   return notes;
@@ -385,7 +404,23 @@ export function videoCodecArgs(container: VideoContainer, q: VideoQuality = QUAL
   switch (container) {
     case 'webm':
       // deadline good + cpu-used 5 keeps VP9 usable on two cores; row-mt spreads rows over threads.
-      return ['-c:v', 'libvpx-vp9', '-crf', String(q.vp9Crf), '-b:v', '0', '-deadline', 'good', '-cpu-used', '5', '-row-mt', '1', '-pix_fmt', 'yuv420p', ...threads];
+      return [
+        '-c:v',
+        'libvpx-vp9',
+        '-crf',
+        String(q.vp9Crf),
+        '-b:v',
+        '0',
+        '-deadline',
+        'good',
+        '-cpu-used',
+        '5',
+        '-row-mt',
+        '1',
+        '-pix_fmt',
+        'yuv420p',
+        ...threads,
+      ];
     case 'avi':
       return ['-c:v', 'mpeg4', '-q:v', String(q.mpeg4Q), '-pix_fmt', 'yuv420p', ...threads];
     default:
@@ -411,7 +446,11 @@ export function muxArgs(container: VideoContainer | 'm4a' | 'm4r'): string[] {
 /** Full encode args for a video output with optional audio. */
 export function encodeVideoArgs(container: VideoContainer, opts: { quality?: VideoQuality; audio: boolean }): string[] {
   const q = opts.quality ?? QUALITY.balanced;
-  return [...videoCodecArgs(container, q), ...(opts.audio ? audioCodecArgsForVideo(container, q.audioKbps) : ['-an']), ...muxArgs(container)];
+  return [
+    ...videoCodecArgs(container, q),
+    ...(opts.audio ? audioCodecArgsForVideo(container, q.audioKbps) : ['-an']),
+    ...muxArgs(container),
+  ];
 }
 
 /** Encoder args for an audio file format (bitrate only matters for lossy formats). */
@@ -474,7 +513,9 @@ export function atempoChain(factor: number): string {
 /** Duration limit checked before any work (LIMIT_EXCEEDED). */
 export function requireMaxDuration(info: MediaInfo, maxS: number, what: string): void {
   if (info.duration > maxS) {
-    throw new KilnError('LIMIT_EXCEEDED', `${what} is ${info.duration.toFixed(1)} s long; the limit is ${maxS} s.`, { details: { durationS: info.duration, limitS: maxS } });
+    throw new KilnError('LIMIT_EXCEEDED', `${what} is ${info.duration.toFixed(1)} s long; the limit is ${maxS} s.`, {
+      details: { durationS: info.duration, limitS: maxS },
+    });
   }
 }
 
@@ -493,10 +534,25 @@ export const LOUDNORM_TARGET = { i: -16, tp: -1.5, lra: 11 };
  * (linear when possible), which lands on the target far more precisely than a single dynamic pass.
  * Returns the filter for pass two.
  */
-export async function measureLoudnorm(input: string, durationS: number, opts: { signal?: AbortSignal; onProgress?: (pct: number) => void; extraInputArgs?: string[] }): Promise<string> {
+export async function measureLoudnorm(
+  input: string,
+  durationS: number,
+  opts: { signal?: AbortSignal; onProgress?: (pct: number) => void; extraInputArgs?: string[] },
+): Promise<string> {
   const t = LOUDNORM_TARGET;
   const res = await runFfmpeg(
-    [...(opts.extraInputArgs ?? []), '-i', input, '-vn', '-sn', '-af', `loudnorm=I=${t.i}:TP=${t.tp}:LRA=${t.lra}:print_format=json`, '-f', 'null', '-'],
+    [
+      ...(opts.extraInputArgs ?? []),
+      '-i',
+      input,
+      '-vn',
+      '-sn',
+      '-af',
+      `loudnorm=I=${t.i}:TP=${t.tp}:LRA=${t.lra}:print_format=json`,
+      '-f',
+      'null',
+      '-',
+    ],
     { signal: opts.signal, durationS, onProgress: opts.onProgress, logLevel: 'info' },
   );
   const m = /\{[^{}]*"input_i"[^{}]*\}/.exec(res.stderr);
@@ -509,7 +565,13 @@ export async function measureLoudnorm(input: string, durationS: number, opts: { 
 }
 
 /** Silences found by silencedetect, in seconds. */
-export async function detectSilences(input: string, durationS: number, thresholdDb: number, minSilenceS: number, opts: { signal?: AbortSignal; onProgress?: (pct: number) => void }): Promise<{ start: number; end: number }[]> {
+export async function detectSilences(
+  input: string,
+  durationS: number,
+  thresholdDb: number,
+  minSilenceS: number,
+  opts: { signal?: AbortSignal; onProgress?: (pct: number) => void },
+): Promise<{ start: number; end: number }[]> {
   const out: { start: number; end: number }[] = [];
   let start: number | undefined;
   await runFfmpeg(['-i', input, '-vn', '-sn', '-af', `silencedetect=noise=${thresholdDb}dB:d=${minSilenceS}`, '-f', 'null', '-'], {
@@ -570,7 +632,13 @@ export async function transcodeVideo(
   }
   args.push(...encodeVideoArgs(container, { quality: o.quality, audio }), '-map_metadata', '0', ...(o.outArgs ?? []));
   const [from, to] = o.progress ?? [0, 100];
-  await runFfmpeg(args, { signal: ctx.signal, durationS: o.durationS ?? info.duration, onProgress: progressSpan(ctx, from, to, o.stage ?? 'encoding'), output: out, cwd: o.cwd });
+  await runFfmpeg(args, {
+    signal: ctx.signal,
+    durationS: o.durationS ?? info.duration,
+    onProgress: progressSpan(ctx, from, to, o.stage ?? 'encoding'),
+    output: out,
+    cwd: o.cwd,
+  });
   return { outputs: [outputFile(out)] };
 }
 
@@ -579,7 +647,16 @@ export async function transcodeAudio(
   ctx: RunContext,
   input: InputFile,
   info: MediaInfo,
-  o: { af?: string; inputArgs?: string[]; outArgs?: string[]; durationS?: number; format?: AudioFormat; kbps?: number; stage?: string; progress?: [number, number] } = {},
+  o: {
+    af?: string;
+    inputArgs?: string[];
+    outArgs?: string[];
+    durationS?: number;
+    format?: AudioFormat;
+    kbps?: number;
+    stage?: string;
+    progress?: [number, number];
+  } = {},
 ): Promise<ToolResult> {
   const format = o.format ?? audioFormatOf(input.type?.ext);
   const out = ctx.out(format);
@@ -587,7 +664,12 @@ export async function transcodeAudio(
   if (o.af) args.push('-af', o.af);
   args.push(...audioCodecArgs(format, o.kbps ?? 192), '-map_metadata', '0', ...(o.outArgs ?? []));
   const [from, to] = o.progress ?? [0, 100];
-  await runFfmpeg(args, { signal: ctx.signal, durationS: o.durationS ?? info.duration, onProgress: progressSpan(ctx, from, to, o.stage ?? 'encoding'), output: out });
+  await runFfmpeg(args, {
+    signal: ctx.signal,
+    durationS: o.durationS ?? info.duration,
+    onProgress: progressSpan(ctx, from, to, o.stage ?? 'encoding'),
+    output: out,
+  });
   return { outputs: [outputFile(out)] };
 }
 
@@ -599,6 +681,8 @@ export function checkRange(s: { startS: number; endS: number }): string | void {
 /** A start beyond the end of the input is a bad request, not an empty output. */
 export function requireStartInside(info: MediaInfo, startS: number): void {
   if (info.duration > 0 && startS >= info.duration) {
-    throw new KilnError('VALIDATION_ERROR', `startS (${startS} s) is at or beyond the end of the input (${info.duration.toFixed(2)} s).`, { details: [{ path: 'startS', message: 'beyond the end of the input' }] });
+    throw new KilnError('VALIDATION_ERROR', `startS (${startS} s) is at or beyond the end of the input (${info.duration.toFixed(2)} s).`, {
+      details: [{ path: 'startS', message: 'beyond the end of the input' }],
+    });
   }
 }

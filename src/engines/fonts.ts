@@ -121,13 +121,27 @@ export function fontFile(family: string, weight: FontWeight = 'regular', style: 
     const f = fams.get(c.toLowerCase());
     if (!f?.files.regular) continue;
     const order: Variant[] =
-      weight === 'bold' && style === 'italic' ? ['boldItalic', 'bold', 'italic', 'regular'] : weight === 'bold' ? ['bold', 'regular'] : style === 'italic' ? ['italic', 'regular'] : ['regular'];
+      weight === 'bold' && style === 'italic'
+        ? ['boldItalic', 'bold', 'italic', 'regular']
+        : weight === 'bold'
+          ? ['bold', 'regular']
+          : style === 'italic'
+            ? ['italic', 'regular']
+            : ['regular'];
     const v = order.find((o) => f.files[o] && existsSync(f.files[o]!))!;
-    return { family: f.family, file: f.files[v]!, weight: v === 'bold' || v === 'boldItalic' ? 'bold' : 'regular', style: v === 'italic' || v === 'boldItalic' ? 'italic' : 'normal' };
+    return {
+      family: f.family,
+      file: f.files[v]!,
+      weight: v === 'bold' || v === 'boldItalic' ? 'bold' : 'regular',
+      style: v === 'italic' || v === 'boldItalic' ? 'italic' : 'normal',
+    };
   }
   const some = listFontFamilies()
     .map((f) => f.family)
     .filter((n) => /^(DejaVu|Liberation|Noto (Sans|Serif)( Mono)?$)/.test(n));
   if (some.length === 0) throw new KilnError('ENGINE_MISSING', 'No fonts found; install fonts-dejavu (apt-get install fonts-dejavu-core).');
-  throw new KilnError('VALIDATION_ERROR', `Unknown font "${family}". Installed: sans-serif, serif, monospace, ${some.join(', ')} (and other Noto families).`);
+  throw new KilnError(
+    'VALIDATION_ERROR',
+    `Unknown font "${family}". Installed: sans-serif, serif, monospace, ${some.join(', ')} (and other Noto families).`,
+  );
 }

@@ -22,7 +22,17 @@ export interface GsOptions {
 /** pdfwrite from `input` to `output` with extra device parameters; `post` is PostScript run before the input. */
 export async function pdfwrite(input: string, output: string, params: string[], o: GsOptions & { post?: string[] } = {}): Promise<void> {
   const gs = await requireEngine('ghostscript');
-  const args = ['-dSAFER', '-dBATCH', '-dNOPAUSE', '-sDEVICE=pdfwrite', `-sOutputFile=${output}`, ...params, ...(o.post ?? []), '-f', input];
+  const args = [
+    '-dSAFER',
+    '-dBATCH',
+    '-dNOPAUSE',
+    '-sDEVICE=pdfwrite',
+    `-sOutputFile=${output}`,
+    ...params,
+    ...(o.post ?? []),
+    '-f',
+    input,
+  ];
   try {
     await exec(gs, args, {
       signal: o.signal,
@@ -35,8 +45,14 @@ export async function pdfwrite(input: string, output: string, params: string[], 
     });
   } catch (e) {
     if (e instanceof KilnError && e.code === 'UNSUPPORTED_INPUT') {
-      const msg = e.message.split(input).join(o.name ?? 'the PDF').split(output).join('the output');
-      throw new KilnError('UNSUPPORTED_INPUT', `Ghostscript could not process ${o.name ?? 'the PDF'}: ${msg.replace(/^gs failed /, '')}`, { details: e.details });
+      const msg = e.message
+        .split(input)
+        .join(o.name ?? 'the PDF')
+        .split(output)
+        .join('the output');
+      throw new KilnError('UNSUPPORTED_INPUT', `Ghostscript could not process ${o.name ?? 'the PDF'}: ${msg.replace(/^gs failed /, '')}`, {
+        details: e.details,
+      });
     }
     throw e;
   }
@@ -82,7 +98,12 @@ export function compressionParams(quality: number): { params: string[]; post: st
   return { params, post, dpi };
 }
 
-export const GRAYSCALE_PARAMS = ['-sColorConversionStrategy=Gray', '-dProcessColorModel=/DeviceGray', '-dOverrideICC=true', '-dCompatibilityLevel=1.6'];
+export const GRAYSCALE_PARAMS = [
+  '-sColorConversionStrategy=Gray',
+  '-dProcessColorModel=/DeviceGray',
+  '-dOverrideICC=true',
+  '-dCompatibilityLevel=1.6',
+];
 
 /** Ghostscript's own resource directory (…/ghostscript/<version>/), found once. */
 async function gsShareDir(): Promise<string | undefined> {
@@ -90,7 +111,13 @@ async function gsShareDir(): Promise<string | undefined> {
   const names = await readdir(root).catch(() => [] as string[]);
   for (const n of names.sort().reverse()) {
     const d = path.join(root, n);
-    if (await access(path.join(d, 'iccprofiles')).then(() => true, () => false)) return d;
+    if (
+      await access(path.join(d, 'iccprofiles')).then(
+        () => true,
+        () => false,
+      )
+    )
+      return d;
   }
   return undefined;
 }
@@ -98,9 +125,23 @@ async function gsShareDir(): Promise<string | undefined> {
 /** An sRGB ICC profile for the PDF/A output intent: the system's sRGB.icc, else Ghostscript's own default_rgb.icc (sRGB). */
 export async function srgbProfile(): Promise<string> {
   const share = await gsShareDir();
-  const candidates = ['/usr/share/color/icc/sRGB.icc', '/usr/share/color/icc/ghostscript/srgb.icc', ...(share ? [path.join(share, 'iccprofiles', 'srgb.icc'), path.join(share, 'iccprofiles', 'default_rgb.icc')] : [])];
-  for (const c of candidates) if (await access(c).then(() => true, () => false)) return c;
-  throw new KilnError('ENGINE_MISSING', 'No sRGB ICC profile found for the PDF/A output intent (install ghostscript or icc-profiles-free).');
+  const candidates = [
+    '/usr/share/color/icc/sRGB.icc',
+    '/usr/share/color/icc/ghostscript/srgb.icc',
+    ...(share ? [path.join(share, 'iccprofiles', 'srgb.icc'), path.join(share, 'iccprofiles', 'default_rgb.icc')] : []),
+  ];
+  for (const c of candidates)
+    if (
+      await access(c).then(
+        () => true,
+        () => false,
+      )
+    )
+      return c;
+  throw new KilnError(
+    'ENGINE_MISSING',
+    'No sRGB ICC profile found for the PDF/A output intent (install ghostscript or icc-profiles-free).',
+  );
 }
 
 /**

@@ -105,13 +105,29 @@ export interface RedactionResult {
   annotationHits: number;
 }
 
-export async function redact(input: string, output: string, terms: string[], caseSensitive: boolean, workDir: string, name: string, signal?: AbortSignal): Promise<RedactionResult> {
+export async function redact(
+  input: string,
+  output: string,
+  terms: string[],
+  caseSensitive: boolean,
+  workDir: string,
+  name: string,
+  signal?: AbortSignal,
+): Promise<RedactionResult> {
   const mutool = await requireEngine('mupdf');
   const script = path.join(workDir, 'kiln-redact.js');
   await writeFile(script, REDACT_JS);
-  const r = await exec(mutool, ['run', script, input, output, JSON.stringify(terms), String(caseSensitive)], { signal, timeoutMs: TIMEOUT_MS, failCode: 'UNSUPPORTED_INPUT' }).catch((e: unknown) => {
+  const r = await exec(mutool, ['run', script, input, output, JSON.stringify(terms), String(caseSensitive)], {
+    signal,
+    timeoutMs: TIMEOUT_MS,
+    failCode: 'UNSUPPORTED_INPUT',
+  }).catch((e: unknown) => {
     if (e instanceof KilnError && e.code === 'UNSUPPORTED_INPUT') {
-      throw new KilnError('UNSUPPORTED_INPUT', `MuPDF could not redact ${name}: ${e.message.split(input).join(name).split(output).join('the output')}`, { details: e.details });
+      throw new KilnError(
+        'UNSUPPORTED_INPUT',
+        `MuPDF could not redact ${name}: ${e.message.split(input).join(name).split(output).join('the output')}`,
+        { details: e.details },
+      );
     }
     throw e;
   });

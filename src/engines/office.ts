@@ -165,10 +165,14 @@ class Instance {
     await mkdir(dir, { recursive: true });
     const src = path.join(dir, 'warmup.rtf');
     await writeFile(src, '{\\rtf1\\ansi{\\fonttbl\\f0\\fswiss Helvetica;}\\f0\\pard warm {\\b up}\\par}');
-    await exec(bin, [...COMMON, `-env:UserInstallation=${this.profileUrl}`, '--convert-to', 'pdf:writer_pdf_Export', '--outdir', dir, src], {
-      env: officeEnv(this.profileDir),
-      timeoutMs: START_TIMEOUT_MS,
-    }).catch(() => undefined);
+    await exec(
+      bin,
+      [...COMMON, `-env:UserInstallation=${this.profileUrl}`, '--convert-to', 'pdf:writer_pdf_Export', '--outdir', dir, src],
+      {
+        env: officeEnv(this.profileDir),
+        timeoutMs: START_TIMEOUT_MS,
+      },
+    ).catch(() => undefined);
   }
 
   kill(): void {
@@ -253,14 +257,27 @@ export async function officeConvert(input: string, inExt: string, o: ConvertOpti
   try {
     await inst.start();
     const bin = await officeBinary();
-    const args = [...COMMON, `-env:UserInstallation=${inst.profileUrl}`, ...(o.inFilter ? [`--infilter=${o.inFilter}`] : []), '--convert-to', o.target, '--outdir', outDir, src];
+    const args = [
+      ...COMMON,
+      `-env:UserInstallation=${inst.profileUrl}`,
+      ...(o.inFilter ? [`--infilter=${o.inFilter}`] : []),
+      '--convert-to',
+      o.target,
+      '--outdir',
+      outDir,
+      src,
+    ];
     const timeoutMs = o.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     try {
       await exec(bin, args, { signal: o.signal, timeoutMs, env: officeEnv(inst.profileDir), failCode: 'UNSUPPORTED_INPUT' });
     } catch (e) {
       // A time-out or cancel leaves the instance mid-job: only a restart makes it usable again.
       if (e instanceof KilnError && (e.code === 'TIMEOUT' || e.code === 'CANCELLED')) inst.kill();
-      if (e instanceof KilnError && e.code === 'TIMEOUT') throw new KilnError('TIMEOUT', `LibreOffice took longer than ${Math.round(timeoutMs / 1000)} s on this document and was restarted.`);
+      if (e instanceof KilnError && e.code === 'TIMEOUT')
+        throw new KilnError(
+          'TIMEOUT',
+          `LibreOffice took longer than ${Math.round(timeoutMs / 1000)} s on this document and was restarted.`,
+        );
       throw e;
     }
     const crashed = !inst.alive;
@@ -270,7 +287,10 @@ export async function officeConvert(input: string, inExt: string, o: ConvertOpti
     if (!st?.isFile() || st.size === 0) {
       if (crashed) throw new KilnError('UNSUPPORTED_INPUT', 'LibreOffice crashed on this document (it will be restarted).');
       const left = await readdir(outDir).catch(() => []);
-      throw new KilnError('UNSUPPORTED_INPUT', `LibreOffice could not read this document${left.length ? '' : ' (it is corrupt or not of the type it claims)'}.`);
+      throw new KilnError(
+        'UNSUPPORTED_INPUT',
+        `LibreOffice could not read this document${left.length ? '' : ' (it is corrupt or not of the type it claims)'}.`,
+      );
     }
     return out;
   } finally {
@@ -292,7 +312,13 @@ export async function officeConvertCold(input: string, inExt: string, o: Convert
   const bin = await officeBinary();
   const args = [...COMMON, `-env:UserInstallation=${pathToFileURL(profile).href}`, '--convert-to', o.target, '--outdir', outDir, src];
   for (let attempt = 0; attempt < 2; attempt++) {
-    const r = await exec(bin, args, { signal: o.signal, timeoutMs: o.timeoutMs ?? DEFAULT_TIMEOUT_MS, env: officeEnv(profile), okCodes: [0, EXIT_RESTART], failCode: 'UNSUPPORTED_INPUT' });
+    const r = await exec(bin, args, {
+      signal: o.signal,
+      timeoutMs: o.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+      env: officeEnv(profile),
+      okCodes: [0, EXIT_RESTART],
+      failCode: 'UNSUPPORTED_INPUT',
+    });
     if (r.code === 0) break;
   }
   const out = path.join(outDir, `document.${o.outExt}`);
@@ -375,15 +401,32 @@ export interface OfficeJob {
  * The whole office path of a tool: ZIP containers are checked for bombs first, then the warm pool
  * converts, and the result is moved to `outPath`.
  */
-export async function convertOfficeFile(input: { path: string; name?: string; type?: { ext: string } }, target: OfficeTarget, outPath: string, job: OfficeJob): Promise<void> {
+export async function convertOfficeFile(
+  input: { path: string; name?: string; type?: { ext: string } },
+  target: OfficeTarget,
+  outPath: string,
+  job: OfficeJob,
+): Promise<void> {
   const ext = input.type?.ext ?? path.extname(input.path).slice(1).toLowerCase();
   const { guardZip, isZipContainer } = await import('../core/zip-guard.js');
   if (isZipContainer(ext)) await guardZip(input.path, ext, undefined, job.signal);
   job.progress?.(10, 'converting');
   const outExt = target.startsWith('pdf-') ? 'pdf' : target;
   // Legacy binaries are sniffed as cfb; the tool's accept list already limited them to its family.
-  const inExt = ext === 'cfb' ? path.extname(input.name ?? input.path).slice(1).toLowerCase() || 'doc' : ext;
-  const out = await officeConvert(input.path, inExt, { target: OFFICE_TARGETS[target], outExt, inFilter: IN_FILTERS[inExt], workDir: job.workDir, signal: job.signal });
+  const inExt =
+    ext === 'cfb'
+      ? path
+          .extname(input.name ?? input.path)
+          .slice(1)
+          .toLowerCase() || 'doc'
+      : ext;
+  const out = await officeConvert(input.path, inExt, {
+    target: OFFICE_TARGETS[target],
+    outExt,
+    inFilter: IN_FILTERS[inExt],
+    workDir: job.workDir,
+    signal: job.signal,
+  });
   await copyFile(out, outPath);
   await rm(path.dirname(path.dirname(out)), { recursive: true, force: true });
 }

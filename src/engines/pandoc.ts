@@ -17,7 +17,8 @@ import { KilnError } from '../core/errors.js';
 import { exec } from '../core/process.js';
 import { requireEngine } from './registry.js';
 
-export const MARKDOWN_IN = 'markdown-raw_html-raw_tex-raw_attribute+pipe_tables+grid_tables+backtick_code_blocks+fenced_code_attributes+autolink_bare_uris+strikeout+task_lists';
+export const MARKDOWN_IN =
+  'markdown-raw_html-raw_tex-raw_attribute+pipe_tables+grid_tables+backtick_code_blocks+fenced_code_attributes+autolink_bare_uris+strikeout+task_lists';
 
 export const STYLESHEET = `
 :root { color-scheme: light; }
@@ -83,7 +84,12 @@ export interface PandocJob {
 
 export async function pandoc(args: string[], job: PandocJob): Promise<string> {
   const bin = await requireEngine('pandoc');
-  const r = await exec(bin, ['--sandbox', ...args], { cwd: job.workDir, signal: job.signal, timeoutMs: job.timeoutMs ?? 120_000, failCode: 'UNSUPPORTED_INPUT' });
+  const r = await exec(bin, ['--sandbox', ...args], {
+    cwd: job.workDir,
+    signal: job.signal,
+    timeoutMs: job.timeoutMs ?? 120_000,
+    failCode: 'UNSUPPORTED_INPUT',
+  });
   return r.stdout;
 }
 
@@ -99,7 +105,11 @@ async function pandocTwoPass(input: string, from: string, writerArgs: string[], 
   await writeFile(filter, NO_FETCH_LUA);
   const ast = path.join(job.workDir, 'kiln-ast.json');
   const opts = { cwd: job.workDir, signal: job.signal, timeoutMs: job.timeoutMs ?? 120_000, failCode: 'UNSUPPORTED_INPUT' as const };
-  await exec(bin, ['--sandbox', '-f', from, '-t', 'json', ...readerArgs, '--lua-filter', filter, '--extract-media=kiln-media', '-o', ast, input], opts);
+  await exec(
+    bin,
+    ['--sandbox', '-f', from, '-t', 'json', ...readerArgs, '--lua-filter', filter, '--extract-media=kiln-media', '-o', ast, input],
+    opts,
+  );
   await exec(bin, ['-f', 'json', `--resource-path=${job.workDir}`, ...writerArgs, ast], opts);
 }
 
@@ -113,19 +123,30 @@ async function htmlExtras(workDir: string): Promise<{ header: string; filter: st
 }
 
 /** Standalone HTML5 page from Markdown, EPUB, DOCX or HTML; `selfContained` inlines images (EPUB). */
-export async function toStandaloneHtml(input: string, from: string, outPath: string, job: PandocJob & { title: string; selfContained?: boolean }): Promise<void> {
+export async function toStandaloneHtml(
+  input: string,
+  from: string,
+  outPath: string,
+  job: PandocJob & { title: string; selfContained?: boolean },
+): Promise<void> {
   const { header, filter } = await htmlExtras(job.workDir);
   await pandoc(
     [
-      '-f', from,
-      '-t', 'html5',
+      '-f',
+      from,
+      '-t',
+      'html5',
       '--standalone',
       ...(job.selfContained ? ['--self-contained'] : []),
       '--highlight-style=pygments',
-      '--lua-filter', filter,
-      '-H', header,
-      '--metadata', `pagetitle=${job.title}`,
-      '-o', outPath,
+      '--lua-filter',
+      filter,
+      '-H',
+      header,
+      '--metadata',
+      `pagetitle=${job.title}`,
+      '-o',
+      outPath,
       input,
     ],
     job,
@@ -149,7 +170,13 @@ export async function toEpub(input: string, from: string, outPath: string, job: 
   const css = path.join(job.workDir, 'kiln-epub.css');
   await writeFile(css, STYLESHEET.replace(/max-width: 46rem; margin: 2rem auto; padding: 0 1.25rem;/, 'margin: 0;'));
   const meta = await fallbackMetadata(job.workDir, job.title);
-  await pandocTwoPass(input, from, ['-t', 'epub3', '--metadata-file', meta, '--css', css, '--toc', '--highlight-style=pygments', '-o', outPath], job, ['--lua-filter', filter]);
+  await pandocTwoPass(
+    input,
+    from,
+    ['-t', 'epub3', '--metadata-file', meta, '--css', css, '--toc', '--highlight-style=pygments', '-o', outPath],
+    job,
+    ['--lua-filter', filter],
+  );
 }
 
 export async function toMarkdown(input: string, from: string, outPath: string, job: PandocJob): Promise<void> {

@@ -43,7 +43,13 @@ export type Rgb = { r: number; g: number; b: number };
 /** Parses #rgb / #rrggbb into pdf-lib's 0-1 channels. */
 export function hexColor(hex: string): Rgb {
   const h = hex.replace(/^#/, '');
-  const full = h.length === 3 ? h.split('').map((c) => c + c).join('') : h;
+  const full =
+    h.length === 3
+      ? h
+          .split('')
+          .map((c) => c + c)
+          .join('')
+      : h;
   if (!/^[0-9a-f]{6}$/i.test(full)) throw new KilnError('VALIDATION_ERROR', `"${hex}" is not a colour (#rrggbb).`);
   return { r: parseInt(full.slice(0, 2), 16) / 255, g: parseInt(full.slice(2, 4), 16) / 255, b: parseInt(full.slice(4, 6), 16) / 255 };
 }
@@ -66,18 +72,32 @@ export async function fontFor(doc: PDFDocument, text: string, bold = false): Pro
   const std = await doc.embedFont(bold ? StandardFonts.HelveticaBold : StandardFonts.Helvetica);
   if (uncovered(std).length === 0) return std;
   const bytes = await readFile(bold ? DEJAVU_BOLD : DEJAVU).catch(() => undefined);
-  if (!bytes) throw new KilnError('VALIDATION_ERROR', `"${text}" has characters outside Latin-1; drawing them needs fonts-dejavu-core, which is not installed.`);
+  if (!bytes)
+    throw new KilnError(
+      'VALIDATION_ERROR',
+      `"${text}" has characters outside Latin-1; drawing them needs fonts-dejavu-core, which is not installed.`,
+    );
   const fontkit = (await import('@cantoo/fontkit')) as unknown as { default?: unknown };
   doc.registerFontkit((fontkit.default ?? fontkit) as Parameters<PDFDocument['registerFontkit']>[0]);
   const font = await doc.embedFont(bytes, { subset: true });
   // fontkit draws missing glyphs as .notdef boxes without complaint.
   const missing = uncovered(font);
-  if (missing.length) throw new KilnError('VALIDATION_ERROR', `No available font can draw ${[...new Set(missing)].slice(0, 5).join(' ')} (DejaVu Sans covers Latin, Greek, Cyrillic and more, not CJK).`);
+  if (missing.length)
+    throw new KilnError(
+      'VALIDATION_ERROR',
+      `No available font can draw ${[...new Set(missing)].slice(0, 5).join(' ')} (DejaVu Sans covers Latin, Greek, Cyrillic and more, not CJK).`,
+    );
   return font;
 }
 
 /** The visible size of a page (crop box, /Rotate applied) and its rotation. */
-export function visibleSize(page: import('@cantoo/pdf-lib').PDFPage): { width: number; height: number; rotation: number; x: number; y: number } {
+export function visibleSize(page: import('@cantoo/pdf-lib').PDFPage): {
+  width: number;
+  height: number;
+  rotation: number;
+  x: number;
+  y: number;
+} {
   const box = page.getCropBox();
   const rotation = ((page.getRotation().angle % 360) + 360) % 360;
   const swap = rotation === 90 || rotation === 270;
@@ -133,7 +153,15 @@ export async function drawAnchoredText(
   const vy = cy - (Math.sin(t) * tw) / 2 - (Math.cos(t) * th) / 2;
   const u = visibleToUser(page, vx, vy, o.rotation ?? 0);
   const c = o.color ?? { r: 0, g: 0, b: 0 };
-  page.drawText(text, { x: u.x, y: u.y, size: o.size, font: o.font, color: rgb(c.r, c.g, c.b), opacity: o.opacity ?? 1, rotate: degrees(u.angle) });
+  page.drawText(text, {
+    x: u.x,
+    y: u.y,
+    size: o.size,
+    font: o.font,
+    color: rgb(c.r, c.g, c.b),
+    opacity: o.opacity ?? 1,
+    rotate: degrees(u.angle),
+  });
   return { cx, cy };
 }
 
@@ -160,12 +188,22 @@ export async function placePage(
   const H = embedded.height * s;
   // pdf-lib rotates counter-clockwise about (x, y); a clockwise /Rotate is a negative angle.
   const at =
-    rotation === 90 ? { x, y: y + W, r: -90 } : rotation === 180 ? { x: x + W, y: y + H, r: -180 } : rotation === 270 ? { x: x + H, y, r: -270 } : { x, y, r: 0 };
+    rotation === 90
+      ? { x, y: y + W, r: -90 }
+      : rotation === 180
+        ? { x: x + W, y: y + H, r: -180 }
+        : rotation === 270
+          ? { x: x + H, y, r: -270 }
+          : { x, y, r: 0 };
   sheet.drawPage(embedded, { x: at.x, y: at.y, xScale: s, yScale: s, rotate: degrees(at.r) });
 }
 
 /** Embeds the pages of `src` (by 0-based index) into `dst`, clipped to each page's crop box. */
-export async function embedPages(dst: PDFDocument, src: PDFDocument, indices: number[]): Promise<import('@cantoo/pdf-lib').PDFEmbeddedPage[]> {
+export async function embedPages(
+  dst: PDFDocument,
+  src: PDFDocument,
+  indices: number[],
+): Promise<import('@cantoo/pdf-lib').PDFEmbeddedPage[]> {
   const pages = src.getPages();
   return Promise.all(
     indices.map((i) => {

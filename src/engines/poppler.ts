@@ -14,7 +14,11 @@ async function bin(name: 'pdftotext' | 'pdfinfo' | 'pdftoppm'): Promise<string> 
 }
 
 /** Text of the PDF (all pages, or first..last), UTF-8, pages separated by form feeds. */
-export async function pdfToText(file: string, out: string, o: { signal?: AbortSignal; first?: number; last?: number; layout?: boolean } = {}): Promise<void> {
+export async function pdfToText(
+  file: string,
+  out: string,
+  o: { signal?: AbortSignal; first?: number; last?: number; layout?: boolean } = {},
+): Promise<void> {
   const args = ['-enc', 'UTF-8', ...(o.layout ? ['-layout'] : [])];
   if (o.first) args.push('-f', String(o.first));
   if (o.last) args.push('-l', String(o.last));
@@ -23,7 +27,11 @@ export async function pdfToText(file: string, out: string, o: { signal?: AbortSi
 
 /** Text of one page (1-based), for checks and tests. */
 export async function pageText(file: string, page: number, signal?: AbortSignal): Promise<string> {
-  const r = await exec(await bin('pdftotext'), ['-enc', 'UTF-8', '-layout', '-f', String(page), '-l', String(page), file, '-'], { signal, timeoutMs: TIMEOUT_MS, failCode: 'UNSUPPORTED_INPUT' });
+  const r = await exec(await bin('pdftotext'), ['-enc', 'UTF-8', '-layout', '-f', String(page), '-l', String(page), file, '-'], {
+    signal,
+    timeoutMs: TIMEOUT_MS,
+    failCode: 'UNSUPPORTED_INPUT',
+  });
   return r.stdout;
 }
 
@@ -37,12 +45,21 @@ export interface PageBox {
 
 /** Page sizes (crop box, rotation applied) of pages first..last. */
 export async function pageBoxes(file: string, first: number, last: number, signal?: AbortSignal): Promise<PageBox[]> {
-  const r = await exec(await bin('pdfinfo'), ['-f', String(first), '-l', String(last), file], { signal, timeoutMs: TIMEOUT_MS, failCode: 'UNSUPPORTED_INPUT' });
+  const r = await exec(await bin('pdfinfo'), ['-f', String(first), '-l', String(last), file], {
+    signal,
+    timeoutMs: TIMEOUT_MS,
+    failCode: 'UNSUPPORTED_INPUT',
+  });
   const boxes = new Map<number, PageBox>();
   for (const line of r.stdout.split('\n')) {
     let m = /^Page\s+(\d+) size:\s+([\d.]+) x ([\d.]+)/.exec(line);
     if (m) {
-      boxes.set(Number(m[1]), { page: Number(m[1]), width: Number(m[2]), height: Number(m[3]), rotate: boxes.get(Number(m[1]))?.rotate ?? 0 });
+      boxes.set(Number(m[1]), {
+        page: Number(m[1]),
+        width: Number(m[2]),
+        height: Number(m[3]),
+        rotate: boxes.get(Number(m[1]))?.rotate ?? 0,
+      });
       continue;
     }
     m = /^Page\s+(\d+) rot:\s+(\d+)/.exec(line);

@@ -28,7 +28,18 @@ export function toPbm(width: number, height: number, black: (i: number) => boole
 /** Runs potrace on a PBM and returns the SVG text (units: one pixel per SVG user unit). */
 export async function potraceSvg(pbm: Buffer, o: PotraceOptions): Promise<string> {
   const bin = await requireEngine('potrace');
-  const args = ['--svg', '--output', '-', '--turdsize', String(o.turdsize), '--alphamax', String(o.alphamax), '--resolution', '72', '--flat'];
+  const args = [
+    '--svg',
+    '--output',
+    '-',
+    '--turdsize',
+    String(o.turdsize),
+    '--alphamax',
+    String(o.alphamax),
+    '--resolution',
+    '72',
+    '--flat',
+  ];
   if (!o.opticurve) args.push('--longcurve');
   const r = await exec(bin, [...args, '-'], { input: pbm, signal: o.signal, timeoutMs: 300_000, failCode: 'UNSUPPORTED_INPUT' });
   return r.stdout;

@@ -21,7 +21,12 @@ export interface QpdfOptions {
 /** Runs qpdf. Exit 3 means "succeeded with warnings" (a damaged input qpdf recovered), which is success. */
 export async function qpdf(args: string[], o: QpdfOptions = {}): Promise<ExecResult> {
   const bin = await requireEngine('qpdf');
-  return exec(bin, ['--no-warn', ...args], { signal: o.signal, timeoutMs: o.timeoutMs ?? QPDF_TIMEOUT_MS, okCodes: [0, 3], failCode: o.failCode ?? 'UNSUPPORTED_INPUT' });
+  return exec(bin, ['--no-warn', ...args], {
+    signal: o.signal,
+    timeoutMs: o.timeoutMs ?? QPDF_TIMEOUT_MS,
+    okCodes: [0, 3],
+    failCode: o.failCode ?? 'UNSUPPORTED_INPUT',
+  });
 }
 
 export interface PdfInfo {
@@ -32,13 +37,20 @@ export interface PdfInfo {
 
 /** An engine message with the on-disk path (a private temp path on the server) replaced by the user's file name. */
 export function withName(message: string, file: string, name: string): string {
-  return message.split(file).join(name).replace(/^qpdf failed \(exit \d+\): /, '');
+  return message
+    .split(file)
+    .join(name)
+    .replace(/^qpdf failed \(exit \d+\): /, '');
 }
 
 export function passwordProtectedError(name: string): KilnError {
-  return new KilnError('UNSUPPORTED_INPUT', `${name} is password-protected. Remove the password first with unlock-pdf (kiln unlock-pdf ${name} --password …).`, {
-    reason: 'pdf-encrypted',
-  });
+  return new KilnError(
+    'UNSUPPORTED_INPUT',
+    `${name} is password-protected. Remove the password first with unlock-pdf (kiln unlock-pdf ${name} --password …).`,
+    {
+      reason: 'pdf-encrypted',
+    },
+  );
 }
 
 /**
@@ -49,18 +61,30 @@ export async function inspectPdf(file: string, name: string, signal?: AbortSigna
   const bin = await requireEngine('qpdf');
   let r: ExecResult;
   try {
-    r = await exec(bin, ['--show-encryption', '--show-npages', file], { signal, timeoutMs: QPDF_TIMEOUT_MS, okCodes: [0, 3], failCode: 'UNSUPPORTED_INPUT' });
+    r = await exec(bin, ['--show-encryption', '--show-npages', file], {
+      signal,
+      timeoutMs: QPDF_TIMEOUT_MS,
+      okCodes: [0, 3],
+      failCode: 'UNSUPPORTED_INPUT',
+    });
   } catch (e) {
     if (e instanceof KilnError && e.code === 'UNSUPPORTED_INPUT') {
       if (/password/i.test(e.message)) throw passwordProtectedError(name);
-      throw new KilnError('UNSUPPORTED_INPUT', `${name} is not a readable PDF (${withName(e.message, file, name)}). repair-pdf may be able to fix it.`, { reason: 'pdf-corrupt' });
+      throw new KilnError(
+        'UNSUPPORTED_INPUT',
+        `${name} is not a readable PDF (${withName(e.message, file, name)}). repair-pdf may be able to fix it.`,
+        { reason: 'pdf-corrupt' },
+      );
     }
     throw e;
   }
   const out = `${r.stdout}\n${r.stderr}`;
   if (/Incorrect password supplied|invalid password/i.test(out)) throw passwordProtectedError(name);
   const pages = Number(/^\s*(\d+)\s*$/m.exec(r.stdout)?.[1]);
-  if (!Number.isInteger(pages)) throw new KilnError('UNSUPPORTED_INPUT', `${name}: qpdf could not count its pages: ${withName(tail(out), file, name)}`, { reason: 'pdf-corrupt' });
+  if (!Number.isInteger(pages))
+    throw new KilnError('UNSUPPORTED_INPUT', `${name}: qpdf could not count its pages: ${withName(tail(out), file, name)}`, {
+      reason: 'pdf-corrupt',
+    });
   if (pages === 0) throw new KilnError('UNSUPPORTED_INPUT', `${name} has no pages.`);
   return { pages, encrypted: !/File is not encrypted/.test(out) };
 }
@@ -92,7 +116,8 @@ export function resolveRange(range: string, pageCount: number, field = 'range'):
   if (modifier) spec = spec.slice(0, -modifier.length - 1);
   if (spec === '' && !modifier) return Array.from({ length: pageCount }, (_, i) => i + 1);
   const pages: number[] = [];
-  const bad = (msg: string) => new KilnError('VALIDATION_ERROR', `${field} "${range}": ${msg}`, { details: [{ path: field, message: msg }] });
+  const bad = (msg: string) =>
+    new KilnError('VALIDATION_ERROR', `${field} "${range}": ${msg}`, { details: [{ path: field, message: msg }] });
   const num = (t: string): number => {
     const n = t === 'z' ? pageCount : t.startsWith('r') ? pageCount - Number(t.slice(1)) + 1 : Number(t);
     const shown = t === 'z' ? 'z' : t;

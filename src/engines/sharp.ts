@@ -91,16 +91,32 @@ export async function rasterizeEps(file: string, outPng: string, o: { dpi?: numb
   try {
     await exec(
       gs,
-      ['-q', '-dSAFER', '-dBATCH', '-dNOPAUSE', '-dEPSCrop', '-dFirstPage=1', '-dLastPage=1', '-dTextAlphaBits=4', '-dGraphicsAlphaBits=4', `-r${dpi}`, '-sDEVICE=png16m', `-sOutputFile=${outPng}`, file],
+      [
+        '-q',
+        '-dSAFER',
+        '-dBATCH',
+        '-dNOPAUSE',
+        '-dEPSCrop',
+        '-dFirstPage=1',
+        '-dLastPage=1',
+        '-dTextAlphaBits=4',
+        '-dGraphicsAlphaBits=4',
+        `-r${dpi}`,
+        '-sDEVICE=png16m',
+        `-sOutputFile=${outPng}`,
+        file,
+      ],
       { failCode: 'UNSUPPORTED_INPUT', signal: o.signal, timeoutMs: 120_000 },
     );
   } catch (e) {
     await rm(outPng, { force: true });
-    if (e instanceof KilnError && e.code === 'UNSUPPORTED_INPUT') throw new KilnError('UNSUPPORTED_INPUT', `Ghostscript could not render the EPS file: ${e.message}`, { details: e.details });
+    if (e instanceof KilnError && e.code === 'UNSUPPORTED_INPUT')
+      throw new KilnError('UNSUPPORTED_INPUT', `Ghostscript could not render the EPS file: ${e.message}`, { details: e.details });
     throw e;
   }
   const { stat } = await import('node:fs/promises');
-  if (!(await stat(outPng).catch(() => undefined))?.size) throw new KilnError('UNSUPPORTED_INPUT', 'The EPS file drew nothing that Ghostscript could render.');
+  if (!(await stat(outPng).catch(() => undefined))?.size)
+    throw new KilnError('UNSUPPORTED_INPUT', 'The EPS file drew nothing that Ghostscript could render.');
 }
 
 /**
@@ -164,7 +180,11 @@ export async function mapFrames(file: string, meta: Metadata, fn: (frame: Sharp)
   const frames: Buffer[] = [];
   for (let i = 0; i < pages; i++) {
     if (signal?.aborted) throw new KilnError('CANCELLED', 'The run was cancelled.');
-    frames.push(await fn(sharp(file, { page: i, pages: 1, limitInputPixels: MAX_INPUT_PIXELS, failOn: 'error' }).ensureAlpha()).png({ compressionLevel: 0 }).toBuffer());
+    frames.push(
+      await fn(sharp(file, { page: i, pages: 1, limitInputPixels: MAX_INPUT_PIXELS, failOn: 'error' }).ensureAlpha())
+        .png({ compressionLevel: 0 })
+        .toBuffer(),
+    );
   }
   const joined = sharp(frames, { join: { animated: true } });
   return meta.format === 'gif'
@@ -203,7 +223,11 @@ export function encode(img: Sharp, format: ImageFormat, o: EncodeOptions = {}): 
         ? img.jpeg({ quality: q ?? 85, progressive: false, trellisQuantisation: true, overshootDeringing: true, quantisationTable: 3 })
         : img.jpeg({ quality: q ?? 85, mozjpeg: true });
     case 'png':
-      return img.png({ compressionLevel: o.effort ?? 6, progressive: o.progressive ?? false, ...(q !== undefined && q < 100 ? { palette: true, quality: q } : {}) });
+      return img.png({
+        compressionLevel: o.effort ?? 6,
+        progressive: o.progressive ?? false,
+        ...(q !== undefined && q < 100 ? { palette: true, quality: q } : {}),
+      });
     case 'webp':
       return img.webp({ quality: q ?? 80, lossless: o.lossless ?? false, effort: o.effort ?? 4 });
     case 'avif':

@@ -48,7 +48,12 @@ function loadReader(): Promise<ZxingReader> {
 export async function readWithZxing(img: RgbaImage): Promise<DecodedCode[]> {
   const z = await loadReader();
   const results = await z.readBarcodes(
-    { data: new Uint8ClampedArray(img.data.buffer, img.data.byteOffset, img.data.byteLength), width: img.width, height: img.height, colorSpace: 'srgb' } as unknown as ImageData,
+    {
+      data: new Uint8ClampedArray(img.data.buffer, img.data.byteOffset, img.data.byteLength),
+      width: img.width,
+      height: img.height,
+      colorSpace: 'srgb',
+    } as unknown as ImageData,
     { formats: [], tryHarder: true, tryRotate: true, tryInvert: true, tryDownscale: true, maxNumberOfSymbols: 255 },
   );
   return results
@@ -56,7 +61,12 @@ export async function readWithZxing(img: RgbaImage): Promise<DecodedCode[]> {
     .map((r) => ({
       format: r.format,
       text: r.text,
-      position: { topLeft: pt(r.position.topLeft), topRight: pt(r.position.topRight), bottomRight: pt(r.position.bottomRight), bottomLeft: pt(r.position.bottomLeft) },
+      position: {
+        topLeft: pt(r.position.topLeft),
+        topRight: pt(r.position.topRight),
+        bottomRight: pt(r.position.bottomRight),
+        bottomLeft: pt(r.position.bottomLeft),
+      },
       engine: 'zxing' as const,
     }));
 }
@@ -94,10 +104,20 @@ export async function readWithZbar(file: string, size: { width: number; height: 
   if (!r || r.code === 4) return [];
   const codes: DecodedCode[] = [];
   const re = /<symbol type=['"]([^'"]+)['"][^>]*>[\s\S]*?<data(?: format=['"]base64['"])?[^>]*><!\[CDATA\[([\s\S]*?)\]\]><\/data>/g;
-  const whole = { topLeft: { x: 0, y: 0 }, topRight: { x: size.width, y: 0 }, bottomRight: { x: size.width, y: size.height }, bottomLeft: { x: 0, y: size.height } };
+  const whole = {
+    topLeft: { x: 0, y: 0 },
+    topRight: { x: size.width, y: 0 },
+    bottomRight: { x: size.width, y: size.height },
+    bottomLeft: { x: 0, y: size.height },
+  };
   for (let m = re.exec(r.stdout); m; m = re.exec(r.stdout)) {
     const isB64 = /format=['"]base64['"]/.test(m[0]);
-    codes.push({ format: ZBAR_FORMATS[m[1]!] ?? m[1]!, text: isB64 ? Buffer.from(m[2]!, 'base64').toString('utf8') : m[2]!, position: whole, engine: 'zbar' });
+    codes.push({
+      format: ZBAR_FORMATS[m[1]!] ?? m[1]!,
+      text: isB64 ? Buffer.from(m[2]!, 'base64').toString('utf8') : m[2]!,
+      position: whole,
+      engine: 'zbar',
+    });
   }
   return codes;
 }

@@ -17,7 +17,12 @@ import { findPreset, presetTool } from '../tools/presets.js';
 import { inputFile, runTool, validateRequest, type RunOutcome } from '../tools/run-tool.js';
 
 export const PipelineSchema = z.object({
-  name: z.string().min(1).max(100).regex(/^[\w.-]+$/, 'letters, digits, dot, dash and underscore only').optional(),
+  name: z
+    .string()
+    .min(1)
+    .max(100)
+    .regex(/^[\w.-]+$/, 'letters, digits, dot, dash and underscore only')
+    .optional(),
   description: z.string().max(1000).optional(),
   steps: z
     .array(z.object({ tool: z.string().min(1), settings: z.record(z.string(), z.unknown()).default({}) }).strict())
@@ -107,7 +112,9 @@ export function validatePipeline(raw: unknown): { pipeline: Pipeline; steps: Res
   const parsed = PipelineSchema.safeParse(raw);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((i) => ({ path: i.path.join('.') || 'pipeline', message: i.message }));
-    throw new KilnError('VALIDATION_ERROR', `Invalid pipeline: ${problems.map((p) => `${p.path}: ${p.message}`).join('; ')}.`, { details: problems });
+    throw new KilnError('VALIDATION_ERROR', `Invalid pipeline: ${problems.map((p) => `${p.path}: ${p.message}`).join('; ')}.`, {
+      details: problems,
+    });
   }
   const pipeline = parsed.data;
   const steps: ResolvedStep[] = [];
@@ -115,20 +122,37 @@ export function validatePipeline(raw: unknown): { pipeline: Pipeline; steps: Res
   pipeline.steps.forEach((step, index) => {
     const label = `step ${index + 1} (${step.tool})`;
     const tool = resolveToolOrPreset(step.tool);
-    if (!tool) throw new KilnError('VALIDATION_ERROR', `${label}: no tool or preset named ${step.tool}.`, { details: [{ path: `steps.${index}.tool`, message: 'unknown tool' }] });
-    if (index > 0 && tool.input.kind === 'none') throw new KilnError('VALIDATION_ERROR', `${label}: ${tool.id} takes no input file, so it can only be the first step.`);
-    if ((tool.input.extra ?? []).some((x) => x.required)) throw new KilnError('VALIDATION_ERROR', `${label}: ${tool.id} needs a second file, which a pipeline cannot give.`);
+    if (!tool)
+      throw new KilnError('VALIDATION_ERROR', `${label}: no tool or preset named ${step.tool}.`, {
+        details: [{ path: `steps.${index}.tool`, message: 'unknown tool' }],
+      });
+    if (index > 0 && tool.input.kind === 'none')
+      throw new KilnError('VALIDATION_ERROR', `${label}: ${tool.id} takes no input file, so it can only be the first step.`);
+    if ((tool.input.extra ?? []).some((x) => x.required))
+      throw new KilnError('VALIDATION_ERROR', `${label}: ${tool.id} needs a second file, which a pipeline cannot give.`);
     let settings: Record<string, unknown>;
     try {
-      settings = validateRequest(tool, { files: tool.input.kind === 'files' ? Array.from({ length: tool.input.min }, () => dummy) : tool.input.kind === 'none' ? [] : [dummy], extra: {} }, step.settings);
+      settings = validateRequest(
+        tool,
+        {
+          files:
+            tool.input.kind === 'files' ? Array.from({ length: tool.input.min }, () => dummy) : tool.input.kind === 'none' ? [] : [dummy],
+          extra: {},
+        },
+        step.settings,
+      );
     } catch (e) {
       const err = toKilnError(e);
       throw new KilnError(err.code, `${label}: ${err.message}`, { details: err.details });
     }
     if (index > 0 && kind && !fits(kind, tool)) {
-      throw new KilnError('VALIDATION_ERROR', `${label}: it takes ${tool.input.kind === 'none' ? 'no file' : tool.input.accept.join(', ')}, but step ${index} produces ${kind.ext === '*' ? kind.mime.split('/')[0] : kind.ext}.`, {
-        details: [{ path: `steps.${index}`, message: 'input type does not fit the previous step' }],
-      });
+      throw new KilnError(
+        'VALIDATION_ERROR',
+        `${label}: it takes ${tool.input.kind === 'none' ? 'no file' : tool.input.accept.join(', ')}, but step ${index} produces ${kind.ext === '*' ? kind.mime.split('/')[0] : kind.ext}.`,
+        {
+          details: [{ path: `steps.${index}`, message: 'input type does not fit the previous step' }],
+        },
+      );
     }
     kind = producedKind(tool, settings, kind);
     steps.push({ index, tool, settings });
@@ -143,7 +167,9 @@ function fits(kind: FileKind, tool: Tool): boolean {
   if (kind.ext !== '*') return matchesAccept(kind, tool.input.accept);
   // A whole family (e.g. "some image"): fits when the tool takes that family or any member of it.
   const family = kind.mime.split('/')[0];
-  return tool.input.accept.some((a) => a.startsWith(`${family}/`) || (family === 'image' && /^\.(png|jpe?g|webp|gif|tiff?|avif|heic|heif|svg)$/.test(a)));
+  return tool.input.accept.some(
+    (a) => a.startsWith(`${family}/`) || (family === 'image' && /^\.(png|jpe?g|webp|gif|tiff?|avif|heic|heif|svg)$/.test(a)),
+  );
 }
 
 export interface PipelineRunOptions {
@@ -166,7 +192,8 @@ export async function runPipeline(steps: ResolvedStep[], files: InputFile[], opt
     // Each step's files stay until the caller removes workDir: the next step reads them.
     const ws = await createWorkspace(opts.workDir, `step${step.index + 1}-`);
     // The stage names the step and its own percent; the percent is the whole pipeline's.
-    const report = (p: number, stage?: string) => opts.onProgress?.(((step.index + p / 100) / steps.length) * 100, `${label} ${Math.round(p)}%${stage ? ': ' + stage : ''}`);
+    const report = (p: number, stage?: string) =>
+      opts.onProgress?.(((step.index + p / 100) / steps.length) * 100, `${label} ${Math.round(p)}%${stage ? ': ' + stage : ''}`);
     report(0, 'starting');
     try {
       outcome = await runTool(step.tool, { files: current, extra: {} }, step.settings, {
@@ -207,7 +234,12 @@ export function pipelineTool(steps: ResolvedStep[], name: string): Tool {
     settings: z.object({}),
     output: 'the output of the last step',
     async run(ctx, inputs) {
-      const out = await runPipeline(steps, inputs.files, { workDir: ctx.workDir, dataDir: ctx.dataDir, signal: ctx.signal, onProgress: (p, s) => ctx.progress(p, s) });
+      const out = await runPipeline(steps, inputs.files, {
+        workDir: ctx.workDir,
+        dataDir: ctx.dataDir,
+        signal: ctx.signal,
+        onProgress: (p, s) => ctx.progress(p, s),
+      });
       const dest = path.join(ctx.outDir, out.output!.name);
       await rename(out.output!.path, dest);
       return { outputs: [{ ...out.output!, path: dest }], data: out.data };

@@ -24,8 +24,12 @@ export async function requireBundles(dataDir: string, toolId: string, bundles: s
   const missing: string[] = [];
   for (const b of bundles) if (!(await isBundleInstalled(dataDir, b))) missing.push(b);
   if (missing.length) {
-    throw new KilnError('FEATURE_NOT_INSTALLED', `${toolId} needs the feature bundle${missing.length > 1 ? 's' : ''} ${missing.join(', ')}. An admin installs ${missing.length > 1 ? 'them' : 'it'} with POST /api/v1/admin/tools/${toolId}/features/install.`, {
-      details: { tool: toolId, missingBundles: missing },
-    });
+    throw new KilnError(
+      'FEATURE_NOT_INSTALLED',
+      `${toolId} needs the feature bundle${missing.length > 1 ? 's' : ''} ${missing.join(', ')}. An admin installs ${missing.length > 1 ? 'them' : 'it'} with POST /api/v1/admin/tools/${toolId}/features/install.`,
+      {
+        details: { tool: toolId, missingBundles: missing },
+      },
+    );
   }
 }

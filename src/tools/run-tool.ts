@@ -49,7 +49,11 @@ export function validateRequest(tool: Tool, inputs: ToolInputs, rawSettings: unk
   if (spec.kind === 'none' && n > 0) throw new KilnError('VALIDATION_ERROR', `${tool.id} takes no input file; give its settings only.`);
   for (const x of spec.extra ?? []) {
     const got = inputs.extra[x.field] ?? [];
-    if (x.required && got.length === 0) throw new KilnError('VALIDATION_ERROR', `${tool.id} needs a second file: ${x.description} (field "${x.field}", CLI --${x.flag ?? x.field}).`);
+    if (x.required && got.length === 0)
+      throw new KilnError(
+        'VALIDATION_ERROR',
+        `${tool.id} needs a second file: ${x.description} (field "${x.field}", CLI --${x.flag ?? x.field}).`,
+      );
     if (!x.indexed && got.length > 1) throw new KilnError('VALIDATION_ERROR', `${tool.id} takes one ${x.field} file.`);
   }
   return settings;
@@ -105,7 +109,11 @@ export async function runTool(tool: Tool, inputs: ToolInputs, rawSettings: unkno
       output = { ...output, name: safeFileName(output.name), contentType: output.contentType || contentTypeFor(output.name) };
     }
     ctx.progress(100, 'done');
-    const originalSize = inputs.files.reduce((a, f) => a + f.size, 0) + Object.values(inputs.extra).flat().reduce((a, f) => a + f.size, 0);
+    const originalSize =
+      inputs.files.reduce((a, f) => a + f.size, 0) +
+      Object.values(inputs.extra)
+        .flat()
+        .reduce((a, f) => a + f.size, 0);
     return {
       output,
       data: result.data,

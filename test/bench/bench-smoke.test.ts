@@ -22,7 +22,11 @@ function check(r: FamilyResult, lines: string[], keys: string[], ratio?: string)
   if (process.env.BENCH_SMOKE_PRINT) process.stdout.write(lines.map((l) => '# ' + l).join('\n') + '\n');
   assert.deepEqual(r.failures, [], lines.join('\n'));
   for (const k of keys) assert.ok(Number.isFinite(r.ms[k]) && r.ms[k]! > 0, `${r.family}: no time for ${k}\n${lines.join('\n')}`);
-  if (ratio) assert.ok(Number.isFinite(r.ratios[ratio]) && lines.some((l) => l.includes(ratio.replace('/', ' / '))), `${r.family}: ratio ${ratio} not printed`);
+  if (ratio)
+    assert.ok(
+      Number.isFinite(r.ratios[ratio]) && lines.some((l) => l.includes(ratio.replace('/', ' / '))),
+      `${r.family}: ratio ${ratio} not printed`,
+    );
 }
 
 describe('bench smoke', { concurrency: 2 }, () => {

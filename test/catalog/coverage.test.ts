@@ -27,7 +27,12 @@ interface Catalog {
   presets: { id: string; section: string; baseTool: string; fixedSettings: Record<string, unknown> }[];
 }
 
-const GROUP_IDS: Record<string, string> = { 'ai-tools': 'ai', 'watermark-overlay': 'watermark', 'layout-composition': 'layout', 'format-conversion': 'format' };
+const GROUP_IDS: Record<string, string> = {
+  'ai-tools': 'ai',
+  'watermark-overlay': 'watermark',
+  'layout-composition': 'layout',
+  'format-conversion': 'format',
+};
 
 function testSources(dir: string): string {
   let text = '';
@@ -85,7 +90,12 @@ describe('catalog coverage', { skip: existsSync(CATALOG) ? false : `no catalog a
   });
 
   it('loads every tool on its own by id (the CLI fast path)', async () => {
-    for (const t of TOOLS) assert.equal(await loadTool(t.id), t, `${t.id}: its module file must be named ${t.id}.ts and listed in src/tools/${t.section}/list.ts`);
+    for (const t of TOOLS)
+      assert.equal(
+        await loadTool(t.id),
+        t,
+        `${t.id}: its module file must be named ${t.id}.ts and listed in src/tools/${t.section}/list.ts`,
+      );
     assert.equal(await loadTool('jpg-to-png'), undefined);
   });
 

@@ -22,7 +22,13 @@ describe('kiln admin against a server', () => {
   after(() => s.close());
 
   // An empty config dir: the server comes from --server (or KILN_SERVER), the key from KILN_API_KEY.
-  const env = (key: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv => ({ XDG_CONFIG_HOME: path.join(dir, 'cfg'), KILN_SERVER: '', KILN_API_KEY: key, DATABASE_URL: s.config.databaseUrl ?? '', ...extra });
+  const env = (key: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv => ({
+    XDG_CONFIG_HOME: path.join(dir, 'cfg'),
+    KILN_SERVER: '',
+    KILN_API_KEY: key,
+    DATABASE_URL: s.config.databaseUrl ?? '',
+    ...extra,
+  });
   const admin = (args: string[], opts: { input?: string; key?: string; server?: boolean } = {}) =>
     kiln(['admin', ...args, ...(opts.server === false ? [] : ['--server', s.url])], { input: opts.input, env: env(opts.key ?? adminKey) });
 
@@ -42,7 +48,10 @@ describe('kiln admin against a server', () => {
     const role = await admin(['users', 'set-role', 'olga', 'admin']);
     assert.equal(role.code, 0, role.stderr);
     assert.equal(role.stdout, 'olga is now admin.\n');
-    assert.equal((await call(s, 'GET', '/api/auth/users')).json.users.find((u: { username: string }) => u.username === 'olga').role, 'admin');
+    assert.equal(
+      (await call(s, 'GET', '/api/auth/users')).json.users.find((u: { username: string }) => u.username === 'olga').role,
+      'admin',
+    );
 
     const oldSession = await login(s.url, 'olga', STRONG);
     const reset = await admin(['users', 'reset-password', 'olga', '--json'], { input: 'Fresh-New-Pass-5\n' });
@@ -54,12 +63,26 @@ describe('kiln admin against a server', () => {
 
     const { Secret, TOTP } = await import('otpauth');
     const e = (await call(s, 'POST', '/api/auth/mfa/enroll', { token: t })).json;
-    assert.equal((await call(s, 'POST', '/api/auth/mfa/verify', { token: t, body: { code: new TOTP({ secret: Secret.fromBase32(e.secret) }).generate() } })).status, 200);
-    assert.equal((await call(s, 'POST', '/api/auth/login', { token: null, body: { username: 'olga', password: 'Fresh-New-Pass-5' } })).json.requiresMfa, true);
+    assert.equal(
+      (
+        await call(s, 'POST', '/api/auth/mfa/verify', {
+          token: t,
+          body: { code: new TOTP({ secret: Secret.fromBase32(e.secret) }).generate() },
+        })
+      ).status,
+      200,
+    );
+    assert.equal(
+      (await call(s, 'POST', '/api/auth/login', { token: null, body: { username: 'olga', password: 'Fresh-New-Pass-5' } })).json
+        .requiresMfa,
+      true,
+    );
     const m = await admin(['mfa-reset', 'olga']);
     assert.equal(m.code, 0, m.stderr);
     assert.match(m.stdout, /^MFA of olga is off/);
-    assert.ok((await call(s, 'POST', '/api/auth/login', { token: null, body: { username: 'olga', password: 'Fresh-New-Pass-5' } })).json.token);
+    assert.ok(
+      (await call(s, 'POST', '/api/auth/login', { token: null, body: { username: 'olga', password: 'Fresh-New-Pass-5' } })).json.token,
+    );
     // The server audits the change under the key's owner, not the local operator.
     assert.equal((await call(s, 'GET', '/api/v1/admin/audit?event=mfa.reset')).json.events[0].actor.username, 'admin');
 
@@ -89,13 +112,16 @@ describe('kiln admin against a server', () => {
     const del = await admin(['users', 'delete', 'olga', '--yes']);
     assert.equal(del.code, 0, del.stderr);
     assert.match(del.stdout, /^Deleted olga with 0 job\(s\), 0 library file\(s\) and 0 pipeline\(s\)\.\n$/);
-    assert.equal((await call(s, 'POST', '/api/auth/login', { token: null, body: { username: 'olga', password: 'Fresh-New-Pass-5' } })).status, 401);
+    assert.equal(
+      (await call(s, 'POST', '/api/auth/login', { token: null, body: { username: 'olga', password: 'Fresh-New-Pass-5' } })).status,
+      401,
+    );
     const gone = await admin(['mfa-reset', 'olga']);
     assert.equal(gone.code, ERROR_TABLE.NOT_FOUND.exit);
     assert.match(gone.stderr, /No user olga\./);
   });
 
-  it('a plain user\'s key gets the server\'s FORBIDDEN (exit 1); the server\'s rules hold', async () => {
+  it("a plain user's key gets the server's FORBIDDEN (exit 1); the server's rules hold", async () => {
     const pete = await makeUser(s, 'pete');
     const key = (await call(s, 'POST', '/api/v1/api-keys', { token: pete.token, body: { name: 'p' } })).json.key;
     const r = await admin(['users', 'list'], { key });

@@ -32,7 +32,10 @@ describe('kiln CLI', () => {
     const outDir = path.join(dir, 'out') + '/';
     const r = await kiln(['resize', a, b, bad, '--width', '10', '-o', outDir, '--json']);
     assert.equal(r.code, 5, r.stderr);
-    const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { ok: boolean; input: string; error?: { code: string } });
+    const lines = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { ok: boolean; input: string; error?: { code: string } });
     assert.equal(lines.length, 3);
     assert.equal(lines.filter((l) => l.ok).length, 2);
     assert.equal(lines.find((l) => !l.ok)!.error!.code, 'UNSUPPORTED_INPUT');

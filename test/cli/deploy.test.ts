@@ -43,7 +43,9 @@ async function waitPort(port: number, ms = 10_000): Promise<void> {
   throw new Error(`port ${port} never opened`);
 }
 
-describe('kiln deploy over SSH', { skip: SSHD ? false : 'sshd is not installed (apt-get install openssh-server); the deploy test needs a real sshd' }, () => {
+describe('kiln deploy over SSH', {
+  skip: SSHD ? false : 'sshd is not installed (apt-get install openssh-server); the deploy test needs a real sshd',
+}, () => {
   // Not tempDir(): its clean-up hook would run before ours, and the pid file of the daemon must outlive it.
   const dir = mkdtempSync(path.join(process.env.KILN_TMP_DIR ?? os.tmpdir(), 'kiln-deploy-'));
   const user = os.userInfo().username;
@@ -144,7 +146,10 @@ describe('kiln deploy over SSH', { skip: SSHD ? false : 'sshd is not installed (
   it('refuses a host whose key is not known', async () => {
     const empty = path.join(dir, 'empty_known_hosts');
     writeFileSync(empty, '');
-    const r = await kiln(args().map((a) => (a === knownHosts ? empty : a)), { env: { SSH_AUTH_SOCK: '' } });
+    const r = await kiln(
+      args().map((a) => (a === knownHosts ? empty : a)),
+      { env: { SSH_AUTH_SOCK: '' } },
+    );
     assert.equal(r.code, 1, r.stderr);
     assert.match(r.stderr, /not in .*empty_known_hosts.*SHA256:/);
     assert.ok(!existsSync(path.join(installDir, 'incoming')));
@@ -160,10 +165,20 @@ describe('kiln deploy over SSH', { skip: SSHD ? false : 'sshd is not installed (
     assert.equal(readFileSync(path.join(dataDir, 'initial-admin-password'), 'utf8').trim(), password);
     const health = await fetch(`${url}/api/v1/health`);
     assert.equal(health.status, 200);
-    const login = await fetch(`${url}/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password }) });
+    const login = await fetch(`${url}/api/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ username: 'admin', password }),
+    });
     assert.equal(login.status, 200);
     const { token } = (await login.json()) as { token: string };
-    const key = (await (await fetch(`${url}/api/v1/api-keys`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'survives upgrades' }) })).json()) as { key: string };
+    const key = (await (
+      await fetch(`${url}/api/v1/api-keys`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'survives upgrades' }),
+      })
+    ).json()) as { key: string };
     const pid1 = readFileSync(path.join(dataDir, 'kiln.pid'), 'utf8').trim();
     assert.match(readFileSync(`/proc/${pid1}/cmdline`, 'utf8'), /main\.js\0serve/, 'the pid file names the running daemon');
     const current1 = readFileSync(path.join(installDir, 'current', 'package.json'), 'utf8');
@@ -180,7 +195,11 @@ describe('kiln deploy over SSH', { skip: SSHD ? false : 'sshd is not installed (
     // Same data dir: the key made before the upgrade still works, the admin password is unchanged.
     const jobs = await fetch(`${url}/api/v1/jobs`, { headers: { authorization: `Bearer ${key.key}` } });
     assert.equal(jobs.status, 200);
-    const again = await fetch(`${url}/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password }) });
+    const again = await fetch(`${url}/api/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ username: 'admin', password }),
+    });
     assert.equal(again.status, 200);
   });
 });

@@ -33,13 +33,20 @@ describe('generated completions and man page', () => {
   it('the checked-in files are what scripts/generate.ts makes now', () => {
     for (const [rel, content] of Object.entries(generatedFiles())) {
       const onDisk = readFileSync(path.join(REPO, rel), 'utf8');
-      assert.ok(onDisk === content, `${rel} is stale: the tool catalog changed. Run \`npm run gen\` (after \`npx tsc -p .\`) and commit completions/ and man/.`);
+      assert.ok(
+        onDisk === content,
+        `${rel} is stale: the tool catalog changed. Run \`npm run gen\` (after \`npx tsc -p .\`) and commit completions/ and man/.`,
+      );
     }
   });
 
   it('kiln completion <shell> prints the same scripts', async () => {
     const files = generatedFiles();
-    for (const [shell, file] of [['bash', 'completions/kiln.bash'], ['zsh', 'completions/_kiln'], ['fish', 'completions/kiln.fish']] as const) {
+    for (const [shell, file] of [
+      ['bash', 'completions/kiln.bash'],
+      ['zsh', 'completions/_kiln'],
+      ['fish', 'completions/kiln.fish'],
+    ] as const) {
       const r = await kiln(['completion', shell]);
       assert.equal(r.code, 0, r.stderr);
       assert.ok(r.stdout === files[file], `kiln completion ${shell} differs from what the generator makes`);
@@ -62,7 +69,10 @@ describe('generated completions and man page', () => {
     assert.deepEqual(complete(['kiln', 'completion', 'z']), ['zsh']);
     assert.deepEqual(complete(['kiln', 'jobs', 'w']), ['watch']);
     assert.ok(complete(['kiln', 'jobs', 'download', '--']).includes('--server'));
-    assert.ok(complete(['kiln', 'jpg-to-p']).includes('jpg-to-png') || !readFileSync(path.join(REPO, 'completions/kiln.bash'), 'utf8').includes('jpg-to-png'));
+    assert.ok(
+      complete(['kiln', 'jpg-to-p']).includes('jpg-to-png') ||
+        !readFileSync(path.join(REPO, 'completions/kiln.bash'), 'utf8').includes('jpg-to-png'),
+    );
   });
 
   it('the zsh and fish scripts parse', () => {
@@ -87,14 +97,29 @@ describe('generated completions and man page', () => {
 
   it('the man page is valid roff and lists tools, settings and exit codes', (t) => {
     const page = readFileSync(path.join(REPO, 'man/kiln.1'), 'utf8');
-    for (const s of ['.SH NAME', '.SH SYNOPSIS', '.SH DESCRIPTION', '.SH TOOLS', '.SH PRESETS', '.SH EXIT STATUS', '.SH ENVIRONMENT', '.SH FILES', '.SH EXAMPLES']) assert.ok(page.includes(`\n${s}\n`), s);
+    for (const s of [
+      '.SH NAME',
+      '.SH SYNOPSIS',
+      '.SH DESCRIPTION',
+      '.SH TOOLS',
+      '.SH PRESETS',
+      '.SH EXIT STATUS',
+      '.SH ENVIRONMENT',
+      '.SH FILES',
+      '.SH EXAMPLES',
+    ])
+      assert.ok(page.includes(`\n${s}\n`), s);
     assert.match(page, /\\fB\\-\\-width\\fR \\fIn\\fR\n.*integer 1\\-16383/);
     if (!has('groff')) return t.skip('groff is not installed (apt-get install groff-base)');
     const g = spawnSync('groff', ['-man', '-Tutf8', '-ww', '-z', 'man/kiln.1'], { cwd: REPO, encoding: 'utf8' });
     assert.equal(g.status, 0);
     assert.equal(g.stderr, '', g.stderr);
     if (has('man')) {
-      const m = spawnSync('man', ['--warnings', '-l', 'man/kiln.1'], { cwd: REPO, encoding: 'utf8', env: { ...process.env, MANPAGER: 'cat', MANWIDTH: '100' } });
+      const m = spawnSync('man', ['--warnings', '-l', 'man/kiln.1'], {
+        cwd: REPO,
+        encoding: 'utf8',
+        env: { ...process.env, MANPAGER: 'cat', MANWIDTH: '100' },
+      });
       assert.equal(m.status, 0, m.stderr);
       assert.equal(m.stderr, '', m.stderr);
       assert.match(m.stdout, /EXIT STATUS[\s\S]*130[\s\S]*Interrupted/);

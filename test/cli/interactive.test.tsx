@@ -125,7 +125,19 @@ describe('interactive mode', () => {
       tmux('send-keys', '-t', session, ...k);
       await sleep(150);
     };
-    const r = tmux('new-session', '-d', '-s', session, '-x', '120', '-y', '40', '-c', d, `env -u CI ${process.execPath} ${KILN}; echo "EXIT=$?"; sleep 60`);
+    const r = tmux(
+      'new-session',
+      '-d',
+      '-s',
+      session,
+      '-x',
+      '120',
+      '-y',
+      '40',
+      '-c',
+      d,
+      `env -u CI ${process.execPath} ${KILN}; echo "EXIT=$?"; sleep 60`,
+    );
     assert.equal(r.status, 0, r.stderr);
     try {
       await until(screen, /Tool:/, 30_000);

@@ -37,9 +37,13 @@ async function ctrlC(server: () => TestServer, name: string): Promise<void> {
   // Long enough that VP9 at "high" is still encoding when Ctrl-C comes.
   const video = makeVideo(dir, `${name}.mp4`, { width: 640, height: 360, durationS: 20, fps: 25, audio: false });
   const key = (await api<{ key: string }>(server(), 'POST', '/api/v1/api-keys', { name: 'c' })).body.key;
-  const child = spawn(process.execPath, [KILN, 'convert-video', video, '--format', 'webm', '--quality', 'high', '-o', path.join(dir, `${name}.webm`), '--server', server().url], {
-    env: { ...process.env, ...env({ KILN_API_KEY: key }) },
-  });
+  const child = spawn(
+    process.execPath,
+    [KILN, 'convert-video', video, '--format', 'webm', '--quality', 'high', '-o', path.join(dir, `${name}.webm`), '--server', server().url],
+    {
+      env: { ...process.env, ...env({ KILN_API_KEY: key }) },
+    },
+  );
   let stderr = '';
   child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
   let ended = false;
@@ -95,7 +99,12 @@ describe('kiln remote mode', () => {
   it('follows a 202 job over server-sent events, then downloads; KILN_SERVER selects the server', async () => {
     const src = await makeImage(dir, 'r2.png', 300, 300);
     const out = path.join(dir, 'r2-small.png');
-    const r = await kiln(['resize', src, '--percentage', '10', '-o', out, '--json'], { env: env({ KILN_SERVER: slow.url, KILN_API_KEY: (await api<{ key: string }>(slow, 'POST', '/api/v1/api-keys', { name: 't' })).body.key }) });
+    const r = await kiln(['resize', src, '--percentage', '10', '-o', out, '--json'], {
+      env: env({
+        KILN_SERVER: slow.url,
+        KILN_API_KEY: (await api<{ key: string }>(slow, 'POST', '/api/v1/api-keys', { name: 't' })).body.key,
+      }),
+    });
     assert.equal(r.code, 0, r.stderr);
     const line = JSON.parse(r.stdout) as { ok: boolean; jobId: string };
     assert.ok(line.ok);
@@ -112,7 +121,7 @@ describe('kiln remote mode', () => {
     assert.deepEqual([m.width, m.format], [20, 'png']);
   });
 
-  it('shows the server\'s errors exactly, with the local exit codes; a batch uploads a few at a time', async () => {
+  it("shows the server's errors exactly, with the local exit codes; a batch uploads a few at a time", async () => {
     const good = await makeImage(dir, 'e1.png', 50, 50);
     const bad = path.join(dir, 'e2.jpg');
     writeFileSync(bad, 'not an image');
@@ -120,7 +129,9 @@ describe('kiln remote mode', () => {
     const fd = new FormData();
     fd.append('settings', JSON.stringify({ width: 10 }));
     fd.append('file', new File([readFileSync(bad)], 'e2.jpg'));
-    const direct = (await (await fetch(`${srv.url}/api/v1/tools/image/resize`, { method: 'POST', body: fd, headers: { authorization: `Bearer ${apiKey}` } })).json()) as { error: { code: string; message: string } };
+    const direct = (await (
+      await fetch(`${srv.url}/api/v1/tools/image/resize`, { method: 'POST', body: fd, headers: { authorization: `Bearer ${apiKey}` } })
+    ).json()) as { error: { code: string; message: string } };
 
     const one = await kiln(['resize', bad, '--width', '10', '--server', srv.url, '-o', path.join(dir, 'x.jpg')], { env: env() });
     assert.equal(one.code, 3, one.stderr);
@@ -132,9 +143,29 @@ describe('kiln remote mode', () => {
     assert.equal((JSON.parse(v.stdout.trim().split('\n').at(-1)!) as { error: { code: string } }).error.code, 'VALIDATION_ERROR');
 
     const outDir = path.join(dir, 'batch') + '/';
-    const b = await kiln(['resize', good, bad, await makeImage(dir, 'e3.webp', 60, 60), '--width', '10', '-o', outDir, '--json', '--concurrency', '2', '--server', srv.url], { env: env() });
+    const b = await kiln(
+      [
+        'resize',
+        good,
+        bad,
+        await makeImage(dir, 'e3.webp', 60, 60),
+        '--width',
+        '10',
+        '-o',
+        outDir,
+        '--json',
+        '--concurrency',
+        '2',
+        '--server',
+        srv.url,
+      ],
+      { env: env() },
+    );
     assert.equal(b.code, 5, b.stderr);
-    const lines = b.stdout.trim().split('\n').map((l) => JSON.parse(l) as { ok: boolean; input: string; error?: { code: string; message: string } });
+    const lines = b.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { ok: boolean; input: string; error?: { code: string; message: string } });
     assert.equal(lines.length, 3);
     const failed = lines.find((l) => !l.ok)!.error!;
     assert.deepEqual([failed.code, failed.message], [direct.error.code, direct.error.message]);
@@ -156,7 +187,9 @@ describe('kiln remote mode', () => {
     const fd = new FormData();
     fd.append('settings', JSON.stringify({ width: 10 }));
     fd.append('fileId', 'lib-item-1');
-    const direct = (await (await fetch(`${srv.url}/api/v1/tools/image/resize`, { method: 'POST', body: fd, headers: { authorization: `Bearer ${apiKey}` } })).json()) as { error: { code: keyof typeof ERROR_TABLE; message: string } };
+    const direct = (await (
+      await fetch(`${srv.url}/api/v1/tools/image/resize`, { method: 'POST', body: fd, headers: { authorization: `Bearer ${apiKey}` } })
+    ).json()) as { error: { code: keyof typeof ERROR_TABLE; message: string } };
     assert.deepEqual([line.error.code, line.error.message], [direct.error.code, direct.error.message]);
     assert.equal(f.code, ERROR_TABLE[direct.error.code].exit);
     const noServer = await kiln(['resize', '--file-id', 'x', '--width', '10'], { env: env() });
@@ -166,7 +199,9 @@ describe('kiln remote mode', () => {
 
   it('without a key: UNAUTHORIZED from the server, exit 1 and a hint', async () => {
     const src = await makeImage(dir, 'u.png', 20, 20);
-    const r = await kiln(['resize', src, '--width', '10', '--server', srv.url], { env: env({ KILN_API_KEY: '', KILN_CREDENTIAL_STORE: 'file' }) });
+    const r = await kiln(['resize', src, '--width', '10', '--server', srv.url], {
+      env: env({ KILN_API_KEY: '', KILN_CREDENTIAL_STORE: 'file' }),
+    });
     assert.equal(r.code, 1);
     assert.match(r.stderr, /kiln login/);
     const unreachable = await kiln(['resize', src, '--width', '10', '--server', 'http://127.0.0.1:9'], { env: env() });
@@ -183,7 +218,9 @@ describe('kiln remote mode', () => {
     const r = await kiln(['login', srv.url], { env: e, input: `admin\n${srv.adminPassword}\n` });
     assert.equal(r.code, 0, r.stderr);
     assert.ok(!r.stderr.includes(srv.adminPassword));
-    const profile = JSON.parse(readFileSync(path.join(cfg, 'kiln', 'config.json'), 'utf8')) as { profiles: { default: { server: string; keyId: string; keyStore: string } } };
+    const profile = JSON.parse(readFileSync(path.join(cfg, 'kiln', 'config.json'), 'utf8')) as {
+      profiles: { default: { server: string; keyId: string; keyStore: string } };
+    };
     assert.equal(profile.profiles.default.server, srv.url);
     let key: string | undefined;
     if (profile.profiles.default.keyStore === 'file') {
@@ -212,7 +249,11 @@ describe('kiln remote mode', () => {
       assert.equal((await api(srv, 'GET', '/api/v1/jobs', undefined, key)).status, 401);
       assert.deepEqual(JSON.parse(readFileSync(path.join(cfg, 'kiln', 'credentials.json'), 'utf8')), {});
     }
-    assert.ok(!(await api<{ keys: { id: string }[] }>(srv, 'GET', '/api/v1/api-keys')).body.keys.some((k) => k.id === profile.profiles.default.keyId));
+    assert.ok(
+      !(await api<{ keys: { id: string }[] }>(srv, 'GET', '/api/v1/api-keys')).body.keys.some(
+        (k) => k.id === profile.profiles.default.keyId,
+      ),
+    );
   });
 
   it('login asks for the MFA code when the server requires it', async () => {
@@ -256,7 +297,9 @@ describe('kiln remote mode', () => {
     assert.equal(unknown.code, 2, unknown.stderr);
     const ftp = await kiln(['config', 'set', 'server', 'ftp://x'], { env: e });
     assert.equal(ftp.code, 2, ftp.stderr);
-    const list = JSON.parse((await kiln(['config', 'list', '--json'], { env: e })).stdout) as { profiles: Record<string, { server: string }> };
+    const list = JSON.parse((await kiln(['config', 'list', '--json'], { env: e })).stdout) as {
+      profiles: Record<string, { server: string }>;
+    };
     assert.equal(list.profiles.work!.server, srv.url);
     const src = await makeImage(dir, 'p.png', 30, 30);
     const r = await kiln(['resize', src, '--width', '3', '--profile', 'work'], { env: e, cwd: dir });
@@ -266,7 +309,9 @@ describe('kiln remote mode', () => {
 
   it('jobs list, get, download and watch', async () => {
     const src = await makeImage(dir, 'j.png', 64, 64);
-    const r = await kiln(['resize', src, '--width', '16', '-o', path.join(dir, 'j-out.png'), '--json', '--server', srv.url], { env: env() });
+    const r = await kiln(['resize', src, '--width', '16', '-o', path.join(dir, 'j-out.png'), '--json', '--server', srv.url], {
+      env: env(),
+    });
     const { jobId } = JSON.parse(r.stdout) as { jobId: string };
     const list = await kiln(['jobs', 'list', '--json', '--server', srv.url], { env: env() });
     assert.equal(list.code, 0, list.stderr);

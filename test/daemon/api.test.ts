@@ -19,7 +19,12 @@ function auth(token: string): Record<string, string> {
   return { authorization: `Bearer ${token}` };
 }
 
-async function post(s: TestServer, route: string, body: FormData | object, token = s.token): Promise<{ status: number; json: any; headers: Headers }> {
+async function post(
+  s: TestServer,
+  route: string,
+  body: FormData | object,
+  token = s.token,
+): Promise<{ status: number; json: any; headers: Headers }> {
   const isForm = body instanceof FormData;
   const res = await fetch(s.url + route, {
     method: 'POST',
@@ -29,7 +34,6 @@ async function post(s: TestServer, route: string, body: FormData | object, token
   const text = await res.text();
   return { status: res.status, json: text ? JSON.parse(text) : undefined, headers: res.headers };
 }
-
 
 describe('daemon HTTP API', () => {
   let s: TestServer;
@@ -41,7 +45,11 @@ describe('daemon HTTP API', () => {
   after(() => s.close());
 
   it('runs a tool inside the sync window: 200, then downloads the output', async () => {
-    const r = await post(s, '/api/v1/tools/image/resize', await form({ file: await filePart(jpg), settings: JSON.stringify({ width: 50 }) }));
+    const r = await post(
+      s,
+      '/api/v1/tools/image/resize',
+      await form({ file: await filePart(jpg), settings: JSON.stringify({ width: 50 }) }),
+    );
     assert.equal(r.status, 200, JSON.stringify(r.json));
     assert.match(r.json.jobId, /^[0-9a-f]{24}$/);
     assert.equal(r.json.downloadUrl, `/api/v1/download/${r.json.jobId}/photo%20one.jpg`);
@@ -77,7 +85,11 @@ describe('daemon HTTP API', () => {
   });
 
   it('merges plain form fields into the settings, coerced to their types', async () => {
-    const r = await post(s, '/api/v1/tools/image/resize', await form({ file: await filePart(jpg), width: '40', settings: '{"height": 40}', fit: 'fill' }));
+    const r = await post(
+      s,
+      '/api/v1/tools/image/resize',
+      await form({ file: await filePart(jpg), width: '40', settings: '{"height": 40}', fit: 'fill' }),
+    );
     assert.equal(r.status, 200, JSON.stringify(r.json));
     const body = Buffer.from(await (await fetch(s.url + r.json.downloadUrl, { headers: auth(s.token) })).arrayBuffer());
     const meta = await sharp(body).metadata();
@@ -87,7 +99,11 @@ describe('daemon HTTP API', () => {
   it('streams progress events, then the result; a late client gets the final event at once', async () => {
     const lazy = await startServer({ env: { SYNC_WAIT_MS: '0' } });
     try {
-      const r = await post(lazy, '/api/v1/tools/image/resize', await form({ file: await filePart(jpg), settings: '{"width": 30}', clientJobId: 'mine-1' }));
+      const r = await post(
+        lazy,
+        '/api/v1/tools/image/resize',
+        await form({ file: await filePart(jpg), settings: '{"width": 30}', clientJobId: 'mine-1' }),
+      );
       assert.equal(r.status, 202, JSON.stringify(r.json));
       assert.deepEqual(Object.keys(r.json).sort(), ['async', 'jobId']);
       assert.equal(r.json.async, true);
@@ -96,7 +112,10 @@ describe('daemon HTTP API', () => {
       assert.match(live.contentType ?? '', /^text\/event-stream/);
       const last = live.events.at(-1)!;
       assert.equal(last.event, 'completed', JSON.stringify(live.events));
-      assert.ok(live.events.every((e) => e.id && /^\d+$/.test(e.id)), 'every event has an id');
+      assert.ok(
+        live.events.every((e) => e.id && /^\d+$/.test(e.id)),
+        'every event has an id',
+      );
       for (const e of live.events.slice(0, -1)) {
         assert.equal(e.event, 'progress');
         assert.equal(typeof (e.data as { percent: number }).percent, 'number');
@@ -112,7 +131,10 @@ describe('daemon HTTP API', () => {
       assert.deepEqual(late.events[0]!.data, last.data);
 
       const list = await (await fetch(`${lazy.url}/api/v1/jobs?clientJobId=mine-1`, { headers: auth(lazy.token) })).json();
-      assert.deepEqual(list.jobs.map((j: { jobId: string }) => j.jobId), [r.json.jobId]);
+      assert.deepEqual(
+        list.jobs.map((j: { jobId: string }) => j.jobId),
+        [r.json.jobId],
+      );
       assert.equal((await (await fetch(`${lazy.url}/api/v1/jobs?clientJobId=other`, { headers: auth(lazy.token) })).json()).jobs.length, 0);
     } finally {
       await lazy.close();
@@ -213,13 +235,25 @@ describe('daemon HTTP API', () => {
   });
 
   it('maps framework errors into the one error shape', async () => {
-    const badJson = await fetch(`${s.url}/api/v1/api-keys`, { method: 'POST', headers: { ...auth(s.token), 'content-type': 'application/json' }, body: '{"name": ' });
+    const badJson = await fetch(`${s.url}/api/v1/api-keys`, {
+      method: 'POST',
+      headers: { ...auth(s.token), 'content-type': 'application/json' },
+      body: '{"name": ',
+    });
     assert.equal(badJson.status, 400);
     assert.equal((await badJson.json()).error.code, 'USAGE_ERROR');
-    const weird = await fetch(`${s.url}/api/v1/tools/image/resize`, { method: 'POST', headers: { ...auth(s.token), 'content-type': 'application/x-weird' }, body: 'x' });
+    const weird = await fetch(`${s.url}/api/v1/tools/image/resize`, {
+      method: 'POST',
+      headers: { ...auth(s.token), 'content-type': 'application/x-weird' },
+      body: 'x',
+    });
     assert.equal(weird.status, 415);
     assert.equal((await weird.json()).error.code, 'UNSUPPORTED_INPUT');
-    const huge = await fetch(`${s.url}/api/v1/api-keys`, { method: 'POST', headers: { ...auth(s.token), 'content-type': 'application/json' }, body: JSON.stringify({ name: 'x'.repeat(11 * 1024 * 1024) }) });
+    const huge = await fetch(`${s.url}/api/v1/api-keys`, {
+      method: 'POST',
+      headers: { ...auth(s.token), 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'x'.repeat(11 * 1024 * 1024) }),
+    });
     assert.equal(huge.status, 413);
     assert.equal((await huge.json()).error.code, 'LIMIT_EXCEEDED');
   });
@@ -269,7 +303,10 @@ describe('daemon HTTP API', () => {
     assert.equal(manifest.jobId, jobId);
     assert.equal(manifest.total, 3);
     assert.equal(manifest.failed, 1);
-    assert.deepEqual(manifest.items.map((i: { input: string }) => i.input), ['a.png', 'bad.png', 'b.jpg']);
+    assert.deepEqual(
+      manifest.items.map((i: { input: string }) => i.input),
+      ['a.png', 'bad.png', 'b.jpg'],
+    );
     assert.equal(manifest.items[0].output, 'a.png');
     assert.equal(manifest.items[1].error.code, 'UNSUPPORTED_INPUT');
     const job = await (await fetch(`${s.url}/api/v1/jobs/${jobId}`, { headers: auth(s.token) })).json();
@@ -312,7 +349,10 @@ describe('daemon HTTP API', () => {
   it('rejects an expired session with 401', async () => {
     const token = await login(s.url, 'admin', s.adminPassword);
     assert.equal((await fetch(`${s.url}/api/auth/session`, { headers: auth(token) })).status, 200);
-    await s.app.kiln.store.db.updateTable('sessions').set({ expires_at: Date.now() - 1000 }).execute();
+    await s.app.kiln.store.db
+      .updateTable('sessions')
+      .set({ expires_at: Date.now() - 1000 })
+      .execute();
     const r = await fetch(`${s.url}/api/auth/session`, { headers: auth(token) });
     assert.equal(r.status, 401);
     assert.equal((await r.json()).error.reason, 'session-expired');
@@ -327,7 +367,12 @@ describe('daemon HTTP API', () => {
     const stored = await s.app.kiln.store.db.selectFrom('api_keys').selectAll().where('id', '=', created.json.id).executeTakeFirstOrThrow();
     assert.ok(!stored.key_hash.includes(created.json.key.slice(3)), 'only a hash is stored');
     assert.match(stored.key_hash, /^scrypt\$/);
-    const r = await post(s, '/api/v1/tools/image/resize', await form({ file: await filePart(jpg), settings: '{"width": 10}' }), created.json.key);
+    const r = await post(
+      s,
+      '/api/v1/tools/image/resize',
+      await form({ file: await filePart(jpg), settings: '{"width": 10}' }),
+      created.json.key,
+    );
     assert.equal(r.status, 200);
     const again = await fetch(`${s.url}/api/auth/session`, { headers: auth(created.json.key) });
     assert.equal((await again.json()).via, 'api-key');
@@ -416,9 +461,28 @@ describe('daemon lifecycle', () => {
       await writeFile(path.join(crashedDir, 'in', '0-x.jpg'), 'partial');
       const owner = (await s.app.kiln.store.db.selectFrom('users').select('id').executeTakeFirstOrThrow()).id;
       await insertJob(s.app.kiln.store.db, {
-        id: 'c'.repeat(24), owner_id: owner, tool: 'resize', base_tool: 'resize', kind: 'run', settings: '{}', status: 'running', progress: 40, stage: 'resizing',
-        result: null, error: null, client_job_id: null, instance_id: s.app.kiln.jobs.instanceId, work_dir: crashedDir, output_path: null, output_name: null,
-        content_type: null, original_size: 7, processed_size: null, created_at: Date.now(), started_at: Date.now(), finished_at: null,
+        id: 'c'.repeat(24),
+        owner_id: owner,
+        tool: 'resize',
+        base_tool: 'resize',
+        kind: 'run',
+        settings: '{}',
+        status: 'running',
+        progress: 40,
+        stage: 'resizing',
+        result: null,
+        error: null,
+        client_job_id: null,
+        instance_id: s.app.kiln.jobs.instanceId,
+        work_dir: crashedDir,
+        output_path: null,
+        output_name: null,
+        content_type: null,
+        original_size: 7,
+        processed_size: null,
+        created_at: Date.now(),
+        started_at: Date.now(),
+        finished_at: null,
       });
       s = await s.restart();
       const dl = await fetch(s.url + r.json.downloadUrl, { headers: auth(s.token) });

@@ -23,9 +23,11 @@ const toOpenApi = (url: string) => url.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
 /** Where the documentation of a route lives, for the failure message. */
 function whereToDocument(path: string): string {
   if (/^\/api\/v1\/(files|pipelines)(\/|$)/.test(path)) return 'daemon/library/openapi.ts (libraryPaths)';
-  if (/^\/api\/v1\/tools\/(image|video|audio|document)\//.test(path)) return 'daemon/openapi/document.ts (generated from the catalog by targets(); a fixed route goes in fixedPaths())';
+  if (/^\/api\/v1\/tools\/(image|video|audio|document)\//.test(path))
+    return 'daemon/openapi/document.ts (generated from the catalog by targets(); a fixed route goes in fixedPaths())';
   if (/^\/api\/auth\/(login|logout|session)$/.test(path)) return 'daemon/openapi/document.ts (fixedPaths)';
-  if (/^\/api\/auth\/|^\/api\/v1\/(teams|settings|branding|admin\/audit|users)/.test(path)) return 'daemon/accounts/openapi.ts (accountPaths)';
+  if (/^\/api\/auth\/|^\/api\/v1\/(teams|settings|branding|admin\/audit|users)/.test(path))
+    return 'daemon/accounts/openapi.ts (accountPaths)';
   return 'daemon/openapi/document.ts (fixedPaths), or the openapi.ts module of the feature that owns the route';
 }
 
@@ -48,7 +50,8 @@ function conforms(doc: Json, schema: Json, value: unknown, at: string, problems:
     });
     if (fits.length !== 1) problems.push(`${at}: fits ${fits.length} of the oneOf schemas`);
   }
-  if ('const' in schema && value !== schema.const) problems.push(`${at}: expected ${JSON.stringify(schema.const)}, got ${JSON.stringify(value)}`);
+  if ('const' in schema && value !== schema.const)
+    problems.push(`${at}: expected ${JSON.stringify(schema.const)}, got ${JSON.stringify(value)}`);
   if (schema.enum && !schema.enum.includes(value)) problems.push(`${at}: ${JSON.stringify(value)} is not one of ${schema.enum.join(', ')}`);
   if (schema.type) {
     const types: string[] = [schema.type].flat();
@@ -60,7 +63,8 @@ function conforms(doc: Json, schema: Json, value: unknown, at: string, problems:
   }
   if (value && typeof value === 'object' && !Array.isArray(value)) {
     for (const k of schema.required ?? []) if (!(k in value)) problems.push(`${at}.${k}: required but absent`);
-    for (const [k, s] of Object.entries<Json>(schema.properties ?? {})) if (k in value) conforms(doc, s, (value as Json)[k], `${at}.${k}`, problems);
+    for (const [k, s] of Object.entries<Json>(schema.properties ?? {}))
+      if (k in value) conforms(doc, s, (value as Json)[k], `${at}.${k}`, problems);
   }
   if (Array.isArray(value) && schema.items) value.forEach((v, i) => conforms(doc, schema.items, v, `${at}[${i}]`, problems));
 }
@@ -79,18 +83,31 @@ describe('OpenAPI coverage', () => {
   it('documents every registered route (method and path), and only routes that exist', async () => {
     const routes = registeredRoutes(s.app).filter((r) => r.method !== 'HEAD' && r.method !== 'OPTIONS' && !isDocAsset(r.url));
     // The capture itself must work, or this test would pass on an empty list.
-    for (const t of targets()) assert.ok(routes.some((r) => r.method === 'POST' && r.url === routeOf(t)), `the captured routes include POST ${routeOf(t)}`);
-    for (const url of ['/api/v1/files/:id', '/api/v1/pipelines/:id/run', '/api/v1/jobs/:jobId/progress', '/api/auth/login']) assert.ok(routes.some((r) => r.url === url), `the captured routes include ${url}`);
+    for (const t of targets())
+      assert.ok(
+        routes.some((r) => r.method === 'POST' && r.url === routeOf(t)),
+        `the captured routes include POST ${routeOf(t)}`,
+      );
+    for (const url of ['/api/v1/files/:id', '/api/v1/pipelines/:id/run', '/api/v1/jobs/:jobId/progress', '/api/auth/login'])
+      assert.ok(
+        routes.some((r) => r.url === url),
+        `the captured routes include ${url}`,
+      );
 
     const missing = routes
       .filter((r) => !doc.paths[toOpenApi(r.url)]?.[r.method.toLowerCase()])
-      .map((r) => `${r.method} ${toOpenApi(r.url)} (fastify ${r.url}) is not in the OpenAPI document: document it in ${whereToDocument(toOpenApi(r.url))}.`);
+      .map(
+        (r) =>
+          `${r.method} ${toOpenApi(r.url)} (fastify ${r.url}) is not in the OpenAPI document: document it in ${whereToDocument(toOpenApi(r.url))}.`,
+      );
     assert.deepEqual(missing, [], `Undocumented routes:\n${missing.join('\n')}`);
 
     const registered = new Set(routes.map((r) => `${r.method} ${toOpenApi(r.url)}`));
     const stale: string[] = [];
     for (const [p, item] of Object.entries<Json>(doc.paths)) {
-      for (const m of METHODS) if (item[m] && !registered.has(`${m.toUpperCase()} ${p}`)) stale.push(`${m.toUpperCase()} ${p} is documented but no such route is registered (${whereToDocument(p)}).`);
+      for (const m of METHODS)
+        if (item[m] && !registered.has(`${m.toUpperCase()} ${p}`))
+          stale.push(`${m.toUpperCase()} ${p} is documented but no such route is registered (${whereToDocument(p)}).`);
     }
     assert.deepEqual(stale, [], stale.join('\n'));
   });
@@ -107,7 +124,9 @@ describe('OpenAPI coverage', () => {
         if (!op) continue;
         assert.ok(!ids.has(op.operationId), `operationId ${op.operationId} of ${m} ${p} is also used by ${ids.get(op.operationId)}`);
         ids.set(op.operationId, `${m} ${p}`);
-        const declared = [...(item.parameters ?? []), ...(op.parameters ?? [])].filter((x: Json) => x.in === 'path').map((x: Json) => x.name);
+        const declared = [...(item.parameters ?? []), ...(op.parameters ?? [])]
+          .filter((x: Json) => x.in === 'path')
+          .map((x: Json) => x.name);
         assert.deepEqual(declared.sort(), [...names].sort(), `${m.toUpperCase()} ${p} declares path parameters ${declared.join(', ')}`);
         assert.ok(Object.keys(op.responses ?? {}).length > 0, `${m.toUpperCase()} ${p} has responses`);
       }
@@ -133,15 +152,25 @@ describe('OpenAPI coverage', () => {
       assert.ok(documented, `${method} ${path} answered ${res.status}, which is not documented: ${text.slice(0, 300)}`);
       const type = (res.headers.get('content-type') ?? '').split(';')[0]!;
       const media = Object.keys(documented.content ?? {});
-      assert.ok(media.some((m) => m === type || m === '*/*' || (m.endsWith('/*') && type.startsWith(m.slice(0, -1))) || m === 'application/octet-stream'), `${method} ${path} answered ${type}, documented ${media.join(', ')}`);
-      for (const h of Object.keys(documented.headers ?? {})) assert.ok(res.headers.has(h), `${method} ${path} (${res.status}) sends the documented header ${h}`);
+      assert.ok(
+        media.some(
+          (m) => m === type || m === '*/*' || (m.endsWith('/*') && type.startsWith(m.slice(0, -1))) || m === 'application/octet-stream',
+        ),
+        `${method} ${path} answered ${type}, documented ${media.join(', ')}`,
+      );
+      for (const h of Object.keys(documented.headers ?? {}))
+        assert.ok(res.headers.has(h), `${method} ${path} (${res.status}) sends the documented header ${h}`);
       if (type !== 'application/json') return { status: res.status, bytes };
       const schema = documented.content?.['application/json']?.schema;
       const value = JSON.parse(text);
       if (schema) {
         const problems: string[] = [];
         conforms(doc, schema, value, 'body', problems);
-        assert.deepEqual(problems, [], `${method} ${path} (${res.status}) does not fit its documented schema:\n${problems.join('\n')}\n${text.slice(0, 500)}`);
+        assert.deepEqual(
+          problems,
+          [],
+          `${method} ${path} (${res.status}) does not fit its documented schema:\n${problems.join('\n')}\n${text.slice(0, 500)}`,
+        );
       }
       return value;
     };
@@ -160,7 +189,12 @@ describe('OpenAPI coverage', () => {
     await call('GET', `/api/v1/files/${id}`, undefined, '/api/v1/files/{id}');
     await call('GET', `/api/v1/files/${id}/versions`, undefined, '/api/v1/files/{id}/versions');
     await call('PATCH', `/api/v1/files/${id}`, { name: 'renamed.txt' }, '/api/v1/files/{id}');
-    const restored = await call('POST', `/api/v1/files/${id}/versions/1/restore`, undefined, '/api/v1/files/{id}/versions/{version}/restore');
+    const restored = await call(
+      'POST',
+      `/api/v1/files/${id}/versions/1/restore`,
+      undefined,
+      '/api/v1/files/{id}/versions/{version}/restore',
+    );
     assert.equal(restored.version.source, 'restore');
     assert.equal(restored.version.restoredFrom, 1);
     await call('DELETE', `/api/v1/files/${id}/versions/2`, undefined, '/api/v1/files/{id}/versions/{version}');
@@ -171,7 +205,14 @@ describe('OpenAPI coverage', () => {
     await call('GET', `/api/v1/files/${id}/versions/1/download`, undefined, '/api/v1/files/{id}/versions/{version}/download');
     await call('DELETE', `/api/v1/files/${id}`, undefined, '/api/v1/files/{id}');
 
-    const def = { name: 'thumbs', description: 'small webp', steps: [{ tool: 'resize', settings: { width: 10 } }, { tool: 'convert', settings: { format: 'webp' } }] };
+    const def = {
+      name: 'thumbs',
+      description: 'small webp',
+      steps: [
+        { tool: 'resize', settings: { width: 10 } },
+        { tool: 'convert', settings: { format: 'webp' } },
+      ],
+    };
     const saved = await call('POST', '/api/v1/pipelines', def);
     await call('POST', '/api/v1/pipelines', def); // 409: the name is taken
     await call('POST', '/api/v1/pipelines/validate', { steps: [{ tool: 'resize', settings: { width: 10 } }] });
@@ -179,7 +220,14 @@ describe('OpenAPI coverage', () => {
     await call('GET', '/api/v1/pipelines');
     await call('GET', `/api/v1/pipelines/${saved.id}`, undefined, '/api/v1/pipelines/{id}');
     await call('PUT', `/api/v1/pipelines/${saved.id}`, { steps: [{ tool: 'resize', settings: { width: 12 } }] }, '/api/v1/pipelines/{id}');
-    const png = new File([await sharp({ create: { width: 16, height: 8, channels: 3, background: '#c03030' } }).png().toBuffer()], 'red.png');
+    const png = new File(
+      [
+        await sharp({ create: { width: 16, height: 8, channels: 3, background: '#c03030' } })
+          .png()
+          .toBuffer(),
+      ],
+      'red.png',
+    );
     const one = new FormData();
     one.append('file', png, 'red.png');
     const piped = await call('POST', `/api/v1/pipelines/${saved.id}/run`, one, '/api/v1/pipelines/{id}/run');
@@ -217,7 +265,8 @@ describe('OpenAPI coverage', () => {
     await call('POST', '/api/v1/tools/video/resize', undefined, '/api/v1/tools/{section}/{toolId}');
     await call('POST', '/api/v1/tools/image/no-such-tool/batch', undefined, '/api/v1/tools/{section}/{toolId}/batch');
     await call('GET', '/api/v1/config/auth');
-    for (const path of ['/api/auth/users', '/api/auth/mfa', '/api/v1/teams', '/api/v1/settings', '/api/v1/branding', '/api/v1/admin/audit']) await call('GET', path);
+    for (const path of ['/api/auth/users', '/api/auth/mfa', '/api/v1/teams', '/api/v1/settings', '/api/v1/branding', '/api/v1/admin/audit'])
+      await call('GET', path);
     const team = await call('POST', '/api/v1/teams', { name: 'coverage' });
     await call('GET', `/api/v1/teams/${team.team.id}`, undefined, '/api/v1/teams/{id}');
     await call('DELETE', `/api/v1/teams/${team.team.id}`, undefined, '/api/v1/teams/{id}');

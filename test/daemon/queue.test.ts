@@ -15,11 +15,13 @@ describe('in-process queue', () => {
     const q = new InProcessQueue(2);
     const gates = [deferred(), deferred(), deferred(), deferred()];
     const started: number[] = [];
-    const runs = gates.map((g, i) => q.run(`j${i}`, async () => {
-      started.push(i);
-      await g.promise;
-      return i;
-    }));
+    const runs = gates.map((g, i) =>
+      q.run(`j${i}`, async () => {
+        started.push(i);
+        await g.promise;
+        return i;
+      }),
+    );
     await new Promise((r) => setImmediate(r));
     assert.deepEqual(started, [0, 1]);
     assert.deepEqual(q.state(), { kind: 'in-process', concurrency: 2, running: 2, queued: 2 });
@@ -34,10 +36,16 @@ describe('in-process queue', () => {
   it('cancels a queued task without running it and aborts a running one', async () => {
     const q = new InProcessQueue(1);
     let aborted = false;
-    const running = q.run('a', (signal) => new Promise<string>((resolve) => signal.addEventListener('abort', () => {
-      aborted = true;
-      resolve('stopped');
-    })));
+    const running = q.run(
+      'a',
+      (signal) =>
+        new Promise<string>((resolve) =>
+          signal.addEventListener('abort', () => {
+            aborted = true;
+            resolve('stopped');
+          }),
+        ),
+    );
     let ran = false;
     const queued = q.run('b', async () => {
       ran = true;
@@ -58,6 +66,9 @@ describe('in-process queue', () => {
     await q.close();
     assert.equal(await running, true);
     await assert.rejects(waiting, (e: unknown) => e instanceof KilnError && e.code === 'CANCELLED');
-    await assert.rejects(q.run('c', async () => 1), (e: unknown) => e instanceof KilnError && e.code === 'UNAVAILABLE');
+    await assert.rejects(
+      q.run('c', async () => 1),
+      (e: unknown) => e instanceof KilnError && e.code === 'UNAVAILABLE',
+    );
   });
 });

@@ -117,10 +117,17 @@ describe('scaled mode: two daemons, PostgreSQL, Redis, one shared directory', { 
     a.token = await login(a.url, 'admin', common.ADMIN_PASSWORD);
     b.token = await login(b.url, 'admin', common.ADMIN_PASSWORD);
     const ff = (out: string, spec: string) =>
-      exec('ffmpeg', ['-v', 'error', '-f', 'lavfi', '-i', spec, '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-y', out], { timeoutMs: 60_000 });
+      exec(
+        'ffmpeg',
+        ['-v', 'error', '-f', 'lavfi', '-i', spec, '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-y', out],
+        { timeoutMs: 60_000 },
+      );
     shortClip = path.join(dir, 'short.mp4');
     longClip = path.join(dir, 'long.mp4');
-    await Promise.all([ff(shortClip, 'testsrc2=size=320x240:rate=25:duration=3'), ff(longClip, 'testsrc2=size=640x360:rate=25:duration=30')]);
+    await Promise.all([
+      ff(shortClip, 'testsrc2=size=320x240:rate=25:duration=3'),
+      ff(longClip, 'testsrc2=size=640x360:rate=25:duration=30'),
+    ]);
   });
 
   after(async () => {
@@ -202,7 +209,10 @@ describe('scaled mode: two daemons, PostgreSQL, Redis, one shared directory', { 
       assert.equal(last.event, 'completed', JSON.stringify(last.data));
       assert.equal(await instanceOf(b, r.json.jobId), a.app.kiln.jobs.instanceId);
       const ids = events.slice(1).map((e) => Number(e.id));
-      assert.deepEqual(ids, [...ids].sort((x, y) => x - y));
+      assert.deepEqual(
+        ids,
+        [...ids].sort((x, y) => x - y),
+      );
       const dl = await fetch(b.url + (last.data as { downloadUrl: string }).downloadUrl, { headers: auth(b.token) });
       assert.equal(dl.status, 200);
       assert.ok((await dl.arrayBuffer()).byteLength > 1000);
@@ -215,7 +225,11 @@ describe('scaled mode: two daemons, PostgreSQL, Redis, one shared directory', { 
   it('cancels on B a job running on A: the engine stops, nothing remains', async () => {
     await worker(b).pauseWorker();
     try {
-      const r = await submit(a, '/api/v1/tools/video/compress-video', await form({ file: await filePart(longClip), settings: '{"quality": "strong"}' }));
+      const r = await submit(
+        a,
+        '/api/v1/tools/video/compress-video',
+        await form({ file: await filePart(longClip), settings: '{"quality": "strong"}' }),
+      );
       assert.equal(r.status, 202);
       await until(b, r.json.jobId, (j) => j.status === 'running' && j.progress.percent > 0);
       assert.equal(a.app.kiln.jobs.queue.state().running, 1);
@@ -259,7 +273,11 @@ describe('scaled mode: two daemons, PostgreSQL, Redis, one shared directory', { 
 
   it('runs a library (fileId) job on the instance that took it; the new version is readable from the other', async () => {
     const png = await makeImage(dir, 'lib.png', 90, 60, { format: 'png' });
-    const up = await fetch(`${a.url}/api/v1/files`, { method: 'POST', headers: auth(a.token), body: await form({ file: await filePart(png) }) });
+    const up = await fetch(`${a.url}/api/v1/files`, {
+      method: 'POST',
+      headers: auth(a.token),
+      body: await form({ file: await filePart(png) }),
+    });
     assert.equal(up.status, 201);
     const item = (await up.json()) as { id: string };
     // B waits for the result; the follow-up that saves the version is bound to B, so B runs it.
@@ -275,7 +293,11 @@ describe('scaled mode: two daemons, PostgreSQL, Redis, one shared directory', { 
 
   it('cancels on A a batch streaming from B', async () => {
     const inputs = await Promise.all([1, 2, 3, 4].map((i) => filePart(longClip, `clip${i}.mp4`)));
-    const res = await fetch(`${b.url}/api/v1/tools/video/compress-video/batch`, { method: 'POST', headers: auth(b.token), body: await form({ files: inputs, settings: '{"quality": "strong"}' }) });
+    const res = await fetch(`${b.url}/api/v1/tools/video/compress-video/batch`, {
+      method: 'POST',
+      headers: auth(b.token),
+      body: await form({ files: inputs, settings: '{"quality": "strong"}' }),
+    });
     assert.equal(res.status, 200);
     const jobId = res.headers.get('x-job-id')!;
     const body = res.arrayBuffer().catch(() => undefined);
@@ -294,9 +316,28 @@ describe('scaled mode: two daemons, PostgreSQL, Redis, one shared directory', { 
     const id = randomBytes(12).toString('hex');
     const now = Date.now();
     await insertJob(b.app.kiln.store.db, {
-      id, owner_id: owner, tool: 'resize', base_tool: 'resize', kind: 'run', settings: '{}', status: 'running', progress: 30, stage: 'resizing',
-      result: null, error: null, client_job_id: null, instance_id: 'gone-instance', work_dir: path.join(shared, 'jobs', id), output_path: null, output_name: null,
-      content_type: null, original_size: 1, processed_size: null, created_at: now, started_at: now, finished_at: null,
+      id,
+      owner_id: owner,
+      tool: 'resize',
+      base_tool: 'resize',
+      kind: 'run',
+      settings: '{}',
+      status: 'running',
+      progress: 30,
+      stage: 'resizing',
+      result: null,
+      error: null,
+      client_job_id: null,
+      instance_id: 'gone-instance',
+      work_dir: path.join(shared, 'jobs', id),
+      output_path: null,
+      output_name: null,
+      content_type: null,
+      original_size: 1,
+      processed_size: null,
+      created_at: now,
+      started_at: now,
+      finished_at: null,
     });
     // No heartbeat key exists for that instance: the next reaper pass (every KILN_HEARTBEAT_MS) ends it.
     const job = await until(a, id, (j) => j.status !== 'running', 5000);
@@ -310,13 +351,36 @@ describe('scaled mode: two daemons, PostgreSQL, Redis, one shared directory', { 
     const now = Date.now();
     // "Running" on A (alive, so the reaper leaves it alone); its end is then written with no event sent.
     await insertJob(b.app.kiln.store.db, {
-      id, owner_id: owner, tool: 'resize', base_tool: 'resize', kind: 'run', settings: '{}', status: 'running', progress: 50, stage: 'resizing',
-      result: null, error: null, client_job_id: null, instance_id: a.app.kiln.jobs.instanceId, work_dir: null, output_path: null, output_name: null,
-      content_type: null, original_size: 1, processed_size: null, created_at: now, started_at: now, finished_at: null,
+      id,
+      owner_id: owner,
+      tool: 'resize',
+      base_tool: 'resize',
+      kind: 'run',
+      settings: '{}',
+      status: 'running',
+      progress: 50,
+      stage: 'resizing',
+      result: null,
+      error: null,
+      client_job_id: null,
+      instance_id: a.app.kiln.jobs.instanceId,
+      work_dir: null,
+      output_path: null,
+      output_name: null,
+      content_type: null,
+      original_size: 1,
+      processed_size: null,
+      created_at: now,
+      started_at: now,
+      finished_at: null,
     });
     const stream = readSse(`${b.url}/api/v1/jobs/${id}/progress`, b.token, 5000);
     await sleep(200);
-    await b.app.kiln.store.db.updateTable('jobs').set({ status: 'failed', error: JSON.stringify({ code: 'INTERNAL', message: 'gone' }), finished_at: Date.now() }).where('id', '=', id).execute();
+    await b.app.kiln.store.db
+      .updateTable('jobs')
+      .set({ status: 'failed', error: JSON.stringify({ code: 'INTERNAL', message: 'gone' }), finished_at: Date.now() })
+      .where('id', '=', id)
+      .execute();
     const { events } = await stream;
     assert.equal(events.at(-1)?.event, 'failed');
     assert.equal((events.at(-1)!.data as { message: string }).message, 'gone');
@@ -350,7 +414,11 @@ describe('scaled mode: two daemons, PostgreSQL, Redis, one shared directory', { 
         child.stderr!.on('data', (d) => (out += d));
         child.on('exit', (code) => reject(new Error(`kiln serve exited ${code}: ${out}`)));
       });
-      const r = await submit(a, '/api/v1/tools/video/compress-video', await form({ file: await filePart(longClip), settings: '{"quality": "strong"}' }));
+      const r = await submit(
+        a,
+        '/api/v1/tools/video/compress-video',
+        await form({ file: await filePart(longClip), settings: '{"quality": "strong"}' }),
+      );
       await until(b, r.json.jobId, (j) => j.status === 'running' && j.progress.percent > 0);
       const runner = await instanceOf(b, r.json.jobId);
       assert.ok(![a.app.kiln.jobs.instanceId, b.app.kiln.jobs.instanceId].includes(runner));
@@ -372,7 +440,11 @@ describe('scaled mode: two daemons, PostgreSQL, Redis, one shared directory', { 
   it('fails a job whose instance stops while running it; the other instance reports it', async () => {
     await worker(b).pauseWorker();
     try {
-      const r = await submit(a, '/api/v1/tools/video/compress-video', await form({ file: await filePart(longClip), settings: '{"quality": "strong"}' }));
+      const r = await submit(
+        a,
+        '/api/v1/tools/video/compress-video',
+        await form({ file: await filePart(longClip), settings: '{"quality": "strong"}' }),
+      );
       await until(b, r.json.jobId, (j) => j.status === 'running');
       const heard = readSse(`${b.url}/api/v1/jobs/${r.json.jobId}/progress`, b.token, 20_000);
       await sleep(200);

@@ -42,7 +42,11 @@ describe('kiln serve', () => {
       assert.equal((await stat(file)).mode & 0o777, 0o600);
       const health = await fetch(`${url}/api/v1/health`);
       assert.equal(health.status, 200);
-      const login = await fetch(`${url}/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password }) });
+      const login = await fetch(`${url}/api/auth/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ username: 'admin', password }),
+      });
       assert.equal(login.status, 200);
     } finally {
       child.kill('SIGTERM');
@@ -51,7 +55,9 @@ describe('kiln serve', () => {
   });
 
   it('refuses a non-loopback address with auth disabled unless --allow-open-network', async () => {
-    const r = await kiln(['serve', '--host', '0.0.0.0', '--port', '0', '--data-dir', path.join(dir, 'open')], { env: baseEnv({ AUTH_ENABLED: 'false' }) });
+    const r = await kiln(['serve', '--host', '0.0.0.0', '--port', '0', '--data-dir', path.join(dir, 'open')], {
+      env: baseEnv({ AUTH_ENABLED: 'false' }),
+    });
     assert.notEqual(r.code, 0);
     assert.match(r.stderr, /--allow-open-network/);
   });

@@ -24,7 +24,9 @@ describe('generated tool routes', () => {
   });
   after(() => s.close());
 
-  it('runs a preset with its fixed settings and rejects inputs it does not take (415)', { skip: !findTool('convert') && 'convert not in the catalog' }, async () => {
+  it('runs a preset with its fixed settings and rejects inputs it does not take (415)', {
+    skip: !findTool('convert') && 'convert not in the catalog',
+  }, async () => {
     const jpg = await makeImage(dir, 'p.jpg', 40, 20);
     const fd = await form({ file: await filePart(jpg), settings: JSON.stringify({ format: 'webp' }) });
     const res = await fetch(`${s.url}/api/v1/tools/image/jpg-to-png`, { method: 'POST', headers: auth(s.token), body: fd });
@@ -36,18 +38,28 @@ describe('generated tool routes', () => {
     assert.equal((await sharp(out).metadata()).format, 'png');
 
     const png = await makeImage(dir, 'q.png', 40, 20);
-    const wrong = await fetch(`${s.url}/api/v1/tools/image/jpg-to-png`, { method: 'POST', headers: auth(s.token), body: await form({ file: await filePart(png, 'looks-like.jpg') }) });
+    const wrong = await fetch(`${s.url}/api/v1/tools/image/jpg-to-png`, {
+      method: 'POST',
+      headers: auth(s.token),
+      body: await form({ file: await filePart(png, 'looks-like.jpg') }),
+    });
     assert.equal(wrong.status, 415);
     const err = (await wrong.json()).error;
     assert.equal(err.code, 'UNSUPPORTED_INPUT');
     assert.match(err.message, /jpg-to-png takes \.jpg, \.jpeg/);
 
-    const zip = await fetch(`${s.url}/api/v1/tools/image/jpg-to-png/batch`, { method: 'POST', headers: auth(s.token), body: await form({ files: [await filePart(jpg)] }) });
+    const zip = await fetch(`${s.url}/api/v1/tools/image/jpg-to-png/batch`, {
+      method: 'POST',
+      headers: auth(s.token),
+      body: await form({ files: [await filePart(jpg)] }),
+    });
     assert.equal(zip.status, 200);
     assert.ok(zip.headers.get('x-job-id'));
   });
 
-  it('takes the settings as a JSON body for a tool without input file', { skip: !findTool('qr-generate') && 'qr-generate not in the catalog' }, async () => {
+  it('takes the settings as a JSON body for a tool without input file', {
+    skip: !findTool('qr-generate') && 'qr-generate not in the catalog',
+  }, async () => {
     const res = await fetch(`${s.url}/api/v1/tools/image/qr-generate`, {
       method: 'POST',
       headers: { ...auth(s.token), 'content-type': 'application/json' },
@@ -58,10 +70,18 @@ describe('generated tool routes', () => {
     const png = Buffer.from(await (await fetch(s.url + body.downloadUrl, { headers: auth(s.token) })).arrayBuffer());
     const meta = await sharp(png).metadata();
     assert.deepEqual([meta.format, meta.width], ['png', 200]);
-    const bad = await fetch(`${s.url}/api/v1/tools/image/qr-generate`, { method: 'POST', headers: { ...auth(s.token), 'content-type': 'application/json' }, body: JSON.stringify({ size: 200 }) });
+    const bad = await fetch(`${s.url}/api/v1/tools/image/qr-generate`, {
+      method: 'POST',
+      headers: { ...auth(s.token), 'content-type': 'application/json' },
+      body: JSON.stringify({ size: 200 }),
+    });
     assert.equal(bad.status, 400);
     assert.equal((await bad.json()).error.details[0].path, 'data');
-    const batch = await fetch(`${s.url}/api/v1/tools/image/qr-generate/batch`, { method: 'POST', headers: auth(s.token), body: await form({ settings: '{}' }) });
+    const batch = await fetch(`${s.url}/api/v1/tools/image/qr-generate/batch`, {
+      method: 'POST',
+      headers: auth(s.token),
+      body: await form({ settings: '{}' }),
+    });
     assert.equal(batch.status, 404);
     assert.match((await batch.json()).error.message, /no batch route/);
   });
@@ -69,23 +89,37 @@ describe('generated tool routes', () => {
   it('runs a multi-file tool from repeated file parts', { skip: !findTool('stitch') && 'stitch not in the catalog' }, async () => {
     const a = await makeImage(dir, 's1.png', 30, 20);
     const b = await makeImage(dir, 's2.png', 50, 20);
-    const res = await fetch(`${s.url}/api/v1/tools/image/stitch`, { method: 'POST', headers: auth(s.token), body: await form({ file: [await filePart(a), await filePart(b)], direction: 'horizontal' }) });
+    const res = await fetch(`${s.url}/api/v1/tools/image/stitch`, {
+      method: 'POST',
+      headers: auth(s.token),
+      body: await form({ file: [await filePart(a), await filePart(b)], direction: 'horizontal' }),
+    });
     const body = await res.json();
     assert.equal(res.status, 200, JSON.stringify(body));
     const out = Buffer.from(await (await fetch(s.url + body.downloadUrl, { headers: auth(s.token) })).arrayBuffer());
     const meta = await sharp(out).metadata();
     assert.deepEqual([meta.width, meta.height], [80, 20]);
-    const one = await fetch(`${s.url}/api/v1/tools/image/stitch`, { method: 'POST', headers: auth(s.token), body: await form({ file: [await filePart(a)] }) });
+    const one = await fetch(`${s.url}/api/v1/tools/image/stitch`, {
+      method: 'POST',
+      headers: auth(s.token),
+      body: await form({ file: [await filePart(a)] }),
+    });
     assert.equal(one.status, 400);
   });
 
-  it('never stores passwords from the settings in the job record', { skip: !findTool('protect-pdf') && 'protect-pdf not in the catalog' }, async () => {
+  it('never stores passwords from the settings in the job record', {
+    skip: !findTool('protect-pdf') && 'protect-pdf not in the catalog',
+  }, async () => {
     const { PDFDocument } = await import('@cantoo/pdf-lib');
     const doc = await PDFDocument.create();
     doc.addPage([200, 200]);
     const pdf = path.join(dir, 'plain.pdf');
     await writeFile(pdf, await doc.save());
-    const res = await fetch(`${s.url}/api/v1/tools/pdf/protect-pdf`, { method: 'POST', headers: auth(s.token), body: await form({ file: await filePart(pdf), settings: '{"userPassword": "hunter2-secret"}' }) });
+    const res = await fetch(`${s.url}/api/v1/tools/pdf/protect-pdf`, {
+      method: 'POST',
+      headers: auth(s.token),
+      body: await form({ file: await filePart(pdf), settings: '{"userPassword": "hunter2-secret"}' }),
+    });
     const body = await res.json();
     assert.equal(res.status, 200, JSON.stringify(body));
     const out = Buffer.from(await (await fetch(s.url + body.downloadUrl, { headers: auth(s.token) })).arrayBuffer());
@@ -96,12 +130,37 @@ describe('generated tool routes', () => {
     assert.ok(!row.settings.includes('hunter2'));
   });
 
-  it('cancels a running job: the engine is stopped and nothing remains', { skip: !findTool('compress-video') && 'compress-video not in the catalog' }, async () => {
+  it('cancels a running job: the engine is stopped and nothing remains', {
+    skip: !findTool('compress-video') && 'compress-video not in the catalog',
+  }, async () => {
     const lazy = await startServer({ env: { SYNC_WAIT_MS: '0' } });
     try {
       const video = path.join(dir, 'long.mp4');
-      await exec('ffmpeg', ['-v', 'error', '-f', 'lavfi', '-i', 'testsrc2=size=640x360:rate=25:duration=40', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-y', video], { timeoutMs: 120_000 });
-      const res = await fetch(`${lazy.url}/api/v1/tools/video/compress-video`, { method: 'POST', headers: auth(lazy.token), body: await form({ file: await filePart(video), settings: '{"quality": "strong"}' }) });
+      await exec(
+        'ffmpeg',
+        [
+          '-v',
+          'error',
+          '-f',
+          'lavfi',
+          '-i',
+          'testsrc2=size=640x360:rate=25:duration=40',
+          '-c:v',
+          'libx264',
+          '-preset',
+          'ultrafast',
+          '-pix_fmt',
+          'yuv420p',
+          '-y',
+          video,
+        ],
+        { timeoutMs: 120_000 },
+      );
+      const res = await fetch(`${lazy.url}/api/v1/tools/video/compress-video`, {
+        method: 'POST',
+        headers: auth(lazy.token),
+        body: await form({ file: await filePart(video), settings: '{"quality": "strong"}' }),
+      });
       const { jobId } = await res.json();
       assert.equal(res.status, 202);
       const events = readSse(`${lazy.url}/api/v1/jobs/${jobId}/progress`, lazy.token, 60_000);
@@ -125,12 +184,37 @@ describe('generated tool routes', () => {
     }
   });
 
-  it('marks a job failed when the daemon stops while it runs, sends heartbeats meanwhile', { skip: !findTool('compress-video') && 'compress-video not in the catalog' }, async () => {
+  it('marks a job failed when the daemon stops while it runs, sends heartbeats meanwhile', {
+    skip: !findTool('compress-video') && 'compress-video not in the catalog',
+  }, async () => {
     let lazy = await startServer({ env: { SYNC_WAIT_MS: '0', KILN_SSE_HEARTBEAT_MS: '50' } });
     try {
       const video = path.join(dir, 'long2.mp4');
-      await exec('ffmpeg', ['-v', 'error', '-f', 'lavfi', '-i', 'testsrc2=size=640x360:rate=25:duration=40', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-y', video], { timeoutMs: 120_000 });
-      const res = await fetch(`${lazy.url}/api/v1/tools/video/compress-video`, { method: 'POST', headers: auth(lazy.token), body: await form({ file: await filePart(video), settings: '{"quality": "strong"}' }) });
+      await exec(
+        'ffmpeg',
+        [
+          '-v',
+          'error',
+          '-f',
+          'lavfi',
+          '-i',
+          'testsrc2=size=640x360:rate=25:duration=40',
+          '-c:v',
+          'libx264',
+          '-preset',
+          'ultrafast',
+          '-pix_fmt',
+          'yuv420p',
+          '-y',
+          video,
+        ],
+        { timeoutMs: 120_000 },
+      );
+      const res = await fetch(`${lazy.url}/api/v1/tools/video/compress-video`, {
+        method: 'POST',
+        headers: auth(lazy.token),
+        body: await form({ file: await filePart(video), settings: '{"quality": "strong"}' }),
+      });
       const { jobId } = await res.json();
       const heard = readSse(`${lazy.url}/api/v1/jobs/${jobId}/progress`, lazy.token, 60_000);
       let state = '';

@@ -3,7 +3,12 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', ...(import.meta.url.includes('/dist/') ? ['..'] : []));
+export const REPO = path.resolve(
+  path.dirname(fileURLToPath(import.meta.url)),
+  '..',
+  '..',
+  ...(import.meta.url.includes('/dist/') ? ['..'] : []),
+);
 export const KILN = path.join(REPO, 'bin', 'kiln');
 
 export interface CliResult {

@@ -12,7 +12,13 @@ export function tempDir(prefix = 'kiln-fx-'): string {
 }
 
 /** A width×height image: left half red, right half blue (so crops and flips can be checked by pixel). */
-export async function makeImage(dir: string, name: string, width = 200, height = 100, opts: { alpha?: boolean; format?: 'jpeg' | 'png' | 'webp' | 'gif' | 'tiff' | 'avif' } = {}): Promise<string> {
+export async function makeImage(
+  dir: string,
+  name: string,
+  width = 200,
+  height = 100,
+  opts: { alpha?: boolean; format?: 'jpeg' | 'png' | 'webp' | 'gif' | 'tiff' | 'avif' } = {},
+): Promise<string> {
   const channels = opts.alpha ? 4 : 3;
   const buf = Buffer.alloc(width * height * channels);
   for (let y = 0; y < height; y++)
@@ -25,7 +31,17 @@ export async function makeImage(dir: string, name: string, width = 200, height =
       if (opts.alpha) buf[i + 3] = 255;
     }
   const p = path.join(dir, name);
-  const format = opts.format ?? (name.endsWith('.png') ? 'png' : name.endsWith('.webp') ? 'webp' : name.endsWith('.gif') ? 'gif' : name.endsWith('.tiff') ? 'tiff' : 'jpeg');
+  const format =
+    opts.format ??
+    (name.endsWith('.png')
+      ? 'png'
+      : name.endsWith('.webp')
+        ? 'webp'
+        : name.endsWith('.gif')
+          ? 'gif'
+          : name.endsWith('.tiff')
+            ? 'tiff'
+            : 'jpeg');
   await sharp(buf, { raw: { width, height, channels } }).toFormat(format).toFile(p);
   return p;
 }
@@ -34,7 +50,7 @@ export async function makeImage(dir: string, name: string, width = 200, height =
 export async function makePhoto(dir: string, name: string, width = 1200, height = 800): Promise<string> {
   const buf = Buffer.alloc(width * height * 3);
   let seed = 12345;
-  const rnd = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+  const rnd = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
   for (let y = 0; y < height; y++)
     for (let x = 0; x < width; x++) {
       const i = (y * width + x) * 3;
@@ -43,6 +59,8 @@ export async function makePhoto(dir: string, name: string, width = 1200, height 
       buf[i + 2] = 128 + Math.sin(x / 20) * 60 + rnd() * 40;
     }
   const p = path.join(dir, name);
-  await sharp(buf, { raw: { width, height, channels: 3 } }).jpeg({ quality: 92 }).toFile(p);
+  await sharp(buf, { raw: { width, height, channels: 3 } })
+    .jpeg({ quality: 92 })
+    .toFile(p);
   return p;
 }

@@ -39,7 +39,9 @@ export interface VideoOpts {
 export function makeVideo(dir: string, name: string, o: VideoOpts = {}): string {
   const { width = 160, height = 120, durationS = 2, fps = 25, audio = true, freq = 440 } = o;
   const ext = path.extname(name).slice(1);
-  const src = o.source ? `${o.source}:s=${width}x${height}:r=${fps}:d=${durationS}` : `testsrc2=s=${width}x${height}:r=${fps}:d=${durationS}`;
+  const src = o.source
+    ? `${o.source}:s=${width}x${height}:r=${fps}:d=${durationS}`
+    : `testsrc2=s=${width}x${height}:r=${fps}:d=${durationS}`;
   const p = path.join(dir, name);
   const args = ['-f', 'lavfi', '-i', src];
   if (audio) args.push('-f', 'lavfi', '-i', `sine=f=${freq}:r=48000:d=${durationS}`, '-ac', '2');
@@ -51,7 +53,11 @@ export function makeVideo(dir: string, name: string, o: VideoOpts = {}): string 
 export type AudioKind = 'sine' | 'chirp-up' | 'left-only' | 'noisy-sine' | 'noise';
 
 /** A small audio file. chirp-up rises from 200 Hz to 2000 Hz; left-only has a tone on the left and silence on the right. */
-export function makeAudio(dir: string, name: string, o: { kind?: AudioKind; durationS?: number; freq?: number; channels?: 1 | 2; rate?: number; volume?: number; extra?: string[] } = {}): string {
+export function makeAudio(
+  dir: string,
+  name: string,
+  o: { kind?: AudioKind; durationS?: number; freq?: number; channels?: 1 | 2; rate?: number; volume?: number; extra?: string[] } = {},
+): string {
   const { kind = 'sine', durationS = 2, freq = 440, channels = 2, rate = 44100, volume = 0.5 } = o;
   const p = path.join(dir, name);
   let src: string;
@@ -59,7 +65,8 @@ export function makeAudio(dir: string, name: string, o: { kind?: AudioKind; dura
   else if (kind === 'chirp-up') src = `aevalsrc=${volume}*sin(2*PI*(200*t+900*t*t/${durationS})):s=${rate}:d=${durationS}`;
   else if (kind === 'left-only') src = `aevalsrc=${volume}*sin(2*PI*${freq}*t)|0:s=${rate}:d=${durationS}`;
   else if (kind === 'noise') src = `anoisesrc=a=${volume}:c=white:r=${rate}:d=${durationS}:seed=7`;
-  else src = `aevalsrc=${volume}*sin(2*PI*${freq}*t):s=${rate}:d=${durationS}[a];anoisesrc=a=0.05:c=white:r=${rate}:d=${durationS}:seed=7[b];[a][b]amix=inputs=2:normalize=0[out0]`;
+  else
+    src = `aevalsrc=${volume}*sin(2*PI*${freq}*t):s=${rate}:d=${durationS}[a];anoisesrc=a=0.05:c=white:r=${rate}:d=${durationS}:seed=7[b];[a][b]amix=inputs=2:normalize=0[out0]`;
   const ch = kind === 'left-only' ? [] : ['-ac', String(channels)];
   ff(['-f', 'lavfi', '-i', src, ...ch, ...(o.extra ?? []), p]);
   return p;
@@ -71,9 +78,15 @@ export function makeSpeechWithGap(dir: string, name: string, gapS = 1.5): string
   execFileSync('espeak-ng', ['-w', speech, 'hello there, this is a test']);
   const p = path.join(dir, name);
   ff([
-    '-i', speech, '-i', speech,
-    '-filter_complex', `[0:a]aresample=22050,apad=pad_dur=${gapS}[a];[1:a]aresample=22050[b];[a][b]concat=n=2:v=0:a=1[o]`,
-    '-map', '[o]', p,
+    '-i',
+    speech,
+    '-i',
+    speech,
+    '-filter_complex',
+    `[0:a]aresample=22050,apad=pad_dur=${gapS}[a];[1:a]aresample=22050[b];[a][b]concat=n=2:v=0:a=1[o]`,
+    '-map',
+    '[o]',
+    p,
   ]);
   return p;
 }
@@ -113,7 +126,16 @@ export interface Probed {
 }
 
 export function ffprobe(file: string, countFrames = false): Probed {
-  const out = execFileSync('ffprobe', ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', ...(countFrames ? ['-count_frames'] : []), file]);
+  const out = execFileSync('ffprobe', [
+    '-v',
+    'error',
+    '-print_format',
+    'json',
+    '-show_format',
+    '-show_streams',
+    ...(countFrames ? ['-count_frames'] : []),
+    file,
+  ]);
   return JSON.parse(out.toString()) as Probed;
 }
 
@@ -131,7 +153,9 @@ export function frameCount(file: string): number {
 
 /** Integrated loudness (LUFS) measured by ffmpeg's ebur128 filter. */
 export function integratedLufs(file: string): number {
-  const r = spawnSync('ffmpeg', ['-hide_banner', '-nostats', '-i', file, '-map', '0:a:0', '-af', 'ebur128', '-f', 'null', '-'], { encoding: 'utf8' });
+  const r = spawnSync('ffmpeg', ['-hide_banner', '-nostats', '-i', file, '-map', '0:a:0', '-af', 'ebur128', '-f', 'null', '-'], {
+    encoding: 'utf8',
+  });
   const m = /Integrated loudness:\s+I:\s+(-?[\d.]+) LUFS/.exec(r.stderr);
   if (!m) throw new Error('no ebur128 summary: ' + r.stderr.slice(-500));
   return Number(m[1]);
@@ -139,7 +163,11 @@ export function integratedLufs(file: string): number {
 
 /** Mean volume (dB) of the audio, optionally after a filter (e.g. pan to one channel). */
 export function meanVolumeDb(file: string, filter = 'anull'): number {
-  const r = spawnSync('ffmpeg', ['-hide_banner', '-nostats', '-i', file, '-map', '0:a:0', '-af', `${filter},volumedetect`, '-f', 'null', '-'], { encoding: 'utf8' });
+  const r = spawnSync(
+    'ffmpeg',
+    ['-hide_banner', '-nostats', '-i', file, '-map', '0:a:0', '-af', `${filter},volumedetect`, '-f', 'null', '-'],
+    { encoding: 'utf8' },
+  );
   const m = /mean_volume:\s+(-?[\d.]+|-inf) dB/.exec(r.stderr);
   if (!m) throw new Error('no volumedetect: ' + r.stderr.slice(-500));
   return m[1] === '-inf' ? -Infinity : Number(m[1]);
@@ -147,7 +175,24 @@ export function meanVolumeDb(file: string, filter = 'anull'): number {
 
 /** Mono 16-bit samples of [start, start+len] at `rate`. */
 export function samples(file: string, start = 0, len?: number, rate = 44100): Int16Array {
-  const args = ['-v', 'error', '-ss', String(start), '-i', file, ...(len ? ['-t', String(len)] : []), '-map', '0:a:0', '-ac', '1', '-ar', String(rate), '-f', 's16le', 'pipe:1'];
+  const args = [
+    '-v',
+    'error',
+    '-ss',
+    String(start),
+    '-i',
+    file,
+    ...(len ? ['-t', String(len)] : []),
+    '-map',
+    '0:a:0',
+    '-ac',
+    '1',
+    '-ar',
+    String(rate),
+    '-f',
+    's16le',
+    'pipe:1',
+  ];
   const buf = execFileSync('ffmpeg', args, { maxBuffer: 64 * 1024 * 1024 });
   return new Int16Array(buf.buffer, buf.byteOffset, Math.floor(buf.length / 2));
 }
@@ -163,7 +208,11 @@ export function zeroCrossingHz(file: string, start = 0, len = 0.5, rate = 44100)
 /** One decoded RGB frame at time t. */
 export function frameRgb(file: string, t: number): { width: number; height: number; data: Buffer } {
   const v = stream(ffprobe(file), 'video')!;
-  const data = execFileSync('ffmpeg', ['-v', 'error', '-ss', String(t), '-i', file, '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'], { maxBuffer: 64 * 1024 * 1024 });
+  const data = execFileSync(
+    'ffmpeg',
+    ['-v', 'error', '-ss', String(t), '-i', file, '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'],
+    { maxBuffer: 64 * 1024 * 1024 },
+  );
   return { width: v.width!, height: v.height!, data };
 }
 

@@ -54,7 +54,11 @@ async function createPgSchema(base: string): Promise<{ url: string; drop: () => 
 }
 
 export async function login(url: string, username: string, password: string): Promise<string> {
-  const res = await fetch(`${url}/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username, password }) });
+  const res = await fetch(`${url}/api/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ username, password }),
+  });
   if (res.status !== 200) throw new Error(`login failed: ${res.status} ${await res.text()}`);
   return ((await res.json()) as { token: string }).token;
 }
@@ -115,7 +119,10 @@ export async function filePart(p: string, name = path.basename(p)): Promise<Blob
   return new File([b], name);
 }
 
-export async function form(fields: Record<string, string | Blob | (string | Blob)[]>, names: Record<string, string> = {}): Promise<FormData> {
+export async function form(
+  fields: Record<string, string | Blob | (string | Blob)[]>,
+  names: Record<string, string> = {},
+): Promise<FormData> {
   const fd = new FormData();
   for (const [k, v] of Object.entries(fields)) {
     for (const item of Array.isArray(v) ? v : [v]) {
@@ -133,7 +140,11 @@ export interface SseEvent {
 }
 
 /** Reads server-sent events until a `completed` or `failed` event or the stream ends. */
-export async function readSse(url: string, token: string, timeoutMs = 20_000): Promise<{ events: SseEvent[]; comments: string[]; status: number; contentType: string | null }> {
+export async function readSse(
+  url: string,
+  token: string,
+  timeoutMs = 20_000,
+): Promise<{ events: SseEvent[]; comments: string[]; status: number; contentType: string | null }> {
   const ac = new AbortController();
   const timer = setTimeout(() => ac.abort(), timeoutMs);
   const res = await fetch(url, { headers: token ? { authorization: `Bearer ${token}` } : {}, signal: ac.signal });
@@ -176,7 +187,13 @@ export async function readSse(url: string, token: string, timeoutMs = 20_000): P
 }
 
 /** One JSON/multipart request with a bearer token; the body is parsed when it is JSON. */
-export async function api(s: TestServer, token: string, method: string, p: string, body?: unknown): Promise<{ status: number; body: any; text: string }> {
+export async function api(
+  s: TestServer,
+  token: string,
+  method: string,
+  p: string,
+  body?: unknown,
+): Promise<{ status: number; body: any; text: string }> {
   const auth = { authorization: `Bearer ${token}` };
   const init: RequestInit = { method, headers: auth };
   if (body instanceof FormData) init.body = body;

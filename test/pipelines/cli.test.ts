@@ -40,7 +40,10 @@ describe('kiln pipeline (local)', () => {
     const out = path.join(dir, 'out') + '/';
     const r = await kiln(['pipeline', 'run', threeSteps(), a, b, '-o', out, '--json']);
     assert.equal(r.code, 0, r.stderr);
-    const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const lines = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     assert.equal(lines.length, 2);
     for (const l of lines) {
       assert.equal(l.ok, true, JSON.stringify(l));
@@ -82,7 +85,11 @@ describe('kiln pipeline save|list and kiln files against a server', () => {
   let env: NodeJS.ProcessEnv;
   before(async () => {
     s = await startServer();
-    const res = await fetch(`${s.url}/api/v1/api-keys`, { method: 'POST', headers: { authorization: `Bearer ${s.token}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'cli' }) });
+    const res = await fetch(`${s.url}/api/v1/api-keys`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${s.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'cli' }),
+    });
     const key = ((await res.json()) as { key: string }).key;
     env = { KILN_SERVER: s.url, KILN_API_KEY: key, XDG_CONFIG_HOME: path.join(dir, 'cfg') };
   });
@@ -101,11 +108,15 @@ describe('kiln pipeline save|list and kiln files against a server', () => {
     assert.equal(list.code, 0, list.stderr);
     assert.match(list.stdout, /web\s+resize → rotate → convert/);
     // The saved pipeline runs on the server.
-    const run = await fetch(`${s.url}/api/v1/pipelines/web/run`, { method: 'POST', headers: { authorization: `Bearer ${env.KILN_API_KEY}` }, body: await (async () => {
-      const fd = new FormData();
-      fd.append('file', new File([readFileSync(await makeImage(dir, 'srv.jpg', 80, 40))], 'srv.jpg'));
-      return fd;
-    })() });
+    const run = await fetch(`${s.url}/api/v1/pipelines/web/run`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${env.KILN_API_KEY}` },
+      body: await (async () => {
+        const fd = new FormData();
+        fd.append('file', new File([readFileSync(await makeImage(dir, 'srv.jpg', 80, 40))], 'srv.jpg'));
+        return fd;
+      })(),
+    });
     assert.equal(run.status, 200);
   });
 
@@ -147,7 +158,10 @@ describe('kiln pipeline save|list and kiln files against a server', () => {
     const item = JSON.parse(up.stdout);
     assert.equal(item.name, 'mine.jpg');
     const list = await kiln(['files', 'list', '--json'], { env: local });
-    assert.deepEqual(JSON.parse(list.stdout).items.map((i: { id: string }) => i.id), [item.id]);
+    assert.deepEqual(
+      JSON.parse(list.stdout).items.map((i: { id: string }) => i.id),
+      [item.id],
+    );
     const out = path.join(dir, 'back.jpg');
     assert.equal((await kiln(['files', 'get', item.id, '-o', out], { env: local })).code, 0);
     assert.deepEqual(readFileSync(out), readFileSync(jpg));

@@ -26,13 +26,11 @@ const THREE_STEPS = {
   ],
 };
 
-
 async function download(s: TestServer, url: string): Promise<Buffer> {
   const res = await fetch(s.url + url, { headers: auth(s.token) });
   assert.equal(res.status, 200);
   return Buffer.from(await res.arrayBuffer());
 }
-
 
 describe('pipelines over HTTP', () => {
   let s: TestServer;
@@ -52,14 +50,23 @@ describe('pipelines over HTTP', () => {
     const bad = await api(s, s.token, 'POST', '/api/v1/pipelines', { name: 'bad', steps: [{ tool: 'resize', settings: { width: -5 } }] });
     assert.equal(bad.status, 400);
     assert.match(bad.body.error.message, /step 1 \(resize\)/);
-    const misfit = await api(s, s.token, 'POST', '/api/v1/pipelines', { name: 'misfit', steps: [{ tool: 'resize', settings: { width: 10 } }, { tool: 'rotate-pdf', settings: { angle: 90 } }] });
+    const misfit = await api(s, s.token, 'POST', '/api/v1/pipelines', {
+      name: 'misfit',
+      steps: [
+        { tool: 'resize', settings: { width: 10 } },
+        { tool: 'rotate-pdf', settings: { angle: 90 } },
+      ],
+    });
     assert.equal(misfit.status, 400, misfit.text);
     assert.match(misfit.body.error.message, /step 2 \(rotate-pdf\).*step 1 produces/);
     const nameless = await api(s, s.token, 'POST', '/api/v1/pipelines', { steps: [{ tool: 'resize', settings: { width: 10 } }] });
     assert.equal(nameless.status, 400);
 
     const list = await api(s, s.token, 'GET', '/api/v1/pipelines');
-    assert.deepEqual(list.body.pipelines.map((p: any) => p.name), ['thumbs']);
+    assert.deepEqual(
+      list.body.pipelines.map((p: any) => p.name),
+      ['thumbs'],
+    );
     assert.equal((await api(s, s.token, 'GET', `/api/v1/pipelines/${created.body.id}`)).body.name, 'thumbs');
     // A person's own pipeline can be named instead of its id.
     assert.equal((await api(s, s.token, 'GET', '/api/v1/pipelines/thumbs')).body.id, created.body.id);
@@ -74,12 +81,21 @@ describe('pipelines over HTTP', () => {
     assert.equal((await api(s, dora, 'PUT', `/api/v1/pipelines/${created.body.id}`, THREE_STEPS)).status, 404);
     assert.equal((await api(s, dora, 'DELETE', `/api/v1/pipelines/${created.body.id}`)).status, 404);
     const jpg = await makeImage(dir, 'd.jpg', 20, 10);
-    assert.equal((await api(s, dora, 'POST', `/api/v1/pipelines/${created.body.id}/run`, await form({ file: await filePart(jpg) }))).status, 404);
+    assert.equal(
+      (await api(s, dora, 'POST', `/api/v1/pipelines/${created.body.id}/run`, await form({ file: await filePart(jpg) }))).status,
+      404,
+    );
     const doras = await api(s, dora, 'POST', '/api/v1/pipelines', { ...THREE_STEPS, name: 'doras' });
     assert.equal(doras.status, 201);
-    assert.deepEqual((await api(s, dora, 'GET', '/api/v1/pipelines')).body.pipelines.map((p: any) => p.name), ['doras']);
+    assert.deepEqual(
+      (await api(s, dora, 'GET', '/api/v1/pipelines')).body.pipelines.map((p: any) => p.name),
+      ['doras'],
+    );
     // The admin sees both and may open dora's.
-    assert.deepEqual((await api(s, s.token, 'GET', '/api/v1/pipelines')).body.pipelines.map((p: any) => p.name).sort(), ['doras', 'thumbs']);
+    assert.deepEqual((await api(s, s.token, 'GET', '/api/v1/pipelines')).body.pipelines.map((p: any) => p.name).sort(), [
+      'doras',
+      'thumbs',
+    ]);
     assert.equal((await api(s, s.token, 'GET', `/api/v1/pipelines/${doras.body.id}`)).status, 200);
 
     assert.equal((await api(s, dora, 'DELETE', `/api/v1/pipelines/${doras.body.id}`)).status, 200);
@@ -97,10 +113,17 @@ describe('pipelines over HTTP', () => {
     assert.deepEqual([meta.width, meta.height], [20, 40]);
     const job = await api(s, s.token, 'GET', `/api/v1/jobs/${run.body.jobId}`);
     assert.equal(job.body.tool, 'pipeline:thumbs');
-    assert.deepEqual(job.body.settings.steps.map((x: any) => x.tool), ['resize', 'rotate', 'convert']);
+    assert.deepEqual(
+      job.body.settings.steps.map((x: any) => x.tool),
+      ['resize', 'rotate', 'convert'],
+    );
 
     const png = await makeImage(dir, 'other.png', 40, 40, { format: 'png' });
-    const res = await fetch(`${s.url}/api/v1/pipelines/thumbs/batch`, { method: 'POST', headers: auth(s.token), body: await form({ files: [await filePart(jpg), await filePart(png)] }) });
+    const res = await fetch(`${s.url}/api/v1/pipelines/thumbs/batch`, {
+      method: 'POST',
+      headers: auth(s.token),
+      body: await form({ files: [await filePart(jpg), await filePart(png)] }),
+    });
     assert.equal(res.status, 200);
     assert.equal(res.headers.get('content-type'), 'application/zip');
     const entries = await readZip(Buffer.from(await res.arrayBuffer()));
@@ -109,8 +132,17 @@ describe('pipelines over HTTP', () => {
     for (const item of manifest.items) assert.equal((await sharp(entries.get(item.output)!).metadata()).format, 'webp');
 
     // An ad-hoc pipeline over many files: the pipeline travels in its own form field.
-    const adhoc = JSON.stringify({ steps: [{ tool: 'resize', settings: { width: 10 } }, { tool: 'convert', settings: { format: 'gif' } }] });
-    const res2 = await fetch(`${s.url}/api/v1/pipelines/batch`, { method: 'POST', headers: auth(s.token), body: await form({ pipeline: adhoc, files: [await filePart(jpg), await filePart(png)] }) });
+    const adhoc = JSON.stringify({
+      steps: [
+        { tool: 'resize', settings: { width: 10 } },
+        { tool: 'convert', settings: { format: 'gif' } },
+      ],
+    });
+    const res2 = await fetch(`${s.url}/api/v1/pipelines/batch`, {
+      method: 'POST',
+      headers: auth(s.token),
+      body: await form({ pipeline: adhoc, files: [await filePart(jpg), await filePart(png)] }),
+    });
     assert.equal(res2.status, 200);
     const entries2 = await readZip(Buffer.from(await res2.arrayBuffer()));
     const manifest2 = JSON.parse(entries2.get('manifest.json')!.toString());
@@ -119,7 +151,11 @@ describe('pipelines over HTTP', () => {
       const m = await sharp(entries2.get(item.output)!).metadata();
       assert.deepEqual([m.format, m.width], ['gif', 10]);
     }
-    const noPipeline = await fetch(`${s.url}/api/v1/pipelines/batch`, { method: 'POST', headers: auth(s.token), body: await form({ files: [await filePart(jpg)] }) });
+    const noPipeline = await fetch(`${s.url}/api/v1/pipelines/batch`, {
+      method: 'POST',
+      headers: auth(s.token),
+      body: await form({ files: [await filePart(jpg)] }),
+    });
     assert.equal(noPipeline.status, 400);
   });
 
@@ -128,27 +164,51 @@ describe('pipelines over HTTP', () => {
     const pipeline = JSON.stringify({ steps: [{ tool: 'rotate', settings: { horizontal: true } }, { tool: 'jpg-to-png' }] });
     const ok = await api(s, s.token, 'POST', '/api/v1/pipelines/run', await form({ file: await filePart(jpg), pipeline }));
     assert.equal(ok.status, 200, ok.text);
-    const out = await sharp(await download(s, ok.body.downloadUrl)).raw().toBuffer({ resolveWithObject: true });
+    const out = await sharp(await download(s, ok.body.downloadUrl))
+      .raw()
+      .toBuffer({ resolveWithObject: true });
     assert.equal(out.info.width, 60);
     // Flipped: the left edge is now blue.
     assert.ok(out.data[2]! > 200 && out.data[0]! < 60, `left pixel ${out.data.subarray(0, 3).join(',')}`);
 
-    const invalid = await api(s, s.token, 'POST', '/api/v1/pipelines/run', await form({ file: await filePart(jpg), pipeline: JSON.stringify({ steps: [{ tool: 'resize', settings: { width: 10 } }, { tool: 'no-such-tool' }] }) }));
+    const invalid = await api(
+      s,
+      s.token,
+      'POST',
+      '/api/v1/pipelines/run',
+      await form({
+        file: await filePart(jpg),
+        pipeline: JSON.stringify({ steps: [{ tool: 'resize', settings: { width: 10 } }, { tool: 'no-such-tool' }] }),
+      }),
+    );
     assert.equal(invalid.status, 400);
     assert.match(invalid.body.error.message, /step 2 \(no-such-tool\)/);
     // Nothing ran: no job was recorded for the refused request.
     const jobs = await api(s, s.token, 'GET', '/api/v1/jobs?limit=100');
     assert.ok(!jobs.body.jobs.some((j: any) => j.status === 'failed'));
 
-    const failing = JSON.stringify({ steps: [{ tool: 'resize', settings: { width: 20 } }, { tool: 'crop', settings: { left: 500, top: 0, width: 5, height: 5 } }, { tool: 'rotate', settings: { angle: 90 } }] });
+    const failing = JSON.stringify({
+      steps: [
+        { tool: 'resize', settings: { width: 20 } },
+        { tool: 'crop', settings: { left: 500, top: 0, width: 5, height: 5 } },
+        { tool: 'rotate', settings: { angle: 90 } },
+      ],
+    });
     const failed = await api(s, s.token, 'POST', '/api/v1/pipelines/run', await form({ file: await filePart(jpg), pipeline: failing }));
     assert.equal(failed.status, 400, failed.text);
     assert.match(failed.body.error.message, /^step 2\/3 \(crop\): .*outside the image/);
   });
 
-  it('mixes an image step and a PDF step (image-to-pdf then rotate-pdf)', { skip: !findTool('image-to-pdf') && 'image-to-pdf is not in the catalog yet' }, async () => {
+  it('mixes an image step and a PDF step (image-to-pdf then rotate-pdf)', {
+    skip: !findTool('image-to-pdf') && 'image-to-pdf is not in the catalog yet',
+  }, async () => {
     const jpg = await makeImage(dir, 'page.jpg', 60, 30);
-    const pipeline = JSON.stringify({ steps: [{ tool: 'image-to-pdf', settings: { pageSize: 'A4' } }, { tool: 'rotate-pdf', settings: { angle: 90 } }] });
+    const pipeline = JSON.stringify({
+      steps: [
+        { tool: 'image-to-pdf', settings: { pageSize: 'A4' } },
+        { tool: 'rotate-pdf', settings: { angle: 90 } },
+      ],
+    });
     const r = await api(s, s.token, 'POST', '/api/v1/pipelines/run', await form({ file: await filePart(jpg), pipeline }));
     assert.equal(r.status, 200, r.text);
     const pdf = await PDFDocument.load(await download(s, r.body.downloadUrl));
@@ -168,14 +228,27 @@ describe('pipelines over HTTP, asynchronous', () => {
     const jpg = await makeImage(dir, 'async.jpg', 80, 40);
     const up = await api(s, s.token, 'POST', '/api/v1/files', await form({ file: await filePart(jpg) }));
     assert.equal(up.status, 201, up.text);
-    const run = await api(s, s.token, 'POST', '/api/v1/pipelines/run', await form({ fileId: up.body.id, pipeline: JSON.stringify(THREE_STEPS) }));
+    const run = await api(
+      s,
+      s.token,
+      'POST',
+      '/api/v1/pipelines/run',
+      await form({ fileId: up.body.id, pipeline: JSON.stringify(THREE_STEPS) }),
+    );
     assert.equal(run.status, 202, run.text);
     const sse = await readSse(`${s.url}/api/v1/jobs/${run.body.jobId}/progress`, s.token);
     const done = sse.events.at(-1)!;
     assert.equal(done.event, 'completed', JSON.stringify(sse.events));
     const stages = sse.events.filter((e) => e.event === 'progress').map((e) => String((e.data as any).stage));
-    for (const step of ['step 1/3 (resize)', 'step 2/3 (rotate)', 'step 3/3 (convert)']) assert.ok(stages.some((x) => x.startsWith(step)), `${step} in ${stages.join(' | ')}`);
-    assert.ok(stages.every((x) => /^step \d\/3 \(\w+\) \d+%/.test(x) || !x.startsWith('step')), stages.join(' | '));
+    for (const step of ['step 1/3 (resize)', 'step 2/3 (rotate)', 'step 3/3 (convert)'])
+      assert.ok(
+        stages.some((x) => x.startsWith(step)),
+        `${step} in ${stages.join(' | ')}`,
+      );
+    assert.ok(
+      stages.every((x) => /^step \d\/3 \(\w+\) \d+%/.test(x) || !x.startsWith('step')),
+      stages.join(' | '),
+    );
     const result = (done.data as any).result ?? done.data;
     assert.equal(result.savedFileId, up.body.id);
     const item = await api(s, s.token, 'GET', `/api/v1/files/${up.body.id}`);
@@ -186,7 +259,12 @@ describe('pipelines over HTTP, asynchronous', () => {
 
   it('reports a failing step by name in the failed event', async () => {
     const jpg = await makeImage(dir, 'fail.jpg', 30, 30);
-    const pipeline = JSON.stringify({ steps: [{ tool: 'resize', settings: { width: 20 } }, { tool: 'crop', settings: { left: 100, top: 0, width: 5, height: 5 } }] });
+    const pipeline = JSON.stringify({
+      steps: [
+        { tool: 'resize', settings: { width: 20 } },
+        { tool: 'crop', settings: { left: 100, top: 0, width: 5, height: 5 } },
+      ],
+    });
     const run = await api(s, s.token, 'POST', '/api/v1/pipelines/run', await form({ file: await filePart(jpg), pipeline }));
     assert.equal(run.status, 202);
     const sse = await readSse(`${s.url}/api/v1/jobs/${run.body.jobId}/progress`, s.token);

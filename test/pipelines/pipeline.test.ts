@@ -25,17 +25,36 @@ async function run(raw: unknown, file: string) {
 
 describe('pipelines', () => {
   it('validates every step before running and names the failing step', () => {
-    assert.throws(() => validatePipeline({ steps: [] }), (e: KilnError) => e.code === 'VALIDATION_ERROR');
-    assert.throws(() => validatePipeline({ steps: [{ tool: 'resize', settings: { width: 10 } }, { tool: 'nope' }] }), (e: KilnError) => /step 2 \(nope\)/.test(e.message));
     assert.throws(
-      () => validatePipeline({ steps: [{ tool: 'resize', settings: { width: 10 } }, { tool: 'rotate', settings: {} }, { tool: 'resize', settings: { width: -1 } }] }),
+      () => validatePipeline({ steps: [] }),
+      (e: KilnError) => e.code === 'VALIDATION_ERROR',
+    );
+    assert.throws(
+      () => validatePipeline({ steps: [{ tool: 'resize', settings: { width: 10 } }, { tool: 'nope' }] }),
+      (e: KilnError) => /step 2 \(nope\)/.test(e.message),
+    );
+    assert.throws(
+      () =>
+        validatePipeline({
+          steps: [
+            { tool: 'resize', settings: { width: 10 } },
+            { tool: 'rotate', settings: {} },
+            { tool: 'resize', settings: { width: -1 } },
+          ],
+        }),
       (e: KilnError) => e.code === 'VALIDATION_ERROR' && /step 3 \(resize\)/.test(e.message),
     );
   });
 
   it('refuses a step whose input type does not fit the previous output', () => {
     assert.throws(
-      () => validatePipeline({ steps: [{ tool: 'resize', settings: { width: 10 } }, { tool: 'rotate-pdf', settings: {} }] }),
+      () =>
+        validatePipeline({
+          steps: [
+            { tool: 'resize', settings: { width: 10 } },
+            { tool: 'rotate-pdf', settings: {} },
+          ],
+        }),
       (e: KilnError) => e.code === 'VALIDATION_ERROR' && /step 2 \(rotate-pdf\).*\.pdf.*step 1 produces image/.test(e.message),
     );
   });
@@ -43,7 +62,14 @@ describe('pipelines', () => {
   it('runs three image steps in order with step progress', async () => {
     const src = await makeImage(dir, 'p.jpg', 400, 200);
     const r = await run(
-      { name: 'thumbs', steps: [{ tool: 'resize', settings: { width: 200 } }, { tool: 'convert', settings: { format: 'webp' } }, { tool: 'rotate', settings: { angle: 90 } }] },
+      {
+        name: 'thumbs',
+        steps: [
+          { tool: 'resize', settings: { width: 200 } },
+          { tool: 'convert', settings: { format: 'webp' } },
+          { tool: 'rotate', settings: { angle: 90 } },
+        ],
+      },
       src,
     );
     const m = await sharp(r.buf).metadata();
@@ -54,7 +80,15 @@ describe('pipelines', () => {
 
   it('mixes an image step and a PDF step (image-to-pdf then rotate-pdf)', async () => {
     const src = await makeImage(dir, 'scan.png', 300, 400);
-    const r = await run({ steps: [{ tool: 'image-to-pdf', settings: {} }, { tool: 'rotate-pdf', settings: { angle: 90 } }] }, src);
+    const r = await run(
+      {
+        steps: [
+          { tool: 'image-to-pdf', settings: {} },
+          { tool: 'rotate-pdf', settings: { angle: 90 } },
+        ],
+      },
+      src,
+    );
     const pdf = await PDFDocument.load(r.buf);
     assert.equal(pdf.getPageCount(), 1);
     assert.equal(pdf.getPage(0).getRotation().angle, 90);
@@ -62,7 +96,15 @@ describe('pipelines', () => {
 
   it('accepts preset ids as steps', async () => {
     const src = await makeImage(dir, 'q.jpg', 64, 32);
-    const r = await run({ steps: [{ tool: 'jpg-to-png', settings: {} }, { tool: 'resize', settings: { width: 32 } }] }, src);
+    const r = await run(
+      {
+        steps: [
+          { tool: 'jpg-to-png', settings: {} },
+          { tool: 'resize', settings: { width: 32 } },
+        ],
+      },
+      src,
+    );
     const m = await sharp(r.buf).metadata();
     assert.deepEqual([m.format, m.width], ['png', 32]);
   });

@@ -81,7 +81,10 @@ async function makeInput(ext: string): Promise<string> {
     }
     case 'svg': {
       const dest = path.join(dir, file);
-      writeFileSync(dest, '<svg xmlns="http://www.w3.org/2000/svg" width="40" height="20"><rect width="20" height="20" fill="red"/><rect x="20" width="20" height="20" fill="blue"/></svg>');
+      writeFileSync(
+        dest,
+        '<svg xmlns="http://www.w3.org/2000/svg" width="40" height="20"><rect width="20" height="20" fill="red"/><rect x="20" width="20" height="20" fill="blue"/></svg>',
+      );
       return dest;
     }
     case 'pdf': {
@@ -133,7 +136,9 @@ describe('the 83 presets', () => {
   describe('each runs once and produces its format', { concurrency: 3 }, () => {
     for (const p of PRESETS) {
       const inExt = norm(p.accept[0]!);
-      it(`${p.id}: .${inExt} → ${p.outputExtension}`, { skip: !findTool(p.tool) && `base tool ${p.tool} is not in the catalog yet` }, async () => {
+      it(`${p.id}: .${inExt} → ${p.outputExtension}`, {
+        skip: !findTool(p.tool) && `base tool ${p.tool} is not in the catalog yet`,
+      }, async () => {
         const r = await runPreset(p, await inputFor(inExt));
         assert.equal(path.extname(r.name), p.outputExtension, `output name ${r.name}`);
         if (p.outputExtension === '.csv') {
@@ -182,7 +187,11 @@ describe('presets over HTTP', () => {
   for (const id of ['png-to-jpg', 'svg-to-png', 'pdf-to-png', 'mov-to-mp4', 'flac-to-mp3']) {
     it(`POST /api/v1/tools/<section>/${id}`, async () => {
       const p = preset(id);
-      const res = await fetch(`${s.url}/api/v1/tools/${p.section}/${id}`, { method: 'POST', headers: auth(), body: await form({ file: await filePart(await inputFor(norm(p.accept[0]!))) }) });
+      const res = await fetch(`${s.url}/api/v1/tools/${p.section}/${id}`, {
+        method: 'POST',
+        headers: auth(),
+        body: await form({ file: await filePart(await inputFor(norm(p.accept[0]!))) }),
+      });
       const body = await res.json();
       assert.equal(res.status, 200, JSON.stringify(body));
       const bytes = Buffer.from(await (await fetch(s.url + body.downloadUrl, { headers: auth() })).arrayBuffer());
@@ -194,7 +203,11 @@ describe('presets over HTTP', () => {
   }
 
   it('answers 415 UNSUPPORTED_INPUT for a PNG sent to jpg-to-png', async () => {
-    const res = await fetch(`${s.url}/api/v1/tools/image/jpg-to-png`, { method: 'POST', headers: auth(), body: await form({ file: await filePart(await inputFor('png'), 'photo.jpg') }) });
+    const res = await fetch(`${s.url}/api/v1/tools/image/jpg-to-png`, {
+      method: 'POST',
+      headers: auth(),
+      body: await form({ file: await filePart(await inputFor('png'), 'photo.jpg') }),
+    });
     const body = await res.json();
     assert.equal(res.status, 415);
     assert.equal(body.error.code, 'UNSUPPORTED_INPUT');

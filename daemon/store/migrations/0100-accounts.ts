@@ -18,7 +18,10 @@ const migration: NamedMigration = {
     ] as const) {
       await db.schema.alterTable('users').addColumn(col, type).execute();
     }
-    await db.schema.alterTable('users').addColumn('mfa_enabled', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+    await db.schema
+      .alterTable('users')
+      .addColumn('mfa_enabled', 'integer', (c) => c.notNull().defaultTo(0))
+      .execute();
     await db.schema.createIndex('users_sso').on('users').columns(['sso_provider', 'sso_subject']).execute();
     await db.schema.alterTable('api_keys').addColumn('expires_at', 'bigint').execute();
     await db.schema

@@ -9,7 +9,10 @@ type Opts = Record<string, string | boolean | undefined>;
 /** Where to act, the same choice the tool commands make: a server when one is given or configured, else the data dir. */
 function target(cmd: Command): Command {
   return cmd
-    .option('--server <url>', "kiln server to administer through its API with an admin's key (env KILN_SERVER; default: the profile's server)")
+    .option(
+      '--server <url>',
+      "kiln server to administer through its API with an admin's key (env KILN_SERVER; default: the profile's server)",
+    )
     .option('--profile <name>', 'configuration profile (env KILN_PROFILE; default: "default")')
     .option('--local', 'use the local data dir even when a server is configured')
     .option('--data-dir <dir>', 'local data directory; implies --local (env DATA_DIR; DATABASE_URL selects PostgreSQL)')
@@ -21,10 +24,12 @@ const load = () => import('./admin.js');
 export function addAdminCommand(program: Command): void {
   const admin = program
     .command('admin')
-    .description('manage users, API keys and MFA: on a server with an admin\'s key, or directly on the local data dir (no server needed)');
+    .description("manage users, API keys and MFA: on a server with an admin's key, or directly on the local data dir (no server needed)");
 
   const users = admin.command('users').description('user accounts');
-  target(users.command('list').description('list users with role, team, MFA and SSO')).action(async (o: Opts) => (await load()).usersList(o));
+  target(users.command('list').description('list users with role, team, MFA and SSO')).action(async (o: Opts) =>
+    (await load()).usersList(o),
+  );
   target(
     users
       .command('add')
@@ -40,18 +45,29 @@ export function addAdminCommand(program: Command): void {
       .argument('<username>')
       .addArgument(new Argument('<role>', 'admin | user').choices(['admin', 'user'])),
   ).action(async (username: string, role: string, o: Opts) => (await load()).usersSetRole(username, role, o));
-  target(users.command('reset-password').description("set a user's password (asked for, or one line on stdin); revokes its sessions and API keys").argument('<username>')).action(
-    async (username: string, o: Opts) => (await load()).usersResetPassword(username, o),
-  );
-  target(users.command('delete').description('delete a user with its sessions, API keys, jobs, library files and pipelines').argument('<username>').option('-y, --yes', 'do not ask for confirmation')).action(
-    async (username: string, o: Opts) => (await load()).usersDelete(username, o),
-  );
+  target(
+    users
+      .command('reset-password')
+      .description("set a user's password (asked for, or one line on stdin); revokes its sessions and API keys")
+      .argument('<username>'),
+  ).action(async (username: string, o: Opts) => (await load()).usersResetPassword(username, o));
+  target(
+    users
+      .command('delete')
+      .description('delete a user with its sessions, API keys, jobs, library files and pipelines')
+      .argument('<username>')
+      .option('-y, --yes', 'do not ask for confirmation'),
+  ).action(async (username: string, o: Opts) => (await load()).usersDelete(username, o));
 
   const keys = admin.command('keys').description('API keys of all users');
-  target(keys.command('list').description('list API keys (never the keys themselves)').option('--user <username>', 'only this user\'s keys')).action(async (o: Opts) => (await load()).keysList(o));
-  target(keys.command('revoke').description('revoke an API key by id').argument('<id>')).action(async (id: string, o: Opts) => (await load()).keysRevoke(id, o));
-
-  target(admin.command('mfa-reset').description("switch off a user's MFA (lost authenticator and recovery codes)").argument('<username>')).action(
-    async (username: string, o: Opts) => (await load()).mfaReset(username, o),
+  target(
+    keys.command('list').description('list API keys (never the keys themselves)').option('--user <username>', "only this user's keys"),
+  ).action(async (o: Opts) => (await load()).keysList(o));
+  target(keys.command('revoke').description('revoke an API key by id').argument('<id>')).action(async (id: string, o: Opts) =>
+    (await load()).keysRevoke(id, o),
   );
+
+  target(
+    admin.command('mfa-reset').description("switch off a user's MFA (lost authenticator and recovery codes)").argument('<username>'),
+  ).action(async (username: string, o: Opts) => (await load()).mfaReset(username, o));
 }

@@ -38,7 +38,8 @@ const OPERATOR = { id: 'cli', username: 'kiln admin (local)', role: 'admin' as c
 
 /** The server to administer, chosen like the tool commands choose theirs; none means the data dir. */
 async function remote(o: AdminOptions): Promise<RemoteClient | undefined> {
-  if (o.dataDir && o.server) throw new KilnError('USAGE_ERROR', '--data-dir is for the local data dir and --server for a server: give one of them.');
+  if (o.dataDir && o.server)
+    throw new KilnError('USAGE_ERROR', '--data-dir is for the local data dir and --server for a server: give one of them.');
   // A data dir named on the command line is as explicit as --local.
   if (o.local || o.dataDir) return undefined;
   const { resolveServer } = await import('../profiles.js');
@@ -97,7 +98,8 @@ const userPath = (u: { id: string }, rest = '') => `/api/auth/users/${encodeURIC
 
 async function newPassword(): Promise<string> {
   const p = await ask('New password: ', { hidden: true });
-  if (process.stdin.isTTY && (await ask('Repeat it: ', { hidden: true })) !== p) throw new KilnError('USAGE_ERROR', 'The passwords differ.');
+  if (process.stdin.isTTY && (await ask('Repeat it: ', { hidden: true })) !== p)
+    throw new KilnError('USAGE_ERROR', 'The passwords differ.');
   return p;
 }
 
@@ -105,14 +107,22 @@ function out(o: AdminOptions, data: unknown, text: string): void {
   process.stdout.write(o.json ? JSON.stringify(data, null, 2) + '\n' : text);
 }
 
-async function audit(db: Db, event: import('../../../daemon/accounts/audit.js').AuditEvent, target: string, details?: Record<string, unknown>) {
+async function audit(
+  db: Db,
+  event: import('../../../daemon/accounts/audit.js').AuditEvent,
+  target: string,
+  details?: Record<string, unknown>,
+) {
   const m = await import('../../../daemon/accounts/audit.js');
   await m.audit(db, { event, actor: OPERATOR, target, ip: 'local', details });
 }
 
 export async function usersList(o: AdminOptions): Promise<void> {
   const users = await either(o, remoteUsers, async (db) => (await import('../../../daemon/accounts/users.js')).listUsers(db));
-  const rows = users.map((u) => `${u.username.padEnd(24)} ${u.role.padEnd(6)} ${(u.team?.name ?? '-').padEnd(14)} ${u.mfaEnabled ? 'mfa' : '-  '} ${u.sso ?? '-'}\n`);
+  const rows = users.map(
+    (u) =>
+      `${u.username.padEnd(24)} ${u.role.padEnd(6)} ${(u.team?.name ?? '-').padEnd(14)} ${u.mfaEnabled ? 'mfa' : '-  '} ${u.sso ?? '-'}\n`,
+  );
   out(o, users, `${'USER'.padEnd(24)} ${'ROLE'.padEnd(6)} ${'TEAM'.padEnd(14)} MFA SSO\n${rows.join('')}`);
 }
 
@@ -170,7 +180,11 @@ export async function usersResetPassword(username: string, o: AdminOptions): Pro
 
 async function confirmDelete(username: string, yes: boolean | undefined): Promise<void> {
   if (yes) return;
-  if (!process.stdin.isTTY) throw new KilnError('USAGE_ERROR', `Deleting ${username} also deletes its sessions, API keys, jobs, library files and pipelines: pass --yes to confirm.`);
+  if (!process.stdin.isTTY)
+    throw new KilnError(
+      'USAGE_ERROR',
+      `Deleting ${username} also deletes its sessions, API keys, jobs, library files and pipelines: pass --yes to confirm.`,
+    );
   const a = await ask(`Delete ${username} with its sessions, API keys, jobs, library files and pipelines? Type the user name to confirm: `);
   if (a !== username) throw new KilnError('CANCELLED', 'Not deleted.');
 }
@@ -195,12 +209,23 @@ export async function usersDelete(username: string, o: AdminOptions & { yes?: bo
       const u = await userByName(db, username);
       await confirmDelete(username, o.yes);
       const { resolveConfig } = await import('../../../daemon/config.js');
-      const { user: _u, ...counts } = await deleteUser(db, undefined, undefined, OPERATOR, u.id, resolveConfig({ dataDir: o.dataDir }).sharedDir);
+      const { user: _u, ...counts } = await deleteUser(
+        db,
+        undefined,
+        undefined,
+        OPERATOR,
+        u.id,
+        resolveConfig({ dataDir: o.dataDir }).sharedDir,
+      );
       await audit(db, 'user.delete', u.username, { id: u.id, ...counts });
       return counts;
     },
   );
-  out(o, { username, deleted: true, ...counts }, `Deleted ${username} with ${counts.jobsDeleted} job(s), ${counts.filesDeleted} library file(s) and ${counts.pipelinesDeleted} pipeline(s).\n`);
+  out(
+    o,
+    { username, deleted: true, ...counts },
+    `Deleted ${username} with ${counts.jobsDeleted} job(s), ${counts.filesDeleted} library file(s) and ${counts.pipelinesDeleted} pipeline(s).\n`,
+  );
 }
 
 export async function keysList(o: AdminOptions & { user?: string }): Promise<void> {
@@ -222,7 +247,10 @@ export async function keysList(o: AdminOptions & { user?: string }): Promise<voi
       return (await keyViews(db, await listApiKeys(db, userId), true)) as unknown as KeyView[];
     },
   );
-  const rows = keys.map((k) => `${k.id}  ${(k.owner?.username ?? '?').padEnd(16)} ${k.name.slice(0, 24).padEnd(24)} ${k.prefix}…  last used ${k.lastUsedAt ?? 'never'}${k.expiresAt ? `  ${k.expired ? 'expired' : 'expires'} ${k.expiresAt}` : ''}\n`);
+  const rows = keys.map(
+    (k) =>
+      `${k.id}  ${(k.owner?.username ?? '?').padEnd(16)} ${k.name.slice(0, 24).padEnd(24)} ${k.prefix}…  last used ${k.lastUsedAt ?? 'never'}${k.expiresAt ? `  ${k.expired ? 'expired' : 'expires'} ${k.expiresAt}` : ''}\n`,
+  );
   out(o, keys, rows.join('') || 'No API keys.\n');
 }
 

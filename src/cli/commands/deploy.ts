@@ -11,7 +11,16 @@ import path from 'node:path';
 import { KilnError } from '../../core/errors.js';
 import { createWorkspace } from '../../core/workspace.js';
 import { buildRelease } from '../deploy/release.js';
-import { detachedStartScript, healthScript, installScript, PROBE, sq, systemdStartScript, systemdUnit, type Layout } from '../deploy/remote-scripts.js';
+import {
+  detachedStartScript,
+  healthScript,
+  installScript,
+  PROBE,
+  sq,
+  systemdStartScript,
+  systemdUnit,
+  type Layout,
+} from '../deploy/remote-scripts.js';
 import { checkHostKey, fingerprint, parseSshTarget, type SshTarget } from '../deploy/ssh-target.js';
 
 type Opts = Record<string, string | boolean | undefined>;
@@ -27,7 +36,11 @@ function parseEnv(list: string[] | undefined): [string, string][] {
   return (list ?? []).map((e) => {
     const m = /^([A-Z_][A-Z0-9_]*)=(.*)$/s.exec(e);
     if (!m) throw new KilnError('USAGE_ERROR', `--env takes NAME=VALUE (got "${e}").`);
-    if (/PASSWORD|SECRET|TOKEN|KEY/.test(m[1]!)) throw new KilnError('USAGE_ERROR', `--env ${m[1]}: secrets do not go on the command line (process lists, shell history); set them on the server.`);
+    if (/PASSWORD|SECRET|TOKEN|KEY/.test(m[1]!))
+      throw new KilnError(
+        'USAGE_ERROR',
+        `--env ${m[1]}: secrets do not go on the command line (process lists, shell history); set them on the server.`,
+      );
     return [m[1]!, m[2]!];
   });
 }
@@ -72,10 +85,16 @@ async function connect(t: SshTarget, o: Opts) {
     } as never);
   } catch (e) {
     if (verdict?.result === 'changed') {
-      throw new KilnError('FORBIDDEN', `The host key of ${t.host}:${t.port} (${verdict.fp}) differs from the one in ${knownHosts}. Someone may be intercepting the connection; refusing.`);
+      throw new KilnError(
+        'FORBIDDEN',
+        `The host key of ${t.host}:${t.port} (${verdict.fp}) differs from the one in ${knownHosts}. Someone may be intercepting the connection; refusing.`,
+      );
     }
     if (verdict?.result === 'unknown') {
-      throw new KilnError('FORBIDDEN', `${t.host}:${t.port} is not in ${knownHosts} (its key is ${verdict.fp}). Check that fingerprint, then add the host (ssh-keyscan -p ${t.port} ${t.host} >> ${knownHosts}) or pass --insecure-accept-host-key.`);
+      throw new KilnError(
+        'FORBIDDEN',
+        `${t.host}:${t.port} is not in ${knownHosts} (its key is ${verdict.fp}). Check that fingerprint, then add the host (ssh-keyscan -p ${t.port} ${t.host} >> ${knownHosts}) or pass --insecure-accept-host-key.`,
+      );
     }
     const msg = (e as Error).message;
     if (/authentication/i.test(msg)) throw new KilnError('UNAUTHORIZED', `SSH login as ${t.user}@${t.host} was refused: ${msg}`);
@@ -89,7 +108,11 @@ type Ssh = Awaited<ReturnType<typeof connect>>;
 
 async function run(ssh: Ssh, script: string, what: string): Promise<string> {
   const r = await ssh.execCommand('sh -s', { stdin: script });
-  if (r.code !== 0) throw new KilnError('UNAVAILABLE', `${what} failed on the remote (exit ${r.code}): ${(r.stderr || r.stdout).trim().split('\n').slice(-5).join(' | ')}`);
+  if (r.code !== 0)
+    throw new KilnError(
+      'UNAVAILABLE',
+      `${what} failed on the remote (exit ${r.code}): ${(r.stderr || r.stdout).trim().split('\n').slice(-5).join(' | ')}`,
+    );
   if (r.stderr.trim()) for (const l of r.stderr.trim().split('\n')) process.stderr.write(`  remote: ${l}\n`);
   return r.stdout;
 }
@@ -105,8 +128,13 @@ export async function deployCommand(target: string, o: Opts): Promise<void> {
   const ws = await createWorkspace();
   try {
     const facts = parseFacts(await run(ssh, PROBE, 'Checking the remote'));
-    if (!facts.node || !facts.nodeVersion) throw new KilnError('FEATURE_INCOMPATIBLE', `No Node.js on ${t.host}: install Node 20.9 or newer there (e.g. from nodejs.org or NodeSource), then run kiln deploy again.`);
-    if (!versionAtLeast(facts.nodeVersion, [20, 9])) throw new KilnError('FEATURE_INCOMPATIBLE', `${t.host} has Node ${facts.nodeVersion}; kiln needs 20.9 or newer.`);
+    if (!facts.node || !facts.nodeVersion)
+      throw new KilnError(
+        'FEATURE_INCOMPATIBLE',
+        `No Node.js on ${t.host}: install Node 20.9 or newer there (e.g. from nodejs.org or NodeSource), then run kiln deploy again.`,
+      );
+    if (!versionAtLeast(facts.nodeVersion, [20, 9]))
+      throw new KilnError('FEATURE_INCOMPATIBLE', `${t.host} has Node ${facts.nodeVersion}; kiln needs 20.9 or newer.`);
     if (!facts.npm) throw new KilnError('FEATURE_INCOMPATIBLE', `${t.host} has Node but no npm; install npm there.`);
     if (facts.tar !== 'yes') throw new KilnError('FEATURE_INCOMPATIBLE', `${t.host} has no tar.`);
     const root = facts.uid === '0';
@@ -119,33 +147,50 @@ export async function deployCommand(target: string, o: Opts): Promise<void> {
       node: facts.node,
       env: parseEnv(o.env as string[] | undefined),
     };
-    for (const p of [layout.dir, layout.dataDir]) if (!p.startsWith('/')) throw new KilnError('USAGE_ERROR', `Remote paths must be absolute (got ${p}).`);
-    log(`${t.host}: Node ${facts.nodeVersion}, ${facts.systemd === 'yes' ? 'systemd' : 'no systemd'}; installing into ${layout.dir}, data in ${layout.dataDir}`);
+    for (const p of [layout.dir, layout.dataDir])
+      if (!p.startsWith('/')) throw new KilnError('USAGE_ERROR', `Remote paths must be absolute (got ${p}).`);
+    log(
+      `${t.host}: Node ${facts.nodeVersion}, ${facts.systemd === 'yes' ? 'systemd' : 'no systemd'}; installing into ${layout.dir}, data in ${layout.dataDir}`,
+    );
 
     const release = await buildRelease(ws.dir);
     log(`release ${release.id} (${(release.bytes / 1048576).toFixed(1)} MB)`);
     const incoming = `${layout.dir}/incoming`;
-    await run(ssh, `set -eu\nmkdir -p ${sq(incoming)} ${sq(layout.dir + '/releases')} ${sq(layout.dataDir)}\nchmod 700 ${sq(layout.dataDir)}\n`, 'Creating directories');
+    await run(
+      ssh,
+      `set -eu\nmkdir -p ${sq(incoming)} ${sq(layout.dir + '/releases')} ${sq(layout.dataDir)}\nchmod 700 ${sq(layout.dataDir)}\n`,
+      'Creating directories',
+    );
     const remoteTgz = `${incoming}/kiln-${release.id}.tgz`;
     await ssh.putFile(release.file, remoteTgz);
     await run(ssh, installScript(layout, release.id, remoteTgz, facts.npm), 'Installing kiln');
 
     const useSystemd = root && facts.systemd === 'yes' && o.systemd !== false;
-    const started = useSystemd ? await run(ssh, systemdStartScript(layout, systemdUnit(layout, t.user)), 'Starting the systemd unit') : await run(ssh, detachedStartScript(layout), 'Starting kiln');
+    const started = useSystemd
+      ? await run(ssh, systemdStartScript(layout, systemdUnit(layout, t.user)), 'Starting the systemd unit')
+      : await run(ssh, detachedStartScript(layout), 'Starting kiln');
     log(started.trim().replace(/^started=/, 'started: '));
 
     const health = parseFacts(await ssh.execCommand(healthScript(layout, 90)).then((r) => r.stdout));
     if (!health.health || health.health === 'timeout') {
       const logs = useSystemd ? 'journalctl -u kiln' : `${layout.dataDir}/kiln.log`;
-      const tail = await ssh.execCommand(useSystemd ? 'journalctl -u kiln -n 20 --no-pager' : `tail -n 20 ${sq(layout.dataDir + '/kiln.log')}`);
-      throw new KilnError('UNAVAILABLE', `kiln did not become healthy on ${t.host}:${port} within 90 s; see ${logs}:\n${tail.stdout.trim()}`);
+      const tail = await ssh.execCommand(
+        useSystemd ? 'journalctl -u kiln -n 20 --no-pager' : `tail -n 20 ${sq(layout.dataDir + '/kiln.log')}`,
+      );
+      throw new KilnError(
+        'UNAVAILABLE',
+        `kiln did not become healthy on ${t.host}:${port} within 90 s; see ${logs}:\n${tail.stdout.trim()}`,
+      );
     }
     const pw = await ssh.execCommand(`cat ${sq(layout.dataDir + '/initial-admin-password')} 2>/dev/null || true`);
     const shownHost = host === '0.0.0.0' || host === '::' ? t.host : host;
     const url = `http://${shownHost.includes(':') ? `[${shownHost}]` : shownHost}:${port}`;
     process.stdout.write(`kiln ${release.id.split('-')[0]} is running at ${url}\n`);
     const password = pw.stdout.trim();
-    if (password) process.stdout.write(`Initial admin password (user "admin"): ${password}\n(It is in ${layout.dataDir}/initial-admin-password on the server; change it after the first login.)\n`);
+    if (password)
+      process.stdout.write(
+        `Initial admin password (user "admin"): ${password}\n(It is in ${layout.dataDir}/initial-admin-password on the server; change it after the first login.)\n`,
+      );
     else process.stdout.write('The admin account already exists (its password was set on the first deploy).\n');
     process.stdout.write(`Next: kiln login ${url}\n`);
   } finally {

@@ -9,13 +9,18 @@ export async function doctorCommand(o: { json?: boolean }): Promise<void> {
   // Optional parts of the ffmpeg build (vidstab, rubberband, libass, drawtext).
   const ffmpegNotes = engines.find((e) => e.id === 'ffmpeg')?.available ? await ffmpegDoctorNotes() : [];
   if (o.json) {
-    process.stdout.write(JSON.stringify({ node: process.version, engines: engines.map((e) => ({ ...e, tools: toolsAffected(e.id) })), ffmpegNotes }, null, 2) + '\n');
+    process.stdout.write(
+      JSON.stringify({ node: process.version, engines: engines.map((e) => ({ ...e, tools: toolsAffected(e.id) })), ffmpegNotes }, null, 2) +
+        '\n',
+    );
     return;
   }
   process.stdout.write(`node ${process.version}\n\n`);
   const w = Math.max(...engines.map((e) => e.title.length));
   for (const e of engines) {
-    process.stdout.write(`${e.available ? 'ok     ' : 'MISSING'} ${e.title.padEnd(w)}  ${e.available ? (e.version ?? '') : `install: ${e.install}`}\n`);
+    process.stdout.write(
+      `${e.available ? 'ok     ' : 'MISSING'} ${e.title.padEnd(w)}  ${e.available ? (e.version ?? '') : `install: ${e.install}`}\n`,
+    );
   }
   for (const n of ffmpegNotes) process.stdout.write(`note    ${n}\n`);
   if (missing.length) {

@@ -43,7 +43,12 @@ interface VersionView {
 
 /** One interface over both modes, so each command is written once. */
 interface Backend {
-  list(q: { page: number; pageSize: number; type?: string; name?: string }): Promise<{ items: ItemView[]; total: number; page: number; pageSize: number }>;
+  list(q: {
+    page: number;
+    pageSize: number;
+    type?: string;
+    name?: string;
+  }): Promise<{ items: ItemView[]; total: number; page: number; pageSize: number }>;
   upload(file: string, name?: string): Promise<ItemView>;
   versions(id: string): Promise<VersionView[]>;
   /** Writes the version's bytes to `dest` ('-' = stdout); returns the version's file name first via `nameOf`. */
@@ -57,11 +62,19 @@ function remoteBackend(c: RemoteClient): Backend {
   const enc = encodeURIComponent;
   return {
     async list(q) {
-      const qs = new URLSearchParams({ page: String(q.page), pageSize: String(q.pageSize), ...(q.type ? { type: q.type } : {}), ...(q.name ? { name: q.name } : {}) });
+      const qs = new URLSearchParams({
+        page: String(q.page),
+        pageSize: String(q.pageSize),
+        ...(q.type ? { type: q.type } : {}),
+        ...(q.name ? { name: q.name } : {}),
+      });
       return c.json('GET', `/api/v1/files?${qs}`);
     },
     async upload(file, name) {
-      const r = await c.postForm('/api/v1/files', [{ field: 'file', path: file, filename: path.basename(file) }, ...(name ? [{ field: 'name', value: name }] : [])]);
+      const r = await c.postForm('/api/v1/files', [
+        { field: 'file', path: file, filename: path.basename(file) },
+        ...(name ? [{ field: 'name', value: name }] : []),
+      ]);
       return r.body as unknown as ItemView;
     },
     async versions(id) {
@@ -169,7 +182,12 @@ function human(n: number): string {
 
 export async function filesList(o: Opts): Promise<void> {
   await withBackend(o, async (b) => {
-    const r = await b.list({ page: posInt(o.page, '--page', 1)!, pageSize: posInt(o.pageSize, '--page-size', 50)!, type: o.type as string | undefined, name: o.name as string | undefined });
+    const r = await b.list({
+      page: posInt(o.page, '--page', 1)!,
+      pageSize: posInt(o.pageSize, '--page-size', 50)!,
+      type: o.type as string | undefined,
+      name: o.name as string | undefined,
+    });
     if (o.json) {
       process.stdout.write(JSON.stringify(r) + '\n');
       return;
@@ -179,8 +197,12 @@ export async function filesList(o: Opts): Promise<void> {
       return;
     }
     const w = Math.max(...r.items.map((i) => i.name.length), 4);
-    for (const i of r.items) process.stdout.write(`${i.id}  ${i.name.padEnd(w)}  v${String(i.latestVersion).padEnd(3)}  ${human(i.size).padStart(9)}  ${i.contentType}  ${i.updatedAt}\n`);
-    if (r.total > r.page * r.pageSize) process.stderr.write(`${r.total} files; page ${r.page} of ${Math.ceil(r.total / r.pageSize)} (--page N)\n`);
+    for (const i of r.items)
+      process.stdout.write(
+        `${i.id}  ${i.name.padEnd(w)}  v${String(i.latestVersion).padEnd(3)}  ${human(i.size).padStart(9)}  ${i.contentType}  ${i.updatedAt}\n`,
+      );
+    if (r.total > r.page * r.pageSize)
+      process.stderr.write(`${r.total} files; page ${r.page} of ${Math.ceil(r.total / r.pageSize)} (--page N)\n`);
   });
 }
 
@@ -204,8 +226,15 @@ export async function filesVersions(id: string, o: Opts): Promise<void> {
       return;
     }
     for (const v of vs) {
-      const how = v.source === 'tool' ? `tool ${v.tool} ${JSON.stringify(v.settings)}` : v.source === 'restore' ? `restored from v${v.restoredFrom}` : 'upload';
-      process.stdout.write(`v${String(v.version).padEnd(3)}  ${v.name}  ${human(v.size).padStart(9)}  ${v.contentType}  ${v.createdAt}  ${how}\n`);
+      const how =
+        v.source === 'tool'
+          ? `tool ${v.tool} ${JSON.stringify(v.settings)}`
+          : v.source === 'restore'
+            ? `restored from v${v.restoredFrom}`
+            : 'upload';
+      process.stdout.write(
+        `v${String(v.version).padEnd(3)}  ${v.name}  ${human(v.size).padStart(9)}  ${v.contentType}  ${v.createdAt}  ${how}\n`,
+      );
     }
   });
 }
@@ -216,7 +245,8 @@ export async function filesGet(id: string, o: Opts): Promise<void> {
     const name = await b.fetchName(id, version);
     const target = parseOutputOption(o.output as string | undefined, 1);
     const dest = target.kind === 'stdout' ? '-' : resolveOutputPath(target, name, 'files', [], !!o.force);
-    if (dest !== '-' && !o.force && existsSync(dest)) throw new KilnError('OUTPUT_EXISTS', `${path.relative(process.cwd(), dest) || dest} exists; choose another -o or pass --force.`);
+    if (dest !== '-' && !o.force && existsSync(dest))
+      throw new KilnError('OUTPUT_EXISTS', `${path.relative(process.cwd(), dest) || dest} exists; choose another -o or pass --force.`);
     await b.download(id, version, dest);
     if (o.json) process.stdout.write(JSON.stringify({ id, version: version ?? null, ok: true, output: dest }) + '\n');
     else if (dest !== '-') process.stderr.write(`${dest}\n`);

@@ -46,7 +46,9 @@ export async function jobsList(o: Opts): Promise<void> {
   const w = Math.max(...jobs.map((j) => j.tool.length), 4);
   for (const j of jobs) {
     const status = j.status === 'running' || j.status === 'queued' ? `${j.status} ${j.progress.percent}%` : j.status;
-    process.stdout.write(`${j.jobId}  ${j.tool.padEnd(w)}  ${status.padEnd(12)}  ${j.createdAt ?? ''}  ${j.outputName ?? j.error?.code ?? ''}\n`);
+    process.stdout.write(
+      `${j.jobId}  ${j.tool.padEnd(w)}  ${status.padEnd(12)}  ${j.createdAt ?? ''}  ${j.outputName ?? j.error?.code ?? ''}\n`,
+    );
   }
 }
 
@@ -109,7 +111,8 @@ export async function jobsDownload(id: string, o: Opts): Promise<void> {
   const dest = target.kind === 'stdout' ? '-' : resolveOutputPath(target, j.outputName, j.tool, [], !!o.force);
   if (dest !== '-' && target.kind !== 'file' && !o.force) {
     const { existsSync } = await import('node:fs');
-    if (existsSync(dest)) throw new KilnError('OUTPUT_EXISTS', `${path.relative(process.cwd(), dest) || dest} exists; choose another -o or pass --force.`);
+    if (existsSync(dest))
+      throw new KilnError('OUTPUT_EXISTS', `${path.relative(process.cwd(), dest) || dest} exists; choose another -o or pass --force.`);
   }
   const { Readable } = await import('node:stream');
   const { pipeline } = await import('node:stream/promises');

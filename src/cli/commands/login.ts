@@ -32,7 +32,10 @@ export async function loginCommand(url: string | undefined, o: { profile?: strin
     const username = (await ask('Username: ')).trim();
     if (!username) throw new KilnError('USAGE_ERROR', 'A user name is needed.');
     const password = await ask('Password: ', { hidden: true });
-    let res = await anon.json<{ token?: string; requiresMfa?: boolean; mfaToken?: string }>('POST', '/api/auth/login', { username, password });
+    let res = await anon.json<{ token?: string; requiresMfa?: boolean; mfaToken?: string }>('POST', '/api/auth/login', {
+      username,
+      password,
+    });
     if (res.requiresMfa && res.mfaToken) {
       const code = (await ask('MFA code: ')).trim();
       res = await anon.json('POST', '/api/auth/mfa/complete', { mfaToken: res.mfaToken, code });
@@ -50,7 +53,9 @@ export async function loginCommand(url: string | undefined, o: { profile?: strin
     if (existing.server && existing.server !== server) await deleteKey(profile, existing.server);
     const store = await saveKey(profile, server, key.key);
     await updateProfile(profile, { server, keyId: key.id, keyStore: store });
-    process.stderr.write(`Logged in to ${server} as ${username}. API key "${key.name}" stored in ${store === 'keyring' ? 'the OS keyring' : 'the credentials file'}${profile !== 'default' ? ` (profile ${profile})` : ''}.\n`);
+    process.stderr.write(
+      `Logged in to ${server} as ${username}. API key "${key.name}" stored in ${store === 'keyring' ? 'the OS keyring' : 'the credentials file'}${profile !== 'default' ? ` (profile ${profile})` : ''}.\n`,
+    );
   } finally {
     closePrompts();
   }
@@ -68,7 +73,9 @@ export async function logoutCommand(o: { profile?: string }): Promise<void> {
       // A key the server no longer knows is as good as revoked; anything else must be said.
       const code = (e as KilnError).code;
       if (code !== 'UNAUTHORIZED' && code !== 'NOT_FOUND') {
-        process.stderr.write(`kiln: could not revoke the key on ${p.server}: ${(e as Error).message}\nThe key is kept; run kiln logout again when the server is reachable.\n`);
+        process.stderr.write(
+          `kiln: could not revoke the key on ${p.server}: ${(e as Error).message}\nThe key is kept; run kiln logout again when the server is reachable.\n`,
+        );
         throw e;
       }
     }

@@ -31,7 +31,11 @@ export async function pipelineValidateCommand(ref: string): Promise<void> {
   process.stdout.write(`${pipelineLabel(pipeline, file)}: ${steps.length} step(s) valid: ${steps.map((s) => s.tool.id).join(' → ')}\n`);
 }
 
-export async function pipelineRunCommand(ref: string, inputs: string[], o: { output?: string; json?: boolean; quiet?: boolean; force?: boolean; concurrency?: string }): Promise<void> {
+export async function pipelineRunCommand(
+  ref: string,
+  inputs: string[],
+  o: { output?: string; json?: boolean; quiet?: boolean; force?: boolean; concurrency?: string },
+): Promise<void> {
   const { raw, file } = loadPipelineFile(ref);
   const { pipeline, steps } = validatePipeline(raw);
   const tool = pipelineTool(steps, pipelineLabel(pipeline, file));

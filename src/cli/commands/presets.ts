@@ -9,6 +9,8 @@ export function presetsCommand(o: { json?: boolean }): void {
   }
   const w = Math.max(...rows.map((r) => r.id.length));
   for (const r of rows) {
-    process.stdout.write(`  ${r.id.padEnd(w)}  ${r.accept.join(' ')} → ${r.outputExtension}  (${r.tool}${Object.keys(r.fixed).length ? ' ' + JSON.stringify(r.fixed) : ''})${r.available ? '' : '  [base tool not built yet]'}\n`);
+    process.stdout.write(
+      `  ${r.id.padEnd(w)}  ${r.accept.join(' ')} → ${r.outputExtension}  (${r.tool}${Object.keys(r.fixed).length ? ' ' + JSON.stringify(r.fixed) : ''})${r.available ? '' : '  [base tool not built yet]'}\n`,
+    );
   }
 }

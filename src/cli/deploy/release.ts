@@ -36,19 +36,24 @@ async function sha256(file: string): Promise<string> {
 export async function buildRelease(workDir: string, signal?: AbortSignal): Promise<Release> {
   const root = PACKAGE_ROOT;
   for (const need of ['dist/src/cli/main.js', 'dist/daemon/main.js', 'package-lock.json']) {
-    if (!existsSync(path.join(root, need))) throw new KilnError('USAGE_ERROR', `${need} is missing in ${root}: build first (npm run build).`);
+    if (!existsSync(path.join(root, need)))
+      throw new KilnError('USAGE_ERROR', `${need} is missing in ${root}: build first (npm run build).`);
   }
   const pack = await exec('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: root, timeoutMs: 120_000, signal });
   const listed = (JSON.parse(pack.stdout) as { files: { path: string }[] }[])[0]!.files.map((f) => f.path);
   const files = new Set(listed.filter((f) => !f.startsWith('test/') && !f.startsWith('bench/')));
   files.add('package-lock.json');
   const dist: string[] = [];
-  for (const d of ['src', 'daemon', 'scripts']) if (existsSync(path.join(root, 'dist', d))) walk(path.join(root, 'dist', d), `dist/${d}`, dist);
+  for (const d of ['src', 'daemon', 'scripts'])
+    if (existsSync(path.join(root, 'dist', d))) walk(path.join(root, 'dist', d), `dist/${d}`, dist);
   for (const f of dist) files.add(f);
   const list = path.join(workDir, 'files.txt');
   await writeFile(list, [...files].sort().join('\n') + '\n');
   const file = path.join(workDir, `kiln-${VERSION}.tgz`);
-  await exec('tar', ['-czf', file, '-C', root, '--owner=0', '--group=0', '--mtime=@0', '--verbatim-files-from', '-T', list], { timeoutMs: 300_000, signal });
+  await exec('tar', ['-czf', file, '-C', root, '--owner=0', '--group=0', '--mtime=@0', '--verbatim-files-from', '-T', list], {
+    timeoutMs: 300_000,
+    signal,
+  });
   const hash = await sha256(file);
   return { file, id: `${VERSION}-${hash.slice(0, 12)}`, bytes: statSync(file).size };
 }

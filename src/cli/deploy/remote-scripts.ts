@@ -69,13 +69,7 @@ echo "installed=$REL"
 }
 
 function envLines(l: Layout): [string, string][] {
-  return [
-    ['PORT', String(l.port)],
-    ['HOST', l.host],
-    ['DATA_DIR', l.dataDir],
-    ['NODE_ENV', 'production'],
-    ...(l.env ?? []),
-  ];
+  return [['PORT', String(l.port)], ['HOST', l.host], ['DATA_DIR', l.dataDir], ['NODE_ENV', 'production'], ...(l.env ?? [])];
 }
 
 export function systemdUnit(l: Layout, user: string): string {

@@ -18,7 +18,8 @@ export function parseSshTarget(raw: string): SshTarget {
     throw new KilnError('USAGE_ERROR', `Not an SSH target: ${raw} (ssh://user@host[:port])`);
   }
   if (u.protocol !== 'ssh:') throw new KilnError('USAGE_ERROR', `The target must be ssh://user@host[:port] (got ${raw}).`);
-  if (u.password) throw new KilnError('USAGE_ERROR', 'Put no password in the target: kiln deploy uses SSH keys (the agent, or --identity FILE).');
+  if (u.password)
+    throw new KilnError('USAGE_ERROR', 'Put no password in the target: kiln deploy uses SSH keys (the agent, or --identity FILE).');
   if (!u.hostname) throw new KilnError('USAGE_ERROR', `No host in ${raw}.`);
   const port = u.port ? Number(u.port) : 22;
   let user = decodeURIComponent(u.username);

@@ -54,7 +54,9 @@ export function bashCompletion(): string {
   const cases: string[] = [];
   for (const c of cmds) {
     if (c.subcommands.length) {
-      cases.push(`    ${bashQuote(c.name)})\n      flags='--help'\n      args=${bashQuote(c.subcommands.map((s) => s.name).join(' '))}\n      ;;`);
+      cases.push(
+        `    ${bashQuote(c.name)})\n      flags='--help'\n      args=${bashQuote(c.subcommands.map((s) => s.name).join(' '))}\n      ;;`,
+      );
       for (const s of c.subcommands) cases.push(bashCase(`${c.name} ${s.name}`, s));
     } else cases.push(bashCase(c.name, c));
   }
@@ -241,9 +243,12 @@ export function fishCompletion(): string {
     }
     const names = c.subcommands.map((s) => s.name).join(' ');
     for (const s of c.subcommands) {
-      out.push(`complete -c kiln -n ${fishQuote(`__fish_seen_subcommand_from ${c.name}; and not __fish_seen_subcommand_from ${names}`)} -a ${s.name} -d ${fishQuote(short(s.description, 60))}`);
+      out.push(
+        `complete -c kiln -n ${fishQuote(`__fish_seen_subcommand_from ${c.name}; and not __fish_seen_subcommand_from ${names}`)} -a ${s.name} -d ${fishQuote(short(s.description, 60))}`,
+      );
     }
-    for (const s of c.subcommands) out.push(...fishCommand(`__fish_seen_subcommand_from ${c.name}; and __fish_seen_subcommand_from ${s.name}`, s));
+    for (const s of c.subcommands)
+      out.push(...fishCommand(`__fish_seen_subcommand_from ${c.name}; and __fish_seen_subcommand_from ${s.name}`, s));
   }
   return out.join('\n') + '\n';
 }

@@ -11,13 +11,15 @@ import { cliModel, type CommandSpec, type FlagSpec } from './model.js';
 
 /** Escapes text for roff: backslashes, and a leading dot or quote that would start a request. */
 export function roff(s: string): string {
-  return s
-    .replace(/\\/g, '\\e')
-    .replace(/-/g, '\\-')
-    .replace(/\n/g, ' ')
-    .replace(/^([.'])/, '\\&$1')
-    // Plain ASCII in the file; roff's own escapes for the rest, so no input-encoding warnings.
-    .replace(/[^\x00-\x7f]/gu, (c) => `\\[u${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}]`);
+  return (
+    s
+      .replace(/\\/g, '\\e')
+      .replace(/-/g, '\\-')
+      .replace(/\n/g, ' ')
+      .replace(/^([.'])/, '\\&$1')
+      // Plain ASCII in the file; roff's own escapes for the rest, so no input-encoding warnings.
+      .replace(/[^\x00-\x7f]/gu, (c) => `\\[u${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}]`)
+  );
 }
 
 function bold(s: string): string {
@@ -29,7 +31,10 @@ function italic(s: string): string {
 }
 
 function flagHead(f: FlagSpec): string {
-  const names = [f.short, f.long].filter(Boolean).map((n) => bold(n!)).join(', ');
+  const names = [f.short, f.long]
+    .filter(Boolean)
+    .map((n) => bold(n!))
+    .join(', ');
   return f.placeholder ? `${names} ${italic(f.placeholder.replace(/[<>]/g, ''))}` : names;
 }
 
@@ -58,7 +63,19 @@ function synopsisArgs(c: CommandSpec): string {
     .join(' ');
 }
 
-const TOOL_COMMON = ['--output', '--settings', '--json', '--quiet', '--force', '--concurrency', '--server', '--profile', '--local', '--file-id', '--help'];
+const TOOL_COMMON = [
+  '--output',
+  '--settings',
+  '--json',
+  '--quiet',
+  '--force',
+  '--concurrency',
+  '--server',
+  '--profile',
+  '--local',
+  '--file-id',
+  '--help',
+];
 
 const ENVIRONMENT: [string, string][] = [
   ['KILN_SERVER', 'Run tools on this kiln server instead of locally (same as --server).'],
@@ -75,8 +92,14 @@ const ENVIRONMENT: [string, string][] = [
 
 const FILES: [string, string][] = [
   ['$XDG_CONFIG_HOME/kiln/config.json', 'Profiles: server URL and default output directory for each (kiln config).'],
-  ['$XDG_CONFIG_HOME/kiln/credentials.json', 'API keys, mode 0600, only where no OS keyring (Secret Service, Keychain, Credential Manager) is available.'],
-  ['$XDG_DATA_HOME/kiln', 'Data directory: feature bundles, models, fonts cache; for kiln serve also the database and the initial\\-admin\\-password file.'],
+  [
+    '$XDG_CONFIG_HOME/kiln/credentials.json',
+    'API keys, mode 0600, only where no OS keyring (Secret Service, Keychain, Credential Manager) is available.',
+  ],
+  [
+    '$XDG_DATA_HOME/kiln',
+    'Data directory: feature bundles, models, fonts cache; for kiln serve also the database and the initial\\-admin\\-password file.',
+  ],
 ];
 
 const EXAMPLES: [string, string][] = [
@@ -117,20 +140,27 @@ export function manPage(): string {
     `Without arguments on a terminal, ${bold('kiln')} opens an interactive mode: search a tool, pick files, fill in its settings and run it. ` +
       'Without a terminal it prints the help and exits with status 0.',
     '.PP',
-    'Outputs go to the current directory under the output\'s own name (or ' + italic('stem-tool.ext') + ' when that name is taken); ' +
+    "Outputs go to the current directory under the output's own name (or " +
+      italic('stem-tool.ext') +
+      ' when that name is taken); ' +
       `${bold('-o')} ${italic('file')} names it, ${bold('-o')} ${italic('dir/')} puts it in a directory, ${bold('-o -')} writes it to standard output. ` +
       `An input is never overwritten without ${bold('--force')}, and an interrupted run never leaves a partial file.`,
   );
 
   out.push('.SH COMMON TOOL OPTIONS', 'Every tool and preset takes these:');
   const common = m.tools.find((t) => t.tool!.input.kind === 'file') ?? m.presets[0];
-  if (common) out.push(...flags({ ...common, settings: [] }, new Set(common.flags.map((f) => f.long).filter((l) => !TOOL_COMMON.includes(l)))));
+  if (common)
+    out.push(...flags({ ...common, settings: [] }, new Set(common.flags.map((f) => f.long).filter((l) => !TOOL_COMMON.includes(l)))));
 
   out.push('.SH COMMANDS');
   for (const c of m.commands) {
     const list = c.subcommands.length ? c.subcommands.map((s) => ({ ...s, name: `${c.name} ${s.name}` })) : [c];
     for (const s of list) {
-      out.push('.TP', `${bold(`kiln ${s.name}`)} ${synopsisArgs(s)}`.trimEnd(), roff(s.description.replace(/^./, (x) => x.toUpperCase())) + '.');
+      out.push(
+        '.TP',
+        `${bold(`kiln ${s.name}`)} ${synopsisArgs(s)}`.trimEnd(),
+        roff(s.description.replace(/^./, (x) => x.toUpperCase())) + '.',
+      );
       out.push(...flags(s, new Set(['--help'])));
     }
   }
@@ -162,7 +192,10 @@ export function manPage(): string {
     }
   }
 
-  out.push('.SH PRESETS', `Each preset is a command that runs its base tool with some settings fixed and only the listed input types. ${bold('kiln presets')} lists them.`);
+  out.push(
+    '.SH PRESETS',
+    `Each preset is a command that runs its base tool with some settings fixed and only the listed input types. ${bold('kiln presets')} lists them.`,
+  );
   for (const p of m.presets) {
     out.push('.TP', `${bold(`kiln ${p.name}`)} ${italic('input')}\\ .\\|.\\|.`, roff(p.tool!.summary));
   }
@@ -180,10 +213,14 @@ export function manPage(): string {
     out.push('.TP', bold(String(code)));
     const parts: string[] = [];
     if (exitText[code]) parts.push(exitText[code]!);
-    if (errors.length) parts.push(errors.map((e) => `${bold(e)}: ${roff(ERROR_TABLE[e as keyof typeof ERROR_TABLE].meaning)}`).join('; ') + '.');
+    if (errors.length)
+      parts.push(errors.map((e) => `${bold(e)}: ${roff(ERROR_TABLE[e as keyof typeof ERROR_TABLE].meaning)}`).join('; ') + '.');
     out.push(parts.join(' '));
   }
-  out.push('.PP', `With ${bold('--json')}, a failed item\'s line carries the error ${italic('code')} and ${italic('message')}; over a server they are exactly what the server answered.`);
+  out.push(
+    '.PP',
+    `With ${bold('--json')}, a failed item\'s line carries the error ${italic('code')} and ${italic('message')}; over a server they are exactly what the server answered.`,
+  );
 
   out.push('.SH ENVIRONMENT');
   for (const [name, text] of ENVIRONMENT) out.push('.TP', bold(name), roff(text));

@@ -94,7 +94,16 @@ export function App({ cwd = process.cwd(), onExit }: AppProps) {
           onQuit={quit}
         />
       )}
-      {screen === 'files' && choice && <FilePicker choice={choice} cwd={cwd} files={files} setFiles={setFiles} onDone={() => setScreen('settings')} onBack={() => setScreen('tool')} />}
+      {screen === 'files' && choice && (
+        <FilePicker
+          choice={choice}
+          cwd={cwd}
+          files={files}
+          setFiles={setFiles}
+          onDone={() => setScreen('settings')}
+          onBack={() => setScreen('tool')}
+        />
+      )}
       {screen === 'settings' && choice && (
         <SettingsForm
           choice={choice}
@@ -105,7 +114,9 @@ export function App({ cwd = process.cwd(), onExit }: AppProps) {
           onBack={() => setScreen(choice.tool.input.kind === 'none' ? 'tool' : 'files')}
         />
       )}
-      {screen === 'running' && <Running name={choice!.name} percent={progress.percent} stage={progress.stage} onCancel={() => abort.current?.abort()} />}
+      {screen === 'running' && (
+        <Running name={choice!.name} percent={progress.percent} stage={progress.stage} onCancel={() => abort.current?.abort()} />
+      )}
       {screen === 'done' && (
         <Done
           results={results}
@@ -165,7 +176,21 @@ function ToolPicker({ all, onPick, onQuit }: { all: Choice[]; onPick: (c: Choice
   );
 }
 
-function FilePicker({ choice, cwd, files, setFiles, onDone, onBack }: { choice: Choice; cwd: string; files: string[]; setFiles: Dispatch<SetStateAction<string[]>>; onDone: () => void; onBack: () => void }) {
+function FilePicker({
+  choice,
+  cwd,
+  files,
+  setFiles,
+  onDone,
+  onBack,
+}: {
+  choice: Choice;
+  cwd: string;
+  files: string[];
+  setFiles: Dispatch<SetStateAction<string[]>>;
+  onDone: () => void;
+  onBack: () => void;
+}) {
   const [value, setValue] = useState('');
   const [hint, setHint] = useState<string>();
   const [candidates, setCandidates] = useState<string[]>([]);
@@ -200,7 +225,8 @@ function FilePicker({ choice, cwd, files, setFiles, onDone, onBack }: { choice: 
   return (
     <Box flexDirection="column">
       <Text>
-        Input files <Text dimColor>({input.kind === 'files' ? `${min}-${max}, used together` : 'one, or several for a batch; globs work'})</Text>
+        Input files{' '}
+        <Text dimColor>({input.kind === 'files' ? `${min}-${max}, used together` : 'one, or several for a batch; globs work'})</Text>
       </Text>
       {files.map((f) => (
         <Text key={f} color="green">
@@ -227,7 +253,9 @@ function FilePicker({ choice, cwd, files, setFiles, onDone, onBack }: { choice: 
       </Box>
       {candidates.length ? <Text dimColor>{candidates.join('  ')}</Text> : null}
       {hint ? <Text color="yellow">{hint}</Text> : null}
-      <Text dimColor>Tab complete · Enter add{files.length >= min ? ' / continue when empty' : ''} · Backspace on empty removes the last · Esc back</Text>
+      <Text dimColor>
+        Tab complete · Enter add{files.length >= min ? ' / continue when empty' : ''} · Backspace on empty removes the last · Esc back
+      </Text>
     </Box>
   );
 }
@@ -242,7 +270,8 @@ interface Row {
 
 function rowsFor(choice: Choice): Row[] {
   const rows: Row[] = describeSettings(choice.tool).map((s) => ({ key: s.name, label: `--${s.flag}`, kind: 'setting', info: s }));
-  for (const x of choice.tool.input.extra ?? []) rows.push({ key: `@${x.field}`, label: `--${x.flag ?? x.field}`, kind: 'extra', extra: x });
+  for (const x of choice.tool.input.extra ?? [])
+    rows.push({ key: `@${x.field}`, label: `--${x.flag ?? x.field}`, kind: 'extra', extra: x });
   rows.push({ key: '@output', label: '-o', kind: 'output' }, { key: '@run', label: '▶ Run', kind: 'run' });
   return rows;
 }
@@ -261,7 +290,10 @@ function hintFor(r: Row): string {
 }
 
 /** Turns the typed values into settings, validated by the tool's schema. Problems are keyed by setting. */
-export function buildSettings(choice: Choice, values: Record<string, string>): { settings?: Record<string, unknown>; problems: Record<string, string> } {
+export function buildSettings(
+  choice: Choice,
+  values: Record<string, string>,
+): { settings?: Record<string, unknown>; problems: Record<string, string> } {
   const raw: Record<string, unknown> = {};
   for (const s of describeSettings(choice.tool)) {
     const v = values[s.name];
@@ -349,7 +381,7 @@ function SettingsForm({
   return (
     <Box flexDirection="column">
       <Text dimColor>{choice.summary}</Text>
-      {first > 0 ? <Text dimColor>  ↑ {first} more</Text> : null}
+      {first > 0 ? <Text dimColor> ↑ {first} more</Text> : null}
       {rows.slice(first, first + 15).map((r, i) => {
         const active = first + i === index;
         const v = values[r.key] ?? '';
@@ -360,7 +392,7 @@ function SettingsForm({
               <Text color={active ? 'green' : undefined} bold={active}>
                 {active ? '❯ ' : '  '}▶ Run {choice.name}
               </Text>
-              {problem ? <Text color="red">    {problem}</Text> : null}
+              {problem ? <Text color="red"> {problem}</Text> : null}
             </Box>
           );
         }
@@ -390,12 +422,15 @@ function SettingsForm({
             ) : (
               <Text dimColor={!v}>{isChoice ? `‹ ${shown || '—'} ›` : shown || '—'}</Text>
             )}
-            <Text dimColor wrap="truncate-end">  {hintFor(r)}</Text>
-            {problem ? <Text color="red">  ✖ {problem}</Text> : null}
+            <Text dimColor wrap="truncate-end">
+              {' '}
+              {hintFor(r)}
+            </Text>
+            {problem ? <Text color="red"> ✖ {problem}</Text> : null}
           </Box>
         );
       })}
-      {first + 15 < rows.length ? <Text dimColor>  ↓ {rows.length - first - 15} more</Text> : null}
+      {first + 15 < rows.length ? <Text dimColor> ↓ {rows.length - first - 15} more</Text> : null}
       {candidates.length ? <Text dimColor>{candidates.join('  ')}</Text> : null}
       <Text dimColor>↑↓ move · type a value (empty = default) · ←→/Space change a choice · Enter on Run or Ctrl-R run · Esc back</Text>
     </Box>
@@ -419,7 +454,21 @@ function Running({ name, percent, stage, onCancel }: { name: string; percent: nu
   );
 }
 
-function Done({ results, fatal, cwd, onAgain, onNew, onQuit }: { results: ItemResult[]; fatal?: string; cwd: string; onAgain: () => void; onNew: () => void; onQuit: () => void }) {
+function Done({
+  results,
+  fatal,
+  cwd,
+  onAgain,
+  onNew,
+  onQuit,
+}: {
+  results: ItemResult[];
+  fatal?: string;
+  cwd: string;
+  onAgain: () => void;
+  onNew: () => void;
+  onQuit: () => void;
+}) {
   useKeys((input, key) => {
     if (input === 'q' || key.escape) onQuit();
     else if (key.return || input === 'n') onNew();

@@ -33,7 +33,13 @@ export function TextInput({ value, onChange, onSubmit, onTab, placeholder, focus
     },
     { isActive: focus },
   );
-  if (!value && placeholder) return <Text dimColor>{placeholder}{focus ? '▏' : ''}</Text>;
+  if (!value && placeholder)
+    return (
+      <Text dimColor>
+        {placeholder}
+        {focus ? '▏' : ''}
+      </Text>
+    );
   return (
     <Text>
       {value}

@@ -70,10 +70,18 @@ export class RemoteClient {
     return { 'user-agent': `kiln-cli/${VERSION}`, ...(this.apiKey ? { authorization: `Bearer ${this.apiKey}` } : {}), ...extra };
   }
 
-  private async send(p: string, init: { method: string; body?: unknown; headers?: Record<string, string>; signal?: AbortSignal }): Promise<Response> {
+  private async send(
+    p: string,
+    init: { method: string; body?: unknown; headers?: Record<string, string>; signal?: AbortSignal },
+  ): Promise<Response> {
     const { fetch } = await lib();
     try {
-      return (await fetch(this.url(p), { method: init.method, body: init.body as never, headers: this.headers(init.headers), signal: init.signal })) as unknown as Response;
+      return (await fetch(this.url(p), {
+        method: init.method,
+        body: init.body as never,
+        headers: this.headers(init.headers),
+        signal: init.signal,
+      })) as unknown as Response;
     } catch (e) {
       const err = e as Error & { cause?: { code?: string; message?: string } };
       if (err.name === 'AbortError') throw e;
@@ -92,7 +100,14 @@ export class RemoteClient {
     } catch {
       body = undefined;
     }
-    if (!body?.error) throw serverError({ code: STATUS_CODES[res.status] ?? 'INTERNAL', message: `The server answered HTTP ${res.status}${text ? `: ${text.slice(0, 200)}` : ''}.` }, res.status);
+    if (!body?.error)
+      throw serverError(
+        {
+          code: STATUS_CODES[res.status] ?? 'INTERNAL',
+          message: `The server answered HTTP ${res.status}${text ? `: ${text.slice(0, 200)}` : ''}.`,
+        },
+        res.status,
+      );
     throw serverError(body.error, res.status);
   }
 
@@ -140,7 +155,13 @@ export class RemoteClient {
     for (let attempt = 0; ; attempt++) {
       let res: Response;
       try {
-        res = await this.check(await this.send(`/api/v1/jobs/${encodeURIComponent(jobId)}/progress`, { method: 'GET', headers: { accept: 'text/event-stream', ...(lastId ? { 'last-event-id': lastId } : {}) }, signal }));
+        res = await this.check(
+          await this.send(`/api/v1/jobs/${encodeURIComponent(jobId)}/progress`, {
+            method: 'GET',
+            headers: { accept: 'text/event-stream', ...(lastId ? { 'last-event-id': lastId } : {}) },
+            signal,
+          }),
+        );
       } catch (e) {
         if ((e as KilnError).code === 'UNAVAILABLE' && attempt < 5 && !signal?.aborted) {
           await sleep(500 * (attempt + 1), signal);

@@ -34,7 +34,10 @@ describe('kiln admin (local data dir)', () => {
     assert.deepEqual(users.map((u) => u.username).sort(), ['admin', 'olga']);
 
     assert.equal((await admin(['users', 'set-role', 'olga', 'admin'])).code, 0);
-    assert.equal((await call(s, 'GET', '/api/auth/users')).json.users.find((u: { username: string }) => u.username === 'olga').role, 'admin');
+    assert.equal(
+      (await call(s, 'GET', '/api/auth/users')).json.users.find((u: { username: string }) => u.username === 'olga').role,
+      'admin',
+    );
 
     const token = await login(s.url, 'olga', STRONG);
     const reset = await admin(['users', 'reset-password', 'olga'], 'Fresh-New-Pass-5\n');
@@ -47,7 +50,10 @@ describe('kiln admin (local data dir)', () => {
     assert.match(refuse.stderr, /--yes/);
     const del = await admin(['users', 'delete', 'olga', '--yes']);
     assert.equal(del.code, 0, del.stderr);
-    assert.equal((await call(s, 'POST', '/api/auth/login', { token: null, body: { username: 'olga', password: 'Fresh-New-Pass-5' } })).status, 401);
+    assert.equal(
+      (await call(s, 'POST', '/api/auth/login', { token: null, body: { username: 'olga', password: 'Fresh-New-Pass-5' } })).status,
+      401,
+    );
     const nobody = await admin(['users', 'delete', 'olga', '--yes']);
     assert.notEqual(nobody.code, 0, 'already gone');
     assert.match(nobody.stderr, /No user olga/);
@@ -80,7 +86,10 @@ describe('kiln admin (local data dir)', () => {
     const e = (await call(s, 'POST', '/api/auth/mfa/enroll', { token: t })).json;
     const code = new TOTP({ secret: Secret.fromBase32(e.secret) }).generate();
     assert.equal((await call(s, 'POST', '/api/auth/mfa/verify', { token: t, body: { code } })).status, 200);
-    assert.equal((await call(s, 'POST', '/api/auth/login', { token: null, body: { username: 'pete', password: STRONG } })).json.requiresMfa, true);
+    assert.equal(
+      (await call(s, 'POST', '/api/auth/login', { token: null, body: { username: 'pete', password: STRONG } })).json.requiresMfa,
+      true,
+    );
     const m = await admin(['mfa-reset', 'pete']);
     assert.equal(m.code, 0, m.stderr);
     assert.ok((await call(s, 'POST', '/api/auth/login', { token: null, body: { username: 'pete', password: STRONG } })).json.token);

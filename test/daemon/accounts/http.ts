@@ -8,7 +8,12 @@ export interface Res {
   headers: Headers;
 }
 
-export async function call(s: TestServer | string, method: string, route: string, opts: { token?: string | null; body?: unknown; form?: FormData; headers?: Record<string, string> } = {}): Promise<Res> {
+export async function call(
+  s: TestServer | string,
+  method: string,
+  route: string,
+  opts: { token?: string | null; body?: unknown; form?: FormData; headers?: Record<string, string> } = {},
+): Promise<Res> {
   const base = typeof s === 'string' ? s : s.url;
   const token = opts.token === undefined ? (typeof s === 'string' ? '' : s.token) : opts.token;
   const headers: Record<string, string> = { ...(token ? { authorization: `Bearer ${token}` } : {}), ...opts.headers };
@@ -32,7 +37,12 @@ export async function call(s: TestServer | string, method: string, route: string
 export const STRONG = 'Correct-Horse-42';
 
 /** Creates a user through the API (as the server's admin) and signs it in. */
-export async function makeUser(s: TestServer, username: string, role: 'user' | 'admin' = 'user', password = STRONG): Promise<{ id: string; token: string; password: string }> {
+export async function makeUser(
+  s: TestServer,
+  username: string,
+  role: 'user' | 'admin' = 'user',
+  password = STRONG,
+): Promise<{ id: string; token: string; password: string }> {
   const r = await call(s, 'POST', '/api/auth/register', { body: { username, password, role } });
   if (r.status !== 201) throw new Error(`register ${username}: ${r.status} ${JSON.stringify(r.json)}`);
   const l = await call(s, 'POST', '/api/auth/login', { token: null, body: { username, password } });

@@ -17,14 +17,18 @@ describe('login protection', () => {
       await makeUser(s, 'victim');
       const times: number[] = [];
       for (let i = 0; i < 5; i++) {
-        const [r, ms] = await timed(() => call(s, 'POST', '/api/auth/login', { token: null, body: { username: 'victim', password: `wrong-${i}` } }));
+        const [r, ms] = await timed(() =>
+          call(s, 'POST', '/api/auth/login', { token: null, body: { username: 'victim', password: `wrong-${i}` } }),
+        );
         assert.equal(r.status, 401);
         assert.equal(r.json.error.message, 'Wrong username or password.');
         times.push(ms);
       }
       // Failures past half the limit wait 250 ms per step: the fifth waits 500 ms.
       assert.ok(times[4]! - Math.min(...times.slice(0, 3)) >= 350, `fifth failure slowed (${times.map(Math.round)})`);
-      const [fourth] = await timed(() => call(s, 'POST', '/api/auth/login', { token: null, body: { username: 'victim', password: 'wrong-5' } }));
+      const [fourth] = await timed(() =>
+        call(s, 'POST', '/api/auth/login', { token: null, body: { username: 'victim', password: 'wrong-5' } }),
+      );
       assert.equal(fourth.status, 429);
       assert.equal(fourth.json.error.code, 'RATE_LIMITED');
       const retry = Number(fourth.headers.get('retry-after'));
@@ -33,15 +37,21 @@ describe('login protection', () => {
       assert.equal(right.status, 429, 'locked even with the right password');
       assert.ok(Number(right.headers.get('retry-after')) >= 1);
       // Other users are not affected by this username's lock.
-      assert.equal((await call(s, 'POST', '/api/auth/login', { token: null, body: { username: 'admin', password: s.adminPassword } })).status, 200);
+      assert.equal(
+        (await call(s, 'POST', '/api/auth/login', { token: null, body: { username: 'admin', password: s.adminPassword } })).status,
+        200,
+      );
       // An unknown username locks the same way (a lock reveals nothing about who exists).
-      for (let i = 0; i < 5; i++) assert.equal((await call(s, 'POST', '/api/auth/login', { token: null, body: { username: 'ghost', password: 'x' } })).status, 401);
+      for (let i = 0; i < 5; i++)
+        assert.equal((await call(s, 'POST', '/api/auth/login', { token: null, body: { username: 'ghost', password: 'x' } })).status, 401);
       assert.equal((await call(s, 'POST', '/api/auth/login', { token: null, body: { username: 'ghost', password: 'x' } })).status, 429);
 
       await new Promise((r) => setTimeout(r, retry * 1000 + 200));
       const after = await call(s, 'POST', '/api/auth/login', { token: null, body: { username: 'victim', password: STRONG } });
       assert.equal(after.status, 200);
-      const audit = (await call(s, 'GET', '/api/v1/admin/audit?event=login')).json.events.map((e: { event: string; target: string }) => `${e.event} ${e.target}`);
+      const audit = (await call(s, 'GET', '/api/v1/admin/audit?event=login')).json.events.map(
+        (e: { event: string; target: string }) => `${e.event} ${e.target}`,
+      );
       assert.ok(audit.includes('login.locked victim'));
       assert.ok(audit.includes('login.failure ghost'));
       assert.ok(audit.includes('login.success victim'));
@@ -56,7 +66,8 @@ describe('login protection', () => {
       await makeUser(s, 'bystander');
       let last = 0;
       // The address limit is five times the username limit: 10 failures over 10 different names.
-      for (let i = 0; i < 10; i++) last = (await call(s, 'POST', '/api/auth/login', { token: null, body: { username: `guess${i}`, password: 'x' } })).status;
+      for (let i = 0; i < 10; i++)
+        last = (await call(s, 'POST', '/api/auth/login', { token: null, body: { username: `guess${i}`, password: 'x' } })).status;
       assert.equal(last, 429);
       const r = await call(s, 'POST', '/api/auth/login', { token: null, body: { username: 'bystander', password: STRONG } });
       assert.equal(r.status, 429);
@@ -73,8 +84,12 @@ describe('login protection', () => {
       const known: number[] = [];
       const unknown: number[] = [];
       for (let i = 0; i < 4; i++) {
-        const [a, ta] = await timed(() => call(s, 'POST', '/api/auth/login', { token: null, body: { username: 'known', password: `bad-${i}` } }));
-        const [b, tb] = await timed(() => call(s, 'POST', '/api/auth/login', { token: null, body: { username: `unknown-${i}`, password: `bad-${i}` } }));
+        const [a, ta] = await timed(() =>
+          call(s, 'POST', '/api/auth/login', { token: null, body: { username: 'known', password: `bad-${i}` } }),
+        );
+        const [b, tb] = await timed(() =>
+          call(s, 'POST', '/api/auth/login', { token: null, body: { username: `unknown-${i}`, password: `bad-${i}` } }),
+        );
         assert.equal(a.status, 401);
         assert.deepEqual(a.json, b.json);
         known.push(ta);

@@ -9,7 +9,9 @@ import { startServer, type TestServer } from '../../helpers/server.js';
 import { call, makeUser, STRONG } from './http.js';
 
 function codeAt(secret: string, offsetSteps = 0): string {
-  return new TOTP({ secret: Secret.fromBase32(secret), digits: 6, period: 30, algorithm: 'SHA1' }).generate({ timestamp: Date.now() + offsetSteps * 30_000 });
+  return new TOTP({ secret: Secret.fromBase32(secret), digits: 6, period: 30, algorithm: 'SHA1' }).generate({
+    timestamp: Date.now() + offsetSteps * 30_000,
+  });
 }
 
 async function enable(s: TestServer, token: string): Promise<{ secret: string; recoveryCodes: string[] }> {
@@ -60,7 +62,8 @@ describe('TOTP MFA', () => {
     // Stored hashed: no recovery code appears in the database.
     const rows = await s.app.kiln.store.db.selectFrom('mfa_recovery_codes').select('code_hash').where('user_id', '=', u.id).execute();
     assert.equal(rows.length, 10);
-    for (const c of v.json.recoveryCodes) assert.ok(!rows.some((r) => r.code_hash.includes(c) || r.code_hash.includes(c.replace(/-/g, ''))));
+    for (const c of v.json.recoveryCodes)
+      assert.ok(!rows.some((r) => r.code_hash.includes(c) || r.code_hash.includes(c.replace(/-/g, ''))));
     assert.equal((await call(s, 'POST', '/api/auth/mfa/enroll', { token: u.token })).status, 409);
     assert.equal((await call(s, 'GET', '/api/auth/mfa', { token: u.token })).json.recoveryCodesLeft, 10);
   });
@@ -76,7 +79,10 @@ describe('TOTP MFA', () => {
     // The challenge token is no credential.
     assert.equal((await call(s, 'GET', '/api/auth/session', { token: l.json.mfaToken })).status, 401);
 
-    const wrong = await call(s, 'POST', '/api/auth/mfa/complete', { token: null, body: { mfaToken: l.json.mfaToken, code: '000000' === codeAt(secret) ? '111111' : '000000' } });
+    const wrong = await call(s, 'POST', '/api/auth/mfa/complete', {
+      token: null,
+      body: { mfaToken: l.json.mfaToken, code: '000000' === codeAt(secret) ? '111111' : '000000' },
+    });
     assert.equal(wrong.status, 401);
     assert.equal(wrong.json.token, undefined);
     const neither = await call(s, 'POST', '/api/auth/mfa/complete', { token: null, body: { mfaToken: l.json.mfaToken } });
@@ -87,13 +93,19 @@ describe('TOTP MFA', () => {
     assert.equal(ok.status, 200, JSON.stringify(ok.json));
     assert.ok(ok.json.token);
     assert.equal((await call(s, 'GET', '/api/auth/session', { token: ok.json.token })).json.user.username, 'mfa-b');
-    const again = await call(s, 'POST', '/api/auth/mfa/complete', { token: null, body: { mfaToken: l.json.mfaToken, code: codeAt(secret, 1) } });
+    const again = await call(s, 'POST', '/api/auth/mfa/complete', {
+      token: null,
+      body: { mfaToken: l.json.mfaToken, code: codeAt(secret, 1) },
+    });
     assert.equal(again.status, 401, 'mfaToken is single-use');
 
     const l2 = await call(s, 'POST', '/api/auth/login', { token: null, body: { username: 'mfa-b', password: STRONG } });
     const replay = await call(s, 'POST', '/api/auth/mfa/complete', { token: null, body: { mfaToken: l2.json.mfaToken, code } });
     assert.equal(replay.status, 401, 'a used code is refused');
-    const next = await call(s, 'POST', '/api/auth/mfa/complete', { token: null, body: { mfaToken: l2.json.mfaToken, code: codeAt(secret, 1) } });
+    const next = await call(s, 'POST', '/api/auth/mfa/complete', {
+      token: null,
+      body: { mfaToken: l2.json.mfaToken, code: codeAt(secret, 1) },
+    });
     assert.equal(next.status, 200);
 
     // Logout destroys the session.
@@ -105,26 +117,62 @@ describe('TOTP MFA', () => {
     const u = await makeUser(s, 'mfa-c');
     const { secret, recoveryCodes } = await enable(s, u.token);
     const l = await call(s, 'POST', '/api/auth/login', { token: null, body: { username: 'mfa-c', password: STRONG } });
-    const r1 = await call(s, 'POST', '/api/auth/mfa/complete', { token: null, body: { mfaToken: l.json.mfaToken, recoveryCode: recoveryCodes[0].toLowerCase() } });
+    const r1 = await call(s, 'POST', '/api/auth/mfa/complete', {
+      token: null,
+      body: { mfaToken: l.json.mfaToken, recoveryCode: recoveryCodes[0].toLowerCase() },
+    });
     assert.equal(r1.status, 200);
     assert.ok(r1.json.token);
     const l2 = await call(s, 'POST', '/api/auth/login', { token: null, body: { username: 'mfa-c', password: STRONG } });
-    assert.equal((await call(s, 'POST', '/api/auth/mfa/complete', { token: null, body: { mfaToken: l2.json.mfaToken, recoveryCode: recoveryCodes[0] } })).status, 401);
-    assert.equal((await call(s, 'POST', '/api/auth/mfa/complete', { token: null, body: { mfaToken: l2.json.mfaToken, recoveryCode: recoveryCodes[1] } })).status, 200);
+    assert.equal(
+      (
+        await call(s, 'POST', '/api/auth/mfa/complete', {
+          token: null,
+          body: { mfaToken: l2.json.mfaToken, recoveryCode: recoveryCodes[0] },
+        })
+      ).status,
+      401,
+    );
+    assert.equal(
+      (
+        await call(s, 'POST', '/api/auth/mfa/complete', {
+          token: null,
+          body: { mfaToken: l2.json.mfaToken, recoveryCode: recoveryCodes[1] },
+        })
+      ).status,
+      200,
+    );
     assert.equal((await call(s, 'GET', '/api/auth/mfa', { token: u.token })).json.recoveryCodesLeft, 8);
 
     // Expired: move the challenge's expiry into the past (5 minutes is too long to wait in a test).
     const l3 = await call(s, 'POST', '/api/auth/login', { token: null, body: { username: 'mfa-c', password: STRONG } });
-    await s.app.kiln.store.db.updateTable('mfa_challenges').set({ expires_at: Date.now() - 1 }).where('user_id', '=', u.id).execute();
-    const late = await call(s, 'POST', '/api/auth/mfa/complete', { token: null, body: { mfaToken: l3.json.mfaToken, code: codeAt(secret) } });
+    await s.app.kiln.store.db
+      .updateTable('mfa_challenges')
+      .set({ expires_at: Date.now() - 1 })
+      .where('user_id', '=', u.id)
+      .execute();
+    const late = await call(s, 'POST', '/api/auth/mfa/complete', {
+      token: null,
+      body: { mfaToken: l3.json.mfaToken, code: codeAt(secret) },
+    });
     assert.equal(late.status, 401);
     assert.equal(late.json.error.reason, 'mfa-token-invalid');
 
     // Five wrong guesses burn the challenge: even the right code is then refused.
     const l4 = await call(s, 'POST', '/api/auth/login', { token: null, body: { username: 'mfa-c', password: STRONG } });
-    for (let i = 0; i < 5; i++) await call(s, 'POST', '/api/auth/mfa/complete', { token: null, body: { mfaToken: l4.json.mfaToken, recoveryCode: 'AAAA-BBBB-CCCC-DDD' + i } });
-    assert.equal((await call(s, 'POST', '/api/auth/mfa/complete', { token: null, body: { mfaToken: l4.json.mfaToken, code: codeAt(secret) } })).status, 401);
-    assert.equal((await call(s, 'POST', '/api/auth/mfa/complete', { token: null, body: { mfaToken: 'mfa_forged', code: codeAt(secret) } })).status, 401);
+    for (let i = 0; i < 5; i++)
+      await call(s, 'POST', '/api/auth/mfa/complete', {
+        token: null,
+        body: { mfaToken: l4.json.mfaToken, recoveryCode: 'AAAA-BBBB-CCCC-DDD' + i },
+      });
+    assert.equal(
+      (await call(s, 'POST', '/api/auth/mfa/complete', { token: null, body: { mfaToken: l4.json.mfaToken, code: codeAt(secret) } })).status,
+      401,
+    );
+    assert.equal(
+      (await call(s, 'POST', '/api/auth/mfa/complete', { token: null, body: { mfaToken: 'mfa_forged', code: codeAt(secret) } })).status,
+      401,
+    );
   });
 
   it('disable: needs a current code or the password; afterwards login gives a token again', async () => {
@@ -148,12 +196,20 @@ describe('TOTP MFA', () => {
   it('admin reset: MFA off for that user, audited', async () => {
     const u = await makeUser(s, 'mfa-e');
     await enable(s, u.token);
-    assert.equal((await call(s, 'POST', '/api/auth/login', { token: null, body: { username: 'mfa-e', password: STRONG } })).json.requiresMfa, true);
+    assert.equal(
+      (await call(s, 'POST', '/api/auth/login', { token: null, body: { username: 'mfa-e', password: STRONG } })).json.requiresMfa,
+      true,
+    );
     const r = await call(s, 'POST', `/api/auth/users/${u.id}/mfa/reset`);
     assert.equal(r.status, 200);
     assert.ok((await call(s, 'POST', '/api/auth/login', { token: null, body: { username: 'mfa-e', password: STRONG } })).json.token);
-    assert.equal((await call(s, 'GET', '/api/auth/users')).json.users.find((x: { username: string }) => x.username === 'mfa-e').mfaEnabled, false);
-    const events = (await call(s, 'GET', '/api/v1/admin/audit?event=mfa')).json.events.map((e: { event: string; target: string }) => `${e.event} ${e.target}`);
+    assert.equal(
+      (await call(s, 'GET', '/api/auth/users')).json.users.find((x: { username: string }) => x.username === 'mfa-e').mfaEnabled,
+      false,
+    );
+    const events = (await call(s, 'GET', '/api/v1/admin/audit?event=mfa')).json.events.map(
+      (e: { event: string; target: string }) => `${e.event} ${e.target}`,
+    );
     assert.ok(events.includes('mfa.reset mfa-e'));
     assert.ok(events.includes('mfa.enable mfa-e'));
     assert.equal((await call(s, 'POST', '/api/auth/users/nobody/mfa/reset')).status, 404);

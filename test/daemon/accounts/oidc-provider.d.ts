@@ -6,7 +6,10 @@ declare module 'oidc-provider' {
     claims(): Promise<Record<string, unknown>>;
   }
   export default class Provider {
-    constructor(issuer: string, configuration: Record<string, unknown> & { findAccount?(ctx: unknown, id: string): Promise<Account | undefined> });
+    constructor(
+      issuer: string,
+      configuration: Record<string, unknown> & { findAccount?(ctx: unknown, id: string): Promise<Account | undefined> },
+    );
     callback(): (req: IncomingMessage, res: ServerResponse) => void;
   }
 }

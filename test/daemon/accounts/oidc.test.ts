@@ -37,7 +37,11 @@ class Jar {
 }
 
 async function go(jar: Jar, url: string, init: RequestInit = {}): Promise<Response> {
-  const res = await fetch(url, { ...init, redirect: 'manual', headers: { ...(init.headers as Record<string, string>), cookie: jar.header() } });
+  const res = await fetch(url, {
+    ...init,
+    redirect: 'manual',
+    headers: { ...(init.headers as Record<string, string>), cookie: jar.header() },
+  });
   jar.take(res);
   return res;
 }
@@ -56,7 +60,9 @@ async function signInAtProvider(authUrl: string, account: string, callbackPrefix
     const html = await res.text();
     assert.equal(res.status, 200, html.slice(0, 300));
     const action = new URL(/action="([^"]+)"/.exec(html)![1]!, url).href;
-    const body = /name="login"/.test(html) ? new URLSearchParams({ prompt: 'login', login: account, password: 'anything' }) : new URLSearchParams({ prompt: 'consent' });
+    const body = /name="login"/.test(html)
+      ? new URLSearchParams({ prompt: 'login', login: account, password: 'anything' })
+      : new URLSearchParams({ prompt: 'consent' });
     const post = await go(jar, action, { method: 'POST', body, headers: { 'content-type': 'application/x-www-form-urlencoded' } });
     assert.ok(post.status >= 300 && post.status < 400, `interaction answered ${post.status}`);
     url = new URL(post.headers.get('location')!, action).href;
@@ -77,12 +83,26 @@ describe('OIDC sign-in against a real provider', () => {
     await new Promise<void>((r) => idp.listen(0, '127.0.0.1', r));
     issuer = `http://127.0.0.1:${(idp.address() as AddressInfo).port}`;
     const provider = new Provider(issuer, {
-      clients: [{ client_id: 'kiln', client_secret: 'kiln-client-secret-0123456789', redirect_uris: [callback], response_types: ['code'], grant_types: ['authorization_code'], token_endpoint_auth_method: 'client_secret_basic' }],
+      clients: [
+        {
+          client_id: 'kiln',
+          client_secret: 'kiln-client-secret-0123456789',
+          redirect_uris: [callback],
+          response_types: ['code'],
+          grant_types: ['authorization_code'],
+          token_endpoint_auth_method: 'client_secret_basic',
+        },
+      ],
       claims: { openid: ['sub'], profile: ['preferred_username'], email: ['email', 'email_verified'], groups: ['groups'] },
       async findAccount(_ctx, id) {
         const a = ACCOUNTS[id];
         if (!a) return undefined;
-        return { accountId: id, async claims() { return { sub: id, ...a, email_verified: true }; } };
+        return {
+          accountId: id,
+          async claims() {
+            return { sub: id, ...a, email_verified: true };
+          },
+        };
       },
       features: { devInteractions: { enabled: true } },
       cookies: { keys: ['oidc-test-cookie-key'] },
@@ -109,7 +129,10 @@ describe('OIDC sign-in against a real provider', () => {
     const r = await call(s, 'GET', '/api/auth/oidc/login', { token: null });
     assert.equal(r.status, 302);
     const authUrl = new URL(r.headers.get('location')!);
-    const cookie = r.headers.getSetCookie().find((c) => c.startsWith('kiln_oidc_state='))!.split(';')[0]!;
+    const cookie = r.headers
+      .getSetCookie()
+      .find((c) => c.startsWith('kiln_oidc_state='))!
+      .split(';')[0]!;
     return { authUrl, cookie };
   }
 
@@ -152,7 +175,10 @@ describe('OIDC sign-in against a real provider', () => {
 
   it('the admin-group claim makes an admin; a verified e-mail links an existing local user', async () => {
     const a = await startLogin();
-    const r = await call(s, 'GET', (await signInAtProvider(a.authUrl.href, 'root', callback)).slice(s.url.length), { token: null, headers: { cookie: a.cookie } });
+    const r = await call(s, 'GET', (await signInAtProvider(a.authUrl.href, 'root', callback)).slice(s.url.length), {
+      token: null,
+      headers: { cookie: a.cookie },
+    });
     assert.equal(r.status, 200);
     assert.equal(r.json.user.role, 'admin');
     assert.equal(r.json.user.username, 'root-person');
@@ -160,7 +186,10 @@ describe('OIDC sign-in against a real provider', () => {
     const local = await call(s, 'POST', '/api/auth/register', { body: { username: 'linked@example.test', password: STRONG } });
     assert.equal(local.status, 201);
     const b = await startLogin();
-    const r2 = await call(s, 'GET', (await signInAtProvider(b.authUrl.href, 'linked', callback)).slice(s.url.length), { token: null, headers: { cookie: b.cookie } });
+    const r2 = await call(s, 'GET', (await signInAtProvider(b.authUrl.href, 'linked', callback)).slice(s.url.length), {
+      token: null,
+      headers: { cookie: b.cookie },
+    });
     assert.equal(r2.status, 200);
     assert.equal(r2.json.created, false);
     assert.equal(r2.json.user.id, local.json.user.id);
@@ -175,7 +204,10 @@ describe('OIDC sign-in against a real provider', () => {
     assert.equal(noCookie.json.error.reason, 'oidc-state-mismatch');
     const forged = new URL(back);
     forged.searchParams.set('state', 'forged-state');
-    assert.equal((await call(s, 'GET', forged.pathname + forged.search, { token: null, headers: { cookie: 'kiln_oidc_state=forged-state' } })).status, 401);
+    assert.equal(
+      (await call(s, 'GET', forged.pathname + forged.search, { token: null, headers: { cookie: 'kiln_oidc_state=forged-state' } })).status,
+      401,
+    );
     const tampered = new URL(back);
     tampered.searchParams.set('code', back.searchParams.get('code')!.slice(0, -2) + 'xx');
     const t = await call(s, 'GET', tampered.pathname + tampered.search, { token: null, headers: { cookie } });

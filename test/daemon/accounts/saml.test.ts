@@ -17,7 +17,11 @@ const IDP = 'https://idp.example.test/metadata';
 const SP = 'kiln-sp';
 
 function makeIdpKey(): { key: string; cert: string } {
-  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048, privateKeyEncoding: { type: 'pkcs8', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } });
+  const { privateKey, publicKey } = generateKeyPairSync('rsa', {
+    modulusLength: 2048,
+    privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+    publicKeyEncoding: { type: 'spki', format: 'pem' },
+  });
   const cert = forge.pki.createCertificate();
   cert.publicKey = forge.pki.publicKeyFromPem(publicKey);
   cert.serialNumber = '01';
@@ -32,7 +36,15 @@ function makeIdpKey(): { key: string; cert: string } {
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
-function responseXml(o: { inResponseTo?: string; nameId: string; groups?: string[]; audience?: string; notOnOrAfter?: number; callback: string; assertionId?: string }): string {
+function responseXml(o: {
+  inResponseTo?: string;
+  nameId: string;
+  groups?: string[];
+  audience?: string;
+  notOnOrAfter?: number;
+  callback: string;
+  assertionId?: string;
+}): string {
   const now = Date.now();
   const end = o.notOnOrAfter ?? now + 5 * 60_000;
   const irt = o.inResponseTo ? ` InResponseTo="${o.inResponseTo}"` : '';
@@ -77,7 +89,13 @@ describe('SAML sign-in', () => {
     s = await startServer();
     callback = `${s.url}/api/auth/saml/callback`;
     // The daemon's port is only known once it listens: resolve the SAML variables now.
-    s.config.accounts = resolveAccountsConfig({ SAML_ENTRY_POINT: 'https://idp.example.test/sso', SAML_ISSUER: SP, SAML_IDP_CERT: idp.cert, SAML_CALLBACK_URL: callback, SAML_ADMIN_GROUP: 'kiln-admins' });
+    s.config.accounts = resolveAccountsConfig({
+      SAML_ENTRY_POINT: 'https://idp.example.test/sso',
+      SAML_ISSUER: SP,
+      SAML_IDP_CERT: idp.cert,
+      SAML_CALLBACK_URL: callback,
+      SAML_ADMIN_GROUP: 'kiln-admins',
+    });
   });
   after(() => s.close());
 
@@ -94,7 +112,11 @@ describe('SAML sign-in', () => {
   }
 
   const post = (xml: string) =>
-    fetch(callback, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ SAMLResponse: Buffer.from(xml).toString('base64') }) }).then(async (r) => ({ status: r.status, json: await r.json() }));
+    fetch(callback, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ SAMLResponse: Buffer.from(xml).toString('base64') }),
+    }).then(async (r) => ({ status: r.status, json: await r.json() }));
 
   it('serves SP metadata naming the entity and the assertion consumer service', async () => {
     const r = await call(s, 'GET', '/api/auth/saml/metadata', { token: null });
@@ -106,7 +128,10 @@ describe('SAML sign-in', () => {
 
   it('accepts a signed response to its request: creates the user (admin by group), and refuses a replay', async () => {
     const id = await requestId();
-    const signed = signAssertion(responseXml({ inResponseTo: id, nameId: 'sam@example.test', groups: ['staff', 'kiln-admins'], callback }), idp);
+    const signed = signAssertion(
+      responseXml({ inResponseTo: id, nameId: 'sam@example.test', groups: ['staff', 'kiln-admins'], callback }),
+      idp,
+    );
     const r = await post(signed);
     assert.equal(r.status, 200, JSON.stringify(r.json));
     assert.equal(r.json.user.username, 'sam@example.test');
@@ -120,7 +145,15 @@ describe('SAML sign-in', () => {
 
     // Same assertion ID answering a fresh request: still a replay.
     const id2 = await requestId();
-    const sameAssertion = signAssertion(responseXml({ inResponseTo: id2, nameId: 'sam@example.test', callback, assertionId: /<saml:Assertion[^>]* ID="([^"]+)"/.exec(signed)![1] }), idp);
+    const sameAssertion = signAssertion(
+      responseXml({
+        inResponseTo: id2,
+        nameId: 'sam@example.test',
+        callback,
+        assertionId: /<saml:Assertion[^>]* ID="([^"]+)"/.exec(signed)![1],
+      }),
+      idp,
+    );
     const r2 = await post(sameAssertion);
     assert.equal(r2.status, 401);
     assert.equal(r2.json.error.reason, 'saml-replay');
@@ -132,7 +165,7 @@ describe('SAML sign-in', () => {
     assert.equal(again.json.user.id, r.json.user.id);
   });
 
-  it('new SSO users get the settings\' default role', async () => {
+  it("new SSO users get the settings' default role", async () => {
     assert.equal((await call(s, 'PUT', '/api/v1/settings', { body: { ssoDefaultRole: 'admin' } })).status, 200);
     try {
       const r = await post(signAssertion(responseXml({ inResponseTo: await requestId(), nameId: 'dora@example.test', callback }), idp));
@@ -149,7 +182,12 @@ describe('SAML sign-in', () => {
     s.config.accounts.ssoSuccessRedirect = 'https://app.example.test/';
     try {
       const xml = signAssertion(responseXml({ inResponseTo: await requestId(), nameId: 'fay@example.test', callback }), idp);
-      const res = await fetch(callback, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ SAMLResponse: Buffer.from(xml).toString('base64') }) });
+      const res = await fetch(callback, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ SAMLResponse: Buffer.from(xml).toString('base64') }),
+      });
       assert.equal(res.status, 303);
       const loc = new URL(res.headers.get('location')!);
       assert.equal(loc.origin + loc.pathname + loc.search, 'https://app.example.test/');
@@ -163,11 +201,35 @@ describe('SAML sign-in', () => {
   it('refuses unsigned, tampered, foreign-signed, expired, wrong-audience and unsolicited responses', async () => {
     const cases: [string, (id: string) => string][] = [
       ['unsigned', (id) => responseXml({ inResponseTo: id, nameId: 'eve@example.test', callback })],
-      ['tampered', (id) => signAssertion(responseXml({ inResponseTo: id, nameId: 'eve@example.test', callback }), idp).replace('eve@example.test', 'sam@example.test')],
-      ['tampered groups', (id) => signAssertion(responseXml({ inResponseTo: id, nameId: 'eve@example.test', groups: ['staff'], callback }), idp).replace('>staff<', '>kiln-admins<')],
+      [
+        'tampered',
+        (id) =>
+          signAssertion(responseXml({ inResponseTo: id, nameId: 'eve@example.test', callback }), idp).replace(
+            'eve@example.test',
+            'sam@example.test',
+          ),
+      ],
+      [
+        'tampered groups',
+        (id) =>
+          signAssertion(responseXml({ inResponseTo: id, nameId: 'eve@example.test', groups: ['staff'], callback }), idp).replace(
+            '>staff<',
+            '>kiln-admins<',
+          ),
+      ],
       ['other key', (id) => signAssertion(responseXml({ inResponseTo: id, nameId: 'eve@example.test', callback }), makeIdpKey())],
-      ['expired', (id) => signAssertion(responseXml({ inResponseTo: id, nameId: 'eve@example.test', callback, notOnOrAfter: Date.now() - 5 * 60_000 }), idp)],
-      ['audience', (id) => signAssertion(responseXml({ inResponseTo: id, nameId: 'eve@example.test', callback, audience: 'someone-else' }), idp)],
+      [
+        'expired',
+        (id) =>
+          signAssertion(
+            responseXml({ inResponseTo: id, nameId: 'eve@example.test', callback, notOnOrAfter: Date.now() - 5 * 60_000 }),
+            idp,
+          ),
+      ],
+      [
+        'audience',
+        (id) => signAssertion(responseXml({ inResponseTo: id, nameId: 'eve@example.test', callback, audience: 'someone-else' }), idp),
+      ],
       ['unsolicited', () => signAssertion(responseXml({ nameId: 'eve@example.test', callback }), idp)],
       ['unknown request', () => signAssertion(responseXml({ inResponseTo: '_never-issued', nameId: 'eve@example.test', callback }), idp)],
     ];
@@ -179,7 +241,11 @@ describe('SAML sign-in', () => {
     }
     const users = (await call(s, 'GET', '/api/auth/users')).json.users;
     assert.ok(!users.some((u: { username: string }) => u.username === 'eve@example.test'));
-    const bad = await fetch(callback, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'SAMLResponse=' });
+    const bad = await fetch(callback, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'SAMLResponse=',
+    });
     assert.equal(bad.status, 400);
   });
 });

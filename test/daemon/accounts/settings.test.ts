@@ -19,8 +19,19 @@ describe('settings, branding and audit', () => {
     const u = await makeUser(s, 'reader');
     const r = await call(s, 'GET', '/api/v1/settings', { token: u.token });
     assert.equal(r.status, 200);
-    assert.deepEqual(r.json.settings, { syncWindowMs: s.config.syncWaitMs, jobTtlHours: 24, features: { mfa: true, oidc: true, saml: true }, ssoDefaultRole: 'user' });
-    for (const bad of [{ jobTtlHours: -1 }, { syncWindowMs: 'x' }, { features: { warp: true } }, { ssoDefaultRole: 'root' }, { other: 1 }]) {
+    assert.deepEqual(r.json.settings, {
+      syncWindowMs: s.config.syncWaitMs,
+      jobTtlHours: 24,
+      features: { mfa: true, oidc: true, saml: true },
+      ssoDefaultRole: 'user',
+    });
+    for (const bad of [
+      { jobTtlHours: -1 },
+      { syncWindowMs: 'x' },
+      { features: { warp: true } },
+      { ssoDefaultRole: 'root' },
+      { other: 1 },
+    ]) {
       const b = await call(s, 'PUT', '/api/v1/settings', { body: bad });
       assert.equal(b.status, 400, JSON.stringify(bad));
       assert.equal(b.json.error.code, 'VALIDATION_ERROR');
@@ -31,7 +42,10 @@ describe('settings, branding and audit', () => {
     assert.equal(w.json.settings.features.mfa, true, 'untouched keys stay');
     assert.equal(s.config.jobTtlHours, 2);
     const jpg = await makeImage(dir, 'a.jpg', 40, 30);
-    const run = await call(s, 'POST', '/api/v1/tools/image/resize', { token: u.token, form: await form({ file: await filePart(jpg), settings: '{"width": 10}' }) });
+    const run = await call(s, 'POST', '/api/v1/tools/image/resize', {
+      token: u.token,
+      form: await form({ file: await filePart(jpg), settings: '{"width": 10}' }),
+    });
     assert.equal(run.status, 202, 'a zero sync window answers at once with a job');
     // Survives a restart (stored, and applied at start).
     s = await s.restart();
@@ -53,7 +67,9 @@ describe('settings, branding and audit', () => {
     assert.equal(put.json.branding.colors.primary, '#112233');
     assert.equal(put.json.branding.colors.accent, '#1c7ed6');
 
-    const png = await sharp({ create: { width: 32, height: 16, channels: 4, background: '#ff0000' } }).png().toBuffer();
+    const png = await sharp({ create: { width: 32, height: 16, channels: 4, background: '#ff0000' } })
+      .png()
+      .toBuffer();
     const up = await call(s, 'POST', '/api/v1/branding/logo', { form: await form({ file: new File([png], 'logo.png') }) });
     assert.equal(up.status, 201, JSON.stringify(up.json));
     assert.match(up.json.branding.logoUrl, /^\/api\/v1\/branding\/logo\?v=\d+$/);
@@ -67,10 +83,14 @@ describe('settings, branding and audit', () => {
     const svg = Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>');
     const s1 = await call(s, 'POST', '/api/v1/branding/logo', { form: await form({ file: new File([svg], 'logo.png') }) });
     assert.equal(s1.status, 415);
-    const text = await call(s, 'POST', '/api/v1/branding/logo', { form: await form({ file: new File([Buffer.from('hello')], 'logo.jpg') }) });
+    const text = await call(s, 'POST', '/api/v1/branding/logo', {
+      form: await form({ file: new File([Buffer.from('hello')], 'logo.jpg') }),
+    });
     assert.equal(text.status, 415);
     const noise = Buffer.alloc(600 * 1024, 7);
-    const big = await call(s, 'POST', '/api/v1/branding/logo', { form: await form({ file: new File([Buffer.concat([png, noise])], 'big.png') }) });
+    const big = await call(s, 'POST', '/api/v1/branding/logo', {
+      form: await form({ file: new File([Buffer.concat([png, noise])], 'big.png') }),
+    });
     assert.equal(big.status, 413);
     // The first logo is still the one served.
     assert.equal((await fetch(s.url + '/api/v1/branding/logo')).headers.get('content-type'), 'image/png');
@@ -84,11 +104,25 @@ describe('settings, branding and audit', () => {
     const k = await call(s, 'POST', '/api/v1/api-keys', { token: u.token, body: { name: 'audit-key' } });
     await call(s, 'DELETE', `/api/v1/api-keys/${k.json.id}`, { token: u.token });
     await call(s, 'PUT', `/api/auth/users/${u.id}`, { body: { role: 'admin' } });
-    await call(s, 'POST', '/api/auth/change-password', { token: u.token, body: { currentPassword: STRONG, newPassword: 'Audit-Pass-123' } });
+    await call(s, 'POST', '/api/auth/change-password', {
+      token: u.token,
+      body: { currentPassword: STRONG, newPassword: 'Audit-Pass-123' },
+    });
     const r = await call(s, 'GET', '/api/v1/admin/audit?limit=200');
     assert.equal(r.status, 200);
-    const ev = r.json.events as { event: string; actor: { username: string } | null; target: string | null; ip: string; details: Record<string, unknown> | null; at: string }[];
-    const has = (e: string, pred: (x: (typeof ev)[number]) => boolean = () => true) => assert.ok(ev.some((x) => x.event === e && pred(x)), e);
+    const ev = r.json.events as {
+      event: string;
+      actor: { username: string } | null;
+      target: string | null;
+      ip: string;
+      details: Record<string, unknown> | null;
+      at: string;
+    }[];
+    const has = (e: string, pred: (x: (typeof ev)[number]) => boolean = () => true) =>
+      assert.ok(
+        ev.some((x) => x.event === e && pred(x)),
+        e,
+      );
     has('user.create', (x) => x.target === 'audited' && x.actor?.username === 'admin');
     has('login.success', (x) => x.target === 'audited' && x.ip === '127.0.0.1');
     has('login.failure', (x) => x.target === 'audited');

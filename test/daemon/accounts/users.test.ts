@@ -60,7 +60,9 @@ describe('users and authority rules', () => {
     assert.equal(t.status, 201);
     const users = (await call(s, 'GET', '/api/auth/users')).json.users as { id: string; username: string; role: string }[];
     // Make admin the only admin again.
-    for (const u of users) if (u.role === 'admin' && u.username !== 'admin') assert.equal((await call(s, 'PUT', `/api/auth/users/${u.id}`, { body: { role: 'user' } })).status, 200);
+    for (const u of users)
+      if (u.role === 'admin' && u.username !== 'admin')
+        assert.equal((await call(s, 'PUT', `/api/auth/users/${u.id}`, { body: { role: 'user' } })).status, 200);
     const adminId = users.find((u) => u.username === 'admin')!.id;
     const demote = await call(s, 'PUT', `/api/auth/users/${adminId}`, { body: { role: 'user' } });
     assert.equal(demote.status, 409);
@@ -118,7 +120,10 @@ describe('users and authority rules', () => {
       assert.equal(asNobody.status, 401, `${method} ${route} as nobody`);
       assert.equal(asNobody.json.error.code, 'UNAUTHORIZED');
     }
-    const logo = await call(s, 'POST', '/api/v1/branding/logo', { token: u.token, form: await form({ file: new File([Buffer.from('x')], 'l.png') }) });
+    const logo = await call(s, 'POST', '/api/v1/branding/logo', {
+      token: u.token,
+      form: await form({ file: new File([Buffer.from('x')], 'l.png') }),
+    });
     assert.equal(logo.status, 403);
     assert.equal(logo.json.error.details.permission, 'branding:write');
     // Still a user, still there.
@@ -130,7 +135,10 @@ describe('users and authority rules', () => {
     const key = await call(s, 'POST', '/api/v1/api-keys', { token: u.token, body: { name: 'ci' } });
     assert.equal(key.status, 201);
     const jpg = await makeImage(dir, 'frank.jpg', 40, 30);
-    const run = await call(s, 'POST', '/api/v1/tools/image/resize', { token: key.json.key, form: await form({ file: await filePart(jpg), settings: '{"width": 20}' }) });
+    const run = await call(s, 'POST', '/api/v1/tools/image/resize', {
+      token: key.json.key,
+      form: await form({ file: await filePart(jpg), settings: '{"width": 20}' }),
+    });
     assert.equal(run.status, 200, JSON.stringify(run.json));
     const job = s.app.kiln.store.db;
     const row = await job.selectFrom('jobs').selectAll().where('id', '=', run.json.jobId).executeTakeFirstOrThrow();
@@ -141,9 +149,20 @@ describe('users and authority rules', () => {
     const file = await call(s, 'POST', '/api/v1/files', { token: u.token, form: await form({ file: await filePart(unique) }) });
     assert.equal(file.status, 201, JSON.stringify(file.json));
     assert.equal((await call(s, 'GET', `/api/v1/files/${file.json.id}`)).status, 200, 'admins see it before');
-    const pipe = await call(s, 'POST', '/api/v1/pipelines', { token: u.token, body: { name: 'thumbs', steps: [{ tool: 'resize', settings: { width: 10 } }] } });
+    const pipe = await call(s, 'POST', '/api/v1/pipelines', {
+      token: u.token,
+      body: { name: 'thumbs', steps: [{ tool: 'resize', settings: { width: 10 } }] },
+    });
     assert.equal(pipe.status, 201, JSON.stringify(pipe.json));
-    const blobs = async () => Number((await job.selectFrom('library_blobs').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+    const blobs = async () =>
+      Number(
+        (
+          await job
+            .selectFrom('library_blobs')
+            .select((eb) => eb.fn.countAll<number>().as('n'))
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
     const blobsBefore = await blobs();
 
     const del = await call(s, 'DELETE', `/api/auth/users/${u.id}`);
@@ -154,7 +173,11 @@ describe('users and authority rules', () => {
     assert.equal(await job.selectFrom('library_items').select('id').where('owner_id', '=', u.id).executeTakeFirst(), undefined);
     assert.equal(await job.selectFrom('pipelines').select('id').where('owner_id', '=', u.id).executeTakeFirst(), undefined);
     assert.equal(await blobs(), blobsBefore - 1, 'the stored content is released');
-    assert.equal((await call(s, 'GET', `/api/v1/files/${file.json.id}`)).status, 404, 'not handed to anyone (not even visible to an admin)');
+    assert.equal(
+      (await call(s, 'GET', `/api/v1/files/${file.json.id}`)).status,
+      404,
+      'not handed to anyone (not even visible to an admin)',
+    );
     assert.equal((await call(s, 'GET', '/api/auth/session', { token: u.token })).status, 401);
     assert.equal((await call(s, 'GET', '/api/auth/session', { token: key.json.key })).status, 401);
     assert.equal(await job.selectFrom('jobs').select('id').where('owner_id', '=', u.id).executeTakeFirst(), undefined);
@@ -174,23 +197,36 @@ describe('change-password, sessions and API keys', () => {
 
   it('keeps the calling session, ends the others and revokes every API key', async () => {
     const u = await makeUser(s, 'gina');
-    const other = (await call(s, 'POST', '/api/auth/login', { token: null, body: { username: 'gina', password: STRONG } })).json.token as string;
+    const other = (await call(s, 'POST', '/api/auth/login', { token: null, body: { username: 'gina', password: STRONG } })).json
+      .token as string;
     const key = (await call(s, 'POST', '/api/v1/api-keys', { token: u.token, body: { name: 'k' } })).json.key as string;
     assert.equal((await call(s, 'GET', '/api/auth/session', { token: key })).status, 200);
 
-    const wrong = await call(s, 'POST', '/api/auth/change-password', { token: u.token, body: { currentPassword: 'nope-nope-nope', newPassword: 'Brand-New-Pass-9' } });
+    const wrong = await call(s, 'POST', '/api/auth/change-password', {
+      token: u.token,
+      body: { currentPassword: 'nope-nope-nope', newPassword: 'Brand-New-Pass-9' },
+    });
     assert.equal(wrong.status, 403);
-    const weak = await call(s, 'POST', '/api/auth/change-password', { token: u.token, body: { currentPassword: STRONG, newPassword: 'aaaaaaaaaaaa' } });
+    const weak = await call(s, 'POST', '/api/auth/change-password', {
+      token: u.token,
+      body: { currentPassword: STRONG, newPassword: 'aaaaaaaaaaaa' },
+    });
     assert.equal(weak.status, 400);
     assert.equal((await call(s, 'GET', '/api/auth/session', { token: other })).status, 200, 'failed attempts change nothing');
 
-    const ok = await call(s, 'POST', '/api/auth/change-password', { token: u.token, body: { currentPassword: STRONG, newPassword: 'Brand-New-Pass-9' } });
+    const ok = await call(s, 'POST', '/api/auth/change-password', {
+      token: u.token,
+      body: { currentPassword: STRONG, newPassword: 'Brand-New-Pass-9' },
+    });
     assert.equal(ok.status, 200);
     assert.equal((await call(s, 'GET', '/api/auth/session', { token: u.token })).status, 200);
     assert.equal((await call(s, 'GET', '/api/auth/session', { token: other })).status, 401);
     assert.equal((await call(s, 'GET', '/api/auth/session', { token: key })).status, 401);
     assert.equal((await call(s, 'GET', '/api/v1/api-keys', { token: u.token })).json.keys.length, 0);
-    assert.equal((await call(s, 'POST', '/api/auth/login', { token: null, body: { username: 'gina', password: 'Brand-New-Pass-9' } })).status, 200);
+    assert.equal(
+      (await call(s, 'POST', '/api/auth/login', { token: null, body: { username: 'gina', password: 'Brand-New-Pass-9' } })).status,
+      200,
+    );
   });
 
   it('tampered session tokens and API keys are refused', async () => {
@@ -223,7 +259,10 @@ describe('change-password, sessions and API keys', () => {
     const all = (await call(s, 'GET', '/api/v1/api-keys?all=true')).json.keys;
     assert.equal(all.find((x: { id: string }) => x.id === k.json.id).owner.username, 'hank');
     // A user cannot widen its view nor revoke someone else's key.
-    assert.equal((await call(s, 'GET', '/api/v1/api-keys?all=true', { token: u.token })).json.keys.every((x: { owner?: unknown }) => !x.owner), true);
+    assert.equal(
+      (await call(s, 'GET', '/api/v1/api-keys?all=true', { token: u.token })).json.keys.every((x: { owner?: unknown }) => !x.owner),
+      true,
+    );
     const adminKey = (await call(s, 'POST', '/api/v1/api-keys', { body: { name: 'admin-key' } })).json;
     assert.equal((await call(s, 'DELETE', `/api/v1/api-keys/${adminKey.id}`, { token: u.token })).status, 404);
 
@@ -232,16 +271,25 @@ describe('change-password, sessions and API keys', () => {
 
     const bad = await call(s, 'POST', '/api/v1/api-keys', { token: u.token, body: { name: 'x', expiresAt: '2001-01-01T00:00:00Z' } });
     assert.equal(bad.status, 400);
-    const both = await call(s, 'POST', '/api/v1/api-keys', { token: u.token, body: { name: 'x', expiresAt: new Date(Date.now() + 9e6).toISOString(), expiresInDays: 1 } });
+    const both = await call(s, 'POST', '/api/v1/api-keys', {
+      token: u.token,
+      body: { name: 'x', expiresAt: new Date(Date.now() + 9e6).toISOString(), expiresInDays: 1 },
+    });
     assert.equal(both.status, 400);
-    const soon = await call(s, 'POST', '/api/v1/api-keys', { token: u.token, body: { name: 'short', expiresAt: new Date(Date.now() + 1500).toISOString() } });
+    const soon = await call(s, 'POST', '/api/v1/api-keys', {
+      token: u.token,
+      body: { name: 'short', expiresAt: new Date(Date.now() + 1500).toISOString() },
+    });
     assert.equal(soon.status, 201);
     assert.equal((await call(s, 'GET', '/api/auth/session', { token: soon.json.key })).status, 200);
     await new Promise((r) => setTimeout(r, 1700));
     const expired = await call(s, 'GET', '/api/auth/session', { token: soon.json.key });
     assert.equal(expired.status, 401);
     assert.equal(expired.json.error.reason, 'api-key-expired');
-    assert.equal((await call(s, 'GET', '/api/v1/api-keys', { token: u.token })).json.keys.find((x: { id: string }) => x.id === soon.json.id).expired, true);
+    assert.equal(
+      (await call(s, 'GET', '/api/v1/api-keys', { token: u.token })).json.keys.find((x: { id: string }) => x.id === soon.json.id).expired,
+      true,
+    );
   });
 
   it('teams: create, rename, list, assign, delete (members stay without a team)', async () => {
@@ -252,9 +300,15 @@ describe('change-password, sessions and API keys', () => {
     assert.equal((await call(s, 'GET', '/api/auth/session', { token: u.token })).json.user.teamId, t.id);
     const renamed = await call(s, 'PUT', `/api/v1/teams/${t.id}`, { body: { name: 'Platform' } });
     assert.equal(renamed.json.team.name, 'Platform');
-    assert.deepEqual(renamed.json.team.members.map((m: { username: string }) => m.username), ['ivy']);
+    assert.deepEqual(
+      renamed.json.team.members.map((m: { username: string }) => m.username),
+      ['ivy'],
+    );
     const asUser = (await call(s, 'GET', '/api/v1/teams', { token: u.token })).json.teams;
-    assert.deepEqual(asUser.map((x: { name: string }) => x.name), ['Platform']);
+    assert.deepEqual(
+      asUser.map((x: { name: string }) => x.name),
+      ['Platform'],
+    );
     assert.equal(asUser[0].members, undefined);
     assert.equal((await call(s, 'PUT', `/api/auth/users/${u.id}`, { body: { team: 'nope' } })).status, 404);
     assert.equal((await call(s, 'DELETE', `/api/v1/teams/${t.id}`)).status, 200);

@@ -16,7 +16,6 @@ import { api, filePart, form, login, readSse, startServer, type TestServer } fro
 const dir = tempDir();
 const auth = (t: string) => ({ authorization: `Bearer ${t}` });
 
-
 async function upload(s: TestServer, token: string, file: string, name?: string) {
   return api(s, token, 'POST', '/api/v1/files', await form({ file: await filePart(file), ...(name ? { name } : {}) }));
 }
@@ -55,7 +54,13 @@ describe('file library', () => {
     assert.deepEqual(first.buf, await import('node:fs/promises').then((f) => f.readFile(png)));
 
     // A tool run on the item saves its output as version 2 (200 answer carries savedFileId).
-    const run = await api(s, s.token, 'POST', '/api/v1/tools/image/resize', await form({ fileId: id, settings: JSON.stringify({ width: 20 }) }));
+    const run = await api(
+      s,
+      s.token,
+      'POST',
+      '/api/v1/tools/image/resize',
+      await form({ fileId: id, settings: JSON.stringify({ width: 20 }) }),
+    );
     assert.equal(run.status, 200, run.text);
     assert.equal(run.body.savedFileId, id);
     const job = await api(s, s.token, 'GET', `/api/v1/jobs/${run.body.jobId}`);
@@ -114,9 +119,15 @@ describe('file library', () => {
     const images = await api(s, s.token, 'GET', '/api/v1/files?type=image');
     assert.deepEqual(images.body.items.map((i: any) => i.name).sort(), ['alpha.jpg', 'beta.jpg']);
     const byName = await api(s, s.token, 'GET', '/api/v1/files?name=ALPH');
-    assert.deepEqual(byName.body.items.map((i: any) => i.name), ['alpha.jpg']);
+    assert.deepEqual(
+      byName.body.items.map((i: any) => i.name),
+      ['alpha.jpg'],
+    );
     const byExt = await api(s, s.token, 'GET', '/api/v1/files?type=txt');
-    assert.deepEqual(byExt.body.items.map((i: any) => i.name), ['notes.txt']);
+    assert.deepEqual(
+      byExt.body.items.map((i: any) => i.name),
+      ['notes.txt'],
+    );
     // LIKE wildcards in the filter are taken literally.
     assert.deepEqual((await api(s, s.token, 'GET', '/api/v1/files?name=%25')).body.items, []);
     assert.deepEqual((await api(s, s.token, 'GET', '/api/v1/files?name=e_')).body.items, []);
@@ -157,7 +168,13 @@ describe('file library', () => {
       assert.equal(r.status, 404, `${method} ${p}: ${r.text}`);
       assert.equal(r.body.error.code, 'NOT_FOUND');
     }
-    const carolRun = await api(s, carol, 'POST', '/api/v1/tools/image/resize', await form({ fileId: id, settings: JSON.stringify({ width: 10 }) }));
+    const carolRun = await api(
+      s,
+      carol,
+      'POST',
+      '/api/v1/tools/image/resize',
+      await form({ fileId: id, settings: JSON.stringify({ width: 10 }) }),
+    );
     assert.equal(carolRun.status, 404, carolRun.text);
     const carolUpload = await api(s, carol, 'POST', `/api/v1/files/${id}/versions`, await form({ file: await filePart(png) }));
     assert.equal(carolUpload.status, 404);
@@ -165,13 +182,22 @@ describe('file library', () => {
 
     // The owner and the admin see it; the admin's listing holds everyone's items.
     assert.equal((await api(s, bob, 'GET', `/api/v1/files/${id}`)).status, 200);
-    assert.deepEqual((await api(s, bob, 'GET', '/api/v1/files')).body.items.map((i: any) => i.id), [id]);
+    assert.deepEqual(
+      (await api(s, bob, 'GET', '/api/v1/files')).body.items.map((i: any) => i.id),
+      [id],
+    );
     assert.equal((await api(s, s.token, 'GET', `/api/v1/files/${id}`)).status, 200);
     const all = await api(s, s.token, 'GET', '/api/v1/files?pageSize=200');
     assert.ok(all.body.items.some((i: any) => i.id === id));
     assert.ok(all.body.items.some((i: any) => i.ownerId !== item.body.ownerId));
     // A new version by the owner, then the item is still the owner's.
-    const v2 = await api(s, bob, 'POST', `/api/v1/files/${id}/versions`, await form({ file: await filePart(await makeImage(dir, 'bobs2.png', 10, 10, { format: 'png' })) }));
+    const v2 = await api(
+      s,
+      bob,
+      'POST',
+      `/api/v1/files/${id}/versions`,
+      await form({ file: await filePart(await makeImage(dir, 'bobs2.png', 10, 10, { format: 'png' })) }),
+    );
     assert.equal(v2.status, 201, v2.text);
     assert.equal(v2.body.version.version, 2);
   });
@@ -212,10 +238,18 @@ describe('file library quota and asynchronous runs', () => {
     const noise = Buffer.alloc(40 * 40 * 3);
     for (let i = 0; i < noise.length; i++) noise[i] = (i * 7919) % 251;
     const small = path.join(dir, 'noise.png');
-    await sharp(noise, { raw: { width: 40, height: 40, channels: 3 } }).png().toFile(small);
+    await sharp(noise, { raw: { width: 40, height: 40, channels: 3 } })
+      .png()
+      .toFile(small);
     const up = await upload(s, s.token, small);
     assert.equal(up.status, 201, up.text);
-    const run = await api(s, s.token, 'POST', '/api/v1/tools/image/resize', await form({ fileId: up.body.id, settings: JSON.stringify({ width: 400 }) }));
+    const run = await api(
+      s,
+      s.token,
+      'POST',
+      '/api/v1/tools/image/resize',
+      await form({ fileId: up.body.id, settings: JSON.stringify({ width: 400 }) }),
+    );
     assert.equal(run.status, 202, run.text);
     const sse = await readSse(`${s.url}/api/v1/jobs/${run.body.jobId}/progress`, s.token);
     assert.equal(sse.events.at(-1)!.event, 'completed');
@@ -228,11 +262,17 @@ describe('file library quota and asynchronous runs', () => {
     await api(s, s.token, 'DELETE', `/api/v1/files/${up.body.id}`);
   });
 
-  it('saves a 202 job\'s output as a new version when it completes; the completed event carries savedFileId', async () => {
+  it("saves a 202 job's output as a new version when it completes; the completed event carries savedFileId", async () => {
     const png = await makeImage(dir, 'async.png', 60, 30, { format: 'png' });
     const up = await upload(s, s.token, png);
     assert.equal(up.status, 201, up.text);
-    const run = await api(s, s.token, 'POST', '/api/v1/tools/image/resize', await form({ fileId: up.body.id, settings: JSON.stringify({ width: 15 }) }));
+    const run = await api(
+      s,
+      s.token,
+      'POST',
+      '/api/v1/tools/image/resize',
+      await form({ fileId: up.body.id, settings: JSON.stringify({ width: 15 }) }),
+    );
     assert.equal(run.status, 202, run.text);
     const sse = await readSse(`${s.url}/api/v1/jobs/${run.body.jobId}/progress`, s.token);
     const done = sse.events.at(-1)!;

@@ -4,7 +4,16 @@ import sharp from 'sharp';
 import type { KilnError } from '../../../src/core/errors.js';
 import { makeImage, tempDir } from '../../helpers/fixtures.js';
 import {
-  duration, ffprobe, integratedLufs, makeAudio, makeSpeechWithGap, makeVideo, meanVolumeDb, runMedia, stream, zeroCrossingHz,
+  duration,
+  ffprobe,
+  integratedLufs,
+  makeAudio,
+  makeSpeechWithGap,
+  makeVideo,
+  meanVolumeDb,
+  runMedia,
+  stream,
+  zeroCrossingHz,
 } from '../../helpers/media.js';
 
 const dir = tempDir();
@@ -19,7 +28,13 @@ const audio = (p: string) => stream(ffprobe(p), 'audio')!;
 
 describe('convert-audio / trim-audio / volume-adjust / fade-audio', () => {
   it('converts to each format with the right codec and bitrate', async () => {
-    for (const [format, codec] of [['mp3', 'mp3'], ['ogg', 'vorbis'], ['flac', 'flac'], ['m4a', 'aac'], ['wav', 'pcm_s16le']] as const) {
+    for (const [format, codec] of [
+      ['mp3', 'mp3'],
+      ['ogg', 'vorbis'],
+      ['flac', 'flac'],
+      ['m4a', 'aac'],
+      ['wav', 'pcm_s16le'],
+    ] as const) {
       const r = await runMedia(dir, 'convert-audio', [tone], { format, bitrateKbps: 96 });
       assert.equal(r.name, `tone.${format}`);
       assert.equal(audio(r.path).codec_name, codec);
@@ -126,7 +141,10 @@ describe('reverse-audio / audio-speed / pitch-shift / audio-channels', () => {
     assert.equal(audio(mono.path).channels, 1);
     const stereo = await runMedia(dir, 'audio-channels', [mono.path], { mode: 'mono-to-stereo' });
     assert.equal(audio(stereo.path).channels, 2);
-    assert.ok(Math.abs(meanVolumeDb(stereo.path, 'pan=mono|c0=c0') - meanVolumeDb(stereo.path, 'pan=mono|c0=c1')) < 0.1, 'both sides equal');
+    assert.ok(
+      Math.abs(meanVolumeDb(stereo.path, 'pan=mono|c0=c0') - meanVolumeDb(stereo.path, 'pan=mono|c0=c1')) < 0.1,
+      'both sides equal',
+    );
     await assert.rejects(runMedia(dir, 'audio-channels', [mono.path], { mode: 'swap' }), isCode('UNSUPPORTED_INPUT'));
     await assert.rejects(runMedia(dir, 'audio-channels', [tone], {}), isCode('VALIDATION_ERROR'));
   });
@@ -204,7 +222,9 @@ describe('waveform-image / audio-metadata', () => {
     assert.ok(red > 300 && transparent > 300, `red ${red}, transparent ${transparent}`);
   });
   it('writes title/artist/album and reads them back; strip removes tags', async () => {
-    const mp3 = makeAudio(dir, 'tagged.mp3', { extra: ['-metadata', 'title=Old', '-metadata', 'comment=private', '-metadata', 'genre=Noise'] });
+    const mp3 = makeAudio(dir, 'tagged.mp3', {
+      extra: ['-metadata', 'title=Old', '-metadata', 'comment=private', '-metadata', 'genre=Noise'],
+    });
     const r = await runMedia(dir, 'audio-metadata', [mp3], { title: 'Neu: Ü', artist: 'Kiln', album: 'Tests' });
     const tags = ffprobe(r.path).format.tags ?? {};
     assert.deepEqual([tags.title, tags.artist, tags.album, tags.genre], ['Neu: Ü', 'Kiln', 'Tests', 'Noise']);

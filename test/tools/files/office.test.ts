@@ -41,7 +41,12 @@ async function makeDocx(p: string) {
           new d.Paragraph({ text: 'Quarterly kiln report', heading: d.HeadingLevel.HEADING_1 }),
           new d.Paragraph('First paragraph about glazes.'),
           new d.Paragraph('Second paragraph about firing.'),
-          new d.Table({ rows: [new d.TableRow({ children: [cell('Cone'), cell('Temperature')] }), new d.TableRow({ children: [cell('Cone 6'), cell('1222 C')] })] }),
+          new d.Table({
+            rows: [
+              new d.TableRow({ children: [cell('Cone'), cell('Temperature')] }),
+              new d.TableRow({ children: [cell('Cone 6'), cell('1222 C')] }),
+            ],
+          }),
         ],
       },
     ],
@@ -66,7 +71,10 @@ async function makeXlsx(p: string) {
 
 async function makePptx(p: string) {
   // pptxgenjs ships CommonJS typings whose default export tsc does not see as a class under NodeNext.
-  const PptxGenJS = (await import('pptxgenjs')).default as unknown as new () => { addSlide(): { addText(t: string, o: object): void }; writeFile(o: { fileName: string }): Promise<string> };
+  const PptxGenJS = (await import('pptxgenjs')).default as unknown as new () => {
+    addSlide(): { addText(t: string, o: object): void };
+    writeFile(o: { fileName: string }): Promise<string>;
+  };
   const pres = new PptxGenJS();
   pres.addSlide().addText('Slide one title', { x: 1, y: 1, w: 8, h: 1 });
   pres.addSlide().addText('Slide two body', { x: 1, y: 1, w: 8, h: 1 });
@@ -91,7 +99,11 @@ async function zipOf(p: string, entries: [string, Buffer][]) {
 describe('office tools (LibreOffice warm pool)', () => {
   let docx: string, xlsx: string, pptx: string;
   before(async () => {
-    [docx, xlsx, pptx] = await Promise.all([makeDocx(path.join(dir, 'report.docx')), makeXlsx(path.join(dir, 'book.xlsx')), makePptx(path.join(dir, 'slides.pptx'))]);
+    [docx, xlsx, pptx] = await Promise.all([
+      makeDocx(path.join(dir, 'report.docx')),
+      makeXlsx(path.join(dir, 'book.xlsx')),
+      makePptx(path.join(dir, 'slides.pptx')),
+    ]);
     await warmOffice();
   });
 
@@ -99,7 +111,8 @@ describe('office tools (LibreOffice warm pool)', () => {
     const pdf = await run('wordprocessor-to-pdf', docx);
     assert.equal(pdfPages(pdf), 1);
     const text = pdfText(pdf);
-    for (const s of ['Quarterly kiln report', 'First paragraph about glazes.', 'Second paragraph about firing.', 'Cone 6', '1222 C']) assert.ok(text.includes(s), s);
+    for (const s of ['Quarterly kiln report', 'First paragraph about glazes.', 'Second paragraph about firing.', 'Cone 6', '1222 C'])
+      assert.ok(text.includes(s), s);
   });
 
   it('convert-document docx → odt → txt', async () => {
@@ -112,7 +125,10 @@ describe('office tools (LibreOffice warm pool)', () => {
 
   it('convert-spreadsheet xlsx → csv → xlsx keeps the cells', async () => {
     const csv = await run('convert-spreadsheet', xlsx, { format: 'csv' });
-    assert.equal(readFileSync(csv, 'utf8').trim().split(/\r?\n/).join('\n'), 'name,qty,price\nbowl,3,12.5\nmug,10,7.25\n"plate, large",2,30');
+    assert.equal(
+      readFileSync(csv, 'utf8').trim().split(/\r?\n/).join('\n'),
+      'name,qty,price\nbowl,3,12.5\nmug,10,7.25\n"plate, large",2,30',
+    );
     const back = await run('convert-spreadsheet', csv, { format: 'xlsx' }, 'back.xlsx');
     const ExcelJS = (await import('exceljs')).default;
     const wb = new ExcelJS.Workbook();
@@ -152,7 +168,10 @@ describe('office tools (LibreOffice warm pool)', () => {
     // Keep the local header (so it is sniffed as docx) but drop the central directory.
     writeFileSync(broken, good.subarray(0, Math.floor(good.length * 0.6)));
     await assert.rejects(run('wordprocessor-to-pdf', broken), (e: KilnError) => e.code === 'UNSUPPORTED_INPUT');
-    const noDoc = await zipOf(path.join(dir, 'nodoc.docx'), [['[Content_Types].xml', CONTENT_TYPES], ['word/other.xml', Buffer.from('<x/>')]]);
+    const noDoc = await zipOf(path.join(dir, 'nodoc.docx'), [
+      ['[Content_Types].xml', CONTENT_TYPES],
+      ['word/other.xml', Buffer.from('<x/>')],
+    ]);
     await assert.rejects(run('wordprocessor-to-pdf', noDoc), (e: KilnError) => e.code === 'UNSUPPORTED_INPUT');
     assert.equal(pdfPages(await run('wordprocessor-to-pdf', docx)), 1);
   });
@@ -172,7 +191,10 @@ describe('office tools (LibreOffice warm pool)', () => {
     const ws = await createWorkspace();
     try {
       const before = officePoolStatus().pids[0];
-      await assert.rejects(officeConvert(pptx, 'pptx', { target: 'pdf:impress_pdf_Export', outExt: 'pdf', workDir: ws.dir, timeoutMs: 30 }), (e: KilnError) => e.code === 'TIMEOUT');
+      await assert.rejects(
+        officeConvert(pptx, 'pptx', { target: 'pdf:impress_pdf_Export', outExt: 'pdf', workDir: ws.dir, timeoutMs: 30 }),
+        (e: KilnError) => e.code === 'TIMEOUT',
+      );
       assert.notEqual(officePoolStatus().pids[0], before, 'the timed-out instance was stopped');
       const ac = new AbortController();
       const p = officeConvert(pptx, 'pptx', { target: 'pdf:impress_pdf_Export', outExt: 'pdf', workDir: ws.dir, signal: ac.signal });

@@ -15,7 +15,12 @@ const dir = tempDir();
 async function run(file: string) {
   const ws = await createWorkspace();
   try {
-    const out = await runTool(getTool('pdf-to-wordprocessor'), { files: [await inputFile(file)], extra: {} }, {}, { workDir: ws.dir, dataDir: dir });
+    const out = await runTool(
+      getTool('pdf-to-wordprocessor'),
+      { files: [await inputFile(file)], extra: {} },
+      {},
+      { workDir: ws.dir, dataDir: dir },
+    );
     const dest = path.join(dir, out.output!.name);
     writeFileSync(dest, readFileSync(out.output!.path));
     return dest;
@@ -23,7 +28,6 @@ async function run(file: string) {
     await ws.dispose();
   }
 }
-
 
 /** A two-page PDF: a heading, a paragraph wrapped over two lines, a second paragraph, an image; then page 2. */
 async function makePdf(p: string) {
@@ -36,7 +40,9 @@ async function makePdf(p: string) {
   p1.drawText('The first paragraph explains how a kiln reaches cone six and', { x: 72, y: 720, size: 12, font });
   p1.drawText('why the final hour of the firing matters most.', { x: 72, y: 705, size: 12, font });
   p1.drawText('A second paragraph stands apart from the first one.', { x: 72, y: 675, size: 12, font });
-  const png = await sharp({ create: { width: 64, height: 32, channels: 3, background: { r: 200, g: 30, b: 30 } } }).png().toBuffer();
+  const png = await sharp({ create: { width: 64, height: 32, channels: 3, background: { r: 200, g: 30, b: 30 } } })
+    .png()
+    .toBuffer();
   const img = await pdf.embedPng(png);
   p1.drawImage(img, { x: 72, y: 560, width: 128, height: 64 });
   p1.drawText('Text below the picture.', { x: 72, y: 530, size: 12, font, color: rgb(0, 0, 0) });

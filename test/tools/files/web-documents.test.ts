@@ -142,7 +142,10 @@ describe('HTML, Markdown and EPUB tools (Chromium + pandoc)', () => {
     hits = [];
     const docx = await run('markdown-to-docx', md);
     const z = await zipEntries(docx);
-    assert.deepEqual(z.names.filter((n) => n.startsWith('word/media/')), []);
+    assert.deepEqual(
+      z.names.filter((n) => n.startsWith('word/media/')),
+      [],
+    );
     assert.deepEqual(hits, []);
     const xml = await z.read('word/document.xml');
     assert.match(xml, /<w:pStyle w:val="Heading1" ?\/>[\s\S]*Kiln notes/);

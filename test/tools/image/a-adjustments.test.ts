@@ -9,7 +9,10 @@ const close = (a: number, b: number, tol = 2) => Math.abs(a - b) <= tol;
 
 describe('sharpening', () => {
   it('every method raises edge contrast of a soft edge; denoise removes a speck', async () => {
-    const src = await solid(dir, 'edge.png', 40, 20, (x) => { const v = x < 18 ? 80 : x > 21 ? 170 : 80 + (x - 17) * 18; return [v, v, v]; });
+    const src = await solid(dir, 'edge.png', 40, 20, (x) => {
+      const v = x < 18 ? 80 : x > 21 ? 170 : 80 + (x - 17) * 18;
+      return [v, v, v];
+    });
     for (const settings of [{}, { method: 'unsharp-mask', amount: 200, radius: 2 }, { method: 'high-pass', strength: 80, kernelSize: 5 }]) {
       const r = await runA('sharpening', [src], settings, {}, dir);
       const p = await rawOf(r.kept!);
@@ -49,7 +52,19 @@ describe('replace-color', () => {
 
 describe('color-blindness', () => {
   it('applies the Machado matrices in linear RGB and the monochromacies', async () => {
-    const src = await solid(dir, 'cb.png', 4, 1, (x) => [[255, 0, 0], [0, 255, 0], [0, 0, 255], [255, 255, 255]][x] as [number, number, number]);
+    const src = await solid(
+      dir,
+      'cb.png',
+      4,
+      1,
+      (x) =>
+        [
+          [255, 0, 0],
+          [0, 255, 0],
+          [0, 0, 255],
+          [255, 255, 255],
+        ][x] as [number, number, number],
+    );
     const prot = await rawOf((await runA('color-blindness', [src], { simulationType: 'protanopia' }, {}, dir)).kept!);
     // Pure red through the protanopia matrix: linear (0.152286, 0.114503, ~0) -> sRGB.
     assert.ok(close(prot.px(0, 0)[0]!, 109) && close(prot.px(0, 0)[1]!, 95) && prot.px(0, 0)[2]! <= 2, `red: ${prot.px(0, 0)}`);
@@ -75,11 +90,16 @@ describe('duotone / pixelate / vignette', () => {
   });
   it('pixelate averages whole blocks, only inside the region', async () => {
     const src = await solid(dir, 'px.png', 8, 8, (x, y) => ((x + y) % 2 ? [200, 0, 0] : [0, 0, 100]));
-    const p = await rawOf((await runA('pixelate', [src], { blockSize: 4, region: { left: 0, top: 0, width: 4, height: 8 } }, {}, dir)).kept!);
+    const p = await rawOf(
+      (await runA('pixelate', [src], { blockSize: 4, region: { left: 0, top: 0, width: 4, height: 8 } }, {}, dir)).kept!,
+    );
     assert.deepEqual(p.px(1, 1).slice(0, 3), [100, 0, 50]);
     assert.deepEqual(p.px(5, 1).slice(0, 3), [0, 0, 100]);
     assert.deepEqual(p.px(6, 1).slice(0, 3), [200, 0, 0]);
-    await assert.rejects(runA('pixelate', [src], { region: { left: 50, top: 0, width: 4, height: 4 } }), (e: KilnError) => e.code === 'VALIDATION_ERROR');
+    await assert.rejects(
+      runA('pixelate', [src], { region: { left: 50, top: 0, width: 4, height: 4 } }),
+      (e: KilnError) => e.code === 'VALIDATION_ERROR',
+    );
   });
   it('vignette darkens the corners, not the center, and follows centerX', async () => {
     const src = await solid(dir, 'vg.png', 100, 60, () => [200, 200, 200]);

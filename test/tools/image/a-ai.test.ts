@@ -14,10 +14,11 @@ async function means(file: string): Promise<number[]> {
 
 describe('image-enhancement', () => {
   // A dark, blue-cast, low-contrast scene with some structure.
-  const scene = () => solid(dir, `dark-${Math.random()}.png`, 160, 120, (x, y) => {
-    const v = 30 + ((x * 7 + y * 3) % 40) + (x > 80 ? 15 : 0);
-    return [v * 0.7, v * 0.85, v * 1.3];
-  });
+  const scene = () =>
+    solid(dir, `dark-${Math.random()}.png`, 160, 120, (x, y) => {
+      const v = 30 + ((x * 7 + y * 3) % 40) + (x > 80 ? 15 : 0);
+      return [v * 0.7, v * 0.85, v * 1.3];
+    });
 
   it('brightens, stretches and neutralises a dark blue-cast image', async () => {
     const src = await scene();
@@ -41,7 +42,10 @@ describe('image-enhancement', () => {
     const zero = await runA('image-enhancement', [src], { strength: 0, corrections: { denoise: false } }, {}, dir);
     assert.equal(zero.data!.intensity, 0);
     assert.deepEqual(await sharp(zero.kept!).raw().toBuffer(), await sharp(src).raw().toBuffer());
-    await assert.rejects(runA('image-enhancement', [src], { corrections: { blur: true } }), (e: KilnError) => e.code === 'VALIDATION_ERROR');
+    await assert.rejects(
+      runA('image-enhancement', [src], { corrections: { blur: true } }),
+      (e: KilnError) => e.code === 'VALIDATION_ERROR',
+    );
   });
   it('deepEnhance without its bundle runs the classical path and says so', async () => {
     const src = await scene();

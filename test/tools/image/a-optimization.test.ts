@@ -13,12 +13,36 @@ import { readZip } from '../../helpers/zip.js';
 
 const dir = tempDir();
 
-
 describe('edit-metadata', () => {
   it('writes every field, read back with exiftool', async () => {
     const src = await makeImage(dir, 'meta.jpg', 40, 30);
-    const r = await runA('edit-metadata', [src], { title: 'Harbour at dawn', description: 'Boats, ünïcode', author: 'A. Person', copyright: '© 2026 A. Person', keywords: ['sea', 'boats'], gps: { lat: -33.8568, lon: 151.2153 }, dateTime: '2024-05-06T07:08:09' }, {}, dir);
-    const j = JSON.parse(execFileSync('exiftool', ['-j', '-n', '-XMP-dc:all', '-EXIF:all', '-IPTC:Keywords', '-Composite:GPSLatitude', '-Composite:GPSLongitude', r.kept!]).toString())[0];
+    const r = await runA(
+      'edit-metadata',
+      [src],
+      {
+        title: 'Harbour at dawn',
+        description: 'Boats, ünïcode',
+        author: 'A. Person',
+        copyright: '© 2026 A. Person',
+        keywords: ['sea', 'boats'],
+        gps: { lat: -33.8568, lon: 151.2153 },
+        dateTime: '2024-05-06T07:08:09',
+      },
+      {},
+      dir,
+    );
+    const j = JSON.parse(
+      execFileSync('exiftool', [
+        '-j',
+        '-n',
+        '-XMP-dc:all',
+        '-EXIF:all',
+        '-IPTC:Keywords',
+        '-Composite:GPSLatitude',
+        '-Composite:GPSLongitude',
+        r.kept!,
+      ]).toString(),
+    )[0];
     assert.equal(j.Title, 'Harbour at dawn');
     assert.equal(j.ImageDescription, 'Boats, ünïcode');
     assert.equal(j.Artist, 'A. Person');
@@ -88,7 +112,13 @@ describe('favicon', () => {
     const src = await solid(dir, 'logo.png', 300, 200, () => [200, 30, 30]);
     const r = await runA('favicon', [src], { padding: 10, borderRadius: 50 }, {}, dir);
     const z = await readZip(r.kept!);
-    for (const [name, size] of [['favicon-16x16.png', 16], ['favicon-32x32.png', 32], ['apple-touch-icon.png', 180], ['android-chrome-192x192.png', 192], ['android-chrome-512x512.png', 512]] as const) {
+    for (const [name, size] of [
+      ['favicon-16x16.png', 16],
+      ['favicon-32x32.png', 32],
+      ['apple-touch-icon.png', 180],
+      ['android-chrome-192x192.png', 192],
+      ['android-chrome-512x512.png', 512],
+    ] as const) {
       const m = await sharp(z.get(name)!).metadata();
       assert.deepEqual([m.width, m.height], [size, size], name);
     }
@@ -102,7 +132,10 @@ describe('favicon', () => {
     assert.deepEqual(sizes, [16, 32, 48, 256]);
     // The 32 px entry is a DIB: header size 40, double height, 32 bpp; its center pixel is the red fill (BGRA).
     const off = ico.readUInt32LE(6 + 16 + 12);
-    assert.deepEqual([ico.readUInt32LE(off), ico.readInt32LE(off + 4), ico.readInt32LE(off + 8), ico.readUInt16LE(off + 14)], [40, 32, 64, 32]);
+    assert.deepEqual(
+      [ico.readUInt32LE(off), ico.readInt32LE(off + 4), ico.readInt32LE(off + 8), ico.readUInt16LE(off + 14)],
+      [40, 32, 64, 32],
+    );
     const c = off + 40 + (16 * 32 + 16) * 4;
     assert.deepEqual([...ico.subarray(c, c + 4)], [30, 30, 200, 255]);
     const pngOff = ico.readUInt32LE(6 + 48 + 12);

@@ -14,7 +14,9 @@ const dir = tempDir();
 describe('compare', () => {
   it('diff marks exactly the pixels above diffThreshold and counts them', async () => {
     const a = await solid(dir, 'a.png', 10, 10, () => [100, 100, 100]);
-    const b = await solid(dir, 'b.png', 10, 10, (x, y) => (y === 0 && x < 3 ? [130, 100, 100] : y === 1 && x < 5 ? [110, 100, 100] : [100, 100, 100]));
+    const b = await solid(dir, 'b.png', 10, 10, (x, y) =>
+      y === 0 && x < 3 ? [130, 100, 100] : y === 1 && x < 5 ? [110, 100, 100] : [100, 100, 100],
+    );
     const r = await runA('compare', [a], { diffThreshold: 10 }, { file: [b] }, dir);
     assert.equal(r.data!.differentPixels, 3);
     assert.equal(r.data!.differencePercent, 3);
@@ -78,7 +80,10 @@ describe('color-palette', () => {
     const src = await solid(dir, 'pal.png', 40, 40, (x) => (x < 30 ? [255, 0, 0] : [0, 0, 255]));
     const r = await runA('color-palette', [src], { count: 2 }, {}, dir);
     const colors = r.data!.colors as { color: string; share: number }[];
-    assert.deepEqual(colors.map((c) => c.color), ['#ff0000', '#0000ff']);
+    assert.deepEqual(
+      colors.map((c) => c.color),
+      ['#ff0000', '#0000ff'],
+    );
     assert.ok(Math.abs(colors[0]!.share - 0.75) < 0.03);
     const p = await rawOf(r.kept!);
     assert.deepEqual(p.px(5, 5), [255, 0, 0, 255]);
@@ -90,7 +95,19 @@ describe('color-palette', () => {
 
 describe('histogram', () => {
   it('returns exact per-channel statistics and a chart', async () => {
-    const src = await solid(dir, 'hist.png', 4, 1, (x) => [[0, 10, 200], [100, 10, 200], [200, 10, 200], [255, 10, 200]][x] as [number, number, number]);
+    const src = await solid(
+      dir,
+      'hist.png',
+      4,
+      1,
+      (x) =>
+        [
+          [0, 10, 200],
+          [100, 10, 200],
+          [200, 10, 200],
+          [255, 10, 200],
+        ][x] as [number, number, number],
+    );
     const r = await runA('histogram', [src], { scale: 'log' }, {}, dir);
     const red = (r.data!.channels as Record<string, Record<string, number>>).red!;
     assert.deepEqual([red.min, red.max, red.median, red.mean], [0, 255, 100, 138.75]);

@@ -9,7 +9,14 @@ import { rawOf, runA, solid } from './a-helpers.js';
 
 const dir = tempDir();
 
-function countWhere(p: Awaited<ReturnType<typeof rawOf>>, x0: number, y0: number, x1: number, y1: number, f: (px: number[]) => boolean): number {
+function countWhere(
+  p: Awaited<ReturnType<typeof rawOf>>,
+  x0: number,
+  y0: number,
+  x1: number,
+  y1: number,
+  f: (px: number[]) => boolean,
+): number {
   let n = 0;
   for (let y = y0; y < y1; y++) for (let x = x0; x < x1; x++) if (f(p.px(x, y))) n++;
   return n;
@@ -67,13 +74,28 @@ describe('compose', () => {
 describe('text-overlay', () => {
   it('draws text in a box at x/y, and wraps long text within the image', async () => {
     const base = await solid(dir, 'tb.png', 300, 200, () => [0, 0, 0]);
-    const r = await runA('text-overlay', [base], { text: 'Hi', x: 10, y: 10, fontSize: 40, background: '#ff0000', padding: 10, color: '#ffffff' }, {}, dir);
+    const r = await runA(
+      'text-overlay',
+      [base],
+      { text: 'Hi', x: 10, y: 10, fontSize: 40, background: '#ff0000', padding: 10, color: '#ffffff' },
+      {},
+      dir,
+    );
     const p = await rawOf(r.kept!);
     assert.deepEqual(p.px(12, 12).slice(0, 3), [255, 0, 0]);
     const box = r.data!.box as { width: number; height: number };
-    assert.ok(countWhere(p, 20, 20, 10 + box.width - 10, 10 + box.height - 10, (q) => q[0]! > 200 && q[1]! > 200) > 20, 'white glyph pixels');
+    assert.ok(
+      countWhere(p, 20, 20, 10 + box.width - 10, 10 + box.height - 10, (q) => q[0]! > 200 && q[1]! > 200) > 20,
+      'white glyph pixels',
+    );
     assert.deepEqual(p.px(290, 190).slice(0, 3), [0, 0, 0]);
-    const long = await runA('text-overlay', [base], { text: 'a rather long sentence that cannot fit on one line of this image', fontSize: 30 }, {}, dir);
+    const long = await runA(
+      'text-overlay',
+      [base],
+      { text: 'a rather long sentence that cannot fit on one line of this image', fontSize: 30 },
+      {},
+      dir,
+    );
     const lb = long.data!.box as { width: number; height: number };
     assert.ok(lb.width <= 300 && lb.height > 60, `wrapped box ${JSON.stringify(lb)}`);
     await assert.rejects(runA('text-overlay', [base], {}), (e: KilnError) => e.code === 'VALIDATION_ERROR');
@@ -82,7 +104,19 @@ describe('text-overlay', () => {
 
 describe('meme-generator', () => {
   it('template mode: outlined text in the template boxes, every font loads', async () => {
-    const r = await runA('meme-generator', [], { templateId: 'approve-reject', textBoxes: [{ id: 'top', text: 'tests later' }, { id: 'bottom', text: 'tests first, always, every single time' }] }, {}, dir);
+    const r = await runA(
+      'meme-generator',
+      [],
+      {
+        templateId: 'approve-reject',
+        textBoxes: [
+          { id: 'top', text: 'tests later' },
+          { id: 'bottom', text: 'tests first, always, every single time' },
+        ],
+      },
+      {},
+      dir,
+    );
     const p = await rawOf(r.kept!);
     assert.deepEqual([p.width, p.height], [700, 700]);
     const white = countWhere(p, 370, 20, 680, 330, (q) => q[0]! > 240 && q[1]! > 240 && q[2]! > 240);
@@ -92,23 +126,41 @@ describe('meme-generator', () => {
     assert.ok(placed.every((b) => b.width <= 310));
     const widths = new Set<number>();
     for (const fontFamily of ['anton', 'bebas-neue', 'permanent-marker', 'montserrat', 'roboto', 'arial-black', 'comic-sans']) {
-      const f = await runA('meme-generator', [], { templateId: 'sign', fontFamily, fontSize: 40, textBoxes: [{ id: 'sign', text: 'Same words' }] }, {}, dir);
+      const f = await runA(
+        'meme-generator',
+        [],
+        { templateId: 'sign', fontFamily, fontSize: 40, textBoxes: [{ id: 'sign', text: 'Same words' }] },
+        {},
+        dir,
+      );
       widths.add((f.data!.placed as { width: number }[])[0]!.width);
     }
     assert.ok(widths.size >= 6, `seven typefaces should render differently: ${[...widths]}`);
   });
   it('custom-image mode with a layout, template wins, and errors', async () => {
     const pic = await solid(dir, 'pic.jpg', 400, 300, () => [30, 90, 160]);
-    const r = await runA('meme-generator', [], { textLayout: 'bottom-only', textBoxes: [{ id: 'bottom', text: 'bottom text' }] }, { file: [pic] }, dir);
+    const r = await runA(
+      'meme-generator',
+      [],
+      { textLayout: 'bottom-only', textBoxes: [{ id: 'bottom', text: 'bottom text' }] },
+      { file: [pic] },
+      dir,
+    );
     assert.equal(r.data!.mode, 'custom-image');
     const p = await rawOf(r.kept!);
     assert.deepEqual([p.width, p.height], [400, 300]);
     assert.ok(countWhere(p, 0, 225, 400, 300, (q) => q[0]! > 240 && q[1]! > 240) > 100);
-    assert.equal(countWhere(p, 0, 0, 400, 150, (q) => q[0]! > 240 && q[1]! > 240), 0);
+    assert.equal(
+      countWhere(p, 0, 0, 400, 150, (q) => q[0]! > 240 && q[1]! > 240),
+      0,
+    );
     const both = await runA('meme-generator', [], { templateId: 'classic' }, { file: [pic] });
     assert.equal(both.data!.mode, 'template');
     await assert.rejects(runA('meme-generator', [], {}), (e: KilnError) => e.code === 'VALIDATION_ERROR');
-    await assert.rejects(runA('meme-generator', [], { templateId: 'classic', textBoxes: [{ id: 'nope', text: 'x' }] }), (e: KilnError) => e.code === 'VALIDATION_ERROR' && /top, bottom/.test(e.message));
+    await assert.rejects(
+      runA('meme-generator', [], { templateId: 'classic', textBoxes: [{ id: 'nope', text: 'x' }] }),
+      (e: KilnError) => e.code === 'VALIDATION_ERROR' && /top, bottom/.test(e.message),
+    );
     await assert.rejects(runA('meme-generator', [], { templateId: 'not-a-template' }), (e: KilnError) => e.code === 'VALIDATION_ERROR');
   });
   it('CLI: --file custom image', async () => {

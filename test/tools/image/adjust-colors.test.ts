@@ -14,17 +14,27 @@ const dir = tempDir();
 async function solid(name: string, r: number, g: number, b: number, alpha?: number): Promise<string> {
   const p = path.join(dir, name);
   const channels = alpha === undefined ? 3 : 4;
-  await sharp({ create: { width: 16, height: 16, channels, background: { r, g, b, ...(alpha === undefined ? {} : { alpha }) } } }).png().toFile(p);
+  await sharp({ create: { width: 16, height: 16, channels, background: { r, g, b, ...(alpha === undefined ? {} : { alpha }) } } })
+    .png()
+    .toFile(p);
   return p;
 }
 
 async function run(file: string, settings: Record<string, unknown>) {
   const ws = await createWorkspace();
   try {
-    const out = await runTool(getTool('adjust-colors'), { files: [await inputFile(file)], extra: {} }, settings, { workDir: ws.dir, dataDir: dir });
+    const out = await runTool(getTool('adjust-colors'), { files: [await inputFile(file)], extra: {} }, settings, {
+      workDir: ws.dir,
+      dataDir: dir,
+    });
     const raw = await sharp(out.output!.path).raw().toBuffer({ resolveWithObject: true });
     const stats = await sharp(out.output!.path).stats();
-    return { px: [...raw.data.subarray(0, raw.info.channels)], channels: raw.info.channels, means: stats.channels.map((c) => c.mean), format: (await sharp(out.output!.path).metadata()).format };
+    return {
+      px: [...raw.data.subarray(0, raw.info.channels)],
+      channels: raw.info.channels,
+      means: stats.channels.map((c) => c.mean),
+      format: (await sharp(out.output!.path).metadata()).format,
+    };
   } finally {
     await ws.dispose();
   }
@@ -77,7 +87,12 @@ describe('adjust-colors', () => {
     const before = await sharp(src).stats();
     const ws = await createWorkspace();
     try {
-      const out = await runTool(getTool('adjust-colors'), { files: [await inputFile(src)], extra: {} }, { sharpness: 100 }, { workDir: ws.dir, dataDir: dir });
+      const out = await runTool(
+        getTool('adjust-colors'),
+        { files: [await inputFile(src)], extra: {} },
+        { sharpness: 100 },
+        { workDir: ws.dir, dataDir: dir },
+      );
       const after = await sharp(out.output!.path).stats();
       assert.ok(after.channels[0]!.stdev > before.channels[0]!.stdev);
     } finally {

@@ -28,7 +28,9 @@ async function flatAndNoise(name: string, width: number, height: number, flatCol
       b[i + 2] = flat ? 128 : rnd();
     }
   const p = path.join(dir, name);
-  await sharp(b, { raw: { width, height, channels: 3 } }).png().toFile(p);
+  await sharp(b, { raw: { width, height, channels: 3 } })
+    .png()
+    .toFile(p);
   return p;
 }
 
@@ -60,12 +62,15 @@ describe('seam carving core', () => {
     let seed = 3;
     for (let i = 0; i < w * h; i++) {
       const x = i % w;
-      grey[i] = x >= 4 && x < 8 ? 50 : ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) % 255);
+      grey[i] = x >= 4 && x < 8 ? 50 : (seed = (seed * 1103515245 + 12345) & 0x7fffffff) % 255;
       rgba[i * 4] = x;
     }
     const { plane, removedFirstRow } = carveColumns({ width: w, height: h, rgba, grey }, 3, 1);
     assert.equal(plane.width, 9);
-    assert.ok(removedFirstRow.every((c) => c >= 4 && c < 8), JSON.stringify(removedFirstRow));
+    assert.ok(
+      removedFirstRow.every((c) => c >= 4 && c < 8),
+      JSON.stringify(removedFirstRow),
+    );
   });
 });
 
@@ -80,7 +85,10 @@ describe('content-aware-resize', () => {
     assert.deepEqual([m.width, m.height, m.format], [160, 120, 'png']);
     const removed = r.data!.removedColumns as number[];
     assert.equal(removed.length, 80);
-    assert.ok(removed.every((c) => c < 120), 'every seam came from the flat half');
+    assert.ok(
+      removed.every((c) => c < 120),
+      'every seam came from the flat half',
+    );
     const orig = await sharp(src).extract({ left: 120, top: 0, width: 120, height: 120 }).raw().toBuffer();
     const kept = await sharp(r.file!).removeAlpha().extract({ left: 40, top: 0, width: 120, height: 120 }).raw().toBuffer();
     assert.ok(orig.equals(kept), 'the noisy half is untouched');
@@ -106,9 +114,15 @@ describe('content-aware-resize', () => {
     assert.match(pf.reason, /face-detection bundle is not installed/);
   });
   it('rejects enlarging and missing targets', async () => {
-    await assert.rejects(runB(dir, 'content-aware-resize', [src], { width: 300 }), (e: KilnError) => e.code === 'VALIDATION_ERROR' && /only removes/.test(e.message));
+    await assert.rejects(
+      runB(dir, 'content-aware-resize', [src], { width: 300 }),
+      (e: KilnError) => e.code === 'VALIDATION_ERROR' && /only removes/.test(e.message),
+    );
     await assert.rejects(runB(dir, 'content-aware-resize', [src], {}), (e: KilnError) => e.code === 'VALIDATION_ERROR');
-    await assert.rejects(runB(dir, 'content-aware-resize', [src], { blurRadius: 21, width: 10 }), (e: KilnError) => e.code === 'VALIDATION_ERROR');
+    await assert.rejects(
+      runB(dir, 'content-aware-resize', [src], { blurRadius: 21, width: 10 }),
+      (e: KilnError) => e.code === 'VALIDATION_ERROR',
+    );
   });
   it('cancelling stops the worker and leaves no output', async () => {
     const big = await flatAndNoise('cancel.png', 700, 500, 300);
@@ -118,7 +132,12 @@ describe('content-aware-resize', () => {
       const t0 = Date.now();
       setTimeout(() => ac.abort(), 150);
       await assert.rejects(
-        runTool(getTool('content-aware-resize'), { files: [await inputFile(big)], extra: {} }, { width: 100 }, { workDir: ws.dir, dataDir: dir, signal: ac.signal }),
+        runTool(
+          getTool('content-aware-resize'),
+          { files: [await inputFile(big)], extra: {} },
+          { width: 100 },
+          { workDir: ws.dir, dataDir: dir, signal: ac.signal },
+        ),
         (e: KilnError) => e.code === 'CANCELLED',
       );
       assert.ok(Date.now() - t0 < 5000, 'returned promptly');

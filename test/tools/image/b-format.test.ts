@@ -20,20 +20,34 @@ const DELAYS = [100, 200, 300, 400];
 async function animatedGif(name: string, opts: { gradient?: boolean; loop?: number } = {}): Promise<string> {
   const frames = await Promise.all(
     COLORS.map(async (c, i) => {
-      if (!opts.gradient) return sharp({ create: { width: 40, height: 30, channels: 4, background: c } }).raw().toBuffer();
+      if (!opts.gradient)
+        return sharp({ create: { width: 40, height: 30, channels: 4, background: c } })
+          .raw()
+          .toBuffer();
       const b = Buffer.alloc(40 * 30 * 4);
       for (let p = 0; p < 40 * 30; p++) b.set([(p % 40) * 6, Math.floor(p / 40) * 8, i * 60, 255], p * 4);
       return b;
     }),
   );
   const p = path.join(dir, name);
-  await sharp(Buffer.concat(frames), { raw: { width: 40, height: 120, channels: 4, pageHeight: 30 } } as never).gif({ delay: DELAYS, loop: opts.loop ?? 0 }).toFile(p);
+  await sharp(Buffer.concat(frames), { raw: { width: 40, height: 120, channels: 4, pageHeight: 30 } } as never)
+    .gif({ delay: DELAYS, loop: opts.loop ?? 0 })
+    .toFile(p);
   return p;
 }
 
-async function anim(file: string): Promise<{ pages: number; width: number; height: number; delay: number[]; loop: number; format: string }> {
+async function anim(
+  file: string,
+): Promise<{ pages: number; width: number; height: number; delay: number[]; loop: number; format: string }> {
   const m = await sharp(file, { animated: true }).metadata();
-  return { pages: m.pages ?? 1, width: m.width!, height: m.pageHeight ?? m.height!, delay: m.delay ?? [], loop: m.loop ?? 0, format: m.format! };
+  return {
+    pages: m.pages ?? 1,
+    width: m.width!,
+    height: m.pageHeight ?? m.height!,
+    delay: m.delay ?? [],
+    loop: m.loop ?? 0,
+    format: m.format!,
+  };
 }
 
 async function framePixel(file: string | Buffer, frame: number, x: number, y: number): Promise<number[]> {
@@ -43,7 +57,8 @@ async function framePixel(file: string | Buffer, frame: number, x: number, y: nu
 }
 
 describe('svg-to-raster', () => {
-  const svg = '<svg xmlns="http://www.w3.org/2000/svg" width="100" height="50" viewBox="0 0 100 50"><rect width="50" height="50" fill="#ff0000"/><rect x="50" width="50" height="50" fill="#0000ff" fill-opacity="0.5"/></svg>';
+  const svg =
+    '<svg xmlns="http://www.w3.org/2000/svg" width="100" height="50" viewBox="0 0 100 50"><rect width="50" height="50" fill="#ff0000"/><rect x="50" width="50" height="50" fill="#0000ff" fill-opacity="0.5"/></svg>';
   const file = path.join(dir, 'shape.svg');
   before(() => writeFileSync(file, svg));
 
@@ -93,7 +108,11 @@ describe('svg-to-raster', () => {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     after(() => server.close());
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    const green = (await sharp({ create: { width: 4, height: 4, channels: 3, background: '#00ff00' } }).png().toBuffer()).toString('base64');
+    const green = (
+      await sharp({ create: { width: 4, height: 4, channels: 3, background: '#00ff00' } })
+        .png()
+        .toBuffer()
+    ).toString('base64');
     const evil = `<?xml version="1.0"?>
 <?xml-stylesheet href="${base}/pi.css"?>
 <!DOCTYPE svg [<!ENTITY ext SYSTEM "${base}/entity">]>
@@ -116,7 +135,10 @@ describe('svg-to-raster', () => {
     assert.ok(!clean.includes('127.0.0.1'), clean);
     assert.ok(!/script|foreignObject|onload|onclick|iframe|file:|DOCTYPE|ENTITY|xml-stylesheet|javascript|<set/i.test(clean), clean);
     assert.ok(clean.includes('data:image/png;base64,'));
-    assert.ok(report.removedReferences >= 8 && report.removedElements >= 4 && report.removedAttributes >= 2 && report.removedDoctype, JSON.stringify(report));
+    assert.ok(
+      report.removedReferences >= 8 && report.removedElements >= 4 && report.removedAttributes >= 2 && report.removedDoctype,
+      JSON.stringify(report),
+    );
     const f = path.join(dir, 'evil.svg');
     writeFileSync(f, evil);
     const r = await runB(dir, 'svg-to-raster', [f], { dpi: 72 });
@@ -130,16 +152,22 @@ describe('svg-to-raster', () => {
     writeFileSync(bad, '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><rect</svg>');
     await assert.rejects(runB(dir, 'svg-to-raster', [bad], {}), (e: KilnError) => e.code === 'UNSUPPORTED_INPUT');
     const png = path.join(dir, 'not.png');
-    await sharp({ create: { width: 4, height: 4, channels: 3, background: '#000' } }).png().toFile(png);
+    await sharp({ create: { width: 4, height: 4, channels: 3, background: '#000' } })
+      .png()
+      .toFile(png);
     await assert.rejects(runB(dir, 'svg-to-raster', [png], {}), (e: KilnError) => e.code === 'UNSUPPORTED_INPUT');
-    await assert.rejects(runB(dir, 'svg-to-raster', [path.join(dir, 'shape.svg')], { scale: 20, dpi: 2400, width: undefined }), (e: KilnError) => e.code === 'LIMIT_EXCEEDED' || e.code === 'VALIDATION_ERROR');
+    await assert.rejects(
+      runB(dir, 'svg-to-raster', [path.join(dir, 'shape.svg')], { scale: 20, dpi: 2400, width: undefined }),
+      (e: KilnError) => e.code === 'LIMIT_EXCEEDED' || e.code === 'VALIDATION_ERROR',
+    );
   });
 });
 
 describe('vectorize', () => {
   const shape = path.join(dir, 'shape.png');
   before(async () => {
-    const svg = '<svg xmlns="http://www.w3.org/2000/svg" width="200" height="150"><rect width="200" height="150" fill="#fff"/><circle cx="70" cy="75" r="50" fill="#000"/><rect x="130" y="30" width="50" height="90" fill="#cc0033"/><rect x="20" y="10" width="3" height="3" fill="#000"/></svg>';
+    const svg =
+      '<svg xmlns="http://www.w3.org/2000/svg" width="200" height="150"><rect width="200" height="150" fill="#fff"/><circle cx="70" cy="75" r="50" fill="#000"/><rect x="130" y="30" width="50" height="90" fill="#cc0033"/><rect x="20" y="10" width="3" height="3" fill="#000"/></svg>';
     await sharp(Buffer.from(svg)).png().toFile(shape);
   });
   async function mismatch(svgFile: string, threshold = 128): Promise<number> {
@@ -225,13 +253,20 @@ describe('gif-tools', () => {
     const one = await runB(dir, 'gif-tools', [g], { action: 'extract-frames', frameNumber: 2 });
     assert.equal((await sharp(one.file!).metadata()).format, 'png');
     assert.deepEqual((await pixel(one.file!, 5, 5)).slice(0, 3), [0, 0, 255]);
-    const all = await unzip((await runB(dir, 'gif-tools', [g], { action: 'extract-frames', extractMode: 'all', extractFormat: 'webp' })).file!);
+    const all = await unzip(
+      (await runB(dir, 'gif-tools', [g], { action: 'extract-frames', extractMode: 'all', extractFormat: 'webp' })).file!,
+    );
     assert.equal(all.length, 4);
     assert.equal((await sharp(all[1]!.data).metadata()).format, 'webp');
-    const range = await unzip((await runB(dir, 'gif-tools', [g], { action: 'extract-frames', extractMode: 'range', frameStart: 1, frameEnd: 2 })).file!);
+    const range = await unzip(
+      (await runB(dir, 'gif-tools', [g], { action: 'extract-frames', extractMode: 'range', frameStart: 1, frameEnd: 2 })).file!,
+    );
     assert.deepEqual(range.map((e) => e.name).sort(), ['c-frame-1.png', 'c-frame-2.png']);
     assert.deepEqual((await pixel(range.find((e) => e.name === 'c-frame-1.png')!.data, 1, 1)).slice(0, 3), [0, 255, 0]);
-    await assert.rejects(runB(dir, 'gif-tools', [g], { action: 'extract-frames', frameNumber: 4 }), (e: KilnError) => e.code === 'VALIDATION_ERROR' && /4 frames/.test(e.message));
+    await assert.rejects(
+      runB(dir, 'gif-tools', [g], { action: 'extract-frames', frameNumber: 4 }),
+      (e: KilnError) => e.code === 'VALIDATION_ERROR' && /4 frames/.test(e.message),
+    );
   });
   it('rotate, flip and add-text on every frame', async () => {
     const g = await animatedGif('d.gif');

@@ -10,12 +10,21 @@ export interface Ran extends RunOutcome {
   file?: string;
 }
 
-export async function runB(dir: string, id: string, files: string[], settings: Record<string, unknown>, extra: Record<string, string[]> = {}): Promise<Ran> {
+export async function runB(
+  dir: string,
+  id: string,
+  files: string[],
+  settings: Record<string, unknown>,
+  extra: Record<string, string[]> = {},
+): Promise<Ran> {
   const ws = await createWorkspace();
   try {
     const ex: Record<string, Awaited<ReturnType<typeof inputFile>>[]> = {};
     for (const [k, v] of Object.entries(extra)) ex[k] = await Promise.all(v.map((p) => inputFile(p)));
-    const out = await runTool(getTool(id), { files: await Promise.all(files.map((f) => inputFile(f))), extra: ex }, settings, { workDir: ws.dir, dataDir: dir });
+    const out = await runTool(getTool(id), { files: await Promise.all(files.map((f) => inputFile(f))), extra: ex }, settings, {
+      workDir: ws.dir,
+      dataDir: dir,
+    });
     let file: string | undefined;
     if (out.output) {
       const keep = mkdtempSync(path.join(dir, 'out-'));
@@ -54,10 +63,18 @@ export async function unzip(file: string): Promise<{ name: string; data: Buffer 
 }
 
 /** A solid-colour PNG fixture. */
-export async function solid(dir: string, name: string, width: number, height: number, color: { r: number; g: number; b: number; alpha?: number }): Promise<string> {
+export async function solid(
+  dir: string,
+  name: string,
+  width: number,
+  height: number,
+  color: { r: number; g: number; b: number; alpha?: number },
+): Promise<string> {
   const sharp = (await import('sharp')).default;
   const p = path.join(dir, name);
-  await sharp({ create: { width, height, channels: 4, background: { alpha: 1, ...color } } }).png().toFile(p);
+  await sharp({ create: { width, height, channels: 4, background: { alpha: 1, ...color } } })
+    .png()
+    .toFile(p);
   return p;
 }
 

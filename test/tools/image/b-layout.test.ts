@@ -56,8 +56,14 @@ describe('collage', () => {
   });
   it('checks the file count against the template and rejects unknown templates', async () => {
     const a = await solid(dir, 'one.png', 10, 10, RED);
-    await assert.rejects(runB(dir, 'collage', [a, a], { template: '3-h-equal' }), (e: KilnError) => e.code === 'VALIDATION_ERROR' && /3 cells but 2/.test(e.message));
-    await assert.rejects(runB(dir, 'collage', [a], { template: 'hexagon' }), (e: KilnError) => e.code === 'VALIDATION_ERROR' && /Known: 1-single/.test(e.message));
+    await assert.rejects(
+      runB(dir, 'collage', [a, a], { template: '3-h-equal' }),
+      (e: KilnError) => e.code === 'VALIDATION_ERROR' && /3 cells but 2/.test(e.message),
+    );
+    await assert.rejects(
+      runB(dir, 'collage', [a], { template: 'hexagon' }),
+      (e: KilnError) => e.code === 'VALIDATION_ERROR' && /Known: 1-single/.test(e.message),
+    );
     const ok = await runB(dir, 'collage', [a, a, a], { template: '2-h-equal' });
     assert.equal(ok.data!.ignored, 1);
   });
@@ -108,7 +114,14 @@ describe('split', () => {
     const src = await makeImage(dir, 'sp2.jpg', 300, 200);
     const rows = await unzip((await runB(dir, 'split', [src], { mode: 'rows', rows: 4 })).file!);
     assert.equal(rows.length, 4);
-    assert.deepEqual([(await sharp(rows[0]!.data).metadata()).width, (await sharp(rows[0]!.data).metadata()).height, (await sharp(rows[0]!.data).metadata()).format], [300, 50, 'jpeg']);
+    assert.deepEqual(
+      [
+        (await sharp(rows[0]!.data).metadata()).width,
+        (await sharp(rows[0]!.data).metadata()).height,
+        (await sharp(rows[0]!.data).metadata()).format,
+      ],
+      [300, 50, 'jpeg'],
+    );
     const fixed = await runB(dir, 'split', [src], { tileWidth: 128, tileHeight: 150 });
     assert.deepEqual(fixed.data!.tileSizes, { widths: [128, 128, 44], heights: [150, 50] });
     assert.equal((await unzip(fixed.file!)).length, 6);
@@ -145,7 +158,16 @@ describe('border', () => {
     const src = await makeImage(dir, 'b3.png', 100, 100);
     for (const style of ['gradient', 'pattern']) {
       const r = await runB(dir, 'border', [src], { width: 20, style, color: '#000000' });
-      const samples = await Promise.all([[2, 2], [60, 5], [117, 117], [5, 80], [10, 10], [13, 6]].map(([x, y]) => pixel(r.file!, x!, y!)));
+      const samples = await Promise.all(
+        [
+          [2, 2],
+          [60, 5],
+          [117, 117],
+          [5, 80],
+          [10, 10],
+          [13, 6],
+        ].map(([x, y]) => pixel(r.file!, x!, y!)),
+      );
       assert.ok(new Set(samples.map((p) => p[0])).size > 1, `${style} ${JSON.stringify(samples)}`);
     }
   });
@@ -165,7 +187,14 @@ describe('circle-crop', () => {
   it('offset, zoom, ring, coloured background and output size', async () => {
     const src = await makeImage(dir, 'cc2.png', 200, 100);
     // Centred on the red left half at zoom 2: diameter 50, all red.
-    const r = await runB(dir, 'circle-crop', [src], { zoom: 2, offsetX: 0.25, borderWidth: 4, borderColor: '#00ff00', background: '#0000ff', outputSize: 64 });
+    const r = await runB(dir, 'circle-crop', [src], {
+      zoom: 2,
+      offsetX: 0.25,
+      borderWidth: 4,
+      borderColor: '#00ff00',
+      background: '#0000ff',
+      outputSize: 64,
+    });
     const m = await sharp(r.file!).metadata();
     assert.deepEqual([m.width, m.height], [64, 64]);
     assert.deepEqual(await pixel(r.file!, 32, 32), [255, 0, 0, 255]);
@@ -236,16 +265,35 @@ describe('beautify', () => {
   it('draws every frame, fits social sizes and writes the chosen format', async () => {
     const src = await makeImage(dir, 'shot2.png', 240, 160);
     for (const frame of FRAMES) {
-      const r = await runB(dir, 'beautify', [src], { frame, padding: 20, shadowPreset: 'medium', backgroundType: 'solid', gradientStops: [{ color: '#102030', position: 0 }, { color: '#ffffff', position: 100 }] });
+      const r = await runB(dir, 'beautify', [src], {
+        frame,
+        padding: 20,
+        shadowPreset: 'medium',
+        backgroundType: 'solid',
+        gradientStops: [
+          { color: '#102030', position: 0 },
+          { color: '#ffffff', position: 100 },
+        ],
+      });
       const m = await sharp(r.file!).metadata();
       if (frame === 'none') assert.deepEqual([m.width, m.height], [280, 200]);
       else assert.ok(m.width! >= 280 && m.height! > 200, `${frame} ${m.width}x${m.height}`);
       assert.deepEqual(await pixel(r.file!, 1, 1), [0x10, 0x20, 0x30, 255], frame);
     }
-    const tw = await runB(dir, 'beautify', [src], { socialPreset: 'twitter', frame: 'browser-dark', outputFormat: 'jpeg', watermarkText: 'kiln <test>' });
+    const tw = await runB(dir, 'beautify', [src], {
+      socialPreset: 'twitter',
+      frame: 'browser-dark',
+      outputFormat: 'jpeg',
+      watermarkText: 'kiln <test>',
+    });
     const tm = await sharp(tw.file!).metadata();
     assert.deepEqual([tm.width, tm.height, tm.format], [1600, 900, 'jpeg']);
-    const story = await runB(dir, 'beautify', [src], { socialPreset: 'instagram-story', frame: 'iphone', outputFormat: 'webp', shadowPreset: 'dramatic' });
+    const story = await runB(dir, 'beautify', [src], {
+      socialPreset: 'instagram-story',
+      frame: 'iphone',
+      outputFormat: 'webp',
+      shadowPreset: 'dramatic',
+    });
     const sm = await sharp(story.file!).metadata();
     assert.deepEqual([sm.width, sm.height, sm.format], [1080, 1920, 'webp']);
   });
@@ -257,11 +305,21 @@ describe('beautify', () => {
     await assert.rejects(runB(dir, 'beautify', [src], { backgroundType: 'image' }), (e: KilnError) => e.code === 'VALIDATION_ERROR');
     const t = await runB(dir, 'beautify', [src], { backgroundType: 'transparent', shadowPreset: 'none' });
     assert.equal((await pixel(t.file!, 2, 2))[3], 0);
-    const rad = await runB(dir, 'beautify', [src], { backgroundType: 'radial-gradient', gradientStops: [{ color: '#ffffff', position: 0 }, { color: '#000000', position: 100 }], shadowPreset: 'none' });
+    const rad = await runB(dir, 'beautify', [src], {
+      backgroundType: 'radial-gradient',
+      gradientStops: [
+        { color: '#ffffff', position: 0 },
+        { color: '#000000', position: 100 },
+      ],
+      shadowPreset: 'none',
+    });
     const centreish = await pixel(rad.file!, 114, 10);
     const corner = await pixel(rad.file!, 1, 1);
     assert.ok(centreish[0]! > corner[0]!, `radial: ${centreish} vs ${corner}`);
-    await assert.rejects(runB(dir, 'beautify', [src], { gradientStops: [{ color: '#fff', position: 0 }] }), (e: KilnError) => e.code === 'VALIDATION_ERROR');
+    await assert.rejects(
+      runB(dir, 'beautify', [src], { gradientStops: [{ color: '#fff', position: 0 }] }),
+      (e: KilnError) => e.code === 'VALIDATION_ERROR',
+    );
   });
 });
 

@@ -71,12 +71,22 @@ describe('qr-generate', () => {
         const meta = await sharp(r.file!).metadata();
         assert.deepEqual([meta.width, meta.height, meta.format], [300, 300, 'png']);
         const codes = await read(r.file!);
-        assert.deepEqual(codes.map((c) => [c.format, c.text]), [['QRCode', data]]);
+        assert.deepEqual(
+          codes.map((c) => [c.format, c.text]),
+          [['QRCode', data]],
+        );
       });
     }
   }
   it('uses colorDark/colorLight and the margin as quiet zone', async () => {
-    const r = await runB(dir, 'qr-generate', [], { data: 'colours', size: 290, margin: 4, colorDark: '#003366', colorLight: '#ffeecc', errorCorrectionLevel: 'L' });
+    const r = await runB(dir, 'qr-generate', [], {
+      data: 'colours',
+      size: 290,
+      margin: 4,
+      colorDark: '#003366',
+      colorLight: '#ffeecc',
+      errorCorrectionLevel: 'L',
+    });
     const { data, info } = await sharp(r.file!).removeAlpha().raw().toBuffer({ resolveWithObject: true });
     const px = (x: number, y: number) => [...data.subarray((y * info.width + x) * 3, (y * info.width + x) * 3 + 3)];
     // Version 1 (21 modules) + 2×4 quiet modules = 29 modules of 10 px: the finder's corner starts at 40 px.
@@ -87,7 +97,13 @@ describe('qr-generate', () => {
   });
   it('centres a logo, raises error correction to H and still reads', async () => {
     const logo = await makeImage(dir, 'logo.png', 64, 64);
-    const r = await runB(dir, 'qr-generate', [], { data: 'with a logo in the middle', size: 400, dotStyle: 'rounded', errorCorrectionLevel: 'L' }, { logo: [logo] });
+    const r = await runB(
+      dir,
+      'qr-generate',
+      [],
+      { data: 'with a logo in the middle', size: 400, dotStyle: 'rounded', errorCorrectionLevel: 'L' },
+      { logo: [logo] },
+    );
     assert.equal(r.data!.errorCorrectionLevel, 'H');
     const { data, info } = await sharp(r.file!).removeAlpha().raw().toBuffer({ resolveWithObject: true });
     const c = (200 * info.width + 200) * 3;
@@ -98,7 +114,10 @@ describe('qr-generate', () => {
   it('rejects missing data, bad colours and data that does not fit', async () => {
     await assert.rejects(runB(dir, 'qr-generate', [], {}), (e: KilnError) => e.code === 'VALIDATION_ERROR');
     await assert.rejects(runB(dir, 'qr-generate', [], { data: 'x', colorDark: 'red' }), (e: KilnError) => e.code === 'VALIDATION_ERROR');
-    await assert.rejects(runB(dir, 'qr-generate', [], { data: 'x'.repeat(2000), errorCorrectionLevel: 'H', size: 100 }), (e: KilnError) => e.code === 'VALIDATION_ERROR');
+    await assert.rejects(
+      runB(dir, 'qr-generate', [], { data: 'x'.repeat(2000), errorCorrectionLevel: 'H', size: 100 }),
+      (e: KilnError) => e.code === 'VALIDATION_ERROR',
+    );
   });
 });
 
@@ -109,7 +128,10 @@ describe('barcode-read', () => {
     const bm = await sharp(b.file!).metadata();
     const both = path.join(dir, 'both.png');
     await sharp({ create: { width: 260 + bm.width!, height: Math.max(220, bm.height! + 20), channels: 3, background: '#ffffff' } })
-      .composite([{ input: q.file!, left: 10, top: 10 }, { input: b.file!, left: 240, top: 10 }])
+      .composite([
+        { input: q.file!, left: 10, top: 10 },
+        { input: b.file!, left: 240, top: 10 },
+      ])
       .png()
       .toFile(both);
     const codes = await read(both);
@@ -128,7 +150,10 @@ describe('barcode-read', () => {
   it('the zbar fallback engine decodes an EAN-13', async () => {
     const g = await runB(dir, 'barcode-generate', [], { type: 'ean13', text: '4006381333931' });
     const codes = await readWithZbar(g.file!, { width: 1, height: 1 });
-    assert.deepEqual(codes.map((c) => [c.format, c.text]), [['EAN-13', '4006381333931']]);
+    assert.deepEqual(
+      codes.map((c) => [c.format, c.text]),
+      [['EAN-13', '4006381333931']],
+    );
   });
 });
 
@@ -216,12 +241,26 @@ describe('utilities over HTTP', () => {
       assert.equal(res.status, 200, JSON.stringify(body));
       assert.equal(body.data.errorCorrectionLevel, 'H');
       const png = path.join(dir, 'http-qr.png');
-      (await import('node:fs')).writeFileSync(png, Buffer.from(await (await fetch(s.url + body.downloadUrl, { headers: auth })).arrayBuffer()));
-      const read = await fetch(`${s.url}/api/v1/tools/image/barcode-read`, { method: 'POST', headers: auth, body: await form({ file: await filePart(png) }) });
+      (await import('node:fs')).writeFileSync(
+        png,
+        Buffer.from(await (await fetch(s.url + body.downloadUrl, { headers: auth })).arrayBuffer()),
+      );
+      const read = await fetch(`${s.url}/api/v1/tools/image/barcode-read`, {
+        method: 'POST',
+        headers: auth,
+        body: await form({ file: await filePart(png) }),
+      });
       const rb = (await read.json()) as { data: { codes: Code[] } };
       assert.equal(read.status, 200, JSON.stringify(rb));
-      assert.deepEqual(rb.data.codes.map((c) => [c.format, c.text]), [['QRCode', 'over http']]);
-      const gen = await fetch(`${s.url}/api/v1/tools/image/barcode-generate`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ text: '5901234123458', type: 'ean13' }) });
+      assert.deepEqual(
+        rb.data.codes.map((c) => [c.format, c.text]),
+        [['QRCode', 'over http']],
+      );
+      const gen = await fetch(`${s.url}/api/v1/tools/image/barcode-generate`, {
+        method: 'POST',
+        headers: { ...auth, 'content-type': 'application/json' },
+        body: JSON.stringify({ text: '5901234123458', type: 'ean13' }),
+      });
       assert.equal(gen.status, 400);
       assert.equal(((await gen.json()) as { error: { code: string } }).error.code, 'VALIDATION_ERROR');
     } finally {

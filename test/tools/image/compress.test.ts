@@ -15,9 +15,18 @@ const dir = tempDir();
 async function run(file: string, settings: Record<string, unknown>) {
   const ws = await createWorkspace();
   try {
-    const out = await runTool(getTool('compress'), { files: [await inputFile(file)], extra: {} }, settings, { workDir: ws.dir, dataDir: dir });
+    const out = await runTool(getTool('compress'), { files: [await inputFile(file)], extra: {} }, settings, {
+      workDir: ws.dir,
+      dataDir: dir,
+    });
     const p = out.output!.path;
-    return { out, data: out.data as Record<string, number | boolean | string>, size: statSync(p).size, meta: await sharp(p).metadata(), raw: await sharp(p).raw().toBuffer() };
+    return {
+      out,
+      data: out.data as Record<string, number | boolean | string>,
+      size: statSync(p).size,
+      meta: await sharp(p).metadata(),
+      raw: await sharp(p).raw().toBuffer(),
+    };
   } finally {
     await ws.dispose();
   }

@@ -17,7 +17,10 @@ const dir = tempDir();
 async function run(file: string, settings: Record<string, unknown>, keep = path.join(dir, `out-${Math.random().toString(36).slice(2)}`)) {
   const ws = await createWorkspace();
   try {
-    const out = await runTool(getTool('convert'), { files: [await inputFile(file)], extra: {} }, settings, { workDir: ws.dir, dataDir: dir });
+    const out = await runTool(getTool('convert'), { files: [await inputFile(file)], extra: {} }, settings, {
+      workDir: ws.dir,
+      dataDir: dir,
+    });
     const p = keep + path.extname(out.output!.path);
     execFileSync('cp', [out.output!.path, p]);
     return { out, path: p, name: out.output!.name };
@@ -36,7 +39,15 @@ function gsRender(eps: string): string {
 describe('convert', () => {
   it('writes every sharp format with the input stem', async () => {
     const src = await makeImage(dir, 'pic.png', 64, 32);
-    for (const [format, want] of [['jpg', 'jpeg'], ['webp', 'webp'], ['avif', 'heif'], ['tiff', 'tiff'], ['gif', 'gif'], ['heif', 'heif'], ['png', 'png']] as const) {
+    for (const [format, want] of [
+      ['jpg', 'jpeg'],
+      ['webp', 'webp'],
+      ['avif', 'heif'],
+      ['tiff', 'tiff'],
+      ['gif', 'gif'],
+      ['heif', 'heif'],
+      ['png', 'png'],
+    ] as const) {
       const r = await run(src, { format, quality: 70 });
       assert.equal(r.name, `pic.${format}`);
       const m = await sharp(r.path).metadata();
@@ -73,7 +84,9 @@ describe('convert', () => {
   });
   it('flattens transparency onto white for JPEG', async () => {
     const src = path.join(dir, 'clear.png');
-    await sharp({ create: { width: 8, height: 8, channels: 4, background: { r: 0, g: 0, b: 0, alpha: 0 } } }).png().toFile(src);
+    await sharp({ create: { width: 8, height: 8, channels: 4, background: { r: 0, g: 0, b: 0, alpha: 0 } } })
+      .png()
+      .toFile(src);
     const r = await run(src, { format: 'jpg' });
     const { data } = await sharp(r.path).raw().toBuffer({ resolveWithObject: true });
     assert.ok(data[0]! > 250 && data[1]! > 250);
@@ -107,9 +120,17 @@ describe('convert', () => {
     assert.ok(raw.data[0]! > 250 && raw.data[2]! < 10);
   });
   it('keeps animation GIF → WebP and rejects unknown formats', async () => {
-    const frames = await Promise.all([0, 1].map((i) => sharp({ create: { width: 16, height: 16, channels: 4, background: { r: 200 * i, g: 50, b: 0, alpha: 1 } } }).png().toBuffer()));
+    const frames = await Promise.all(
+      [0, 1].map((i) =>
+        sharp({ create: { width: 16, height: 16, channels: 4, background: { r: 200 * i, g: 50, b: 0, alpha: 1 } } })
+          .png()
+          .toBuffer(),
+      ),
+    );
     const gif = path.join(dir, 'a.gif');
-    await sharp(frames, { join: { animated: true } }).gif().toFile(gif);
+    await sharp(frames, { join: { animated: true } })
+      .gif()
+      .toFile(gif);
     const r = await run(gif, { format: 'webp' });
     assert.equal((await sharp(r.path).metadata()).pages, 2);
     await assert.rejects(run(gif, { format: 'bmp' }), (e: KilnError) => e.code === 'VALIDATION_ERROR');

@@ -23,9 +23,17 @@ async function run(file: string, settings: Record<string, unknown>) {
 }
 
 async function animation(name: string, format: 'gif' | 'webp'): Promise<string> {
-  const frames = await Promise.all([0, 1, 2].map((i) => sharp({ create: { width: 40, height: 30, channels: 4, background: { r: 80 * i, g: 200, b: 0, alpha: 1 } } }).png().toBuffer()));
+  const frames = await Promise.all(
+    [0, 1, 2].map((i) =>
+      sharp({ create: { width: 40, height: 30, channels: 4, background: { r: 80 * i, g: 200, b: 0, alpha: 1 } } })
+        .png()
+        .toBuffer(),
+    ),
+  );
   const p = path.join(dir, name);
-  await sharp(frames, { join: { animated: true } })[format]({ delay: [100, 100, 100], loop: 0 }).toFile(p);
+  await sharp(frames, { join: { animated: true } })
+    [format]({ delay: [100, 100, 100], loop: 0 })
+    .toFile(p);
   return p;
 }
 
@@ -44,9 +52,15 @@ describe('crop', () => {
   });
   it('refuses a region outside the image and names the image size', async () => {
     const src = await makeImage(dir, 'c.png', 200, 100);
-    await assert.rejects(run(src, { left: 150, top: 0, width: 100, height: 10 }), (e: KilnError) => e.code === 'VALIDATION_ERROR' && /200×100/.test(e.message));
+    await assert.rejects(
+      run(src, { left: 150, top: 0, width: 100, height: 10 }),
+      (e: KilnError) => e.code === 'VALIDATION_ERROR' && /200×100/.test(e.message),
+    );
     await assert.rejects(run(src, { left: 0, top: 0, width: 0, height: 10 }), (e: KilnError) => e.code === 'VALIDATION_ERROR');
-    await assert.rejects(run(src, { left: 60, top: 0, width: 50, height: 10, unit: 'percent' }), (e: KilnError) => e.code === 'VALIDATION_ERROR');
+    await assert.rejects(
+      run(src, { left: 60, top: 0, width: 50, height: 10, unit: 'percent' }),
+      (e: KilnError) => e.code === 'VALIDATION_ERROR',
+    );
   });
   it('keeps GIF and WebP animations animated', async () => {
     for (const f of ['gif', 'webp'] as const) {
@@ -59,7 +73,10 @@ describe('crop', () => {
   it('uses the displayed orientation of EXIF-rotated photos', async () => {
     const p = path.join(dir, 'rot.jpg');
     // Stored 200×100, orientation 6 = shown 100×200.
-    await sharp(await makeImage(dir, 'rot-src.png', 200, 100)).withMetadata({ orientation: 6 }).jpeg().toFile(p);
+    await sharp(await makeImage(dir, 'rot-src.png', 200, 100))
+      .withMetadata({ orientation: 6 })
+      .jpeg()
+      .toFile(p);
     const { meta } = await run(p, { left: 0, top: 150, width: 100, height: 50 });
     assert.deepEqual([meta.width, meta.height], [100, 50]);
     await assert.rejects(run(p, { left: 0, top: 0, width: 150, height: 10 }), (e: KilnError) => /100×200/.test(e.message));

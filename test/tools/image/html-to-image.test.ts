@@ -28,7 +28,11 @@ async function shot(settings: Record<string, unknown>) {
 }
 
 async function pixel(buf: Buffer, x: number, y: number): Promise<number[]> {
-  const { data } = await sharp(buf).extract({ left: x, top: y, width: 1, height: 1 }).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+  const { data } = await sharp(buf)
+    .extract({ left: x, top: y, width: 1, height: 1 })
+    .removeAlpha()
+    .raw()
+    .toBuffer({ resolveWithObject: true });
   return [...data];
 }
 
@@ -54,7 +58,9 @@ describe('html-to-image', () => {
       if (req.url?.startsWith('/embed')) {
         res.setHeader('content-type', 'text/html');
         const o = `http://127.0.0.2:${embedPort}`;
-        return res.end(`<html><body><img src="${o}/img.png"><iframe src="${o}/frame"></iframe><script>fetch("${o}/fetch").catch(()=>{})</script></body></html>`);
+        return res.end(
+          `<html><body><img src="${o}/img.png"><iframe src="${o}/frame"></iframe><script>fetch("${o}/fetch").catch(()=>{})</script></body></html>`,
+        );
       }
       if (req.url === '/tall') {
         res.setHeader('content-type', 'text/html');
@@ -76,7 +82,22 @@ describe('html-to-image', () => {
   });
 
   it('classifies private addresses, including IPv4 inside IPv6', () => {
-    for (const a of ['127.0.0.1', '10.2.3.4', '172.16.0.1', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '::1', 'fe80::1', 'fd00::1', '::ffff:127.0.0.1', '::ffff:7f00:1', '64:ff9b::a00:1', '2002:7f00:1::1']) {
+    for (const a of [
+      '127.0.0.1',
+      '10.2.3.4',
+      '172.16.0.1',
+      '192.168.1.1',
+      '169.254.169.254',
+      '100.64.0.1',
+      '0.0.0.0',
+      '::1',
+      'fe80::1',
+      'fd00::1',
+      '::ffff:127.0.0.1',
+      '::ffff:7f00:1',
+      '64:ff9b::a00:1',
+      '2002:7f00:1::1',
+    ]) {
       assert.equal(isPrivateAddress(a), true, a);
     }
     for (const a of ['93.184.216.34', '8.8.8.8', '2606:4700::1111']) assert.equal(isPrivateAddress(a), false, a);
@@ -85,7 +106,13 @@ describe('html-to-image', () => {
   it('refuses loopback URLs without the allow-list, whatever their spelling', async () => {
     delete process.env.KILN_URL_ALLOWLIST;
     hits.length = 0;
-    for (const url of [`http://127.0.0.1:${port}/`, `http://localhost:${port}/`, `http://2130706433:${port}/`, `http://[::ffff:127.0.0.1]:${port}/`, `http://0x7f.1:${port}/`]) {
+    for (const url of [
+      `http://127.0.0.1:${port}/`,
+      `http://localhost:${port}/`,
+      `http://2130706433:${port}/`,
+      `http://[::ffff:127.0.0.1]:${port}/`,
+      `http://0x7f.1:${port}/`,
+    ]) {
       await assert.rejects(shot({ url }), (e: KilnError) => e.code === 'VALIDATION_ERROR' && e.reason === 'url-not-allowed', url);
     }
     await assert.rejects(shot({ url: 'file:///etc/passwd' }), (e: KilnError) => e.code === 'VALIDATION_ERROR');
@@ -108,7 +135,10 @@ describe('html-to-image', () => {
     assert.deepEqual([meta.width, meta.height], [375, 812]);
     // Without a viewport meta tag a mobile browser lays the page out at 980 px and scales it down.
     assert.ok(near(await pixel(buf, 20, 20), [255, 0, 0]));
-    await assert.rejects(shot({ url: `http://127.0.0.1:${port}/to-v6-loopback` }), (e: KilnError) => e.code === 'VALIDATION_ERROR' && e.reason === 'url-not-allowed');
+    await assert.rejects(
+      shot({ url: `http://127.0.0.1:${port}/to-v6-loopback` }),
+      (e: KilnError) => e.code === 'VALIDATION_ERROR' && e.reason === 'url-not-allowed',
+    );
   });
 
   it('blocks sub-resources on addresses outside the allow-list', async () => {
@@ -138,7 +168,14 @@ describe('html-to-image', () => {
 
   it('captures the full page as WebP at a custom size', async () => {
     process.env.KILN_URL_ALLOWLIST = '127.0.0.1';
-    const { meta, buf } = await shot({ url: `http://127.0.0.1:${port}/tall`, format: 'webp', fullPage: true, devicePreset: 'custom', viewportWidth: 400, viewportHeight: 320 });
+    const { meta, buf } = await shot({
+      url: `http://127.0.0.1:${port}/tall`,
+      format: 'webp',
+      fullPage: true,
+      devicePreset: 'custom',
+      viewportWidth: 400,
+      viewportHeight: 320,
+    });
     assert.equal(meta.format, 'webp');
     assert.deepEqual([meta.width, meta.height], [400, 2000]);
     assert.ok(near(await pixel(buf, 200, 1900), [0, 0, 255]));
@@ -149,7 +186,9 @@ describe('html-to-image', () => {
     const refused = await kiln(['html-to-image', '--url', `http://127.0.0.1:${port}/page`, '-o', out], { env: { KILN_URL_ALLOWLIST: '' } });
     assert.equal(refused.code, 2);
     assert.match(refused.stderr, /private, loopback or link-local/);
-    const ok = await kiln(['html-to-image', '--url', `http://127.0.0.1:${port}/page`, '--device-preset', 'tablet', '-o', out], { env: { KILN_URL_ALLOWLIST: '127.0.0.1' } });
+    const ok = await kiln(['html-to-image', '--url', `http://127.0.0.1:${port}/page`, '--device-preset', 'tablet', '-o', out], {
+      env: { KILN_URL_ALLOWLIST: '127.0.0.1' },
+    });
     assert.equal(ok.code, 0, ok.stderr);
     const meta = await sharp(out).metadata();
     assert.deepEqual([meta.width, meta.height], [768, 1024]);

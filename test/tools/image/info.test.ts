@@ -25,7 +25,11 @@ describe('info', () => {
   it('reports size, format, channels, DPI, orientation and readable EXIF', async () => {
     const p = path.join(dir, 'photo.jpg');
     await sharp(await makeImage(dir, 'src.png', 120, 80))
-      .withExif({ IFD0: { Make: 'KilnCam', Model: 'T1' }, IFD2: { DateTimeOriginal: '2024:05:06 07:08:09', ExposureTime: '1/125' }, IFD3: { GPSLatitudeRef: 'N' } })
+      .withExif({
+        IFD0: { Make: 'KilnCam', Model: 'T1' },
+        IFD2: { DateTimeOriginal: '2024:05:06 07:08:09', ExposureTime: '1/125' },
+        IFD3: { GPSLatitudeRef: 'N' },
+      })
       .withMetadata({ density: 300, orientation: 6 })
       .jpeg()
       .toFile(p);
@@ -42,13 +46,23 @@ describe('info', () => {
   });
   it('reports alpha, ICC profile name and animation frames', async () => {
     const png = path.join(dir, 'p3.png');
-    await sharp(await makeImage(dir, 'a.png', 20, 10, { alpha: true })).withIccProfile('p3').toFile(png);
+    await sharp(await makeImage(dir, 'a.png', 20, 10, { alpha: true }))
+      .withIccProfile('p3')
+      .toFile(png);
     const d = await run(png);
     assert.deepEqual([d.format, d.channels, d.hasAlpha, d.exif], ['png', 4, true, null]);
     assert.match(d.iccProfile, /P3/);
-    const frames = await Promise.all([0, 1, 2, 3].map((i) => sharp({ create: { width: 16, height: 8, channels: 3, background: { r: 60 * i, g: 0, b: 0 } } }).png().toBuffer()));
+    const frames = await Promise.all(
+      [0, 1, 2, 3].map((i) =>
+        sharp({ create: { width: 16, height: 8, channels: 3, background: { r: 60 * i, g: 0, b: 0 } } })
+          .png()
+          .toBuffer(),
+      ),
+    );
     const gif = path.join(dir, 'a.gif');
-    await sharp(frames, { join: { animated: true } }).gif({ delay: [50, 60, 70, 80], loop: 3 }).toFile(gif);
+    await sharp(frames, { join: { animated: true } })
+      .gif({ delay: [50, 60, 70, 80], loop: 3 })
+      .toFile(gif);
     const g = await run(gif);
     assert.deepEqual([g.width, g.height, g.pages, g.animated, g.loop, g.delays], [16, 8, 4, true, 3, [50, 60, 70, 80]]);
   });

@@ -13,7 +13,10 @@ const dir = tempDir();
 async function run(file: string, settings: Record<string, unknown>) {
   const ws = await createWorkspace();
   try {
-    const out = await runTool(getTool('optimize-for-web'), { files: [await inputFile(file)], extra: {} }, settings, { workDir: ws.dir, dataDir: dir });
+    const out = await runTool(getTool('optimize-for-web'), { files: [await inputFile(file)], extra: {} }, settings, {
+      workDir: ws.dir,
+      dataDir: dir,
+    });
     return { out, name: out.output!.name, meta: await sharp(out.output!.path).metadata() };
   } finally {
     await ws.dispose();

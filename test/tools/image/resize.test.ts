@@ -13,7 +13,10 @@ const dir = tempDir();
 async function run(file: string, settings: Record<string, unknown>) {
   const ws = await createWorkspace();
   try {
-    const out = await runTool(getTool('resize'), { files: [await inputFile(file)], extra: {} }, settings, { workDir: ws.dir, dataDir: dir });
+    const out = await runTool(getTool('resize'), { files: [await inputFile(file)], extra: {} }, settings, {
+      workDir: ws.dir,
+      dataDir: dir,
+    });
     return { out, meta: await sharp(out.output!.path).metadata() };
   } finally {
     await ws.dispose();
@@ -63,13 +66,26 @@ describe('resize', () => {
 
 describe('resize: animations and EXIF orientation', () => {
   it('keeps animated WebP and GIF animated', async () => {
-    const frames = await Promise.all([0, 1, 2].map((i) => sharp({ create: { width: 40, height: 20, channels: 4, background: { r: 90 * i, g: 0, b: 0, alpha: 1 } } }).png().toBuffer()));
+    const frames = await Promise.all(
+      [0, 1, 2].map((i) =>
+        sharp({ create: { width: 40, height: 20, channels: 4, background: { r: 90 * i, g: 0, b: 0, alpha: 1 } } })
+          .png()
+          .toBuffer(),
+      ),
+    );
     for (const f of ['webp', 'gif'] as const) {
       const src = path.join(dir, `anim.${f}`);
-      await sharp(frames, { join: { animated: true } })[f]({ delay: [100, 100, 100] }).toFile(src);
+      await sharp(frames, { join: { animated: true } })
+        [f]({ delay: [100, 100, 100] })
+        .toFile(src);
       const ws = await createWorkspace();
       try {
-        const out = await runTool(getTool('resize'), { files: [await inputFile(src)], extra: {} }, { percentage: 50 }, { workDir: ws.dir, dataDir: dir });
+        const out = await runTool(
+          getTool('resize'),
+          { files: [await inputFile(src)], extra: {} },
+          { percentage: 50 },
+          { workDir: ws.dir, dataDir: dir },
+        );
         const m = await sharp(out.output!.path, { animated: true }).metadata();
         assert.deepEqual([m.format, m.pages, m.width, m.pageHeight], [f, 3, 20, 10]);
       } finally {
@@ -79,7 +95,10 @@ describe('resize: animations and EXIF orientation', () => {
   });
   it('measures width as displayed for EXIF-rotated photos', async () => {
     const src = path.join(dir, 'rot6.jpg');
-    await sharp(await makeImage(dir, 'rot6-src.png', 200, 100)).withMetadata({ orientation: 6 }).jpeg().toFile(src);
+    await sharp(await makeImage(dir, 'rot6-src.png', 200, 100))
+      .withMetadata({ orientation: 6 })
+      .jpeg()
+      .toFile(src);
     const { meta } = await run(src, { width: 50 });
     assert.deepEqual([meta.width, meta.height, meta.orientation ?? 1], [50, 100, 1]);
     const pct = await run(src, { percentage: 50 });

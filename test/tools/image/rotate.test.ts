@@ -13,7 +13,10 @@ const dir = tempDir();
 async function run(file: string, settings: Record<string, unknown>) {
   const ws = await createWorkspace();
   try {
-    const out = await runTool(getTool('rotate'), { files: [await inputFile(file)], extra: {} }, settings, { workDir: ws.dir, dataDir: dir });
+    const out = await runTool(getTool('rotate'), { files: [await inputFile(file)], extra: {} }, settings, {
+      workDir: ws.dir,
+      dataDir: dir,
+    });
     const p = out.output!.path;
     const raw = await sharp(p).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
     const at = (x: number, y: number) => [...raw.data.subarray((y * raw.info.width + x) * 4, (y * raw.info.width + x) * 4 + 4)];
@@ -48,12 +51,26 @@ describe('rotate', () => {
     assert.equal(png.at(1, 1)[3], 0);
     assert.ok(isRed(png.at(40, Math.round(png.h / 2))));
     const jpg = await run(await makeImage(dir, 'c.jpg', 100, 100), { angle: 30 });
-    assert.ok(jpg.at(1, 1).slice(0, 3).every((v) => v > 240), 'white corner');
+    assert.ok(
+      jpg
+        .at(1, 1)
+        .slice(0, 3)
+        .every((v) => v > 240),
+      'white corner',
+    );
   });
   it('keeps an animated GIF animated', async () => {
-    const frames = await Promise.all([0, 1, 2].map((i) => sharp({ create: { width: 40, height: 20, channels: 4, background: { r: 100 * i, g: 0, b: 200, alpha: 1 } } }).png().toBuffer()));
+    const frames = await Promise.all(
+      [0, 1, 2].map((i) =>
+        sharp({ create: { width: 40, height: 20, channels: 4, background: { r: 100 * i, g: 0, b: 200, alpha: 1 } } })
+          .png()
+          .toBuffer(),
+      ),
+    );
     const src = path.join(dir, 'anim.gif');
-    await sharp(frames, { join: { animated: true } }).gif({ delay: [120, 120, 120] }).toFile(src);
+    await sharp(frames, { join: { animated: true } })
+      .gif({ delay: [120, 120, 120] })
+      .toFile(src);
     const r = await run(src, { angle: 90, horizontal: true });
     assert.deepEqual([r.meta.pages, r.meta.width, r.meta.pageHeight, r.meta.format], [3, 20, 40, 'gif']);
     assert.deepEqual(r.meta.delay, [120, 120, 120]);

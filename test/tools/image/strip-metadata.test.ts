@@ -20,7 +20,9 @@ const EXIF = {
 
 async function tagged(name: string, opts: { orientation?: number } = {}): Promise<string> {
   const p = path.join(dir, name);
-  let img = sharp(await makeImage(dir, `src-${name}.png`, 120, 60)).withExif(EXIF).withXmp('<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#"/></x:xmpmeta>');
+  let img = sharp(await makeImage(dir, `src-${name}.png`, 120, 60))
+    .withExif(EXIF)
+    .withXmp('<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#"/></x:xmpmeta>');
   if (opts.orientation) img = img.withMetadata({ orientation: opts.orientation });
   await img.toFile(p);
   return p;
@@ -35,7 +37,12 @@ function exiftoolTags(p: string): Record<string, unknown> {
 async function run(file: string) {
   const ws = await createWorkspace();
   try {
-    const out = await runTool(getTool('strip-metadata'), { files: [await inputFile(file)], extra: {} }, {}, { workDir: ws.dir, dataDir: dir });
+    const out = await runTool(
+      getTool('strip-metadata'),
+      { files: [await inputFile(file)], extra: {} },
+      {},
+      { workDir: ws.dir, dataDir: dir },
+    );
     const p = path.join(dir, `stripped-${path.basename(file)}`);
     execFileSync('cp', [out.output!.path, p]);
     return { out, path: p, meta: await sharp(p).metadata() };

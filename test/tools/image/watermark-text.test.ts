@@ -16,7 +16,9 @@ const H = 160;
 
 async function white(name: string): Promise<string> {
   const p = path.join(dir, name);
-  await sharp({ create: { width: W, height: H, channels: 3, background: '#ffffff' } }).png().toFile(p);
+  await sharp({ create: { width: W, height: H, channels: 3, background: '#ffffff' } })
+    .png()
+    .toFile(p);
   return p;
 }
 
@@ -34,7 +36,10 @@ function changedIn(data: Buffer, ch: number, x0: number, y0: number, x1: number,
 async function run(file: string, settings: Record<string, unknown>) {
   const ws = await createWorkspace();
   try {
-    const out = await runTool(getTool('watermark-text'), { files: [await inputFile(file)], extra: {} }, settings, { workDir: ws.dir, dataDir: dir });
+    const out = await runTool(getTool('watermark-text'), { files: [await inputFile(file)], extra: {} }, settings, {
+      workDir: ws.dir,
+      dataDir: dir,
+    });
     const raw = await sharp(out.output!.path).raw().toBuffer({ resolveWithObject: true });
     return { data: raw.data, ch: raw.info.channels, w: raw.info.width, h: raw.info.height, result: out.data as Record<string, unknown> };
   } finally {
@@ -45,13 +50,17 @@ async function run(file: string, settings: Record<string, unknown>) {
 describe('fonts', () => {
   it('finds real font files for families, weights and aliases', () => {
     const fams = listFontFamilies().map((f) => f.family);
-    for (const f of ['DejaVu Sans', 'DejaVu Serif', 'DejaVu Sans Mono', 'Liberation Sans', 'Liberation Serif', 'Noto Sans']) assert.ok(fams.includes(f), f);
+    for (const f of ['DejaVu Sans', 'DejaVu Serif', 'DejaVu Sans Mono', 'Liberation Sans', 'Liberation Serif', 'Noto Sans'])
+      assert.ok(fams.includes(f), f);
     assert.match(fontFile('sans-serif').file, /DejaVuSans\.ttf$/);
     assert.match(fontFile('DejaVu Sans', 'bold').file, /DejaVuSans-Bold\.ttf$/);
     assert.match(fontFile('liberation serif', 'bold', 'italic').file, /LiberationSerif-BoldItalic\.ttf$/);
     assert.equal(fontFile('Arial').family, 'Liberation Sans');
     assert.ok(fontNames().includes('monospace'));
-    assert.throws(() => fontFile('No Such Font'), (e: KilnError) => e.code === 'VALIDATION_ERROR' && /DejaVu Sans/.test(e.message));
+    assert.throws(
+      () => fontFile('No Such Font'),
+      (e: KilnError) => e.code === 'VALIDATION_ERROR' && /DejaVu Sans/.test(e.message),
+    );
   });
 });
 
@@ -68,7 +77,13 @@ describe('watermark-text', () => {
     assert.equal(r.result.font, 'DejaVu Sans');
   });
   it('places text at a corner with opacity', async () => {
-    const r = await run(await white('b.png'), { text: 'Hi', fontSize: 30, position: 'bottom-right', opacity: 50, font: 'Liberation Serif' });
+    const r = await run(await white('b.png'), {
+      text: 'Hi',
+      fontSize: 30,
+      position: 'bottom-right',
+      opacity: 50,
+      font: 'Liberation Serif',
+    });
     assert.ok(changedIn(r.data, r.ch, W / 2, H / 2, W, H) > 20);
     assert.equal(changedIn(r.data, r.ch, 0, 0, W, H / 2) + changedIn(r.data, r.ch, 0, 0, W / 2, H), 0);
     let darkest = 255;
@@ -77,7 +92,13 @@ describe('watermark-text', () => {
   });
   it('tiles the text over the whole image, rotated', async () => {
     const r = await run(await white('c.png'), { text: 'DRAFT', fontSize: 16, tile: true, rotation: -30, opacity: 80 });
-    for (const [x0, y0] of [[0, 0], [W / 2, 0], [0, H / 2], [W / 2, H / 2]] as const) assert.ok(changedIn(r.data, r.ch, x0, y0, x0 + W / 2, y0 + H / 2) > 20, `quadrant ${x0},${y0}`);
+    for (const [x0, y0] of [
+      [0, 0],
+      [W / 2, 0],
+      [0, H / 2],
+      [W / 2, H / 2],
+    ] as const)
+      assert.ok(changedIn(r.data, r.ch, x0, y0, x0 + W / 2, y0 + H / 2) > 20, `quadrant ${x0},${y0}`);
   });
   it('shrinks text that is larger than the image and rejects unknown fonts', async () => {
     const r = await run(await white('d.png'), { text: 'A very long watermark line', fontSize: 200, opacity: 100 });
@@ -91,6 +112,8 @@ describe('watermark-text', () => {
     const r = await kiln(['watermark-text', src, '--text', '© kiln <&>', '--tile', '--font-size', '14', '--opacity', '100', '-o', out]);
     assert.equal(r.code, 0, r.stderr);
     const raw = await sharp(out).raw().toBuffer({ resolveWithObject: true });
-    assert.ok(changedIn(raw.data, raw.info.channels, 0, 0, W / 2, H / 2) > 10 && changedIn(raw.data, raw.info.channels, W / 2, H / 2, W, H) > 10);
+    assert.ok(
+      changedIn(raw.data, raw.info.channels, 0, 0, W / 2, H / 2) > 10 && changedIn(raw.data, raw.info.channels, W / 2, H / 2, W, H) > 10,
+    );
   });
 });

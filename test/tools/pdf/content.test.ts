@@ -47,7 +47,11 @@ function zipNames(file: string): Promise<{ name: string; data: Buffer }[]> {
 describe('redact-pdf', () => {
   let src: string;
   before(async () => {
-    src = await makeTextPdf(path.join(dir, 'redact.pdf'), ['Invoice for Jane Doe today', 'Contact: jane doe, phone 555-0100', 'Nothing here'], { size: [400, 300] });
+    src = await makeTextPdf(
+      path.join(dir, 'redact.pdf'),
+      ['Invoice for Jane Doe today', 'Contact: jane doe, phone 555-0100', 'Nothing here'],
+      { size: [400, 300] },
+    );
   });
 
   it('removes every match from the content streams, keeps the rest, reports matches per page', async () => {
@@ -185,7 +189,10 @@ describe('pdf-to-image', () => {
     const r = await runPdfTool(dir, 'pdf-to-image', [three], { pages: '1,z', dpi: 36, format: 'webp' });
     assert.equal(r.output!.contentType, 'application/zip');
     const entries = (await zipNames(r.file!)).sort((a, b) => a.name.localeCompare(b.name));
-    assert.deepEqual(entries.map((e) => e.name), ['three-page-1.webp', 'three-page-3.webp']);
+    assert.deepEqual(
+      entries.map((e) => e.name),
+      ['three-page-1.webp', 'three-page-3.webp'],
+    );
     for (const e of entries) {
       const m = await sharp(e.data).metadata();
       assert.deepEqual([m.format, m.width, m.height], ['webp', 144, 216]);
@@ -209,16 +216,28 @@ describe('pdf-to-image', () => {
       // VIPSHOME that loading sharp puts into process.env is taken out again (it hides the CLI's modules).
       const { VIPSHOME: _hidden, ...env } = process.env;
       const size = ['heic', 'jxl'].includes(format)
-        ? execFileSync('vipsheader', [r.file!], { env }).toString().match(/(\d+)x(\d+)/)!.slice(1).map(Number)
-        : await sharp(r.file!).metadata().then((m) => [m.width, m.height]);
+        ? execFileSync('vipsheader', [r.file!], { env })
+            .toString()
+            .match(/(\d+)x(\d+)/)!
+            .slice(1)
+            .map(Number)
+        : await sharp(r.file!)
+            .metadata()
+            .then((m) => [m.width, m.height]);
       assert.deepEqual(size, [144, 216], format);
     }
   });
 
   it('refuses a raster over the pixel limit and a page out of range', async () => {
     const big = await makeTextPdf(path.join(dir, 'big.pdf'), ['Big'], { size: [2000, 2000] });
-    await assert.rejects(runPdfTool(dir, 'pdf-to-image', [big], { dpi: 2400 }), (e: KilnError) => e.code === 'LIMIT_EXCEEDED' && /dpi/.test(e.message));
-    await assert.rejects(runPdfTool(dir, 'pdf-to-image', [three], { pages: '4' }), (e: KilnError) => e.code === 'VALIDATION_ERROR' && /3 pages/.test(e.message));
+    await assert.rejects(
+      runPdfTool(dir, 'pdf-to-image', [big], { dpi: 2400 }),
+      (e: KilnError) => e.code === 'LIMIT_EXCEEDED' && /dpi/.test(e.message),
+    );
+    await assert.rejects(
+      runPdfTool(dir, 'pdf-to-image', [three], { pages: '4' }),
+      (e: KilnError) => e.code === 'VALIDATION_ERROR' && /3 pages/.test(e.message),
+    );
     await assert.rejects(runPdfTool(dir, 'pdf-to-image', [three], { dpi: 20 }), (e: KilnError) => e.code === 'VALIDATION_ERROR');
   });
 });

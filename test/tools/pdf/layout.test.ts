@@ -15,12 +15,30 @@ const NAMES = ['Alpha', 'Bravo', 'Charlie', 'Delta', 'Echo', 'Foxtrot', 'Golf', 
 
 /** Layout text of one page: words in reading order, left to right. */
 function layoutText(file: string, page: number): string {
-  return execFileSync('pdftotext', ['-layout', '-f', String(page), '-l', String(page), file, '-']).toString().replace(/\s+/g, ' ').trim();
+  return execFileSync('pdftotext', ['-layout', '-f', String(page), '-l', String(page), file, '-'])
+    .toString()
+    .replace(/\s+/g, ' ')
+    .trim();
 }
 
 /** Text inside a rectangle of a page (pdftotext -x -y -W -H, in pixels at 72 dpi = points, top-left origin). */
 function textIn(file: string, page: number, x: number, y: number, w: number, h: number): string {
-  return execFileSync('pdftotext', ['-f', String(page), '-l', String(page), '-x', String(x), '-y', String(y), '-W', String(w), '-H', String(h), file, '-'])
+  return execFileSync('pdftotext', [
+    '-f',
+    String(page),
+    '-l',
+    String(page),
+    '-x',
+    String(x),
+    '-y',
+    String(y),
+    '-W',
+    String(w),
+    '-H',
+    String(h),
+    file,
+    '-',
+  ])
     .toString()
     .replace(/\s+/g, ' ')
     .trim();
@@ -42,12 +60,20 @@ describe('layout tools (pdf-lib)', () => {
     const box = doc.getPage(0).getCropBox();
     assert.deepEqual([box.x, box.y, box.width, box.height], [30, 30, 240, 340]);
     assert.match(execFileSync('pdfinfo', [r.file!]).toString(), /Page size:\s+240 x 340 pts/);
-    await assert.rejects(runPdfTool(dir, 'crop-pdf', [eight], { margin: 150 }), (e: KilnError) => e.code === 'VALIDATION_ERROR' && /page 1/.test(e.message));
+    await assert.rejects(
+      runPdfTool(dir, 'crop-pdf', [eight], { margin: 150 }),
+      (e: KilnError) => e.code === 'VALIDATION_ERROR' && /page 1/.test(e.message),
+    );
   });
 
   it('nup-pdf puts 2 pages side by side on a landscape sheet of the same paper', async () => {
     const r = await runPdfTool(dir, 'nup-pdf', [eight], { perSheet: 2 });
-    assert.deepEqual(await sizes(r.file!), [[400, 300], [400, 300], [400, 300], [400, 300]]);
+    assert.deepEqual(await sizes(r.file!), [
+      [400, 300],
+      [400, 300],
+      [400, 300],
+      [400, 300],
+    ]);
     // Left half holds the odd page, right half the even page.
     assert.equal(textIn(r.file!, 1, 0, 0, 200, 300), 'Alpha');
     assert.equal(textIn(r.file!, 1, 200, 0, 200, 300), 'Bravo');
@@ -57,7 +83,10 @@ describe('layout tools (pdf-lib)', () => {
   it('nup-pdf 4 per sheet reads left to right, top to bottom', async () => {
     const r = await runPdfTool(dir, 'nup-pdf', [eight], { perSheet: 4 });
     assert.equal(pageCount(r.file!), 2);
-    assert.deepEqual(await sizes(r.file!), [[300, 400], [300, 400]]);
+    assert.deepEqual(await sizes(r.file!), [
+      [300, 400],
+      [300, 400],
+    ]);
     assert.equal(textIn(r.file!, 2, 0, 0, 150, 200), 'Echo');
     assert.equal(textIn(r.file!, 2, 150, 0, 150, 200), 'Foxtrot');
     assert.equal(textIn(r.file!, 2, 0, 200, 150, 200), 'Golf');
@@ -66,13 +95,28 @@ describe('layout tools (pdf-lib)', () => {
   });
 
   it('booklet order is saddle-stitch', () => {
-    assert.deepEqual(bookletSpreads(8).spreads, [[8, 1], [2, 7], [6, 3], [4, 5]]);
-    assert.deepEqual(bookletSpreads(6).spreads, [[0, 1], [2, 0], [6, 3], [4, 5]]);
+    assert.deepEqual(bookletSpreads(8).spreads, [
+      [8, 1],
+      [2, 7],
+      [6, 3],
+      [4, 5],
+    ]);
+    assert.deepEqual(bookletSpreads(6).spreads, [
+      [0, 1],
+      [2, 0],
+      [6, 3],
+      [4, 5],
+    ]);
   });
 
   it('booklet-pdf imposes 8 pages onto 2 sheets (4 sides) in saddle-stitch order', async () => {
     const r = await runPdfTool(dir, 'booklet-pdf', [eight], {});
-    assert.deepEqual(await sizes(r.file!), [[600, 400], [600, 400], [600, 400], [600, 400]]);
+    assert.deepEqual(await sizes(r.file!), [
+      [600, 400],
+      [600, 400],
+      [600, 400],
+      [600, 400],
+    ]);
     const sides = [1, 2, 3, 4].map((p) => [textIn(r.file!, p, 0, 0, 300, 400), textIn(r.file!, p, 300, 0, 300, 400)]);
     assert.deepEqual(sides, [
       ['Hotel', 'Alpha'],
@@ -84,8 +128,16 @@ describe('layout tools (pdf-lib)', () => {
 
   it('booklet-pdf perSheet 4 stacks two spreads per side for cut-and-stack', async () => {
     const r = await runPdfTool(dir, 'booklet-pdf', [eight], { perSheet: 4 });
-    assert.deepEqual(await sizes(r.file!), [[600, 800], [600, 800]]);
-    const q = (p: number) => [textIn(r.file!, p, 0, 0, 300, 400), textIn(r.file!, p, 300, 0, 300, 400), textIn(r.file!, p, 0, 400, 300, 400), textIn(r.file!, p, 300, 400, 300, 400)];
+    assert.deepEqual(await sizes(r.file!), [
+      [600, 800],
+      [600, 800],
+    ]);
+    const q = (p: number) => [
+      textIn(r.file!, p, 0, 0, 300, 400),
+      textIn(r.file!, p, 300, 0, 300, 400),
+      textIn(r.file!, p, 0, 400, 300, 400),
+      textIn(r.file!, p, 300, 400, 300, 400),
+    ];
     assert.deepEqual(q(1), ['Hotel', 'Alpha', 'Foxtrot', 'Charlie']);
     assert.deepEqual(q(2), ['Bravo', 'Golf', 'Delta', 'Echo']);
   });
@@ -109,7 +161,10 @@ describe('layout tools (pdf-lib)', () => {
     const r = await runPdfTool(dir, 'watermark-pdf', [eight], { text: 'Конфиденциально', rotation: 0, fontSize: 20 });
     assert.match(pageTexts(r.file!)[0]!, /Конфиденциально/);
     assert.match(execFileSync('pdffonts', [r.file!]).toString(), /DejaVuSans-Bold\S*\s+CID TrueType\s+Identity-H\s+yes/);
-    await assert.rejects(runPdfTool(dir, 'watermark-pdf', [eight], { text: '機密' }), (e: KilnError) => e.code === 'VALIDATION_ERROR' && /機/.test(e.message));
+    await assert.rejects(
+      runPdfTool(dir, 'watermark-pdf', [eight], { text: '機密' }),
+      (e: KilnError) => e.code === 'VALIDATION_ERROR' && /機/.test(e.message),
+    );
   });
 
   it('watermark-pdf top-right corner', async () => {

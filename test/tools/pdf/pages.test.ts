@@ -45,10 +45,22 @@ describe('qpdf page ranges', () => {
     assert.deepEqual(resolveRange('2-6:odd', 6), [2, 4, 6]);
     // qpdf applies a trailing :odd/:even to the whole list, by position.
     assert.deepEqual(resolveRange('5,1-4:even', 6), [1, 3]);
-    assert.throws(() => resolveRange('1-3:odd,5', 6), (e: KilnError) => e.code === 'VALIDATION_ERROR');
-    assert.throws(() => resolveRange('1-9', 6), (e: KilnError) => e.code === 'VALIDATION_ERROR' && /has 6 pages/.test(e.message));
-    assert.throws(() => resolveRange('0', 6), (e: KilnError) => e.code === 'VALIDATION_ERROR');
-    assert.throws(() => resolveRange('1;2', 6), (e: KilnError) => e.code === 'VALIDATION_ERROR');
+    assert.throws(
+      () => resolveRange('1-3:odd,5', 6),
+      (e: KilnError) => e.code === 'VALIDATION_ERROR',
+    );
+    assert.throws(
+      () => resolveRange('1-9', 6),
+      (e: KilnError) => e.code === 'VALIDATION_ERROR' && /has 6 pages/.test(e.message),
+    );
+    assert.throws(
+      () => resolveRange('0', 6),
+      (e: KilnError) => e.code === 'VALIDATION_ERROR',
+    );
+    assert.throws(
+      () => resolveRange('1;2', 6),
+      (e: KilnError) => e.code === 'VALIDATION_ERROR',
+    );
   });
 });
 
@@ -78,9 +90,15 @@ describe('page tools', () => {
     const entries = await zipEntries(r.file!);
     assert.deepEqual(entries.map((e) => e.name).sort(), ['part-1.pdf', 'part-2.pdf']);
     const docs = await Promise.all(entries.sort((x, y) => x.name.localeCompare(y.name)).map((e) => PDFDocument.load(e.data)));
-    assert.deepEqual(docs.map((d) => d.getPageCount()), [4, 2]);
+    assert.deepEqual(
+      docs.map((d) => d.getPageCount()),
+      [4, 2],
+    );
     const one = await runPdfTool(dir, 'split-pdf', [six], { mode: 'every', everyN: 10 });
-    assert.deepEqual((await zipEntries(one.file!)).map((e) => e.name), ['part-1.pdf']);
+    assert.deepEqual(
+      (await zipEntries(one.file!)).map((e) => e.name),
+      ['part-1.pdf'],
+    );
   });
 
   it('extract-pages understands r1, z and odd exactly as qpdf does', async () => {
@@ -90,7 +108,10 @@ describe('page tools', () => {
   });
 
   it('extract-pages out of range names the page count', async () => {
-    await assert.rejects(runPdfTool(dir, 'extract-pages', [six], { range: '2-9' }), (e: KilnError) => e.code === 'VALIDATION_ERROR' && /6 pages/.test(e.message));
+    await assert.rejects(
+      runPdfTool(dir, 'extract-pages', [six], { range: '2-9' }),
+      (e: KilnError) => e.code === 'VALIDATION_ERROR' && /6 pages/.test(e.message),
+    );
   });
 
   it('remove-pages drops pages and refuses to remove all', async () => {
@@ -107,10 +128,16 @@ describe('page tools', () => {
   it('rotate-pdf sets /Rotate on the selected pages only', async () => {
     const r = await runPdfTool(dir, 'rotate-pdf', [six], { angle: 270, range: '2,z' });
     const doc = await PDFDocument.load(readFileSync(r.file!));
-    assert.deepEqual(doc.getPages().map((p) => p.getRotation().angle), [0, 270, 0, 0, 0, 270]);
+    assert.deepEqual(
+      doc.getPages().map((p) => p.getRotation().angle),
+      [0, 270, 0, 0, 0, 270],
+    );
     const all = await runPdfTool(dir, 'rotate-pdf', [r.file!], {});
     const doc2 = await PDFDocument.load(readFileSync(all.file!));
-    assert.deepEqual(doc2.getPages().map((p) => p.getRotation().angle % 360), [90, 0, 90, 90, 90, 0]);
+    assert.deepEqual(
+      doc2.getPages().map((p) => p.getRotation().angle % 360),
+      [90, 0, 90, 90, 90, 0],
+    );
     await assert.rejects(runPdfTool(dir, 'rotate-pdf', [six], { angle: 45 }), (e: KilnError) => e.code === 'VALIDATION_ERROR');
     assert.equal(pageCount(all.file!), 6);
   });

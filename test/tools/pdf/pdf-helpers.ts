@@ -8,7 +8,11 @@ import { inputFile, runTool, type RunOutcome } from '../../../src/tools/run-tool
 import { createWorkspace } from '../../../src/core/workspace.js';
 
 /** A PDF whose page i shows `texts[i]` (Helvetica 14pt near the top-left), page size `size`. */
-export async function makeTextPdf(file: string, texts: string[], opts: { size?: [number, number]; objectStreams?: boolean; title?: string } = {}): Promise<string> {
+export async function makeTextPdf(
+  file: string,
+  texts: string[],
+  opts: { size?: [number, number]; objectStreams?: boolean; title?: string } = {},
+): Promise<string> {
   const doc = await PDFDocument.create();
   const font = await doc.embedFont(StandardFonts.Helvetica);
   for (const t of texts) {
@@ -32,13 +36,24 @@ export interface ToolRun extends RunOutcome {
 
 let seq = 0;
 /** Runs a tool through runTool (validation, sniffing, engines) and keeps a copy of its output in `dir`. */
-export async function runPdfTool(dir: string, id: string, files: string[], settings: Record<string, unknown> = {}, extra: Record<string, string[]> = {}): Promise<ToolRun> {
+export async function runPdfTool(
+  dir: string,
+  id: string,
+  files: string[],
+  settings: Record<string, unknown> = {},
+  extra: Record<string, string[]> = {},
+): Promise<ToolRun> {
   const ws = await createWorkspace();
   try {
-    const extraInputs = Object.fromEntries(await Promise.all(Object.entries(extra).map(async ([k, v]) => [k, await Promise.all(v.map((p) => inputFile(p)))] as const)));
+    const extraInputs = Object.fromEntries(
+      await Promise.all(Object.entries(extra).map(async ([k, v]) => [k, await Promise.all(v.map((p) => inputFile(p)))] as const)),
+    );
     // The tool module itself, not the whole catalog: the suite does not depend on other families' files.
     const tool = ((await import(`../../../src/tools/pdf/document/${id}.js`)) as { default: Tool }).default;
-    const out = await runTool(tool, { files: await Promise.all(files.map((f) => inputFile(f))), extra: extraInputs }, settings, { workDir: ws.dir, dataDir: dir });
+    const out = await runTool(tool, { files: await Promise.all(files.map((f) => inputFile(f))), extra: extraInputs }, settings, {
+      workDir: ws.dir,
+      dataDir: dir,
+    });
     let file: string | undefined;
     if (out.output) {
       const d = path.join(dir, `out-${++seq}`);
@@ -65,7 +80,10 @@ export function pageTexts(file: string, password?: string): string[] {
 }
 
 /** qpdf --json page objects (rotation, boxes). */
-export function qpdfJson(file: string): { pages: { object: string }[]; qpdf: [unknown, Record<string, { value?: Record<string, unknown> }>] } {
+export function qpdfJson(file: string): {
+  pages: { object: string }[];
+  qpdf: [unknown, Record<string, { value?: Record<string, unknown> }>];
+} {
   return JSON.parse(execFileSync('qpdf', ['--json=2', '--json-key=pages', '--json-key=qpdf', file]).toString());
 }
 

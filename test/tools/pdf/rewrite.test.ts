@@ -36,7 +36,8 @@ async function maxChroma(file: string, n: number): Promise<number> {
   execFileSync('pdftoppm', ['-r', '36', '-f', String(n), '-l', String(n), '-png', '-singlefile', file, base]);
   const { data, info } = await sharp(`${base}.png`).removeAlpha().raw().toBuffer({ resolveWithObject: true });
   let max = 0;
-  for (let i = 0; i < data.length; i += info.channels) max = Math.max(max, Math.abs(data[i]! - data[i + 1]!), Math.abs(data[i + 1]! - data[i + 2]!));
+  for (let i = 0; i < data.length; i += info.channels)
+    max = Math.max(max, Math.abs(data[i]! - data[i + 1]!), Math.abs(data[i + 1]! - data[i + 2]!));
   return max;
 }
 
@@ -79,7 +80,10 @@ describe('Ghostscript tools', () => {
     assert.equal(impossible.data!.targetMet, false);
     assert.equal((impossible.data!.attempts as unknown[]).length, 6);
     assert.ok(statSync(impossible.file!).size < before);
-    await assert.rejects(runPdfTool(dir, 'compress-pdf', [photoPdf], { mode: 'targetSize' }), (e: KilnError) => e.code === 'VALIDATION_ERROR');
+    await assert.rejects(
+      runPdfTool(dir, 'compress-pdf', [photoPdf], { mode: 'targetSize' }),
+      (e: KilnError) => e.code === 'VALIDATION_ERROR',
+    );
   });
 
   it('grayscale-pdf removes all colour and keeps the text', async () => {
@@ -129,7 +133,12 @@ describe('Ghostscript tools', () => {
       setTimeout(() => ac.abort(), 150);
       const t0 = Date.now();
       await assert.rejects(
-        runTool(tool, { files: [await inputFile(photoPdf)], extra: {} }, { mode: 'targetSize', targetSizeKb: 0.1 }, { workDir: ws.dir, dataDir: dir, signal: ac.signal }),
+        runTool(
+          tool,
+          { files: [await inputFile(photoPdf)], extra: {} },
+          { mode: 'targetSize', targetSizeKb: 0.1 },
+          { workDir: ws.dir, dataDir: dir, signal: ac.signal },
+        ),
         (e: KilnError) => e.code === 'CANCELLED',
       );
       assert.ok(Date.now() - t0 < 5000);

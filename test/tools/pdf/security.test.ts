@@ -48,7 +48,11 @@ describe('protect-pdf and unlock-pdf', () => {
       ['linearize-pdf', {}],
       ['repair-pdf', {}],
     ] as const) {
-      await assert.rejects(runPdfTool(dir, id, [locked], s), (e: KilnError) => e.code === 'UNSUPPORTED_INPUT' && /password-protected/.test(e.message) && /unlock-pdf/.test(e.message), id);
+      await assert.rejects(
+        runPdfTool(dir, id, [locked], s),
+        (e: KilnError) => e.code === 'UNSUPPORTED_INPUT' && /password-protected/.test(e.message) && /unlock-pdf/.test(e.message),
+        id,
+      );
     }
   });
 
@@ -81,7 +85,10 @@ describe('repair-pdf, corrupt input, linearize-pdf', () => {
     const at = bytes.lastIndexOf('startxref');
     const broken = path.join(dir, 'broken-os.pdf');
     writeFileSync(broken, Buffer.concat([bytes.subarray(0, at), Buffer.from('startxref\n999999\n%%EOF\n')]));
-    await assert.rejects(runPdfTool(dir, 'extract-pages', [broken], { range: '1' }), (e: KilnError) => e.code === 'UNSUPPORTED_INPUT' && /repair-pdf/.test(e.message));
+    await assert.rejects(
+      runPdfTool(dir, 'extract-pages', [broken], { range: '1' }),
+      (e: KilnError) => e.code === 'UNSUPPORTED_INPUT' && /repair-pdf/.test(e.message),
+    );
     const r = await runPdfTool(dir, 'repair-pdf', [broken]);
     assert.equal(r.data!.method, 'ghostscript');
     assert.deepEqual(pageTexts(r.file!), ['Rebuilt 1', 'Rebuilt 2', 'Rebuilt 3']);
@@ -93,8 +100,15 @@ describe('repair-pdf, corrupt input, linearize-pdf', () => {
     writeFileSync(cut, readFileSync(good).subarray(0, 300));
     const t0 = Date.now();
     // The message names the file as the user knows it, never the path on disk.
-    await assert.rejects(runPdfTool(dir, 'rotate-pdf', [cut], {}), (e: KilnError) => e.code === 'UNSUPPORTED_INPUT' && /repair-pdf/.test(e.message) && /truncated\.pdf/.test(e.message) && !e.message.includes(dir));
-    await assert.rejects(runPdfTool(dir, 'repair-pdf', [cut], {}), (e: KilnError) => e.code === 'UNSUPPORTED_INPUT' && !e.message.includes(dir));
+    await assert.rejects(
+      runPdfTool(dir, 'rotate-pdf', [cut], {}),
+      (e: KilnError) =>
+        e.code === 'UNSUPPORTED_INPUT' && /repair-pdf/.test(e.message) && /truncated\.pdf/.test(e.message) && !e.message.includes(dir),
+    );
+    await assert.rejects(
+      runPdfTool(dir, 'repair-pdf', [cut], {}),
+      (e: KilnError) => e.code === 'UNSUPPORTED_INPUT' && !e.message.includes(dir),
+    );
     await assert.rejects(runPdfTool(dir, 'compress-pdf', [cut], {}), (e: KilnError) => e.code === 'UNSUPPORTED_INPUT');
     assert.ok(Date.now() - t0 < 20_000);
   });

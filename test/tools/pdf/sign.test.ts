@@ -28,10 +28,16 @@ function makeP12(file: string, password: string): string {
   cert.serialNumber = '01';
   cert.validity.notBefore = new Date(Date.now() - 86_400_000);
   cert.validity.notAfter = new Date(Date.now() + 365 * 86_400_000);
-  const attrs = [{ name: 'commonName', value: 'Kiln Test Signer' }, { name: 'countryName', value: 'DE' }];
+  const attrs = [
+    { name: 'commonName', value: 'Kiln Test Signer' },
+    { name: 'countryName', value: 'DE' },
+  ];
   cert.setSubject(attrs);
   cert.setIssuer(attrs);
-  cert.setExtensions([{ name: 'basicConstraints', cA: false }, { name: 'keyUsage', digitalSignature: true, nonRepudiation: true }]);
+  cert.setExtensions([
+    { name: 'basicConstraints', cA: false },
+    { name: 'keyUsage', digitalSignature: true, nonRepudiation: true },
+  ]);
   cert.sign(keys.privateKey, forge.md.sha256.create());
   const p12 = forge.pkcs12.toPkcs12Asn1(keys.privateKey, [cert], password, { algorithm: '3des' });
   writeFileSync(file, Buffer.from(forge.asn1.toDer(p12).getBytes(), 'binary'));
@@ -52,9 +58,13 @@ describe('sign-pdf', () => {
   before(async () => {
     doc = await makeTextPdf(path.join(dir, 'contract.pdf'), ['Contract page one', 'Contract page two'], { size: [400, 400] });
     blue = path.join(dir, 'sig-blue.png');
-    await sharp({ create: { width: 200, height: 100, channels: 4, background: { r: 0, g: 0, b: 255, alpha: 1 } } }).png().toFile(blue);
+    await sharp({ create: { width: 200, height: 100, channels: 4, background: { r: 0, g: 0, b: 255, alpha: 1 } } })
+      .png()
+      .toFile(blue);
     green = path.join(dir, 'sig-green.webp');
-    await sharp({ create: { width: 100, height: 100, channels: 3, background: { r: 0, g: 200, b: 0 } } }).webp({ lossless: true }).toFile(green);
+    await sharp({ create: { width: 100, height: 100, channels: 3, background: { r: 0, g: 200, b: 0 } } })
+      .webp({ lossless: true })
+      .toFile(green);
   });
 
   it('stamps each signature image at its placement (fractions, top-left origin, zero-based page)', async () => {
@@ -76,10 +86,22 @@ describe('sign-pdf', () => {
   });
 
   it('rejects placements that point at a missing signature or page', async () => {
-    await assert.rejects(runPdfTool(dir, 'sign-pdf', [doc], { placements: [{ sig: 1, page: 0, x: 0, y: 0, w: 0.1, h: 0.1 }] }, { sig: [blue] }), (e: KilnError) => e.code === 'VALIDATION_ERROR' && /sig1/.test(e.message));
-    await assert.rejects(runPdfTool(dir, 'sign-pdf', [doc], { placements: [{ sig: 0, page: 2, x: 0, y: 0, w: 0.1, h: 0.1 }] }, { sig: [blue] }), (e: KilnError) => e.code === 'VALIDATION_ERROR' && /2 pages/.test(e.message));
-    await assert.rejects(runPdfTool(dir, 'sign-pdf', [doc], { placements: [{ sig: 0, page: 0, x: 0.9, y: 0, w: 0.2, h: 0.1 }] }, { sig: [blue] }), (e: KilnError) => e.code === 'VALIDATION_ERROR');
-    await assert.rejects(runPdfTool(dir, 'sign-pdf', [doc], { placements: [{ sig: 0, page: 0, x: 0, y: 0, w: 0.2, h: 0.1 }] }), (e: KilnError) => e.code === 'VALIDATION_ERROR');
+    await assert.rejects(
+      runPdfTool(dir, 'sign-pdf', [doc], { placements: [{ sig: 1, page: 0, x: 0, y: 0, w: 0.1, h: 0.1 }] }, { sig: [blue] }),
+      (e: KilnError) => e.code === 'VALIDATION_ERROR' && /sig1/.test(e.message),
+    );
+    await assert.rejects(
+      runPdfTool(dir, 'sign-pdf', [doc], { placements: [{ sig: 0, page: 2, x: 0, y: 0, w: 0.1, h: 0.1 }] }, { sig: [blue] }),
+      (e: KilnError) => e.code === 'VALIDATION_ERROR' && /2 pages/.test(e.message),
+    );
+    await assert.rejects(
+      runPdfTool(dir, 'sign-pdf', [doc], { placements: [{ sig: 0, page: 0, x: 0.9, y: 0, w: 0.2, h: 0.1 }] }, { sig: [blue] }),
+      (e: KilnError) => e.code === 'VALIDATION_ERROR',
+    );
+    await assert.rejects(
+      runPdfTool(dir, 'sign-pdf', [doc], { placements: [{ sig: 0, page: 0, x: 0, y: 0, w: 0.2, h: 0.1 }] }),
+      (e: KilnError) => e.code === 'VALIDATION_ERROR',
+    );
   });
 
   it('adds a cryptographic CAdES signature that pdfsig validates', async () => {

@@ -54,12 +54,18 @@ describe('input checks', () => {
     const png = await makeImage(dir, 'still.png', 64, 64);
     await assert.rejects(runMedia(dir, 'mute-video', [png]), isCode('UNSUPPORTED_INPUT'));
     // Past the byte sniffing too: ffprobe sees a video stream in a PNG, the engine still says no.
-    await assert.rejects(probeVideo({ path: png, name: 'still.png', size: 1 }), (e: KilnError) => e.code === 'UNSUPPORTED_INPUT' && /still image/.test(e.message));
+    await assert.rejects(
+      probeVideo({ path: png, name: 'still.png', size: 1 }),
+      (e: KilnError) => e.code === 'UNSUPPORTED_INPUT' && /still image/.test(e.message),
+    );
   });
   it('an audio-only file given to a video tool is UNSUPPORTED_INPUT', async () => {
     const m4a = makeAudio(dir, 'only.m4a');
     for (const id of ['convert-video', 'trim-video', 'video-to-gif']) {
-      await assert.rejects(runMedia(dir, id, [m4a], id === 'trim-video' ? { endS: 1 } : {}), (e: KilnError) => e.code === 'UNSUPPORTED_INPUT' && /no video stream/.test(e.message));
+      await assert.rejects(
+        runMedia(dir, id, [m4a], id === 'trim-video' ? { endS: 1 } : {}),
+        (e: KilnError) => e.code === 'UNSUPPORTED_INPUT' && /no video stream/.test(e.message),
+      );
     }
   });
   it('a truncated video is UNSUPPORTED_INPUT, not a crash', async () => {
@@ -115,7 +121,13 @@ describe('runFfmpeg', () => {
     const ac = new AbortController();
     let wsDir = '';
     const started = Date.now();
-    const p = runMedia(dir, 'convert-video', [src], { format: 'webm', quality: 'high' }, { signal: ac.signal, workDir: (d) => (wsDir = d) });
+    const p = runMedia(
+      dir,
+      'convert-video',
+      [src],
+      { format: 'webm', quality: 'high' },
+      { signal: ac.signal, workDir: (d) => (wsDir = d) },
+    );
     setTimeout(() => ac.abort(), 700);
     await assert.rejects(p, isCode('CANCELLED'));
     assert.ok(Date.now() - started < 20_000);
@@ -134,8 +146,13 @@ describe('capabilities and helpers', () => {
   });
   it('chains atempo within 0.5-2 to reach 0.25-4', () => {
     for (const f of [0.25, 0.3, 0.5, 1.5, 2, 3.7, 4]) {
-      const parts = atempoChain(f).split(',').map((x) => Number(x.split('=')[1]));
-      assert.ok(parts.every((x) => x >= 0.5 && x <= 2), atempoChain(f));
+      const parts = atempoChain(f)
+        .split(',')
+        .map((x) => Number(x.split('=')[1]));
+      assert.ok(
+        parts.every((x) => x >= 0.5 && x <= 2),
+        atempoChain(f),
+      );
       assert.ok(Math.abs(parts.reduce((a, b) => a * b, 1) - f) < 1e-5);
     }
   });

@@ -26,19 +26,31 @@ describe('media tools over HTTP', () => {
   it('replace-audio takes the audio as the second file part', async () => {
     const v = makeVideo(dir, 'v.mp4', { durationS: 1 });
     const a = makeAudio(dir, 'a.wav', { freq: 1000, durationS: 1 });
-    const res = await fetch(`${s.url}/api/v1/tools/video/replace-audio`, { method: 'POST', headers: auth(s.token), body: await form({ file: [await filePart(v), await filePart(a)] }) });
+    const res = await fetch(`${s.url}/api/v1/tools/video/replace-audio`, {
+      method: 'POST',
+      headers: auth(s.token),
+      body: await form({ file: [await filePart(v), await filePart(a)] }),
+    });
     const body = await res.json();
     assert.equal(res.status, 200, JSON.stringify(body));
     const out = await download(body.downloadUrl, 'dub.mp4');
     assert.equal(stream(ffprobe(out), 'video')!.codec_name, 'h264');
     assert.ok(Math.abs(zeroCrossingHz(out, 0.3, 0.4) - 1000) < 30);
-    const missing = await fetch(`${s.url}/api/v1/tools/video/replace-audio`, { method: 'POST', headers: auth(s.token), body: await form({ file: [await filePart(v)] }) });
+    const missing = await fetch(`${s.url}/api/v1/tools/video/replace-audio`, {
+      method: 'POST',
+      headers: auth(s.token),
+      body: await form({ file: [await filePart(v)] }),
+    });
     assert.equal(missing.status, 400);
   });
 
   it('answers 415 for an audio-only file on a video tool', async () => {
     const a = makeAudio(dir, 'only.m4a');
-    const res = await fetch(`${s.url}/api/v1/tools/video/mute-video`, { method: 'POST', headers: auth(s.token), body: await form({ file: await filePart(a) }) });
+    const res = await fetch(`${s.url}/api/v1/tools/video/mute-video`, {
+      method: 'POST',
+      headers: auth(s.token),
+      body: await form({ file: await filePart(a) }),
+    });
     assert.equal(res.status, 415);
     assert.equal((await res.json()).error.code, 'UNSUPPORTED_INPUT');
   });
@@ -46,7 +58,11 @@ describe('media tools over HTTP', () => {
   it('runs an audio tool as a batch', async () => {
     const a = makeAudio(dir, 'b1.wav');
     const b = makeAudio(dir, 'b2.wav');
-    const res = await fetch(`${s.url}/api/v1/tools/audio/volume-adjust/batch`, { method: 'POST', headers: auth(s.token), body: await form({ files: [await filePart(a), await filePart(b)], settings: '{"gainDb": -6}' }) });
+    const res = await fetch(`${s.url}/api/v1/tools/audio/volume-adjust/batch`, {
+      method: 'POST',
+      headers: auth(s.token),
+      body: await form({ files: [await filePart(a), await filePart(b)], settings: '{"gainDb": -6}' }),
+    });
     assert.equal(res.status, 200);
     const buf = Buffer.from(await res.arrayBuffer());
     assert.equal(buf.subarray(0, 2).toString(), 'PK');
@@ -56,7 +72,11 @@ describe('media tools over HTTP', () => {
     const lazy = await startServer({ env: { SYNC_WAIT_MS: '0' } });
     try {
       const v = makeVideo(dir, 'long.mp4', { durationS: 6, width: 320, height: 240 });
-      const res = await fetch(`${lazy.url}/api/v1/tools/video/convert-video`, { method: 'POST', headers: auth(lazy.token), body: await form({ file: await filePart(v), settings: '{"format": "webm"}' }) });
+      const res = await fetch(`${lazy.url}/api/v1/tools/video/convert-video`, {
+        method: 'POST',
+        headers: auth(lazy.token),
+        body: await form({ file: await filePart(v), settings: '{"format": "webm"}' }),
+      });
       const { jobId } = await res.json();
       assert.equal(res.status, 202);
       const sse = await readSse(`${lazy.url}/api/v1/jobs/${jobId}/progress`, lazy.token, 120_000);

@@ -5,7 +5,19 @@ import sharp from 'sharp';
 import type { KilnError } from '../../../src/core/errors.js';
 import { makeImage, tempDir } from '../../helpers/fixtures.js';
 import {
-  duration, ffprobe, fps, frameCount, frameDiff, frameRgb, integratedLufs, makeAudio, makeSrt, makeVideo, runMedia, stream, zeroCrossingHz,
+  duration,
+  ffprobe,
+  fps,
+  frameCount,
+  frameDiff,
+  frameRgb,
+  integratedLufs,
+  makeAudio,
+  makeSrt,
+  makeVideo,
+  runMedia,
+  stream,
+  zeroCrossingHz,
 } from '../../helpers/media.js';
 
 const dir = tempDir();
@@ -140,7 +152,12 @@ describe('replace-audio / extract-audio / video-loudnorm / mute', () => {
     await assert.rejects(runMedia(dir, 'replace-audio', [clip], {}, { extra: { file: [silentVideo] } }), isCode('UNSUPPORTED_INPUT'));
   });
   it('extracts audio in each format', async () => {
-    for (const [format, codec] of [['mp3', 'mp3'], ['wav', 'pcm_s16le'], ['m4a', 'aac'], ['ogg', 'vorbis']] as const) {
+    for (const [format, codec] of [
+      ['mp3', 'mp3'],
+      ['wav', 'pcm_s16le'],
+      ['m4a', 'aac'],
+      ['ogg', 'vorbis'],
+    ] as const) {
       const r = await runMedia(dir, 'extract-audio', [clip], { format });
       const p = ffprobe(r.path);
       assert.equal(r.name, `clip.${format}`);
@@ -190,7 +207,10 @@ describe('subtitles', () => {
     const text = readFileSync(back.path, 'utf8');
     assert.match(text, /00:00:00,000 --> 00:00:01,000\s+Hello/);
     assert.match(text, /World/);
-    await assert.rejects(runMedia(dir, 'embed-subtitles', [clip], { language: 'German' }, { extra: { file: [srt] } }), isCode('VALIDATION_ERROR'));
+    await assert.rejects(
+      runMedia(dir, 'embed-subtitles', [clip], { language: 'German' }, { extra: { file: [srt] } }),
+      isCode('VALIDATION_ERROR'),
+    );
   });
   it('extract-subtitles refuses a video without subtitles', async () => {
     await assert.rejects(runMedia(dir, 'extract-subtitles', [clip]), isCode('UNSUPPORTED_INPUT'));
@@ -199,7 +219,9 @@ describe('subtitles', () => {
 
 describe('video-metadata', () => {
   it('removes container tags and keeps the streams', async () => {
-    const tagged = makeVideo(dir, 'tagged.mp4', { extra: ['-metadata', 'title=Secret title', '-metadata', 'comment=GPS 52.1,4.3', '-metadata', 'artist=Someone'] });
+    const tagged = makeVideo(dir, 'tagged.mp4', {
+      extra: ['-metadata', 'title=Secret title', '-metadata', 'comment=GPS 52.1,4.3', '-metadata', 'artist=Someone'],
+    });
     assert.equal(ffprobe(tagged).format.tags?.title, 'Secret title');
     const r = await runMedia(dir, 'video-metadata', [tagged]);
     const p = ffprobe(r.path);

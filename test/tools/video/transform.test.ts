@@ -2,7 +2,18 @@ import assert from 'node:assert/strict';
 import { describe, it, before } from 'node:test';
 import type { KilnError } from '../../../src/core/errors.js';
 import { tempDir } from '../../helpers/fixtures.js';
-import { duration, ffprobe, fps, frameCount, frameDiff, frameRgb, makeVideo, runMedia, stream, zeroCrossingHz } from '../../helpers/media.js';
+import {
+  duration,
+  ffprobe,
+  fps,
+  frameCount,
+  frameDiff,
+  frameRgb,
+  makeVideo,
+  runMedia,
+  stream,
+  zeroCrossingHz,
+} from '../../helpers/media.js';
 
 const dir = tempDir();
 let clip: string;
@@ -37,7 +48,10 @@ describe('convert-video', () => {
     const p = ffprobe(r.path);
     assert.deepEqual([stream(p, 'video')!.codec_name, stream(p, 'audio')!.codec_name], ['h264', 'aac']);
     const head = (await import('node:fs')).readFileSync(r.path).subarray(0, 4096).toString('latin1');
-    assert.ok(head.indexOf('moov') >= 0 && head.indexOf('moov') < (head.indexOf('mdat') === -1 ? Infinity : head.indexOf('mdat')), 'moov before mdat');
+    assert.ok(
+      head.indexOf('moov') >= 0 && head.indexOf('moov') < (head.indexOf('mdat') === -1 ? Infinity : head.indexOf('mdat')),
+      'moov before mdat',
+    );
   });
   it('reports increasing progress', async () => {
     const long = makeVideo(dir, 'long.mp4', { durationS: 3 });
@@ -189,7 +203,11 @@ describe('video-color / aspect-pad / blur-pad / watermark-video', () => {
     const r = await runMedia(dir, 'video-color', [clip], { saturation: 0 });
     const f = frameRgb(r.path, 0.5);
     let maxSpread = 0;
-    for (let i = 0; i < f.data.length; i += 3 * 37) maxSpread = Math.max(maxSpread, Math.max(f.data[i]!, f.data[i + 1]!, f.data[i + 2]!) - Math.min(f.data[i]!, f.data[i + 1]!, f.data[i + 2]!));
+    for (let i = 0; i < f.data.length; i += 3 * 37)
+      maxSpread = Math.max(
+        maxSpread,
+        Math.max(f.data[i]!, f.data[i + 1]!, f.data[i + 2]!) - Math.min(f.data[i]!, f.data[i + 1]!, f.data[i + 2]!),
+      );
     assert.ok(maxSpread < 12, `spread ${maxSpread}`);
   });
   it('pads to 9:16 with coloured bars', async () => {
@@ -213,7 +231,13 @@ describe('video-color / aspect-pad / blur-pad / watermark-video', () => {
   });
   it('burns text in the chosen corner only', async () => {
     const flat = makeVideo(dir, 'flat.mp4', { source: 'color=c=black', durationS: 1, width: 320, height: 240 });
-    const r = await runMedia(dir, 'watermark-video', [flat], { text: 'KILN: 50% "x"', position: 'br', fontSize: 40, opacity: 1, color: '#ffffff' });
+    const r = await runMedia(dir, 'watermark-video', [flat], {
+      text: 'KILN: 50% "x"',
+      position: 'br',
+      fontSize: 40,
+      opacity: 1,
+      color: '#ffffff',
+    });
     const f = frameRgb(r.path, 0.5);
     const bright = (x0: number, x1: number, y0: number, y1: number) => {
       let n = 0;

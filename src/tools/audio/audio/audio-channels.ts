@@ -20,9 +20,15 @@ export default defineTool({
     const input = files[0]!;
     const info = await probeAudio(input, ctx.signal);
     const ch = info.audio.channels ?? 0;
-    if (s.mode === 'mono-to-stereo' && ch !== 1) throw new KilnError('UNSUPPORTED_INPUT', `${input.name} is not mono (it has ${ch} channels).`);
-    if (s.mode !== 'mono-to-stereo' && ch < 2) throw new KilnError('UNSUPPORTED_INPUT', `${input.name} is mono; ${s.mode} needs two channels.`);
-    const af = { 'stereo-to-mono': 'pan=mono|c0=0.5*c0+0.5*c1', 'mono-to-stereo': 'pan=stereo|c0=c0|c1=c0', swap: 'pan=stereo|c0=c1|c1=c0' }[s.mode];
+    if (s.mode === 'mono-to-stereo' && ch !== 1)
+      throw new KilnError('UNSUPPORTED_INPUT', `${input.name} is not mono (it has ${ch} channels).`);
+    if (s.mode !== 'mono-to-stereo' && ch < 2)
+      throw new KilnError('UNSUPPORTED_INPUT', `${input.name} is mono; ${s.mode} needs two channels.`);
+    const af = {
+      'stereo-to-mono': 'pan=mono|c0=0.5*c0+0.5*c1',
+      'mono-to-stereo': 'pan=stereo|c0=c0|c1=c0',
+      swap: 'pan=stereo|c0=c1|c1=c0',
+    }[s.mode];
     return transcodeAudio(ctx, input, info, { af, stage: 'remixing' });
   },
 });

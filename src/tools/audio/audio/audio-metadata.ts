@@ -9,7 +9,8 @@ export default defineTool({
   section: 'audio',
   group: 'audio',
   summary: 'Strip or set title, artist and album tags.',
-  description: 'The audio is copied untouched. strip removes every tag (and cover art) first; title, artist and album are then written. The resulting tags are returned, as read back from the file.',
+  description:
+    'The audio is copied untouched. strip removes every tag (and cover art) first; title, artist and album are then written. The resulting tags are returned, as read back from the file.',
   input: { kind: 'file', accept: ['audio/*'] },
   settings: z.object({
     strip: z.boolean().default(false).describe('Remove all existing tags first.'),
@@ -29,7 +30,11 @@ export default defineTool({
     const format = audioFormatOf(input.type?.ext);
     // Same container: copy the audio bit for bit. A video file given here becomes audio of the matching format (re-encoded).
     const copy = format === input.type?.ext;
-    const maps = ['-map', '0:a:0', ...(copy && !s.strip && format === 'mp3' && info.streams.some((x) => x.attachedPic) ? ['-map', '0:v?'] : [])];
+    const maps = [
+      '-map',
+      '0:a:0',
+      ...(copy && !s.strip && format === 'mp3' && info.streams.some((x) => x.attachedPic) ? ['-map', '0:v?'] : []),
+    ];
     const meta = s.strip ? ['-map_metadata', '-1', '-map_metadata:s', '-1'] : ['-map_metadata', '0'];
     const tags = KEYS.flatMap((k) => (s[k] !== undefined ? ['-metadata', `${k}=${s[k]}`] : []));
     const codec = copy ? ['-c', 'copy'] : audioCodecArgs(format, 192);

@@ -26,7 +26,12 @@ export default defineTool({
     const k = d > 0 && s.fadeInS + s.fadeOutS > d ? d / (s.fadeInS + s.fadeOutS) : 1;
     const fin = s.fadeInS * k;
     const fout = s.fadeOutS * k;
-    const af = [fin > 0 ? `afade=t=in:st=0:d=${fin.toFixed(4)}` : '', fout > 0 ? `afade=t=out:st=${(d - fout).toFixed(4)}:d=${fout.toFixed(4)}` : ''].filter(Boolean).join(',');
+    const af = [
+      fin > 0 ? `afade=t=in:st=0:d=${fin.toFixed(4)}` : '',
+      fout > 0 ? `afade=t=out:st=${(d - fout).toFixed(4)}:d=${fout.toFixed(4)}` : '',
+    ]
+      .filter(Boolean)
+      .join(',');
     return transcodeAudio(ctx, input, info, { af, stage: 'fading' });
   },
 });

@@ -21,8 +21,12 @@ export default defineTool({
     const sr = infos[0]!.audio.sampleRate ?? 44100;
     const layout = (infos[0]!.audio.channels ?? 2) === 1 ? 'mono' : 'stereo';
     const graph =
-      infos.map((_, i) => `[${i}:a:0]aresample=${sr},aformat=sample_fmts=fltp:channel_layouts=${layout},asetpts=PTS-STARTPTS[a${i}]`).join(';') +
-      ';' + infos.map((_, i) => `[a${i}]`).join('') + `concat=n=${infos.length}:v=0:a=1[a]`;
+      infos
+        .map((_, i) => `[${i}:a:0]aresample=${sr},aformat=sample_fmts=fltp:channel_layouts=${layout},asetpts=PTS-STARTPTS[a${i}]`)
+        .join(';') +
+      ';' +
+      infos.map((_, i) => `[a${i}]`).join('') +
+      `concat=n=${infos.length}:v=0:a=1[a]`;
     const out = ctx.out(s.format);
     const total = infos.reduce((a, i) => a + i.duration, 0);
     await runFfmpeg([...files.flatMap((f) => ['-i', f.path]), '-filter_complex', graph, '-map', '[a]', ...audioCodecArgs(s.format, 192)], {

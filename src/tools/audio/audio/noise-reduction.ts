@@ -17,7 +17,8 @@ export default defineTool({
   section: 'audio',
   group: 'audio',
   summary: 'Reduce background noise in audio.',
-  description: 'FFT denoiser (afftdn): light = 6 dB reduction for noise around -40 dB, medium = 12 dB around -35 dB, strong = 24 dB around -30 dB; the noise floor is tracked from the recording.',
+  description:
+    'FFT denoiser (afftdn): light = 6 dB reduction for noise around -40 dB, medium = 12 dB around -35 dB, strong = 24 dB around -30 dB; the noise floor is tracked from the recording.',
   input: { kind: 'file', accept: ['audio/*'] },
   settings: z.object({
     strength: z.enum(['light', 'medium', 'strong']).default('medium').describe('Denoise strength.'),

@@ -7,7 +7,8 @@ export default defineTool({
   section: 'audio',
   group: 'audio',
   summary: 'Shift pitch by up to an octave.',
-  description: 'Uses the rubberband filter (high quality, formants kept) when the ffmpeg build has it; otherwise resamples (asetrate) and restores the tempo with atempo. The length stays the same.',
+  description:
+    'Uses the rubberband filter (high quality, formants kept) when the ffmpeg build has it; otherwise resamples (asetrate) and restores the tempo with atempo. The length stays the same.',
   input: { kind: 'file', accept: ['audio/*'] },
   settings: z.object({
     semitones: z.int().min(-12).max(12).default(3).describe('Semitones (non-zero).'),
@@ -24,8 +25,13 @@ export default defineTool({
     const ratio = 2 ** (s.semitones / 12);
     const sr = info.audio.sampleRate ?? 48000;
     const rubberband = (await ffmpegCapabilities()).rubberband;
-    const af = rubberband ? `rubberband=pitch=${ratio.toFixed(6)}:pitchq=quality` : `asetrate=${Math.round(sr * ratio)},aresample=${sr},${atempoChain(1 / ratio)}`;
+    const af = rubberband
+      ? `rubberband=pitch=${ratio.toFixed(6)}:pitchq=quality`
+      : `asetrate=${Math.round(sr * ratio)},aresample=${sr},${atempoChain(1 / ratio)}`;
     const res = await transcodeAudio(ctx, input, info, { af, stage: 'shifting' });
-    return { ...res, data: { semitones: s.semitones, ratio: Number(ratio.toFixed(6)), method: rubberband ? 'rubberband' : 'asetrate+atempo' } };
+    return {
+      ...res,
+      data: { semitones: s.semitones, ratio: Number(ratio.toFixed(6)), method: rubberband ? 'rubberband' : 'asetrate+atempo' },
+    };
   },
 });

@@ -18,7 +18,8 @@ export default defineTool({
   section: 'audio',
   group: 'audio',
   summary: 'Reverse an audio file.',
-  description: 'Plays the audio backwards. Long files are reversed in chunks of about 512 MB of samples (KILN_REVERSE_MEMORY_MB) and joined in reverse order.',
+  description:
+    'Plays the audio backwards. Long files are reversed in chunks of about 512 MB of samples (KILN_REVERSE_MEMORY_MB) and joined in reverse order.',
   input: { kind: 'file', accept: ['audio/*'] },
   settings: z.object({}),
   needs: { engines: ['ffmpeg', 'ffprobe'] },
@@ -39,16 +40,38 @@ export default defineTool({
       const start = i * chunkS;
       const len = i === n - 1 ? info.duration - start : chunkS;
       const p = path.join(ctx.workDir, `chunk-${String(i).padStart(4, '0')}.wav`);
-      await runFfmpeg(['-ss', start.toFixed(6), '-t', len.toFixed(6), '-i', path.resolve(input.path), '-map', '0:a:0', '-af', 'areverse', '-c:a', 'pcm_s16le'], {
-        signal: ctx.signal,
-        durationS: len,
-        onProgress: progressSpan(ctx, (80 * i) / n, (80 * (i + 1)) / n, `reversing ${i + 1}/${n}`),
-        output: p,
-      });
+      await runFfmpeg(
+        [
+          '-ss',
+          start.toFixed(6),
+          '-t',
+          len.toFixed(6),
+          '-i',
+          path.resolve(input.path),
+          '-map',
+          '0:a:0',
+          '-af',
+          'areverse',
+          '-c:a',
+          'pcm_s16le',
+        ],
+        {
+          signal: ctx.signal,
+          durationS: len,
+          onProgress: progressSpan(ctx, (80 * i) / n, (80 * (i + 1)) / n, `reversing ${i + 1}/${n}`),
+          output: p,
+        },
+      );
       chunks.push(p);
     }
     const list = path.join(ctx.workDir, 'chunks.txt');
-    await writeFile(list, chunks.reverse().map((c) => `file '${path.basename(c)}'\n`).join(''));
+    await writeFile(
+      list,
+      chunks
+        .reverse()
+        .map((c) => `file '${path.basename(c)}'\n`)
+        .join(''),
+    );
     const format = audioFormatOf(input.type?.ext);
     const out = ctx.out(format);
     await runFfmpeg(['-f', 'concat', '-safe', '0', '-i', list, '-map', '0:a:0', ...audioCodecArgs(format, 192)], {

@@ -22,12 +22,15 @@ export default defineTool({
     requireStartInside(info, s.startS);
     const dur = Math.min(s.durationS, (info.duration || s.startS + s.durationS) - s.startS);
     const out = ctx.out('m4r');
-    await runFfmpeg(['-ss', String(s.startS), '-i', input.path, '-t', dur.toFixed(6), '-map', '0:a:0', '-vn', ...audioCodecArgs('m4r', 192)], {
-      signal: ctx.signal,
-      durationS: dur,
-      onProgress: progressSpan(ctx, 0, 100, 'encoding'),
-      output: out,
-    });
+    await runFfmpeg(
+      ['-ss', String(s.startS), '-i', input.path, '-t', dur.toFixed(6), '-map', '0:a:0', '-vn', ...audioCodecArgs('m4r', 192)],
+      {
+        signal: ctx.signal,
+        durationS: dur,
+        onProgress: progressSpan(ctx, 0, 100, 'encoding'),
+        output: out,
+      },
+    );
     return { outputs: [outputFile(out)], data: { startS: s.startS, durationS: Number(dur.toFixed(3)) } };
   },
 });

@@ -7,7 +7,8 @@ export default defineTool({
   section: 'audio',
   group: 'audio',
   summary: 'Remove silent stretches below a threshold.',
-  description: 'Every stretch quieter than thresholdDb for at least minSilenceS is removed, at the start, the end and in between (silenceremove).',
+  description:
+    'Every stretch quieter than thresholdDb for at least minSilenceS is removed, at the start, the end and in between (silenceremove).',
   input: { kind: 'file', accept: ['audio/*'] },
   settings: z.object({
     thresholdDb: z.number().min(-80).max(-20).default(-50).describe('Silence threshold.'),

@@ -35,12 +35,16 @@ export default defineTool({
     if (!(D > 0)) throw new KilnError('UNSUPPORTED_INPUT', `The length of ${input.name} is unknown, so it cannot be split.`);
     let cuts: number[] = [];
     if (s.mode === 'time') {
-      if (D / s.segmentS > MAX_SEGMENTS) throw new KilnError('LIMIT_EXCEEDED', `That would make ${Math.ceil(D / s.segmentS)} pieces; the limit is ${MAX_SEGMENTS}.`);
+      if (D / s.segmentS > MAX_SEGMENTS)
+        throw new KilnError('LIMIT_EXCEEDED', `That would make ${Math.ceil(D / s.segmentS)} pieces; the limit is ${MAX_SEGMENTS}.`);
       for (let t = s.segmentS; t < D - 1e-3; t += s.segmentS) cuts.push(t);
     } else if (s.mode === 'parts') {
       for (let i = 1; i < s.parts; i++) cuts.push((D * i) / s.parts);
     } else {
-      const silences = await detectSilences(input.path, D, s.thresholdDb, s.minSilenceS, { signal: ctx.signal, onProgress: progressSpan(ctx, 0, 30, 'finding silences') });
+      const silences = await detectSilences(input.path, D, s.thresholdDb, s.minSilenceS, {
+        signal: ctx.signal,
+        onProgress: progressSpan(ctx, 0, 30, 'finding silences'),
+      });
       // Leading and trailing silences are not cuts.
       cuts = silences.filter((x) => x.start > 0.01 && x.end < D - 0.01).map((x) => (x.start + x.end) / 2);
     }
@@ -53,10 +57,26 @@ export default defineTool({
       const a = bounds[i]!;
       const len = bounds[i + 1]! - a;
       const p = path.join(ctx.workDir, `part-${String(i).padStart(3, '0')}.${format}`);
-      await runFfmpeg(['-ss', a.toFixed(6), '-i', input.path, '-t', len.toFixed(6), '-map', '0:a:0', '-vn', ...audioCodecArgs(format, 192), '-map_metadata', '0'], {
-        signal: ctx.signal,
-        output: p,
-      });
+      await runFfmpeg(
+        [
+          '-ss',
+          a.toFixed(6),
+          '-i',
+          input.path,
+          '-t',
+          len.toFixed(6),
+          '-map',
+          '0:a:0',
+          '-vn',
+          ...audioCodecArgs(format, 192),
+          '-map_metadata',
+          '0',
+        ],
+        {
+          signal: ctx.signal,
+          output: p,
+        },
+      );
       ctx.progress(from + ((100 - from) * (i + 1)) / (bounds.length - 1), `piece ${i + 1}/${bounds.length - 1}`);
       outputs.push(outputFile(p));
     }

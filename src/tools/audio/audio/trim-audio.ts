@@ -22,6 +22,11 @@ export default defineTool({
     const info = await probeAudio(input, ctx.signal);
     requireStartInside(info, s.startS);
     const dur = Math.min(s.endS, info.duration || s.endS) - s.startS;
-    return transcodeAudio(ctx, input, info, { inputArgs: ['-ss', String(s.startS)], outArgs: ['-t', dur.toFixed(6)], durationS: dur, stage: 'trimming' });
+    return transcodeAudio(ctx, input, info, {
+      inputArgs: ['-ss', String(s.startS)],
+      outArgs: ['-t', dur.toFixed(6)],
+      durationS: dur,
+      stage: 'trimming',
+    });
   },
 });

@@ -7,7 +7,8 @@ export default defineTool({
   section: 'audio',
   group: 'audio',
   summary: 'Raise or lower loudness by a gain in dB.',
-  description: 'A plain gain: +6 dB doubles the amplitude. Loud inputs raised far may clip; normalize-audio sets a target loudness instead.',
+  description:
+    'A plain gain: +6 dB doubles the amplitude. Loud inputs raised far may clip; normalize-audio sets a target loudness instead.',
   input: { kind: 'file', accept: ['audio/*'] },
   settings: z.object({
     gainDb: z.number().min(-30).max(30).default(3).describe('Gain.'),

@@ -23,7 +23,18 @@ export default defineTool({
     const out = ctx.out('png');
     ctx.progress(10, 'drawing');
     await runFfmpeg(
-      ['-i', input.path, '-filter_complex', `[0:a:0]aformat=channel_layouts=mono,showwavespic=s=${s.width}x${s.height}:colors=${ffColor(s.color)}:scale=sqrt[v]`, '-map', '[v]', '-frames:v', '1', '-update', '1'],
+      [
+        '-i',
+        input.path,
+        '-filter_complex',
+        `[0:a:0]aformat=channel_layouts=mono,showwavespic=s=${s.width}x${s.height}:colors=${ffColor(s.color)}:scale=sqrt[v]`,
+        '-map',
+        '[v]',
+        '-frames:v',
+        '1',
+        '-update',
+        '1',
+      ],
       { signal: ctx.signal, durationS: info.duration, output: out },
     );
     return { outputs: [outputFile(out)] };

@@ -7,7 +7,8 @@ export default defineTool({
   section: 'files',
   group: 'document',
   summary: 'Convert spreadsheets between XLSX, ODS and CSV; base tool of the spreadsheet preset.',
-  description: 'LibreOffice (headless, warm pool) reads XLSX, XLS, ODS or CSV (UTF-8, comma) and writes the chosen format. CSV output holds the first sheet only. Macros never run.',
+  description:
+    'LibreOffice (headless, warm pool) reads XLSX, XLS, ODS or CSV (UTF-8, comma) and writes the chosen format. CSV output holds the first sheet only. Macros never run.',
   input: { kind: 'file', accept: ['.xlsx', '.xls', '.ods', '.csv'] },
   settings: z.object({
     format: z.enum(['xlsx', 'ods', 'csv']).describe('Output format.'),

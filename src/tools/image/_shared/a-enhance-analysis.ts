@@ -17,9 +17,15 @@ export function analyse(rgb: Uint8Array | Uint8ClampedArray, width: number, heig
   const n = width * height;
   const hist = new Float64Array(256);
   const gray = new Float32Array(n);
-  let sr = 0, sg = 0, sb = 0, wsum = 0, sat = 0;
+  let sr = 0,
+    sg = 0,
+    sb = 0,
+    wsum = 0,
+    sat = 0;
   for (let p = 0, i = 0; p < n; p++, i += channels) {
-    const r = rgb[i]!, g = rgb[i + 1]!, b = rgb[i + 2]!;
+    const r = rgb[i]!,
+      g = rgb[i + 1]!,
+      b = rgb[i + 2]!;
     const y = 0.2126 * r + 0.7152 * g + 0.0722 * b;
     gray[p] = y;
     hist[Math.round(y)]!++;
@@ -28,7 +34,10 @@ export function analyse(rgb: Uint8Array | Uint8ClampedArray, width: number, heig
     sat += mx ? (mx - mn) / mx : 0;
     // Grey world on mid-tones only: clipped highlights and deep shadows carry no colour cast information.
     if (y > 20 && y < 235) {
-      sr += r; sg += g; sb += b; wsum++;
+      sr += r;
+      sg += g;
+      sb += b;
+      wsum++;
     }
   }
   const pct = (q: number) => {
@@ -39,11 +48,18 @@ export function analyse(rgb: Uint8Array | Uint8ClampedArray, width: number, heig
   let meanLuma = 0;
   for (let v = 0; v < 256; v++) meanLuma += v * hist[v]!;
   meanLuma /= n;
-  let lap = 0, lap2 = 0, absN = 0, m = 0;
+  let lap = 0,
+    lap2 = 0,
+    absN = 0,
+    m = 0;
   for (let y = 1; y < height - 1; y++)
     for (let x = 1; x < width - 1; x++) {
       const p = y * width + x;
-      const c = gray[p]!, up = gray[p - width]!, dn = gray[p + width]!, l = gray[p - 1]!, r = gray[p + 1]!;
+      const c = gray[p]!,
+        up = gray[p - width]!,
+        dn = gray[p + width]!,
+        l = gray[p - 1]!,
+        r = gray[p + 1]!;
       const L = up + dn + l + r - 4 * c;
       lap += L;
       lap2 += L * L;

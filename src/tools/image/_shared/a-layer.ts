@@ -7,7 +7,9 @@ export async function loadLayer(file: InputFile, workDir: string, opts: { width?
   let raw = await readRgba(file, workDir);
   if (opts.width && opts.width !== raw.width) {
     const sharp = await getSharp();
-    const { data, info } = await sharp(Buffer.from(raw.data.buffer, raw.data.byteOffset, raw.data.length), { raw: { width: raw.width, height: raw.height, channels: 4 } })
+    const { data, info } = await sharp(Buffer.from(raw.data.buffer, raw.data.byteOffset, raw.data.length), {
+      raw: { width: raw.width, height: raw.height, channels: 4 },
+    })
       .resize({ width: opts.width })
       .raw()
       .toBuffer({ resolveWithObject: true });
@@ -31,11 +33,17 @@ export function clipLayer(layer: Raw, x: number, y: number, W: number, H: number
   if (w <= 0 || h <= 0) return undefined;
   if (w === layer.width && h === layer.height) return { ...layer, left, top };
   const data = new Uint8ClampedArray(w * h * 4);
-  for (let r = 0; r < h; r++) data.set(layer.data.subarray(((r + sy) * layer.width + sx) * 4, ((r + sy) * layer.width + sx + w) * 4), r * w * 4);
+  for (let r = 0; r < h; r++)
+    data.set(layer.data.subarray(((r + sy) * layer.width + sx) * 4, ((r + sy) * layer.width + sx + w) * 4), r * w * 4);
   return { data, width: w, height: h, left, top };
 }
 
 /** sharp composite() entry for a clipped layer. */
 export function layerInput(l: Raw & { left: number; top: number }) {
-  return { input: Buffer.from(l.data.buffer, l.data.byteOffset, l.data.length), raw: { width: l.width, height: l.height, channels: 4 as const }, left: l.left, top: l.top };
+  return {
+    input: Buffer.from(l.data.buffer, l.data.byteOffset, l.data.length),
+    raw: { width: l.width, height: l.height, channels: 4 as const },
+    left: l.left,
+    top: l.top,
+  };
 }

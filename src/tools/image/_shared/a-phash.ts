@@ -12,7 +12,13 @@ const COS: Float64Array = (() => {
 })();
 
 export async function perceptualHash(img: Sharp): Promise<bigint> {
-  const px = await img.autoOrient().flatten({ background: '#ffffff' }).resize(N, N, { fit: 'fill', kernel: 'cubic' }).greyscale().raw().toBuffer();
+  const px = await img
+    .autoOrient()
+    .flatten({ background: '#ffffff' })
+    .resize(N, N, { fit: 'fill', kernel: 'cubic' })
+    .greyscale()
+    .raw()
+    .toBuffer();
   return hashFromGray(px);
 }
 

@@ -33,7 +33,9 @@ export async function writeRaw(ctx: RunContext, raw: Raw, format: ImageFormat, s
   const { getSharp } = await import('../../../engines/sharp.js');
   const sharp = await getSharp();
   const out = ctx.out(format, suffix);
-  const img = sharp(Buffer.from(raw.data.buffer, raw.data.byteOffset, raw.data.length), { raw: { width: raw.width, height: raw.height, channels: 4 } });
+  const img = sharp(Buffer.from(raw.data.buffer, raw.data.byteOffset, raw.data.length), {
+    raw: { width: raw.width, height: raw.height, channels: 4 },
+  });
   await writeImage(img, out, format, { quality: format === 'jpg' ? 92 : undefined });
   return { path: out, name: path.basename(out), contentType: '' };
 }

@@ -43,7 +43,12 @@ export async function renderText(t: TextSpec): Promise<Raw & { size: number }> {
   });
   const { data, info } = await img.raw().toBuffer({ resolveWithObject: true });
   const dpi = (info as { textAutofitDpi?: number }).textAutofitDpi ?? 72;
-  return { data: new Uint8ClampedArray(data.buffer, data.byteOffset, data.length), width: info.width, height: info.height, size: autofit ? (12 * dpi) / 72 : (t.size ?? 24) };
+  return {
+    data: new Uint8ClampedArray(data.buffer, data.byteOffset, data.length),
+    width: info.width,
+    height: info.height,
+    size: autofit ? (12 * dpi) / 72 : (t.size ?? 24),
+  };
 }
 
 /** An outline layer: `text`'s coverage grown by `radius` px, in `color`, on a canvas padded by radius. */

@@ -30,14 +30,24 @@ export async function decodeAnimation(file: InputFile, workDir: string, signal?:
   if (file.type?.ext === 'apng' || file.type?.mime === 'image/apng') {
     const ffmpeg = await requireEngine('ffmpeg');
     src = path.join(workDir, 'apng-frames.webp');
-    await exec(ffmpeg, ['-v', 'error', '-y', '-i', file.path, '-c:v', 'libwebp_anim', '-lossless', '1', '-loop', '0', src], { signal, failCode: 'UNSUPPORTED_INPUT' });
+    await exec(ffmpeg, ['-v', 'error', '-y', '-i', file.path, '-c:v', 'libwebp_anim', '-lossless', '1', '-loop', '0', src], {
+      signal,
+      failCode: 'UNSUPPORTED_INPUT',
+    });
   }
   const meta = await sharp(src, { animated: true, limitInputPixels: MAX_INPUT_PIXELS }).metadata();
   const pages = meta.pages ?? 1;
   const height = meta.pageHeight ?? meta.height!;
   const width = meta.width!;
-  if (width * height * pages > MAX_INPUT_PIXELS) throw new KilnError('LIMIT_EXCEEDED', `The animation has ${pages} frames of ${width}×${height}: more pixels than allowed (KILN_MAX_PIXELS).`);
-  const { data } = await sharp(src, { animated: true, limitInputPixels: MAX_INPUT_PIXELS, failOn: 'error' }).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
+  if (width * height * pages > MAX_INPUT_PIXELS)
+    throw new KilnError(
+      'LIMIT_EXCEEDED',
+      `The animation has ${pages} frames of ${width}×${height}: more pixels than allowed (KILN_MAX_PIXELS).`,
+    );
+  const { data } = await sharp(src, { animated: true, limitInputPixels: MAX_INPUT_PIXELS, failOn: 'error' })
+    .ensureAlpha()
+    .raw()
+    .toBuffer({ resolveWithObject: true });
   const size = width * height * 4;
   const frames = Array.from({ length: pages }, (_, i) => Buffer.from(data.subarray(i * size, (i + 1) * size)));
   const delays = Array.from({ length: pages }, (_, i) => (Array.isArray(meta.delay) ? meta.delay[i] : undefined) ?? 100);
@@ -58,7 +68,11 @@ export async function frameImage(a: Animation, i: number): Promise<Sharp> {
 }
 
 /** Applies fn to every frame (which may change the frame size; all frames must end the same size). */
-export async function mapFrames(a: Animation, fn: (img: Sharp, i: number) => Sharp | Promise<Sharp>, signal?: AbortSignal): Promise<Animation> {
+export async function mapFrames(
+  a: Animation,
+  fn: (img: Sharp, i: number) => Sharp | Promise<Sharp>,
+  signal?: AbortSignal,
+): Promise<Animation> {
   const frames: Buffer[] = [];
   let width = a.width;
   let height = a.height;

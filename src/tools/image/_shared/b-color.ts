@@ -13,7 +13,12 @@ const HEX = /^#(?:[0-9a-f]{3}|[0-9a-f]{4}|[0-9a-f]{6}|[0-9a-f]{8})$/i;
 
 /** `#RGB`, `#RGBA`, `#RRGGBB`, `#RRGGBBAA` or `transparent`. */
 export function colorSchema(defaultValue?: string) {
-  const s = z.string().regex(/^(#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{4}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})|transparent)$/, 'expected a hex colour (#RRGGBB or #RRGGBBAA) or "transparent"');
+  const s = z
+    .string()
+    .regex(
+      /^(#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{4}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})|transparent)$/,
+      'expected a hex colour (#RRGGBB or #RRGGBBAA) or "transparent"',
+    );
   return defaultValue === undefined ? s : s.default(defaultValue);
 }
 

@@ -9,7 +9,12 @@ import type { InputFile } from '../../../core/tool.js';
 import { requireEngine } from '../../../engines/registry.js';
 import { openImage } from '../../../engines/sharp.js';
 
-export async function openInput(file: InputFile, workDir: string, signal?: AbortSignal, opts: { animated?: boolean } & SharpOptions = {}): Promise<Sharp> {
+export async function openInput(
+  file: InputFile,
+  workDir: string,
+  signal?: AbortSignal,
+  opts: { animated?: boolean } & SharpOptions = {},
+): Promise<Sharp> {
   if (file.type?.ext === 'psd') {
     const magick = await requireEngine('imagemagick');
     const png = path.join(workDir, `psd-${Date.now()}-${Math.random().toString(36).slice(2)}.png`);

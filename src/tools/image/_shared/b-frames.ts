@@ -4,7 +4,21 @@
  */
 import { roundRect } from './b-qr-svg.js';
 
-export const FRAMES = ['none', 'macos-light', 'macos-dark', 'windows-light', 'windows-dark', 'browser-light', 'browser-dark', 'iphone', 'iphone-dark', 'macbook', 'macbook-dark', 'ipad', 'ipad-dark'] as const;
+export const FRAMES = [
+  'none',
+  'macos-light',
+  'macos-dark',
+  'windows-light',
+  'windows-dark',
+  'browser-light',
+  'browser-dark',
+  'iphone',
+  'iphone-dark',
+  'macbook',
+  'macbook-dark',
+  'ipad',
+  'ipad-dark',
+] as const;
 export type FrameId = (typeof FRAMES)[number];
 
 export interface FrameLayout {
@@ -20,7 +34,8 @@ export interface FrameLayout {
   outerRadius: number;
 }
 
-const SVG = (w: number, h: number, body: string) => `<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${h}" viewBox="0 0 ${w} ${h}">${body}</svg>`;
+const SVG = (w: number, h: number, body: string) =>
+  `<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${h}" viewBox="0 0 ${w} ${h}">${body}</svg>`;
 
 export function layoutFrame(frame: FrameId, w: number, h: number, radius: number): FrameLayout {
   const dark = frame.endsWith('-dark');
@@ -35,22 +50,30 @@ export function layoutFrame(frame: FrameId, w: number, h: number, radius: number
     const parts: string[] = [`<path fill="${bg}" d="${roundRect(0, 0, w, H, radius)}"/>`];
     if (frame.startsWith('macos') || frame.startsWith('browser')) {
       const r = 6.5 * k;
-      ['#ff5f57', '#febc2e', '#28c840'].forEach((c, i) => parts.push(`<circle cx="${20 * k + i * 22 * k}" cy="${19 * k}" r="${r}" fill="${c}"/>`));
+      ['#ff5f57', '#febc2e', '#28c840'].forEach((c, i) =>
+        parts.push(`<circle cx="${20 * k + i * 22 * k}" cy="${19 * k}" r="${r}" fill="${c}"/>`),
+      );
     }
     if (frame.startsWith('windows')) {
       const y = bar / 2;
       const x0 = w - 150 * k;
       const sw = Math.max(1, 1.2 * k);
       parts.push(`<line x1="${x0}" y1="${y}" x2="${x0 + 12 * k}" y2="${y}" stroke="${fg}" stroke-width="${sw}"/>`);
-      parts.push(`<rect x="${x0 + 50 * k}" y="${y - 6 * k}" width="${12 * k}" height="${12 * k}" fill="none" stroke="${fg}" stroke-width="${sw}"/>`);
-      parts.push(`<path d="M${x0 + 100 * k},${y - 6 * k} l${12 * k},${12 * k} M${x0 + 112 * k},${y - 6 * k} l${-12 * k},${12 * k}" stroke="${fg}" stroke-width="${sw}"/>`);
+      parts.push(
+        `<rect x="${x0 + 50 * k}" y="${y - 6 * k}" width="${12 * k}" height="${12 * k}" fill="none" stroke="${fg}" stroke-width="${sw}"/>`,
+      );
+      parts.push(
+        `<path d="M${x0 + 100 * k},${y - 6 * k} l${12 * k},${12 * k} M${x0 + 112 * k},${y - 6 * k} l${-12 * k},${12 * k}" stroke="${fg}" stroke-width="${sw}"/>`,
+      );
     }
     if (frame.startsWith('browser')) {
       // Address bar: a rounded field across the lower half of the chrome.
       const y = 40 * k;
       parts.push(`<path fill="${dark ? '#1d1d20' : '#ffffff'}" d="${roundRect(90 * k, y, Math.max(10, w - 120 * k), 26 * k, 13 * k)}"/>`);
       parts.push(`<circle cx="${106 * k}" cy="${y + 13 * k}" r="${4 * k}" fill="none" stroke="${fg}" stroke-width="${1.2 * k}"/>`);
-      parts.push(`<rect x="${20 * k}" y="${y + 12 * k}" width="${14 * k}" height="${2 * k}" fill="${fg}"/><rect x="${48 * k}" y="${y + 12 * k}" width="${14 * k}" height="${2 * k}" fill="${fg}"/>`);
+      parts.push(
+        `<rect x="${20 * k}" y="${y + 12 * k}" width="${14 * k}" height="${2 * k}" fill="${fg}"/><rect x="${48 * k}" y="${y + 12 * k}" width="${14 * k}" height="${2 * k}" fill="${fg}"/>`,
+      );
     }
     return { width: w, height: H, svg: SVG(w, H, parts.join('')), screen: { left: 0, top: bar, radius: 0 }, outerRadius: radius };
   }
@@ -61,7 +84,11 @@ export function layoutFrame(frame: FrameId, w: number, h: number, radius: number
     const H = h + 2 * b;
     const outer = Math.round(Math.min(W, H) * 0.14);
     const body = dark ? '#1c1c1e' : '#d8d9dc';
-    const svg = SVG(W, H, `<path fill="${body}" d="${roundRect(0, 0, W, H, outer)}"/><path fill="#050505" d="${roundRect(b * 0.35, b * 0.35, W - b * 0.7, H - b * 0.7, outer - b * 0.35)}"/>`);
+    const svg = SVG(
+      W,
+      H,
+      `<path fill="${body}" d="${roundRect(0, 0, W, H, outer)}"/><path fill="#050505" d="${roundRect(b * 0.35, b * 0.35, W - b * 0.7, H - b * 0.7, outer - b * 0.35)}"/>`,
+    );
     // The camera island is sized by the phone's short side, so a landscape shot gets a phone-sized island.
     const short = Math.min(w, h);
     const iw = short * 0.3;
@@ -77,7 +104,11 @@ export function layoutFrame(frame: FrameId, w: number, h: number, radius: number
     const outer = Math.round(Math.min(W, H) * 0.06);
     const body = dark ? '#1c1c1e' : '#e4e5e7';
     const bezel = dark ? '#050505' : '#f7f7f8';
-    const svg = SVG(W, H, `<path fill="${body}" d="${roundRect(0, 0, W, H, outer)}"/><path fill="${bezel}" d="${roundRect(b * 0.15, b * 0.15, W - b * 0.3, H - b * 0.3, outer - b * 0.15)}"/><circle cx="${W / 2}" cy="${b / 2}" r="${Math.max(1.5, b * 0.12)}" fill="#3a3a3c"/>`);
+    const svg = SVG(
+      W,
+      H,
+      `<path fill="${body}" d="${roundRect(0, 0, W, H, outer)}"/><path fill="${bezel}" d="${roundRect(b * 0.15, b * 0.15, W - b * 0.3, H - b * 0.3, outer - b * 0.15)}"/><circle cx="${W / 2}" cy="${b / 2}" r="${Math.max(1.5, b * 0.12)}" fill="#3a3a3c"/>`,
+    );
     return { width: W, height: H, svg, screen: { left: b, top: b, radius: Math.round(outer * 0.4) }, outerRadius: outer };
   }
 

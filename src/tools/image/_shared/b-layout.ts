@@ -25,7 +25,10 @@ export async function loadUpright(file: InputFile, workDir: string): Promise<Loa
 export function checkCanvas(width: number, height: number, what = 'output'): void {
   if (width < 1 || height < 1) throw new KilnError('VALIDATION_ERROR', `The ${what} would be empty (${width}×${height}).`);
   if (width > 65535 || height > 65535 || width * height > MAX_INPUT_PIXELS) {
-    throw new KilnError('LIMIT_EXCEEDED', `The ${what} would be ${width}×${height} pixels, more than allowed (KILN_MAX_PIXELS=${MAX_INPUT_PIXELS}).`);
+    throw new KilnError(
+      'LIMIT_EXCEEDED',
+      `The ${what} would be ${width}×${height} pixels, more than allowed (KILN_MAX_PIXELS=${MAX_INPUT_PIXELS}).`,
+    );
   }
 }
 
@@ -38,14 +41,20 @@ export async function canvas(width: number, height: number, color: string): Prom
 /** An SVG white rounded rectangle: used with blend dest-in to round an image's corners. */
 export function roundedMaskSvg(width: number, height: number, radius: number): Buffer {
   const r = Math.max(0, Math.min(radius, width / 2, height / 2));
-  return Buffer.from(`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}"><rect width="${width}" height="${height}" rx="${r}" ry="${r}" fill="#fff"/></svg>`);
+  return Buffer.from(
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}"><rect width="${width}" height="${height}" rx="${r}" ry="${r}" fill="#fff"/></svg>`,
+  );
 }
 
 /** Rounds the corners of a PNG buffer (transparent outside). */
 export async function roundCorners(png: Buffer, width: number, height: number, radius: number): Promise<Buffer> {
   if (radius <= 0) return png;
   const sharp = await getSharp();
-  return sharp(png).ensureAlpha().composite([{ input: roundedMaskSvg(width, height, radius), blend: 'dest-in' }]).png().toBuffer();
+  return sharp(png)
+    .ensureAlpha()
+    .composite([{ input: roundedMaskSvg(width, height, radius), blend: 'dest-in' }])
+    .png()
+    .toBuffer();
 }
 
 /** Scales an image to cover exactly w×h (centre crop), with optional rounded corners. */
@@ -56,7 +65,13 @@ export async function coverTile(src: Buffer, w: number, h: number, radius = 0): 
 }
 
 /** A soft shadow of a rounded rectangle, as a PNG the size of the rectangle plus 2×blur on each side. */
-export async function shadowPng(width: number, height: number, radius: number, blur: number, opacity: number): Promise<{ png: Buffer; pad: number }> {
+export async function shadowPng(
+  width: number,
+  height: number,
+  radius: number,
+  blur: number,
+  opacity: number,
+): Promise<{ png: Buffer; pad: number }> {
   const sharp = await getSharp();
   const pad = Math.ceil(blur * 2);
   const W = width + 2 * pad;

@@ -33,9 +33,22 @@ export function qrSvg(matrix: { size: number; get(x: number, y: number): boolean
   for (let y = 0; y < n; y++)
     for (let x = 0; x < n; x++) {
       if (!matrix.get(x, y) || inFinder(x, y) || inLogo(x, y)) continue;
-      parts.push(moduleShape(at(x), at(y), u, o.dotStyle, (dx, dy) => x + dx >= 0 && y + dy >= 0 && x + dx < n && y + dy < n && matrix.get(x + dx, y + dy) && !inFinder(x + dx, y + dy)));
+      parts.push(
+        moduleShape(
+          at(x),
+          at(y),
+          u,
+          o.dotStyle,
+          (dx, dy) => x + dx >= 0 && y + dy >= 0 && x + dx < n && y + dy < n && matrix.get(x + dx, y + dy) && !inFinder(x + dx, y + dy),
+        ),
+      );
     }
-  for (const [fx, fy] of [[0, 0], [n - 7, 0], [0, n - 7]] as const) parts.push(finder(at(fx), at(fy), u, o.cornerStyle));
+  for (const [fx, fy] of [
+    [0, 0],
+    [n - 7, 0],
+    [0, n - 7],
+  ] as const)
+    parts.push(finder(at(fx), at(fy), u, o.cornerStyle));
   return (
     `<svg xmlns="http://www.w3.org/2000/svg" width="${o.size}" height="${o.size}" viewBox="0 0 ${o.size} ${o.size}" shape-rendering="geometricPrecision">` +
     `<rect width="100%" height="100%" ${svgPaint(o.colorLight)}/>` +
@@ -51,8 +64,14 @@ function moduleShape(x: number, y: number, u: number, style: DotStyle, dark: (dx
   // rounded: a corner is rounded only where neither neighbour on that side is dark, so runs of modules
   // read as connected bars with soft ends.
   const r = u / 2;
-  const up = dark(0, -1), down = dark(0, 1), left = dark(-1, 0), right = dark(1, 0);
-  const tl = !up && !left ? r : 0, tr = !up && !right ? r : 0, br = !down && !right ? r : 0, bl = !down && !left ? r : 0;
+  const up = dark(0, -1),
+    down = dark(0, 1),
+    left = dark(-1, 0),
+    right = dark(1, 0);
+  const tl = !up && !left ? r : 0,
+    tr = !up && !right ? r : 0,
+    br = !down && !right ? r : 0,
+    bl = !down && !left ? r : 0;
   return `<path d="M${f(x + tl)},${f(y)} H${f(x + u - tr)} ${arc(tr, x + u, y + tr)} V${f(y + u - br)} ${arc(br, x + u - br, y + u)} H${f(x + bl)} ${arc(bl, x, y + u - bl)} V${f(y + tl)} ${arc(tl, x + tl, y)} Z"/>`;
 }
 

@@ -43,7 +43,8 @@ function sobelAt(g: Float32Array, w: number, h: number, x: number, y: number, th
 
 export function energyMap(p: Plane, threshold: number): Float32Array {
   const e = new Float32Array(p.width * p.height);
-  for (let y = 0; y < p.height; y++) for (let x = 0; x < p.width; x++) e[y * p.width + x] = sobelAt(p.grey, p.width, p.height, x, y, threshold);
+  for (let y = 0; y < p.height; y++)
+    for (let x = 0; x < p.width; x++) e[y * p.width + x] = sobelAt(p.grey, p.width, p.height, x, y, threshold);
   return e;
 }
 
@@ -84,7 +85,12 @@ export function findSeam(e: Float32Array, w: number, h: number, cost: Float32Arr
  * Removes `count` vertical seams. Returns the narrower plane and, for tests and data, the original
  * column of each removed seam's first-row pixel.
  */
-export function carveColumns(p: Plane, count: number, threshold: number, onProgress?: (done: number) => void): { plane: Plane; removedFirstRow: number[] } {
+export function carveColumns(
+  p: Plane,
+  count: number,
+  threshold: number,
+  onProgress?: (done: number) => void,
+): { plane: Plane; removedFirstRow: number[] } {
   let w = p.width;
   const h = p.height;
   const rgba = p.rgba;

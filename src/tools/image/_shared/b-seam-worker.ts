@@ -21,7 +21,9 @@ if (removeCols > 0) {
   removedColumns = r.removedFirstRow;
 }
 if (removeRows > 0) {
-  const r = carveColumns(transpose(p), removeRows, job.sobelThreshold, (d) => parentPort!.postMessage({ progress: (removeCols + d) / total }));
+  const r = carveColumns(transpose(p), removeRows, job.sobelThreshold, (d) =>
+    parentPort!.postMessage({ progress: (removeCols + d) / total }),
+  );
   p = transpose(r.plane);
 }
 parentPort!.postMessage({ done: true, width: p.width, height: p.height, rgba: p.rgba, removedColumns }, [p.rgba.buffer as ArrayBuffer]);

@@ -48,7 +48,13 @@ export function sanitizeCss(css: string, report: SanitizeReport): string {
 }
 
 export function sanitizeSvg(svg: string): { svg: string; report: SanitizeReport } {
-  const report: SanitizeReport = { removedElements: 0, removedAttributes: 0, removedReferences: 0, removedDoctype: false, malformed: false };
+  const report: SanitizeReport = {
+    removedElements: 0,
+    removedAttributes: 0,
+    removedReferences: 0,
+    removedDoctype: false,
+    malformed: false,
+  };
   let out = '';
   let last = 0;
   // Depth inside a dropped element: everything there is discarded.

@@ -16,5 +16,8 @@ interface ImageTracer {
 const job = workerData as TraceJob;
 // The package is CommonJS without types.
 const tracer = createRequire(import.meta.url)('imagetracerjs') as ImageTracer;
-const svg = tracer.imagedataToSVG({ width: job.width, height: job.height, data: new Uint8ClampedArray(job.rgba.buffer, job.rgba.byteOffset, job.rgba.byteLength) }, job.options);
+const svg = tracer.imagedataToSVG(
+  { width: job.width, height: job.height, data: new Uint8ClampedArray(job.rgba.buffer, job.rgba.byteOffset, job.rgba.byteLength) },
+  job.options,
+);
 parentPort!.postMessage({ svg });

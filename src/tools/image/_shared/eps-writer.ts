@@ -68,7 +68,9 @@ export async function writeEps(img: Sharp, outPath: string, o: EpsOptions = {}):
   let data: Buffer;
   let filter: string;
   if (o.quality !== undefined) {
-    const r = await flat.jpeg({ quality: o.quality, mozjpeg: false, progressive: false, chromaSubsampling: '4:4:4' }).toBuffer({ resolveWithObject: true });
+    const r = await flat
+      .jpeg({ quality: o.quality, mozjpeg: false, progressive: false, chromaSubsampling: '4:4:4' })
+      .toBuffer({ resolveWithObject: true });
     ({ width, height } = r.info);
     data = r.data;
     filter = '/ASCII85Decode filter /DCTDecode filter';

@@ -33,7 +33,16 @@ function normalise(w: [number, number, number]): [number, number, number] {
   return [w[0] / s, w[1] / s, w[2] / s];
 }
 
-export const SIMULATION_TYPES = ['protanopia', 'deuteranopia', 'tritanopia', 'protanomaly', 'deuteranomaly', 'tritanomaly', 'achromatopsia', 'blueConeMonochromacy'] as const;
+export const SIMULATION_TYPES = [
+  'protanopia',
+  'deuteranopia',
+  'tritanopia',
+  'protanomaly',
+  'deuteranomaly',
+  'tritanomaly',
+  'achromatopsia',
+  'blueConeMonochromacy',
+] as const;
 
 export default defineTool({
   id: 'color-blindness',

@@ -8,7 +8,8 @@ export default defineTool({
   section: 'image',
   group: 'adjustments',
   summary: 'Map shadows and highlights to two colors for a duotone look.',
-  description: 'Each pixel’s luma (BT.709) picks a point on the gradient from shadow to highlight; intensity mixes the result with the original.',
+  description:
+    'Each pixel’s luma (BT.709) picks a point on the gradient from shadow to highlight; intensity mixes the result with the original.',
   input: { kind: 'file', accept: ['image/*'] },
   settings: z.object({
     shadow: colorSchema('#1e3a8a').describe('Color for dark tones.'),

@@ -8,7 +8,8 @@ export default defineTool({
   section: 'image',
   group: 'adjustments',
   summary: 'Pixelate the whole image or one rectangular region.',
-  description: 'Each blockSize×blockSize block (aligned to the region’s top-left corner) becomes the mean of its pixels. region is clipped to the image.',
+  description:
+    'Each blockSize×blockSize block (aligned to the region’s top-left corner) becomes the mean of its pixels. region is clipped to the image.',
   input: { kind: 'file', accept: ['image/*'] },
   settings: z.object({
     blockSize: z.int().min(2).max(128).default(12).describe('Pixel block size.'),
@@ -29,13 +30,19 @@ export default defineTool({
     const y0 = r.top;
     const x1 = Math.min(W, r.left + r.width);
     const y1 = Math.min(H, r.top + r.height);
-    if (x0 >= W || y0 >= H) throw new KilnError('VALIDATION_ERROR', `region starts outside the ${W}×${H} image.`, { details: [{ path: 'region', message: 'outside the image' }] });
+    if (x0 >= W || y0 >= H)
+      throw new KilnError('VALIDATION_ERROR', `region starts outside the ${W}×${H} image.`, {
+        details: [{ path: 'region', message: 'outside the image' }],
+      });
     const B = s.blockSize;
     for (let by = y0; by < y1; by += B) {
       const ey = Math.min(y1, by + B);
       for (let bx = x0; bx < x1; bx += B) {
         const ex = Math.min(x1, bx + B);
-        let sr = 0, sg = 0, sb = 0, sa = 0;
+        let sr = 0,
+          sg = 0,
+          sb = 0,
+          sa = 0;
         for (let y = by; y < ey; y++)
           for (let x = bx, i = (y * W + bx) * 4; x < ex; x++, i += 4) {
             sr += d[i]!;
@@ -44,7 +51,10 @@ export default defineTool({
             sa += d[i + 3]!;
           }
         const n = (ey - by) * (ex - bx);
-        const mr = sr / n, mg = sg / n, mb = sb / n, ma = sa / n;
+        const mr = sr / n,
+          mg = sg / n,
+          mb = sb / n,
+          ma = sa / n;
         for (let y = by; y < ey; y++)
           for (let x = bx, i = (y * W + bx) * 4; x < ex; x++, i += 4) {
             d[i] = mr;
@@ -54,6 +64,9 @@ export default defineTool({
           }
       }
     }
-    return { outputs: [await writeRaw(ctx, raw, outputFormat(input))], data: { region: { left: x0, top: y0, width: x1 - x0, height: y1 - y0 }, blockSize: B } };
+    return {
+      outputs: [await writeRaw(ctx, raw, outputFormat(input))],
+      data: { region: { left: x0, top: y0, width: x1 - x0, height: y1 - y0 }, blockSize: B },
+    };
   },
 });

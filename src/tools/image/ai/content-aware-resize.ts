@@ -50,7 +50,10 @@ export default defineTool({
     let tw = s.square ? Math.min(W, H) : (s.width ?? W);
     let th = s.square ? Math.min(W, H) : (s.height ?? H);
     if (tw > W || th > H) {
-      throw new KilnError('VALIDATION_ERROR', `Seam carving only removes pixels: the image is ${W}×${H}, the target ${tw}×${th}. Use resize to enlarge.`);
+      throw new KilnError(
+        'VALIDATION_ERROR',
+        `Seam carving only removes pixels: the image is ${W}×${H}, the target ${tw}×${th}. Use resize to enlarge.`,
+      );
     }
     tw = Math.max(1, tw);
     th = Math.max(1, th);
@@ -59,8 +62,16 @@ export default defineTool({
     const k = Math.min(1, Math.sqrt(MAX_CARVE_PIXELS / (W * H)));
     const cw = Math.max(1, Math.round(W * k));
     const ch = Math.max(1, Math.round(H * k));
-    const rgba = k < 1 ? await sharp(rgbaFull, { raw: { width: W, height: H, channels: 4 } }).resize(cw, ch, { fit: 'fill' }).raw().toBuffer() : rgbaFull;
-    let greyImg = sharp(rgba, { raw: { width: cw, height: ch, channels: 4 } }).removeAlpha().greyscale();
+    const rgba =
+      k < 1
+        ? await sharp(rgbaFull, { raw: { width: W, height: H, channels: 4 } })
+            .resize(cw, ch, { fit: 'fill' })
+            .raw()
+            .toBuffer()
+        : rgbaFull;
+    let greyImg = sharp(rgba, { raw: { width: cw, height: ch, channels: 4 } })
+      .removeAlpha()
+      .greyscale();
     if (s.blurRadius >= 0.3) greyImg = greyImg.blur(s.blurRadius);
     const greyBytes = await greyImg.raw().toBuffer();
     const grey = Float32Array.from(greyBytes);
@@ -80,10 +91,23 @@ export default defineTool({
     }
 
     ctx.progress(10, 'carving');
-    const job: SeamJob = { plane: { width: cw, height: ch, rgba: new Uint8Array(rgba.buffer, rgba.byteOffset, rgba.byteLength), grey }, targetWidth: targetW, targetHeight: targetH, sobelThreshold: s.sobelThreshold };
-    const result = await runWorker<CarveResult>(new URL('../_shared/b-seam-worker.js', import.meta.url), job, ctx.signal, 'seam carving', (p) => ctx.progress(10 + p * 80, 'carving'));
+    const job: SeamJob = {
+      plane: { width: cw, height: ch, rgba: new Uint8Array(rgba.buffer, rgba.byteOffset, rgba.byteLength), grey },
+      targetWidth: targetW,
+      targetHeight: targetH,
+      sobelThreshold: s.sobelThreshold,
+    };
+    const result = await runWorker<CarveResult>(
+      new URL('../_shared/b-seam-worker.js', import.meta.url),
+      job,
+      ctx.signal,
+      'seam carving',
+      (p) => ctx.progress(10 + p * 80, 'carving'),
+    );
 
-    let out = sharp(Buffer.from(result.rgba.buffer, result.rgba.byteOffset, result.rgba.byteLength), { raw: { width: result.width, height: result.height, channels: 4 } });
+    let out = sharp(Buffer.from(result.rgba.buffer, result.rgba.byteOffset, result.rgba.byteLength), {
+      raw: { width: result.width, height: result.height, channels: 4 },
+    });
     if (result.width !== tw || result.height !== th) out = sharp(await out.resize(tw, th, { fit: 'fill' }).png().toBuffer());
     const format = sameFormatAs(input.type?.ext);
     if (!info.hasAlpha || format === 'jpg') out = out.flatten({ background: '#ffffff' });
@@ -95,7 +119,12 @@ export default defineTool({
         width: tw,
         height: th,
         seamsRemoved: { vertical: cw - targetW, horizontal: ch - targetH },
-        ...(k < 1 ? { carvedAt: { width: cw, height: ch }, note: `Carved at ${cw}×${ch} (downscale guard, ${MAX_CARVE_PIXELS} px) and scaled to the target.` } : {}),
+        ...(k < 1
+          ? {
+              carvedAt: { width: cw, height: ch },
+              note: `Carved at ${cw}×${ch} (downscale guard, ${MAX_CARVE_PIXELS} px) and scaled to the target.`,
+            }
+          : {}),
         removedColumns: result.removedColumns.length <= 4096 ? result.removedColumns : undefined,
         protectFaces: faces ?? { requested: false, applied: false },
       },

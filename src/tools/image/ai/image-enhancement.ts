@@ -9,7 +9,14 @@ import { outputFile } from '../_shared/b-output.js';
 const SCENES = ['auto', 'portrait', 'landscape', 'low-light', 'food', 'document'] as const;
 const ONLY = ['exposure', 'contrast', 'color', 'sharpness'] as const;
 type Scene = (typeof SCENES)[number];
-type Corrections = { exposure: boolean; contrast: boolean; whiteBalance: boolean; saturation: boolean; sharpness: boolean; denoise: boolean };
+type Corrections = {
+  exposure: boolean;
+  contrast: boolean;
+  whiteBalance: boolean;
+  saturation: boolean;
+  sharpness: boolean;
+  denoise: boolean;
+};
 
 /** Per scene: target mean brightness, highlight/shadow clip for the levels stretch, target saturation, white-balance share, sharpen and noise thresholds. */
 const SCENE: Record<Scene, { brightness: number; clip: number; saturation: number; wb: number; sharpen: number; noiseAt: number }> = {
@@ -34,9 +41,19 @@ export default defineTool({
     'deepEnhance (neural denoise) needs the upscale-enhance bundle; without it the classical path runs and data.deepEnhance says so.',
   input: { kind: 'file', accept: ['image/*'] },
   settings: z.object({
-    mode: z.enum([...SCENES, ...ONLY]).default('auto').describe('Scene mode (auto, portrait, landscape, low-light, food, document) or a single correction (exposure, contrast, color, sharpness).'),
+    mode: z
+      .enum([...SCENES, ...ONLY])
+      .default('auto')
+      .describe(
+        'Scene mode (auto, portrait, landscape, low-light, food, document) or a single correction (exposure, contrast, color, sharpness).',
+      ),
     intensity: z.number().min(0).max(100).default(50).describe('Overall correction strength.'),
-    strength: z.number().min(0).max(100).optional().describe('Catalog spelling of intensity (default 50); intensity wins when both differ from the default.'),
+    strength: z
+      .number()
+      .min(0)
+      .max(100)
+      .optional()
+      .describe('Catalog spelling of intensity (default 50); intensity wins when both differ from the default.'),
     corrections: z
       .object({
         exposure: z.boolean().default(true),
@@ -61,7 +78,14 @@ export default defineTool({
     const only = (ONLY as readonly string[]).includes(s.mode) ? (s.mode as (typeof ONLY)[number]) : undefined;
     const scene: Scene = only ? 'auto' : (s.mode as Scene);
     const c: Corrections = only
-      ? { exposure: only === 'exposure', contrast: only === 'contrast', whiteBalance: only === 'color', saturation: only === 'color', sharpness: only === 'sharpness', denoise: false }
+      ? {
+          exposure: only === 'exposure',
+          contrast: only === 'contrast',
+          whiteBalance: only === 'color',
+          saturation: only === 'color',
+          sharpness: only === 'sharpness',
+          denoise: false,
+        }
       : s.corrections;
     const p = SCENE[scene];
 
@@ -70,7 +94,10 @@ export default defineTool({
     const { data, info } = await img.ensureAlpha().raw().toBuffer({ resolveWithObject: true });
     const W = info.width;
     const H = info.height;
-    const small = await sharp(data, { raw: { width: W, height: H, channels: 4 } }).resize({ width: 384, height: 384, fit: 'inside', withoutEnlargement: true }).raw().toBuffer({ resolveWithObject: true });
+    const small = await sharp(data, { raw: { width: W, height: H, channels: 4 } })
+      .resize({ width: 384, height: 384, fit: 'inside', withoutEnlargement: true })
+      .raw()
+      .toBuffer({ resolveWithObject: true });
     const a = analyse(small.data, small.info.width, small.info.height, 4, p.clip);
     ctx.progress(25, 'analysing');
 
@@ -84,7 +111,8 @@ export default defineTool({
       applied.whiteBalance = { gains: gains.map((g) => +g.toFixed(3)) };
     }
     // 2. Levels: stretch the clipped range to 0-255.
-    let lo = 0, hi = 255;
+    let lo = 0,
+      hi = 255;
     if (c.contrast && a.highLuma - a.lowLuma > 8) {
       lo = a.lowLuma * amount;
       hi = 255 - (255 - a.highLuma) * amount;
@@ -144,7 +172,17 @@ export default defineTool({
     const format = outputFormat(input);
     const dest = ctx.out(format);
     await writeImage(out, dest, format, { quality: format === 'jpg' ? 92 : undefined });
-    return { outputs: [outputFile(dest)], data: { mode: s.mode, scene, intensity: Math.round(amount * 100), analysis: round(a), applied, ...(deep ? { deepEnhance: deep } : {}) } };
+    return {
+      outputs: [outputFile(dest)],
+      data: {
+        mode: s.mode,
+        scene,
+        intensity: Math.round(amount * 100),
+        analysis: round(a),
+        applied,
+        ...(deep ? { deepEnhance: deep } : {}),
+      },
+    };
   },
 });
 
@@ -153,5 +191,7 @@ function clamp(v: number, lo: number, hi: number): number {
 }
 
 function round(a: Analysis): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(a).map(([k, v]) => [k, Array.isArray(v) ? v.map((x: number) => +x.toFixed(2)) : +(v as number).toFixed(3)]));
+  return Object.fromEntries(
+    Object.entries(a).map(([k, v]) => [k, Array.isArray(v) ? v.map((x: number) => +x.toFixed(2)) : +(v as number).toFixed(3)]),
+  );
 }

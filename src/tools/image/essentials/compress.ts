@@ -4,7 +4,16 @@ import type { Sharp } from 'sharp';
 import { z } from 'zod';
 import { KilnError } from '../../../core/errors.js';
 import { defineTool, type RunContext } from '../../../core/tool.js';
-import { encode, isAnimatedFormat, openImage, outputOf, sameFormatAs, visibleSize, writeImage, type ImageFormat } from '../../../engines/sharp.js';
+import {
+  encode,
+  isAnimatedFormat,
+  openImage,
+  outputOf,
+  sameFormatAs,
+  visibleSize,
+  writeImage,
+  type ImageFormat,
+} from '../../../engines/sharp.js';
 
 // PNG/GIF have no quality knob: size falls with the palette. Best first.
 const PALETTE_STEPS = [256, 128, 64, 32, 16, 8, 4, 2];
@@ -21,7 +30,7 @@ export default defineTool({
   id: 'compress',
   section: 'image',
   group: 'essentials',
-  summary: "Shrink an image file by quality level or to a target size, keeping its format.",
+  summary: 'Shrink an image file by quality level or to a target size, keeping its format.',
   description:
     'mode quality re-encodes at the given quality (PNG and GIF: palette quantization whose colour count follows the quality). ' +
     'mode targetSize searches for the best quality whose file is at most targetSizeKb (binary search on quality for JPEG/WebP/AVIF/HEIF/TIFF, ' +
@@ -29,12 +38,12 @@ export default defineTool({
     'If the target cannot be met the smallest result is returned with targetMet false. data reports the size and quality used.',
   input: { kind: 'file', accept: ['image/*'] },
   settings: z.object({
-    mode: z.enum(['quality', 'targetSize']).default('quality').describe("Compress by quality level or search for a target size."),
+    mode: z.enum(['quality', 'targetSize']).default('quality').describe('Compress by quality level or search for a target size.'),
     quality: z.int().min(1).max(100).default(80).describe("Quality level used in mode 'quality'."),
     targetSizeKb: z.number().gt(0).optional().describe("Target size in KB, used in mode 'targetSize'."),
   }),
   check: (s) => {
-    if (s.mode === 'targetSize' && s.targetSizeKb === undefined) return "mode targetSize needs targetSizeKb.";
+    if (s.mode === 'targetSize' && s.targetSizeKb === undefined) return 'mode targetSize needs targetSizeKb.';
   },
   output: 'image in the input format',
   examples: ['photo.jpg --quality 60 -o small.jpg', 'photo.jpg --mode target-size --target-size-kb 200'],
@@ -65,7 +74,9 @@ export default defineTool({
         if (ctx.signal.aborted) throw new KilnError('CANCELLED', 'The run was cancelled.');
         ctx.progress(10 + step * 7, step ? `downscale ${Math.round(scale * 100)}%` : 'searching');
         found = palette ? await searchPalette(enc, scale, target, format === 'png') : await searchQuality(enc, scale, target);
-        const low = found ?? (palette ? { buf: await enc(scale, 1, 2), quality: 1, colours: 2, scale } : { buf: await enc(scale, 1), quality: 1, scale });
+        const low =
+          found ??
+          (palette ? { buf: await enc(scale, 1, 2), quality: 1, colours: 2, scale } : { buf: await enc(scale, 1), quality: 1, scale });
         if (!smallest || low.buf.length < smallest.buf.length) smallest = low;
         if (Math.min(W, H) * scale * 0.8 < 8) break;
         scale *= 0.8;
@@ -91,7 +102,13 @@ export default defineTool({
         height: Math.max(1, Math.round(H * best.scale)),
         scale: Math.round(best.scale * 1000) / 1000,
         ...(s.mode === 'targetSize'
-          ? { targetSizeKb: s.targetSizeKb, targetMet, ...(targetMet ? {} : { message: `Could not reach ${s.targetSizeKb} KB; returned the smallest result (${Math.round(size / 1024)} KB).` }) }
+          ? {
+              targetSizeKb: s.targetSizeKb,
+              targetMet,
+              ...(targetMet
+                ? {}
+                : { message: `Could not reach ${s.targetSizeKb} KB; returned the smallest result (${Math.round(size / 1024)} KB).` }),
+            }
           : {}),
       },
     };
@@ -103,7 +120,11 @@ function coloursFor(quality: number): number {
 }
 
 /** Highest quality (1-100) whose encoding fits, or undefined when quality 1 does not. */
-async function searchQuality(enc: (scale: number, q: number) => Promise<Buffer>, scale: number, target: number): Promise<Attempt | undefined> {
+async function searchQuality(
+  enc: (scale: number, q: number) => Promise<Buffer>,
+  scale: number,
+  target: number,
+): Promise<Attempt | undefined> {
   let lo = 1;
   let hi = 100;
   let fit: Attempt | undefined;
@@ -127,7 +148,12 @@ async function searchQuality(enc: (scale: number, q: number) => Promise<Buffer>,
  * worst and sizes fall along that order, so the smallest one is tried first (to give up early) and the
  * rest is a binary search: about five encodes instead of sixteen.
  */
-async function searchPalette(enc: (scale: number, q: number, colours?: number) => Promise<Buffer>, scale: number, target: number, lossless: boolean): Promise<Attempt | undefined> {
+async function searchPalette(
+  enc: (scale: number, q: number, colours?: number) => Promise<Buffer>,
+  scale: number,
+  target: number,
+  lossless: boolean,
+): Promise<Attempt | undefined> {
   const steps = PALETTE_STEPS.flatMap((colours) => [100, 40].map((quality) => ({ colours, quality })));
   const at = async (i: number): Promise<Attempt> => ({ buf: await enc(scale, steps[i]!.quality, steps[i]!.colours), ...steps[i]!, scale });
   let fit = await at(steps.length - 1);
@@ -150,7 +176,15 @@ async function searchPalette(enc: (scale: number, q: number, colours?: number) =
   return fit;
 }
 
-async function encodeToBuffer(ctx: RunContext, base: Sharp, format: ImageFormat, scale: number, W: number, quality: number, colours?: number): Promise<Buffer> {
+async function encodeToBuffer(
+  ctx: RunContext,
+  base: Sharp,
+  format: ImageFormat,
+  scale: number,
+  W: number,
+  quality: number,
+  colours?: number,
+): Promise<Buffer> {
   if (ctx.signal.aborted) throw new KilnError('CANCELLED', 'The run was cancelled.');
   let img = base.clone();
   if (scale < 1) img = img.resize({ width: Math.max(1, Math.round(W * scale)) });

@@ -20,10 +20,14 @@ export default defineTool({
     unit: z.enum(['px', 'percent']).default('px').describe('Unit of left/top/width/height.'),
   }),
   check: (s) => {
-    if (s.unit === 'percent' && (s.left + s.width > 100.0001 || s.top + s.height > 100.0001)) return 'With unit percent, left+width and top+height must be at most 100.';
+    if (s.unit === 'percent' && (s.left + s.width > 100.0001 || s.top + s.height > 100.0001))
+      return 'With unit percent, left+width and top+height must be at most 100.';
   },
   output: 'image in the input format',
-  examples: ['photo.jpg --left 10 --top 10 --width 200 --height 100 -o part.jpg', 'photo.jpg --unit percent --left 25 --top 25 --width 50 --height 50'],
+  examples: [
+    'photo.jpg --left 10 --top 10 --width 200 --height 100 -o part.jpg',
+    'photo.jpg --unit percent --left 25 --top 25 --width 50 --height 50',
+  ],
   async run(ctx, { files }, s) {
     const input = files[0]!;
     const ext = input.type?.ext;

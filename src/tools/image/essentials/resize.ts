@@ -15,7 +15,10 @@ export default defineTool({
   settings: z.object({
     width: z.int().min(1).max(16383).optional().describe('Target width in pixels.'),
     height: z.int().min(1).max(16383).optional().describe('Target height in pixels.'),
-    fit: z.enum(['cover', 'contain', 'fill', 'inside', 'outside']).optional().describe('How the image fits a width×height box (default contain; cover with a preset).'),
+    fit: z
+      .enum(['cover', 'contain', 'fill', 'inside', 'outside'])
+      .optional()
+      .describe('How the image fits a width×height box (default contain; cover with a preset).'),
     percentage: z.number().min(1).max(10000).optional().describe('Scale by percentage instead of fixed dimensions (50 = half size).'),
     withoutEnlargement: z.boolean().default(false).describe('Never upscale an image that is smaller than the target.'),
     preset: z.enum(SOCIAL_PRESET_IDS).optional().describe('One of the 23 social-media sizes; sets width and height.'),
@@ -30,7 +33,12 @@ export default defineTool({
   async run(ctx, { files }, s) {
     const input = files[0]!;
     // Animated GIF and WebP keep every frame (sharp resizes each page of the strip).
-    const img = await openImage(input.path, { ext: input.type?.ext, workDir: ctx.workDir, animated: isAnimatedFormat(input.type?.ext), signal: ctx.signal });
+    const img = await openImage(input.path, {
+      ext: input.type?.ext,
+      workDir: ctx.workDir,
+      animated: isAnimatedFormat(input.type?.ext),
+      signal: ctx.signal,
+    });
     const meta = await img.metadata();
     // EXIF orientation first, so width means the width a person sees.
     if ((meta.orientation ?? 1) > 1) img.autoOrient();

@@ -1,6 +1,15 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import { getSharp, isAnimatedFormat, mapFrames, openImage, outputOf, sameFormatAs, supportsAlpha, writeImage } from '../../../engines/sharp.js';
+import {
+  getSharp,
+  isAnimatedFormat,
+  mapFrames,
+  openImage,
+  outputOf,
+  sameFormatAs,
+  supportsAlpha,
+  writeImage,
+} from '../../../engines/sharp.js';
 
 export default defineTool({
   id: 'rotate',

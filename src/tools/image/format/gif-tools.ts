@@ -20,7 +20,10 @@ export default defineTool({
     'rotate: 90/180/270 and/or flips. add-text: a caption on every frame. Takes GIF, animated WebP and APNG; writes GIF.',
   input: { kind: 'file', accept: ['.gif', '.webp', '.apng'] },
   settings: z.object({
-    action: z.enum(['resize', 'optimize', 'reverse', 'speed', 'extract-frames', 'rotate', 'add-text']).default('resize').describe('Operation.'),
+    action: z
+      .enum(['resize', 'optimize', 'reverse', 'speed', 'extract-frames', 'rotate', 'add-text'])
+      .default('resize')
+      .describe('Operation.'),
     loop: z.int().min(0).max(100).default(0).describe('Loop count of the output (0 = infinite).'),
     width: z.int().min(1).max(16384).optional().describe('Target width (resize).'),
     height: z.int().min(1).max(16384).optional().describe('Target height (resize).'),
@@ -43,13 +46,19 @@ export default defineTool({
     position: z.enum(['top', 'center', 'bottom']).default('bottom').describe('Caption position (add-text).'),
   }),
   check: (s) => {
-    if (s.action === 'resize' && s.width === undefined && s.height === undefined && s.percentage === undefined) return 'gif-tools resize needs width, height or percentage.';
+    if (s.action === 'resize' && s.width === undefined && s.height === undefined && s.percentage === undefined)
+      return 'gif-tools resize needs width, height or percentage.';
     if (s.action === 'rotate' && s.angle === undefined && !s.flipH && !s.flipV) return 'gif-tools rotate needs angle, flipH or flipV.';
     if (s.action === 'add-text' && !s.text?.trim()) return 'gif-tools add-text needs text.';
-    if (s.action === 'extract-frames' && s.extractMode === 'range' && s.frameEnd !== undefined && s.frameEnd < s.frameStart) return 'frameEnd must not be before frameStart.';
+    if (s.action === 'extract-frames' && s.extractMode === 'range' && s.frameEnd !== undefined && s.frameEnd < s.frameStart)
+      return 'frameEnd must not be before frameStart.';
   },
   output: 'GIF; for extract-frames one PNG/WebP (single) or a ZIP of frames',
-  examples: ['anim.gif --action resize --width 320 -o small.gif', 'anim.gif --action reverse -o back.gif', 'anim.gif --action extract-frames --extract-mode all -o frames.zip'],
+  examples: [
+    'anim.gif --action resize --width 320 -o small.gif',
+    'anim.gif --action reverse -o back.gif',
+    'anim.gif --action extract-frames --extract-mode all -o frames.zip',
+  ],
   async run(ctx, { files }, s) {
     const input = files[0]!;
     let a = await decodeAnimation(input, ctx.workDir, ctx.signal);
@@ -57,8 +66,17 @@ export default defineTool({
     ctx.progress(20, 'decoded');
 
     if (s.action === 'extract-frames') {
-      const [from, to] = s.extractMode === 'single' ? [s.frameNumber, s.frameNumber] : s.extractMode === 'all' ? [0, n - 1] : [s.frameStart, s.frameEnd ?? n - 1];
-      if (from >= n || to >= n) throw new KilnError('VALIDATION_ERROR', `The animation has ${n} frame${n === 1 ? '' : 's'} (0-${n - 1}); frame ${Math.max(from, to)} does not exist.`);
+      const [from, to] =
+        s.extractMode === 'single'
+          ? [s.frameNumber, s.frameNumber]
+          : s.extractMode === 'all'
+            ? [0, n - 1]
+            : [s.frameStart, s.frameEnd ?? n - 1];
+      if (from >= n || to >= n)
+        throw new KilnError(
+          'VALIDATION_ERROR',
+          `The animation has ${n} frame${n === 1 ? '' : 's'} (0-${n - 1}); frame ${Math.max(from, to)} does not exist.`,
+        );
       const written: { path: string; name: string }[] = [];
       const base = path.basename(ctx.out(''));
       const digits = String(n - 1).length;
@@ -93,7 +111,13 @@ export default defineTool({
         break;
       }
       case 'optimize':
-        Object.assign(gif, { colours: s.colors, dither: s.dither, effort: s.effort, interFrameMaxError: Math.round(s.effort * 0.8), interPaletteMaxError: 3 + s.effort * 2 });
+        Object.assign(gif, {
+          colours: s.colors,
+          dither: s.dither,
+          effort: s.effort,
+          interFrameMaxError: Math.round(s.effort * 0.8),
+          interPaletteMaxError: 3 + s.effort * 2,
+        });
         break;
       case 'reverse':
         a = { ...a, frames: [...a.frames].reverse(), delays: [...a.delays].reverse() };
@@ -132,7 +156,14 @@ export default defineTool({
     await (await joinAnimation(a)).gif({ ...gif, delay: a.delays, loop: s.loop }).toFile(out);
     return {
       outputs: [outputFile(out)],
-      data: { frames: a.frames.length, width: a.width, height: a.height, delays: a.delays, loop: s.loop, ...(s.action === 'speed' ? { minimumDelayApplied: speedClamped } : {}) },
+      data: {
+        frames: a.frames.length,
+        width: a.width,
+        height: a.height,
+        delays: a.delays,
+        loop: s.loop,
+        ...(s.action === 'speed' ? { minimumDelayApplied: speedClamped } : {}),
+      },
     };
   },
 });

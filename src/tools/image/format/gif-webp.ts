@@ -33,6 +33,17 @@ export default defineTool({
     const joined = await joinAnimation(a);
     if (toWebp) await joined.webp({ quality: s.quality, lossless: s.lossless, effort: 4, delay: a.delays, loop: a.loop }).toFile(out);
     else await joined.gif({ effort: 7, delay: a.delays, loop: a.loop }).toFile(out);
-    return { outputs: [outputFile(out)], data: { from: toWebp ? 'gif' : 'webp', to: toWebp ? 'webp' : 'gif', frames: a.frames.length, width: a.width, height: a.height, delays: a.delays, loop: a.loop } };
+    return {
+      outputs: [outputFile(out)],
+      data: {
+        from: toWebp ? 'gif' : 'webp',
+        to: toWebp ? 'webp' : 'gif',
+        frames: a.frames.length,
+        width: a.width,
+        height: a.height,
+        delays: a.delays,
+        loop: a.loop,
+      },
+    };
   },
 });

@@ -33,7 +33,11 @@ export default defineTool({
     quality: z.int().min(1).max(100).default(90).describe('Quality for lossy formats.'),
   }),
   output: 'raster image in the chosen format',
-  examples: ['logo.svg --width 512 -o logo.png', 'icon.svgz --format webp --scale 2 -o icon.webp', 'chart.svg --format jpeg --background "#ffffff" --dpi 150 -o chart.jpg'],
+  examples: [
+    'logo.svg --width 512 -o logo.png',
+    'icon.svgz --format webp --scale 2 -o icon.webp',
+    'chart.svg --format jpeg --background "#ffffff" --dpi 150 -o chart.jpg',
+  ],
   async run(ctx, { files }, s) {
     const input = files[0]!;
     let bytes = await readFile(input.path);
@@ -41,7 +45,8 @@ export default defineTool({
       try {
         bytes = gunzipSync(bytes, { maxOutputLength: MAX_SVG_BYTES });
       } catch (e) {
-        if ((e as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') throw new KilnError('LIMIT_EXCEEDED', `The SVGZ expands to more than ${MAX_SVG_BYTES / 1024 / 1024} MB.`);
+        if ((e as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE')
+          throw new KilnError('LIMIT_EXCEEDED', `The SVGZ expands to more than ${MAX_SVG_BYTES / 1024 / 1024} MB.`);
         throw new KilnError('UNSUPPORTED_INPUT', `The SVGZ could not be decompressed: ${(e as Error).message}`);
       }
     }
@@ -52,7 +57,8 @@ export default defineTool({
     if (report.malformed) throw new KilnError('UNSUPPORTED_INPUT', `${input.name} has markup that is not well-formed XML.`);
     const clean = Buffer.from(svg);
     const sharp = await getSharp();
-    const open = (density: number) => sharp(clean, { density: Math.min(MAX_DENSITY, density), limitInputPixels: MAX_INPUT_PIXELS, failOn: 'error' });
+    const open = (density: number) =>
+      sharp(clean, { density: Math.min(MAX_DENSITY, density), limitInputPixels: MAX_INPUT_PIXELS, failOn: 'error' });
 
     // Intrinsic size at 72 dpi (one SVG user unit = one pixel), then the density that gives the wanted size.
     let base;
@@ -74,7 +80,10 @@ export default defineTool({
       th = Math.max(1, Math.round(bh * k));
     }
     if (tw * th > MAX_INPUT_PIXELS || tw > 65535 || th > 65535) {
-      throw new KilnError('LIMIT_EXCEEDED', `The output would be ${tw}×${th} pixels, more than allowed (KILN_MAX_PIXELS=${MAX_INPUT_PIXELS}).`);
+      throw new KilnError(
+        'LIMIT_EXCEEDED',
+        `The output would be ${tw}×${th} pixels, more than allowed (KILN_MAX_PIXELS=${MAX_INPUT_PIXELS}).`,
+      );
     }
     // Render at the density that reaches the target directly (sharp vectors, no upscaling blur), then fit exactly.
     const density = 72 * Math.max(tw / bw, th / bh);

@@ -37,7 +37,12 @@ export default defineTool({
     let data: Record<string, unknown>;
     if (s.colorMode === 'bw') {
       // Transparent areas count as paper (white), as a drawing on a page would.
-      const { data: px, info } = await img.autoOrient().flatten({ background: '#ffffff' }).greyscale().raw().toBuffer({ resolveWithObject: true });
+      const { data: px, info } = await img
+        .autoOrient()
+        .flatten({ background: '#ffffff' })
+        .greyscale()
+        .raw()
+        .toBuffer({ resolveWithObject: true });
       ctx.progress(20, 'tracing');
       const pbm = toPbm(info.width, info.height, (i) => px[i * info.channels]! < s.threshold);
       const traced = await potraceSvg(pbm, {
@@ -47,7 +52,9 @@ export default defineTool({
         signal: ctx.signal,
       });
       // potrace writes points (pt) at 72 dpi, i.e. one per pixel: say pixels so viewers size it 1:1.
-      svg = traced.replace(/<!DOCTYPE[^>]*>\s*/, '').replace(/(<svg[^>]*?)\swidth="([\d.]+)pt"\s+height="([\d.]+)pt"/, `$1 width="${info.width}" height="${info.height}"`);
+      svg = traced
+        .replace(/<!DOCTYPE[^>]*>\s*/, '')
+        .replace(/(<svg[^>]*?)\swidth="([\d.]+)pt"\s+height="([\d.]+)pt"/, `$1 width="${info.width}" height="${info.height}"`);
       data = { width: info.width, height: info.height, engine: 'potrace', paths: (svg.match(/<path\b/g) ?? []).length };
     } else {
       const meta = await img.metadata();
@@ -57,7 +64,12 @@ export default defineTool({
       const k = Math.min(1, Math.sqrt(MAX_COLOR_PIXELS / (W * H)));
       const tw = Math.max(1, Math.round(W * k));
       const th = Math.max(1, Math.round(H * k));
-      const { data: px, info } = await img.autoOrient().resize(tw, th, { fit: 'fill' }).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
+      const { data: px, info } = await img
+        .autoOrient()
+        .resize(tw, th, { fit: 'fill' })
+        .ensureAlpha()
+        .raw()
+        .toBuffer({ resolveWithObject: true });
       ctx.progress(20, 'tracing');
       const colors = Math.max(2, Math.min(256, Math.round(2 ** (s.colorPrecision / 2))));
       const job: TraceJob = {
@@ -80,10 +92,25 @@ export default defineTool({
           blurradius: 0,
         },
       };
-      const { svg: traced } = await runWorker<{ svg: string }>(new URL('../_shared/b-trace-worker.js', import.meta.url), job, ctx.signal, 'colour tracing');
+      const { svg: traced } = await runWorker<{ svg: string }>(
+        new URL('../_shared/b-trace-worker.js', import.meta.url),
+        job,
+        ctx.signal,
+        'colour tracing',
+      );
       // Traced at a reduced size: the viewBox keeps the traced coordinates, width/height restore the original size.
-      svg = traced.replace(/<svg\b[^>]*>/, `<svg xmlns="http://www.w3.org/2000/svg" version="1.1" width="${W}" height="${H}" viewBox="0 0 ${info.width} ${info.height}">`);
-      data = { width: W, height: H, engine: 'imagetracerjs', colors, tracedAt: { width: info.width, height: info.height }, paths: (svg.match(/<path\b/g) ?? []).length };
+      svg = traced.replace(
+        /<svg\b[^>]*>/,
+        `<svg xmlns="http://www.w3.org/2000/svg" version="1.1" width="${W}" height="${H}" viewBox="0 0 ${info.width} ${info.height}">`,
+      );
+      data = {
+        width: W,
+        height: H,
+        engine: 'imagetracerjs',
+        colors,
+        tracedAt: { width: info.width, height: info.height },
+        paths: (svg.match(/<path\b/g) ?? []).length,
+      };
     }
     const out = ctx.out('svg');
     await writeFile(out, svg.startsWith('<?xml') ? svg : `<?xml version="1.0" encoding="UTF-8"?>\n${svg}`);

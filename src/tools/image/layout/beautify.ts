@@ -36,9 +36,24 @@ export default defineTool({
     'radial-gradient from the centre; an uploaded backgroundImage; or transparent). frame draws a macOS, Windows or browser window, or an ' +
     'iPhone, MacBook or iPad around it. socialPreset fixes the canvas size (twitter 1600×900, linkedin 1200×627, instagram-square 1080×1080, ' +
     'instagram-story 1080×1920, facebook 1200×630, producthunt 1270×760) and fits the screenshot inside the padding.',
-  input: { kind: 'file', accept: ['image/*'], extra: [{ field: 'backgroundImage', flag: 'background-image', accept: ['image/*'], required: false, description: 'Background image when backgroundType is image' }] },
+  input: {
+    kind: 'file',
+    accept: ['image/*'],
+    extra: [
+      {
+        field: 'backgroundImage',
+        flag: 'background-image',
+        accept: ['image/*'],
+        required: false,
+        description: 'Background image when backgroundType is image',
+      },
+    ],
+  },
   settings: z.object({
-    backgroundType: z.enum(['solid', 'linear-gradient', 'radial-gradient', 'image', 'transparent']).default('linear-gradient').describe('Background type.'),
+    backgroundType: z
+      .enum(['solid', 'linear-gradient', 'radial-gradient', 'image', 'transparent'])
+      .default('linear-gradient')
+      .describe('Background type.'),
     gradientStops: z
       .array(stop)
       .min(2)
@@ -52,15 +67,23 @@ export default defineTool({
     borderRadius: z.number().min(0).max(64).default(12).describe('Corner radius of the screenshot in pixels.'),
     shadowPreset: z.enum(['none', 'subtle', 'medium', 'dramatic']).default('subtle').describe('Shadow preset.'),
     frame: z.enum(FRAMES).default('none').describe('Window/device frame.'),
-    socialPreset: z.enum(['none', 'twitter', 'linkedin', 'instagram-square', 'instagram-story', 'facebook', 'producthunt']).default('none').describe('Resize to a social size.'),
+    socialPreset: z
+      .enum(['none', 'twitter', 'linkedin', 'instagram-square', 'instagram-story', 'facebook', 'producthunt'])
+      .default('none')
+      .describe('Resize to a social size.'),
     watermarkText: z.string().max(200).optional().describe('Optional watermark text (bottom right).'),
     outputFormat: z.enum(['png', 'jpeg', 'webp']).default('png').describe('Output format.'),
   }),
   output: 'PNG, JPEG or WebP image',
-  examples: ['shot.png -o pretty.png', 'shot.png --frame macos-dark --shadow-preset dramatic --social-preset twitter -o tweet.png', 'shot.png --background-type image --background-image bg.jpg -o out.png'],
+  examples: [
+    'shot.png -o pretty.png',
+    'shot.png --frame macos-dark --shadow-preset dramatic --social-preset twitter -o tweet.png',
+    'shot.png --background-type image --background-image bg.jpg -o out.png',
+  ],
   async run(ctx, { files, extra }, s) {
     const bgFile = extra.backgroundImage?.[0];
-    if (s.backgroundType === 'image' && !bgFile) throw new KilnError('VALIDATION_ERROR', 'backgroundType image needs a backgroundImage file (CLI --background-image).');
+    if (s.backgroundType === 'image' && !bgFile)
+      throw new KilnError('VALIDATION_ERROR', 'backgroundType image needs a backgroundImage file (CLI --background-image).');
     const sharp = await getSharp();
     const shot = await loadUpright(files[0]!, ctx.workDir);
 
@@ -110,7 +133,11 @@ export default defineTool({
         s.backgroundType === 'linear-gradient'
           ? `<linearGradient id="g" x1="0" y1="0" x2="1" y2="1">${stopTags}</linearGradient>`
           : `<radialGradient id="g" cx="0.5" cy="0.5" r="0.75">${stopTags}</radialGradient>`;
-      canvas = sharp(Buffer.from(`<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}"><defs>${grad}</defs><rect width="${W}" height="${H}" fill="url(#g)"/></svg>`));
+      canvas = sharp(
+        Buffer.from(
+          `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}"><defs>${grad}</defs><rect width="${W}" height="${H}" fill="url(#g)"/></svg>`,
+        ),
+      );
     }
 
     // 4. Shadow from the framed image's own alpha, so device outlines cast the right shape.
@@ -135,7 +162,11 @@ export default defineTool({
       const sw = Math.min(fw + 2 * ext - cropL, W - Math.max(0, sl));
       const shh = Math.min(fh + 2 * ext - cropT, H - Math.max(0, st));
       if (sw > 0 && shh > 0) {
-        top2.push({ input: await sharp(shadow).extract({ left: cropL, top: cropT, width: sw, height: shh }).png().toBuffer(), left: Math.max(0, sl), top: Math.max(0, st) });
+        top2.push({
+          input: await sharp(shadow).extract({ left: cropL, top: cropT, width: sw, height: shh }).png().toBuffer(),
+          left: Math.max(0, sl),
+          top: Math.max(0, st),
+        });
       }
     }
     top2.push({ input: framed, left, top });
@@ -158,6 +189,13 @@ export default defineTool({
     else img = img.png();
     const out = ctx.out(ext, '-beautified');
     await img.toFile(out);
-    return { outputs: [outputFile(out)], data: { width: W, height: H, screenshot: { left: left + Math.round((fl.screen.left * fw) / fl.width), top: top + Math.round((fl.screen.top * fh) / fl.height) } } };
+    return {
+      outputs: [outputFile(out)],
+      data: {
+        width: W,
+        height: H,
+        screenshot: { left: left + Math.round((fl.screen.left * fw) / fl.width), top: top + Math.round((fl.screen.top * fh) / fl.height) },
+      },
+    };
   },
 });

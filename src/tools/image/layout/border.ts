@@ -25,7 +25,10 @@ export default defineTool({
     shadow: z.boolean().default(false).describe('Drop shadow.'),
   }),
   output: 'image (PNG when rounded corners or shadow need alpha, else the input format)',
-  examples: ['photo.jpg --width 20 --color "#222222" -o framed.jpg', 'photo.jpg --style gradient --color "#ff6600" --border-radius 24 --shadow -o framed.png'],
+  examples: [
+    'photo.jpg --width 20 --color "#222222" -o framed.jpg',
+    'photo.jpg --style gradient --color "#ff6600" --border-radius 24 --shadow -o framed.png',
+  ],
   async run(ctx, { files }, s) {
     const input = files[0]!;
     const src = await loadUpright(input, ctx.workDir);
@@ -82,10 +85,18 @@ export default defineTool({
     const format = needsAlpha ? 'png' : sameFormatAs(input.type?.ext);
     const out = ctx.out(format, '-border');
     await writeImage(sharp(framed), out, format, { quality: format === 'jpg' ? 92 : undefined });
-    return { outputs: [outputFile(out)], data: { width: outW, height: outH, imageOffset: { left: shift + bw + pad, top: shift + bw + pad }, format } };
+    return {
+      outputs: [outputFile(out)],
+      data: { width: outW, height: outH, imageOffset: { left: shift + bw + pad, top: shift + bw + pad }, format },
+    };
   },
 });
 
 function mix(a: Rgba, b: Rgba, t: number): Rgba {
-  return { r: Math.round(a.r + (b.r - a.r) * t), g: Math.round(a.g + (b.g - a.g) * t), b: Math.round(a.b + (b.b - a.b) * t), alpha: a.alpha };
+  return {
+    r: Math.round(a.r + (b.r - a.r) * t),
+    g: Math.round(a.g + (b.g - a.g) * t),
+    b: Math.round(a.b + (b.b - a.b) * t),
+    alpha: a.alpha,
+  };
 }

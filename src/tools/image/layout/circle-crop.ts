@@ -24,7 +24,10 @@ export default defineTool({
     outputSize: z.int().min(16).max(4096).optional().describe('Final square size in pixels (default: the circle diameter).'),
   }),
   output: 'PNG image',
-  examples: ['portrait.jpg -o avatar.png', 'portrait.jpg --zoom 1.5 --offset-y 0.35 --border-width 8 --border-color "#3366ff" --output-size 512 -o avatar.png'],
+  examples: [
+    'portrait.jpg -o avatar.png',
+    'portrait.jpg --zoom 1.5 --offset-y 0.35 --border-width 8 --border-color "#3366ff" --output-size 512 -o avatar.png',
+  ],
   async run(ctx, { files }, s) {
     const src = await loadUpright(files[0]!, ctx.workDir);
     const sharp = await getSharp();
@@ -36,7 +39,9 @@ export default defineTool({
     const square = await sharp(src.buffer).extract({ left, top, width: d, height: d }).resize(size, size).ensureAlpha().png().toBuffer();
     const r = size / 2;
     const bw = Math.min(s.borderWidth, r);
-    const mask = Buffer.from(`<svg xmlns="http://www.w3.org/2000/svg" width="${size}" height="${size}"><circle cx="${r}" cy="${r}" r="${r}" fill="#fff"/></svg>`);
+    const mask = Buffer.from(
+      `<svg xmlns="http://www.w3.org/2000/svg" width="${size}" height="${size}"><circle cx="${r}" cy="${r}" r="${r}" fill="#fff"/></svg>`,
+    );
     const layers: { input: Buffer; blend?: 'dest-in' | 'over' | 'dest-over' }[] = [{ input: mask, blend: 'dest-in' }];
     if (bw > 0) {
       const ring = `<svg xmlns="http://www.w3.org/2000/svg" width="${size}" height="${size}"><circle cx="${r}" cy="${r}" r="${r - bw / 2}" fill="none" stroke-width="${bw}" ${svgPaint(s.borderColor, 'stroke')}/></svg>`;

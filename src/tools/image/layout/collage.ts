@@ -26,13 +26,20 @@ export default defineTool({
     if (!COLLAGE_TEMPLATES[s.template]) return `Unknown collage template "${s.template}". Known: ${COLLAGE_TEMPLATE_IDS.join(', ')}.`;
   },
   output: 'PNG image',
-  examples: ['a.jpg b.jpg c.jpg d.jpg --template 4-grid -o collage.png', 'a.jpg b.jpg c.jpg --template 3-left-large --gap 16 --border-radius 12 -o c.png'],
+  examples: [
+    'a.jpg b.jpg c.jpg d.jpg --template 4-grid -o collage.png',
+    'a.jpg b.jpg c.jpg --template 3-left-large --gap 16 --border-radius 12 -o c.png',
+  ],
   async run(ctx, { files }, s) {
     const t = COLLAGE_TEMPLATES[s.template]!;
     if (files.length < t.cells.length) {
-      throw new KilnError('VALIDATION_ERROR', `Template ${s.template} has ${t.cells.length} cells but ${files.length} image${files.length === 1 ? '' : 's'} were given.`, {
-        details: [{ path: 'template', message: `needs ${t.cells.length} images` }],
-      });
+      throw new KilnError(
+        'VALIDATION_ERROR',
+        `Template ${s.template} has ${t.cells.length} cells but ${files.length} image${files.length === 1 ? '' : 's'} were given.`,
+        {
+          details: [{ path: 'template', message: `needs ${t.cells.length} images` }],
+        },
+      );
     }
     const gap = Math.round(s.gap);
     const layout = layoutTemplate(t, gap);
@@ -49,7 +56,13 @@ export default defineTool({
     await (await canvas(layout.width, layout.height, s.backgroundColor)).composite(tiles).png().toFile(out);
     return {
       outputs: [outputFile(out)],
-      data: { template: s.template, width: layout.width, height: layout.height, cells: layout.cells, ignored: files.length - t.cells.length },
+      data: {
+        template: s.template,
+        width: layout.width,
+        height: layout.height,
+        cells: layout.cells,
+        ignored: files.length - t.cells.length,
+      },
     };
   },
 });

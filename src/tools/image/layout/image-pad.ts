@@ -25,7 +25,10 @@ export default defineTool({
     padding: z.int().min(0).max(50).default(0).describe('Extra padding in percent of the image size.'),
   }),
   output: 'image in the input format (PNG when transparent)',
-  examples: ['photo.jpg --target 9:16 --background blur -o story.jpg', 'logo.png --target custom --ratio-w 3 --ratio-h 1 --background transparent -o banner.png'],
+  examples: [
+    'photo.jpg --target 9:16 --background blur -o story.jpg',
+    'logo.png --target custom --ratio-w 3 --ratio-h 1 --background transparent -o banner.png',
+  ],
   async run(ctx, { files }, s) {
     const input = files[0]!;
     const src = await loadUpright(input, ctx.workDir);
@@ -51,13 +54,20 @@ export default defineTool({
       const bg = s.background === 'transparent' ? { r: 0, g: 0, b: 0, alpha: 0 } : parseColor(s.color);
       base = sharp({ create: { width: W, height: H, channels: 4, background: bg } });
     }
-    const composed = sharp(await base.composite([{ input: src.buffer, left, top }]).png().toBuffer());
+    const composed = sharp(
+      await base
+        .composite([{ input: src.buffer, left, top }])
+        .png()
+        .toBuffer(),
+    );
     const alpha = s.background === 'transparent' || (s.background === 'color' && parseColor(s.color).alpha < 1) || src.hasAlpha;
     let format = sameFormatAs(input.type?.ext);
     if (alpha && (format === 'jpg' || format === 'gif')) format = 'png';
     if (s.background === 'transparent') format = 'png';
     const out = ctx.out(format, '-padded');
-    await writeImage(alpha ? composed : composed.flatten({ background: '#ffffff' }), out, format, { quality: format === 'jpg' ? 92 : undefined });
+    await writeImage(alpha ? composed : composed.flatten({ background: '#ffffff' }), out, format, {
+      quality: format === 'jpg' ? 92 : undefined,
+    });
     return { outputs: [outputFile(out)], data: { width: W, height: H, imageOffset: { left, top }, ratio: `${rw}:${rh}` } };
   },
 });

@@ -19,14 +19,21 @@ export default defineTool({
     'instead (the last row/column keeps the remainder; a missing one means the full side). Always a ZIP of tiles in the input format, named <name>-r<row>-c<col>.',
   input: { kind: 'file', accept: ['image/*'] },
   settings: z.object({
-    mode: z.enum(['grid', 'rows', 'cols']).default('grid').describe('grid = rows x cols; rows = horizontal strips; cols = vertical strips.'),
+    mode: z
+      .enum(['grid', 'rows', 'cols'])
+      .default('grid')
+      .describe('grid = rows x cols; rows = horizontal strips; cols = vertical strips.'),
     rows: z.int().min(1).max(100).default(3).describe('Number of rows.'),
     cols: z.int().min(1).max(100).default(3).describe('Number of columns.'),
     tileWidth: z.int().min(10).optional().describe('Fixed tile width in pixels; with tileHeight overrides rows/cols.'),
     tileHeight: z.int().min(10).optional().describe('Fixed tile height in pixels.'),
   }),
   output: 'ZIP of tiles',
-  examples: ['poster.png --rows 2 --cols 2 -o tiles.zip', 'panorama.jpg --mode cols --cols 3 -o carousel.zip', 'map.png --tile-width 256 --tile-height 256 -o tiles.zip'],
+  examples: [
+    'poster.png --rows 2 --cols 2 -o tiles.zip',
+    'panorama.jpg --mode cols --cols 3 -o carousel.zip',
+    'map.png --tile-width 256 --tile-height 256 -o tiles.zip',
+  ],
   async run(ctx, { files }, s) {
     const input = files[0]!;
     const img = await openInput(input, ctx.workDir, ctx.signal);
@@ -42,7 +49,11 @@ export default defineTool({
     } else {
       const cols = s.mode === 'rows' ? 1 : s.cols;
       const rows = s.mode === 'cols' ? 1 : s.rows;
-      if (cols > W || rows > H) throw new KilnError('VALIDATION_ERROR', `A ${W}×${H} image cannot be cut into ${rows} rows × ${cols} columns of at least one pixel.`);
+      if (cols > W || rows > H)
+        throw new KilnError(
+          'VALIDATION_ERROR',
+          `A ${W}×${H} image cannot be cut into ${rows} rows × ${cols} columns of at least one pixel.`,
+        );
       xs = even(W, cols);
       ys = even(H, rows);
     }

@@ -44,7 +44,14 @@ export default defineTool({
       let name = files[i]!.name;
       for (let k = 2; names.has(name); k++) name = `${files[i]!.name}#${k}`;
       names.add(name);
-      frames[name] = { frame: { x, y, w: m.width, h: m.height }, rotated: false, trimmed: false, spriteSourceSize: { x: 0, y: 0, w: m.width, h: m.height }, sourceSize: { w: m.width, h: m.height }, index: i };
+      frames[name] = {
+        frame: { x, y, w: m.width, h: m.height },
+        rotated: false,
+        trimmed: false,
+        spriteSourceSize: { x: 0, y: 0, w: m.width, h: m.height },
+        sourceSize: { w: m.width, h: m.height },
+        index: i,
+      };
       return { input: m.buffer, left: x, top: y };
     });
     const sharp = await getSharp();
@@ -52,7 +59,10 @@ export default defineTool({
     if (s.format === 'jpeg' && bg.alpha < 1) bg = { r: 255, g: 255, b: 255, alpha: 1 };
     let img = sharp({ create: { width: W, height: H, channels: 4, background: bg } }).composite(layers);
     const ext = s.format === 'jpeg' ? 'jpg' : s.format;
-    if (s.format === 'jpeg') img = sharp(await img.png().toBuffer()).flatten({ background: bg }).jpeg({ quality: s.quality, mozjpeg: true });
+    if (s.format === 'jpeg')
+      img = sharp(await img.png().toBuffer())
+        .flatten({ background: bg })
+        .jpeg({ quality: s.quality, mozjpeg: true });
     else if (s.format === 'webp') img = img.webp({ quality: s.quality });
     else img = img.png({ compressionLevel: 9 });
     const out = ctx.out(ext, '', 'sprite-sheet');
@@ -60,7 +70,10 @@ export default defineTool({
     const fileName = out.split('/').pop()!;
     return {
       outputs: [outputFile(out)],
-      data: { frames, meta: { image: fileName, format: 'RGBA8888', size: { w: W, h: H }, scale: '1', columns: cols, rows, cell: { w: cellW, h: cellH } } },
+      data: {
+        frames,
+        meta: { image: fileName, format: 'RGBA8888', size: { w: W, h: H }, scale: '1', columns: cols, rows, cell: { w: cellW, h: cellH } },
+      },
     };
   },
 });

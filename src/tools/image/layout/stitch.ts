@@ -48,6 +48,9 @@ export default defineTool({
     });
     const out = ctx.out('png', '-stitched');
     await (await canvas(width, height, s.backgroundColor)).composite(placed).png().toFile(out);
-    return { outputs: [outputFile(out)], data: { width, height, columns: cols, rows, positions: placed.map((p) => ({ left: p.left, top: p.top })) } };
+    return {
+      outputs: [outputFile(out)],
+      data: { width, height, columns: cols, rows, positions: placed.map((p) => ({ left: p.left, top: p.top })) },
+    };
   },
 });

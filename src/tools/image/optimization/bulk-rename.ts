@@ -32,7 +32,10 @@ export default defineTool({
     for (const [i, f] of files.entries()) {
       const n = String(s.startIndex + i).padStart(s.padding, '0');
       const date = needsDate ? await captureDate(f.path) : '';
-      const base = s.pattern.replace(/\{n\}/g, n).replace(/\{date\}/g, date).replace(/\{original\}/g, stem(f.name));
+      const base = s.pattern
+        .replace(/\{n\}/g, n)
+        .replace(/\{date\}/g, date)
+        .replace(/\{original\}/g, stem(f.name));
       const ext = f.type?.ext ?? (path.extname(f.name).slice(1) || 'bin');
       const name = safeFileName(`${base}.${ext}`, `${n}.${ext}`);
       if (name === `.${ext}`) throw new KilnError('VALIDATION_ERROR', 'The pattern gives an empty file name.');

@@ -11,7 +11,11 @@ const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.
 // exiftool writes these in place; other formats (BMP, GIF without XMP support…) are refused up front.
 const WRITABLE = ['jpg', 'png', 'tiff', 'webp', 'heic', 'heif', 'avif', 'jxl', 'gif'];
 
-const text = (max: number) => z.string().max(max).regex(/^[^\u0000-\u0008\u000b\u000c\u000e-\u001f]*$/, 'control characters are not allowed');
+const text = (max: number) =>
+  z
+    .string()
+    .max(max)
+    .regex(/^[^\u0000-\u0008\u000b\u000c\u000e-\u001f]*$/, 'control characters are not allowed');
 
 export default defineTool({
   id: 'edit-metadata',
@@ -28,7 +32,11 @@ export default defineTool({
     author: text(1000).optional().describe('Author/artist.'),
     copyright: text(2000).optional().describe('Copyright notice.'),
     keywords: z.array(text(200).min(1)).max(200).optional().describe('Keywords/tags.'),
-    gps: z.object({ lat: z.number().min(-90).max(90), lon: z.number().min(-180).max(180) }).strict().optional().describe('GPS position {lat, lon} in decimal degrees.'),
+    gps: z
+      .object({ lat: z.number().min(-90).max(90), lon: z.number().min(-180).max(180) })
+      .strict()
+      .optional()
+      .describe('GPS position {lat, lon} in decimal degrees.'),
     dateTime: z
       .string()
       .refine((v) => EXIF_DATE.test(v) || ISO_DATE.test(v), 'expected "YYYY:MM:DD HH:MM:SS" or ISO 8601')
@@ -36,7 +44,8 @@ export default defineTool({
       .describe('Capture/creation date-time (EXIF "YYYY:MM:DD HH:MM:SS" or ISO 8601).'),
   }),
   check: (s) => {
-    if (Object.values(s).every((v) => v === undefined)) return 'edit-metadata needs at least one field to write (title, description, author, copyright, keywords, gps or dateTime).';
+    if (Object.values(s).every((v) => v === undefined))
+      return 'edit-metadata needs at least one field to write (title, description, author, copyright, keywords, gps or dateTime).';
   },
   needs: { engines: ['exiftool'] },
   output: 'image in the input format, pixels untouched',
@@ -44,7 +53,11 @@ export default defineTool({
   async run(ctx, { files }, s) {
     const input = files[0]!;
     const ext = input.type?.ext ?? '';
-    if (!WRITABLE.includes(ext)) throw new KilnError('UNSUPPORTED_INPUT', `Metadata cannot be written into ${ext || 'this'} files; use JPEG, PNG, TIFF, WebP, HEIC, AVIF or JXL.`);
+    if (!WRITABLE.includes(ext))
+      throw new KilnError(
+        'UNSUPPORTED_INPUT',
+        `Metadata cannot be written into ${ext || 'this'} files; use JPEG, PNG, TIFF, WebP, HEIC, AVIF or JXL.`,
+      );
     const exiftool = await requireEngine('exiftool');
     const out = ctx.out(ext);
     await copyFile(input.path, out);
@@ -62,7 +75,12 @@ export default defineTool({
       }
     }
     if (s.gps) {
-      args.push(`-GPSLatitude=${Math.abs(s.gps.lat)}`, `-GPSLatitudeRef=${s.gps.lat < 0 ? 'S' : 'N'}`, `-GPSLongitude=${Math.abs(s.gps.lon)}`, `-GPSLongitudeRef=${s.gps.lon < 0 ? 'W' : 'E'}`);
+      args.push(
+        `-GPSLatitude=${Math.abs(s.gps.lat)}`,
+        `-GPSLatitudeRef=${s.gps.lat < 0 ? 'S' : 'N'}`,
+        `-GPSLongitude=${Math.abs(s.gps.lon)}`,
+        `-GPSLongitudeRef=${s.gps.lon < 0 ? 'W' : 'E'}`,
+      );
     }
     if (s.dateTime !== undefined) {
       const exif = toExifDate(s.dateTime);

@@ -33,20 +33,31 @@ export default defineTool({
   async run(ctx, { files }, s) {
     const input = files[0]!;
     const sharp = await getSharp();
-    const src = await (await openImage(input.path, { ext: input.type?.ext, workDir: ctx.workDir, density: 300 })).autoOrient().png().toBuffer();
+    const src = await (await openImage(input.path, { ext: input.type?.ext, workDir: ctx.workDir, density: 300 }))
+      .autoOrient()
+      .png()
+      .toBuffer();
     const bg = s.backgroundColor ? parseColor(s.backgroundColor) : { r: 0, g: 0, b: 0, alpha: 0 };
     const render = async (size: number, opaque = false): Promise<Buffer> => {
       const inner = Math.max(1, Math.round(size * (1 - (2 * s.padding) / 100)));
       const fill = opaque && bg.alpha < 1 ? { r: 255, g: 255, b: 255, alpha: 1 } : bg;
-      const content = await sharp(src).resize(inner, inner, { fit: 'contain', background: { r: 0, g: 0, b: 0, alpha: 0 } }).png().toBuffer();
-      let img = sharp({ create: { width: size, height: size, channels: 4, background: fill } }).composite([{ input: content, gravity: 'center' }]);
+      const content = await sharp(src)
+        .resize(inner, inner, { fit: 'contain', background: { r: 0, g: 0, b: 0, alpha: 0 } })
+        .png()
+        .toBuffer();
+      let img = sharp({ create: { width: size, height: size, channels: 4, background: fill } }).composite([
+        { input: content, gravity: 'center' },
+      ]);
       if (s.borderRadius > 0) {
         const r = (size * s.borderRadius) / 100;
-        const mask = Buffer.from(`<svg xmlns="http://www.w3.org/2000/svg" width="${size}" height="${size}"><rect width="${size}" height="${size}" rx="${r}" ry="${r}"/></svg>`);
+        const mask = Buffer.from(
+          `<svg xmlns="http://www.w3.org/2000/svg" width="${size}" height="${size}"><rect width="${size}" height="${size}" rx="${r}" ry="${r}"/></svg>`,
+        );
         img = sharp(await img.png().toBuffer()).composite([{ input: mask, blend: 'dest-in' }]);
       }
       // iOS shows transparency as black: the touch icon is flattened, rounded corners included.
-      if (opaque) img = sharp(await img.png().toBuffer()).flatten({ background: fill.alpha < 1 ? '#ffffff' : { r: fill.r, g: fill.g, b: fill.b } });
+      if (opaque)
+        img = sharp(await img.png().toBuffer()).flatten({ background: fill.alpha < 1 ? '#ffffff' : { r: fill.r, g: fill.g, b: fill.b } });
       return img.png({ compressionLevel: 9 }).toBuffer();
     };
     const outputs = [];

@@ -12,11 +12,23 @@ import { outputFile } from '../_shared/b-output.js';
 const PAGE_SIZES = { A4: [595.28, 841.89], Letter: [612, 792], A3: [841.89, 1190.55], A5: [419.53, 595.28] } as const;
 /** Recompression ladder for targetSize: JPEG quality, then the longest side in pixels. */
 const LADDER: { quality: number; maxSide?: number }[] = [
-  { quality: 85 }, { quality: 70 }, { quality: 55 }, { quality: 55, maxSide: 2400 }, { quality: 45, maxSide: 1600 },
-  { quality: 40, maxSide: 1200 }, { quality: 35, maxSide: 800 }, { quality: 30, maxSide: 600 }, { quality: 25, maxSide: 400 },
+  { quality: 85 },
+  { quality: 70 },
+  { quality: 55 },
+  { quality: 55, maxSide: 2400 },
+  { quality: 45, maxSide: 1600 },
+  { quality: 40, maxSide: 1200 },
+  { quality: 35, maxSide: 800 },
+  { quality: 30, maxSide: 600 },
+  { quality: 25, maxSide: 400 },
 ];
 
-interface Embedded { bytes: Uint8Array; kind: 'jpg' | 'png'; width: number; height: number }
+interface Embedded {
+  bytes: Uint8Array;
+  kind: 'jpg' | 'png';
+  width: number;
+  height: number;
+}
 
 export default defineTool({
   id: 'image-to-pdf',
@@ -31,15 +43,23 @@ export default defineTool({
     pageSize: z.enum(['A4', 'Letter', 'A3', 'A5']).default('A4').describe('Page size.'),
     orientation: z.enum(['portrait', 'landscape']).default('portrait').describe('Page orientation.'),
     margin: z.number().min(0).max(500).default(20).describe('Page margin in points.'),
-    targetSize: z.object({ value: z.number().positive(), unit: z.enum(['KB', 'MB']).default('KB') }).strict().optional().describe('Maximum output size {value, unit}; images are recompressed to fit.'),
+    targetSize: z
+      .object({ value: z.number().positive(), unit: z.enum(['KB', 'MB']).default('KB') })
+      .strict()
+      .optional()
+      .describe('Maximum output size {value, unit}; images are recompressed to fit.'),
   }),
   check: (s) => {
     const [w, h] = PAGE_SIZES[s.pageSize];
-    if (2 * s.margin >= Math.min(w, h)) return `margin ${s.margin} leaves no room on a ${s.pageSize} page (at most ${Math.floor(Math.min(w, h) / 2) - 1} pt).`;
+    if (2 * s.margin >= Math.min(w, h))
+      return `margin ${s.margin} leaves no room on a ${s.pageSize} page (at most ${Math.floor(Math.min(w, h) / 2) - 1} pt).`;
   },
   batch: false,
   output: 'PDF, one image per page',
-  examples: ['scan1.jpg scan2.png --page-size Letter --margin 36 -o scans.pdf', '*.jpg --target-size \'{"value":500,"unit":"KB"}\' -o small.pdf'],
+  examples: [
+    'scan1.jpg scan2.png --page-size Letter --margin 36 -o scans.pdf',
+    '*.jpg --target-size \'{"value":500,"unit":"KB"}\' -o small.pdf',
+  ],
   async run(ctx, { files }, s) {
     let [pw, ph] = PAGE_SIZES[s.pageSize] as readonly [number, number];
     if (s.orientation === 'landscape') [pw, ph] = [ph, pw];
@@ -66,7 +86,12 @@ export default defineTool({
         pageHeightPt: ph,
         bytes: bytes.length,
         ...(s.targetSize
-          ? { targetBytes: limit, targetMet: bytes.length <= limit, recompressed: step >= 0, ...(step >= 0 ? { jpegQuality: LADDER[step]!.quality, maxSide: LADDER[step]!.maxSide ?? null } : {}) }
+          ? {
+              targetBytes: limit,
+              targetMet: bytes.length <= limit,
+              recompressed: step >= 0,
+              ...(step >= 0 ? { jpegQuality: LADDER[step]!.quality, maxSide: LADDER[step]!.maxSide ?? null } : {}),
+            }
           : {}),
       },
     };
@@ -83,7 +108,10 @@ async function prepare(ctx: RunContext, f: InputFile, recompress?: { quality: nu
   img.autoOrient();
   if (recompress) {
     if (recompress.maxSide) img.resize({ width: recompress.maxSide, height: recompress.maxSide, fit: 'inside', withoutEnlargement: true });
-    const { data, info } = await img.flatten({ background: '#ffffff' }).jpeg({ quality: recompress.quality, mozjpeg: true }).toBuffer({ resolveWithObject: true });
+    const { data, info } = await img
+      .flatten({ background: '#ffffff' })
+      .jpeg({ quality: recompress.quality, mozjpeg: true })
+      .toBuffer({ resolveWithObject: true });
     return { bytes: data, kind: 'jpg', width: info.width, height: info.height };
   }
   const { data, info } = await img.png({ compressionLevel: 9 }).toBuffer({ resolveWithObject: true });
@@ -99,7 +127,9 @@ async function build(images: Embedded[], pw: number, ph: number, margin: number)
     try {
       embedded = im.kind === 'jpg' ? await doc.embedJpg(im.bytes) : await doc.embedPng(im.bytes);
     } catch (e) {
-      throw new KilnError('UNSUPPORTED_INPUT', `An image could not be placed in the PDF: ${(e as Error).message.split('\n')[0]}`, { cause: e });
+      throw new KilnError('UNSUPPORTED_INPUT', `An image could not be placed in the PDF: ${(e as Error).message.split('\n')[0]}`, {
+        cause: e,
+      });
     }
     const page = doc.addPage([pw, ph]);
     const bw = pw - 2 * margin;

@@ -46,6 +46,14 @@ export default defineTool({
       optimizeSize: true,
     });
     const after = await stat(out);
-    return { outputs: [outputOf(out)], data: { format: s.format, originalSize: input.size, size: after.size, savedPercent: Math.round((1 - after.size / input.size) * 1000) / 10 } };
+    return {
+      outputs: [outputOf(out)],
+      data: {
+        format: s.format,
+        originalSize: input.size,
+        size: after.size,
+        savedPercent: Math.round((1 - after.size / input.size) * 1000) / 10,
+      },
+    };
   },
 });

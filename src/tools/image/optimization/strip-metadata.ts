@@ -36,7 +36,11 @@ export default defineTool({
       try {
         await copyFile(input.path, tmp);
         // -all= deletes every writable group; the file keeps its pixel data byte for byte.
-        await exec(exiftool.path, ['-q', '-q', '-m', '-all=', '-overwrite_original', '--', tmp], { signal: ctx.signal, failCode: 'UNSUPPORTED_INPUT', timeoutMs: 60_000 });
+        await exec(exiftool.path, ['-q', '-q', '-m', '-all=', '-overwrite_original', '--', tmp], {
+          signal: ctx.signal,
+          failCode: 'UNSUPPORTED_INPUT',
+          timeoutMs: 60_000,
+        });
         await rename(tmp, out);
         method = 'exiftool';
       } catch {

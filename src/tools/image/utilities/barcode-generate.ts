@@ -15,14 +15,20 @@ export function gs1CheckDigit(body: string): number {
 
 function checkGs1(text: string, name: string, len: number): void {
   if (!/^\d+$/.test(text) || (text.length !== len && text.length !== len - 1)) {
-    throw new KilnError('VALIDATION_ERROR', `${name} takes ${len - 1} digits (check digit added) or ${len} digits with a valid check digit; got "${text}".`, {
-      details: [{ path: 'text', message: `expected ${len - 1} or ${len} digits` }],
-    });
+    throw new KilnError(
+      'VALIDATION_ERROR',
+      `${name} takes ${len - 1} digits (check digit added) or ${len} digits with a valid check digit; got "${text}".`,
+      {
+        details: [{ path: 'text', message: `expected ${len - 1} or ${len} digits` }],
+      },
+    );
   }
   if (text.length === len) {
     const want = gs1CheckDigit(text.slice(0, -1));
     if (Number(text[len - 1]) !== want) {
-      throw new KilnError('VALIDATION_ERROR', `${name} check digit of "${text}" is ${text[len - 1]}, should be ${want}.`, { details: [{ path: 'text', message: `bad check digit (expected ${want})` }] });
+      throw new KilnError('VALIDATION_ERROR', `${name} check digit of "${text}" is ${text[len - 1]}, should be ${want}.`, {
+        details: [{ path: 'text', message: `bad check digit (expected ${want})` }],
+      });
     }
   }
 }
@@ -49,7 +55,14 @@ export function validateBarcodeText(type: Symbology, text: string): void {
   }
 }
 
-const BCID: Record<Symbology, string> = { code128: 'code128', ean13: 'ean13', upca: 'upca', code39: 'code39', itf14: 'itf14', datamatrix: 'datamatrix' };
+const BCID: Record<Symbology, string> = {
+  code128: 'code128',
+  ean13: 'ean13',
+  upca: 'upca',
+  code39: 'code39',
+  itf14: 'itf14',
+  datamatrix: 'datamatrix',
+};
 
 export default defineTool({
   id: 'barcode-generate',
@@ -88,7 +101,10 @@ export default defineTool({
         paddingheight: s.type === 'datamatrix' ? quiet : 4,
       });
     } catch (e) {
-      throw new KilnError('VALIDATION_ERROR', `Cannot encode "${s.text}" as ${s.type}: ${String((e as Error).message ?? e).replace(/^bwipp\.\w+#\d+: /, '')}`);
+      throw new KilnError(
+        'VALIDATION_ERROR',
+        `Cannot encode "${s.text}" as ${s.type}: ${String((e as Error).message ?? e).replace(/^bwipp\.\w+#\d+: /, '')}`,
+      );
     }
     const out = ctx.out('png', '', `barcode-${s.type}`);
     await writeFile(out, png);

@@ -34,7 +34,13 @@ export default defineTool({
       .map((c) => {
         const [r, g, b] = c.center.map((v) => Math.round(v)) as [number, number, number];
         const hex = '#' + [r, g, b].map((v) => v.toString(16).padStart(2, '0')).join('');
-        return { color: s.format === 'hex' ? hex : `rgb(${r}, ${g}, ${b})`, hex, rgb: { r, g, b }, share: +(c.count / n).toFixed(4), percent: +((100 * c.count) / n).toFixed(2) };
+        return {
+          color: s.format === 'hex' ? hex : `rgb(${r}, ${g}, ${b})`,
+          hex,
+          rgb: { r, g, b },
+          share: +(c.count / n).toFixed(4),
+          percent: +((100 * c.count) / n).toFixed(2),
+        };
       });
     const swatch = await writeRaw(ctx, swatchStrip(colors), 'png', '-palette');
     return { outputs: [swatch], data: { format: s.format, count: colors.length, colors, analysedPixels: n } };
@@ -54,11 +60,14 @@ function swatchStrip(colors: { rgb: { r: number; g: number; b: number }; share: 
   return { data, width, height };
 }
 
-interface Cluster { center: [number, number, number]; count: number }
+interface Cluster {
+  center: [number, number, number];
+  count: number;
+}
 
 function kmeans(p: Float64Array, n: number, k: number): Cluster[] {
   let seed = 0x9e3779b9;
-  const rnd = () => ((seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 0x100000000);
+  const rnd = () => (seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 0x100000000;
   const dist2 = (i: number, c: number[]) => (p[i * 3]! - c[0]!) ** 2 + (p[i * 3 + 1]! - c[1]!) ** 2 + (p[i * 3 + 2]! - c[2]!) ** 2;
   // k-means++ seeding: spread the first centers over the colors actually present.
   const centers: number[][] = [[p[0]!, p[1]!, p[2]!]];
@@ -73,7 +82,11 @@ function kmeans(p: Float64Array, n: number, k: number): Cluster[] {
     if (sum === 0) break; // fewer distinct colors than k
     let r = rnd() * sum;
     let pick = n - 1;
-    for (let i = 0; i < n; i++) if ((r -= best[i]!) <= 0) { pick = i; break; }
+    for (let i = 0; i < n; i++)
+      if ((r -= best[i]!) <= 0) {
+        pick = i;
+        break;
+      }
     centers.push([p[pick * 3]!, p[pick * 3 + 1]!, p[pick * 3 + 2]!]);
   }
   const assign = new Int32Array(n);
@@ -85,7 +98,10 @@ function kmeans(p: Float64Array, n: number, k: number): Cluster[] {
       let bd = Infinity;
       for (let c = 0; c < centers.length; c++) {
         const d = dist2(i, centers[c]!);
-        if (d < bd) { bd = d; bi = c; }
+        if (d < bd) {
+          bd = d;
+          bi = c;
+        }
       }
       if (assign[i] !== bi || iter === 0) moved++;
       assign[i] = bi;
@@ -99,7 +115,9 @@ function kmeans(p: Float64Array, n: number, k: number): Cluster[] {
       sums[c * 3 + 1] += p[i * 3 + 1]!;
       sums[c * 3 + 2] += p[i * 3 + 2]!;
     }
-    centers.forEach((c, j) => { if (counts[j]) for (let q = 0; q < 3; q++) c[q] = sums[j * 3 + q]! / counts[j]!; });
+    centers.forEach((c, j) => {
+      if (counts[j]) for (let q = 0; q < 3; q++) c[q] = sums[j * 3 + q]! / counts[j]!;
+    });
     if (moved === 0) break;
   }
   return centers.map((c, j) => ({ center: c as [number, number, number], count: counts[j]! }));

@@ -14,7 +14,9 @@ export default defineTool({
   input: {
     kind: 'file',
     accept: ['image/*'],
-    extra: [{ field: 'file', flag: 'target', accept: ['image/*'], required: true, description: 'the image to compare with (second "file" part)' }],
+    extra: [
+      { field: 'file', flag: 'target', accept: ['image/*'], required: true, description: 'the image to compare with (second "file" part)' },
+    ],
   },
   settings: z.object({
     mode: z.enum(['side-by-side', 'overlay', 'diff']).default('diff').describe('Rendering of the comparison image.'),
@@ -38,7 +40,12 @@ export default defineTool({
     let differing = 0;
     let maxDiff = 0;
     for (let p = 0, i = 0; p < n; p++, i += 4) {
-      const d = Math.max(Math.abs(ad[i]! - bd[i]!), Math.abs(ad[i + 1]! - bd[i + 1]!), Math.abs(ad[i + 2]! - bd[i + 2]!), Math.abs(ad[i + 3]! - bd[i + 3]!));
+      const d = Math.max(
+        Math.abs(ad[i]! - bd[i]!),
+        Math.abs(ad[i + 1]! - bd[i + 1]!),
+        Math.abs(ad[i + 2]! - bd[i + 2]!),
+        Math.abs(ad[i + 3]! - bd[i + 3]!),
+      );
       if (d > maxDiff) maxDiff = d;
       if (d > s.diffThreshold) {
         mask[p] = 1;
@@ -77,7 +84,11 @@ export default defineTool({
         secondWidth: bOrig.width,
         secondHeight: bOrig.height,
         resized,
-        ...(resized ? { note: `The images differ in size; the second (${bOrig.width}×${bOrig.height}) was stretched to ${a.width}×${a.height} for the comparison.` } : {}),
+        ...(resized
+          ? {
+              note: `The images differ in size; the second (${bOrig.width}×${bOrig.height}) was stretched to ${a.width}×${a.height} for the comparison.`,
+            }
+          : {}),
         totalPixels: n,
         differentPixels: differing,
         differencePercent: +percent.toFixed(4),
@@ -91,7 +102,9 @@ export default defineTool({
 
 async function stretch(r: Raw, width: number, height: number): Promise<Raw> {
   const sharp = await getSharp();
-  const data = await sharp(Buffer.from(r.data.buffer, r.data.byteOffset, r.data.length), { raw: { width: r.width, height: r.height, channels: 4 } })
+  const data = await sharp(Buffer.from(r.data.buffer, r.data.byteOffset, r.data.length), {
+    raw: { width: r.width, height: r.height, channels: 4 },
+  })
     .resize({ width, height, fit: 'fill' })
     .raw()
     .toBuffer();

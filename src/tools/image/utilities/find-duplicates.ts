@@ -19,7 +19,15 @@ export default defineTool({
   output: 'JSON: groups of duplicates with distances, hashes, skipped files',
   examples: ['*.jpg --threshold 6 --json'],
   async run(ctx, { files }, s) {
-    interface Item { index: number; name: string; hash: bigint; pixels: number; size: number; width: number; height: number }
+    interface Item {
+      index: number;
+      name: string;
+      hash: bigint;
+      pixels: number;
+      size: number;
+      width: number;
+      height: number;
+    }
     const items: Item[] = [];
     const skipped: { name: string; reason: string }[] = [];
     for (const [index, f] of files.entries()) {
@@ -28,7 +36,15 @@ export default defineTool({
         const img = await openImage(f.path, { ext: f.type?.ext, workDir: ctx.workDir });
         const meta = await img.metadata();
         const hash = await perceptualHash(img);
-        items.push({ index, name: f.name, hash, pixels: (meta.width ?? 0) * (meta.height ?? 0), size: f.size, width: meta.width ?? 0, height: meta.height ?? 0 });
+        items.push({
+          index,
+          name: f.name,
+          hash,
+          pixels: (meta.width ?? 0) * (meta.height ?? 0),
+          size: f.size,
+          width: meta.width ?? 0,
+          height: meta.height ?? 0,
+        });
       } catch (e) {
         skipped.push({ name: f.name, reason: `could not be decoded: ${(e as Error).message.split('\n')[0]}` });
       }
@@ -56,7 +72,15 @@ export default defineTool({
           best: best.name,
           files: g.map((it) => {
             const distance = hammingDistance(it.hash, best.hash);
-            return { name: it.name, index: it.index, width: it.width, height: it.height, size: it.size, distance, similarity: +(100 * (1 - distance / 64)).toFixed(2) };
+            return {
+              name: it.name,
+              index: it.index,
+              width: it.width,
+              height: it.height,
+              size: it.size,
+              distance,
+              similarity: +(100 * (1 - distance / 64)).toFixed(2),
+            };
           }),
         };
       });

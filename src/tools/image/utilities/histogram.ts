@@ -11,7 +11,8 @@ export default defineTool({
   section: 'image',
   group: 'utilities',
   summary: 'Render an RGB histogram chart and per-channel statistics.',
-  description: 'Counts every pixel of every channel (256 bins), draws the three curves (linear or log y axis) as a PNG chart, and returns mean, median, standard deviation, min and max per channel plus the raw bins.',
+  description:
+    'Counts every pixel of every channel (256 bins), draws the three curves (linear or log y axis) as a PNG chart, and returns mean, median, standard deviation, min and max per channel plus the raw bins.',
   input: { kind: 'file', accept: ['image/*'] },
   settings: z.object({
     scale: z.enum(['linear', 'log']).default('linear').describe('Y-axis scale.'),
@@ -35,16 +36,30 @@ export default defineTool({
     ctx.progress(60, 'drawing');
     const sharp = await getSharp();
     const out = ctx.out('png', '-histogram');
-    await sharp(Buffer.from(chartSvg(bins, s.scale))).png().toFile(out);
+    await sharp(Buffer.from(chartSvg(bins, s.scale)))
+      .png()
+      .toFile(out);
     return {
       outputs: [outputFile(out)],
-      data: { scale: s.scale, width: info.width, height: info.height, pixels: total, channels: stats, bins: Object.fromEntries(CHANNELS.map((n, c) => [n, [...bins[c]!]])) },
+      data: {
+        scale: s.scale,
+        width: info.width,
+        height: info.height,
+        pixels: total,
+        channels: stats,
+        bins: Object.fromEntries(CHANNELS.map((n, c) => [n, [...bins[c]!]])),
+      },
     };
   },
 });
 
 function channelStats(h: Float64Array, total: number) {
-  let sum = 0, sq = 0, min = -1, max = 0, median = -1, seen = 0;
+  let sum = 0,
+    sq = 0,
+    min = -1,
+    max = 0,
+    median = -1,
+    seen = 0;
   for (let v = 0; v < 256; v++) {
     const n = h[v]!;
     if (!n) continue;
@@ -60,14 +75,19 @@ function channelStats(h: Float64Array, total: number) {
 }
 
 function chartSvg(bins: Float64Array[], scale: 'linear' | 'log'): string {
-  const W = 512, H = 256, pad = 24;
+  const W = 512,
+    H = 256,
+    pad = 24;
   const f = scale === 'log' ? (n: number) => Math.log1p(n) : (n: number) => n;
   const top = Math.max(1, ...bins.flatMap((b) => [...b].map(f)));
   const paths = bins.map((b, c) => {
     let d = `M${pad},${pad + H}`;
-    for (let v = 0; v < 256; v++) d += ` L${pad + v * 2},${(pad + H - (f(b[v]!) / top) * H).toFixed(2)} L${pad + v * 2 + 2},${(pad + H - (f(b[v]!) / top) * H).toFixed(2)}`;
+    for (let v = 0; v < 256; v++)
+      d += ` L${pad + v * 2},${(pad + H - (f(b[v]!) / top) * H).toFixed(2)} L${pad + v * 2 + 2},${(pad + H - (f(b[v]!) / top) * H).toFixed(2)}`;
     return `<path d="${d} L${pad + W},${pad + H} Z" fill="${COLORS[c]}" fill-opacity="0.45" stroke="${COLORS[c]}" stroke-width="1"/>`;
   });
-  return `<svg xmlns="http://www.w3.org/2000/svg" width="${W + 2 * pad}" height="${H + 2 * pad}"><rect width="100%" height="100%" fill="#ffffff"/>` +
-    `<rect x="${pad}" y="${pad}" width="${W}" height="${H}" fill="#fafafa" stroke="#999"/>${paths.join('')}</svg>`;
+  return (
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${W + 2 * pad}" height="${H + 2 * pad}"><rect width="100%" height="100%" fill="#ffffff"/>` +
+    `<rect x="${pad}" y="${pad}" width="${W}" height="${H}" fill="#fafafa" stroke="#999"/>${paths.join('')}</svg>`
+  );
 }

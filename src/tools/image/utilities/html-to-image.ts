@@ -17,11 +17,34 @@ import { getSharp } from '../../../engines/sharp.js';
  */
 const BLOCKED = new net.BlockList();
 for (const [a, p] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.88.99.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24],
-  ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) BLOCKED.addSubnet(a, p, 'ipv4');
-for (const [a, p] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8], ['2001:db8::', 32], ['100::', 64]] as const) BLOCKED.addSubnet(a, p, 'ipv6');
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.0.2.0', 24],
+  ['192.88.99.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+] as const)
+  BLOCKED.addSubnet(a, p, 'ipv4');
+for (const [a, p] of [
+  ['::', 128],
+  ['::1', 128],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['fec0::', 10],
+  ['ff00::', 8],
+  ['2001:db8::', 32],
+  ['100::', 64],
+] as const)
+  BLOCKED.addSubnet(a, p, 'ipv6');
 
 /** IPv4 hidden in an IPv6 address (mapped, NAT64, 6to4): checked as IPv4. */
 function embeddedV4(addr: string): string | undefined {
@@ -93,9 +116,15 @@ export async function resolveAllowed(raw: string): Promise<Pinned> {
     throw new KilnError('VALIDATION_ERROR', `Not a valid URL: ${raw}`, { details: [{ path: 'url', message: 'invalid URL' }] });
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new KilnError('VALIDATION_ERROR', 'Only http and https URLs can be captured.', { details: [{ path: 'url', message: 'unsupported scheme' }], reason: 'url-scheme' });
+    throw new KilnError('VALIDATION_ERROR', 'Only http and https URLs can be captured.', {
+      details: [{ path: 'url', message: 'unsupported scheme' }],
+      reason: 'url-scheme',
+    });
   }
-  if (url.username || url.password) throw new KilnError('VALIDATION_ERROR', 'URLs with credentials are not accepted.', { details: [{ path: 'url', message: 'credentials in URL' }] });
+  if (url.username || url.password)
+    throw new KilnError('VALIDATION_ERROR', 'URLs with credentials are not accepted.', {
+      details: [{ path: 'url', message: 'credentials in URL' }],
+    });
   const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
   const allow = allowList();
   let addrs: { address: string; family: number }[];
@@ -104,23 +133,42 @@ export async function resolveAllowed(raw: string): Promise<Pinned> {
     try {
       addrs = await lookup(host, { all: true, verbatim: true });
     } catch {
-      throw new KilnError('VALIDATION_ERROR', `The host ${host} could not be resolved.`, { details: [{ path: 'url', message: 'unknown host' }], reason: 'url-unresolvable' });
+      throw new KilnError('VALIDATION_ERROR', `The host ${host} could not be resolved.`, {
+        details: [{ path: 'url', message: 'unknown host' }],
+        reason: 'url-unresolvable',
+      });
     }
   }
   if (!addrs.length) throw new KilnError('VALIDATION_ERROR', `The host ${host} has no address.`, { reason: 'url-unresolvable' });
   // Every address must pass: a name that also resolves to a private address is refused outright.
   for (const a of addrs) {
     if (isPrivateAddress(a.address) && !hostAllowed(host, allow) && !addressAllowed(a.address, allow)) {
-      throw new KilnError('VALIDATION_ERROR', `${host} points to a private, loopback or link-local address (${a.address}); an administrator can allow it with KILN_URL_ALLOWLIST.`, {
-        details: [{ path: 'url', message: 'address not allowed' }],
-        reason: 'url-not-allowed',
-      });
+      throw new KilnError(
+        'VALIDATION_ERROR',
+        `${host} points to a private, loopback or link-local address (${a.address}); an administrator can allow it with KILN_URL_ALLOWLIST.`,
+        {
+          details: [{ path: 'url', message: 'address not allowed' }],
+          reason: 'url-not-allowed',
+        },
+      );
     }
   }
   return { url, address: addrs[0]!.address, family: addrs[0]!.family === 6 ? 6 : 4 };
 }
 
-const HOP_BY_HOP = new Set(['host', 'connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'te', 'trailer', 'content-length', 'accept-encoding', 'cookie']);
+const HOP_BY_HOP = new Set([
+  'host',
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'upgrade',
+  'te',
+  'trailer',
+  'content-length',
+  'accept-encoding',
+  'cookie',
+]);
 const MAX_RESPONSE_BYTES = 25 * 1024 * 1024;
 const MAX_REDIRECTS = 10;
 
@@ -136,7 +184,15 @@ async function fetchPinned(p: Pinned, method: string, headers: Record<string, st
   try {
     const h: Record<string, string> = { 'accept-encoding': 'identity' };
     for (const [k, v] of Object.entries(headers)) if (!HOP_BY_HOP.has(k.toLowerCase())) h[k] = v;
-    const res = await request(p.url, { method: method as 'GET', headers: h, body: body ?? undefined, dispatcher: agent, signal, headersTimeout: 20_000, bodyTimeout: 20_000 });
+    const res = await request(p.url, {
+      method: method as 'GET',
+      headers: h,
+      body: body ?? undefined,
+      dispatcher: agent,
+      signal,
+      headersTimeout: 20_000,
+      bodyTimeout: 20_000,
+    });
     const chunks: Buffer[] = [];
     let size = 0;
     for await (const c of res.body) {
@@ -163,7 +219,8 @@ const PRESETS = {
   tablet: { width: 768, height: 1024, mobile: false },
   mobile: { width: 375, height: 812, mobile: true },
 } as const;
-const MOBILE_UA = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1';
+const MOBILE_UA =
+  'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1';
 /** Chromium cannot capture taller bitmaps than this in one piece. */
 const MAX_CAPTURE_HEIGHT = 16_384;
 
@@ -182,7 +239,10 @@ export default defineTool({
     format: z.enum(['png', 'jpg', 'webp']).default('png').describe('Output format.'),
     quality: z.int().min(1).max(100).default(90).describe('Quality for lossy formats.'),
     fullPage: z.boolean().default(false).describe('Capture the full scrollable page.'),
-    devicePreset: z.enum(['desktop', 'tablet', 'mobile', 'custom']).default('desktop').describe('desktop 1280x720, tablet 768x1024, mobile 375x812 (mobile UA), custom = viewportWidth/Height.'),
+    devicePreset: z
+      .enum(['desktop', 'tablet', 'mobile', 'custom'])
+      .default('desktop')
+      .describe('desktop 1280x720, tablet 768x1024, mobile 375x812 (mobile UA), custom = viewportWidth/Height.'),
     viewportWidth: z.int().min(320).max(3840).default(1280).describe('Viewport width (devicePreset=custom).'),
     viewportHeight: z.int().min(320).max(2160).default(720).describe('Viewport height (devicePreset=custom).'),
   }),
@@ -190,10 +250,14 @@ export default defineTool({
   execution: 'fast',
   batch: false,
   output: 'image (PNG, JPG or WebP)',
-  examples: ['--url https://example.com -o example.png', '--url https://example.com --device-preset mobile --full-page --format jpg -o page.jpg'],
+  examples: [
+    '--url https://example.com -o example.png',
+    '--url https://example.com --device-preset mobile --full-page --format jpg -o page.jpg',
+  ],
   async run(ctx, _inputs, s) {
     const first = await resolveAllowed(s.url);
-    const preset = s.devicePreset === 'custom' ? { width: s.viewportWidth, height: s.viewportHeight, mobile: false } : PRESETS[s.devicePreset];
+    const preset =
+      s.devicePreset === 'custom' ? { width: s.viewportWidth, height: s.viewportHeight, mobile: false } : PRESETS[s.devicePreset];
     ctx.progress(10, 'loading');
     const png = await withPage(
       {
@@ -219,7 +283,13 @@ export default defineTool({
             // those of sub-resources are followed here, each hop checked like the first.
             for (let hop = 0; ; hop++) {
               const pinned = await resolveAllowed(target);
-              const res = await fetchPinned(pinned, hop ? 'GET' : req.method(), await req.allHeaders(), hop ? null : req.postDataBuffer(), ctx.signal);
+              const res = await fetchPinned(
+                pinned,
+                hop ? 'GET' : req.method(),
+                await req.allHeaders(),
+                hop ? null : req.postDataBuffer(),
+                ctx.signal,
+              );
               const loc = res.status >= 300 && res.status < 400 ? res.headers.location : undefined;
               if (!loc) return await route.fulfill(res);
               if (hop >= MAX_REDIRECTS) throw new KilnError('UNSUPPORTED_INPUT', 'Too many redirects.');
@@ -243,7 +313,8 @@ export default defineTool({
             await page.goto(url, { waitUntil: 'load', timeout: 30_000 });
           } catch (e) {
             if (mainRefused) throw mainRefused;
-            if (!mainRedirect) throw new KilnError('UNSUPPORTED_INPUT', `The page could not be loaded: ${(e as Error).message.split('\n')[0]}`);
+            if (!mainRedirect)
+              throw new KilnError('UNSUPPORTED_INPUT', `The page could not be loaded: ${(e as Error).message.split('\n')[0]}`);
           }
           next = mainRedirect;
         }

@@ -11,7 +11,8 @@ export default defineTool({
   section: 'image',
   group: 'utilities',
   summary: 'Encode an image as a base64 string or data URI.',
-  description: 'Returns the image bytes unchanged as base64, either bare or as a data: URI whose MIME type is detected from the bytes (or the one you give).',
+  description:
+    'Returns the image bytes unchanged as base64, either bare or as a data: URI whose MIME type is detected from the bytes (or the one you give).',
   input: { kind: 'file', accept: ['image/*'] },
   settings: z.object({
     format: z.enum(['data-uri', 'plain']).default('data-uri').describe('Output as data URI or bare base64.'),
@@ -26,7 +27,11 @@ export default defineTool({
   async run(_ctx, { files }, s) {
     const input = files[0]!;
     const size = (await stat(input.path)).size;
-    if (size > MAX_BYTES) throw new KilnError('LIMIT_EXCEEDED', `image-to-base64 takes images up to ${MAX_BYTES / 1024 / 1024} MB (got ${(size / 1024 / 1024).toFixed(1)} MB).`);
+    if (size > MAX_BYTES)
+      throw new KilnError(
+        'LIMIT_EXCEEDED',
+        `image-to-base64 takes images up to ${MAX_BYTES / 1024 / 1024} MB (got ${(size / 1024 / 1024).toFixed(1)} MB).`,
+      );
     const b64 = (await readFile(input.path)).toString('base64');
     const mimeType = s.mimeType ?? input.type?.mime ?? 'application/octet-stream';
     const text = s.format === 'data-uri' ? `data:${mimeType};base64,${b64}` : b64;

@@ -3,7 +3,18 @@ import { defineTool } from '../../../core/tool.js';
 import { KilnError } from '../../../core/errors.js';
 import { getSharp, isAnimatedFormat, MAX_INPUT_PIXELS, openImage } from '../../../engines/sharp.js';
 
-const DEPTH_BITS: Record<string, number> = { uchar: 8, char: 8, ushort: 16, short: 16, uint: 32, int: 32, float: 32, complex: 64, double: 64, dpcomplex: 128 };
+const DEPTH_BITS: Record<string, number> = {
+  uchar: 8,
+  char: 8,
+  ushort: 16,
+  short: 16,
+  uint: 32,
+  int: 32,
+  float: 32,
+  complex: 64,
+  double: 64,
+  dpcomplex: 128,
+};
 
 export default defineTool({
   id: 'info',
@@ -64,7 +75,7 @@ export default defineTool({
       pages,
       animated: pages > 1,
       ...(pages > 1 ? { loop: meta.loop ?? 0, delays: meta.delay ?? [] } : {}),
-      iccProfile: meta.icc ? iccDescription(meta.icc) ?? 'unnamed' : null,
+      iccProfile: meta.icc ? (iccDescription(meta.icc) ?? 'unnamed') : null,
       hasExif: !!meta.exif,
       hasXmp: !!meta.xmp,
       hasIptc: !!meta.iptc,

@@ -63,7 +63,14 @@ export default defineTool({
     const mime = s.format === 'jpeg' ? 'image/jpeg' : `image/${s.format}`;
     return {
       outputs: [outputFile(out)],
-      data: { dataUri: `data:${mime};base64,${bytes.toString('base64')}`, width, height, bytes: bytes.length, strategy: s.strategy, format: s.format },
+      data: {
+        dataUri: `data:${mime};base64,${bytes.toString('base64')}`,
+        width,
+        height,
+        bytes: bytes.length,
+        strategy: s.strategy,
+        format: s.format,
+      },
     };
   },
 });

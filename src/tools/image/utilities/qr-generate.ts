@@ -19,7 +19,10 @@ export default defineTool({
   description:
     'Encodes data as a QR code drawn as vector shapes (square, rounded or dot modules; square, rounded or dot corner eyes) and ' +
     'rendered to PNG. An optional logo is centred on a light pad; error correction is raised to H so the code still reads.',
-  input: { kind: 'none', extra: [{ field: 'logo', accept: ['image/*'], required: false, description: 'Logo placed in the center of the code' }] },
+  input: {
+    kind: 'none',
+    extra: [{ field: 'logo', accept: ['image/*'], required: false, description: 'Logo placed in the center of the code' }],
+  },
   settings: z.object({
     data: z.string().min(1).max(2000).describe('Content to encode.'),
     size: z.int().min(100).max(10000).default(400).describe('Output width/height in pixels.'),
@@ -45,9 +48,21 @@ export default defineTool({
     const m = qr.modules;
     const matrix = { size: m.size, get: (x: number, y: number) => !!m.data[y * m.size + x] };
     const modulesAcross = m.size + 2 * s.margin;
-    if (s.size < modulesAcross) throw new KilnError('VALIDATION_ERROR', `size ${s.size} is smaller than the ${modulesAcross} modules of this code; use at least ${modulesAcross * 2}.`);
+    if (s.size < modulesAcross)
+      throw new KilnError(
+        'VALIDATION_ERROR',
+        `size ${s.size} is smaller than the ${modulesAcross} modules of this code; use at least ${modulesAcross * 2}.`,
+      );
     const logoFraction = logo ? LOGO_FRACTION : 0;
-    const svg = qrSvg(matrix, { size: s.size, margin: s.margin, colorDark: s.colorDark, colorLight: s.colorLight, dotStyle: s.dotStyle, cornerStyle: s.cornerStyle, logoFraction });
+    const svg = qrSvg(matrix, {
+      size: s.size,
+      margin: s.margin,
+      colorDark: s.colorDark,
+      colorLight: s.colorLight,
+      dotStyle: s.dotStyle,
+      cornerStyle: s.cornerStyle,
+      logoFraction,
+    });
     const sharp = await getSharp();
     ctx.progress(40, 'drawing');
     let img = sharp(Buffer.from(svg), { density: 72 });

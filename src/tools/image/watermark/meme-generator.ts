@@ -19,11 +19,21 @@ export default defineTool({
     `Template mode: templateId (${MEME_TEMPLATE_IDS.join(', ')}), each with its own text box ids. Custom-image mode: upload the picture as "file" (CLI --file); ` +
     'textLayout picks the boxes (top/bottom, top, bottom, center, left/right). If both are given the template wins. Text wraps inside its box and, without fontSize, ' +
     'takes the largest size that fits; a fontSize that does not fit shrinks to fit. Fonts ship with kiln (SIL OFL); arial-black is Archivo Black and comic-sans is Comic Neue, open look-alikes.',
-  input: { kind: 'none', extra: [{ field: 'file', flag: 'file', accept: ['image/*'], required: false, description: 'the picture for custom-image mode' }] },
+  input: {
+    kind: 'none',
+    extra: [{ field: 'file', flag: 'file', accept: ['image/*'], required: false, description: 'the picture for custom-image mode' }],
+  },
   settings: z.object({
     templateId: z.enum(MEME_TEMPLATE_IDS).optional().describe('Built-in template id (template mode).'),
-    textLayout: z.enum(TEXT_LAYOUTS).default('top-bottom').describe('Text box layout for an uploaded image (templates define their own boxes).'),
-    textBoxes: z.array(z.object({ id: z.string().min(1).max(40), text: z.string().max(500) }).strict()).max(20).default([]).describe('Text boxes [{id, text}].'),
+    textLayout: z
+      .enum(TEXT_LAYOUTS)
+      .default('top-bottom')
+      .describe('Text box layout for an uploaded image (templates define their own boxes).'),
+    textBoxes: z
+      .array(z.object({ id: z.string().min(1).max(40), text: z.string().max(500) }).strict())
+      .max(20)
+      .default([])
+      .describe('Text boxes [{id, text}].'),
     fontFamily: z.enum(MEME_FONT_IDS).default('anton').describe('Typeface.'),
     fontSize: z.number().min(8).max(200).optional().describe('Font size in px; auto-fitted when omitted.'),
     textColor: colorSchema('#ffffff').describe('Text fill color.'),
@@ -59,11 +69,20 @@ export default defineTool({
       H = info.height;
       boxes = layoutBoxes(s.textLayout, W, H);
     } else {
-      throw new KilnError('VALIDATION_ERROR', 'meme-generator needs templateId (template mode) or an uploaded image in "file" (CLI --file).', { details: [{ path: 'templateId', message: 'templateId or file is required' }] });
+      throw new KilnError(
+        'VALIDATION_ERROR',
+        'meme-generator needs templateId (template mode) or an uploaded image in "file" (CLI --file).',
+        { details: [{ path: 'templateId', message: 'templateId or file is required' }] },
+      );
     }
     const known = new Set(boxes.map((b) => b.id));
     const unknown = s.textBoxes.filter((b) => !known.has(b.id)).map((b) => b.id);
-    if (unknown.length) throw new KilnError('VALIDATION_ERROR', `Unknown text box id${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}; this ${mode === 'template' ? 'template' : 'layout'} has ${[...known].join(', ')}.`, { details: [{ path: 'textBoxes', message: 'unknown id' }] });
+    if (unknown.length)
+      throw new KilnError(
+        'VALIDATION_ERROR',
+        `Unknown text box id${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}; this ${mode === 'template' ? 'template' : 'layout'} has ${[...known].join(', ')}.`,
+        { details: [{ path: 'textBoxes', message: 'unknown id' }] },
+      );
     const font = await memeFont(s.fontFamily, ctx.dataDir);
     const layers = [];
     const placed: { id: string; fontSize: number; left: number; top: number; width: number; height: number }[] = [];
@@ -81,17 +100,31 @@ export default defineTool({
       const gy = box.y + (box.valign === 'top' ? 0 : box.valign === 'bottom' ? box.h - glyphs.height : (box.h - glyphs.height) / 2);
       const x = Math.max(0, Math.round(gx));
       const y = Math.max(0, Math.round(gy));
-      for (const [layer, lx, ly] of [[stroke, x - pad, y - pad], [glyphs, x, y]] as const) {
+      for (const [layer, lx, ly] of [
+        [stroke, x - pad, y - pad],
+        [glyphs, x, y],
+      ] as const) {
         const clipped = clipLayer(layer, Math.round(lx), Math.round(ly), W, H);
         if (clipped) layers.push(layerInput(clipped));
       }
       placed.push({ id: tb.id, fontSize: Math.round(glyphs.size), left: x, top: y, width: glyphs.width, height: glyphs.height });
     }
     const out = ctx.out('png', '', upload && mode === 'custom-image' ? undefined : `meme-${s.templateId}`);
-    await sharp(base, { raw: { width: W, height: H, channels: 4 } }).composite(layers).png().toFile(out);
+    await sharp(base, { raw: { width: W, height: H, channels: 4 } })
+      .composite(layers)
+      .png()
+      .toFile(out);
     return {
       outputs: [outputFile(out)],
-      data: { mode, ...(mode === 'template' ? { templateId: s.templateId } : { textLayout: s.textLayout }), width: W, height: H, font: s.fontFamily, boxes: boxes.map((b) => b.id), placed },
+      data: {
+        mode,
+        ...(mode === 'template' ? { templateId: s.templateId } : { textLayout: s.textLayout }),
+        width: W,
+        height: H,
+        font: s.fontFamily,
+        boxes: boxes.map((b) => b.id),
+        placed,
+      },
     };
   },
 });

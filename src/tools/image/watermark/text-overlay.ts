@@ -18,7 +18,13 @@ export default defineTool({
   input: { kind: 'file', accept: ['image/*'] },
   settings: z.object({
     text: z.string().min(1).max(500).describe('Text to draw.'),
-    font: z.string().min(1).max(100).regex(/^[\w .,'-]+$/, 'letters, digits, spaces and . , \' - only').default('sans-serif').describe('Font family name from the installed fonts.'),
+    font: z
+      .string()
+      .min(1)
+      .max(100)
+      .regex(/^[\w .,'-]+$/, "letters, digits, spaces and . , ' - only")
+      .default('sans-serif')
+      .describe('Font family name from the installed fonts.'),
     fontSize: z.number().min(8).max(200).default(48).describe('Font size in px.'),
     color: colorSchema('#FFFFFF').describe('Text color.'),
     x: z.number().min(0).optional().describe('Left edge of the text block in px; horizontally centered when omitted.'),
@@ -40,7 +46,14 @@ export default defineTool({
     const margin = Math.round(Math.min(W, H) * 0.04);
     // Wrap inside what is left of the image right of x (or inside the margins when centered).
     const wrapWidth = Math.max(s.fontSize, (s.x === undefined ? W - 2 * margin : W - s.x) - 2 * pad);
-    const text = await renderText({ text: s.text, family: s.font.replace(/,/g, ' '), size: s.fontSize, width: wrapWidth, align: s.x === undefined ? 'center' : 'left', color: s.color });
+    const text = await renderText({
+      text: s.text,
+      family: s.font.replace(/,/g, ' '),
+      size: s.fontSize,
+      width: wrapWidth,
+      align: s.x === undefined ? 'center' : 'left',
+      color: s.color,
+    });
     const boxW = text.width + 2 * pad;
     const boxH = text.height + 2 * pad;
     const x = Math.round(s.x ?? Math.max(0, (W - boxW) / 2));
@@ -51,7 +64,13 @@ export default defineTool({
       const r = Math.min(s.borderRadius, boxW / 2, boxH / 2);
       const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="${boxW}" height="${boxH}"><rect width="${boxW}" height="${boxH}" rx="${r}" ry="${r}" ${svgPaint(s.background)}/></svg>`;
       const { data: bd, info: bi } = await sharp(Buffer.from(svg)).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
-      const box = clipLayer({ data: new Uint8ClampedArray(bd.buffer, bd.byteOffset, bd.length), width: bi.width, height: bi.height }, x, y, W, H);
+      const box = clipLayer(
+        { data: new Uint8ClampedArray(bd.buffer, bd.byteOffset, bd.length), width: bi.width, height: bi.height },
+        x,
+        y,
+        W,
+        H,
+      );
       if (box) layers.push(layerInput(box));
     }
     const clipped = clipLayer(text, x + pad, y + pad, W, H);
@@ -60,6 +79,9 @@ export default defineTool({
     const format = outputFormat(input);
     const out = ctx.out(format);
     await writeImage(img, out, format, { quality: format === 'jpg' ? 92 : undefined });
-    return { outputs: [outputFile(out)], data: { box: { left: x, top: y, width: boxW, height: boxH }, clipped: x + boxW > W || y + boxH > H } };
+    return {
+      outputs: [outputFile(out)],
+      data: { box: { left: x, top: y, width: boxW, height: boxH }, clipped: x + boxW > W || y + boxH > H },
+    };
   },
 });

@@ -10,7 +10,8 @@ export default defineTool({
   section: 'image',
   group: 'watermark',
   summary: 'Overlay a logo image as a watermark at a corner or the center.',
-  description: 'The watermark is scaled to scale% of the base image width (aspect kept), given the opacity, and placed at position with a margin of 3% of the shorter side.',
+  description:
+    'The watermark is scaled to scale% of the base image width (aspect kept), given the opacity, and placed at position with a margin of 3% of the shorter side.',
   input: {
     kind: 'file',
     accept: ['image/*'],
@@ -31,7 +32,10 @@ export default defineTool({
     const { data, info } = await base.ensureAlpha().raw().toBuffer({ resolveWithObject: true });
     const W = info.width;
     const H = info.height;
-    const layer = await loadLayer(extra.watermark![0]!, ctx.workDir, { width: Math.max(1, Math.round((W * s.scale) / 100)), opacity: s.opacity / 100 });
+    const layer = await loadLayer(extra.watermark![0]!, ctx.workDir, {
+      width: Math.max(1, Math.round((W * s.scale) / 100)),
+      opacity: s.opacity / 100,
+    });
     const margin = Math.round(Math.min(W, H) * 0.03);
     const left = s.position === 'center' ? (W - layer.width) / 2 : s.position.endsWith('left') ? margin : W - layer.width - margin;
     const top = s.position === 'center' ? (H - layer.height) / 2 : s.position.startsWith('top') ? margin : H - layer.height - margin;

@@ -24,7 +24,10 @@ export default defineTool({
     fontSize: z.number().min(8).max(1000).default(48).describe('Font size in pixels.'),
     color: z.string().regex(HEX, 'expected a hex colour such as #000000').default('#000000').describe('Text color.'),
     opacity: z.number().min(0).max(100).default(50).describe('Text opacity in percent.'),
-    position: z.enum(['center', 'top-left', 'top-right', 'bottom-left', 'bottom-right']).default('center').describe('Placement (ignored when tile is true).'),
+    position: z
+      .enum(['center', 'top-left', 'top-right', 'bottom-left', 'bottom-right'])
+      .default('center')
+      .describe('Placement (ignored when tile is true).'),
     rotation: z.number().min(-360).max(360).default(0).describe('Text rotation in degrees.'),
     tile: z.boolean().default(false).describe('Repeat the text across the whole image.'),
   }),
@@ -49,14 +52,27 @@ export default defineTool({
     const margin = Math.round(s.fontSize / 2);
     // Long text wraps at the image width instead of growing one huge line (memory, and it would be shrunk anyway).
     const wrapAt = Math.max(s.fontSize * 2, s.tile ? W : W - 2 * margin);
-    let text = sharp({ text: { text: markup, font: `${font.family} ${s.fontSize}px`, fontfile: font.file, dpi: 72, rgba: true, align: 'centre', width: wrapAt, wrap: 'word-char' } });
+    let text = sharp({
+      text: {
+        text: markup,
+        font: `${font.family} ${s.fontSize}px`,
+        fontfile: font.file,
+        dpi: 72,
+        rgba: true,
+        align: 'centre',
+        width: wrapAt,
+        wrap: 'word-char',
+      },
+    });
     if (s.rotation % 360 !== 0) {
       text = sharp(await text.png().toBuffer()).rotate(s.rotation, { background: { r: 0, g: 0, b: 0, alpha: 0 } });
     }
     const { data, info } = await text.ensureAlpha().raw().toBuffer({ resolveWithObject: true });
     const alpha = s.opacity / 100;
     for (let i = 3; i < data.length; i += 4) data[i] = Math.round(data[i]! * alpha);
-    let stamp = await sharp(data, { raw: { width: info.width, height: info.height, channels: 4 } }).png().toBuffer();
+    let stamp = await sharp(data, { raw: { width: info.width, height: info.height, channels: 4 } })
+      .png()
+      .toBuffer();
     let sw = info.width;
     let sh = info.height;
     const room = s.tile ? { w: W, h: H } : { w: Math.max(1, W - 2 * margin), h: Math.max(1, H - 2 * margin) };

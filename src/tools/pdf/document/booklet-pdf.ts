@@ -27,7 +27,7 @@ export default defineTool({
   description:
     'Saddle-stitch imposition: pages are padded with blanks to a multiple of 4 and paired so that the printed sheets, stacked and folded in half, read 1, 2, 3… ' +
     'perSheet counts pages per side of a sheet: 2 is one spread per side (print duplex, flip on the short edge); 4, 6 and 8 stack 2, 3 or 4 spreads per side ' +
-    'for cut-and-stack (print duplex flipping on the long edge, cut the rows apart, put the top-row pile on the next row\'s, fold). Pages keep their size.',
+    "for cut-and-stack (print duplex flipping on the long edge, cut the rows apart, put the top-row pile on the next row's, fold). Pages keep their size.",
   input: { kind: 'file', accept: PDF_ACCEPT },
   settings: z.object({
     perSheet: z.literal([2, 4, 6, 8]).default(2).describe('Pages per sheet side.'),
@@ -47,7 +47,15 @@ export default defineTool({
     const physical = Math.ceil(bookletSheets / rows);
     const out = await PDFDocument.create();
     const used = [...new Set(spreads.flat().filter((p) => p > 0))].sort((a, b) => a - b);
-    const embedded = new Map((await embedPages(out, src, used.map((p) => p - 1))).map((e, i) => [used[i]!, e]));
+    const embedded = new Map(
+      (
+        await embedPages(
+          out,
+          src,
+          used.map((p) => p - 1),
+        )
+      ).map((e, i) => [used[i]!, e]),
+    );
     const sides: number[][][] = [];
     for (let p = 0; p < physical; p++) {
       for (const face of [0, 1]) {
@@ -60,7 +68,12 @@ export default defineTool({
           side.push(spread);
           for (const [k, pageNo] of spread.entries()) {
             if (!pageNo) continue;
-            await placePage(sheet, embedded.get(pageNo)!, visibleSize(srcPages[pageNo - 1]!).rotation, { x: k * W, y: (rows - 1 - r) * H, w: W, h: H });
+            await placePage(sheet, embedded.get(pageNo)!, visibleSize(srcPages[pageNo - 1]!).rotation, {
+              x: k * W,
+              y: (rows - 1 - r) * H,
+              w: W,
+              h: H,
+            });
           }
         }
         sides.push(side);
@@ -72,7 +85,14 @@ export default defineTool({
     await savePdf(out, file);
     return {
       outputs: [pdfOutput(file)],
-      data: { perSheet: s.perSheet, pages: srcPages.length, blanksAdded: total - srcPages.length, sheets: physical, sides: sides.length, order: sides },
+      data: {
+        perSheet: s.perSheet,
+        pages: srcPages.length,
+        blanksAdded: total - srcPages.length,
+        sheets: physical,
+        sides: sides.length,
+        order: sides,
+      },
     };
   },
 });

@@ -9,7 +9,8 @@ export default defineTool({
   section: 'pdf',
   group: 'document',
   summary: 'Crop every page by a uniform margin.',
-  description: 'Shrinks each page\'s crop box (what viewers show and print) by margin points on every edge; the content outside stays in the file.',
+  description:
+    "Shrinks each page's crop box (what viewers show and print) by margin points on every edge; the content outside stays in the file.",
   input: { kind: 'file', accept: PDF_ACCEPT },
   settings: z.object({
     margin: z.number().min(0).max(2000).default(20).describe('Margin removed from each edge, in points (1/72 inch).'),
@@ -25,9 +26,13 @@ export default defineTool({
     for (const [i, page] of doc.getPages().entries()) {
       const b = page.getCropBox();
       if (2 * m >= Math.min(b.width, b.height)) {
-        throw new KilnError('VALIDATION_ERROR', `margin ${m} pt leaves nothing of page ${i + 1} (${Math.round(b.width)}×${Math.round(b.height)} pt); it must be under ${Math.floor(Math.min(b.width, b.height) / 2)}.`, {
-          details: [{ path: 'margin', message: 'larger than half the page' }],
-        });
+        throw new KilnError(
+          'VALIDATION_ERROR',
+          `margin ${m} pt leaves nothing of page ${i + 1} (${Math.round(b.width)}×${Math.round(b.height)} pt); it must be under ${Math.floor(Math.min(b.width, b.height) / 2)}.`,
+          {
+            details: [{ path: 'margin', message: 'larger than half the page' }],
+          },
+        );
       }
       page.setCropBox(b.x + m, b.y + m, b.width - 2 * m, b.height - 2 * m);
       boxes.push({ page: i + 1, width: b.width - 2 * m, height: b.height - 2 * m });

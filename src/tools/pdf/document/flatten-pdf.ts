@@ -9,7 +9,7 @@ export default defineTool({
   group: 'document',
   summary: 'Bake form fields and annotations into the page content.',
   description:
-    'qpdf first generates appearance streams for form fields that lack them (so a filled value shows as typed), then draws every annotation\'s ' +
+    "qpdf first generates appearance streams for form fields that lack them (so a filled value shows as typed), then draws every annotation's " +
     'appearance into the page content and removes the annotations and the interactive form: what was visible stays visible and nothing stays editable.',
   input: { kind: 'file', accept: PDF_ACCEPT },
   settings: z.object({}),

@@ -17,7 +17,11 @@ export default defineTool({
   async run(ctx, { files }) {
     const pdf = await openPdf(ctx, files[0]!, { decrypt: true });
     const out = ctx.out('pdf', '-grayscale');
-    await pdfwrite(pdf.path, out, GRAYSCALE_PARAMS, { signal: ctx.signal, name: pdf.name, onPage: (p) => ctx.progress((p / pdf.pages) * 95, `page ${p}/${pdf.pages}`) });
+    await pdfwrite(pdf.path, out, GRAYSCALE_PARAMS, {
+      signal: ctx.signal,
+      name: pdf.name,
+      onPage: (p) => ctx.progress((p / pdf.pages) * 95, `page ${p}/${pdf.pages}`),
+    });
     return { outputs: [pdfOutput(out)], data: { pages: pdf.pages } };
   },
 });

@@ -10,8 +10,14 @@ const GRIDS: Record<number, [number, number]> = { 2: [2, 1], 3: [3, 1], 4: [2, 2
 export function nupLayout(n: number, w: number, h: number): { sheetW: number; sheetH: number; cols: number; rows: number; scale: number } {
   const [a, b] = GRIDS[n]!;
   let best = { sheetW: w, sheetH: h, cols: a, rows: b, scale: 0 };
-  for (const [sheetW, sheetH] of [[w, h], [h, w]] as const)
-    for (const [cols, rows] of [[a, b], [b, a]] as const) {
+  for (const [sheetW, sheetH] of [
+    [w, h],
+    [h, w],
+  ] as const)
+    for (const [cols, rows] of [
+      [a, b],
+      [b, a],
+    ] as const) {
       const scale = Math.min(sheetW / cols / w, sheetH / rows / h);
       if (scale > best.scale + 1e-9) best = { sheetW, sheetH, cols, rows, scale };
     }
@@ -23,7 +29,8 @@ export default defineTool({
   section: 'pdf',
   group: 'document',
   summary: 'Place several pages on each sheet (N-up).',
-  description: 'Puts perSheet pages on each sheet of the same paper size as the first page (orientation chosen to keep pages largest), left to right, top to bottom; pages stay vector.',
+  description:
+    'Puts perSheet pages on each sheet of the same paper size as the first page (orientation chosen to keep pages largest), left to right, top to bottom; pages stay vector.',
   input: { kind: 'file', accept: PDF_ACCEPT },
   settings: z.object({
     perSheet: z.literal([2, 3, 4, 8, 9, 12, 16]).default(2).describe('Pages per sheet.'),
@@ -49,7 +56,12 @@ export default defineTool({
       for (const [k, e] of embedded.entries()) {
         const col = k % L.cols;
         const row = Math.floor(k / L.cols);
-        await placePage(sheet, e, visibleSize(srcPages[idx[k]!]!).rotation, { x: col * cellW, y: L.sheetH - (row + 1) * cellH, w: cellW, h: cellH });
+        await placePage(sheet, e, visibleSize(srcPages[idx[k]!]!).rotation, {
+          x: col * cellW,
+          y: L.sheetH - (row + 1) * cellH,
+          w: cellW,
+          h: cellH,
+        });
       }
       ctx.progress((start / srcPages.length) * 90, `sheet ${start / s.perSheet + 1}`);
     }
@@ -57,7 +69,12 @@ export default defineTool({
     await savePdf(out, file);
     return {
       outputs: [pdfOutput(file)],
-      data: { perSheet: s.perSheet, sheets: out.getPageCount(), grid: `${L.cols}x${L.rows}`, sheetSize: [Math.round(L.sheetW), Math.round(L.sheetH)] },
+      data: {
+        perSheet: s.perSheet,
+        sheets: out.getPageCount(),
+        grid: `${L.cols}x${L.rows}`,
+        sheetSize: [Math.round(L.sheetW), Math.round(L.sheetH)],
+      },
     };
   },
 });

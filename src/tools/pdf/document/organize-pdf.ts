@@ -8,7 +8,8 @@ export default defineTool({
   section: 'pdf',
   group: 'document',
   summary: 'Reorder pages with an explicit page order.',
-  description: "order in qpdf syntax, read left to right: '3,1,2,5-z' puts page 3 first; 'z-1' reverses the document. Pages left out are dropped; a page may appear twice.",
+  description:
+    "order in qpdf syntax, read left to right: '3,1,2,5-z' puts page 3 first; 'z-1' reverses the document. Pages left out are dropped; a page may appear twice.",
   input: { kind: 'file', accept: PDF_ACCEPT },
   settings: z.object({
     order: z.string().min(1).max(2000).describe("New page order, qpdf syntax, e.g. '3,1,2,5-z'."),

@@ -24,7 +24,8 @@ export default defineTool({
   section: 'pdf',
   group: 'document',
   summary: "Set a PDF's title, author, subject and keywords.",
-  description: 'Sets the given fields in the document information dictionary (omitted fields stay as they are; an empty string clears one). data has the metadata before and after.',
+  description:
+    'Sets the given fields in the document information dictionary (omitted fields stay as they are; an empty string clears one). data has the metadata before and after.',
   input: { kind: 'file', accept: PDF_ACCEPT },
   settings: z.object({
     title: z.string().max(500).optional().describe('Document title.'),

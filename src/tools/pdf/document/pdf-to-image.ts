@@ -43,9 +43,13 @@ export default defineTool({
       const px = Math.ceil((b.width * s.dpi) / 72) * Math.ceil((b.height * s.dpi) / 72);
       if (px > MAX_INPUT_PIXELS) {
         const maxDpi = Math.floor(72 * Math.sqrt(MAX_INPUT_PIXELS / (b.width * b.height)));
-        throw new KilnError('LIMIT_EXCEEDED', `Page ${p} at ${s.dpi} dpi would be ${Math.round(px / 1e6)} megapixels (limit ${Math.round(MAX_INPUT_PIXELS / 1e6)}); use dpi ${maxDpi} or less.`, {
-          details: [{ path: 'dpi', message: `at most ${maxDpi} for page ${p}` }],
-        });
+        throw new KilnError(
+          'LIMIT_EXCEEDED',
+          `Page ${p} at ${s.dpi} dpi would be ${Math.round(px / 1e6)} megapixels (limit ${Math.round(MAX_INPUT_PIXELS / 1e6)}); use dpi ${maxDpi} or less.`,
+          {
+            details: [{ path: 'dpi', message: `at most ${maxDpi} for page ${p}` }],
+          },
+        );
       }
     }
     const outputs = [];

@@ -8,7 +8,8 @@ export default defineTool({
   section: 'pdf',
   group: 'document',
   summary: 'Extract the text layer of a PDF.',
-  description: 'poppler\'s pdftotext, in reading order, UTF-8; pages are separated by form feeds. Scanned pages have no text layer (use ocr-pdf).',
+  description:
+    "poppler's pdftotext, in reading order, UTF-8; pages are separated by form feeds. Scanned pages have no text layer (use ocr-pdf).",
   input: { kind: 'file', accept: PDF_ACCEPT },
   settings: z.object({}),
   needs: { engines: ['qpdf', 'poppler'] },

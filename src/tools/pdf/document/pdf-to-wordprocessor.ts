@@ -73,7 +73,13 @@ export function parsePdfXml(xml: string): Page[] {
     for (const fm of body.matchAll(/<fontspec\b([^>]*)\/>/g)) fonts.set(attr(fm[1]!, 'id'), Number(attr(fm[1]!, 'size')));
     for (const im of body.matchAll(/<image\b([^>]*)\/>/g)) {
       const t = im[1]!;
-      page.images.push({ top: +attr(t, 'top'), left: +attr(t, 'left'), width: +attr(t, 'width'), height: +attr(t, 'height'), src: decode(attr(t, 'src')) });
+      page.images.push({
+        top: +attr(t, 'top'),
+        left: +attr(t, 'left'),
+        width: +attr(t, 'width'),
+        height: +attr(t, 'height'),
+        src: decode(attr(t, 'src')),
+      });
     }
     for (const tm of body.matchAll(/<text\b([^>]*)>([\s\S]*?)<\/text>/g)) {
       const t = tm[1]!;
@@ -101,7 +107,9 @@ function toLines(frags: Frag[]): Line[] {
   const lines: { frags: Frag[]; top: number; bottom: number }[] = [];
   for (const f of sorted) {
     // Same line: vertical overlap of at least half the smaller height.
-    const line = lines.find((l) => Math.min(l.bottom, f.top + f.height) - Math.max(l.top, f.top) >= Math.min(f.height, l.bottom - l.top) / 2);
+    const line = lines.find(
+      (l) => Math.min(l.bottom, f.top + f.height) - Math.max(l.top, f.top) >= Math.min(f.height, l.bottom - l.top) / 2,
+    );
     if (line) {
       line.frags.push(f);
       line.top = Math.min(line.top, f.top);
@@ -116,7 +124,8 @@ function toLines(frags: Frag[]): Line[] {
       for (const f of fr) {
         let text = f.text;
         // pdftohtml drops the space between fragments that are apart on the line.
-        if (prevEnd !== undefined && f.left - prevEnd > f.size * 0.2 && !/\s$/.test(runs.at(-1)?.text ?? '') && !/^\s/.test(text)) text = ' ' + text;
+        if (prevEnd !== undefined && f.left - prevEnd > f.size * 0.2 && !/\s$/.test(runs.at(-1)?.text ?? '') && !/^\s/.test(text))
+          text = ' ' + text;
         const last = runs.at(-1);
         if (last && last.bold === f.bold && last.italic === f.italic) last.text += text;
         else runs.push({ text, bold: f.bold, italic: f.italic });
@@ -199,7 +208,11 @@ export default defineTool({
     await mkdir(path.dirname(base), { recursive: true });
     ctx.progress(5, 'reading');
     // -zoom 1: coordinates in PDF points. Images are written next to the XML as PNG.
-    await exec(pdftohtml, ['-xml', '-q', '-zoom', '1', '-fmt', 'png', '-hidden', files[0]!.path, base], { signal: ctx.signal, timeoutMs: 300_000, failCode: 'UNSUPPORTED_INPUT' });
+    await exec(pdftohtml, ['-xml', '-q', '-zoom', '1', '-fmt', 'png', '-hidden', files[0]!.path, base], {
+      signal: ctx.signal,
+      timeoutMs: 300_000,
+      failCode: 'UNSUPPORTED_INPUT',
+    });
     const xml = await readFile(`${base}.xml`, 'utf8').catch(() => {
       throw new KilnError('UNSUPPORTED_INPUT', 'The PDF could not be read.');
     });
@@ -226,18 +239,37 @@ export default defineTool({
           if (!known.has(file)) continue;
           const data = await readFile(path.join(imgDir, file));
           // PNG as written by poppler; re-encode anything odd so Word accepts it.
-          const png = await sharp(data).png().toBuffer().catch(() => undefined);
+          const png = await sharp(data)
+            .png()
+            .toBuffer()
+            .catch(() => undefined);
           if (!png) continue;
           const px = (pt: number) => Math.max(1, Math.round((pt * 96) / 72));
           children.push(
-            new d.Paragraph({ pageBreakBefore, children: [new d.ImageRun({ type: 'png', data: png, transformation: { width: px(b.img.width), height: px(b.img.height) } })] }),
+            new d.Paragraph({
+              pageBreakBefore,
+              children: [new d.ImageRun({ type: 'png', data: png, transformation: { width: px(b.img.width), height: px(b.img.height) } })],
+            }),
           );
           continue;
         }
         const ratio = b.size / body;
-        const heading = ratio >= 1.6 ? d.HeadingLevel.HEADING_1 : ratio >= 1.25 ? d.HeadingLevel.HEADING_2 : ratio >= 1.12 ? d.HeadingLevel.HEADING_3 : undefined;
+        const heading =
+          ratio >= 1.6
+            ? d.HeadingLevel.HEADING_1
+            : ratio >= 1.25
+              ? d.HeadingLevel.HEADING_2
+              : ratio >= 1.12
+                ? d.HeadingLevel.HEADING_3
+                : undefined;
         const runs = paragraphRuns(b.lines).map(
-          (r) => new d.TextRun({ text: r.text, bold: r.bold || undefined, italics: r.italic || undefined, size: heading ? undefined : Math.round(b.size * 2) }),
+          (r) =>
+            new d.TextRun({
+              text: r.text,
+              bold: r.bold || undefined,
+              italics: r.italic || undefined,
+              size: heading ? undefined : Math.round(b.size * 2),
+            }),
         );
         children.push(new d.Paragraph({ heading, pageBreakBefore, children: runs, spacing: { after: Math.round(b.size * 8) } }));
       }
@@ -252,7 +284,12 @@ export default defineTool({
           properties: {
             page: {
               size: { width: Math.round(first.width * 20), height: Math.round(first.height * 20) },
-              margin: { top: Math.round(marginPt * 20), bottom: Math.round(marginPt * 20), left: Math.round(marginPt * 20), right: Math.round(marginPt * 20) },
+              margin: {
+                top: Math.round(marginPt * 20),
+                bottom: Math.round(marginPt * 20),
+                left: Math.round(marginPt * 20),
+                right: Math.round(marginPt * 20),
+              },
             },
           },
           children,

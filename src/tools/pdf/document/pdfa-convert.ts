@@ -19,7 +19,11 @@ export default defineTool({
   async run(ctx, { files }) {
     const pdf = await openPdf(ctx, files[0]!, { decrypt: true });
     const out = ctx.out('pdf', '-pdfa');
-    await toPdfA2b(pdf.path, out, ctx.workDir, { signal: ctx.signal, name: pdf.name, onPage: (p) => ctx.progress((p / pdf.pages) * 95, `page ${p}/${pdf.pages}`) });
+    await toPdfA2b(pdf.path, out, ctx.workDir, {
+      signal: ctx.signal,
+      name: pdf.name,
+      onPage: (p) => ctx.progress((p / pdf.pages) * 95, `page ${p}/${pdf.pages}`),
+    });
     return { outputs: [pdfOutput(out)], data: { conformance: 'PDF/A-2b', outputIntent: 'sRGB IEC61966-2.1', pages: pdf.pages } };
   },
 });

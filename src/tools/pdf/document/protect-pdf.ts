@@ -8,7 +8,8 @@ export default defineTool({
   section: 'pdf',
   group: 'document',
   summary: 'Encrypt a PDF with AES-256 user/owner passwords.',
-  description: 'qpdf encrypts with AES-256 (PDF 2.0 / R6). userPassword is needed to open the file; ownerPassword (defaults to userPassword) to change permissions.',
+  description:
+    'qpdf encrypts with AES-256 (PDF 2.0 / R6). userPassword is needed to open the file; ownerPassword (defaults to userPassword) to change permissions.',
   input: { kind: 'file', accept: PDF_ACCEPT },
   settings: z.object({
     userPassword: z.string().min(1).max(256).describe('Password to open the PDF.'),
@@ -26,6 +27,13 @@ export default defineTool({
       encrypt: { userPassword: s.userPassword, ownerPassword: s.ownerPassword ?? s.userPassword, '256bit': {} },
     });
     await qpdf([job], { signal: ctx.signal });
-    return { outputs: [pdfOutput(out)], data: { encryption: 'AES-256', pages: pdf.pages, separateOwnerPassword: s.ownerPassword !== undefined && s.ownerPassword !== s.userPassword } };
+    return {
+      outputs: [pdfOutput(out)],
+      data: {
+        encryption: 'AES-256',
+        pages: pdf.pages,
+        separateOwnerPassword: s.ownerPassword !== undefined && s.ownerPassword !== s.userPassword,
+      },
+    };
   },
 });

@@ -21,7 +21,10 @@ export default defineTool({
     const pdf = await openPdf(ctx, files[0]!);
     const remove = new Set(resolveRange(s.pages.replace(/\s+/g, ''), pdf.pages, 'pages'));
     const keep = Array.from({ length: pdf.pages }, (_, i) => i + 1).filter((p) => !remove.has(p));
-    if (keep.length === 0) throw new KilnError('VALIDATION_ERROR', `pages "${s.pages}" selects all ${pdf.pages} pages; a PDF needs at least one page.`, { details: [{ path: 'pages', message: 'removes every page' }] });
+    if (keep.length === 0)
+      throw new KilnError('VALIDATION_ERROR', `pages "${s.pages}" selects all ${pdf.pages} pages; a PDF needs at least one page.`, {
+        details: [{ path: 'pages', message: 'removes every page' }],
+      });
     const out = ctx.out('pdf', '-removed');
     await selectPages(pdf.path, toRange(keep), out, { signal: ctx.signal });
     return { outputs: [pdfOutput(out)], data: { removedPages: [...remove].sort((a, b) => a - b), pages: keep.length } };

@@ -23,7 +23,12 @@ export default defineTool({
     const input = files[0]!;
     const out = ctx.out('pdf', '-repaired');
     const bin = await requireEngine('qpdf');
-    const r = await exec(bin, [input.path, '--object-streams=generate', out], { signal: ctx.signal, timeoutMs: 180_000, okCodes: [0, 2, 3], failCode: 'UNSUPPORTED_INPUT' });
+    const r = await exec(bin, [input.path, '--object-streams=generate', out], {
+      signal: ctx.signal,
+      timeoutMs: 180_000,
+      okCodes: [0, 2, 3],
+      failCode: 'UNSUPPORTED_INPUT',
+    });
     if (/invalid password/i.test(r.stderr)) throw passwordProtectedError(input.name);
     const warnings = r.stderr.split('\n').filter((l) => /WARNING/.test(l)).length;
     if (r.code !== 2) return { outputs: [pdfOutput(out)], data: { method: 'qpdf', repaired: r.code === 3, warnings } };
@@ -37,7 +42,11 @@ export default defineTool({
       return { outputs: [pdfOutput(out)], data: { method: 'ghostscript', repaired: true, pages, warnings } };
     } catch (e) {
       if (e instanceof KilnError && (e.code === 'CANCELLED' || e.code === 'TIMEOUT')) throw e;
-      throw new KilnError('UNSUPPORTED_INPUT', `${input.name} is damaged beyond repair: ${withName(r.stderr.split('\n').filter(Boolean).pop() ?? 'no readable pages', input.path, input.name)}`, { reason: 'pdf-unrepairable' });
+      throw new KilnError(
+        'UNSUPPORTED_INPUT',
+        `${input.name} is damaged beyond repair: ${withName(r.stderr.split('\n').filter(Boolean).pop() ?? 'no readable pages', input.path, input.name)}`,
+        { reason: 'pdf-unrepairable' },
+      );
     }
   },
 });

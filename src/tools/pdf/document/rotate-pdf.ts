@@ -8,7 +8,8 @@ export default defineTool({
   section: 'pdf',
   group: 'document',
   summary: 'Rotate all or selected pages by 90, 180 or 270 degrees.',
-  description: 'Adds the angle (clockwise) to each selected page\'s /Rotate; content is not re-rendered. range uses qpdf syntax (1-3,z, r1, 1-z:even).',
+  description:
+    "Adds the angle (clockwise) to each selected page's /Rotate; content is not re-rendered. range uses qpdf syntax (1-3,z, r1, 1-z:even).",
   input: { kind: 'file', accept: PDF_ACCEPT },
   settings: z.object({
     angle: z.literal([90, 180, 270]).default(90).describe('Rotation angle, clockwise.'),

@@ -31,12 +31,27 @@ export default defineTool({
     kind: 'file',
     accept: PDF_ACCEPT,
     extra: [
-      { field: 'sig', indexed: true, accept: ['image/*'], required: true, description: 'signature images sig0, sig1, … (PNG with transparency typical)' },
-      { field: 'certificate', accept: ['.p12', '.pfx'], required: false, description: 'PKCS#12 certificate and key for a cryptographic signature' },
+      {
+        field: 'sig',
+        indexed: true,
+        accept: ['image/*'],
+        required: true,
+        description: 'signature images sig0, sig1, … (PNG with transparency typical)',
+      },
+      {
+        field: 'certificate',
+        accept: ['.p12', '.pfx'],
+        required: false,
+        description: 'PKCS#12 certificate and key for a cryptographic signature',
+      },
     ],
   },
   settings: z.object({
-    placements: z.array(placement).min(1).max(100).describe('JSON array of {sig, page, x, y, w, h} (fractions, top-left origin, zero-based page).'),
+    placements: z
+      .array(placement)
+      .min(1)
+      .max(100)
+      .describe('JSON array of {sig, page, x, y, w, h} (fractions, top-left origin, zero-based page).'),
     certificatePassword: z.string().max(256).optional().describe('Password of the PKCS#12 certificate.'),
     reason: z.string().max(200).optional().describe('Reason recorded in the cryptographic signature.'),
   }),
@@ -61,8 +76,18 @@ export default defineTool({
     const doc = await loadPdf(pdf.path, pdf.name);
     const pages = doc.getPages();
     for (const [i, p] of s.placements.entries()) {
-      if (p.sig >= sigs.length) throw new KilnError('VALIDATION_ERROR', `placements[${i}] uses sig${p.sig}, but ${sigs.length} signature image${sigs.length === 1 ? ' was' : 's were'} sent.`, { details: [{ path: `placements.${i}.sig`, message: 'no such signature' }] });
-      if (p.page >= pages.length) throw new KilnError('VALIDATION_ERROR', `placements[${i}] is on page index ${p.page}, but the PDF has ${pages.length} page${pages.length === 1 ? '' : 's'} (indices 0-${pages.length - 1}).`, { details: [{ path: `placements.${i}.page`, message: 'out of range' }] });
+      if (p.sig >= sigs.length)
+        throw new KilnError(
+          'VALIDATION_ERROR',
+          `placements[${i}] uses sig${p.sig}, but ${sigs.length} signature image${sigs.length === 1 ? ' was' : 's were'} sent.`,
+          { details: [{ path: `placements.${i}.sig`, message: 'no such signature' }] },
+        );
+      if (p.page >= pages.length)
+        throw new KilnError(
+          'VALIDATION_ERROR',
+          `placements[${i}] is on page index ${p.page}, but the PDF has ${pages.length} page${pages.length === 1 ? '' : 's'} (indices 0-${pages.length - 1}).`,
+          { details: [{ path: `placements.${i}.page`, message: 'out of range' }] },
+        );
     }
     // Each image once: PNG and JPEG embed as they are, other formats go through sharp to PNG.
     const images = await Promise.all(
@@ -100,19 +125,23 @@ export default defineTool({
     const stamped = await doc.save({ useObjectStreams: false });
     const signed = await signBytes(stamped, await readFile(cert.path), s.certificatePassword ?? '', s.reason ?? 'Signed with kiln');
     await writeFile(out, signed.pdf);
-    return { outputs: [pdfOutput(out)], data: { stamps: s.placements.length, cryptographic: true, subFilter: 'ETSI.CAdES.detached', signer: signed.signer } };
+    return {
+      outputs: [pdfOutput(out)],
+      data: { stamps: s.placements.length, cryptographic: true, subFilter: 'ETSI.CAdES.detached', signer: signed.signer },
+    };
   },
 });
 
 async function signBytes(pdfBytes: Uint8Array, p12: Buffer, passphrase: string, reason: string): Promise<{ pdf: Buffer; signer: string }> {
-  const [{ PDFDocument }, { pdflibAddPlaceholder }, { P12Signer }, signpdfMod, { SUBFILTER_ETSI_CADES_DETACHED }, forgeMod] = await Promise.all([
-    import('pdf-lib'),
-    import('@signpdf/placeholder-pdf-lib'),
-    import('@signpdf/signer-p12'),
-    import('@signpdf/signpdf'),
-    import('@signpdf/utils'),
-    import('node-forge'),
-  ]);
+  const [{ PDFDocument }, { pdflibAddPlaceholder }, { P12Signer }, signpdfMod, { SUBFILTER_ETSI_CADES_DETACHED }, forgeMod] =
+    await Promise.all([
+      import('pdf-lib'),
+      import('@signpdf/placeholder-pdf-lib'),
+      import('@signpdf/signer-p12'),
+      import('@signpdf/signpdf'),
+      import('@signpdf/utils'),
+      import('node-forge'),
+    ]);
   const forge = (forgeMod as unknown as { default: typeof import('node-forge') }).default ?? forgeMod;
   // Open the certificate first, so a wrong password or a file that is not PKCS#12 gets a clear answer.
   let signerName = 'unknown';
@@ -125,12 +154,24 @@ async function signBytes(pdfBytes: Uint8Array, p12: Buffer, passphrase: string, 
     signerName = String(certs[0].cert.subject.getField('CN')?.value ?? signerName);
   } catch (e) {
     const msg = (e as Error).message ?? '';
-    throw new KilnError('VALIDATION_ERROR', /password|mac|decrypt/i.test(msg) ? 'The certificate password is wrong.' : `certificate is not a usable PKCS#12 file: ${msg}`, {
-      details: [{ path: /password|mac|decrypt/i.test(msg) ? 'certificatePassword' : 'certificate', message: msg }],
-    });
+    throw new KilnError(
+      'VALIDATION_ERROR',
+      /password|mac|decrypt/i.test(msg) ? 'The certificate password is wrong.' : `certificate is not a usable PKCS#12 file: ${msg}`,
+      {
+        details: [{ path: /password|mac|decrypt/i.test(msg) ? 'certificatePassword' : 'certificate', message: msg }],
+      },
+    );
   }
   const doc = await PDFDocument.load(pdfBytes);
-  pdflibAddPlaceholder({ pdfDoc: doc, reason, contactInfo: '', name: signerName, location: '', subFilter: SUBFILTER_ETSI_CADES_DETACHED, signatureLength: 16384 });
+  pdflibAddPlaceholder({
+    pdfDoc: doc,
+    reason,
+    contactInfo: '',
+    name: signerName,
+    location: '',
+    subFilter: SUBFILTER_ETSI_CADES_DETACHED,
+    signatureLength: 16384,
+  });
   const withPlaceholder = Buffer.from(await doc.save({ useObjectStreams: false }));
   // CommonJS through import(): the instance is exports.default, reached as default.default (or default).
   type Signer = { sign(b: Buffer, s: unknown): Promise<Buffer> };

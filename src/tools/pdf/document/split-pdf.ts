@@ -12,11 +12,16 @@ export default defineTool({
   section: 'pdf',
   group: 'document',
   summary: 'Split a PDF by page range or into chunks of N pages.',
-  description: "mode range keeps the pages of `range` (qpdf syntax: 1-5,8,10-z, r1 = last page, 1-z:odd) in one PDF; mode every cuts the PDF into parts of everyN pages, returned as a ZIP of part-1.pdf, part-2.pdf, …",
+  description:
+    'mode range keeps the pages of `range` (qpdf syntax: 1-5,8,10-z, r1 = last page, 1-z:odd) in one PDF; mode every cuts the PDF into parts of everyN pages, returned as a ZIP of part-1.pdf, part-2.pdf, …',
   input: { kind: 'file', accept: PDF_ACCEPT },
   settings: z.object({
     mode: z.enum(['range', 'every']).default('range').describe('Split mode.'),
-    range: z.string().max(2000).optional().describe("Pages to keep (mode range), qpdf page-range syntax, e.g. '1-5,8,10-z' (z = last page)."),
+    range: z
+      .string()
+      .max(2000)
+      .optional()
+      .describe("Pages to keep (mode range), qpdf page-range syntax, e.g. '1-5,8,10-z' (z = last page)."),
     everyN: z.int().min(1).max(500).optional().describe('Chunk size in pages (mode every).'),
   }),
   check: (s) => {
@@ -41,7 +46,8 @@ export default defineTool({
     await qpdf([`--split-pages=${n}`, pdf.path, path.join(dir, 'p-%d.pdf')], { signal: ctx.signal });
     // qpdf names parts by zero-padded page ranges, so sorting by name is page order.
     const names = (await readdir(dir)).filter((x) => x.endsWith('.pdf')).sort();
-    if (names.length !== Math.ceil(pdf.pages / n)) throw new KilnError('INTERNAL', `qpdf wrote ${names.length} parts, expected ${Math.ceil(pdf.pages / n)}.`);
+    if (names.length !== Math.ceil(pdf.pages / n))
+      throw new KilnError('INTERNAL', `qpdf wrote ${names.length} parts, expected ${Math.ceil(pdf.pages / n)}.`);
     const parts = [];
     for (const [i, name] of names.entries()) {
       const p = path.join(dir, `part-${i + 1}.pdf`);
@@ -51,6 +57,9 @@ export default defineTool({
     // Always a ZIP in this mode, even with one part, so callers get one shape of answer.
     const zip = ctx.out('zip', '-parts');
     await zipFiles(parts, zip);
-    return { outputs: [{ path: zip, name: path.basename(zip), contentType: 'application/zip' }], data: { parts: parts.length, everyN: n, sourcePages: pdf.pages } };
+    return {
+      outputs: [{ path: zip, name: path.basename(zip), contentType: 'application/zip' }],
+      data: { parts: parts.length, everyN: n, sourcePages: pdf.pages },
+    };
   },
 });

@@ -30,9 +30,13 @@ export default defineTool({
       await qpdf([job], { signal: ctx.signal });
     } catch (e) {
       if (e instanceof KilnError && /invalid password/i.test(e.message)) {
-        throw new KilnError('VALIDATION_ERROR', `The password is not correct for ${input.name}.`, { details: [{ path: 'password', message: 'wrong password' }], reason: 'wrong-password' });
+        throw new KilnError('VALIDATION_ERROR', `The password is not correct for ${input.name}.`, {
+          details: [{ path: 'password', message: 'wrong password' }],
+          reason: 'wrong-password',
+        });
       }
-      if (e instanceof KilnError && e.code === 'UNSUPPORTED_INPUT') throw new KilnError('UNSUPPORTED_INPUT', `${input.name} is not a readable PDF: ${withName(e.message, input.path, input.name)}`);
+      if (e instanceof KilnError && e.code === 'UNSUPPORTED_INPUT')
+        throw new KilnError('UNSUPPORTED_INPUT', `${input.name} is not a readable PDF: ${withName(e.message, input.path, input.name)}`);
       throw e;
     }
     return { outputs: [pdfOutput(out)], data: { wasEncrypted: open ? open.encrypted : true, neededPassword: !open } };

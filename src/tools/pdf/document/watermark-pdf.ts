@@ -8,7 +8,8 @@ export default defineTool({
   section: 'pdf',
   group: 'document',
   summary: 'Stamp a text watermark on every page.',
-  description: 'Draws the text (Helvetica Bold, grey) over every page at position, rotated and translucent; it stays real text, upright as the page is displayed.',
+  description:
+    'Draws the text (Helvetica Bold, grey) over every page at position, rotated and translucent; it stays real text, upright as the page is displayed.',
   input: { kind: 'file', accept: PDF_ACCEPT },
   settings: z.object({
     text: z.string().min(1).max(200).describe('Watermark text.'),
@@ -26,7 +27,15 @@ export default defineTool({
     const font = await fontFor(doc, s.text, true);
     const pages = doc.getPages();
     for (const [i, page] of pages.entries()) {
-      await drawAnchoredText(page, s.text, { font, size: s.fontSize, anchor: s.position, margin: 24, rotation: s.rotation, opacity: s.opacity, color: { r: 0.5, g: 0.5, b: 0.5 } });
+      await drawAnchoredText(page, s.text, {
+        font,
+        size: s.fontSize,
+        anchor: s.position,
+        margin: 24,
+        rotation: s.rotation,
+        opacity: s.opacity,
+        color: { r: 0.5, g: 0.5, b: 0.5 },
+      });
       if (i % 20 === 0) ctx.progress((i / pages.length) * 90, `page ${i + 1}/${pages.length}`);
       if (ctx.signal.aborted) break;
     }

@@ -7,7 +7,8 @@ export default defineTool({
   section: 'video',
   group: 'video',
   summary: 'Pad a video to a target aspect ratio with a blurred copy of itself.',
-  description: 'The background is the video scaled to cover the target frame and blurred (Gaussian sigma = blur); the sharp video sits centred on top.',
+  description:
+    'The background is the video scaled to cover the target frame and blurred (Gaussian sigma = blur); the sharp video sits centred on top.',
   input: { kind: 'file', accept: ['video/*'] },
   settings: z.object({
     target: z.enum(['16:9', '9:16', '1:1', '4:3', '3:4']).default('16:9').describe('Target aspect ratio.'),

@@ -13,11 +13,20 @@ export default defineTool({
   section: 'video',
   group: 'video',
   summary: 'Render a subtitle file permanently into the video frames.',
-  description: 'SRT, VTT, ASS or SSA rendered with libass (the subtitles filter); fontSize is in pixels of the output frame and overrides the file’s own size.',
+  description:
+    'SRT, VTT, ASS or SSA rendered with libass (the subtitles filter); fontSize is in pixels of the output frame and overrides the file’s own size.',
   input: {
     kind: 'file',
     accept: ['video/*'],
-    extra: [{ field: 'file', flag: 'subtitles', accept: ['subtitle/*'], required: true, description: 'Subtitle file: SRT, VTT, ASS or SSA (second file part)' }],
+    extra: [
+      {
+        field: 'file',
+        flag: 'subtitles',
+        accept: ['subtitle/*'],
+        required: true,
+        description: 'Subtitle file: SRT, VTT, ASS or SSA (second file part)',
+      },
+    ],
   },
   settings: z.object({
     fontSize: z.int().min(8).max(72).default(24).describe('Subtitle font size.'),
@@ -27,7 +36,8 @@ export default defineTool({
   output: 'video in the input format',
   examples: ['clip.mp4 --subtitles clip.srt --font-size 32 -o hardsub.mp4'],
   async run(ctx, { files, extra }, s) {
-    if (!(await ffmpegCapabilities()).libass) throw new KilnError('ENGINE_MISSING', 'This ffmpeg build lacks libass (the subtitles filter).');
+    if (!(await ffmpegCapabilities()).libass)
+      throw new KilnError('ENGINE_MISSING', 'This ffmpeg build lacks libass (the subtitles filter).');
     const input = files[0]!;
     const subs = extra.file![0]!;
     const info = await probeVideo(input, ctx.signal);

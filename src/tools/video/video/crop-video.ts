@@ -8,7 +8,8 @@ export default defineTool({
   section: 'video',
   group: 'video',
   summary: 'Crop a rectangular region out of every frame.',
-  description: 'x and y are the top-left corner in displayed pixels. Width and height are rounded down to even numbers (4:2:0 video needs them).',
+  description:
+    'x and y are the top-left corner in displayed pixels. Width and height are rounded down to even numbers (4:2:0 video needs them).',
   input: { kind: 'file', accept: ['video/*'] },
   settings: z.object({
     width: z.int().min(16).describe('Crop width.'),
@@ -22,11 +23,18 @@ export default defineTool({
   async run(ctx, { files }, s) {
     const input = files[0]!;
     const info = await probeVideo(input, ctx.signal);
-    const src = { width: info.video.rotation % 180 ? info.video.height! : info.video.width!, height: info.video.rotation % 180 ? info.video.width! : info.video.height! };
+    const src = {
+      width: info.video.rotation % 180 ? info.video.height! : info.video.width!,
+      height: info.video.rotation % 180 ? info.video.width! : info.video.height!,
+    };
     if (s.x + s.width > src.width || s.y + s.height > src.height) {
-      throw new KilnError('VALIDATION_ERROR', `The crop ${s.width}x${s.height} at (${s.x}, ${s.y}) does not fit the ${src.width}x${src.height} video.`, {
-        details: [{ path: 'width', message: 'crop outside the frame' }],
-      });
+      throw new KilnError(
+        'VALIDATION_ERROR',
+        `The crop ${s.width}x${s.height} at (${s.x}, ${s.y}) does not fit the ${src.width}x${src.height} video.`,
+        {
+          details: [{ path: 'width', message: 'crop outside the frame' }],
+        },
+      );
     }
     return transcodeVideo(ctx, input, info, { vf: `crop=${even(s.width)}:${even(s.height)}:${s.x}:${s.y}`, stage: 'cropping' });
   },

@@ -20,10 +20,22 @@ export default defineTool({
   input: {
     kind: 'file',
     accept: ['video/*'],
-    extra: [{ field: 'file', flag: 'subtitles', accept: ['subtitle/*'], required: true, description: 'Subtitle file: SRT, VTT, ASS or SSA (second file part)' }],
+    extra: [
+      {
+        field: 'file',
+        flag: 'subtitles',
+        accept: ['subtitle/*'],
+        required: true,
+        description: 'Subtitle file: SRT, VTT, ASS or SSA (second file part)',
+      },
+    ],
   },
   settings: z.object({
-    language: z.string().regex(/^[a-z]{3}$/, 'expected an ISO 639-2/B code such as eng').default('eng').describe('ISO 639-2/B language code of the track.'),
+    language: z
+      .string()
+      .regex(/^[a-z]{3}$/, 'expected an ISO 639-2/B code such as eng')
+      .default('eng')
+      .describe('ISO 639-2/B language code of the track.'),
   }),
   needs: { engines: ['ffmpeg', 'ffprobe'] },
   output: 'video in the input format (MKV for other containers)',
@@ -36,7 +48,28 @@ export default defineTool({
     const out = ctx.out(t.container);
     const audio = info.audio ? ['-map', '0:a:0'] : [];
     await runFfmpeg(
-      ['-i', input.path, '-i', subs.path, '-map', '0:v:0', ...audio, '-map', '1:0', '-c:v', 'copy', '-c:a', 'copy', '-c:s', t.codec, '-metadata:s:s:0', `language=${s.language}`, '-map_metadata', '0', ...muxArgs(t.container)],
+      [
+        '-i',
+        input.path,
+        '-i',
+        subs.path,
+        '-map',
+        '0:v:0',
+        ...audio,
+        '-map',
+        '1:0',
+        '-c:v',
+        'copy',
+        '-c:a',
+        'copy',
+        '-c:s',
+        t.codec,
+        '-metadata:s:s:0',
+        `language=${s.language}`,
+        '-map_metadata',
+        '0',
+        ...muxArgs(t.container),
+      ],
       { signal: ctx.signal, durationS: info.duration, onProgress: progressSpan(ctx, 0, 100, 'muxing'), output: out },
     );
     return { outputs: [outputFile(out)] };

@@ -22,7 +22,11 @@ export default defineTool({
     const info = await probe(input.path, { signal: ctx.signal, name: input.name });
     const sub = info.subtitles[0];
     if (!sub) throw new KilnError('UNSUPPORTED_INPUT', `${input.name} has no subtitle track.`, { reason: 'no-subtitle-stream' });
-    if (BITMAP.has(sub.codec)) throw new KilnError('UNSUPPORTED_INPUT', `The subtitle track of ${input.name} is picture-based (${sub.codec}); it has no text to export.`);
+    if (BITMAP.has(sub.codec))
+      throw new KilnError(
+        'UNSUPPORTED_INPUT',
+        `The subtitle track of ${input.name} is picture-based (${sub.codec}); it has no text to export.`,
+      );
     const out = ctx.out('srt');
     await runFfmpeg(['-i', input.path, '-map', `0:${sub.index}`, '-c:s', 'srt', '-f', 'srt'], {
       signal: ctx.signal,

@@ -7,7 +7,8 @@ export default defineTool({
   section: 'video',
   group: 'video',
   summary: 'Convert an animated GIF to MP4, WebM or MOV.',
-  description: 'H.264 for MP4 and MOV, VP9 for WebM; odd GIF sizes are trimmed by one pixel to the even size those codecs need. Transparency becomes black.',
+  description:
+    'H.264 for MP4 and MOV, VP9 for WebM; odd GIF sizes are trimmed by one pixel to the even size those codecs need. Transparency becomes black.',
   input: { kind: 'file', accept: ['.gif'] },
   settings: z.object({
     format: z.enum(['mp4', 'webm', 'mov']).default('mp4').describe('Output container.'),
@@ -18,6 +19,11 @@ export default defineTool({
   async run(ctx, { files }, s) {
     const input = files[0]!;
     const info = await probeVideo(input, ctx.signal);
-    return transcodeVideo(ctx, input, info, { container: s.format, audio: false, vf: 'scale=trunc(iw/2)*2:trunc(ih/2)*2,setsar=1', stage: 'converting' });
+    return transcodeVideo(ctx, input, info, {
+      container: s.format,
+      audio: false,
+      vf: 'scale=trunc(iw/2)*2:trunc(ih/2)*2,setsar=1',
+      stage: 'converting',
+    });
   },
 });

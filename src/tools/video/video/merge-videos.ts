@@ -33,7 +33,9 @@ export default defineTool({
       if (audio) {
         // Each clip's audio is cut or padded to that clip's length, so picture and sound stay in step.
         const src = info.audio ? `[${i}:a:0]` : `anullsrc=r=${sr}:cl=stereo,`;
-        parts.push(`${src}aresample=${sr},aformat=sample_fmts=fltp:channel_layouts=stereo,apad,atrim=0:${info.duration.toFixed(6)},asetpts=PTS-STARTPTS[a${i}]`);
+        parts.push(
+          `${src}aresample=${sr},aformat=sample_fmts=fltp:channel_layouts=stereo,apad,atrim=0:${info.duration.toFixed(6)},asetpts=PTS-STARTPTS[a${i}]`,
+        );
       }
       pads.push(`[v${i}]` + (audio ? `[a${i}]` : ''));
     });
@@ -41,7 +43,15 @@ export default defineTool({
     const out = ctx.out('mp4');
     const total = infos.reduce((a, i) => a + i.duration, 0);
     await runFfmpeg(
-      [...files.flatMap((f) => ['-i', f.path]), '-filter_complex', graph, '-map', '[v]', ...(audio ? ['-map', '[a]'] : []), ...encodeVideoArgs('mp4', { audio })],
+      [
+        ...files.flatMap((f) => ['-i', f.path]),
+        '-filter_complex',
+        graph,
+        '-map',
+        '[v]',
+        ...(audio ? ['-map', '[a]'] : []),
+        ...encodeVideoArgs('mp4', { audio }),
+      ],
       { signal: ctx.signal, durationS: total, onProgress: progressSpan(ctx, 0, 100, 'merging'), output: out },
     );
     return { outputs: [outputFile(out)], data: { clips: files.length, width: W, height: H, fps: Number(fps.toFixed(3)) } };

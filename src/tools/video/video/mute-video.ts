@@ -1,6 +1,15 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import { keepsContainer, outputFile, probeVideo, runFfmpeg, progressSpan, transcodeVideo, muxArgs, videoContainerOf } from '../../../engines/ffmpeg.js';
+import {
+  keepsContainer,
+  outputFile,
+  probeVideo,
+  runFfmpeg,
+  progressSpan,
+  transcodeVideo,
+  muxArgs,
+  videoContainerOf,
+} from '../../../engines/ffmpeg.js';
 
 export default defineTool({
   id: 'mute-video',

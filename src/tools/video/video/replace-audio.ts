@@ -1,7 +1,16 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
 import {
-  audioCodecArgsForVideo, keepsContainer, muxArgs, outputFile, probeAudio, probeVideo, progressSpan, runFfmpeg, encodeVideoArgs, videoContainerOf,
+  audioCodecArgsForVideo,
+  keepsContainer,
+  muxArgs,
+  outputFile,
+  probeAudio,
+  probeVideo,
+  progressSpan,
+  runFfmpeg,
+  encodeVideoArgs,
+  videoContainerOf,
 } from '../../../engines/ffmpeg.js';
 
 export default defineTool({
@@ -9,11 +18,14 @@ export default defineTool({
   section: 'video',
   group: 'video',
   summary: "Swap a video's audio track for an uploaded audio file.",
-  description: 'The video stream is copied; the new audio is encoded to fit the container and cut to the video length (a shorter track leaves silence at the end).',
+  description:
+    'The video stream is copied; the new audio is encoded to fit the container and cut to the video length (a shorter track leaves silence at the end).',
   input: {
     kind: 'file',
     accept: ['video/*'],
-    extra: [{ field: 'file', flag: 'audio', accept: ['audio/*'], required: true, description: 'Replacement audio track (second file part)' }],
+    extra: [
+      { field: 'file', flag: 'audio', accept: ['audio/*'], required: true, description: 'Replacement audio track (second file part)' },
+    ],
   },
   settings: z.object({}),
   needs: { engines: ['ffmpeg', 'ffprobe'] },
@@ -27,13 +39,32 @@ export default defineTool({
     const copy = keepsContainer(input.type?.ext);
     const container = videoContainerOf(input.type?.ext);
     const out = ctx.out(container);
-    const vcodec = copy ? ['-c:v', 'copy', ...audioCodecArgsForVideo(container, 192), ...muxArgs(container)] : encodeVideoArgs(container, { audio: true });
-    await runFfmpeg(['-i', input.path, '-i', track.path, '-map', '0:v:0', '-map', '1:a:0', ...vcodec, '-t', info.duration.toFixed(6), '-map_metadata', '0'], {
-      signal: ctx.signal,
-      durationS: info.duration,
-      onProgress: progressSpan(ctx, 0, 100, 'muxing'),
-      output: out,
-    });
+    const vcodec = copy
+      ? ['-c:v', 'copy', ...audioCodecArgsForVideo(container, 192), ...muxArgs(container)]
+      : encodeVideoArgs(container, { audio: true });
+    await runFfmpeg(
+      [
+        '-i',
+        input.path,
+        '-i',
+        track.path,
+        '-map',
+        '0:v:0',
+        '-map',
+        '1:a:0',
+        ...vcodec,
+        '-t',
+        info.duration.toFixed(6),
+        '-map_metadata',
+        '0',
+      ],
+      {
+        signal: ctx.signal,
+        durationS: info.duration,
+        onProgress: progressSpan(ctx, 0, 100, 'muxing'),
+        output: out,
+      },
+    );
     return { outputs: [outputFile(out)] };
   },
 });

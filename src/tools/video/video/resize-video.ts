@@ -9,15 +9,20 @@ export default defineTool({
   section: 'video',
   group: 'video',
   summary: 'Scale a video to a preset resolution or custom size.',
-  description: 'A preset sets the height (the width follows the aspect ratio). With custom, give width and/or height; one alone keeps the aspect ratio. Sizes are rounded to even numbers, as H.264 and VP9 need.',
+  description:
+    'A preset sets the height (the width follows the aspect ratio). With custom, give width and/or height; one alone keeps the aspect ratio. Sizes are rounded to even numbers, as H.264 and VP9 need.',
   input: { kind: 'file', accept: ['video/*'] },
   settings: z.object({
     width: z.int().min(16).max(7680).optional().describe('Target width (preset custom).'),
     height: z.int().min(16).max(4320).optional().describe('Target height (preset custom).'),
-    preset: z.enum(['custom', '2160p', '1440p', '1080p', '720p', '480p', '360p']).default('custom').describe('Resolution preset; with custom at least one of width/height is required.'),
+    preset: z
+      .enum(['custom', '2160p', '1440p', '1080p', '720p', '480p', '360p'])
+      .default('custom')
+      .describe('Resolution preset; with custom at least one of width/height is required.'),
   }),
   check: (s) => {
-    if (s.preset === 'custom' && s.width === undefined && s.height === undefined) return 'resize-video needs width or height (or a preset).';
+    if (s.preset === 'custom' && s.width === undefined && s.height === undefined)
+      return 'resize-video needs width or height (or a preset).';
   },
   needs: { engines: ['ffmpeg', 'ffprobe'] },
   output: 'video in the input format',

@@ -3,7 +3,16 @@ import path from 'node:path';
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
 import {
-  displaySize, encodeVideoArgs, muxArgs, outputFile, probeVideo, progressSpan, requireMaxDuration, runFfmpeg, transcodeVideo, videoContainerOf,
+  displaySize,
+  encodeVideoArgs,
+  muxArgs,
+  outputFile,
+  probeVideo,
+  progressSpan,
+  requireMaxDuration,
+  runFfmpeg,
+  transcodeVideo,
+  videoContainerOf,
 } from '../../../engines/ffmpeg.js';
 
 const MAX_S = 5 * 60;
@@ -49,14 +58,38 @@ export default defineTool({
       const len = i === n - 1 ? info.duration - start : chunkS;
       const p = path.join(ctx.workDir, `chunk-${String(i).padStart(4, '0')}.${container}`);
       await runFfmpeg(
-        ['-ss', start.toFixed(6), '-t', len.toFixed(6), '-i', path.resolve(input.path), '-map', '0:v:0', ...(audio ? ['-map', '0:a:0', '-af', 'areverse'] : []), '-vf', 'reverse', ...encodeVideoArgs(container, { audio })],
-        { signal: ctx.signal, durationS: len, onProgress: progressSpan(ctx, (90 * i) / n, (90 * (i + 1)) / n, `reversing ${i + 1}/${n}`), output: p },
+        [
+          '-ss',
+          start.toFixed(6),
+          '-t',
+          len.toFixed(6),
+          '-i',
+          path.resolve(input.path),
+          '-map',
+          '0:v:0',
+          ...(audio ? ['-map', '0:a:0', '-af', 'areverse'] : []),
+          '-vf',
+          'reverse',
+          ...encodeVideoArgs(container, { audio }),
+        ],
+        {
+          signal: ctx.signal,
+          durationS: len,
+          onProgress: progressSpan(ctx, (90 * i) / n, (90 * (i + 1)) / n, `reversing ${i + 1}/${n}`),
+          output: p,
+        },
       );
       chunks.push(p);
     }
     // The last chunk of the input is the first of the output.
     const list = path.join(ctx.workDir, 'chunks.txt');
-    await writeFile(list, chunks.reverse().map((c) => `file '${path.basename(c)}'\n`).join(''));
+    await writeFile(
+      list,
+      chunks
+        .reverse()
+        .map((c) => `file '${path.basename(c)}'\n`)
+        .join(''),
+    );
     const out = ctx.out(container);
     await runFfmpeg(['-f', 'concat', '-safe', '0', '-i', list, '-map', '0', '-c', 'copy', ...muxArgs(container)], {
       signal: ctx.signal,

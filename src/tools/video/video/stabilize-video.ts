@@ -22,19 +22,36 @@ export default defineTool({
   examples: ['shaky.mp4 --smoothing 30 -o steady.mp4'],
   async run(ctx, { files }, s) {
     if (!(await ffmpegCapabilities()).vidstab) {
-      throw new KilnError('ENGINE_MISSING', 'This ffmpeg build lacks vidstab (vidstabdetect/vidstabtransform); install an ffmpeg built with libvidstab (kiln doctor shows the build).', {
-        reason: 'ffmpeg-without-vidstab',
-      });
+      throw new KilnError(
+        'ENGINE_MISSING',
+        'This ffmpeg build lacks vidstab (vidstabdetect/vidstabtransform); install an ffmpeg built with libvidstab (kiln doctor shows the build).',
+        {
+          reason: 'ffmpeg-without-vidstab',
+        },
+      );
     }
     const input = files[0]!;
     const info = await probeVideo(input, ctx.signal);
     // Relative name in cwd=workDir: vidstab's file option would otherwise need filter-graph escaping of the path.
-    await runFfmpeg(['-i', path.resolve(input.path), '-map', '0:v:0', '-vf', 'vidstabdetect=shakiness=6:accuracy=15:result=motion.trf', '-f', 'null', '-'], {
-      signal: ctx.signal,
-      durationS: info.duration,
-      onProgress: progressSpan(ctx, 0, 45, 'analysing motion'),
-      cwd: ctx.workDir,
-    });
+    await runFfmpeg(
+      [
+        '-i',
+        path.resolve(input.path),
+        '-map',
+        '0:v:0',
+        '-vf',
+        'vidstabdetect=shakiness=6:accuracy=15:result=motion.trf',
+        '-f',
+        'null',
+        '-',
+      ],
+      {
+        signal: ctx.signal,
+        durationS: info.duration,
+        onProgress: progressSpan(ctx, 0, 45, 'analysing motion'),
+        cwd: ctx.workDir,
+      },
+    );
     const vf = `vidstabtransform=input=motion.trf:smoothing=${s.smoothing}:zoom=0:optzoom=1,unsharp=5:5:0.8:3:3:0.4`;
     return transcodeVideo(ctx, input, info, { vf, cwd: ctx.workDir, progress: [45, 100], stage: 'stabilizing' });
   },

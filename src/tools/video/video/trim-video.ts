@@ -1,7 +1,16 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
 import {
-  checkRange, encodeVideoArgs, keepsContainer, muxArgs, outputFile, probeVideo, progressSpan, requireStartInside, runFfmpeg, videoContainerOf,
+  checkRange,
+  encodeVideoArgs,
+  keepsContainer,
+  muxArgs,
+  outputFile,
+  probeVideo,
+  progressSpan,
+  requireStartInside,
+  runFfmpeg,
+  videoContainerOf,
 } from '../../../engines/ffmpeg.js';
 
 export default defineTool({

@@ -7,7 +7,8 @@ export default defineTool({
   section: 'video',
   group: 'video',
   summary: 'Adjust brightness, contrast, saturation and gamma of a video.',
-  description: "ffmpeg's eq filter: brightness is added (-1 to 1), contrast, saturation and gamma multiply (1 = unchanged, saturation 0 = grayscale).",
+  description:
+    "ffmpeg's eq filter: brightness is added (-1 to 1), contrast, saturation and gamma multiply (1 = unchanged, saturation 0 = grayscale).",
   input: { kind: 'file', accept: ['video/*'] },
   settings: z.object({
     brightness: z.number().min(-1).max(1).default(0).describe('Brightness offset.'),

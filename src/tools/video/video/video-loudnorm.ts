@@ -1,7 +1,17 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
 import {
-  audioCodecArgsForVideo, keepsContainer, measureLoudnorm, muxArgs, outputFile, probeAudio, probeVideo, progressSpan, runFfmpeg, transcodeVideo, videoContainerOf,
+  audioCodecArgsForVideo,
+  keepsContainer,
+  measureLoudnorm,
+  muxArgs,
+  outputFile,
+  probeAudio,
+  probeVideo,
+  progressSpan,
+  runFfmpeg,
+  transcodeVideo,
+  videoContainerOf,
 } from '../../../engines/ffmpeg.js';
 
 export default defineTool({
@@ -9,7 +19,8 @@ export default defineTool({
   section: 'video',
   group: 'video',
   summary: "Normalize a video's audio loudness (EBU R128).",
-  description: 'Two passes: the audio is measured, then normalized with the measured values to -16 LUFS integrated, -1.5 dBTP, LRA 11. The video stream is copied.',
+  description:
+    'Two passes: the audio is measured, then normalized with the measured values to -16 LUFS integrated, -1.5 dBTP, LRA 11. The video stream is copied.',
   input: { kind: 'file', accept: ['video/*'] },
   settings: z.object({}),
   needs: { engines: ['ffmpeg', 'ffprobe'] },
@@ -21,15 +32,36 @@ export default defineTool({
     await probeAudio(input, ctx.signal);
     const sr = String(info.audio!.sampleRate ?? 48000);
     const af = await measureLoudnorm(input.path, info.duration, { signal: ctx.signal, onProgress: progressSpan(ctx, 0, 45, 'measuring') });
-    if (!keepsContainer(input.type?.ext)) return transcodeVideo(ctx, input, info, { af, outArgs: ['-ar', sr], progress: [45, 100], stage: 'normalizing' });
+    if (!keepsContainer(input.type?.ext))
+      return transcodeVideo(ctx, input, info, { af, outArgs: ['-ar', sr], progress: [45, 100], stage: 'normalizing' });
     const container = videoContainerOf(input.type?.ext);
     const out = ctx.out(container);
-    await runFfmpeg(['-i', input.path, '-map', '0:v:0', '-map', '0:a:0', '-c:v', 'copy', '-af', af, ...audioCodecArgsForVideo(container, 192), '-ar', sr, '-map_metadata', '0', ...muxArgs(container)], {
-      signal: ctx.signal,
-      durationS: info.duration,
-      onProgress: progressSpan(ctx, 45, 100, 'normalizing'),
-      output: out,
-    });
+    await runFfmpeg(
+      [
+        '-i',
+        input.path,
+        '-map',
+        '0:v:0',
+        '-map',
+        '0:a:0',
+        '-c:v',
+        'copy',
+        '-af',
+        af,
+        ...audioCodecArgsForVideo(container, 192),
+        '-ar',
+        sr,
+        '-map_metadata',
+        '0',
+        ...muxArgs(container),
+      ],
+      {
+        signal: ctx.signal,
+        durationS: info.duration,
+        onProgress: progressSpan(ctx, 45, 100, 'normalizing'),
+        output: out,
+      },
+    );
     return { outputs: [outputFile(out)] };
   },
 });

@@ -1,6 +1,15 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import { keepsContainer, muxArgs, outputFile, probeVideo, progressSpan, runFfmpeg, transcodeVideo, videoContainerOf } from '../../../engines/ffmpeg.js';
+import {
+  keepsContainer,
+  muxArgs,
+  outputFile,
+  probeVideo,
+  progressSpan,
+  runFfmpeg,
+  transcodeVideo,
+  videoContainerOf,
+} from '../../../engines/ffmpeg.js';
 
 export default defineTool({
   id: 'video-metadata',
@@ -22,7 +31,10 @@ export default defineTool({
     if (!keepsContainer(input.type?.ext)) return transcodeVideo(ctx, input, info, { outArgs: strip, stage: 'cleaning' });
     const container = videoContainerOf(input.type?.ext);
     const out = ctx.out(container);
-    const subs = container === 'mkv' || ((container === 'mp4' || container === 'mov') && info.subtitles.every((s) => s.codec === 'mov_text')) ? ['-map', '0:s?'] : [];
+    const subs =
+      container === 'mkv' || ((container === 'mp4' || container === 'mov') && info.subtitles.every((s) => s.codec === 'mov_text'))
+        ? ['-map', '0:s?']
+        : [];
     await runFfmpeg(['-i', input.path, '-map', '0:v', '-map', '0:a?', ...subs, '-c', 'copy', ...strip, ...muxArgs(container)], {
       signal: ctx.signal,
       durationS: info.duration,
@@ -30,6 +42,9 @@ export default defineTool({
       output: out,
     });
     const after = await probeVideo({ ...input, path: out }, ctx.signal);
-    return { outputs: [outputFile(out)], data: { removedTags: Object.keys(info.tags).filter((k) => !(k in after.tags)), remainingTags: after.tags } };
+    return {
+      outputs: [outputFile(out)],
+      data: { removedTags: Object.keys(info.tags).filter((k) => !(k in after.tags)), remainingTags: after.tags },
+    };
   },
 });

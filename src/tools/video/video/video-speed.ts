@@ -7,7 +7,8 @@ export default defineTool({
   section: 'video',
   group: 'video',
   summary: 'Speed a video up or slow it down, optionally keeping audio pitch.',
-  description: 'keepPitch stretches the audio with a chain of atempo filters (pitch kept); without it the audio is resampled, so pitch follows the speed.',
+  description:
+    'keepPitch stretches the audio with a chain of atempo filters (pitch kept); without it the audio is resampled, so pitch follows the speed.',
   input: { kind: 'file', accept: ['video/*'] },
   settings: z.object({
     factor: z.number().min(0.25).max(4).default(2).describe('Speed multiplier.'),

@@ -11,7 +11,10 @@ import { probeVideo, progressSpan, runFfmpeg } from '../../../engines/ffmpeg.js'
 const MAX_FRAMES = Number(process.env.KILN_MAX_FRAMES) || 10_000;
 
 function parseTimestamps(s: string): number[] | undefined {
-  const parts = s.split(',').map((x) => x.trim()).filter(Boolean);
+  const parts = s
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean);
   const nums = parts.map(Number);
   if (nums.some((n) => !Number.isFinite(n) || n < 0)) return undefined;
   return nums;
@@ -27,7 +30,10 @@ export default defineTool({
   settings: z.object({
     mode: z.enum(['all', 'nth', 'timestamps']).default('all').describe('Extraction mode.'),
     n: z.int().min(2).max(1000).default(10).describe('Keep every n-th frame.'),
-    timestamps: z.string().default('').describe("Timestamps to grab (required in timestamps mode), comma-separated seconds, e.g. '1.5,3,10'."),
+    timestamps: z
+      .string()
+      .default('')
+      .describe("Timestamps to grab (required in timestamps mode), comma-separated seconds, e.g. '1.5,3,10'."),
     format: z.enum(['png', 'jpg']).default('png').describe('Frame image format.'),
   }),
   check: (s) => {
@@ -48,17 +54,24 @@ export default defineTool({
     if (s.mode === 'timestamps') {
       const ts = parseTimestamps(s.timestamps)!;
       const late = ts.find((t) => info.duration > 0 && t >= info.duration);
-      if (late !== undefined) throw new KilnError('VALIDATION_ERROR', `Timestamp ${late} s is beyond the end of the video (${info.duration.toFixed(2)} s).`);
+      if (late !== undefined)
+        throw new KilnError('VALIDATION_ERROR', `Timestamp ${late} s is beyond the end of the video (${info.duration.toFixed(2)} s).`);
       for (const [i, t] of ts.entries()) {
         ctx.progress((i / ts.length) * 100, `frame ${i + 1}/${ts.length}`);
         const name = `frame-${String(i + 1).padStart(3, '0')}-${t}s.${s.format}`;
-        await runFfmpeg(['-ss', String(t), '-i', input.path, '-map', '0:v:0', '-frames:v', '1', ...enc, '-update', '1'], { signal: ctx.signal, output: path.join(dir, name) });
+        await runFfmpeg(['-ss', String(t), '-i', input.path, '-map', '0:v:0', '-frames:v', '1', ...enc, '-update', '1'], {
+          signal: ctx.signal,
+          output: path.join(dir, name),
+        });
       }
     } else {
       const fps = info.video.fps ?? 30;
       const expected = (info.duration * fps) / (s.mode === 'nth' ? s.n : 1);
       if (expected > MAX_FRAMES) {
-        throw new KilnError('LIMIT_EXCEEDED', `That would extract about ${Math.round(expected)} frames; the limit is ${MAX_FRAMES}. Use mode nth or timestamps.`);
+        throw new KilnError(
+          'LIMIT_EXCEEDED',
+          `That would extract about ${Math.round(expected)} frames; the limit is ${MAX_FRAMES}. Use mode nth or timestamps.`,
+        );
       }
       const vf = s.mode === 'nth' ? ['-vf', `select=not(mod(n\\,${s.n}))`] : [];
       // Frames go to a private directory first; a cancelled run leaves only the workspace to remove.

@@ -11,7 +11,8 @@ export default defineTool({
   section: 'video',
   group: 'video',
   summary: 'Turn a section of a video (max 60 s) into an animated GIF.',
-  description: 'Two-stage palette (palettegen + paletteuse) for clean colours; the height follows the aspect ratio. The clip is at most 60 s long.',
+  description:
+    'Two-stage palette (palettegen + paletteuse) for clean colours; the height follows the aspect ratio. The clip is at most 60 s long.',
   input: { kind: 'file', accept: ['video/*'] },
   settings: z.object({
     fps: z.int().min(1).max(30).default(12).describe('GIF frame rate.'),
@@ -22,7 +23,9 @@ export default defineTool({
   }),
   check: (s) => {
     if (s.durationS > MAX_S) {
-      throw new KilnError('LIMIT_EXCEEDED', `video-to-gif makes GIFs of at most ${MAX_S} s (durationS ${s.durationS}).`, { details: [{ path: 'durationS', message: `at most ${MAX_S}` }] });
+      throw new KilnError('LIMIT_EXCEEDED', `video-to-gif makes GIFs of at most ${MAX_S} s (durationS ${s.durationS}).`, {
+        details: [{ path: 'durationS', message: `at most ${MAX_S}` }],
+      });
     }
   },
   needs: { engines: ['ffmpeg', 'ffprobe'] },
@@ -36,12 +39,15 @@ export default defineTool({
     const dur = Math.min(s.durationS, (info.duration || s.startS + s.durationS) - s.startS);
     const out = ctx.out('gif');
     const graph = `[0:v]fps=${s.fps},scale=${s.width}:-1:flags=lanczos,split[a][b];[a]palettegen=stats_mode=diff[p];[b][p]paletteuse=dither=bayer:bayer_scale=5:diff_mode=rectangle[v]`;
-    await runFfmpeg(['-ss', String(s.startS), '-t', dur.toFixed(6), '-i', input.path, '-filter_complex', graph, '-map', '[v]', '-loop', '0'], {
-      signal: ctx.signal,
-      durationS: dur,
-      onProgress: progressSpan(ctx, 0, 100, 'encoding'),
-      output: out,
-    });
+    await runFfmpeg(
+      ['-ss', String(s.startS), '-t', dur.toFixed(6), '-i', input.path, '-filter_complex', graph, '-map', '[v]', '-loop', '0'],
+      {
+        signal: ctx.signal,
+        durationS: dur,
+        onProgress: progressSpan(ctx, 0, 100, 'encoding'),
+        output: out,
+      },
+    );
     return { outputs: [outputFile(out)] };
   },
 });

@@ -23,7 +23,23 @@ export default defineTool({
     const info = await probeVideo(input, ctx.signal);
     const out = ctx.out('webp');
     await runFfmpeg(
-      ['-i', input.path, '-map', '0:v:0', '-vf', `fps=${s.fps},scale=${s.width}:-1:flags=lanczos`, '-an', '-c:v', 'libwebp_anim', '-quality', String(s.quality), '-lossless', '0', '-loop', s.loop ? '0' : '1'],
+      [
+        '-i',
+        input.path,
+        '-map',
+        '0:v:0',
+        '-vf',
+        `fps=${s.fps},scale=${s.width}:-1:flags=lanczos`,
+        '-an',
+        '-c:v',
+        'libwebp_anim',
+        '-quality',
+        String(s.quality),
+        '-lossless',
+        '0',
+        '-loop',
+        s.loop ? '0' : '1',
+      ],
       { signal: ctx.signal, durationS: info.duration, onProgress: progressSpan(ctx, 0, 100, 'encoding'), output: out },
     );
     return { outputs: [outputFile(out)] };

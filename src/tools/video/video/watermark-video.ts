@@ -39,7 +39,8 @@ export default defineTool({
   output: 'video in the input format',
   examples: ['clip.mp4 --text "© Kiln" --position br -o marked.mp4'],
   async run(ctx, { files }, s) {
-    if (!(await ffmpegCapabilities()).drawtext) throw new KilnError('ENGINE_MISSING', 'This ffmpeg build lacks the drawtext filter (libfreetype).');
+    if (!(await ffmpegCapabilities()).drawtext)
+      throw new KilnError('ENGINE_MISSING', 'This ffmpeg build lacks the drawtext filter (libfreetype).');
     const input = files[0]!;
     const info = await probeVideo(input, ctx.signal);
     // The text goes through a file so no character of it can break the filter graph's syntax.
