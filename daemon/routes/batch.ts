@@ -192,9 +192,9 @@ export async function runBatch(
     const failed = manifest.filter((m) => m.error).length;
     const summary = { jobId: id, tool: target.id, total: files.length, succeeded: files.length - failed, failed, items: manifest };
     zip.addBuffer(Buffer.from(JSON.stringify(summary, null, 2) + '\n'), 'manifest.json');
-    zip.end();
-    await zipDone;
     if (controller.signal.aborted) throw new KilnError('CANCELLED', 'The batch was cancelled.');
+    // Completed before the archive's last bytes go out: a client that holds the whole ZIP must find the
+    // job done, even on a loaded machine where the stream would end before a later database write.
     await finishJob(store.db, id, {
       status: 'completed',
       progress: 100,
@@ -204,6 +204,8 @@ export async function runBatch(
       result: JSON.stringify({ data: { total: files.length, succeeded: files.length - failed, failed } }),
     });
     jobs.events.publish(id, { type: 'completed', result: { jobId: id, total: files.length, succeeded: files.length - failed, failed } });
+    zip.end();
+    await zipDone;
   })();
   // On cancel the queue entries are dropped too, so waiting items end at once.
   controller.signal.addEventListener('abort', () => files.forEach((_, i) => jobs.queue.cancel(`${id}:${i}`)), { once: true });
