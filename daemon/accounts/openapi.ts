@@ -45,7 +45,7 @@ export function accountPaths(): Json {
       post: op(
         'changePassword',
         'auth',
-        'Change your password: keeps this session, ends your other sessions and revokes all your API keys.',
+        'Change your password (a session; API keys are refused): keeps this session, ends your other sessions and revokes all your API keys.',
         { requestBody: body(obj({ currentPassword: str, newPassword: str }, ['currentPassword', 'newPassword'])) },
         { '200': ok(obj({ ok: bool, keptSession: bool })) },
         [400, 401, 403],
@@ -136,17 +136,17 @@ export function accountPaths(): Json {
       post: op(
         'mfaEnroll',
         'mfa',
-        'Start TOTP enrollment (needs the mfa feature).',
-        {},
+        'Start TOTP enrollment (needs the mfa feature): a signed-in session plus the current password (API keys are refused).',
+        { requestBody: body(obj({ password: str }, ['password'])) },
         { '200': ok(obj({ secret: str, otpauthUri: str, qrCode: { type: 'string', description: 'PNG data URI' } })) },
-        [401, 403, 409],
+        [400, 401, 403, 409, 429],
       ),
     },
     '/api/auth/mfa/verify': {
       post: op(
         'mfaVerify',
         'mfa',
-        'Confirm enrollment with a TOTP code; returns 10 one-time recovery codes (shown once).',
+        'Confirm enrollment with a TOTP code (a session, not an API key); returns 10 one-time recovery codes (shown once).',
         { requestBody: body(obj({ code: str }, ['code'])) },
         { '200': ok(obj({ enabled: bool, recoveryCodes: { type: 'array', items: str } })) },
         [400, 401, 403, 409],
@@ -169,10 +169,10 @@ export function accountPaths(): Json {
       post: op(
         'mfaDisable',
         'mfa',
-        'Switch your MFA off with a current code or your password.',
-        { requestBody: body(obj({ code: str, password: str })) },
+        'Switch your MFA off: a session plus the current password (and, when sent, a right code). API keys are refused.',
+        { requestBody: body(obj({ password: str, code: str }, ['password'])) },
         { '200': ok(obj({ enabled: bool })) },
-        [400, 401, 403, 409],
+        [400, 401, 403, 409, 429],
       ),
     },
     '/api/auth/oidc/login': {

@@ -116,3 +116,16 @@ export function requireUser(request: FastifyRequest): AuthUser {
   if (!request.user) throw new KilnError('UNAUTHORIZED', 'Sign in first: send Authorization: Bearer <session token or API key>.');
   return request.user;
 }
+
+/**
+ * A person at a session: the routes that change credentials (password, second factor) refuse API keys,
+ * so a leaked key cannot take over an account.
+ */
+export function requireInteractiveUser(request: FastifyRequest): AuthUser {
+  const user = requireUser(request);
+  if (user.via === 'api-key')
+    throw new KilnError('FORBIDDEN', 'API keys cannot change a password or the second factor: sign in with your password.', {
+      reason: 'api-key-not-allowed',
+    });
+  return user;
+}

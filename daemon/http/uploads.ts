@@ -58,6 +58,7 @@ export function toToolInputs(tool: Tool, parts: UploadedPart[]): ToolInputs {
   const inputs: ToolInputs = { files: [], extra: {} };
   const extras = tool.input.extra ?? [];
   const secondFile = extras.find((x) => x.field === 'file');
+  const indexedParts: Record<string, Map<number, InputFile>> = {};
   for (const p of parts) {
     const { field, ...file } = p;
     if (field === 'file' || (field === 'files' && tool.input.kind === 'files')) {
@@ -73,11 +74,21 @@ export function toToolInputs(tool: Tool, parts: UploadedPart[]): ToolInputs {
       (inputs.extra[exact.field] ??= []).push(file);
       continue;
     }
-    const m = /^(.+?)(\d+)$/.exec(field);
+    // Only small indices: the number comes from the client (sig200000000 once built a sparse array of
+    // that length and froze the event loop).
+    const m = /^(.+?)(0|[1-9]\d{0,3})$/.exec(field);
     const indexed = m ? extras.find((x) => x.indexed && x.field === m[1]) : undefined;
     if (indexed) {
-      const list = (inputs.extra[indexed.field] ??= []);
-      list[Number(m![2])] = file;
+      const index = Number(m![2]);
+      const max = indexed.max ?? DEFAULT_INDEXED_MAX;
+      if (index >= max)
+        throw new KilnError('VALIDATION_ERROR', `${field}: ${tool.id} takes ${indexed.field}0 to ${indexed.field}${max - 1}.`, {
+          details: [{ path: field, message: `index above ${max - 1}` }],
+        });
+      const slots = (indexedParts[indexed.field] ??= new Map());
+      if (slots.has(index))
+        throw new KilnError('VALIDATION_ERROR', `${field} was sent twice.`, { details: [{ path: field, message: 'duplicate field' }] });
+      slots.set(index, file);
       continue;
     }
     const known = ['file', ...extras.map((x) => (x.indexed ? `${x.field}0, ${x.field}1…` : x.field))].filter(
@@ -87,9 +98,14 @@ export function toToolInputs(tool: Tool, parts: UploadedPart[]): ToolInputs {
       details: [{ path: field, message: 'unknown file field' }],
     });
   }
-  for (const [k, list] of Object.entries(inputs.extra)) inputs.extra[k] = list.filter(Boolean);
+  // In index order, gaps closed (sig0 and sig2 become the first and second signature).
+  for (const [k, slots] of Object.entries(indexedParts))
+    inputs.extra[k] = [...slots.entries()].sort((a, b) => a[0] - b[0]).map(([, f]) => f);
   return inputs;
 }
+
+/** Indexed file fields (sig0, sig1…) a tool takes when its declaration names no maximum. */
+const DEFAULT_INDEXED_MAX = 100;
 
 const RESERVED = new Set(['settings', 'clientJobId', 'fileId']);
 

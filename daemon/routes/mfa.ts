@@ -1,5 +1,5 @@
 /** TOTP MFA: enrollment, login completion, disabling, and the admin reset. */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { KilnError } from '../../src/core/errors.js';
 import { audit, auditFrom } from '../accounts/audit.js';
 import { bodyObject, optStr, str } from '../accounts/body.js';
@@ -16,9 +16,9 @@ import {
   useTotp,
 } from '../accounts/mfa.js';
 import { getBranding, requireFeature } from '../accounts/settings.js';
-import { checkLocked, throttleKeys } from '../accounts/throttle.js';
+import { checkLocked, recordFailure, throttleKeys } from '../accounts/throttle.js';
 import { requireTarget } from '../accounts/users.js';
-import { requireUser } from '../auth/authenticate.js';
+import { requireInteractiveUser, requireUser } from '../auth/authenticate.js';
 import { requirePermission } from '../auth/permissions.js';
 import { verifySecret } from '../auth/secrets.js';
 import { findUserById } from '../store/users.js';
@@ -33,6 +33,27 @@ export async function mfaRoutes(app: FastifyInstance): Promise<void> {
     return u;
   };
 
+  /**
+   * The second factor is changed only by the person: a signed-in session plus the current password.
+   * An API key or a stolen session alone must never enrol, confirm or remove it.
+   */
+  const proveOwner = async (request: FastifyRequest, reply: FastifyReply) => {
+    const caller = requireInteractiveUser(request);
+    const u = await me(caller.id);
+    if (!u.password_hash) return u; // SSO-only accounts have no password: the session is their proof.
+    const password = str(bodyObject(request.body ?? {}), 'password');
+    const keys = throttleKeys(u.username, request.ip);
+    await checkLocked(db, keys, reply);
+    if (!(await verifySecret(password, u.password_hash))) {
+      // Counted like a failed login: a stolen session cannot guess the password here without limit.
+      const { locked } = await recordFailure(db, keys, ctx.config.accounts);
+      await auditFrom(request, 'login.failure', u.username, { why: 'mfa: wrong current password' });
+      if (locked) await checkLocked(db, keys, reply);
+      throw new KilnError('FORBIDDEN', 'The current password is wrong.', { reason: 'wrong-password' });
+    }
+    return u;
+  };
+
   app.get('/api/auth/mfa', async (request) => {
     const u = await me(requireUser(request).id);
     const enabled = Number(u.mfa_enabled ?? 0) === 1;
@@ -43,9 +64,9 @@ export async function mfaRoutes(app: FastifyInstance): Promise<void> {
     };
   });
 
-  app.post('/api/auth/mfa/enroll', async (request) => {
+  app.post('/api/auth/mfa/enroll', async (request, reply) => {
     await requireFeature(db, ctx.config, 'mfa');
-    const u = await me(requireUser(request).id);
+    const u = await proveOwner(request, reply);
     const r = await startEnrollment(db, u, (await getBranding(db)).productName);
     await auditFrom(request, 'mfa.enroll', u.username);
     return r;
@@ -53,7 +74,8 @@ export async function mfaRoutes(app: FastifyInstance): Promise<void> {
 
   app.post('/api/auth/mfa/verify', async (request) => {
     await requireFeature(db, ctx.config, 'mfa');
-    const u = await me(requireUser(request).id);
+    // The password was checked at enroll; the code proves the authenticator. No API keys here either.
+    const u = await me(requireInteractiveUser(request).id);
     const recoveryCodes = await confirmEnrollment(db, u, str(bodyObject(request.body), 'code', 20));
     await auditFrom(request, 'mfa.enable', u.username);
     return { enabled: true, recoveryCodes };
@@ -104,21 +126,14 @@ export async function mfaRoutes(app: FastifyInstance): Promise<void> {
     return issueSession(ctx, user);
   });
 
-  app.post('/api/auth/mfa/disable', async (request) => {
-    const u = await me(requireUser(request).id);
-    if (Number(u.mfa_enabled ?? 0) !== 1 && !u.mfa_pending_secret) throw new KilnError('CONFLICT', 'MFA is not enabled.');
-    const body = bodyObject(request.body);
-    const code = optStr(body, 'code', 20);
-    const password = optStr(body, 'password');
-    if (!code && !password)
-      throw new KilnError('VALIDATION_ERROR', 'Send a current code or your password to disable MFA.', {
-        details: [{ path: 'code', message: 'code or password required' }],
-      });
-    const ok = code ? await useTotp(db, u, code) : await verifySecret(password!, u.password_hash);
-    if (!ok)
-      throw new KilnError('FORBIDDEN', code ? 'The code is wrong or was already used.' : 'The password is wrong.', {
-        reason: 'mfa-proof-invalid',
-      });
+  app.post('/api/auth/mfa/disable', async (request, reply) => {
+    const u0 = await me(requireInteractiveUser(request).id);
+    if (Number(u0.mfa_enabled ?? 0) !== 1 && !u0.mfa_pending_secret) throw new KilnError('CONFLICT', 'MFA is not enabled.');
+    const u = await proveOwner(request, reply);
+    // A code, when sent, must be right too; the password is what is always required.
+    const code = optStr(bodyObject(request.body), 'code', 20);
+    if (code && !(await useTotp(db, u, code)))
+      throw new KilnError('FORBIDDEN', 'The code is wrong or was already used.', { reason: 'mfa-proof-invalid' });
     await clearMfa(db, u.id);
     await auditFrom(request, 'mfa.disable', u.username);
     return { enabled: false };

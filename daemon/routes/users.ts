@@ -4,7 +4,7 @@ import { KilnError } from '../../src/core/errors.js';
 import { auditFrom } from '../accounts/audit.js';
 import { bodyObject, str } from '../accounts/body.js';
 import { deleteUser, listUsers, registerUser, requireTarget, setPassword, updateUser, userView } from '../accounts/users.js';
-import { requireUser } from '../auth/authenticate.js';
+import { requireInteractiveUser, requireUser } from '../auth/authenticate.js';
 import { requirePermission } from '../auth/permissions.js';
 import { verifySecret } from '../auth/secrets.js';
 import { findUserById } from '../store/users.js';
@@ -53,7 +53,7 @@ export async function userRoutes(app: FastifyInstance): Promise<void> {
   });
 
   app.post('/api/auth/change-password', async (request) => {
-    const caller = requireUser(request);
+    const caller = requireInteractiveUser(request);
     const body = bodyObject(request.body);
     const current = str(body, 'currentPassword');
     const next = str(body, 'newPassword');

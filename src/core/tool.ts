@@ -53,6 +53,8 @@ export interface ExtraInput {
   required: boolean;
   /** Several files: multipart fields `<field>0`, `<field>1`, … (e.g. sig0, sig1). */
   indexed?: boolean;
+  /** Indexed fields: how many (indices 0 … max-1); default 100. */
+  max?: number;
   description: string;
 }
 

@@ -62,7 +62,7 @@ describe('kiln admin against a server', () => {
     const t = await login(s.url, 'olga', 'Fresh-New-Pass-5');
 
     const { Secret, TOTP } = await import('otpauth');
-    const e = (await call(s, 'POST', '/api/auth/mfa/enroll', { token: t })).json;
+    const e = (await call(s, 'POST', '/api/auth/mfa/enroll', { token: t, body: { password: 'Fresh-New-Pass-5' } })).json;
     assert.equal(
       (
         await call(s, 'POST', '/api/auth/mfa/verify', {

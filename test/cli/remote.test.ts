@@ -259,7 +259,7 @@ describe('kiln remote mode', () => {
   it('login asks for the MFA code when the server requires it', async () => {
     const m = await startServer();
     try {
-      const enroll = await api<{ secret: string }>(m, 'POST', '/api/auth/mfa/enroll', {});
+      const enroll = await api<{ secret: string }>(m, 'POST', '/api/auth/mfa/enroll', { password: m.adminPassword });
       assert.equal(enroll.status, 200, JSON.stringify(enroll.body));
       const { TOTP, Secret } = await import('otpauth');
       const totp = new TOTP({ secret: Secret.fromBase32(enroll.body.secret), digits: 6, period: 30, algorithm: 'SHA1' });

@@ -1,99 +1,68 @@
-/** Mapping multipart parts to a tool's inputs and text fields to its settings. */
+/**
+ * Multipart field handling that a hostile client controls: indexed file fields (sig0, sig1…) take only
+ * small indices, so a field such as sig200000000 is refused at once instead of building a sparse array
+ * of that length and freezing every other request.
+ */
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
-import { z } from 'zod';
-import { KilnError } from '../../src/core/errors.js';
-import { defineTool, type InputSpec } from '../../src/core/tool.js';
-import { assembleSettings, toToolInputs, type UploadedPart } from '../../daemon/http/uploads.js';
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { PDFDocument } from '@cantoo/pdf-lib';
+import { makeImage, tempDir } from '../helpers/fixtures.js';
+import { filePart, form, startServer, type TestServer } from '../helpers/server.js';
 
-function tool(input: InputSpec) {
-  return defineTool({
-    id: 'probe',
-    section: 'image',
-    group: 'utilities',
-    summary: 'mapping probe',
-    input,
-    settings: z.object({
-      width: z.int().optional(),
-      flag: z.boolean().optional(),
-      list: z.array(z.string()).optional(),
-      pos: z.object({ x: z.number() }).optional(),
-      name: z.string().optional(),
-    }),
-    output: 'nothing',
-    async run() {
-      return { outputs: [] };
-    },
+describe('indexed upload fields', () => {
+  let s: TestServer;
+  let pdf: string;
+  let sig: string;
+  const dir = tempDir('kiln-uploads-');
+  before(async () => {
+    s = await startServer();
+    const doc = await PDFDocument.create();
+    doc.addPage([400, 300]);
+    pdf = path.join(dir, 'doc.pdf');
+    await writeFile(pdf, await doc.save());
+    sig = await makeImage(dir, 'sig.png', 60, 20);
   });
-}
+  after(() => s.close());
 
-const part = (field: string, name: string): UploadedPart => ({ field, name, path: `/tmp/${name}`, size: 1 });
-
-describe('multipart mapping', () => {
-  it('sends a second `file` part to the extra input named file', () => {
-    const t = tool({
-      kind: 'file',
-      accept: ['video/*'],
-      extra: [{ field: 'file', accept: ['subtitle/*'], required: true, description: 'subtitles' }],
+  const post = async (fields: Record<string, string | Blob>) =>
+    fetch(`${s.url}/api/v1/tools/pdf/sign-pdf`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${s.token}` },
+      body: await form(fields),
     });
-    const r = toToolInputs(t, [part('file', 'v.mp4'), part('file', 's.srt')]);
-    assert.deepEqual(
-      r.files.map((f) => f.name),
-      ['v.mp4'],
-    );
-    assert.deepEqual(
-      r.extra.file?.map((f) => f.name),
-      ['s.srt'],
-    );
-  });
 
-  it('keeps indexed extras in index order and named extras by field', () => {
-    const t = tool({
-      kind: 'file',
-      accept: ['.pdf'],
-      extra: [
-        { field: 'sig', indexed: true, accept: ['image/*'], required: false, description: 'signature' },
-        { field: 'mask', accept: ['image/*'], required: false, description: 'mask' },
-      ],
+  it('refuses a huge index at once while other requests stay fast', async () => {
+    const started = Date.now();
+    const huge = post({
+      file: await filePart(pdf),
+      sig200000000: await filePart(sig),
+      placements: '[{"sig":0,"page":0,"x":0.1,"y":0.1,"w":0.2,"h":0.1}]',
     });
-    const r = toToolInputs(t, [part('sig1', 'b.png'), part('file', 'd.pdf'), part('mask', 'm.png'), part('sig0', 'a.png')]);
-    assert.deepEqual(
-      r.extra.sig?.map((f) => f.name),
-      ['a.png', 'b.png'],
-    );
-    assert.deepEqual(
-      r.extra.mask?.map((f) => f.name),
-      ['m.png'],
-    );
-    assert.throws(
-      () => toToolInputs(t, [part('logo', 'x.png')]),
-      (e: unknown) => e instanceof KilnError && e.code === 'VALIDATION_ERROR' && /sig0, sig1…, mask/.test(e.message),
-    );
+    const healthStarted = Date.now();
+    const health = await fetch(`${s.url}/api/v1/health`);
+    const healthMs = Date.now() - healthStarted;
+    const res = await huge;
+    assert.equal(res.status, 400);
+    assert.equal((await res.json()).error.code, 'VALIDATION_ERROR');
+    assert.equal(health.status, 200);
+    assert.ok(healthMs < 500, `health answered in ${healthMs} ms`);
+    assert.ok(Date.now() - started < 3000);
+    const above = await post({ file: await filePart(pdf), sig100: await filePart(sig), placements: '[]' });
+    assert.equal(above.status, 400);
+    assert.match((await above.json()).error.message, /sig0 to sig99/);
+    const dup = await post({ file: await filePart(pdf), sig0: await filePart(sig), placements: '[]' });
+    assert.notEqual(dup.status, 500);
   });
 
-  it('collects repeated file parts for multi-file tools', () => {
-    const t = tool({ kind: 'files', accept: ['image/*'], min: 2, max: 5 });
-    assert.equal(toToolInputs(t, [part('file', 'a.png'), part('file', 'b.png'), part('file', 'c.png')]).files.length, 3);
-  });
-
-  it('merges plain fields over the settings JSON, coerced to the setting types', () => {
-    const t = tool({ kind: 'file', accept: ['image/*'] });
-    const s = assembleSettings(
-      t,
-      '{"width": 10, "name": "x"}',
-      new Map([
-        ['width', '20'],
-        ['flag', 'true'],
-        ['list', 'a, b'],
-        ['pos', '{"x": 1.5}'],
-        ['clientJobId', 'c1'],
-        ['settings', 'ignored'],
-      ]),
-    );
-    assert.deepEqual(s, { width: 20, name: 'x', flag: true, list: ['a', 'b'], pos: { x: 1.5 } });
-    assert.throws(
-      () => assembleSettings(t, '[1]', new Map()),
-      (e: unknown) => e instanceof KilnError && e.code === 'VALIDATION_ERROR',
-    );
+  it('keeps the order of the indices it takes (sig0 and sig3 are the first and second signature)', async () => {
+    const res = await post({
+      file: await filePart(pdf),
+      sig3: await filePart(sig),
+      sig0: await filePart(sig),
+      placements: '[{"sig":1,"page":0,"x":0.1,"y":0.1,"w":0.2,"h":0.1}]',
+    });
+    assert.equal(res.status, 200, await res.text());
   });
 });

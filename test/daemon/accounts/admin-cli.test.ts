@@ -83,7 +83,7 @@ describe('kiln admin (local data dir)', () => {
 
     const { Secret, TOTP } = await import('otpauth');
     const t = await login(s.url, 'pete', STRONG);
-    const e = (await call(s, 'POST', '/api/auth/mfa/enroll', { token: t })).json;
+    const e = (await call(s, 'POST', '/api/auth/mfa/enroll', { token: t, body: { password: STRONG } })).json;
     const code = new TOTP({ secret: Secret.fromBase32(e.secret) }).generate();
     assert.equal((await call(s, 'POST', '/api/auth/mfa/verify', { token: t, body: { code } })).status, 200);
     assert.equal(

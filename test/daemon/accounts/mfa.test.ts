@@ -15,7 +15,7 @@ function codeAt(secret: string, offsetSteps = 0): string {
 }
 
 async function enable(s: TestServer, token: string): Promise<{ secret: string; recoveryCodes: string[] }> {
-  const e = await call(s, 'POST', '/api/auth/mfa/enroll', { token });
+  const e = await call(s, 'POST', '/api/auth/mfa/enroll', { token, body: { password: STRONG } });
   assert.equal(e.status, 200, JSON.stringify(e.json));
   // The previous step: leaves the current and next steps unused for the login that follows.
   const v = await call(s, 'POST', '/api/auth/mfa/verify', { token, body: { code: codeAt(e.json.secret, -1) } });
@@ -34,7 +34,7 @@ describe('TOTP MFA', () => {
     const u = await makeUser(s, 'mfa-a');
     const st0 = await call(s, 'GET', '/api/auth/mfa', { token: u.token });
     assert.deepEqual(st0.json, { enabled: false, enrollmentPending: false, recoveryCodesLeft: 0 });
-    const e = await call(s, 'POST', '/api/auth/mfa/enroll', { token: u.token });
+    const e = await call(s, 'POST', '/api/auth/mfa/enroll', { token: u.token, body: { password: STRONG } });
     assert.equal(e.status, 200);
     assert.match(e.json.secret, /^[A-Z2-7]{32}$/);
     const uri = new URL(e.json.otpauthUri);
@@ -64,7 +64,7 @@ describe('TOTP MFA', () => {
     assert.equal(rows.length, 10);
     for (const c of v.json.recoveryCodes)
       assert.ok(!rows.some((r) => r.code_hash.includes(c) || r.code_hash.includes(c.replace(/-/g, ''))));
-    assert.equal((await call(s, 'POST', '/api/auth/mfa/enroll', { token: u.token })).status, 409);
+    assert.equal((await call(s, 'POST', '/api/auth/mfa/enroll', { token: u.token, body: { password: STRONG } })).status, 409);
     assert.equal((await call(s, 'GET', '/api/auth/mfa', { token: u.token })).json.recoveryCodesLeft, 10);
   });
 
@@ -175,12 +175,16 @@ describe('TOTP MFA', () => {
     );
   });
 
-  it('disable: needs a current code or the password; afterwards login gives a token again', async () => {
+  it('disable: needs the password (and a right code when one is sent); afterwards login gives a token again', async () => {
     const u = await makeUser(s, 'mfa-d');
     const { secret } = await enable(s, u.token);
     assert.equal((await call(s, 'POST', '/api/auth/mfa/disable', { token: u.token, body: {} })).status, 400);
     assert.equal((await call(s, 'POST', '/api/auth/mfa/disable', { token: u.token, body: { password: 'wrong-password-1' } })).status, 403);
-    const byCode = await call(s, 'POST', '/api/auth/mfa/disable', { token: u.token, body: { code: codeAt(secret) } });
+    assert.equal(
+      (await call(s, 'POST', '/api/auth/mfa/disable', { token: u.token, body: { password: STRONG, code: '000000' } })).status,
+      403,
+    );
+    const byCode = await call(s, 'POST', '/api/auth/mfa/disable', { token: u.token, body: { password: STRONG, code: codeAt(secret) } });
     assert.equal(byCode.status, 200);
     assert.equal(byCode.json.enabled, false);
     const l = await call(s, 'POST', '/api/auth/login', { token: null, body: { username: 'mfa-d', password: STRONG } });
@@ -220,12 +224,38 @@ describe('TOTP MFA', () => {
     assert.equal((await call(s, 'GET', '/api/v1/settings', { token: u.token })).json.settings.features.mfa, true);
     assert.equal((await call(s, 'PUT', '/api/v1/settings', { body: { features: { mfa: false } } })).status, 200);
     try {
-      const r = await call(s, 'POST', '/api/auth/mfa/enroll', { token: u.token });
+      const r = await call(s, 'POST', '/api/auth/mfa/enroll', { token: u.token, body: { password: STRONG } });
       assert.equal(r.status, 403);
       assert.equal(r.json.error.code, 'FEATURE_DISABLED');
     } finally {
       assert.equal((await call(s, 'PUT', '/api/v1/settings', { body: { features: { mfa: true } } })).status, 200);
     }
-    assert.equal((await call(s, 'POST', '/api/auth/mfa/enroll', { token: u.token })).status, 200);
+    assert.equal((await call(s, 'POST', '/api/auth/mfa/enroll', { token: u.token, body: { password: STRONG } })).status, 200);
+  });
+
+  it('a stolen API key or a session without the password cannot enrol, confirm or remove the second factor', async () => {
+    const u = await makeUser(s, 'mfa-g');
+    const key = (await call(s, 'POST', '/api/v1/api-keys', { token: u.token, body: { name: 'stolen' } })).json.key as string;
+    for (const route of ['/api/auth/mfa/enroll', '/api/auth/mfa/verify', '/api/auth/mfa/disable']) {
+      const r = await call(s, 'POST', route, { token: key, body: { password: STRONG, code: '123456' } });
+      assert.equal(r.status, 403, route);
+      assert.equal(r.json.error.reason, 'api-key-not-allowed', route);
+    }
+    const pw = await call(s, 'POST', '/api/auth/change-password', {
+      token: key,
+      body: { currentPassword: STRONG, newPassword: 'Another-Horse-43' },
+    });
+    assert.equal(pw.status, 403);
+    assert.equal(pw.json.error.reason, 'api-key-not-allowed');
+    // A session alone (no password) is not enough either.
+    assert.equal((await call(s, 'POST', '/api/auth/mfa/enroll', { token: u.token })).status, 400);
+    const wrong = await call(s, 'POST', '/api/auth/mfa/enroll', { token: u.token, body: { password: 'Not-The-Password-1' } });
+    assert.equal(wrong.status, 403);
+    assert.equal(wrong.json.error.reason, 'wrong-password');
+    assert.equal((await call(s, 'GET', '/api/auth/mfa', { token: u.token })).json.enrollmentPending, false);
+    const { secret } = await enable(s, u.token);
+    // Removing it needs the password too; a code alone is refused.
+    assert.equal((await call(s, 'POST', '/api/auth/mfa/disable', { token: u.token, body: { code: codeAt(secret) } })).status, 400);
+    assert.equal((await call(s, 'GET', '/api/auth/mfa', { token: u.token })).json.enabled, true);
   });
 });
