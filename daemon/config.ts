@@ -29,6 +29,8 @@ export interface DaemonConfig {
   /** How often an instance says it is alive in Redis; it counts as dead after 3 missed beats. */
   heartbeatMs: number;
   allowOpenNetwork: boolean;
+  /** Read PostScript/EPS uploads (Ghostscript interprets them): off unless ALLOW_POSTSCRIPT=true. */
+  allowPostScript: boolean;
   /** fastify's logger; off in tests. */
   logger: boolean;
   /** Interval of the SSE keep-alive comment (proxies drop idle streams). */
@@ -83,6 +85,7 @@ export function resolveConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = 
     redisPrefix: env.REDIS_PREFIX || 'kiln',
     heartbeatMs: num(env, 'KILN_HEARTBEAT_MS', 5000, 50),
     allowOpenNetwork: flags.allowOpenNetwork === true || bool(env, 'ALLOW_OPEN_NETWORK', false),
+    allowPostScript: bool(env, 'ALLOW_POSTSCRIPT', false),
     logger: bool(env, 'KILN_HTTP_LOG', false),
     sseHeartbeatMs: num(env, 'KILN_SSE_HEARTBEAT_MS', 15_000, 10),
     accounts: resolveAccountsConfig(env),

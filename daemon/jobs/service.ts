@@ -250,6 +250,7 @@ export class JobService {
       dataDir: this.config.dataDir,
       signal,
       validated: true,
+      allowPostScript: this.config.allowPostScript,
       onProgress: (percent, stage) => {
         this.events.publish(req.id, { type: 'progress', percent, stage });
         const now = Date.now();

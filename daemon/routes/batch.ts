@@ -169,6 +169,7 @@ export async function runBatch(
               dataDir: config.dataDir,
               signal: both,
               validated: true,
+              allowPostScript: config.allowPostScript,
             });
           });
           const item: ManifestItem = { input: f.name };

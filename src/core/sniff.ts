@@ -142,8 +142,25 @@ export function describeAccept(accept: AcceptToken[]): string {
 }
 
 /** Sniffs and checks a file against the accept list; UNSUPPORTED_INPUT names what was expected and found. */
-export async function requireKind(filePath: string, name: string, accept: AcceptToken[]): Promise<FileKind> {
+/**
+ * The file's kind, refused unless it is one of `accept`. PostScript (EPS/PS) is a program, not a
+ * picture: reading it means running Ghostscript's interpreter on it, so a caller serving strangers
+ * (the daemon) passes `postscript: false` and such files are refused before any engine sees them.
+ */
+export async function requireKind(
+  filePath: string,
+  name: string,
+  accept: AcceptToken[],
+  opts: { postscript?: boolean } = {},
+): Promise<FileKind> {
   const kind = await sniffFile(filePath, name);
+  if (kind.ext === 'eps' && opts.postscript === false && matchesAccept(kind, accept)) {
+    throw new KilnError(
+      'UNSUPPORTED_INPUT',
+      `${path.basename(name)} is PostScript, which this server does not read (an administrator can allow it with ALLOW_POSTSCRIPT=true).`,
+      { details: { file: path.basename(name), detected: kind.mime }, reason: 'postscript-disabled' },
+    );
+  }
   if (!matchesAccept(kind, accept)) {
     throw new KilnError(
       'UNSUPPORTED_INPUT',

@@ -25,6 +25,8 @@ export interface RunOptions {
   onProgress?: (percent: number, stage?: string) => void;
   /** Settings already validated (e.g. by the daemon before queueing). */
   validated?: boolean;
+  /** Whether PostScript inputs are read (Ghostscript runs them); the daemon refuses them unless allowed. */
+  allowPostScript?: boolean;
 }
 
 export interface RunOutcome {
@@ -67,7 +69,7 @@ export async function runTool(tool: Tool, inputs: ToolInputs, rawSettings: unkno
   try {
     await Promise.all((tool.needs?.engines ?? []).map((e) => requireEngine(e)));
     if (tool.needs?.bundles?.length) await requireBundles(opts.dataDir, tool.id, tool.needs.bundles);
-    await checkInputs(tool, inputs);
+    await checkInputs(tool, inputs, opts.allowPostScript !== false);
 
     const first = inputs.files[0] ?? Object.values(inputs.extra).flat()[0];
     const baseStem = first ? safeFileName(stem(first.name), 'output') : tool.id;
@@ -129,11 +131,13 @@ export async function runTool(tool: Tool, inputs: ToolInputs, rawSettings: unkno
   }
 }
 
-async function checkInputs(tool: Tool, inputs: ToolInputs): Promise<void> {
+async function checkInputs(tool: Tool, inputs: ToolInputs, postscript: boolean): Promise<void> {
   const accept = tool.input.kind === 'none' ? [] : tool.input.accept;
-  await Promise.all(inputs.files.map(async (f) => (f.type = await requireKind(f.path, f.name, accept))));
+  await Promise.all(inputs.files.map(async (f) => (f.type = await requireKind(f.path, f.name, accept, { postscript }))));
   for (const x of tool.input.extra ?? []) {
-    await Promise.all((inputs.extra[x.field] ?? []).map(async (f: InputFile) => (f.type = await requireKind(f.path, f.name, x.accept))));
+    await Promise.all(
+      (inputs.extra[x.field] ?? []).map(async (f: InputFile) => (f.type = await requireKind(f.path, f.name, x.accept, { postscript }))),
+    );
   }
 }
 
