@@ -49,6 +49,17 @@ export function topProgram(): Command {
       (await import('./commands/serve.js')).serveCommand(o),
     );
 
+  addServerOptions(
+    program
+      .command('mcp')
+      .description('serve every tool and preset to AI agents over the Model Context Protocol (stdio)')
+      .option('--tools <regex>', 'expose only the tools whose id matches')
+      .option('--section <list>', 'expose only these sections (comma-separated: image,video,audio,pdf,files)')
+      .option('--list', 'print the tools that would be exposed, and exit')
+      .option('--json', 'with --list: one JSON line per tool')
+      .option('--local', 'run locally even when a server is configured')
+      .addHelpText('after', '\nRegister it with an MCP client as the command `kiln mcp` (docs/MCP.md has the JSON snippet).\n'),
+  ).action(async (o: Record<string, string | boolean | undefined>) => (await import('./commands/mcp.js')).mcpCommand(o));
   program
     .command('login')
     .description('sign in to a kiln server: prompts for user name, password (and MFA code), stores an API key in the OS keyring')
