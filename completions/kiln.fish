@@ -225,6 +225,7 @@ complete -c kiln -n '__fish_use_subcommand' -a files -d 'the file library of a s
 complete -c kiln -n '__fish_use_subcommand' -a jobs -d 'jobs on a kiln server'
 complete -c kiln -n '__fish_use_subcommand' -a login -d 'sign in to a kiln server: prompts for user name, password (…'
 complete -c kiln -n '__fish_use_subcommand' -a logout -d 'revoke this machine\'s API key on the server and forget it'
+complete -c kiln -n '__fish_use_subcommand' -a mcp -d 'serve every tool and preset to AI agents over the Model Con…'
 complete -c kiln -n '__fish_use_subcommand' -a pipeline -d 'run pipelines (plain JSON files: {"steps": [{"tool": "resiz…'
 complete -c kiln -n '__fish_use_subcommand' -a presets -d 'list the conversion presets (each is a command: kiln jpg-to…'
 complete -c kiln -n '__fish_use_subcommand' -a serve -d 'start the kiln daemon (HTTP API)'
@@ -3827,6 +3828,16 @@ complete -c kiln -n '__fish_seen_subcommand_from login' -l help -s h -d 'show he
 # logout
 complete -c kiln -n '__fish_seen_subcommand_from logout' -l profile -x -d 'configuration profile'
 complete -c kiln -n '__fish_seen_subcommand_from logout' -l help -s h -d 'show help'
+
+# mcp
+complete -c kiln -n '__fish_seen_subcommand_from mcp' -l tools -x -d 'expose only the tools whose id matches'
+complete -c kiln -n '__fish_seen_subcommand_from mcp' -l section -x -d 'expose only these sections (comma-separated: image,video,au…'
+complete -c kiln -n '__fish_seen_subcommand_from mcp' -l list -d 'print the tools that would be exposed, and exit'
+complete -c kiln -n '__fish_seen_subcommand_from mcp' -l json -d 'with --list: one JSON line per tool'
+complete -c kiln -n '__fish_seen_subcommand_from mcp' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from mcp' -l server -x -d 'kiln server to use (env KILN_SERVER; default: the profile\'s…'
+complete -c kiln -n '__fish_seen_subcommand_from mcp' -l profile -x -d 'configuration profile (env KILN_PROFILE; default: "default")'
+complete -c kiln -n '__fish_seen_subcommand_from mcp' -l help -s h -d 'show help'
 
 # pipeline
 complete -c kiln -n '__fish_seen_subcommand_from pipeline; and not __fish_seen_subcommand_from run validate save list' -a run -d 'run a pipeline file (or a name in ~/.config/kiln/pipelines/…'
