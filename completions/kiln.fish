@@ -230,6 +230,7 @@ complete -c kiln -n '__fish_use_subcommand' -a pipeline -d 'run pipelines (plain
 complete -c kiln -n '__fish_use_subcommand' -a presets -d 'list the conversion presets (each is a command: kiln jpg-to…'
 complete -c kiln -n '__fish_use_subcommand' -a serve -d 'start the kiln daemon (HTTP API)'
 complete -c kiln -n '__fish_use_subcommand' -a tools -d 'list every tool'
+complete -c kiln -n '__fish_use_subcommand' -a watch -d 'process every file that arrives in a folder with a tool, pr…'
 
 # adjust-colors
 complete -c kiln -n '__fish_seen_subcommand_from adjust-colors' -l brightness -x -d 'Brightness shift [number -100-100, default 0]'
@@ -3877,3 +3878,19 @@ complete -c kiln -n '__fish_seen_subcommand_from serve' -l help -s h -d 'show he
 complete -c kiln -n '__fish_seen_subcommand_from tools' -l json -d 'machine-readable'
 complete -c kiln -n '__fish_seen_subcommand_from tools' -l section -x -d 'only this section'
 complete -c kiln -n '__fish_seen_subcommand_from tools' -l help -s h -d 'show help'
+
+# watch
+complete -c kiln -n '__fish_seen_subcommand_from watch' -l tool -x -d 'the tool to run; the tool\'s own flags follow (e.g'
+complete -c kiln -n '__fish_seen_subcommand_from watch' -l preset -x -d 'a conversion preset to run (e.g'
+complete -c kiln -n '__fish_seen_subcommand_from watch' -l pipeline -r -F -d 'a pipeline file, or a name in ~/.config/kiln/pipelines/'
+complete -c kiln -n '__fish_seen_subcommand_from watch' -l output -s o -r -F -d 'where the outputs go (created when missing)'
+complete -c kiln -n '__fish_seen_subcommand_from watch' -l settings -x -d 'the tool settings as one JSON object'
+complete -c kiln -n '__fish_seen_subcommand_from watch' -l recursive -s r -d 'also watch the folders below (outputs mirror them)'
+complete -c kiln -n '__fish_seen_subcommand_from watch' -l keep -d 'leave processed originals in place (remembered in IN_DIR/.k…'
+complete -c kiln -n '__fish_seen_subcommand_from watch' -l initial -d 'also process the files already there at start'
+complete -c kiln -n '__fish_seen_subcommand_from watch' -l jobs -s j -x -d 'files processed at once (default 1)'
+complete -c kiln -n '__fish_seen_subcommand_from watch' -l stable-ms -x -d 'a file is complete once its size has not changed for this l…'
+complete -c kiln -n '__fish_seen_subcommand_from watch' -l interval-ms -x -d 'how often the folder is scanned (default 1000; file events…'
+complete -c kiln -n '__fish_seen_subcommand_from watch' -l json -d 'one JSON line per processed file on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from watch' -l quiet -s q -d 'no log lines on stderr'
+complete -c kiln -n '__fish_seen_subcommand_from watch' -l help -s h -d 'show help'
