@@ -5,10 +5,13 @@
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import { readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import sharp from 'sharp';
+import { REPO } from '../helpers/cli.js';
 import { makeImage, tempDir } from '../helpers/fixtures.js';
 import { makeVideo } from '../helpers/media.js';
 import { api, filePart, form, startServer, type TestServer } from '../helpers/server.js';
@@ -129,5 +132,32 @@ describe('MCP over HTTP on the daemon', () => {
       if (status !== 'cancelled') await new Promise((r) => setTimeout(r, 100));
     }
     assert.equal(status, 'cancelled');
+  });
+
+  it('kiln mcp --server forwards local files to the daemon and writes the output next to the input', async () => {
+    const local = new Client({ name: 'kiln-test', version: '1.0.0' });
+    await local.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [path.join(REPO, 'dist', 'src', 'cli', 'main.js'), 'mcp', '--server', s.url, '--tools', '^resize$'],
+        env: { ...(process.env as Record<string, string>), KILN_API_KEY: key, KILN_SERVER: '' },
+        stderr: 'ignore',
+      }),
+    );
+    try {
+      const input = await makeImage(dir, 'remote-in.png', 100, 50);
+      const r = (await local.callTool({ name: 'resize', arguments: { input, width: 25 } })) as Result;
+      assert.notEqual(r.isError, true, JSON.stringify(r));
+      const out = r.structuredContent!.outputs[0].path as string;
+      assert.equal(path.dirname(out), dir);
+      assert.equal((await sharp(out).metadata()).width, 25);
+      const jobs = (await api(s, key, 'GET', '/api/v1/jobs')).body.jobs as { tool: string }[];
+      assert.ok(
+        jobs.some((j) => j.tool === 'resize'),
+        'the run happened on the daemon',
+      );
+    } finally {
+      await local.close();
+    }
   });
 });
