@@ -225,10 +225,12 @@ complete -c kiln -n '__fish_use_subcommand' -a files -d 'the file library of a s
 complete -c kiln -n '__fish_use_subcommand' -a jobs -d 'jobs on a kiln server'
 complete -c kiln -n '__fish_use_subcommand' -a login -d 'sign in to a kiln server: prompts for user name, password (…'
 complete -c kiln -n '__fish_use_subcommand' -a logout -d 'revoke this machine\'s API key on the server and forget it'
+complete -c kiln -n '__fish_use_subcommand' -a mcp -d 'serve every tool and preset to AI agents over the Model Con…'
 complete -c kiln -n '__fish_use_subcommand' -a pipeline -d 'run pipelines (plain JSON files: {"steps": [{"tool": "resiz…'
 complete -c kiln -n '__fish_use_subcommand' -a presets -d 'list the conversion presets (each is a command: kiln jpg-to…'
 complete -c kiln -n '__fish_use_subcommand' -a serve -d 'start the kiln daemon (HTTP API)'
 complete -c kiln -n '__fish_use_subcommand' -a tools -d 'list every tool'
+complete -c kiln -n '__fish_use_subcommand' -a watch -d 'process every file that arrives in a folder with a tool, pr…'
 
 # adjust-colors
 complete -c kiln -n '__fish_seen_subcommand_from adjust-colors' -l brightness -x -d 'Brightness shift [number -100-100, default 0]'
@@ -3828,6 +3830,16 @@ complete -c kiln -n '__fish_seen_subcommand_from login' -l help -s h -d 'show he
 complete -c kiln -n '__fish_seen_subcommand_from logout' -l profile -x -d 'configuration profile'
 complete -c kiln -n '__fish_seen_subcommand_from logout' -l help -s h -d 'show help'
 
+# mcp
+complete -c kiln -n '__fish_seen_subcommand_from mcp' -l tools -x -d 'expose only the tools whose id matches'
+complete -c kiln -n '__fish_seen_subcommand_from mcp' -l section -x -d 'expose only these sections (comma-separated: image,video,au…'
+complete -c kiln -n '__fish_seen_subcommand_from mcp' -l list -d 'print the tools that would be exposed, and exit'
+complete -c kiln -n '__fish_seen_subcommand_from mcp' -l json -d 'with --list: one JSON line per tool'
+complete -c kiln -n '__fish_seen_subcommand_from mcp' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from mcp' -l server -x -d 'kiln server to use (env KILN_SERVER; default: the profile\'s…'
+complete -c kiln -n '__fish_seen_subcommand_from mcp' -l profile -x -d 'configuration profile (env KILN_PROFILE; default: "default")'
+complete -c kiln -n '__fish_seen_subcommand_from mcp' -l help -s h -d 'show help'
+
 # pipeline
 complete -c kiln -n '__fish_seen_subcommand_from pipeline; and not __fish_seen_subcommand_from run validate save list' -a run -d 'run a pipeline file (or a name in ~/.config/kiln/pipelines/…'
 complete -c kiln -n '__fish_seen_subcommand_from pipeline; and not __fish_seen_subcommand_from run validate save list' -a validate -d 'check every step of a pipeline file without running it'
@@ -3866,3 +3878,19 @@ complete -c kiln -n '__fish_seen_subcommand_from serve' -l help -s h -d 'show he
 complete -c kiln -n '__fish_seen_subcommand_from tools' -l json -d 'machine-readable'
 complete -c kiln -n '__fish_seen_subcommand_from tools' -l section -x -d 'only this section'
 complete -c kiln -n '__fish_seen_subcommand_from tools' -l help -s h -d 'show help'
+
+# watch
+complete -c kiln -n '__fish_seen_subcommand_from watch' -l tool -x -d 'the tool to run; the tool\'s own flags follow (e.g'
+complete -c kiln -n '__fish_seen_subcommand_from watch' -l preset -x -d 'a conversion preset to run (e.g'
+complete -c kiln -n '__fish_seen_subcommand_from watch' -l pipeline -r -F -d 'a pipeline file, or a name in ~/.config/kiln/pipelines/'
+complete -c kiln -n '__fish_seen_subcommand_from watch' -l output -s o -r -F -d 'where the outputs go (created when missing)'
+complete -c kiln -n '__fish_seen_subcommand_from watch' -l settings -x -d 'the tool settings as one JSON object'
+complete -c kiln -n '__fish_seen_subcommand_from watch' -l recursive -s r -d 'also watch the folders below (outputs mirror them)'
+complete -c kiln -n '__fish_seen_subcommand_from watch' -l keep -d 'leave processed originals in place (remembered in IN_DIR/.k…'
+complete -c kiln -n '__fish_seen_subcommand_from watch' -l initial -d 'also process the files already there at start'
+complete -c kiln -n '__fish_seen_subcommand_from watch' -l jobs -s j -x -d 'files processed at once (default 1)'
+complete -c kiln -n '__fish_seen_subcommand_from watch' -l stable-ms -x -d 'a file is complete once its size has not changed for this l…'
+complete -c kiln -n '__fish_seen_subcommand_from watch' -l interval-ms -x -d 'how often the folder is scanned (default 1000; file events…'
+complete -c kiln -n '__fish_seen_subcommand_from watch' -l json -d 'one JSON line per processed file on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from watch' -l quiet -s q -d 'no log lines on stderr'
+complete -c kiln -n '__fish_seen_subcommand_from watch' -l help -s h -d 'show help'

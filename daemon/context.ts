@@ -10,6 +10,7 @@ import type { DaemonConfig } from './config.js';
 import type { JobService } from './jobs/service.js';
 import type { Store } from './store/db.js';
 import type { JobRow } from './store/jobs.js';
+import type { WatchFolders } from './watch/service.js';
 
 /** Implemented by the file library: a run may take its input from, and save its output to, a library item. */
 export interface FileLibraryHook {
@@ -27,6 +28,7 @@ export interface DaemonContext {
   startedAt: number;
   bootstrap: BootstrapResult;
   fileLibrary?: FileLibraryHook;
+  watchFolders: WatchFolders;
 }
 
 declare module 'fastify' {

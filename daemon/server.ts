@@ -15,6 +15,8 @@ import { createQueue } from './queue/create.js';
 import * as routeModules from './routes/list.js';
 import { openStore } from './store/db.js';
 import { deleteExpiredSessions } from './store/sessions.js';
+import { localLeases, redisLeases } from './watch/lock.js';
+import { WatchFolders } from './watch/service.js';
 
 /** Documentation routes are readable without credentials (they hold no user data). */
 const PUBLIC_PREFIXES = ['/api/docs'];
@@ -55,7 +57,17 @@ export async function buildServer(config: DaemonConfig): Promise<FastifyInstance
       throw e;
     });
     await deleteExpiredSessions(store.db);
-    const ctx: DaemonContext = { config, store, auth: new Authenticator(store, config), jobs, startedAt: Date.now(), bootstrap };
+    const leases = config.redisUrl ? await redisLeases(config.redisUrl, config.redisPrefix, instanceId) : localLeases();
+    const watchFolders = new WatchFolders(store, jobs, leases, app.log);
+    const ctx: DaemonContext = {
+      config,
+      store,
+      auth: new Authenticator(store, config),
+      jobs,
+      startedAt: Date.now(),
+      bootstrap,
+      watchFolders,
+    };
     app.decorate('kiln', ctx);
 
     await app.register(multipart, { limits: { fileSize: config.maxUploadMb * 1048576 } });
@@ -81,8 +93,10 @@ export async function buildServer(config: DaemonConfig): Promise<FastifyInstance
     for (const plugin of Object.values(routeModules) as FastifyPluginAsync[]) await app.register(plugin);
 
     jobs.startSweeper((e) => app.log.error({ err: e }, 'job sweep failed'));
+    await watchFolders.start();
     // Runs end (recorded as failed) before connections are closed, so progress streams get their final event.
     app.addHook('preClose', async () => {
+      await watchFolders.close();
       await jobs.close();
     });
     app.addHook('onClose', async () => {

@@ -28,7 +28,9 @@ export type AuditEvent =
   | 'team.rename'
   | 'team.delete'
   | 'settings.update'
-  | 'branding.update';
+  | 'branding.update'
+  | 'watch-folder.create'
+  | 'watch-folder.delete';
 
 export interface AuditInput {
   event: AuditEvent;

@@ -21,7 +21,8 @@ export interface AuthUser {
   username: string;
   role: Role;
   teamId: string | null;
-  via: 'session' | 'api-key' | 'open';
+  /** 'service': work the daemon does for the user on its own (watch folders). */
+  via: 'session' | 'api-key' | 'open' | 'service';
   sessionId?: string;
   apiKeyId?: string;
 }

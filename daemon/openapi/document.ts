@@ -9,6 +9,8 @@ import { VERSION } from '../../src/core/version.js';
 import { routeOf, targets, type Target } from '../jobs/targets.js';
 import { ACCOUNT_TAGS, accountPaths } from '../accounts/openapi.js';
 import { LIBRARY_TAGS, libraryPaths } from '../library/openapi.js';
+import { WATCH_TAGS, watchFolderPaths } from '../watch/openapi.js';
+import { MCP_TAGS, mcpPaths } from './mcp.js';
 
 type Json = Record<string, unknown>;
 
@@ -704,7 +706,7 @@ let cached: Json | undefined;
 export function openApiDocument(): Json {
   if (cached) return cached;
   const components: Json = schemas();
-  const paths: Json = { ...fixedPaths(), ...accountPaths(), ...libraryPaths() };
+  const paths: Json = { ...fixedPaths(), ...accountPaths(), ...libraryPaths(), ...mcpPaths(), ...watchFolderPaths() };
   for (const t of targets()) {
     const name = `${pascal(t.tool.id)}Settings`;
     if (!components[name]) components[name] = hoist(name, settingsJsonSchema(t.tool) as Json, components);
@@ -733,6 +735,8 @@ export function openApiDocument(): Json {
       { name: 'docs' },
       ...ACCOUNT_TAGS.map((name) => ({ name })),
       ...LIBRARY_TAGS.map((name) => ({ name })),
+      ...MCP_TAGS.map((name) => ({ name })),
+      ...WATCH_TAGS.map((name) => ({ name })),
     ],
     paths,
     components: {

@@ -17,3 +17,5 @@ export { filesRoutes } from './files.js';
 export { pipelineRoutes } from './pipelines.js';
 export { oidcRoutes } from './oidc.js';
 export { samlRoutes } from './saml.js';
+export { mcpRoutes } from './mcp.js';
+export { watchFolderRoutes } from './watch-folders.js';

@@ -33,6 +33,10 @@ export interface LocalRunRequest {
   onProgress?: (percent: number, stage?: string) => void;
   /** Data-only tools print their JSON on stdout when no -o is given; false writes the file instead. */
   printData?: boolean;
+  /** Never write to stdout (`kiln mcp` speaks its protocol there): data stays in the result only. */
+  silent?: boolean;
+  /** Where outputs go when no -o is given (default: the current directory). */
+  defaultDir?: string;
 }
 
 export interface ItemResult {
@@ -153,21 +157,22 @@ export async function runLocal(req: LocalRunRequest): Promise<ItemResult[]> {
       let outPath: string | undefined;
       if (outcome.output) {
         if (target.kind === 'stdout') {
+          if (req.silent) throw new KilnError('USAGE_ERROR', 'Standard output is not available here: name an output file or directory.');
           await pipeline(createReadStream(outcome.output.path), process.stdout, { end: false } as never);
           outPath = '-';
         } else if (
           target.kind === 'default' &&
           outcome.data &&
           outcome.output.contentType === 'application/json' &&
-          req.printData !== false
+          (req.printData !== false || req.silent)
         ) {
           // Data-only tools print their JSON when no -o is given (with --json it is in the result line).
-          if (!req.json) process.stdout.write(JSON.stringify(outcome.data, null, 2) + '\n');
+          if (!req.json && !req.silent) process.stdout.write(JSON.stringify(outcome.data, null, 2) + '\n');
         } else {
           let name = outcome.output.name;
           if (usedNames.has(name)) name = dedupe(name, usedNames);
           usedNames.add(name);
-          outPath = resolveOutputPath(target, name, req.name, allInputs, !!req.force);
+          outPath = resolveOutputPath(target, name, req.name, allInputs, !!req.force, req.defaultDir);
           await deliver(outcome.output.path, outPath);
         }
       }
@@ -190,7 +195,7 @@ export async function runLocal(req: LocalRunRequest): Promise<ItemResult[]> {
         progress.update(done);
         req.onProgress?.(Math.round((done / groups.length) * 100), `${done}/${groups.length}`);
       }
-      if (req.json) process.stdout.write(JSON.stringify(stripExit(results[i]!)) + '\n');
+      if (req.json && !req.silent) process.stdout.write(JSON.stringify(stripExit(results[i]!)) + '\n');
     }
   };
 

@@ -29,16 +29,23 @@ export function parseOutputOption(o: string | undefined, inputCount: number): Ou
   return { kind: 'file', path: path.resolve(o) };
 }
 
-export function resolveOutputPath(target: OutputTarget, outputName: string, toolId: string, inputPaths: string[], force: boolean): string {
+export function resolveOutputPath(
+  target: OutputTarget,
+  outputName: string,
+  toolId: string,
+  inputPaths: string[],
+  force: boolean,
+  defaultDir = process.cwd(),
+): string {
   const inputs = new Set(inputPaths.map((p) => path.resolve(p)));
   let p: string;
   if (target.kind === 'file') p = target.path!;
   else if (target.kind === 'dir') p = path.join(target.path!, outputName);
   else {
-    p = path.resolve(outputName);
+    p = path.resolve(defaultDir, outputName);
     if (inputs.has(p) || existsSync(p)) {
       const ext = path.extname(outputName);
-      p = path.resolve(`${stem(outputName)}-${toolId}${ext}`);
+      p = path.resolve(defaultDir, `${stem(outputName)}-${toolId}${ext}`);
     }
   }
   if (inputs.has(p) && !force) {

@@ -49,6 +49,43 @@ export function topProgram(): Command {
       (await import('./commands/serve.js')).serveCommand(o),
     );
 
+  addServerOptions(
+    program
+      .command('mcp')
+      .description('serve every tool and preset to AI agents over the Model Context Protocol (stdio)')
+      .option('--tools <regex>', 'expose only the tools whose id matches')
+      .option('--section <list>', 'expose only these sections (comma-separated: image,video,audio,pdf,files)')
+      .option('--list', 'print the tools that would be exposed, and exit')
+      .option('--json', 'with --list: one JSON line per tool')
+      .option('--local', 'run locally even when a server is configured')
+      .addHelpText('after', '\nRegister it with an MCP client as the command `kiln mcp` (docs/MCP.md has the JSON snippet).\n'),
+  ).action(async (o: Record<string, string | boolean | undefined>) => (await import('./commands/mcp.js')).mcpCommand(o));
+  program
+    .command('watch')
+    .description('process every file that arrives in a folder with a tool, preset or pipeline (a hot folder)')
+    .argument('<in-dir>', 'the folder to watch')
+    .option('--tool <id>', "the tool to run; the tool's own flags follow (e.g. --tool resize --width 800)")
+    .option('--preset <id>', 'a conversion preset to run (e.g. heic-to-jpg)')
+    .option('--pipeline <file|name>', 'a pipeline file, or a name in ~/.config/kiln/pipelines/')
+    .option('-o, --output <dir>', 'where the outputs go (created when missing)')
+    .option('--settings <json>', 'the tool settings as one JSON object')
+    .option('-r, --recursive', 'also watch the folders below (outputs mirror them)')
+    .option('--keep', 'leave processed originals in place (remembered in IN_DIR/.kiln-watch.json) instead of moving them to IN_DIR/.done/')
+    .option('--initial', 'also process the files already there at start')
+    .option('-j, --jobs <n>', 'files processed at once (default 1)')
+    .option('--stable-ms <ms>', 'a file is complete once its size has not changed for this long (default 2000)')
+    .option('--interval-ms <ms>', 'how often the folder is scanned (default 1000; file events make it sooner)')
+    .option('--json', 'one JSON line per processed file on stdout')
+    .option('-q, --quiet', 'no log lines on stderr')
+    .allowUnknownOption()
+    .allowExcessArguments()
+    .addHelpText(
+      'after',
+      '\nFailed files move to IN_DIR/.failed/ with NAME.error.json beside them. Ctrl-C or SIGTERM stops: runs in flight are aborted,\ntheir originals stay in place, no output is half-written. Exit status 5 when a file failed.\n',
+    )
+    .action(async (dir: string, o: Record<string, string | boolean | undefined>, cmd: Command) =>
+      (await import('./commands/watch.js')).watchCommand(dir, o, cmd.args.slice(1)),
+    );
   program
     .command('login')
     .description('sign in to a kiln server: prompts for user name, password (and MFA code), stores an API key in the OS keyring')

@@ -174,20 +174,21 @@ export async function runRemote(req: RemoteRunRequest): Promise<ItemResult[]> {
       if (outcome.downloadUrl) {
         const name = nameOf(outcome.downloadUrl);
         if (target.kind === 'stdout') {
+          if (req.silent) throw new KilnError('USAGE_ERROR', 'Standard output is not available here: name an output file or directory.');
           await download(client, outcome.downloadUrl, '-', req.signal);
           outPath = '-';
         } else if (target.kind === 'default' && outcome.data && name.endsWith('.json')) {
           // Data-only tools print their JSON when no -o is given, as locally (with --json it is in the result line).
-          if (!req.json) process.stdout.write(JSON.stringify(outcome.data, null, 2) + '\n');
+          if (!req.json && !req.silent) process.stdout.write(JSON.stringify(outcome.data, null, 2) + '\n');
         } else {
           let n = name;
           if (usedNames.has(n)) n = dedupe(n, usedNames);
           usedNames.add(n);
-          outPath = resolveOutputPath(target, n, req.name, allInputs, !!req.force);
+          outPath = resolveOutputPath(target, n, req.name, allInputs, !!req.force, req.defaultDir);
           onProgress?.(100, 'downloading');
           await download(client, outcome.downloadUrl, outPath, req.signal);
         }
-      } else if (outcome.data && !req.json && target.kind !== 'stdout') {
+      } else if (outcome.data && !req.json && !req.silent && target.kind !== 'stdout') {
         process.stdout.write(JSON.stringify(outcome.data, null, 2) + '\n');
       }
       results[i] = {
@@ -206,7 +207,7 @@ export async function runRemote(req: RemoteRunRequest): Promise<ItemResult[]> {
     } finally {
       done++;
       if (batch) progress.update(done);
-      if (req.json) process.stdout.write(JSON.stringify(stripExit(results[i]!)) + '\n');
+      if (req.json && !req.silent) process.stdout.write(JSON.stringify(stripExit(results[i]!)) + '\n');
     }
   };
 

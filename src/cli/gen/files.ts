@@ -1,6 +1,7 @@
 /** The generated files and their contents: one list for scripts/generate.ts and the staleness test. */
 import { bashCompletion, fishCompletion, zshCompletion } from './completion.js';
 import { manPage } from './manpage.js';
+import { mcpToolsPage } from './mcp-tools.js';
 
 export function generatedFiles(): Record<string, string> {
   return {
@@ -8,5 +9,6 @@ export function generatedFiles(): Record<string, string> {
     'completions/_kiln': zshCompletion(),
     'completions/kiln.fish': fishCompletion(),
     'man/kiln.1': manPage(),
+    'docs/MCP-TOOLS.md': mcpToolsPage(),
   };
 }

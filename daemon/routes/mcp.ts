@@ -1,0 +1,142 @@
+/**
+ * /api/v1/mcp: the catalog's MCP server over the Streamable HTTP transport, behind the same
+ * authentication, permissions and limits as every route. Inputs are library file ids or URLs; a call is
+ * an ordinary job (listed, cancellable, followed over SSE) whose result carries its download URL.
+ * Sessions live on the instance that opened them (a load balancer needs sticky sessions for MCP) and
+ * belong to the user who opened them.
+ */
+import { randomUUID } from 'node:crypto';
+import { rm } from 'node:fs/promises';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { KilnError, type ErrorCode } from '../../src/core/errors.js';
+import type { InputFile } from '../../src/core/tool.js';
+import { catalogEntries } from '../../src/mcp/catalog.js';
+import { createMcpServer, type McpCall, type McpRunResult } from '../../src/mcp/server.js';
+import { isBundleInstalled } from '../../src/tools/bundles.js';
+import { validateRequest } from '../../src/tools/run-tool.js';
+import { type AuthUser, requireUser } from '../auth/authenticate.js';
+import { requirePermission } from '../auth/permissions.js';
+import { downloadUrlInput } from '../http/url-input.js';
+import { downloadUrl, jobError, jobResult } from '../jobs/service.js';
+import { checkPresetInputs, effectiveSettings, findTarget } from '../jobs/targets.js';
+import { getJob, isFinal } from '../store/jobs.js';
+
+/** An idle session is closed after this long. */
+const SESSION_IDLE_MS = 30 * 60_000;
+
+interface Session {
+  transport: StreamableHTTPServerTransport;
+  userId: string;
+  lastSeen: number;
+}
+
+export async function mcpRoutes(app: FastifyInstance): Promise<void> {
+  const entries = catalogEntries();
+  const sessions = new Map<string, Session>();
+  const sweep = setInterval(() => {
+    const now = Date.now();
+    for (const [id, s] of sessions) if (now - s.lastSeen > SESSION_IDLE_MS) void s.transport.close();
+  }, 60_000);
+  sweep.unref();
+  app.addHook('onClose', async () => {
+    clearInterval(sweep);
+    await Promise.all([...sessions.values()].map((s) => s.transport.close().catch(() => {})));
+  });
+
+  const handle = async (request: FastifyRequest, reply: FastifyReply) => {
+    const user = requireUser(request);
+    requirePermission(request, 'tools:use');
+    const sid = request.headers['mcp-session-id'];
+    let session = typeof sid === 'string' ? sessions.get(sid) : undefined;
+    if (typeof sid === 'string' && (!session || session.userId !== user.id))
+      throw new KilnError('NOT_FOUND', 'No such MCP session (it expired or belongs to someone else): initialize a new one.');
+    if (!session) {
+      if (request.method !== 'POST') throw new KilnError('VALIDATION_ERROR', 'Start an MCP session with a POST of the initialize request.');
+      const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        onsessioninitialized: (id) => {
+          sessions.set(id, { transport, userId: user.id, lastSeen: Date.now() });
+        },
+      });
+      transport.onclose = () => {
+        if (transport.sessionId) sessions.delete(transport.sessionId);
+      };
+      const server = createMcpServer({
+        entries,
+        refs: 'library',
+        availability: async (e) => {
+          const missing: string[] = [];
+          for (const b of e.bundles) if (!(await isBundleInstalled(app.kiln.config.dataDir, b))) missing.push(b);
+          return { available: missing.length === 0, missingBundles: missing };
+        },
+        run: (call) => runAsJob(app, request, user, call),
+      });
+      await server.connect(transport);
+      session = { transport, userId: user.id, lastSeen: Date.now() };
+    }
+    session.lastSeen = Date.now();
+    reply.hijack();
+    await session.transport.handleRequest(request.raw, reply.raw, request.body);
+  };
+  for (const method of ['POST', 'GET', 'DELETE'] as const) app.route({ method, url: '/api/v1/mcp', handler: handle });
+}
+
+async function runAsJob(app: FastifyInstance, request: FastifyRequest, user: AuthUser, call: McpCall): Promise<McpRunResult> {
+  const { jobs, config, store } = app.kiln;
+  const target = findTarget(call.entry.tool.id);
+  if (!target) throw new KilnError('NOT_FOUND', `No tool named ${call.entry.tool.id}.`);
+  const { id, workDir, inDir } = await jobs.allocate();
+  try {
+    let n = 0;
+    const fetchRef = async (ref: string): Promise<InputFile> => {
+      if (/^https?:\/\//i.test(ref)) return downloadUrlInput(ref, inDir, n++, config.maxUploadMb * 1048576, call.signal);
+      const library = app.kiln.fileLibrary;
+      if (!library) throw new KilnError('VALIDATION_ERROR', 'The file library is not available on this server: give URLs.');
+      return library.resolveInput(user, ref, inDir, request);
+    };
+    const files: InputFile[] = [];
+    for (const ref of call.inputs) files.push(await fetchRef(ref));
+    const extra: Record<string, InputFile[]> = {};
+    for (const [field, refs] of Object.entries(call.extra)) {
+      extra[field] = [];
+      for (const ref of refs) extra[field].push(await fetchRef(ref));
+    }
+    const inputs = { files, extra };
+    const settings = validateRequest(target.tool, inputs, effectiveSettings(target, call.settings));
+    await checkPresetInputs(target, inputs.files);
+    await jobs.submit({ id, owner: user, target, settings, inputs, workDir, clientJobId: `mcp:${randomUUID()}` });
+  } catch (e) {
+    await rm(workDir, { recursive: true, force: true });
+    throw e;
+  }
+
+  const unsubscribe = jobs.events.subscribe(id, ({ event }) => {
+    if (event.type === 'progress') call.progress(event.percent, event.stage);
+  });
+  const cancel = async () => {
+    const row = await getJob(store.db, id);
+    if (row && !isFinal(row.status)) await jobs.cancel(row).catch(() => {});
+  };
+  call.signal.addEventListener('abort', cancel, { once: true });
+  try {
+    let row = await jobs.wait(id, 60_000);
+    while (!row && !call.signal.aborted) row = await jobs.wait(id, 60_000);
+    if (!row) throw new KilnError('CANCELLED', 'The run was cancelled.');
+    if (row.status !== 'completed') {
+      const err = jobError(row);
+      throw new KilnError(err.code as ErrorCode, err.message, { details: err.details, reason: err.reason });
+    }
+    const result = jobResult(row);
+    const link = downloadUrl(row);
+    const origin = `${request.protocol}://${request.host}`;
+    return {
+      jobId: id,
+      outputs: link ? [{ url: origin + link, name: row.output_name!, size: Number(row.processed_size ?? 0) }] : [],
+      ...(result.data ? { data: result.data as Record<string, unknown> } : {}),
+    };
+  } finally {
+    unsubscribe();
+    call.signal.removeEventListener('abort', cancel);
+  }
+}

@@ -1,0 +1,47 @@
+/**
+ * /api/v1/admin/watch-folders: folders on the server whose files the daemon processes with a pipeline,
+ * as jobs of an owner (admins only). Deleting one stops it; files in flight finish or stay in place.
+ */
+import type { FastifyInstance } from 'fastify';
+import { auditFrom } from '../accounts/audit.js';
+import { requireUser } from '../auth/authenticate.js';
+import { requirePermission } from '../auth/permissions.js';
+import { PipelineStore } from '../library/pipelines.js';
+import { createWatchFolder, deleteWatchFolder, getWatchFolder, listWatchFolders, watchFolderView } from '../watch/store.js';
+
+export async function watchFolderRoutes(app: FastifyInstance): Promise<void> {
+  const { store, watchFolders } = app.kiln;
+  const pipelines = new PipelineStore(store.db);
+  const view = (row: Parameters<typeof watchFolderView>[0]) => ({ ...watchFolderView(row), status: watchFolders.status(row.id) });
+
+  app.get('/api/v1/admin/watch-folders', async (request) => {
+    requirePermission(request, 'settings:write');
+    return { watchFolders: (await listWatchFolders(store.db)).map(view) };
+  });
+
+  app.get('/api/v1/admin/watch-folders/:id', async (request) => {
+    requirePermission(request, 'settings:write');
+    return view(await getWatchFolder(store.db, (request.params as { id: string }).id));
+  });
+
+  app.post('/api/v1/admin/watch-folders', async (request, reply) => {
+    const user = requireUser(request);
+    requirePermission(request, 'settings:write');
+    const row = await createWatchFolder(store.db, user.id, request.body, async (id) => {
+      const saved = await pipelines.get(user, id);
+      return JSON.parse(saved.definition);
+    });
+    await auditFrom(request, 'watch-folder.create', row.id, { path: row.path, ownerId: row.owner_id });
+    await watchFolders.sync();
+    return reply.code(201).send(view(row));
+  });
+
+  app.delete('/api/v1/admin/watch-folders/:id', async (request, reply) => {
+    requirePermission(request, 'settings:write');
+    const { id } = request.params as { id: string };
+    await deleteWatchFolder(store.db, id);
+    await auditFrom(request, 'watch-folder.delete', id);
+    await watchFolders.sync();
+    return reply.code(204).send();
+  });
+}

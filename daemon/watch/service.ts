@@ -1,0 +1,175 @@
+/**
+ * The daemon's watch folders: each configured folder is driven by src/watch/driver.ts on the instance
+ * that holds its lease (lock.ts), and every complete file becomes an ordinary job of the folder's owner
+ * (listed, followed over SSE, cancellable) running the folder's pipeline. The output is copied into the
+ * folder's output path (sub-folders mirrored, never over an existing file); the original moves to
+ * .done/ or .failed/ as with `kiln watch`.
+ */
+import { copyFile, mkdir, rename, rm, stat } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import type { FastifyBaseLogger } from 'fastify';
+import { safeFileName } from '../../src/core/paths.js';
+import { toKilnError } from '../../src/core/errors.js';
+import { isBatchable } from '../../src/core/tool.js';
+import { pipelineTool, validatePipeline } from '../../src/pipelines/pipeline.js';
+import { validateRequest } from '../../src/tools/run-tool.js';
+import { driveFolder, type FolderRunResult } from '../../src/watch/driver.js';
+import type { AuthUser } from '../auth/authenticate.js';
+import type { JobService } from '../jobs/service.js';
+import { jobError, jobResult } from '../jobs/service.js';
+import type { Target } from '../jobs/targets.js';
+import type { Store } from '../store/db.js';
+import { findUserById } from '../store/users.js';
+import { type FolderLeases, RENEW_MS } from './lock.js';
+import { listWatchFolders, type WatchFolderRow } from './store.js';
+
+interface Running {
+  row: WatchFolderRow;
+  stop: AbortController;
+  done: Promise<unknown>;
+  processed: number;
+  failed: number;
+  lastError?: string;
+}
+
+export class WatchFolders {
+  private running = new Map<string, Running>();
+  private timer?: NodeJS.Timeout;
+  private closed = false;
+
+  constructor(
+    private readonly store: Store,
+    private readonly jobs: JobService,
+    private readonly leases: FolderLeases,
+    private readonly log: FastifyBaseLogger,
+  ) {}
+
+  /** Takes the folders this instance can hold now, and checks again every few seconds. */
+  async start(): Promise<void> {
+    await this.sync();
+    const tick = () => {
+      this.timer = setTimeout(() => {
+        this.sync()
+          .catch((e) => this.log.error({ err: e }, 'watch folders: sync failed'))
+          .finally(() => !this.closed && tick());
+      }, RENEW_MS);
+      this.timer.unref();
+    };
+    tick();
+  }
+
+  /** Starts folders that are configured and leased here; stops those deleted or lost. */
+  async sync(): Promise<void> {
+    if (this.closed) return;
+    const rows = await listWatchFolders(this.store.db);
+    const ids = new Set(rows.map((r) => r.id));
+    for (const [id, r] of this.running) if (!ids.has(id)) await this.stopOne(id, r);
+    for (const row of rows) {
+      const held = await this.leases.hold(row.id).catch(() => false);
+      const r = this.running.get(row.id);
+      if (held && !r) this.startOne(row);
+      if (!held && r) await this.stopOne(row.id, r);
+    }
+  }
+
+  status(id: string): { active: boolean; processed: number; failed: number; lastError?: string } {
+    const r = this.running.get(id);
+    return r
+      ? { active: true, processed: r.processed, failed: r.failed, lastError: r.lastError }
+      : { active: false, processed: 0, failed: 0 };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.timer);
+    await Promise.all([...this.running].map(([id, r]) => this.stopOne(id, r)));
+    await this.leases.close();
+  }
+
+  private async stopOne(id: string, r: Running): Promise<void> {
+    r.stop.abort();
+    this.running.delete(id);
+    await r.done.catch(() => {});
+    await this.leases.release(id);
+  }
+
+  private startOne(row: WatchFolderRow): void {
+    const stop = new AbortController();
+    const state: Running = { row, stop, done: Promise.resolve(), processed: 0, failed: 0 };
+    const { pipeline, steps } = validatePipeline(JSON.parse(row.pipeline));
+    const name = pipeline.name ?? row.name;
+    const tool = pipelineTool(steps, name);
+    const target: Target = { id: `pipeline:${name}`, section: tool.section, tool, batchable: isBatchable(tool) };
+    state.done = driveFolder({
+      inDir: row.path,
+      recursive: !!row.recursive,
+      keep: !!row.keep,
+      // Files that arrived while no instance watched are work too.
+      initial: true,
+      jobs: 1,
+      stableMs: row.stable_ms,
+      intervalMs: 1000,
+      signal: stop.signal,
+      run: (file, rel) => this.runFile(row, target, file, rel, stop.signal),
+      onLine: (line) => {
+        if (line.ok) state.processed++;
+        else {
+          state.failed++;
+          state.lastError = line.error?.message;
+        }
+        this.log.info({ watchFolder: row.id, input: line.input, ok: line.ok, jobId: line.jobId, ms: line.ms }, 'watch folder file');
+      },
+      onError: (message) => {
+        state.lastError = message;
+        this.log.warn({ watchFolder: row.id }, message);
+      },
+    }).catch((e) => {
+      state.lastError = (e as Error).message;
+      this.log.error({ err: e, watchFolder: row.id }, 'watch folder stopped');
+      this.running.delete(row.id);
+    });
+    this.running.set(row.id, state);
+  }
+
+  private async runFile(row: WatchFolderRow, target: Target, file: string, rel: string, signal: AbortSignal): Promise<FolderRunResult> {
+    const ownerRow = await findUserById(this.store.db, row.owner_id);
+    if (!ownerRow) return { ok: false, error: { code: 'NOT_FOUND', message: `The folder's owner ${row.owner_id} no longer exists.` } };
+    const owner: AuthUser = { id: ownerRow.id, username: ownerRow.username, role: ownerRow.role, teamId: ownerRow.team_id, via: 'service' };
+    const { id, workDir, inDir } = await this.jobs.allocate();
+    try {
+      const name = path.basename(file);
+      const dest = path.join(inDir, `0-${safeFileName(name, 'input')}`);
+      // A copy: the original stays in the folder until the job has succeeded.
+      await copyFile(file, dest);
+      const inputs = { files: [{ path: dest, name, size: (await stat(dest)).size }], extra: {} };
+      validateRequest(target.tool, inputs, {});
+      await this.jobs.submit({ id, owner, target, settings: {}, inputs, workDir, clientJobId: `watch:${row.id}` });
+    } catch (e) {
+      await rm(workDir, { recursive: true, force: true });
+      return { ok: false, error: toKilnError(e).toJSON().error };
+    }
+    let done = await this.jobs.wait(id, 30_000);
+    while (!done && !signal.aborted) done = await this.jobs.wait(id, 30_000);
+    // Stopping: the job is the daemon's to end (shutdown cancels it); the original stays for next time.
+    if (!done) return { ok: false, jobId: id };
+    if (done.status !== 'completed' || !done.output_path || !done.output_name) {
+      return done.status === 'completed' ? { ok: true, jobId: id } : { ok: false, jobId: id, error: jobError(done) };
+    }
+    const output = await deliver(done.output_path, path.join(row.output_path, path.dirname(rel)), done.output_name);
+    const data = jobResult(done).data as Record<string, unknown> | undefined;
+    return { ok: true, jobId: id, output, ...(data ? { data } : {}) };
+  }
+}
+
+/** Copies a job's output into `dir` under `name` (or name-2, name-3… when taken), atomically. */
+async function deliver(src: string, dir: string, name: string): Promise<string> {
+  await mkdir(dir, { recursive: true });
+  const ext = path.extname(name);
+  let dest = path.join(dir, name);
+  for (let n = 2; existsSync(dest); n++) dest = path.join(dir, `${name.slice(0, name.length - ext.length)}-${n}${ext}`);
+  const tmp = path.join(dir, `.${path.basename(dest)}.kiln-partial`);
+  await copyFile(src, tmp);
+  await rename(tmp, dest);
+  return dest;
+}

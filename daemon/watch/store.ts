@@ -1,0 +1,132 @@
+/** The watch_folders table (migration 0500): what an admin configured, validated on the way in. */
+import { mkdir, stat } from 'node:fs/promises';
+import path from 'node:path';
+import type { Kysely } from 'kysely';
+import { z } from 'zod';
+import { KilnError } from '../../src/core/errors.js';
+import { validatePipeline, type Pipeline } from '../../src/pipelines/pipeline.js';
+import { newId } from '../auth/secrets.js';
+import type { Database } from '../store/schema.js';
+import { findUserById } from '../store/users.js';
+
+export interface WatchFoldersTable {
+  id: string;
+  name: string;
+  /** Absolute path of the watched folder on the server (every instance sees the same path in scaled mode). */
+  path: string;
+  output_path: string;
+  /** JSON of the pipeline definition, copied at creation (a saved pipeline changed later does not change it). */
+  pipeline: string;
+  owner_id: string;
+  recursive: number;
+  keep: number;
+  stable_ms: number;
+  created_by: string;
+  created_at: number;
+}
+
+declare module '../store/schema.js' {
+  interface Database {
+    watch_folders: WatchFoldersTable;
+  }
+}
+
+export type WatchFolderRow = WatchFoldersTable;
+
+export const WatchFolderBody = z
+  .object({
+    name: z.string().min(1).max(100).optional(),
+    path: z.string().min(1).describe('absolute path of the folder to watch, on the server'),
+    outputPath: z.string().min(1).describe('absolute path where outputs go (created when missing)'),
+    pipeline: z
+      .object({ steps: z.array(z.object({ tool: z.string(), settings: z.record(z.string(), z.unknown()).optional() })).min(1) })
+      .passthrough()
+      .optional()
+      .describe('the pipeline run on every file (same shape as POST /api/v1/pipelines)'),
+    pipelineId: z.string().optional().describe("a saved pipeline (its definition is copied); the owner's or any, for an admin"),
+    ownerId: z.string().optional().describe('the user whose jobs these are (default: the admin creating the folder)'),
+    recursive: z.boolean().default(false),
+    keep: z.boolean().default(false).describe('leave processed originals in place instead of moving them to .done/'),
+    stableMs: z.number().int().min(0).max(600_000).default(2000).describe('a file is complete once its size has not changed for this long'),
+  })
+  .strict();
+
+export function watchFolderView(r: WatchFolderRow): Record<string, unknown> {
+  const p = JSON.parse(r.pipeline) as Pipeline;
+  return {
+    id: r.id,
+    name: r.name,
+    path: r.path,
+    outputPath: r.output_path,
+    pipeline: p,
+    ownerId: r.owner_id,
+    recursive: !!r.recursive,
+    keep: !!r.keep,
+    stableMs: r.stable_ms,
+    createdBy: r.created_by,
+    createdAt: new Date(Number(r.created_at)).toISOString(),
+  };
+}
+
+export async function listWatchFolders(db: Kysely<Database>): Promise<WatchFolderRow[]> {
+  return db.selectFrom('watch_folders').selectAll().orderBy('created_at').execute();
+}
+
+export async function getWatchFolder(db: Kysely<Database>, id: string): Promise<WatchFolderRow> {
+  const row = await db.selectFrom('watch_folders').selectAll().where('id', '=', id).executeTakeFirst();
+  if (!row) throw new KilnError('NOT_FOUND', `No watch folder ${id}.`);
+  return row;
+}
+
+/** Checks the body (folders, owner, pipeline) and stores it. `savedPipeline` resolves a pipelineId. */
+export async function createWatchFolder(
+  db: Kysely<Database>,
+  adminId: string,
+  raw: unknown,
+  savedPipeline: (id: string) => Promise<unknown>,
+): Promise<WatchFolderRow> {
+  const parsed = WatchFolderBody.safeParse(raw);
+  if (!parsed.success)
+    throw new KilnError('VALIDATION_ERROR', parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; '), {
+      details: parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })),
+    });
+  const b = parsed.data;
+  if (!path.isAbsolute(b.path) || !path.isAbsolute(b.outputPath))
+    throw new KilnError('VALIDATION_ERROR', 'path and outputPath must be absolute paths on the server.');
+  const inDir = path.resolve(b.path);
+  const outDir = path.resolve(b.outputPath);
+  if (!(await stat(inDir).catch(() => undefined))?.isDirectory())
+    throw new KilnError('VALIDATION_ERROR', `No folder ${inDir} on the server.`);
+  if (outDir === inDir || outDir.startsWith(inDir + path.sep))
+    throw new KilnError('VALIDATION_ERROR', 'outputPath must not be inside the watched folder (outputs would be processed again).');
+  await mkdir(outDir, { recursive: true }).catch((e: Error) => {
+    throw new KilnError('VALIDATION_ERROR', `outputPath cannot be created: ${e.message}`);
+  });
+  if (!!b.pipeline === !!b.pipelineId)
+    throw new KilnError('VALIDATION_ERROR', 'Give exactly one of pipeline (a definition) or pipelineId.');
+  const { pipeline } = validatePipeline(b.pipeline ?? (await savedPipeline(b.pipelineId!)));
+  const ownerId = b.ownerId ?? adminId;
+  if (!(await findUserById(db, ownerId))) throw new KilnError('VALIDATION_ERROR', `No user ${ownerId} to own the jobs.`);
+  if (await db.selectFrom('watch_folders').select('id').where('path', '=', inDir).executeTakeFirst())
+    throw new KilnError('CONFLICT', `${inDir} is watched already.`);
+  const row: WatchFolderRow = {
+    id: newId(),
+    name: b.name ?? pipeline.name ?? path.basename(inDir),
+    path: inDir,
+    output_path: outDir,
+    pipeline: JSON.stringify(pipeline),
+    owner_id: ownerId,
+    recursive: b.recursive ? 1 : 0,
+    keep: b.keep ? 1 : 0,
+    stable_ms: b.stableMs,
+    created_by: adminId,
+    created_at: Date.now(),
+  };
+  await db.insertInto('watch_folders').values(row).execute();
+  return row;
+}
+
+export async function deleteWatchFolder(db: Kysely<Database>, id: string): Promise<void> {
+  await getWatchFolder(db, id);
+  await db.deleteFrom('watch_folders').where('id', '=', id).execute();
+}

@@ -1,0 +1,120 @@
+/**
+ * `kiln mcp`: the catalog as an MCP server on stdio, for agents. Each call runs like the CLI does (the
+ * local runner: same validation, naming, atomic outputs), or on a daemon with --server / a logged-in
+ * profile (the remote runner). Nothing but the protocol is written to stdout.
+ */
+import path from 'node:path';
+import { KilnError } from '../../core/errors.js';
+import { defaultDataDir } from '../../core/paths.js';
+import { SECTIONS, type Section } from '../../core/tool.js';
+import type { ItemResult, LocalRunRequest } from '../local-runner.js';
+
+export interface McpOptions {
+  tools?: string;
+  section?: string;
+  list?: boolean;
+  json?: boolean;
+  server?: string;
+  profile?: string;
+  local?: boolean;
+}
+
+function parseFilter(o: McpOptions) {
+  let tools: RegExp | undefined;
+  if (o.tools) {
+    try {
+      tools = new RegExp(o.tools);
+    } catch {
+      throw new KilnError('USAGE_ERROR', `--tools: not a regular expression: ${o.tools}`);
+    }
+  }
+  let sections: Section[] | undefined;
+  if (o.section) {
+    sections = o.section.split(',').map((s) => s.trim()) as Section[];
+    const bad = sections.filter((s) => !(SECTIONS as readonly string[]).includes(s));
+    if (bad.length) throw new KilnError('USAGE_ERROR', `--section: no section ${bad.join(', ')}; the sections are ${SECTIONS.join(', ')}.`);
+  }
+  return { tools, sections };
+}
+
+export async function mcpCommand(o: McpOptions): Promise<void> {
+  const { catalogEntries } = await import('../../mcp/catalog.js');
+  const entries = catalogEntries(parseFilter(o));
+  const availability = await bundleAvailability();
+  if (o.list) {
+    for (const e of entries) {
+      const a = await availability(e);
+      if (o.json)
+        process.stdout.write(
+          JSON.stringify({
+            name: e.tool.id,
+            section: e.tool.section,
+            readOnly: e.dataOnly,
+            available: a.available,
+            missingBundles: a.missingBundles,
+          }) + '\n',
+        );
+      else process.stdout.write(`${e.tool.id}\t${e.tool.section}${a.available ? '' : `\tneeds ${a.missingBundles.join(', ')}`}\n`);
+    }
+    if (!o.json) process.stderr.write(`${entries.length} tools\n`);
+    return;
+  }
+  if (entries.length === 0) throw new KilnError('USAGE_ERROR', 'No tool matches --tools/--section: the server would expose nothing.');
+
+  const { resolveServer } = await import('../profiles.js');
+  const server = o.local ? undefined : resolveServer({ server: o.server, profile: o.profile });
+  const { runLocal } = await import('../local-runner.js');
+  const { createMcpServer } = await import('../../mcp/server.js');
+  const { StdioServerTransport } = await import('@modelcontextprotocol/sdk/server/stdio.js');
+
+  const mcp = createMcpServer({
+    entries,
+    refs: 'paths',
+    availability,
+    async run(call) {
+      const request: LocalRunRequest = {
+        tool: call.entry.tool,
+        name: call.entry.tool.id,
+        inputs: call.inputs.map((p) => path.resolve(p)),
+        extra: Object.fromEntries(Object.entries(call.extra).map(([k, v]) => [k, v.map((p) => path.resolve(p))])),
+        settings: call.settings,
+        output: call.output,
+        // Next to the input by default, named by the CLI's rule, as an agent expects.
+        defaultDir: call.inputs[0] ? path.dirname(path.resolve(call.inputs[0])) : process.cwd(),
+        quiet: true,
+        silent: true,
+        concurrency: 1,
+        signal: call.signal,
+        onProgress: (p, stage) => call.progress(p, stage),
+      };
+      const results: ItemResult[] = server
+        ? await (await import('../remote-runner.js')).runRemote({ ...request, server })
+        : await runLocal(request);
+      const r = results[0];
+      if (!r) throw new KilnError('CANCELLED', 'The run was cancelled.');
+      if (!r.ok) throw new KilnError(r.error!.code as never, r.error!.message, { details: r.error!.details, reason: r.error!.reason });
+      const outputs = r.output && r.output !== '-' ? [{ path: r.output, name: path.basename(r.output), size: r.processedSize }] : [];
+      return { outputs, ...(r.data ? { data: r.data } : {}) };
+    },
+  });
+  const transport = new StdioServerTransport();
+  const closed = new Promise<void>((resolve) => {
+    transport.onclose = resolve;
+    process.stdin.once('end', resolve);
+  });
+  await mcp.connect(transport);
+  process.stderr.write(`kiln mcp: serving ${entries.length} tools on stdio${server ? ` (runs on ${server.url})` : ''}\n`);
+  await closed;
+  await mcp.close().catch(() => {});
+}
+
+/** Whether an AI tool's bundles are installed in the local data dir (a remote server says so itself). */
+async function bundleAvailability() {
+  const { isBundleInstalled } = await import('../../tools/bundles.js');
+  const dataDir = defaultDataDir();
+  return async (e: { bundles: string[] }) => {
+    const missing: string[] = [];
+    for (const b of e.bundles) if (!(await isBundleInstalled(dataDir, b))) missing.push(b);
+    return { available: missing.length === 0, missingBundles: missing };
+  };
+}

@@ -1,0 +1,74 @@
+/**
+ * `kiln watch`: each complete file of the folder goes through the local runner (same validation, naming
+ * and atomic outputs as `kiln <tool>`); src/watch/driver.ts does the folder bookkeeping. Stopping
+ * (Ctrl-C, SIGTERM) takes no new file and aborts the runs in flight: their originals stay where they
+ * are and no output is half-written.
+ */
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { toKilnError } from '../../core/errors.js';
+import type { Tool } from '../../core/tool.js';
+import { driveFolder } from '../../watch/driver.js';
+import { runLocal } from '../local-runner.js';
+
+export interface WatchOptions {
+  inDir: string;
+  outDir: string;
+  tool: Tool;
+  /** Shown in logs: the tool, preset or pipeline name. */
+  name: string;
+  settings: Record<string, unknown>;
+  recursive: boolean;
+  keep: boolean;
+  initial: boolean;
+  jobs: number;
+  stableMs: number;
+  intervalMs: number;
+  json: boolean;
+  quiet: boolean;
+  signal: AbortSignal;
+}
+
+export async function watchFolder(o: WatchOptions): Promise<{ processed: number; failed: number }> {
+  const inDir = path.resolve(o.inDir);
+  const outDir = path.resolve(o.outDir);
+  await mkdir(outDir, { recursive: true });
+  const log = (line: string) => {
+    if (!o.quiet) process.stderr.write(`kiln watch: ${line}\n`);
+  };
+  const r = await driveFolder({
+    ...o,
+    inDir,
+    relativeTo: process.cwd(),
+    async run(file, rel) {
+      try {
+        const [r] = await runLocal({
+          tool: o.tool,
+          name: o.name,
+          inputs: [file],
+          extra: {},
+          settings: o.settings,
+          // Mirrors sub-folders (--recursive) so equal names in two folders do not meet.
+          output: path.join(outDir, path.dirname(rel)) + path.sep,
+          quiet: true,
+          silent: true,
+          concurrency: 1,
+          signal: o.signal,
+        });
+        if (!r) return { ok: false };
+        return r.ok ? { ok: true, output: r.output, ...(r.data ? { data: r.data } : {}) } : { ok: false, error: r.error };
+      } catch (e) {
+        return { ok: false, error: toKilnError(e).toJSON().error };
+      }
+    },
+    onLine(line) {
+      if (line.ok) log(`${line.input} → ${line.output ?? 'done'} (${line.ms} ms)`);
+      else log(`${line.input} failed: ${line.error?.message} (moved to ${line.movedTo})`);
+      if (o.json) process.stdout.write(JSON.stringify(line) + '\n');
+    },
+    onError: log,
+    onStarted: () => log(`${inDir} → ${outDir} with ${o.name} (${o.jobs} at a time; Ctrl-C stops)`),
+  });
+  log(`stopped (${r.processed} processed, ${r.failed} failed)`);
+  return r;
+}

@@ -1,0 +1,158 @@
+/**
+ * A hot folder, whatever runs the files: the CLI (`kiln watch`, through the local runner) and the daemon
+ * (admin-configured folders, through jobs) both hand each complete file to `run` and leave the
+ * bookkeeping here. A processed original moves to IN/.done/ (or stays, `keep`, remembered in
+ * IN/.kiln-watch.json); a failed one to IN/.failed/ with `<name>.error.json` beside it. When the signal
+ * aborts, no new file is taken and the runs in flight are awaited (they see the same signal): an
+ * aborted run's original stays where it is.
+ */
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { FolderScanner } from './scanner.js';
+
+export interface FolderRunResult {
+  ok: boolean;
+  /** Absolute path of the output, when the run wrote one. */
+  output?: string;
+  data?: Record<string, unknown>;
+  error?: { code: string; message: string; details?: unknown; reason?: string };
+  jobId?: string;
+}
+
+export interface FolderLine extends Omit<FolderRunResult, 'output'> {
+  /** Path of the input relative to the folder. */
+  input: string;
+  output?: string;
+  movedTo?: string;
+  ms: number;
+}
+
+export interface DriveOptions {
+  inDir: string;
+  recursive: boolean;
+  keep: boolean;
+  initial: boolean;
+  jobs: number;
+  stableMs: number;
+  intervalMs: number;
+  signal: AbortSignal;
+  /** Runs one file; `rel` is its path relative to the folder (outputs mirror sub-folders with it). */
+  run(file: string, rel: string): Promise<FolderRunResult>;
+  /** One call per processed file (not for runs stopped by the signal). */
+  onLine(line: FolderLine): void;
+  onError(message: string): void;
+  /** Called once the first scan is done: files that arrive from now on are new. */
+  onStarted?(): void;
+  /** Paths in lines are shown relative to this directory (default: absolute). */
+  relativeTo?: string;
+}
+
+const STATE = '.kiln-watch.json';
+
+export async function driveFolder(o: DriveOptions): Promise<{ processed: number; failed: number }> {
+  const inDir = path.resolve(o.inDir);
+  const kept = o.keep ? await readKept(inDir) : new Map<string, string>();
+  const queue: string[] = [];
+  const active = new Set<Promise<void>>();
+  let processed = 0;
+  let failed = 0;
+  const show = (p: string) => (o.relativeTo ? path.relative(o.relativeTo, p) || p : p);
+
+  const handle = async (file: string) => {
+    const rel = path.relative(inDir, file);
+    const started = Date.now();
+    const r = await o.run(file, rel);
+    if (o.signal.aborted && !r.ok) return;
+    const { output, ...rest } = r;
+    const line: FolderLine = { ...rest, input: rel, ms: Date.now() - started };
+    if (output) line.output = show(output);
+    if (r.ok) {
+      processed++;
+      if (o.keep) {
+        kept.set(rel, await fingerprint(file));
+        await writeKept(inDir, kept);
+        scanner.forget(file, true);
+      } else {
+        line.movedTo = show(await moveAside(inDir, '.done', rel));
+        scanner.forget(file);
+      }
+    } else {
+      failed++;
+      const dest = await moveAside(inDir, '.failed', rel);
+      line.movedTo = show(dest);
+      await writeFile(
+        dest + '.error.json',
+        JSON.stringify({ input: rel, at: new Date().toISOString(), error: r.error, jobId: r.jobId }, null, 2) + '\n',
+      );
+      scanner.forget(file);
+    }
+    o.onLine(line);
+  };
+
+  const pump = () => {
+    while (!o.signal.aborted && active.size < o.jobs && queue.length) {
+      const file = queue.shift()!;
+      const p = handle(file)
+        .catch((e) => o.onError(`${file}: ${(e as Error).message}`))
+        .finally(() => {
+          active.delete(p);
+          pump();
+        });
+      active.add(p);
+    }
+  };
+
+  const scanner = new FolderScanner({
+    dir: inDir,
+    recursive: o.recursive,
+    stableMs: o.stableMs,
+    intervalMs: o.intervalMs,
+    initial: o.initial,
+    onReady: async (file) => {
+      if (o.keep && kept.get(path.relative(inDir, file)) === (await fingerprint(file).catch(() => ''))) return;
+      queue.push(file);
+      pump();
+    },
+    onError: (e) => o.onError(`scanning ${inDir}: ${(e as Error).message}`),
+  });
+  await scanner.start();
+  o.onStarted?.();
+  await new Promise<void>((resolve) =>
+    o.signal.aborted ? resolve() : o.signal.addEventListener('abort', () => resolve(), { once: true }),
+  );
+  scanner.stop();
+  await Promise.allSettled([...active]);
+  return { processed, failed };
+}
+
+async function fingerprint(file: string): Promise<string> {
+  const st = await stat(file);
+  return `${st.size}:${st.mtimeMs}`;
+}
+
+/** Moves IN/<rel> to IN/<bucket>/<rel>, never over an existing file (a later file of the same name). */
+async function moveAside(inDir: string, bucket: string, rel: string): Promise<string> {
+  const dest0 = path.join(inDir, bucket, rel);
+  await mkdir(path.dirname(dest0), { recursive: true });
+  let dest = dest0;
+  const ext = path.extname(dest0);
+  for (let n = 2; existsSync(dest) || existsSync(dest + '.error.json'); n++)
+    dest = `${dest0.slice(0, dest0.length - ext.length)}-${n}${ext}`;
+  await rename(path.join(inDir, rel), dest);
+  return dest;
+}
+
+async function readKept(inDir: string): Promise<Map<string, string>> {
+  try {
+    return new Map(Object.entries(JSON.parse(await readFile(path.join(inDir, STATE), 'utf8')) as Record<string, string>));
+  } catch {
+    return new Map();
+  }
+}
+
+async function writeKept(inDir: string, kept: Map<string, string>): Promise<void> {
+  const tmp = path.join(inDir, `${STATE}.tmp`);
+  await writeFile(tmp, JSON.stringify(Object.fromEntries(kept)));
+  await rename(tmp, path.join(inDir, STATE));
+}

@@ -1,0 +1,158 @@
+/**
+ * `kiln watch` as a person or a service would run it: files arriving slowly, corrupt files, many files
+ * at once, and a SIGTERM in the middle — nothing processed twice, nothing lost, nothing half-written.
+ */
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
+import { copyFile, mkdir, open, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import sharp from 'sharp';
+import { KILN } from '../helpers/cli.js';
+import { makeImage, makePhoto, tempDir } from '../helpers/fixtures.js';
+import { ffprobe, makeVideo } from '../helpers/media.js';
+
+interface Watcher {
+  child: ChildProcessWithoutNullStreams;
+  lines: Record<string, any>[];
+  stderr: () => string;
+  /** Resolves once the watcher has made its first scan (files added later are new). */
+  ready(): Promise<void>;
+  /** Resolves once `n` JSON lines have arrived. */
+  until(n: number, ms?: number): Promise<void>;
+  exit: Promise<number | null>;
+}
+
+function startWatch(args: string[], cwd: string): Watcher {
+  const child = spawn(process.execPath, [KILN, 'watch', ...args, '--json'], { cwd, env: process.env });
+  const lines: Record<string, any>[] = [];
+  let buf = '';
+  let err = '';
+  const waiters: (() => void)[] = [];
+  child.stdout.on('data', (b: Buffer) => {
+    buf += b.toString();
+    let i: number;
+    while ((i = buf.indexOf('\n')) >= 0) {
+      lines.push(JSON.parse(buf.slice(0, i)));
+      buf = buf.slice(i + 1);
+      waiters.splice(0).forEach((w) => w());
+    }
+  });
+  child.stderr.on('data', (b: Buffer) => (err += b.toString()));
+  const exit = new Promise<number | null>((resolve) => child.on('close', resolve));
+  return {
+    child,
+    lines,
+    stderr: () => err,
+    exit,
+    async ready() {
+      for (let i = 0; i < 300 && !err.includes('Ctrl-C stops'); i++) await new Promise((r) => setTimeout(r, 50));
+      assert.match(err, /Ctrl-C stops/);
+    },
+    async until(n, ms = 60_000) {
+      const deadline = Date.now() + ms;
+      while (lines.length < n) {
+        if (Date.now() > deadline) throw new Error(`waited for ${n} lines, got ${lines.length}: ${err}`);
+        await Promise.race([new Promise<void>((r) => waiters.push(r)), new Promise((r) => setTimeout(r, 200))]);
+      }
+    },
+  };
+}
+
+async function stop(w: Watcher): Promise<number | null> {
+  w.child.kill('SIGTERM');
+  return w.exit;
+}
+
+const listFiles = (dir: string) => (existsSync(dir) ? readdirSync(dir).filter((n) => !n.startsWith('.')) : []);
+
+describe('kiln watch', () => {
+  it('processes a file written slowly in chunks once, complete', async () => {
+    const dir = tempDir('kiln-watch-');
+    const src = await makePhoto(dir, 'big.png', 1000, 800);
+    const inDir = path.join(dir, 'in');
+    const outDir = path.join(dir, 'out');
+    await mkdir(inDir);
+    const w = startWatch([inDir, '--tool', 'resize', '--width', '100', '-o', outDir, '--stable-ms', '800', '--interval-ms', '100'], dir);
+    await w.ready();
+    const bytes = await readFile(src);
+    const fh = await open(path.join(inDir, 'big.png'), 'w');
+    const chunk = Math.ceil(bytes.length / 5);
+    for (let i = 0; i < bytes.length; i += chunk) {
+      await fh.write(bytes.subarray(i, i + chunk));
+      await new Promise((r) => setTimeout(r, 300));
+    }
+    await fh.close();
+    await w.until(1);
+    await new Promise((r) => setTimeout(r, 1500));
+    assert.equal(w.lines.length, 1, 'processed exactly once');
+    assert.equal(w.lines[0]!.ok, true, JSON.stringify(w.lines[0]));
+    const meta = await sharp(path.join(dir, w.lines[0]!.output)).metadata();
+    assert.equal(meta.width, 100);
+    assert.equal(meta.height, 80);
+    assert.ok(existsSync(path.join(inDir, '.done', 'big.png')));
+    assert.deepEqual(listFiles(inDir), []);
+    assert.equal(await stop(w), 0);
+  });
+
+  it('moves a corrupt file to .failed/ with its error beside it, and takes files present at start with --initial', async () => {
+    const dir = tempDir('kiln-watch-');
+    const inDir = path.join(dir, 'in');
+    await mkdir(path.join(inDir, 'sub'), { recursive: true });
+    await writeFile(path.join(inDir, 'broken.jpg'), 'not a jpeg at all');
+    await makeImage(path.join(inDir, 'sub'), 'ok.png', 40, 20);
+    const w = startWatch([inDir, '--preset', 'png-to-jpg', '-o', path.join(dir, 'out'), '--initial', '-r', '--stable-ms', '200'], dir);
+    await w.until(2);
+    const failed = w.lines.find((l) => !l.ok)!;
+    assert.equal(failed.error.code, 'UNSUPPORTED_INPUT');
+    const err = JSON.parse(await readFile(path.join(inDir, '.failed', 'broken.jpg.error.json'), 'utf8'));
+    assert.equal(err.error.code, 'UNSUPPORTED_INPUT');
+    assert.ok(existsSync(path.join(inDir, '.failed', 'broken.jpg')));
+    assert.equal((await sharp(path.join(dir, 'out', 'sub', 'ok.jpg')).metadata()).format, 'jpeg', 'sub-folders are mirrored');
+    assert.equal(await stop(w), 5, 'exit status 5 when a file failed');
+  });
+
+  it('processes 50 files two at a time', async () => {
+    const dir = tempDir('kiln-watch-');
+    const inDir = path.join(dir, 'in');
+    const outDir = path.join(dir, 'out');
+    await mkdir(inDir);
+    const w = startWatch(
+      [inDir, '--tool', 'rotate', '--angle', '90', '-o', outDir, '-j', '2', '--stable-ms', '200', '--interval-ms', '100'],
+      dir,
+    );
+    const one = await makeImage(dir, 'one.png', 30, 10);
+    await w.ready();
+    for (let i = 0; i < 50; i++) await copyFile(one, path.join(inDir, `f${i}.png`));
+    await w.until(50);
+    assert.equal(w.lines.filter((l) => l.ok).length, 50, JSON.stringify(w.lines.filter((l) => !l.ok)));
+    assert.equal(listFiles(outDir).length, 50);
+    assert.equal(listFiles(path.join(inDir, '.done')).length, 50);
+    assert.equal((await sharp(path.join(outDir, 'f7.png')).metadata()).height, 30);
+    assert.equal(await stop(w), 0);
+  });
+
+  it('stops on SIGTERM mid-run without losing or half-writing a file', async () => {
+    const dir = tempDir('kiln-watch-');
+    const inDir = path.join(dir, 'in');
+    const outDir = path.join(dir, 'out');
+    await mkdir(inDir);
+    for (let i = 0; i < 4; i++) makeVideo(inDir, `clip${i}.mp4`, { width: 320, height: 240, durationS: 8, audio: false });
+    const w = startWatch(
+      [inDir, '--tool', 'convert-video', '--format', 'webm', '-o', outDir, '-j', '2', '--initial', '--stable-ms', '100'],
+      dir,
+    );
+    // Stop while the first runs are in flight.
+    for (let i = 0; i < 100 && !/clip/.test(w.stderr()) && !existsSync(outDir); i++) await new Promise((r) => setTimeout(r, 100));
+    await new Promise((r) => setTimeout(r, 700));
+    await stop(w);
+    const done = listFiles(path.join(inDir, '.done'));
+    const waiting = listFiles(inDir);
+    assert.equal(done.length + waiting.length, 4, `every original is somewhere: done ${done} waiting ${waiting}`);
+    const outputs = listFiles(outDir);
+    assert.equal(outputs.length, done.length, `one output per finished file: ${outputs}`);
+    assert.equal(readdirSync(outDir).filter((n) => n.includes('partial')).length, 0, 'no partial output');
+    for (const o of outputs) assert.equal(ffprobe(path.join(outDir, o)).format.format_name.includes('webm'), true);
+  });
+});

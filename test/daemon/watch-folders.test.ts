@@ -1,0 +1,212 @@
+/**
+ * Watch folders configured by an admin: every complete file runs the folder's pipeline as a job of its
+ * owner, outputs land in the output folder, originals in .done/ or .failed/ (with the error beside
+ * them). With two instances on PostgreSQL and Redis, one instance watches a folder and each file is
+ * processed once; when it stops, the other takes the folder over.
+ */
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, readdirSync } from 'node:fs';
+import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import sharp from 'sharp';
+import { makeImage, tempDir } from '../helpers/fixtures.js';
+import { api, login, startServer, type TestServer } from '../helpers/server.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** Files (not folders, not hidden) directly in `dir`. */
+const visible = (dir: string) =>
+  existsSync(dir)
+    ? readdirSync(dir, { withFileTypes: true })
+        .filter((e) => e.isFile() && !e.name.startsWith('.'))
+        .map((e) => e.name)
+    : [];
+
+async function waitFor(what: string, ok: () => boolean | Promise<boolean>, ms = 30_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await ok())) {
+    if (Date.now() > end) assert.fail(`timed out waiting for ${what}`);
+    await sleep(100);
+  }
+}
+
+const resizeTo30 = { name: 'thumbs', steps: [{ tool: 'resize', settings: { width: 30 } }] };
+
+describe('watch folders on the daemon', () => {
+  let s: TestServer;
+  const dir = tempDir('kiln-wf-');
+  before(async () => {
+    s = await startServer();
+  });
+  after(() => s.close());
+
+  it('refuses bad configurations and non-admins', async () => {
+    const inDir = path.join(dir, 'bad-in');
+    await mkdir(inDir);
+    const inside = await api(s, s.token, 'POST', '/api/v1/admin/watch-folders', {
+      path: inDir,
+      outputPath: path.join(inDir, 'out'),
+      pipeline: resizeTo30,
+    });
+    assert.equal(inside.status, 400);
+    const missing = await api(s, s.token, 'POST', '/api/v1/admin/watch-folders', {
+      path: path.join(dir, 'nope'),
+      outputPath: path.join(dir, 'o'),
+      pipeline: resizeTo30,
+    });
+    assert.equal(missing.status, 400);
+    const badTool = await api(s, s.token, 'POST', '/api/v1/admin/watch-folders', {
+      path: inDir,
+      outputPath: path.join(dir, 'o'),
+      pipeline: { steps: [{ tool: 'no-such-tool' }] },
+    });
+    assert.equal(badTool.status, 400);
+    await api(s, s.token, 'POST', '/api/auth/register', { username: 'wf-user', password: 'Correct-Horse-42', role: 'user' });
+    const user = await login(s.url, 'wf-user', 'Correct-Horse-42');
+    assert.equal((await api(s, user, 'GET', '/api/v1/admin/watch-folders')).status, 403);
+    assert.equal(
+      (await api(s, user, 'POST', '/api/v1/admin/watch-folders', { path: inDir, outputPath: path.join(dir, 'o'), pipeline: resizeTo30 }))
+        .status,
+      403,
+    );
+  });
+
+  it('processes arriving files as jobs; failures go to .failed/ with their error', async () => {
+    const inDir = path.join(dir, 'in');
+    const outDir = path.join(dir, 'out');
+    await mkdir(path.join(inDir, 'sub'), { recursive: true });
+    const created = await api(s, s.token, 'POST', '/api/v1/admin/watch-folders', {
+      path: inDir,
+      outputPath: outDir,
+      pipeline: resizeTo30,
+      recursive: true,
+      stableMs: 300,
+    });
+    assert.equal(created.status, 201, created.text);
+    const id = created.body.id;
+    await makeImage(inDir, 'a.png', 120, 60);
+    await makeImage(path.join(inDir, 'sub'), 'b.jpg', 90, 90);
+    await writeFile(path.join(inDir, 'broken.png'), 'not an image');
+    await waitFor('three files handled', () => visible(inDir).length === 0 && visible(path.join(inDir, 'sub')).length === 0);
+    await waitFor('outputs', () => existsSync(path.join(outDir, 'a.png')) && existsSync(path.join(outDir, 'sub', 'b.jpg')));
+    assert.equal((await sharp(path.join(outDir, 'a.png')).metadata()).width, 30);
+    assert.equal((await sharp(path.join(outDir, 'sub', 'b.jpg')).metadata()).width, 30);
+    assert.ok(existsSync(path.join(inDir, '.done', 'a.png')));
+    assert.ok(existsSync(path.join(inDir, '.done', 'sub', 'b.jpg')));
+    const error = JSON.parse(await readFile(path.join(inDir, '.failed', 'broken.png.error.json'), 'utf8'));
+    assert.equal(error.error.code, 'UNSUPPORTED_INPUT');
+    const jobs = (await api(s, s.token, 'GET', '/api/v1/jobs')).body.jobs as { tool: string; status: string }[];
+    const mine = jobs.filter((j) => j.tool === 'pipeline:thumbs');
+    assert.equal(mine.filter((j) => j.status === 'completed').length, 2);
+    assert.equal(mine.filter((j) => j.status === 'failed').length, 1);
+    const listed = await api(s, s.token, 'GET', `/api/v1/admin/watch-folders/${id}`);
+    assert.deepEqual([listed.body.status.active, listed.body.status.processed, listed.body.status.failed], [true, 2, 1]);
+    assert.equal(
+      (await api(s, s.token, 'POST', '/api/v1/admin/watch-folders', { path: inDir, outputPath: outDir, pipeline: resizeTo30 })).status,
+      409,
+    );
+
+    assert.equal((await api(s, s.token, 'DELETE', `/api/v1/admin/watch-folders/${id}`)).status, 204);
+    await makeImage(inDir, 'late.png', 50, 50);
+    await sleep(1500);
+    assert.deepEqual(visible(inDir), ['late.png'], 'a deleted folder is no longer watched');
+  });
+});
+
+const PG = process.env.KILN_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const REDIS = process.env.KILN_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+async function servicesDown(): Promise<string | undefined> {
+  const { default: pg } = await import('pg');
+  const c = new pg.Client({ connectionString: PG, connectionTimeoutMillis: 3000 });
+  try {
+    await c.connect();
+  } catch (e) {
+    return `PostgreSQL not reachable: ${(e as Error).message}`;
+  } finally {
+    await c.end().catch(() => {});
+  }
+  const { Redis } = await import('ioredis');
+  const r = new Redis(REDIS, { lazyConnect: true, connectTimeout: 3000, maxRetriesPerRequest: 1, retryStrategy: () => null });
+  r.on('error', () => {});
+  try {
+    await r.connect();
+  } catch (e) {
+    return `Redis not reachable: ${(e as Error).message}`;
+  } finally {
+    r.disconnect();
+  }
+  return undefined;
+}
+
+describe('watch folders with two instances (PostgreSQL + Redis)', { skip: await servicesDown() }, () => {
+  let a: TestServer;
+  let b: TestServer;
+  const dir = tempDir('kiln-wf2-');
+  const schema = `kiln_t_${randomBytes(6).toString('hex')}`;
+  const prefix = `kiln_t_${randomBytes(6).toString('hex')}`;
+  let shared: string;
+
+  before(async () => {
+    shared = mkdtempSync(path.join(process.env.KILN_TMP_DIR ?? tmpdir(), 'kiln-wf-shared-'));
+    const { default: pg } = await import('pg');
+    const c = new pg.Client({ connectionString: PG });
+    await c.connect();
+    await c.query(`CREATE SCHEMA ${schema}`);
+    await c.end();
+    const u = new URL(PG);
+    u.searchParams.set('options', `-c search_path=${schema}`);
+    const env = {
+      DATABASE_URL: u.toString(),
+      REDIS_URL: REDIS,
+      REDIS_PREFIX: prefix,
+      SHARED_DIR: shared,
+      ADMIN_PASSWORD: 'wf-' + randomBytes(8).toString('hex'),
+    };
+    a = await startServer({ generatePassword: true, env });
+    b = await startServer({ generatePassword: true, env });
+    a.token = await login(a.url, 'admin', env.ADMIN_PASSWORD);
+    b.token = await login(b.url, 'admin', env.ADMIN_PASSWORD);
+  });
+  after(async () => {
+    await Promise.allSettled([a?.close(), b?.close()]);
+    const { purgeRedisPrefix } = await import('../../daemon/queue/redis.js');
+    await purgeRedisPrefix(REDIS, prefix).catch(() => {});
+    const { default: pg } = await import('pg');
+    const c = new pg.Client({ connectionString: PG });
+    await c.connect();
+    await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    await c.end();
+  });
+
+  it('one instance watches the folder, each file is processed once, and the other takes over', async () => {
+    const inDir = path.join(dir, 'in');
+    const outDir = path.join(dir, 'out');
+    await mkdir(inDir);
+    const created = await api(a, a.token, 'POST', '/api/v1/admin/watch-folders', {
+      path: inDir,
+      outputPath: outDir,
+      pipeline: resizeTo30,
+      stableMs: 200,
+    });
+    assert.equal(created.status, 201, created.text);
+    const id = created.body.id;
+    await Promise.all([a.app.kiln.watchFolders.sync(), b.app.kiln.watchFolders.sync()]);
+    const active = [a, b].filter((x) => x.app.kiln.watchFolders.status(id).active);
+    assert.equal(active.length, 1, 'exactly one instance watches the folder');
+    const one = await makeImage(dir, 'one.png', 60, 40);
+    for (let i = 0; i < 6; i++) await copyFile(one, path.join(inDir, `f${i}.png`));
+    await waitFor('six outputs', () => visible(outDir).length === 6);
+    await sleep(1500);
+    assert.equal(visible(outDir).length, 6, 'no file processed twice');
+    const holder = active[0]!;
+    const other = holder === a ? b : a;
+    await holder.app.kiln.watchFolders.close();
+    await other.app.kiln.watchFolders.sync();
+    assert.equal(other.app.kiln.watchFolders.status(id).active, true, 'the other instance takes the folder');
+    await copyFile(one, path.join(inDir, 'after.png'));
+    await waitFor('the file that came after the handover', () => existsSync(path.join(outDir, 'after.png')));
+  });
+});

@@ -1,0 +1,160 @@
+/**
+ * `kiln mcp` spoken to by the SDK's own client over stdio, as an agent would: the tool list generated
+ * from the catalog, real runs whose outputs are decoded, errors as isError results, cancellation.
+ */
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { PDFDocument } from '@cantoo/pdf-lib';
+import sharp from 'sharp';
+import { PRESETS } from '../../src/tools/presets.js';
+import { TOOLS } from '../../src/tools/index.js';
+import { REPO } from '../helpers/cli.js';
+import { makeImage, tempDir } from '../helpers/fixtures.js';
+import { makeVideo } from '../helpers/media.js';
+
+type Result = { isError?: boolean; structuredContent?: Record<string, any>; content: { type: string; text?: string }[] };
+
+async function connect(args: string[] = []): Promise<Client> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [path.join(REPO, 'dist', 'src', 'cli', 'main.js'), 'mcp', ...args],
+    env: { ...(process.env as Record<string, string>), KILN_SERVER: '' },
+    stderr: 'ignore',
+  });
+  const client = new Client({ name: 'kiln-test', version: '1.0.0' });
+  await client.connect(transport);
+  return client;
+}
+
+describe('kiln mcp (stdio)', () => {
+  const dir = tempDir('kiln-mcp-');
+  let client: Client;
+  before(async () => {
+    client = await connect();
+  });
+  after(async () => {
+    await client.close();
+  });
+
+  it('lists every tool and preset with schemas carrying the settings constraints', async () => {
+    const { tools } = await client.listTools();
+    assert.equal(tools.length, TOOLS.length + PRESETS.length);
+    const resize = tools.find((t) => t.name === 'resize')!;
+    const props = resize.inputSchema.properties as Record<string, Record<string, unknown>>;
+    assert.equal(props.width!.type, 'integer');
+    assert.equal(props.width!.minimum, 1);
+    assert.deepEqual(props.fit!.enum, ['cover', 'contain', 'fill', 'inside', 'outside']);
+    assert.equal(props.withoutEnlargement!.default, false);
+    assert.ok(resize.inputSchema.required?.includes('input'));
+    assert.ok(props.output, 'file tools take an output path');
+    const info = tools.find((t) => t.name === 'info')!;
+    assert.equal(info.annotations?.readOnlyHint, true);
+    assert.equal((info.inputSchema.properties as Record<string, unknown>).output, undefined);
+    assert.equal(resize.annotations?.readOnlyHint, false);
+    const preset = tools.find((t) => t.name === 'png-to-jpg')!;
+    assert.equal((preset.inputSchema.properties as Record<string, unknown>).format, undefined, 'a preset fixes its format');
+    const compare = tools.find((t) => t.name === 'compare')!;
+    assert.ok(compare.inputSchema.required?.includes('target'), 'the second file has a name of its own');
+  });
+
+  it('runs resize next to the input and answers the output path', async () => {
+    const input = await makeImage(dir, 'photo.png', 200, 100);
+    const r = (await client.callTool({ name: 'resize', arguments: { input, width: 50 } })) as Result;
+    assert.notEqual(r.isError, true, JSON.stringify(r));
+    const out = r.structuredContent!.outputs[0].path as string;
+    assert.equal(path.dirname(out), dir);
+    const meta = await sharp(out).metadata();
+    assert.equal(meta.width, 50);
+    assert.equal(meta.height, 25);
+    assert.equal(meta.format, 'png');
+  });
+
+  it('runs a PDF tool into a named output file', async () => {
+    const doc = await PDFDocument.create();
+    doc.addPage([300, 200]);
+    doc.addPage([300, 200]);
+    const input = path.join(dir, 'two.pdf');
+    await writeFile(input, await doc.save());
+    const output = path.join(dir, 'out', 'rotated.pdf');
+    const r = (await client.callTool({ name: 'rotate-pdf', arguments: { input, angle: 90, output } })) as Result;
+    assert.notEqual(r.isError, true, JSON.stringify(r));
+    assert.equal(r.structuredContent!.outputs[0].path, output);
+    const back = await PDFDocument.load(await readFile(output));
+    assert.deepEqual(
+      back.getPages().map((p) => p.getRotation().angle),
+      [90, 90],
+    );
+  });
+
+  it('runs a preset and a data tool', async () => {
+    const input = await makeImage(dir, 'p.png', 64, 32);
+    const r = (await client.callTool({ name: 'png-to-jpg', arguments: { input, output: path.join(dir, 'conv') + path.sep } })) as Result;
+    assert.notEqual(r.isError, true, JSON.stringify(r));
+    assert.equal((await sharp(r.structuredContent!.outputs[0].path).metadata()).format, 'jpeg');
+    const info = (await client.callTool({ name: 'info', arguments: { input } })) as Result;
+    assert.notEqual(info.isError, true, JSON.stringify(info));
+    assert.equal(info.structuredContent!.data.width, 64);
+    assert.deepEqual(info.structuredContent!.outputs, []);
+    assert.equal(existsSync(path.join(dir, 'p.json')), false, 'a data tool writes no file');
+  });
+
+  it('answers bad settings and corrupt inputs with isError and the code, and keeps serving', async () => {
+    const input = await makeImage(dir, 'ok.png', 40, 40);
+    const bad = (await client.callTool({ name: 'resize', arguments: { input, width: -5 } })) as Result;
+    assert.equal(bad.isError, true);
+    assert.equal(bad.structuredContent!.error.code, 'VALIDATION_ERROR');
+    const corrupt = path.join(dir, 'corrupt.png');
+    await writeFile(corrupt, 'this is not a png at all');
+    const c = (await client.callTool({ name: 'resize', arguments: { input: corrupt, width: 10 } })) as Result;
+    assert.equal(c.isError, true);
+    assert.equal(c.structuredContent!.error.code, 'UNSUPPORTED_INPUT');
+    const missing = (await client.callTool({ name: 'resize', arguments: { width: 10 } })) as Result;
+    assert.equal(missing.isError, true);
+    assert.equal(missing.structuredContent!.error.code, 'VALIDATION_ERROR');
+    const unknown = (await client.callTool({ name: 'no-such-tool', arguments: {} })) as Result;
+    assert.equal(unknown.isError, true);
+    assert.equal(unknown.structuredContent!.error.code, 'NOT_FOUND');
+    const ok = (await client.callTool({
+      name: 'resize',
+      arguments: { input, width: 20, output: path.join(dir, 'after-errors.png') },
+    })) as Result;
+    assert.notEqual(ok.isError, true);
+  });
+
+  it('reports progress and stops a long video run when the call is cancelled', async () => {
+    const vdir = tempDir('kiln-mcp-video-');
+    const input = makeVideo(vdir, 'long.mp4', { width: 640, height: 360, durationS: 30, audio: false });
+    const controller = new AbortController();
+    const seen: number[] = [];
+    const call = client.callTool({ name: 'convert-video', arguments: { input, format: 'webm' } }, undefined, {
+      signal: controller.signal,
+      timeout: 120_000,
+      onprogress: (p) => {
+        seen.push(p.progress);
+        if (p.progress > 0) controller.abort();
+      },
+    });
+    await assert.rejects(call);
+    assert.ok(seen.length > 0, 'progress notifications arrived');
+    // The run stops and removes what it started: no output, no partial file, once ffmpeg has been killed.
+    for (let i = 0; i < 50 && readdirSync(vdir).length > 1; i++) await new Promise((r) => setTimeout(r, 100));
+    assert.deepEqual(readdirSync(vdir), ['long.mp4']);
+    const after = (await client.callTool({ name: 'info', arguments: { input: await makeImage(dir, 'later.png', 8, 8) } })) as Result;
+    assert.notEqual(after.isError, true);
+  });
+
+  it('exposes a subset with --tools and --section', async () => {
+    const sub = await connect(['--section', 'pdf', '--tools', '^(rotate|merge)']);
+    try {
+      const { tools } = await sub.listTools();
+      assert.deepEqual(tools.map((t) => t.name).sort(), ['merge-pdf', 'rotate-pdf']);
+    } finally {
+      await sub.close();
+    }
+  });
+});
