@@ -3064,13 +3064,33 @@ _kiln() {
       ;;
     'admin')
       flags='--help'
-      args='users keys mfa-reset'
+      args='users keys backup restore migrate mfa-reset'
       ;;
     'admin users')
       flags='-h --help'
       ;;
     'admin keys')
       flags='-h --help'
+      ;;
+    'admin backup')
+      case "$prev" in
+        -o|--output) _kiln_files; return 0 ;;
+        --data-dir) _kiln_dirs; return 0 ;;
+      esac
+      flags='-o --output --data-dir --json -h --help'
+      ;;
+    'admin restore')
+      case "$prev" in
+        --data-dir) _kiln_dirs; return 0 ;;
+      esac
+      flags='--data-dir --json -h --help'
+      args=@files
+      ;;
+    'admin migrate')
+      case "$prev" in
+        --data-dir) _kiln_dirs; return 0 ;;
+      esac
+      flags='--dry-run --data-dir --json -h --help'
       ;;
     'admin mfa-reset')
       case "$prev" in

@@ -6,7 +6,8 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import { KilnError } from '../../src/core/errors.js';
-import { migrationProvider } from './migrations.js';
+import { VERSION } from '../../src/core/version.js';
+import { MIGRATIONS, migrationProvider } from './migrations.js';
 import type { Database } from './schema.js';
 
 export type StoreKind = 'sqlite' | 'postgres';
@@ -19,13 +20,15 @@ export interface Store {
   close(): Promise<void>;
 }
 
-export async function openStore(opts: { dataDir: string; databaseUrl?: string }): Promise<Store> {
+export async function openStore(opts: { dataDir: string; databaseUrl?: string; migrate?: boolean }): Promise<Store> {
   const store = opts.databaseUrl ? await openPostgres(opts.databaseUrl) : await openSqlite(opts.dataDir);
+  if (opts.migrate === false) return store;
   try {
     // kysely looks for its bookkeeping tables in every schema; pin them to ours so several kiln
     // schemas in one PostgreSQL database (one per deployment or test) do not see each other's.
     const schema =
       store.kind === 'postgres' ? (await sql<{ s: string }>`select current_schema() as s`.execute(store.db)).rows[0]?.s : undefined;
+    await refuseNewerSchema(store);
     const migrator = new Migrator({ db: store.db, provider: migrationProvider, ...(schema ? { migrationTableSchema: schema } : {}) });
     let { error, results } = await migrator.migrateToLatest();
     // kysely's migrator introspects every schema of the database; another deployment dropping its schema
@@ -95,4 +98,35 @@ async function openPostgres(url: string): Promise<Store> {
       await db.destroy();
     },
   };
+}
+
+/** Names of the migrations this database has applied (none for a new one). */
+export async function appliedMigrations(store: Store): Promise<string[]> {
+  try {
+    const r = await sql<{ name: string }>`select name from kysely_migration order by name`.execute(store.db);
+    return r.rows.map((x) => x.name);
+  } catch {
+    return [];
+  }
+}
+
+/** Migrations this kiln would apply on start: what `kiln admin migrate --dry-run` lists. */
+export async function pendingMigrations(store: Store): Promise<string[]> {
+  const applied = new Set(await appliedMigrations(store));
+  return MIGRATIONS.map((m) => m.name).filter((n) => !applied.has(n));
+}
+
+/**
+ * A database a newer kiln has migrated is left alone: running old code on it could corrupt it. The way
+ * back from an upgrade is the backup taken before it (docs/OPERATIONS.md).
+ */
+async function refuseNewerSchema(store: Store): Promise<void> {
+  const known = new Set(MIGRATIONS.map((m) => m.name));
+  const unknown = (await appliedMigrations(store)).filter((n) => !known.has(n));
+  if (unknown.length)
+    throw new KilnError(
+      'FEATURE_INCOMPATIBLE',
+      `This database was upgraded by a newer kiln (migration${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}); kiln ${VERSION} cannot run on it. Start the newer version, or restore the backup taken before the upgrade (docs/OPERATIONS.md).`,
+      { reason: 'database-newer-than-kiln' },
+    );
 }

@@ -31,6 +31,8 @@ export interface StartOptions {
   env?: Record<string, string>;
   /** Leave ADMIN_PASSWORD unset so the first start generates one. */
   generatePassword?: boolean;
+  /** Use this data dir (it is not removed on close) instead of a new temp one. */
+  dataDir?: string;
 }
 
 async function createPgSchema(base: string): Promise<{ url: string; drop: () => Promise<void> }> {
@@ -64,7 +66,7 @@ export async function login(url: string, username: string, password: string): Pr
 }
 
 export async function startServer(opts: StartOptions = {}): Promise<TestServer> {
-  const dataDir = mkdtempSync(path.join(process.env.KILN_TMP_DIR ?? tmpdir(), 'kiln-daemon-'));
+  const dataDir = opts.dataDir ?? mkdtempSync(path.join(process.env.KILN_TMP_DIR ?? tmpdir(), 'kiln-daemon-'));
   const pg = process.env.KILN_TEST_PG ? await createPgSchema(process.env.KILN_TEST_PG) : undefined;
   const adminPassword = opts.generatePassword ? '' : randomBytes(12).toString('hex');
   const env: Record<string, string> = {
@@ -75,7 +77,7 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
     ...opts.env,
   };
   const cleanup = async () => {
-    rmSync(dataDir, { recursive: true, force: true });
+    if (!opts.dataDir) rmSync(dataDir, { recursive: true, force: true });
     await pg?.drop();
   };
   let knownPassword = adminPassword;

@@ -20,6 +20,7 @@ function target(cmd: Command): Command {
 }
 
 const load = () => import('./admin.js');
+const loadBackup = () => import('./admin-backup.js');
 
 export function addAdminCommand(program: Command): void {
   const admin = program
@@ -66,6 +67,29 @@ export function addAdminCommand(program: Command): void {
   target(keys.command('revoke').description('revoke an API key by id').argument('<id>')).action(async (id: string, o: Opts) =>
     (await load()).keysRevoke(id, o),
   );
+
+  const dataDirOption = (cmd: Command) =>
+    cmd.option('--data-dir <dir>', 'the data directory (env DATA_DIR; default: the usual one)').option('--json', 'machine-readable');
+  dataDirOption(
+    admin
+      .command('backup')
+      .description(
+        'write a consistent backup of the data dir (database + library) while the daemon runs; PostgreSQL: see docs/OPERATIONS.md',
+      )
+      .requiredOption('-o, --output <file>', 'the backup file to write (a ZIP with a manifest of digests)'),
+  ).action(async (o: Opts) => (await loadBackup()).backupCommand(o));
+  dataDirOption(
+    admin
+      .command('restore')
+      .description('restore a backup into an empty data dir after checking every digest (stop the daemon first)')
+      .argument('<file>', 'a file written by kiln admin backup'),
+  ).action(async (file: string, o: Opts) => (await loadBackup()).restoreCommand(file, o));
+  dataDirOption(
+    admin
+      .command('migrate')
+      .description('apply pending database migrations (the daemon also does on start); --dry-run lists them')
+      .option('--dry-run', 'only list the pending migrations'),
+  ).action(async (o: Opts) => (await loadBackup()).migrateCommand(o));
 
   target(
     admin.command('mfa-reset').description("switch off a user's MFA (lost authenticator and recovery codes)").argument('<username>'),
