@@ -4,7 +4,7 @@
  * place atomically, so an interrupted run never leaves a half-written file.
  */
 import { createReadStream, createWriteStream, existsSync } from 'node:fs';
-import { copyFile, mkdir, rename, rm, readdir } from 'node:fs/promises';
+import { copyFile, mkdir, rename, rm, readdir, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
@@ -13,6 +13,7 @@ import { defaultDataDir } from '../core/paths.js';
 import type { InputFile, Tool, ToolInputs } from '../core/tool.js';
 import { createWorkspace } from '../core/workspace.js';
 import { inputFile, runTool, validateRequest } from '../tools/run-tool.js';
+import { conformOutput, formatFromOutputName } from './output-format.js';
 import { parseOutputOption, resolveOutputPath, type OutputTarget } from './output-naming.js';
 import { createProgress } from './progress.js';
 
@@ -110,6 +111,8 @@ export async function runLocal(req: LocalRunRequest): Promise<ItemResult[]> {
   if (tool.input.kind === 'file' && req.inputs.length === 0) throw new KilnError('USAGE_ERROR', `kiln ${req.name} needs an input file.`);
   if (req.inputs.filter((i) => i === '-').length > 1) throw new KilnError('USAGE_ERROR', 'stdin (-) can be read once.');
   const target: OutputTarget = parseOutputOption(req.output, groups.length);
+  // The output's name decides its format (`-o out.png`): set it now for tools that have a format setting.
+  const settings = target.kind === 'file' ? formatFromOutputName(tool, req.name, req.settings, target.path!) : req.settings;
   const allInputs = [...req.inputs.filter((i) => i !== '-'), ...Object.values(req.extra).flat()];
 
   // Settings errors are the same for every item: report once, before any work.
@@ -119,7 +122,7 @@ export async function runLocal(req: LocalRunRequest): Promise<ItemResult[]> {
       files: groups[0]!.map((p) => ({ path: p, name: p, size: 0 })),
       extra: Object.fromEntries(Object.entries(req.extra).map(([k, v]) => [k, v.map((p) => ({ path: p, name: p, size: 0 }))])),
     },
-    req.settings,
+    settings,
   );
 
   const batch = groups.length > 1;
@@ -143,7 +146,7 @@ export async function runLocal(req: LocalRunRequest): Promise<ItemResult[]> {
       const files = await Promise.all(group.map((g) => resolveInput(g, ws.dir)));
       const extra: ToolInputs['extra'] = {};
       for (const [field, paths] of Object.entries(req.extra)) extra[field] = await Promise.all(paths.map((p) => resolveInput(p, ws.dir)));
-      const outcome = await runTool(tool, { files, extra }, req.settings, {
+      const outcome = await runTool(tool, { files, extra }, settings, {
         workDir: ws.dir,
         dataDir,
         signal: req.signal,
@@ -155,6 +158,7 @@ export async function runLocal(req: LocalRunRequest): Promise<ItemResult[]> {
             },
       });
       let outPath: string | undefined;
+      let processedSize = outcome.processedSize;
       if (outcome.output) {
         if (target.kind === 'stdout') {
           if (req.silent) throw new KilnError('USAGE_ERROR', 'Standard output is not available here: name an output file or directory.');
@@ -173,7 +177,12 @@ export async function runLocal(req: LocalRunRequest): Promise<ItemResult[]> {
           if (usedNames.has(name)) name = dedupe(name, usedNames);
           usedNames.add(name);
           outPath = resolveOutputPath(target, name, req.name, allInputs, !!req.force, req.defaultDir);
-          await deliver(outcome.output.path, outPath);
+          const output =
+            target.kind === 'file'
+              ? await conformOutput(tool, req.name, outcome.output, outPath, { workDir: ws.dir, dataDir, signal: req.signal })
+              : outcome.output;
+          if (output !== outcome.output) processedSize = (await stat(output.path)).size;
+          await deliver(output.path, outPath);
         }
       }
       results[i] = {
@@ -181,7 +190,7 @@ export async function runLocal(req: LocalRunRequest): Promise<ItemResult[]> {
         ok: true,
         output: outPath,
         originalSize: outcome.originalSize,
-        processedSize: outcome.processedSize,
+        processedSize,
         ...(outcome.data ? { data: outcome.data } : {}),
         exitCode: EXIT.OK,
       };

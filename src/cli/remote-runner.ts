@@ -6,14 +6,17 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { mkdir, rename, rm } from 'node:fs/promises';
+import { copyFile, mkdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { EXIT, KilnError, toKilnError } from '../core/errors.js';
+import { formatOfFileName } from '../core/formats.js';
+import { defaultDataDir } from '../core/paths.js';
 import { createWorkspace } from '../core/workspace.js';
 import { findPreset } from '../tools/presets.js';
 import { dedupe, stripExit, type ItemResult, type LocalRunRequest } from './local-runner.js';
+import { conformOutput, formatFromOutputName } from './output-format.js';
 import { parseOutputOption, resolveOutputPath, type OutputTarget } from './output-naming.js';
 import { createProgress } from './progress.js';
 import type { ServerChoice } from './profiles.js';
@@ -117,7 +120,8 @@ function nameOf(downloadUrl: string): string {
   return decodeURIComponent(downloadUrl.split('?')[0]!.split('/').pop() ?? 'output');
 }
 
-export async function runRemote(req: RemoteRunRequest): Promise<ItemResult[]> {
+export async function runRemote(request: RemoteRunRequest): Promise<ItemResult[]> {
+  let req = request;
   const { tool } = req;
   const groups: string[][] =
     tool.input.kind === 'file' ? (req.fileId && req.inputs.length === 0 ? [[]] : req.inputs.map((i) => [i])) : [req.inputs];
@@ -127,6 +131,8 @@ export async function runRemote(req: RemoteRunRequest): Promise<ItemResult[]> {
     throw new KilnError('USAGE_ERROR', '--file-id replaces the input file: give one or the other.');
   if (req.inputs.filter((i) => i === '-').length > 1) throw new KilnError('USAGE_ERROR', 'stdin (-) can be read once.');
   const target: OutputTarget = parseOutputOption(req.output, groups.length);
+  // The output's name decides its format, as for a local run (src/cli/output-format.ts).
+  if (target.kind === 'file') req = { ...req, settings: formatFromOutputName(tool, req.name, req.settings, target.path!) };
   const allInputs = [...req.inputs.filter((i) => i !== '-'), ...Object.values(req.extra).flat()];
   const client = await connect(req.server);
 
@@ -186,7 +192,27 @@ export async function runRemote(req: RemoteRunRequest): Promise<ItemResult[]> {
           usedNames.add(n);
           outPath = resolveOutputPath(target, n, req.name, allInputs, !!req.force, req.defaultDir);
           onProgress?.(100, 'downloading');
-          await download(client, outcome.downloadUrl, outPath, req.signal);
+          if (target.kind === 'file' && formatOfFileName(n) !== formatOfFileName(outPath)) {
+            // Another format than the name asks for: fetch it aside, convert (or refuse), then move into place.
+            const aside = await createWorkspace();
+            try {
+              const got = path.join(aside.dir, n);
+              await download(client, outcome.downloadUrl, got, req.signal);
+              const out = await conformOutput(tool, req.name, { path: got, name: n, contentType: '' }, outPath, {
+                workDir: aside.dir,
+                dataDir: defaultDataDir(),
+                signal: req.signal,
+              });
+              const dest = outPath;
+              await mkdir(path.dirname(dest), { recursive: true });
+              await rename(out.path, dest).catch(async () => {
+                await copyFile(out.path, `${dest}.kiln-partial`);
+                await rename(`${dest}.kiln-partial`, dest);
+              });
+            } finally {
+              await aside.dispose();
+            }
+          } else await download(client, outcome.downloadUrl, outPath, req.signal);
         }
       } else if (outcome.data && !req.json && !req.silent && target.kind !== 'stdout') {
         process.stdout.write(JSON.stringify(outcome.data, null, 2) + '\n');

@@ -3,7 +3,8 @@
  * flag per setting (with type, range and default in --help), a flag per extra file, and the common
  * flags. Nothing here is written per tool.
  */
-import { Command, Option } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { formatChoice } from '../core/formats.js';
 import { describeSettings, coerceSettingValue, type SettingInfo } from '../core/settings.js';
 import { KilnError } from '../core/errors.js';
 import type { Tool } from '../core/tool.js';
@@ -70,7 +71,16 @@ export function buildToolCommand(tool: Tool, nameOverride?: string, fixed: Recor
     if (s.name in fixed) continue;
     if (COMMON_FLAGS.includes(s.flag)) throw new Error(`setting ${tool.id}.${s.name} collides with a common flag`);
     const opt = new Option(`--${s.flag} ${valueName(s)}`, settingHelp(s));
-    if (s.enum) opt.choices(s.enum.map(String));
+    if (s.enum) {
+      const choices = s.enum.map(String);
+      opt.choices(choices);
+      // The usual other spellings of a format are accepted (`--format jpeg` where the choice is jpg).
+      opt.argParser((value: string) => {
+        const v = choices.includes(value) ? value : formatChoice(choices, value);
+        if (v === undefined) throw new InvalidArgumentError(`Allowed choices are ${choices.join(', ')}.`);
+        return v;
+      });
+    }
     cmd.addOption(opt);
   }
   for (const x of tool.input.extra ?? []) {

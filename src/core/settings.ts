@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { KilnError, type FieldProblem } from './errors.js';
+import { formatChoice } from './formats.js';
 import type { Tool } from './tool.js';
 
 export interface SettingInfo {
@@ -103,7 +104,7 @@ export function parseSettings(tool: Tool, raw: unknown): Record<string, unknown>
       },
     );
   }
-  const res = tool.settings.safeParse(input);
+  const res = tool.settings.safeParse(withFormatSpellings(tool, input as Record<string, unknown>));
   if (!res.success) {
     const problems: FieldProblem[] = res.error.issues.map((i) => ({ path: i.path.join('.') || 'settings', message: i.message }));
     throw new KilnError(
@@ -173,4 +174,19 @@ export function coerceSettingValue(info: SettingInfo | undefined, value: string)
     return Number.isFinite(n) ? n : value;
   }
   return value;
+}
+
+/**
+ * Format choices take their usual other spellings: `jpeg` where the tool says `jpg` and the reverse,
+ * `tif`, `mkv`… (src/core/formats.ts). Only values the schema would refuse are touched.
+ */
+function withFormatSpellings(tool: Tool, input: Record<string, unknown>): Record<string, unknown> {
+  let out = input;
+  for (const s of describeSettings(tool)) {
+    const v = input[s.name];
+    if (typeof v !== 'string' || !s.enum || s.enum.includes(v)) continue;
+    const choice = formatChoice(s.enum.map(String), v);
+    if (choice !== undefined) out = { ...out, [s.name]: choice };
+  }
+  return out;
 }
