@@ -56,7 +56,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--brightness --contrast --exposure --saturation --temperature --tint --hue --sharpness --red --green --blue --effect -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--brightness --contrast --exposure --saturation --temperature --tint --hue --sharpness --red --green --blue --effect -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'barcode-generate')
@@ -70,7 +70,7 @@ _kiln() {
         --server) return 0 ;;
         --profile) return 0 ;;
       esac
-      flags='--text --type --scale --include-text -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local -h --help'
+      flags='--text --type --scale --include-text -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async -h --help'
       ;;
     'barcode-read')
       case "$prev" in
@@ -81,7 +81,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'beautify')
@@ -103,7 +103,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--background-type --gradient-stops --padding --border-radius --shadow-preset --frame --social-preset --watermark-text --output-format --background-image -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--background-type --gradient-stops --padding --border-radius --shadow-preset --frame --social-preset --watermark-text --output-format --background-image -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'border')
@@ -120,7 +120,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--width --color --style --border-radius --padding --shadow -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--width --color --style --border-radius --padding --shadow -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'bulk-rename')
@@ -135,7 +135,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--pattern --start-index --padding -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--pattern --start-index --padding -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'circle-crop')
@@ -154,7 +154,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--zoom --offset-x --offset-y --border-width --border-color --background --output-size -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--zoom --offset-x --offset-y --border-width --border-color --background --output-size -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'collage')
@@ -170,7 +170,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--template --gap --background-color --border-radius -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--template --gap --background-color --border-radius -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'color-blindness')
@@ -183,7 +183,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--simulation-type -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--simulation-type -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'color-palette')
@@ -197,7 +197,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--count --format -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--count --format -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'compare')
@@ -212,7 +212,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--mode --diff-threshold --target -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--mode --diff-threshold --target -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'compose')
@@ -229,7 +229,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--x --y --opacity --blend --overlay -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--x --y --opacity --blend --overlay -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'compress')
@@ -244,7 +244,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--mode --quality --target-size-kb -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--mode --quality --target-size-kb -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'content-aware-resize')
@@ -260,7 +260,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--width --height --protect-faces --blur-radius --sobel-threshold --square -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--width --height --protect-faces --blur-radius --sobel-threshold --square -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'convert')
@@ -274,7 +274,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--format --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--format --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'crop')
@@ -291,7 +291,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--left --top --width --height --unit -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--left --top --width --height --unit -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'duotone')
@@ -306,7 +306,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--shadow --highlight --intensity -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--shadow --highlight --intensity -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'edit-metadata')
@@ -325,7 +325,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--title --description --author --copyright --keywords --gps --date-time -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--title --description --author --copyright --keywords --gps --date-time -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'favicon')
@@ -340,7 +340,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--padding --background-color --border-radius -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--padding --background-color --border-radius -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'find-duplicates')
@@ -353,7 +353,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--threshold -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--threshold -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'gif-tools')
@@ -384,7 +384,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--action --loop --width --height --percentage --colors --dither --effort --speed-factor --extract-mode --frame-number --frame-start --frame-end --extract-format --angle --flip-h --flip-v --text --font-size --color --position -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--action --loop --width --height --percentage --colors --dither --effort --speed-factor --extract-mode --frame-number --frame-start --frame-end --extract-format --angle --flip-h --flip-v --text --font-size --color --position -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'gif-webp')
@@ -398,7 +398,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality --lossless --resize-percent -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--quality --lossless --resize-percent -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'histogram')
@@ -411,7 +411,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--scale -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--scale -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'html-to-image')
@@ -428,7 +428,7 @@ _kiln() {
         --server) return 0 ;;
         --profile) return 0 ;;
       esac
-      flags='--url --format --quality --full-page --device-preset --viewport-width --viewport-height -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local -h --help'
+      flags='--url --format --quality --full-page --device-preset --viewport-width --viewport-height -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async -h --help'
       ;;
     'image-enhancement')
       case "$prev" in
@@ -443,7 +443,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--mode --intensity --strength --corrections --deep-enhance -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--mode --intensity --strength --corrections --deep-enhance -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'image-pad')
@@ -461,7 +461,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--target --ratio-w --ratio-h --background --color --padding -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--target --ratio-w --ratio-h --background --color --padding -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'image-to-base64')
@@ -475,7 +475,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--format --mime-type -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--format --mime-type -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'image-to-pdf')
@@ -491,7 +491,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--page-size --orientation --margin --target-size -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--page-size --orientation --margin --target-size -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'info')
@@ -503,7 +503,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'lqip-placeholder')
@@ -520,7 +520,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--width --blur --strategy --format --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--width --blur --strategy --format --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'meme-generator')
@@ -540,7 +540,7 @@ _kiln() {
         --server) return 0 ;;
         --profile) return 0 ;;
       esac
-      flags='--template-id --text-layout --text-boxes --font-family --font-size --text-color --stroke-color --text-align --all-caps --file -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local -h --help'
+      flags='--template-id --text-layout --text-boxes --font-family --font-size --text-color --stroke-color --text-align --all-caps --file -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async -h --help'
       ;;
     'optimize-for-web')
       case "$prev" in
@@ -555,7 +555,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--format --quality --max-width --max-height --progressive --strip-metadata -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--format --quality --max-width --max-height --progressive --strip-metadata -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'pixelate')
@@ -569,7 +569,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--block-size --region -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--block-size --region -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'qr-generate')
@@ -589,7 +589,7 @@ _kiln() {
         --server) return 0 ;;
         --profile) return 0 ;;
       esac
-      flags='--data --size --margin --color-dark --color-light --error-correction-level --dot-style --corner-style --logo -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local -h --help'
+      flags='--data --size --margin --color-dark --color-light --error-correction-level --dot-style --corner-style --logo -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async -h --help'
       ;;
     'replace-color')
       case "$prev" in
@@ -603,7 +603,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--source-color --target-color --make-transparent --tolerance -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--source-color --target-color --make-transparent --tolerance -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'resize')
@@ -620,7 +620,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--width --height --fit --percentage --without-enlargement --preset -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--width --height --fit --percentage --without-enlargement --preset -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'rotate')
@@ -633,7 +633,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--angle --horizontal --vertical -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--angle --horizontal --vertical -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'sharpening')
@@ -658,7 +658,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--method --sigma --m1 --m2 --x1 --y2 --y3 --amount --radius --threshold --strength --kernel-size --denoise -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--method --sigma --m1 --m2 --x1 --y2 --y3 --amount --radius --threshold --strength --kernel-size --denoise -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'split')
@@ -675,7 +675,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--mode --rows --cols --tile-width --tile-height -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--mode --rows --cols --tile-width --tile-height -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'sprite-sheet')
@@ -692,7 +692,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--columns --padding --background --format --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--columns --padding --background --format --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'stitch')
@@ -708,7 +708,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--direction --gap --background-color --alignment -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--direction --gap --background-color --alignment -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'strip-metadata')
@@ -720,7 +720,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'svg-to-raster')
@@ -739,7 +739,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--format --width --height --scale --dpi --background --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--format --width --height --scale --dpi --background --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'text-overlay')
@@ -760,7 +760,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--text --font --font-size --color --x --y --background --padding --border-radius -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--text --font --font-size --color --x --y --background --padding --border-radius -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'vectorize')
@@ -777,7 +777,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--color-mode --threshold --color-precision --filter-speckle --path-mode -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--color-mode --threshold --color-precision --filter-speckle --path-mode -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'vignette')
@@ -796,7 +796,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--strength --color --radius --softness --roundness --center-x --center-y -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--strength --color --radius --softness --roundness --center-x --center-y -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'watermark-image')
@@ -812,7 +812,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--opacity --position --scale --watermark -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--opacity --position --scale --watermark -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'watermark-text')
@@ -831,7 +831,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--text --font --font-size --color --opacity --position --rotation --tile -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--text --font --font-size --color --opacity --position --rotation --tile -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'aspect-pad')
@@ -845,7 +845,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--target --color -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--target --color -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'blur-pad')
@@ -859,7 +859,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--target --blur -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--target --blur -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'burn-subtitles')
@@ -873,7 +873,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--font-size --subtitles -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--font-size --subtitles -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'change-fps')
@@ -886,7 +886,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--fps -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--fps -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'compress-video')
@@ -900,7 +900,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality --resolution -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--quality --resolution -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'convert-video')
@@ -914,7 +914,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--format --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--format --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'crop-video')
@@ -930,7 +930,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--width --height --x --y -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--width --height --x --y -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'embed-subtitles')
@@ -944,7 +944,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--language --subtitles -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--language --subtitles -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'extract-audio')
@@ -957,7 +957,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--format -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--format -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'extract-subtitles')
@@ -969,7 +969,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'gif-to-video')
@@ -982,7 +982,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--format -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--format -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'images-to-video')
@@ -997,7 +997,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--seconds-per-image --resolution --fps -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--seconds-per-image --resolution --fps -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'merge-videos')
@@ -1009,7 +1009,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'mute-video')
@@ -1021,7 +1021,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'replace-audio')
@@ -1034,7 +1034,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--audio -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--audio -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'resize-video')
@@ -1049,7 +1049,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--width --height --preset -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--width --height --preset -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'reverse-video')
@@ -1061,7 +1061,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'rotate-video')
@@ -1074,7 +1074,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--transform -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--transform -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'stabilize-video')
@@ -1087,7 +1087,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--smoothing -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--smoothing -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'trim-video')
@@ -1101,7 +1101,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--start-s --end-s --precise -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--start-s --end-s --precise -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'video-color')
@@ -1117,7 +1117,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--brightness --contrast --saturation --gamma -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--brightness --contrast --saturation --gamma -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'video-loudnorm')
@@ -1129,7 +1129,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'video-metadata')
@@ -1141,7 +1141,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'video-speed')
@@ -1154,7 +1154,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--factor --keep-pitch -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--factor --keep-pitch -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'video-to-frames')
@@ -1170,7 +1170,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--mode --n --timestamps --format -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--mode --n --timestamps --format -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'video-to-gif')
@@ -1186,7 +1186,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--fps --width --start-s --duration-s -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--fps --width --start-s --duration-s -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'video-to-webp')
@@ -1201,7 +1201,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--fps --width --quality --loop -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--fps --width --quality --loop -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'watermark-video')
@@ -1218,7 +1218,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--text --position --font-size --opacity --color -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--text --position --font-size --opacity --color -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'audio-channels')
@@ -1231,7 +1231,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--mode -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--mode -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'audio-metadata')
@@ -1246,7 +1246,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--strip --title --artist --album -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--strip --title --artist --album -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'audio-speed')
@@ -1259,7 +1259,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--factor -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--factor -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'convert-audio')
@@ -1273,7 +1273,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--format --bitrate-kbps -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--format --bitrate-kbps -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'fade-audio')
@@ -1287,7 +1287,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--fade-in-s --fade-out-s -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--fade-in-s --fade-out-s -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'merge-audio')
@@ -1300,7 +1300,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--format -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--format -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'noise-reduction')
@@ -1313,7 +1313,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--strength -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--strength -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'normalize-audio')
@@ -1325,7 +1325,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'pitch-shift')
@@ -1338,7 +1338,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--semitones -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--semitones -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'reverse-audio')
@@ -1350,7 +1350,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'ringtone-maker')
@@ -1364,7 +1364,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--start-s --duration-s -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--start-s --duration-s -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'silence-removal')
@@ -1378,7 +1378,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--threshold-db --min-silence-s -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--threshold-db --min-silence-s -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'split-audio')
@@ -1395,7 +1395,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--mode --segment-s --parts --threshold-db --min-silence-s -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--mode --segment-s --parts --threshold-db --min-silence-s -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'trim-audio')
@@ -1409,7 +1409,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--start-s --end-s -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--start-s --end-s -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'volume-adjust')
@@ -1422,7 +1422,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--gain-db -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--gain-db -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'waveform-image')
@@ -1437,7 +1437,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--width --height --color -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--width --height --color -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'booklet-pdf')
@@ -1450,7 +1450,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--per-sheet -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--per-sheet -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'compress-pdf')
@@ -1465,7 +1465,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--mode --quality --target-size-kb -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--mode --quality --target-size-kb -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'crop-pdf')
@@ -1478,7 +1478,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--margin -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--margin -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'extract-pages')
@@ -1491,7 +1491,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--range -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--range -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'flatten-pdf')
@@ -1503,7 +1503,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'grayscale-pdf')
@@ -1515,7 +1515,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'linearize-pdf')
@@ -1527,7 +1527,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'merge-pdf')
@@ -1539,7 +1539,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'nup-pdf')
@@ -1552,7 +1552,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--per-sheet -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--per-sheet -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'organize-pdf')
@@ -1565,7 +1565,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--order -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--order -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'pdf-metadata')
@@ -1581,7 +1581,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--title --author --subject --keywords -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--title --author --subject --keywords -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'pdf-page-numbers')
@@ -1595,7 +1595,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--position --font-size -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--position --font-size -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'pdf-to-image')
@@ -1611,7 +1611,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--pages --format --dpi --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--pages --format --dpi --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'pdf-to-text')
@@ -1623,7 +1623,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'pdf-to-wordprocessor')
@@ -1635,7 +1635,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'pdfa-convert')
@@ -1647,7 +1647,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'protect-pdf')
@@ -1661,7 +1661,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--user-password --owner-password -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--user-password --owner-password -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'redact-pdf')
@@ -1674,7 +1674,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--terms --case-sensitive -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--terms --case-sensitive -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'remove-pages')
@@ -1687,7 +1687,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--pages -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--pages -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'repair-pdf')
@@ -1699,7 +1699,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'rotate-pdf')
@@ -1713,7 +1713,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--angle --range -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--angle --range -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'sign-pdf')
@@ -1730,7 +1730,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--placements --certificate-password --reason --sig --certificate -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--placements --certificate-password --reason --sig --certificate -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'split-pdf')
@@ -1745,7 +1745,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--mode --range --every-n -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--mode --range --every-n -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'unlock-pdf')
@@ -1758,7 +1758,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--password -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--password -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'watermark-pdf')
@@ -1775,7 +1775,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--text --position --font-size --opacity --rotation -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--text --position --font-size --opacity --rotation -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'convert-document')
@@ -1788,7 +1788,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--format -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--format -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'convert-presentation')
@@ -1801,7 +1801,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--format -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--format -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'convert-spreadsheet')
@@ -1814,7 +1814,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--format -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--format -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'epub-convert')
@@ -1827,7 +1827,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--format -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--format -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'html-to-pdf')
@@ -1839,7 +1839,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'markdown-to-docx')
@@ -1851,7 +1851,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'markdown-to-html')
@@ -1863,7 +1863,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'markdown-to-pdf')
@@ -1875,7 +1875,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'presentation-to-pdf')
@@ -1887,7 +1887,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'spreadsheet-to-pdf')
@@ -1899,7 +1899,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'to-epub')
@@ -1911,7 +1911,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'wordprocessor-to-pdf')
@@ -1923,7 +1923,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'aac-to-flac')
@@ -1936,7 +1936,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--bitrate-kbps -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--bitrate-kbps -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'aac-to-mp3')
@@ -1949,7 +1949,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--bitrate-kbps -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--bitrate-kbps -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'aac-to-wav')
@@ -1962,7 +1962,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--bitrate-kbps -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--bitrate-kbps -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'avi-to-gif')
@@ -1978,7 +1978,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--fps --width --start-s --duration-s -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--fps --width --start-s --duration-s -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'avi-to-mkv')
@@ -1991,7 +1991,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'avi-to-mov')
@@ -2004,7 +2004,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'avi-to-mp3')
@@ -2016,7 +2016,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'avi-to-mp4')
@@ -2029,7 +2029,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'eps-to-jpg')
@@ -2042,7 +2042,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'eps-to-pdf')
@@ -2058,7 +2058,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--page-size --orientation --margin --target-size -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--page-size --orientation --margin --target-size -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'eps-to-png')
@@ -2071,7 +2071,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'eps-to-svg')
@@ -2088,7 +2088,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--color-mode --threshold --color-precision --filter-speckle --path-mode -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--color-mode --threshold --color-precision --filter-speckle --path-mode -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'flac-to-mp3')
@@ -2101,7 +2101,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--bitrate-kbps -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--bitrate-kbps -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'gif-to-jpg')
@@ -2114,7 +2114,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'gif-to-mov')
@@ -2126,7 +2126,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'gif-to-mp4')
@@ -2138,7 +2138,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'gif-to-pdf')
@@ -2154,7 +2154,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--page-size --orientation --margin --target-size -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--page-size --orientation --margin --target-size -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'gif-to-png')
@@ -2167,7 +2167,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'gif-to-webm')
@@ -2179,7 +2179,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'heic-to-avif')
@@ -2192,7 +2192,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'heic-to-jpg')
@@ -2205,7 +2205,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'heic-to-pdf')
@@ -2221,7 +2221,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--page-size --orientation --margin --target-size -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--page-size --orientation --margin --target-size -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'heic-to-png')
@@ -2234,7 +2234,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'jpg-to-avif')
@@ -2247,7 +2247,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'jpg-to-eps')
@@ -2260,7 +2260,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'jpg-to-gif')
@@ -2273,7 +2273,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'jpg-to-pdf')
@@ -2289,7 +2289,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--page-size --orientation --margin --target-size -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--page-size --orientation --margin --target-size -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'jpg-to-png')
@@ -2302,7 +2302,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'jpg-to-svg')
@@ -2319,7 +2319,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--color-mode --threshold --color-precision --filter-speckle --path-mode -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--color-mode --threshold --color-precision --filter-speckle --path-mode -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'jpg-to-tiff')
@@ -2332,7 +2332,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'jpg-to-webp')
@@ -2345,7 +2345,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'm4a-to-mp3')
@@ -2358,7 +2358,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--bitrate-kbps -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--bitrate-kbps -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'm4a-to-wav')
@@ -2371,7 +2371,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--bitrate-kbps -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--bitrate-kbps -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'mkv-to-avi')
@@ -2384,7 +2384,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'mkv-to-gif')
@@ -2400,7 +2400,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--fps --width --start-s --duration-s -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--fps --width --start-s --duration-s -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'mkv-to-mov')
@@ -2413,7 +2413,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'mkv-to-mp3')
@@ -2425,7 +2425,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'mkv-to-mp4')
@@ -2438,7 +2438,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'mov-to-avi')
@@ -2451,7 +2451,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'mov-to-gif')
@@ -2467,7 +2467,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--fps --width --start-s --duration-s -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--fps --width --start-s --duration-s -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'mov-to-mp3')
@@ -2479,7 +2479,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'mov-to-mp4')
@@ -2492,7 +2492,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'mov-to-wav')
@@ -2504,7 +2504,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'mp3-to-wav')
@@ -2517,7 +2517,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--bitrate-kbps -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--bitrate-kbps -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'mp4-to-avi')
@@ -2530,7 +2530,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'mp4-to-gif')
@@ -2546,7 +2546,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--fps --width --start-s --duration-s -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--fps --width --start-s --duration-s -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'mp4-to-mov')
@@ -2559,7 +2559,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'mp4-to-mp3')
@@ -2571,7 +2571,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'mp4-to-ogg')
@@ -2583,7 +2583,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'mp4-to-wav')
@@ -2595,7 +2595,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'mp4-to-webm')
@@ -2608,7 +2608,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'ogg-to-mp3')
@@ -2621,7 +2621,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--bitrate-kbps -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--bitrate-kbps -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'ogg-to-wav')
@@ -2634,7 +2634,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--bitrate-kbps -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--bitrate-kbps -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'pdf-to-jpg')
@@ -2649,7 +2649,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--pages --dpi --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--pages --dpi --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'pdf-to-png')
@@ -2664,7 +2664,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--pages --dpi --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--pages --dpi --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'pdf-to-tiff')
@@ -2679,7 +2679,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--pages --dpi --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--pages --dpi --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'png-to-avif')
@@ -2692,7 +2692,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'png-to-eps')
@@ -2705,7 +2705,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'png-to-gif')
@@ -2718,7 +2718,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'png-to-jpg')
@@ -2731,7 +2731,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'png-to-pdf')
@@ -2747,7 +2747,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--page-size --orientation --margin --target-size -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--page-size --orientation --margin --target-size -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'png-to-svg')
@@ -2764,7 +2764,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--color-mode --threshold --color-precision --filter-speckle --path-mode -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--color-mode --threshold --color-precision --filter-speckle --path-mode -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'png-to-tiff')
@@ -2777,7 +2777,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'png-to-webp')
@@ -2790,7 +2790,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'psd-to-jpg')
@@ -2803,7 +2803,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'psd-to-png')
@@ -2816,7 +2816,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'psd-to-svg')
@@ -2833,7 +2833,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--color-mode --threshold --color-precision --filter-speckle --path-mode -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--color-mode --threshold --color-precision --filter-speckle --path-mode -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'spreadsheet-to-csv')
@@ -2845,7 +2845,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'svg-to-jpg')
@@ -2863,7 +2863,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--width --height --scale --dpi --background --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--width --height --scale --dpi --background --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'svg-to-png')
@@ -2881,7 +2881,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--width --height --scale --dpi --background --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--width --height --scale --dpi --background --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'tiff-to-jpg')
@@ -2894,7 +2894,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'tiff-to-pdf')
@@ -2910,7 +2910,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--page-size --orientation --margin --target-size -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--page-size --orientation --margin --target-size -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'tiff-to-png')
@@ -2923,7 +2923,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'tiff-to-svg')
@@ -2940,7 +2940,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--color-mode --threshold --color-precision --filter-speckle --path-mode -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--color-mode --threshold --color-precision --filter-speckle --path-mode -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'wav-to-mp3')
@@ -2953,7 +2953,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--bitrate-kbps -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--bitrate-kbps -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'webm-to-mov')
@@ -2966,7 +2966,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'webm-to-mp3')
@@ -2978,7 +2978,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'webm-to-mp4')
@@ -2991,7 +2991,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'webp-to-avif')
@@ -3004,7 +3004,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'webp-to-gif')
@@ -3017,7 +3017,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'webp-to-jpg')
@@ -3030,7 +3030,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'webp-to-pdf')
@@ -3046,7 +3046,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--page-size --orientation --margin --target-size -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--page-size --orientation --margin --target-size -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'webp-to-png')
@@ -3059,7 +3059,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'admin')

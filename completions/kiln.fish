@@ -254,6 +254,7 @@ complete -c kiln -n '__fish_seen_subcommand_from adjust-colors' -l concurrency -
 complete -c kiln -n '__fish_seen_subcommand_from adjust-colors' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from adjust-colors' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from adjust-colors' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from adjust-colors' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from adjust-colors' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from adjust-colors' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from adjust-colors' -F
@@ -272,6 +273,7 @@ complete -c kiln -n '__fish_seen_subcommand_from barcode-generate' -l concurrenc
 complete -c kiln -n '__fish_seen_subcommand_from barcode-generate' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from barcode-generate' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from barcode-generate' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from barcode-generate' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from barcode-generate' -l help -s h -d 'show help'
 
 # barcode-read
@@ -284,6 +286,7 @@ complete -c kiln -n '__fish_seen_subcommand_from barcode-read' -l concurrency -x
 complete -c kiln -n '__fish_seen_subcommand_from barcode-read' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from barcode-read' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from barcode-read' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from barcode-read' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from barcode-read' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from barcode-read' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from barcode-read' -F
@@ -308,6 +311,7 @@ complete -c kiln -n '__fish_seen_subcommand_from beautify' -l concurrency -x -d 
 complete -c kiln -n '__fish_seen_subcommand_from beautify' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from beautify' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from beautify' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from beautify' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from beautify' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from beautify' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from beautify' -F
@@ -328,6 +332,7 @@ complete -c kiln -n '__fish_seen_subcommand_from border' -l concurrency -x -d 'p
 complete -c kiln -n '__fish_seen_subcommand_from border' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from border' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from border' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from border' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from border' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from border' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from border' -F
@@ -345,6 +350,7 @@ complete -c kiln -n '__fish_seen_subcommand_from bulk-rename' -l concurrency -x 
 complete -c kiln -n '__fish_seen_subcommand_from bulk-rename' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from bulk-rename' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from bulk-rename' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from bulk-rename' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from bulk-rename' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from bulk-rename' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from bulk-rename' -F
@@ -366,6 +372,7 @@ complete -c kiln -n '__fish_seen_subcommand_from circle-crop' -l concurrency -x 
 complete -c kiln -n '__fish_seen_subcommand_from circle-crop' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from circle-crop' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from circle-crop' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from circle-crop' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from circle-crop' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from circle-crop' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from circle-crop' -F
@@ -384,6 +391,7 @@ complete -c kiln -n '__fish_seen_subcommand_from collage' -l concurrency -x -d '
 complete -c kiln -n '__fish_seen_subcommand_from collage' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from collage' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from collage' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from collage' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from collage' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from collage' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from collage' -F
@@ -399,6 +407,7 @@ complete -c kiln -n '__fish_seen_subcommand_from color-blindness' -l concurrency
 complete -c kiln -n '__fish_seen_subcommand_from color-blindness' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from color-blindness' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from color-blindness' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from color-blindness' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from color-blindness' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from color-blindness' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from color-blindness' -F
@@ -415,6 +424,7 @@ complete -c kiln -n '__fish_seen_subcommand_from color-palette' -l concurrency -
 complete -c kiln -n '__fish_seen_subcommand_from color-palette' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from color-palette' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from color-palette' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from color-palette' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from color-palette' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from color-palette' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from color-palette' -F
@@ -432,6 +442,7 @@ complete -c kiln -n '__fish_seen_subcommand_from compare' -l concurrency -x -d '
 complete -c kiln -n '__fish_seen_subcommand_from compare' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from compare' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from compare' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from compare' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from compare' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from compare' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from compare' -F
@@ -451,6 +462,7 @@ complete -c kiln -n '__fish_seen_subcommand_from compose' -l concurrency -x -d '
 complete -c kiln -n '__fish_seen_subcommand_from compose' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from compose' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from compose' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from compose' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from compose' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from compose' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from compose' -F
@@ -468,6 +480,7 @@ complete -c kiln -n '__fish_seen_subcommand_from compress' -l concurrency -x -d 
 complete -c kiln -n '__fish_seen_subcommand_from compress' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from compress' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from compress' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from compress' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from compress' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from compress' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from compress' -F
@@ -488,6 +501,7 @@ complete -c kiln -n '__fish_seen_subcommand_from content-aware-resize' -l concur
 complete -c kiln -n '__fish_seen_subcommand_from content-aware-resize' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from content-aware-resize' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from content-aware-resize' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from content-aware-resize' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from content-aware-resize' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from content-aware-resize' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from content-aware-resize' -F
@@ -504,6 +518,7 @@ complete -c kiln -n '__fish_seen_subcommand_from convert' -l concurrency -x -d '
 complete -c kiln -n '__fish_seen_subcommand_from convert' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from convert' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from convert' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from convert' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from convert' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from convert' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from convert' -F
@@ -523,6 +538,7 @@ complete -c kiln -n '__fish_seen_subcommand_from crop' -l concurrency -x -d 'par
 complete -c kiln -n '__fish_seen_subcommand_from crop' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from crop' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from crop' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from crop' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from crop' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from crop' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from crop' -F
@@ -540,6 +556,7 @@ complete -c kiln -n '__fish_seen_subcommand_from duotone' -l concurrency -x -d '
 complete -c kiln -n '__fish_seen_subcommand_from duotone' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from duotone' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from duotone' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from duotone' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from duotone' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from duotone' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from duotone' -F
@@ -561,6 +578,7 @@ complete -c kiln -n '__fish_seen_subcommand_from edit-metadata' -l concurrency -
 complete -c kiln -n '__fish_seen_subcommand_from edit-metadata' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from edit-metadata' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from edit-metadata' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from edit-metadata' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from edit-metadata' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from edit-metadata' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from edit-metadata' -F
@@ -578,6 +596,7 @@ complete -c kiln -n '__fish_seen_subcommand_from favicon' -l concurrency -x -d '
 complete -c kiln -n '__fish_seen_subcommand_from favicon' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from favicon' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from favicon' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from favicon' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from favicon' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from favicon' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from favicon' -F
@@ -593,6 +612,7 @@ complete -c kiln -n '__fish_seen_subcommand_from find-duplicates' -l concurrency
 complete -c kiln -n '__fish_seen_subcommand_from find-duplicates' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from find-duplicates' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from find-duplicates' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from find-duplicates' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from find-duplicates' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from find-duplicates' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from find-duplicates' -F
@@ -628,6 +648,7 @@ complete -c kiln -n '__fish_seen_subcommand_from gif-tools' -l concurrency -x -d
 complete -c kiln -n '__fish_seen_subcommand_from gif-tools' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from gif-tools' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from gif-tools' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from gif-tools' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from gif-tools' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from gif-tools' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from gif-tools' -F
@@ -645,6 +666,7 @@ complete -c kiln -n '__fish_seen_subcommand_from gif-webp' -l concurrency -x -d 
 complete -c kiln -n '__fish_seen_subcommand_from gif-webp' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from gif-webp' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from gif-webp' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from gif-webp' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from gif-webp' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from gif-webp' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from gif-webp' -F
@@ -660,6 +682,7 @@ complete -c kiln -n '__fish_seen_subcommand_from histogram' -l concurrency -x -d
 complete -c kiln -n '__fish_seen_subcommand_from histogram' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from histogram' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from histogram' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from histogram' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from histogram' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from histogram' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from histogram' -F
@@ -681,6 +704,7 @@ complete -c kiln -n '__fish_seen_subcommand_from html-to-image' -l concurrency -
 complete -c kiln -n '__fish_seen_subcommand_from html-to-image' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from html-to-image' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from html-to-image' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from html-to-image' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from html-to-image' -l help -s h -d 'show help'
 
 # image-enhancement
@@ -698,6 +722,7 @@ complete -c kiln -n '__fish_seen_subcommand_from image-enhancement' -l concurren
 complete -c kiln -n '__fish_seen_subcommand_from image-enhancement' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from image-enhancement' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from image-enhancement' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from image-enhancement' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from image-enhancement' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from image-enhancement' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from image-enhancement' -F
@@ -718,6 +743,7 @@ complete -c kiln -n '__fish_seen_subcommand_from image-pad' -l concurrency -x -d
 complete -c kiln -n '__fish_seen_subcommand_from image-pad' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from image-pad' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from image-pad' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from image-pad' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from image-pad' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from image-pad' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from image-pad' -F
@@ -734,6 +760,7 @@ complete -c kiln -n '__fish_seen_subcommand_from image-to-base64' -l concurrency
 complete -c kiln -n '__fish_seen_subcommand_from image-to-base64' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from image-to-base64' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from image-to-base64' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from image-to-base64' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from image-to-base64' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from image-to-base64' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from image-to-base64' -F
@@ -752,6 +779,7 @@ complete -c kiln -n '__fish_seen_subcommand_from image-to-pdf' -l concurrency -x
 complete -c kiln -n '__fish_seen_subcommand_from image-to-pdf' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from image-to-pdf' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from image-to-pdf' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from image-to-pdf' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from image-to-pdf' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from image-to-pdf' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from image-to-pdf' -F
@@ -766,6 +794,7 @@ complete -c kiln -n '__fish_seen_subcommand_from info' -l concurrency -x -d 'par
 complete -c kiln -n '__fish_seen_subcommand_from info' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from info' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from info' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from info' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from info' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from info' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from info' -F
@@ -785,6 +814,7 @@ complete -c kiln -n '__fish_seen_subcommand_from lqip-placeholder' -l concurrenc
 complete -c kiln -n '__fish_seen_subcommand_from lqip-placeholder' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from lqip-placeholder' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from lqip-placeholder' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from lqip-placeholder' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from lqip-placeholder' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from lqip-placeholder' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from lqip-placeholder' -F
@@ -809,6 +839,7 @@ complete -c kiln -n '__fish_seen_subcommand_from meme-generator' -l concurrency 
 complete -c kiln -n '__fish_seen_subcommand_from meme-generator' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from meme-generator' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from meme-generator' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from meme-generator' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from meme-generator' -l help -s h -d 'show help'
 
 # optimize-for-web
@@ -827,6 +858,7 @@ complete -c kiln -n '__fish_seen_subcommand_from optimize-for-web' -l concurrenc
 complete -c kiln -n '__fish_seen_subcommand_from optimize-for-web' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from optimize-for-web' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from optimize-for-web' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from optimize-for-web' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from optimize-for-web' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from optimize-for-web' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from optimize-for-web' -F
@@ -843,6 +875,7 @@ complete -c kiln -n '__fish_seen_subcommand_from pixelate' -l concurrency -x -d 
 complete -c kiln -n '__fish_seen_subcommand_from pixelate' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from pixelate' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from pixelate' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from pixelate' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from pixelate' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from pixelate' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from pixelate' -F
@@ -866,6 +899,7 @@ complete -c kiln -n '__fish_seen_subcommand_from qr-generate' -l concurrency -x 
 complete -c kiln -n '__fish_seen_subcommand_from qr-generate' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from qr-generate' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from qr-generate' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from qr-generate' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from qr-generate' -l help -s h -d 'show help'
 
 # replace-color
@@ -882,6 +916,7 @@ complete -c kiln -n '__fish_seen_subcommand_from replace-color' -l concurrency -
 complete -c kiln -n '__fish_seen_subcommand_from replace-color' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from replace-color' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from replace-color' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from replace-color' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from replace-color' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from replace-color' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from replace-color' -F
@@ -902,6 +937,7 @@ complete -c kiln -n '__fish_seen_subcommand_from resize' -l concurrency -x -d 'p
 complete -c kiln -n '__fish_seen_subcommand_from resize' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from resize' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from resize' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from resize' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from resize' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from resize' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from resize' -F
@@ -919,6 +955,7 @@ complete -c kiln -n '__fish_seen_subcommand_from rotate' -l concurrency -x -d 'p
 complete -c kiln -n '__fish_seen_subcommand_from rotate' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from rotate' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from rotate' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from rotate' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from rotate' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from rotate' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from rotate' -F
@@ -946,6 +983,7 @@ complete -c kiln -n '__fish_seen_subcommand_from sharpening' -l concurrency -x -
 complete -c kiln -n '__fish_seen_subcommand_from sharpening' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from sharpening' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from sharpening' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from sharpening' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from sharpening' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from sharpening' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from sharpening' -F
@@ -965,6 +1003,7 @@ complete -c kiln -n '__fish_seen_subcommand_from split' -l concurrency -x -d 'pa
 complete -c kiln -n '__fish_seen_subcommand_from split' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from split' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from split' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from split' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from split' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from split' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from split' -F
@@ -984,6 +1023,7 @@ complete -c kiln -n '__fish_seen_subcommand_from sprite-sheet' -l concurrency -x
 complete -c kiln -n '__fish_seen_subcommand_from sprite-sheet' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from sprite-sheet' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from sprite-sheet' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from sprite-sheet' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from sprite-sheet' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from sprite-sheet' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from sprite-sheet' -F
@@ -1002,6 +1042,7 @@ complete -c kiln -n '__fish_seen_subcommand_from stitch' -l concurrency -x -d 'p
 complete -c kiln -n '__fish_seen_subcommand_from stitch' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from stitch' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from stitch' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from stitch' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from stitch' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from stitch' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from stitch' -F
@@ -1016,6 +1057,7 @@ complete -c kiln -n '__fish_seen_subcommand_from strip-metadata' -l concurrency 
 complete -c kiln -n '__fish_seen_subcommand_from strip-metadata' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from strip-metadata' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from strip-metadata' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from strip-metadata' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from strip-metadata' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from strip-metadata' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from strip-metadata' -F
@@ -1037,6 +1079,7 @@ complete -c kiln -n '__fish_seen_subcommand_from svg-to-raster' -l concurrency -
 complete -c kiln -n '__fish_seen_subcommand_from svg-to-raster' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from svg-to-raster' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from svg-to-raster' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from svg-to-raster' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from svg-to-raster' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from svg-to-raster' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from svg-to-raster' -F
@@ -1060,6 +1103,7 @@ complete -c kiln -n '__fish_seen_subcommand_from text-overlay' -l concurrency -x
 complete -c kiln -n '__fish_seen_subcommand_from text-overlay' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from text-overlay' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from text-overlay' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from text-overlay' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from text-overlay' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from text-overlay' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from text-overlay' -F
@@ -1079,6 +1123,7 @@ complete -c kiln -n '__fish_seen_subcommand_from vectorize' -l concurrency -x -d
 complete -c kiln -n '__fish_seen_subcommand_from vectorize' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from vectorize' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from vectorize' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from vectorize' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from vectorize' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from vectorize' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from vectorize' -F
@@ -1100,6 +1145,7 @@ complete -c kiln -n '__fish_seen_subcommand_from vignette' -l concurrency -x -d 
 complete -c kiln -n '__fish_seen_subcommand_from vignette' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from vignette' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from vignette' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from vignette' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from vignette' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from vignette' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from vignette' -F
@@ -1118,6 +1164,7 @@ complete -c kiln -n '__fish_seen_subcommand_from watermark-image' -l concurrency
 complete -c kiln -n '__fish_seen_subcommand_from watermark-image' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from watermark-image' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from watermark-image' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from watermark-image' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from watermark-image' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from watermark-image' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from watermark-image' -F
@@ -1140,6 +1187,7 @@ complete -c kiln -n '__fish_seen_subcommand_from watermark-text' -l concurrency 
 complete -c kiln -n '__fish_seen_subcommand_from watermark-text' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from watermark-text' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from watermark-text' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from watermark-text' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from watermark-text' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from watermark-text' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from watermark-text' -F
@@ -1156,6 +1204,7 @@ complete -c kiln -n '__fish_seen_subcommand_from aspect-pad' -l concurrency -x -
 complete -c kiln -n '__fish_seen_subcommand_from aspect-pad' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from aspect-pad' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from aspect-pad' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from aspect-pad' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from aspect-pad' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from aspect-pad' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from aspect-pad' -F
@@ -1172,6 +1221,7 @@ complete -c kiln -n '__fish_seen_subcommand_from blur-pad' -l concurrency -x -d 
 complete -c kiln -n '__fish_seen_subcommand_from blur-pad' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from blur-pad' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from blur-pad' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from blur-pad' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from blur-pad' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from blur-pad' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from blur-pad' -F
@@ -1188,6 +1238,7 @@ complete -c kiln -n '__fish_seen_subcommand_from burn-subtitles' -l concurrency 
 complete -c kiln -n '__fish_seen_subcommand_from burn-subtitles' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from burn-subtitles' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from burn-subtitles' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from burn-subtitles' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from burn-subtitles' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from burn-subtitles' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from burn-subtitles' -F
@@ -1203,6 +1254,7 @@ complete -c kiln -n '__fish_seen_subcommand_from change-fps' -l concurrency -x -
 complete -c kiln -n '__fish_seen_subcommand_from change-fps' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from change-fps' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from change-fps' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from change-fps' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from change-fps' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from change-fps' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from change-fps' -F
@@ -1219,6 +1271,7 @@ complete -c kiln -n '__fish_seen_subcommand_from compress-video' -l concurrency 
 complete -c kiln -n '__fish_seen_subcommand_from compress-video' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from compress-video' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from compress-video' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from compress-video' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from compress-video' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from compress-video' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from compress-video' -F
@@ -1235,6 +1288,7 @@ complete -c kiln -n '__fish_seen_subcommand_from convert-video' -l concurrency -
 complete -c kiln -n '__fish_seen_subcommand_from convert-video' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from convert-video' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from convert-video' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from convert-video' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from convert-video' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from convert-video' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from convert-video' -F
@@ -1253,6 +1307,7 @@ complete -c kiln -n '__fish_seen_subcommand_from crop-video' -l concurrency -x -
 complete -c kiln -n '__fish_seen_subcommand_from crop-video' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from crop-video' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from crop-video' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from crop-video' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from crop-video' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from crop-video' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from crop-video' -F
@@ -1269,6 +1324,7 @@ complete -c kiln -n '__fish_seen_subcommand_from embed-subtitles' -l concurrency
 complete -c kiln -n '__fish_seen_subcommand_from embed-subtitles' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from embed-subtitles' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from embed-subtitles' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from embed-subtitles' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from embed-subtitles' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from embed-subtitles' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from embed-subtitles' -F
@@ -1284,6 +1340,7 @@ complete -c kiln -n '__fish_seen_subcommand_from extract-audio' -l concurrency -
 complete -c kiln -n '__fish_seen_subcommand_from extract-audio' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from extract-audio' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from extract-audio' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from extract-audio' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from extract-audio' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from extract-audio' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from extract-audio' -F
@@ -1298,6 +1355,7 @@ complete -c kiln -n '__fish_seen_subcommand_from extract-subtitles' -l concurren
 complete -c kiln -n '__fish_seen_subcommand_from extract-subtitles' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from extract-subtitles' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from extract-subtitles' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from extract-subtitles' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from extract-subtitles' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from extract-subtitles' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from extract-subtitles' -F
@@ -1313,6 +1371,7 @@ complete -c kiln -n '__fish_seen_subcommand_from gif-to-video' -l concurrency -x
 complete -c kiln -n '__fish_seen_subcommand_from gif-to-video' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from gif-to-video' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from gif-to-video' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from gif-to-video' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from gif-to-video' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from gif-to-video' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from gif-to-video' -F
@@ -1330,6 +1389,7 @@ complete -c kiln -n '__fish_seen_subcommand_from images-to-video' -l concurrency
 complete -c kiln -n '__fish_seen_subcommand_from images-to-video' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from images-to-video' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from images-to-video' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from images-to-video' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from images-to-video' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from images-to-video' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from images-to-video' -F
@@ -1344,6 +1404,7 @@ complete -c kiln -n '__fish_seen_subcommand_from merge-videos' -l concurrency -x
 complete -c kiln -n '__fish_seen_subcommand_from merge-videos' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from merge-videos' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from merge-videos' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from merge-videos' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from merge-videos' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from merge-videos' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from merge-videos' -F
@@ -1358,6 +1419,7 @@ complete -c kiln -n '__fish_seen_subcommand_from mute-video' -l concurrency -x -
 complete -c kiln -n '__fish_seen_subcommand_from mute-video' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from mute-video' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from mute-video' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from mute-video' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from mute-video' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from mute-video' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from mute-video' -F
@@ -1373,6 +1435,7 @@ complete -c kiln -n '__fish_seen_subcommand_from replace-audio' -l concurrency -
 complete -c kiln -n '__fish_seen_subcommand_from replace-audio' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from replace-audio' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from replace-audio' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from replace-audio' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from replace-audio' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from replace-audio' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from replace-audio' -F
@@ -1390,6 +1453,7 @@ complete -c kiln -n '__fish_seen_subcommand_from resize-video' -l concurrency -x
 complete -c kiln -n '__fish_seen_subcommand_from resize-video' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from resize-video' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from resize-video' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from resize-video' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from resize-video' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from resize-video' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from resize-video' -F
@@ -1404,6 +1468,7 @@ complete -c kiln -n '__fish_seen_subcommand_from reverse-video' -l concurrency -
 complete -c kiln -n '__fish_seen_subcommand_from reverse-video' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from reverse-video' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from reverse-video' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from reverse-video' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from reverse-video' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from reverse-video' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from reverse-video' -F
@@ -1419,6 +1484,7 @@ complete -c kiln -n '__fish_seen_subcommand_from rotate-video' -l concurrency -x
 complete -c kiln -n '__fish_seen_subcommand_from rotate-video' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from rotate-video' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from rotate-video' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from rotate-video' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from rotate-video' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from rotate-video' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from rotate-video' -F
@@ -1434,6 +1500,7 @@ complete -c kiln -n '__fish_seen_subcommand_from stabilize-video' -l concurrency
 complete -c kiln -n '__fish_seen_subcommand_from stabilize-video' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from stabilize-video' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from stabilize-video' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from stabilize-video' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from stabilize-video' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from stabilize-video' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from stabilize-video' -F
@@ -1451,6 +1518,7 @@ complete -c kiln -n '__fish_seen_subcommand_from trim-video' -l concurrency -x -
 complete -c kiln -n '__fish_seen_subcommand_from trim-video' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from trim-video' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from trim-video' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from trim-video' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from trim-video' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from trim-video' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from trim-video' -F
@@ -1469,6 +1537,7 @@ complete -c kiln -n '__fish_seen_subcommand_from video-color' -l concurrency -x 
 complete -c kiln -n '__fish_seen_subcommand_from video-color' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from video-color' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from video-color' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from video-color' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from video-color' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from video-color' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from video-color' -F
@@ -1483,6 +1552,7 @@ complete -c kiln -n '__fish_seen_subcommand_from video-loudnorm' -l concurrency 
 complete -c kiln -n '__fish_seen_subcommand_from video-loudnorm' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from video-loudnorm' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from video-loudnorm' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from video-loudnorm' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from video-loudnorm' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from video-loudnorm' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from video-loudnorm' -F
@@ -1497,6 +1567,7 @@ complete -c kiln -n '__fish_seen_subcommand_from video-metadata' -l concurrency 
 complete -c kiln -n '__fish_seen_subcommand_from video-metadata' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from video-metadata' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from video-metadata' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from video-metadata' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from video-metadata' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from video-metadata' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from video-metadata' -F
@@ -1513,6 +1584,7 @@ complete -c kiln -n '__fish_seen_subcommand_from video-speed' -l concurrency -x 
 complete -c kiln -n '__fish_seen_subcommand_from video-speed' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from video-speed' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from video-speed' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from video-speed' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from video-speed' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from video-speed' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from video-speed' -F
@@ -1531,6 +1603,7 @@ complete -c kiln -n '__fish_seen_subcommand_from video-to-frames' -l concurrency
 complete -c kiln -n '__fish_seen_subcommand_from video-to-frames' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from video-to-frames' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from video-to-frames' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from video-to-frames' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from video-to-frames' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from video-to-frames' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from video-to-frames' -F
@@ -1549,6 +1622,7 @@ complete -c kiln -n '__fish_seen_subcommand_from video-to-gif' -l concurrency -x
 complete -c kiln -n '__fish_seen_subcommand_from video-to-gif' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from video-to-gif' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from video-to-gif' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from video-to-gif' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from video-to-gif' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from video-to-gif' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from video-to-gif' -F
@@ -1567,6 +1641,7 @@ complete -c kiln -n '__fish_seen_subcommand_from video-to-webp' -l concurrency -
 complete -c kiln -n '__fish_seen_subcommand_from video-to-webp' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from video-to-webp' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from video-to-webp' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from video-to-webp' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from video-to-webp' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from video-to-webp' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from video-to-webp' -F
@@ -1586,6 +1661,7 @@ complete -c kiln -n '__fish_seen_subcommand_from watermark-video' -l concurrency
 complete -c kiln -n '__fish_seen_subcommand_from watermark-video' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from watermark-video' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from watermark-video' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from watermark-video' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from watermark-video' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from watermark-video' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from watermark-video' -F
@@ -1601,6 +1677,7 @@ complete -c kiln -n '__fish_seen_subcommand_from audio-channels' -l concurrency 
 complete -c kiln -n '__fish_seen_subcommand_from audio-channels' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from audio-channels' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from audio-channels' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from audio-channels' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from audio-channels' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from audio-channels' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from audio-channels' -F
@@ -1619,6 +1696,7 @@ complete -c kiln -n '__fish_seen_subcommand_from audio-metadata' -l concurrency 
 complete -c kiln -n '__fish_seen_subcommand_from audio-metadata' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from audio-metadata' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from audio-metadata' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from audio-metadata' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from audio-metadata' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from audio-metadata' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from audio-metadata' -F
@@ -1634,6 +1712,7 @@ complete -c kiln -n '__fish_seen_subcommand_from audio-speed' -l concurrency -x 
 complete -c kiln -n '__fish_seen_subcommand_from audio-speed' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from audio-speed' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from audio-speed' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from audio-speed' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from audio-speed' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from audio-speed' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from audio-speed' -F
@@ -1650,6 +1729,7 @@ complete -c kiln -n '__fish_seen_subcommand_from convert-audio' -l concurrency -
 complete -c kiln -n '__fish_seen_subcommand_from convert-audio' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from convert-audio' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from convert-audio' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from convert-audio' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from convert-audio' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from convert-audio' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from convert-audio' -F
@@ -1666,6 +1746,7 @@ complete -c kiln -n '__fish_seen_subcommand_from fade-audio' -l concurrency -x -
 complete -c kiln -n '__fish_seen_subcommand_from fade-audio' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from fade-audio' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from fade-audio' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from fade-audio' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from fade-audio' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from fade-audio' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from fade-audio' -F
@@ -1681,6 +1762,7 @@ complete -c kiln -n '__fish_seen_subcommand_from merge-audio' -l concurrency -x 
 complete -c kiln -n '__fish_seen_subcommand_from merge-audio' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from merge-audio' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from merge-audio' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from merge-audio' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from merge-audio' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from merge-audio' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from merge-audio' -F
@@ -1696,6 +1778,7 @@ complete -c kiln -n '__fish_seen_subcommand_from noise-reduction' -l concurrency
 complete -c kiln -n '__fish_seen_subcommand_from noise-reduction' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from noise-reduction' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from noise-reduction' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from noise-reduction' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from noise-reduction' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from noise-reduction' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from noise-reduction' -F
@@ -1710,6 +1793,7 @@ complete -c kiln -n '__fish_seen_subcommand_from normalize-audio' -l concurrency
 complete -c kiln -n '__fish_seen_subcommand_from normalize-audio' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from normalize-audio' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from normalize-audio' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from normalize-audio' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from normalize-audio' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from normalize-audio' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from normalize-audio' -F
@@ -1725,6 +1809,7 @@ complete -c kiln -n '__fish_seen_subcommand_from pitch-shift' -l concurrency -x 
 complete -c kiln -n '__fish_seen_subcommand_from pitch-shift' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from pitch-shift' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from pitch-shift' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from pitch-shift' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from pitch-shift' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from pitch-shift' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from pitch-shift' -F
@@ -1739,6 +1824,7 @@ complete -c kiln -n '__fish_seen_subcommand_from reverse-audio' -l concurrency -
 complete -c kiln -n '__fish_seen_subcommand_from reverse-audio' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from reverse-audio' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from reverse-audio' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from reverse-audio' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from reverse-audio' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from reverse-audio' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from reverse-audio' -F
@@ -1755,6 +1841,7 @@ complete -c kiln -n '__fish_seen_subcommand_from ringtone-maker' -l concurrency 
 complete -c kiln -n '__fish_seen_subcommand_from ringtone-maker' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from ringtone-maker' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from ringtone-maker' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from ringtone-maker' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from ringtone-maker' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from ringtone-maker' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from ringtone-maker' -F
@@ -1771,6 +1858,7 @@ complete -c kiln -n '__fish_seen_subcommand_from silence-removal' -l concurrency
 complete -c kiln -n '__fish_seen_subcommand_from silence-removal' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from silence-removal' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from silence-removal' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from silence-removal' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from silence-removal' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from silence-removal' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from silence-removal' -F
@@ -1790,6 +1878,7 @@ complete -c kiln -n '__fish_seen_subcommand_from split-audio' -l concurrency -x 
 complete -c kiln -n '__fish_seen_subcommand_from split-audio' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from split-audio' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from split-audio' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from split-audio' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from split-audio' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from split-audio' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from split-audio' -F
@@ -1806,6 +1895,7 @@ complete -c kiln -n '__fish_seen_subcommand_from trim-audio' -l concurrency -x -
 complete -c kiln -n '__fish_seen_subcommand_from trim-audio' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from trim-audio' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from trim-audio' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from trim-audio' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from trim-audio' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from trim-audio' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from trim-audio' -F
@@ -1821,6 +1911,7 @@ complete -c kiln -n '__fish_seen_subcommand_from volume-adjust' -l concurrency -
 complete -c kiln -n '__fish_seen_subcommand_from volume-adjust' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from volume-adjust' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from volume-adjust' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from volume-adjust' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from volume-adjust' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from volume-adjust' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from volume-adjust' -F
@@ -1838,6 +1929,7 @@ complete -c kiln -n '__fish_seen_subcommand_from waveform-image' -l concurrency 
 complete -c kiln -n '__fish_seen_subcommand_from waveform-image' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from waveform-image' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from waveform-image' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from waveform-image' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from waveform-image' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from waveform-image' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from waveform-image' -F
@@ -1853,6 +1945,7 @@ complete -c kiln -n '__fish_seen_subcommand_from booklet-pdf' -l concurrency -x 
 complete -c kiln -n '__fish_seen_subcommand_from booklet-pdf' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from booklet-pdf' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from booklet-pdf' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from booklet-pdf' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from booklet-pdf' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from booklet-pdf' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from booklet-pdf' -F
@@ -1870,6 +1963,7 @@ complete -c kiln -n '__fish_seen_subcommand_from compress-pdf' -l concurrency -x
 complete -c kiln -n '__fish_seen_subcommand_from compress-pdf' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from compress-pdf' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from compress-pdf' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from compress-pdf' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from compress-pdf' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from compress-pdf' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from compress-pdf' -F
@@ -1885,6 +1979,7 @@ complete -c kiln -n '__fish_seen_subcommand_from crop-pdf' -l concurrency -x -d 
 complete -c kiln -n '__fish_seen_subcommand_from crop-pdf' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from crop-pdf' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from crop-pdf' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from crop-pdf' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from crop-pdf' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from crop-pdf' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from crop-pdf' -F
@@ -1900,6 +1995,7 @@ complete -c kiln -n '__fish_seen_subcommand_from extract-pages' -l concurrency -
 complete -c kiln -n '__fish_seen_subcommand_from extract-pages' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from extract-pages' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from extract-pages' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from extract-pages' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from extract-pages' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from extract-pages' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from extract-pages' -F
@@ -1914,6 +2010,7 @@ complete -c kiln -n '__fish_seen_subcommand_from flatten-pdf' -l concurrency -x 
 complete -c kiln -n '__fish_seen_subcommand_from flatten-pdf' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from flatten-pdf' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from flatten-pdf' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from flatten-pdf' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from flatten-pdf' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from flatten-pdf' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from flatten-pdf' -F
@@ -1928,6 +2025,7 @@ complete -c kiln -n '__fish_seen_subcommand_from grayscale-pdf' -l concurrency -
 complete -c kiln -n '__fish_seen_subcommand_from grayscale-pdf' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from grayscale-pdf' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from grayscale-pdf' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from grayscale-pdf' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from grayscale-pdf' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from grayscale-pdf' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from grayscale-pdf' -F
@@ -1942,6 +2040,7 @@ complete -c kiln -n '__fish_seen_subcommand_from linearize-pdf' -l concurrency -
 complete -c kiln -n '__fish_seen_subcommand_from linearize-pdf' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from linearize-pdf' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from linearize-pdf' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from linearize-pdf' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from linearize-pdf' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from linearize-pdf' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from linearize-pdf' -F
@@ -1956,6 +2055,7 @@ complete -c kiln -n '__fish_seen_subcommand_from merge-pdf' -l concurrency -x -d
 complete -c kiln -n '__fish_seen_subcommand_from merge-pdf' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from merge-pdf' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from merge-pdf' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from merge-pdf' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from merge-pdf' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from merge-pdf' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from merge-pdf' -F
@@ -1971,6 +2071,7 @@ complete -c kiln -n '__fish_seen_subcommand_from nup-pdf' -l concurrency -x -d '
 complete -c kiln -n '__fish_seen_subcommand_from nup-pdf' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from nup-pdf' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from nup-pdf' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from nup-pdf' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from nup-pdf' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from nup-pdf' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from nup-pdf' -F
@@ -1986,6 +2087,7 @@ complete -c kiln -n '__fish_seen_subcommand_from organize-pdf' -l concurrency -x
 complete -c kiln -n '__fish_seen_subcommand_from organize-pdf' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from organize-pdf' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from organize-pdf' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from organize-pdf' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from organize-pdf' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from organize-pdf' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from organize-pdf' -F
@@ -2004,6 +2106,7 @@ complete -c kiln -n '__fish_seen_subcommand_from pdf-metadata' -l concurrency -x
 complete -c kiln -n '__fish_seen_subcommand_from pdf-metadata' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from pdf-metadata' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from pdf-metadata' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-metadata' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from pdf-metadata' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from pdf-metadata' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from pdf-metadata' -F
@@ -2020,6 +2123,7 @@ complete -c kiln -n '__fish_seen_subcommand_from pdf-page-numbers' -l concurrenc
 complete -c kiln -n '__fish_seen_subcommand_from pdf-page-numbers' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from pdf-page-numbers' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from pdf-page-numbers' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-page-numbers' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from pdf-page-numbers' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from pdf-page-numbers' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from pdf-page-numbers' -F
@@ -2038,6 +2142,7 @@ complete -c kiln -n '__fish_seen_subcommand_from pdf-to-image' -l concurrency -x
 complete -c kiln -n '__fish_seen_subcommand_from pdf-to-image' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from pdf-to-image' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from pdf-to-image' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-image' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from pdf-to-image' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from pdf-to-image' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from pdf-to-image' -F
@@ -2052,6 +2157,7 @@ complete -c kiln -n '__fish_seen_subcommand_from pdf-to-text' -l concurrency -x 
 complete -c kiln -n '__fish_seen_subcommand_from pdf-to-text' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from pdf-to-text' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from pdf-to-text' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-text' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from pdf-to-text' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from pdf-to-text' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from pdf-to-text' -F
@@ -2066,6 +2172,7 @@ complete -c kiln -n '__fish_seen_subcommand_from pdf-to-wordprocessor' -l concur
 complete -c kiln -n '__fish_seen_subcommand_from pdf-to-wordprocessor' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from pdf-to-wordprocessor' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from pdf-to-wordprocessor' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-wordprocessor' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from pdf-to-wordprocessor' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from pdf-to-wordprocessor' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from pdf-to-wordprocessor' -F
@@ -2080,6 +2187,7 @@ complete -c kiln -n '__fish_seen_subcommand_from pdfa-convert' -l concurrency -x
 complete -c kiln -n '__fish_seen_subcommand_from pdfa-convert' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from pdfa-convert' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from pdfa-convert' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from pdfa-convert' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from pdfa-convert' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from pdfa-convert' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from pdfa-convert' -F
@@ -2096,6 +2204,7 @@ complete -c kiln -n '__fish_seen_subcommand_from protect-pdf' -l concurrency -x 
 complete -c kiln -n '__fish_seen_subcommand_from protect-pdf' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from protect-pdf' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from protect-pdf' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from protect-pdf' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from protect-pdf' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from protect-pdf' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from protect-pdf' -F
@@ -2112,6 +2221,7 @@ complete -c kiln -n '__fish_seen_subcommand_from redact-pdf' -l concurrency -x -
 complete -c kiln -n '__fish_seen_subcommand_from redact-pdf' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from redact-pdf' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from redact-pdf' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from redact-pdf' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from redact-pdf' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from redact-pdf' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from redact-pdf' -F
@@ -2127,6 +2237,7 @@ complete -c kiln -n '__fish_seen_subcommand_from remove-pages' -l concurrency -x
 complete -c kiln -n '__fish_seen_subcommand_from remove-pages' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from remove-pages' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from remove-pages' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from remove-pages' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from remove-pages' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from remove-pages' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from remove-pages' -F
@@ -2141,6 +2252,7 @@ complete -c kiln -n '__fish_seen_subcommand_from repair-pdf' -l concurrency -x -
 complete -c kiln -n '__fish_seen_subcommand_from repair-pdf' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from repair-pdf' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from repair-pdf' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from repair-pdf' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from repair-pdf' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from repair-pdf' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from repair-pdf' -F
@@ -2157,6 +2269,7 @@ complete -c kiln -n '__fish_seen_subcommand_from rotate-pdf' -l concurrency -x -
 complete -c kiln -n '__fish_seen_subcommand_from rotate-pdf' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from rotate-pdf' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from rotate-pdf' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from rotate-pdf' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from rotate-pdf' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from rotate-pdf' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from rotate-pdf' -F
@@ -2176,6 +2289,7 @@ complete -c kiln -n '__fish_seen_subcommand_from sign-pdf' -l concurrency -x -d 
 complete -c kiln -n '__fish_seen_subcommand_from sign-pdf' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from sign-pdf' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from sign-pdf' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from sign-pdf' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from sign-pdf' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from sign-pdf' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from sign-pdf' -F
@@ -2193,6 +2307,7 @@ complete -c kiln -n '__fish_seen_subcommand_from split-pdf' -l concurrency -x -d
 complete -c kiln -n '__fish_seen_subcommand_from split-pdf' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from split-pdf' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from split-pdf' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from split-pdf' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from split-pdf' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from split-pdf' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from split-pdf' -F
@@ -2208,6 +2323,7 @@ complete -c kiln -n '__fish_seen_subcommand_from unlock-pdf' -l concurrency -x -
 complete -c kiln -n '__fish_seen_subcommand_from unlock-pdf' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from unlock-pdf' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from unlock-pdf' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from unlock-pdf' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from unlock-pdf' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from unlock-pdf' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from unlock-pdf' -F
@@ -2227,6 +2343,7 @@ complete -c kiln -n '__fish_seen_subcommand_from watermark-pdf' -l concurrency -
 complete -c kiln -n '__fish_seen_subcommand_from watermark-pdf' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from watermark-pdf' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from watermark-pdf' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from watermark-pdf' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from watermark-pdf' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from watermark-pdf' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from watermark-pdf' -F
@@ -2242,6 +2359,7 @@ complete -c kiln -n '__fish_seen_subcommand_from convert-document' -l concurrenc
 complete -c kiln -n '__fish_seen_subcommand_from convert-document' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from convert-document' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from convert-document' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from convert-document' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from convert-document' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from convert-document' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from convert-document' -F
@@ -2257,6 +2375,7 @@ complete -c kiln -n '__fish_seen_subcommand_from convert-presentation' -l concur
 complete -c kiln -n '__fish_seen_subcommand_from convert-presentation' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from convert-presentation' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from convert-presentation' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from convert-presentation' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from convert-presentation' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from convert-presentation' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from convert-presentation' -F
@@ -2272,6 +2391,7 @@ complete -c kiln -n '__fish_seen_subcommand_from convert-spreadsheet' -l concurr
 complete -c kiln -n '__fish_seen_subcommand_from convert-spreadsheet' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from convert-spreadsheet' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from convert-spreadsheet' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from convert-spreadsheet' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from convert-spreadsheet' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from convert-spreadsheet' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from convert-spreadsheet' -F
@@ -2287,6 +2407,7 @@ complete -c kiln -n '__fish_seen_subcommand_from epub-convert' -l concurrency -x
 complete -c kiln -n '__fish_seen_subcommand_from epub-convert' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from epub-convert' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from epub-convert' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from epub-convert' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from epub-convert' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from epub-convert' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from epub-convert' -F
@@ -2301,6 +2422,7 @@ complete -c kiln -n '__fish_seen_subcommand_from html-to-pdf' -l concurrency -x 
 complete -c kiln -n '__fish_seen_subcommand_from html-to-pdf' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from html-to-pdf' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from html-to-pdf' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from html-to-pdf' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from html-to-pdf' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from html-to-pdf' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from html-to-pdf' -F
@@ -2315,6 +2437,7 @@ complete -c kiln -n '__fish_seen_subcommand_from markdown-to-docx' -l concurrenc
 complete -c kiln -n '__fish_seen_subcommand_from markdown-to-docx' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from markdown-to-docx' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from markdown-to-docx' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from markdown-to-docx' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from markdown-to-docx' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from markdown-to-docx' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from markdown-to-docx' -F
@@ -2329,6 +2452,7 @@ complete -c kiln -n '__fish_seen_subcommand_from markdown-to-html' -l concurrenc
 complete -c kiln -n '__fish_seen_subcommand_from markdown-to-html' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from markdown-to-html' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from markdown-to-html' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from markdown-to-html' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from markdown-to-html' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from markdown-to-html' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from markdown-to-html' -F
@@ -2343,6 +2467,7 @@ complete -c kiln -n '__fish_seen_subcommand_from markdown-to-pdf' -l concurrency
 complete -c kiln -n '__fish_seen_subcommand_from markdown-to-pdf' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from markdown-to-pdf' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from markdown-to-pdf' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from markdown-to-pdf' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from markdown-to-pdf' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from markdown-to-pdf' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from markdown-to-pdf' -F
@@ -2357,6 +2482,7 @@ complete -c kiln -n '__fish_seen_subcommand_from presentation-to-pdf' -l concurr
 complete -c kiln -n '__fish_seen_subcommand_from presentation-to-pdf' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from presentation-to-pdf' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from presentation-to-pdf' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from presentation-to-pdf' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from presentation-to-pdf' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from presentation-to-pdf' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from presentation-to-pdf' -F
@@ -2371,6 +2497,7 @@ complete -c kiln -n '__fish_seen_subcommand_from spreadsheet-to-pdf' -l concurre
 complete -c kiln -n '__fish_seen_subcommand_from spreadsheet-to-pdf' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from spreadsheet-to-pdf' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from spreadsheet-to-pdf' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from spreadsheet-to-pdf' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from spreadsheet-to-pdf' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from spreadsheet-to-pdf' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from spreadsheet-to-pdf' -F
@@ -2385,6 +2512,7 @@ complete -c kiln -n '__fish_seen_subcommand_from to-epub' -l concurrency -x -d '
 complete -c kiln -n '__fish_seen_subcommand_from to-epub' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from to-epub' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from to-epub' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from to-epub' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from to-epub' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from to-epub' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from to-epub' -F
@@ -2399,6 +2527,7 @@ complete -c kiln -n '__fish_seen_subcommand_from wordprocessor-to-pdf' -l concur
 complete -c kiln -n '__fish_seen_subcommand_from wordprocessor-to-pdf' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from wordprocessor-to-pdf' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from wordprocessor-to-pdf' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from wordprocessor-to-pdf' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from wordprocessor-to-pdf' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from wordprocessor-to-pdf' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from wordprocessor-to-pdf' -F
@@ -2414,6 +2543,7 @@ complete -c kiln -n '__fish_seen_subcommand_from aac-to-flac' -l concurrency -x 
 complete -c kiln -n '__fish_seen_subcommand_from aac-to-flac' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from aac-to-flac' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from aac-to-flac' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from aac-to-flac' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from aac-to-flac' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from aac-to-flac' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from aac-to-flac' -F
@@ -2429,6 +2559,7 @@ complete -c kiln -n '__fish_seen_subcommand_from aac-to-mp3' -l concurrency -x -
 complete -c kiln -n '__fish_seen_subcommand_from aac-to-mp3' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from aac-to-mp3' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from aac-to-mp3' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from aac-to-mp3' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from aac-to-mp3' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from aac-to-mp3' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from aac-to-mp3' -F
@@ -2444,6 +2575,7 @@ complete -c kiln -n '__fish_seen_subcommand_from aac-to-wav' -l concurrency -x -
 complete -c kiln -n '__fish_seen_subcommand_from aac-to-wav' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from aac-to-wav' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from aac-to-wav' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from aac-to-wav' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from aac-to-wav' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from aac-to-wav' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from aac-to-wav' -F
@@ -2462,6 +2594,7 @@ complete -c kiln -n '__fish_seen_subcommand_from avi-to-gif' -l concurrency -x -
 complete -c kiln -n '__fish_seen_subcommand_from avi-to-gif' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from avi-to-gif' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from avi-to-gif' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from avi-to-gif' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from avi-to-gif' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from avi-to-gif' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from avi-to-gif' -F
@@ -2477,6 +2610,7 @@ complete -c kiln -n '__fish_seen_subcommand_from avi-to-mkv' -l concurrency -x -
 complete -c kiln -n '__fish_seen_subcommand_from avi-to-mkv' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from avi-to-mkv' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from avi-to-mkv' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from avi-to-mkv' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from avi-to-mkv' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from avi-to-mkv' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from avi-to-mkv' -F
@@ -2492,6 +2626,7 @@ complete -c kiln -n '__fish_seen_subcommand_from avi-to-mov' -l concurrency -x -
 complete -c kiln -n '__fish_seen_subcommand_from avi-to-mov' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from avi-to-mov' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from avi-to-mov' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from avi-to-mov' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from avi-to-mov' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from avi-to-mov' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from avi-to-mov' -F
@@ -2506,6 +2641,7 @@ complete -c kiln -n '__fish_seen_subcommand_from avi-to-mp3' -l concurrency -x -
 complete -c kiln -n '__fish_seen_subcommand_from avi-to-mp3' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from avi-to-mp3' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from avi-to-mp3' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from avi-to-mp3' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from avi-to-mp3' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from avi-to-mp3' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from avi-to-mp3' -F
@@ -2521,6 +2657,7 @@ complete -c kiln -n '__fish_seen_subcommand_from avi-to-mp4' -l concurrency -x -
 complete -c kiln -n '__fish_seen_subcommand_from avi-to-mp4' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from avi-to-mp4' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from avi-to-mp4' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from avi-to-mp4' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from avi-to-mp4' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from avi-to-mp4' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from avi-to-mp4' -F
@@ -2536,6 +2673,7 @@ complete -c kiln -n '__fish_seen_subcommand_from eps-to-jpg' -l concurrency -x -
 complete -c kiln -n '__fish_seen_subcommand_from eps-to-jpg' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from eps-to-jpg' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from eps-to-jpg' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from eps-to-jpg' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from eps-to-jpg' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from eps-to-jpg' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from eps-to-jpg' -F
@@ -2554,6 +2692,7 @@ complete -c kiln -n '__fish_seen_subcommand_from eps-to-pdf' -l concurrency -x -
 complete -c kiln -n '__fish_seen_subcommand_from eps-to-pdf' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from eps-to-pdf' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from eps-to-pdf' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from eps-to-pdf' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from eps-to-pdf' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from eps-to-pdf' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from eps-to-pdf' -F
@@ -2569,6 +2708,7 @@ complete -c kiln -n '__fish_seen_subcommand_from eps-to-png' -l concurrency -x -
 complete -c kiln -n '__fish_seen_subcommand_from eps-to-png' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from eps-to-png' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from eps-to-png' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from eps-to-png' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from eps-to-png' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from eps-to-png' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from eps-to-png' -F
@@ -2588,6 +2728,7 @@ complete -c kiln -n '__fish_seen_subcommand_from eps-to-svg' -l concurrency -x -
 complete -c kiln -n '__fish_seen_subcommand_from eps-to-svg' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from eps-to-svg' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from eps-to-svg' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from eps-to-svg' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from eps-to-svg' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from eps-to-svg' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from eps-to-svg' -F
@@ -2603,6 +2744,7 @@ complete -c kiln -n '__fish_seen_subcommand_from flac-to-mp3' -l concurrency -x 
 complete -c kiln -n '__fish_seen_subcommand_from flac-to-mp3' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from flac-to-mp3' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from flac-to-mp3' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from flac-to-mp3' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from flac-to-mp3' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from flac-to-mp3' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from flac-to-mp3' -F
@@ -2618,6 +2760,7 @@ complete -c kiln -n '__fish_seen_subcommand_from gif-to-jpg' -l concurrency -x -
 complete -c kiln -n '__fish_seen_subcommand_from gif-to-jpg' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from gif-to-jpg' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from gif-to-jpg' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from gif-to-jpg' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from gif-to-jpg' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from gif-to-jpg' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from gif-to-jpg' -F
@@ -2632,6 +2775,7 @@ complete -c kiln -n '__fish_seen_subcommand_from gif-to-mov' -l concurrency -x -
 complete -c kiln -n '__fish_seen_subcommand_from gif-to-mov' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from gif-to-mov' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from gif-to-mov' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from gif-to-mov' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from gif-to-mov' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from gif-to-mov' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from gif-to-mov' -F
@@ -2646,6 +2790,7 @@ complete -c kiln -n '__fish_seen_subcommand_from gif-to-mp4' -l concurrency -x -
 complete -c kiln -n '__fish_seen_subcommand_from gif-to-mp4' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from gif-to-mp4' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from gif-to-mp4' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from gif-to-mp4' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from gif-to-mp4' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from gif-to-mp4' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from gif-to-mp4' -F
@@ -2664,6 +2809,7 @@ complete -c kiln -n '__fish_seen_subcommand_from gif-to-pdf' -l concurrency -x -
 complete -c kiln -n '__fish_seen_subcommand_from gif-to-pdf' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from gif-to-pdf' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from gif-to-pdf' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from gif-to-pdf' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from gif-to-pdf' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from gif-to-pdf' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from gif-to-pdf' -F
@@ -2679,6 +2825,7 @@ complete -c kiln -n '__fish_seen_subcommand_from gif-to-png' -l concurrency -x -
 complete -c kiln -n '__fish_seen_subcommand_from gif-to-png' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from gif-to-png' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from gif-to-png' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from gif-to-png' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from gif-to-png' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from gif-to-png' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from gif-to-png' -F
@@ -2693,6 +2840,7 @@ complete -c kiln -n '__fish_seen_subcommand_from gif-to-webm' -l concurrency -x 
 complete -c kiln -n '__fish_seen_subcommand_from gif-to-webm' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from gif-to-webm' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from gif-to-webm' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from gif-to-webm' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from gif-to-webm' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from gif-to-webm' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from gif-to-webm' -F
@@ -2708,6 +2856,7 @@ complete -c kiln -n '__fish_seen_subcommand_from heic-to-avif' -l concurrency -x
 complete -c kiln -n '__fish_seen_subcommand_from heic-to-avif' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from heic-to-avif' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from heic-to-avif' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from heic-to-avif' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from heic-to-avif' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from heic-to-avif' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from heic-to-avif' -F
@@ -2723,6 +2872,7 @@ complete -c kiln -n '__fish_seen_subcommand_from heic-to-jpg' -l concurrency -x 
 complete -c kiln -n '__fish_seen_subcommand_from heic-to-jpg' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from heic-to-jpg' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from heic-to-jpg' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from heic-to-jpg' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from heic-to-jpg' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from heic-to-jpg' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from heic-to-jpg' -F
@@ -2741,6 +2891,7 @@ complete -c kiln -n '__fish_seen_subcommand_from heic-to-pdf' -l concurrency -x 
 complete -c kiln -n '__fish_seen_subcommand_from heic-to-pdf' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from heic-to-pdf' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from heic-to-pdf' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from heic-to-pdf' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from heic-to-pdf' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from heic-to-pdf' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from heic-to-pdf' -F
@@ -2756,6 +2907,7 @@ complete -c kiln -n '__fish_seen_subcommand_from heic-to-png' -l concurrency -x 
 complete -c kiln -n '__fish_seen_subcommand_from heic-to-png' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from heic-to-png' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from heic-to-png' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from heic-to-png' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from heic-to-png' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from heic-to-png' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from heic-to-png' -F
@@ -2771,6 +2923,7 @@ complete -c kiln -n '__fish_seen_subcommand_from jpg-to-avif' -l concurrency -x 
 complete -c kiln -n '__fish_seen_subcommand_from jpg-to-avif' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from jpg-to-avif' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from jpg-to-avif' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from jpg-to-avif' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from jpg-to-avif' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from jpg-to-avif' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from jpg-to-avif' -F
@@ -2786,6 +2939,7 @@ complete -c kiln -n '__fish_seen_subcommand_from jpg-to-eps' -l concurrency -x -
 complete -c kiln -n '__fish_seen_subcommand_from jpg-to-eps' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from jpg-to-eps' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from jpg-to-eps' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from jpg-to-eps' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from jpg-to-eps' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from jpg-to-eps' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from jpg-to-eps' -F
@@ -2801,6 +2955,7 @@ complete -c kiln -n '__fish_seen_subcommand_from jpg-to-gif' -l concurrency -x -
 complete -c kiln -n '__fish_seen_subcommand_from jpg-to-gif' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from jpg-to-gif' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from jpg-to-gif' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from jpg-to-gif' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from jpg-to-gif' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from jpg-to-gif' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from jpg-to-gif' -F
@@ -2819,6 +2974,7 @@ complete -c kiln -n '__fish_seen_subcommand_from jpg-to-pdf' -l concurrency -x -
 complete -c kiln -n '__fish_seen_subcommand_from jpg-to-pdf' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from jpg-to-pdf' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from jpg-to-pdf' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from jpg-to-pdf' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from jpg-to-pdf' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from jpg-to-pdf' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from jpg-to-pdf' -F
@@ -2834,6 +2990,7 @@ complete -c kiln -n '__fish_seen_subcommand_from jpg-to-png' -l concurrency -x -
 complete -c kiln -n '__fish_seen_subcommand_from jpg-to-png' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from jpg-to-png' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from jpg-to-png' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from jpg-to-png' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from jpg-to-png' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from jpg-to-png' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from jpg-to-png' -F
@@ -2853,6 +3010,7 @@ complete -c kiln -n '__fish_seen_subcommand_from jpg-to-svg' -l concurrency -x -
 complete -c kiln -n '__fish_seen_subcommand_from jpg-to-svg' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from jpg-to-svg' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from jpg-to-svg' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from jpg-to-svg' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from jpg-to-svg' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from jpg-to-svg' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from jpg-to-svg' -F
@@ -2868,6 +3026,7 @@ complete -c kiln -n '__fish_seen_subcommand_from jpg-to-tiff' -l concurrency -x 
 complete -c kiln -n '__fish_seen_subcommand_from jpg-to-tiff' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from jpg-to-tiff' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from jpg-to-tiff' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from jpg-to-tiff' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from jpg-to-tiff' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from jpg-to-tiff' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from jpg-to-tiff' -F
@@ -2883,6 +3042,7 @@ complete -c kiln -n '__fish_seen_subcommand_from jpg-to-webp' -l concurrency -x 
 complete -c kiln -n '__fish_seen_subcommand_from jpg-to-webp' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from jpg-to-webp' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from jpg-to-webp' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from jpg-to-webp' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from jpg-to-webp' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from jpg-to-webp' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from jpg-to-webp' -F
@@ -2898,6 +3058,7 @@ complete -c kiln -n '__fish_seen_subcommand_from m4a-to-mp3' -l concurrency -x -
 complete -c kiln -n '__fish_seen_subcommand_from m4a-to-mp3' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from m4a-to-mp3' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from m4a-to-mp3' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from m4a-to-mp3' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from m4a-to-mp3' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from m4a-to-mp3' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from m4a-to-mp3' -F
@@ -2913,6 +3074,7 @@ complete -c kiln -n '__fish_seen_subcommand_from m4a-to-wav' -l concurrency -x -
 complete -c kiln -n '__fish_seen_subcommand_from m4a-to-wav' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from m4a-to-wav' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from m4a-to-wav' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from m4a-to-wav' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from m4a-to-wav' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from m4a-to-wav' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from m4a-to-wav' -F
@@ -2928,6 +3090,7 @@ complete -c kiln -n '__fish_seen_subcommand_from mkv-to-avi' -l concurrency -x -
 complete -c kiln -n '__fish_seen_subcommand_from mkv-to-avi' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from mkv-to-avi' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from mkv-to-avi' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from mkv-to-avi' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from mkv-to-avi' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from mkv-to-avi' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from mkv-to-avi' -F
@@ -2946,6 +3109,7 @@ complete -c kiln -n '__fish_seen_subcommand_from mkv-to-gif' -l concurrency -x -
 complete -c kiln -n '__fish_seen_subcommand_from mkv-to-gif' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from mkv-to-gif' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from mkv-to-gif' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from mkv-to-gif' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from mkv-to-gif' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from mkv-to-gif' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from mkv-to-gif' -F
@@ -2961,6 +3125,7 @@ complete -c kiln -n '__fish_seen_subcommand_from mkv-to-mov' -l concurrency -x -
 complete -c kiln -n '__fish_seen_subcommand_from mkv-to-mov' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from mkv-to-mov' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from mkv-to-mov' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from mkv-to-mov' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from mkv-to-mov' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from mkv-to-mov' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from mkv-to-mov' -F
@@ -2975,6 +3140,7 @@ complete -c kiln -n '__fish_seen_subcommand_from mkv-to-mp3' -l concurrency -x -
 complete -c kiln -n '__fish_seen_subcommand_from mkv-to-mp3' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from mkv-to-mp3' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from mkv-to-mp3' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from mkv-to-mp3' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from mkv-to-mp3' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from mkv-to-mp3' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from mkv-to-mp3' -F
@@ -2990,6 +3156,7 @@ complete -c kiln -n '__fish_seen_subcommand_from mkv-to-mp4' -l concurrency -x -
 complete -c kiln -n '__fish_seen_subcommand_from mkv-to-mp4' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from mkv-to-mp4' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from mkv-to-mp4' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from mkv-to-mp4' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from mkv-to-mp4' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from mkv-to-mp4' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from mkv-to-mp4' -F
@@ -3005,6 +3172,7 @@ complete -c kiln -n '__fish_seen_subcommand_from mov-to-avi' -l concurrency -x -
 complete -c kiln -n '__fish_seen_subcommand_from mov-to-avi' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from mov-to-avi' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from mov-to-avi' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from mov-to-avi' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from mov-to-avi' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from mov-to-avi' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from mov-to-avi' -F
@@ -3023,6 +3191,7 @@ complete -c kiln -n '__fish_seen_subcommand_from mov-to-gif' -l concurrency -x -
 complete -c kiln -n '__fish_seen_subcommand_from mov-to-gif' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from mov-to-gif' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from mov-to-gif' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from mov-to-gif' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from mov-to-gif' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from mov-to-gif' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from mov-to-gif' -F
@@ -3037,6 +3206,7 @@ complete -c kiln -n '__fish_seen_subcommand_from mov-to-mp3' -l concurrency -x -
 complete -c kiln -n '__fish_seen_subcommand_from mov-to-mp3' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from mov-to-mp3' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from mov-to-mp3' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from mov-to-mp3' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from mov-to-mp3' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from mov-to-mp3' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from mov-to-mp3' -F
@@ -3052,6 +3222,7 @@ complete -c kiln -n '__fish_seen_subcommand_from mov-to-mp4' -l concurrency -x -
 complete -c kiln -n '__fish_seen_subcommand_from mov-to-mp4' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from mov-to-mp4' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from mov-to-mp4' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from mov-to-mp4' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from mov-to-mp4' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from mov-to-mp4' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from mov-to-mp4' -F
@@ -3066,6 +3237,7 @@ complete -c kiln -n '__fish_seen_subcommand_from mov-to-wav' -l concurrency -x -
 complete -c kiln -n '__fish_seen_subcommand_from mov-to-wav' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from mov-to-wav' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from mov-to-wav' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from mov-to-wav' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from mov-to-wav' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from mov-to-wav' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from mov-to-wav' -F
@@ -3081,6 +3253,7 @@ complete -c kiln -n '__fish_seen_subcommand_from mp3-to-wav' -l concurrency -x -
 complete -c kiln -n '__fish_seen_subcommand_from mp3-to-wav' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from mp3-to-wav' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from mp3-to-wav' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from mp3-to-wav' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from mp3-to-wav' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from mp3-to-wav' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from mp3-to-wav' -F
@@ -3096,6 +3269,7 @@ complete -c kiln -n '__fish_seen_subcommand_from mp4-to-avi' -l concurrency -x -
 complete -c kiln -n '__fish_seen_subcommand_from mp4-to-avi' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from mp4-to-avi' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from mp4-to-avi' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from mp4-to-avi' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from mp4-to-avi' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from mp4-to-avi' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from mp4-to-avi' -F
@@ -3114,6 +3288,7 @@ complete -c kiln -n '__fish_seen_subcommand_from mp4-to-gif' -l concurrency -x -
 complete -c kiln -n '__fish_seen_subcommand_from mp4-to-gif' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from mp4-to-gif' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from mp4-to-gif' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from mp4-to-gif' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from mp4-to-gif' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from mp4-to-gif' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from mp4-to-gif' -F
@@ -3129,6 +3304,7 @@ complete -c kiln -n '__fish_seen_subcommand_from mp4-to-mov' -l concurrency -x -
 complete -c kiln -n '__fish_seen_subcommand_from mp4-to-mov' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from mp4-to-mov' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from mp4-to-mov' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from mp4-to-mov' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from mp4-to-mov' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from mp4-to-mov' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from mp4-to-mov' -F
@@ -3143,6 +3319,7 @@ complete -c kiln -n '__fish_seen_subcommand_from mp4-to-mp3' -l concurrency -x -
 complete -c kiln -n '__fish_seen_subcommand_from mp4-to-mp3' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from mp4-to-mp3' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from mp4-to-mp3' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from mp4-to-mp3' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from mp4-to-mp3' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from mp4-to-mp3' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from mp4-to-mp3' -F
@@ -3157,6 +3334,7 @@ complete -c kiln -n '__fish_seen_subcommand_from mp4-to-ogg' -l concurrency -x -
 complete -c kiln -n '__fish_seen_subcommand_from mp4-to-ogg' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from mp4-to-ogg' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from mp4-to-ogg' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from mp4-to-ogg' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from mp4-to-ogg' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from mp4-to-ogg' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from mp4-to-ogg' -F
@@ -3171,6 +3349,7 @@ complete -c kiln -n '__fish_seen_subcommand_from mp4-to-wav' -l concurrency -x -
 complete -c kiln -n '__fish_seen_subcommand_from mp4-to-wav' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from mp4-to-wav' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from mp4-to-wav' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from mp4-to-wav' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from mp4-to-wav' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from mp4-to-wav' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from mp4-to-wav' -F
@@ -3186,6 +3365,7 @@ complete -c kiln -n '__fish_seen_subcommand_from mp4-to-webm' -l concurrency -x 
 complete -c kiln -n '__fish_seen_subcommand_from mp4-to-webm' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from mp4-to-webm' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from mp4-to-webm' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from mp4-to-webm' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from mp4-to-webm' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from mp4-to-webm' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from mp4-to-webm' -F
@@ -3201,6 +3381,7 @@ complete -c kiln -n '__fish_seen_subcommand_from ogg-to-mp3' -l concurrency -x -
 complete -c kiln -n '__fish_seen_subcommand_from ogg-to-mp3' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from ogg-to-mp3' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from ogg-to-mp3' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from ogg-to-mp3' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from ogg-to-mp3' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from ogg-to-mp3' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from ogg-to-mp3' -F
@@ -3216,6 +3397,7 @@ complete -c kiln -n '__fish_seen_subcommand_from ogg-to-wav' -l concurrency -x -
 complete -c kiln -n '__fish_seen_subcommand_from ogg-to-wav' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from ogg-to-wav' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from ogg-to-wav' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from ogg-to-wav' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from ogg-to-wav' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from ogg-to-wav' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from ogg-to-wav' -F
@@ -3233,6 +3415,7 @@ complete -c kiln -n '__fish_seen_subcommand_from pdf-to-jpg' -l concurrency -x -
 complete -c kiln -n '__fish_seen_subcommand_from pdf-to-jpg' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from pdf-to-jpg' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from pdf-to-jpg' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-jpg' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from pdf-to-jpg' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from pdf-to-jpg' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from pdf-to-jpg' -F
@@ -3250,6 +3433,7 @@ complete -c kiln -n '__fish_seen_subcommand_from pdf-to-png' -l concurrency -x -
 complete -c kiln -n '__fish_seen_subcommand_from pdf-to-png' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from pdf-to-png' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from pdf-to-png' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-png' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from pdf-to-png' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from pdf-to-png' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from pdf-to-png' -F
@@ -3267,6 +3451,7 @@ complete -c kiln -n '__fish_seen_subcommand_from pdf-to-tiff' -l concurrency -x 
 complete -c kiln -n '__fish_seen_subcommand_from pdf-to-tiff' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from pdf-to-tiff' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from pdf-to-tiff' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from pdf-to-tiff' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from pdf-to-tiff' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from pdf-to-tiff' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from pdf-to-tiff' -F
@@ -3282,6 +3467,7 @@ complete -c kiln -n '__fish_seen_subcommand_from png-to-avif' -l concurrency -x 
 complete -c kiln -n '__fish_seen_subcommand_from png-to-avif' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from png-to-avif' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from png-to-avif' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from png-to-avif' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from png-to-avif' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from png-to-avif' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from png-to-avif' -F
@@ -3297,6 +3483,7 @@ complete -c kiln -n '__fish_seen_subcommand_from png-to-eps' -l concurrency -x -
 complete -c kiln -n '__fish_seen_subcommand_from png-to-eps' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from png-to-eps' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from png-to-eps' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from png-to-eps' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from png-to-eps' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from png-to-eps' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from png-to-eps' -F
@@ -3312,6 +3499,7 @@ complete -c kiln -n '__fish_seen_subcommand_from png-to-gif' -l concurrency -x -
 complete -c kiln -n '__fish_seen_subcommand_from png-to-gif' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from png-to-gif' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from png-to-gif' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from png-to-gif' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from png-to-gif' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from png-to-gif' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from png-to-gif' -F
@@ -3327,6 +3515,7 @@ complete -c kiln -n '__fish_seen_subcommand_from png-to-jpg' -l concurrency -x -
 complete -c kiln -n '__fish_seen_subcommand_from png-to-jpg' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from png-to-jpg' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from png-to-jpg' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from png-to-jpg' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from png-to-jpg' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from png-to-jpg' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from png-to-jpg' -F
@@ -3345,6 +3534,7 @@ complete -c kiln -n '__fish_seen_subcommand_from png-to-pdf' -l concurrency -x -
 complete -c kiln -n '__fish_seen_subcommand_from png-to-pdf' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from png-to-pdf' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from png-to-pdf' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from png-to-pdf' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from png-to-pdf' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from png-to-pdf' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from png-to-pdf' -F
@@ -3364,6 +3554,7 @@ complete -c kiln -n '__fish_seen_subcommand_from png-to-svg' -l concurrency -x -
 complete -c kiln -n '__fish_seen_subcommand_from png-to-svg' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from png-to-svg' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from png-to-svg' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from png-to-svg' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from png-to-svg' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from png-to-svg' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from png-to-svg' -F
@@ -3379,6 +3570,7 @@ complete -c kiln -n '__fish_seen_subcommand_from png-to-tiff' -l concurrency -x 
 complete -c kiln -n '__fish_seen_subcommand_from png-to-tiff' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from png-to-tiff' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from png-to-tiff' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from png-to-tiff' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from png-to-tiff' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from png-to-tiff' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from png-to-tiff' -F
@@ -3394,6 +3586,7 @@ complete -c kiln -n '__fish_seen_subcommand_from png-to-webp' -l concurrency -x 
 complete -c kiln -n '__fish_seen_subcommand_from png-to-webp' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from png-to-webp' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from png-to-webp' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from png-to-webp' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from png-to-webp' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from png-to-webp' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from png-to-webp' -F
@@ -3409,6 +3602,7 @@ complete -c kiln -n '__fish_seen_subcommand_from psd-to-jpg' -l concurrency -x -
 complete -c kiln -n '__fish_seen_subcommand_from psd-to-jpg' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from psd-to-jpg' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from psd-to-jpg' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from psd-to-jpg' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from psd-to-jpg' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from psd-to-jpg' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from psd-to-jpg' -F
@@ -3424,6 +3618,7 @@ complete -c kiln -n '__fish_seen_subcommand_from psd-to-png' -l concurrency -x -
 complete -c kiln -n '__fish_seen_subcommand_from psd-to-png' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from psd-to-png' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from psd-to-png' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from psd-to-png' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from psd-to-png' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from psd-to-png' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from psd-to-png' -F
@@ -3443,6 +3638,7 @@ complete -c kiln -n '__fish_seen_subcommand_from psd-to-svg' -l concurrency -x -
 complete -c kiln -n '__fish_seen_subcommand_from psd-to-svg' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from psd-to-svg' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from psd-to-svg' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from psd-to-svg' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from psd-to-svg' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from psd-to-svg' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from psd-to-svg' -F
@@ -3457,6 +3653,7 @@ complete -c kiln -n '__fish_seen_subcommand_from spreadsheet-to-csv' -l concurre
 complete -c kiln -n '__fish_seen_subcommand_from spreadsheet-to-csv' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from spreadsheet-to-csv' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from spreadsheet-to-csv' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from spreadsheet-to-csv' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from spreadsheet-to-csv' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from spreadsheet-to-csv' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from spreadsheet-to-csv' -F
@@ -3477,6 +3674,7 @@ complete -c kiln -n '__fish_seen_subcommand_from svg-to-jpg' -l concurrency -x -
 complete -c kiln -n '__fish_seen_subcommand_from svg-to-jpg' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from svg-to-jpg' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from svg-to-jpg' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from svg-to-jpg' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from svg-to-jpg' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from svg-to-jpg' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from svg-to-jpg' -F
@@ -3497,6 +3695,7 @@ complete -c kiln -n '__fish_seen_subcommand_from svg-to-png' -l concurrency -x -
 complete -c kiln -n '__fish_seen_subcommand_from svg-to-png' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from svg-to-png' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from svg-to-png' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from svg-to-png' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from svg-to-png' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from svg-to-png' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from svg-to-png' -F
@@ -3512,6 +3711,7 @@ complete -c kiln -n '__fish_seen_subcommand_from tiff-to-jpg' -l concurrency -x 
 complete -c kiln -n '__fish_seen_subcommand_from tiff-to-jpg' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from tiff-to-jpg' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from tiff-to-jpg' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from tiff-to-jpg' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from tiff-to-jpg' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from tiff-to-jpg' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from tiff-to-jpg' -F
@@ -3530,6 +3730,7 @@ complete -c kiln -n '__fish_seen_subcommand_from tiff-to-pdf' -l concurrency -x 
 complete -c kiln -n '__fish_seen_subcommand_from tiff-to-pdf' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from tiff-to-pdf' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from tiff-to-pdf' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from tiff-to-pdf' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from tiff-to-pdf' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from tiff-to-pdf' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from tiff-to-pdf' -F
@@ -3545,6 +3746,7 @@ complete -c kiln -n '__fish_seen_subcommand_from tiff-to-png' -l concurrency -x 
 complete -c kiln -n '__fish_seen_subcommand_from tiff-to-png' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from tiff-to-png' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from tiff-to-png' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from tiff-to-png' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from tiff-to-png' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from tiff-to-png' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from tiff-to-png' -F
@@ -3564,6 +3766,7 @@ complete -c kiln -n '__fish_seen_subcommand_from tiff-to-svg' -l concurrency -x 
 complete -c kiln -n '__fish_seen_subcommand_from tiff-to-svg' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from tiff-to-svg' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from tiff-to-svg' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from tiff-to-svg' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from tiff-to-svg' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from tiff-to-svg' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from tiff-to-svg' -F
@@ -3579,6 +3782,7 @@ complete -c kiln -n '__fish_seen_subcommand_from wav-to-mp3' -l concurrency -x -
 complete -c kiln -n '__fish_seen_subcommand_from wav-to-mp3' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from wav-to-mp3' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from wav-to-mp3' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from wav-to-mp3' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from wav-to-mp3' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from wav-to-mp3' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from wav-to-mp3' -F
@@ -3594,6 +3798,7 @@ complete -c kiln -n '__fish_seen_subcommand_from webm-to-mov' -l concurrency -x 
 complete -c kiln -n '__fish_seen_subcommand_from webm-to-mov' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from webm-to-mov' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from webm-to-mov' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from webm-to-mov' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from webm-to-mov' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from webm-to-mov' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from webm-to-mov' -F
@@ -3608,6 +3813,7 @@ complete -c kiln -n '__fish_seen_subcommand_from webm-to-mp3' -l concurrency -x 
 complete -c kiln -n '__fish_seen_subcommand_from webm-to-mp3' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from webm-to-mp3' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from webm-to-mp3' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from webm-to-mp3' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from webm-to-mp3' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from webm-to-mp3' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from webm-to-mp3' -F
@@ -3623,6 +3829,7 @@ complete -c kiln -n '__fish_seen_subcommand_from webm-to-mp4' -l concurrency -x 
 complete -c kiln -n '__fish_seen_subcommand_from webm-to-mp4' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from webm-to-mp4' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from webm-to-mp4' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from webm-to-mp4' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from webm-to-mp4' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from webm-to-mp4' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from webm-to-mp4' -F
@@ -3638,6 +3845,7 @@ complete -c kiln -n '__fish_seen_subcommand_from webp-to-avif' -l concurrency -x
 complete -c kiln -n '__fish_seen_subcommand_from webp-to-avif' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from webp-to-avif' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from webp-to-avif' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from webp-to-avif' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from webp-to-avif' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from webp-to-avif' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from webp-to-avif' -F
@@ -3653,6 +3861,7 @@ complete -c kiln -n '__fish_seen_subcommand_from webp-to-gif' -l concurrency -x 
 complete -c kiln -n '__fish_seen_subcommand_from webp-to-gif' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from webp-to-gif' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from webp-to-gif' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from webp-to-gif' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from webp-to-gif' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from webp-to-gif' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from webp-to-gif' -F
@@ -3668,6 +3877,7 @@ complete -c kiln -n '__fish_seen_subcommand_from webp-to-jpg' -l concurrency -x 
 complete -c kiln -n '__fish_seen_subcommand_from webp-to-jpg' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from webp-to-jpg' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from webp-to-jpg' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from webp-to-jpg' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from webp-to-jpg' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from webp-to-jpg' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from webp-to-jpg' -F
@@ -3686,6 +3896,7 @@ complete -c kiln -n '__fish_seen_subcommand_from webp-to-pdf' -l concurrency -x 
 complete -c kiln -n '__fish_seen_subcommand_from webp-to-pdf' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from webp-to-pdf' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from webp-to-pdf' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from webp-to-pdf' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from webp-to-pdf' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from webp-to-pdf' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from webp-to-pdf' -F
@@ -3701,6 +3912,7 @@ complete -c kiln -n '__fish_seen_subcommand_from webp-to-png' -l concurrency -x 
 complete -c kiln -n '__fish_seen_subcommand_from webp-to-png' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
 complete -c kiln -n '__fish_seen_subcommand_from webp-to-png' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
 complete -c kiln -n '__fish_seen_subcommand_from webp-to-png' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from webp-to-png' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from webp-to-png' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from webp-to-png' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from webp-to-png' -F

@@ -3,6 +3,8 @@
  * merged into the daemon's document (daemon/openapi/document.ts). The schemas follow what
  * daemon/routes/{files,pipelines}.ts send: itemView, versionView and pipelineView.
  */
+import { ACCEPTED, PREFER } from '../openapi/common.js';
+
 type Json = Record<string, unknown>;
 
 const obj = (properties: Json = {}, required?: string[]): Json => ({ type: 'object', properties, ...(required ? { required } : {}) });
@@ -148,7 +150,7 @@ const runOne = (adHoc: boolean): Json => ({
 });
 const runResponses: Json = {
   '200': ok(schemaRef('RunResult'), 'Finished inside the synchronous window.'),
-  '202': ok(schemaRef('Accepted'), 'Queued or still running: follow /api/v1/jobs/{jobId}/progress (the stage names the running step).'),
+  '202': { ...ACCEPTED, description: `${ACCEPTED.description} The stage names the running step.` },
   ...RUN_ERRORS,
 };
 const runBatch = (adHoc: boolean): Json => ({
@@ -310,6 +312,7 @@ export function libraryPaths(): Json {
     },
     '/api/v1/pipelines/run': {
       post: op('runPipeline', 'pipelines', 'Run an ad-hoc pipeline on one input: 200 with the result, or 202 with a job id.', {
+        parameters: [PREFER],
         requestBody: runOne(true),
         responses: runResponses,
       }),
@@ -337,7 +340,7 @@ export function libraryPaths(): Json {
     },
     '/api/v1/pipelines/{id}/run': {
       post: op('runSavedPipeline', 'pipelines', 'Run a saved pipeline on one input: 200 with the result, or 202 with a job id.', {
-        parameters: [pipelineId],
+        parameters: [pipelineId, PREFER],
         requestBody: runOne(false),
         responses: runResponses,
       }),

@@ -10,6 +10,7 @@ import { routeOf, targets, type Target } from '../jobs/targets.js';
 import { ACCOUNT_TAGS, accountPaths } from '../accounts/openapi.js';
 import { LIBRARY_TAGS, libraryPaths } from '../library/openapi.js';
 import { WATCH_TAGS, watchFolderPaths } from '../watch/openapi.js';
+import { ACCEPTED, PREFER } from './common.js';
 import { MCP_TAGS, mcpPaths } from './mcp.js';
 
 type Json = Record<string, unknown>;
@@ -127,13 +128,11 @@ function runOperation(t: Target, settingsRef: Json): Json {
     tags: [t.section],
     summary: preset ? `${t.id}: ${t.tool.summary}` : t.tool.summary,
     description,
+    parameters: [PREFER],
     requestBody: { required: input.kind !== 'none', content },
     responses: {
       '200': { description: 'Finished inside the synchronous window.', content: { 'application/json': { schema: ref('RunResult') } } },
-      '202': {
-        description: 'Queued or still running: follow /api/v1/jobs/{jobId}/progress.',
-        content: { 'application/json': { schema: ref('Accepted') } },
-      },
+      '202': ACCEPTED,
       ...errorResponses([400, 401, 403, 404, 409, 413, 415, 499, 500, 501, 503, 504]),
     },
   };
@@ -637,7 +636,16 @@ function schemas(): Json {
         savedFileId: { type: 'string' },
       },
     },
-    Accepted: { type: 'object', required: ['jobId', 'async'], properties: { jobId: { type: 'string' }, async: { const: true } } },
+    Accepted: {
+      type: 'object',
+      required: ['jobId', 'async', 'statusUrl', 'eventsUrl'],
+      properties: {
+        jobId: { type: 'string' },
+        async: { const: true },
+        statusUrl: { type: 'string', description: 'GET it for the job (also in the Location header).' },
+        eventsUrl: { type: 'string', description: 'Server-sent events of its progress.' },
+      },
+    },
     User: {
       type: 'object',
       properties: {

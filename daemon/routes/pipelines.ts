@@ -13,7 +13,7 @@ import { validateRequest } from '../../src/tools/run-tool.js';
 import { requireUser } from '../auth/authenticate.js';
 import { requirePermission } from '../auth/permissions.js';
 import { readMultipart, toToolInputs } from '../http/uploads.js';
-import { redactSettings, syncAnswer } from '../jobs/service.js';
+import { redactSettings, preferredWait, syncAnswer } from '../jobs/service.js';
 import type { Target } from '../jobs/targets.js';
 import { PipelineStore, pipelineView } from '../library/pipelines.js';
 import type { JobRow } from '../store/jobs.js';
@@ -151,6 +151,8 @@ async function runOne(
     await rm(workDir, { recursive: true, force: true });
     throw e;
   }
-  const answer = await syncAnswer(jobs, id, config.syncWaitMs);
-  return reply.code(answer.status).send(answer.body);
+  const { waitMs, applied } = preferredWait(request.headers.prefer, config.syncWaitMs);
+  const answer = await syncAnswer(jobs, id, waitMs);
+  if (applied) reply.header('preference-applied', applied);
+  return reply.code(answer.status).headers(answer.headers).send(answer.body);
 }

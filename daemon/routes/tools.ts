@@ -11,7 +11,7 @@ import { validateRequest } from '../../src/tools/run-tool.js';
 import { requireUser } from '../auth/authenticate.js';
 import { requirePermission } from '../auth/permissions.js';
 import { assembleSettings, readMultipart, toToolInputs, type ParsedUpload } from '../http/uploads.js';
-import { syncAnswer } from '../jobs/service.js';
+import { preferredWait, syncAnswer } from '../jobs/service.js';
 import type { JobRow } from '../store/jobs.js';
 import { checkPresetInputs, effectiveSettings, findTarget, routeOf, targets, type Target } from '../jobs/targets.js';
 
@@ -95,6 +95,8 @@ async function runTarget(app: FastifyInstance, target: Target, request: FastifyR
     await rm(workDir, { recursive: true, force: true });
     throw e;
   }
-  const answer = await syncAnswer(jobs, id, config.syncWaitMs);
-  return reply.code(answer.status).send(answer.body);
+  const { waitMs, applied } = preferredWait(request.headers.prefer, config.syncWaitMs);
+  const answer = await syncAnswer(jobs, id, waitMs);
+  if (applied) reply.header('preference-applied', applied);
+  return reply.code(answer.status).headers(answer.headers).send(answer.body);
 }

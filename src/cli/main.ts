@@ -105,7 +105,11 @@ async function runToolCommand(inv: Invocation, argv: string[]): Promise<void> {
   const fileId = opts.fileId as string | undefined;
   if (!server && fileId)
     fail(new KilnError('USAGE_ERROR', "--file-id names an item of a server's library: add --server URL (or log in first)."), opts.json);
-  const results = server ? await (await import('./remote-runner.js')).runRemote({ ...request, server, fileId }) : await runLocal(request);
+  if (!server && opts.async)
+    fail(new KilnError('USAGE_ERROR', '--async queues the run on a server: add --server URL (or log in first).'), opts.json);
+  const results = server
+    ? await (await import('./remote-runner.js')).runRemote({ ...request, server, fileId, async: !!opts.async })
+    : await runLocal(request);
   if (interrupted) process.exit(EXIT.INTERRUPTED);
   if (!opts.json) {
     for (const r of results) {

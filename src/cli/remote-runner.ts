@@ -24,6 +24,8 @@ import { connect, serverError, type FormPart, type RemoteClient } from './remote
 
 export interface RemoteRunRequest extends LocalRunRequest {
   server: ServerChoice;
+  /** Print the job id once the server has queued the run, and do not wait for it. */
+  async?: boolean;
   /** A library item on the server used instead of an uploaded input. */
   fileId?: string;
 }
@@ -74,10 +76,12 @@ async function submit(
   onJob: (id: string) => void,
 ): Promise<{ status: number; body: Record<string, unknown> }> {
   const hasFiles = group.length > 0 || Object.keys(req.extra).length > 0 || !!req.fileId;
+  // --async: the server answers 202 at once (RFC 7240) and the CLI prints the job id.
+  const headers: Record<string, string> = req.async ? { prefer: 'respond-async' } : {};
   const res =
     req.tool.input.kind === 'none' && !hasFiles
-      ? await client.postJson(routeFor(req), req.settings, signal)
-      : await client.postForm(routeFor(req), formParts(req, group, stdinPath, clientJobId), signal);
+      ? await client.postJson(routeFor(req), req.settings, signal, headers)
+      : await client.postForm(routeFor(req), formParts(req, group, stdinPath, clientJobId), signal, headers);
   if (typeof res.body.jobId === 'string') onJob(res.body.jobId);
   return res;
 }
@@ -174,6 +178,12 @@ export async function runRemote(request: RemoteRunRequest): Promise<ItemResult[]
         running.add(id);
       });
       inFlight.delete(clientJobId);
+      if (req.async && res.status === 202) {
+        running.delete(jobId!);
+        results[i] = { input: label, ok: true, ...({ jobId, async: true } as object), exitCode: EXIT.OK };
+        if (!req.json && !req.silent) process.stdout.write(`${jobId}\n`);
+        return;
+      }
       const outcome = res.status === 202 ? await follow(client, jobId!, req.signal, onProgress) : (res.body as unknown as JobOutcome);
       running.delete(outcome.jobId);
       let outPath: string | undefined;

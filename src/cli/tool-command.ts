@@ -20,6 +20,7 @@ export interface ToolCommandOptions {
   profile?: string;
   local?: boolean;
   fileId?: string;
+  async?: boolean;
   [flag: string]: unknown;
 }
 
@@ -36,6 +37,7 @@ export const COMMON_FLAGS = [
   'local',
   'help',
   'file-id',
+  'async',
 ];
 
 export function settingHelp(s: SettingInfo): string {
@@ -96,7 +98,8 @@ export function buildToolCommand(tool: Tool, nameOverride?: string, fixed: Recor
     .option('--concurrency <n>', 'parallel runs for a batch (default: number of cores; with --server: 4 uploads)')
     .option('--server <url>', "run on this kiln server (env KILN_SERVER; default: the profile's server, if any)")
     .option('--profile <name>', 'configuration profile for the server and its key (env KILN_PROFILE)')
-    .option('--local', 'run locally even when a server is configured');
+    .option('--local', 'run locally even when a server is configured')
+    .option('--async', 'with --server: print the job id once the run is queued and exit (kiln jobs watch|download ID later)');
   if (tool.input.kind !== 'none')
     cmd.option('--file-id <id>', "with --server: run on this item of the server's file library instead of an upload");
   if (tool.examples?.length) {

@@ -123,20 +123,35 @@ export class RemoteClient {
   }
 
   /** Multipart POST; file parts stream from disk. Returns the status and the JSON body. */
-  async postForm(p: string, parts: FormPart[], signal?: AbortSignal): Promise<{ status: number; body: Record<string, unknown> }> {
+  async postForm(
+    p: string,
+    parts: FormPart[],
+    signal?: AbortSignal,
+    headers: Record<string, string> = {},
+  ): Promise<{ status: number; body: Record<string, unknown> }> {
     const { FormData } = await lib();
     const fd = new FormData();
     for (const part of parts) {
       if (part.path !== undefined) fd.append(part.field, (await openAsBlob(part.path)) as never, part.filename ?? 'upload');
       else fd.append(part.field, part.value ?? '');
     }
-    const res = await this.send(p, { method: 'POST', body: fd, signal });
+    const res = await this.send(p, { method: 'POST', body: fd, signal, headers });
     await this.check(res);
     return { status: res.status, body: (await res.json()) as Record<string, unknown> };
   }
 
-  async postJson(p: string, body: unknown, signal?: AbortSignal): Promise<{ status: number; body: Record<string, unknown> }> {
-    const res = await this.send(p, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' }, signal });
+  async postJson(
+    p: string,
+    body: unknown,
+    signal?: AbortSignal,
+    headers: Record<string, string> = {},
+  ): Promise<{ status: number; body: Record<string, unknown> }> {
+    const res = await this.send(p, {
+      method: 'POST',
+      body: JSON.stringify(body),
+      headers: { 'content-type': 'application/json', ...headers },
+      signal,
+    });
     await this.check(res);
     return { status: res.status, body: (await res.json()) as Record<string, unknown> };
   }

@@ -1,0 +1,77 @@
+/**
+ * Async on request (RFC 7240): `Prefer: respond-async` answers 202 at once with a Location and the
+ * job's status and events URLs; `Prefer: wait=N` waits longer than the server's window; the CLI's
+ * --async prints the job id and exits.
+ */
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import sharp from 'sharp';
+import { kiln } from '../helpers/cli.js';
+import { makeImage, tempDir } from '../helpers/fixtures.js';
+import { api, filePart, form, startServer, type TestServer } from '../helpers/server.js';
+
+describe('Prefer: respond-async and wait=N', () => {
+  let s: TestServer;
+  const dir = tempDir('kiln-prefer-');
+  before(async () => {
+    // No synchronous window at all: only a client's wait=N makes a run answer 200.
+    s = await startServer({ env: { SYNC_WAIT_MS: '0' } });
+  });
+  after(() => s.close());
+
+  const run = async (route: string, prefer: string | undefined, fields: Record<string, string | Blob>) =>
+    fetch(`${s.url}${route}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${s.token}`, ...(prefer ? { prefer } : {}) },
+      body: await form(fields),
+    });
+
+  it('respond-async: 202 at once with Location, statusUrl and eventsUrl that work', async () => {
+    const img = await makeImage(dir, 'a.png', 100, 50);
+    const res = await run('/api/v1/tools/image/resize', 'respond-async', { file: await filePart(img), settings: '{"width": 10}' });
+    assert.equal(res.status, 202);
+    assert.equal(res.headers.get('preference-applied'), 'respond-async');
+    const body = await res.json();
+    assert.equal(res.headers.get('location'), `/api/v1/jobs/${body.jobId}`);
+    assert.equal(body.statusUrl, `/api/v1/jobs/${body.jobId}`);
+    assert.equal(body.eventsUrl, `/api/v1/jobs/${body.jobId}/progress`);
+    let job: any;
+    for (let i = 0; i < 100; i++) {
+      job = (await api(s, s.token, 'GET', res.headers.get('location')!)).body;
+      if (job.status === 'completed') break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.equal(job.status, 'completed');
+  });
+
+  it('wait=N waits for the result beyond the server window; pipelines honour it too', async () => {
+    const img = await makeImage(dir, 'b.png', 100, 50);
+    const res = await run('/api/v1/tools/image/resize', 'wait=30', { file: await filePart(img), settings: '{"width": 10}' });
+    assert.equal(res.status, 200, await res.clone().text());
+    assert.equal(res.headers.get('preference-applied'), 'wait=30');
+    const done = await res.json();
+    const out = await fetch(`${s.url}${done.downloadUrl}`, { headers: { authorization: `Bearer ${s.token}` } });
+    assert.equal((await sharp(Buffer.from(await out.arrayBuffer())).metadata()).width, 10);
+    const pipeline = JSON.stringify({ steps: [{ tool: 'resize', settings: { width: 20 } }] });
+    const p = await run('/api/v1/pipelines/run', 'respond-async', { file: await filePart(img), pipeline });
+    assert.equal(p.status, 202);
+    assert.ok(p.headers.get('location'));
+  });
+
+  it('kiln <tool> --server --async prints the job id and exits; the job downloads later', async () => {
+    const key = (await api(s, s.token, 'POST', '/api/v1/api-keys', { name: 'cli' })).body.key as string;
+    const img = await makeImage(dir, 'c.png', 80, 40);
+    const r = await kiln(['resize', img, '--width', '20', '--server', s.url, '--async'], { env: { KILN_API_KEY: key } });
+    assert.equal(r.code, 0, r.stderr);
+    const jobId = r.stdout.trim();
+    assert.match(jobId, /^[0-9a-f]{24}$/);
+    await kiln(['jobs', 'watch', jobId, '--server', s.url, '-q'], { env: { KILN_API_KEY: key } });
+    const out = path.join(dir, 'later.png');
+    const d = await kiln(['jobs', 'download', jobId, '-o', out, '--server', s.url], { env: { KILN_API_KEY: key } });
+    assert.equal(d.code, 0, d.stderr);
+    assert.equal((await sharp(out).metadata()).width, 20);
+    const local = await kiln(['resize', img, '--width', '20', '--async', '--local']);
+    assert.equal(local.code, 2);
+  });
+});
