@@ -31,6 +31,8 @@ export interface DaemonConfig {
   allowOpenNetwork: boolean;
   /** Read PostScript/EPS uploads (Ghostscript interprets them): off unless ALLOW_POSTSCRIPT=true. */
   allowPostScript: boolean;
+  /** Bearer token a Prometheus scraper may use for GET /metrics (besides an admin's credentials). */
+  metricsToken?: string;
   /** fastify's logger; off in tests. */
   logger: boolean;
   /** Interval of the SSE keep-alive comment (proxies drop idle streams). */
@@ -86,6 +88,7 @@ export function resolveConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = 
     heartbeatMs: num(env, 'KILN_HEARTBEAT_MS', 5000, 50),
     allowOpenNetwork: flags.allowOpenNetwork === true || bool(env, 'ALLOW_OPEN_NETWORK', false),
     allowPostScript: bool(env, 'ALLOW_POSTSCRIPT', false),
+    metricsToken: env.METRICS_TOKEN || undefined,
     logger: bool(env, 'KILN_HTTP_LOG', false),
     sseHeartbeatMs: num(env, 'KILN_SSE_HEARTBEAT_MS', 15_000, 10),
     accounts: resolveAccountsConfig(env),

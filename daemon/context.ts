@@ -3,6 +3,7 @@
  * accounts) add their services here through the optional hooks rather than new globals.
  */
 import type { FastifyRequest } from 'fastify';
+import type { Registry } from 'prom-client';
 import type { InputFile } from '../src/core/tool.js';
 import type { Authenticator, AuthUser } from './auth/authenticate.js';
 import type { BootstrapResult } from './auth/bootstrap.js';
@@ -29,6 +30,8 @@ export interface DaemonContext {
   bootstrap: BootstrapResult;
   fileLibrary?: FileLibraryHook;
   watchFolders: WatchFolders;
+  /** Prometheus registry (daemon/metrics.ts). */
+  registry: Registry;
 }
 
 declare module 'fastify' {

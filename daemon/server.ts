@@ -10,6 +10,7 @@ import { ensureAdmin } from './auth/bootstrap.js';
 import type { DaemonConfig } from './config.js';
 import type { DaemonContext } from './context.js';
 import { installErrorHandling } from './http/errors.js';
+import { installMetrics } from './metrics.js';
 import { instanceIdFor, JobService } from './jobs/service.js';
 import { createQueue } from './queue/create.js';
 import * as routeModules from './routes/list.js';
@@ -67,8 +68,11 @@ export async function buildServer(config: DaemonConfig): Promise<FastifyInstance
       startedAt: Date.now(),
       bootstrap,
       watchFolders,
+      registry: undefined as never,
     };
     app.decorate('kiln', ctx);
+    // Before the routes: its onResponse hook must see every one of them.
+    ctx.registry = await installMetrics(app);
 
     await app.register(multipart, { limits: { fileSize: config.maxUploadMb * 1048576 } });
     installErrorHandling(app, config.maxUploadMb);

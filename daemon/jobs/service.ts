@@ -4,6 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { EventEmitter } from 'node:events';
 import path from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
 import { KilnError, toKilnError, type ErrorCode } from '../../src/core/errors.js';
@@ -142,8 +143,18 @@ export function jobView(row: JobRow): Record<string, unknown> {
   };
 }
 
+/** How a job ended, for listeners such as the metrics. */
+export interface FinishedJob {
+  tool: string;
+  kind: string;
+  status: string;
+  ms?: number;
+}
+
 export class JobService {
   readonly events: JobEvents;
+  /** Emits 'job' with a FinishedJob when a job this instance ran (or failed) ends. */
+  readonly finished = new EventEmitter();
   private settled = new Map<string, Promise<JobRow | undefined>>();
   /** Runs driven outside the queue's single-task model (batch streams): cancel aborts them here. */
   private external = new Map<string, AbortController>();
@@ -320,7 +331,17 @@ export class JobService {
       return;
     }
     const row = await getJob(db, req.id);
-    if (row) this.events.publish(req.id, { type: 'completed', result: jobResult(row) });
+    if (row) {
+      this.events.publish(req.id, { type: 'completed', result: jobResult(row) });
+      this.ended(row);
+    }
+  }
+
+  /** Tells listeners (metrics) how a job ended, with its tool and how long it ran. */
+  private ended(row: JobRow): void {
+    if (this.finished.listenerCount('job') === 0) return;
+    const ms = row.started_at && row.finished_at ? Number(row.finished_at) - Number(row.started_at) : undefined;
+    this.finished.emit('job', { tool: row.tool, kind: row.kind, status: row.status, ms } satisfies FinishedJob);
   }
 
   async fail(id: string, workDir: string, e: unknown): Promise<void> {
@@ -331,7 +352,11 @@ export class JobService {
     const body = err.toJSON().error;
     const ended = await finishJob(this.store.db, id, this.failure(err));
     // Someone else recorded the end already (a cancel from another instance, the reaper) and told the streams.
-    if (ended) this.events.publish(id, { type: 'failed', error: body });
+    if (ended) {
+      this.events.publish(id, { type: 'failed', error: body });
+      const row = await getJob(this.store.db, id).catch(() => undefined);
+      if (row) this.ended(row);
+    }
   }
 
   private failure(err: KilnError): Partial<JobRow> & { status: 'failed' | 'cancelled' } {

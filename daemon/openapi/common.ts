@@ -18,3 +18,23 @@ export const ACCEPTED = {
   },
   content: { 'application/json': { schema: { $ref: '#/components/schemas/Accepted' } } },
 };
+
+/** GET /metrics (daemon/routes/metrics.ts). */
+export function metricsPaths(): Record<string, unknown> {
+  return {
+    '/metrics': {
+      get: {
+        operationId: 'metrics',
+        tags: ['health'],
+        summary:
+          'Prometheus metrics: requests, jobs, queue, engine pools, process (admin with system:health, or METRICS_TOKEN as the bearer).',
+        security: [{ bearer: [] }],
+        responses: {
+          '200': { description: 'Prometheus text exposition format 0.0.4.', content: { 'text/plain': { schema: { type: 'string' } } } },
+          '401': { $ref: '#/components/responses/Error401' },
+          '403': { $ref: '#/components/responses/Error403' },
+        },
+      },
+    },
+  };
+}

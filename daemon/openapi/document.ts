@@ -10,7 +10,7 @@ import { routeOf, targets, type Target } from '../jobs/targets.js';
 import { ACCOUNT_TAGS, accountPaths } from '../accounts/openapi.js';
 import { LIBRARY_TAGS, libraryPaths } from '../library/openapi.js';
 import { WATCH_TAGS, watchFolderPaths } from '../watch/openapi.js';
-import { ACCEPTED, PREFER } from './common.js';
+import { ACCEPTED, PREFER, metricsPaths } from './common.js';
 import { MCP_TAGS, mcpPaths } from './mcp.js';
 
 type Json = Record<string, unknown>;
@@ -714,7 +714,7 @@ let cached: Json | undefined;
 export function openApiDocument(): Json {
   if (cached) return cached;
   const components: Json = schemas();
-  const paths: Json = { ...fixedPaths(), ...accountPaths(), ...libraryPaths(), ...mcpPaths(), ...watchFolderPaths() };
+  const paths: Json = { ...fixedPaths(), ...accountPaths(), ...libraryPaths(), ...mcpPaths(), ...watchFolderPaths(), ...metricsPaths() };
   for (const t of targets()) {
     const name = `${pascal(t.tool.id)}Settings`;
     if (!components[name]) components[name] = hoist(name, settingsJsonSchema(t.tool) as Json, components);

@@ -19,3 +19,4 @@ export { oidcRoutes } from './oidc.js';
 export { samlRoutes } from './saml.js';
 export { mcpRoutes } from './mcp.js';
 export { watchFolderRoutes } from './watch-folders.js';
+export { metricsRoutes } from './metrics.js';

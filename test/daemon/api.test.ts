@@ -105,7 +105,7 @@ describe('daemon HTTP API', () => {
         await form({ file: await filePart(jpg), settings: '{"width": 30}', clientJobId: 'mine-1' }),
       );
       assert.equal(r.status, 202, JSON.stringify(r.json));
-      assert.deepEqual(Object.keys(r.json).sort(), ['async', 'jobId']);
+      assert.deepEqual(Object.keys(r.json).sort(), ['async', 'eventsUrl', 'jobId', 'statusUrl']);
       assert.equal(r.json.async, true);
       const live = await readSse(`${lazy.url}/api/v1/jobs/${r.json.jobId}/progress`, lazy.token);
       assert.equal(live.status, 200);

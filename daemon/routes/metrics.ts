@@ -1,0 +1,20 @@
+/** GET /metrics for an admin (system:health) or a scraper holding METRICS_TOKEN (daemon/metrics.ts fills the registry). */
+import { timingSafeEqual } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import { KilnError } from '../../src/core/errors.js';
+import { roleHas } from '../auth/permissions.js';
+
+export async function metricsRoutes(app: FastifyInstance): Promise<void> {
+  const { registry } = app.kiln;
+  const token = app.kiln.config.metricsToken;
+  app.get('/metrics', { config: { public: true } }, async (request, reply) => {
+    const bearer = /^Bearer\s+(.+)$/i.exec(request.headers.authorization ?? '')?.[1];
+    const byToken = !!token && !!bearer && bearer.length === token.length && timingSafeEqual(Buffer.from(bearer), Buffer.from(token));
+    if (!byToken) {
+      const user = await app.kiln.auth.identify(request);
+      if (!user) throw new KilnError('UNAUTHORIZED', 'Metrics need an admin key or session, or METRICS_TOKEN as the bearer.');
+      if (!roleHas(user.role, 'system:health')) throw new KilnError('FORBIDDEN', 'Metrics are for admins (system:health).');
+    }
+    return reply.header('content-type', registry.contentType).send(await registry.metrics());
+  });
+}
