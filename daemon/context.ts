@@ -30,6 +30,8 @@ export interface DaemonContext {
   bootstrap: BootstrapResult;
   fileLibrary?: FileLibraryHook;
   watchFolders: WatchFolders;
+  /** Set on SIGTERM: new work is refused with 503 while running jobs finish (daemon/drain.ts). */
+  draining: boolean;
   /** Prometheus registry (daemon/metrics.ts). */
   registry: Registry;
 }

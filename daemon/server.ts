@@ -10,6 +10,7 @@ import { ensureAdmin } from './auth/bootstrap.js';
 import type { DaemonConfig } from './config.js';
 import type { DaemonContext } from './context.js';
 import { installErrorHandling } from './http/errors.js';
+import { installDrainGuard } from './drain.js';
 import { installMetrics } from './metrics.js';
 import { instanceIdFor, JobService } from './jobs/service.js';
 import { createQueue } from './queue/create.js';
@@ -69,10 +70,12 @@ export async function buildServer(config: DaemonConfig): Promise<FastifyInstance
       bootstrap,
       watchFolders,
       registry: undefined as never,
+      draining: false,
     };
     app.decorate('kiln', ctx);
     // Before the routes: its onResponse hook must see every one of them.
     ctx.registry = await installMetrics(app);
+    installDrainGuard(app);
 
     await app.register(multipart, { limits: { fileSize: config.maxUploadMb * 1048576 } });
     installErrorHandling(app, config.maxUploadMb);

@@ -346,7 +346,13 @@ export class JobService {
 
   async fail(id: string, workDir: string, e: unknown): Promise<void> {
     // A shutdown aborts runs too, but nobody cancelled them: they failed, as after a crash.
-    const err = this.closing ? daemonStopped() : toKilnError(e);
+    // Shutting down after the grace period: the run is given up on purpose, and a client waiting for it
+    // gets 503 (try again, elsewhere), not an internal error.
+    const err = this.closing
+      ? new KilnError('UNAVAILABLE', 'The daemon is shutting down and this job did not finish within the grace period; run it again.', {
+          reason: 'daemon-shutdown',
+        })
+      : toKilnError(e);
     if (err.code === 'INTERNAL') this.log.error({ err: e, jobId: id }, 'job failed');
     await rm(workDir, { recursive: true, force: true }).catch(() => {});
     const body = err.toJSON().error;
@@ -579,6 +585,19 @@ export class JobService {
       this.reaper = setInterval(() => this.reap().catch(onError), this.config.heartbeatMs);
       this.reaper.unref();
     }
+  }
+
+  /** Jobs this instance is running or holding in its queue (what a drain waits for). */
+  busy(): number {
+    const st = this.queue.state();
+    return st.running + st.queued + this.external.size;
+  }
+
+  /** Resolves once no job runs here, or after `ms` (whichever comes first); true when idle. */
+  async idle(ms: number): Promise<boolean> {
+    const end = Date.now() + ms;
+    while (this.busy() > 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 100));
+    return this.busy() === 0;
   }
 
   async close(): Promise<void> {

@@ -43,8 +43,13 @@ export async function healthRoutes(app: FastifyInstance): Promise<void> {
       check(() => jobs.queue.ping()),
       disk().catch((e: Error) => ({ ok: false, error: e.message })),
     ]);
-    const ready = database.ok && queue.ok && storage.ok;
-    return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not-ready', checks: { database, queue, disk: storage } });
+    // A draining instance (SIGTERM received) must get no new traffic from the load balancer.
+    const ready = !app.kiln.draining && database.ok && queue.ok && storage.ok;
+    return reply.code(ready ? 200 : 503).send({
+      status: ready ? 'ready' : 'not-ready',
+      ...(app.kiln.draining ? { draining: true } : {}),
+      checks: { database, queue, disk: storage },
+    });
   });
 
   app.get('/api/v1/admin/health', async (request) => {

@@ -404,14 +404,15 @@ describe('scaled mode: two daemons, PostgreSQL, Redis, one shared directory', { 
       await new Promise<void>((resolve, reject) => {
         let out = '';
         const timer = setTimeout(() => reject(new Error(`no listening line: ${out}`)), 30_000);
-        child.stdout!.on('data', (d) => {
+        const seen = (d: Buffer) => {
           out += d;
           if (/listening on/.test(out)) {
             clearTimeout(timer);
             resolve();
           }
-        });
-        child.stderr!.on('data', (d) => (out += d));
+        };
+        child.stdout!.on('data', seen);
+        child.stderr!.on('data', seen);
         child.on('exit', (code) => reject(new Error(`kiln serve exited ${code}: ${out}`)));
       });
       const r = await submit(

@@ -1,13 +1,31 @@
 /** `kiln serve` as a real process: first-start password, listening, refusing an open network, clean stop. */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { KILN, kiln } from '../helpers/cli.js';
 import { tempDir } from '../helpers/fixtures.js';
+import { makeVideo } from '../helpers/media.js';
 
 const dir = tempDir();
+
+/** Resolves with the URL once `kiln serve` says it listens (on stderr), and what stderr said so far. */
+function listening(child: ChildProcessWithoutNullStreams): Promise<{ url: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    let err = '';
+    const timer = setTimeout(() => reject(new Error(`no listening line: ${err}`)), 60_000);
+    child.stderr.on('data', (b: Buffer) => {
+      err += b;
+      const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(err);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ url: m[1]!, stderr: err });
+      }
+    });
+    child.on('close', () => reject(new Error(`exited early: ${err}`)));
+  });
+}
 
 function baseEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, KILN_HTTP_LOG: 'false', ...extra };
@@ -20,25 +38,15 @@ describe('kiln serve', () => {
     const dataDir = path.join(dir, 'serve-data');
     const child = spawn(process.execPath, [KILN, 'serve', '--port', '0', '--data-dir', dataDir], { env: baseEnv() });
     let out = '';
-    let err = '';
-    child.stderr.on('data', (b: Buffer) => (err += b));
+    child.stdout.on('data', (b: Buffer) => (out += b));
     const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+    const started = listening(child);
     try {
-      const url = await new Promise<string>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no listening line: ${out} ${err}`)), 60_000);
-        child.stdout.on('data', (b: Buffer) => {
-          out += b;
-          const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-          if (m) {
-            clearTimeout(timer);
-            resolve(m[1]!);
-          }
-        });
-        child.on('close', () => reject(new Error(`exited early: ${out} ${err}`)));
-      });
+      const { url, stderr } = await started;
       const file = path.join(dataDir, 'initial-admin-password');
       const password = (await readFile(file, 'utf8')).trim();
-      assert.ok(out.includes(password), 'the password is printed');
+      assert.ok(stderr.includes(password), 'the password is printed (on stderr: stdout carries only log lines)');
+      assert.ok(!out.includes(password), 'never on stdout');
       assert.equal((await stat(file)).mode & 0o777, 0o600);
       const health = await fetch(`${url}/api/v1/health`);
       assert.equal(health.status, 200);
@@ -51,7 +59,7 @@ describe('kiln serve', () => {
     } finally {
       child.kill('SIGTERM');
     }
-    assert.equal(await exited, 0, err);
+    assert.equal(await exited, 0);
   });
 
   it('refuses a non-loopback address with auth disabled unless --allow-open-network', async () => {
@@ -60,5 +68,82 @@ describe('kiln serve', () => {
     });
     assert.notEqual(r.code, 0);
     assert.match(r.stderr, /--allow-open-network/);
+  });
+
+  async function startDaemon(name: string, env: Record<string, string>) {
+    const dataDir = path.join(dir, name);
+    const password = 'Drain-Admin-Pass-42';
+    const child = spawn(process.execPath, [KILN, 'serve', '--port', '0', '--data-dir', dataDir], {
+      env: baseEnv({ ADMIN_PASSWORD: password, KILN_WARM_ENGINES: 'false', ...env }),
+    });
+    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+    const { url } = await listening(child);
+    const login = await fetch(`${url}/api/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ username: 'admin', password }),
+    });
+    const token = ((await login.json()) as { token: string }).token;
+    return { child, exited, url, auth: { authorization: `Bearer ${token}` } };
+  }
+
+  const transcode = async (url: string, auth: Record<string, string>, clip: string, prefer: string) => {
+    const fd = new FormData();
+    fd.append('file', new File([await readFile(clip)], 'clip.mp4'));
+    fd.append('settings', JSON.stringify({ quality: 'strong' }));
+    return fetch(`${url}/api/v1/tools/video/compress-video`, { method: 'POST', headers: { ...auth, prefer }, body: fd });
+  };
+
+  it('on SIGTERM refuses new work with 503, lets a running transcode finish, and exits 0', async () => {
+    const clip = makeVideo(dir, 'drain.mp4', { width: 640, height: 360, durationS: 12, audio: false });
+    const d = await startDaemon('drain-data', { SHUTDOWN_GRACE_S: '60' });
+    let sent = false;
+    try {
+      const queued = await transcode(d.url, d.auth, clip, 'respond-async');
+      assert.equal(queued.status, 202);
+      const { jobId } = (await queued.json()) as { jobId: string };
+      for (let i = 0; i < 200; i++) {
+        const job = (await (await fetch(`${d.url}/api/v1/jobs/${jobId}`, { headers: d.auth })).json()) as { status: string };
+        if (job.status === 'running') break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      d.child.kill('SIGTERM');
+      sent = true;
+      await new Promise((r) => setTimeout(r, 300));
+      const refused = await transcode(d.url, d.auth, clip, 'respond-async');
+      assert.equal(refused.status, 503);
+      assert.equal(refused.headers.get('retry-after'), '30');
+      assert.equal(((await refused.json()) as { error: { reason: string } }).error.reason, 'draining');
+      assert.equal((await fetch(`${d.url}/api/v1/readyz`)).status, 503);
+      let status = '';
+      for (let i = 0; i < 600 && status !== 'completed'; i++) {
+        const res = await fetch(`${d.url}/api/v1/jobs/${jobId}`, { headers: d.auth }).catch(() => undefined);
+        if (!res) break;
+        status = ((await res.json()) as { status: string }).status;
+        if (status !== 'completed') await new Promise((r) => setTimeout(r, 100));
+      }
+      assert.equal(status, 'completed', 'the running job finished during the drain');
+    } finally {
+      if (!sent) d.child.kill('SIGTERM');
+    }
+    assert.equal(await d.exited, 0);
+  });
+
+  it('after the grace period a waiting client gets 503 daemon-shutdown, never 500', async () => {
+    const clip = makeVideo(dir, 'long.mp4', { width: 960, height: 540, durationS: 30, audio: false });
+    const d = await startDaemon('grace-data', { SHUTDOWN_GRACE_S: '1' });
+    let sent = false;
+    try {
+      const waiting = transcode(d.url, d.auth, clip, 'wait=120');
+      await new Promise((r) => setTimeout(r, 1500));
+      d.child.kill('SIGTERM');
+      sent = true;
+      const res = await waiting;
+      assert.equal(res.status, 503);
+      assert.equal(((await res.json()) as { error: { reason: string } }).error.reason, 'daemon-shutdown');
+    } finally {
+      if (!sent) d.child.kill('SIGTERM');
+    }
+    assert.equal(await d.exited, 0);
   });
 });

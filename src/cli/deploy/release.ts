@@ -35,7 +35,7 @@ async function sha256(file: string): Promise<string> {
 
 export async function buildRelease(workDir: string, signal?: AbortSignal): Promise<Release> {
   const root = PACKAGE_ROOT;
-  for (const need of ['dist/src/cli/main.js', 'dist/daemon/main.js', 'package-lock.json']) {
+  for (const need of ['dist/src/cli/main.js', 'dist/daemon/server.js', 'package-lock.json']) {
     if (!existsSync(path.join(root, need)))
       throw new KilnError('USAGE_ERROR', `${need} is missing in ${root}: build first (npm run build).`);
   }
