@@ -10,6 +10,7 @@ import { ensureAdmin } from './auth/bootstrap.js';
 import type { DaemonConfig } from './config.js';
 import type { DaemonContext } from './context.js';
 import { installErrorHandling } from './http/errors.js';
+import { loggerOptions } from './http/logging.js';
 import { installDrainGuard } from './drain.js';
 import { installMetrics } from './metrics.js';
 import { instanceIdFor, JobService } from './jobs/service.js';
@@ -36,7 +37,7 @@ export function registeredRoutes(app: FastifyInstance): readonly RegisteredRoute
 
 export async function buildServer(config: DaemonConfig): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: config.logger ? { level: 'info' } : false,
+    ...loggerOptions(config.logger),
     bodyLimit: 10 * 1024 * 1024,
     // Long uploads and SSE streams must not be cut by the default timeouts.
     requestTimeout: 0,

@@ -454,7 +454,7 @@ describe('scaled mode: two daemons, PostgreSQL, Redis, one shared directory', { 
       assert.equal(events.at(-1)?.event, 'failed');
       const job = await getJson(b, `/api/v1/jobs/${r.json.jobId}`);
       assert.equal(job.status, 'failed');
-      assert.equal(job.error.reason, 'daemon-restarted');
+      assert.equal(job.error.reason, 'daemon-shutdown');
       assert.equal(existsSync(path.join(shared, 'jobs', r.json.jobId)), false);
       assert.equal(await b.app.kiln.jobs.queue.ping(), undefined);
     } finally {

@@ -7,6 +7,7 @@ import { describe, it } from 'node:test';
 import { KILN, kiln } from '../helpers/cli.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { makeVideo } from '../helpers/media.js';
+import { readSse } from '../helpers/server.js';
 
 const dir = tempDir();
 
@@ -107,6 +108,9 @@ describe('kiln serve', () => {
         if (job.status === 'running') break;
         await new Promise((r) => setTimeout(r, 50));
       }
+      // Its progress stream stays open through the drain and ends with the result.
+      const heard = readSse(`${d.url}/api/v1/jobs/${jobId}/progress`, d.auth.authorization.slice(7), 120_000);
+      await new Promise((r) => setTimeout(r, 200));
       d.child.kill('SIGTERM');
       sent = true;
       await new Promise((r) => setTimeout(r, 300));
@@ -115,13 +119,8 @@ describe('kiln serve', () => {
       assert.equal(refused.headers.get('retry-after'), '30');
       assert.equal(((await refused.json()) as { error: { reason: string } }).error.reason, 'draining');
       assert.equal((await fetch(`${d.url}/api/v1/readyz`)).status, 503);
-      let status = '';
-      for (let i = 0; i < 600 && status !== 'completed'; i++) {
-        const res = await fetch(`${d.url}/api/v1/jobs/${jobId}`, { headers: d.auth }).catch(() => undefined);
-        if (!res) break;
-        status = ((await res.json()) as { status: string }).status;
-        if (status !== 'completed') await new Promise((r) => setTimeout(r, 100));
-      }
+      const { events } = await heard;
+      const status = events.at(-1)?.event;
       assert.equal(status, 'completed', 'the running job finished during the drain');
     } finally {
       if (!sent) d.child.kill('SIGTERM');
@@ -145,5 +144,41 @@ describe('kiln serve', () => {
       if (!sent) d.child.kill('SIGTERM');
     }
     assert.equal(await d.exited, 0);
+  });
+
+  it('logs JSON lines only on stdout: one per request, probes at debug; LOG_FORMAT=pretty reads as text', async () => {
+    for (const format of ['json', 'pretty']) {
+      const dataDir = path.join(dir, `log-${format}`);
+      const env = baseEnv({ ADMIN_PASSWORD: 'Log-Admin-Pass-42', KILN_WARM_ENGINES: 'false', LOG_LEVEL: 'debug', LOG_FORMAT: format });
+      // The daemon logs unless KILN_HTTP_LOG says otherwise (the other tests switch it off).
+      delete env.KILN_HTTP_LOG;
+      const child = spawn(process.execPath, [KILN, 'serve', '--port', '0', '--data-dir', dataDir], { env });
+      let out = '';
+      child.stdout.on('data', (b: Buffer) => (out += b));
+      const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+      const { url } = await listening(child);
+      await fetch(`${url}/api/v1/health`);
+      await fetch(`${url}/api/v1/no-such-route`);
+      child.kill('SIGTERM');
+      assert.equal(await exited, 0);
+      const lines = out.trim().split('\n');
+      if (format === 'json') {
+        const records = lines.map((l) => JSON.parse(l) as { level: number; msg: string; url?: string; status?: number });
+        const requests = records.filter((r) => r.msg === 'request');
+        assert.deepEqual(
+          requests.map((r) => [r.url, r.status, r.level]),
+          [
+            ['/api/v1/health', 200, 20],
+            ['/api/v1/no-such-route', 404, 30],
+          ],
+        );
+      } else {
+        assert.ok(
+          lines.some((l) => / DEBUG request .*method=GET url=\/api\/v1\/health status=200/.test(l)),
+          out,
+        );
+        assert.ok(!lines.some((l) => l.startsWith('{')), 'no JSON in pretty mode');
+      }
+    }
   });
 });

@@ -230,7 +230,7 @@ describe('generated tool routes', () => {
       assert.equal(sse.events.at(-1)?.event, 'failed', 'the stream ends with the failure, not a cut connection');
       const job = await (await fetch(`${lazy.url}/api/v1/jobs/${jobId}`, { headers: auth(lazy.token) })).json();
       assert.equal(job.status, 'failed');
-      assert.equal(job.error.reason, 'daemon-restarted');
+      assert.equal(job.error.reason, 'daemon-shutdown');
       assert.equal(existsSync(path.join(lazy.dataDir, 'jobs', jobId)), false);
     } finally {
       await lazy.close();
