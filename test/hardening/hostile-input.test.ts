@@ -52,8 +52,6 @@ const KNOWN: RegExp[] = [
   /^GIF declaring 65535² → \/api\/v1\/tools\/video\/.*: 500 INTERNAL ffmpeg failed/,
   // libvips reports some truncated PNGs as "Unknown error" or a failed write of the output.
   /^truncated PNG → .*: 500 INTERNAL (Unknown error|vips2png: unable to write)/,
-  // pdf-lib cannot embed a page without a content stream (booklet-pdf, nup-pdf).
-  /: 500 INTERNAL Can't embed page with missing Contents/,
 ];
 const isKnown = (p: string) => KNOWN.some((k) => k.test(p));
 
