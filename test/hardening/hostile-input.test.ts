@@ -48,8 +48,6 @@ function minimalSettings(r: Route): Record<string, unknown> {
  * answered 500 instead of a 4xx. They are checked by the todo test below, and kept out of the main one.
  */
 const KNOWN: RegExp[] = [
-  // ffmpeg fails on a GIF declaring 65535² ("video_size 0x0"): the ffmpeg error mapping (src/engines/ffmpeg*) should say UNSUPPORTED_INPUT.
-  /^GIF declaring 65535² → \/api\/v1\/tools\/video\/.*: 500 INTERNAL ffmpeg failed/,
   // libvips reports some truncated PNGs as "Unknown error" or a failed write of the output.
   /^truncated PNG → .*: 500 INTERNAL (Unknown error|vips2png: unable to write)/,
 ];
@@ -190,8 +188,9 @@ describe('hostile input sent to every tool route', () => {
     const afterRss = rssOf(d.pid);
     const max = Math.max(...healthTimes);
     const p99 = [...healthTimes].sort((a, b) => a - b)[Math.floor(healthTimes.length * 0.99)]!;
+    const med = [...healthTimes].sort((a, b) => a - b)[Math.floor(healthTimes.length / 2)]!;
     console.log(
-      `hostile corpus: ${corpus.length} files × ${routes.length} routes, ${sent} requests in ${seconds.toFixed(0)} s (${validationOnly} stopped at settings validation); ` +
+      `health median ${med.toFixed(1)} ms; hostile corpus: ${corpus.length} files × ${routes.length} routes, ${sent} requests in ${seconds.toFixed(0)} s (${validationOnly} stopped at settings validation); ` +
         `health max ${max.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms over ${healthTimes.length} samples; ` +
         `RSS ${(baselineRss / 1048576).toFixed(0)} MB → ${(afterRss / 1048576).toFixed(0)} MB; engine children ${baselineKids} → ${childrenOf(d.pid).length}`,
     );
@@ -202,11 +201,11 @@ describe('hostile input sent to every tool route', () => {
     assert.ok(d.child.exitCode === null, 'the daemon is still running');
     assert.ok(Number.isFinite(max), 'the health route always answered');
     // The machine running CI is shared (2 cores here, eight suites at once), so single samples wait for the
-    // scheduler (measured: p99 73-199 ms, max 167-397 ms depending on the neighbours' load). The median
-    // must be under 100 ms, and no sample may show a blocked event loop (a bomb decoded on it takes seconds).
+    // scheduler (measured: p99 61-206 ms, max 167-713 ms depending on the neighbours' load). The median
+    // must be under 100 ms, and no sample may show a blocked event loop (the pixel bomb held it 2-120 s).
     const median = [...healthTimes].sort((a, b) => a - b)[Math.floor(healthTimes.length / 2)]!;
     assert.ok(median < 100, `health median ${median.toFixed(1)} ms`);
-    assert.ok(max < 1000, `health took up to ${max.toFixed(1)} ms`);
+    assert.ok(max < 2000, `health took up to ${max.toFixed(1)} ms`);
 
     // No temporary file of the daemon or its engines is left (the warm LibreOffice profile lives while the daemon does).
     assert.deepEqual(live(filesUnder(d.tmpDir)), [], 'temporary files left behind');
