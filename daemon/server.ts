@@ -42,6 +42,9 @@ export async function buildServer(config: DaemonConfig): Promise<FastifyInstance
     // Long uploads and SSE streams must not be cut by the default timeouts.
     requestTimeout: 0,
     forceCloseConnections: true,
+    // Download URLs carry the output's file name (up to 255 bytes, percent-encoded up to three times
+    // longer): fastify's default of 100 answered 414 for outputs of long or non-Latin file names.
+    routerOptions: { maxParamLength: 1024 },
   });
   // Before any plugin, so routes of every plugin are seen (onRoute cannot be added once routes exist).
   const routes: RegisteredRoute[] = [];

@@ -178,20 +178,22 @@ const pub = { security: [] as unknown[] };
 const okBody = { type: 'object', required: ['ok'], properties: { ok: { const: true } } };
 const sectionParam = { name: 'section', in: 'path', required: true, schema: { type: 'string' } };
 const toolIdParam = { name: 'toolId', in: 'path', required: true, schema: { type: 'string' } };
-/** One check of /readyz and /admin/health: {ok, error?} plus what the check measured. */
+/** One check of /readyz and /admin/health: {ok, error?} (admin/health adds what the check measured). */
 const check = { type: 'object', required: ['ok'], properties: { ok: { type: 'boolean' }, error: { type: 'string' } } };
 const readiness = {
   type: 'object',
   required: ['status', 'checks'],
   properties: {
     status: { type: 'string', enum: ['ready', 'not-ready'] },
+    draining: { const: true, description: 'Present while the instance shuts down (SIGTERM): it takes no new work.' },
     checks: {
       type: 'object',
       required: ['database', 'queue', 'disk'],
       properties: {
         database: check,
         queue: check,
-        disk: { ...check, properties: { ...check.properties, freeBytes: { type: 'integer' }, totalBytes: { type: 'integer' } } },
+        // Public: ok/not ok only; the figures are on /api/v1/admin/health.
+        disk: check,
       },
     },
   },

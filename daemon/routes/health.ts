@@ -22,7 +22,9 @@ export async function healthRoutes(app: FastifyInstance): Promise<void> {
 
   app.get('/api/v1/health', { config: { public: true } }, async (_request, reply) => {
     const db = await check(() => store.ping());
-    if (!db.ok) return reply.code(503).send({ status: 'unhealthy', version: VERSION, database: db });
+    // The driver's message can name the database host: it is for admin/health, not for anyone.
+    if (!db.ok)
+      return reply.code(503).send({ status: 'unhealthy', version: VERSION, database: { ok: false, error: 'database unavailable' } });
     return { status: 'healthy', version: VERSION };
   });
 
@@ -37,12 +39,18 @@ export async function healthRoutes(app: FastifyInstance): Promise<void> {
     };
   };
 
+  // Public, so it answers only ok/not ok per check: free and total bytes (and error texts that could
+  // name paths or hosts) are shown on /api/v1/admin/health alone.
   app.get('/api/v1/readyz', { config: { public: true } }, async (_request, reply) => {
-    const [database, queue, storage] = await Promise.all([
+    const [db, q, d] = await Promise.all([
       check(() => store.ping()),
       check(() => jobs.queue.ping()),
       disk().catch((e: Error) => ({ ok: false, error: e.message })),
     ]);
+    const brief = (c: { ok: boolean }, what: string) => (c.ok ? { ok: true } : { ok: false, error: `${what} unavailable` });
+    const database = brief(db, 'database');
+    const queue = brief(q, 'queue');
+    const storage = d.ok ? { ok: true } : { ok: false, error: 'low disk space or data directory unavailable' };
     // A draining instance (SIGTERM received) must get no new traffic from the load balancer.
     const ready = !app.kiln.draining && database.ok && queue.ok && storage.ok;
     return reply.code(ready ? 200 : 503).send({

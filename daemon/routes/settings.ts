@@ -13,7 +13,7 @@ import {
   updateBranding,
   updateSettings,
 } from '../accounts/settings.js';
-import { requirePermission } from '../auth/permissions.js';
+import { hasPermission, requirePermission } from '../auth/permissions.js';
 
 export async function settingsRoutes(app: FastifyInstance): Promise<void> {
   const { store, config } = app.kiln;
@@ -21,7 +21,14 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
   // Stored overrides apply from the start.
   applySettings(config, await getSettings(db, config));
 
-  app.get('/api/v1/settings', async () => ({ settings: await getSettings(db, config) }));
+  // Admins read the whole record. Other users get only what the UI needs to draw itself: which account
+  // features are on (MFA enrollment, SSO buttons) and how long outputs are kept; the SSO default role and
+  // the sync window are an operator's business.
+  app.get('/api/v1/settings', async (request) => {
+    const settings = await getSettings(db, config);
+    if (hasPermission(request, 'settings:write')) return { settings };
+    return { settings: { features: settings.features, jobTtlHours: settings.jobTtlHours } };
+  });
 
   app.put('/api/v1/settings', async (request) => {
     requirePermission(request, 'settings:write');

@@ -3,6 +3,8 @@
  * the code alone decides the HTTP status and the CLI exit code, from the single table below.
  */
 
+import { MAX_INPUT_PIXELS } from './limits.js';
+
 export interface ErrorKind {
   /** HTTP status for the daemon. */
   status: number;
@@ -105,9 +107,11 @@ export function toKilnError(e: unknown): KilnError {
   const message = err?.message ?? String(e);
   if (err?.name === 'AbortError' || err?.code === 'ABORT_ERR') return new KilnError('CANCELLED', 'The run was cancelled.', { cause: e });
   if (/exceeds pixel limit/i.test(message))
-    return new KilnError('LIMIT_EXCEEDED', 'The image has more pixels than allowed (KILN_MAX_PIXELS).', { cause: e });
+    return new KilnError('LIMIT_EXCEEDED', `The image has more pixels than the limit of ${MAX_INPUT_PIXELS} (KILN_MAX_PIXELS).`, {
+      cause: e,
+    });
   if (
-    /unsupported image format|Input buffer contains unsupported|Input file contains unsupported|VipsJpeg: Premature end|corrupt|bad seek|Invalid PNG|pngload|jpegload|webpload|gifload|tiffload|heifload|Input file is missing|Image to composite must have same dimensions or smaller/i.test(
+    /unsupported image format|libpng read error|vipspng|Input buffer contains unsupported|Input file contains unsupported|VipsJpeg: Premature end|corrupt|bad seek|Invalid PNG|pngload|jpegload|webpload|gifload|tiffload|heifload|Input file is missing|Image to composite must have same dimensions or smaller/i.test(
       message,
     )
   ) {

@@ -16,9 +16,30 @@ export function safeFileName(name: string, fallback = 'file'): string {
     .normalize('NFC')
     .replace(/[\u0000-\u001f\u007f"*/:<>?\\|]/g, '_')
     .replace(/^\.+/, '')
-    .trim()
-    .slice(0, 200);
-  return cleaned || fallback;
+    .trim();
+  return fitBytes(cleaned, MAX_NAME_BYTES) || fallback;
+}
+
+/**
+ * File systems limit a name to 255 bytes, not characters: 120 CJK characters are 360 bytes and failed
+ * with ENAMETOOLONG. 200 bytes leaves room for the index prefix and the suffixes tools add.
+ */
+const MAX_NAME_BYTES = 200;
+
+/** Shortens the stem (whole code points) so the name fits in max UTF-8 bytes; keeps a short extension. */
+function fitBytes(name: string, max: number): string {
+  if (Buffer.byteLength(name) <= max) return name;
+  const ext = path.extname(name);
+  const keep = ext && Buffer.byteLength(ext) <= 20 ? ext : '';
+  let out = '';
+  let bytes = Buffer.byteLength(keep);
+  for (const ch of keep ? name.slice(0, -keep.length) : name) {
+    const n = Buffer.byteLength(ch);
+    if (bytes + n > max) break;
+    out += ch;
+    bytes += n;
+  }
+  return out + keep;
 }
 
 /** File name without its extension. */

@@ -13,6 +13,7 @@ import path from 'node:path';
 import { rename, rm } from 'node:fs/promises';
 import { z } from 'zod';
 import { KilnError } from '../core/errors.js';
+import { MAX_INPUT_PIXELS } from '../core/limits.js';
 import { exec, type ExecResult } from '../core/process.js';
 import type { InputFile, OutputFile, RunContext, ToolResult } from '../core/tool.js';
 import { contentTypeFor } from '../core/mime.js';
@@ -169,6 +170,15 @@ export async function probeVideo(file: InputFile, signal?: AbortSignal): Promise
     throw new KilnError('UNSUPPORTED_INPUT', `${file.name} has no video stream${info.audio ? ' (it holds only audio)' : ''}.`, {
       reason: 'no-video-stream',
     });
+  // A header can declare any frame size (a 30-byte GIF says 65535 × 65535): refuse it here, not as an ffmpeg failure.
+  const { width = 0, height = 0 } = info.video;
+  if (width <= 0 || height <= 0)
+    throw new KilnError('UNSUPPORTED_INPUT', `${file.name} declares no usable frame size (${width} × ${height}).`);
+  if (width * height > MAX_INPUT_PIXELS)
+    throw new KilnError(
+      'LIMIT_EXCEEDED',
+      `${file.name} declares ${width} × ${height} frames, more than the limit of ${MAX_INPUT_PIXELS} pixels (KILN_MAX_PIXELS).`,
+    );
   return info as MediaInfo & { video: MediaStream };
 }
 

@@ -56,7 +56,16 @@ async function officeBinary(): Promise<string> {
 }
 
 function officeEnv(profileDir: string): NodeJS.ProcessEnv {
-  return { ...process.env, SAL_USE_VCLPLUGIN: 'svp', HOME: profileDir, OOO_DISABLE_RECOVERY: '1', SAL_DISABLE_WATCHDOG: '1' };
+  // TMPDIR inside the profile: LibreOffice's own lu*.tmp files (left behind when a conversion is killed,
+  // e.g. on a ZIP bomb) go away with the profile instead of piling up in the daemon's temp dir.
+  return {
+    ...process.env,
+    SAL_USE_VCLPLUGIN: 'svp',
+    HOME: profileDir,
+    TMPDIR: profileDir,
+    OOO_DISABLE_RECOVERY: '1',
+    SAL_DISABLE_WATCHDOG: '1',
+  };
 }
 
 /** The IPC socket LibreOffice creates for a profile (desktop/source/app/officeipcthread.cxx). */

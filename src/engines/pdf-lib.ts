@@ -205,9 +205,12 @@ export async function embedPages(
   indices: number[],
 ): Promise<import('@cantoo/pdf-lib').PDFEmbeddedPage[]> {
   const pages = src.getPages();
+  const { PDFName } = await getPdfLib();
   return Promise.all(
     indices.map((i) => {
       const p = pages[i]!;
+      // A page without a content stream is a valid blank page, but pdf-lib refuses to embed it.
+      if (!p.node.Contents()) p.node.set(PDFName.of('Contents'), src.context.register(src.context.stream('')));
       const b = p.getCropBox();
       return dst.embedPage(p, { left: b.x, bottom: b.y, right: b.x + b.width, top: b.y + b.height });
     }),

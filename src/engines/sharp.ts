@@ -6,6 +6,7 @@ import { rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Metadata, Sharp, SharpOptions } from 'sharp';
 import { KilnError } from '../core/errors.js';
+import { MAX_INPUT_PIXELS } from '../core/limits.js';
 import { contentTypeFor } from '../core/mime.js';
 import type { OutputFile } from '../core/tool.js';
 import { exec } from '../core/process.js';
@@ -34,8 +35,7 @@ export function vipsEnv(): NodeJS.ProcessEnv {
   return env;
 }
 
-/** Largest input accepted, in pixels (decompression bombs). Override with KILN_MAX_PIXELS. */
-export const MAX_INPUT_PIXELS = Number(process.env.KILN_MAX_PIXELS) || 268_402_689;
+export { MAX_INPUT_PIXELS } from '../core/limits.js';
 
 export const IMAGE_FORMATS = ['jpg', 'png', 'webp', 'avif', 'tiff', 'gif', 'heic', 'heif', 'jxl'] as const;
 export type ImageFormat = (typeof IMAGE_FORMATS)[number];

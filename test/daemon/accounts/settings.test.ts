@@ -15,11 +15,13 @@ describe('settings, branding and audit', () => {
   });
   after(() => s.close());
 
-  it('settings: everyone reads, admins write, values are validated and take effect (sync window 0 → 202)', async () => {
+  it('settings: admins read and write all, users read only the UI part, values are validated and take effect (sync window 0 → 202)', async () => {
     const u = await makeUser(s, 'reader');
     const r = await call(s, 'GET', '/api/v1/settings', { token: u.token });
     assert.equal(r.status, 200);
-    assert.deepEqual(r.json.settings, {
+    assert.deepEqual(r.json.settings, { jobTtlHours: 24, features: { mfa: true, oidc: true, saml: true } });
+    const a = await call(s, 'GET', '/api/v1/settings');
+    assert.deepEqual(a.json.settings, {
       syncWindowMs: s.config.syncWaitMs,
       jobTtlHours: 24,
       features: { mfa: true, oidc: true, saml: true },

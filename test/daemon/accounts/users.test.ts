@@ -310,6 +310,16 @@ describe('change-password, sessions and API keys', () => {
       ['Platform'],
     );
     assert.equal(asUser[0].members, undefined);
+    // Another team exists, but a user sees only its own; a user without a team sees none.
+    const other = (await call(s, 'POST', '/api/v1/teams', { body: { name: 'Zeta' } })).json.team;
+    assert.deepEqual(
+      (await call(s, 'GET', '/api/v1/teams', { token: u.token })).json.teams.map((x: { name: string }) => x.name),
+      ['Platform'],
+    );
+    const loner = await makeUser(s, 'ivy-loner');
+    assert.deepEqual((await call(s, 'GET', '/api/v1/teams', { token: loner.token })).json.teams, []);
+    assert.equal((await call(s, 'GET', '/api/v1/teams')).json.teams.length, 2);
+    assert.equal((await call(s, 'DELETE', `/api/v1/teams/${other.id}`)).status, 200);
     assert.equal((await call(s, 'PUT', `/api/auth/users/${u.id}`, { body: { team: 'nope' } })).status, 404);
     assert.equal((await call(s, 'DELETE', `/api/v1/teams/${t.id}`)).status, 200);
     const users = (await call(s, 'GET', '/api/auth/users')).json.users;

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import sharp from 'sharp';
@@ -146,6 +146,17 @@ describe('barcode-read', () => {
     const plain = await makeImage(dir, 'plain.png', 80, 60);
     const r = await runB(dir, 'barcode-read', [plain], {});
     assert.deepEqual([r.data!.count, r.data!.codes], [0, []]);
+  });
+  it('zbar gets the decoded pixels, never the upload: an SVG with external references reads as no codes', async () => {
+    // zbarimg would hand the SVG to ImageMagick, which follows its references (and failed with a temp path).
+    const svg = path.join(dir, 'refs.svg');
+    writeFileSync(
+      svg,
+      '<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="40" height="40">' +
+        '<rect width="40" height="40" fill="#fff"/><image xlink:href="file:///etc/passwd" width="40" height="40"/></svg>',
+    );
+    const r = await runB(dir, 'barcode-read', [svg], {});
+    assert.deepEqual([r.data!.count, r.data!.width], [0, 40]);
   });
   it('the zbar fallback engine decodes an EAN-13', async () => {
     const g = await runB(dir, 'barcode-generate', [], { type: 'ean13', text: '4006381333931' });

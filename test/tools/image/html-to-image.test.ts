@@ -97,10 +97,19 @@ describe('html-to-image', () => {
       '::ffff:7f00:1',
       '64:ff9b::a00:1',
       '2002:7f00:1::1',
+      '::7f00:1',
+      '::127.0.0.1',
+      '::a00:1',
+      '64:ff9b:1::a00:1',
+      '64:ff9b:1:ffff::1',
+      '64:ff9b:0:0:0:0:7f00:1',
+      '0:0:0:0:0:ffff:7f00:1',
+      '::FFFF:127.0.0.1',
     ]) {
       assert.equal(isPrivateAddress(a), true, a);
     }
-    for (const a of ['93.184.216.34', '8.8.8.8', '2606:4700::1111']) assert.equal(isPrivateAddress(a), false, a);
+    for (const a of ['93.184.216.34', '8.8.8.8', '2606:4700::1111', '64:ff9b::808:808', '::ffff:8.8.8.8', '2002:808:808::1'])
+      assert.equal(isPrivateAddress(a), false, a);
   });
 
   it('refuses loopback URLs without the allow-list, whatever their spelling', async () => {

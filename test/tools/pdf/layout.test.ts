@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { before, describe, it } from 'node:test';
 import { PDFDocument } from '@cantoo/pdf-lib';
@@ -78,6 +78,15 @@ describe('layout tools (pdf-lib)', () => {
     assert.equal(textIn(r.file!, 1, 0, 0, 200, 300), 'Alpha');
     assert.equal(textIn(r.file!, 1, 200, 0, 200, 300), 'Bravo');
     assert.equal(textIn(r.file!, 4, 200, 0, 200, 300), 'Hotel');
+  });
+
+  it('nup-pdf and booklet-pdf take blank pages that have no content stream at all', async () => {
+    const doc = await PDFDocument.create();
+    for (let i = 0; i < 4; i++) doc.addPage([200, 300]);
+    const blank = path.join(dir, 'no-contents.pdf');
+    writeFileSync(blank, await doc.save());
+    assert.equal((await sizes((await runPdfTool(dir, 'nup-pdf', [blank], { perSheet: 2 })).file!)).length, 2);
+    assert.equal(await pageCount((await runPdfTool(dir, 'booklet-pdf', [blank], {})).file!), 2);
   });
 
   it('nup-pdf 4 per sheet reads left to right, top to bottom', async () => {

@@ -68,6 +68,17 @@ describe('input checks', () => {
       );
     }
   });
+  it('a GIF whose header declares 65535 × 65535 is UNSUPPORTED_INPUT before ffmpeg runs', async () => {
+    const gif = path.join(dir, 'huge.gif');
+    const head = [...Buffer.from('GIF89a'), 0xff, 0xff, 0xff, 0xff, 0x80, 0, 0, 0, 0, 0, 255, 255, 255];
+    writeFileSync(gif, Buffer.from([...head, 0x2c, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0, 0x02, 0x02, 0x44, 0x01, 0x00, 0x3b]));
+    for (const id of ['mute-video', 'gif-to-video']) {
+      await assert.rejects(
+        runMedia(dir, id, [gif]),
+        (e: KilnError) => e.code === 'UNSUPPORTED_INPUT' && /no usable frame size/.test(e.message),
+      );
+    }
+  });
   it('a truncated video is UNSUPPORTED_INPUT, not a crash', async () => {
     const cut = path.join(dir, 'cut.mp4');
     writeFileSync(cut, readFileSync(clip).subarray(0, 3000));

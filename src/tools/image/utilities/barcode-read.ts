@@ -1,5 +1,7 @@
+import path from 'node:path';
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
+import { getSharp } from '../../../engines/sharp.js';
 import { readWithZbar, readWithZxing, type DecodedCode } from '../../../engines/zxing.js';
 import { openInput } from '../_shared/b-decode.js';
 
@@ -35,7 +37,13 @@ export default defineTool({
     if (scale < 1) codes = codes.map((c) => ({ ...c, position: scalePosition(c.position, 1 / scale) }));
     if (codes.length === 0) {
       ctx.progress(60, 'zbar');
-      codes = await readWithZbar(input.path, { width: w, height: h }, ctx.signal);
+      // zbarimg decodes through ImageMagick, which would read an SVG's external references or hand
+      // PostScript to Ghostscript by itself: it gets the pixels sharp already decoded, never the upload.
+      const png = path.join(ctx.workDir, 'zbar-input.png');
+      await (await getSharp())(data, { raw: { width: info.width, height: info.height, channels: 4 } })
+        .png()
+        .toFile(png);
+      codes = await readWithZbar(png, { width: w, height: h }, ctx.signal);
     }
     return {
       outputs: [],

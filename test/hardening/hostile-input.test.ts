@@ -1,0 +1,332 @@
+/**
+ * Hostile input: the corpus of corpus.ts sent to every tool and preset route of a real daemon process
+ * (two requests at a time). Every answer must be a documented 4xx (or a success: a tool may cope, e.g.
+ * `info` reads a truncated PNG's header), never a 5xx or an undocumented code; while it runs the health
+ * route answers fast; afterwards no temporary file is left, no upload directory survives, and the
+ * daemon's RSS is back near its warm baseline.
+ */
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import sharp from 'sharp';
+import { ERROR_TABLE } from '../../src/core/errors.js';
+import { tempDir } from '../helpers/fixtures.js';
+import { buildCorpus, type Hostile } from './corpus.js';
+import { childrenOf, type DaemonProcess, filesUnder, rssOf, sampleHealth, settle, startDaemon } from './process.js';
+
+interface Route {
+  id: string;
+  route: string;
+  batchRoute: string | null;
+  input: { kind: 'file' | 'files' | 'none'; extra?: { field: string; indexed?: boolean; required?: boolean }[] };
+  settings?: { name: string; type: string; required?: boolean; enum?: unknown[]; default?: unknown; min?: number }[];
+}
+
+/** Settings that get past validation, so the hostile file reaches the engine (required ones, plus the rules below). */
+const RULES: Record<string, Record<string, unknown>> = { resize: { width: 16 } };
+function minimalSettings(r: Route): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...RULES[r.id] };
+  for (const s of r.settings ?? []) {
+    if (!s.required || s.name in out) continue;
+    out[s.name] =
+      s.enum?.[0] ??
+      s.default ??
+      (s.type === 'integer' || s.type === 'number'
+        ? Math.max(s.min ?? 1, 1)
+        : s.type === 'boolean'
+          ? false
+          : s.type === 'array'
+            ? []
+            : 'x');
+  }
+  return out;
+}
+
+/**
+ * Open weaknesses the corpus found that are not fixed on this branch (each one is in the final report):
+ * answered 500 instead of a 4xx. They are checked by the todo test below, and kept out of the main one.
+ */
+const KNOWN: RegExp[] = [
+  // libvips reports some truncated PNGs as "Unknown error" or a failed write of the output.
+  /^truncated PNG → .*: 500 INTERNAL (Unknown error|vips2png: unable to write)/,
+];
+const isKnown = (p: string) => KNOWN.some((k) => k.test(p));
+
+/** The warm LibreOffice profile (kiln-office-*) belongs to the running office pool, not to a request. */
+const live = (files: string[]) => files.filter((f) => !/^kiln-office-[^/]+\//.test(f));
+
+const FOUR_XX = new Set(Object.entries(ERROR_TABLE).flatMap(([code, v]) => (v.status >= 400 && v.status < 500 ? [code] : [])));
+
+/** Runs fn over items, n at a time. */
+async function pool<T>(items: T[], n: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: n }, async () => {
+      while (next < items.length) await fn(items[next++]!);
+    }),
+  );
+}
+
+/** The multipart body of one hostile file for one route: the main file plus every required extra file. */
+function formFor(r: Route, h: Hostile): FormData {
+  const f = new FormData();
+  const file = () => new File([new Uint8Array(h.data)], h.name);
+  if (r.input.kind === 'files') {
+    f.append('files', file());
+    f.append('files', file());
+  } else f.append('file', file());
+  for (const x of r.input.extra ?? []) if (x.required) f.append(x.indexed ? `${x.field}0` : x.field, file());
+  f.append('settings', JSON.stringify(minimalSettings(r)));
+  return f;
+}
+
+describe('hostile input sent to every tool route', () => {
+  let d: DaemonProcess;
+  let routes: Route[];
+  let corpus: Hostile[];
+  const problems: string[] = [];
+  const leaks: string[] = [];
+  let baselineRss = 0;
+  let healthTimes: number[] = [];
+  let sent = 0;
+  /** Answers that stopped at settings validation (the file never reached an engine): reported, not failed. */
+  let validationOnly = 0;
+  const auth = () => ({ authorization: `Bearer ${d.token}` });
+
+  before(async () => {
+    corpus = await buildCorpus(tempDir('kiln-corpus-'));
+    d = await startDaemon({ env: { SYNC_WAIT_MS: '120000', MAX_UPLOAD_MB: '16' } });
+    const cat = (await (await fetch(`${d.url}/api/v1/tools`, { headers: auth() })).json()) as { tools: Route[]; presets: Route[] };
+    const baseInput = new Map(cat.tools.map((t) => [t.id, t.input]));
+    routes = [
+      ...cat.tools,
+      ...cat.presets.map((p) => ({
+        ...p,
+        input: p.input ?? baseInput.get((p as unknown as { tool: string }).tool) ?? { kind: 'file' as const },
+        settings: [],
+      })),
+    ];
+  });
+  after(async () => {
+    await d?.stop();
+    d?.remove();
+  });
+
+  async function send(url: string, body: FormData, label: string): Promise<void> {
+    let res: Response;
+    try {
+      res = await fetch(d.url + url, { method: 'POST', headers: auth(), body, signal: AbortSignal.timeout(180_000) });
+    } catch (e) {
+      problems.push(`${label}: no answer (${(e as Error).message})`);
+      return;
+    }
+    sent++;
+    const text = await res.text();
+    let j: { jobId?: string; async?: boolean; error?: { code: string; message: string } } = {};
+    try {
+      j = JSON.parse(text);
+    } catch {
+      // A batch answers with a ZIP.
+    }
+    if (res.status === 202 && j.jobId) {
+      const job = await settle(d.url, d.token, j.jobId, 180_000);
+      if (job.status === 'failed' && !FOUR_XX.has(job.error?.code ?? ''))
+        problems.push(`${label}: job failed with ${job.error?.code}: ${job.error?.message}`);
+      if (job.error) checkMessage(label, job.error.message);
+      return;
+    }
+    if (res.status < 300) return;
+    if (j.error?.code === 'VALIDATION_ERROR') validationOnly++;
+    if (res.status >= 500 || !FOUR_XX.has(j.error?.code ?? ''))
+      problems.push(`${label}: ${res.status} ${j.error?.code ?? ''} ${(j.error?.message ?? text).slice(0, 300)}`);
+    if (j.error) checkMessage(label, j.error.message);
+  }
+
+  /** Error messages must not show where the daemon keeps its files (the user's file name is fine). */
+  function checkMessage(label: string, message: string): void {
+    for (const p of [d.dataDir, d.tmpDir, '/jobs/']) if (message.includes(p)) leaks.push(`${label}: ${message.slice(0, 300)}`);
+  }
+
+  it('every answer is a documented 4xx (or a success), health stays fast, nothing is left behind', { timeout: 1_500_000 }, async () => {
+    // Warm-up: a first share of the corpus (one harmless-looking broken file per input type) to every
+    // route, so every tool module, wasm decoder and engine wrapper is loaded before the baseline is taken:
+    // what is left to compare is what the hostile files themselves leave behind.
+    const WARM = new Set(['cut.png', 'cut.mp4', 'cut.wav', 'cut.pdf', 'noise.docx', 'absurd.srt', 'script.svg']);
+    await pool(
+      corpus.filter((h) => WARM.has(h.name)).flatMap((h) => routes.map((r) => [r, h] as const)),
+      2,
+      ([r, h]) => send(r.route, formFor(r, h), `${h.label} → ${r.route}`),
+    );
+    await new Promise((r) => setTimeout(r, 3000));
+    baselineRss = rssOf(d.pid);
+    const baselineKids = childrenOf(d.pid).length;
+
+    const health = sampleHealth(d.url, 200);
+    const t0 = Date.now();
+    const work: [Route, Hostile, boolean][] = [];
+    for (const h of corpus.filter((c) => !WARM.has(c.name)))
+      for (const r of routes) {
+        work.push([r, h, false]);
+        // Batch routes share the tool's code: each hostile file goes to a few of them.
+        if (r.batchRoute && work.length % 7 === 0) work.push([r, h, true]);
+      }
+    await pool(work, 2, async ([r, h, batch]) => {
+      const label = `${h.label} → ${batch ? r.batchRoute : r.route}`;
+      if (batch) {
+        const f = new FormData();
+        f.append('files', new File([new Uint8Array(h.data)], h.name));
+        return send(r.batchRoute!, f, label);
+      }
+      return send(r.route, formFor(r, h), label);
+    });
+    const seconds = (Date.now() - t0) / 1000;
+    healthTimes = await health.stop();
+
+    // Memory: given a moment, the allocator returns what the bombs took (see the tolerance below).
+    await new Promise((r) => setTimeout(r, 3000));
+    const afterRss = rssOf(d.pid);
+    const max = Math.max(...healthTimes);
+    const p99 = [...healthTimes].sort((a, b) => a - b)[Math.floor(healthTimes.length * 0.99)]!;
+    const med = [...healthTimes].sort((a, b) => a - b)[Math.floor(healthTimes.length / 2)]!;
+    console.log(
+      `health median ${med.toFixed(1)} ms; hostile corpus: ${corpus.length} files × ${routes.length} routes, ${sent} requests in ${seconds.toFixed(0)} s (${validationOnly} stopped at settings validation); ` +
+        `health max ${max.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms over ${healthTimes.length} samples; ` +
+        `RSS ${(baselineRss / 1048576).toFixed(0)} MB → ${(afterRss / 1048576).toFixed(0)} MB; engine children ${baselineKids} → ${childrenOf(d.pid).length}`,
+    );
+
+    if (problems.length) console.log(`not a documented 4xx:\n${problems.join('\n')}`);
+    const unknown = problems.filter((p) => !isKnown(p));
+    assert.deepEqual(unknown, [], `${unknown.length} answers were not a documented 4xx`);
+    assert.ok(d.child.exitCode === null, 'the daemon is still running');
+    assert.ok(Number.isFinite(max), 'the health route always answered');
+    // The machine running CI is shared (2 cores here, eight suites at once), so single samples wait for the
+    // scheduler (measured: p99 61-206 ms, max 167-713 ms depending on the neighbours' load). The median
+    // must be under 100 ms, and no sample may show a blocked event loop (work on it for a bomb takes seconds).
+    const median = [...healthTimes].sort((a, b) => a - b)[Math.floor(healthTimes.length / 2)]!;
+    assert.ok(median < 100, `health median ${median.toFixed(1)} ms`);
+    assert.ok(max < 2000, `health took up to ${max.toFixed(1)} ms`);
+
+    // No temporary file of the daemon or its engines is left (the warm LibreOffice profile lives while the daemon does).
+    assert.deepEqual(live(filesUnder(d.tmpDir)), [], 'temporary files left behind');
+    // No upload directory is left: what remains under jobs/ are outputs of completed jobs.
+    const jobsDir = path.join(d.dataDir, 'jobs');
+    for (const id of existsSync(jobsDir) ? readdirSync(jobsDir) : []) {
+      assert.equal(existsSync(path.join(jobsDir, id, 'in')), false, `uploads of job ${id} left behind`);
+      const job = (await (await fetch(`${d.url}/api/v1/jobs/${id}`, { headers: auth() })).json()) as { status: string };
+      assert.equal(job.status, 'completed', `job directory ${id} belongs to a ${job.status} job`);
+    }
+    // Allocator caching (glibc arenas, libvips' operation cache, V8's grown heap) keeps part of what the
+    // bombs touched; 1.5× the warm baseline is the bound the load suite uses too.
+    assert.ok(afterRss < baselineRss * 1.5, `RSS ${afterRss} is more than 1.5× the warm baseline ${baselineRss}`);
+  });
+
+  it('a 31 KB PNG declaring 16000 × 16000 is refused from its header: 413 naming the limit, at once', async () => {
+    const bomb = corpus.find((h) => h.name === 'bomb.png')!;
+    const f = new FormData();
+    f.append('file', new File([new Uint8Array(bomb.data)], bomb.name));
+    f.append('settings', JSON.stringify({ width: 100 }));
+    const t0 = Date.now();
+    const res = await fetch(`${d.url}/api/v1/tools/image/resize`, { method: 'POST', headers: auth(), body: f });
+    const j = (await res.json()) as { error?: { code: string; message: string } };
+    assert.equal(res.status, 413, JSON.stringify(j));
+    assert.equal(j.error?.code, 'LIMIT_EXCEEDED');
+    assert.match(j.error!.message, /100000000 \(KILN_MAX_PIXELS\)/);
+    assert.ok(Date.now() - t0 < 2000, `took ${Date.now() - t0} ms`);
+  });
+
+  it('the known 500s listed in KNOWN are answered with a 4xx too', { todo: 'open: see KNOWN and the report' }, () => {
+    assert.deepEqual(problems.filter(isKnown), []);
+  });
+
+  // Issue #16 item 3 (one place that replaces server paths in every engine's message): the harden branch.
+  // Until it is merged ffmpeg/ffprobe and zbarimg (through ImageMagick) show the job and temp paths.
+  it('no error message shows a server path', { todo: 'issue #16 item 3, fixed on the harden branch' }, () => {
+    if (leaks.length) console.log(`server paths in messages:\n${[...new Set(leaks)].join('\n')}`);
+    assert.deepEqual(leaks, []);
+  });
+
+  it('file names with traversal and control characters are made safe', async () => {
+    const png = await sharp({ create: { width: 20, height: 10, channels: 3, background: '#00ff00' } })
+      .png()
+      .toBuffer();
+    for (const name of [
+      '../../../../etc/passwd.png',
+      '..\\..\\win.png',
+      'a\u0000b\u001b[2J\r\n.png',
+      `${'x'.repeat(600)}.png`,
+      `${'写真'.repeat(60)}.png`,
+      '/abs/path.png',
+    ]) {
+      const f = new FormData();
+      f.append('file', new File([new Uint8Array(png)], name));
+      f.append('settings', JSON.stringify({ width: 10 }));
+      const res = await fetch(`${d.url}/api/v1/tools/image/resize`, { method: 'POST', headers: auth(), body: f });
+      const j = (await res.json()) as { jobId: string; downloadUrl: string };
+      assert.equal(res.status, 200, JSON.stringify(j));
+      const out = decodeURIComponent(j.downloadUrl.split('/').pop()!);
+      assert.doesNotMatch(out, /[/\\\u0000-\u001f]/, `output name ${JSON.stringify(out)}`);
+      assert.ok(Buffer.byteLength(out) <= 255, `output name of ${Buffer.byteLength(out)} bytes`);
+      assert.match(out, /\.png$/, `${out} keeps its extension`);
+      const dl = await fetch(d.url + j.downloadUrl, { headers: auth() });
+      assert.equal(dl.status, 200);
+      const meta = await sharp(Buffer.from(await dl.arrayBuffer())).metadata();
+      assert.equal(meta.width, 10);
+      // Everything the job wrote is inside its own directory.
+      for (const p of filesUnder(path.join(d.dataDir, 'jobs', j.jobId))) assert.doesNotMatch(p, /\.\./);
+    }
+    // Nothing landed outside the jobs' own directories.
+    assert.deepEqual(
+      filesUnder(path.join(d.dataDir, '..')).filter((p) => /passwd\.png|win\.png|path\.png/.test(p) && !/\/jobs\/[0-9a-f]+\/out\//.test(p)),
+      [],
+    );
+  });
+
+  async function expect413(f: FormData, what: string): Promise<void> {
+    const res = await fetch(`${d.url}/api/v1/tools/image/resize`, { method: 'POST', headers: auth(), body: f });
+    const j = (await res.json()) as { error?: { code: string; message: string } };
+    assert.equal(res.status, 413, `${what}: ${res.status} ${JSON.stringify(j)}`);
+    assert.equal(j.error?.code, 'LIMIT_EXCEEDED', what);
+    assert.match(j.error!.message, /\d/, `${what}: the message names the limit`);
+    // The daemon is still fine and kept nothing.
+    assert.equal((await fetch(`${d.url}/api/v1/health`)).status, 200);
+    assert.deepEqual(live(filesUnder(d.tmpDir)), []);
+  }
+  const tinyPng = async () =>
+    new File(
+      [
+        new Uint8Array(
+          await sharp({ create: { width: 4, height: 4, channels: 3, background: '#000' } })
+            .png()
+            .toBuffer(),
+        ),
+      ],
+      'a.png',
+    );
+
+  it('an upload over MAX_UPLOAD_MB answers 413 with the limit', async () => {
+    const f = new FormData();
+    f.append('file', new File([new Uint8Array(17 * 1024 * 1024)], 'big.png'));
+    await expect413(f, 'a 17 MB upload with MAX_UPLOAD_MB=16');
+  });
+
+  // Issue #16 item 6 (field limits, request cap): the harden branch. Until it is merged an 11 MB field
+  // is cut at 10 MB and answered 400 "not valid JSON", and 1500 fields are accepted.
+  it('an oversized field and too many fields answer 413 with the limit', {
+    todo: 'issue #16 item 6, fixed on the harden branch',
+  }, async () => {
+    let f = new FormData();
+    f.append('file', await tinyPng());
+    f.append('settings', `{"width": 2, "pad": "${'x'.repeat(11 * 1024 * 1024)}"}`);
+    await expect413(f, 'an 11 MB settings field');
+    f = new FormData();
+    f.append('file', await tinyPng());
+    for (let i = 0; i < 1500; i++) f.append(`f${i}`, 'x');
+    await expect413(f, '1500 fields');
+  });
+
+  it('after a clean stop the daemon leaves no temporary file at all', async () => {
+    await d.stop();
+    assert.deepEqual(filesUnder(d.tmpDir), []);
+  });
+});
