@@ -89,7 +89,8 @@ ExecStart=${l.node} ${l.dir}/current/dist/src/cli/main.js serve
 Restart=on-failure
 RestartSec=3
 KillSignal=SIGTERM
-TimeoutStopSec=30
+# Drains for SHUTDOWN_GRACE_S (30 s by default), then stops its engines: give it that and a margin.
+TimeoutStopSec=45
 
 [Install]
 WantedBy=multi-user.target
