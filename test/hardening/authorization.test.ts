@@ -18,15 +18,16 @@ import { login, startServer, type TestServer } from '../helpers/server.js';
  * public: no credentials needed. auth: any signed-in user (Use tools). own: a signed-in user's own
  * resource (files, pipelines, keys, jobs): other users get 404 (never a hint that it exists), admins
  * see it (See all users' files, pipelines, keys). admin: needs an admin permission (Write settings,
- * Manage users and teams, Manage branding, system:health, audit).
+ * Manage users and teams, Manage branding, system:health, audit). session: a signed-in person with a
+ * session, never an API key (changing the password or the second factor: a leaked key must not).
  */
-type Access = 'public' | 'auth' | 'own' | 'admin';
+type Access = 'public' | 'auth' | 'session' | 'own' | 'admin';
 
 const EXPECTED: Record<string, Access> = {
   'POST /api/auth/login': 'public',
   'POST /api/auth/logout': 'auth',
   'GET /api/auth/session': 'auth',
-  'POST /api/auth/change-password': 'auth',
+  'POST /api/auth/change-password': 'session',
   'GET /api/auth/users': 'admin',
   'POST /api/auth/register': 'admin',
   'PUT /api/auth/users/:id': 'admin',
@@ -34,10 +35,10 @@ const EXPECTED: Record<string, Access> = {
   'DELETE /api/auth/users/:id': 'admin',
   'GET /api/v1/config/auth': 'public',
   'GET /api/auth/mfa': 'auth',
-  'POST /api/auth/mfa/enroll': 'auth',
-  'POST /api/auth/mfa/verify': 'auth',
+  'POST /api/auth/mfa/enroll': 'session',
+  'POST /api/auth/mfa/verify': 'session',
   'POST /api/auth/mfa/complete': 'public',
-  'POST /api/auth/mfa/disable': 'auth',
+  'POST /api/auth/mfa/disable': 'session',
   'POST /api/auth/users/:id/mfa/reset': 'admin',
   'GET /api/auth/oidc/login': 'public',
   'GET /api/auth/oidc/callback': 'public',
@@ -106,6 +107,16 @@ const EXPECTED: Record<string, Access> = {
   'POST /api/v1/teams': 'admin',
   'PUT /api/v1/teams/:id': 'admin',
   'DELETE /api/v1/teams/:id': 'admin',
+  // MCP over HTTP: any signed-in user may use tools; sessions belong to the user who opened them.
+  'POST /api/v1/mcp': 'auth',
+  'GET /api/v1/mcp': 'auth',
+  'DELETE /api/v1/mcp': 'auth',
+  'GET /api/v1/admin/watch-folders': 'admin',
+  'POST /api/v1/admin/watch-folders': 'admin',
+  'GET /api/v1/admin/watch-folders/:id': 'admin',
+  'DELETE /api/v1/admin/watch-folders/:id': 'admin',
+  // Admins, or a scraper holding METRICS_TOKEN (not set here).
+  'GET /metrics': 'admin',
 };
 
 /** Tool and preset routes come from the catalog: one rule covers them (any signed-in user may use tools). */
@@ -286,6 +297,9 @@ describe('authorization matrix', () => {
         } else if (stranger) {
           ok = st === 401;
           want = '401';
+        } else if (access === 'session' && p === 'API key') {
+          ok = st === 403 && r.code === 'FORBIDDEN';
+          want = '403 (API keys refused)';
         } else if (access === 'admin') {
           ok = p === 'admin' ? !denied(r) : st === 403 && r.code === 'FORBIDDEN';
           want = p === 'admin' ? 'let in' : '403';
