@@ -249,12 +249,36 @@ export interface RunFfmpegOptions {
   logLevel?: 'error' | 'info';
 }
 
+/**
+ * Every input may be opened through local files only: an uploaded container or playlist that names a
+ * URL (http, rtmp, a data: or concat: chain…) must not make the server fetch it. protocol_whitelist is a
+ * per-input option, so it goes before each -i (nested inputs such as concat lists inherit it).
+ */
+export function localInputs(args: string[]): string[] {
+  const out: string[] = [];
+  args.forEach((a, i) => {
+    if (a === '-i' && args[i - 2] !== '-protocol_whitelist') out.push('-protocol_whitelist', 'file,pipe');
+    out.push(a);
+  });
+  return out;
+}
+
 /** Runs ffmpeg with `args` (inputs, filters, codecs; not the output when opts.output is set). */
 export async function runFfmpeg(args: string[], opts: RunFfmpegOptions = {}): Promise<ExecResult> {
   const tmp = opts.output
     ? path.join(path.dirname(opts.output), `.${randomBytes(6).toString('hex')}.partial${path.extname(opts.output)}`)
     : undefined;
-  const full = ['-hide_banner', '-nostdin', '-y', '-loglevel', opts.logLevel ?? 'error', '-nostats', '-progress', 'pipe:1', ...args];
+  const full = [
+    '-hide_banner',
+    '-nostdin',
+    '-y',
+    '-loglevel',
+    opts.logLevel ?? 'error',
+    '-nostats',
+    '-progress',
+    'pipe:1',
+    ...localInputs(args),
+  ];
   if (tmp) full.push(tmp);
   const total = (opts.durationS ?? 0) * 1e6;
   let last = -1;
