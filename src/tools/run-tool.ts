@@ -6,11 +6,13 @@
  * (imports run bin → cli → daemon → tools → engines → core).
  */
 import { mkdir, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { KilnError, toKilnError } from '../core/errors.js';
 import { contentTypeFor } from '../core/mime.js';
 import { safeFileName, stem } from '../core/paths.js';
 import { parseSettings } from '../core/settings.js';
+import { scrubError } from '../core/scrub-paths.js';
 import { requireKind } from '../core/sniff.js';
 import type { InputFile, OutputFile, RunContext, Tool, ToolInputs } from '../core/tool.js';
 import { zipFiles } from '../core/zip.js';
@@ -127,7 +129,12 @@ export async function runTool(tool: Tool, inputs: ToolInputs, rawSettings: unkno
     // Nothing half-written survives a failed run.
     await emptyDir(outDir);
     if (signal.aborted) throw new KilnError('CANCELLED', 'The run was cancelled.');
-    throw toKilnError(e);
+    const all = [...inputs.files, ...Object.values(inputs.extra).flat()];
+    throw scrubError(
+      toKilnError(e),
+      all.map((f) => ({ path: f.path, name: f.name })),
+      [opts.workDir, opts.dataDir, process.env.KILN_TMP_DIR ?? '', tmpdir()],
+    );
   }
 }
 

@@ -239,9 +239,8 @@ describe('hostile input sent to every tool route', () => {
     assert.deepEqual(problems.filter(isKnown), []);
   });
 
-  // Issue #16 item 3 (one place that replaces server paths in every engine's message): the harden branch.
-  // Until it is merged ffmpeg/ffprobe and zbarimg (through ImageMagick) show the job and temp paths.
-  it('no error message shows a server path', { todo: 'issue #16 item 3, fixed on the harden branch' }, () => {
+  // Issue #16 item 3: runTool replaces every server path in a failure's message (src/core/scrub-paths.ts).
+  it('no error message shows a server path', () => {
     if (leaks.length) console.log(`server paths in messages:\n${[...new Set(leaks)].join('\n')}`);
     assert.deepEqual(leaks, []);
   });

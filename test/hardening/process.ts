@@ -69,7 +69,9 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<DaemonProce
         resolve(m[1]!);
       }
     };
+    // The banner is on stderr (stdout carries only log lines).
     child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
     child.once('exit', (code) => {
       clearTimeout(timer);
       reject(new Error(`kiln serve exited ${code}: ${out}`));
