@@ -13,7 +13,8 @@ import { PDFDocument } from '@cantoo/pdf-lib';
 import sharp from 'sharp';
 import { PRESETS } from '../../src/tools/presets.js';
 import { TOOLS } from '../../src/tools/index.js';
-import { REPO } from '../helpers/cli.js';
+import { describeEntry, type McpEntry } from '../../src/mcp/catalog.js';
+import { REPO, kiln } from '../helpers/cli.js';
 import { makeImage, tempDir } from '../helpers/fixtures.js';
 import { makeVideo } from '../helpers/media.js';
 
@@ -156,5 +157,27 @@ describe('kiln mcp (stdio)', () => {
     } finally {
       await sub.close();
     }
+  });
+
+  it('kiln mcp --list prints what would be exposed; a tool whose bundles are missing says how to install them', async () => {
+    const r = await kiln(['mcp', '--list', '--json', '--section', 'image', '--tools', '^(info|resize)$']);
+    assert.equal(r.code, 0, r.stderr);
+    const lines = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { name: string; readOnly: boolean; available: boolean });
+    assert.deepEqual(
+      lines.map((l) => [l.name, l.readOnly, l.available]),
+      [
+        ['info', true, true],
+        ['resize', false, true],
+      ],
+    );
+    const bad = await kiln(['mcp', '--section', 'nope']);
+    assert.equal(bad.code, 2);
+    const entry = { tool: TOOLS.find((t) => t.id === 'resize')!, dataOnly: false, bundles: ['face-detection'] } as McpEntry;
+    const text = describeEntry(entry, { available: false, missingBundles: ['face-detection'] });
+    assert.match(text, /NOT INSTALLED: needs the feature bundle face-detection/);
+    assert.match(text, /kiln features install resize/);
   });
 });
