@@ -8,25 +8,19 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { toKilnError } from '../../core/errors.js';
 import type { Tool } from '../../core/tool.js';
-import { driveFolder } from '../../watch/driver.js';
+import { type DriveOptions, driveFolder } from '../../watch/driver.js';
 import { runLocal } from '../local-runner.js';
 
-export interface WatchOptions {
-  inDir: string;
+/** The folder's own options are the driver's; the CLI adds what runs and how it reports. */
+export interface WatchOptions
+  extends Pick<DriveOptions, 'inDir' | 'recursive' | 'keep' | 'initial' | 'jobs' | 'stableMs' | 'intervalMs' | 'signal'> {
   outDir: string;
   tool: Tool;
   /** Shown in logs: the tool, preset or pipeline name. */
   name: string;
   settings: Record<string, unknown>;
-  recursive: boolean;
-  keep: boolean;
-  initial: boolean;
-  jobs: number;
-  stableMs: number;
-  intervalMs: number;
   json: boolean;
   quiet: boolean;
-  signal: AbortSignal;
 }
 
 export async function watchFolder(o: WatchOptions): Promise<{ processed: number; failed: number }> {
