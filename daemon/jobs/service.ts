@@ -18,13 +18,13 @@ import type { Store } from '../store/db.js';
 import { deleteJob, expiredJobs, finishJob, getJob, insertJob, isFinal, unfinishedJobs, updateJob, type JobRow } from '../store/jobs.js';
 import { deleteExpiredSessions } from '../store/sessions.js';
 import { JobEvents } from './events.js';
-import { findTarget, type Target } from './targets.js';
+import { baseToolId, findTarget, type Target } from './targets.js';
 
 export interface SubmitRequest {
   id: string;
   owner: AuthUser;
   target: Target;
-  /** Validated settings (fixed preset settings already merged). */
+  /** Validated settings. */
   settings: Record<string, unknown>;
   inputs: ToolInputs;
   workDir: string;
@@ -208,7 +208,7 @@ export class JobService {
       id: req.id,
       owner_id: req.owner.id,
       tool: req.target.id,
-      base_tool: req.target.tool.id,
+      base_tool: baseToolId(req.target),
       kind: 'run',
       settings: JSON.stringify(redactSettings(req.settings)),
       status: 'queued',

@@ -115,18 +115,18 @@ function runOperation(t: Target, settingsRef: Json): Json {
     },
   };
   if (input.kind === 'none') content['application/json'] = { schema: settingsRef };
-  const preset = t.preset;
+  const preset = t.tool.presetOf;
   const description = [
-    preset
-      ? `Preset: runs \`${t.tool.id}\` with ${JSON.stringify(preset.fixed)} fixed; takes ${preset.accept.join(', ')} (checked from the bytes, 415 otherwise).`
+    preset && input.kind !== 'none'
+      ? `Preset: runs \`${preset.base.id}\` with ${JSON.stringify(preset.fixed)} fixed (not settable); takes ${input.accept.join(', ')} (checked from the bytes, 415 otherwise).`
       : (t.tool.description ?? t.tool.summary),
-    `Output: ${preset ? preset.outputExtension : t.tool.output}.`,
+    `Output: ${t.tool.output}.`,
     ...notes,
   ].join('\n\n');
   return {
     operationId: camel(t.id),
     tags: [t.section],
-    summary: preset ? `${t.id}: ${t.tool.summary}` : t.tool.summary,
+    summary: preset ? `${t.id}: ${preset.base.summary}` : t.tool.summary,
     description,
     parameters: [PREFER],
     requestBody: { required: input.kind !== 'none', content },

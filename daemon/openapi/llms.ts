@@ -1,6 +1,6 @@
 /** /llms.txt and /llms-full.txt: the API as plain text for language models, generated from the catalog. */
 import { describeSettings, type SettingInfo } from '../../src/core/settings.js';
-import { SECTIONS } from '../../src/core/tool.js';
+import { SECTIONS, type InputSpec } from '../../src/core/tool.js';
 import { VERSION } from '../../src/core/version.js';
 import { routeOf, targets } from '../jobs/targets.js';
 
@@ -22,16 +22,16 @@ const INTRO = `# kiln ${VERSION}
 export function llmsSummary(): string {
   const lines = [INTRO, '## Tools', ''];
   for (const section of SECTIONS) {
-    const ts = targets().filter((t) => t.section === section && !t.preset);
+    const ts = targets().filter((t) => t.section === section && !t.tool.presetOf);
     if (!ts.length) continue;
     lines.push(`### ${section}`, '');
     for (const t of ts) lines.push(`- ${t.id}: ${t.tool.summary} (POST ${routeOf(t)})`);
     lines.push('');
   }
-  const presets = targets().filter((t) => t.preset);
+  const presets = targets().filter((t) => t.tool.presetOf);
   if (presets.length) {
     lines.push('## Presets', '', 'Each runs its base tool with the output format fixed.', '');
-    for (const t of presets) lines.push(`- ${t.id} -> ${t.tool.id} (POST ${routeOf(t)})`);
+    for (const t of presets) lines.push(`- ${t.id} -> ${t.tool.presetOf!.base.id} (POST ${routeOf(t)})`);
     lines.push('');
   }
   return lines.join('\n');
@@ -50,31 +50,35 @@ export function llmsFull(): string {
   const lines = [INTRO, '## Tools', ''];
   for (const t of targets()) {
     const tool = t.tool;
+    const input = tool.input;
     lines.push(`### ${t.id}`, '');
     lines.push(`POST ${routeOf(t)}${t.batchable ? ` (batch: POST ${routeOf(t)}/batch)` : ''}`, '');
-    if (t.preset) {
+    const preset = tool.presetOf;
+    if (preset && input.kind !== 'none') {
       lines.push(
-        `Preset of ${tool.id} with ${JSON.stringify(t.preset.fixed)} fixed. Takes ${t.preset.accept.join(', ')}; output ${t.preset.outputExtension}.`,
+        `Preset of ${preset.base.id} with ${JSON.stringify(preset.fixed)} fixed. Takes ${input.accept.join(', ')}; output ${preset.outputExtension}.`,
         '',
       );
-      continue;
+    } else {
+      lines.push(tool.description ?? tool.summary, '');
+      lines.push(`Input: ${inputText(input)}.`);
+      for (const x of input.extra ?? [])
+        lines.push(
+          `Extra file \`${x.indexed ? x.field + '0, ' + x.field + '1…' : x.field}\`${x.required ? ' (required)' : ''}: ${x.description}.`,
+        );
+      lines.push(`Output: ${tool.output}.`, '');
     }
-    lines.push(tool.description ?? tool.summary, '');
-    const input = tool.input;
-    const inputText =
-      input.kind === 'file'
-        ? `one \`file\` (${input.accept.join(', ')})`
-        : input.kind === 'files'
-          ? `${input.min}-${input.max} \`file\` parts (${input.accept.join(', ')})`
-          : 'no file; settings as a JSON body';
-    lines.push(`Input: ${inputText}.`);
-    for (const x of input.extra ?? [])
-      lines.push(
-        `Extra file \`${x.indexed ? x.field + '0, ' + x.field + '1…' : x.field}\`${x.required ? ' (required)' : ''}: ${x.description}.`,
-      );
-    lines.push(`Output: ${tool.output}.`, '');
+    // A preset lists its own settings: the base tool's without the ones it fixes.
     const settings = describeSettings(tool);
     if (settings.length) lines.push('Settings:', ...settings.map(settingLine), '');
   }
   return lines.join('\n');
+}
+
+function inputText(input: InputSpec): string {
+  return input.kind === 'file'
+    ? `one \`file\` (${input.accept.join(', ')})`
+    : input.kind === 'files'
+      ? `${input.min}-${input.max} \`file\` parts (${input.accept.join(', ')})`
+      : 'no file; settings as a JSON body';
 }

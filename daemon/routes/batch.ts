@@ -13,7 +13,7 @@ import { requireUser } from '../auth/authenticate.js';
 import { requirePermission } from '../auth/permissions.js';
 import { assembleSettings, readMultipart, type UploadedPart } from '../http/uploads.js';
 import { redactSettings } from '../jobs/service.js';
-import { checkPresetInputs, effectiveSettings, findTarget, routeOf, targets, type Target } from '../jobs/targets.js';
+import { baseToolId, findTarget, routeOf, targets, type Target } from '../jobs/targets.js';
 import { finishJob, insertJob, updateJob } from '../store/jobs.js';
 import { contentDisposition } from './download.js';
 import { misrouted } from './tools.js';
@@ -94,7 +94,7 @@ export async function runBatch(
         details: [{ path: 'files', message: 'required' }],
       });
     if (parsed.fields.get('fileId')) throw new KilnError('VALIDATION_ERROR', 'fileId: the file library is not available for batch runs.');
-    const raw = effectiveSettings(target, assembleSettings(target.tool, parsed.fields.get('settings'), parsed.fields));
+    const raw = assembleSettings(target.tool, parsed.fields.get('settings'), parsed.fields);
     settings = validateRequest(target.tool, { files: [files[0]!], extra: {} }, raw);
   } catch (e) {
     await rm(workDir, { recursive: true, force: true });
@@ -106,7 +106,7 @@ export async function runBatch(
     id,
     owner_id: user.id,
     tool: target.id,
-    base_tool: target.tool.id,
+    base_tool: baseToolId(target),
     kind: 'batch',
     settings: JSON.stringify(redactSettings(settings)),
     status: 'running',
@@ -161,7 +161,6 @@ export async function runBatch(
         const itemDir = path.join(workDir, 'items', String(i));
         try {
           await mkdir(itemDir, { recursive: true });
-          await checkPresetInputs(target, [f]);
           const outcome = await jobs.queue.run(`${id}:${i}`, (signal) => {
             const both = AbortSignal.any([signal, controller.signal]);
             return runTool(target.tool, { files: [{ path: f.path, name: f.name, size: f.size }], extra: {} }, settings, {

@@ -8,7 +8,7 @@ export function catalogJson() {
   const all = targets();
   return {
     tools: all
-      .filter((t) => !t.preset)
+      .filter((t) => !t.tool.presetOf)
       .map((t) => ({
         id: t.id,
         section: t.section,
@@ -23,19 +23,23 @@ export function catalogJson() {
         execution: t.tool.execution ?? 'fast',
         settings: describeSettings(t.tool),
       })),
-    presets: all
-      .filter((t) => t.preset)
-      .map((t) => ({
-        id: t.id,
-        section: t.section,
-        tool: t.tool.id,
-        fixed: t.preset!.fixed,
-        accept: t.preset!.accept,
-        outputExtension: t.preset!.outputExtension,
-        optional: t.preset!.optional,
-        route: routeOf(t),
-        batchRoute: t.batchable ? routeOf(t) + '/batch' : null,
-      })),
+    presets: all.flatMap((t) => {
+      const p = t.tool.presetOf;
+      if (!p || t.tool.input.kind === 'none') return [];
+      return [
+        {
+          id: t.id,
+          section: t.section,
+          tool: p.base.id,
+          fixed: p.fixed,
+          accept: t.tool.input.accept,
+          outputExtension: p.outputExtension,
+          optional: p.optional,
+          route: routeOf(t),
+          batchRoute: t.batchable ? routeOf(t) + '/batch' : null,
+        },
+      ];
+    }),
   };
 }
 

@@ -19,7 +19,7 @@ import { type AuthUser, requireUser } from '../auth/authenticate.js';
 import { requirePermission } from '../auth/permissions.js';
 import { downloadUrlInput } from '../http/url-input.js';
 import { downloadUrl, jobError, jobResult } from '../jobs/service.js';
-import { checkPresetInputs, effectiveSettings, findTarget } from '../jobs/targets.js';
+import { findTarget } from '../jobs/targets.js';
 import { getJob, isFinal } from '../store/jobs.js';
 
 /** An idle session is closed after this long. */
@@ -103,8 +103,7 @@ async function runAsJob(app: FastifyInstance, request: FastifyRequest, user: Aut
       for (const ref of refs) extra[field].push(await fetchRef(ref));
     }
     const inputs = { files, extra };
-    const settings = validateRequest(target.tool, inputs, effectiveSettings(target, call.settings));
-    await checkPresetInputs(target, inputs.files);
+    const settings = validateRequest(target.tool, inputs, call.settings);
     await jobs.submit({ id, owner: user, target, settings, inputs, workDir, clientJobId: `mcp:${randomUUID()}` });
   } catch (e) {
     await rm(workDir, { recursive: true, force: true });

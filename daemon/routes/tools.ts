@@ -13,7 +13,7 @@ import { requirePermission } from '../auth/permissions.js';
 import { assembleSettings, readMultipart, toToolInputs, type ParsedUpload } from '../http/uploads.js';
 import { preferredWait, syncAnswer } from '../jobs/service.js';
 import type { JobRow } from '../store/jobs.js';
-import { checkPresetInputs, effectiveSettings, findTarget, routeOf, targets, type Target } from '../jobs/targets.js';
+import { findTarget, routeOf, targets, type Target } from '../jobs/targets.js';
 
 export async function toolRoutes(app: FastifyInstance): Promise<void> {
   for (const target of targets()) {
@@ -85,8 +85,7 @@ async function runTarget(app: FastifyInstance, target: Target, request: FastifyR
     } else {
       raw = assembleSettings(target.tool, req.settingsJson, req.fields);
     }
-    const settings = validateRequest(target.tool, inputs, effectiveSettings(target, raw));
-    await checkPresetInputs(target, inputs.files);
+    const settings = validateRequest(target.tool, inputs, raw);
     const clientJobId = req.fields.get('clientJobId')?.slice(0, 200);
     const afterSuccess =
       fileId && library ? async (row: JobRow) => ({ savedFileId: await library.saveOutput(user, fileId, row) }) : undefined;

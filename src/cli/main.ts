@@ -14,19 +14,18 @@ import type { Tool } from '../core/tool.js';
 export interface Invocation {
   tool: Tool;
   name: string;
-  fixed: Record<string, unknown>;
 }
 
 /**
- * name → tool + fixed settings: a tool id, or a preset id (the preset's base tool with its fixed
- * settings). Only that tool's module is loaded (src/tools/lazy.ts).
+ * name → tool: a tool id, or a preset id (presetTool() of its base tool, which fixes its settings).
+ * Only that tool's module is loaded (src/tools/lazy.ts).
  */
 async function resolveInvocation(name: string): Promise<Invocation | undefined> {
   const tool = await loadTool(name);
-  if (tool) return { tool, name, fixed: {} };
+  if (tool) return { tool, name };
   const preset = findPreset(name);
   const base = preset && (await loadTool(preset.tool));
-  return preset && base ? { tool: presetTool(preset, base), name, fixed: {} } : undefined;
+  return preset && base ? { tool: presetTool(preset, base), name } : undefined;
 }
 
 function fail(e: unknown, json = false): never {
@@ -39,7 +38,7 @@ function fail(e: unknown, json = false): never {
 }
 
 async function runToolCommand(inv: Invocation, argv: string[]): Promise<void> {
-  const cmd = buildToolCommand(inv.tool, inv.name, inv.fixed);
+  const cmd = buildToolCommand(inv.tool, inv.name);
   cmd.exitOverride();
   // A library item replaces the uploaded input.
   if (argv.some((a) => a === '--file-id' || a.startsWith('--file-id='))) cmd.registeredArguments[0]?.argOptional();
@@ -58,7 +57,7 @@ async function runToolCommand(inv: Invocation, argv: string[]): Promise<void> {
   }
   let settings: Record<string, unknown>;
   try {
-    settings = settingsFromOptions(inv.tool, opts, inv.fixed);
+    settings = settingsFromOptions(inv.tool, opts);
   } catch (e) {
     fail(e, opts.json);
   }

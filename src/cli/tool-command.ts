@@ -62,7 +62,7 @@ function valueName(s: SettingInfo): string {
   return s.type === 'integer' || s.type === 'number' ? '<n>' : '<value>';
 }
 
-export function buildToolCommand(tool: Tool, nameOverride?: string, fixed: Record<string, unknown> = {}): Command {
+export function buildToolCommand(tool: Tool, nameOverride?: string): Command {
   const cmd = new Command(nameOverride ?? tool.id);
   cmd.description(tool.summary);
   if (tool.input.kind === 'none') cmd.argument('[inputs...]', 'no input file: this tool is driven by its settings');
@@ -70,7 +70,6 @@ export function buildToolCommand(tool: Tool, nameOverride?: string, fixed: Recor
   else cmd.argument('<inputs...>', 'input files (several or a glob run as a batch; - = stdin)');
 
   for (const s of describeSettings(tool)) {
-    if (s.name in fixed) continue;
     if (COMMON_FLAGS.includes(s.flag)) throw new Error(`setting ${tool.id}.${s.name} collides with a common flag`);
     const opt = new Option(`--${s.flag} ${valueName(s)}`, settingHelp(s));
     if (s.enum) {
@@ -109,8 +108,8 @@ export function buildToolCommand(tool: Tool, nameOverride?: string, fixed: Recor
   return cmd;
 }
 
-/** Settings from --settings JSON, then flags (flags win), then the fixed settings of a preset. */
-export function settingsFromOptions(tool: Tool, opts: ToolCommandOptions, fixed: Record<string, unknown> = {}): Record<string, unknown> {
+/** Settings from --settings JSON, then flags (flags win). */
+export function settingsFromOptions(tool: Tool, opts: ToolCommandOptions): Record<string, unknown> {
   let settings: Record<string, unknown> = {};
   if (opts.settings) {
     try {
@@ -127,7 +126,7 @@ export function settingsFromOptions(tool: Tool, opts: ToolCommandOptions, fixed:
     if (v === undefined) continue;
     settings[s.name] = v === true ? true : coerceSettingValue(s, String(v));
   }
-  return { ...settings, ...fixed };
+  return settings;
 }
 
 /** commander's attribute name for a flag: kebab → camel. */

@@ -151,7 +151,8 @@ export async function requireKind(
   filePath: string,
   name: string,
   accept: AcceptToken[],
-  opts: { postscript?: boolean } = {},
+  /** taker: who refuses the file, named in the message (a tool or preset id). */
+  opts: { postscript?: boolean; taker?: string } = {},
 ): Promise<FileKind> {
   const kind = await sniffFile(filePath, name);
   if (kind.ext === 'eps' && opts.postscript === false && matchesAccept(kind, accept)) {
@@ -164,7 +165,7 @@ export async function requireKind(
   if (!matchesAccept(kind, accept)) {
     throw new KilnError(
       'UNSUPPORTED_INPUT',
-      `${path.basename(name)} is ${kind.mime === 'application/octet-stream' ? 'not a recognised file type' : `a ${kind.ext} file (${kind.mime})`}; this tool takes ${describeAccept(accept)}.`,
+      `${path.basename(name)} is ${kind.mime === 'application/octet-stream' ? 'not a recognised file type' : `a ${kind.ext} file (${kind.mime})`}; ${opts.taker ?? 'this tool'} takes ${describeAccept(accept)}.`,
       { details: { file: path.basename(name), detected: kind.mime, accepted: accept } },
     );
   }

@@ -123,7 +123,6 @@ export interface ToolNeeds {
 }
 
 // The settings schema may carry refinements, so it is any zod type whose input is an object.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type SettingsSchema = z.ZodObject<any>;
 
 export interface ToolDef<S extends SettingsSchema> {
@@ -145,13 +144,23 @@ export interface ToolDef<S extends SettingsSchema> {
   execution?: 'fast' | 'long';
   /** Registered in the batch route (default: tools with one file input). */
   batch?: boolean;
-  /** Is one of the AI tools running in the AI worker. */
-  ai?: boolean;
   /** Describes the output for docs: e.g. 'image (same format as input)', 'JSON', 'ZIP of PNG tiles'. */
   output: string;
   /** Examples for --help and the man page (CLI argument strings after `kiln <id>`). */
   examples?: string[];
   run(ctx: RunContext, inputs: ToolInputs, settings: z.output<S>): Promise<ToolResult>;
+  /** Set on a preset (tools/presets.ts presetTool()): the catalog tool it runs and what it fixes. */
+  presetOf?: PresetOrigin;
+}
+
+export interface PresetOrigin {
+  base: Tool;
+  /** Settings the preset sets; they are not in its schema, so a caller cannot send them. */
+  fixed: Record<string, unknown>;
+  /** Extension of the file it produces (a ZIP of them when the base tool makes several). */
+  outputExtension: string;
+  /** The settings the catalog lists as meaningful for this preset (docs, completions). */
+  optional: string[];
 }
 
 export interface Tool<S extends SettingsSchema = SettingsSchema> extends ToolDef<S> {

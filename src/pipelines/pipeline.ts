@@ -92,6 +92,8 @@ const FAMILY_KIND: Record<string, FileKind> = {
 
 /** What a step produces, as far as it can be known before running (undefined = unknown, not checked). */
 export function producedKind(tool: Tool, settings: Record<string, unknown>, input: FileKind | undefined): FileKind | undefined {
+  // A preset makes what its base tool makes with the preset's settings (jpg-to-pdf: a PDF, not an image).
+  if (tool.presetOf) return producedKind(tool.presetOf.base, { ...settings, ...tool.presetOf.fixed }, input);
   const baseId = tool.id;
   if (ZIP_TOOLS.has(baseId)) return kindOf('zip');
   if (DATA_TOOLS.has(baseId)) return kindOf('json');

@@ -1,7 +1,7 @@
 /**
  * The 83 conversion presets (catalog.json `presets`). A preset is a route and a CLI subcommand that runs
  * its base tool with some settings fixed (usually the output format) and only the listed input types.
- * Other settings of the base tool are still accepted.
+ * Other settings of the base tool are still accepted; the fixed ones are not (they are not in its schema).
  */
 import type { Section, Tool } from '../core/tool.js';
 
@@ -750,9 +750,18 @@ export function presetTool(preset: Preset, base: Tool): Tool {
     summary: `Convert ${preset.accept.join('/')} to ${preset.outputExtension} (preset of ${base.id}).`,
     description: `Runs ${base.id} with ${JSON.stringify(preset.fixed)}; takes ${preset.accept.join(', ')}.`,
     input: { ...base.input, accept: preset.accept },
+    output: outputOf(preset, base),
     settings,
     check: base.check ? (s) => base.check!({ ...s, ...preset.fixed }) : undefined,
     examples: [`input${preset.accept[0]} -o output${preset.outputExtension}`],
     run: (ctx, inputs, s) => base.run(ctx, inputs, { ...base.settings.parse({ ...s, ...preset.fixed }) }),
+    presetOf: { base, fixed: preset.fixed, outputExtension: preset.outputExtension, optional: preset.optional },
   };
+}
+
+/** What the preset makes, not what its base tool may make: `PDF` for jpg-to-pdf, never "image". */
+function outputOf(preset: Preset, base: Tool): string {
+  const kind = preset.outputExtension.slice(1).toUpperCase();
+  // pdf-to-image and the like deliver several outputs as one ZIP.
+  return /\bZIP\b/.test(base.output) ? `${kind}, or a ZIP of ${kind} files when there are several` : kind;
 }

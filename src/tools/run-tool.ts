@@ -140,7 +140,7 @@ export async function runTool(tool: Tool, inputs: ToolInputs, rawSettings: unkno
 
 async function checkInputs(tool: Tool, inputs: ToolInputs, postscript: boolean): Promise<void> {
   const accept = tool.input.kind === 'none' ? [] : tool.input.accept;
-  await Promise.all(inputs.files.map(async (f) => (f.type = await requireKind(f.path, f.name, accept, { postscript }))));
+  await Promise.all(inputs.files.map(async (f) => (f.type = await requireKind(f.path, f.name, accept, { postscript, taker: tool.id }))));
   for (const x of tool.input.extra ?? []) {
     await Promise.all(
       (inputs.extra[x.field] ?? []).map(async (f: InputFile) => (f.type = await requireKind(f.path, f.name, x.accept, { postscript }))),

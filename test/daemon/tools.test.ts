@@ -11,6 +11,8 @@ import { after, before, describe, it } from 'node:test';
 import sharp from 'sharp';
 import { exec } from '../../src/core/process.js';
 import { findTool } from '../../src/tools/index.js';
+import { parse } from 'yaml';
+import { kiln } from '../helpers/cli.js';
 import { makeImage, tempDir } from '../helpers/fixtures.js';
 import { filePart, form, readSse, startServer, type TestServer } from '../helpers/server.js';
 
@@ -28,14 +30,15 @@ describe('generated tool routes', () => {
     skip: !findTool('convert') && 'convert not in the catalog',
   }, async () => {
     const jpg = await makeImage(dir, 'p.jpg', 40, 20);
-    const fd = await form({ file: await filePart(jpg), settings: JSON.stringify({ format: 'webp' }) });
+    const fd = await form({ file: await filePart(jpg), settings: JSON.stringify({ quality: 80 }) });
     const res = await fetch(`${s.url}/api/v1/tools/image/jpg-to-png`, { method: 'POST', headers: auth(s.token), body: fd });
     const body = await res.json();
     assert.equal(res.status, 200, JSON.stringify(body));
     assert.match(body.downloadUrl, /\/p\.png$/);
     const out = Buffer.from(await (await fetch(s.url + body.downloadUrl, { headers: auth(s.token) })).arrayBuffer());
-    // The preset's fixed format wins over the caller's.
     assert.equal((await sharp(out).metadata()).format, 'png');
+    const job = await (await fetch(`${s.url}/api/v1/jobs/${body.jobId}`, { headers: auth(s.token) })).json();
+    assert.deepEqual([job.tool, job.baseTool], ['jpg-to-png', 'convert']);
 
     const png = await makeImage(dir, 'q.png', 40, 20);
     const wrong = await fetch(`${s.url}/api/v1/tools/image/jpg-to-png`, {
@@ -46,7 +49,7 @@ describe('generated tool routes', () => {
     assert.equal(wrong.status, 415);
     const err = (await wrong.json()).error;
     assert.equal(err.code, 'UNSUPPORTED_INPUT');
-    assert.match(err.message, /jpg-to-png takes \.jpg, \.jpeg/);
+    assert.match(err.message, /takes \.jpg, \.jpeg/);
 
     const zip = await fetch(`${s.url}/api/v1/tools/image/jpg-to-png/batch`, {
       method: 'POST',
@@ -55,6 +58,43 @@ describe('generated tool routes', () => {
     });
     assert.equal(zip.status, 200);
     assert.ok(zip.headers.get('x-job-id'));
+  });
+
+  it("refuses a setting a preset fixes, as the CLI does, and documents only the preset's own settings", {
+    skip: !findTool('convert') && 'convert not in the catalog',
+  }, async () => {
+    const jpg = await makeImage(dir, 'fixed.jpg', 40, 20);
+    const routes = ['/api/v1/tools/image/jpg-to-png', '/api/v1/tools/image/jpg-to-png/batch'];
+    const single = await fetch(s.url + routes[0]!, {
+      method: 'POST',
+      headers: auth(s.token),
+      body: await form({ file: await filePart(jpg), settings: JSON.stringify({ format: 'webp' }) }),
+    });
+    assert.equal(single.status, 400);
+    const err = (await single.json()).error;
+    assert.equal(err.code, 'VALIDATION_ERROR');
+    assert.deepEqual(err.details, [{ path: 'format', message: 'unknown setting' }]);
+    // A plain form field is a setting too, and the batch route validates the same way.
+    const batch = await fetch(s.url + routes[1]!, {
+      method: 'POST',
+      headers: auth(s.token),
+      body: await form({ files: [await filePart(jpg)], format: 'webp' }),
+    });
+    assert.equal(batch.status, 400);
+    assert.equal((await batch.json()).error.details[0].path, 'format');
+    // The CLI gives the same answer for the same preset.
+    const cli = await kiln(['jpg-to-png', jpg, '--settings', '{"format":"webp"}', '-o', path.join(dir, 'fixed-out.png')]);
+    assert.equal(cli.code, 2, cli.stderr);
+    assert.ok(cli.stderr.includes(err.message), `${cli.stderr} / ${err.message}`);
+
+    const doc = parse(await (await fetch(`${s.url}/api/v1/openapi.yaml`)).text());
+    const op = doc.paths['/api/v1/tools/image/jpg-to-png'].post;
+    const ref: string = op.requestBody.content['multipart/form-data'].schema.properties.settings.$ref;
+    const schema = doc.components.schemas[ref.split('/').pop()!];
+    assert.ok(schema.properties.quality, 'the preset documents the settings it takes');
+    assert.equal(schema.properties.format, undefined, 'the fixed format is not a setting of the preset');
+    assert.ok(doc.components.schemas.ConvertSettings.properties.format, 'the base tool still documents it');
+    assert.match(op.description, /Output: PNG\./);
   });
 
   it('takes the settings as a JSON body for a tool without input file', {

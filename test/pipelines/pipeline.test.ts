@@ -5,7 +5,7 @@ import { PDFDocument } from '@cantoo/pdf-lib';
 import { readFileSync } from 'node:fs';
 import { KilnError } from '../../src/core/errors.js';
 import { createWorkspace } from '../../src/core/workspace.js';
-import { runPipeline, validatePipeline } from '../../src/pipelines/pipeline.js';
+import { producedKind, runPipeline, validatePipeline } from '../../src/pipelines/pipeline.js';
 import { inputFile } from '../../src/tools/run-tool.js';
 import { makeImage, tempDir } from '../helpers/fixtures.js';
 
@@ -107,5 +107,24 @@ describe('pipelines', () => {
     );
     const m = await sharp(r.buf).metadata();
     assert.deepEqual([m.format, m.width], ['png', 32]);
+  });
+
+  it('knows a preset makes its own output type: jpg-to-pdf then rotate-pdf', async () => {
+    const { steps } = validatePipeline({ steps: [{ tool: 'jpg-to-pdf' }, { tool: 'rotate-pdf', settings: { angle: 180 } }] });
+    assert.equal(steps[0]!.tool.output, 'PDF');
+    assert.equal(producedKind(steps[0]!.tool, {}, undefined)?.ext, 'pdf');
+    // A preset of a format-choosing tool makes its fixed format, not the base tool's default.
+    const pdfToJpg = validatePipeline({ steps: [{ tool: 'pdf-to-jpg', settings: { pages: '1' } }] }).steps[0]!;
+    assert.equal(producedKind(pdfToJpg.tool, pdfToJpg.settings, undefined)?.ext, 'jpg');
+    assert.throws(
+      () => validatePipeline({ steps: [{ tool: 'jpg-to-pdf' }, { tool: 'resize', settings: { width: 10 } }] }),
+      (e: KilnError) => e.code === 'VALIDATION_ERROR' && /step 2 \(resize\).*step 1 produces pdf/.test(e.message),
+    );
+    const src = await makeImage(dir, 'scan.jpg', 300, 400);
+    const r = await run({ steps: [{ tool: 'jpg-to-pdf' }, { tool: 'rotate-pdf', settings: { angle: 180 } }] }, src);
+    const pdf = await PDFDocument.load(r.buf);
+    assert.equal(pdf.getPageCount(), 1);
+    assert.equal(pdf.getPage(0).getRotation().angle, 180);
+    assert.match(r.name, /\.pdf$/);
   });
 });
