@@ -113,7 +113,8 @@ export const ENGINES: EngineDef[] = [
     versionPattern: /tesseract (\S+)/,
     debian: 'tesseract-ocr',
     license: 'Apache-2.0',
-    usedFor: 'OCR (fast)',
+    // Listed for the OCR tools to come; doctor shows it, but nothing needs it yet.
+    usedFor: 'OCR (no tool uses it yet)',
   },
   {
     id: 'pandoc',
@@ -203,7 +204,7 @@ export const ENGINES: EngineDef[] = [
     versionPattern: /^(\S+)/,
     debian: 'ocrmypdf',
     license: 'MPL-2.0',
-    usedFor: 'searchable PDFs',
+    usedFor: 'searchable PDFs (no tool uses it yet)',
   },
 ];
 

@@ -27,7 +27,7 @@ export async function doctorCommand(o: { json?: boolean }): Promise<void> {
     process.stdout.write(`\n${missing.length} engine(s) missing. Tools that need them fail with ENGINE_MISSING (exit 4):\n`);
     for (const m of missing) {
       const t = toolsAffected(m.id);
-      if (t.length) process.stdout.write(`  ${m.title}: ${t.join(', ')}\n`);
+      process.stdout.write(`  ${m.title}: ${t.length ? t.join(', ') : 'no tool uses it yet'}\n`);
     }
     process.stdout.write('Install everything at once with: npm run setup (as root)\n');
   } else {

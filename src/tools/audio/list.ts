@@ -1,6 +1,4 @@
-// One line per tool: export { default as <camelCaseId> } from './<group>/<id>.js';
-// Append only (concurrent appends are atomic); keep nothing else in this file.
-export {};
+/** The audio tools of the catalog, one line each (docs/DEVELOPING.md, "Adding a tool"). */
 export { default as audioChannels } from './audio/audio-channels.js';
 export { default as audioMetadata } from './audio/audio-metadata.js';
 export { default as audioSpeed } from './audio/audio-speed.js';

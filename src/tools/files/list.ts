@@ -1,6 +1,4 @@
-// One line per tool: export { default as <camelCaseId> } from './<group>/<id>.js';
-// Append only (concurrent appends are atomic); keep nothing else in this file.
-export {};
+/** The files tools of the catalog, one line each (docs/DEVELOPING.md, "Adding a tool"). */
 export { default as convertDocument } from './document/convert-document.js';
 export { default as convertPresentation } from './document/convert-presentation.js';
 export { default as convertSpreadsheet } from './document/convert-spreadsheet.js';

@@ -1,6 +1,4 @@
-// One line per tool: export { default as <camelCaseId> } from './<group>/<id>.js';
-// Append only (concurrent appends are atomic); keep nothing else in this file.
-export {};
+/** The image tools of the catalog, one line each (docs/DEVELOPING.md, "Adding a tool"). */
 export { default as resize } from './essentials/resize.js';
 export { default as qrGenerate } from './utilities/qr-generate.js';
 export { default as barcodeRead } from './utilities/barcode-read.js';

@@ -1,6 +1,4 @@
-// One line per tool: export { default as <camelCaseId> } from './<group>/<id>.js';
-// Append only (concurrent appends are atomic); keep nothing else in this file.
-export {};
+/** The pdf tools of the catalog, one line each (docs/DEVELOPING.md, "Adding a tool"). */
 export { default as mergePdf } from './document/merge-pdf.js';
 export { default as splitPdf } from './document/split-pdf.js';
 export { default as compressPdf } from './document/compress-pdf.js';

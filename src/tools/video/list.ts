@@ -1,6 +1,4 @@
-// One line per tool: export { default as <camelCaseId> } from './<group>/<id>.js';
-// Append only (concurrent appends are atomic); keep nothing else in this file.
-export {};
+/** The video tools of the catalog, one line each (docs/DEVELOPING.md, "Adding a tool"). */
 export { default as aspectPad } from './video/aspect-pad.js';
 export { default as blurPad } from './video/blur-pad.js';
 export { default as burnSubtitles } from './video/burn-subtitles.js';
