@@ -61,4 +61,15 @@ export class JobEvents {
     this.emitter.on(jobId, fn);
     return () => this.emitter.off(jobId, fn);
   }
+
+  /** Resolves on the job's final event (from any instance); dispose() stops listening. */
+  finalEvent(jobId: string): { done: Promise<void>; dispose: () => void } {
+    let dispose = () => {};
+    const done = new Promise<void>((resolve) => {
+      dispose = this.subscribe(jobId, ({ event }) => {
+        if (event.type !== 'progress') resolve();
+      });
+    });
+    return { done, dispose };
+  }
 }

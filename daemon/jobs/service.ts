@@ -1,146 +1,30 @@
 /**
- * Jobs: every HTTP run is persisted, queued, run with runTool, and its progress published. Routes
- * wait on `wait()` for the synchronous window; SSE follows `events`; the sweeper removes old outputs.
+ * Jobs: every HTTP run is persisted, queued, run (run.ts) and its progress published. Routes wait on
+ * `wait()` for the synchronous window; SSE follows `events`. Records and their views are in
+ * records.ts, route answers in answer.ts, scaled-mode cancel and reaper in scaled.ts, recovery and
+ * the sweep in upkeep.ts.
  */
-import { randomBytes } from 'node:crypto';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import { EventEmitter } from 'node:events';
 import path from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
-import { KilnError, toKilnError, type ErrorCode } from '../../src/core/errors.js';
-import type { ToolInputs } from '../../src/core/tool.js';
-import { runTool } from '../../src/tools/run-tool.js';
+import { KilnError, toKilnError } from '../../src/core/errors.js';
 import type { AuthUser } from '../auth/authenticate.js';
 import { newId } from '../auth/secrets.js';
 import type { DaemonConfig } from '../config.js';
 import { isDistributed, type DistributedQueue, type JobQueue, type QueuedJob } from '../queue/queue.js';
 import type { Store } from '../store/db.js';
-import { deleteJob, expiredJobs, finishJob, getJob, insertJob, isFinal, unfinishedJobs, updateJob, type JobRow } from '../store/jobs.js';
-import { deleteExpiredSessions } from '../store/sessions.js';
+import { finishJob, getJob, insertJob, isFinal, type JobRow } from '../store/jobs.js';
 import { JobEvents } from './events.js';
-import { baseToolId, findTarget, type Target } from './targets.js';
+import { failureRecord, redactSettings } from './records.js';
+import { executeRun, type RunDeps, type RunSpec } from './run.js';
+import { cancelElsewhere, Reaper, type ScaledDeps } from './scaled.js';
+import { baseToolId, findTarget } from './targets.js';
+import { recoverLocal, sweepJobs } from './upkeep.js';
 
-export interface SubmitRequest {
-  id: string;
+export interface SubmitRequest extends RunSpec {
   owner: AuthUser;
-  target: Target;
-  /** Validated settings. */
-  settings: Record<string, unknown>;
-  inputs: ToolInputs;
-  workDir: string;
   clientJobId?: string;
-  /** Runs after a successful run (e.g. saving to the file library); its fields join the result. */
-  afterSuccess?: (row: JobRow) => Promise<Record<string, unknown> | void>;
-}
-
-const PROGRESS_WRITE_MS = 500;
-/** Scaled mode: how long a cancel waits for the instance running the job to confirm before ending the record itself. */
-const CANCEL_CONFIRM_MS = 10_000;
-/** Scaled mode: a queued job that no queue holds and no live instance owns is given up after this long. */
-const ORPHAN_QUEUED_MS = 60_000;
-
-/** What a run needs, wherever it runs. */
-type RunSpec = Pick<SubmitRequest, 'id' | 'target' | 'settings' | 'inputs' | 'workDir' | 'afterSuccess'>;
-
-const daemonStopped = (what = 'The daemon stopped while this job was running; run it again.') =>
-  new KilnError('INTERNAL', what, { reason: 'daemon-restarted' });
-
-/** Settings that must not be kept in job records (passwords for protect/unlock-pdf and the like). */
-const SECRET_SETTING = /password|secret|passphrase|token/i;
-
-export function redactSettings(settings: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(
-    Object.entries(settings).map(([k, v]) => [k, SECRET_SETTING.test(k) && v !== undefined && v !== '' ? '[redacted]' : v]),
-  );
-}
-
-export function downloadUrl(row: Pick<JobRow, 'id' | 'output_name'>): string | undefined {
-  return row.output_name ? `/api/v1/download/${row.id}/${encodeURIComponent(row.output_name)}` : undefined;
-}
-
-/** The result body of a finished run (HTTP 200 and the SSE `completed` event). */
-export function jobResult(row: JobRow): Record<string, unknown> {
-  const r: Record<string, unknown> = {
-    jobId: row.id,
-    downloadUrl: downloadUrl(row),
-    originalSize: Number(row.original_size ?? 0),
-    processedSize: Number(row.processed_size ?? 0),
-  };
-  const stored = row.result ? (JSON.parse(row.result) as { data?: unknown; extra?: Record<string, unknown> }) : {};
-  if (stored.data !== undefined) r.data = stored.data;
-  return { ...r, ...stored.extra };
-}
-
-export function jobError(row: JobRow): { code: string; message: string; details?: unknown; reason?: string } {
-  return row.error ? JSON.parse(row.error) : { code: 'INTERNAL', message: 'The job failed.' };
-}
-
-/**
- * How long a run route waits for its job: the server's synchronous window, or what the client prefers
- * (RFC 7240): `Prefer: respond-async` answers 202 at once, `Prefer: wait=N` waits at most N seconds.
- * `applied` is the preference honoured, for the Preference-Applied header.
- */
-export function preferredWait(prefer: string | string[] | undefined, defaultMs: number): { waitMs: number; applied?: string } {
-  const tokens = [prefer ?? []]
-    .flat()
-    .join(',')
-    .split(',')
-    .map((t) => t.trim().toLowerCase());
-  if (tokens.includes('respond-async')) return { waitMs: 0, applied: 'respond-async' };
-  const wait = tokens.map((t) => /^wait\s*=\s*(\d{1,6})$/.exec(t)).find(Boolean);
-  if (wait) {
-    const s = Number(wait[1]);
-    return { waitMs: Math.min(s * 1000, defaultMs > 0 ? Math.max(defaultMs, 600_000) : 600_000), applied: `wait=${s}` };
-  }
-  return { waitMs: defaultMs };
-}
-
-/**
- * The answer of a run route: waits up to the synchronous window, then 200 with the result, the job's own
- * error, or 202 `{jobId, async: true, statusUrl, eventsUrl}` (and Location) for the caller to follow.
- */
-export async function syncAnswer(
-  jobs: JobService,
-  id: string,
-  waitMs: number,
-): Promise<{ status: 200 | 202; body: Record<string, unknown>; headers: Record<string, string> }> {
-  const done = await jobs.wait(id, waitMs);
-  if (!done) {
-    const statusUrl = `/api/v1/jobs/${id}`;
-    return {
-      status: 202,
-      body: { jobId: id, async: true, statusUrl, eventsUrl: `${statusUrl}/progress` },
-      headers: { location: statusUrl },
-    };
-  }
-  if (done.status === 'completed') return { status: 200, body: jobResult(done), headers: {} };
-  const err = jobError(done);
-  throw new KilnError(err.code as ErrorCode, err.message, { details: err.details, reason: err.reason });
-}
-
-/** The public JSON view of a job. */
-export function jobView(row: JobRow): Record<string, unknown> {
-  const ts = (n: number | null) => (n === null ? null : new Date(Number(n)).toISOString());
-  return {
-    jobId: row.id,
-    tool: row.tool,
-    baseTool: row.base_tool,
-    kind: row.kind,
-    ownerId: row.owner_id,
-    status: row.status,
-    progress: { percent: row.progress, stage: row.stage },
-    settings: JSON.parse(row.settings),
-    clientJobId: row.client_job_id,
-    result: row.status === 'completed' ? jobResult(row) : null,
-    error: row.status === 'failed' || row.status === 'cancelled' ? jobError(row) : null,
-    outputName: row.output_name,
-    contentType: row.content_type,
-    originalSize: row.original_size === null ? null : Number(row.original_size),
-    processedSize: row.processed_size === null ? null : Number(row.processed_size),
-    createdAt: ts(row.created_at),
-    startedAt: ts(row.started_at),
-    finishedAt: ts(row.finished_at),
-  };
 }
 
 /** How a job ended, for listeners such as the metrics. */
@@ -161,10 +45,10 @@ export class JobService {
   private sweeper?: NodeJS.Timeout;
   private closing = false;
   private reaper?: NodeJS.Timeout;
-  /** Jobs the reaper found orphaned, with when: it acts on the next pass, not this one. */
-  private suspects = new Map<string, number>();
   /** Set in scaled mode: the shared queue, event bus and heartbeats. */
   private readonly shared?: DistributedQueue;
+  private readonly scaled?: { deps: ScaledDeps; reaper: Reaper };
+  private readonly runDeps: RunDeps;
 
   constructor(
     private readonly store: Store,
@@ -173,14 +57,24 @@ export class JobService {
     readonly instanceId: string,
     private readonly log: FastifyBaseLogger,
   ) {
-    if (isDistributed(queue)) {
-      this.shared = queue;
-      this.events = new JobEvents({ publish: (m) => queue.publishEvent(m), onMessage: (fn) => queue.onEvent(fn) });
+    this.shared = isDistributed(queue) ? queue : undefined;
+    const shared = this.shared;
+    this.events = shared
+      ? new JobEvents({ publish: (m) => shared.publishEvent(m), onMessage: (fn) => shared.onEvent(fn) })
+      : new JobEvents();
+    this.runDeps = { db: store.db, config, events: this.events, log, instanceId };
+    if (shared) {
+      const deps: ScaledDeps = {
+        db: store.db,
+        shared,
+        events: this.events,
+        jobsDir: this.jobsDir,
+        fail: (id, dir, e) => this.fail(id, dir, e),
+      };
+      this.scaled = { deps, reaper: new Reaper(deps, config.heartbeatMs) };
       // A cancel sent to another instance reaches batches driven here.
-      queue.onCancel((id) => this.external.get(id)?.abort());
-      queue.process((job, signal) => this.runQueued(job, signal));
-    } else {
-      this.events = new JobEvents();
+      shared.onCancel((id) => this.external.get(id)?.abort());
+      shared.process((job, signal) => this.runQueued(job, signal));
     }
   }
 
@@ -268,73 +162,9 @@ export class JobService {
     await done;
   }
 
-  /** queued → running, unless the job was cancelled (or given up) meanwhile; the runner becomes its owner. */
-  private async claim(id: string): Promise<boolean> {
-    const r = await this.store.db
-      .updateTable('jobs')
-      .set({ status: 'running', started_at: Date.now(), stage: 'starting', instance_id: this.instanceId })
-      .where('id', '=', id)
-      .where('status', '=', 'queued')
-      .executeTakeFirst();
-    return Number(r.numUpdatedRows) > 0;
-  }
-
   private async execute(req: RunSpec, signal: AbortSignal): Promise<void> {
-    const db = this.store.db;
-    if (!(await this.claim(req.id))) return;
-    let lastWrite = 0;
-    const outcome = await runTool(req.target.tool, req.inputs, req.settings, {
-      workDir: req.workDir,
-      dataDir: this.config.dataDir,
-      signal,
-      validated: true,
-      allowPostScript: this.config.allowPostScript,
-      onProgress: (percent, stage) => {
-        this.events.publish(req.id, { type: 'progress', percent, stage });
-        const now = Date.now();
-        if (now - lastWrite >= PROGRESS_WRITE_MS || percent === 100) {
-          lastWrite = now;
-          updateJob(db, req.id, { progress: percent, stage: stage ?? null }).catch(() => {});
-        }
-      },
-    });
-    const patch: Partial<JobRow> & { status: 'completed' } = {
-      status: 'completed',
-      progress: 100,
-      stage: 'done',
-      result: JSON.stringify(outcome.data !== undefined ? { data: outcome.data } : {}),
-      output_path: outcome.output?.path ?? null,
-      output_name: outcome.output?.name ?? null,
-      content_type: outcome.output?.contentType ?? null,
-      original_size: outcome.originalSize,
-      processed_size: outcome.processedSize,
-      finished_at: Date.now(),
-    };
-    // The inputs are no longer needed; the output stays until the TTL sweep.
-    await rm(path.join(req.workDir, 'in'), { recursive: true, force: true });
-    // The follow-up (saving to the library) runs before the job is marked completed, so every view of
-    // a completed job — the row, the 200 answer, the SSE event — already carries its fields.
-    if (req.afterSuccess && !signal.aborted) {
-      const current = await getJob(db, req.id);
-      const extra = current
-        ? await req.afterSuccess({ ...current, ...patch }).catch((e: unknown) => {
-            // The run itself succeeded: keep its output and report the follow-up failure beside it.
-            this.log.error({ err: e, jobId: req.id }, 'after-success step failed');
-            return { afterSuccessError: toKilnError(e).toJSON().error };
-          })
-        : undefined;
-      if (extra && Object.keys(extra).length) patch.result = JSON.stringify({ ...JSON.parse(patch.result ?? '{}'), extra });
-    }
-    if (!(await finishJob(db, req.id, patch))) {
-      // Cancelled at the last moment: the output must not outlive the job.
-      await rm(req.workDir, { recursive: true, force: true });
-      return;
-    }
-    const row = await getJob(db, req.id);
-    if (row) {
-      this.events.publish(req.id, { type: 'completed', result: jobResult(row) });
-      this.ended(row);
-    }
+    const row = await executeRun(this.runDeps, req, signal);
+    if (row) this.ended(row);
   }
 
   /** Tells listeners (metrics) how a job ended, with its tool and how long it ran. */
@@ -356,35 +186,13 @@ export class JobService {
     if (err.code === 'INTERNAL') this.log.error({ err: e, jobId: id }, 'job failed');
     await rm(workDir, { recursive: true, force: true }).catch(() => {});
     const body = err.toJSON().error;
-    const ended = await finishJob(this.store.db, id, this.failure(err));
+    const ended = await finishJob(this.store.db, id, failureRecord(err));
     // Someone else recorded the end already (a cancel from another instance, the reaper) and told the streams.
     if (ended) {
       this.events.publish(id, { type: 'failed', error: body });
       const row = await getJob(this.store.db, id).catch(() => undefined);
       if (row) this.ended(row);
     }
-  }
-
-  private failure(err: KilnError): Partial<JobRow> & { status: 'failed' | 'cancelled' } {
-    return {
-      status: err.code === 'CANCELLED' ? 'cancelled' : 'failed',
-      error: JSON.stringify(err.toJSON().error),
-      stage: err.code === 'CANCELLED' ? 'cancelled' : 'failed',
-      output_path: null,
-      output_name: null,
-      finished_at: Date.now(),
-    };
-  }
-
-  /** Resolves on the job's final event (from any instance); dispose() stops listening. */
-  private finalEvent(id: string): { done: Promise<void>; dispose: () => void } {
-    let dispose = () => {};
-    const done = new Promise<void>((resolve) => {
-      dispose = this.events.subscribe(id, ({ event }) => {
-        if (event.type !== 'progress') resolve();
-      });
-    });
-    return { done, dispose };
   }
 
   /**
@@ -426,7 +234,7 @@ export class JobService {
 
   /** Scaled mode: a job another instance runs ends when its final event arrives (or the row says so). */
   private async waitShared(id: string, ms: number): Promise<JobRow | undefined> {
-    const final = this.finalEvent(id);
+    const final = this.events.finalEvent(id);
     let timer: ReturnType<typeof setTimeout> | undefined;
     try {
       const before = await getJob(this.store.db, id);
@@ -452,7 +260,7 @@ export class JobService {
     } else if (this.queue.cancel(row.id) && waiting) {
       await waiting;
     } else if (this.shared) {
-      await this.cancelShared(row);
+      await cancelElsewhere(this.scaled!.deps, row);
     } else {
       // Not running here (e.g. left over from a crash before recovery): end the record.
       await this.fail(row.id, row.work_dir ?? path.join(this.jobsDir, row.id), new KilnError('CANCELLED', 'The run was cancelled.'));
@@ -460,121 +268,22 @@ export class JobService {
     return (await getJob(this.store.db, row.id)) ?? row;
   }
 
-  /**
-   * Scaled mode, a job this instance does not run: a queued one is ended here (the worker that would
-   * take it finds it cancelled and skips it); a running one is aborted by its instance on the cancel
-   * message, and ended here if that instance does not confirm in time (it died).
-   */
-  private async cancelShared(row: JobRow): Promise<void> {
-    const shared = this.shared!;
-    const final = this.finalEvent(row.id);
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    try {
-      const err = new KilnError('CANCELLED', 'The run was cancelled.');
-      const queued = await this.store.db
-        .updateTable('jobs')
-        .set(this.failure(err))
-        .where('id', '=', row.id)
-        .where('status', '=', 'queued')
-        .executeTakeFirst();
-      if (Number(queued.numUpdatedRows) > 0) {
-        this.events.publish(row.id, { type: 'failed', error: err.toJSON().error });
-        await shared.remove(row.id).catch(() => false);
-        // A run pinned to its instance waits in that instance's local queue: the message drops it there.
-        await shared.publishCancel(row.id).catch(() => {});
-        if (row.work_dir) await rm(row.work_dir, { recursive: true, force: true });
-        return;
-      }
-      await shared.publishCancel(row.id);
-      await Promise.race([final.done, new Promise((resolve) => (timer = setTimeout(resolve, CANCEL_CONFIRM_MS)))]);
-      const now = await getJob(this.store.db, row.id);
-      if (now && !isFinal(now.status)) await this.fail(row.id, row.work_dir ?? path.join(this.jobsDir, row.id), err);
-    } finally {
-      clearTimeout(timer);
-      final.dispose();
-    }
-  }
-
-  /**
-   * Scaled mode: jobs whose instance stopped sending heartbeats can never finish: any instance that
-   * notices records them as failed. A queued job is only given up when no queue holds it any more.
-   */
+  /** Scaled mode: see Reaper. */
   async reap(): Promise<number> {
-    const shared = this.shared;
-    if (!shared) return 0;
-    const rows = await this.store.db
-      .selectFrom('jobs')
-      .selectAll()
-      .where('status', 'in', ['queued', 'running'])
-      .orderBy('created_at')
-      .limit(1000)
-      .execute();
-    const alive = new Map<string, boolean>();
-    const isAlive = async (instance: string) => {
-      if (!alive.has(instance)) alive.set(instance, await shared.isAlive(instance));
-      return alive.get(instance)!;
-    };
-    let n = 0;
-    const seen = new Set<string>();
-    for (const row of rows) {
-      if (row.status === 'running' && (await isAlive(row.instance_id))) continue;
-      if (
-        row.status === 'queued' &&
-        (Date.now() - Number(row.created_at) < ORPHAN_QUEUED_MS || (await isAlive(row.instance_id)) || (await shared.has(row.id)))
-      )
-        continue;
-      seen.add(row.id);
-      // Seen orphaned twice, a beat apart: an instance whose key lapsed while Redis was away beats again first.
-      const since = this.suspects.get(row.id);
-      if (since === undefined) this.suspects.set(row.id, Date.now());
-      if (since === undefined || Date.now() - since < this.config.heartbeatMs) continue;
-      await this.fail(
-        row.id,
-        row.work_dir ?? path.join(this.jobsDir, row.id),
-        daemonStopped(`The daemon instance that was running this job stopped; run it again.`),
-      );
-      this.suspects.delete(row.id);
-      n++;
-    }
-    for (const id of [...this.suspects.keys()]) if (!seen.has(id)) this.suspects.delete(id);
-    return n;
+    return this.scaled ? this.scaled.reaper.reap() : 0;
   }
 
   /** After a restart: what this instance was running can never finish; say so and free its files. */
   async recover(): Promise<number> {
     // The shared directory may be a fresh volume; readiness checks its free space from the start.
     await mkdir(this.jobsDir, { recursive: true });
-    if (this.shared) return this.reap();
-    const rows = await unfinishedJobs(this.store.db, this.instanceId);
-    for (const row of rows) {
-      if (row.work_dir) await rm(row.work_dir, { recursive: true, force: true });
-      await finishJob(this.store.db, row.id, {
-        status: 'failed',
-        error: JSON.stringify(
-          new KilnError('INTERNAL', `The daemon stopped while this job was ${row.status}; run it again.`, {
-            reason: 'daemon-restarted',
-          }).toJSON().error,
-        ),
-        stage: 'failed',
-        finished_at: Date.now(),
-      });
-    }
-    return rows.length;
+    return this.shared ? this.reap() : recoverLocal(this.store.db, this.instanceId);
   }
 
   /** Removes finished jobs (records and files) older than JOB_TTL_HOURS, and expired sessions. */
   async sweep(now = Date.now()): Promise<number> {
-    await deleteExpiredSessions(this.store.db);
     const before = now - this.config.jobTtlHours * 3_600_000;
-    // Scaled mode: the files are on the shared volume, so any instance may remove any job's.
-    const rows = this.shared
-      ? await this.store.db.selectFrom('jobs').selectAll().where('finished_at', '<', before).limit(500).execute()
-      : await expiredJobs(this.store.db, this.instanceId, before);
-    for (const row of rows) {
-      await rm(row.work_dir ?? path.join(this.jobsDir, row.id), { recursive: true, force: true });
-      await deleteJob(this.store.db, row.id);
-    }
-    return rows.length;
+    return sweepJobs(this.store.db, { before, instanceId: this.instanceId, jobsDir: this.jobsDir, scaled: !!this.shared });
   }
 
   startSweeper(onError: (e: unknown) => void): void {
@@ -609,20 +318,4 @@ export class JobService {
     // Let aborted runs record their end before the database closes.
     await Promise.race([Promise.allSettled([...this.settled.values()]), new Promise((r) => setTimeout(r, 5000))]);
   }
-}
-
-/**
- * A stable id for this data dir, so restart recovery touches only this instance's jobs. In scaled
- * mode each process adds its own suffix: recovery goes by heartbeats there, and two processes that
- * were given the same DATA_DIR by mistake must still not pass for one.
- */
-export async function instanceIdFor(dataDir: string, perProcess = false): Promise<string> {
-  const file = path.join(dataDir, 'instance-id');
-  let id = (await readFile(file, 'utf8').catch(() => '')).trim();
-  if (!id) {
-    id = newId();
-    await mkdir(dataDir, { recursive: true });
-    await writeFile(file, id + '\n');
-  }
-  return perProcess ? `${id}-${randomBytes(4).toString('hex')}` : id;
 }

@@ -12,7 +12,7 @@ import { validateRequest, runTool } from '../../src/tools/run-tool.js';
 import { requireUser } from '../auth/authenticate.js';
 import { requirePermission } from '../auth/permissions.js';
 import { assembleSettings, readMultipart, type UploadedPart } from '../http/uploads.js';
-import { redactSettings } from '../jobs/service.js';
+import { redactSettings } from '../jobs/records.js';
 import { baseToolId, findTarget, routeOf, targets, type Target } from '../jobs/targets.js';
 import { finishJob, insertJob, updateJob } from '../store/jobs.js';
 import { contentDisposition } from './download.js';

@@ -4,7 +4,7 @@ import { KilnError } from '../../src/core/errors.js';
 import { requireUser } from '../auth/authenticate.js';
 import { hasPermission } from '../auth/permissions.js';
 import type { JobEvent } from '../jobs/events.js';
-import { jobError, jobResult, jobView } from '../jobs/service.js';
+import { jobError, jobResult, jobView } from '../jobs/records.js';
 import { getJob, isFinal, listJobs, type JobRow } from '../store/jobs.js';
 import type { JobStatus } from '../store/schema.js';
 

@@ -18,7 +18,7 @@ import { validateRequest } from '../../src/tools/run-tool.js';
 import { type AuthUser, requireUser } from '../auth/authenticate.js';
 import { requirePermission } from '../auth/permissions.js';
 import { downloadUrlInput } from '../http/url-input.js';
-import { downloadUrl, jobError, jobResult } from '../jobs/service.js';
+import { downloadUrl, jobError, jobResult } from '../jobs/records.js';
 import { findTarget } from '../jobs/targets.js';
 import { getJob, isFinal } from '../store/jobs.js';
 

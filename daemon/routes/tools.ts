@@ -11,7 +11,7 @@ import { validateRequest } from '../../src/tools/run-tool.js';
 import { requireUser } from '../auth/authenticate.js';
 import { requirePermission } from '../auth/permissions.js';
 import { assembleSettings, readMultipart, toToolInputs, type ParsedUpload } from '../http/uploads.js';
-import { preferredWait, syncAnswer } from '../jobs/service.js';
+import { preferredWait, syncAnswer } from '../jobs/answer.js';
 import type { JobRow } from '../store/jobs.js';
 import { findTarget, routeOf, targets, type Target } from '../jobs/targets.js';
 

@@ -17,7 +17,7 @@ import { validateRequest } from '../../src/tools/run-tool.js';
 import { driveFolder, type FolderRunResult } from '../../src/watch/driver.js';
 import type { AuthUser } from '../auth/authenticate.js';
 import type { JobService } from '../jobs/service.js';
-import { jobError, jobResult } from '../jobs/service.js';
+import { jobError, jobResult } from '../jobs/records.js';
 import type { Target } from '../jobs/targets.js';
 import type { Store } from '../store/db.js';
 import { findUserById } from '../store/users.js';

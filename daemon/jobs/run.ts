@@ -1,0 +1,106 @@
+/**
+ * One run of a job on this instance: claim it (queued → running), run the tool with progress
+ * published and written now and then, run the follow-up, and record the end.
+ */
+import { rm } from 'node:fs/promises';
+import path from 'node:path';
+import type { FastifyBaseLogger } from 'fastify';
+import { toKilnError } from '../../src/core/errors.js';
+import type { ToolInputs } from '../../src/core/tool.js';
+import { runTool } from '../../src/tools/run-tool.js';
+import type { DaemonConfig } from '../config.js';
+import type { Store } from '../store/db.js';
+import { finishJob, getJob, updateJob, type JobRow } from '../store/jobs.js';
+import type { JobEvents } from './events.js';
+import { jobResult } from './records.js';
+import type { Target } from './targets.js';
+
+const PROGRESS_WRITE_MS = 500;
+
+/** What a run needs, wherever it runs. */
+export interface RunSpec {
+  id: string;
+  target: Target;
+  /** Validated settings. */
+  settings: Record<string, unknown>;
+  inputs: ToolInputs;
+  workDir: string;
+  /** Runs after a successful run (e.g. saving to the file library); its fields join the result. */
+  afterSuccess?: (row: JobRow) => Promise<Record<string, unknown> | void>;
+}
+
+export interface RunDeps {
+  db: Store['db'];
+  config: Pick<DaemonConfig, 'dataDir' | 'allowPostScript'>;
+  events: JobEvents;
+  log: FastifyBaseLogger;
+  instanceId: string;
+}
+
+/** queued → running, unless the job was cancelled (or given up) meanwhile; the runner becomes its owner. */
+async function claim(deps: RunDeps, id: string): Promise<boolean> {
+  const r = await deps.db
+    .updateTable('jobs')
+    .set({ status: 'running', started_at: Date.now(), stage: 'starting', instance_id: deps.instanceId })
+    .where('id', '=', id)
+    .where('status', '=', 'queued')
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows) > 0;
+}
+
+/** Runs the job; the completed row, or undefined when it was not run (cancelled before, or at the last moment). */
+export async function executeRun(deps: RunDeps, req: RunSpec, signal: AbortSignal): Promise<JobRow | undefined> {
+  const db = deps.db;
+  if (!(await claim(deps, req.id))) return undefined;
+  let lastWrite = 0;
+  const outcome = await runTool(req.target.tool, req.inputs, req.settings, {
+    workDir: req.workDir,
+    dataDir: deps.config.dataDir,
+    signal,
+    validated: true,
+    allowPostScript: deps.config.allowPostScript,
+    onProgress: (percent, stage) => {
+      deps.events.publish(req.id, { type: 'progress', percent, stage });
+      const now = Date.now();
+      if (now - lastWrite >= PROGRESS_WRITE_MS || percent === 100) {
+        lastWrite = now;
+        updateJob(db, req.id, { progress: percent, stage: stage ?? null }).catch(() => {});
+      }
+    },
+  });
+  const patch: Partial<JobRow> & { status: 'completed' } = {
+    status: 'completed',
+    progress: 100,
+    stage: 'done',
+    result: JSON.stringify(outcome.data !== undefined ? { data: outcome.data } : {}),
+    output_path: outcome.output?.path ?? null,
+    output_name: outcome.output?.name ?? null,
+    content_type: outcome.output?.contentType ?? null,
+    original_size: outcome.originalSize,
+    processed_size: outcome.processedSize,
+    finished_at: Date.now(),
+  };
+  // The inputs are no longer needed; the output stays until the TTL sweep.
+  await rm(path.join(req.workDir, 'in'), { recursive: true, force: true });
+  // The follow-up (saving to the library) runs before the job is marked completed, so every view of
+  // a completed job — the row, the 200 answer, the SSE event — already carries its fields.
+  if (req.afterSuccess && !signal.aborted) {
+    const current = await getJob(db, req.id);
+    const extra = current
+      ? await req.afterSuccess({ ...current, ...patch }).catch((e: unknown) => {
+          // The run itself succeeded: keep its output and report the follow-up failure beside it.
+          deps.log.error({ err: e, jobId: req.id }, 'after-success step failed');
+          return { afterSuccessError: toKilnError(e).toJSON().error };
+        })
+      : undefined;
+    if (extra && Object.keys(extra).length) patch.result = JSON.stringify({ ...JSON.parse(patch.result ?? '{}'), extra });
+  }
+  if (!(await finishJob(db, req.id, patch))) {
+    // Cancelled at the last moment: the output must not outlive the job.
+    await rm(req.workDir, { recursive: true, force: true });
+    return undefined;
+  }
+  const row = await getJob(db, req.id);
+  if (row) deps.events.publish(req.id, { type: 'completed', result: jobResult(row) });
+  return row;
+}

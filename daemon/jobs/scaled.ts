@@ -1,0 +1,115 @@
+/**
+ * Scaled mode (several instances, a shared queue): cancelling a job another instance holds, and the
+ * reaper that records as failed the jobs of instances that stopped sending heartbeats.
+ */
+import { rm } from 'node:fs/promises';
+import path from 'node:path';
+import { KilnError } from '../../src/core/errors.js';
+import type { DistributedQueue } from '../queue/queue.js';
+import type { Store } from '../store/db.js';
+import { getJob, isFinal, type JobRow } from '../store/jobs.js';
+import type { JobEvents } from './events.js';
+import { failureRecord } from './records.js';
+
+/** How long a cancel waits for the instance running the job to confirm before ending the record itself. */
+const CANCEL_CONFIRM_MS = 10_000;
+/** A queued job that no queue holds and no live instance owns is given up after this long. */
+const ORPHAN_QUEUED_MS = 60_000;
+
+export interface ScaledDeps {
+  db: Store['db'];
+  shared: DistributedQueue;
+  events: JobEvents;
+  jobsDir: string;
+  /** Records a job's failed end (and tells its streams) unless it has ended already. */
+  fail(id: string, workDir: string, e: unknown): Promise<void>;
+}
+
+/**
+ * A job this instance does not run: a queued one is ended here (the worker that would take it finds
+ * it cancelled and skips it); a running one is aborted by its instance on the cancel message, and
+ * ended here if that instance does not confirm in time (it died).
+ */
+export async function cancelElsewhere(deps: ScaledDeps, row: JobRow): Promise<void> {
+  const { db, shared, events } = deps;
+  const final = events.finalEvent(row.id);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    const err = new KilnError('CANCELLED', 'The run was cancelled.');
+    const queued = await db
+      .updateTable('jobs')
+      .set(failureRecord(err))
+      .where('id', '=', row.id)
+      .where('status', '=', 'queued')
+      .executeTakeFirst();
+    if (Number(queued.numUpdatedRows) > 0) {
+      events.publish(row.id, { type: 'failed', error: err.toJSON().error });
+      await shared.remove(row.id).catch(() => false);
+      // A run pinned to its instance waits in that instance's local queue: the message drops it there.
+      await shared.publishCancel(row.id).catch(() => {});
+      if (row.work_dir) await rm(row.work_dir, { recursive: true, force: true });
+      return;
+    }
+    await shared.publishCancel(row.id);
+    await Promise.race([final.done, new Promise((resolve) => (timer = setTimeout(resolve, CANCEL_CONFIRM_MS)))]);
+    const now = await getJob(db, row.id);
+    if (now && !isFinal(now.status)) await deps.fail(row.id, row.work_dir ?? path.join(deps.jobsDir, row.id), err);
+  } finally {
+    clearTimeout(timer);
+    final.dispose();
+  }
+}
+
+/**
+ * Jobs whose instance stopped sending heartbeats can never finish: any instance that notices records
+ * them as failed. A queued job is only given up when no queue holds it any more.
+ */
+export class Reaper {
+  /** Jobs found orphaned, with when: the reaper acts on a later pass, not this one. */
+  private suspects = new Map<string, number>();
+
+  constructor(
+    private readonly deps: ScaledDeps,
+    private readonly heartbeatMs: number,
+  ) {}
+
+  async reap(): Promise<number> {
+    const { db, shared } = this.deps;
+    const rows = await db
+      .selectFrom('jobs')
+      .selectAll()
+      .where('status', 'in', ['queued', 'running'])
+      .orderBy('created_at')
+      .limit(1000)
+      .execute();
+    const alive = new Map<string, boolean>();
+    const isAlive = async (instance: string) => {
+      if (!alive.has(instance)) alive.set(instance, await shared.isAlive(instance));
+      return alive.get(instance)!;
+    };
+    let n = 0;
+    const seen = new Set<string>();
+    for (const row of rows) {
+      if (row.status === 'running' && (await isAlive(row.instance_id))) continue;
+      if (
+        row.status === 'queued' &&
+        (Date.now() - Number(row.created_at) < ORPHAN_QUEUED_MS || (await isAlive(row.instance_id)) || (await shared.has(row.id)))
+      )
+        continue;
+      seen.add(row.id);
+      // Seen orphaned twice, a beat apart: an instance whose key lapsed while Redis was away beats again first.
+      const since = this.suspects.get(row.id);
+      if (since === undefined) this.suspects.set(row.id, Date.now());
+      if (since === undefined || Date.now() - since < this.heartbeatMs) continue;
+      await this.deps.fail(
+        row.id,
+        row.work_dir ?? path.join(this.deps.jobsDir, row.id),
+        new KilnError('INTERNAL', 'The daemon instance that was running this job stopped; run it again.', { reason: 'daemon-restarted' }),
+      );
+      this.suspects.delete(row.id);
+      n++;
+    }
+    for (const id of [...this.suspects.keys()]) if (!seen.has(id)) this.suspects.delete(id);
+    return n;
+  }
+}

@@ -1,0 +1,66 @@
+/**
+ * Keeping the jobs directory and table in order: the instance id that recovery goes by, recovery
+ * after a restart, and the sweep of expired jobs and sessions.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { KilnError } from '../../src/core/errors.js';
+import { newId } from '../auth/secrets.js';
+import type { Store } from '../store/db.js';
+import { deleteJob, expiredJobs, finishJob, unfinishedJobs } from '../store/jobs.js';
+import { deleteExpiredSessions } from '../store/sessions.js';
+
+/** One instance's (local mode) jobs left unfinished by a restart can never finish: say so and free their files. */
+export async function recoverLocal(db: Store['db'], instanceId: string): Promise<number> {
+  const rows = await unfinishedJobs(db, instanceId);
+  for (const row of rows) {
+    if (row.work_dir) await rm(row.work_dir, { recursive: true, force: true });
+    await finishJob(db, row.id, {
+      status: 'failed',
+      error: JSON.stringify(
+        new KilnError('INTERNAL', `The daemon stopped while this job was ${row.status}; run it again.`, {
+          reason: 'daemon-restarted',
+        }).toJSON().error,
+      ),
+      stage: 'failed',
+      finished_at: Date.now(),
+    });
+  }
+  return rows.length;
+}
+
+/**
+ * Removes finished jobs (records and files) that ended before `before`, and expired sessions. In scaled
+ * mode the files are on the shared volume, so any instance removes any job's; otherwise only its own.
+ */
+export async function sweepJobs(
+  db: Store['db'],
+  opts: { before: number; instanceId: string; jobsDir: string; scaled: boolean },
+): Promise<number> {
+  await deleteExpiredSessions(db);
+  const rows = opts.scaled
+    ? await db.selectFrom('jobs').selectAll().where('finished_at', '<', opts.before).limit(500).execute()
+    : await expiredJobs(db, opts.instanceId, opts.before);
+  for (const row of rows) {
+    await rm(row.work_dir ?? path.join(opts.jobsDir, row.id), { recursive: true, force: true });
+    await deleteJob(db, row.id);
+  }
+  return rows.length;
+}
+
+/**
+ * A stable id for this data dir, so restart recovery touches only this instance's jobs. In scaled
+ * mode each process adds its own suffix: recovery goes by heartbeats there, and two processes that
+ * were given the same DATA_DIR by mistake must still not pass for one.
+ */
+export async function instanceIdFor(dataDir: string, perProcess = false): Promise<string> {
+  const file = path.join(dataDir, 'instance-id');
+  let id = (await readFile(file, 'utf8').catch(() => '')).trim();
+  if (!id) {
+    id = newId();
+    await mkdir(dataDir, { recursive: true });
+    await writeFile(file, id + '\n');
+  }
+  return perProcess ? `${id}-${randomBytes(4).toString('hex')}` : id;
+}
