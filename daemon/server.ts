@@ -17,6 +17,7 @@ import { JobService } from './jobs/service.js';
 import { instanceIdFor } from './jobs/upkeep.js';
 import { createQueue } from './queue/create.js';
 import * as routeModules from './routes/list.js';
+import { trackRoutes } from './openapi/route-doc.js';
 import { openStore } from './store/db.js';
 import { deleteExpiredSessions } from './store/sessions.js';
 import { localLeases, redisLeases } from './watch/lock.js';
@@ -25,16 +26,7 @@ import { WatchFolders } from './watch/service.js';
 /** Documentation routes are readable without credentials (they hold no user data). */
 const PUBLIC_PREFIXES = ['/api/docs'];
 
-export interface RegisteredRoute {
-  method: string;
-  url: string;
-}
-const registered = new WeakMap<FastifyInstance, RegisteredRoute[]>();
-
-/** Every route the app registered (fastify paths, HEAD included): the OpenAPI coverage test compares them with the document. */
-export function registeredRoutes(app: FastifyInstance): readonly RegisteredRoute[] {
-  return registered.get(app) ?? [];
-}
+export { registeredRoutes, type RegisteredRoute } from './openapi/route-doc.js';
 
 export async function buildServer(config: DaemonConfig): Promise<FastifyInstance> {
   const app = Fastify({
@@ -47,12 +39,8 @@ export async function buildServer(config: DaemonConfig): Promise<FastifyInstance
     // longer): fastify's default of 100 answered 414 for outputs of long or non-Latin file names.
     routerOptions: { maxParamLength: 1024 },
   });
-  // Before any plugin, so routes of every plugin are seen (onRoute cannot be added once routes exist).
-  const routes: RegisteredRoute[] = [];
-  registered.set(app, routes);
-  app.addHook('onRoute', (r) => {
-    for (const method of [r.method].flat()) routes.push({ method, url: r.url });
-  });
+  // Before any plugin, so routes of every plugin are seen (the OpenAPI document reads their schemas).
+  trackRoutes(app);
   const store = await openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
   try {
     const bootstrap = await ensureAdmin(store, config);

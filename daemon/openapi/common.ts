@@ -1,4 +1,4 @@
-/** OpenAPI pieces shared by the documents of several route families (tools, pipelines). */
+/** OpenAPI pieces shared by the route descriptions of several route families. */
 
 /** RFC 7240 preferences every run route honours. */
 export const PREFER = {
@@ -19,22 +19,18 @@ export const ACCEPTED = {
   content: { 'application/json': { schema: { $ref: '#/components/schemas/Accepted' } } },
 };
 
-/** GET /metrics (daemon/routes/metrics.ts). */
-export function metricsPaths(): Record<string, unknown> {
-  return {
-    '/metrics': {
-      get: {
-        operationId: 'metrics',
-        tags: ['health'],
-        summary:
-          'Prometheus metrics: requests, jobs, queue, engine pools, process (admin with system:health, or METRICS_TOKEN as the bearer).',
-        security: [{ bearer: [] }],
-        responses: {
-          '200': { description: 'Prometheus text exposition format 0.0.4.', content: { 'text/plain': { schema: { type: 'string' } } } },
-          '401': { $ref: '#/components/responses/Error401' },
-          '403': { $ref: '#/components/responses/Error403' },
-        },
-      },
-    },
-  };
+type Json = Record<string, unknown>;
+
+export const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+export const binary = { type: 'string', format: 'binary' };
+/** A JSON response with its schema. */
+export const json = (schema: Json, description = 'OK') => ({ description, content: { 'application/json': { schema } } });
+/** Spread into an operation readable without credentials. */
+export const pub = { security: [] as { [scheme: string]: string[] }[] };
+export const okBody = { type: 'object', required: ['ok'], properties: { ok: { const: true } } };
+export const text = (mime: string, description: string) => ({ description, content: { [mime]: { schema: { type: 'string' } } } });
+
+/** The shared error responses (components/responses/Error<status>) of these statuses. */
+export function errorResponses(codes: number[]): Json {
+  return Object.fromEntries(codes.map((status) => [String(status), { $ref: `#/components/responses/Error${status}` }]));
 }

@@ -9,6 +9,8 @@ import { createKeyWithExpiry, keyViews, parseExpiry } from '../accounts/keys.js'
 import { passwordLogin } from '../accounts/login.js';
 import { deleteApiKey, listApiKeys } from '../store/api-keys.js';
 import { deleteSession } from '../store/sessions.js';
+import { errorResponses, json, okBody, pub, ref } from '../openapi/common.js';
+import type { RouteDoc } from '../openapi/route-doc.js';
 
 function stringField(body: unknown, name: string, max = 1000): string {
   const v = (body as Record<string, unknown> | null | undefined)?.[name];
@@ -24,28 +26,28 @@ function stringField(body: unknown, name: string, max = 1000): string {
 export async function authRoutes(app: FastifyInstance): Promise<void> {
   const { store, config, auth } = app.kiln;
 
-  app.post('/api/auth/login', { config: { public: true } }, async (request, reply) => {
+  app.post('/api/auth/login', { config: { public: true }, schema: LOGIN_DOC }, async (request, reply) => {
     const username = stringField(request.body, 'username', 200);
     const password = stringField(request.body, 'password');
     // Login protection, MFA challenge and audit: daemon/accounts/login.ts.
     return passwordLogin(app.kiln, request, reply, username, password);
   });
 
-  app.post('/api/auth/logout', async (request) => {
+  app.post('/api/auth/logout', { schema: LOGOUT_DOC }, async (request) => {
     const user = requireUser(request);
     if (user.sessionId) await deleteSession(store.db, user.sessionId);
     await auditFrom(request, 'logout');
     return { ok: true };
   });
 
-  app.get('/api/auth/session', async (request) => {
+  app.get('/api/auth/session', { schema: SESSION_DOC }, async (request) => {
     const u = requireUser(request);
     return { user: { id: u.id, username: u.username, role: u.role, teamId: u.teamId }, via: u.via };
   });
 
-  app.get('/api/v1/config/auth', { config: { public: true } }, async () => ({ authEnabled: config.authEnabled }));
+  app.get('/api/v1/config/auth', { config: { public: true }, schema: AUTH_CONFIG_DOC }, async () => ({ authEnabled: config.authEnabled }));
 
-  app.post('/api/v1/api-keys', async (request, reply) => {
+  app.post('/api/v1/api-keys', { schema: CREATE_KEY_DOC }, async (request, reply) => {
     const user = requireUser(request);
     const name = stringField(request.body, 'name', 200);
     const created = await createKeyWithExpiry(store.db, user.id, name, parseExpiry(bodyObject(request.body)));
@@ -53,13 +55,13 @@ export async function authRoutes(app: FastifyInstance): Promise<void> {
     return reply.code(201).send(created);
   });
 
-  app.get('/api/v1/api-keys', async (request) => {
+  app.get('/api/v1/api-keys', { schema: LIST_KEYS_DOC }, async (request) => {
     const user = requireUser(request);
     const all = (request.query as { all?: string }).all === 'true' && hasPermission(request, 'keys:all');
     return { keys: await keyViews(store.db, await listApiKeys(store.db, all ? undefined : user.id), all) };
   });
 
-  app.delete('/api/v1/api-keys/:id', async (request) => {
+  app.delete('/api/v1/api-keys/:id', { schema: DELETE_KEY_DOC }, async (request) => {
     const user = requireUser(request);
     const { id } = request.params as { id: string };
     const ok = await deleteApiKey(store.db, id, hasPermission(request, 'keys:all') ? undefined : user.id);
@@ -69,3 +71,142 @@ export async function authRoutes(app: FastifyInstance): Promise<void> {
     return { ok: true };
   });
 }
+
+const LOGIN_DOC: RouteDoc = {
+  ...pub,
+  operationId: 'login',
+  tags: ['auth'],
+  summary: 'Log in and get a session token.',
+  requestBody: {
+    required: true,
+    content: {
+      'application/json': {
+        schema: {
+          type: 'object',
+          required: ['username', 'password'],
+          properties: { username: { type: 'string' }, password: { type: 'string' } },
+        },
+      },
+    },
+  },
+  response: {
+    '200': json(
+      {
+        oneOf: [
+          {
+            type: 'object',
+            required: ['token', 'expiresAt', 'user'],
+            properties: { token: { type: 'string' }, expiresAt: { type: 'string', format: 'date-time' }, user: ref('User') },
+          },
+          {
+            type: 'object',
+            required: ['requiresMfa', 'mfaToken'],
+            properties: {
+              requiresMfa: { const: true },
+              mfaToken: { type: 'string', description: 'Send it with a code to POST /api/auth/mfa/complete.' },
+            },
+          },
+        ],
+      },
+      'A session, or (MFA enabled) a challenge to complete.',
+    ),
+    ...errorResponses([400, 401, 429]),
+  },
+};
+
+const LOGOUT_DOC: RouteDoc = {
+  operationId: 'logout',
+  tags: ['auth'],
+  summary: 'End the current session.',
+  response: { '200': json(okBody), ...errorResponses([401]) },
+};
+
+const SESSION_DOC: RouteDoc = {
+  operationId: 'session',
+  tags: ['auth'],
+  summary: 'Who is signed in.',
+  response: {
+    '200': json({
+      type: 'object',
+      required: ['user', 'via'],
+      properties: { user: ref('User'), via: { type: 'string', enum: ['session', 'api-key', 'open'] } },
+    }),
+    ...errorResponses([401]),
+  },
+};
+
+const AUTH_CONFIG_DOC: RouteDoc = {
+  ...pub,
+  operationId: 'authConfig',
+  tags: ['auth'],
+  summary: 'Whether authentication is enforced.',
+  response: { '200': json({ type: 'object', required: ['authEnabled'], properties: { authEnabled: { type: 'boolean' } } }) },
+};
+
+const CREATE_KEY_DOC: RouteDoc = {
+  operationId: 'createApiKey',
+  tags: ['api-keys'],
+  summary: 'Create an API key (shown once).',
+  requestBody: {
+    required: true,
+    content: {
+      'application/json': {
+        schema: {
+          type: 'object',
+          required: ['name'],
+          properties: {
+            name: { type: 'string', maxLength: 200 },
+            expiresInDays: {
+              type: 'number',
+              exclusiveMinimum: 0,
+              description: 'Lifetime in days (not with expiresAt). Without either the key does not expire.',
+            },
+            expiresAt: { type: 'string', format: 'date-time', description: 'A future expiry (not with expiresInDays).' },
+          },
+        },
+      },
+    },
+  },
+  response: {
+    '201': json(
+      {
+        type: 'object',
+        required: ['id', 'name', 'key', 'expiresAt'],
+        properties: {
+          id: { type: 'string' },
+          name: { type: 'string' },
+          key: { type: 'string', pattern: '^si_[0-9a-f]{96}$' },
+          expiresAt: { type: ['string', 'null'], format: 'date-time' },
+        },
+      },
+      'Created',
+    ),
+    ...errorResponses([400, 401]),
+  },
+};
+
+const LIST_KEYS_DOC: RouteDoc = {
+  operationId: 'listApiKeys',
+  tags: ['api-keys'],
+  summary: 'Your API keys, newest first (never the key itself).',
+  parameters: [
+    {
+      name: 'all',
+      in: 'query',
+      schema: { type: 'string', enum: ['true'] },
+      description: 'With keys:all: every user’s keys, each with its owner.',
+    },
+  ],
+  response: {
+    '200': json({ type: 'object', required: ['keys'], properties: { keys: { type: 'array', items: ref('ApiKey') } } }),
+    ...errorResponses([401]),
+  },
+};
+
+const DELETE_KEY_DOC: RouteDoc = {
+  operationId: 'deleteApiKey',
+  tags: ['api-keys'],
+  summary: 'Revoke an API key (yours; with keys:all: anyone’s).',
+  parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
+  response: { '200': json(okBody), ...errorResponses([401, 404]) },
+};

@@ -16,7 +16,9 @@ import { redactSettings } from '../jobs/records.js';
 import { baseToolId, findTarget, routeOf, targets, type Target } from '../jobs/targets.js';
 import { finishJob, insertJob, updateJob } from '../store/jobs.js';
 import { contentDisposition } from './download.js';
-import { misrouted } from './tools.js';
+import { errorResponses } from '../openapi/common.js';
+import type { RouteDoc } from '../openapi/route-doc.js';
+import { misrouted, sectionParam, toolIdParam } from './tools.js';
 
 const MAX_BATCH_FILES = 500;
 const STORED = /\.(jpe?g|png|webp|avif|gif|mp4|webm|mov|mp3|m4a|ogg|opus|zip|pdf|heic|docx|xlsx|pptx|epub)$/i;
@@ -47,7 +49,7 @@ export async function batchRoutes(app: FastifyInstance): Promise<void> {
   for (const target of targets()) {
     if (target.batchable) app.post(routeOf(target) + '/batch', (request, reply) => runBatch(app, target, request, reply));
   }
-  app.post('/api/v1/tools/:section/:toolId/batch', async (request) => {
+  app.post('/api/v1/tools/:section/:toolId/batch', { schema: MISROUTED_BATCH_DOC }, async (request) => {
     const { section, toolId } = request.params as { section: string; toolId: string };
     const t = findTarget(toolId);
     if (t && t.section === section && !t.batchable) {
@@ -221,3 +223,11 @@ export async function runBatch(
   jobs.track(id, controller, finished);
   await finished;
 }
+
+const MISROUTED_BATCH_DOC: RouteDoc = {
+  operationId: 'misroutedBatch',
+  tags: ['catalog'],
+  summary: 'Any other batch route: 404 that says why (no batch for this tool, or the right route).',
+  parameters: [sectionParam, toolIdParam],
+  response: errorResponses([401, 404]),
+};

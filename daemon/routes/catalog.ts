@@ -1,8 +1,10 @@
 /** GET /api/v1/tools: the catalog as JSON (tools and presets with their routes and settings). */
 import type { FastifyInstance } from 'fastify';
-import { GROUP_TITLES } from '../../src/core/tool.js';
+import { GROUP_TITLES, SECTIONS } from '../../src/core/tool.js';
 import { describeSettings } from '../../src/core/settings.js';
 import { routeOf, targets } from '../jobs/targets.js';
+import { errorResponses, json } from '../openapi/common.js';
+import type { RouteDoc } from '../openapi/route-doc.js';
 
 export function catalogJson() {
   const all = targets();
@@ -45,7 +47,67 @@ export function catalogJson() {
 
 export async function catalogRoutes(app: FastifyInstance): Promise<void> {
   let body: string | undefined;
-  app.get('/api/v1/tools', async (_request, reply) =>
+  app.get('/api/v1/tools', { schema: LIST_TOOLS_DOC }, async (_request, reply) =>
     reply.type('application/json; charset=utf-8').send((body ??= JSON.stringify(catalogJson()))),
   );
 }
+
+type Json = Record<string, unknown>;
+
+/** What GET /api/v1/tools answers (catalogJson). */
+function catalogSchema(): Json {
+  const route = { type: 'string' };
+  const batchRoute = { type: ['string', 'null'] };
+  return {
+    type: 'object',
+    required: ['tools', 'presets'],
+    properties: {
+      tools: {
+        type: 'array',
+        items: {
+          type: 'object',
+          required: ['id', 'section', 'group', 'summary', 'route', 'batchRoute', 'input', 'output', 'execution', 'settings'],
+          properties: {
+            id: { type: 'string' },
+            section: { type: 'string', enum: [...SECTIONS] },
+            group: { type: 'string' },
+            groupTitle: { type: 'string' },
+            summary: { type: 'string' },
+            description: { type: 'string' },
+            route,
+            batchRoute,
+            input: { type: 'object', description: 'kind (file, files, none), accepted types, counts and extra inputs.' },
+            output: { type: 'string' },
+            execution: { type: 'string' },
+            settings: { type: 'array', items: { type: 'object' }, description: 'Each setting with its name, type, range and default.' },
+          },
+        },
+      },
+      presets: {
+        type: 'array',
+        items: {
+          type: 'object',
+          required: ['id', 'section', 'tool', 'fixed', 'accept', 'outputExtension', 'route', 'batchRoute'],
+          properties: {
+            id: { type: 'string' },
+            section: { type: 'string', enum: [...SECTIONS] },
+            tool: { type: 'string' },
+            fixed: { type: 'object' },
+            accept: { type: 'array', items: { type: 'string' } },
+            outputExtension: { type: 'string' },
+            optional: {},
+            route,
+            batchRoute,
+          },
+        },
+      },
+    },
+  };
+}
+
+const LIST_TOOLS_DOC: RouteDoc = {
+  operationId: 'listTools',
+  tags: ['catalog'],
+  summary: 'The catalog: tools and presets with routes and settings.',
+  response: { '200': json(catalogSchema()), ...errorResponses([401]) },
+};

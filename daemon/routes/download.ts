@@ -3,7 +3,9 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import type { FastifyInstance } from 'fastify';
 import { KilnError } from '../../src/core/errors.js';
-import { visibleJob } from './jobs.js';
+import { binary, errorResponses, ref } from '../openapi/common.js';
+import type { RouteDoc } from '../openapi/route-doc.js';
+import { jobId, visibleJob } from './jobs.js';
 
 /** RFC 6266: an ASCII fallback plus the exact UTF-8 name in filename*. */
 export function contentDisposition(name: string, type: 'attachment' | 'inline' = 'attachment'): string {
@@ -32,7 +34,7 @@ export function parseRange(header: string | undefined, size: number): { start: n
 }
 
 export async function downloadRoutes(app: FastifyInstance): Promise<void> {
-  app.get('/api/v1/download/:jobId/:filename', async (request, reply) => {
+  app.get('/api/v1/download/:jobId/:filename', { schema: DOWNLOAD_DOC }, async (request, reply) => {
     const { jobId, filename } = request.params as { jobId: string; filename: string };
     const row = await visibleJob(app, request, jobId);
     if (row.status !== 'completed') {
@@ -72,3 +74,23 @@ export async function downloadRoutes(app: FastifyInstance): Promise<void> {
     return reply.send(createReadStream(row.output_path));
   });
 }
+
+const DOWNLOAD_DOC: RouteDoc = {
+  operationId: 'download',
+  tags: ['jobs'],
+  summary: "A finished job's output (owner or admin).",
+  parameters: [
+    jobId,
+    { name: 'filename', in: 'path', required: true, schema: { type: 'string' } },
+    { name: 'Range', in: 'header', schema: { type: 'string' }, description: 'bytes=start-end' },
+  ],
+  response: {
+    '200': {
+      description: 'The file, with its content type and Content-Disposition.',
+      content: { 'application/octet-stream': { schema: binary } },
+    },
+    '206': { description: 'The requested byte range.', content: { 'application/octet-stream': { schema: binary } } },
+    '416': { description: 'The range does not fit the file.', content: { 'application/json': { schema: ref('Error') } } },
+    ...errorResponses([401, 404, 409]),
+  },
+};

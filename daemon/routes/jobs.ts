@@ -7,6 +7,8 @@ import type { JobEvent } from '../jobs/events.js';
 import { jobError, jobResult, jobView } from '../jobs/records.js';
 import { getJob, isFinal, listJobs, type JobRow } from '../store/jobs.js';
 import type { JobStatus } from '../store/schema.js';
+import { errorResponses, json, ref } from '../openapi/common.js';
+import type { RouteDoc } from '../openapi/route-doc.js';
 
 /** The job if the caller may see it; NOT_FOUND otherwise (never reveals other users' jobs). */
 export async function visibleJob(app: FastifyInstance, request: FastifyRequest, jobId: string): Promise<JobRow> {
@@ -21,9 +23,11 @@ function finalEvent(row: JobRow): JobEvent {
 }
 
 export async function jobRoutes(app: FastifyInstance): Promise<void> {
-  app.get('/api/v1/jobs/:jobId', async (request) => jobView(await visibleJob(app, request, (request.params as { jobId: string }).jobId)));
+  app.get('/api/v1/jobs/:jobId', { schema: GET_JOB_DOC }, async (request) =>
+    jobView(await visibleJob(app, request, (request.params as { jobId: string }).jobId)),
+  );
 
-  app.get('/api/v1/jobs', async (request) => {
+  app.get('/api/v1/jobs', { schema: LIST_JOBS_DOC }, async (request) => {
     const user = requireUser(request);
     const q = request.query as { limit?: string; offset?: string; status?: string; clientJobId?: string };
     const limit = Math.min(500, Math.max(1, Number(q.limit ?? 50) || 50));
@@ -42,12 +46,12 @@ export async function jobRoutes(app: FastifyInstance): Promise<void> {
     return { jobs: rows.map(jobView), limit, offset };
   });
 
-  app.post('/api/v1/jobs/:jobId/cancel', async (request) => {
+  app.post('/api/v1/jobs/:jobId/cancel', { schema: CANCEL_JOB_DOC }, async (request) => {
     const row = await visibleJob(app, request, (request.params as { jobId: string }).jobId);
     return jobView(await app.kiln.jobs.cancel(row));
   });
 
-  app.get('/api/v1/jobs/:jobId/progress', async (request, reply) => {
+  app.get('/api/v1/jobs/:jobId/progress', { schema: JOB_PROGRESS_DOC }, async (request, reply) => {
     const row = await visibleJob(app, request, (request.params as { jobId: string }).jobId);
     const { jobs } = app.kiln;
     reply.hijack();
@@ -113,3 +117,54 @@ export async function jobRoutes(app: FastifyInstance): Promise<void> {
     }
   });
 }
+
+export const jobId = { name: 'jobId', in: 'path', required: true, schema: { type: 'string' } };
+
+const LIST_JOBS_DOC: RouteDoc = {
+  operationId: 'listJobs',
+  tags: ['jobs'],
+  summary: 'Your jobs, newest first (admins: all jobs).',
+  parameters: [
+    { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 500, default: 50 } },
+    { name: 'offset', in: 'query', schema: { type: 'integer', minimum: 0, default: 0 } },
+    { name: 'status', in: 'query', schema: { type: 'string', enum: ['queued', 'running', 'completed', 'failed', 'cancelled'] } },
+    { name: 'clientJobId', in: 'query', schema: { type: 'string' }, description: 'Only the jobs started with this clientJobId.' },
+  ],
+  response: {
+    '200': json({
+      type: 'object',
+      required: ['jobs', 'limit', 'offset'],
+      properties: { jobs: { type: 'array', items: ref('Job') }, limit: { type: 'integer' }, offset: { type: 'integer' } },
+    }),
+    ...errorResponses([400, 401]),
+  },
+};
+
+const GET_JOB_DOC: RouteDoc = {
+  operationId: 'getJob',
+  tags: ['jobs'],
+  summary: 'The state of a job.',
+  parameters: [jobId],
+  response: { '200': json(ref('Job')), ...errorResponses([401, 404]) },
+};
+
+const CANCEL_JOB_DOC: RouteDoc = {
+  operationId: 'cancelJob',
+  tags: ['jobs'],
+  summary: 'Cancel a queued or running job.',
+  parameters: [jobId],
+  response: { '200': json(ref('Job')), ...errorResponses([401, 404, 409]) },
+};
+
+const JOB_PROGRESS_DOC: RouteDoc = {
+  operationId: 'jobProgress',
+  tags: ['jobs'],
+  summary: 'Progress as server-sent events.',
+  description:
+    'Events carry ids. `progress` {percent, stage}; the stream ends with `completed` (the run result) or `failed` (an error body). A comment line is sent every 15 s. A client connecting after the end gets the final event at once.',
+  parameters: [jobId],
+  response: {
+    '200': { description: 'An event stream.', content: { 'text/event-stream': { schema: { type: 'string' } } } },
+    ...errorResponses([401, 404]),
+  },
+};

@@ -3,11 +3,13 @@ import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { KilnError } from '../../src/core/errors.js';
 import { roleHas } from '../auth/permissions.js';
+import { errorResponses, text } from '../openapi/common.js';
+import type { RouteDoc } from '../openapi/route-doc.js';
 
 export async function metricsRoutes(app: FastifyInstance): Promise<void> {
   const { registry } = app.kiln;
   const token = app.kiln.config.metricsToken;
-  app.get('/metrics', { config: { public: true } }, async (request, reply) => {
+  app.get('/metrics', { config: { public: true }, schema: METRICS_DOC }, async (request, reply) => {
     const bearer = /^Bearer\s+(.+)$/i.exec(request.headers.authorization ?? '')?.[1];
     const byToken = !!token && !!bearer && bearer.length === token.length && timingSafeEqual(Buffer.from(bearer), Buffer.from(token));
     if (!byToken) {
@@ -18,3 +20,14 @@ export async function metricsRoutes(app: FastifyInstance): Promise<void> {
     return reply.header('content-type', registry.contentType).send(await registry.metrics());
   });
 }
+
+const METRICS_DOC: RouteDoc = {
+  operationId: 'metrics',
+  tags: ['health'],
+  summary: 'Prometheus metrics: requests, jobs, queue, engine pools, process (admin with system:health, or METRICS_TOKEN as the bearer).',
+  security: [{ bearer: [] }],
+  response: {
+    '200': text('text/plain', 'Prometheus text exposition format 0.0.4.'),
+    ...errorResponses([401, 403]),
+  },
+};

@@ -13,6 +13,8 @@ import { requirePermission } from '../auth/permissions.js';
 import { assembleSettings, readMultipart, toToolInputs, type ParsedUpload } from '../http/uploads.js';
 import { preferredWait, syncAnswer } from '../jobs/answer.js';
 import type { JobRow } from '../store/jobs.js';
+import { errorResponses } from '../openapi/common.js';
+import type { RouteDoc } from '../openapi/route-doc.js';
 import { findTarget, routeOf, targets, type Target } from '../jobs/targets.js';
 
 export async function toolRoutes(app: FastifyInstance): Promise<void> {
@@ -20,7 +22,7 @@ export async function toolRoutes(app: FastifyInstance): Promise<void> {
     app.post(routeOf(target), (request, reply) => runTarget(app, target, request, reply));
   }
   // Static routes win over this one in the router: it only sees unknown ids or the wrong section.
-  app.post('/api/v1/tools/:section/:toolId', async (request) => {
+  app.post('/api/v1/tools/:section/:toolId', { schema: MISROUTED_DOC }, async (request) => {
     const { section, toolId } = request.params as { section: string; toolId: string };
     throw misrouted(section, toolId);
   });
@@ -99,3 +101,16 @@ async function runTarget(app: FastifyInstance, target: Target, request: FastifyR
   if (applied) reply.header('preference-applied', applied);
   return reply.code(answer.status).headers(answer.headers).send(answer.body);
 }
+
+export const sectionParam = { name: 'section', in: 'path', required: true, schema: { type: 'string' } };
+export const toolIdParam = { name: 'toolId', in: 'path', required: true, schema: { type: 'string' } };
+
+const MISROUTED_DOC: RouteDoc = {
+  operationId: 'misroutedTool',
+  tags: ['catalog'],
+  summary: 'Any other tool route: 404 that names the right route.',
+  description:
+    'Only reached for an unknown tool or preset, or one asked for under the wrong section; the error details carry the right `route` when there is one.',
+  parameters: [sectionParam, toolIdParam],
+  response: errorResponses([401, 404]),
+};

@@ -4,6 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import { compileErrors, validate } from '@readme/openapi-parser';
 import { parse } from 'yaml';
 import { routeOf, targets } from '../../daemon/jobs/targets.js';
+import { registeredRoutes } from '../../daemon/server.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
 describe('API description', () => {
@@ -35,6 +36,15 @@ describe('API description', () => {
     assert.ok(doc.components.securitySchemes.bearer);
     assert.deepEqual(doc.paths['/api/v1/health'].get.security, []);
     assert.ok(doc.components.schemas.Error.properties.error.properties.code.enum.includes('UNSUPPORTED_INPUT'));
+
+    // A fixed route's operation is the route's own schema, not a second description beside it.
+    const described = registeredRoutes(s.app).filter((r) => r.method !== 'HEAD' && (r.schema as { operationId?: string })?.operationId);
+    assert.ok(described.length >= 20, `${described.length} fixed routes carry their schema`);
+    for (const r of described) {
+      const { response, ...operation } = r.schema as Record<string, unknown>;
+      const op = doc.paths[r.url.replace(/:(\w+)/g, '{$1}')][r.method.toLowerCase()];
+      assert.deepEqual(op, JSON.parse(JSON.stringify({ ...operation, responses: response })), `${r.method} ${r.url}`);
+    }
   });
 
   it('serves the interactive docs with local assets', async () => {

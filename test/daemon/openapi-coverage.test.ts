@@ -24,11 +24,11 @@ const toOpenApi = (url: string) => url.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
 function whereToDocument(path: string): string {
   if (/^\/api\/v1\/(files|pipelines)(\/|$)/.test(path)) return 'daemon/library/openapi.ts (libraryPaths)';
   if (/^\/api\/v1\/tools\/(image|video|audio|document)\//.test(path))
-    return 'daemon/openapi/document.ts (generated from the catalog by targets(); a fixed route goes in fixedPaths())';
-  if (/^\/api\/auth\/(login|logout|session)$/.test(path)) return 'daemon/openapi/document.ts (fixedPaths)';
+    return 'daemon/openapi/tool-operations.ts (generated from the catalog by targets(); a fixed route carries its own schema)';
+  if (/^\/api\/auth\/(login|logout|session)$/.test(path)) return "the route's `schema` in daemon/routes/auth.ts (a RouteDoc)";
   if (/^\/api\/auth\/|^\/api\/v1\/(teams|settings|branding|admin\/audit|users)/.test(path))
     return 'daemon/accounts/openapi.ts (accountPaths)';
-  return 'daemon/openapi/document.ts (fixedPaths), or the openapi.ts module of the feature that owns the route';
+  return "the route's `schema` (a RouteDoc, daemon/openapi/route-doc.ts), or the openapi.ts module of the feature that owns the route";
 }
 
 /**
