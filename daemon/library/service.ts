@@ -4,8 +4,7 @@
  * by tool runs through the FileLibraryHook (fileId → input, output → new version).
  *
  * Ownership: a viewer sees only its own items unless its role has files:all; anything else is
- * NOT_FOUND, so item ids leak nothing. Quota: the distinct content held by an owner's items (a
- * version that repeats content the owner already holds costs nothing).
+ * NOT_FOUND, so item ids leak nothing. The quota is in quota.ts, the JSON views in views.ts.
  */
 import { constants } from 'node:fs';
 import { copyFile, readdir, rm, stat } from 'node:fs/promises';
@@ -22,6 +21,7 @@ import type { Database } from '../store/schema.js';
 import type { JobRow } from '../store/jobs.js';
 import { BlobStore, hashFile, libraryDir } from './blobs.js';
 import { KeyedMutex } from './mutex.js';
+import { LibraryQuota } from './quota.js';
 import type { LibraryItemsTable, LibraryVersionsTable } from './schema.js';
 
 export interface Viewer {
@@ -49,51 +49,6 @@ export interface VersionOrigin {
   restoredFrom?: number | null;
 }
 
-export const DEFAULT_QUOTA_MB = 1024;
-
-/** LIBRARY_QUOTA_MB from the environment (0 = no quota). */
-export function quotaBytesFromEnv(env: NodeJS.ProcessEnv = process.env): number {
-  const raw = env.LIBRARY_QUOTA_MB;
-  if (raw === undefined || raw.trim() === '') return DEFAULT_QUOTA_MB * 1048576;
-  const n = Number(raw);
-  if (!Number.isFinite(n) || n < 0) throw new KilnError('USAGE_ERROR', `LIBRARY_QUOTA_MB must be a number ≥ 0 (got "${raw}").`);
-  return Math.round(n * 1048576);
-}
-
-function mb(bytes: number): string {
-  return `${(bytes / 1048576).toFixed(bytes < 10 * 1048576 ? 2 : 0)} MB`;
-}
-
-export function itemView(item: ItemRow): Record<string, unknown> {
-  return {
-    id: item.id,
-    name: item.name,
-    ownerId: item.owner_id,
-    contentType: item.content_type,
-    size: Number(item.size),
-    latestVersion: item.latest_version,
-    createdAt: new Date(Number(item.created_at)).toISOString(),
-    updatedAt: new Date(Number(item.updated_at)).toISOString(),
-  };
-}
-
-export function versionView(v: VersionRow): Record<string, unknown> {
-  return {
-    version: v.version,
-    name: v.name,
-    size: Number(v.size),
-    contentType: v.content_type,
-    sha256: v.blob_hash,
-    createdBy: v.created_by,
-    createdAt: new Date(Number(v.created_at)).toISOString(),
-    source: v.source,
-    tool: v.tool,
-    settings: v.settings ? JSON.parse(v.settings) : null,
-    jobId: v.job_id,
-    restoredFrom: v.restored_from,
-  };
-}
-
 /** `type` filters: a family (image, video, audio, text), a full content type, or an extension. */
 function typeFilter(type: string): { prefix?: string; exact?: string; ext?: string } {
   const t = type.trim().toLowerCase();
@@ -109,14 +64,16 @@ function escapeLike(s: string): string {
 
 export class LibraryService {
   readonly blobs: BlobStore;
+  readonly quota: LibraryQuota;
   private items = new KeyedMutex();
 
   constructor(
     private readonly db: Kysely<Database>,
     readonly dataDir: string,
-    readonly quotaBytes: number,
+    quotaBytes: number,
   ) {
     this.blobs = new BlobStore(db, path.join(libraryDir(dataDir), 'blobs'));
+    this.quota = new LibraryQuota(db, quotaBytes);
   }
 
   private seesAll(v: Viewer): boolean {
@@ -192,56 +149,6 @@ export class LibraryService {
     return this.blobs.pathOf(v.blob_hash);
   }
 
-  /** Bytes of distinct content held by the owner's items. */
-  async usage(ownerId: string): Promise<number> {
-    const r = await this.db
-      .selectFrom((eb) =>
-        eb
-          .selectFrom('library_versions as v')
-          .innerJoin('library_items as i', 'i.id', 'v.item_id')
-          .innerJoin('library_blobs as b', 'b.hash', 'v.blob_hash')
-          .where('i.owner_id', '=', ownerId)
-          .select(['b.hash', 'b.size'])
-          .distinct()
-          .as('d'),
-      )
-      .select((eb) => eb.fn.sum<number | string | null>('d.size').as('total'))
-      .executeTakeFirst();
-    return Number(r?.total ?? 0);
-  }
-
-  private async holds(ownerId: string, hash: string): Promise<boolean> {
-    const r = await this.db
-      .selectFrom('library_versions as v')
-      .innerJoin('library_items as i', 'i.id', 'v.item_id')
-      .where('i.owner_id', '=', ownerId)
-      .where('v.blob_hash', '=', hash)
-      .select('v.id')
-      .limit(1)
-      .executeTakeFirst();
-    return !!r;
-  }
-
-  /** Room left in the owner's quota (Infinity without a quota). */
-  async remaining(ownerId: string): Promise<number> {
-    if (this.quotaBytes === 0) return Infinity;
-    return Math.max(0, this.quotaBytes - (await this.usage(ownerId)));
-  }
-
-  quotaError(used: number, adding: number): KilnError {
-    return new KilnError(
-      'LIMIT_EXCEEDED',
-      `Storage quota exceeded: this file needs ${mb(adding)} but ${mb(Math.max(0, this.quotaBytes - used))} of your ${mb(this.quotaBytes)} library quota is left (LIBRARY_QUOTA_MB). Delete items or old versions to make room.`,
-      { reason: 'quota', details: { quotaBytes: this.quotaBytes, usedBytes: used, neededBytes: adding } },
-    );
-  }
-
-  private async checkQuota(ownerId: string, hash: string, size: number): Promise<void> {
-    if (this.quotaBytes === 0 || (await this.holds(ownerId, hash))) return;
-    const used = await this.usage(ownerId);
-    if (used + size > this.quotaBytes) throw this.quotaError(used, size);
-  }
-
   private async describe(c: NewContent): Promise<{ hash: string; size: number; contentType: string; name: string }> {
     const name = safeFileName(c.name, 'file');
     const hash = c.hash ?? (await hashFile(c.path));
@@ -254,7 +161,7 @@ export class LibraryService {
   async create(viewer: Viewer, content: NewContent, opts: { name?: string; move?: boolean } = {}): Promise<ItemRow> {
     try {
       const d = await this.describe(content);
-      await this.checkQuota(viewer.id, d.hash, d.size);
+      await this.quota.check(viewer.id, d.hash, d.size);
       await this.blobs.add(content.path, d.hash, d.size, { move: opts.move ?? true });
       const now = Date.now();
       const item: ItemRow = {
@@ -327,7 +234,7 @@ export class LibraryService {
       const item = await this.item(viewer, itemId);
       const d = await this.describe(content);
       return await this.items.run(item.id, async () => {
-        await this.checkQuota(item.owner_id, d.hash, d.size);
+        await this.quota.check(item.owner_id, d.hash, d.size);
         await this.blobs.add(content.path, d.hash, d.size, { move });
         return this.appendVersion(item.id, viewer.id, d, origin);
       });

@@ -7,7 +7,9 @@ import { createReadStream } from 'node:fs';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { KilnError } from '../../src/core/errors.js';
 import { requireUser } from '../auth/authenticate.js';
-import { itemView, LibraryService, quotaBytesFromEnv, versionView, type VersionRow } from '../library/service.js';
+import { quotaBytesFromEnv } from '../library/quota.js';
+import { LibraryService, type VersionRow } from '../library/service.js';
+import { itemView, versionView } from '../library/views.js';
 import { readLibraryUpload } from '../library/upload.js';
 import { contentDisposition, parseRange } from './download.js';
 
@@ -52,12 +54,12 @@ export async function filesRoutes(app: FastifyInstance): Promise<void> {
   };
 
   async function upload(request: FastifyRequest, ownerId: string) {
-    const used = await library.usage(ownerId);
-    const remaining = library.quotaBytes === 0 ? Infinity : Math.max(0, library.quotaBytes - used);
+    const used = await library.quota.usage(ownerId);
+    const remaining = library.quota.bytes === 0 ? Infinity : Math.max(0, library.quota.bytes - used);
     const { file, fields } = await readLibraryUpload(request, await library.blobs.tmpDir(), {
       maxUploadBytes: app.kiln.config.maxUploadMb * 1048576,
       remainingQuota: remaining,
-      quotaError: (n) => library.quotaError(used, n),
+      quotaError: (n) => library.quota.error(used, n),
     });
     if (!file)
       throw new KilnError('VALIDATION_ERROR', 'No file: send the content in the multipart field "file".', {
@@ -89,7 +91,7 @@ export async function filesRoutes(app: FastifyInstance): Promise<void> {
 
   app.get('/api/v1/files/usage', async (request) => {
     const user = requireUser(request);
-    return { usedBytes: await library.usage(user.id), quotaBytes: library.quotaBytes || null };
+    return { usedBytes: await library.quota.usage(user.id), quotaBytes: library.quota.bytes || null };
   });
 
   app.get('/api/v1/files/:id', async (request) => {

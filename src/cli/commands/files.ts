@@ -100,7 +100,9 @@ function remoteBackend(c: RemoteClient): Backend {
 async function localBackend(dataDir: string): Promise<Backend> {
   const { openStore } = await import('../../../daemon/store/db.js');
   const { firstAdmin } = await import('../../../daemon/store/users.js');
-  const { LibraryService, itemView, versionView, quotaBytesFromEnv } = await import('../../../daemon/library/service.js');
+  const { LibraryService } = await import('../../../daemon/library/service.js');
+  const { itemView, versionView } = await import('../../../daemon/library/views.js');
+  const { quotaBytesFromEnv } = await import('../../../daemon/library/quota.js');
   const store = await openStore({ dataDir });
   const lib = new LibraryService(store.db, dataDir, quotaBytesFromEnv());
   // Items uploaded here belong to the data dir's admin (or a local owner before any daemon ran).
