@@ -166,7 +166,7 @@ describe('generated tool routes', () => {
       assert.equal(view.status, 'cancelled');
       const ev = await events;
       assert.equal(ev.events.at(-1)?.event, 'failed');
-      assert.equal((ev.events.at(-1)?.data as { code: string }).code, 'CANCELLED');
+      assert.equal((ev.events.at(-1)!.data as { code: string }).code, 'CANCELLED');
       assert.equal(existsSync(path.join(lazy.dataDir, 'jobs', jobId)), false);
       assert.equal(lazy.app.kiln.jobs.queue.state().running, 0);
     } finally {

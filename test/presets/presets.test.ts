@@ -9,7 +9,7 @@ import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { PDFDocument, rgb } from '@cantoo/pdf-lib';
-import { EXIT, KilnError } from '../../src/core/errors.js';
+import { EXIT, type KilnError } from '../../src/core/errors.js';
 import { exec } from '../../src/core/process.js';
 import { sniffFile } from '../../src/core/sniff.js';
 import { createWorkspace } from '../../src/core/workspace.js';

@@ -478,6 +478,7 @@ function Done({
     <Box flexDirection="column">
       {fatal ? <Text color="red">✖ {fatal}</Text> : null}
       {results.map((r, i) => (
+        // biome-ignore lint/suspicious/noArrayIndexKey: results are only ever appended, so an index is a stable key
         <Box key={i} flexDirection="column">
           {r.ok ? (
             <Text color="green">

@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import sharp from 'sharp';
-import { KilnError } from '../../../src/core/errors.js';
+import type { KilnError } from '../../../src/core/errors.js';
 import { hammingDistance, perceptualHash } from '../../../src/tools/image/_shared/a-phash.js';
 import { kiln } from '../../helpers/cli.js';
 import { makePhoto, tempDir } from '../../helpers/fixtures.js';

@@ -50,9 +50,9 @@ export function layoutFrame(frame: FrameId, w: number, h: number, radius: number
     const parts: string[] = [`<path fill="${bg}" d="${roundRect(0, 0, w, H, radius)}"/>`];
     if (frame.startsWith('macos') || frame.startsWith('browser')) {
       const r = 6.5 * k;
-      ['#ff5f57', '#febc2e', '#28c840'].forEach((c, i) =>
-        parts.push(`<circle cx="${20 * k + i * 22 * k}" cy="${19 * k}" r="${r}" fill="${c}"/>`),
-      );
+      ['#ff5f57', '#febc2e', '#28c840'].forEach((c, i) => {
+        parts.push(`<circle cx="${20 * k + i * 22 * k}" cy="${19 * k}" r="${r}" fill="${c}"/>`);
+      });
     }
     if (frame.startsWith('windows')) {
       const y = bar / 2;

@@ -57,7 +57,7 @@ export default defineTool({
     img.toColourspace('srgb');
     if (!meta.hasAlpha) img.removeAlpha();
 
-    const e = Math.pow(2, s.exposure / 50);
+    const e = 2 ** (s.exposure / 50);
     const b = s.brightness * 1.28;
     const c = s.contrast < 0 ? 1 + s.contrast / 100 : 1 + s.contrast / 50;
     const t = s.temperature / 100;

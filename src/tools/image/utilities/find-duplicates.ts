@@ -63,7 +63,9 @@ export default defineTool({
         }
       }
     const byRoot = new Map<number, Item[]>();
-    items.forEach((it, i) => byRoot.set(find(i), [...(byRoot.get(find(i)) ?? []), it]));
+    items.forEach((it, i) => {
+      byRoot.set(find(i), [...(byRoot.get(find(i)) ?? []), it]);
+    });
     const groups = [...byRoot.values()]
       .filter((g) => g.length > 1)
       .map((g) => {
