@@ -15,6 +15,7 @@ describe('check-imports', () => {
         "export * from './c.js';",
         "export { d } from './d.js';",
         'export { e };',
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: the source text under test holds a template literal
         "const t = `import x from './no.js' ${ { a: 1 }.a }`;",
         "const r = /'/; const s = \"import y from './nor.js'\";",
         "const f = await import('./f.js');",
