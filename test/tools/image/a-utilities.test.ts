@@ -4,7 +4,7 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import sharp from 'sharp';
 import type { KilnError } from '../../../src/core/errors.js';
-import { hammingDistance, perceptualHash } from '../../../src/tools/image/_shared/a-phash.js';
+import { hammingDistance, perceptualHash } from '../../../src/tools/image/_shared/phash.js';
 import { kiln } from '../../helpers/cli.js';
 import { makePhoto, tempDir } from '../../helpers/fixtures.js';
 import { rawOf, runA, solid } from './a-helpers.js';

@@ -2,7 +2,7 @@
  * Window and device frames for beautify, drawn as SVG around a screenshot of w×h pixels. Sizes scale
  * with the screenshot so a frame looks the same at 400 px and at 4000 px.
  */
-import { roundRect } from './b-qr-svg.js';
+import { roundRect } from './qr-svg.js';
 
 export const FRAMES = [
   'none',
