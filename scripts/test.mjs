@@ -1,9 +1,25 @@
 #!/usr/bin/env node
-// Runs every compiled test file with node's test runner. Test data lives in a private temp dir.
+// Runs the static checks (Biome's formatter and linter, the import rules of ARCHITECTURE.md), then every
+// compiled test file with node's test runner. Test data lives in a private temp dir.
 import { spawnSync } from 'node:child_process';
 import { readdirSync, mkdtempSync, mkdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+// A few seconds: both read the sources only (the import checker is compiled by the build into dist/scripts).
+for (const [name, args] of [
+  ['biome ci', [path.join(root, 'node_modules', '@biomejs', 'biome', 'bin', 'biome'), 'ci', '--colors=off', '.']],
+  ['check-imports', [path.join(root, 'dist', 'scripts', 'check-imports.js')]],
+]) {
+  const check = spawnSync(process.execPath, args, { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+  if (check.status !== 0) {
+    process.stdout.write(check.stdout);
+    console.error(`${name} failed: fix the findings above before the tests run.`);
+    process.exit(check.status ?? 1);
+  }
+}
 
 function find(dir) {
   const out = [];

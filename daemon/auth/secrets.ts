@@ -19,7 +19,7 @@ export async function hashSecret(secret: string): Promise<string> {
 
 export async function verifySecret(secret: string, stored: string | null | undefined): Promise<boolean> {
   const parts = stored?.split('$');
-  if (!parts || parts.length !== 6 || parts[0] !== 'scrypt') return false;
+  if (parts?.length !== 6 || parts[0] !== 'scrypt') return false;
   const [, n, r, p, salt, hash] = parts as [string, string, string, string, string, string];
   const expected = Buffer.from(hash, 'base64url');
   const key = await scrypt(secret, Buffer.from(salt, 'base64url'), expected.length, {

@@ -10,7 +10,6 @@ type Json = Record<string, unknown>;
 const obj = (properties: Json = {}, required?: string[]): Json => ({ type: 'object', properties, ...(required ? { required } : {}) });
 const str = { type: 'string' };
 const int = { type: 'integer' };
-const bool = { type: 'boolean' };
 const date = { type: 'string', format: 'date-time' };
 const binary = { type: 'string', format: 'binary' };
 const nullable = (type: string, extra: Json = {}) => ({ type: [type, 'null'], ...extra });

@@ -210,7 +210,13 @@ export async function runBatch(
     await zipDone;
   })();
   // On cancel the queue entries are dropped too, so waiting items end at once.
-  controller.signal.addEventListener('abort', () => files.forEach((_, i) => jobs.queue.cancel(`${id}:${i}`)), { once: true });
+  controller.signal.addEventListener(
+    'abort',
+    () => {
+      for (let i = 0; i < files.length; i++) jobs.queue.cancel(`${id}:${i}`);
+    },
+    { once: true },
+  );
   const finished = done
     .catch(async (e) => {
       await jobs.fail(id, workDir, e);

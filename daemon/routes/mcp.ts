@@ -36,7 +36,7 @@ export async function mcpRoutes(app: FastifyInstance): Promise<void> {
   const sessions = new Map<string, Session>();
   const sweep = setInterval(() => {
     const now = Date.now();
-    for (const [id, s] of sessions) if (now - s.lastSeen > SESSION_IDLE_MS) void s.transport.close();
+    for (const [, s] of sessions) if (now - s.lastSeen > SESSION_IDLE_MS) void s.transport.close();
   }, 60_000);
   sweep.unref();
   app.addHook('onClose', async () => {

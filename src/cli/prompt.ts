@@ -27,7 +27,12 @@ export async function ask(question: string, opts: { hidden?: boolean } = {}): Pr
   process.stderr.write(question);
   if (!opts.hidden) {
     const rl = readline.createInterface({ input, output: process.stderr, terminal: true });
-    return new Promise((resolve) => rl.once('line', (l) => (rl.close(), resolve(l))));
+    return new Promise((resolve) =>
+      rl.once('line', (l) => {
+        rl.close();
+        resolve(l);
+      }),
+    );
   }
   // Raw mode, no echo: the secret never appears on screen nor in the terminal's scrollback.
   return new Promise((resolve, reject) => {

@@ -11,7 +11,7 @@ export interface PathName {
   name: string;
 }
 
-function escape(s: string): string {
+function escapeRegExp(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
@@ -20,7 +20,7 @@ export function scrubText(text: string, files: PathName[], dirs: string[]): stri
   // Longest first, so a file inside a listed directory is named, not cut.
   for (const f of [...files].sort((a, b) => b.path.length - a.path.length)) out = out.split(f.path).join(f.name);
   for (const d of [...new Set(dirs.filter(Boolean))].sort((a, b) => b.length - a.length)) {
-    out = out.replace(new RegExp(`${escape(d.replace(/\/+$/, ''))}(/[^\\s'":,)]*)?`, 'g'), (_m, rest: string | undefined) =>
+    out = out.replace(new RegExp(`${escapeRegExp(d.replace(/\/+$/, ''))}(/[^\\s'":,)]*)?`, 'g'), (_m, rest: string | undefined) =>
       rest ? rest.split('/').pop() || 'file' : '(work dir)',
     );
   }

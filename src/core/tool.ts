@@ -123,6 +123,7 @@ export interface ToolNeeds {
 }
 
 // The settings schema may carry refinements, so it is any zod type whose input is an object.
+// biome-ignore lint/suspicious/noExplicitAny: any object shape; the tool's own schema types its settings
 export type SettingsSchema = z.ZodObject<any>;
 
 export interface ToolDef<S extends SettingsSchema> {

@@ -23,11 +23,11 @@ export function uniqueNames(names: string[]): string[] {
 export async function zipFiles(entries: ZipEntry[], outPath: string): Promise<void> {
   const zip = new yazl.ZipFile();
   const names = uniqueNames(entries.map((e) => e.name));
-  entries.forEach((e, i) =>
+  entries.forEach((e, i) => {
     zip.addFile(e.path, names[i]!, {
       compress: !/\.(jpe?g|png|webp|avif|gif|mp4|webm|mp3|m4a|ogg|zip|pdf|heic|docx|xlsx|pptx)$/i.test(e.name),
-    }),
-  );
+    });
+  });
   zip.end();
   await pipeline(zip.outputStream, createWriteStream(outPath));
 }

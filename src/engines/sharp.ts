@@ -7,8 +7,6 @@ import path from 'node:path';
 import type { Metadata, Sharp, SharpOptions } from 'sharp';
 import { KilnError } from '../core/errors.js';
 import { MAX_INPUT_PIXELS } from '../core/limits.js';
-import { contentTypeFor } from '../core/mime.js';
-import type { OutputFile } from '../core/tool.js';
 import { exec } from '../core/process.js';
 import { requireEngine } from './registry.js';
 
@@ -162,12 +160,6 @@ export function visibleSize(meta: Metadata): { width: number; height: number; pa
   const pages = meta.pages ?? 1;
   const pageH = meta.pageHeight ?? Math.round(meta.height! / pages);
   return (meta.orientation ?? 1) >= 5 ? { width: pageH, height: meta.width!, pages } : { width: meta.width!, height: pageH, pages };
-}
-
-/** The OutputFile record for a written path. */
-export function outputOf(p: string): OutputFile {
-  const name = path.basename(p);
-  return { path: p, name, contentType: contentTypeFor(name) };
 }
 
 /**

@@ -16,7 +16,7 @@ function collect(): Tool[] {
   const all: Tool[] = [];
   for (const section of SECTIONS) {
     for (const t of Object.values(bySection[section]) as Tool[]) {
-      if (!t || t.kind !== 'tool') continue;
+      if (t?.kind !== 'tool') continue;
       if (t.section !== section) throw new Error(`tool ${t.id} is listed under ${section} but declares section ${t.section}`);
       all.push(t);
     }

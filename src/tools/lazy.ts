@@ -10,13 +10,13 @@ import { SECTIONS, type Tool } from '../core/tool.js';
 
 const listUrl = (section: string) => new URL(`./${section}/list.js`, import.meta.url);
 
-function escape(s: string): string {
+function escapeRegExp(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
 export async function loadTool(id: string): Promise<Tool | undefined> {
   if (!/^[a-z0-9]+(-[a-z0-9]+)*$/.test(id)) return undefined;
-  const pattern = new RegExp(`from '(\\./(?:[\\w-]+/)*${escape(id)}\\.js)'`);
+  const pattern = new RegExp(`from '(\\./(?:[\\w-]+/)*${escapeRegExp(id)}\\.js)'`);
   for (const section of SECTIONS) {
     let text: string;
     try {

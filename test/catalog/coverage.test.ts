@@ -1,7 +1,8 @@
 /**
- * The catalog against the spec's catalog.json (beside the checkout in ../shared/spec): every tool that
- * is not an AI-helper tool exists with its section, group and setting names; every preset exists; every
- * tool makes a CLI command and is exercised by some test. Fails when a tool is missing anywhere.
+ * The catalog against the spec's catalog.json, kept as test/fixtures/catalog.json so that the suite runs
+ * in any clone (and checked against ../shared/spec/catalog.json beside the checkout when that exists):
+ * every tool exists with its section, group and setting names, except those listed in NOT_BUILT; every
+ * preset exists; every tool makes a CLI command and is run by some test. Fails when a tool is missing anywhere.
  */
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -13,7 +14,34 @@ import { PRESETS, presetTool } from '../../src/tools/presets.js';
 import { loadTool } from '../../src/tools/lazy.js';
 import { REPO } from '../helpers/cli.js';
 
-const CATALOG = path.join(REPO, '..', 'shared', 'spec', 'catalog.json');
+const CATALOG = path.join(REPO, 'test', 'fixtures', 'catalog.json');
+const SPEC_CATALOG = path.join(REPO, '..', 'shared', 'spec', 'catalog.json');
+
+/**
+ * The catalog's tools that are not built yet: the AI-helper tools, which run on models installed as feature
+ * bundles. Kept here as one visible list; the suite fails when one of them gets built and is still listed.
+ */
+const NOT_BUILT = [
+  'remove-background',
+  'background-replace',
+  'blur-background',
+  'upscale',
+  'ocr',
+  'ocr-pdf',
+  'blur-faces',
+  'enhance-faces',
+  'colorize',
+  'noise-removal',
+  'red-eye-removal',
+  'restore-photo',
+  'erase-object',
+  'ai-canvas-expand',
+  'smart-crop',
+  'transparency-fixer',
+  'passport-photo',
+  'auto-subtitles',
+  'transcribe-audio',
+];
 
 interface CatalogTool {
   id: string;
@@ -39,17 +67,50 @@ function testSources(dir: string): string {
   for (const e of readdirSync(dir, { withFileTypes: true })) {
     const p = path.join(dir, e.name);
     if (e.isDirectory()) text += testSources(p);
-    else if (e.name.endsWith('.test.ts')) text += readFileSync(p, 'utf8');
+    else if (/\.test\.tsx?$/.test(e.name)) text += readFileSync(p, 'utf8');
   }
   return text;
 }
 
-describe('catalog coverage', { skip: existsSync(CATALOG) ? false : `no catalog at ${CATALOG}` }, () => {
-  const catalog = existsSync(CATALOG) ? (JSON.parse(readFileSync(CATALOG, 'utf8')) as Catalog) : { tools: [], presets: [] };
-  // The 19 AI-helper tools run on models installed as feature bundles; they are not part of these issues.
-  const expected = catalog.tools.filter((t) => !t.ai);
+const reEscape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
-  it('has every non-AI tool with its section and group', () => {
+/**
+ * A real run of a tool in a test: the CLI (`kiln(['<id>'`), its HTTP route (`/api/v1/tools/<section>/<id>`),
+ * or runTool / a run helper given the id (`runTool(getTool('<id>')`, `runMedia(dir, '<id>'`).
+ */
+function runsTool(sources: string, id: string, section: string): boolean {
+  const q = `['"\`]${reEscape(id)}['"\`]`;
+  return [
+    new RegExp(`\\bkiln\\(\\[\\s*${q}`),
+    new RegExp(`/api/v1/tools/${section}/${reEscape(id)}(?![\\w-])`),
+    new RegExp(`\\brun\\w*\\(\\s*(?:\\w+,\\s*)?(?:(?:getTool|findTool)\\(\\s*)?${q}`),
+  ].some((re) => re.test(sources));
+}
+
+describe('catalog coverage', () => {
+  const catalog = JSON.parse(readFileSync(CATALOG, 'utf8')) as Catalog;
+  const expected = catalog.tools.filter((t) => !NOT_BUILT.includes(t.id));
+
+  it('keeps test/fixtures/catalog.json equal to the spec catalog beside the checkout', (t) => {
+    if (!existsSync(SPEC_CATALOG)) return t.diagnostic(`no ${SPEC_CATALOG} to compare with: the fixture is the reference`);
+    assert.deepEqual(JSON.parse(readFileSync(SPEC_CATALOG, 'utf8')), catalog, `copy ${SPEC_CATALOG} to ${CATALOG}`);
+  });
+
+  it('lists as not built only catalog tools that are really not built', () => {
+    const ids = new Set(catalog.tools.map((t) => t.id));
+    assert.deepEqual(
+      NOT_BUILT.filter((id) => !ids.has(id)),
+      [],
+      'NOT_BUILT names tools the catalog does not have',
+    );
+    assert.deepEqual(
+      NOT_BUILT.filter((id) => findTool(id)),
+      [],
+      'built now: remove them from NOT_BUILT',
+    );
+  });
+
+  it('has every tool not in NOT_BUILT, with its section and group', () => {
     const missing = expected.filter((t) => !findTool(t.id)).map((t) => t.id);
     assert.deepEqual(missing, [], `tools missing from src/tools: ${missing.join(', ')}`);
     for (const t of expected) {
@@ -99,9 +160,9 @@ describe('catalog coverage', { skip: existsSync(CATALOG) ? false : `no catalog a
     assert.equal(await loadTool('jpg-to-png'), undefined);
   });
 
-  it('exercises every tool in some test', () => {
+  it('runs every tool in some test', () => {
     const sources = testSources(path.join(REPO, 'test'));
-    const untested = TOOLS.filter((t) => !sources.includes(`'${t.id}'`) && !sources.includes(`"${t.id}"`)).map((t) => t.id);
-    assert.deepEqual(untested, [], `tools no test names: ${untested.join(', ')}`);
+    const untested = TOOLS.filter((t) => !runsTool(sources, t.id, t.section)).map((t) => t.id);
+    assert.deepEqual(untested, [], `tools no test runs (CLI, route or runTool): ${untested.join(', ')}`);
   });
 });

@@ -34,7 +34,10 @@ async function waitPort(port: number, ms = 10_000): Promise<void> {
   const end = Date.now() + ms;
   while (Date.now() < end) {
     const ok = await new Promise<boolean>((resolve) => {
-      const c = net.connect(port, '127.0.0.1', () => (c.end(), resolve(true)));
+      const c = net.connect(port, '127.0.0.1', () => {
+        c.end();
+        resolve(true);
+      });
       c.once('error', () => resolve(false));
     });
     if (ok) return;

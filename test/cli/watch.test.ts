@@ -36,7 +36,7 @@ function startWatch(args: string[], cwd: string): Watcher {
     while ((i = buf.indexOf('\n')) >= 0) {
       lines.push(JSON.parse(buf.slice(0, i)));
       buf = buf.slice(i + 1);
-      waiters.splice(0).forEach((w) => w());
+      for (const w of waiters.splice(0)) w();
     }
   });
   child.stderr.on('data', (b: Buffer) => (err += b.toString()));

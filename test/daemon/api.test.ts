@@ -520,7 +520,7 @@ describe('daemon lifecycle', () => {
       assert.equal(c.json.error.code, 'CANCELLED');
       const ev = await events;
       assert.equal(ev.events.at(-1)?.event, 'failed');
-      assert.equal((ev.events.at(-1)?.data as { code: string }).code, 'CANCELLED');
+      assert.equal((ev.events.at(-1)!.data as { code: string }).code, 'CANCELLED');
       assert.equal(existsSync(path.join(s.dataDir, 'jobs', r.json.jobId)), false);
       const again = await post(s, `/api/v1/jobs/${r.json.jobId}/cancel`, {});
       assert.equal(again.status, 409);

@@ -66,7 +66,10 @@ function conforms(doc: Json, schema: Json, value: unknown, at: string, problems:
     for (const [k, s] of Object.entries<Json>(schema.properties ?? {}))
       if (k in value) conforms(doc, s, (value as Json)[k], `${at}.${k}`, problems);
   }
-  if (Array.isArray(value) && schema.items) value.forEach((v, i) => conforms(doc, schema.items, v, `${at}[${i}]`, problems));
+  if (Array.isArray(value) && schema.items)
+    value.forEach((v, i) => {
+      conforms(doc, schema.items, v, `${at}[${i}]`, problems);
+    });
 }
 
 describe('OpenAPI coverage', () => {

@@ -29,7 +29,7 @@ describe('in-process queue', () => {
     await runs[1];
     await new Promise((r) => setImmediate(r));
     assert.deepEqual(started, [0, 1, 2]);
-    gates.forEach((g) => g.resolve());
+    for (const g of gates) g.resolve();
     assert.deepEqual(await Promise.all(runs), [0, 1, 2, 3]);
   });
 

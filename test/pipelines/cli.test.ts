@@ -10,7 +10,6 @@ import { after, before, describe, it } from 'node:test';
 import { PDFDocument } from '@cantoo/pdf-lib';
 import sharp from 'sharp';
 import { EXIT } from '../../src/core/errors.js';
-import { findTool } from '../../src/tools/index.js';
 import { kiln } from '../helpers/cli.js';
 import { makeImage, tempDir } from '../helpers/fixtures.js';
 import { startServer, type TestServer } from '../helpers/server.js';
@@ -53,7 +52,7 @@ describe('kiln pipeline (local)', () => {
     }
   });
 
-  it('runs image-to-pdf then rotate-pdf', { skip: !findTool('image-to-pdf') && 'image-to-pdf is not in the catalog yet' }, async () => {
+  it('runs image-to-pdf then rotate-pdf', async () => {
     const jpg = await makeImage(dir, 'page.jpg', 60, 30);
     const file = writeJson('topdf.json', { steps: [{ tool: 'image-to-pdf' }, { tool: 'rotate-pdf', settings: { angle: 180 } }] });
     const dest = path.join(dir, 'page.pdf');

@@ -8,7 +8,6 @@ import { after, before, describe, it } from 'node:test';
 import { PDFDocument } from '@cantoo/pdf-lib';
 import sharp from 'sharp';
 import { createUser } from '../../daemon/store/users.js';
-import { findTool } from '../../src/tools/index.js';
 import { makeImage, tempDir } from '../helpers/fixtures.js';
 import { api, filePart, form, login, readSse, startServer, type TestServer } from '../helpers/server.js';
 import { readZip } from '../helpers/zip.js';
@@ -199,9 +198,7 @@ describe('pipelines over HTTP', () => {
     assert.match(failed.body.error.message, /^step 2\/3 \(crop\): .*outside the image/);
   });
 
-  it('mixes an image step and a PDF step (image-to-pdf then rotate-pdf)', {
-    skip: !findTool('image-to-pdf') && 'image-to-pdf is not in the catalog yet',
-  }, async () => {
+  it('mixes an image step and a PDF step (image-to-pdf then rotate-pdf)', async () => {
     const jpg = await makeImage(dir, 'page.jpg', 60, 30);
     const pipeline = JSON.stringify({
       steps: [

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import sharp from 'sharp';
 import { PDFDocument } from '@cantoo/pdf-lib';
 import { readFileSync } from 'node:fs';
-import { KilnError } from '../../src/core/errors.js';
+import type { KilnError } from '../../src/core/errors.js';
 import { createWorkspace } from '../../src/core/workspace.js';
 import { producedKind, runPipeline, validatePipeline } from '../../src/pipelines/pipeline.js';
 import { inputFile } from '../../src/tools/run-tool.js';

@@ -219,7 +219,7 @@ export function manPage(): string {
   }
   out.push(
     '.PP',
-    `With ${bold('--json')}, a failed item\'s line carries the error ${italic('code')} and ${italic('message')}; over a server they are exactly what the server answered.`,
+    `With ${bold('--json')}, a failed item's line carries the error ${italic('code')} and ${italic('message')}; over a server they are exactly what the server answered.`,
   );
 
   out.push('.SH ENVIRONMENT');

@@ -192,7 +192,7 @@ describe('merge-audio / split-audio / ringtone-maker', () => {
     const speech = makeSpeechWithGap(dir, 'speech2.wav', 1.5);
     const s = await runMedia(dir, 'split-audio', [speech], { mode: 'silence', thresholdDb: -50, minSilenceS: 1 });
     assert.equal(s.data?.pieces, 2);
-    const cut = (s.data?.cutsS as number[])[0]!;
+    const cut = (s.data!.cutsS as number[])[0]!;
     const half = duration(speech) / 2;
     assert.ok(Math.abs(cut - half) < 0.6, `cut ${cut} near ${half}`);
   });
@@ -228,7 +228,7 @@ describe('waveform-image / audio-metadata', () => {
     const r = await runMedia(dir, 'audio-metadata', [mp3], { title: 'Neu: Ü', artist: 'Kiln', album: 'Tests' });
     const tags = ffprobe(r.path).format.tags ?? {};
     assert.deepEqual([tags.title, tags.artist, tags.album, tags.genre], ['Neu: Ü', 'Kiln', 'Tests', 'Noise']);
-    assert.deepEqual((r.data?.tags as Record<string, string>).title, 'Neu: Ü');
+    assert.deepEqual((r.data!.tags as Record<string, string>).title, 'Neu: Ü');
     assert.equal(audio(r.path).codec_name, 'mp3');
     const s = await runMedia(dir, 'audio-metadata', [mp3], { strip: true, title: 'Only' });
     const st = ffprobe(s.path).format.tags ?? {};
@@ -238,7 +238,7 @@ describe('waveform-image / audio-metadata', () => {
     assert.deepEqual(Object.keys(s.data?.tags as object).sort(), ['title']);
     const ogg = makeAudio(dir, 'tagged.ogg', { extra: ['-c:a', 'libvorbis', '-metadata', 'artist=Old'] });
     const o = await runMedia(dir, 'audio-metadata', [ogg], { strip: true });
-    assert.equal((o.data?.tags as Record<string, string>).artist, undefined);
+    assert.equal((o.data!.tags as Record<string, string>).artist, undefined);
     await assert.rejects(runMedia(dir, 'audio-metadata', [mp3], {}), isCode('VALIDATION_ERROR'));
   });
 });

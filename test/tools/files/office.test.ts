@@ -9,7 +9,7 @@ import { once } from 'node:events';
 import { getTool } from '../../../src/tools/index.js';
 import { runTool, inputFile } from '../../../src/tools/run-tool.js';
 import { createWorkspace } from '../../../src/core/workspace.js';
-import { KilnError } from '../../../src/core/errors.js';
+import type { KilnError } from '../../../src/core/errors.js';
 import { officeConvert, officeConvertCold, officePoolStatus, shutdownOffice, warmOffice } from '../../../src/engines/office.js';
 import { tempDir } from '../../helpers/fixtures.js';
 

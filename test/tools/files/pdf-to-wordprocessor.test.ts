@@ -6,7 +6,7 @@ import sharp from 'sharp';
 import { getTool } from '../../../src/tools/index.js';
 import { runTool, inputFile } from '../../../src/tools/run-tool.js';
 import { createWorkspace } from '../../../src/core/workspace.js';
-import { KilnError } from '../../../src/core/errors.js';
+import type { KilnError } from '../../../src/core/errors.js';
 import { tempDir } from '../../helpers/fixtures.js';
 import { readZip } from '../../helpers/zip.js';
 

@@ -9,7 +9,7 @@ import yauzl from 'yauzl';
 import { getTool } from '../../../src/tools/index.js';
 import { runTool, inputFile } from '../../../src/tools/run-tool.js';
 import { createWorkspace } from '../../../src/core/workspace.js';
-import { KilnError } from '../../../src/core/errors.js';
+import type { KilnError } from '../../../src/core/errors.js';
 import { chromiumPid, keepChromiumWarm, shutdownChromium } from '../../../src/engines/chromium.js';
 import { tempDir } from '../../helpers/fixtures.js';
 import { kiln } from '../../helpers/cli.js';

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import { PDFDocument } from '@cantoo/pdf-lib';
 import sharp from 'sharp';
-import { KilnError } from '../../../src/core/errors.js';
+import type { KilnError } from '../../../src/core/errors.js';
 import { kiln } from '../../helpers/cli.js';
 import { makeImage, makePhoto, tempDir } from '../../helpers/fixtures.js';
 import { runA, solid } from './a-helpers.js';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import sharp from 'sharp';
-import { KilnError } from '../../../src/core/errors.js';
+import type { KilnError } from '../../../src/core/errors.js';
 import { kiln } from '../../helpers/cli.js';
 import { tempDir } from '../../helpers/fixtures.js';
 import { rawOf, runA, solid } from './a-helpers.js';

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { before, describe, it } from 'node:test';
 import sharp from 'sharp';
 import type { KilnError } from '../../../src/core/errors.js';
-import { carveColumns, energyMap, findSeam } from '../../../src/tools/image/_shared/b-seam-carve.js';
+import { carveColumns, energyMap, findSeam } from '../../../src/tools/image/_shared/seam-carve.js';
 import { kiln } from '../../helpers/cli.js';
 import { tempDir } from '../../helpers/fixtures.js';
 import { runB } from './b-helpers.js';

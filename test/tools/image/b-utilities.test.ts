@@ -113,7 +113,17 @@ describe('qr-generate', () => {
   });
   it('rejects missing data, bad colours and data that does not fit', async () => {
     await assert.rejects(runB(dir, 'qr-generate', [], {}), (e: KilnError) => e.code === 'VALIDATION_ERROR');
-    await assert.rejects(runB(dir, 'qr-generate', [], { data: 'x', colorDark: 'red' }), (e: KilnError) => e.code === 'VALIDATION_ERROR');
+    await assert.rejects(
+      runB(dir, 'qr-generate', [], { data: 'x', colorDark: 'reddish' }),
+      (e: KilnError) => e.code === 'VALIDATION_ERROR',
+    );
+    // CSS colour names are colours too: one colour parser for every image tool.
+    const red = await runB(dir, 'qr-generate', [], { data: 'x', colorDark: 'red' });
+    const { data: px } = await sharp(red.file!).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+    assert.ok(
+      [...Array(px.length / 3).keys()].some((i) => px[i * 3] === 255 && px[i * 3 + 1] === 0 && px[i * 3 + 2] === 0),
+      'red modules',
+    );
     await assert.rejects(
       runB(dir, 'qr-generate', [], { data: 'x'.repeat(2000), errorCorrectionLevel: 'H', size: 100 }),
       (e: KilnError) => e.code === 'VALIDATION_ERROR',

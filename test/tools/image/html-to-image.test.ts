@@ -6,7 +6,7 @@ import sharp from 'sharp';
 import { getTool } from '../../../src/tools/index.js';
 import { runTool } from '../../../src/tools/run-tool.js';
 import { createWorkspace } from '../../../src/core/workspace.js';
-import { KilnError } from '../../../src/core/errors.js';
+import type { KilnError } from '../../../src/core/errors.js';
 import { keepChromiumWarm, shutdownChromium } from '../../../src/engines/chromium.js';
 import { isPrivateAddress } from '../../../src/tools/image/utilities/html-to-image.js';
 import { tempDir } from '../../helpers/fixtures.js';

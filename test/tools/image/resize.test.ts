@@ -1,11 +1,13 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import sharp from 'sharp';
 import { getTool } from '../../../src/tools/index.js';
 import { runTool, inputFile } from '../../../src/tools/run-tool.js';
 import { createWorkspace } from '../../../src/core/workspace.js';
-import { KilnError } from '../../../src/core/errors.js';
+import type { KilnError } from '../../../src/core/errors.js';
 import { makeImage, tempDir } from '../../helpers/fixtures.js';
 
 const dir = tempDir();
@@ -17,13 +19,25 @@ async function run(file: string, settings: Record<string, unknown>) {
       workDir: ws.dir,
       dataDir: dir,
     });
-    return { out, meta: await sharp(out.output!.path).metadata() };
+    return { out, meta: await sharp(out.output!.path).metadata(), bytes: await readFile(out.output!.path) };
   } finally {
     await ws.dispose();
   }
 }
 
 describe('resize', () => {
+  it('takes a Photoshop file (decoded like every image input) and writes PNG', async () => {
+    // Left half red, right half blue, made by ImageMagick as a real PSD.
+    const psd = path.join(dir, 'layers.psd');
+    execFileSync('convert', ['-size', '120x60', 'xc:red', '-fill', 'blue', '-draw', 'rectangle 60,0 119,59', psd]);
+    const { out, meta, bytes } = await run(psd, { width: 60 });
+    assert.deepEqual([meta.width, meta.height, meta.format], [60, 30, 'png']);
+    assert.match(out.output!.name, /^layers\.png$/);
+    const { data, info } = await sharp(bytes).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+    const px = (x: number, y: number) => [...data.subarray((y * info.width + x) * 3, (y * info.width + x) * 3 + 3)];
+    assert.deepEqual(px(10, 15), [255, 0, 0]);
+    assert.deepEqual(px(50, 15), [0, 0, 255]);
+  });
   it('scales to a width keeping the aspect ratio', async () => {
     const src = await makeImage(dir, 'a.jpg', 400, 200);
     const { meta } = await run(src, { width: 100 });

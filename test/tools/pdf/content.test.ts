@@ -35,7 +35,10 @@ function zipNames(file: string): Promise<{ name: string; data: Buffer }[]> {
           if (er || !s) return reject(er);
           const c: Buffer[] = [];
           s.on('data', (b: Buffer) => c.push(b));
-          s.on('end', () => (out.push({ name: e.fileName, data: Buffer.concat(c) }), zip.readEntry()));
+          s.on('end', () => {
+            out.push({ name: e.fileName, data: Buffer.concat(c) });
+            zip.readEntry();
+          });
         }),
       );
       zip.on('end', () => resolve(out));

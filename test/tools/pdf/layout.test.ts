@@ -7,19 +7,11 @@ import { PDFDocument } from '@cantoo/pdf-lib';
 import type { KilnError } from '../../../src/core/errors.js';
 import { bookletSpreads } from '../../../src/tools/pdf/document/booklet-pdf.js';
 import { tempDir } from '../../helpers/fixtures.js';
-import { makeTextPdf, numbered, pageCount, pageTexts, runPdfTool } from './pdf-helpers.js';
+import { makeTextPdf, pageCount, pageTexts, runPdfTool } from './pdf-helpers.js';
 
 const dir = tempDir('kiln-pdf-layout-');
 let eight: string;
 const NAMES = ['Alpha', 'Bravo', 'Charlie', 'Delta', 'Echo', 'Foxtrot', 'Golf', 'Hotel'];
-
-/** Layout text of one page: words in reading order, left to right. */
-function layoutText(file: string, page: number): string {
-  return execFileSync('pdftotext', ['-layout', '-f', String(page), '-l', String(page), file, '-'])
-    .toString()
-    .replace(/\s+/g, ' ')
-    .trim();
-}
 
 /** Text inside a rectangle of a page (pdftotext -x -y -W -H, in pixels at 72 dpi = points, top-left origin). */
 function textIn(file: string, page: number, x: number, y: number, w: number, h: number): string {

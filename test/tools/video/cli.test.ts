@@ -7,10 +7,8 @@ import { tempDir } from '../../helpers/fixtures.js';
 import { duration, ffprobe, makeAudio, makeVideo, stream, zeroCrossingHz } from '../../helpers/media.js';
 
 const dir = tempDir();
-let clip: string;
-
 before(() => {
-  clip = makeVideo(dir, 'clip.mp4', { durationS: 2 });
+  makeVideo(dir, 'clip.mp4', { durationS: 2 });
 });
 
 describe('video and audio tools from the CLI', () => {

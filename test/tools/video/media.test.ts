@@ -230,6 +230,6 @@ describe('video-metadata', () => {
     assert.equal(p.format.tags?.artist, undefined);
     assert.ok(stream(p, 'video') && stream(p, 'audio'));
     assert.ok(Math.abs(duration(r.path) - 2) < 0.1);
-    assert.ok((r.data?.removedTags as string[]).includes('title'));
+    assert.ok((r.data!.removedTags as string[]).includes('title'));
   });
 });

@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
 import { describe, it, before } from 'node:test';
 import type { KilnError } from '../../../src/core/errors.js';
 import { tempDir } from '../../helpers/fixtures.js';
@@ -250,13 +252,47 @@ describe('video-color / aspect-pad / blur-pad / watermark-video', () => {
 });
 
 describe('stabilize-video', () => {
-  it('runs both vidstab passes and keeps size, frames and audio', async () => {
-    const shaky = makeVideo(dir, 'shaky.mp4', { durationS: 1, width: 160, height: 120 });
+  // One still frame of testsrc2, cropped at an offset that jumps every frame: a shaking camera over a still scene.
+  const shakyClip = (name: string) => {
+    const p = path.join(dir, name);
+    const jitter = "crop=w=160:h=120:x='80+6*sin(n*2.3)':y='60+6*sin(n*3.1+1)'";
+    execFileSync('ffmpeg', [
+      ...[
+        '-v',
+        'error',
+        '-y',
+        '-f',
+        'lavfi',
+        '-i',
+        `testsrc2=s=320x240:r=25:d=1,trim=end_frame=1,loop=loop=24:size=1,${jitter},setpts=N/25/TB`,
+      ],
+      ...['-f', 'lavfi', '-i', 'sine=f=440:r=48000:d=1', '-ac', '2', '-shortest'],
+      ...['-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', p],
+    ]);
+    return p;
+  };
+  // Mean absolute grey-level change between consecutive frames, in the middle of the picture.
+  const motion = (file: string) => {
+    const [w, h] = [160, 120];
+    const d = execFileSync('ffmpeg', ['-v', 'error', '-i', file, '-f', 'rawvideo', '-pix_fmt', 'gray', 'pipe:1'], { maxBuffer: 1 << 26 });
+    let sum = 0;
+    let count = 0;
+    for (let f = 1; f < d.length / (w * h); f++)
+      for (let y = 30; y < 90; y++)
+        for (let x = 40; x < 120; x++, count++) sum += Math.abs(d[f * w * h + y * w + x]! - d[(f - 1) * w * h + y * w + x]!);
+    return sum / count;
+  };
+
+  it('removes the shake (a plain re-encode would not) and keeps size, frames and audio', async () => {
+    const shaky = shakyClip('shaky.mp4');
     const r = await runMedia(dir, 'stabilize-video', [shaky], { smoothing: 5 });
     const p = ffprobe(r.path);
     assert.deepEqual([stream(p, 'video')!.width, stream(p, 'video')!.height], [160, 120]);
     assert.equal(frameCount(r.path), 25);
     assert.ok(stream(p, 'audio'));
+    const [before, afterwards] = [motion(shaky), motion(r.path)];
+    assert.ok(before > 5, `the input shakes: ${before}`);
+    assert.ok(afterwards < before * 0.3, `motion between frames ${before} -> ${afterwards}`);
     assert.ok(r.progress.some((x) => x > 0 && x < 45) || r.progress.some((x) => x >= 45 && x < 100), r.progress.join(','));
   });
 });

@@ -1,7 +1,9 @@
 import type { Sharp } from 'sharp';
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import { getSharp, openImage, outputOf, sameFormatAs, writeImage } from '../../../engines/sharp.js';
+import { getSharp, sameFormatAs, writeImage } from '../../../engines/sharp.js';
+import { outputFile } from '../_shared/output.js';
+import { openInput } from '../_shared/decode.js';
 
 const SEPIA: [[number, number, number], [number, number, number], [number, number, number]] = [
   [0.393, 0.769, 0.189],
@@ -45,7 +47,7 @@ export default defineTool({
     const input = files[0]!;
     const ext = input.type?.ext;
     const sharp = await getSharp();
-    let img = await openImage(input.path, { ext, workDir: ctx.workDir, signal: ctx.signal });
+    let img = await openInput(input, ctx.workDir, ctx.signal);
     const meta = await img.metadata();
     if ((meta.orientation ?? 1) > 1) img.autoOrient();
     // libvips keeps only one linear/modulate/recomb per pipeline and orders them itself, so each stage
@@ -57,7 +59,7 @@ export default defineTool({
     img.toColourspace('srgb');
     if (!meta.hasAlpha) img.removeAlpha();
 
-    const e = Math.pow(2, s.exposure / 50);
+    const e = 2 ** (s.exposure / 50);
     const b = s.brightness * 1.28;
     const c = s.contrast < 0 ? 1 + s.contrast / 100 : 1 + s.contrast / 50;
     const t = s.temperature / 100;
@@ -85,6 +87,6 @@ export default defineTool({
     const format = sameFormatAs(ext);
     const out = ctx.out(format);
     await writeImage(img, out, format, { quality: format === 'jpg' ? 92 : undefined });
-    return { outputs: [outputOf(out)] };
+    return { outputs: [outputFile(out)] };
   },
 });

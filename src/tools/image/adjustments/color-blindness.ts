@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import { linearToSrgb8, outputFormat, readRgba, SRGB_TO_LINEAR, writeRaw } from '../_shared/a-pixels.js';
+import { linearToSrgb8, outputFormat, readRgba, SRGB_TO_LINEAR, writeRaw } from '../_shared/pixels.js';
 
 /**
  * Simulation matrices of Machado, Oliveira & Fernandes, "A Physiologically-based Model for Simulation of

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { KilnError } from '../../../core/errors.js';
 import { defineTool } from '../../../core/tool.js';
-import { outputFormat, readRgba, writeRaw } from '../_shared/a-pixels.js';
+import { outputFormat, readRgba, writeRaw } from '../_shared/pixels.js';
 
 export default defineTool({
   id: 'pixelate',

@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import { openImage, writeImage } from '../../../engines/sharp.js';
-import { outputFormat } from '../_shared/a-pixels.js';
-import { outputFile } from '../_shared/b-output.js';
+import { getSharp, writeImage } from '../../../engines/sharp.js';
+import { outputFormat } from '../_shared/pixels.js';
+import { outputFile } from '../_shared/output.js';
+import { openInput } from '../_shared/decode.js';
 
 const DENOISE_MEDIAN = { off: 0, light: 3, medium: 5, strong: 7 } as const;
 
@@ -34,8 +35,8 @@ export default defineTool({
   examples: ['photo.jpg --method unsharp-mask --amount 150 --radius 1.5', 'scan.png --method high-pass --strength 70 --kernel-size 5'],
   async run(ctx, { files }, s) {
     const input = files[0]!;
-    const sharp = (await import('sharp')).default;
-    const base = await openImage(input.path, { ext: input.type?.ext, workDir: ctx.workDir });
+    const sharp = await getSharp();
+    const base = await openInput(input, ctx.workDir);
     base.autoOrient();
     const median = DENOISE_MEDIAN[s.denoise];
     if (median) base.median(median);

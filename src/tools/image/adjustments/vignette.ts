@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import { colorSchema, parseColor } from '../_shared/b-color.js';
-import { outputFormat, readRgba, writeRaw } from '../_shared/a-pixels.js';
+import { colorSchema, parseColor } from '../_shared/color.js';
+import { outputFormat, readRgba, writeRaw } from '../_shared/pixels.js';
 
 export default defineTool({
   id: 'vignette',

@@ -3,10 +3,10 @@ import { KilnError } from '../../../core/errors.js';
 import { defineTool } from '../../../core/tool.js';
 import { getSharp, sameFormatAs, writeImage } from '../../../engines/sharp.js';
 import { isBundleInstalled } from '../../bundles.js';
-import { outputFile } from '../_shared/b-output.js';
-import type { SeamJob } from '../_shared/b-seam-worker.js';
-import { openInput } from '../_shared/b-decode.js';
-import { runWorker } from '../_shared/b-worker.js';
+import { outputFile } from '../_shared/output.js';
+import type { SeamJob } from '../_shared/seam-worker.js';
+import { openInput } from '../_shared/decode.js';
+import { runWorker } from '../_shared/worker.js';
 
 /**
  * Seam carving is O(seams × pixels); above this many pixels the image is carved at a reduced size and
@@ -98,7 +98,7 @@ export default defineTool({
       sobelThreshold: s.sobelThreshold,
     };
     const result = await runWorker<CarveResult>(
-      new URL('../_shared/b-seam-worker.js', import.meta.url),
+      new URL('../_shared/seam-worker.js', import.meta.url),
       job,
       ctx.signal,
       'seam carving',

@@ -1,10 +1,11 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import { getSharp, openImage, writeImage } from '../../../engines/sharp.js';
+import { getSharp, writeImage } from '../../../engines/sharp.js';
 import { isBundleInstalled } from '../../bundles.js';
-import { analyse, type Analysis } from '../_shared/a-enhance-analysis.js';
-import { outputFormat } from '../_shared/a-pixels.js';
-import { outputFile } from '../_shared/b-output.js';
+import { analyse, type Analysis } from '../_shared/enhance-analysis.js';
+import { outputFormat } from '../_shared/pixels.js';
+import { outputFile } from '../_shared/output.js';
+import { openInput } from '../_shared/decode.js';
 
 const SCENES = ['auto', 'portrait', 'landscape', 'low-light', 'food', 'document'] as const;
 const ONLY = ['exposure', 'contrast', 'color', 'sharpness'] as const;
@@ -89,7 +90,7 @@ export default defineTool({
       : s.corrections;
     const p = SCENE[scene];
 
-    const img = await openImage(input.path, { ext: input.type?.ext, workDir: ctx.workDir });
+    const img = await openInput(input, ctx.workDir);
     img.autoOrient();
     const { data, info } = await img.ensureAlpha().raw().toBuffer({ resolveWithObject: true });
     const W = info.width;

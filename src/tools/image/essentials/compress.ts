@@ -2,18 +2,11 @@ import { readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Sharp } from 'sharp';
 import { z } from 'zod';
-import { KilnError } from '../../../core/errors.js';
 import { defineTool, type RunContext } from '../../../core/tool.js';
-import {
-  encode,
-  isAnimatedFormat,
-  openImage,
-  outputOf,
-  sameFormatAs,
-  visibleSize,
-  writeImage,
-  type ImageFormat,
-} from '../../../engines/sharp.js';
+import { encode, isAnimatedFormat, sameFormatAs, visibleSize, writeImage, type ImageFormat } from '../../../engines/sharp.js';
+import { outputFile } from '../_shared/output.js';
+import { openInput } from '../_shared/decode.js';
+import { checkAbort } from '../_shared/cancel.js';
 
 // PNG/GIF have no quality knob: size falls with the palette. Best first.
 const PALETTE_STEPS = [256, 128, 64, 32, 16, 8, 4, 2];
@@ -52,7 +45,7 @@ export default defineTool({
     const ext = input.type?.ext;
     const format = sameFormatAs(ext);
     const animated = isAnimatedFormat(ext);
-    const base = await openImage(input.path, { ext, workDir: ctx.workDir, animated, signal: ctx.signal });
+    const base = await openInput(input, ctx.workDir, ctx.signal, { animated });
     const meta = await base.metadata();
     if ((meta.orientation ?? 1) > 1) base.autoOrient();
     const { width: W, height: H } = visibleSize(meta);
@@ -71,7 +64,7 @@ export default defineTool({
       let found: Attempt | undefined;
       let scale = 1;
       for (let step = 0; step <= MAX_DOWNSCALES && !found; step++) {
-        if (ctx.signal.aborted) throw new KilnError('CANCELLED', 'The run was cancelled.');
+        checkAbort(ctx.signal);
         ctx.progress(10 + step * 7, step ? `downscale ${Math.round(scale * 100)}%` : 'searching');
         found = palette ? await searchPalette(enc, scale, target, format === 'png') : await searchQuality(enc, scale, target);
         const low =
@@ -89,7 +82,7 @@ export default defineTool({
     await rename(out + '.partial', out);
     const size = best.buf.length;
     return {
-      outputs: [outputOf(out)],
+      outputs: [outputFile(out)],
       data: {
         mode: s.mode,
         format,
@@ -185,7 +178,7 @@ async function encodeToBuffer(
   quality: number,
   colours?: number,
 ): Promise<Buffer> {
-  if (ctx.signal.aborted) throw new KilnError('CANCELLED', 'The run was cancelled.');
+  checkAbort(ctx.signal);
   let img = base.clone();
   if (scale < 1) img = img.resize({ width: Math.max(1, Math.round(W * scale)) });
   switch (format) {

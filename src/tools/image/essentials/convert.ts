@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import { isAnimatedFormat, outputOf, writeImage, type ImageFormat } from '../../../engines/sharp.js';
-import { openInput } from '../_shared/b-decode.js';
+import { isAnimatedFormat, writeImage, type ImageFormat } from '../../../engines/sharp.js';
+import { openInput } from '../_shared/decode.js';
 import { writeEps } from '../_shared/eps-writer.js';
+import { outputFile } from '../_shared/output.js';
 
 // 'eps' is outside the catalog's public enum (decision D09): the png-to-eps and jpg-to-eps presets fix it.
 const FORMATS = ['jpg', 'png', 'webp', 'avif', 'tiff', 'gif', 'heic', 'heif', 'eps'] as const;
@@ -35,13 +36,13 @@ export default defineTool({
     if (s.format === 'eps') {
       const out = ctx.out('eps');
       const r = await writeEps(img, out, { quality: s.quality, dpi: ext === 'eps' ? 300 : undefined, title: input.name });
-      return { outputs: [outputOf(out)], data: { format: 'eps', width: r.width, height: r.height } };
+      return { outputs: [outputFile(out)], data: { format: 'eps', width: r.width, height: r.height } };
     }
     const format: ImageFormat = s.format;
     // JPEG has no alpha; sharp would otherwise composite transparent areas onto black.
     if (format === 'jpg' && meta.hasAlpha) img.flatten({ background: '#ffffff' });
     const out = ctx.out(format);
     await writeImage(img, out, format, { quality: s.quality });
-    return { outputs: [outputOf(out)] };
+    return { outputs: [outputFile(out)] };
   },
 });

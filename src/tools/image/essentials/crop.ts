@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { KilnError } from '../../../core/errors.js';
 import { defineTool } from '../../../core/tool.js';
-import { isAnimatedFormat, openImage, outputOf, sameFormatAs, visibleSize, writeImage } from '../../../engines/sharp.js';
+import { isAnimatedFormat, sameFormatAs, visibleSize, writeImage } from '../../../engines/sharp.js';
+import { outputFile } from '../_shared/output.js';
+import { openInput } from '../_shared/decode.js';
 
 export default defineTool({
   id: 'crop',
@@ -32,7 +34,7 @@ export default defineTool({
     const input = files[0]!;
     const ext = input.type?.ext;
     const animated = isAnimatedFormat(ext);
-    const img = await openImage(input.path, { ext, workDir: ctx.workDir, animated, signal: ctx.signal });
+    const img = await openInput(input, ctx.workDir, ctx.signal, { animated });
     const meta = await img.metadata();
     const { width: W, height: H } = visibleSize(meta);
     if ((meta.orientation ?? 1) > 1) img.autoOrient();
@@ -53,6 +55,6 @@ export default defineTool({
     const out = ctx.out(format);
     ctx.progress(50, 'cropping');
     await writeImage(img, out, format, { quality: format === 'jpg' ? 92 : undefined });
-    return { outputs: [outputOf(out)], data: { width, height, left, top, frames: animated ? (meta.pages ?? 1) : 1 } };
+    return { outputs: [outputFile(out)], data: { width, height, left, top, frames: animated ? (meta.pages ?? 1) : 1 } };
   },
 });

@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import { isAnimatedFormat, openImage, sameFormatAs, visibleSize, writeImage } from '../../../engines/sharp.js';
+import { isAnimatedFormat, sameFormatAs, visibleSize, writeImage } from '../../../engines/sharp.js';
 import { SOCIAL_PRESETS, SOCIAL_PRESET_IDS } from '../_shared/social-presets.js';
+import { openInput } from '../_shared/decode.js';
+import { outputFile } from '../_shared/output.js';
 
 export default defineTool({
   id: 'resize',
@@ -33,12 +35,7 @@ export default defineTool({
   async run(ctx, { files }, s) {
     const input = files[0]!;
     // Animated GIF and WebP keep every frame (sharp resizes each page of the strip).
-    const img = await openImage(input.path, {
-      ext: input.type?.ext,
-      workDir: ctx.workDir,
-      animated: isAnimatedFormat(input.type?.ext),
-      signal: ctx.signal,
-    });
+    const img = await openInput(input, ctx.workDir, ctx.signal, { animated: isAnimatedFormat(input.type?.ext) });
     const meta = await img.metadata();
     // EXIF orientation first, so width means the width a person sees.
     if ((meta.orientation ?? 1) > 1) img.autoOrient();
@@ -67,6 +64,6 @@ export default defineTool({
     const out = ctx.out(format);
     ctx.progress(50, 'resizing');
     await writeImage(img, out, format, { quality: format === 'jpg' ? 90 : undefined, keepMetadata: false });
-    return { outputs: [{ path: out, name: out.split('/').pop()!, contentType: '' }] };
+    return { outputs: [outputFile(out)] };
   },
 });

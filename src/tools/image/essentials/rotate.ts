@@ -1,15 +1,8 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import {
-  getSharp,
-  isAnimatedFormat,
-  mapFrames,
-  openImage,
-  outputOf,
-  sameFormatAs,
-  supportsAlpha,
-  writeImage,
-} from '../../../engines/sharp.js';
+import { getSharp, isAnimatedFormat, mapFrames, sameFormatAs, supportsAlpha, writeImage } from '../../../engines/sharp.js';
+import { outputFile } from '../_shared/output.js';
+import { openInput } from '../_shared/decode.js';
 
 export default defineTool({
   id: 'rotate',
@@ -35,7 +28,7 @@ export default defineTool({
     const angle = ((s.angle % 360) + 360) % 360;
     const background = supportsAlpha(format) ? { r: 0, g: 0, b: 0, alpha: 0 } : { r: 255, g: 255, b: 255, alpha: 1 };
     const animated = isAnimatedFormat(ext);
-    let img = await openImage(input.path, { ext, workDir: ctx.workDir, animated, signal: ctx.signal });
+    let img = await openInput(input, ctx.workDir, ctx.signal, { animated });
     const meta = await img.metadata();
     ctx.progress(30, 'rotating');
     if (animated && (meta.pages ?? 1) > 1) {
@@ -60,6 +53,6 @@ export default defineTool({
     }
     const out = ctx.out(format);
     await writeImage(img, out, format, { quality: format === 'jpg' ? 92 : undefined });
-    return { outputs: [outputOf(out)] };
+    return { outputs: [outputFile(out)] };
   },
 });

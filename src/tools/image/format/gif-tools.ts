@@ -3,10 +3,12 @@ import { z } from 'zod';
 import { KilnError } from '../../../core/errors.js';
 import { defineTool } from '../../../core/tool.js';
 import { zipFiles } from '../../../core/zip.js';
-import { colorSchema, svgPaint } from '../_shared/b-color.js';
-import { decodeAnimation, frameImage, joinAnimation, mapFrames, MIN_GIF_DELAY, type Animation } from '../_shared/b-animation.js';
-import { checkCanvas } from '../_shared/b-layout.js';
-import { outputFile, throwIfAborted, xmlEscape } from '../_shared/b-output.js';
+import { colorSchema, svgPaint } from '../_shared/color.js';
+import { decodeAnimation, frameImage, joinAnimation, mapFrames, MIN_GIF_DELAY, type Animation } from '../_shared/animation.js';
+import { checkCanvas } from '../_shared/layout.js';
+import { outputFile } from '../_shared/output.js';
+import { checkAbort } from '../_shared/cancel.js';
+import { xmlEscape } from '../_shared/xml.js';
 
 export default defineTool({
   id: 'gif-tools',
@@ -81,7 +83,7 @@ export default defineTool({
       const base = path.basename(ctx.out(''));
       const digits = String(n - 1).length;
       for (let i = from; i <= to; i++) {
-        throwIfAborted(ctx.signal);
+        checkAbort(ctx.signal);
         const name = `${base}-frame-${String(i).padStart(digits, '0')}.${s.extractFormat}`;
         const p = s.extractMode === 'single' ? ctx.out(s.extractFormat, `-frame-${i}`) : path.join(ctx.workDir, name);
         const img = await frameImage(a, i);

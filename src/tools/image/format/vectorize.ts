@@ -2,10 +2,10 @@ import { writeFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
 import { potraceSvg, toPbm } from '../../../engines/potrace.js';
-import { outputFile } from '../_shared/b-output.js';
-import type { TraceJob } from '../_shared/b-trace-worker.js';
-import { runWorker } from '../_shared/b-worker.js';
-import { openInput } from '../_shared/b-decode.js';
+import { outputFile } from '../_shared/output.js';
+import type { TraceJob } from '../_shared/trace-worker.js';
+import { runWorker } from '../_shared/worker.js';
+import { openInput } from '../_shared/decode.js';
 
 /** Colour tracing is quadratic-ish in the pixel count; larger images are traced at this size and scaled back in the SVG. */
 const MAX_COLOR_PIXELS = 1_500_000;
@@ -93,7 +93,7 @@ export default defineTool({
         },
       };
       const { svg: traced } = await runWorker<{ svg: string }>(
-        new URL('../_shared/b-trace-worker.js', import.meta.url),
+        new URL('../_shared/trace-worker.js', import.meta.url),
         job,
         ctx.signal,
         'colour tracing',

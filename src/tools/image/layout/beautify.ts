@@ -2,10 +2,11 @@ import { z } from 'zod';
 import { KilnError } from '../../../core/errors.js';
 import { defineTool } from '../../../core/tool.js';
 import { getSharp } from '../../../engines/sharp.js';
-import { colorSchema, parseColor, svgPaint } from '../_shared/b-color.js';
-import { FRAMES, layoutFrame } from '../_shared/b-frames.js';
-import { checkCanvas, loadUpright, roundCorners } from '../_shared/b-layout.js';
-import { outputFile, xmlEscape } from '../_shared/b-output.js';
+import { colorSchema, parseColor, svgPaint } from '../_shared/color.js';
+import { FRAMES, layoutFrame } from '../_shared/device-frames.js';
+import { checkCanvas, loadUpright, roundCorners } from '../_shared/layout.js';
+import { outputFile } from '../_shared/output.js';
+import { xmlEscape } from '../_shared/xml.js';
 
 const SOCIAL: Record<string, { width: number; height: number }> = {
   twitter: { width: 1600, height: 900 },

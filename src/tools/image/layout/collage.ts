@@ -1,10 +1,11 @@
 import { z } from 'zod';
 import { KilnError } from '../../../core/errors.js';
 import { defineTool } from '../../../core/tool.js';
-import { colorSchema } from '../_shared/b-color.js';
-import { COLLAGE_TEMPLATE_IDS, COLLAGE_TEMPLATES, layoutTemplate } from '../_shared/b-collage-templates.js';
-import { canvas, checkCanvas, coverTile, loadUpright } from '../_shared/b-layout.js';
-import { outputFile, throwIfAborted } from '../_shared/b-output.js';
+import { colorSchema } from '../_shared/color.js';
+import { COLLAGE_TEMPLATE_IDS, COLLAGE_TEMPLATES, layoutTemplate } from '../_shared/collage-templates.js';
+import { canvas, checkCanvas, coverTile, loadUpright } from '../_shared/layout.js';
+import { outputFile } from '../_shared/output.js';
+import { checkAbort } from '../_shared/cancel.js';
 
 export default defineTool({
   id: 'collage',
@@ -46,7 +47,7 @@ export default defineTool({
     checkCanvas(layout.width, layout.height);
     const tiles = [];
     for (let i = 0; i < t.cells.length; i++) {
-      throwIfAborted(ctx.signal);
+      checkAbort(ctx.signal);
       const cell = layout.cells[i]!;
       const src = await loadUpright(files[i]!, ctx.workDir);
       tiles.push({ input: await coverTile(src.buffer, cell.width, cell.height, s.borderRadius), left: cell.left, top: cell.top });

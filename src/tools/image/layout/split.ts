@@ -4,8 +4,9 @@ import { KilnError } from '../../../core/errors.js';
 import { defineTool } from '../../../core/tool.js';
 import { zipFiles } from '../../../core/zip.js';
 import { getSharp, sameFormatAs, writeImage } from '../../../engines/sharp.js';
-import { outputFile, throwIfAborted } from '../_shared/b-output.js';
-import { openInput } from '../_shared/b-decode.js';
+import { outputFile } from '../_shared/output.js';
+import { openInput } from '../_shared/decode.js';
+import { checkAbort } from '../_shared/cancel.js';
 
 const MAX_TILES = 10_000;
 
@@ -68,7 +69,7 @@ export default defineTool({
     const tileDir = ctx.workDir;
     for (let r = 0; r < ys.length - 1; r++)
       for (let c = 0; c < xs.length - 1; c++) {
-        throwIfAborted(ctx.signal);
+        checkAbort(ctx.signal);
         const name = `${stemName}-r${r + 1}-c${c + 1}.${ext}`;
         const p = path.join(tileDir, name);
         const tile = sharp(upright).extract({ left: xs[c]!, top: ys[r]!, width: xs[c + 1]! - xs[c]!, height: ys[r + 1]! - ys[r]! });

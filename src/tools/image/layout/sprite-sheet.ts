@@ -1,9 +1,10 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
 import { getSharp } from '../../../engines/sharp.js';
-import { colorSchema, parseColor } from '../_shared/b-color.js';
-import { checkCanvas, loadUpright, type Loaded } from '../_shared/b-layout.js';
-import { outputFile, throwIfAborted } from '../_shared/b-output.js';
+import { colorSchema, parseColor } from '../_shared/color.js';
+import { checkCanvas, loadUpright, type Loaded } from '../_shared/layout.js';
+import { outputFile } from '../_shared/output.js';
+import { checkAbort } from '../_shared/cancel.js';
 
 export default defineTool({
   id: 'sprite-sheet',
@@ -26,7 +27,7 @@ export default defineTool({
   async run(ctx, { files }, s) {
     const imgs: Loaded[] = [];
     for (const f of files) {
-      throwIfAborted(ctx.signal);
+      checkAbort(ctx.signal);
       imgs.push(await loadUpright(f, ctx.workDir));
     }
     const cols = Math.min(s.columns, imgs.length);

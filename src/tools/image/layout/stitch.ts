@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import { colorSchema } from '../_shared/b-color.js';
-import { align, canvas, checkCanvas, loadUpright, type Loaded } from '../_shared/b-layout.js';
-import { outputFile, throwIfAborted } from '../_shared/b-output.js';
+import { colorSchema } from '../_shared/color.js';
+import { align, canvas, checkCanvas, loadUpright, type Loaded } from '../_shared/layout.js';
+import { outputFile } from '../_shared/output.js';
+import { checkAbort } from '../_shared/cancel.js';
 
 export default defineTool({
   id: 'stitch',
@@ -24,7 +25,7 @@ export default defineTool({
   async run(ctx, { files }, s) {
     const imgs: Loaded[] = [];
     for (const f of files) {
-      throwIfAborted(ctx.signal);
+      checkAbort(ctx.signal);
       imgs.push(await loadUpright(f, ctx.workDir));
     }
     ctx.progress(50, 'placing');

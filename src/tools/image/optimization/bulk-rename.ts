@@ -4,8 +4,8 @@ import { z } from 'zod';
 import { KilnError } from '../../../core/errors.js';
 import { safeFileName, stem } from '../../../core/paths.js';
 import { defineTool } from '../../../core/tool.js';
-import { contentTypeFor } from '../../../core/mime.js';
 import { getSharp } from '../../../engines/sharp.js';
+import { outputFile } from '../_shared/output.js';
 
 export default defineTool({
   id: 'bulk-rename',
@@ -42,7 +42,7 @@ export default defineTool({
       // Each file is copied under a private name; the ZIP entry carries the new name.
       const p = path.join(dir, `${i}.${ext}`);
       await copyFile(f.path, p);
-      outputs.push({ path: p, name, contentType: contentTypeFor(name) });
+      outputs.push(outputFile(p, { name }));
       names.push({ from: f.name, to: name });
     }
     if (outputs.length === 1) {
@@ -50,7 +50,7 @@ export default defineTool({
       const { zipFiles } = await import('../../../core/zip.js');
       const zip = ctx.out('zip', '', 'renamed');
       await zipFiles(outputs, zip);
-      return { outputs: [{ path: zip, name: path.basename(zip), contentType: 'application/zip' }], data: { files: names } };
+      return { outputs: [outputFile(zip, { contentType: 'application/zip' })], data: { files: names } };
     }
     return { outputs, data: { files: names } };
   },

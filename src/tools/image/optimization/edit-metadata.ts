@@ -4,7 +4,7 @@ import { KilnError } from '../../../core/errors.js';
 import { exec } from '../../../core/process.js';
 import { defineTool } from '../../../core/tool.js';
 import { requireEngine } from '../../../engines/registry.js';
-import { outputFile } from '../_shared/b-output.js';
+import { outputFile } from '../_shared/output.js';
 
 const EXIF_DATE = /^(\d{4}):(\d{2}):(\d{2}) (\d{2}):(\d{2}):(\d{2})$/;
 const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?)?(Z|[+-]\d{2}:?\d{2})?$/;
@@ -62,7 +62,9 @@ export default defineTool({
     const out = ctx.out(ext);
     await copyFile(input.path, out);
     const args = ['-overwrite_original', '-charset', 'utf8', '-codedcharacterset=utf8'];
-    const set = (tags: string[], v: string) => tags.forEach((t) => args.push(`-${t}=${v}`));
+    const set = (tags: string[], v: string) => {
+      for (const t of tags) args.push(`-${t}=${v}`);
+    };
     if (s.title !== undefined) set(['XMP-dc:Title', 'IPTC:ObjectName', 'EXIF:XPTitle'], s.title);
     if (s.description !== undefined) set(['EXIF:ImageDescription', 'XMP-dc:Description', 'IPTC:Caption-Abstract'], s.description);
     if (s.author !== undefined) set(['EXIF:Artist', 'XMP-dc:Creator', 'IPTC:By-line'], s.author);

@@ -1,10 +1,11 @@
 import { writeFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import { getSharp, openImage } from '../../../engines/sharp.js';
-import { writeIco } from '../_shared/a-ico.js';
-import { colorSchema, parseColor } from '../_shared/b-color.js';
-import { outputFile } from '../_shared/b-output.js';
+import { getSharp } from '../../../engines/sharp.js';
+import { writeIco } from '../_shared/ico.js';
+import { colorSchema, parseColor } from '../_shared/color.js';
+import { outputFile } from '../_shared/output.js';
+import { openInput } from '../_shared/decode.js';
 
 const PNGS: { name: string; size: number }[] = [
   ...[16, 32, 48, 64, 96, 128, 256].map((size) => ({ name: `favicon-${size}x${size}.png`, size })),
@@ -33,10 +34,7 @@ export default defineTool({
   async run(ctx, { files }, s) {
     const input = files[0]!;
     const sharp = await getSharp();
-    const src = await (await openImage(input.path, { ext: input.type?.ext, workDir: ctx.workDir, density: 300 }))
-      .autoOrient()
-      .png()
-      .toBuffer();
+    const src = await (await openInput(input, ctx.workDir, undefined, { density: 300 })).autoOrient().png().toBuffer();
     const bg = s.backgroundColor ? parseColor(s.backgroundColor) : { r: 0, g: 0, b: 0, alpha: 0 };
     const render = async (size: number, opaque = false): Promise<Buffer> => {
       const inner = Math.max(1, Math.round(size * (1 - (2 * s.padding) / 100)));
@@ -76,7 +74,7 @@ export default defineTool({
     );
     const icoPath = ctx.out('ico', '', 'favicon');
     await writeFile(icoPath, writeIco(ico));
-    outputs.push({ ...outputFile(icoPath), contentType: 'image/x-icon' });
+    outputs.push(outputFile(icoPath, { contentType: 'image/x-icon' }));
     const manifest = {
       name: '',
       short_name: '',
@@ -90,7 +88,7 @@ export default defineTool({
     };
     const manifestPath = ctx.out('webmanifest', '', 'site');
     await writeFile(manifestPath, JSON.stringify(manifest, null, 2) + '\n');
-    outputs.push({ ...outputFile(manifestPath), contentType: 'application/manifest+json' });
+    outputs.push(outputFile(manifestPath, { contentType: 'application/manifest+json' }));
     const htmlPath = ctx.out('html', '', 'head');
     await writeFile(
       htmlPath,

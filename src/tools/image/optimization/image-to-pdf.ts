@@ -4,9 +4,9 @@ import { KilnError } from '../../../core/errors.js';
 import type { InputFile, RunContext } from '../../../core/tool.js';
 import { defineTool } from '../../../core/tool.js';
 import { getPdfLib } from '../../../engines/pdf-lib.js';
-import { openImage } from '../../../engines/sharp.js';
-import { checkAbort } from '../_shared/a-pixels.js';
-import { outputFile } from '../_shared/b-output.js';
+import { outputFile } from '../_shared/output.js';
+import { checkAbort } from '../_shared/cancel.js';
+import { openInput } from '../_shared/decode.js';
 
 /** Page sizes in PDF points (1/72 in), portrait. */
 const PAGE_SIZES = { A4: [595.28, 841.89], Letter: [612, 792], A3: [841.89, 1190.55], A5: [419.53, 595.28] } as const;
@@ -99,7 +99,7 @@ export default defineTool({
 });
 
 async function prepare(ctx: RunContext, f: InputFile, recompress?: { quality: number; maxSide?: number }): Promise<Embedded> {
-  const img = await openImage(f.path, { ext: f.type?.ext, workDir: ctx.workDir });
+  const img = await openInput(f, ctx.workDir);
   const meta = await img.metadata();
   const upright = (meta.orientation ?? 1) === 1;
   if (!recompress && f.type?.ext === 'jpg' && upright && meta.space !== 'cmyk') {

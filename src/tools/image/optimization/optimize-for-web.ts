@@ -1,7 +1,9 @@
 import { stat } from 'node:fs/promises';
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import { isAnimatedFormat, openImage, outputOf, visibleSize, writeImage, type ImageFormat } from '../../../engines/sharp.js';
+import { isAnimatedFormat, visibleSize, writeImage, type ImageFormat } from '../../../engines/sharp.js';
+import { outputFile } from '../_shared/output.js';
+import { openInput } from '../_shared/decode.js';
 
 export default defineTool({
   id: 'optimize-for-web',
@@ -28,7 +30,7 @@ export default defineTool({
     const ext = input.type?.ext;
     const format: ImageFormat = s.format === 'jpeg' ? 'jpg' : s.format;
     const animated = isAnimatedFormat(ext) && format === 'webp';
-    const img = await openImage(input.path, { ext, workDir: ctx.workDir, animated, signal: ctx.signal });
+    const img = await openInput(input, ctx.workDir, ctx.signal, { animated });
     const meta = await img.metadata();
     if ((meta.orientation ?? 1) > 1) img.autoOrient();
     const { width: W, height: H } = visibleSize(meta);
@@ -47,7 +49,7 @@ export default defineTool({
     });
     const after = await stat(out);
     return {
-      outputs: [outputOf(out)],
+      outputs: [outputFile(out)],
       data: {
         format: s.format,
         originalSize: input.size,

@@ -3,7 +3,9 @@ import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
 import { exec } from '../../../core/process.js';
 import { engineStatus } from '../../../engines/registry.js';
-import { isAnimatedFormat, openImage, outputOf, sameFormatAs, writeImage } from '../../../engines/sharp.js';
+import { isAnimatedFormat, sameFormatAs, writeImage } from '../../../engines/sharp.js';
+import { outputFile } from '../_shared/output.js';
+import { openInput } from '../_shared/decode.js';
 
 // Formats ExifTool rewrites in place without touching the pixels.
 const LOSSLESS_STRIP = new Set(['jpg', 'png', 'webp', 'tiff', 'gif']);
@@ -26,7 +28,7 @@ export default defineTool({
     const ext = input.type?.ext;
     const format = sameFormatAs(ext);
     const animated = isAnimatedFormat(ext);
-    const img = await openImage(input.path, { ext, workDir: ctx.workDir, animated, signal: ctx.signal });
+    const img = await openInput(input, ctx.workDir, ctx.signal, { animated });
     const meta = await img.metadata();
     const out = ctx.out(format);
     const exiftool = await engineStatus('exiftool');
@@ -52,6 +54,6 @@ export default defineTool({
       // sharp drops all metadata by default; it converts to sRGB before dropping the ICC profile.
       await writeImage(img, out, format, { quality: format === 'jpg' ? 95 : format === 'webp' ? 90 : undefined, keepMetadata: false });
     }
-    return { outputs: [outputOf(out)], data: { method } };
+    return { outputs: [outputFile(out)], data: { method } };
   },
 });

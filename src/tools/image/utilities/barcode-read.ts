@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
 import { getSharp } from '../../../engines/sharp.js';
 import { readWithZbar, readWithZxing, type DecodedCode } from '../../../engines/zxing.js';
-import { openInput } from '../_shared/b-decode.js';
+import { openInput } from '../_shared/decode.js';
 
 /** zxing works on pixels; very large photos are scaled down first (codes stay far above its minimum size). */
 const MAX_SIDE = 4096;

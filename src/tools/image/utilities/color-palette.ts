@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { KilnError } from '../../../core/errors.js';
 import { defineTool } from '../../../core/tool.js';
-import { readRgba, writeRaw } from '../_shared/a-pixels.js';
+import { readRgba, writeRaw } from '../_shared/pixels.js';
 
 /** Analysis size: k-means on at most 128×128 pixels is fast and stable for dominant colors. */
 const ANALYSIS_SIDE = 128;

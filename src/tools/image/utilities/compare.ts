@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
 import { getSharp } from '../../../engines/sharp.js';
-import { readRgba, writeRaw, type Raw } from '../_shared/a-pixels.js';
+import { readRgba, writeRaw, type Raw } from '../_shared/pixels.js';
 
 export default defineTool({
   id: 'compare',

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import { openImage } from '../../../engines/sharp.js';
-import { checkAbort } from '../_shared/a-pixels.js';
-import { hammingDistance, perceptualHash } from '../_shared/a-phash.js';
+import { hammingDistance, perceptualHash } from '../_shared/phash.js';
+import { checkAbort } from '../_shared/cancel.js';
+import { openInput } from '../_shared/decode.js';
 
 export default defineTool({
   id: 'find-duplicates',
@@ -33,7 +33,7 @@ export default defineTool({
     for (const [index, f] of files.entries()) {
       checkAbort(ctx.signal);
       try {
-        const img = await openImage(f.path, { ext: f.type?.ext, workDir: ctx.workDir });
+        const img = await openInput(f, ctx.workDir);
         const meta = await img.metadata();
         const hash = await perceptualHash(img);
         items.push({
@@ -63,7 +63,9 @@ export default defineTool({
         }
       }
     const byRoot = new Map<number, Item[]>();
-    items.forEach((it, i) => byRoot.set(find(i), [...(byRoot.get(find(i)) ?? []), it]));
+    items.forEach((it, i) => {
+      byRoot.set(find(i), [...(byRoot.get(find(i)) ?? []), it]);
+    });
     const groups = [...byRoot.values()]
       .filter((g) => g.length > 1)
       .map((g) => {

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import { getSharp, openImage } from '../../../engines/sharp.js';
-import { outputFile } from '../_shared/b-output.js';
+import { getSharp } from '../../../engines/sharp.js';
+import { outputFile } from '../_shared/output.js';
+import { openInput } from '../_shared/decode.js';
 
 const CHANNELS = ['red', 'green', 'blue'] as const;
 const COLORS = ['#e53935', '#43a047', '#1e88e5'];
@@ -21,7 +22,7 @@ export default defineTool({
   examples: ['photo.jpg --scale log -o hist.png --json'],
   async run(ctx, { files }, s) {
     const input = files[0]!;
-    const img = await openImage(input.path, { ext: input.type?.ext, workDir: ctx.workDir });
+    const img = await openInput(input, ctx.workDir);
     const { data, info } = await img.autoOrient().removeAlpha().toColourspace('srgb').raw().toBuffer({ resolveWithObject: true });
     const ch = info.channels;
     const bins = CHANNELS.map(() => new Float64Array(256));

@@ -5,6 +5,7 @@ import { KilnError } from '../../../core/errors.js';
 import { defineTool } from '../../../core/tool.js';
 import { withPage } from '../../../engines/chromium.js';
 import { getSharp } from '../../../engines/sharp.js';
+import { outputFile } from '../_shared/output.js';
 
 /**
  * Where a page may be fetched from. Loopback, private, link-local, CGNAT, multicast and reserved
@@ -349,6 +350,6 @@ export default defineTool({
     if (s.format === 'jpg') await img.flatten({ background: '#ffffff' }).jpeg({ quality: s.quality, mozjpeg: true }).toFile(out);
     else if (s.format === 'webp') await img.webp({ quality: s.quality }).toFile(out);
     else await img.png().toFile(out);
-    return { outputs: [{ path: out, name: out.split('/').pop()!, contentType: '' }] };
+    return { outputs: [outputFile(out)] };
   },
 });

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
 import { KilnError } from '../../../core/errors.js';
-import { getSharp, isAnimatedFormat, MAX_INPUT_PIXELS, openImage } from '../../../engines/sharp.js';
+import { getSharp, isAnimatedFormat, MAX_INPUT_PIXELS } from '../../../engines/sharp.js';
+import { openInput } from '../_shared/decode.js';
 
 const DEPTH_BITS: Record<string, number> = {
   uchar: 8,
@@ -35,10 +36,10 @@ export default defineTool({
     let meta;
     try {
       // Only the header is read: HEIC's HEVC pixels need not be decodable by sharp for its metadata.
-      const headerOnly = ext !== 'eps' && ext !== 'jxl';
+      const headerOnly = ext !== 'eps' && ext !== 'jxl' && ext !== 'psd';
       const img = headerOnly
         ? (await getSharp())(input.path, { animated: isAnimatedFormat(ext), limitInputPixels: MAX_INPUT_PIXELS })
-        : await openImage(input.path, { ext, workDir: ctx.workDir, signal: ctx.signal });
+        : await openInput(input, ctx.workDir, ctx.signal);
       meta = await img.metadata();
     } catch (e) {
       if (e instanceof KilnError) throw e;

@@ -3,10 +3,10 @@ import { z } from 'zod';
 import { KilnError } from '../../../core/errors.js';
 import { defineTool } from '../../../core/tool.js';
 import { getSharp } from '../../../engines/sharp.js';
-import { colorSchema, parseColor } from '../_shared/b-color.js';
-import { outputFile } from '../_shared/b-output.js';
-import { logoModules, qrSvg } from '../_shared/b-qr-svg.js';
-import { openInput } from '../_shared/b-decode.js';
+import { colorSchema, parseColor } from '../_shared/color.js';
+import { outputFile } from '../_shared/output.js';
+import { logoModules, qrSvg } from '../_shared/qr-svg.js';
+import { openInput } from '../_shared/decode.js';
 
 /** Share of the symbol width the logo may cover: level H restores up to 30 % of codewords, so stay well under. */
 const LOGO_FRACTION = 0.22;

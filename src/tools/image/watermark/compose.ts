@@ -2,10 +2,11 @@ import { z } from 'zod';
 import type { Blend } from 'sharp';
 import { KilnError } from '../../../core/errors.js';
 import { defineTool } from '../../../core/tool.js';
-import { openImage, writeImage } from '../../../engines/sharp.js';
-import { outputFormat } from '../_shared/a-pixels.js';
-import { clipLayer, layerInput, loadLayer } from '../_shared/a-layer.js';
-import { outputFile } from '../_shared/b-output.js';
+import { writeImage } from '../../../engines/sharp.js';
+import { outputFormat } from '../_shared/pixels.js';
+import { clipLayer, layerInput, loadLayer } from '../_shared/layer.js';
+import { outputFile } from '../_shared/output.js';
+import { openInput } from '../_shared/decode.js';
 
 export default defineTool({
   id: 'compose',
@@ -35,7 +36,7 @@ export default defineTool({
   examples: ['base.jpg --overlay sticker.png --x 40 --y 40 --blend multiply'],
   async run(ctx, { files, extra }, s) {
     const input = files[0]!;
-    const base = await openImage(input.path, { ext: input.type?.ext, workDir: ctx.workDir });
+    const base = await openInput(input, ctx.workDir);
     base.autoOrient();
     const { data, info } = await base.ensureAlpha().raw().toBuffer({ resolveWithObject: true });
     const x = Math.round(s.x);

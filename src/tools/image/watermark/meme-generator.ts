@@ -1,14 +1,15 @@
 import { z } from 'zod';
 import { KilnError } from '../../../core/errors.js';
 import { defineTool } from '../../../core/tool.js';
-import { getSharp, openImage } from '../../../engines/sharp.js';
-import { checkAbort } from '../_shared/a-pixels.js';
-import { clipLayer, layerInput } from '../_shared/a-layer.js';
-import { MEME_FONT_IDS, memeFont } from '../_shared/a-fonts.js';
-import { layoutBoxes, MEME_TEMPLATE_IDS, MEME_TEMPLATES, TEXT_LAYOUTS, type MemeBox } from '../_shared/a-meme-templates.js';
-import { outline, renderText } from '../_shared/a-text.js';
-import { colorSchema } from '../_shared/b-color.js';
-import { outputFile } from '../_shared/b-output.js';
+import { getSharp } from '../../../engines/sharp.js';
+import { clipLayer, layerInput } from '../_shared/layer.js';
+import { MEME_FONT_IDS, memeFont } from '../_shared/meme-fonts.js';
+import { layoutBoxes, MEME_TEMPLATE_IDS, MEME_TEMPLATES, TEXT_LAYOUTS, type MemeBox } from '../_shared/meme-templates.js';
+import { outline, renderText } from '../_shared/text.js';
+import { colorSchema } from '../_shared/color.js';
+import { outputFile } from '../_shared/output.js';
+import { checkAbort } from '../_shared/cancel.js';
+import { openInput } from '../_shared/decode.js';
 
 export default defineTool({
   id: 'meme-generator',
@@ -62,7 +63,7 @@ export default defineTool({
       base = await sharp(Buffer.from(t.svg)).ensureAlpha().raw().toBuffer();
     } else if (upload) {
       mode = 'custom-image';
-      const img = await openImage(upload.path, { ext: upload.type?.ext, workDir: ctx.workDir });
+      const img = await openInput(upload, ctx.workDir);
       const { data, info } = await img.autoOrient().ensureAlpha().raw().toBuffer({ resolveWithObject: true });
       base = data;
       W = info.width;

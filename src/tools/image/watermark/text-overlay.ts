@@ -1,11 +1,12 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import { getSharp, openImage, writeImage } from '../../../engines/sharp.js';
-import { outputFormat } from '../_shared/a-pixels.js';
-import { layerInput, clipLayer } from '../_shared/a-layer.js';
-import { renderText } from '../_shared/a-text.js';
-import { colorSchema, svgPaint } from '../_shared/b-color.js';
-import { outputFile } from '../_shared/b-output.js';
+import { getSharp, writeImage } from '../../../engines/sharp.js';
+import { outputFormat } from '../_shared/pixels.js';
+import { layerInput, clipLayer } from '../_shared/layer.js';
+import { renderText } from '../_shared/text.js';
+import { colorSchema, svgPaint } from '../_shared/color.js';
+import { outputFile } from '../_shared/output.js';
+import { openInput } from '../_shared/decode.js';
 
 export default defineTool({
   id: 'text-overlay',
@@ -37,7 +38,7 @@ export default defineTool({
   examples: ['photo.jpg --text "Hello" --font-size 64 --background "#00000099" --padding 16 --border-radius 12'],
   async run(ctx, { files }, s) {
     const input = files[0]!;
-    const base = await openImage(input.path, { ext: input.type?.ext, workDir: ctx.workDir });
+    const base = await openInput(input, ctx.workDir);
     base.autoOrient();
     const { data, info } = await base.ensureAlpha().raw().toBuffer({ resolveWithObject: true });
     const W = info.width;

@@ -1,9 +1,10 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import { openImage, writeImage } from '../../../engines/sharp.js';
-import { outputFormat } from '../_shared/a-pixels.js';
-import { clipLayer, layerInput, loadLayer } from '../_shared/a-layer.js';
-import { outputFile } from '../_shared/b-output.js';
+import { writeImage } from '../../../engines/sharp.js';
+import { outputFormat } from '../_shared/pixels.js';
+import { clipLayer, layerInput, loadLayer } from '../_shared/layer.js';
+import { outputFile } from '../_shared/output.js';
+import { openInput } from '../_shared/decode.js';
 
 export default defineTool({
   id: 'watermark-image',
@@ -27,7 +28,7 @@ export default defineTool({
   examples: ['photo.jpg --watermark logo.png --position top-left --opacity 70'],
   async run(ctx, { files, extra }, s) {
     const input = files[0]!;
-    const base = await openImage(input.path, { ext: input.type?.ext, workDir: ctx.workDir });
+    const base = await openInput(input, ctx.workDir);
     base.autoOrient();
     const { data, info } = await base.ensureAlpha().raw().toBuffer({ resolveWithObject: true });
     const W = info.width;

@@ -3,9 +3,10 @@ import { z } from 'zod';
 import { KilnError } from '../../../core/errors.js';
 import { defineTool } from '../../../core/tool.js';
 import { fontFile } from '../../../engines/fonts.js';
-import { getSharp, openImage, outputOf, sameFormatAs, writeImage } from '../../../engines/sharp.js';
-
-const HEX = /^#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})$/;
+import { getSharp, sameFormatAs, writeImage } from '../../../engines/sharp.js';
+import { outputFile } from '../_shared/output.js';
+import { openInput } from '../_shared/decode.js';
+import { colorSchema, hexOf } from '../_shared/color.js';
 
 export default defineTool({
   id: 'watermark-text',
@@ -22,7 +23,7 @@ export default defineTool({
     text: z.string().min(1).max(500).describe('Watermark text.'),
     font: z.string().default('sans-serif').describe("Font family name from the server's installed fonts."),
     fontSize: z.number().min(8).max(1000).default(48).describe('Font size in pixels.'),
-    color: z.string().regex(HEX, 'expected a hex colour such as #000000').default('#000000').describe('Text color.'),
+    color: colorSchema('#000000').describe('Text color.'),
     opacity: z.number().min(0).max(100).default(50).describe('Text opacity in percent.'),
     position: z
       .enum(['center', 'top-left', 'top-right', 'bottom-left', 'bottom-right'])
@@ -38,7 +39,7 @@ export default defineTool({
     const ext = input.type?.ext;
     const sharp = await getSharp();
     const font = fontFile(s.font);
-    const img = await openImage(input.path, { ext, workDir: ctx.workDir, signal: ctx.signal });
+    const img = await openInput(input, ctx.workDir, ctx.signal);
     // Bake the orientation in now: the overlay is placed on the picture as a person sees it.
     const px = await img.autoOrient().raw().toBuffer({ resolveWithObject: true });
     const W = px.info.width;
@@ -46,8 +47,7 @@ export default defineTool({
     const base = sharp(px.data, { raw: { width: W, height: H, channels: px.info.channels } });
     ctx.progress(20, 'rendering text');
 
-    const hex = s.color.length === 4 ? '#' + [...s.color.slice(1)].map((x) => x + x).join('') : s.color;
-    const markup = `<span foreground="${hex}">${escapeMarkup(s.text)}</span>`;
+    const markup = `<span foreground="${hexOf(s.color)}">${escapeMarkup(s.text)}</span>`;
     // Pango sizes are points; at 72 dpi one point is one pixel.
     const margin = Math.round(s.fontSize / 2);
     // Long text wraps at the image width instead of growing one huge line (memory, and it would be shrunk anyway).
@@ -106,7 +106,7 @@ export default defineTool({
     const out = ctx.out(format);
     base.composite(layers);
     await writeImage(base, out, format, { quality: format === 'jpg' ? 92 : undefined });
-    return { outputs: [outputOf(out)], data: { font: font.family, fontFile: font.file, textWidth: sw, textHeight: sh } };
+    return { outputs: [outputFile(out)], data: { font: font.family, fontFile: font.file, textWidth: sw, textHeight: sh } };
   },
 });
 

@@ -2,7 +2,7 @@
  * Window and device frames for beautify, drawn as SVG around a screenshot of w×h pixels. Sizes scale
  * with the screenshot so a frame looks the same at 400 px and at 4000 px.
  */
-import { roundRect } from './b-qr-svg.js';
+import { roundRect } from './qr-svg.js';
 
 export const FRAMES = [
   'none',
@@ -50,9 +50,9 @@ export function layoutFrame(frame: FrameId, w: number, h: number, radius: number
     const parts: string[] = [`<path fill="${bg}" d="${roundRect(0, 0, w, H, radius)}"/>`];
     if (frame.startsWith('macos') || frame.startsWith('browser')) {
       const r = 6.5 * k;
-      ['#ff5f57', '#febc2e', '#28c840'].forEach((c, i) =>
-        parts.push(`<circle cx="${20 * k + i * 22 * k}" cy="${19 * k}" r="${r}" fill="${c}"/>`),
-      );
+      ['#ff5f57', '#febc2e', '#28c840'].forEach((c, i) => {
+        parts.push(`<circle cx="${20 * k + i * 22 * k}" cy="${19 * k}" r="${r}" fill="${c}"/>`);
+      });
     }
     if (frame.startsWith('windows')) {
       const y = bar / 2;

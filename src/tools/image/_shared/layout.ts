@@ -3,8 +3,8 @@ import type { Sharp } from 'sharp';
 import { KilnError } from '../../../core/errors.js';
 import type { InputFile } from '../../../core/tool.js';
 import { getSharp, MAX_INPUT_PIXELS } from '../../../engines/sharp.js';
-import { parseColor } from './b-color.js';
-import { openInput } from './b-decode.js';
+import { parseColor } from './color.js';
+import { openInput } from './decode.js';
 
 export interface Loaded {
   /** PNG (or raw) buffer of the upright first frame. */

@@ -10,6 +10,7 @@ import { exec } from '../../../core/process.js';
 import type { InputFile } from '../../../core/tool.js';
 import { requireEngine } from '../../../engines/registry.js';
 import { getSharp, MAX_INPUT_PIXELS } from '../../../engines/sharp.js';
+import { checkAbort } from './cancel.js';
 
 export interface Animation {
   width: number;
@@ -77,7 +78,7 @@ export async function mapFrames(
   let width = a.width;
   let height = a.height;
   for (let i = 0; i < a.frames.length; i++) {
-    if (signal?.aborted) throw new KilnError('CANCELLED', 'The run was cancelled.');
+    checkAbort(signal);
     const { data, info } = await (await fn(await frameImage(a, i), i)).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
     width = info.width;
     height = info.height;

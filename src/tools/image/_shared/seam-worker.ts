@@ -1,6 +1,6 @@
 /** Worker thread of content-aware-resize: seam carving is seconds of pure CPU, kept off the event loop. */
 import { parentPort, workerData } from 'node:worker_threads';
-import { carveColumns, transpose, type Plane } from './b-seam-carve.js';
+import { carveColumns, transpose, type Plane } from './seam-carve.js';
 
 export interface SeamJob {
   plane: Plane;

@@ -3,9 +3,9 @@
  * Outlines are made by dilating the glyph coverage with a disc, which works for every font.
  */
 import { getSharp } from '../../../engines/sharp.js';
-import type { Raw } from './a-pixels.js';
-import { parseColor } from './b-color.js';
-import { xmlEscape } from './b-output.js';
+import type { Raw } from './pixels.js';
+import { parseColor } from './color.js';
+import { xmlEscape } from './xml.js';
 
 export interface TextSpec {
   text: string;

@@ -2,10 +2,10 @@
  * Raw RGBA buffers for the per-pixel tools: decode once with sharp (EXIF orientation applied), loop over a
  * typed array, encode back in the input's format (PNG when the result needs alpha the format lacks).
  */
-import path from 'node:path';
 import type { InputFile, OutputFile, RunContext } from '../../../core/tool.js';
-import { KilnError } from '../../../core/errors.js';
-import { openImage, sameFormatAs, writeImage, type ImageFormat } from '../../../engines/sharp.js';
+import { sameFormatAs, writeImage, type ImageFormat } from '../../../engines/sharp.js';
+import { openInput } from './decode.js';
+import { outputFile } from './output.js';
 
 export interface Raw {
   data: Uint8ClampedArray;
@@ -14,7 +14,7 @@ export interface Raw {
 }
 
 export async function readRgba(file: InputFile, workDir: string, maxSide?: number): Promise<Raw> {
-  const img = await openImage(file.path, { ext: file.type?.ext, workDir });
+  const img = await openInput(file, workDir);
   img.autoOrient();
   if (maxSide) img.resize({ width: maxSide, height: maxSide, fit: 'inside', withoutEnlargement: true });
   const { data, info } = await img.ensureAlpha().raw().toBuffer({ resolveWithObject: true });
@@ -37,11 +37,7 @@ export async function writeRaw(ctx: RunContext, raw: Raw, format: ImageFormat, s
     raw: { width: raw.width, height: raw.height, channels: 4 },
   });
   await writeImage(img, out, format, { quality: format === 'jpg' ? 92 : undefined });
-  return { path: out, name: path.basename(out), contentType: '' };
-}
-
-export function checkAbort(signal: AbortSignal): void {
-  if (signal.aborted) throw new KilnError('CANCELLED', 'The run was cancelled.');
+  return outputFile(out);
 }
 
 /** sRGB 8-bit -> linear light, as a lookup table (IEC 61966-2-1). */

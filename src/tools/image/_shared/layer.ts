@@ -1,7 +1,7 @@
 /** A second image prepared as an RGBA layer (scaled, opacity applied, clipped to the base) for sharp's composite. */
 import type { InputFile } from '../../../core/tool.js';
 import { getSharp } from '../../../engines/sharp.js';
-import { readRgba, type Raw } from './a-pixels.js';
+import { readRgba, type Raw } from './pixels.js';
 
 export async function loadLayer(file: InputFile, workDir: string, opts: { width?: number; opacity: number }): Promise<Raw> {
   let raw = await readRgba(file, workDir);
