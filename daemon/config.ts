@@ -136,7 +136,7 @@ export function resolveConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = 
     headersTimeoutS: num(env, 'HEADERS_TIMEOUT_S', 30, 0.1),
     bodyIdleTimeoutS: num(env, 'BODY_IDLE_TIMEOUT_S', 60, 0.1),
     requestTimeoutS: num(env, 'REQUEST_TIMEOUT_S', 3600, 0.1),
-    rateLimitPerMinute: num(env, 'RATE_LIMIT_PER_MINUTE', 3000, 0),
+    rateLimitPerMinute: num(env, 'RATE_LIMIT_PER_MINUTE', 6000, 0),
   };
 }
 

@@ -55,7 +55,7 @@ export async function chargeQuota(db: Kysely<Database>, userId: string | undefin
   const over = () =>
     new KilnError(
       'LIMIT_EXCEEDED',
-      `Your job storage quota of ${quotaMb} MB (USER_QUOTA_MB) is used up: ${Math.round(usedBefore / MB)} MB are held by earlier jobs until they expire. Download and delete finished jobs, or wait.`,
+      `This upload would pass your job storage quota of ${quotaMb} MB (USER_QUOTA_MB): ${Math.round(usedBefore / MB)} MB are held by your earlier jobs until they expire (JOB_TTL_HOURS). Delete finished jobs, or wait.`,
       { details: { quotaMb, usedMb: Math.round(usedBefore / MB) } },
     );
   if (usedBefore >= limit) throw over();

@@ -43,8 +43,14 @@ export async function readMultipart(request: FastifyRequest, dir: string, limits
     new KilnError('LIMIT_EXCEEDED', `The request is larger than the limit of ${config.maxRequestMb} MB (MAX_REQUEST_MB).`, {
       details: { limitMb: config.maxRequestMb },
     });
-  if (Number(request.headers['content-length'] ?? 0) > maxRequest) throw tooBig();
-  const quota = await chargeQuota(store.db, request.user?.id, config.userQuotaMb);
+  if (Number(request.headers['content-length'] ?? 0) > maxRequest) {
+    await drainBody(request);
+    throw tooBig();
+  }
+  const quota = await chargeQuota(store.db, request.user?.id, config.userQuotaMb).catch(async (e: unknown) => {
+    await drainBody(request);
+    throw e;
+  });
   let total = 0;
   let textTotal = 0;
   let fieldCount = 0;
@@ -106,6 +112,7 @@ export async function readMultipart(request: FastifyRequest, dir: string, limits
       }
     }
   } catch (e) {
+    if (e instanceof KilnError && e.code === 'LIMIT_EXCEEDED') await drainBody(request);
     // busboy's own fields limit (one past ours) surfaces as its error: answer with ours.
     if ((e as { code?: string }).code === 'FST_FIELDS_LIMIT')
       throw new KilnError('LIMIT_EXCEEDED', `Too many form fields: at most ${MAX_FIELDS}.`, { details: { limit: MAX_FIELDS }, cause: e });
@@ -114,6 +121,42 @@ export async function readMultipart(request: FastifyRequest, dir: string, limits
     quota.release();
   }
   return { parts, fields };
+}
+
+const DRAIN_MAX_BYTES = 64 * MB;
+const DRAIN_MAX_MS = 10_000;
+
+/**
+ * Reads and discards the rest of a body refused part-way, so the client (still sending) gets to read
+ * the 413 instead of a connection reset. Bounded: past 64 MB or 10 s the connection is closed instead.
+ */
+async function drainBody(request: FastifyRequest): Promise<void> {
+  const raw = request.raw;
+  if (raw.complete || raw.destroyed) return;
+  raw.unpipe();
+  await new Promise<void>((resolve) => {
+    let seen = 0;
+    const done = () => {
+      clearTimeout(timer);
+      raw.off('data', onData);
+      resolve();
+    };
+    const onData = (chunk: Buffer) => {
+      seen += chunk.length;
+      if (seen > DRAIN_MAX_BYTES) {
+        raw.destroy();
+        done();
+      }
+    };
+    const timer = setTimeout(() => {
+      raw.destroy();
+      done();
+    }, DRAIN_MAX_MS);
+    raw.on('data', onData);
+    raw.once('end', done);
+    raw.once('close', done);
+    raw.resume();
+  });
 }
 
 /** Places uploaded parts where the tool expects them: main files, then extras by field name. */
