@@ -30,12 +30,21 @@ async function du(dir: string): Promise<number> {
 }
 
 export async function jobStorageUsed(db: Kysely<Database>, userId: string): Promise<number> {
-  const rows = await db.selectFrom('jobs').select(['status', 'processed_size', 'work_dir']).where('owner_id', '=', userId).execute();
-  let used = inFlight.get(userId) ?? 0;
-  for (const r of rows) {
-    if (r.status === 'queued' || r.status === 'running') used += r.work_dir ? await du(r.work_dir) : 0;
-    else used += Number(r.processed_size ?? 0);
-  }
+  // One aggregate for finished jobs (a user may hold thousands), a walk only of the few still running.
+  const done = await db
+    .selectFrom('jobs')
+    .select((eb) => eb.fn.sum<number | string | null>('processed_size').as('bytes'))
+    .where('owner_id', '=', userId)
+    .where('status', 'not in', ['queued', 'running'])
+    .executeTakeFirst();
+  const open = await db
+    .selectFrom('jobs')
+    .select('work_dir')
+    .where('owner_id', '=', userId)
+    .where('status', 'in', ['queued', 'running'])
+    .execute();
+  let used = (inFlight.get(userId) ?? 0) + Number(done?.bytes ?? 0);
+  for (const r of open) used += r.work_dir ? await du(r.work_dir) : 0;
   return used;
 }
 
