@@ -39,6 +39,27 @@ export interface DaemonConfig {
   sseHeartbeatMs: number;
   /** Login protection and single sign-on (daemon/accounts/config.ts). */
   accounts: AccountsConfig;
+  /** SECRET_KEY: the data key (daemon/auth/data-key.ts); unset → `secret.key` in the shared dir. */
+  secretKey?: string;
+  /**
+   * fastify's trustProxy (TRUST_PROXY): false (default), true, a hop count, or a comma-separated list of
+   * proxy addresses/CIDRs. Only then is X-Forwarded-For believed for the client address.
+   */
+  trustProxy: boolean | number | string;
+  /** Largest text field of a multipart request (MAX_FIELD_KB). */
+  maxFieldKb: number;
+  /** Largest multipart request, all parts together (MAX_REQUEST_MB). */
+  maxRequestMb: number;
+  /** Job inputs and outputs one user may hold until they are swept (USER_QUOTA_MB; 0 = no quota). */
+  userQuotaMb: number;
+  /** Time a client has to send its request headers (HEADERS_TIMEOUT_S). */
+  headersTimeoutS: number;
+  /** Time a request body may stall before the connection is closed (BODY_IDLE_TIMEOUT_S). */
+  bodyIdleTimeoutS: number;
+  /** Time a client has to send a whole request, body included (REQUEST_TIMEOUT_S). */
+  requestTimeoutS: number;
+  /** Requests per minute per user (per address when anonymous), bursts up to as many (RATE_LIMIT_PER_MINUTE; 0 = off). */
+  rateLimitPerMinute: number;
 }
 
 export interface ConfigFlags {
@@ -54,6 +75,21 @@ function num(env: NodeJS.ProcessEnv, name: string, def: number, min = 0): number
   const n = Number(raw);
   if (!Number.isFinite(n) || n < min) throw new KilnError('USAGE_ERROR', `${name} must be a number ≥ ${min} (got "${raw}").`);
   return n;
+}
+
+/** TRUST_PROXY: true/false, a hop count, or addresses/CIDRs of the proxies (fastify's trustProxy). */
+function trustProxy(env: NodeJS.ProcessEnv): boolean | number | string {
+  const raw = env.TRUST_PROXY?.trim();
+  if (!raw) return false;
+  if (/^(true|yes|on)$/i.test(raw)) return true;
+  if (/^(false|no|off)$/i.test(raw)) return false;
+  if (/^\d{1,2}$/.test(raw)) return Number(raw);
+  if (raw.split(',').every((p) => /^[0-9a-f.:]+(\/\d{1,3})?$/i.test(p.trim()) || /^(loopback|linklocal|uniquelocal)$/.test(p.trim())))
+    return raw;
+  throw new KilnError(
+    'USAGE_ERROR',
+    `TRUST_PROXY must be true, false, a hop count, or proxy addresses/CIDRs separated by commas (got "${raw}").`,
+  );
 }
 
 function bool(env: NodeJS.ProcessEnv, name: string, def: boolean): boolean {
@@ -92,6 +128,15 @@ export function resolveConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = 
     logger: bool(env, 'KILN_HTTP_LOG', false),
     sseHeartbeatMs: num(env, 'KILN_SSE_HEARTBEAT_MS', 15_000, 10),
     accounts: resolveAccountsConfig(env),
+    secretKey: env.SECRET_KEY || undefined,
+    trustProxy: trustProxy(env),
+    maxFieldKb: num(env, 'MAX_FIELD_KB', 1024, 1),
+    maxRequestMb: num(env, 'MAX_REQUEST_MB', 4096, 1),
+    userQuotaMb: num(env, 'USER_QUOTA_MB', 10240, 0),
+    headersTimeoutS: num(env, 'HEADERS_TIMEOUT_S', 30, 0.1),
+    bodyIdleTimeoutS: num(env, 'BODY_IDLE_TIMEOUT_S', 60, 0.1),
+    requestTimeoutS: num(env, 'REQUEST_TIMEOUT_S', 3600, 0.1),
+    rateLimitPerMinute: num(env, 'RATE_LIMIT_PER_MINUTE', 6000, 0),
   };
 }
 

@@ -34,6 +34,8 @@ export interface DaemonContext {
   draining: boolean;
   /** Prometheus registry (daemon/metrics.ts). */
   registry: Registry;
+  /** Encrypts secrets stored in the database (daemon/auth/data-key.ts). */
+  dataKey: Buffer;
 }
 
 declare module 'fastify' {

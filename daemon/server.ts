@@ -2,15 +2,20 @@
  * buildServer(config): the whole daemon as a fastify app, not yet listening. `kiln serve` and the
  * HTTP tests both call it.
  */
+import { chmod, mkdir } from 'node:fs/promises';
+import path from 'node:path';
 import multipart from '@fastify/multipart';
 import Fastify, { type FastifyInstance, type FastifyPluginAsync } from 'fastify';
 import { KilnError } from '../src/core/errors.js';
 import { Authenticator } from './auth/authenticate.js';
+import { checkDataKey, encryptClearMfaSecrets, loadDataKey } from './auth/data-key.js';
 import { ensureAdmin } from './auth/bootstrap.js';
 import type { DaemonConfig } from './config.js';
 import type { DaemonContext } from './context.js';
 import { installErrorHandling } from './http/errors.js';
 import { loggerOptions } from './http/logging.js';
+import { RateLimiter } from './http/rate-limit.js';
+import { installBodyIdleTimeout } from './http/timeouts.js';
 import { installDrainGuard } from './drain.js';
 import { installMetrics } from './metrics.js';
 import { JobService } from './jobs/service.js';
@@ -28,12 +33,34 @@ const PUBLIC_PREFIXES = ['/api/docs'];
 
 export { registeredRoutes, type RegisteredRoute } from './openapi/route-doc.js';
 
+/**
+ * The data dir holds the database, the data key, uploads and results: only the daemon's user may read
+ * it. The umask makes every file the daemon (and the engines it spawns) creates 0600 and every
+ * directory 0700; the directories themselves are tightened at each start, which also closes off files
+ * older versions wrote 0644.
+ */
+async function privateDirs(config: DaemonConfig): Promise<void> {
+  process.umask(0o077);
+  for (const dir of new Set([config.dataDir, config.sharedDir])) {
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    await chmod(dir, 0o700);
+  }
+  for (const f of ['kiln.db', 'kiln.db-wal', 'kiln.db-shm']) await chmod(path.join(config.dataDir, f), 0o600).catch(() => {});
+}
+
 export async function buildServer(config: DaemonConfig): Promise<FastifyInstance> {
+  await privateDirs(config);
+  const requestMs = config.requestTimeoutS * 1000;
+  const headersMs = Math.min(config.headersTimeoutS * 1000, requestMs);
   const app = Fastify({
     ...loggerOptions(config.logger),
     bodyLimit: 10 * 1024 * 1024,
-    // Long uploads and SSE streams must not be cut by the default timeouts.
-    requestTimeout: 0,
+    // Bounds receiving a request (long uploads need it generous); responses such as SSE streams are not limited.
+    requestTimeout: requestMs,
+    // Node checks the header and request time-outs on this interval (30 s by default).
+    http: { headersTimeout: headersMs, connectionsCheckingInterval: Math.max(250, Math.min(5000, headersMs / 2)) },
+    // A hop count is accepted at run time (fastify's types list only the other forms).
+    trustProxy: config.trustProxy as boolean | string,
     forceCloseConnections: true,
     // Download URLs carry the output's file name (up to 255 bytes, percent-encoded up to three times
     // longer): fastify's default of 100 answered 414 for outputs of long or non-Latin file names.
@@ -41,8 +68,12 @@ export async function buildServer(config: DaemonConfig): Promise<FastifyInstance
   });
   // Before any plugin, so routes of every plugin are seen (the OpenAPI document reads their schemas).
   trackRoutes(app);
+  installBodyIdleTimeout(app, config.bodyIdleTimeoutS * 1000);
   const store = await openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
   try {
+    const dataKey = await loadDataKey(config.secretKey, config.sharedDir);
+    await checkDataKey(store.db, dataKey);
+    await encryptClearMfaSecrets(store.db, dataKey);
     const bootstrap = await ensureAdmin(store, config);
     const instanceId = await instanceIdFor(config.dataDir, !!config.redisUrl);
     const queue = await createQueue(config, instanceId);
@@ -64,6 +95,7 @@ export async function buildServer(config: DaemonConfig): Promise<FastifyInstance
       watchFolders,
       registry: undefined as never,
       draining: false,
+      dataKey,
     };
     app.decorate('kiln', ctx);
     // Before the routes: its onResponse hook must see every one of them.
@@ -73,21 +105,24 @@ export async function buildServer(config: DaemonConfig): Promise<FastifyInstance
     await app.register(multipart, { limits: { fileSize: config.maxUploadMb * 1048576 } });
     installErrorHandling(app, config.maxUploadMb);
 
-    app.addHook('onRequest', async (request) => {
+    const limiter = new RateLimiter(config.rateLimitPerMinute);
+    app.addHook('onRequest', async (request, reply) => {
       const url = request.routeOptions.url;
       // Unknown routes fall through to the 404 handler.
-      if (!url) return;
+      if (!url) return limiter.check(request, reply);
       if (request.routeOptions.config?.public || PUBLIC_PREFIXES.some((p) => url.startsWith(p))) {
         if (!config.authEnabled) request.user = await ctx.auth.identify(request);
-        return;
+        return limiter.check(request, reply);
       }
       const user = await ctx.auth.identify(request);
+      if (!user) limiter.check(request, reply);
       if (!user)
         throw new KilnError(
           'UNAUTHORIZED',
           'Credentials required: send Authorization: Bearer <session token or API key> (POST /api/auth/login gives a token).',
         );
       request.user = user;
+      limiter.check(request, reply);
     });
 
     for (const plugin of Object.values(routeModules) as FastifyPluginAsync[]) await app.register(plugin);

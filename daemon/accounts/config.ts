@@ -28,6 +28,12 @@ export interface AccountsConfig {
   loginLockMinutes: number;
   oidc?: OidcConfig;
   saml?: SamlConfig;
+  /**
+   * SSO_LINK_EXISTING: an SSO identity whose verified e-mail is an existing local username may be linked
+   * to that user at its first sign-in. Never for admins or users with MFA (an admin links those by
+   * removing the conflict); off by default, when such a sign-in is refused.
+   */
+  ssoLinkExisting: boolean;
   /** Where a browser is sent after SSO, with `#token=…` appended; unset → the callback answers JSON. */
   ssoSuccessRedirect?: string;
 }
@@ -57,6 +63,7 @@ export function resolveAccountsConfig(env: NodeJS.ProcessEnv): AccountsConfig {
     loginMaxFailures: Math.floor(positive(env, 'LOGIN_MAX_FAILURES', 10)),
     loginLockMinutes: positive(env, 'LOGIN_LOCK_MINUTES', 15),
     ssoSuccessRedirect: env.SSO_SUCCESS_REDIRECT || undefined,
+    ssoLinkExisting: /^(true|1|yes|on)$/i.test(env.SSO_LINK_EXISTING?.trim() ?? ''),
   };
   if (requireAll(env, ['OIDC_ISSUER', 'OIDC_CLIENT_ID', 'OIDC_REDIRECT_URL'], 'OIDC')) {
     c.oidc = {

@@ -2,12 +2,13 @@
  * TOTP multi-factor authentication (RFC 6238: SHA-1, 6 digits, 30 s, ±1 step accepted). A code is
  * accepted once: the last used time step is stored, so a code seen over someone's shoulder cannot be
  * replayed within its window. Recovery codes (10, 80 random bits each) are shown once and stored as
- * sha256. The TOTP secret itself must be readable to check codes, so it is stored as is: protect the
- * database like the password hashes it also holds.
+ * sha256. The TOTP secret itself must be readable to check codes, so it is stored encrypted with the
+ * data key (daemon/auth/data-key.ts), bound to its user.
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { KilnError } from '../../src/core/errors.js';
+import { decryptSecret, encryptSecret, mfaAad } from '../auth/data-key.js';
 import { newId, sha256 } from '../auth/secrets.js';
 import type { Database, UsersTable } from '../store/schema.js';
 
@@ -30,6 +31,7 @@ export async function matchTotp(secretBase32: string, code: string, now = Date.n
 
 export async function startEnrollment(
   db: Kysely<Database>,
+  key: Buffer,
   user: UsersTable,
   issuer: string,
 ): Promise<{ secret: string; otpauthUri: string; qrCode: string }> {
@@ -37,7 +39,11 @@ export async function startEnrollment(
     throw new KilnError('CONFLICT', 'MFA is already enabled; disable it first to enroll a new authenticator.');
   const { Secret } = await import('otpauth');
   const secret = new Secret({ size: 20 }).base32;
-  await db.updateTable('users').set({ mfa_pending_secret: secret, updated_at: Date.now() }).where('id', '=', user.id).execute();
+  await db
+    .updateTable('users')
+    .set({ mfa_pending_secret: encryptSecret(key, secret, mfaAad(user.id)), updated_at: Date.now() })
+    .where('id', '=', user.id)
+    .execute();
   const otpauthUri = (await totpFor(secret, user.username, issuer)).toString();
   const { default: QRCode } = await import('qrcode');
   const qrCode = await QRCode.toDataURL(otpauthUri, { errorCorrectionLevel: 'M', margin: 2, width: 256 });
@@ -57,10 +63,10 @@ function normalizeRecovery(code: string): string {
   return code.toUpperCase().replace(/[^A-Z0-9]/g, '');
 }
 
-export async function confirmEnrollment(db: Kysely<Database>, user: UsersTable, code: string): Promise<string[]> {
+export async function confirmEnrollment(db: Kysely<Database>, key: Buffer, user: UsersTable, code: string): Promise<string[]> {
   if (Number(user.mfa_enabled ?? 0) === 1) throw new KilnError('CONFLICT', 'MFA is already enabled.');
   if (!user.mfa_pending_secret) throw new KilnError('CONFLICT', 'No MFA enrollment is in progress: POST /api/auth/mfa/enroll first.');
-  const step = await matchTotp(user.mfa_pending_secret, code);
+  const step = await matchTotp(decryptSecret(key, user.mfa_pending_secret, mfaAad(user.id)), code);
   if (step === null)
     throw new KilnError('UNAUTHORIZED', 'The code does not match. Check the authenticator app and the device clock.', {
       reason: 'mfa-code-invalid',
@@ -94,9 +100,9 @@ export async function clearMfa(db: Kysely<Database>, userId: string): Promise<vo
 }
 
 /** Checks a current TOTP code for an enabled user and burns its time step. */
-export async function useTotp(db: Kysely<Database>, user: UsersTable, code: string): Promise<boolean> {
+export async function useTotp(db: Kysely<Database>, key: Buffer, user: UsersTable, code: string): Promise<boolean> {
   if (!user.mfa_secret) return false;
-  const step = await matchTotp(user.mfa_secret, code);
+  const step = await matchTotp(decryptSecret(key, user.mfa_secret, mfaAad(user.id)), code);
   if (step === null || step <= Number(user.mfa_last_step ?? -1)) return false;
   // The conditional update makes two racing requests with the same code succeed at most once.
   const r = await db

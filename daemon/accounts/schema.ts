@@ -28,6 +28,8 @@ export interface LoginThrottleTable {
   failures: number;
   first_at: number;
   locked_until: number | null;
+  /** Locks of a (username, address) pair so far: each next one lasts twice as long (migration 0600). */
+  locks: number;
 }
 
 export interface SsoRequestsTable {

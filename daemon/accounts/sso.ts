@@ -1,10 +1,15 @@
 /**
  * Single sign-on users and the short-lived state of SSO round trips. An SSO identity (provider +
- * subject) is linked to one local user: found by the link, else linked to the local user whose
- * username equals the identity's verified e-mail and that has no other link, else created with a
- * free username, the settings' default role (ssoDefaultRole), and admin when the identity is in the
- * configured admin group. Being in the admin group promotes at each login; leaving it does not demote
- * (an admin does that, so the last-admin rule holds).
+ * subject) is linked to one local user: found by the link, else created with a free username, the
+ * settings' default role (ssoDefaultRole), and admin when the identity is in the configured admin
+ * group. Being in the admin group promotes at each login; leaving it does not demote (an admin does
+ * that, so the last-admin rule holds).
+ *
+ * A local user whose username equals the identity's verified e-mail is linked only when the operator
+ * says so (SSO_LINK_EXISTING=true), and never when it is an admin or has MFA: whoever controls the IdP
+ * account (or the e-mail claim of a careless IdP) would otherwise take those over without their
+ * password or second factor. Otherwise the sign-in is refused, naming the conflict. A linked user with
+ * MFA still answers its MFA challenge after SSO.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
@@ -14,6 +19,7 @@ import type { Database, Role, UsersTable } from '../store/schema.js';
 import { createUser, findUserById, findUserByName } from '../store/users.js';
 import { audit } from './audit.js';
 import { issueSession } from './login.js';
+import { createChallenge } from './mfa.js';
 import { getSettings, requireFeature, type Feature } from './settings.js';
 
 export interface SsoIdentity {
@@ -85,6 +91,27 @@ export async function userForIdentity(
   if (!user && id.email && id.emailVerified) {
     const byMail = await findUserByName(db, id.email);
     if (byMail && !byMail.sso_provider) {
+      const why = !ctx.config.accounts.ssoLinkExisting
+        ? 'linking existing accounts is off (SSO_LINK_EXISTING)'
+        : byMail.role === 'admin'
+          ? 'it is an administrator account'
+          : Number(byMail.mfa_enabled ?? 0) === 1
+            ? 'it has MFA enabled'
+            : undefined;
+      if (why) {
+        await audit(db, { event: 'login.sso-refused', actor: null, target: byMail.username, details: { provider: id.provider, why } });
+        throw new KilnError(
+          'FORBIDDEN',
+          `A local account named ${id.email} exists and is not linked to this ${id.provider.toUpperCase()} identity: ${why}. Sign in with its password, or ask an administrator to rename or remove it.`,
+          { reason: 'sso-link-refused' },
+        );
+      }
+      await audit(db, {
+        event: 'user.sso-link',
+        actor: null,
+        target: byMail.username,
+        details: { provider: id.provider, subject: id.subject },
+      });
       await db
         .updateTable('users')
         .set({ sso_provider: id.provider, sso_subject: id.subject, updated_at: Date.now() })
@@ -141,8 +168,15 @@ export async function finishSso(
     ip: request.ip,
     details: { provider: id.provider, subject: id.subject, created },
   });
-  const session = await issueSession(ctx, user);
   const redirect = ctx.config.accounts.ssoSuccessRedirect;
+  if (Number(user.mfa_enabled ?? 0) === 1) {
+    // The IdP vouched for the first factor only: the second is still this account's own.
+    await audit(ctx.store.db, { event: 'login.mfa-challenge', actor: user, target: user.username, ip: request.ip });
+    const challenge = { requiresMfa: 'true', mfaToken: await createChallenge(ctx.store.db, user.id) };
+    if (redirect) return reply.redirect(`${redirect}#${new URLSearchParams(challenge)}`, 303);
+    return { requiresMfa: true, mfaToken: challenge.mfaToken, created };
+  }
+  const session = await issueSession(ctx, user);
   if (redirect) {
     // The fragment never reaches a server log or a Referer header.
     return reply.redirect(`${redirect}#${new URLSearchParams({ token: session.token, expiresAt: session.expiresAt })}`, 303);

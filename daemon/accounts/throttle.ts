@@ -1,9 +1,17 @@
 /**
- * Login protection. Failures are counted per username and per client address (in the database, so every
- * instance shares them). From half the limit on, each further failure is answered more slowly; at the
- * limit (counted over LOGIN_LOCK_MINUTES, at least 15 minutes) the key is locked for LOGIN_LOCK_MINUTES and every attempt, right or wrong, gets 429 with
- * Retry-After. Addresses may fail five times as often as one username (offices behind one NAT).
- * Unknown usernames are counted like real ones, so a lock reveals nothing about who exists.
+ * Login protection, counted in the database so every instance shares it. Three counters per failure:
+ *
+ * - the (username, address) pair: at LOGIN_MAX_FAILURES failures (counted over at least 15 minutes) the
+ *   pair is locked for LOGIN_LOCK_MINUTES; after that lock one more failure locks it again for twice as
+ *   long, and so on (up to a day), until a successful sign-in or a quiet day clears it. Every attempt of
+ *   a locked pair, right or wrong, gets 429 with Retry-After.
+ * - the address: five times the limit over all usernames (offices behind one NAT), then locked likewise.
+ * - the username over all addresses: never locks (anyone could lock anyone out, the admin included),
+ *   but from half the limit on each failure is answered more slowly (250 ms steps, up to 3 s).
+ *
+ * So someone guessing the admin's password locks only their own address out; the admin, from another
+ * address, still signs in. Unknown usernames are counted like real ones, so a lock reveals nothing about
+ * who exists. The address is the client's as fastify sees it: behind a reverse proxy set TRUST_PROXY.
  */
 import type { FastifyReply } from 'fastify';
 import type { Kysely } from 'kysely';
@@ -14,23 +22,24 @@ import type { AccountsConfig } from './config.js';
 const STEP_DELAY_MS = 250;
 const MAX_DELAY_MS = 3_000;
 const COUNT_WINDOW_MS = 15 * 60_000;
+const MAX_LOCK_MS = 24 * 3_600_000;
+/** A pair's history of locks is forgotten after this long without a failure past its last lock. */
+const LOCK_MEMORY_MS = 24 * 3_600_000;
 
 export interface ThrottleKeys {
   user: string;
   ip: string;
+  pair: string;
 }
 
 export function throttleKeys(username: string, ip: string): ThrottleKeys {
-  return { user: `user:${username.toLowerCase()}`, ip: `ip:${ip}` };
+  const name = username.toLowerCase();
+  return { user: `user:${name}`, ip: `ip:${ip}`, pair: `pair:${ip} ${name}` };
 }
 
-function limitFor(key: string, c: AccountsConfig): number {
-  return key.startsWith('ip:') ? c.loginMaxFailures * 5 : c.loginMaxFailures;
-}
-
-/** Throws RATE_LIMITED (with Retry-After on the reply) when either key is locked. */
+/** Throws RATE_LIMITED (with Retry-After on the reply) when the pair or the address is locked. */
 export async function checkLocked(db: Kysely<Database>, keys: ThrottleKeys, reply: FastifyReply, now = Date.now()): Promise<void> {
-  const rows = await db.selectFrom('login_throttle').selectAll().where('key', 'in', [keys.user, keys.ip]).execute();
+  const rows = await db.selectFrom('login_throttle').selectAll().where('key', 'in', [keys.pair, keys.ip]).execute();
   const until = Math.max(0, ...rows.map((r) => Number(r.locked_until ?? 0)));
   if (until > now) {
     const seconds = Math.ceil((until - now) / 1000);
@@ -41,52 +50,63 @@ export async function checkLocked(db: Kysely<Database>, keys: ThrottleKeys, repl
   }
 }
 
-/** Counts a failure; returns how long to hold the answer back. */
+interface Count {
+  failures: number;
+  first_at: number;
+  locked_until: number | null;
+  locks: number;
+}
+
+/** The next state of one counter after a failure. */
+function next(key: string, row: Count | undefined, c: AccountsConfig, now: number): Count {
+  const lockMs = c.loginLockMinutes * 60_000;
+  // Failures are counted over at least 15 minutes, however short the lock: slow guessing still adds up.
+  const windowMs = Math.max(lockMs, COUNT_WINDOW_MS);
+  const locks = row && row.locked_until !== null && Number(row.locked_until) + LOCK_MEMORY_MS > now ? Number(row.locks ?? 0) : 0;
+  if (key.startsWith('user:')) {
+    const fresh = !row || Number(row.first_at) + windowMs < now;
+    return { failures: fresh ? 1 : row.failures + 1, first_at: fresh ? now : Number(row.first_at), locked_until: null, locks: 0 };
+  }
+  const limit = key.startsWith('ip:') ? c.loginMaxFailures * 5 : c.loginMaxFailures;
+  if (key.startsWith('pair:') && locks > 0) {
+    // A pair that has been locked before is locked again at its next failure, for twice as long.
+    const ms = Math.min(MAX_LOCK_MS, lockMs * 2 ** locks);
+    return { failures: limit, first_at: now, locked_until: now + ms, locks: locks + 1 };
+  }
+  const lockOver = row?.locked_until != null && Number(row.locked_until) <= now;
+  const fresh = !row || Number(row.first_at) + windowMs < now || lockOver;
+  const failures = fresh ? 1 : row.failures + 1;
+  if (failures >= limit) return { failures, first_at: fresh ? now : Number(row!.first_at), locked_until: now + lockMs, locks: 1 };
+  return { failures, first_at: fresh ? now : Number(row!.first_at), locked_until: null, locks: key.startsWith('pair:') ? locks : 0 };
+}
+
+/** Counts a failure; returns how long to hold the answer back and whether it locked the pair or address. */
 export async function recordFailure(
   db: Kysely<Database>,
   keys: ThrottleKeys,
   c: AccountsConfig,
   now = Date.now(),
 ): Promise<{ delayMs: number; locked: boolean }> {
-  const lockMs = c.loginLockMinutes * 60_000;
-  // Failures are counted over at least 15 minutes, however short the lock: slow guessing still adds up.
-  const windowMs = Math.max(lockMs, COUNT_WINDOW_MS);
   let delayMs = 0;
   let locked = false;
-  for (const key of [keys.user, keys.ip]) {
-    const limit = limitFor(key, c);
+  for (const key of [keys.pair, keys.ip, keys.user]) {
     const row = await db.selectFrom('login_throttle').selectAll().where('key', '=', key).executeTakeFirst();
-    // A window that has passed (or a lock that has run out) starts over.
-    const fresh = !row || Number(row.first_at) + windowMs < now || (row.locked_until !== null && Number(row.locked_until) <= now);
-    const failures = fresh ? 1 : row.failures + 1;
-    const lockedUntil = failures >= limit ? now + lockMs : null;
-    if (!row) {
-      await db
-        .insertInto('login_throttle')
-        .values({ key, failures, first_at: now, locked_until: lockedUntil })
-        .onConflict((oc) => oc.column('key').doUpdateSet({ failures, first_at: now, locked_until: lockedUntil }))
-        .execute();
-    } else {
-      await db
-        .updateTable('login_throttle')
-        .set({ failures, first_at: fresh ? now : row.first_at, locked_until: lockedUntil })
-        .where('key', '=', key)
-        .execute();
-    }
-    if (lockedUntil) locked = true;
-    const half = Math.ceil(limit / 2);
-    if (failures > half) delayMs = Math.max(delayMs, Math.min(MAX_DELAY_MS, (failures - half) * STEP_DELAY_MS));
+    const n = next(key, row as Count | undefined, c, now);
+    await db
+      .insertInto('login_throttle')
+      .values({ key, ...n })
+      .onConflict((oc) => oc.column('key').doUpdateSet(n))
+      .execute();
+    if (n.locked_until) locked = true;
+    const half = Math.ceil(c.loginMaxFailures / 2) * (key.startsWith('ip:') ? 5 : 1);
+    if (n.failures > half) delayMs = Math.max(delayMs, Math.min(MAX_DELAY_MS, (n.failures - half) * STEP_DELAY_MS));
   }
   return { delayMs, locked };
 }
 
-/** A successful sign-in clears the username's count (not the address's: one good account must not launder guesses). */
+/** A successful sign-in clears the pair's count (not the address's: one good account must not launder guesses). */
 export async function recordSuccess(db: Kysely<Database>, keys: ThrottleKeys): Promise<void> {
-  await db.deleteFrom('login_throttle').where('key', '=', keys.user).execute();
-}
-
-export async function clearThrottle(db: Kysely<Database>, username: string): Promise<void> {
-  await db.deleteFrom('login_throttle').where('key', '=', `user:${username.toLowerCase()}`).execute();
+  await db.deleteFrom('login_throttle').where('key', '=', keys.pair).execute();
 }
 
 export function sleep(ms: number): Promise<void> {

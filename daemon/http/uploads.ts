@@ -1,16 +1,23 @@
 /**
  * Multipart uploads streamed straight to disk in the job's directory (never buffered whole), and the
- * mapping of form fields to a tool's inputs and settings.
+ * mapping of form fields to a tool's inputs and settings. Limits, each answered 413 naming its number
+ * and setting: a file (MAX_UPLOAD_MB), a text field (MAX_FIELD_KB; text fields together 4 times that),
+ * the number of fields, the whole request (MAX_REQUEST_MB), and the user's job storage (USER_QUOTA_MB).
  */
 import { createWriteStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
+import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { FastifyRequest } from 'fastify';
 import { KilnError } from '../../src/core/errors.js';
 import { safeFileName } from '../../src/core/paths.js';
 import { coerceSettingValue, describeSettings } from '../../src/core/settings.js';
 import type { InputFile, Tool, ToolInputs } from '../../src/core/tool.js';
+import { chargeQuota } from './quota.js';
+
+const MB = 1048576;
+const MAX_FIELDS = 200;
 
 export interface UploadLimits {
   maxFileBytes: number;
@@ -29,28 +36,127 @@ export interface ParsedUpload {
 }
 
 export async function readMultipart(request: FastifyRequest, dir: string, limits: UploadLimits): Promise<ParsedUpload> {
+  const { config, store } = request.server.kiln;
+  const maxRequest = config.maxRequestMb * MB;
+  const maxField = config.maxFieldKb * 1024;
+  const tooBig = () =>
+    new KilnError('LIMIT_EXCEEDED', `The request is larger than the limit of ${config.maxRequestMb} MB (MAX_REQUEST_MB).`, {
+      details: { limitMb: config.maxRequestMb },
+    });
+  if (Number(request.headers['content-length'] ?? 0) > maxRequest) {
+    await drainBody(request);
+    throw tooBig();
+  }
+  const quota = await chargeQuota(store.db, request.user?.id, config.userQuotaMb).catch(async (e: unknown) => {
+    await drainBody(request);
+    throw e;
+  });
+  let total = 0;
+  let textTotal = 0;
+  let fieldCount = 0;
+  const count = (n: number) => {
+    total += n;
+    if (total > maxRequest) throw tooBig();
+    quota.add(n);
+  };
   const parts: UploadedPart[] = [];
   const fields = new Map<string, string>();
-  const iter = request.parts({
-    limits: { fileSize: limits.maxFileBytes, files: limits.maxFiles ?? 1000, fields: 200, fieldSize: 10 * 1024 * 1024, parts: 1200 },
-  });
-  for await (const part of iter) {
-    if (part.type === 'file') {
-      const name = safeFileName(part.filename || part.fieldname, 'upload');
-      // The index keeps two uploads with the same name apart.
-      const p = path.join(dir, `${parts.length}-${name}`);
-      await pipeline(part.file, createWriteStream(p));
-      if (part.file.truncated)
-        throw new KilnError(
-          'LIMIT_EXCEEDED',
-          `${name} is larger than the upload limit of ${Math.round(limits.maxFileBytes / 1048576)} MB (MAX_UPLOAD_MB).`,
-        );
-      parts.push({ field: part.fieldname, path: p, name, size: (await stat(p)).size });
-    } else {
-      fields.set(part.fieldname, typeof part.value === 'string' ? part.value : String(part.value));
+  try {
+    const iter = request.parts({
+      // busboy's own limits one past ours, so going over is seen here and answered with our message.
+      limits: { fileSize: limits.maxFileBytes, files: limits.maxFiles ?? 1000, fields: MAX_FIELDS + 1, fieldSize: maxField, parts: 1200 },
+    });
+    for await (const part of iter) {
+      if (part.type === 'file') {
+        const name = safeFileName(part.filename || part.fieldname, 'upload');
+        // The index keeps two uploads with the same name apart.
+        const p = path.join(dir, `${parts.length}-${name}`);
+        const counter = new Transform({
+          transform(chunk: Buffer, _enc, cb) {
+            try {
+              count(chunk.length);
+              cb(null, chunk);
+            } catch (e) {
+              cb(e as Error);
+            }
+          },
+        });
+        await pipeline(part.file, counter, createWriteStream(p));
+        if (part.file.truncated)
+          throw new KilnError(
+            'LIMIT_EXCEEDED',
+            `${name} is larger than the upload limit of ${Math.round(limits.maxFileBytes / MB)} MB (MAX_UPLOAD_MB).`,
+          );
+        parts.push({ field: part.fieldname, path: p, name, size: (await stat(p)).size });
+      } else {
+        const value = typeof part.value === 'string' ? part.value : String(part.value);
+        if (++fieldCount > MAX_FIELDS)
+          throw new KilnError('LIMIT_EXCEEDED', `Too many form fields: at most ${MAX_FIELDS}.`, { details: { limit: MAX_FIELDS } });
+        if (part.valueTruncated)
+          throw new KilnError(
+            'LIMIT_EXCEEDED',
+            `The field ${part.fieldname} is larger than the limit of ${config.maxFieldKb} KB (MAX_FIELD_KB).`,
+            {
+              details: { field: part.fieldname, limitKb: config.maxFieldKb },
+            },
+          );
+        textTotal += Buffer.byteLength(value);
+        if (textTotal > 4 * maxField)
+          throw new KilnError(
+            'LIMIT_EXCEEDED',
+            `The text fields together are larger than the limit of ${4 * config.maxFieldKb} KB (4 × MAX_FIELD_KB).`,
+            { details: { limitKb: 4 * config.maxFieldKb } },
+          );
+        count(Buffer.byteLength(value));
+        fields.set(part.fieldname, value);
+      }
     }
+  } catch (e) {
+    if (e instanceof KilnError && e.code === 'LIMIT_EXCEEDED') await drainBody(request);
+    // busboy's own fields limit (one past ours) surfaces as its error: answer with ours.
+    if ((e as { code?: string }).code === 'FST_FIELDS_LIMIT')
+      throw new KilnError('LIMIT_EXCEEDED', `Too many form fields: at most ${MAX_FIELDS}.`, { details: { limit: MAX_FIELDS }, cause: e });
+    throw e;
+  } finally {
+    quota.release();
   }
   return { parts, fields };
+}
+
+const DRAIN_MAX_BYTES = 64 * MB;
+const DRAIN_MAX_MS = 10_000;
+
+/**
+ * Reads and discards the rest of a body refused part-way, so the client (still sending) gets to read
+ * the 413 instead of a connection reset. Bounded: past 64 MB or 10 s the connection is closed instead.
+ */
+async function drainBody(request: FastifyRequest): Promise<void> {
+  const raw = request.raw;
+  if (raw.complete || raw.destroyed) return;
+  raw.unpipe();
+  await new Promise<void>((resolve) => {
+    let seen = 0;
+    const done = () => {
+      clearTimeout(timer);
+      raw.off('data', onData);
+      resolve();
+    };
+    const onData = (chunk: Buffer) => {
+      seen += chunk.length;
+      if (seen > DRAIN_MAX_BYTES) {
+        raw.destroy();
+        done();
+      }
+    };
+    const timer = setTimeout(() => {
+      raw.destroy();
+      done();
+    }, DRAIN_MAX_MS);
+    raw.on('data', onData);
+    raw.once('end', done);
+    raw.once('close', done);
+    raw.resume();
+  });
 }
 
 /** Places uploaded parts where the tool expects them: main files, then extras by field name. */

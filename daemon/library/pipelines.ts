@@ -1,10 +1,14 @@
 /**
  * Saved pipelines: a validated pipeline JSON under a name unique per owner. Owners see their own;
- * roles with pipelines:all see everyone's; others get NOT_FOUND.
+ * roles with pipelines:all see everyone's; others get NOT_FOUND. Secret settings (declared with
+ * `secret()` by the tool, or named like a password) are stored encrypted with the data key and shown
+ * as "[redacted]"; a run decrypts them. Sending "[redacted]" back in an update keeps the stored value.
  */
 import type { Kysely } from 'kysely';
 import { KilnError } from '../../src/core/errors.js';
-import { validatePipeline, type Pipeline } from '../../src/pipelines/pipeline.js';
+import { secretSettingNames } from '../../src/core/settings.js';
+import { resolveToolOrPreset, validatePipeline, type Pipeline } from '../../src/pipelines/pipeline.js';
+import { decryptSecret, encryptSecret, isEncrypted } from '../auth/data-key.js';
 import { roleHas } from '../auth/permissions.js';
 import { newId } from '../auth/secrets.js';
 import type { Database } from '../store/schema.js';
@@ -13,8 +17,71 @@ import type { Viewer } from './service.js';
 
 export type PipelineRow = PipelinesTable;
 
+export const REDACTED = '[redacted]';
+/** Names that are secrets whatever the tool declares (the job records' rule, daemon/jobs/service.ts). */
+const SECRET_NAME = /password|secret|passphrase|token/i;
+
+type Step = Pipeline['steps'][number];
+
+function isSecret(step: Step, name: string): boolean {
+  if (SECRET_NAME.test(name)) return true;
+  const tool = resolveToolOrPreset(step.tool);
+  return !!tool && secretSettingNames(tool).has(name);
+}
+
+const aad = (pipelineId: string) => `pipeline:${pipelineId}`;
+
+/** The definition with its secrets redacted: what every view shows. */
+export function redactedDefinition(def: Pipeline): Pipeline {
+  return {
+    ...def,
+    steps: def.steps.map((st) => ({
+      ...st,
+      settings: Object.fromEntries(
+        Object.entries(st.settings).map(([k, v]) => [k, isEncrypted(v) || (isSecret(st, k) && v !== undefined && v !== '') ? REDACTED : v]),
+      ),
+    })),
+  };
+}
+
+/** Encrypts the secrets of a definition being saved; "[redacted]" keeps the value stored at that step before. */
+function protect(def: Pipeline, key: Buffer, pipelineId: string, previous?: Pipeline): Pipeline {
+  return {
+    ...def,
+    steps: def.steps.map((st, i) => ({
+      ...st,
+      settings: Object.fromEntries(
+        Object.entries(st.settings).map(([k, v]) => {
+          if (v === REDACTED) {
+            const before = previous?.steps[i];
+            if (before?.tool === st.tool && isEncrypted(before.settings[k])) return [k, before.settings[k]];
+            throw new KilnError('VALIDATION_ERROR', `Step ${i + 1} (${st.tool}): ${k} is "${REDACTED}"; send the value itself.`, {
+              details: [{ path: `steps.${i}.settings.${k}`, message: 'redacted placeholder without a stored value' }],
+            });
+          }
+          return [k, typeof v === 'string' && v !== '' && !isEncrypted(v) && isSecret(st, k) ? encryptSecret(key, v, aad(pipelineId)) : v];
+        }),
+      ),
+    })),
+  };
+}
+
+/** The stored definition with its secrets decrypted: what a run uses. */
+export function revealDefinition(row: PipelineRow, key: Buffer): Pipeline {
+  const def = JSON.parse(row.definition) as Pipeline;
+  return {
+    ...def,
+    steps: def.steps.map((st) => ({
+      ...st,
+      settings: Object.fromEntries(
+        Object.entries(st.settings).map(([k, v]) => [k, isEncrypted(v) ? decryptSecret(key, v, aad(row.id)) : v]),
+      ),
+    })),
+  };
+}
+
 export function pipelineView(r: PipelineRow): Record<string, unknown> {
-  const def = JSON.parse(r.definition) as Pipeline;
+  const def = redactedDefinition(JSON.parse(r.definition) as Pipeline);
   return {
     id: r.id,
     name: r.name,
@@ -40,7 +107,28 @@ function checked(raw: unknown, fallbackName?: string): Pipeline {
 }
 
 export class PipelineStore {
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly key: Buffer,
+  ) {}
+
+  /** Encrypts secrets that versions before encryption at rest saved in clear (at start; cheap when none are left). */
+  async encryptClearSecrets(): Promise<number> {
+    let n = 0;
+    for (const row of await this.db.selectFrom('pipelines').selectAll().execute()) {
+      const def = JSON.parse(row.definition) as Pipeline;
+      const definition = JSON.stringify(protect(def, this.key, row.id));
+      if (definition === row.definition) continue;
+      await this.db.updateTable('pipelines').set({ definition }).where('id', '=', row.id).execute();
+      n++;
+    }
+    return n;
+  }
+
+  /** The saved definition, secrets decrypted, for a run. */
+  reveal(row: PipelineRow): Pipeline {
+    return revealDefinition(row, this.key);
+  }
 
   private seesAll(v: Viewer): boolean {
     return roleHas(v.role, 'pipelines:all');
@@ -77,12 +165,13 @@ export class PipelineStore {
     if (await this.nameTaken(viewer.id, p.name!))
       throw new KilnError('CONFLICT', `You already have a pipeline named ${p.name}; update it (PUT) or pick another name.`);
     const now = Date.now();
+    const id = newId();
     const row: PipelineRow = {
-      id: newId(),
+      id,
       owner_id: viewer.id,
       name: p.name!,
       description: p.description ?? null,
-      definition: JSON.stringify(p),
+      definition: JSON.stringify(protect(p, this.key, id)),
       created_at: now,
       updated_at: now,
     };
@@ -95,7 +184,8 @@ export class PipelineStore {
     const p = checked(raw, row.name);
     if (await this.nameTaken(row.owner_id, p.name!, row.id))
       throw new KilnError('CONFLICT', `There is already a pipeline named ${p.name}.`);
-    const patch = { name: p.name!, description: p.description ?? null, definition: JSON.stringify(p), updated_at: Date.now() };
+    const definition = JSON.stringify(protect(p, this.key, row.id, JSON.parse(row.definition) as Pipeline));
+    const patch = { name: p.name!, description: p.description ?? null, definition, updated_at: Date.now() };
     await this.db.updateTable('pipelines').set(patch).where('id', '=', row.id).execute();
     return { ...row, ...patch };
   }

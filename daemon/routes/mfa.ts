@@ -67,7 +67,7 @@ export async function mfaRoutes(app: FastifyInstance): Promise<void> {
   app.post('/api/auth/mfa/enroll', async (request, reply) => {
     await requireFeature(db, ctx.config, 'mfa');
     const u = await proveOwner(request, reply);
-    const r = await startEnrollment(db, u, (await getBranding(db)).productName);
+    const r = await startEnrollment(db, ctx.dataKey, u, (await getBranding(db)).productName);
     await auditFrom(request, 'mfa.enroll', u.username);
     return r;
   });
@@ -76,7 +76,7 @@ export async function mfaRoutes(app: FastifyInstance): Promise<void> {
     await requireFeature(db, ctx.config, 'mfa');
     // The password was checked at enroll; the code proves the authenticator. No API keys here either.
     const u = await me(requireInteractiveUser(request).id);
-    const recoveryCodes = await confirmEnrollment(db, u, str(bodyObject(request.body), 'code', 20));
+    const recoveryCodes = await confirmEnrollment(db, ctx.dataKey, u, str(bodyObject(request.body), 'code', 20));
     await auditFrom(request, 'mfa.enable', u.username);
     return { enabled: true, recoveryCodes };
   });
@@ -94,7 +94,7 @@ export async function mfaRoutes(app: FastifyInstance): Promise<void> {
     if (!user) throw new KilnError('UNAUTHORIZED', 'The MFA challenge is unknown, used or expired. Log in again.');
     // Second-factor guesses count toward the same lock as password guesses.
     await checkLocked(db, throttleKeys(user.username, request.ip), reply);
-    const ok = code ? await useTotp(db, user, code) : await useRecoveryCode(db, user.id, recoveryCode!);
+    const ok = code ? await useTotp(db, ctx.dataKey, user, code) : await useRecoveryCode(db, user.id, recoveryCode!);
     if (!ok) {
       await failChallenge(db, challenge.id);
       return failLogin(
@@ -132,7 +132,7 @@ export async function mfaRoutes(app: FastifyInstance): Promise<void> {
     const u = await proveOwner(request, reply);
     // A code, when sent, must be right too; the password is what is always required.
     const code = optStr(bodyObject(request.body), 'code', 20);
-    if (code && !(await useTotp(db, u, code)))
+    if (code && !(await useTotp(db, ctx.dataKey, u, code)))
       throw new KilnError('FORBIDDEN', 'The code is wrong or was already used.', { reason: 'mfa-proof-invalid' });
     await clearMfa(db, u.id);
     await auditFrom(request, 'mfa.disable', u.username);

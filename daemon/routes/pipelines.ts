@@ -63,7 +63,8 @@ function jsonBody(request: FastifyRequest): unknown {
 }
 
 export async function pipelineRoutes(app: FastifyInstance): Promise<void> {
-  const store = new PipelineStore(app.kiln.store.db);
+  const store = new PipelineStore(app.kiln.store.db, app.kiln.dataKey);
+  await store.encryptClearSecrets();
 
   app.post('/api/v1/pipelines', async (request, reply) => {
     const user = requireUser(request);
@@ -104,7 +105,7 @@ export async function pipelineRoutes(app: FastifyInstance): Promise<void> {
   const saved = async (request: FastifyRequest): Promise<Resolved> => {
     const user = requireUser(request);
     const row = await store.get(user, (request.params as { id: string }).id);
-    return toTarget(JSON.parse(row.definition), row.name);
+    return toTarget(store.reveal(row), row.name);
   };
   app.post('/api/v1/pipelines/:id/run', async (request, reply) => {
     const resolved = await saved(request);

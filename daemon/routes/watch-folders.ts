@@ -11,7 +11,7 @@ import { createWatchFolder, deleteWatchFolder, getWatchFolder, listWatchFolders,
 
 export async function watchFolderRoutes(app: FastifyInstance): Promise<void> {
   const { store, watchFolders } = app.kiln;
-  const pipelines = new PipelineStore(store.db);
+  const pipelines = new PipelineStore(store.db, app.kiln.dataKey);
   const view = (row: Parameters<typeof watchFolderView>[0]) => ({ ...watchFolderView(row), status: watchFolders.status(row.id) });
 
   app.get('/api/v1/admin/watch-folders', async (request) => {
@@ -29,7 +29,7 @@ export async function watchFolderRoutes(app: FastifyInstance): Promise<void> {
     requirePermission(request, 'settings:write');
     const row = await createWatchFolder(store.db, user.id, request.body, async (id) => {
       const saved = await pipelines.get(user, id);
-      return JSON.parse(saved.definition);
+      return pipelines.reveal(saved);
     });
     await auditFrom(request, 'watch-folder.create', row.id, { path: row.path, ownerId: row.owner_id });
     await watchFolders.sync();

@@ -16,6 +16,7 @@ import { pipeline } from 'node:stream/promises';
 import yauzl from 'yauzl';
 import yazl from 'yazl';
 import { KilnError } from '../../src/core/errors.js';
+import { KEY_FILE } from '../auth/data-key.js';
 import { VERSION } from '../../src/core/version.js';
 import { MIGRATIONS } from './migrations.js';
 
@@ -101,6 +102,10 @@ export async function backupDataDir(dataDir: string, outFile: string): Promise<B
     const files: BackupFile[] = [];
     const db = await addHashed(zip, snapshot, DB_ENTRY);
     files.push({ path: DB_ENTRY, ...db });
+    // The data key (when it lives in the data dir rather than SECRET_KEY): without it the restored
+    // database's encrypted secrets could not be read, and the daemon would refuse to start on it.
+    const keyFile = path.join(dataDir, KEY_FILE);
+    if (existsSync(keyFile)) files.push({ path: KEY_FILE, ...(await addHashed(zip, keyFile, KEY_FILE)) });
     for (const b of blobs) {
       const src = blobPath(dataDir, b.hash);
       const rel = `library/blobs/${b.hash.slice(0, 2)}/${b.hash}`;
@@ -227,7 +232,7 @@ export async function restoreBackup(file: string, dataDir: string): Promise<Back
         hash.update(c);
         size += c.length;
       });
-      await pipeline(stream, tap, createWriteStream(dest));
+      await pipeline(stream, tap, createWriteStream(dest, { mode: 0o600 }));
       const sha256 = hash.digest('hex');
       if (sha256 !== want.sha256 || size !== want.size)
         throw new KilnError(

@@ -8,6 +8,7 @@ import { validatePipeline, type Pipeline } from '../../src/pipelines/pipeline.js
 import { newId } from '../auth/secrets.js';
 import type { Database } from '../store/schema.js';
 import { findUserById } from '../store/users.js';
+import { redactedDefinition } from '../library/pipelines.js';
 
 export interface WatchFoldersTable {
   id: string;
@@ -58,7 +59,8 @@ export function watchFolderView(r: WatchFolderRow): Record<string, unknown> {
     name: r.name,
     path: r.path,
     outputPath: r.output_path,
-    pipeline: p,
+    // Shown to admins only, yet passwords in it are not shown back (kept as given: the watcher runs it).
+    pipeline: redactedDefinition(p),
     ownerId: r.owner_id,
     recursive: !!r.recursive,
     keep: !!r.keep,

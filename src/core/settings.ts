@@ -19,6 +19,25 @@ export interface SettingInfo {
   default?: unknown;
   required: boolean;
   description?: string;
+  /** A password or key (declared with `secret()`): never shown back or kept in clear. */
+  secret?: boolean;
+}
+
+/**
+ * Declares a setting a secret: JSON Schema `writeOnly` (OpenAPI shows it as input only), and the daemon
+ * redacts it wherever settings are shown or kept (job records, saved pipelines) and encrypts it at rest.
+ */
+export function secret<T extends z.ZodType>(schema: T): T {
+  return schema.meta({ writeOnly: true }) as T;
+}
+
+/** Names of the tool's settings declared with `secret()`. */
+export function secretSettingNames(tool: Tool): Set<string> {
+  return new Set(
+    describeSettings(tool)
+      .filter((i) => i.secret)
+      .map((i) => i.name),
+  );
 }
 
 const schemaCache = new WeakMap<object, Record<string, unknown>>();
@@ -60,6 +79,7 @@ export function describeSettings(tool: Tool): SettingInfo[] {
     if (typeof prop.maximum === 'number') info.max = prop.maximum;
     const def = p.default ?? prop.default;
     if (def !== undefined) info.default = def;
+    if (p.writeOnly === true || prop.writeOnly === true) info.secret = true;
     return info;
   });
 }

@@ -17,6 +17,7 @@ import { MAX_INPUT_PIXELS } from '../core/limits.js';
 import { exec, type ExecResult } from '../core/process.js';
 import type { InputFile, OutputFile, RunContext, ToolResult } from '../core/tool.js';
 import { contentTypeFor } from '../core/mime.js';
+import { demuxerArgs } from './ffmpeg-demuxer.js';
 
 // ---------------------------------------------------------------------------------------------
 // Probing
@@ -258,6 +259,7 @@ export function localInputs(args: string[]): string[] {
   const out: string[] = [];
   args.forEach((a, i) => {
     if (a === '-i' && args[i - 2] !== '-protocol_whitelist') out.push('-protocol_whitelist', 'file,pipe');
+    if (a === '-i') out.push(...demuxerArgs(args, i));
     out.push(a);
   });
   return out;

@@ -13,6 +13,7 @@ import { contentTypeFor } from '../core/mime.js';
 import { safeFileName, stem } from '../core/paths.js';
 import { parseSettings } from '../core/settings.js';
 import { scrubError } from '../core/scrub-paths.js';
+import { forgetKind, rememberKind } from '../core/sniffed-kinds.js';
 import { requireKind } from '../core/sniff.js';
 import type { InputFile, OutputFile, RunContext, Tool, ToolInputs } from '../core/tool.js';
 import { zipFiles } from '../core/zip.js';
@@ -68,10 +69,14 @@ export async function runTool(tool: Tool, inputs: ToolInputs, rawSettings: unkno
   const signal = opts.signal ?? new AbortController().signal;
   const outDir = path.join(opts.workDir, 'out');
   await mkdir(outDir, { recursive: true });
+  const allInputs = [...inputs.files, ...Object.values(inputs.extra).flat()];
+  let remembered = false;
   try {
     await Promise.all((tool.needs?.engines ?? []).map((e) => requireEngine(e)));
     if (tool.needs?.bundles?.length) await requireBundles(opts.dataDir, tool.id, tool.needs.bundles);
     await checkInputs(tool, inputs, opts.allowPostScript !== false);
+    for (const f of allInputs) if (f.type) rememberKind(f.path, f.type);
+    remembered = true;
 
     const first = inputs.files[0] ?? Object.values(inputs.extra).flat()[0];
     const baseStem = first ? safeFileName(stem(first.name), 'output') : tool.id;
@@ -135,6 +140,8 @@ export async function runTool(tool: Tool, inputs: ToolInputs, rawSettings: unkno
       all.map((f) => ({ path: f.path, name: f.name })),
       [opts.workDir, opts.dataDir, process.env.KILN_TMP_DIR ?? '', tmpdir()],
     );
+  } finally {
+    if (remembered) for (const f of allInputs) if (f.type) forgetKind(f.path);
   }
 }
 

@@ -1,4 +1,4 @@
-/** Login protection: slow-down, lock with 429 + Retry-After per username and per address, no user enumeration. */
+/** Login protection: slow-down, lock with 429 + Retry-After per (username, address) pair and per address, no user enumeration. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { startServer } from '../../helpers/server.js';
@@ -55,6 +55,66 @@ describe('login protection', () => {
       assert.ok(audit.includes('login.locked victim'));
       assert.ok(audit.includes('login.failure ghost'));
       assert.ok(audit.includes('login.success victim'));
+    } finally {
+      await s.close();
+    }
+  });
+
+  it("an address guessing the admin's password locks only itself out, for longer each time; the admin signs in from another address", async () => {
+    // Behind a reverse proxy on this host: X-Forwarded-For names the client.
+    const s = await startServer({ env: { LOGIN_MAX_FAILURES: '4', LOGIN_LOCK_MINUTES: String(1.5 / 60), TRUST_PROXY: '127.0.0.1' } });
+    try {
+      const from = (ip: string, password: string) =>
+        call(s, 'POST', '/api/auth/login', { token: null, body: { username: 'admin', password }, headers: { 'x-forwarded-for': ip } });
+      const attacker = '203.0.113.9';
+      const statuses: number[] = [];
+      for (let i = 0; i < 4; i++) statuses.push((await from(attacker, `guess-${i}`)).status);
+      assert.deepEqual(statuses, [401, 401, 401, 429]);
+      const locked = await from(attacker, s.adminPassword);
+      assert.equal(locked.status, 429, 'the attacker address is locked even with the right password');
+      const first = Number(locked.headers.get('retry-after'));
+      assert.ok(first >= 1 && first <= 2, `Retry-After ${first}`);
+      // The admin, elsewhere, is not locked out.
+      const admin = await from('198.51.100.7', s.adminPassword);
+      assert.equal(admin.status, 200, JSON.stringify(admin.json));
+      assert.ok(admin.json.token);
+
+      // After the lock, one more wrong guess from that address locks it again, twice as long, then four times
+      // (Retry-After is counted from the answer, which the slow-down of the username holds back a little).
+      await new Promise((r) => setTimeout(r, first * 1000 + 200));
+      const again = await from(attacker, 'guess-again');
+      assert.equal(again.status, 429);
+      const second = Number(again.headers.get('retry-after'));
+      assert.ok(second >= 2 && second > first, `second lock ${second} s after ${first} s`);
+      await new Promise((r) => setTimeout(r, second * 1000 + 200));
+      const third = Number((await from(attacker, 'guess-3rd')).headers.get('retry-after'));
+      assert.ok(third >= 4 && third > second, `third lock ${third} s after ${second} s`);
+      assert.equal((await from('198.51.100.7', s.adminPassword)).status, 200);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('without TRUST_PROXY a forged X-Forwarded-For does not escape the lock', async () => {
+    const s = await startServer({ env: { LOGIN_MAX_FAILURES: '3', LOGIN_LOCK_MINUTES: '1' } });
+    try {
+      let last = 0;
+      for (let i = 0; i < 3; i++)
+        last = (
+          await call(s, 'POST', '/api/auth/login', {
+            token: null,
+            body: { username: 'admin', password: `guess-${i}` },
+            headers: { 'x-forwarded-for': `203.0.113.${i}` },
+          })
+        ).status;
+      assert.equal(last, 429);
+      const r = await call(s, 'POST', '/api/auth/login', {
+        token: null,
+        body: { username: 'admin', password: s.adminPassword },
+        headers: { 'x-forwarded-for': '198.51.100.99' },
+      });
+      assert.equal(r.status, 429);
+      assert.ok(Number(r.headers.get('retry-after')) > 50);
     } finally {
       await s.close();
     }

@@ -16,6 +16,8 @@ const ACCOUNTS: Record<string, { preferred_username: string; email: string; grou
   alice: { preferred_username: 'alice', email: 'alice@example.test', groups: ['staff'] },
   root: { preferred_username: 'root-person', email: 'root@example.test', groups: ['staff', 'kiln-admins'] },
   linked: { preferred_username: 'linked-sso', email: 'linked@example.test', groups: [] },
+  boss: { preferred_username: 'boss-sso', email: 'boss@example.test', groups: [] },
+  careful: { preferred_username: 'careful-sso', email: 'careful@example.test', groups: [] },
 };
 
 /** A browser's cookie jar for one origin, enough for the provider's interaction cookies. */
@@ -173,7 +175,7 @@ describe('OIDC sign-in against a real provider', () => {
     assert.equal(users.find((u: { username: string }) => u.username === 'alice').sso, 'oidc');
   });
 
-  it('the admin-group claim makes an admin; a verified e-mail links an existing local user', async () => {
+  it('the admin-group claim makes an admin', async () => {
     const a = await startLogin();
     const r = await call(s, 'GET', (await signInAtProvider(a.authUrl.href, 'root', callback)).slice(s.url.length), {
       token: null,
@@ -182,17 +184,70 @@ describe('OIDC sign-in against a real provider', () => {
     assert.equal(r.status, 200);
     assert.equal(r.json.user.role, 'admin');
     assert.equal(r.json.user.username, 'root-person');
+  });
 
-    const local = await call(s, 'POST', '/api/auth/register', { body: { username: 'linked@example.test', password: STRONG } });
-    assert.equal(local.status, 201);
+  async function ssoAs(account: string) {
     const b = await startLogin();
-    const r2 = await call(s, 'GET', (await signInAtProvider(b.authUrl.href, 'linked', callback)).slice(s.url.length), {
+    return call(s, 'GET', (await signInAtProvider(b.authUrl.href, account, callback)).slice(s.url.length), {
       token: null,
       headers: { cookie: b.cookie },
     });
-    assert.equal(r2.status, 200);
-    assert.equal(r2.json.created, false);
-    assert.equal(r2.json.user.id, local.json.user.id);
+  }
+
+  it('links an existing local user by verified e-mail only with SSO_LINK_EXISTING, never an admin or an MFA user', async () => {
+    const local = await call(s, 'POST', '/api/auth/register', { body: { username: 'linked@example.test', password: STRONG } });
+    assert.equal(local.status, 201);
+    // Off by default: refused, naming the conflict, and nothing is linked.
+    const refused = await ssoAs('linked');
+    assert.equal(refused.status, 403, JSON.stringify(refused.json));
+    assert.equal(refused.json.error.reason, 'sso-link-refused');
+    assert.match(refused.json.error.message, /SSO_LINK_EXISTING/);
+    const users = () => call(s, 'GET', '/api/auth/users').then((r) => r.json.users as { username: string; sso?: string }[]);
+    assert.ok(!(await users()).find((u) => u.username === 'linked@example.test')!.sso);
+
+    const admin = await call(s, 'POST', '/api/auth/register', { body: { username: 'boss@example.test', password: STRONG, role: 'admin' } });
+    assert.equal(admin.status, 201);
+    const mfaUser = await call(s, 'POST', '/api/auth/register', { body: { username: 'careful@example.test', password: STRONG } });
+    await s.app.kiln.store.db.updateTable('users').set({ mfa_enabled: 1 }).where('id', '=', mfaUser.json.user.id).execute();
+    s.config.accounts.ssoLinkExisting = true;
+    try {
+      const r2 = await ssoAs('linked');
+      assert.equal(r2.status, 200, JSON.stringify(r2.json));
+      assert.equal(r2.json.created, false);
+      assert.equal(r2.json.user.id, local.json.user.id);
+      // An admin and a user with MFA are never taken over through the IdP, whatever the setting.
+      for (const [account, why] of [
+        ['boss', /administrator/],
+        ['careful', /MFA/],
+      ] as const) {
+        const r = await ssoAs(account);
+        assert.equal(r.status, 403, `${account}: ${JSON.stringify(r.json)}`);
+        assert.equal(r.json.error.reason, 'sso-link-refused');
+        assert.match(r.json.error.message, why);
+        assert.equal(r.json.token, undefined);
+      }
+      const audit = (await call(s, 'GET', '/api/v1/admin/audit?event=login')).json.events.map(
+        (e: { event: string; target: string }) => `${e.event} ${e.target}`,
+      );
+      assert.ok(audit.includes('login.sso-refused boss@example.test'), audit.join('\n'));
+    } finally {
+      s.config.accounts.ssoLinkExisting = false;
+    }
+  });
+
+  it('an SSO user with MFA still answers the MFA challenge', async () => {
+    const first = await ssoAs('alice');
+    assert.equal(first.status, 200);
+    await s.app.kiln.store.db.updateTable('users').set({ mfa_enabled: 1 }).where('id', '=', first.json.user.id).execute();
+    try {
+      const r = await ssoAs('alice');
+      assert.equal(r.status, 200);
+      assert.equal(r.json.token, undefined, 'no session before the second factor');
+      assert.equal(r.json.requiresMfa, true);
+      assert.match(r.json.mfaToken, /^mfa_/);
+    } finally {
+      await s.app.kiln.store.db.updateTable('users').set({ mfa_enabled: 0 }).where('id', '=', first.json.user.id).execute();
+    }
   });
 
   it('refuses a callback without the browser cookie, with a forged state, or with a tampered code', async () => {

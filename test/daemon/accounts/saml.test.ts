@@ -11,7 +11,7 @@ import forge from 'node-forge';
 import { SignedXml } from 'xml-crypto';
 import { resolveAccountsConfig } from '../../../daemon/accounts/config.js';
 import { startServer, type TestServer } from '../../helpers/server.js';
-import { call } from './http.js';
+import { call, STRONG } from './http.js';
 
 const IDP = 'https://idp.example.test/metadata';
 const SP = 'kiln-sp';
@@ -163,6 +163,26 @@ describe('SAML sign-in', () => {
     assert.equal(again.status, 200);
     assert.equal(again.json.created, false);
     assert.equal(again.json.user.id, r.json.user.id);
+  });
+
+  it('never links an assertion to an existing local admin, even with SSO_LINK_EXISTING', async () => {
+    const admin = await call(s, 'POST', '/api/auth/register', {
+      body: { username: 'chief@example.test', password: STRONG, role: 'admin' },
+    });
+    assert.equal(admin.status, 201, JSON.stringify(admin.json));
+    for (const link of [false, true]) {
+      s.config.accounts.ssoLinkExisting = link;
+      try {
+        const r = await post(signAssertion(responseXml({ inResponseTo: await requestId(), nameId: 'chief@example.test', callback }), idp));
+        assert.equal(r.status, 403, `link=${link}: ${JSON.stringify(r.json)}`);
+        assert.equal(r.json.error.reason, 'sso-link-refused');
+        assert.equal(r.json.token, undefined);
+      } finally {
+        s.config.accounts.ssoLinkExisting = false;
+      }
+    }
+    const users = (await call(s, 'GET', '/api/auth/users')).json.users as { username: string; sso?: string }[];
+    assert.ok(!users.find((u) => u.username === 'chief@example.test')!.sso, 'the admin stays unlinked');
   });
 
   it("new SSO users get the settings' default role", async () => {

@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { gzipSync } from 'node:zlib';
 import sharp from 'sharp';
 import type { KilnError } from '../../../src/core/errors.js';
-import { sanitizeSvg } from '../../../src/tools/image/_shared/b-svg-sanitize.js';
+import { sanitizeSvg } from '../../../src/tools/image/_shared/svg-sanitize.js';
 import { kiln } from '../../helpers/cli.js';
 import { tempDir } from '../../helpers/fixtures.js';
 import { pixel, runB, unzip } from './b-helpers.js';

@@ -6,7 +6,7 @@ import { defineTool } from '../../../core/tool.js';
 import { getSharp, MAX_INPUT_PIXELS, normalizeFormat, writeImage } from '../../../engines/sharp.js';
 import { colorSchema, parseColor } from '../_shared/color.js';
 import { outputFile } from '../_shared/output.js';
-import { sanitizeSvg } from '../_shared/b-svg-sanitize.js';
+import { sanitizeSvg } from '../_shared/svg-sanitize.js';
 
 /** Largest SVG text accepted after decompression (an .svgz can be a zip bomb). */
 const MAX_SVG_BYTES = 64 * 1024 * 1024;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { secret } from '../../../core/settings.js';
 import { defineTool } from '../../../core/tool.js';
 import { jobFile, qpdf } from '../../../engines/qpdf.js';
 import { openPdf, pdfOutput, PDF_ACCEPT } from '../_shared/pdf-input.js';
@@ -12,8 +13,8 @@ export default defineTool({
     'qpdf encrypts with AES-256 (PDF 2.0 / R6). userPassword is needed to open the file; ownerPassword (defaults to userPassword) to change permissions.',
   input: { kind: 'file', accept: PDF_ACCEPT },
   settings: z.object({
-    userPassword: z.string().min(1).max(256).describe('Password to open the PDF.'),
-    ownerPassword: z.string().min(1).max(256).optional().describe('Permissions password; defaults to userPassword.'),
+    userPassword: secret(z.string().min(1).max(256)).describe('Password to open the PDF.'),
+    ownerPassword: secret(z.string().min(1).max(256)).optional().describe('Permissions password; defaults to userPassword.'),
   }),
   needs: { engines: ['qpdf'] },
   output: 'PDF (encrypted)',

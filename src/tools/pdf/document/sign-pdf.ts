@@ -1,5 +1,6 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { z } from 'zod';
+import { secret } from '../../../core/settings.js';
 import { KilnError } from '../../../core/errors.js';
 import { defineTool } from '../../../core/tool.js';
 import { getPdfLib, loadPdf, savePdf, visibleSize, visibleToUser } from '../../../engines/pdf-lib.js';
@@ -52,7 +53,7 @@ export default defineTool({
       .min(1)
       .max(100)
       .describe('JSON array of {sig, page, x, y, w, h} (fractions, top-left origin, zero-based page).'),
-    certificatePassword: z.string().max(256).optional().describe('Password of the PKCS#12 certificate.'),
+    certificatePassword: secret(z.string().max(256)).optional().describe('Password of the PKCS#12 certificate.'),
     reason: z.string().max(200).optional().describe('Reason recorded in the cryptographic signature.'),
   }),
   check: (s) => {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { secret } from '../../../core/settings.js';
 import { KilnError } from '../../../core/errors.js';
 import { defineTool } from '../../../core/tool.js';
 import { inspectPdf, jobFile, qpdf, withName } from '../../../engines/qpdf.js';
@@ -12,7 +13,7 @@ export default defineTool({
   description: 'qpdf decrypts the PDF with the user or owner password given; the output has no encryption and no restrictions.',
   input: { kind: 'file', accept: PDF_ACCEPT },
   settings: z.object({
-    password: z.string().min(1).max(256).describe('Current password.'),
+    password: secret(z.string().min(1).max(256)).describe('Current password.'),
   }),
   needs: { engines: ['qpdf'] },
   output: 'PDF (decrypted)',

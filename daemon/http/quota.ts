@@ -1,0 +1,85 @@
+/**
+ * The per-user job storage quota (USER_QUOTA_MB): what a user's jobs hold on disk until the sweeper
+ * removes them — the outputs of finished jobs (their recorded size), the work directories of queued and
+ * running ones (measured), and uploads still arriving at this instance. An upload that would pass the
+ * quota is cut and answered 413. Concurrent uploads on other instances are seen once their job is recorded.
+ */
+import { readdir, stat } from 'node:fs/promises';
+import path from 'node:path';
+import type { Kysely } from 'kysely';
+import { KilnError } from '../../src/core/errors.js';
+import type { Database } from '../store/schema.js';
+
+const MB = 1048576;
+/** Bytes of uploads in progress per user, in this process. */
+const inFlight = new Map<string, number>();
+
+async function du(dir: string): Promise<number> {
+  let total = 0;
+  const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+  for (const e of entries) {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) total += await du(p);
+    else if (e.isFile())
+      total += await stat(p).then(
+        (s) => s.size,
+        () => 0,
+      );
+  }
+  return total;
+}
+
+export async function jobStorageUsed(db: Kysely<Database>, userId: string): Promise<number> {
+  // One aggregate for finished jobs (a user may hold thousands), a walk only of the few still running.
+  const done = await db
+    .selectFrom('jobs')
+    .select((eb) => eb.fn.sum<number | string | null>('processed_size').as('bytes'))
+    .where('owner_id', '=', userId)
+    .where('status', 'not in', ['queued', 'running'])
+    .executeTakeFirst();
+  const open = await db
+    .selectFrom('jobs')
+    .select('work_dir')
+    .where('owner_id', '=', userId)
+    .where('status', 'in', ['queued', 'running'])
+    .execute();
+  let used = (inFlight.get(userId) ?? 0) + Number(done?.bytes ?? 0);
+  for (const r of open) used += r.work_dir ? await du(r.work_dir) : 0;
+  return used;
+}
+
+export interface QuotaCharge {
+  /** Counts `n` more bytes of this upload; throws LIMIT_EXCEEDED past the quota. */
+  add(n: number): void;
+  /** The upload has ended (on disk in its job, or failed): stop counting it as in flight. */
+  release(): void;
+}
+
+export async function chargeQuota(db: Kysely<Database>, userId: string | undefined, quotaMb: number): Promise<QuotaCharge> {
+  if (!userId || quotaMb <= 0) return { add() {}, release() {} };
+  const limit = quotaMb * MB;
+  const usedBefore = await jobStorageUsed(db, userId);
+  let mine = 0;
+  let released = false;
+  const over = () =>
+    new KilnError(
+      'LIMIT_EXCEEDED',
+      `This upload would pass your job storage quota of ${quotaMb} MB (USER_QUOTA_MB): ${Math.round(usedBefore / MB)} MB are held by your earlier jobs until they expire (JOB_TTL_HOURS). Delete finished jobs, or wait.`,
+      { details: { quotaMb, usedMb: Math.round(usedBefore / MB) } },
+    );
+  if (usedBefore >= limit) throw over();
+  return {
+    add(n) {
+      mine += n;
+      inFlight.set(userId, (inFlight.get(userId) ?? 0) + n);
+      if (usedBefore + mine > limit) throw over();
+    },
+    release() {
+      if (released) return;
+      released = true;
+      const left = (inFlight.get(userId) ?? 0) - mine;
+      if (left > 0) inFlight.set(userId, left);
+      else inFlight.delete(userId);
+    },
+  };
+}

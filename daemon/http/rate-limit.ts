@@ -1,0 +1,61 @@
+/**
+ * A request rate limit per caller (the user, or the address when anonymous): a token bucket per key
+ * holding RATE_LIMIT_PER_MINUTE tokens, refilled at that rate, so a burst up to a minute's worth passes
+ * and a steady flood is answered 429 with Retry-After. Kept in memory per instance (a limit behind a
+ * load balancer is per instance). Health probes are not counted.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { KilnError } from '../../src/core/errors.js';
+
+export const EXEMPT = new Set(['/api/v1/health', '/api/v1/readyz']);
+const MAX_KEYS = 50_000;
+
+interface Bucket {
+  tokens: number;
+  at: number;
+}
+
+export class RateLimiter {
+  private readonly buckets = new Map<string, Bucket>();
+
+  constructor(private readonly perMinute: number) {}
+
+  /** 0 when the request may go on, else the seconds until it may. */
+  take(key: string, now = Date.now()): number {
+    const rate = this.perMinute / 60_000;
+    let b = this.buckets.get(key);
+    if (!b) {
+      if (this.buckets.size >= MAX_KEYS) this.prune(now);
+      b = { tokens: this.perMinute, at: now };
+      this.buckets.set(key, b);
+    }
+    b.tokens = Math.min(this.perMinute, b.tokens + (now - b.at) * rate);
+    b.at = now;
+    if (b.tokens >= 1) {
+      b.tokens -= 1;
+      return 0;
+    }
+    return Math.max(1, Math.ceil((1 - b.tokens) / rate / 1000));
+  }
+
+  /** Drops buckets that have refilled (they hold nothing a new bucket would not). */
+  private prune(now: number): void {
+    for (const [k, b] of this.buckets) if (b.tokens + (now - b.at) * (this.perMinute / 60_000) >= this.perMinute) this.buckets.delete(k);
+  }
+
+  check(request: FastifyRequest, reply: FastifyReply): void {
+    if (this.perMinute <= 0 || EXEMPT.has(request.routeOptions.url ?? '')) return;
+    const key = request.user ? `user:${request.user.id}` : `ip:${request.ip}`;
+    const wait = this.take(key);
+    if (wait > 0) {
+      void reply.header('retry-after', String(wait));
+      throw new KilnError(
+        'RATE_LIMITED',
+        `Too many requests: at most ${this.perMinute} a minute (RATE_LIMIT_PER_MINUTE). Try again in ${wait} s.`,
+        {
+          details: { retryAfterSeconds: wait },
+        },
+      );
+    }
+  }
+}
