@@ -11,7 +11,6 @@ import { canonicalFormat, formatChoice, formatFamily, formatOfFileName } from '.
 import { describeSettings } from '../core/settings.js';
 import type { OutputFile, Tool } from '../core/tool.js';
 import { loadTool } from '../tools/lazy.js';
-import { findPreset } from '../tools/presets.js';
 import { inputFile, runTool } from '../tools/run-tool.js';
 
 const FORMAT_SETTINGS = ['format', 'outputFormat'];
@@ -79,7 +78,7 @@ export async function conformOutput(
   const actual = formatOfFileName(output.name);
   if (!wanted || !actual || wanted === actual) return output;
   const family = formatFamily(actual);
-  const fixed = !!formatSetting(tool) || findPreset(name)?.fixed.format !== undefined;
+  const fixed = !!formatSetting(tool) || tool.presetOf?.fixed.format !== undefined;
   const converterId = family === formatFamily(wanted) && !fixed ? CONVERTERS[family!] : undefined;
   const refuse = () =>
     new KilnError(

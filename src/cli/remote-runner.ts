@@ -14,7 +14,6 @@ import { EXIT, KilnError, toKilnError } from '../core/errors.js';
 import { formatOfFileName } from '../core/formats.js';
 import { defaultDataDir } from '../core/paths.js';
 import { createWorkspace } from '../core/workspace.js';
-import { findPreset } from '../tools/presets.js';
 import { dedupe, stripExit, type ItemResult, type LocalRunRequest } from './local-runner.js';
 import { conformOutput, formatFromOutputName } from './output-format.js';
 import { parseOutputOption, resolveOutputPath, type OutputTarget } from './output-naming.js';
@@ -42,8 +41,7 @@ interface JobOutcome {
 }
 
 export function routeFor(req: Pick<LocalRunRequest, 'tool' | 'name'>): string {
-  const section = findPreset(req.name)?.section ?? req.tool.section;
-  return `/api/v1/tools/${section}/${req.name}`;
+  return `/api/v1/tools/${req.tool.section}/${req.name}`;
 }
 
 /** Form parts of one run: the settings, the main files, the extra files by their field names. */

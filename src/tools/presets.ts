@@ -747,6 +747,7 @@ export function presetTool(preset: Preset, base: Tool): Tool {
   return {
     ...base,
     id: preset.id,
+    section: preset.section,
     summary: `Convert ${preset.accept.join('/')} to ${preset.outputExtension} (preset of ${base.id}).`,
     description: `Runs ${base.id} with ${JSON.stringify(preset.fixed)}; takes ${preset.accept.join(', ')}.`,
     input: { ...base.input, accept: preset.accept },
