@@ -79,11 +79,17 @@ async function dirBytes(dir: string): Promise<number> {
   return n;
 }
 
-async function installRuntime(dataDir: string, r: RuntimeManifest, m: ReturnType<typeof meter>, opts: InstallOptions): Promise<void> {
+/** Installs a runtime from its pinned tarballs; `tarballOf` gives a verified local copy of each. */
+export async function installRuntime(
+  dataDir: string,
+  r: RuntimeManifest,
+  tarballOf: (p: NpmPin) => Promise<string>,
+  opts: { signal?: AbortSignal } = {},
+): Promise<void> {
   const staged = await newStaging(dataDir, `runtime-${r.id}-${r.version}`);
   try {
     for (const p of r.packages) {
-      const tgz = await fetchTarball(p, cacheDir(dataDir), { signal: opts.signal, onBytes: m.counter() });
+      const tgz = await tarballOf(p);
       await extractTarball(tgz, path.join(staged, 'node_modules', p.name), p.include?.(platformKey()), opts.signal);
     }
     await commitInstall(dataDir, staged, {
@@ -183,7 +189,9 @@ export async function installBundle(dataDir: string, bundle: BundleManifest, opt
   const current = await isBundleCurrent(dataDir, bundle);
   if (current && !missingRuntimes.length) return 'already';
   await mkdir(stagingDir(dataDir), { recursive: true });
-  for (const r of missingRuntimes) await installRuntime(dataDir, r, m, opts);
+  for (const r of missingRuntimes) {
+    await installRuntime(dataDir, r, (p) => fetchTarball(p, cacheDir(dataDir), { signal: opts.signal, onBytes: m.counter() }), opts);
+  }
   if (current) return 'installed';
   const staged = await newStaging(dataDir, `bundle-${bundle.id}-${bundle.version}`);
   try {

@@ -10,7 +10,8 @@ import { KilnError } from '../../core/errors.js';
 import { findBundle } from '../bundles/list.js';
 import { queueFile } from '../paths.js';
 import { installBundle, isBundleCurrent, isRuntimeInstalled, downloadsOf } from './installer.js';
-import { clearStaging } from './layout.js';
+import { importBundle } from './archive.js';
+import { clearStaging, removeInstall } from './layout.js';
 
 export interface QueueEntry {
   bundle: string;
@@ -26,7 +27,7 @@ export interface QueueEntry {
   by?: string;
 }
 
-export type InstallEvent = { type: 'installed' | 'failed'; bundle: string; by?: string; error?: string };
+export type InstallEvent = { type: 'installed' | 'failed'; bundle: string; by?: string; error?: string; via?: 'download' | 'import' };
 
 export class InstallQueue {
   private entries: QueueEntry[] = [];
@@ -34,6 +35,8 @@ export class InstallQueue {
   private saving = Promise.resolve();
   private lastSave = 0;
   private stopped = false;
+  /** Serialises installs, imports and removals of this data dir. */
+  private lock: Promise<unknown> = Promise.resolve();
 
   constructor(
     readonly dataDir: string,
@@ -88,6 +91,28 @@ export class InstallQueue {
     return { queued, installed };
   }
 
+  /** Runs `fn` when no install, import or removal runs (one writer of the store at a time). */
+  exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.lock.then(fn, fn);
+    this.lock = run.catch(() => {});
+    return run;
+  }
+
+  /** Installs an uploaded archive (air-gapped), in turn with queued installs. */
+  async importArchive(archive: string, by?: string): Promise<{ bundle: string; version: string }> {
+    const r = await this.exclusive(() => importBundle(this.dataDir, archive));
+    this.entries = this.entries.filter((e) => e.bundle !== r.bundle);
+    await this.save(true);
+    this.onEvent({ type: 'installed', bundle: r.bundle, by, via: 'import' });
+    return r;
+  }
+
+  /** Removes an installed bundle (and stops its install if one runs). Runtimes stay for other bundles. */
+  async remove(bundle: string): Promise<boolean> {
+    await this.cancel(bundle);
+    return this.exclusive(() => removeInstall(this.dataDir, 'bundle', bundle));
+  }
+
   entry(bundle: string): QueueEntry | undefined {
     return this.entries.find((e) => e.bundle === bundle);
   }
@@ -134,13 +159,15 @@ export class InstallQueue {
     Object.assign(e, { state: 'installing', startedAt: new Date().toISOString(), bytesDone: 0 });
     await this.save(true);
     try {
-      await installBundle(this.dataDir, findBundle(e.bundle)!, {
-        signal,
-        onProgress: (bytesDone, bytesTotal, stage) => {
-          Object.assign(e, { bytesDone, bytesTotal, stage });
-          void this.save(false);
-        },
-      });
+      await this.exclusive(() =>
+        installBundle(this.dataDir, findBundle(e.bundle)!, {
+          signal,
+          onProgress: (bytesDone, bytesTotal, stage) => {
+            Object.assign(e, { bytesDone, bytesTotal, stage });
+            void this.save(false);
+          },
+        }),
+      );
       this.entries = this.entries.filter((x) => x !== e);
       this.onEvent({ type: 'installed', bundle: e.bundle, by: e.by });
     } catch (err) {
