@@ -27,7 +27,10 @@ const status: Json = {
         current: { type: 'boolean', description: 'false: installed by another kiln version; install again.' },
       },
     },
-    progress: { type: 'object', properties: { bytesDone: { type: 'integer' }, bytesTotal: { type: 'integer' }, stage: { type: 'string' } } },
+    progress: {
+      type: 'object',
+      properties: { bytesDone: { type: 'integer' }, bytesTotal: { type: 'integer' }, stage: { type: 'string' } },
+    },
     error: { type: 'object', properties: { message: { type: 'string' }, reason: { type: 'string' } } },
     licence: { type: 'string' },
     licenceNote: { type: 'string' },

@@ -717,7 +717,15 @@ let cached: Json | undefined;
 export function openApiDocument(): Json {
   if (cached) return cached;
   const components: Json = schemas();
-  const paths: Json = { ...fixedPaths(), ...accountPaths(), ...libraryPaths(), ...mcpPaths(), ...watchFolderPaths(), ...featurePaths(), ...metricsPaths() };
+  const paths: Json = {
+    ...fixedPaths(),
+    ...accountPaths(),
+    ...libraryPaths(),
+    ...mcpPaths(),
+    ...watchFolderPaths(),
+    ...featurePaths(),
+    ...metricsPaths(),
+  };
   for (const t of targets()) {
     const name = `${pascal(t.tool.id)}Settings`;
     if (!components[name]) components[name] = hoist(name, settingsJsonSchema(t.tool) as Json, components);

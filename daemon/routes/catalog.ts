@@ -2,6 +2,8 @@
 import type { FastifyInstance } from 'fastify';
 import { GROUP_TITLES } from '../../src/core/tool.js';
 import { describeSettings } from '../../src/core/settings.js';
+import { missingBundles } from '../../src/ai/features.js';
+import { findTool } from '../../src/tools/index.js';
 import { routeOf, targets } from '../jobs/targets.js';
 
 export function catalogJson() {
@@ -39,9 +41,21 @@ export function catalogJson() {
   };
 }
 
+/**
+ * The catalog with, per tool, whether it runs on this server now: AI tools exist before their
+ * bundles are installed and say which bundles they lack (the rest of the answer never changes).
+ */
 export async function catalogRoutes(app: FastifyInstance): Promise<void> {
-  let body: string | undefined;
-  app.get('/api/v1/tools', async (_request, reply) =>
-    reply.type('application/json; charset=utf-8').send((body ??= JSON.stringify(catalogJson()))),
-  );
+  let catalog: ReturnType<typeof catalogJson> | undefined;
+  app.get('/api/v1/tools', async (_request, reply) => {
+    catalog ??= catalogJson();
+    const dataDir = app.kiln.config.dataDir;
+    const tools = [];
+    for (const t of catalog.tools) {
+      const needed = findTool(t.id)?.needs?.bundles ?? [];
+      const missing = needed.length ? await missingBundles(dataDir, needed) : [];
+      tools.push({ ...t, available: missing.length === 0, missingBundles: missing });
+    }
+    return reply.type('application/json; charset=utf-8').send(JSON.stringify({ ...catalog, tools }));
+  });
 }

@@ -62,7 +62,8 @@ export async function featureRoutes(app: FastifyInstance): Promise<void> {
     requirePermission(request, 'features:manage');
     const { bundle } = request.params as { bundle: string };
     if (!findBundle(bundle)) await featureStatus(dataDir, bundle); // NOT_FOUND for unknown ids
-    if (!findBundle(bundle)) throw new KilnError('FEATURE_INCOMPATIBLE', `This version of kiln cannot install ${bundle} yet.`, { reason: 'bundle-unavailable' });
+    if (!findBundle(bundle))
+      throw new KilnError('FEATURE_INCOMPATIBLE', `This version of kiln cannot install ${bundle} yet.`, { reason: 'bundle-unavailable' });
     return reply.code(202).send(await install([bundle], request, bundle));
   });
 
@@ -97,9 +98,13 @@ export async function featureRoutes(app: FastifyInstance): Promise<void> {
         }
         archive = path.join(dir, 'archive.tar');
         await pipeline(part.file, createWriteStream(archive));
-        if (part.file.truncated) throw new KilnError('LIMIT_EXCEEDED', `The archive is larger than ${importLimitBytes() / 1048576} MB (FEATURE_IMPORT_MAX_MB).`);
+        if (part.file.truncated)
+          throw new KilnError('LIMIT_EXCEEDED', `The archive is larger than ${importLimitBytes() / 1048576} MB (FEATURE_IMPORT_MAX_MB).`);
       }
-      if (!archive) throw new KilnError('VALIDATION_ERROR', 'No archive: send it in the multipart field "archive".', { details: [{ path: 'archive', message: 'required' }] });
+      if (!archive)
+        throw new KilnError('VALIDATION_ERROR', 'No archive: send it in the multipart field "archive".', {
+          details: [{ path: 'archive', message: 'required' }],
+        });
       const r = await features.importArchive(archive, request.user?.id);
       await auditFrom(request, 'feature.import', r.bundle, { version: r.version });
       return reply.code(201).send(await featureStatus(dataDir, r.bundle, features));

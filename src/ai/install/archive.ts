@@ -37,7 +37,12 @@ function bad(message: string, reason: string): KilnError {
 }
 
 /** Installs the bundle here when needed (downloads), then packs it with its runtimes into `outFile`. */
-export async function exportBundle(dataDir: string, bundle: BundleManifest, outFile: string, opts: InstallOptions = {}): Promise<{ bytes: number }> {
+export async function exportBundle(
+  dataDir: string,
+  bundle: BundleManifest,
+  outFile: string,
+  opts: InstallOptions = {},
+): Promise<{ bytes: number }> {
   await installBundle(dataDir, bundle, opts);
   await mkdir(stagingDir(dataDir), { recursive: true });
   const dir = await mkdtemp(path.join(stagingDir(dataDir), 'export-'));
@@ -77,7 +82,8 @@ async function checkMembers(archive: string): Promise<void> {
   for (const line of stdout.split('\n').filter(Boolean)) {
     const type = line[0];
     const name = line.split(/\s+/).slice(5).join(' ');
-    if (type !== '-' && type !== 'd') throw bad(`The archive holds a link or special file (${name}); bundle archives hold plain files only.`, 'archive-link');
+    if (type !== '-' && type !== 'd')
+      throw bad(`The archive holds a link or special file (${name}); bundle archives hold plain files only.`, 'archive-link');
     if (name.startsWith('/') || name.split('/').includes('..')) throw bad(`The archive holds a path leaving it (${name}).`, 'archive-path');
   }
 }
@@ -89,13 +95,20 @@ async function sha256(file: string): Promise<string> {
 }
 
 /** Verifies and installs a bundle archive made by exportBundle (or by hand for `import` sources). */
-export async function importBundle(dataDir: string, archive: string, opts: { signal?: AbortSignal } = {}): Promise<{ bundle: string; version: string }> {
+export async function importBundle(
+  dataDir: string,
+  archive: string,
+  opts: { signal?: AbortSignal } = {},
+): Promise<{ bundle: string; version: string }> {
   await checkMembers(archive);
   await mkdir(stagingDir(dataDir), { recursive: true });
   const dir = await mkdtemp(path.join(stagingDir(dataDir), 'import-'));
   let staged: string | undefined;
   try {
-    await exec('tar', ['-xf', archive, '-C', dir, '--no-same-owner', '--no-same-permissions'], { signal: opts.signal, failCode: 'UNSUPPORTED_INPUT' });
+    await exec('tar', ['-xf', archive, '-C', dir, '--no-same-owner', '--no-same-permissions'], {
+      signal: opts.signal,
+      failCode: 'UNSUPPORTED_INPUT',
+    });
     let index: ArchiveIndex;
     try {
       index = JSON.parse(await readFile(path.join(dir, ARCHIVE_INDEX), 'utf8')) as ArchiveIndex;
@@ -105,7 +118,10 @@ export async function importBundle(dataDir: string, archive: string, opts: { sig
     const bundle = findBundle(index.bundle);
     if (!bundle) throw bad(`The archive holds the bundle "${index.bundle}", which this kiln does not know.`, 'unknown-bundle');
     if (index.version !== bundle.version) {
-      throw bad(`The archive holds ${bundle.id} ${index.version}; this kiln installs ${bundle.version}. Export it from a kiln of the same version.`, 'version-mismatch');
+      throw bad(
+        `The archive holds ${bundle.id} ${index.version}; this kiln installs ${bundle.version}. Export it from a kiln of the same version.`,
+        'version-mismatch',
+      );
     }
     // Runtimes: each tarball must match its pin; verified ones go to the cache and install from there.
     for (const r of downloadsOf(bundle).runtimes) {
