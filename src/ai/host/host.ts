@@ -109,11 +109,16 @@ class ModelHost {
 
   /** Ids of the models loaded now (tests, bench, doctor). */
   async loaded(): Promise<string[]> {
-    if (!this.worker) return [];
+    const w = this.worker;
+    if (!w) return [];
     const id = this.nextId++;
-    return new Promise((resolve) => {
+    // Referenced while the answer is on its way, or an idle process would exit before it arrives.
+    w.ref();
+    return new Promise<string[]>((resolve) => {
       this.statsWaiters.set(id, resolve);
-      this.worker!.postMessage({ type: 'stats', id } satisfies ToWorker);
+      w.postMessage({ type: 'stats', id } satisfies ToWorker);
+    }).finally(() => {
+      if (!this.pending.size) w.unref();
     });
   }
 

@@ -5,10 +5,9 @@
  * installed bundle of an earlier version untouched.
  */
 import { createHash } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
+import { mkdir, mkdtemp, open, readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { pipeline } from 'node:stream/promises';
 import { KilnError } from '../../core/errors.js';
 import type { BundleFile, BundleManifest } from '../bundles/manifest.js';
 import { cacheDir, stagingDir } from '../paths.js';
@@ -109,23 +108,19 @@ export async function installRuntime(
 /** Concatenates `parts` into `dest`, returning the SHA-256 and size of the result. */
 async function assemble(parts: string[], dest: string): Promise<{ sha256: string; size: number }> {
   const h = createHash('sha256');
-  const out = createWriteStream(dest, { mode: 0o644 });
+  const out = await open(dest, 'w', 0o644);
   let size = 0;
-  for (const p of parts) {
-    await pipeline(
-      createReadStream(p),
-      async function* (src: AsyncIterable<Buffer>) {
-        for await (const chunk of src) {
-          h.update(chunk);
-          size += chunk.length;
-          yield chunk;
-        }
-      },
-      out,
-      { end: false },
-    );
+  try {
+    for (const p of parts) {
+      for await (const chunk of createReadStream(p) as AsyncIterable<Buffer>) {
+        h.update(chunk);
+        size += chunk.length;
+        await out.write(chunk);
+      }
+    }
+  } finally {
+    await out.close();
   }
-  await new Promise<void>((resolve, reject) => out.end((e?: Error | null) => (e ? reject(e) : resolve())));
   return { sha256: h.digest('hex'), size };
 }
 
