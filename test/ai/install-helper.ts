@@ -6,7 +6,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { after } from 'node:test';
 import { findBundle } from '../../src/ai/bundles/list.js';
 import { installBundle } from '../../src/ai/install/installer.js';
 import { fetchTarball } from '../../src/ai/install/npm.js';
@@ -17,7 +16,10 @@ export function sharedCacheDir(): string {
   return process.env.KILN_AI_CACHE_DIR;
 }
 
-/** A fresh data dir (removed after the suite) with `bundleId` and its runtimes installed. */
+/**
+ * `bundleId` and its runtimes installed into `dataDir`, or into a fresh data dir removed when the
+ * process exits (not by an `after` hook: one registered inside a `before` hook would run at once).
+ */
 export async function installForTest(bundleId: string, dataDir?: string): Promise<string> {
   const bundle = findBundle(bundleId);
   if (!bundle) throw new Error(`No bundle ${bundleId}`);
@@ -25,7 +27,7 @@ export async function installForTest(bundleId: string, dataDir?: string): Promis
   let dir = dataDir;
   if (!dir) {
     const made = mkdtempSync(path.join(process.env.KILN_TMP_DIR ?? tmpdir(), `kiln-ai-${bundleId}-`));
-    after(() => rmSync(made, { recursive: true, force: true }));
+    process.on('exit', () => rmSync(made, { recursive: true, force: true }));
     dir = made;
   }
   await installBundle(dir, bundle);
