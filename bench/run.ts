@@ -7,6 +7,7 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { benchAi } from './ai.js';
 import { benchDaemon } from './daemon.js';
 import { benchDocs } from './docs.js';
 import { benchImage } from './image.js';
@@ -14,7 +15,7 @@ import { ROOT, type BenchOptions, type FamilyResult } from './lib.js';
 import { benchMedia } from './media.js';
 import { benchPdf } from './pdf.js';
 
-const FAMILIES = ['image', 'pdf', 'media', 'docs', 'daemon'] as const;
+const FAMILIES = ['image', 'pdf', 'media', 'docs', 'daemon', 'ai'] as const;
 type Family = (typeof FAMILIES)[number];
 
 async function main(): Promise<void> {
@@ -59,6 +60,7 @@ async function main(): Promise<void> {
         if (f === 'pdf') results.push(await benchPdf(o));
         if (f === 'media') results.push(await benchMedia(o));
         if (f === 'docs') results.push(await benchDocs(o));
+        if (f === 'ai') results.push(await benchAi(o));
         if (f === 'daemon') results.push(await benchDaemon(o, results.find((r) => r.family === 'image')?.ms['kiln-resize']));
       } catch (e) {
         // Fixture generation or set-up broke: the other families still run.

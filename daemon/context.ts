@@ -4,6 +4,7 @@
  */
 import type { FastifyRequest } from 'fastify';
 import type { Registry } from 'prom-client';
+import type { InstallQueue } from '../src/ai/install/queue.js';
 import type { InputFile } from '../src/core/tool.js';
 import type { Authenticator, AuthUser } from './auth/authenticate.js';
 import type { BootstrapResult } from './auth/bootstrap.js';
@@ -32,6 +33,8 @@ export interface DaemonContext {
   watchFolders: WatchFolders;
   /** Set on SIGTERM: new work is refused with 503 while running jobs finish (daemon/drain.ts). */
   draining: boolean;
+  /** Feature bundle installs of this instance's data dir (src/ai/install/queue.ts). */
+  features: InstallQueue;
   /** Prometheus registry (daemon/metrics.ts). */
   registry: Registry;
   /** Encrypts secrets stored in the database (daemon/auth/data-key.ts). */

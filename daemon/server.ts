@@ -6,7 +6,9 @@ import { chmod, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import multipart from '@fastify/multipart';
 import Fastify, { type FastifyInstance, type FastifyPluginAsync } from 'fastify';
+import { InstallQueue } from '../src/ai/install/queue.js';
 import { KilnError } from '../src/core/errors.js';
+import { audit } from './accounts/audit.js';
 import { Authenticator } from './auth/authenticate.js';
 import { checkDataKey, encryptClearMfaSecrets, loadDataKey } from './auth/data-key.js';
 import { ensureAdmin } from './auth/bootstrap.js';
@@ -85,6 +87,12 @@ export async function buildServer(config: DaemonConfig): Promise<FastifyInstance
     await deleteExpiredSessions(store.db);
     const leases = config.redisUrl ? await redisLeases(config.redisUrl, config.redisPrefix, instanceId) : localLeases();
     const watchFolders = new WatchFolders(store, jobs, leases, app.log);
+    const features = new InstallQueue(config.dataDir, (e) => {
+      const event = e.type === 'installed' ? 'feature.installed' : 'feature.failed';
+      audit(store.db, { event, target: e.bundle, details: { by: e.by, via: e.via, error: e.error } }).catch((err) =>
+        app.log.error({ err }, 'audit of a feature install failed'),
+      );
+    });
     const ctx: DaemonContext = {
       config,
       store,
@@ -93,6 +101,7 @@ export async function buildServer(config: DaemonConfig): Promise<FastifyInstance
       startedAt: Date.now(),
       bootstrap,
       watchFolders,
+      features,
       registry: undefined as never,
       draining: false,
       dataKey,
@@ -129,9 +138,11 @@ export async function buildServer(config: DaemonConfig): Promise<FastifyInstance
 
     jobs.startSweeper((e) => app.log.error({ err: e }, 'job sweep failed'));
     await watchFolders.start();
+    await features.start();
     // Runs end (recorded as failed) before connections are closed, so progress streams get their final event.
     app.addHook('preClose', async () => {
       await watchFolders.close();
+      await features.stop();
       await jobs.close();
     });
     app.addHook('onClose', async () => {

@@ -45,6 +45,8 @@ const r = spawnSync(process.execPath, ['--test', '--test-concurrency=2', '--test
     KILN_DATA_DIR: path.join(home, 'data'),
     KILN_TMP_DIR: path.join(home, 'tmp'),
     XDG_CONFIG_HOME: path.join(home, 'config'),
+    // Model downloads are verified by digest and kept between test files and runs (bundles are 100+ MB).
+    KILN_AI_CACHE_DIR: process.env.KILN_AI_CACHE_DIR || path.join(tmpdir(), 'kiln-ai-cache'),
   },
 });
 rmSync(home, { recursive: true, force: true });

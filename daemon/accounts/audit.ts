@@ -32,7 +32,12 @@ export type AuditEvent =
   | 'settings.update'
   | 'branding.update'
   | 'watch-folder.create'
-  | 'watch-folder.delete';
+  | 'watch-folder.delete'
+  | 'feature.install'
+  | 'feature.installed'
+  | 'feature.failed'
+  | 'feature.remove'
+  | 'feature.import';
 
 export interface AuditInput {
   event: AuditEvent;

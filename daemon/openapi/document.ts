@@ -7,6 +7,7 @@ import { GROUP_TITLES, SECTIONS } from '../../src/core/tool.js';
 import { VERSION } from '../../src/core/version.js';
 import { ACCOUNT_TAGS, accountPaths } from '../accounts/openapi.js';
 import { LIBRARY_TAGS, libraryPaths } from '../library/openapi.js';
+import { FEATURE_TAGS, featurePaths } from '../features/openapi.js';
 import { WATCH_TAGS, watchFolderPaths } from '../watch/openapi.js';
 import { errorResponseComponents, schemas } from './components.js';
 import { MCP_TAGS, mcpPaths } from './mcp.js';
@@ -49,6 +50,7 @@ export function openApiDocument(routes: readonly RegisteredRoute[]): Json {
     libraryPaths(),
     mcpPaths(),
     watchFolderPaths(),
+    featurePaths(),
     toolPaths(components),
   );
   const doc: Json = {
@@ -74,6 +76,7 @@ export function openApiDocument(routes: readonly RegisteredRoute[]): Json {
       ...LIBRARY_TAGS.map((name) => ({ name })),
       ...MCP_TAGS.map((name) => ({ name })),
       ...WATCH_TAGS.map((name) => ({ name })),
+      ...FEATURE_TAGS.map((name) => ({ name })),
     ],
     paths,
     components: {

@@ -2,6 +2,8 @@
 import type { FastifyInstance } from 'fastify';
 import { GROUP_TITLES, SECTIONS } from '../../src/core/tool.js';
 import { describeSettings } from '../../src/core/settings.js';
+import { missingBundles } from '../../src/ai/features.js';
+import { findTool } from '../../src/tools/index.js';
 import { routeOf, targets } from '../jobs/targets.js';
 import { errorResponses, json } from '../openapi/common.js';
 import type { RouteDoc } from '../openapi/route-doc.js';
@@ -45,11 +47,23 @@ export function catalogJson() {
   };
 }
 
+/**
+ * The catalog with, per tool, whether it runs on this server now: AI tools exist before their
+ * bundles are installed and say which bundles they lack (the rest of the answer never changes).
+ */
 export async function catalogRoutes(app: FastifyInstance): Promise<void> {
-  let body: string | undefined;
-  app.get('/api/v1/tools', { schema: LIST_TOOLS_DOC }, async (_request, reply) =>
-    reply.type('application/json; charset=utf-8').send((body ??= JSON.stringify(catalogJson()))),
-  );
+  let catalog: ReturnType<typeof catalogJson> | undefined;
+  app.get('/api/v1/tools', { schema: LIST_TOOLS_DOC }, async (_request, reply) => {
+    catalog ??= catalogJson();
+    const dataDir = app.kiln.config.dataDir;
+    const tools = [];
+    for (const t of catalog.tools) {
+      const needed = findTool(t.id)?.needs?.bundles ?? [];
+      const missing = needed.length ? await missingBundles(dataDir, needed) : [];
+      tools.push({ ...t, available: missing.length === 0, missingBundles: missing });
+    }
+    return reply.type('application/json; charset=utf-8').send(JSON.stringify({ ...catalog, tools }));
+  });
 }
 
 type Json = Record<string, unknown>;
@@ -80,6 +94,8 @@ function catalogSchema(): Json {
             output: { type: 'string' },
             execution: { type: 'string' },
             settings: { type: 'array', items: { type: 'object' }, description: 'Each setting with its name, type, range and default.' },
+            available: { type: 'boolean', description: 'false: the tool needs feature bundles that are not installed on this server.' },
+            missingBundles: { type: 'array', items: { type: 'string' }, description: 'The bundles it lacks (install: POST /api/v1/admin/tools/{id}/features/install).' },
           },
         },
       },

@@ -13,7 +13,7 @@ import { KilnError, type ErrorCode } from '../../src/core/errors.js';
 import type { InputFile } from '../../src/core/tool.js';
 import { catalogEntries } from '../../src/mcp/catalog.js';
 import { createMcpServer, type McpCall, type McpRunResult } from '../../src/mcp/server.js';
-import { isBundleInstalled } from '../../src/tools/bundles.js';
+import { missingBundles } from '../../src/ai/features.js';
 import { validateRequest } from '../../src/tools/run-tool.js';
 import { type AuthUser, requireUser } from '../auth/authenticate.js';
 import { requirePermission } from '../auth/permissions.js';
@@ -66,8 +66,7 @@ export async function mcpRoutes(app: FastifyInstance): Promise<void> {
         entries,
         refs: 'library',
         availability: async (e) => {
-          const missing: string[] = [];
-          for (const b of e.bundles) if (!(await isBundleInstalled(app.kiln.config.dataDir, b))) missing.push(b);
+          const missing = await missingBundles(app.kiln.config.dataDir, e.bundles);
           return { available: missing.length === 0, missingBundles: missing };
         },
         run: (call) => runAsJob(app, request, user, call),

@@ -122,6 +122,54 @@ export function topProgram(): Command {
     .option('--json', 'machine-readable')
     .action(async (o: { json?: boolean }) => (await import('./commands/config.js')).configList(o));
 
+  const features = program
+    .command('features')
+    .description('feature bundles of the AI tools: list, install, remove, export/import for offline machines')
+    .addHelpText(
+      'after',
+      '\nLocally they go into the data dir (KILN_DATA_DIR); with --server (or KILN_SERVER, or a logged-in profile) the server installs them (admin). --local forces the data dir.\n',
+    );
+  const featureOpts = (cmd: Command) =>
+    addServerOptions(cmd)
+      .option('--local', 'use this machine even when a server is configured')
+      .option('--json', 'machine-readable')
+      .option('-q, --quiet', 'no progress or messages on stderr');
+  featureOpts(features.command('list', { isDefault: true }).description('every bundle with its state, size, licence and tools')).action(
+    async (o: Record<string, string | boolean | undefined>) => (await import('./commands/features.js')).featuresList(o),
+  );
+  featureOpts(
+    features
+      .command('install')
+      .description('install the bundles a tool needs (or one bundle by name); installed ones are skipped')
+      .argument('<tool-or-bundle...>', 'tool ids (e.g. remove-background) or bundle ids (e.g. face-detection)')
+      .option('--wait', 'with a server: follow the install until it ends'),
+  ).action(async (names: string[], o: Record<string, string | boolean | undefined>) =>
+    (await import('./commands/features.js')).featuresInstall(names, o),
+  );
+  featureOpts(features.command('remove').description('remove an installed bundle').argument('<bundle>', 'bundle id')).action(
+    async (bundle: string, o: Record<string, string | boolean | undefined>) =>
+      (await import('./commands/features.js')).featuresRemove(bundle, o),
+  );
+  features
+    .command('export')
+    .description('write one archive with a bundle and its runtime, for `kiln features import` on a machine without network')
+    .argument('<bundle>', 'bundle id')
+    .requiredOption('-o, --output <file>', 'the archive to write (.tar)')
+    .option('-f, --force', 'overwrite an existing file')
+    .option('--json', 'machine-readable')
+    .option('-q, --quiet', 'no progress')
+    .action(async (bundle: string, o: Record<string, string | boolean | undefined>) =>
+      (await import('./commands/features.js')).featuresExport(bundle, o),
+    );
+  featureOpts(
+    features
+      .command('import')
+      .description('install a bundle archive made by `kiln features export`, verified against the pinned digests')
+      .argument('<file>', 'the archive'),
+  ).action(async (file: string, o: Record<string, string | boolean | undefined>) =>
+    (await import('./commands/features.js')).featuresImport(file, o),
+  );
+
   const jobs = program.command('jobs').description('jobs on a kiln server');
   addServerOptions(
     jobs.command('list').description('your recent jobs').option('--json', 'machine-readable').option('--limit <n>', 'at most this many'),

@@ -1,35 +1,31 @@
 /**
- * Feature bundles (models and runtimes installed on demand). A bundle counts as installed when its
- * directory under `<dataDir>/ai/bundles/<name>` holds a `manifest.json` written by the installer
- * after verification.
+ * The tools' view of feature bundles: is one installed, and the FEATURE_NOT_INSTALLED answer that
+ * names what is missing and exactly how to install it (CLI and HTTP).
  */
-import { access } from 'node:fs/promises';
-import path from 'node:path';
 import { KilnError } from '../core/errors.js';
-
-export function bundleDir(dataDir: string, name: string): string {
-  return path.join(dataDir, 'ai', 'bundles', name);
-}
+import { missingBundles } from '../ai/features.js';
 
 export async function isBundleInstalled(dataDir: string, name: string): Promise<boolean> {
-  try {
-    await access(path.join(bundleDir(dataDir, name), 'manifest.json'));
-    return true;
-  } catch {
-    return false;
-  }
+  return (await missingBundles(dataDir, [name])).length === 0;
+}
+
+export function featureNotInstalled(toolId: string, missing: string[]): KilnError {
+  const many = missing.length > 1;
+  return new KilnError(
+    'FEATURE_NOT_INSTALLED',
+    `${toolId} needs the feature bundle${many ? 's' : ''} ${missing.join(', ')}, not installed. ` +
+      `Install ${many ? 'them' : 'it'} with \`kiln features install ${toolId}\`, or as an admin with POST /api/v1/admin/tools/${toolId}/features/install.`,
+    {
+      details: {
+        tool: toolId,
+        missingBundles: missing,
+        install: { cli: `kiln features install ${toolId}`, http: `POST /api/v1/admin/tools/${toolId}/features/install` },
+      },
+    },
+  );
 }
 
 export async function requireBundles(dataDir: string, toolId: string, bundles: string[]): Promise<void> {
-  const missing: string[] = [];
-  for (const b of bundles) if (!(await isBundleInstalled(dataDir, b))) missing.push(b);
-  if (missing.length) {
-    throw new KilnError(
-      'FEATURE_NOT_INSTALLED',
-      `${toolId} needs the feature bundle${missing.length > 1 ? 's' : ''} ${missing.join(', ')}. An admin installs ${missing.length > 1 ? 'them' : 'it'} with POST /api/v1/admin/tools/${toolId}/features/install.`,
-      {
-        details: { tool: toolId, missingBundles: missing },
-      },
-    );
-  }
+  const missing = await missingBundles(dataDir, bundles);
+  if (missing.length) throw featureNotInstalled(toolId, missing);
 }

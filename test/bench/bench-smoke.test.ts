@@ -4,6 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { benchAi } from '../../bench/ai.js';
 import { benchDaemon } from '../../bench/daemon.js';
 import { benchDocs } from '../../bench/docs.js';
 import { benchImage } from '../../bench/image.js';
@@ -54,6 +55,12 @@ describe('bench smoke', { concurrency: 2 }, () => {
   test('daemon: small resize and health under autocannon (a few requests)', async () => {
     const o = options();
     check(await benchDaemon(o), o.lines, ['daemon-small', 'daemon-health']);
+  });
+
+  test('ai: background removal cold and warm in the model host (real bundle from the shared cache)', async () => {
+    const o = options();
+    process.env.KILN_DATA_DIR = `${o.outDir}/data`;
+    check(await benchAi(o), o.lines, ['matte-fp16-cold', 'matte-fp16-warm'], 'matte-fp16-cold/matte-fp16-warm');
   });
 
   test('a failing engine is one FAILED line, not an exception', async () => {

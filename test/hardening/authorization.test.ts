@@ -115,6 +115,12 @@ const EXPECTED: Record<string, Access> = {
   'POST /api/v1/admin/watch-folders': 'admin',
   'GET /api/v1/admin/watch-folders/:id': 'admin',
   'DELETE /api/v1/admin/watch-folders/:id': 'admin',
+  'GET /api/v1/admin/features': 'admin',
+  'GET /api/v1/admin/features/:bundle': 'admin',
+  'DELETE /api/v1/admin/features/:bundle': 'admin',
+  'POST /api/v1/admin/features/:bundle/install': 'admin',
+  'POST /api/v1/admin/tools/:toolId/features/install': 'admin',
+  'POST /api/v1/admin/features/import': 'admin',
   // Admins, or a scraper holding METRICS_TOKEN (not set here).
   'GET /metrics': 'admin',
 };

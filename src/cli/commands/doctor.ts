@@ -1,6 +1,8 @@
 import { allEngineStatus } from '../../engines/registry.js';
 import { ffmpegDoctorNotes } from '../../engines/ffmpeg.js';
 import { TOOLS } from '../../tools/index.js';
+import { defaultDataDir } from '../../core/paths.js';
+import { listFeatures } from '../../ai/features.js';
 
 export async function doctorCommand(o: { json?: boolean }): Promise<void> {
   const engines = await allEngineStatus();
@@ -8,10 +10,20 @@ export async function doctorCommand(o: { json?: boolean }): Promise<void> {
   const toolsAffected = (id: string) => TOOLS.filter((t) => t.needs?.engines?.includes(id)).map((t) => t.id);
   // Optional parts of the ffmpeg build (vidstab, rubberband, libass, drawtext).
   const ffmpegNotes = engines.find((e) => e.id === 'ffmpeg')?.available ? await ffmpegDoctorNotes() : [];
+  // Feature bundles of the AI tools, in this machine's data dir.
+  const features = (await listFeatures(defaultDataDir())).map((f) => ({
+    id: f.id,
+    state: f.state,
+    version: f.installed?.version,
+    tools: f.tools,
+  }));
   if (o.json) {
     process.stdout.write(
-      JSON.stringify({ node: process.version, engines: engines.map((e) => ({ ...e, tools: toolsAffected(e.id) })), ffmpegNotes }, null, 2) +
-        '\n',
+      JSON.stringify(
+        { node: process.version, engines: engines.map((e) => ({ ...e, tools: toolsAffected(e.id) })), ffmpegNotes, features },
+        null,
+        2,
+      ) + '\n',
     );
     return;
   }
@@ -32,5 +44,11 @@ export async function doctorCommand(o: { json?: boolean }): Promise<void> {
     process.stdout.write('Install everything at once with: npm run setup (as root)\n');
   } else {
     process.stdout.write('\nAll engines found.\n');
+  }
+  process.stdout.write('\nFeature bundles (AI tools; `kiln features` for sizes and licences):\n');
+  const fw = Math.max(...features.map((f) => f.id.length));
+  for (const f of features) {
+    const hint = f.state === 'missing' ? `  install: kiln features install ${f.id}` : '';
+    process.stdout.write(`  ${f.id.padEnd(fw)}  ${f.state}${f.version ? ` ${f.version}` : ''}${hint}\n`);
   }
 }

@@ -110,11 +110,10 @@ export async function mcpCommand(o: McpOptions): Promise<void> {
 
 /** Whether an AI tool's bundles are installed in the local data dir (a remote server says so itself). */
 async function bundleAvailability() {
-  const { isBundleInstalled } = await import('../../tools/bundles.js');
+  const { missingBundles } = await import('../../ai/features.js');
   const dataDir = defaultDataDir();
   return async (e: { bundles: string[] }) => {
-    const missing: string[] = [];
-    for (const b of e.bundles) if (!(await isBundleInstalled(dataDir, b))) missing.push(b);
+    const missing = await missingBundles(dataDir, e.bundles);
     return { available: missing.length === 0, missingBundles: missing };
   };
 }

@@ -1,21 +1,31 @@
 import { GROUP_TITLES, SECTIONS, isBatchable } from '../../core/tool.js';
 import { describeSettings } from '../../core/settings.js';
+import { defaultDataDir } from '../../core/paths.js';
 import { TOOLS } from '../../tools/index.js';
 
-export function toolsCommand(o: { json?: boolean; section?: string }): void {
+export async function toolsCommand(o: { json?: boolean; section?: string }): Promise<void> {
   const tools = TOOLS.filter((t) => !o.section || t.section === o.section);
   if (o.json) {
-    const rows = tools.map((t) => ({
-      id: t.id,
-      section: t.section,
-      group: GROUP_TITLES[t.group],
-      summary: t.summary,
-      input: t.input,
-      settings: describeSettings(t),
-      needs: t.needs ?? {},
-      batch: isBatchable(t),
-      output: t.output,
-    }));
+    const { missingBundles } = await import('../../ai/features.js');
+    const dataDir = defaultDataDir();
+    const rows = [];
+    for (const t of tools) {
+      const missing = t.needs?.bundles?.length ? await missingBundles(dataDir, t.needs.bundles) : [];
+      rows.push({
+        id: t.id,
+        section: t.section,
+        group: GROUP_TITLES[t.group],
+        summary: t.summary,
+        input: t.input,
+        settings: describeSettings(t),
+        needs: t.needs ?? {},
+        batch: isBatchable(t),
+        output: t.output,
+        // AI tools exist before their bundles are installed; this says whether one runs here now.
+        available: missing.length === 0,
+        missingBundles: missing,
+      });
+    }
     process.stdout.write(JSON.stringify(rows, null, 2) + '\n');
     return;
   }

@@ -119,7 +119,7 @@ export class RemoteClient {
       signal,
     });
     await this.check(res);
-    return (await res.json()) as T;
+    return (res.status === 204 ? undefined : await res.json()) as T;
   }
 
   /** Multipart POST; file parts stream from disk. Returns the status and the JSON body. */

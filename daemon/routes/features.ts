@@ -1,0 +1,115 @@
+/**
+ * Feature bundles, for admins: list with states, install what a tool needs (queued, one at a time,
+ * surviving a restart), remove, and install an uploaded archive on an air-gapped server. Installs and
+ * removals are written to the audit log.
+ */
+import { createWriteStream } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import type { FastifyInstance } from 'fastify';
+import { featureStatus, listFeatures } from '../../src/ai/features.js';
+import { findBundle } from '../../src/ai/bundles/list.js';
+import { KilnError } from '../../src/core/errors.js';
+import { findTool } from '../../src/tools/index.js';
+import { auditFrom } from '../accounts/audit.js';
+import { requirePermission } from '../auth/permissions.js';
+
+/** Largest archive an admin may upload: FEATURE_IMPORT_MAX_MB (default 8 GiB). */
+function importLimitBytes(): number {
+  const mb = Number(process.env.FEATURE_IMPORT_MAX_MB);
+  return (Number.isFinite(mb) && mb > 0 ? mb : 8192) * 1048576;
+}
+
+export async function featureRoutes(app: FastifyInstance): Promise<void> {
+  const { config, features } = app.kiln;
+  const dataDir = config.dataDir;
+
+  app.get('/api/v1/admin/features', async (request) => {
+    requirePermission(request, 'features:manage');
+    return { features: await listFeatures(dataDir, features) };
+  });
+
+  app.get('/api/v1/admin/features/:bundle', async (request) => {
+    requirePermission(request, 'features:manage');
+    return featureStatus(dataDir, (request.params as { bundle: string }).bundle, features);
+  });
+
+  const install = async (bundles: string[], request: Parameters<typeof auditFrom>[0], target: string) => {
+    const by = request.user?.id;
+    const r = await features.enqueue(bundles, by);
+    if (r.queued.length) await auditFrom(request, 'feature.install', target, { queued: r.queued, installed: r.installed });
+    return { ...r, features: await Promise.all(bundles.map((b) => featureStatus(dataDir, b, features))) };
+  };
+
+  app.post('/api/v1/admin/tools/:toolId/features/install', async (request, reply) => {
+    requirePermission(request, 'features:manage');
+    const { toolId } = request.params as { toolId: string };
+    const tool = findTool(toolId);
+    if (!tool) throw new KilnError('NOT_FOUND', `No tool ${toolId}.`);
+    const bundles = tool.needs?.bundles ?? [];
+    if (!bundles.length) throw new KilnError('VALIDATION_ERROR', `${toolId} needs no feature bundle.`, { reason: 'no-bundle' });
+    const unknown = bundles.filter((b) => !findBundle(b));
+    if (unknown.length) {
+      throw new KilnError('FEATURE_INCOMPATIBLE', `${toolId} needs ${unknown.join(', ')}, which this version of kiln cannot install yet.`, {
+        reason: 'bundle-unavailable',
+      });
+    }
+    return reply.code(202).send({ tool: toolId, ...(await install(bundles, request, toolId)) });
+  });
+
+  app.post('/api/v1/admin/features/:bundle/install', async (request, reply) => {
+    requirePermission(request, 'features:manage');
+    const { bundle } = request.params as { bundle: string };
+    if (!findBundle(bundle)) await featureStatus(dataDir, bundle); // NOT_FOUND for unknown ids
+    if (!findBundle(bundle))
+      throw new KilnError('FEATURE_INCOMPATIBLE', `This version of kiln cannot install ${bundle} yet.`, { reason: 'bundle-unavailable' });
+    return reply.code(202).send(await install([bundle], request, bundle));
+  });
+
+  app.delete('/api/v1/admin/features/:bundle', async (request, reply) => {
+    requirePermission(request, 'features:manage');
+    const { bundle } = request.params as { bundle: string };
+    const before = await featureStatus(dataDir, bundle, features);
+    if (before.state === 'missing' || before.state === 'unavailable') {
+      throw new KilnError('NOT_FOUND', `${bundle} is not installed.`);
+    }
+    await features.remove(bundle);
+    await auditFrom(request, 'feature.remove', bundle);
+    return reply.code(204).send();
+  });
+
+  app.post('/api/v1/admin/features/import', async (request, reply) => {
+    requirePermission(request, 'features:manage');
+    if (!request.isMultipart()) {
+      throw new KilnError('VALIDATION_ERROR', 'Send multipart/form-data with the bundle archive in the field "archive".', {
+        details: [{ path: 'archive', message: 'required' }],
+      });
+    }
+    const dir = await mkdtemp(path.join(config.dataDir, 'ai-import-'));
+    try {
+      let archive: string | undefined;
+      for await (const part of request.parts({ limits: { fileSize: importLimitBytes(), files: 2, fields: 5 } })) {
+        if (part.type !== 'file') continue;
+        if (part.fieldname !== 'archive') {
+          throw new KilnError('VALIDATION_ERROR', `Unknown file field "${part.fieldname}": send the bundle archive in "archive".`, {
+            details: [{ path: part.fieldname, message: 'unknown file field' }],
+          });
+        }
+        archive = path.join(dir, 'archive.tar');
+        await pipeline(part.file, createWriteStream(archive));
+        if (part.file.truncated)
+          throw new KilnError('LIMIT_EXCEEDED', `The archive is larger than ${importLimitBytes() / 1048576} MB (FEATURE_IMPORT_MAX_MB).`);
+      }
+      if (!archive)
+        throw new KilnError('VALIDATION_ERROR', 'No archive: send it in the multipart field "archive".', {
+          details: [{ path: 'archive', message: 'required' }],
+        });
+      const r = await features.importArchive(archive, request.user?.id);
+      await auditFrom(request, 'feature.import', r.bundle, { version: r.version });
+      return reply.code(201).send(await featureStatus(dataDir, r.bundle, features));
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+}

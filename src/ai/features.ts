@@ -1,0 +1,90 @@
+/**
+ * What an admin sees of the feature bundles: every bundle of the spec with its state (missing,
+ * queued, installing with bytes, installed with version and size, failed with the reason), its
+ * tools, licence and runtimes. Used by `GET /api/v1/admin/features`, `kiln features` and doctor.
+ */
+import { KilnError } from '../core/errors.js';
+import { BUNDLES, findBundle } from './bundles/list.js';
+import { BUNDLE_IDS } from './bundles/manifest.js';
+import { downloadsOf, isBundleCurrent, isRuntimeInstalled } from './install/installer.js';
+import { readInstalled } from './install/layout.js';
+import type { InstallQueue } from './install/queue.js';
+
+export type FeatureState = 'missing' | 'queued' | 'installing' | 'installed' | 'failed' | 'unavailable';
+
+export interface FeatureStatus {
+  id: string;
+  title: string;
+  state: FeatureState;
+  /** The version this kiln installs. */
+  version?: string;
+  /** Bytes to download for a fresh install (runtimes included). */
+  downloadBytes?: number;
+  installed?: { version: string; bytes: number; installedAt: string; via: 'download' | 'import'; current: boolean };
+  progress?: { bytesDone: number; bytesTotal: number; stage?: string };
+  error?: { message: string; reason?: string };
+  licence?: string;
+  licenceNote?: string;
+  tools: string[];
+  runtimes: { id: string; installed: boolean }[];
+}
+
+async function statusOf(dataDir: string, id: string, queue?: InstallQueue): Promise<FeatureStatus> {
+  const b = findBundle(id);
+  if (!b)
+    return {
+      id,
+      title: id,
+      state: 'unavailable',
+      tools: [],
+      runtimes: [],
+      error: { message: 'No pinned source for this bundle in this version of kiln.', reason: 'not-available' },
+    };
+  const { runtimes, bytes } = downloadsOf(b);
+  const rt = await Promise.all(runtimes.map(async (r) => ({ id: r.id, installed: await isRuntimeInstalled(dataDir, r) })));
+  const rec = await readInstalled(dataDir, 'bundle', b.id);
+  const current = (await isBundleCurrent(dataDir, b)) && rt.every((r) => r.installed);
+  const q = queue?.entry(b.id);
+  const state: FeatureState = q ? q.state : current ? 'installed' : 'missing';
+  return {
+    id: b.id,
+    title: b.title,
+    state,
+    version: b.version,
+    downloadBytes: bytes,
+    ...(rec && {
+      installed: { version: rec.version, bytes: rec.bytes, installedAt: rec.installedAt, via: rec.via, current: rec.version === b.version },
+    }),
+    ...(q?.state === 'installing' && { progress: { bytesDone: q.bytesDone, bytesTotal: q.bytesTotal, stage: q.stage } }),
+    ...(q?.state === 'queued' && { progress: { bytesDone: 0, bytesTotal: q.bytesTotal } }),
+    ...(q?.error && { error: q.error }),
+    licence: b.licence,
+    licenceNote: b.licenceNote,
+    tools: b.tools,
+    runtimes: rt,
+  };
+}
+
+export async function listFeatures(dataDir: string, queue?: InstallQueue): Promise<FeatureStatus[]> {
+  return Promise.all(BUNDLE_IDS.map((id) => statusOf(dataDir, id, queue)));
+}
+
+export async function featureStatus(dataDir: string, id: string, queue?: InstallQueue): Promise<FeatureStatus> {
+  if (!(BUNDLE_IDS as readonly string[]).includes(id))
+    throw new KilnError('NOT_FOUND', `No feature bundle ${id}; bundles: ${BUNDLE_IDS.join(', ')}.`);
+  return statusOf(dataDir, id, queue);
+}
+
+/** The bundles of `needed` that are not installed and current (with their runtimes). */
+export async function missingBundles(dataDir: string, needed: readonly string[]): Promise<string[]> {
+  const out: string[] = [];
+  for (const id of needed) {
+    const b = findBundle(id);
+    const ok =
+      b &&
+      (await isBundleCurrent(dataDir, b)) &&
+      (await Promise.all(downloadsOf(b).runtimes.map((r) => isRuntimeInstalled(dataDir, r)))).every(Boolean);
+    if (!ok) out.push(id);
+  }
+  return out;
+}

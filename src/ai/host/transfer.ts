@@ -1,0 +1,15 @@
+/** The buffers of typed arrays in a message (top level and one level down), moved instead of copied. */
+export function transferables(value: unknown): ArrayBuffer[] {
+  const out = new Set<ArrayBuffer>();
+  const add = (v: unknown) => {
+    if (ArrayBuffer.isView(v) && v.buffer instanceof ArrayBuffer && v.byteLength === v.buffer.byteLength) out.add(v.buffer);
+  };
+  if (value && typeof value === 'object') {
+    for (const v of Object.values(value)) {
+      add(v);
+      if (Array.isArray(v)) v.forEach(add);
+      else if (v && typeof v === 'object') Object.values(v).forEach(add);
+    }
+  }
+  return [...out];
+}

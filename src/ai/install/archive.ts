@@ -1,0 +1,167 @@
+/**
+ * Air-gapped installs. `exportBundle` writes one tar archive holding a bundle's files, its runtimes'
+ * npm tarballs and a `kiln-bundle.json` that lists them; `importBundle` installs such an archive on a
+ * machine without network, verifying everything against the same pins as a download: each runtime
+ * tarball against its integrity string, each bundle file against its size and SHA-256 (a file with
+ * no published digest — an `import` source — is recorded with the digest the import computed).
+ */
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { copyFile, mkdir, mkdtemp, readFile, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { KilnError } from '../../core/errors.js';
+import { exec } from '../../core/process.js';
+import { findBundle } from '../bundles/list.js';
+import type { BundleManifest } from '../bundles/manifest.js';
+import { cacheDir, stagingDir } from '../paths.js';
+import { verifiedFile, integrityDigest } from './download.js';
+import { downloadsOf, installBundle, type InstallOptions, installRuntime, isRuntimeInstalled } from './installer.js';
+import { commitInstall, type InstalledFile, linkOf, newStaging } from './layout.js';
+import { fetchTarball } from './npm.js';
+
+export const ARCHIVE_INDEX = 'kiln-bundle.json';
+
+interface ArchiveIndex {
+  format: 'kiln-bundle/1';
+  bundle: string;
+  version: string;
+  files: { name: string; size: number; sha256: string }[];
+  runtimes: { id: string; version: string; packages: { name: string; version: string; integrity: string; file: string }[] }[];
+}
+
+const tarName = (name: string, version: string) => `${name.replace('/', '+')}-${version}.tgz`;
+
+function bad(message: string, reason: string): KilnError {
+  return new KilnError('UNSUPPORTED_INPUT', message, { reason });
+}
+
+/** Installs the bundle here when needed (downloads), then packs it with its runtimes into `outFile`. */
+export async function exportBundle(
+  dataDir: string,
+  bundle: BundleManifest,
+  outFile: string,
+  opts: InstallOptions = {},
+): Promise<{ bytes: number }> {
+  await installBundle(dataDir, bundle, opts);
+  await mkdir(stagingDir(dataDir), { recursive: true });
+  const dir = await mkdtemp(path.join(stagingDir(dataDir), 'export-'));
+  const part = `${outFile}.${process.pid}.part`;
+  try {
+    const installed = linkOf(dataDir, 'bundle', bundle.id);
+    await mkdir(path.join(dir, 'files'));
+    await mkdir(path.join(dir, 'runtimes'));
+    // Links, packed with -h: the archive gets the bytes without a second copy on disk here.
+    for (const f of bundle.files) await symlink(path.join(installed, f.name), path.join(dir, 'files', f.name));
+    const index: ArchiveIndex = { format: 'kiln-bundle/1', bundle: bundle.id, version: bundle.version, files: [], runtimes: [] };
+    const rec = JSON.parse(await readFile(path.join(installed, 'installed.json'), 'utf8')) as { files: InstalledFile[] };
+    index.files = rec.files.map((f) => ({ name: f.name, size: f.size, sha256: f.sha256 }));
+    for (const r of downloadsOf(bundle).runtimes) {
+      const packages = [];
+      for (const p of r.packages) {
+        const tgz = await fetchTarball(p, cacheDir(dataDir), { signal: opts.signal });
+        const file = tarName(p.name, p.version);
+        await symlink(tgz, path.join(dir, 'runtimes', file));
+        packages.push({ name: p.name, version: p.version, integrity: p.integrity, file });
+      }
+      index.runtimes.push({ id: r.id, version: r.version, packages });
+    }
+    await writeFile(path.join(dir, ARCHIVE_INDEX), `${JSON.stringify(index, null, 2)}\n`);
+    await exec('tar', ['-chf', part, '-C', dir, ARCHIVE_INDEX, 'files', 'runtimes'], { signal: opts.signal, timeoutMs: 3_600_000 });
+    await rename(part, outFile);
+    return { bytes: (await stat(outFile)).size };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+    await rm(part, { force: true });
+  }
+}
+
+/** Refuses links, devices and names leaving the archive before anything is extracted. */
+async function checkMembers(archive: string): Promise<void> {
+  const { stdout } = await exec('tar', ['-tvf', archive], { failCode: 'UNSUPPORTED_INPUT', maxStdout: 16 * 1024 * 1024 });
+  for (const line of stdout.split('\n').filter(Boolean)) {
+    const type = line[0];
+    const name = line.split(/\s+/).slice(5).join(' ');
+    if (type !== '-' && type !== 'd')
+      throw bad(`The archive holds a link or special file (${name}); bundle archives hold plain files only.`, 'archive-link');
+    if (name.startsWith('/') || name.split('/').includes('..')) throw bad(`The archive holds a path leaving it (${name}).`, 'archive-path');
+  }
+}
+
+async function sha256(file: string): Promise<string> {
+  const h = createHash('sha256');
+  await pipeline(createReadStream(file), h);
+  return h.digest('hex');
+}
+
+/** Verifies and installs a bundle archive made by exportBundle (or by hand for `import` sources). */
+export async function importBundle(
+  dataDir: string,
+  archive: string,
+  opts: { signal?: AbortSignal } = {},
+): Promise<{ bundle: string; version: string }> {
+  await checkMembers(archive);
+  await mkdir(stagingDir(dataDir), { recursive: true });
+  const dir = await mkdtemp(path.join(stagingDir(dataDir), 'import-'));
+  let staged: string | undefined;
+  try {
+    await exec('tar', ['-xf', archive, '-C', dir, '--no-same-owner', '--no-same-permissions'], {
+      signal: opts.signal,
+      failCode: 'UNSUPPORTED_INPUT',
+    });
+    let index: ArchiveIndex;
+    try {
+      index = JSON.parse(await readFile(path.join(dir, ARCHIVE_INDEX), 'utf8')) as ArchiveIndex;
+    } catch {
+      throw bad(`Not a kiln bundle archive: ${ARCHIVE_INDEX} is missing or not JSON.`, 'archive-index');
+    }
+    const bundle = findBundle(index.bundle);
+    if (!bundle) throw bad(`The archive holds the bundle "${index.bundle}", which this kiln does not know.`, 'unknown-bundle');
+    if (index.version !== bundle.version) {
+      throw bad(
+        `The archive holds ${bundle.id} ${index.version}; this kiln installs ${bundle.version}. Export it from a kiln of the same version.`,
+        'version-mismatch',
+      );
+    }
+    // Runtimes: each tarball must match its pin; verified ones go to the cache and install from there.
+    for (const r of downloadsOf(bundle).runtimes) {
+      if (await isRuntimeInstalled(dataDir, r)) continue;
+      for (const p of r.packages) {
+        const file = path.join(dir, 'runtimes', tarName(p.name, p.version));
+        if (!(await verifiedFile(file, integrityDigest(p.integrity), p.size))) {
+          throw bad(`${p.name}@${p.version} in the archive is missing or does not match its pinned integrity.`, 'digest-mismatch');
+        }
+      }
+      await installRuntime(dataDir, r, async (p) => path.join(dir, 'runtimes', tarName(p.name, p.version)), opts);
+    }
+    staged = await newStaging(dataDir, `bundle-${bundle.id}-${bundle.version}`);
+    const files: InstalledFile[] = [];
+    for (const f of bundle.files) {
+      const src = path.join(dir, 'files', f.name);
+      const st = await stat(src).catch(() => undefined);
+      if (!st?.isFile()) throw bad(`${f.name} is missing from the archive.`, 'missing-file');
+      const digest = await sha256(src);
+      if (st.size !== f.size || (f.sha256 !== null && digest !== f.sha256)) {
+        throw new KilnError('UNSUPPORTED_INPUT', `${f.name} in the archive does not match its pin (${st.size} bytes, SHA-256 ${digest}).`, {
+          reason: st.size !== f.size ? 'size-mismatch' : 'digest-mismatch',
+        });
+      }
+      await rename(src, path.join(staged, f.name)).catch(() => copyFile(src, path.join(staged!, f.name)));
+      files.push({ name: f.name, size: st.size, sha256: digest });
+    }
+    await commitInstall(dataDir, staged, {
+      kind: 'bundle',
+      id: bundle.id,
+      version: bundle.version,
+      bytes: files.reduce((n, f) => n + f.size, 0),
+      installedAt: new Date().toISOString(),
+      via: 'import',
+      files,
+    });
+    staged = undefined;
+    return { bundle: bundle.id, version: bundle.version };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+    if (staged) await rm(staged, { recursive: true, force: true });
+  }
+}

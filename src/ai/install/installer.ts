@@ -1,0 +1,214 @@
+/**
+ * Installs a bundle (and the runtimes it needs) from its pinned sources: download into the cache,
+ * verify, assemble every file in a staging directory, verify every file's size and SHA-256 again,
+ * then switch atomically (layout.ts). Any failure removes the staging directory and leaves an
+ * installed bundle of an earlier version untouched.
+ */
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { mkdir, mkdtemp, open, readdir, rm, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { KilnError } from '../../core/errors.js';
+import type { BundleFile, BundleManifest } from '../bundles/manifest.js';
+import { cacheDir, stagingDir } from '../paths.js';
+import { findRuntime } from '../runtimes/list.js';
+import { type NpmPin, platformKey, type RuntimeManifest } from '../runtimes/manifest.js';
+import { cachedDownload } from './download.js';
+import { commitInstall, type InstalledFile, newStaging, readInstalled } from './layout.js';
+import { extractTarball, fetchTarball } from './npm.js';
+
+export interface InstallProgress {
+  (bytesDone: number, bytesTotal: number, stage: string): void;
+}
+
+export interface InstallOptions {
+  signal?: AbortSignal;
+  onProgress?: InstallProgress;
+}
+
+/** Downloads a bundle install may need, for progress: each tarball counted once. */
+export function downloadsOf(bundle: BundleManifest): { runtimes: RuntimeManifest[]; bytes: number } {
+  const runtimes = bundle.runtimes.map((id) => findRuntime(id)!).filter(Boolean);
+  const seen = new Set<string>();
+  let bytes = 0;
+  for (const r of runtimes) for (const p of r.packages) if (!seen.has(p.integrity) && seen.add(p.integrity)) bytes += p.size;
+  for (const f of bundle.files) {
+    if (f.source.kind === 'npm') {
+      if (!seen.has(f.source.tarball.integrity) && seen.add(f.source.tarball.integrity)) bytes += f.source.tarball.size;
+    } else if (f.source.kind === 'url') bytes += f.size;
+  }
+  return { runtimes, bytes };
+}
+
+export async function isRuntimeInstalled(dataDir: string, r: RuntimeManifest): Promise<boolean> {
+  return (await readInstalled(dataDir, 'runtime', r.id))?.version === r.version;
+}
+
+export async function isBundleCurrent(dataDir: string, b: BundleManifest): Promise<boolean> {
+  return (await readInstalled(dataDir, 'bundle', b.id))?.version === b.version;
+}
+
+/** Byte counter shared by every download of one install. */
+function meter(total: number, opts: InstallOptions) {
+  let done = 0;
+  let stage = 'downloading';
+  const report = () => opts.onProgress?.(Math.min(done, total), total, stage);
+  return {
+    /** A callback for one download, which reports its own running total. */
+    counter(): (n: number) => void {
+      let seen = 0;
+      return (n: number) => {
+        done += n - seen;
+        seen = n;
+        report();
+      };
+    },
+    stage(s: string) {
+      stage = s;
+      report();
+    },
+  };
+}
+
+async function dirBytes(dir: string): Promise<number> {
+  let n = 0;
+  for (const e of await readdir(dir, { withFileTypes: true, recursive: true })) {
+    if (e.isFile()) n += (await stat(path.join(e.parentPath, e.name))).size;
+  }
+  return n;
+}
+
+/** Installs a runtime from its pinned tarballs; `tarballOf` gives a verified local copy of each. */
+export async function installRuntime(
+  dataDir: string,
+  r: RuntimeManifest,
+  tarballOf: (p: NpmPin) => Promise<string>,
+  opts: { signal?: AbortSignal } = {},
+): Promise<void> {
+  const staged = await newStaging(dataDir, `runtime-${r.id}-${r.version}`);
+  try {
+    for (const p of r.packages) {
+      const tgz = await tarballOf(p);
+      await extractTarball(tgz, path.join(staged, 'node_modules', p.name), p.include?.(platformKey()), opts.signal);
+    }
+    await commitInstall(dataDir, staged, {
+      kind: 'runtime',
+      id: r.id,
+      version: r.version,
+      bytes: await dirBytes(staged),
+      installedAt: new Date().toISOString(),
+      via: 'download',
+    });
+  } catch (e) {
+    await rm(staged, { recursive: true, force: true });
+    throw e;
+  }
+}
+
+/** Concatenates `parts` into `dest`, returning the SHA-256 and size of the result. */
+async function assemble(parts: string[], dest: string): Promise<{ sha256: string; size: number }> {
+  const h = createHash('sha256');
+  const out = await open(dest, 'w', 0o644);
+  let size = 0;
+  try {
+    for (const p of parts) {
+      for await (const chunk of createReadStream(p) as AsyncIterable<Buffer>) {
+        h.update(chunk);
+        size += chunk.length;
+        await out.write(chunk);
+      }
+    }
+  } finally {
+    await out.close();
+  }
+  return { sha256: h.digest('hex'), size };
+}
+
+function mismatch(bundle: string, f: BundleFile, got: { sha256: string; size: number }): KilnError {
+  const why = got.size !== f.size ? `${got.size} bytes, ${f.size} pinned` : `SHA-256 ${got.sha256}, ${f.sha256} pinned`;
+  return new KilnError('UNAVAILABLE', `${bundle}: ${f.name} does not match its pin (${why}).`, {
+    reason: got.size !== f.size ? 'size-mismatch' : 'digest-mismatch',
+  });
+}
+
+async function fetchFile(
+  dataDir: string,
+  bundle: BundleManifest,
+  f: BundleFile,
+  dest: string,
+  m: ReturnType<typeof meter>,
+  opts: InstallOptions,
+) {
+  const src = f.source;
+  if (src.kind === 'import') {
+    throw new KilnError(
+      'FEATURE_NOT_INSTALLED',
+      `${bundle.id}: ${f.name} has no verifiable download; import the bundle archive (kiln features import FILE).`,
+      { reason: 'import-only' },
+    );
+  }
+  if (src.kind === 'url') {
+    const file = await cachedDownload({
+      url: src.url,
+      what: `${bundle.id}/${f.name}`,
+      digest: { algorithm: 'sha256', value: f.sha256!, encoding: 'hex' },
+      size: f.size,
+      cache: cacheDir(dataDir),
+      signal: opts.signal,
+      onBytes: m.counter(),
+    });
+    return assemble([file], dest);
+  }
+  const tgz = await fetchTarball(src.tarball as NpmPin, cacheDir(dataDir), { signal: opts.signal, onBytes: m.counter() });
+  const tmp = await mkdtemp(path.join(stagingDir(dataDir), 'members-'));
+  try {
+    await extractTarball(tgz, tmp, src.members, opts.signal);
+    return await assemble(
+      src.members.map((x) => path.join(tmp, x.replace(/^package\//, ''))),
+      dest,
+    );
+  } finally {
+    await rm(tmp, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Installs `bundle` and any runtime it lacks. Already-current parts are skipped, so a second call
+ * downloads nothing.
+ */
+export async function installBundle(dataDir: string, bundle: BundleManifest, opts: InstallOptions = {}): Promise<'installed' | 'already'> {
+  const { runtimes, bytes } = downloadsOf(bundle);
+  const m = meter(bytes, opts);
+  const missingRuntimes: RuntimeManifest[] = [];
+  for (const r of runtimes) if (!(await isRuntimeInstalled(dataDir, r))) missingRuntimes.push(r);
+  const current = await isBundleCurrent(dataDir, bundle);
+  if (current && !missingRuntimes.length) return 'already';
+  await mkdir(stagingDir(dataDir), { recursive: true });
+  for (const r of missingRuntimes) {
+    await installRuntime(dataDir, r, (p) => fetchTarball(p, cacheDir(dataDir), { signal: opts.signal, onBytes: m.counter() }), opts);
+  }
+  if (current) return 'installed';
+  const staged = await newStaging(dataDir, `bundle-${bundle.id}-${bundle.version}`);
+  try {
+    const files: InstalledFile[] = [];
+    for (const f of bundle.files) {
+      const got = await fetchFile(dataDir, bundle, f, path.join(staged, f.name), m, opts);
+      if (got.size !== f.size || got.sha256 !== f.sha256) throw mismatch(bundle.id, f, got);
+      files.push({ name: f.name, size: f.size, sha256: got.sha256 });
+    }
+    m.stage('switching');
+    await commitInstall(dataDir, staged, {
+      kind: 'bundle',
+      id: bundle.id,
+      version: bundle.version,
+      bytes: files.reduce((n, f) => n + f.size, 0),
+      installedAt: new Date().toISOString(),
+      via: 'download',
+      files,
+    });
+    return 'installed';
+  } catch (e) {
+    await rm(staged, { recursive: true, force: true });
+    throw e;
+  }
+}

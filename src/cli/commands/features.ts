@@ -1,0 +1,178 @@
+/**
+ * `kiln features`: the feature bundles AI tools need. Locally they are installed into this machine's
+ * data dir (downloads verified against the pinned digests, a progress bar on a TTY); with a server
+ * (--server, KILN_SERVER or the profile's) the daemon's admin routes do the same there.
+ */
+import { stat } from 'node:fs/promises';
+import path from 'node:path';
+import { KilnError } from '../../core/errors.js';
+import { defaultDataDir } from '../../core/paths.js';
+import { createProgress } from '../progress.js';
+import { resolveServer } from '../profiles.js';
+import { connect, type RemoteClient } from '../remote/client.js';
+
+type Opts = Record<string, string | boolean | undefined>;
+type Status = import('../../ai/features.js').FeatureStatus;
+
+async function remote(o: Opts): Promise<RemoteClient | undefined> {
+  if (o.local) return undefined;
+  const server = resolveServer({ server: o.server as string | undefined, profile: o.profile as string | undefined });
+  return server ? connect(server) : undefined;
+}
+
+const mb = (n?: number) => (n === undefined ? '' : n >= 1e9 ? `${(n / 1e9).toFixed(1)} GB` : `${Math.max(0.1, n / 1e6).toFixed(1)} MB`);
+
+function printStatuses(list: Status[], o: Opts): void {
+  if (o.json) {
+    for (const s of list) process.stdout.write(`${JSON.stringify(s)}\n`);
+    return;
+  }
+  const w = Math.max(...list.map((s) => s.id.length));
+  for (const s of list) {
+    const state =
+      s.state === 'installing' && s.progress
+        ? `installing ${Math.floor((100 * s.progress.bytesDone) / Math.max(1, s.progress.bytesTotal))}%`
+        : s.state === 'installed'
+          ? `installed ${s.installed?.version ?? ''}`
+          : s.state;
+    const size = s.state === 'installed' ? mb(s.installed?.bytes) : s.downloadBytes ? `${mb(s.downloadBytes)} download` : '';
+    const tail = s.error && s.state !== 'installed' ? `  (${s.error.message})` : s.tools.length ? `  ${s.tools.join(', ')}` : '';
+    process.stdout.write(`${s.id.padEnd(w)}  ${state.padEnd(20)}  ${size.padEnd(16)}  ${(s.licence ?? '').padEnd(8)}${tail}\n`);
+  }
+}
+
+export async function featuresList(o: Opts): Promise<void> {
+  const c = await remote(o);
+  if (c) return printStatuses((await c.json<{ features: Status[] }>('GET', '/api/v1/admin/features')).features, o);
+  const { listFeatures } = await import('../../ai/features.js');
+  printStatuses(await listFeatures(defaultDataDir()), o);
+}
+
+/** A tool id or a bundle id → the bundles to install. */
+async function bundlesFor(name: string): Promise<{ bundles: string[]; tool?: string }> {
+  const { BUNDLE_IDS } = await import('../../ai/bundles/manifest.js');
+  if ((BUNDLE_IDS as readonly string[]).includes(name)) return { bundles: [name] };
+  const { findTool } = await import('../../tools/index.js');
+  const tool = findTool(name);
+  if (!tool) throw new KilnError('USAGE_ERROR', `No tool or feature bundle named ${name}; bundles: ${BUNDLE_IDS.join(', ')}.`);
+  const bundles = tool.needs?.bundles ?? [];
+  if (!bundles.length) throw new KilnError('USAGE_ERROR', `${name} needs no feature bundle.`);
+  return { bundles, tool: name };
+}
+
+export async function featuresInstall(names: string[], o: Opts): Promise<void> {
+  const c = await remote(o);
+  for (const name of names) {
+    const { bundles, tool } = await bundlesFor(name);
+    if (c) {
+      const url = tool
+        ? `/api/v1/admin/tools/${encodeURIComponent(tool)}/features/install`
+        : `/api/v1/admin/features/${encodeURIComponent(name)}/install`;
+      const r = await c.json<{ queued: string[]; installed: string[] }>('POST', url);
+      if (!o.wait) {
+        if (o.json) process.stdout.write(`${JSON.stringify({ name, ...r })}\n`);
+        else
+          process.stderr.write(
+            `${name}: queued ${r.queued.join(', ') || 'nothing'}; already installed ${r.installed.join(', ') || 'nothing'}.\n`,
+          );
+        continue;
+      }
+      for (const b of r.queued) await followRemote(c, b, o);
+      continue;
+    }
+    const { findBundle } = await import('../../ai/bundles/list.js');
+    const { installBundle } = await import('../../ai/install/installer.js');
+    for (const id of bundles) {
+      const manifest = findBundle(id);
+      if (!manifest)
+        throw new KilnError('FEATURE_INCOMPATIBLE', `This version of kiln cannot install ${id} yet.`, { reason: 'bundle-unavailable' });
+      const bar = createProgress({ quiet: !!o.quiet || !!o.json, total: 100, label: id, unit: 'percent' });
+      const ac = new AbortController();
+      const onInt = () => ac.abort();
+      process.once('SIGINT', onInt);
+      try {
+        const r = await installBundle(defaultDataDir(), manifest, {
+          signal: ac.signal,
+          onProgress: (done, total, stage) => bar.update(Math.floor((100 * done) / Math.max(1, total)), stage),
+        });
+        bar.stop();
+        if (o.json) process.stdout.write(`${JSON.stringify({ bundle: id, result: r })}\n`);
+        else if (!o.quiet) process.stderr.write(`${id}: ${r === 'already' ? 'already installed' : 'installed'}.\n`);
+      } catch (e) {
+        bar.stop();
+        if (ac.signal.aborted) throw new KilnError('CANCELLED', `The install of ${id} was interrupted; nothing was installed.`);
+        throw e;
+      } finally {
+        process.off('SIGINT', onInt);
+      }
+    }
+  }
+}
+
+/** Polls a server's install of one bundle until it ends, with a progress bar. */
+async function followRemote(c: RemoteClient, bundle: string, o: Opts): Promise<void> {
+  const bar = createProgress({ quiet: !!o.quiet || !!o.json, total: 100, label: bundle, unit: 'percent' });
+  try {
+    for (;;) {
+      const s = await c.json<Status>('GET', `/api/v1/admin/features/${encodeURIComponent(bundle)}`);
+      if (s.state === 'installed') break;
+      if (s.state === 'failed')
+        throw new KilnError('UNAVAILABLE', `${bundle}: ${s.error?.message ?? 'the install failed'}`, { reason: s.error?.reason });
+      if (s.progress)
+        bar.update(Math.floor((100 * s.progress.bytesDone) / Math.max(1, s.progress.bytesTotal)), s.progress.stage ?? s.state);
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  } finally {
+    bar.stop();
+  }
+  if (o.json) process.stdout.write(`${JSON.stringify({ bundle, result: 'installed' })}\n`);
+  else if (!o.quiet) process.stderr.write(`${bundle}: installed.\n`);
+}
+
+export async function featuresRemove(bundle: string, o: Opts): Promise<void> {
+  const c = await remote(o);
+  if (c) {
+    await c.json('DELETE', `/api/v1/admin/features/${encodeURIComponent(bundle)}`);
+  } else {
+    const { featureStatus } = await import('../../ai/features.js');
+    await featureStatus(defaultDataDir(), bundle);
+    const { removeInstall } = await import('../../ai/install/layout.js');
+    if (!(await removeInstall(defaultDataDir(), 'bundle', bundle))) throw new KilnError('NOT_FOUND', `${bundle} is not installed.`);
+  }
+  if (!o.quiet) process.stderr.write(`${bundle}: removed.\n`);
+}
+
+export async function featuresExport(bundle: string, o: Opts): Promise<void> {
+  const out = o.output as string | undefined;
+  if (!out) throw new KilnError('USAGE_ERROR', 'Say where the archive goes: kiln features export <bundle> -o FILE.tar');
+  const { findBundle } = await import('../../ai/bundles/list.js');
+  const manifest = findBundle(bundle);
+  if (!manifest) throw new KilnError('USAGE_ERROR', `No feature bundle ${bundle} that this kiln can install.`);
+  if (!o.force && (await stat(out).catch(() => undefined)))
+    throw new KilnError('OUTPUT_EXISTS', `${out} exists; pass --force to overwrite it.`);
+  const { exportBundle } = await import('../../ai/install/archive.js');
+  const bar = createProgress({ quiet: !!o.quiet || !!o.json, total: 100, label: bundle, unit: 'percent' });
+  const r = await exportBundle(defaultDataDir(), manifest, path.resolve(out), {
+    onProgress: (done, total, stage) => bar.update(Math.floor((100 * done) / Math.max(1, total)), stage),
+  }).finally(() => bar.stop());
+  if (o.json) process.stdout.write(`${JSON.stringify({ bundle, archive: out, bytes: r.bytes })}\n`);
+  else if (!o.quiet)
+    process.stderr.write(`${bundle}: wrote ${out} (${mb(r.bytes)}). Install it offline with: kiln features import ${path.basename(out)}\n`);
+}
+
+export async function featuresImport(file: string, o: Opts): Promise<void> {
+  if (!(await stat(file).catch(() => undefined))?.isFile()) throw new KilnError('USAGE_ERROR', `${file} is not a file.`);
+  const c = await remote(o);
+  let status: Status;
+  if (c) {
+    status = (await c.postForm('/api/v1/admin/features/import', [{ field: 'archive', path: file, filename: path.basename(file) }]))
+      .body as unknown as Status;
+  } else {
+    const { importBundle } = await import('../../ai/install/archive.js');
+    const r = await importBundle(defaultDataDir(), file);
+    const { featureStatus } = await import('../../ai/features.js');
+    status = await featureStatus(defaultDataDir(), r.bundle);
+  }
+  if (o.json) process.stdout.write(`${JSON.stringify(status)}\n`);
+  else if (!o.quiet) process.stderr.write(`${status.id}: installed ${status.installed?.version ?? ''} from ${path.basename(file)}.\n`);
+}
