@@ -49,3 +49,7 @@ export { default as bulkRename } from './optimization/bulk-rename.js';
 export { default as favicon } from './optimization/favicon.js';
 export { default as imageToPdf } from './optimization/image-to-pdf.js';
 export { default as imageEnhancement } from './ai/image-enhancement.js';
+export { default as removeBackground } from './ai/remove-background.js';
+export { default as backgroundReplace } from './ai/background-replace.js';
+export { default as blurBackground } from './ai/blur-background.js';
+export { default as transparencyFixer } from './ai/transparency-fixer.js';
