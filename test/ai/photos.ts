@@ -4,8 +4,8 @@
  */
 import path from 'node:path';
 import sharp from 'sharp';
-import { extractTarball, fetchTarball } from '../../src/ai/install/npm.js';
-import { TEST_AI_CACHE } from './install-helper.js';
+import { extractTarball } from '../../src/ai/install/npm.js';
+import { cachedTarball } from './install-helper.js';
 
 const FACE_API = {
   name: '@vladmandic/face-api',
@@ -16,7 +16,7 @@ const FACE_API = {
 
 /** demo/sample<n>.jpg resized to `width` px wide, as a JPEG in `dir`. */
 export async function samplePhoto(dir: string, n: number, width = 640): Promise<string> {
-  const tgz = await fetchTarball(FACE_API, TEST_AI_CACHE);
+  const tgz = await cachedTarball(FACE_API);
   const x = path.join(dir, 'face-api');
   await extractTarball(tgz, x, [`package/demo/sample${n}.jpg`]);
   const out = path.join(dir, `sample${n}-${width}.jpg`);
