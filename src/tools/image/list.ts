@@ -53,3 +53,4 @@ export { default as removeBackground } from './ai/remove-background.js';
 export { default as backgroundReplace } from './ai/background-replace.js';
 export { default as blurBackground } from './ai/blur-background.js';
 export { default as transparencyFixer } from './ai/transparency-fixer.js';
+export { default as passportPhoto } from './ai/passport-photo.js';
