@@ -9,6 +9,7 @@ import { VERSION } from '../../src/core/version.js';
 import { routeOf, targets, type Target } from '../jobs/targets.js';
 import { ACCOUNT_TAGS, accountPaths } from '../accounts/openapi.js';
 import { LIBRARY_TAGS, libraryPaths } from '../library/openapi.js';
+import { passportPhotoPaths } from '../routes/passport-photo.js';
 import { WATCH_TAGS, watchFolderPaths } from '../watch/openapi.js';
 import { ACCEPTED, PREFER, metricsPaths } from './common.js';
 import { MCP_TAGS, mcpPaths } from './mcp.js';
@@ -716,7 +717,15 @@ let cached: Json | undefined;
 export function openApiDocument(): Json {
   if (cached) return cached;
   const components: Json = schemas();
-  const paths: Json = { ...fixedPaths(), ...accountPaths(), ...libraryPaths(), ...mcpPaths(), ...watchFolderPaths(), ...metricsPaths() };
+  const paths: Json = {
+    ...fixedPaths(),
+    ...accountPaths(),
+    ...libraryPaths(),
+    ...mcpPaths(),
+    ...watchFolderPaths(),
+    ...metricsPaths(),
+    ...passportPhotoPaths(),
+  };
   for (const t of targets()) {
     const name = `${pascal(t.tool.id)}Settings`;
     if (!components[name]) components[name] = hoist(name, settingsJsonSchema(t.tool) as Json, components);

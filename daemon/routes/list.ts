@@ -20,3 +20,4 @@ export { samlRoutes } from './saml.js';
 export { mcpRoutes } from './mcp.js';
 export { watchFolderRoutes } from './watch-folders.js';
 export { metricsRoutes } from './metrics.js';
+export { passportPhotoRoutes } from './passport-photo.js';
