@@ -5,9 +5,11 @@ complete -c kiln -f
 complete -c kiln -n '__fish_use_subcommand' -s V -l version -d 'print the version'
 complete -c kiln -n '__fish_use_subcommand' -s h -l help -d 'show help'
 complete -c kiln -n '__fish_use_subcommand' -a adjust-colors -d 'Adjust brightness, contrast, exposure, saturation, white ba…'
+complete -c kiln -n '__fish_use_subcommand' -a background-replace -d 'Remove the background and fill it with a solid color or gra…'
 complete -c kiln -n '__fish_use_subcommand' -a barcode-generate -d 'Render a 1D or 2D barcode from text'
 complete -c kiln -n '__fish_use_subcommand' -a barcode-read -d 'Detect and decode QR, EAN, Code128, DataMatrix and other co…'
 complete -c kiln -n '__fish_use_subcommand' -a beautify -d 'Present a screenshot on a gradient or image background with…'
+complete -c kiln -n '__fish_use_subcommand' -a blur-background -d 'Keep the subject sharp and blur everything behind it'
 complete -c kiln -n '__fish_use_subcommand' -a border -d 'Add a solid, gradient or patterned border with padding, rou…'
 complete -c kiln -n '__fish_use_subcommand' -a bulk-rename -d 'Rename many files with a token pattern and return them as a…'
 complete -c kiln -n '__fish_use_subcommand' -a circle-crop -d 'Crop an image to a circle with zoom, offset and optional bo…'
@@ -36,8 +38,10 @@ complete -c kiln -n '__fish_use_subcommand' -a info -d 'Report an image\'s dimen
 complete -c kiln -n '__fish_use_subcommand' -a lqip-placeholder -d 'Make a tiny low-quality image placeholder (blurred, pixelat…'
 complete -c kiln -n '__fish_use_subcommand' -a meme-generator -d 'Make a meme from a built-in template (JSON body) or an uplo…'
 complete -c kiln -n '__fish_use_subcommand' -a optimize-for-web -d 'Re-encode an image for the web: modern format, quality, max…'
+complete -c kiln -n '__fish_use_subcommand' -a passport-photo -d 'Two-phase passport/ID photo maker: analyze a portrait, then…'
 complete -c kiln -n '__fish_use_subcommand' -a pixelate -d 'Pixelate the whole image or one rectangular region'
 complete -c kiln -n '__fish_use_subcommand' -a qr-generate -d 'Generate a styled QR code, optionally with a center logo'
+complete -c kiln -n '__fish_use_subcommand' -a remove-background -d 'Cut the subject out and leave a transparent, colored, gradi…'
 complete -c kiln -n '__fish_use_subcommand' -a replace-color -d 'Replace one color with another (or with transparency) withi…'
 complete -c kiln -n '__fish_use_subcommand' -a resize -d 'Scale an image to exact pixel dimensions, a percentage, or…'
 complete -c kiln -n '__fish_use_subcommand' -a rotate -d 'Rotate by any angle and/or mirror horizontally or vertically'
@@ -48,6 +52,7 @@ complete -c kiln -n '__fish_use_subcommand' -a stitch -d 'Join images horizontal
 complete -c kiln -n '__fish_use_subcommand' -a strip-metadata -d 'Remove EXIF, GPS and other metadata from an image'
 complete -c kiln -n '__fish_use_subcommand' -a svg-to-raster -d 'Render SVG/SVGZ to a raster format at a size, scale or DPI;…'
 complete -c kiln -n '__fish_use_subcommand' -a text-overlay -d 'Draw styled text at a position, optionally on a padded roun…'
+complete -c kiln -n '__fish_use_subcommand' -a transparency-fixer -d 'Repair \'fake transparent\' PNGs (fringes, halos, semi-transp…'
 complete -c kiln -n '__fish_use_subcommand' -a vectorize -d 'Trace a raster image into SVG paths (black-and-white or col…'
 complete -c kiln -n '__fish_use_subcommand' -a vignette -d 'Darken (or tint) the image edges with a configurable vignet…'
 complete -c kiln -n '__fish_use_subcommand' -a watermark-image -d 'Overlay a logo image as a watermark at a corner or the cent…'
@@ -259,6 +264,28 @@ complete -c kiln -n '__fish_seen_subcommand_from adjust-colors' -l file-id -x -d
 complete -c kiln -n '__fish_seen_subcommand_from adjust-colors' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from adjust-colors' -F
 
+# background-replace
+complete -c kiln -n '__fish_seen_subcommand_from background-replace' -l background-type -x -a 'color gradient' -d 'Fill mode [choice, default "color"]'
+complete -c kiln -n '__fish_seen_subcommand_from background-replace' -l color -x -d 'Fill color when backgroundType is color [string, default "#…'
+complete -c kiln -n '__fish_seen_subcommand_from background-replace' -l gradient-color1 -x -d 'First gradient color; default the color setting [string]'
+complete -c kiln -n '__fish_seen_subcommand_from background-replace' -l gradient-color2 -x -d 'Second gradient color; default #000000 [string]'
+complete -c kiln -n '__fish_seen_subcommand_from background-replace' -l gradient-angle -x -d 'Gradient angle in degrees [integer 0-360, default 180]'
+complete -c kiln -n '__fish_seen_subcommand_from background-replace' -l feather -x -d 'Edge feathering radius in pixels [integer 0-20, default 0]'
+complete -c kiln -n '__fish_seen_subcommand_from background-replace' -l format -x -a 'png webp' -d 'Output format [choice, default "png"]'
+complete -c kiln -n '__fish_seen_subcommand_from background-replace' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from background-replace' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from background-replace' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from background-replace' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from background-replace' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from background-replace' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from background-replace' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from background-replace' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from background-replace' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from background-replace' -l async -d 'with --server: print the job id once the run is queued and…'
+complete -c kiln -n '__fish_seen_subcommand_from background-replace' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from background-replace' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from background-replace' -F
+
 # barcode-generate
 complete -c kiln -n '__fish_seen_subcommand_from barcode-generate' -l text -x -d 'Text to encode [string, required]'
 complete -c kiln -n '__fish_seen_subcommand_from barcode-generate' -l type -x -a 'code128 ean13 upca code39 itf14 datamatrix' -d 'Symbology [choice, default "code128"]'
@@ -315,6 +342,24 @@ complete -c kiln -n '__fish_seen_subcommand_from beautify' -l async -d 'with --s
 complete -c kiln -n '__fish_seen_subcommand_from beautify' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from beautify' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from beautify' -F
+
+# blur-background
+complete -c kiln -n '__fish_seen_subcommand_from blur-background' -l intensity -x -d 'Blur intensity [integer 1-100, default 50]'
+complete -c kiln -n '__fish_seen_subcommand_from blur-background' -l feather -x -d 'Edge feathering radius in pixels [integer 0-20, default 0]'
+complete -c kiln -n '__fish_seen_subcommand_from blur-background' -l format -x -a 'png webp' -d 'Output format [choice, default "png"]'
+complete -c kiln -n '__fish_seen_subcommand_from blur-background' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from blur-background' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from blur-background' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from blur-background' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from blur-background' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from blur-background' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from blur-background' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from blur-background' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from blur-background' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from blur-background' -l async -d 'with --server: print the job id once the run is queued and…'
+complete -c kiln -n '__fish_seen_subcommand_from blur-background' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from blur-background' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from blur-background' -F
 
 # border
 complete -c kiln -n '__fish_seen_subcommand_from border' -l width -x -d 'Border thickness in pixels [number 0-2000, default 10]'
@@ -863,6 +908,37 @@ complete -c kiln -n '__fish_seen_subcommand_from optimize-for-web' -l file-id -x
 complete -c kiln -n '__fish_seen_subcommand_from optimize-for-web' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from optimize-for-web' -F
 
+# passport-photo
+complete -c kiln -n '__fish_seen_subcommand_from passport-photo' -l country-code -x -d 'ISO country code (e.g'
+complete -c kiln -n '__fish_seen_subcommand_from passport-photo' -l document-type -x -d 'passport, id or visa (per country) [string, default "passpo…'
+complete -c kiln -n '__fish_seen_subcommand_from passport-photo' -l bg-color -x -d 'Background color [string, default "#FFFFFF"]'
+complete -c kiln -n '__fish_seen_subcommand_from passport-photo' -l print-layout -x -a 'none 4x6 a4 letter' -d 'Print sheet layout [choice, default "none"]'
+complete -c kiln -n '__fish_seen_subcommand_from passport-photo' -l max-file-size-kb -x -d 'Maximum output size in KB; 0 = no limit [number >=0, defaul…'
+complete -c kiln -n '__fish_seen_subcommand_from passport-photo' -l dpi -x -d 'Output DPI [number 72-1200, default 300]'
+complete -c kiln -n '__fish_seen_subcommand_from passport-photo' -l custom-width-mm -x -d 'Custom width in mm; overrides the country spec [number 10-2…'
+complete -c kiln -n '__fish_seen_subcommand_from passport-photo' -l custom-height-mm -x -d 'Custom height in mm; overrides the country spec [number 10-…'
+complete -c kiln -n '__fish_seen_subcommand_from passport-photo' -l zoom -x -d 'Zoom factor on the head size [number 0.5-3, default 1]'
+complete -c kiln -n '__fish_seen_subcommand_from passport-photo' -l adjust-x -x -d 'Horizontal position adjustment in mm (positive: right) [num…'
+complete -c kiln -n '__fish_seen_subcommand_from passport-photo' -l adjust-y -x -d 'Vertical position adjustment in mm (positive: down) [number…'
+complete -c kiln -n '__fish_seen_subcommand_from passport-photo' -l job-id -x -d 'Job id from the analysis phase (generate route) [string]'
+complete -c kiln -n '__fish_seen_subcommand_from passport-photo' -l filename -x -d 'Original file name from the analysis phase (generate route)…'
+complete -c kiln -n '__fish_seen_subcommand_from passport-photo' -l landmarks -x -d 'Landmarks from the analysis phase; detected afresh when omi…'
+complete -c kiln -n '__fish_seen_subcommand_from passport-photo' -l image-width -x -d 'Image width from the analysis phase [number >0]'
+complete -c kiln -n '__fish_seen_subcommand_from passport-photo' -l image-height -x -d 'Image height from the analysis phase [number >0]'
+complete -c kiln -n '__fish_seen_subcommand_from passport-photo' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from passport-photo' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from passport-photo' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from passport-photo' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from passport-photo' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from passport-photo' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from passport-photo' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from passport-photo' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from passport-photo' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from passport-photo' -l async -d 'with --server: print the job id once the run is queued and…'
+complete -c kiln -n '__fish_seen_subcommand_from passport-photo' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from passport-photo' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from passport-photo' -F
+
 # pixelate
 complete -c kiln -n '__fish_seen_subcommand_from pixelate' -l block-size -x -d 'Pixel block size [integer 2-128, default 12]'
 complete -c kiln -n '__fish_seen_subcommand_from pixelate' -l region -x -d 'Optional rectangle {left, top, width, height} in pixels; wh…'
@@ -901,6 +977,35 @@ complete -c kiln -n '__fish_seen_subcommand_from qr-generate' -l profile -x -d '
 complete -c kiln -n '__fish_seen_subcommand_from qr-generate' -l local -d 'run locally even when a server is configured'
 complete -c kiln -n '__fish_seen_subcommand_from qr-generate' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from qr-generate' -l help -s h -d 'show help'
+
+# remove-background
+complete -c kiln -n '__fish_seen_subcommand_from remove-background' -l model -x -d 'Model variant: isnet, isnet-general-use, isnet-small (defau…'
+complete -c kiln -n '__fish_seen_subcommand_from remove-background' -l background-type -x -a 'transparent color gradient blur image' -d 'Background treatment [choice, default "transparent"]'
+complete -c kiln -n '__fish_seen_subcommand_from remove-background' -l background-color -x -d 'Solid background (backgroundType=color); default #ffffff [s…'
+complete -c kiln -n '__fish_seen_subcommand_from remove-background' -l gradient-color1 -x -d 'First gradient color; default #ffffff [string]'
+complete -c kiln -n '__fish_seen_subcommand_from remove-background' -l gradient-color2 -x -d 'Second gradient color; default #000000 [string]'
+complete -c kiln -n '__fish_seen_subcommand_from remove-background' -l gradient-angle -x -d 'Gradient angle in degrees (CSS convention); default 180 [nu…'
+complete -c kiln -n '__fish_seen_subcommand_from remove-background' -l blur-enabled -d 'Blur the original background behind the subject [boolean]'
+complete -c kiln -n '__fish_seen_subcommand_from remove-background' -l blur-intensity -x -d 'Blur strength; default 50 [number 0-100]'
+complete -c kiln -n '__fish_seen_subcommand_from remove-background' -l shadow-enabled -d 'Drop shadow under the subject [boolean]'
+complete -c kiln -n '__fish_seen_subcommand_from remove-background' -l shadow-opacity -x -d 'Shadow opacity; default 50 [number 0-100]'
+complete -c kiln -n '__fish_seen_subcommand_from remove-background' -l output-format -x -a 'png webp avif' -d 'Output format (PNG when omitted) [choice]'
+complete -c kiln -n '__fish_seen_subcommand_from remove-background' -l edge-refine -x -d 'Edge refinement level (0 = the raw matte) [integer 0-3]'
+complete -c kiln -n '__fish_seen_subcommand_from remove-background' -l decontaminate -d 'Remove color spill from edges [boolean]'
+complete -c kiln -n '__fish_seen_subcommand_from remove-background' -l background-image -r -F -d 'replacement background image, used when backgroundType is \'…'
+complete -c kiln -n '__fish_seen_subcommand_from remove-background' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from remove-background' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from remove-background' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from remove-background' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from remove-background' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from remove-background' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from remove-background' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from remove-background' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from remove-background' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from remove-background' -l async -d 'with --server: print the job id once the run is queued and…'
+complete -c kiln -n '__fish_seen_subcommand_from remove-background' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from remove-background' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from remove-background' -F
 
 # replace-color
 complete -c kiln -n '__fish_seen_subcommand_from replace-color' -l source-color -x -d 'Color to find [string, default "#FF0000"]'
@@ -1107,6 +1212,24 @@ complete -c kiln -n '__fish_seen_subcommand_from text-overlay' -l async -d 'with
 complete -c kiln -n '__fish_seen_subcommand_from text-overlay' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from text-overlay' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from text-overlay' -F
+
+# transparency-fixer
+complete -c kiln -n '__fish_seen_subcommand_from transparency-fixer' -l defringe -x -d 'De-fringe strength [number 0-100, default 30]'
+complete -c kiln -n '__fish_seen_subcommand_from transparency-fixer' -l output-format -x -a 'png webp' -d 'Output format [choice, default "png"]'
+complete -c kiln -n '__fish_seen_subcommand_from transparency-fixer' -l remove-watermark -d 'Median-filter pre-processing (suppresses thin overlaid stro…'
+complete -c kiln -n '__fish_seen_subcommand_from transparency-fixer' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from transparency-fixer' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from transparency-fixer' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from transparency-fixer' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from transparency-fixer' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from transparency-fixer' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from transparency-fixer' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from transparency-fixer' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from transparency-fixer' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from transparency-fixer' -l async -d 'with --server: print the job id once the run is queued and…'
+complete -c kiln -n '__fish_seen_subcommand_from transparency-fixer' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from transparency-fixer' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from transparency-fixer' -F
 
 # vectorize
 complete -c kiln -n '__fish_seen_subcommand_from vectorize' -l color-mode -x -a 'bw color' -d 'Tracing mode [choice, default "bw"]'
