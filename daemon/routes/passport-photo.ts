@@ -182,6 +182,7 @@ export function passportPhotoPaths(): Json {
     [`${base}/analyze`]: {
       post: {
         tags: ['image'],
+        operationId: 'passportPhotoAnalyze',
         summary: 'passport-photo, phase 1: face landmarks, preview and dimensions of a portrait.',
         requestBody: {
           required: true,
@@ -224,6 +225,7 @@ export function passportPhotoPaths(): Json {
     [`${base}/generate`]: {
       post: {
         tags: ['image'],
+        operationId: 'passportPhotoGenerate',
         summary: 'passport-photo, phase 2: the photo sized to the country rule (a ZIP with the print sheet when printLayout is set).',
         requestBody: {
           required: true,
