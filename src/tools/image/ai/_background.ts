@@ -89,7 +89,7 @@ export interface MatteResult {
   info: RunInfo;
 }
 
-/** ISNet's foreground matte of the picture, progress mapped onto [from, to] percent. */
+/** ISNet's foreground matte of the picture (never above the input's own alpha), progress mapped onto [from, to] percent. */
 export async function matte(p: Picture, model: MatteModel, ctx: RunContext, from = 5, to = 80): Promise<MatteResult> {
   const sharp = await getSharp();
   ctx.progress(from, 'matting');
@@ -99,7 +99,8 @@ export async function matte(p: Picture, model: MatteModel, ctx: RunContext, from
     progress: (f, stage) => ctx.progress(from + (to - from) * f, stage),
   });
   const alpha = new Float32Array(p.width * p.height);
-  for (let i = 0; i < alpha.length; i++) alpha[i] = m.alpha[i]! / 255;
+  // What the input already had transparent stays transparent.
+  for (let i = 0; i < alpha.length; i++) alpha[i] = Math.min(m.alpha[i]!, p.alpha ? p.alpha[i]! : 255) / 255;
   ctx.progress(to, 'compositing');
   return { alpha, info: m.info };
 }

@@ -33,8 +33,7 @@ export default defineTool({
     const cut = s.defringe / 200;
     const alpha = new Float32Array(n);
     for (let i = 0; i < n; i++) {
-      const own = p.alpha ? p.alpha[i]! / 255 : 1;
-      const a = Math.min(own, m.alpha[i]!);
+      const a = m.alpha[i]!;
       alpha[i] = a <= cut ? 0 : cut > 0 ? Math.min(1, (a - cut) / (1 - cut)) : a;
     }
     const shown = { ...p, rgb: visibleRgb(p) };
