@@ -8,6 +8,7 @@ import { VERSION } from '../../src/core/version.js';
 import { ACCOUNT_TAGS, accountPaths } from '../accounts/openapi.js';
 import { LIBRARY_TAGS, libraryPaths } from '../library/openapi.js';
 import { FEATURE_TAGS, featurePaths } from '../features/openapi.js';
+import { passportPhotoPaths } from '../routes/passport-photo.js';
 import { WATCH_TAGS, watchFolderPaths } from '../watch/openapi.js';
 import { errorResponseComponents, schemas } from './components.js';
 import { MCP_TAGS, mcpPaths } from './mcp.js';
@@ -51,6 +52,7 @@ export function openApiDocument(routes: readonly RegisteredRoute[]): Json {
     mcpPaths(),
     watchFolderPaths(),
     featurePaths(),
+    passportPhotoPaths(),
     toolPaths(components),
   );
   const doc: Json = {

@@ -21,3 +21,4 @@ export { mcpRoutes } from './mcp.js';
 export { watchFolderRoutes } from './watch-folders.js';
 export { metricsRoutes } from './metrics.js';
 export { featureRoutes } from './features.js';
+export { passportPhotoRoutes } from './passport-photo.js';

@@ -104,6 +104,9 @@ const EXPECTED: Record<string, Access> = {
   // The generic tool routes answer for sections and ids the catalog does not have.
   'POST /api/v1/tools/:section/:toolId': 'auth',
   'POST /api/v1/tools/:section/:toolId/batch': 'auth',
+  'POST /api/v1/tools/image/passport-photo/analyze': 'auth',
+  // The analysis it names must be the caller's own (another user's is 404), checked from the body.
+  'POST /api/v1/tools/image/passport-photo/generate': 'auth',
   'POST /api/v1/teams': 'admin',
   'PUT /api/v1/teams/:id': 'admin',
   'DELETE /api/v1/teams/:id': 'admin',

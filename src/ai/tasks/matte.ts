@@ -37,6 +37,8 @@ export async function foregroundMatte(
     raw: { width: S, height: S, channels: 1 },
   })
     .resize(size.width, size.height, { fit: 'fill', kernel: 'cubic' })
+    // sharp turns a one-band raw input into sRGB on output; keep the one band.
+    .extractChannel(0)
     .raw()
     .toBuffer();
   return { width: size.width, height: size.height, alpha, info };

@@ -50,3 +50,8 @@ export { default as imageEnhancement } from './ai/image-enhancement.js';
 export { default as blurFaces } from './ai/blur-faces.js';
 export { default as redEyeRemoval } from './ai/red-eye-removal.js';
 export { default as smartCrop } from './ai/smart-crop.js';
+export { default as removeBackground } from './ai/remove-background.js';
+export { default as backgroundReplace } from './ai/background-replace.js';
+export { default as blurBackground } from './ai/blur-background.js';
+export { default as transparencyFixer } from './ai/transparency-fixer.js';
+export { default as passportPhoto } from './ai/passport-photo.js';
