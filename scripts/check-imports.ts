@@ -58,9 +58,17 @@ export function importsOf(text: string): ImportRef[] {
   let prev = SyntaxKind.Unknown as SyntaxKind;
   let token = SyntaxKind.Unknown as SyntaxKind;
   const isString = (k: SyntaxKind) => k === SyntaxKind.StringLiteral || k === SyntaxKind.NoSubstitutionTemplateLiteral;
+  // A scanner that stops advancing (a template it cannot follow) ends the file rather than spin.
+  let lastEnd = -1;
   const next = (): SyntaxKind => {
     prev = token;
     token = s.scan();
+    const end = s.getTokenEnd();
+    if (end <= lastEnd && token !== SyntaxKind.EndOfFile) {
+      token = SyntaxKind.EndOfFile;
+      return token;
+    }
+    lastEnd = end;
     if (token === SyntaxKind.TemplateHead) braces.push('template');
     else if (token === SyntaxKind.OpenBraceToken) braces.push('code');
     else if (token === SyntaxKind.CloseBraceToken) {

@@ -95,7 +95,11 @@ function catalogSchema(): Json {
             execution: { type: 'string' },
             settings: { type: 'array', items: { type: 'object' }, description: 'Each setting with its name, type, range and default.' },
             available: { type: 'boolean', description: 'false: the tool needs feature bundles that are not installed on this server.' },
-            missingBundles: { type: 'array', items: { type: 'string' }, description: 'The bundles it lacks (install: POST /api/v1/admin/tools/{id}/features/install).' },
+            missingBundles: {
+              type: 'array',
+              items: { type: 'string' },
+              description: 'The bundles it lacks (install: POST /api/v1/admin/tools/{id}/features/install).',
+            },
           },
         },
       },

@@ -16,7 +16,7 @@ import { validateRequest } from '../../src/tools/run-tool.js';
 import { requireUser } from '../auth/authenticate.js';
 import { requirePermission } from '../auth/permissions.js';
 import { readMultipart } from '../http/uploads.js';
-import { preferredWait, syncAnswer } from '../jobs/service.js';
+import { preferredWait, syncAnswer } from '../jobs/answer.js';
 import { findTarget, routeOf } from '../jobs/targets.js';
 
 type Json = Record<string, unknown>;

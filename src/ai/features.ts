@@ -4,7 +4,7 @@
  * tools, licence and runtimes. Used by `GET /api/v1/admin/features`, `kiln features` and doctor.
  */
 import { KilnError } from '../core/errors.js';
-import { BUNDLES, findBundle } from './bundles/list.js';
+import { findBundle } from './bundles/list.js';
 import { BUNDLE_IDS } from './bundles/manifest.js';
 import { downloadsOf, isBundleCurrent, isRuntimeInstalled } from './install/installer.js';
 import { readInstalled } from './install/layout.js';

@@ -8,7 +8,7 @@ import { cpSync, mkdtempSync } from 'node:fs';
 import path from 'node:path';
 import { before, describe, it } from 'node:test';
 import sharp from 'sharp';
-import { KilnError } from '../../src/core/errors.js';
+import type { KilnError } from '../../src/core/errors.js';
 import { createWorkspace } from '../../src/core/workspace.js';
 import { getTool } from '../../src/tools/index.js';
 import { inputFile, runTool, type RunOutcome } from '../../src/tools/run-tool.js';

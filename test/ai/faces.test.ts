@@ -140,7 +140,7 @@ describe('blur-faces', () => {
         });
       }
     assert.equal(changedOutside, 0, 'pixels outside the face boxes changed');
-    boxes.forEach((bx, k) => assert.ok(diffInside[k]! / (bx.width * bx.height) > 5, `face ${k} barely changed`));
+    for (const [k, bx] of boxes.entries()) assert.ok(diffInside[k]! / (bx.width * bx.height) > 5, `face ${k} barely changed`);
   });
 });
 
@@ -275,7 +275,7 @@ describe('content-aware-resize protectFaces', () => {
     assert.match(String(r.data?.provider), /^tfjs-/);
     const boxes = pf.boxes as Box[];
     const kept = await intactRows(small, r.file!, boxes);
-    kept.forEach((k, i) => assert.equal(k, 1, `face ${i}: ${Math.round(k * 100)}% of its rows intact`));
+    for (const [i, k] of kept.entries()) assert.equal(k, 1, `face ${i}: ${Math.round(k * 100)}% of its rows intact`);
     const plain = await run('content-aware-resize', small, { width: 460 });
     const cut = await intactRows(small, plain.file!, boxes);
     assert.ok(

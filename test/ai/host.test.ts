@@ -9,7 +9,7 @@ import { findBundle } from '../../src/ai/bundles/list.js';
 import { modelHost } from '../../src/ai/host/host.js';
 import { installBundle } from '../../src/ai/install/installer.js';
 import { loadedModels, runModel } from '../../src/ai/run-model.js';
-import { KilnError } from '../../src/core/errors.js';
+import type { KilnError } from '../../src/core/errors.js';
 import { tempDir } from '../helpers/fixtures.js';
 
 const S = 1024;

@@ -22,23 +22,15 @@ const SPEC_CATALOG = path.join(REPO, '..', 'shared', 'spec', 'catalog.json');
  * bundles. Kept here as one visible list; the suite fails when one of them gets built and is still listed.
  */
 const NOT_BUILT = [
-  'remove-background',
-  'background-replace',
-  'blur-background',
   'upscale',
   'ocr',
   'ocr-pdf',
-  'blur-faces',
   'enhance-faces',
   'colorize',
   'noise-removal',
-  'red-eye-removal',
   'restore-photo',
   'erase-object',
   'ai-canvas-expand',
-  'smart-crop',
-  'transparency-fixer',
-  'passport-photo',
   'auto-subtitles',
   'transcribe-audio',
 ];

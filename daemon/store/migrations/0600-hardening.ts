@@ -2,7 +2,7 @@
 import type { Kysely } from 'kysely';
 import type { NamedMigration } from '../migrations.js';
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: migrations run on any schema version
 type AnyDb = Kysely<any>;
 
 const migration: NamedMigration = {

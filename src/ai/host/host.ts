@@ -99,8 +99,14 @@ class ModelHost {
       opts.signal?.addEventListener('abort', onAbort, { once: true });
       const done = () => opts.signal?.removeEventListener('abort', onAbort);
       this.pending.set(id, {
-        resolve: (v) => (done(), resolve(v)),
-        reject: (e) => (done(), reject(e)),
+        resolve: (v) => {
+          done();
+          resolve(v);
+        },
+        reject: (e) => {
+          done();
+          reject(e);
+        },
         progress: opts.progress,
       });
       w.postMessage({ type: 'run', id, model, dataDir, input } satisfies ToWorker, opts.transfer ?? []);

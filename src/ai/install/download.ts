@@ -26,9 +26,7 @@ export function integrityDigest(integrity: string): Digest {
   return { algorithm: m[1] as Digest['algorithm'], value: m[2]!, encoding: 'base64' };
 }
 
-export interface FetchProgress {
-  (bytesDone: number): void;
-}
+export type FetchProgress = (bytesDone: number) => void;
 
 function failed(what: string, why: string, reason: string): KilnError {
   return new KilnError('UNAVAILABLE', `Download of ${what} failed: ${why}`, { reason });

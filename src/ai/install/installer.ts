@@ -17,9 +17,7 @@ import { cachedDownload } from './download.js';
 import { commitInstall, type InstalledFile, newStaging, readInstalled } from './layout.js';
 import { extractTarball, fetchTarball } from './npm.js';
 
-export interface InstallProgress {
-  (bytesDone: number, bytesTotal: number, stage: string): void;
-}
+export type InstallProgress = (bytesDone: number, bytesTotal: number, stage: string) => void;
 
 export interface InstallOptions {
   signal?: AbortSignal;

@@ -28,6 +28,7 @@ export function Done({
     <Box flexDirection="column">
       {fatal ? <Text color="red">✖ {fatal}</Text> : null}
       {results.map((r, i) => (
+        // biome-ignore lint/suspicious/noArrayIndexKey: a fixed list of results, shown once
         <Box key={i} flexDirection="column">
           {r.ok ? (
             <Text color="green">

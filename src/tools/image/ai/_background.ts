@@ -5,9 +5,10 @@
  * the arithmetic exact; blurs are three passes of a separable box filter (a close Gaussian).
  */
 import type { Sharp } from 'sharp';
+import { outputFile } from '../_shared/output.js';
 import { KilnError } from '../../../core/errors.js';
 import type { InputFile, OutputFile, RunContext } from '../../../core/tool.js';
-import { getSharp, type ImageFormat, outputOf, writeImage } from '../../../engines/sharp.js';
+import { getSharp, type ImageFormat, writeImage } from '../../../engines/sharp.js';
 import { foregroundMatte, type MatteModel } from '../../../ai/tasks/matte.js';
 import type { RunInfo } from '../../../ai/run-model.js';
 import { parseColor } from '../_shared/color.js';
@@ -387,5 +388,5 @@ export async function writeComposite(
   const out = ctx.out(format);
   const s = sharp(img.data, { raw: { width: img.width, height: img.height, channels: img.channels } });
   await writeImage(s, out, format, format === 'png' ? {} : { quality: format === 'avif' ? 60 : 90 });
-  return outputOf(out);
+  return outputFile(out);
 }

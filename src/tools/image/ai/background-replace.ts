@@ -23,7 +23,6 @@ export default defineTool({
   }),
   needs: { bundles: ['background-removal'] },
   execution: 'long',
-  ai: true,
   output: 'PNG or WebP with the new background',
   examples: [
     'portrait.jpg --color "#f0f0f0"',

@@ -18,7 +18,6 @@ export default defineTool({
   }),
   needs: { bundles: ['background-removal'] },
   execution: 'long',
-  ai: true,
   output: 'PNG or WebP with the background blurred',
   examples: ['portrait.jpg', 'portrait.jpg --intensity 80 --feather 4 --format webp'],
   async run(ctx, { files }, s) {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
+import { outputFile } from '../_shared/output.js';
 import { defineTool } from '../../../core/tool.js';
-import { getSharp, outputOf, sameFormatAs, supportsAlpha, writeImage } from '../../../engines/sharp.js';
+import { getSharp, sameFormatAs, supportsAlpha, writeImage } from '../../../engines/sharp.js';
 import { decodeOriented, faceData, findFaces, pixelBox } from './face-common.js';
 
 /** blurRadius is in pixels for a face 256 px high, and grows with larger faces, so one setting hides a face at any resolution. */
@@ -21,7 +22,6 @@ export default defineTool({
     sensitivity: z.number().min(0).max(1).default(0.5).describe('Face detection threshold (detector score 0-1).'),
   }),
   needs: { bundles: ['face-detection'] },
-  ai: true,
   execution: 'long',
   output: 'image in the input format',
   examples: ['team.jpg -o team-blurred.jpg', 'crowd.png --blurRadius 60 --sensitivity 0.3 -o crowd-blurred.png'],
@@ -65,6 +65,6 @@ export default defineTool({
     const outPath = ctx.out(format);
     ctx.progress(90, 'encoding');
     await writeImage(out, outPath, format, { quality: format === 'jpg' ? 92 : undefined });
-    return { outputs: [outputOf(outPath)], data: { ...faceData(faces), blurred: blurredCount } };
+    return { outputs: [outputFile(outPath)], data: { ...faceData(faces), blurred: blurredCount } };
   },
 });

@@ -5,10 +5,11 @@
  * of the height), optional print sheet; JPEG quality searched down to maxFileSizeKb. The CLI and the
  * plain tool route run both phases at once; the daemon's analyze/generate routes split them.
  */
+import { outputFile } from '../_shared/output.js';
 import { z } from 'zod';
 import { KilnError } from '../../../core/errors.js';
 import { defineTool, type OutputFile, type RunContext } from '../../../core/tool.js';
-import { getSharp, outputOf } from '../../../engines/sharp.js';
+import { getSharp } from '../../../engines/sharp.js';
 import { colorSchema, parseColor } from '../_shared/color.js';
 import { composite, matte, type Picture, readPicture, solidBackground } from './_background.js';
 import { documentTypesOf, findRule, type PhotoRule, RULE_COUNTRIES } from './passport-rules.js';
@@ -225,7 +226,6 @@ export default defineTool({
   needs: { bundles: ['background-removal', 'face-detection'] },
   execution: 'long',
   batch: false,
-  ai: true,
   output: 'JPEG photo at the rule’s size, or a ZIP of the photo and a print sheet',
   examples: ['photo.jpg --country-code US', 'photo.jpg --country-code DE --print-layout a4 --max-file-size-kb 240'],
   async run(ctx, { files }, s) {
@@ -310,14 +310,14 @@ export default defineTool({
     const photoPath = ctx.out('jpg', `-${rule.country.toLowerCase()}-${rule.documentType}`);
     const { writeFile } = await import('node:fs/promises');
     await writeFile(photoPath, jpeg.data);
-    outputs.push(outputOf(photoPath));
+    outputs.push(outputFile(photoPath));
     let copies: number | undefined;
     if (s.printLayout !== 'none') {
       ctx.progress(92, 'print sheet');
       const sheet = await printSheet(jpeg.data, W, H, s.printLayout, s.dpi);
       const sheetPath = ctx.out('jpg', `-${rule.country.toLowerCase()}-${rule.documentType}-${s.printLayout}`);
       await writeFile(sheetPath, sheet.data);
-      outputs.push(outputOf(sheetPath));
+      outputs.push(outputFile(sheetPath));
       copies = sheet.copies;
     }
     const toMm = (px: number) => Math.round((px / s.dpi) * 25.4 * 10) / 10;

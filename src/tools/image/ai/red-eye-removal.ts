@@ -1,6 +1,7 @@
 import { z } from 'zod';
+import { outputFile } from '../_shared/output.js';
 import { defineTool } from '../../../core/tool.js';
-import { getSharp, normalizeFormat, outputOf, sameFormatAs, supportsAlpha, writeImage } from '../../../engines/sharp.js';
+import { getSharp, normalizeFormat, sameFormatAs, supportsAlpha, writeImage } from '../../../engines/sharp.js';
 import { decodeOriented, faceData, findFaces, pixelBox } from './face-common.js';
 
 /** Faces for red-eye are found at the detector's usual threshold; sensitivity here is about red pixels. */
@@ -32,7 +33,6 @@ export default defineTool({
     quality: z.number().min(1).max(100).default(90).describe('Output encoding quality.'),
   }),
   needs: { bundles: ['face-detection'] },
-  ai: true,
   execution: 'long',
   output: 'image in the input format (or format)',
   examples: ['party.jpg -o party-fixed.jpg', 'flash.png --sensitivity 70 --strength 100 --format png -o fixed.png'],
@@ -78,6 +78,6 @@ export default defineTool({
     ctx.progress(90, 'encoding');
     // PNG's quality would mean palette quantisation (lossy everywhere); quality applies to the lossy formats.
     await writeImage(out, outPath, format, { quality: format === 'png' ? undefined : s.quality });
-    return { outputs: [outputOf(outPath)], data: { ...faceData(faces), eyes: regions, correctedPixels: corrected } };
+    return { outputs: [outputFile(outPath)], data: { ...faceData(faces), eyes: regions, correctedPixels: corrected } };
   },
 });

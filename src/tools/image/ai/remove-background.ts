@@ -70,7 +70,6 @@ export default defineTool({
   needs: { bundles: ['background-removal'] },
   execution: 'long',
   batch: false,
-  ai: true,
   output: 'PNG (or webp/avif per outputFormat) with the new background or transparency',
   examples: [
     'portrait.jpg',

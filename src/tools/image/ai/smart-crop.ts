@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import type { Sharp } from 'sharp';
+import { outputFile } from '../_shared/output.js';
 import { defineTool } from '../../../core/tool.js';
 import type { DetectedFaces } from '../../../ai/tasks/faces.js';
-import { getSharp, outputOf, sameFormatAs, supportsAlpha, writeImage } from '../../../engines/sharp.js';
+import { getSharp, sameFormatAs, supportsAlpha, writeImage } from '../../../engines/sharp.js';
 import { colorSchema, parseColor } from '../_shared/color.js';
 import { decodeOriented, type Decoded, faceData, findFaces } from './face-common.js';
 
@@ -74,8 +75,14 @@ function faceWindow(faces: DetectedFaces, preset: keyof typeof PRESETS, aspect: 
   let height = p.scale * faceH;
   let width = height * aspect;
   // Several faces: wide or tall enough for all of them with a margin.
-  if (width < (x1 - x0) * 1.3) (width = (x1 - x0) * 1.3), (height = width / aspect);
-  if (height < (y1 - y0) * 1.3) (height = (y1 - y0) * 1.3), (width = height * aspect);
+  if (width < (x1 - x0) * 1.3) {
+    width = (x1 - x0) * 1.3;
+    height = width / aspect;
+  }
+  if (height < (y1 - y0) * 1.3) {
+    height = (y1 - y0) * 1.3;
+    width = height * aspect;
+  }
   const cx = (x0 + x1) / 2;
   const cy = (y0 + y1) / 2;
   return { left: cx - width / 2, top: cy - p.centre * height, width, height };
@@ -115,7 +122,6 @@ export default defineTool({
     quality: z.int().min(1).max(100).optional().describe('Output quality.'),
   }),
   needs: { bundles: ['face-detection'] },
-  ai: true,
   execution: 'long',
   output: 'image in the input format',
   examples: [
@@ -191,6 +197,6 @@ export default defineTool({
     const outPath = ctx.out(format);
     ctx.progress(90, 'encoding');
     await writeImage(final, outPath, format, { quality: s.quality });
-    return { outputs: [outputOf(outPath)], data: { ...data, width: cur.info.width, height: cur.info.height } };
+    return { outputs: [outputFile(outPath)], data: { ...data, width: cur.info.width, height: cur.info.height } };
   },
 });

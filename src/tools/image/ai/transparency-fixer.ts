@@ -21,7 +21,6 @@ export default defineTool({
   }),
   needs: { bundles: ['background-removal'] },
   execution: 'long',
-  ai: true,
   output: 'PNG or WebP with a clean alpha channel',
   examples: ['fake-transparent.png', 'logo.png --defringe 60 --output-format webp'],
   async run(ctx, { files }, s) {
