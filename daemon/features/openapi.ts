@@ -34,6 +34,11 @@ const status: Json = {
     error: { type: 'object', properties: { message: { type: 'string' }, reason: { type: 'string' } } },
     licence: { type: 'string' },
     licenceNote: { type: 'string' },
+    importOnly: {
+      type: 'array',
+      items: { type: 'string' },
+      description: 'Files with no verifiable download: the bundle installs only by importing an archive.',
+    },
     tools: { type: 'array', items: { type: 'string' } },
     runtimes: { type: 'array', items: { type: 'object', properties: { id: { type: 'string' }, installed: { type: 'boolean' } } } },
   },

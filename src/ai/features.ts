@@ -5,7 +5,7 @@
  */
 import { KilnError } from '../core/errors.js';
 import { BUNDLES, findBundle } from './bundles/list.js';
-import { BUNDLE_IDS } from './bundles/manifest.js';
+import { BUNDLE_IDS, importOnlyFiles } from './bundles/manifest.js';
 import { downloadsOf, isBundleCurrent, isRuntimeInstalled } from './install/installer.js';
 import { readInstalled } from './install/layout.js';
 import type { InstallQueue } from './install/queue.js';
@@ -25,6 +25,8 @@ export interface FeatureStatus {
   error?: { message: string; reason?: string };
   licence?: string;
   licenceNote?: string;
+  /** Files with no verifiable download: the bundle installs only by `kiln features import`. */
+  importOnly?: string[];
   tools: string[];
   runtimes: { id: string; installed: boolean }[];
 }
@@ -60,6 +62,7 @@ async function statusOf(dataDir: string, id: string, queue?: InstallQueue): Prom
     ...(q?.error && { error: q.error }),
     licence: b.licence,
     licenceNote: b.licenceNote,
+    ...(importOnlyFiles(b).length && { importOnly: importOnlyFiles(b) }),
     tools: b.tools,
     runtimes: rt,
   };

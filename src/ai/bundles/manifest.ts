@@ -33,8 +33,8 @@ export type FileSource =
 export interface BundleFile {
   /** Path inside the bundle directory (what models ask for). */
   name: string;
-  /** Exact byte size. */
-  size: number;
+  /** Exact byte size; null only for `import` sources whose size is not published (recorded at import). */
+  size: number | null;
   /** SHA-256 (hex) of the file itself; null only for `import` sources, whose digest is recorded at import. */
   sha256: string | null;
   source: FileSource;
@@ -57,4 +57,9 @@ export interface BundleManifest {
 
 export function defineBundle(m: BundleManifest): BundleManifest {
   return m;
+}
+
+/** Files of `m` with no verifiable download: the bundle installs only from an imported archive. */
+export function importOnlyFiles(m: BundleManifest): string[] {
+  return m.files.filter((f) => f.source.kind === 'import').map((f) => f.name);
 }

@@ -141,9 +141,9 @@ export async function importBundle(
       const st = await stat(src).catch(() => undefined);
       if (!st?.isFile()) throw bad(`${f.name} is missing from the archive.`, 'missing-file');
       const digest = await sha256(src);
-      if (st.size !== f.size || (f.sha256 !== null && digest !== f.sha256)) {
+      if ((f.size !== null && st.size !== f.size) || (f.sha256 !== null && digest !== f.sha256)) {
         throw new KilnError('UNSUPPORTED_INPUT', `${f.name} in the archive does not match its pin (${st.size} bytes, SHA-256 ${digest}).`, {
-          reason: st.size !== f.size ? 'size-mismatch' : 'digest-mismatch',
+          reason: f.size !== null && st.size !== f.size ? 'size-mismatch' : 'digest-mismatch',
         });
       }
       await rename(src, path.join(staged, f.name)).catch(() => copyFile(src, path.join(staged!, f.name)));

@@ -9,7 +9,7 @@ import { createReadStream } from 'node:fs';
 import { mkdir, mkdtemp, open, readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { KilnError } from '../../core/errors.js';
-import type { BundleFile, BundleManifest } from '../bundles/manifest.js';
+import { type BundleFile, type BundleManifest, importOnlyFiles } from '../bundles/manifest.js';
 import { cacheDir, stagingDir } from '../paths.js';
 import { findRuntime } from '../runtimes/list.js';
 import { type NpmPin, platformKey, type RuntimeManifest } from '../runtimes/manifest.js';
@@ -35,7 +35,7 @@ export function downloadsOf(bundle: BundleManifest): { runtimes: RuntimeManifest
   for (const f of bundle.files) {
     if (f.source.kind === 'npm') {
       if (!seen.has(f.source.tarball.integrity) && seen.add(f.source.tarball.integrity)) bytes += f.source.tarball.size;
-    } else if (f.source.kind === 'url') bytes += f.size;
+    } else if (f.source.kind === 'url') bytes += f.size ?? 0;
   }
   return { runtimes, bytes };
 }
@@ -152,7 +152,7 @@ async function fetchFile(
       url: src.url,
       what: `${bundle.id}/${f.name}`,
       digest: { algorithm: 'sha256', value: f.sha256!, encoding: 'hex' },
-      size: f.size,
+      size: f.size ?? undefined,
       cache: cacheDir(dataDir),
       signal: opts.signal,
       onBytes: m.counter(),
@@ -172,11 +172,23 @@ async function fetchFile(
   }
 }
 
+/** FEATURE_NOT_INSTALLED (reason import-only) for a bundle whose files have no verifiable download. */
+export function importOnlyError(bundle: BundleManifest, files: string[]): KilnError {
+  return new KilnError(
+    'FEATURE_NOT_INSTALLED',
+    `${bundle.id} installs only from an archive: ${files.join(', ')} ${files.length > 1 ? 'have' : 'has'} no download kiln can verify. ` +
+      `Import the bundle with \`kiln features import FILE\` (or POST /api/v1/admin/features/import); docs/AI.md says how to make the archive.`,
+    { reason: 'import-only', details: { bundle: bundle.id, importOnly: files } },
+  );
+}
+
 /**
  * Installs `bundle` and any runtime it lacks. Already-current parts are skipped, so a second call
- * downloads nothing.
+ * downloads nothing. A bundle with import-only files is refused before anything is downloaded.
  */
 export async function installBundle(dataDir: string, bundle: BundleManifest, opts: InstallOptions = {}): Promise<'installed' | 'already'> {
+  const importOnly = importOnlyFiles(bundle);
+  if (importOnly.length && !(await isBundleCurrent(dataDir, bundle))) throw importOnlyError(bundle, importOnly);
   const { runtimes, bytes } = downloadsOf(bundle);
   const m = meter(bytes, opts);
   const missingRuntimes: RuntimeManifest[] = [];
@@ -194,7 +206,7 @@ export async function installBundle(dataDir: string, bundle: BundleManifest, opt
     for (const f of bundle.files) {
       const got = await fetchFile(dataDir, bundle, f, path.join(staged, f.name), m, opts);
       if (got.size !== f.size || got.sha256 !== f.sha256) throw mismatch(bundle.id, f, got);
-      files.push({ name: f.name, size: f.size, sha256: got.sha256 });
+      files.push({ name: f.name, size: got.size, sha256: got.sha256 });
     }
     m.stage('switching');
     await commitInstall(dataDir, staged, {

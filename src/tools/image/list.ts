@@ -52,3 +52,7 @@ export { default as imageEnhancement } from './ai/image-enhancement.js';
 export { default as blurFaces } from './ai/blur-faces.js';
 export { default as redEyeRemoval } from './ai/red-eye-removal.js';
 export { default as smartCrop } from './ai/smart-crop.js';
+export { default as eraseObject } from './ai/erase-object.js';
+export { default as aiCanvasExpand } from './ai/ai-canvas-expand.js';
+export { default as colorize } from './ai/colorize.js';
+export { default as restorePhoto } from './ai/restore-photo.js';
