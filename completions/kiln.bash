@@ -106,6 +106,20 @@ _kiln() {
       flags='--background-type --gradient-stops --padding --border-radius --shadow-preset --frame --social-preset --watermark-text --output-format --background-image -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
+    'blur-faces')
+      case "$prev" in
+        --blur-radius) return 0 ;;
+        --sensitivity) return 0 ;;
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --file-id) return 0 ;;
+      esac
+      flags='--blur-radius --sensitivity -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      args=@files
+      ;;
     'border')
       case "$prev" in
         --width) return 0 ;;
@@ -591,6 +605,22 @@ _kiln() {
       esac
       flags='--data --size --margin --color-dark --color-light --error-correction-level --dot-style --corner-style --logo -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async -h --help'
       ;;
+    'red-eye-removal')
+      case "$prev" in
+        --sensitivity) return 0 ;;
+        --strength) return 0 ;;
+        --format) _kiln_words 'png jpeg jpg webp'; return 0 ;;
+        --quality) return 0 ;;
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --file-id) return 0 ;;
+      esac
+      flags='--sensitivity --strength --format --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      args=@files
+      ;;
     'replace-color')
       case "$prev" in
         --source-color) return 0 ;;
@@ -659,6 +689,29 @@ _kiln() {
         --file-id) return 0 ;;
       esac
       flags='--method --sigma --m1 --m2 --x1 --y2 --y3 --amount --radius --threshold --strength --kernel-size --denoise -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      args=@files
+      ;;
+    'smart-crop')
+      case "$prev" in
+        --mode) _kiln_words 'subject face trim attention content'; return 0 ;;
+        --strategy) _kiln_words 'attention entropy'; return 0 ;;
+        --width) return 0 ;;
+        --height) return 0 ;;
+        --padding) return 0 ;;
+        --face-preset) _kiln_words 'closeup head-shoulders upper-body half-body'; return 0 ;;
+        --sensitivity) return 0 ;;
+        --threshold) return 0 ;;
+        --pad-color) return 0 ;;
+        --target-size) return 0 ;;
+        --quality) return 0 ;;
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --file-id) return 0 ;;
+      esac
+      flags='--mode --strategy --width --height --padding --face-preset --sensitivity --threshold --pad-to-square --pad-color --target-size --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'split')
@@ -3316,6 +3369,6 @@ _kiln() {
   return 0
 }
 
-_kiln_commands='adjust-colors barcode-generate barcode-read beautify border bulk-rename circle-crop collage color-blindness color-palette compare compose compress content-aware-resize convert crop duotone edit-metadata favicon find-duplicates gif-tools gif-webp histogram html-to-image image-enhancement image-pad image-to-base64 image-to-pdf info lqip-placeholder meme-generator optimize-for-web pixelate qr-generate replace-color resize rotate sharpening split sprite-sheet stitch strip-metadata svg-to-raster text-overlay vectorize vignette watermark-image watermark-text aspect-pad blur-pad burn-subtitles change-fps compress-video convert-video crop-video embed-subtitles extract-audio extract-subtitles gif-to-video images-to-video merge-videos mute-video replace-audio resize-video reverse-video rotate-video stabilize-video trim-video video-color video-loudnorm video-metadata video-speed video-to-frames video-to-gif video-to-webp watermark-video audio-channels audio-metadata audio-speed convert-audio fade-audio merge-audio noise-reduction normalize-audio pitch-shift reverse-audio ringtone-maker silence-removal split-audio trim-audio volume-adjust waveform-image booklet-pdf compress-pdf crop-pdf extract-pages flatten-pdf grayscale-pdf linearize-pdf merge-pdf nup-pdf organize-pdf pdf-metadata pdf-page-numbers pdf-to-image pdf-to-text pdf-to-wordprocessor pdfa-convert protect-pdf redact-pdf remove-pages repair-pdf rotate-pdf sign-pdf split-pdf unlock-pdf watermark-pdf convert-document convert-presentation convert-spreadsheet epub-convert html-to-pdf markdown-to-docx markdown-to-html markdown-to-pdf presentation-to-pdf spreadsheet-to-pdf to-epub wordprocessor-to-pdf aac-to-flac aac-to-mp3 aac-to-wav avi-to-gif avi-to-mkv avi-to-mov avi-to-mp3 avi-to-mp4 eps-to-jpg eps-to-pdf eps-to-png eps-to-svg flac-to-mp3 gif-to-jpg gif-to-mov gif-to-mp4 gif-to-pdf gif-to-png gif-to-webm heic-to-avif heic-to-jpg heic-to-pdf heic-to-png jpg-to-avif jpg-to-eps jpg-to-gif jpg-to-pdf jpg-to-png jpg-to-svg jpg-to-tiff jpg-to-webp m4a-to-mp3 m4a-to-wav mkv-to-avi mkv-to-gif mkv-to-mov mkv-to-mp3 mkv-to-mp4 mov-to-avi mov-to-gif mov-to-mp3 mov-to-mp4 mov-to-wav mp3-to-wav mp4-to-avi mp4-to-gif mp4-to-mov mp4-to-mp3 mp4-to-ogg mp4-to-wav mp4-to-webm ogg-to-mp3 ogg-to-wav pdf-to-jpg pdf-to-png pdf-to-tiff png-to-avif png-to-eps png-to-gif png-to-jpg png-to-pdf png-to-svg png-to-tiff png-to-webp psd-to-jpg psd-to-png psd-to-svg spreadsheet-to-csv svg-to-jpg svg-to-png tiff-to-jpg tiff-to-pdf tiff-to-png tiff-to-svg wav-to-mp3 webm-to-mov webm-to-mp3 webm-to-mp4 webp-to-avif webp-to-gif webp-to-jpg webp-to-pdf webp-to-png admin completion config deploy doctor files jobs login logout mcp pipeline presets serve tools watch'
+_kiln_commands='adjust-colors barcode-generate barcode-read beautify blur-faces border bulk-rename circle-crop collage color-blindness color-palette compare compose compress content-aware-resize convert crop duotone edit-metadata favicon find-duplicates gif-tools gif-webp histogram html-to-image image-enhancement image-pad image-to-base64 image-to-pdf info lqip-placeholder meme-generator optimize-for-web pixelate qr-generate red-eye-removal replace-color resize rotate sharpening smart-crop split sprite-sheet stitch strip-metadata svg-to-raster text-overlay vectorize vignette watermark-image watermark-text aspect-pad blur-pad burn-subtitles change-fps compress-video convert-video crop-video embed-subtitles extract-audio extract-subtitles gif-to-video images-to-video merge-videos mute-video replace-audio resize-video reverse-video rotate-video stabilize-video trim-video video-color video-loudnorm video-metadata video-speed video-to-frames video-to-gif video-to-webp watermark-video audio-channels audio-metadata audio-speed convert-audio fade-audio merge-audio noise-reduction normalize-audio pitch-shift reverse-audio ringtone-maker silence-removal split-audio trim-audio volume-adjust waveform-image booklet-pdf compress-pdf crop-pdf extract-pages flatten-pdf grayscale-pdf linearize-pdf merge-pdf nup-pdf organize-pdf pdf-metadata pdf-page-numbers pdf-to-image pdf-to-text pdf-to-wordprocessor pdfa-convert protect-pdf redact-pdf remove-pages repair-pdf rotate-pdf sign-pdf split-pdf unlock-pdf watermark-pdf convert-document convert-presentation convert-spreadsheet epub-convert html-to-pdf markdown-to-docx markdown-to-html markdown-to-pdf presentation-to-pdf spreadsheet-to-pdf to-epub wordprocessor-to-pdf aac-to-flac aac-to-mp3 aac-to-wav avi-to-gif avi-to-mkv avi-to-mov avi-to-mp3 avi-to-mp4 eps-to-jpg eps-to-pdf eps-to-png eps-to-svg flac-to-mp3 gif-to-jpg gif-to-mov gif-to-mp4 gif-to-pdf gif-to-png gif-to-webm heic-to-avif heic-to-jpg heic-to-pdf heic-to-png jpg-to-avif jpg-to-eps jpg-to-gif jpg-to-pdf jpg-to-png jpg-to-svg jpg-to-tiff jpg-to-webp m4a-to-mp3 m4a-to-wav mkv-to-avi mkv-to-gif mkv-to-mov mkv-to-mp3 mkv-to-mp4 mov-to-avi mov-to-gif mov-to-mp3 mov-to-mp4 mov-to-wav mp3-to-wav mp4-to-avi mp4-to-gif mp4-to-mov mp4-to-mp3 mp4-to-ogg mp4-to-wav mp4-to-webm ogg-to-mp3 ogg-to-wav pdf-to-jpg pdf-to-png pdf-to-tiff png-to-avif png-to-eps png-to-gif png-to-jpg png-to-pdf png-to-svg png-to-tiff png-to-webp psd-to-jpg psd-to-png psd-to-svg spreadsheet-to-csv svg-to-jpg svg-to-png tiff-to-jpg tiff-to-pdf tiff-to-png tiff-to-svg wav-to-mp3 webm-to-mov webm-to-mp3 webm-to-mp4 webp-to-avif webp-to-gif webp-to-jpg webp-to-pdf webp-to-png admin completion config deploy doctor files jobs login logout mcp pipeline presets serve tools watch'
 
 complete -F _kiln kiln

@@ -8,6 +8,7 @@ complete -c kiln -n '__fish_use_subcommand' -a adjust-colors -d 'Adjust brightne
 complete -c kiln -n '__fish_use_subcommand' -a barcode-generate -d 'Render a 1D or 2D barcode from text'
 complete -c kiln -n '__fish_use_subcommand' -a barcode-read -d 'Detect and decode QR, EAN, Code128, DataMatrix and other co…'
 complete -c kiln -n '__fish_use_subcommand' -a beautify -d 'Present a screenshot on a gradient or image background with…'
+complete -c kiln -n '__fish_use_subcommand' -a blur-faces -d 'Detect faces and blur them'
 complete -c kiln -n '__fish_use_subcommand' -a border -d 'Add a solid, gradient or patterned border with padding, rou…'
 complete -c kiln -n '__fish_use_subcommand' -a bulk-rename -d 'Rename many files with a token pattern and return them as a…'
 complete -c kiln -n '__fish_use_subcommand' -a circle-crop -d 'Crop an image to a circle with zoom, offset and optional bo…'
@@ -38,10 +39,12 @@ complete -c kiln -n '__fish_use_subcommand' -a meme-generator -d 'Make a meme fr
 complete -c kiln -n '__fish_use_subcommand' -a optimize-for-web -d 'Re-encode an image for the web: modern format, quality, max…'
 complete -c kiln -n '__fish_use_subcommand' -a pixelate -d 'Pixelate the whole image or one rectangular region'
 complete -c kiln -n '__fish_use_subcommand' -a qr-generate -d 'Generate a styled QR code, optionally with a center logo'
+complete -c kiln -n '__fish_use_subcommand' -a red-eye-removal -d 'Find eyes via face landmarks and correct red-eye'
 complete -c kiln -n '__fish_use_subcommand' -a replace-color -d 'Replace one color with another (or with transparency) withi…'
 complete -c kiln -n '__fish_use_subcommand' -a resize -d 'Scale an image to exact pixel dimensions, a percentage, or…'
 complete -c kiln -n '__fish_use_subcommand' -a rotate -d 'Rotate by any angle and/or mirror horizontally or vertically'
 complete -c kiln -n '__fish_use_subcommand' -a sharpening -d 'Sharpen with adaptive, unsharp-mask or high-pass methods, o…'
+complete -c kiln -n '__fish_use_subcommand' -a smart-crop -d 'Crop around the main subject, a detected face, or by trimmi…'
 complete -c kiln -n '__fish_use_subcommand' -a split -d 'Cut an image into grid tiles, rows, columns or fixed-size t…'
 complete -c kiln -n '__fish_use_subcommand' -a sprite-sheet -d 'Pack 2-64 images into a grid sprite sheet'
 complete -c kiln -n '__fish_use_subcommand' -a stitch -d 'Join images horizontally, vertically or in a grid'
@@ -315,6 +318,23 @@ complete -c kiln -n '__fish_seen_subcommand_from beautify' -l async -d 'with --s
 complete -c kiln -n '__fish_seen_subcommand_from beautify' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from beautify' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from beautify' -F
+
+# blur-faces
+complete -c kiln -n '__fish_seen_subcommand_from blur-faces' -l blur-radius -x -d 'Blur radius applied to faces [number 1-100, default 30]'
+complete -c kiln -n '__fish_seen_subcommand_from blur-faces' -l sensitivity -x -d 'Face detection threshold (detector score 0-1) [number 0-1,…'
+complete -c kiln -n '__fish_seen_subcommand_from blur-faces' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from blur-faces' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from blur-faces' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from blur-faces' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from blur-faces' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from blur-faces' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from blur-faces' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from blur-faces' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from blur-faces' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from blur-faces' -l async -d 'with --server: print the job id once the run is queued and…'
+complete -c kiln -n '__fish_seen_subcommand_from blur-faces' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from blur-faces' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from blur-faces' -F
 
 # border
 complete -c kiln -n '__fish_seen_subcommand_from border' -l width -x -d 'Border thickness in pixels [number 0-2000, default 10]'
@@ -902,6 +922,25 @@ complete -c kiln -n '__fish_seen_subcommand_from qr-generate' -l local -d 'run l
 complete -c kiln -n '__fish_seen_subcommand_from qr-generate' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from qr-generate' -l help -s h -d 'show help'
 
+# red-eye-removal
+complete -c kiln -n '__fish_seen_subcommand_from red-eye-removal' -l sensitivity -x -d 'Red-pixel detection threshold (higher corrects less-red pix…'
+complete -c kiln -n '__fish_seen_subcommand_from red-eye-removal' -l strength -x -d 'Correction strength [number 0-100, default 70]'
+complete -c kiln -n '__fish_seen_subcommand_from red-eye-removal' -l format -x -a 'png jpeg jpg webp' -d 'Optional output format override (default: the input’s forma…'
+complete -c kiln -n '__fish_seen_subcommand_from red-eye-removal' -l quality -x -d 'Output encoding quality [number 1-100, default 90]'
+complete -c kiln -n '__fish_seen_subcommand_from red-eye-removal' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from red-eye-removal' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from red-eye-removal' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from red-eye-removal' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from red-eye-removal' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from red-eye-removal' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from red-eye-removal' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from red-eye-removal' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from red-eye-removal' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from red-eye-removal' -l async -d 'with --server: print the job id once the run is queued and…'
+complete -c kiln -n '__fish_seen_subcommand_from red-eye-removal' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from red-eye-removal' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from red-eye-removal' -F
+
 # replace-color
 complete -c kiln -n '__fish_seen_subcommand_from replace-color' -l source-color -x -d 'Color to find [string, default "#FF0000"]'
 complete -c kiln -n '__fish_seen_subcommand_from replace-color' -l target-color -x -d 'Replacement color [string, default "#00FF00"]'
@@ -987,6 +1026,33 @@ complete -c kiln -n '__fish_seen_subcommand_from sharpening' -l async -d 'with -
 complete -c kiln -n '__fish_seen_subcommand_from sharpening' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from sharpening' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from sharpening' -F
+
+# smart-crop
+complete -c kiln -n '__fish_seen_subcommand_from smart-crop' -l mode -x -a 'subject face trim attention content' -d 'Crop mode: subject, face or trim (legacy values attention a…'
+complete -c kiln -n '__fish_seen_subcommand_from smart-crop' -l strategy -x -a 'attention entropy' -d 'Subject-mode strategy [choice, default "attention"]'
+complete -c kiln -n '__fish_seen_subcommand_from smart-crop' -l width -x -d 'Output width [integer 1-9007199254740991]'
+complete -c kiln -n '__fish_seen_subcommand_from smart-crop' -l height -x -d 'Output height [integer 1-9007199254740991]'
+complete -c kiln -n '__fish_seen_subcommand_from smart-crop' -l padding -x -d 'Padding around the subject, percent [integer 0-50, default…'
+complete -c kiln -n '__fish_seen_subcommand_from smart-crop' -l face-preset -x -a 'closeup head-shoulders upper-body half-body' -d 'closeup (headshot), head-shoulders (profile photo), upper-b…'
+complete -c kiln -n '__fish_seen_subcommand_from smart-crop' -l sensitivity -x -d 'Face detection threshold [number 0-1, default 0.5]'
+complete -c kiln -n '__fish_seen_subcommand_from smart-crop' -l threshold -x -d 'Background detection threshold (trim mode) [integer 0-255,…'
+complete -c kiln -n '__fish_seen_subcommand_from smart-crop' -l pad-to-square -d 'Pad the result to a square [boolean, default false]'
+complete -c kiln -n '__fish_seen_subcommand_from smart-crop' -l pad-color -x -d 'Padding color [string, default "#ffffff"]'
+complete -c kiln -n '__fish_seen_subcommand_from smart-crop' -l target-size -x -d 'Target size in pixels of the padded output [integer 1-90071…'
+complete -c kiln -n '__fish_seen_subcommand_from smart-crop' -l quality -x -d 'Output quality [integer 1-100]'
+complete -c kiln -n '__fish_seen_subcommand_from smart-crop' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from smart-crop' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from smart-crop' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from smart-crop' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from smart-crop' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from smart-crop' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from smart-crop' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from smart-crop' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from smart-crop' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from smart-crop' -l async -d 'with --server: print the job id once the run is queued and…'
+complete -c kiln -n '__fish_seen_subcommand_from smart-crop' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from smart-crop' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from smart-crop' -F
 
 # split
 complete -c kiln -n '__fish_seen_subcommand_from split' -l mode -x -a 'grid rows cols' -d 'grid = rows x cols; rows = horizontal strips; cols = vertic…'

@@ -21,17 +21,18 @@ interface Loaded {
   def: ModelDef<unknown, unknown, unknown>;
   state: unknown;
   device: Device;
+  provider: string;
   loadMs: number;
   lastUsed: number;
   busy: number;
 }
 
-const runtimes = new Map<string, Promise<{ api: unknown; dir: string }>>();
+const runtimes = new Map<string, Promise<{ api: unknown; dir: string; provider?: string }>>();
 const models = new Map<string, Promise<Loaded>>();
 const running = new Map<number, AbortController>();
 let idleMs = 300_000;
 
-function loadRuntime(id: string, dataDir: string): Promise<{ api: unknown; dir: string }> {
+function loadRuntime(id: string, dataDir: string): Promise<{ api: unknown; dir: string; provider?: string }> {
   const key = `${id}@${dataDir}`;
   let p = runtimes.get(key);
   if (!p) {
@@ -48,7 +49,8 @@ function loadRuntime(id: string, dataDir: string): Promise<{ api: unknown; dir: 
           reason: 'runtime-load',
         });
       }
-      return { api: r.init ? await r.init(entry, dir) : entry, dir };
+      const api = r.init ? await r.init(entry, dir) : entry;
+      return { api, dir, provider: r.provider?.(api) };
     })();
     p.catch(() => runtimes.delete(key));
     runtimes.set(key, p);
@@ -69,7 +71,8 @@ function loadModel(id: string, dataDir: string): { loaded: Promise<Loaded>; warm
     const device = chooseDevice(def.runtime, rt.dir);
     const dir = bundleLink(dataDir, def.bundle);
     const state = await def.load({ file: (name) => path.join(dir, name), runtime: rt.api, device });
-    return { def, state, device, loadMs: Math.round(performance.now() - t0), lastUsed: Date.now(), busy: 0 };
+    const provider = rt.provider ?? providerName(device);
+    return { def, state, device, provider, loadMs: Math.round(performance.now() - t0), lastUsed: Date.now(), busy: 0 };
   })();
   loaded.catch(() => models.delete(key));
   models.set(key, loaded);
@@ -97,7 +100,7 @@ async function run(m: Extract<ToWorker, { type: 'run' }>): Promise<void> {
     const info = {
       model: m.model,
       device: entry.device,
-      provider: providerName(entry.device),
+      provider: entry.provider,
       warm,
       loadMs: warm ? 0 : entry.loadMs,
       runMs: Math.round(performance.now() - t0),

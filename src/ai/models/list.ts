@@ -9,4 +9,6 @@ type Loader = () => Promise<{ default: ModelDef<never, unknown, unknown> }>;
 export const MODELS: Record<string, Loader> = {
   'isnet-fp16': () => import('./isnet.js').then((m) => ({ default: m.isnetFp16 as ModelDef<never, unknown, unknown> })),
   'isnet-quint8': () => import('./isnet.js').then((m) => ({ default: m.isnetQuint8 as ModelDef<never, unknown, unknown> })),
+  'face-ssd-mobilenetv1': () => import('./face-ssd.js') as Promise<{ default: ModelDef<never, unknown, unknown> }>,
+  'face-landmarks-68': () => import('./face-landmarks-68.js') as Promise<{ default: ModelDef<never, unknown, unknown> }>,
 };

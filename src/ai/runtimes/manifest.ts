@@ -31,6 +31,11 @@ export interface RuntimeManifest {
    * is the `runtime` models receive. Default: the entry module itself.
    */
   init?: (entry: unknown, dir: string) => Promise<unknown>;
+  /**
+   * The provider name results report (`info.provider`), from what `init` returned; default: the
+   * device's ONNX Runtime execution provider.
+   */
+  provider?: (runtime: unknown) => string;
 }
 
 export function defineRuntime(m: RuntimeManifest): RuntimeManifest {

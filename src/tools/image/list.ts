@@ -49,3 +49,6 @@ export { default as bulkRename } from './optimization/bulk-rename.js';
 export { default as favicon } from './optimization/favicon.js';
 export { default as imageToPdf } from './optimization/image-to-pdf.js';
 export { default as imageEnhancement } from './ai/image-enhancement.js';
+export { default as blurFaces } from './ai/blur-faces.js';
+export { default as redEyeRemoval } from './ai/red-eye-removal.js';
+export { default as smartCrop } from './ai/smart-crop.js';

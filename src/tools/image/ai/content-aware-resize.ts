@@ -7,6 +7,24 @@ import { outputFile } from '../_shared/b-output.js';
 import type { SeamJob } from '../_shared/b-seam-worker.js';
 import { openInput } from '../_shared/b-decode.js';
 import { runWorker } from '../_shared/b-worker.js';
+import { detectFaces, type FaceBox } from '../../../ai/tasks/faces.js';
+import { faceData } from './face-common.js';
+
+/**
+ * Face protection without touching the carver: the energy map is the Sobel gradient of `grey`, so a
+ * checkerboard of 2×2 blocks of extreme values written into a face box (in the grey copy only; the
+ * pixels carved are the RGBA ones) gives it an energy no natural edge reaches, and seams go round it.
+ * (Blocks of one pixel would not do: Sobel's central differences cancel on a period of 2.)
+ */
+const PROTECT_LEVEL = 65_535;
+
+function protect(grey: Float32Array, w: number, h: number, b: FaceBox): void {
+  const x0 = Math.max(0, Math.floor(b.x));
+  const y0 = Math.max(0, Math.floor(b.y));
+  const x1 = Math.min(w, Math.ceil(b.x + b.width));
+  const y1 = Math.min(h, Math.ceil(b.y + b.height));
+  for (let y = y0; y < y1; y++) for (let x = x0; x < x1; x++) grey[y * w + x] = ((x >> 1) + (y >> 1)) % 2 ? PROTECT_LEVEL : 0;
+}
 
 /**
  * Seam carving is O(seams × pixels); above this many pixels the image is carved at a reduced size and
@@ -23,7 +41,8 @@ export default defineTool({
     'Removes the lowest-energy seams (paths of pixels across the image) until it reaches the target, so flat areas shrink and detailed ' +
     'ones keep their shape. Energy = Sobel gradient of the image blurred by blurRadius; gradients under sobelThreshold count as flat. ' +
     'width and/or height (only reductions), or square = the shorter side. Images above 2 MP are carved at a reduced size, then scaled ' +
-    'to the exact target. protectFaces needs the face-detection bundle; without it the run goes ahead and data.protectFaces says so.',
+    'to the exact target. protectFaces keeps seams out of the faces the face-detection bundle finds; without the bundle the run goes ahead ' +
+    'and data.protectFaces says so.',
   input: { kind: 'file', accept: ['image/*'] },
   settings: z.object({
     width: z.int().min(1).optional().describe('Target width in pixels (smaller than the image).'),
@@ -80,14 +99,27 @@ export default defineTool({
 
     let faces: Record<string, unknown> | undefined;
     if (s.protectFaces) {
-      const installed = await isBundleInstalled(ctx.dataDir, 'face-detection');
-      faces = {
-        requested: true,
-        applied: false,
-        reason: installed
-          ? 'The face-detection bundle is installed but kiln has no face-detection runtime wired into seam carving yet; seams were chosen from the energy map alone.'
-          : 'The face-detection bundle is not installed (an admin installs it with POST /api/v1/admin/tools/content-aware-resize/features/install); seams were chosen from the energy map alone.',
-      };
+      if (await isBundleInstalled(ctx.dataDir, 'face-detection')) {
+        ctx.progress(2, 'detecting faces');
+        const found = await detectFaces(
+          sharp(rgbaFull, { raw: { width: W, height: H, channels: 4 } }),
+          { minConfidence: 0.5 },
+          { dataDir: ctx.dataDir, signal: ctx.signal },
+        );
+        for (const f of found) protect(grey, cw, ch, { x: f.box.x * k, y: f.box.y * k, width: f.box.width * k, height: f.box.height * k });
+        faces = {
+          requested: true,
+          applied: true,
+          ...faceData(found),
+        };
+      } else {
+        faces = {
+          requested: true,
+          applied: false,
+          reason:
+            'The face-detection bundle is not installed (an admin installs it with POST /api/v1/admin/tools/content-aware-resize/features/install); seams were chosen from the energy map alone.',
+        };
+      }
     }
 
     ctx.progress(10, 'carving');
@@ -127,6 +159,7 @@ export default defineTool({
           : {}),
         removedColumns: result.removedColumns.length <= 4096 ? result.removedColumns : undefined,
         protectFaces: faces ?? { requested: false, applied: false },
+        ...(faces?.applied ? { faces: faces.faces, model: faces.model, device: faces.device, provider: faces.provider } : {}),
       },
     };
   },
