@@ -52,3 +52,4 @@ export { default as imageEnhancement } from './ai/image-enhancement.js';
 export { default as blurFaces } from './ai/blur-faces.js';
 export { default as redEyeRemoval } from './ai/red-eye-removal.js';
 export { default as smartCrop } from './ai/smart-crop.js';
+export { default as upscale } from './ai/upscale.js';
