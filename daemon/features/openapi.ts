@@ -34,13 +34,22 @@ const status: Json = {
     error: { type: 'object', properties: { message: { type: 'string' }, reason: { type: 'string' } } },
     licence: { type: 'string' },
     licenceNote: { type: 'string' },
-    importOnly: {
-      type: 'array',
-      items: { type: 'string' },
-      description: 'Files with no verifiable download: the bundle installs only by importing an archive.',
-    },
     tools: { type: 'array', items: { type: 'string' } },
     runtimes: { type: 'array', items: { type: 'object', properties: { id: { type: 'string' }, installed: { type: 'boolean' } } } },
+    imports: {
+      type: 'array',
+      description: 'Files with no verifiable download, installed only from an imported archive; the bundle installs without them.',
+      items: {
+        type: 'object',
+        properties: {
+          file: { type: 'string' },
+          state: { type: 'string', enum: ['installed', 'missing'] },
+          usedBy: { type: 'array', items: { type: 'string' } },
+          sha256: { type: 'string', description: 'Recorded at import.' },
+          install: { type: 'string' },
+        },
+      },
+    },
   },
 };
 

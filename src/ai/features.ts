@@ -5,10 +5,11 @@
  */
 import { KilnError } from '../core/errors.js';
 import { BUNDLES, findBundle } from './bundles/list.js';
-import { BUNDLE_IDS, importOnlyFiles } from './bundles/manifest.js';
-import { downloadsOf, isBundleCurrent, isRuntimeInstalled } from './install/installer.js';
+import { BUNDLE_IDS } from './bundles/manifest.js';
+import { downloadsOf, importOnly, isBundleCurrent, isRuntimeInstalled, missingImports } from './install/installer.js';
 import { readInstalled } from './install/layout.js';
 import type { InstallQueue } from './install/queue.js';
+import { ARCHIVE_INDEX } from './install/archive.js';
 
 export type FeatureState = 'missing' | 'queued' | 'installing' | 'installed' | 'failed' | 'unavailable';
 
@@ -25,10 +26,14 @@ export interface FeatureStatus {
   error?: { message: string; reason?: string };
   licence?: string;
   licenceNote?: string;
-  /** Files with no verifiable download: the bundle installs only by `kiln features import`. */
-  importOnly?: string[];
   tools: string[];
   runtimes: { id: string; installed: boolean }[];
+  /**
+   * Files with no verifiable download (installed only from an imported archive), each installed
+   * (with the digest recorded at import) or missing, and the tools or settings that need it. A bundle
+   * is `installed` without them; those tools answer FEATURE_NOT_INSTALLED naming the import.
+   */
+  imports?: { file: string; state: 'installed' | 'missing'; usedBy: string[]; sha256?: string; install: string }[];
 }
 
 async function statusOf(dataDir: string, id: string, queue?: InstallQueue): Promise<FeatureStatus> {
@@ -62,10 +67,25 @@ async function statusOf(dataDir: string, id: string, queue?: InstallQueue): Prom
     ...(q?.error && { error: q.error }),
     licence: b.licence,
     licenceNote: b.licenceNote,
-    ...(importOnlyFiles(b).length && { importOnly: importOnlyFiles(b) }),
     tools: b.tools,
     runtimes: rt,
+    ...(b.files.some(importOnly) && { imports: await importsOf(dataDir, b) }),
   };
+}
+
+async function importsOf(dataDir: string, b: NonNullable<ReturnType<typeof findBundle>>): Promise<NonNullable<FeatureStatus['imports']>> {
+  const missing = new Set((await missingImports(dataDir, b)).map((f) => f.name));
+  const rec = await readInstalled(dataDir, 'bundle', b.id);
+  return b.files.filter(importOnly).map((f) => {
+    const sha256 = missing.has(f.name) ? undefined : rec?.files?.find((x) => x.name === f.name)?.sha256;
+    return {
+      file: f.name,
+      state: missing.has(f.name) ? ('missing' as const) : ('installed' as const),
+      usedBy: f.usedBy ?? b.tools,
+      ...(sha256 && { sha256 }),
+      install: `kiln features import FILE (an archive with ${ARCHIVE_INDEX} and files/${f.name}), or POST /api/v1/admin/features/import`,
+    };
+  });
 }
 
 export async function listFeatures(dataDir: string, queue?: InstallQueue): Promise<FeatureStatus[]> {

@@ -38,6 +38,12 @@ export interface BundleFile {
   /** SHA-256 (hex) of the file itself; null only for `import` sources, whose digest is recorded at import. */
   sha256: string | null;
   source: FileSource;
+  /**
+   * For an `import` file in a bundle that also has downloadable files: the tools (or `tool setting`)
+   * that need it. `kiln features install` installs the downloadable files and reports this one as
+   * missing with these tools; only an imported archive supplies it.
+   */
+  usedBy?: string[];
 }
 
 export interface BundleManifest {
@@ -57,9 +63,4 @@ export interface BundleManifest {
 
 export function defineBundle(m: BundleManifest): BundleManifest {
   return m;
-}
-
-/** Files of `m` with no verifiable download: the bundle installs only from an imported archive. */
-export function importOnlyFiles(m: BundleManifest): string[] {
-  return m.files.filter((f) => f.source.kind === 'import').map((f) => f.name);
 }

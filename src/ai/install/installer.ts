@@ -9,12 +9,12 @@ import { createReadStream } from 'node:fs';
 import { mkdir, mkdtemp, open, readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { KilnError } from '../../core/errors.js';
-import { type BundleFile, type BundleManifest, importOnlyFiles } from '../bundles/manifest.js';
+import type { BundleFile, BundleManifest } from '../bundles/manifest.js';
 import { cacheDir, stagingDir } from '../paths.js';
 import { findRuntime } from '../runtimes/list.js';
 import { type NpmPin, platformKey, type RuntimeManifest } from '../runtimes/manifest.js';
 import { cachedDownload } from './download.js';
-import { commitInstall, type InstalledFile, newStaging, readInstalled } from './layout.js';
+import { commitInstall, type InstalledFile, linkOf, newStaging, readInstalled } from './layout.js';
 import { extractTarball, fetchTarball } from './npm.js';
 
 export interface InstallProgress {
@@ -46,6 +46,20 @@ export async function isRuntimeInstalled(dataDir: string, r: RuntimeManifest): P
 
 export async function isBundleCurrent(dataDir: string, b: BundleManifest): Promise<boolean> {
   return (await readInstalled(dataDir, 'bundle', b.id))?.version === b.version;
+}
+
+/** True for a file only an imported archive can supply (no verifiable download). */
+export const importOnly = (f: BundleFile) => f.source.kind === 'import';
+
+/**
+ * The `import` files of `b` that its current install lacks (all of them when it is not installed).
+ * A bundle mixing downloadable and import-only files installs without the latter; the tools that
+ * need one (its `usedBy`) ask for the import.
+ */
+export async function missingImports(dataDir: string, b: BundleManifest): Promise<BundleFile[]> {
+  const rec = await readInstalled(dataDir, 'bundle', b.id);
+  const have = new Set(rec?.version === b.version ? (rec.files ?? []).map((f) => f.name) : []);
+  return b.files.filter((f) => importOnly(f) && !have.has(f.name));
 }
 
 /** Byte counter shared by every download of one install. */
@@ -141,6 +155,7 @@ async function fetchFile(
 ) {
   const src = f.source;
   if (src.kind === 'import') {
+    // Unreachable from installBundle (it skips import files); kept as the answer for anything else.
     throw new KilnError(
       'FEATURE_NOT_INSTALLED',
       `${bundle.id}: ${f.name} has no verifiable download; import the bundle archive (kiln features import FILE).`,
@@ -172,23 +187,11 @@ async function fetchFile(
   }
 }
 
-/** FEATURE_NOT_INSTALLED (reason import-only) for a bundle whose files have no verifiable download. */
-export function importOnlyError(bundle: BundleManifest, files: string[]): KilnError {
-  return new KilnError(
-    'FEATURE_NOT_INSTALLED',
-    `${bundle.id} installs only from an archive: ${files.join(', ')} ${files.length > 1 ? 'have' : 'has'} no download kiln can verify. ` +
-      `Import the bundle with \`kiln features import FILE\` (or POST /api/v1/admin/features/import); docs/AI.md says how to make the archive.`,
-    { reason: 'import-only', details: { bundle: bundle.id, importOnly: files } },
-  );
-}
-
 /**
  * Installs `bundle` and any runtime it lacks. Already-current parts are skipped, so a second call
- * downloads nothing. A bundle with import-only files is refused before anything is downloaded.
+ * downloads nothing.
  */
 export async function installBundle(dataDir: string, bundle: BundleManifest, opts: InstallOptions = {}): Promise<'installed' | 'already'> {
-  const importOnly = importOnlyFiles(bundle);
-  if (importOnly.length && !(await isBundleCurrent(dataDir, bundle))) throw importOnlyError(bundle, importOnly);
   const { runtimes, bytes } = downloadsOf(bundle);
   const m = meter(bytes, opts);
   const missingRuntimes: RuntimeManifest[] = [];
@@ -200,10 +203,31 @@ export async function installBundle(dataDir: string, bundle: BundleManifest, opt
     await installRuntime(dataDir, r, (p) => fetchTarball(p, cacheDir(dataDir), { signal: opts.signal, onBytes: m.counter() }), opts);
   }
   if (current) return 'installed';
+  const downloadable = bundle.files.filter((f) => !importOnly(f));
+  if (!downloadable.length) {
+    throw new KilnError(
+      'FEATURE_NOT_INSTALLED',
+      `${bundle.id} has no verifiable download; import its archive (kiln features import FILE).`,
+      {
+        reason: 'import-only',
+      },
+    );
+  }
+  const previous = await readInstalled(dataDir, 'bundle', bundle.id);
   const staged = await newStaging(dataDir, `bundle-${bundle.id}-${bundle.version}`);
   try {
     const files: InstalledFile[] = [];
-    for (const f of bundle.files) {
+    // Import-only files are never downloaded: one an earlier install got by import is kept (its
+    // recorded digest checked again), the others stay missing until an archive supplies them.
+    for (const f of bundle.files.filter(importOnly)) {
+      const had = previous?.files?.find((x) => x.name === f.name);
+      if (!had) continue;
+      const from = path.join(linkOf(dataDir, 'bundle', bundle.id), f.name);
+      const got = await assemble([from], path.join(staged, f.name)).catch(() => undefined);
+      if (got && got.sha256 === had.sha256 && (f.size === null || got.size === f.size)) files.push(had);
+      else await rm(path.join(staged, f.name), { force: true });
+    }
+    for (const f of downloadable) {
       const got = await fetchFile(dataDir, bundle, f, path.join(staged, f.name), m, opts);
       if (got.size !== f.size || got.sha256 !== f.sha256) throw mismatch(bundle.id, f, got);
       files.push({ name: f.name, size: got.size, sha256: got.sha256 });

@@ -14,4 +14,14 @@ export const MODELS: Record<string, Loader> = {
   'lama-fp32': () => import('./lama.js').then((m) => ({ default: m.lamaFp32 as ModelDef<never, unknown, unknown> })),
   ddcolor: () => import('./ddcolor.js') as Promise<{ default: ModelDef<never, unknown, unknown> }>,
   'scratch-detection': () => import('./scratch-detection.js') as Promise<{ default: ModelDef<never, unknown, unknown> }>,
+  ...Object.fromEntries(
+    ['slim', 'medium'].flatMap((v) =>
+      [2, 3, 4].map((s) => [
+        `esrgan-${v}-x${s}`,
+        () => import('./esrgan.js').then((m) => ({ default: m.ESRGAN_MODELS[`esrgan-${v}-x${s}`] as ModelDef<never, unknown, unknown> })),
+      ]),
+    ),
+  ),
+  gfpgan: () => import('./gfpgan.js') as Promise<{ default: ModelDef<never, unknown, unknown> }>,
+  denoise: () => import('./denoise.js') as Promise<{ default: ModelDef<never, unknown, unknown> }>,
 };

@@ -56,3 +56,4 @@ export { default as eraseObject } from './ai/erase-object.js';
 export { default as aiCanvasExpand } from './ai/ai-canvas-expand.js';
 export { default as colorize } from './ai/colorize.js';
 export { default as restorePhoto } from './ai/restore-photo.js';
+export { default as upscale } from './ai/upscale.js';

@@ -1,9 +1,19 @@
 import { z } from 'zod';
 import { inpaint, workSide } from '../../../ai/tasks/inpaint.js';
 import { defineTool } from '../../../core/tool.js';
-import { featureNotInstalled } from '../../bundles.js';
 import { checkCanvas } from '../_shared/b-layout.js';
-import { decodeRgb, formatSetting, lamaInstalled, modelData, outFormat, qualitySetting, writeRgb } from './inpaint-common.js';
+import {
+  decodeRgb,
+  ERASER,
+  formatSetting,
+  hasModelFile,
+  LAMA_FILE,
+  missingModelFile,
+  modelData,
+  outFormat,
+  qualitySetting,
+  writeRgb,
+} from './inpaint-common.js';
 
 /** balanced works on the region scaled to at most this side; high on workSide() (KILN_AI_INPAINT_SIDE, default 2048). */
 const BALANCED_SIDE = 1024;
@@ -38,14 +48,16 @@ export default defineTool({
   ai: true,
   execution: 'long',
   output: 'image (format setting; the input’s by default)',
-  examples: ['photo.jpg --extendLeft 200 --extendRight 200 -o wide.jpg', 'photo.png --extendTop 128 --tier fast'],
+  examples: ['photo.jpg --extend-left 200 --extend-right 200 -o wide.jpg', 'photo.png --extend-top 128 --tier fast'],
   async run(ctx, { files }, s) {
     const input = files[0]!;
     const method = s.tier === 'fast' ? 'patchmatch' : 'lama';
-    if (method === 'lama' && !(await lamaInstalled(ctx.dataDir))) {
-      throw featureNotInstalled(
+    if (method === 'lama' && !(await hasModelFile(ctx.dataDir, ERASER, LAMA_FILE))) {
+      await missingModelFile(
+        ctx.dataDir,
         'ai-canvas-expand',
-        ['object-eraser-colorize'],
+        ERASER,
+        LAMA_FILE,
         `tier ${s.tier} outpaints with LaMa; tier fast runs without it`,
       );
     }

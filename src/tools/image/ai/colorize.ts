@@ -1,8 +1,7 @@
 import { z } from 'zod';
 import { colorizeDDColor, colorizeTint } from '../../../ai/tasks/colorize.js';
 import { defineTool } from '../../../core/tool.js';
-import { featureNotInstalled } from '../../bundles.js';
-import { decodeRgb, lamaInstalled as bundleInstalled, modelData, outFormat, writeRgb } from './inpaint-common.js';
+import { DDCOLOR_FILE, decodeRgb, ERASER, hasModelFile, missingModelFile, modelData, outFormat, writeRgb } from './inpaint-common.js';
 
 export default defineTool({
   id: 'colorize',
@@ -29,8 +28,8 @@ export default defineTool({
   examples: ['old.jpg -o old-color.jpg', 'scan.png --intensity 0.7', 'scan.png --model opencv'],
   async run(ctx, { files }, s) {
     const input = files[0]!;
-    if (s.model !== 'opencv' && !(await bundleInstalled(ctx.dataDir))) {
-      throw featureNotInstalled('colorize', ['object-eraser-colorize'], 'DDColor; --model opencv tints without a model');
+    if (s.model !== 'opencv' && !(await hasModelFile(ctx.dataDir, ERASER, DDCOLOR_FILE))) {
+      await missingModelFile(ctx.dataDir, 'colorize', ERASER, DDCOLOR_FILE, 'DDColor; --model opencv tints without a model');
     }
     const img = await decodeRgb(input, ctx);
     ctx.progress(10, 'colorizing');

@@ -3,9 +3,20 @@ import { holeHalfWidth } from '../../../ai/classical/patchmatch.js';
 import { inpaint } from '../../../ai/tasks/inpaint.js';
 import { KilnError } from '../../../core/errors.js';
 import { defineTool } from '../../../core/tool.js';
-import { featureNotInstalled } from '../../bundles.js';
 import { openInput } from '../_shared/b-decode.js';
-import { decodeRgb, dilate, formatSetting, lamaInstalled, modelData, outFormat, qualitySetting, writeRgb } from './inpaint-common.js';
+import {
+  decodeRgb,
+  dilate,
+  ERASER,
+  formatSetting,
+  hasModelFile,
+  LAMA_FILE,
+  missingModelFile,
+  modelData,
+  outFormat,
+  qualitySetting,
+  writeRgb,
+} from './inpaint-common.js';
 
 /** A mask is small enough for classical completion when it covers at most this share of the image… */
 export const SMALL_MASK_SHARE = 0.1;
@@ -77,8 +88,8 @@ export default defineTool({
     const share = holes / (W * H);
     const halfWidth = holeHalfWidth(mask, W, H);
     const small = share <= SMALL_MASK_SHARE && halfWidth <= SMALL_MASK_HALF_WIDTH;
-    const lama = await lamaInstalled(ctx.dataDir);
-    if (!lama && !small) throw featureNotInstalled('erase-object', ['object-eraser-colorize'], 'a mask this large needs LaMa');
+    const lama = await hasModelFile(ctx.dataDir, ERASER, LAMA_FILE);
+    if (!lama && !small) await missingModelFile(ctx.dataDir, 'erase-object', ERASER, LAMA_FILE, 'a mask this large needs LaMa');
     const method = lama ? 'lama' : 'patchmatch';
     ctx.progress(10, method === 'lama' ? 'inpainting (LaMa)' : 'inpainting (PatchMatch)');
     const t0 = performance.now();

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import type { InputFile, OutputFile, RunContext } from '../../../core/tool.js';
 import { getSharp, type ImageFormat, normalizeFormat, outputOf, sameFormatAs, supportsAlpha, writeImage } from '../../../engines/sharp.js';
-import { isBundleInstalled } from '../../bundles.js';
+import { featureNotInstalled, isBundleFileInstalled, isBundleInstalled, requireImportedFile } from '../../bundles.js';
 import { openInput } from '../_shared/b-decode.js';
 
 export const FORMATS = ['auto', 'png', 'jpg', 'jpeg', 'webp', 'tiff', 'gif', 'avif', 'heic', 'heif', 'jxl'] as const;
@@ -65,7 +65,21 @@ export async function writeRgb(ctx: RunContext, img: RgbImage, format: ImageForm
   return outputOf(out);
 }
 
-export const lamaInstalled = (dataDir: string) => isBundleInstalled(dataDir, 'object-eraser-colorize');
+export const ERASER = 'object-eraser-colorize';
+export const LAMA_FILE = 'lama-fp32.onnx';
+export const DDCOLOR_FILE = 'ddcolor.onnx';
+
+/** The model file of a bundle is installed (an import-only file counts once imported). */
+export const hasModelFile = (dataDir: string, bundle: string, file: string) => isBundleFileInstalled(dataDir, bundle, file);
+
+/**
+ * FEATURE_NOT_INSTALLED for a missing model file: the bundle (with `what`, e.g. which setting needs it),
+ * or the file an imported archive has not supplied yet. Call it when hasModelFile() said no.
+ */
+export async function missingModelFile(dataDir: string, toolId: string, bundle: string, file: string, what: string): Promise<never> {
+  if (await isBundleInstalled(dataDir, bundle)) await requireImportedFile(dataDir, toolId, bundle, file, `${toolId} (${what})`);
+  throw featureNotInstalled(toolId, [bundle], what);
+}
 
 /** 1-D pass of dilate(): out[i] = 1 when a set pixel lies within r along the line. */
 function grow1d(src: Uint8Array, dst: Uint8Array, start: number, step: number, n: number, r: number): void {

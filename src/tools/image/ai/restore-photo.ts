@@ -4,7 +4,10 @@ import { inpaint } from '../../../ai/tasks/inpaint.js';
 import { denoiseMedian, detectScratchesClassical, detectScratchesModel } from '../../../ai/tasks/restore.js';
 import { defineTool } from '../../../core/tool.js';
 import { isBundleInstalled } from '../../bundles.js';
-import { decodeRgb, dilate, modelData, outFormat, writeRgb } from './inpaint-common.js';
+import { GFPGAN_FILE } from '../../../ai/bundles/upscale-enhance.js';
+import { restoreFaces } from '../../../ai/tasks/enhance-faces.js';
+import { detectFaces } from '../../../ai/tasks/faces.js';
+import { DDCOLOR_FILE, decodeRgb, dilate, ERASER, hasModelFile, LAMA_FILE, modelData, outFormat, writeRgb } from './inpaint-common.js';
 
 const PRESETS = {
   light: { scratchRemoval: false, fidelity: 0.85, denoiseStrength: 15 },
@@ -20,7 +23,8 @@ export default defineTool({
     'Runs the steps its settings ask for, in order, and data.steps says how each ran. Scratches: found by the scratch-detection ' +
     'network (photo-restoration bundle) when installed, otherwise classically (thin marks that differ from their 7×7 median; ' +
     'fidelity raises the threshold), then filled by LaMa (object-eraser-colorize bundle) or classical PatchMatch completion. ' +
-    'Faces: GFPGAN of the upscale-enhance bundle; not available in this build, so the step is skipped with a warning. ' +
+    'Faces: GFPGAN (upscale-enhance bundle, by import) on the faces the face-detection bundle finds, blended by 1 − fidelity/2; ' +
+    'skipped with a warning in data when either is not installed. ' +
     'Denoise: median filter blended by denoiseStrength (classical). Colorize: DDColor (object-eraser-colorize), skipped with a ' +
     'warning when not installed. mode light/heavy presets scratchRemoval, fidelity and denoiseStrength; values sent explicitly win.',
   input: { kind: 'file', accept: ['image/*'] },
@@ -37,7 +41,7 @@ export default defineTool({
       .default('auto')
       .describe('Preset over scratchRemoval, fidelity and denoiseStrength; explicit values win.'),
   }),
-  needs: { optionalBundles: ['photo-restoration', 'object-eraser-colorize'] },
+  needs: { optionalBundles: ['photo-restoration', 'object-eraser-colorize', 'face-detection', 'upscale-enhance'] },
   ai: true,
   execution: 'long',
   output: 'image in the input format',
@@ -58,9 +62,12 @@ export default defineTool({
       signal: ctx.signal,
       progress: (f: number, stage?: string) => ctx.progress(from + f * (to - from), stage),
     });
-    const [restoration, eraser] = await Promise.all([
-      isBundleInstalled(ctx.dataDir, 'photo-restoration'),
-      isBundleInstalled(ctx.dataDir, 'object-eraser-colorize'),
+    const [restoration, lama, ddcolor, faceDetection, gfpgan] = await Promise.all([
+      hasModelFile(ctx.dataDir, 'photo-restoration', 'scratch-detection.onnx'),
+      hasModelFile(ctx.dataDir, ERASER, LAMA_FILE),
+      hasModelFile(ctx.dataDir, ERASER, DDCOLOR_FILE),
+      isBundleInstalled(ctx.dataDir, 'face-detection'),
+      hasModelFile(ctx.dataDir, 'upscale-enhance', GFPGAN_FILE),
     ]);
 
     if (scratchRemoval) {
@@ -85,7 +92,7 @@ export default defineTool({
       if (pixels && pixels < W * H) {
         const r = await inpaint(
           { width: W, height: H, rgb, mask },
-          { method: eraser ? 'lama' : 'patchmatch', model: 'lama-fp32', ...call(30, 60) },
+          { method: lama ? 'lama' : 'patchmatch', model: 'lama-fp32', ...call(30, 60) },
         );
         rgb = r.rgb;
         Object.assign(step, { inpaint: r.method, inpaintModel: r.info?.model ?? null, tiles: r.tiles });
@@ -94,9 +101,29 @@ export default defineTool({
     }
 
     if (s.faceEnhancement) {
-      const why = 'face enhancement skipped: GFPGAN (upscale-enhance bundle) is not available in this build';
-      warnings.push(why);
-      steps.push({ step: 'faces', skipped: true, reason: why });
+      if (faceDetection && gfpgan) {
+        ctx.progress(60, 'finding faces');
+        const faces = await detectFaces({ width: W, height: H, rgb }, { minConfidence: 0.5 }, call(60, 63));
+        // fidelity 0 gives GFPGAN's face in full; 1 keeps half of the original.
+        const strength = 1 - 0.5 * fidelity;
+        const restored = await restoreFaces({ width: W, height: H, channels: 3, data: rgb }, faces, strength, call(63, 68));
+        steps.push({
+          step: 'faces',
+          method: 'gfpgan',
+          faces: faces.length,
+          detector: faces.info.model,
+          model: restored.info?.model ?? null,
+          strength: +strength.toFixed(3),
+        });
+      } else {
+        const lacking = [
+          !faceDetection && 'face detection (face-detection bundle)',
+          !gfpgan && 'GFPGAN (upscale-enhance bundle, by import)',
+        ].filter(Boolean);
+        const why = `face enhancement skipped: ${lacking.join(' and ')} not installed`;
+        warnings.push(why);
+        steps.push({ step: 'faces', skipped: true, reason: why });
+      }
     }
 
     if (s.denoise && denoiseStrength > 0) {
@@ -106,7 +133,7 @@ export default defineTool({
     }
 
     if (s.colorize) {
-      if (eraser) {
+      if (ddcolor) {
         const r = await colorizeDDColor({ width: W, height: H, rgb }, s.colorizeStrength / 100, call(70, 90));
         rgb = r.rgb;
         steps.push({ step: 'colorize', method: 'ddcolor', ...modelData(r.info), strength: s.colorizeStrength });
