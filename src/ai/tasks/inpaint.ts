@@ -227,6 +227,7 @@ export async function inpaint(img: FillImage, opts: InpaintOptions): Promise<Inp
     // A working pixel is a hole when any full-size pixel under it is.
     const m = await sharp(Buffer.from(mask.map((v) => (v ? 255 : 0))), { raw: { width: region.width, height: region.height, channels: 1 } })
       .resize(ww, wh, { fit: 'fill', kernel: 'linear' })
+      .extractChannel(0)
       .raw()
       .toBuffer();
     mask = Uint8Array.from(m, (v) => (v > 0 ? 1 : 0));

@@ -66,6 +66,7 @@ export async function detectScratchesClassical(grey: Uint8Array, W: number, H: n
   const sharp = await getSharp();
   const med = await sharp(grey, { raw: { width: W, height: H, channels: 1 } })
     .median(7)
+    .extractChannel(0)
     .raw()
     .toBuffer();
   const cand = new Uint8Array(W * H);
