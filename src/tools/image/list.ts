@@ -53,3 +53,5 @@ export { default as blurFaces } from './ai/blur-faces.js';
 export { default as redEyeRemoval } from './ai/red-eye-removal.js';
 export { default as smartCrop } from './ai/smart-crop.js';
 export { default as upscale } from './ai/upscale.js';
+export { default as noiseRemoval } from './ai/noise-removal.js';
+export { default as enhanceFaces } from './ai/enhance-faces.js';
