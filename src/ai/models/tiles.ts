@@ -99,6 +99,9 @@ export async function runTiled(img: RgbImage, scale: number, o: TileOptions, fn:
   let index = 0;
   for (const sy of ys) {
     for (const sx of xs) {
+      // Let the worker's event loop run first: a cancel arrives as a message, which a chain of
+      // already-resolved promises (wasm kernels answer synchronously) would never let in.
+      await new Promise((resolve) => setImmediate(resolve));
       ctx.signal.throwIfAborted();
       const rw = sx.to - sx.from;
       const rh = sy.to - sy.from;

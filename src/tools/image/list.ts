@@ -57,3 +57,5 @@ export { default as aiCanvasExpand } from './ai/ai-canvas-expand.js';
 export { default as colorize } from './ai/colorize.js';
 export { default as restorePhoto } from './ai/restore-photo.js';
 export { default as upscale } from './ai/upscale.js';
+export { default as noiseRemoval } from './ai/noise-removal.js';
+export { default as enhanceFaces } from './ai/enhance-faces.js';

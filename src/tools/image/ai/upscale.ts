@@ -79,7 +79,7 @@ export default defineTool({
     if (s.denoise > 0) {
       ctx.progress(2, 'denoising');
       const d = await denoiseRgb(
-        { width: W, height: H, rgb },
+        { width: W, height: H, rgb: rgb.slice() },
         { dataDir: ctx.dataDir, signal: ctx.signal, progress: (f) => ctx.progress(2 + f * 18, 'denoising') },
       );
       rgb = mixRgb(rgb, d.rgb, s.denoise);
@@ -111,7 +111,7 @@ export default defineTool({
     if (s.faceEnhance) {
       ctx.progress(76, 'detecting faces');
       const call = { dataDir: ctx.dataDir, signal: ctx.signal };
-      const faces = await detectFaces({ width: pw, height: ph, rgb: pixels }, { minConfidence: 0.5 }, call);
+      const faces = await detectFaces({ width: pw, height: ph, rgb: pixels.slice() }, { minConfidence: 0.5 }, call);
       ctx.progress(82, 'restoring faces');
       const restored = await restoreFaces({ width: pw, height: ph, channels: 3, data: pixels }, faces, 1, call);
       data.faceEnhance = { faces: faces.length, model: restored.info?.model ?? 'gfpgan', detector: faces.info.model };
