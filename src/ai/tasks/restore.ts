@@ -113,17 +113,3 @@ export async function detectScratchesClassical(grey: Uint8Array, W: number, H: n
   }
   return mask;
 }
-
-/** Median denoise (3×3, or 5×5 above strength 60) blended with the photo by strength 0–100. */
-export async function denoiseMedian(rgb: Uint8Array, W: number, H: number, strength: number): Promise<Uint8Array> {
-  const sharp = await getSharp();
-  const size = strength > 60 ? 5 : 3;
-  const med = await sharp(rgb, { raw: { width: W, height: H, channels: 3 } })
-    .median(size)
-    .raw()
-    .toBuffer();
-  const k = Math.min(1, Math.max(0, strength / 100));
-  const out = new Uint8Array(rgb.length);
-  for (let i = 0; i < rgb.length; i++) out[i] = Math.round(rgb[i]! + (med[i]! - rgb[i]!) * k);
-  return out;
-}

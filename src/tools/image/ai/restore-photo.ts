@@ -1,12 +1,13 @@
 import { z } from 'zod';
 import { colorizeDDColor } from '../../../ai/tasks/colorize.js';
 import { inpaint } from '../../../ai/tasks/inpaint.js';
-import { denoiseMedian, detectScratchesClassical, detectScratchesModel } from '../../../ai/tasks/restore.js';
+import { detectScratchesClassical, detectScratchesModel } from '../../../ai/tasks/restore.js';
 import { defineTool } from '../../../core/tool.js';
 import { isBundleInstalled } from '../../bundles.js';
 import { GFPGAN_FILE } from '../../../ai/bundles/upscale-enhance.js';
 import { restoreFaces } from '../../../ai/tasks/enhance-faces.js';
 import { detectFaces } from '../../../ai/tasks/faces.js';
+import { nonLocalMeans, noiseSigma } from './denoise-common.js';
 import { DDCOLOR_FILE, decodeRgb, dilate, ERASER, hasModelFile, LAMA_FILE, modelData, outFormat, writeRgb } from './inpaint-common.js';
 
 const PRESETS = {
@@ -25,7 +26,7 @@ export default defineTool({
     'fidelity raises the threshold), then filled by LaMa (object-eraser-colorize bundle) or classical PatchMatch completion. ' +
     'Faces: GFPGAN (upscale-enhance bundle, by import) on the faces the face-detection bundle finds, blended by 1 − fidelity/2; ' +
     'skipped with a warning in data when either is not installed. ' +
-    'Denoise: median filter blended by denoiseStrength (classical). Colorize: DDColor (object-eraser-colorize), skipped with a ' +
+    'Denoise: non-local means (classical, as noise-removal quick), by denoiseStrength and fidelity. Colorize: DDColor (object-eraser-colorize), skipped with a ' +
     'warning when not installed. mode light/heavy presets scratchRemoval, fidelity and denoiseStrength; values sent explicitly win.',
   input: { kind: 'file', accept: ['image/*'] },
   settings: z.object({
@@ -127,9 +128,13 @@ export default defineTool({
     }
 
     if (s.denoise && denoiseStrength > 0) {
-      ctx.progress(65, 'denoising');
-      rgb = await denoiseMedian(rgb, W, H, denoiseStrength);
-      steps.push({ step: 'denoise', method: 'median', model: null, strength: denoiseStrength });
+      ctx.progress(68, 'denoising');
+      // Non-local means (noise-removal's quick tier): σ measured on the photo, scaled by strength; fidelity keeps detail.
+      const base = Math.max(0.5, noiseSigma(rgb, W, H, 3));
+      const h = base * (denoiseStrength / 50) * (1.25 - 0.5 * fidelity);
+      rgb = Uint8Array.from(rgb);
+      nonLocalMeans(rgb, W, H, 3, { hLuma: h, hChroma: h, noise: base, signal: ctx.signal });
+      steps.push({ step: 'denoise', method: 'non-local means', model: null, strength: denoiseStrength, sigma: +h.toFixed(2) });
     }
 
     if (s.colorize) {
