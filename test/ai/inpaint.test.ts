@@ -25,8 +25,9 @@ import { getTool } from '../../src/tools/index.js';
 import { inputFile, type RunOutcome, runTool } from '../../src/tools/run-tool.js';
 import { kiln } from '../helpers/cli.js';
 import { tempDir } from '../helpers/fixtures.js';
-import { cachedTarball } from './install-helper.js';
-import { onnxModel } from './onnx-builder.js';
+import { GFPGAN_FILE } from '../../src/ai/bundles/upscale-enhance.js';
+import { cachedTarball, installForTest } from './install-helper.js';
+import { gfpganLike, onnxModel } from './onnx-builder.js';
 
 const dir = tempDir('kiln-inpaint-');
 const emptyData = tempDir('kiln-inpaint-nodata-');
@@ -646,5 +647,39 @@ describe('with imported models (tiny networks of the same shapes)', () => {
     let white = 0;
     for (let p = 0; p < W * H; p++) if (scratch[p] && out.data[p * 3 + 1]! > 240) white++;
     assert.equal(white, 0, 'no scratch left');
+  });
+});
+
+describe('restore-photo face enhancement', () => {
+  it('runs GFPGAN (a tiny network of its shape, imported) on the faces the face-detection bundle finds', async () => {
+    const data = tempDir('kiln-restore-faces-');
+    await installForTest('face-detection', data);
+    await installForTest('upscale-enhance', data);
+    const pack = mkdtempSync(path.join(dir, 'gfpgan-'));
+    mkdirSync(path.join(pack, 'files'));
+    writeFileSync(path.join(pack, 'files', GFPGAN_FILE), gfpganLike());
+    const b = findBundle('upscale-enhance')!;
+    writeFileSync(
+      path.join(pack, ARCHIVE_INDEX),
+      JSON.stringify({ format: 'kiln-bundle/1', bundle: b.id, version: b.version, files: [], runtimes: [] }),
+    );
+    const archive = path.join(dir, 'gfpgan.tar');
+    await exec('tar', ['-cf', archive, '-C', pack, ARCHIVE_INDEX, 'files']);
+    await importBundle(data, archive);
+    const face = findBundle('face-detection')!.files[0]!.source as { tarball: Parameters<typeof cachedTarball>[0] };
+    await exec('tar', ['-xzf', await cachedTarball(face.tarball), '-C', dir, '--strip-components=2', 'package/demo/sample1.jpg']);
+    const r = await run('restore-photo', path.join(dir, 'sample1.jpg'), { scratchRemoval: false, denoise: false, fidelity: 0 }, {}, data);
+    const f = (r.data?.steps as Record<string, unknown>[]).find((s) => s.step === 'faces')!;
+    assert.equal(f.method, 'gfpgan');
+    assert.equal(f.model, 'gfpgan');
+    assert.equal(f.faces, 3);
+    assert.equal(f.strength, 1);
+    assert.deepEqual(r.data?.warnings, []);
+    // The network negates its crop: the faces changed, a corner far from them did not.
+    const before = await rgbOf(path.join(dir, 'sample1.jpg'));
+    const after = await rgbOf(r.file!);
+    const at = (img: typeof before, x: number, y: number) => img.data[(y * img.width + x) * 3]!;
+    assert.ok(Math.abs(at(after, 502, 473) - at(before, 502, 473)) > 40, 'face centre changed');
+    assert.ok(Math.abs(at(after, 5, 5) - at(before, 5, 5)) < 6, 'corner unchanged (JPEG re-encode only)');
   });
 });
