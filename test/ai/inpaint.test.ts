@@ -25,6 +25,7 @@ import { getTool } from '../../src/tools/index.js';
 import { inputFile, type RunOutcome, runTool } from '../../src/tools/run-tool.js';
 import { kiln } from '../helpers/cli.js';
 import { tempDir } from '../helpers/fixtures.js';
+import { api, filePart, form, startServer } from '../helpers/server.js';
 import { GFPGAN_FILE } from '../../src/ai/bundles/upscale-enhance.js';
 import { cachedTarball, installForTest } from './install-helper.js';
 import { gfpganLike, onnxModel } from './onnx-builder.js';
@@ -681,5 +682,48 @@ describe('restore-photo face enhancement', () => {
     const at = (img: typeof before, x: number, y: number) => img.data[(y * img.width + x) * 3]!;
     assert.ok(Math.abs(at(after, 502, 473) - at(before, 502, 473)) > 40, 'face centre changed');
     assert.ok(Math.abs(at(after, 5, 5) - at(before, 5, 5)) < 6, 'corner unchanged (JPEG re-encode only)');
+  });
+});
+
+describe('over HTTP', () => {
+  it('POST erase-object with the mask upload and format as a form field; a large mask is 409 naming the import', async () => {
+    const s = await startServer({ dataDir: emptyData, env: { SYNC_WAIT_MS: '120000' } });
+    try {
+      const W = 200;
+      const H = 150;
+      const { withObj, mask } = await scene(W, H, 100, 75, 14);
+      const input = await png('http-obj.png', withObj, W, H);
+      const maskFile = await png('http-mask.png', mask, W, H, 1);
+      const r = await api(
+        s,
+        s.token,
+        'POST',
+        '/api/v1/tools/image/erase-object',
+        await form({ file: await filePart(input), mask: await filePart(maskFile), format: 'webp' }),
+      );
+      assert.equal(r.status, 200, r.text);
+      assert.equal(r.body.data.method, 'patchmatch');
+      const dl = await fetch(s.url + r.body.downloadUrl, { headers: { authorization: `Bearer ${s.token}` } });
+      const m = await sharp(Buffer.from(await dl.arrayBuffer())).metadata();
+      assert.deepEqual([m.format, m.width, m.height], ['webp', W, H]);
+
+      const big = Buffer.alloc(W * H, 255);
+      big.fill(0, 0, W * 10);
+      const bigFile = await png('http-big.png', big, W, H, 1);
+      const e = await api(
+        s,
+        s.token,
+        'POST',
+        '/api/v1/tools/image/erase-object',
+        await form({ file: await filePart(input), mask: await filePart(bigFile) }),
+      );
+      assert.equal(e.status, 409, e.text);
+      assert.equal(e.body.error.code, 'FEATURE_NOT_INSTALLED');
+      assert.match(e.body.error.message, /POST \/api\/v1\/admin\/features\/import/);
+      const none = await api(s, s.token, 'POST', '/api/v1/tools/image/erase-object', await form({ file: await filePart(input) }));
+      assert.equal(none.status, 400, 'the mask is required');
+    } finally {
+      await s.close();
+    }
   });
 });
