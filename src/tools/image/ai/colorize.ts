@@ -37,7 +37,7 @@ export default defineTool({
     let data: Record<string, unknown>;
     let rgb: Uint8Array;
     if (s.model === 'opencv') {
-      rgb = colorizeTint(img, s.intensity);
+      rgb = await colorizeTint(img, s.intensity, ctx.signal);
       data = {
         method: 'tint',
         model: null,
