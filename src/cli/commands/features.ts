@@ -60,7 +60,8 @@ async function bundlesFor(name: string): Promise<{ bundles: string[]; tool?: str
   const { findTool } = await import('../../tools/index.js');
   const tool = findTool(name);
   if (!tool) throw new KilnError('USAGE_ERROR', `No tool or feature bundle named ${name}; bundles: ${BUNDLE_IDS.join(', ')}.`);
-  const bundles = tool.needs?.bundles ?? [];
+  // Optional bundles too: they add a tier or setting (noise-removal's model tiers, deepEnhance).
+  const bundles = [...(tool.needs?.bundles ?? []), ...(tool.needs?.optionalBundles ?? [])];
   if (!bundles.length) throw new KilnError('USAGE_ERROR', `${name} needs no feature bundle.`);
   return { bundles, tool: name };
 }
