@@ -111,3 +111,17 @@ export async function missingBundles(dataDir: string, needed: readonly string[])
   }
   return out;
 }
+
+/**
+ * Import-only files (`bundle/file`) a whole tool needs (its id in the file's `usedBy`) that are not
+ * imported, for bundles that are otherwise installed: with one missing the tool is not available.
+ */
+export async function missingToolFiles(dataDir: string, toolId: string, needed: readonly string[]): Promise<string[]> {
+  const out: string[] = [];
+  for (const id of needed) {
+    const b = findBundle(id);
+    if (!b || !(await isBundleCurrent(dataDir, b))) continue;
+    for (const f of await missingImports(dataDir, b)) if (f.usedBy?.includes(toolId)) out.push(`${id}/${f.name}`);
+  }
+  return out;
+}

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { cpSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { before, describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import sharp from 'sharp';
 import { findBundle } from '../../src/ai/bundles/list.js';
 import { DENOISE_FILE, GFPGAN_FILE } from '../../src/ai/bundles/upscale-enhance.js';
@@ -24,6 +24,7 @@ import { getTool } from '../../src/tools/index.js';
 import { inputFile, type RunOutcome, runTool } from '../../src/tools/run-tool.js';
 import { kiln } from '../helpers/cli.js';
 import { tempDir } from '../helpers/fixtures.js';
+import { api, filePart, form, startServer, type TestServer } from '../helpers/server.js';
 import { cachedTarball, installForTest } from './install-helper.js';
 import { denoiseLike, gfpganLike } from './onnx-builder.js';
 
@@ -392,6 +393,34 @@ describe('without the bundle', () => {
       env: { KILN_DATA_DIR: empty },
     });
     assert.equal(nr.code, 0, `quick needs no model: ${nr.stderr}`);
+  });
+});
+
+describe('over HTTP', () => {
+  let s: TestServer;
+  before(async () => {
+    s = await startServer({ dataDir, env: { SYNC_WAIT_MS: '120000' } });
+  });
+  after(() => s.close());
+
+  it('POST /api/v1/tools/image/upscale gives scale × the input; the catalog and the admin list say what is missing', async () => {
+    const r = await api(s, s.token, 'POST', '/api/v1/tools/image/upscale', await form({ file: await filePart(path.join(dir, 'chart-64.png')), settings: JSON.stringify({ scale: 2, model: 'slim' }) }));
+    assert.equal(r.status, 200, r.text);
+    const dl = await fetch(s.url + r.body.downloadUrl, { headers: { authorization: `Bearer ${s.token}` } });
+    const m = await sharp(Buffer.from(await dl.arrayBuffer())).metadata();
+    assert.deepEqual([m.width, m.height], [128, 128]);
+    const nr = await api(s, s.token, 'POST', '/api/v1/tools/image/noise-removal', await form({ file: await filePart(path.join(dir, 'chart-64.png')), settings: JSON.stringify({ tier: 'quality' }) }));
+    assert.equal(nr.status, 409, nr.text);
+    assert.equal(nr.body.error.code, 'FEATURE_NOT_INSTALLED');
+    const tools = await api(s, s.token, 'GET', '/api/v1/tools');
+    const ef = tools.body.tools.find((t: { id: string }) => t.id === 'enhance-faces');
+    assert.equal(ef.available, false);
+    assert.deepEqual(ef.missingFiles, [`upscale-enhance/${GFPGAN_FILE}`]);
+    assert.equal(tools.body.tools.find((t: { id: string }) => t.id === 'upscale').available, true);
+    const f = await api(s, s.token, 'GET', '/api/v1/admin/features/upscale-enhance');
+    assert.equal(f.status, 200, f.text);
+    assert.equal(f.body.state, 'installed');
+    assert.deepEqual(f.body.imports.map((i: { state: string }) => i.state), ['missing', 'missing']);
   });
 });
 

@@ -20,8 +20,20 @@ export default defineBundle({
     'LaMa (Samsung AI, Apache-2.0) and DDColor (Apache-2.0); installed by import only — no published digest to pin a download to.',
   runtimes: ['onnxruntime'],
   files: [
-    { name: 'lama-fp32.onnx', size: null, sha256: null, source: { kind: 'import' } },
-    { name: 'ddcolor.onnx', size: null, sha256: null, source: { kind: 'import' } },
+    {
+      name: 'lama-fp32.onnx',
+      size: null,
+      sha256: null,
+      source: { kind: 'import' },
+      usedBy: ['erase-object (masks beyond the classical limit)', 'ai-canvas-expand tier balanced/high', 'restore-photo scratch fill'],
+    },
+    {
+      name: 'ddcolor.onnx',
+      size: null,
+      sha256: null,
+      source: { kind: 'import' },
+      usedBy: ['colorize model auto/ddcolor', 'restore-photo colorize'],
+    },
   ],
   tools: ['erase-object', 'ai-canvas-expand', 'colorize'],
 });

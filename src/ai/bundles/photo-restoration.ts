@@ -16,6 +16,8 @@ export default defineBundle({
   licence: 'MIT',
   licenceNote: 'Scratch detection from microsoft/Bringing-Old-Photos-Back-to-Life (MIT); installed by import only.',
   runtimes: ['onnxruntime'],
-  files: [{ name: 'scratch-detection.onnx', size: null, sha256: null, source: { kind: 'import' } }],
+  files: [
+    { name: 'scratch-detection.onnx', size: null, sha256: null, source: { kind: 'import' }, usedBy: ['restore-photo scratch detection'] },
+  ],
   tools: ['restore-photo'],
 });

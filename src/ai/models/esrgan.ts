@@ -63,25 +63,32 @@ const pair = (v: unknown): [number, number] => (Array.isArray(v) ? [Number(v[0])
 function measure(layers: KerasLayer[], scale: number): { radius: number; bytesPerPixel: number } {
   const radiusOf = new Map<string, number>();
   const scaleOf = new Map<string, number>();
+  const channelsOf = new Map<string, number>();
   let widest = 0;
   for (const l of layers) {
     const ins = (l.inbound_nodes[0] ?? []).map((n) => n[0]);
     const r = Math.max(0, ...ins.map((n) => radiusOf.get(n) ?? 0));
-    const s = Math.max(1, ...ins.map((n) => scaleOf.get(n) ?? 1));
+    let s = Math.max(1, ...ins.map((n) => scaleOf.get(n) ?? 1));
+    let ch = Math.max(0, ...ins.map((n) => channelsOf.get(n) ?? 3));
     let rr = r;
-    let ss = s;
-    if (l.class_name === 'Conv2D') {
+    if (l.class_name === 'InputLayer') ch = 3;
+    else if (l.class_name === 'Conv2D') {
       const [kh] = pair(l.config.kernel_size);
-      rr = r + (((kh - 1) / 2) * Number(pair(l.config.dilation_rate ?? 1)[0])) / s;
-      widest = Math.max(widest, Number(l.config.filters) * s * s);
-    } else if (l.class_name === 'UpSampling2D') ss = s * pair(l.config.size)[0];
-    else if (l.class_name.startsWith('PixelShuffle')) ss = s * scale;
-    if (l.class_name === 'Concatenate') widest = Math.max(widest, 64 * ins.length * s * s);
+      rr = r + (((kh - 1) / 2) * pair(l.config.dilation_rate ?? 1)[0]) / s;
+      ch = Number(l.config.filters);
+    } else if (l.class_name === 'Concatenate') ch = ins.reduce((n, x) => n + (channelsOf.get(x) ?? 0), 0);
+    else if (l.class_name === 'UpSampling2D') s *= pair(l.config.size)[0];
+    else if (l.class_name.startsWith('PixelShuffle')) {
+      s *= scale;
+      ch = Math.max(1, ch / (scale * scale));
+    }
     radiusOf.set(l.name, rr);
-    scaleOf.set(l.name, ss);
+    scaleOf.set(l.name, s);
+    channelsOf.set(l.name, ch);
+    widest = Math.max(widest, ch * s * s);
   }
   const radius = Math.ceil(Math.max(0, ...radiusOf.values())) + 1;
-  // float32; a few maps of the widest size live at once.
+  // float32; the widest map, its input and the next one live at once.
   return { radius, bytesPerPixel: 4 * 3 * widest };
 }
 

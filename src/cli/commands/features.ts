@@ -60,9 +60,8 @@ async function bundlesFor(name: string): Promise<{ bundles: string[]; tool?: str
   const { findTool } = await import('../../tools/index.js');
   const tool = findTool(name);
   if (!tool) throw new KilnError('USAGE_ERROR', `No tool or feature bundle named ${name}; bundles: ${BUNDLE_IDS.join(', ')}.`);
-  const { findBundle } = await import('../../ai/bundles/list.js');
-  // Optional bundles (a tool's model tier) count once this kiln can install them.
-  const bundles = [...(tool.needs?.bundles ?? []), ...(tool.needs?.optionalBundles ?? []).filter((b) => findBundle(b))];
+  // Optional bundles too: they add a tier or setting (noise-removal's model tiers, deepEnhance).
+  const bundles = [...(tool.needs?.bundles ?? []), ...(tool.needs?.optionalBundles ?? [])];
   if (!bundles.length) throw new KilnError('USAGE_ERROR', `${name} needs no feature bundle.`);
   return { bundles, tool: name };
 }

@@ -20,6 +20,8 @@ export interface NlmOptions {
   /** Search radius (11×11 window at 5). */
   search?: number;
   signal?: AbortSignal;
+  /** Fraction done 0–1, once per row of search offsets. */
+  progress?: (fraction: number) => void;
 }
 
 /**
@@ -36,6 +38,7 @@ function nlmPlanes(
   pr: number,
   sr: number,
   signal?: AbortSignal,
+  progress?: (fraction: number) => void,
 ): Float32Array[] {
   const live = planes.filter((p) => p.sigma > 0);
   if (!live.length) return planes.map((p) => p.src);
@@ -48,6 +51,7 @@ function nlmPlanes(
   const twoVar = 2 * guideSigma * guideSigma;
   for (let dy = -sr; dy <= sr; dy++) {
     signal?.throwIfAborted();
+    progress?.((dy + sr) / (2 * sr + 1));
     for (let dx = -sr; dx <= sr; dx++) {
       if (dx === 0 && dy === 0) continue;
       // Integral image of (G(p) − G(p + d))², edges clamped.
@@ -125,6 +129,7 @@ export function nonLocalMeans(px: Uint8Array, w: number, h: number, channels: nu
     pr,
     sr,
     o.signal,
+    o.progress,
   ) as [Float32Array, Float32Array, Float32Array];
   const c8 = (v: number) => (v <= 0 ? 0 : v >= 255 ? 255 : Math.round(v));
   for (let p = 0; p < n; p++) {

@@ -4,7 +4,8 @@ import { getSharp, outputOf, sameFormatAs, supportsAlpha, writeImage } from '../
 import { DENOISE_FILE } from '../../../ai/bundles/upscale-enhance.js';
 import { denoiseRgb } from '../../../ai/tasks/upscale.js';
 import { requireImportedFile } from '../../bundles.js';
-import { nonLocalMeans, noiseSigma } from './denoise-common.js';
+import { noiseSigma } from './denoise-common.js';
+import { nonLocalMeansOffThread } from './nlm-worker.js';
 import { decodeOriented } from './face-common.js';
 
 const TIERS = ['quick', 'balanced', 'quality', 'maximum'] as const;
@@ -79,7 +80,11 @@ export default defineTool({
       const hLuma = base * (s.strength / 50) * detail;
       const hChroma = base * (s.colorNoise / 30) * (s.strength > 0 ? 1 : 0);
       ctx.progress(10, 'non-local means');
-      nonLocalMeans(px, W, H, 4, { hLuma, hChroma, noise: base, signal: ctx.signal });
+      const filtered = await nonLocalMeansOffThread(
+        { px: new Uint8Array(px), width: W, height: H, channels: 4, opts: { hLuma, hChroma, noise: base } },
+        { signal: ctx.signal, progress: (f) => ctx.progress(10 + f * 80, 'non-local means') },
+      );
+      px.set(filtered);
       data = {
         method: 'non-local means',
         model: null,

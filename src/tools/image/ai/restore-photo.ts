@@ -7,9 +7,8 @@ import { isBundleInstalled } from '../../bundles.js';
 import { GFPGAN_FILE } from '../../../ai/bundles/upscale-enhance.js';
 import { restoreFaces } from '../../../ai/tasks/enhance-faces.js';
 import { detectFaces } from '../../../ai/tasks/faces.js';
-import { runWorker } from '../_shared/b-worker.js';
 import { noiseSigma } from './denoise-common.js';
-import type { DenoiseJob } from './restore-denoise-worker.js';
+import { nonLocalMeansOffThread } from './nlm-worker.js';
 import { DDCOLOR_FILE, decodeRgb, dilate, ERASER, hasModelFile, LAMA_FILE, modelData, outFormat, writeRgb } from './inpaint-common.js';
 
 const PRESETS = {
@@ -134,9 +133,10 @@ export default defineTool({
       // Non-local means (noise-removal's quick tier): σ measured on the photo, scaled by strength; fidelity keeps detail.
       const base = Math.max(0.5, noiseSigma(rgb, W, H, 3));
       const h = base * (denoiseStrength / 50) * (1.25 - 0.5 * fidelity);
-      const job: DenoiseJob = { rgb, width: W, height: H, options: { hLuma: h, hChroma: h, noise: base } };
-      rgb = (await runWorker<{ rgb: Uint8Array }>(new URL('./restore-denoise-worker.js', import.meta.url), job, ctx.signal, 'Denoising'))
-        .rgb;
+      rgb = await nonLocalMeansOffThread(
+        { px: Uint8Array.from(rgb), width: W, height: H, channels: 3, opts: { hLuma: h, hChroma: h, noise: base } },
+        { signal: ctx.signal, progress: (f) => ctx.progress(68 + f * 2, 'denoising') },
+      );
       steps.push({ step: 'denoise', method: 'non-local means', model: null, strength: denoiseStrength, sigma: +h.toFixed(2) });
     }
 

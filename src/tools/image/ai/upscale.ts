@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { KilnError } from '../../../core/errors.js';
+import { MAX_INPUT_PIXELS } from '../../../core/limits.js';
 import { defineTool } from '../../../core/tool.js';
 import { getSharp, normalizeFormat, outputOf, sameFormatAs, supportsAlpha, writeImage } from '../../../engines/sharp.js';
 import { detectFaces } from '../../../ai/tasks/faces.js';
@@ -73,6 +75,12 @@ export default defineTool({
     const H = img.height;
     const outW = Math.round(W * s.scale);
     const outH = Math.round(H * s.scale);
+    if (outW * outH > MAX_INPUT_PIXELS) {
+      throw new KilnError(
+        'LIMIT_EXCEEDED',
+        `upscale: ${W}×${H} × ${s.scale} would be ${outW}×${outH} (${((outW * outH) / 1e6).toFixed(0)} MP), above the ${MAX_INPUT_PIXELS / 1e6} MP image limit (KILN_MAX_PIXELS).`,
+      );
+    }
     let rgb = rgbOf(img.rgba, W * H);
     const data: Record<string, unknown> = {};
     const t0 = performance.now();
