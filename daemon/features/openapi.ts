@@ -36,6 +36,20 @@ const status: Json = {
     licenceNote: { type: 'string' },
     tools: { type: 'array', items: { type: 'string' } },
     runtimes: { type: 'array', items: { type: 'object', properties: { id: { type: 'string' }, installed: { type: 'boolean' } } } },
+    imports: {
+      type: 'array',
+      description: 'Files with no verifiable download, installed only from an imported archive; the bundle installs without them.',
+      items: {
+        type: 'object',
+        properties: {
+          file: { type: 'string' },
+          state: { type: 'string', enum: ['installed', 'missing'] },
+          usedBy: { type: 'array', items: { type: 'string' } },
+          sha256: { type: 'string', description: 'Recorded at import.' },
+          install: { type: 'string' },
+        },
+      },
+    },
   },
 };
 

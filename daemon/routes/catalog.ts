@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import { GROUP_TITLES, SECTIONS } from '../../src/core/tool.js';
 import { describeSettings } from '../../src/core/settings.js';
-import { missingBundles } from '../../src/ai/features.js';
+import { missingBundles, missingToolFiles } from '../../src/ai/features.js';
 import { findTool } from '../../src/tools/index.js';
 import { routeOf, targets } from '../jobs/targets.js';
 import { errorResponses, json } from '../openapi/common.js';
@@ -60,7 +60,9 @@ export async function catalogRoutes(app: FastifyInstance): Promise<void> {
     for (const t of catalog.tools) {
       const needed = findTool(t.id)?.needs?.bundles ?? [];
       const missing = needed.length ? await missingBundles(dataDir, needed) : [];
-      tools.push({ ...t, available: missing.length === 0, missingBundles: missing });
+      // Import-only files the tool needs (e.g. GFPGAN for enhance-faces): not available until imported.
+      const files = needed.length ? await missingToolFiles(dataDir, t.id, needed) : [];
+      tools.push({ ...t, available: missing.length === 0 && files.length === 0, missingBundles: missing, ...(files.length && { missingFiles: files }) });
     }
     return reply.type('application/json; charset=utf-8').send(JSON.stringify({ ...catalog, tools }));
   });

@@ -47,7 +47,8 @@ export async function featureRoutes(app: FastifyInstance): Promise<void> {
     const { toolId } = request.params as { toolId: string };
     const tool = findTool(toolId);
     if (!tool) throw new KilnError('NOT_FOUND', `No tool ${toolId}.`);
-    const bundles = tool.needs?.bundles ?? [];
+    // Optional bundles too: they add a tier or setting (noise-removal's model tiers, deepEnhance).
+    const bundles = [...(tool.needs?.bundles ?? []), ...(tool.needs?.optionalBundles ?? [])];
     if (!bundles.length) throw new KilnError('VALIDATION_ERROR', `${toolId} needs no feature bundle.`, { reason: 'no-bundle' });
     const unknown = bundles.filter((b) => !findBundle(b));
     if (unknown.length) {

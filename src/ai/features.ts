@@ -6,9 +6,10 @@
 import { KilnError } from '../core/errors.js';
 import { findBundle } from './bundles/list.js';
 import { BUNDLE_IDS } from './bundles/manifest.js';
-import { downloadsOf, isBundleCurrent, isRuntimeInstalled } from './install/installer.js';
+import { downloadsOf, importOnly, isBundleCurrent, isRuntimeInstalled, missingImports } from './install/installer.js';
 import { readInstalled } from './install/layout.js';
 import type { InstallQueue } from './install/queue.js';
+import { ARCHIVE_INDEX } from './install/archive.js';
 
 export type FeatureState = 'missing' | 'queued' | 'installing' | 'installed' | 'failed' | 'unavailable';
 
@@ -27,6 +28,12 @@ export interface FeatureStatus {
   licenceNote?: string;
   tools: string[];
   runtimes: { id: string; installed: boolean }[];
+  /**
+   * Files with no verifiable download (installed only from an imported archive), each installed
+   * (with the digest recorded at import) or missing, and the tools or settings that need it. A bundle
+   * is `installed` without them; those tools answer FEATURE_NOT_INSTALLED naming the import.
+   */
+  imports?: { file: string; state: 'installed' | 'missing'; usedBy: string[]; sha256?: string; install: string }[];
 }
 
 async function statusOf(dataDir: string, id: string, queue?: InstallQueue): Promise<FeatureStatus> {
@@ -62,7 +69,23 @@ async function statusOf(dataDir: string, id: string, queue?: InstallQueue): Prom
     licenceNote: b.licenceNote,
     tools: b.tools,
     runtimes: rt,
+    ...(b.files.some(importOnly) && { imports: await importsOf(dataDir, b) }),
   };
+}
+
+async function importsOf(dataDir: string, b: NonNullable<ReturnType<typeof findBundle>>): Promise<NonNullable<FeatureStatus['imports']>> {
+  const missing = new Set((await missingImports(dataDir, b)).map((f) => f.name));
+  const rec = await readInstalled(dataDir, 'bundle', b.id);
+  return b.files.filter(importOnly).map((f) => {
+    const sha256 = missing.has(f.name) ? undefined : rec?.files?.find((x) => x.name === f.name)?.sha256;
+    return {
+      file: f.name,
+      state: missing.has(f.name) ? ('missing' as const) : ('installed' as const),
+      usedBy: f.usedBy ?? b.tools,
+      ...(sha256 && { sha256 }),
+      install: `kiln features import FILE (an archive with ${ARCHIVE_INDEX} and files/${f.name}), or POST /api/v1/admin/features/import`,
+    };
+  });
 }
 
 export async function listFeatures(dataDir: string, queue?: InstallQueue): Promise<FeatureStatus[]> {
@@ -85,6 +108,20 @@ export async function missingBundles(dataDir: string, needed: readonly string[])
       (await isBundleCurrent(dataDir, b)) &&
       (await Promise.all(downloadsOf(b).runtimes.map((r) => isRuntimeInstalled(dataDir, r)))).every(Boolean);
     if (!ok) out.push(id);
+  }
+  return out;
+}
+
+/**
+ * Import-only files (`bundle/file`) a whole tool needs (its id in the file's `usedBy`) that are not
+ * imported, for bundles that are otherwise installed: with one missing the tool is not available.
+ */
+export async function missingToolFiles(dataDir: string, toolId: string, needed: readonly string[]): Promise<string[]> {
+  const out: string[] = [];
+  for (const id of needed) {
+    const b = findBundle(id);
+    if (!b || !(await isBundleCurrent(dataDir, b))) continue;
+    for (const f of await missingImports(dataDir, b)) if (f.usedBy?.includes(toolId)) out.push(`${id}/${f.name}`);
   }
   return out;
 }

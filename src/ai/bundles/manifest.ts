@@ -33,11 +33,17 @@ export type FileSource =
 export interface BundleFile {
   /** Path inside the bundle directory (what models ask for). */
   name: string;
-  /** Exact byte size. */
-  size: number;
+  /** Exact byte size; null only for `import` sources whose size is not published (recorded at import). */
+  size: number | null;
   /** SHA-256 (hex) of the file itself; null only for `import` sources, whose digest is recorded at import. */
   sha256: string | null;
   source: FileSource;
+  /**
+   * For an `import` file in a bundle that also has downloadable files: the tools (or `tool setting`)
+   * that need it. `kiln features install` installs the downloadable files and reports this one as
+   * missing with these tools; only an imported archive supplies it.
+   */
+  usedBy?: string[];
 }
 
 export interface BundleManifest {

@@ -35,6 +35,9 @@ class ModelHost {
     w.on('error', (e) => this.failAll(new KilnError('INTERNAL', `The AI worker failed: ${e.message}`)));
     w.on('exit', (code) => {
       if (this.worker === w) this.worker = undefined;
+      // A stats question asked while the worker was stopping gets no answer from it: none is loaded now.
+      for (const answer of this.statsWaiters.values()) answer([]);
+      this.statsWaiters.clear();
       this.failAll(new KilnError('INTERNAL', `The AI worker stopped (exit code ${code}).`));
     });
     w.unref();

@@ -16,8 +16,8 @@ import { findBundle } from '../bundles/list.js';
 import type { BundleManifest } from '../bundles/manifest.js';
 import { cacheDir, stagingDir } from '../paths.js';
 import { verifiedFile, integrityDigest } from './download.js';
-import { downloadsOf, installBundle, type InstallOptions, installRuntime, isRuntimeInstalled } from './installer.js';
-import { commitInstall, type InstalledFile, linkOf, newStaging } from './layout.js';
+import { downloadsOf, importOnly, installBundle, type InstallOptions, installRuntime, isRuntimeInstalled } from './installer.js';
+import { commitInstall, type InstalledFile, linkOf, newStaging, readInstalled } from './layout.js';
 import { fetchTarball } from './npm.js';
 
 export const ARCHIVE_INDEX = 'kiln-bundle.json';
@@ -51,10 +51,11 @@ export async function exportBundle(
     const installed = linkOf(dataDir, 'bundle', bundle.id);
     await mkdir(path.join(dir, 'files'));
     await mkdir(path.join(dir, 'runtimes'));
-    // Links, packed with -h: the archive gets the bytes without a second copy on disk here.
-    for (const f of bundle.files) await symlink(path.join(installed, f.name), path.join(dir, 'files', f.name));
     const index: ArchiveIndex = { format: 'kiln-bundle/1', bundle: bundle.id, version: bundle.version, files: [], runtimes: [] };
     const rec = JSON.parse(await readFile(path.join(installed, 'installed.json'), 'utf8')) as { files: InstalledFile[] };
+    // Links, packed with -h: the archive gets the bytes without a second copy on disk here. Only
+    // the installed files: an import-only file this machine never got is not in the archive either.
+    for (const f of rec.files) await symlink(path.join(installed, f.name), path.join(dir, 'files', f.name));
     index.files = rec.files.map((f) => ({ name: f.name, size: f.size, sha256: f.sha256 }));
     for (const r of downloadsOf(bundle).runtimes) {
       const packages = [];
@@ -136,17 +137,32 @@ export async function importBundle(
     }
     staged = await newStaging(dataDir, `bundle-${bundle.id}-${bundle.version}`);
     const files: InstalledFile[] = [];
+    const current = await readInstalled(dataDir, 'bundle', bundle.id);
     for (const f of bundle.files) {
-      const src = path.join(dir, 'files', f.name);
-      const st = await stat(src).catch(() => undefined);
-      if (!st?.isFile()) throw bad(`${f.name} is missing from the archive.`, 'missing-file');
+      let src = path.join(dir, 'files', f.name);
+      let st = await stat(src).catch(() => undefined);
+      if (!st?.isFile()) {
+        // Not in the archive: taken from this machine's install of the same version when it has
+        // the file (an archive may carry only the import-only files of a bundle installed online);
+        // an import-only file may stay missing (its tools say so), any other file may not.
+        const had = current?.version === bundle.version && current.files?.some((x) => x.name === f.name);
+        if (had) {
+          src = path.join(linkOf(dataDir, 'bundle', bundle.id), f.name);
+          st = await stat(src).catch(() => undefined);
+        }
+        if (!st?.isFile()) {
+          if (importOnly(f)) continue;
+          throw bad(`${f.name} is missing from the archive.`, 'missing-file');
+        }
+      }
       const digest = await sha256(src);
-      if (st.size !== f.size || (f.sha256 !== null && digest !== f.sha256)) {
+      if ((f.size !== null && st.size !== f.size) || (f.sha256 !== null && digest !== f.sha256)) {
         throw new KilnError('UNSUPPORTED_INPUT', `${f.name} in the archive does not match its pin (${st.size} bytes, SHA-256 ${digest}).`, {
-          reason: st.size !== f.size ? 'size-mismatch' : 'digest-mismatch',
+          reason: f.size !== null && st.size !== f.size ? 'size-mismatch' : 'digest-mismatch',
         });
       }
-      await rename(src, path.join(staged, f.name)).catch(() => copyFile(src, path.join(staged!, f.name)));
+      if (src.startsWith(dir)) await rename(src, path.join(staged, f.name)).catch(() => copyFile(src, path.join(staged!, f.name)));
+      else await copyFile(src, path.join(staged, f.name));
       files.push({ name: f.name, size: st.size, sha256: digest });
     }
     await commitInstall(dataDir, staged, {

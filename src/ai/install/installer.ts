@@ -14,7 +14,7 @@ import { cacheDir, stagingDir } from '../paths.js';
 import { findRuntime } from '../runtimes/list.js';
 import { type NpmPin, platformKey, type RuntimeManifest } from '../runtimes/manifest.js';
 import { cachedDownload } from './download.js';
-import { commitInstall, type InstalledFile, newStaging, readInstalled } from './layout.js';
+import { commitInstall, type InstalledFile, linkOf, newStaging, readInstalled } from './layout.js';
 import { extractTarball, fetchTarball } from './npm.js';
 
 export type InstallProgress = (bytesDone: number, bytesTotal: number, stage: string) => void;
@@ -33,7 +33,7 @@ export function downloadsOf(bundle: BundleManifest): { runtimes: RuntimeManifest
   for (const f of bundle.files) {
     if (f.source.kind === 'npm') {
       if (!seen.has(f.source.tarball.integrity) && seen.add(f.source.tarball.integrity)) bytes += f.source.tarball.size;
-    } else if (f.source.kind === 'url') bytes += f.size;
+    } else if (f.source.kind === 'url') bytes += f.size ?? 0;
   }
   return { runtimes, bytes };
 }
@@ -44,6 +44,20 @@ export async function isRuntimeInstalled(dataDir: string, r: RuntimeManifest): P
 
 export async function isBundleCurrent(dataDir: string, b: BundleManifest): Promise<boolean> {
   return (await readInstalled(dataDir, 'bundle', b.id))?.version === b.version;
+}
+
+/** True for a file only an imported archive can supply (no verifiable download). */
+export const importOnly = (f: BundleFile) => f.source.kind === 'import';
+
+/**
+ * The `import` files of `b` that its current install lacks (all of them when it is not installed).
+ * A bundle mixing downloadable and import-only files installs without the latter; the tools that
+ * need one (its `usedBy`) ask for the import.
+ */
+export async function missingImports(dataDir: string, b: BundleManifest): Promise<BundleFile[]> {
+  const rec = await readInstalled(dataDir, 'bundle', b.id);
+  const have = new Set(rec?.version === b.version ? (rec.files ?? []).map((f) => f.name) : []);
+  return b.files.filter((f) => importOnly(f) && !have.has(f.name));
 }
 
 /** Byte counter shared by every download of one install. */
@@ -139,6 +153,7 @@ async function fetchFile(
 ) {
   const src = f.source;
   if (src.kind === 'import') {
+    // Unreachable from installBundle (it skips import files); kept as the answer for anything else.
     throw new KilnError(
       'FEATURE_NOT_INSTALLED',
       `${bundle.id}: ${f.name} has no verifiable download; import the bundle archive (kiln features import FILE).`,
@@ -150,7 +165,7 @@ async function fetchFile(
       url: src.url,
       what: `${bundle.id}/${f.name}`,
       digest: { algorithm: 'sha256', value: f.sha256!, encoding: 'hex' },
-      size: f.size,
+      size: f.size ?? undefined,
       cache: cacheDir(dataDir),
       signal: opts.signal,
       onBytes: m.counter(),
@@ -186,13 +201,34 @@ export async function installBundle(dataDir: string, bundle: BundleManifest, opt
     await installRuntime(dataDir, r, (p) => fetchTarball(p, cacheDir(dataDir), { signal: opts.signal, onBytes: m.counter() }), opts);
   }
   if (current) return 'installed';
+  const downloadable = bundle.files.filter((f) => !importOnly(f));
+  if (!downloadable.length) {
+    throw new KilnError(
+      'FEATURE_NOT_INSTALLED',
+      `${bundle.id} has no verifiable download; import its archive (kiln features import FILE).`,
+      {
+        reason: 'import-only',
+      },
+    );
+  }
+  const previous = await readInstalled(dataDir, 'bundle', bundle.id);
   const staged = await newStaging(dataDir, `bundle-${bundle.id}-${bundle.version}`);
   try {
     const files: InstalledFile[] = [];
-    for (const f of bundle.files) {
+    // Import-only files are never downloaded: one an earlier install got by import is kept (its
+    // recorded digest checked again), the others stay missing until an archive supplies them.
+    for (const f of bundle.files.filter(importOnly)) {
+      const had = previous?.files?.find((x) => x.name === f.name);
+      if (!had) continue;
+      const from = path.join(linkOf(dataDir, 'bundle', bundle.id), f.name);
+      const got = await assemble([from], path.join(staged, f.name)).catch(() => undefined);
+      if (got && got.sha256 === had.sha256 && (f.size === null || got.size === f.size)) files.push(had);
+      else await rm(path.join(staged, f.name), { force: true });
+    }
+    for (const f of downloadable) {
       const got = await fetchFile(dataDir, bundle, f, path.join(staged, f.name), m, opts);
       if (got.size !== f.size || got.sha256 !== f.sha256) throw mismatch(bundle.id, f, got);
-      files.push({ name: f.name, size: f.size, sha256: got.sha256 });
+      files.push({ name: f.name, size: got.size, sha256: got.sha256 });
     }
     m.stage('switching');
     await commitInstall(dataDir, staged, {

@@ -11,4 +11,17 @@ export const MODELS: Record<string, Loader> = {
   'isnet-quint8': () => import('./isnet.js').then((m) => ({ default: m.isnetQuint8 as ModelDef<never, unknown, unknown> })),
   'face-ssd-mobilenetv1': () => import('./face-ssd.js') as Promise<{ default: ModelDef<never, unknown, unknown> }>,
   'face-landmarks-68': () => import('./face-landmarks-68.js') as Promise<{ default: ModelDef<never, unknown, unknown> }>,
+  'lama-fp32': () => import('./lama.js').then((m) => ({ default: m.lamaFp32 as ModelDef<never, unknown, unknown> })),
+  ddcolor: () => import('./ddcolor.js') as Promise<{ default: ModelDef<never, unknown, unknown> }>,
+  'scratch-detection': () => import('./scratch-detection.js') as Promise<{ default: ModelDef<never, unknown, unknown> }>,
+  ...Object.fromEntries(
+    ['slim', 'medium'].flatMap((v) =>
+      [2, 3, 4].map((s) => [
+        `esrgan-${v}-x${s}`,
+        () => import('./esrgan.js').then((m) => ({ default: m.ESRGAN_MODELS[`esrgan-${v}-x${s}`] as ModelDef<never, unknown, unknown> })),
+      ]),
+    ),
+  ),
+  gfpgan: () => import('./gfpgan.js') as Promise<{ default: ModelDef<never, unknown, unknown> }>,
+  denoise: () => import('./denoise.js') as Promise<{ default: ModelDef<never, unknown, unknown> }>,
 };

@@ -37,7 +37,22 @@ export interface TfModule {
   memory(): { numTensors: number; numBytes: number };
   tensor(values: ArrayLike<number> | ArrayBufferView, shape: number[], dtype?: string): Tensor;
   io: { decodeWeights(buffer: ArrayBuffer, specs: WeightsManifestEntry[]): NamedTensorMap };
-  image: { resizeBilinear(x: Tensor, size: Pair, alignCorners?: boolean, halfPixelCenters?: boolean): Tensor };
+  image: {
+    resizeBilinear(x: Tensor, size: Pair, alignCorners?: boolean, halfPixelCenters?: boolean): Tensor;
+    resizeNearestNeighbor(x: Tensor, size: Pair, alignCorners?: boolean, halfPixelCenters?: boolean): Tensor;
+  };
+  fused: {
+    conv2d(args: {
+      x: Tensor;
+      filter: Tensor;
+      strides: Pair | number;
+      pad: Padding;
+      dilations?: Pair | number;
+      bias?: Tensor;
+      activation?: 'linear' | 'relu';
+    }): Tensor;
+  };
+  depthToSpace(x: Tensor, blockSize: number, dataFormat?: 'NHWC' | 'NCHW'): Tensor;
   cast(x: Tensor, dtype: string): Tensor;
   add(a: Tensor, b: Tensor | number): Tensor;
   sub(a: Tensor, b: Tensor | number): Tensor;

@@ -38,6 +38,11 @@ function printStatuses(list: Status[], o: Opts): void {
     const size = s.state === 'installed' ? mb(s.installed?.bytes) : s.downloadBytes ? `${mb(s.downloadBytes)} download` : '';
     const tail = s.error && s.state !== 'installed' ? `  (${s.error.message})` : s.tools.length ? `  ${s.tools.join(', ')}` : '';
     process.stdout.write(`${s.id.padEnd(w)}  ${state.padEnd(20)}  ${size.padEnd(16)}  ${(s.licence ?? '').padEnd(8)}${tail}\n`);
+    // Files only an imported archive supplies: a bundle installs without them, their tools wait for the import.
+    for (const i of s.imports ?? []) {
+      const what = i.state === 'missing' ? `missing (import only: ${i.install})` : `imported, SHA-256 ${i.sha256}`;
+      process.stdout.write(`${''.padEnd(w)}    ${i.file}: ${what}; needed by ${i.usedBy.join(', ')}\n`);
+    }
   }
 }
 
@@ -55,7 +60,8 @@ async function bundlesFor(name: string): Promise<{ bundles: string[]; tool?: str
   const { findTool } = await import('../../tools/index.js');
   const tool = findTool(name);
   if (!tool) throw new KilnError('USAGE_ERROR', `No tool or feature bundle named ${name}; bundles: ${BUNDLE_IDS.join(', ')}.`);
-  const bundles = tool.needs?.bundles ?? [];
+  // Optional bundles too: they add a tier or setting (noise-removal's model tiers, deepEnhance).
+  const bundles = [...(tool.needs?.bundles ?? []), ...(tool.needs?.optionalBundles ?? [])];
   if (!bundles.length) throw new KilnError('USAGE_ERROR', `${name} needs no feature bundle.`);
   return { bundles, tool: name };
 }

@@ -6,11 +6,12 @@ import { TOOLS } from '../../tools/index.js';
 export async function toolsCommand(o: { json?: boolean; section?: string }): Promise<void> {
   const tools = TOOLS.filter((t) => !o.section || t.section === o.section);
   if (o.json) {
-    const { missingBundles } = await import('../../ai/features.js');
+    const { missingBundles, missingToolFiles } = await import('../../ai/features.js');
     const dataDir = defaultDataDir();
     const rows = [];
     for (const t of tools) {
       const missing = t.needs?.bundles?.length ? await missingBundles(dataDir, t.needs.bundles) : [];
+      const files = t.needs?.bundles?.length ? await missingToolFiles(dataDir, t.id, t.needs.bundles) : [];
       rows.push({
         id: t.id,
         section: t.section,
@@ -22,8 +23,10 @@ export async function toolsCommand(o: { json?: boolean; section?: string }): Pro
         batch: isBatchable(t),
         output: t.output,
         // AI tools exist before their bundles are installed; this says whether one runs here now.
-        available: missing.length === 0,
+        available: missing.length === 0 && files.length === 0,
         missingBundles: missing,
+        // Files with no verifiable download the tool needs, installed only by import (`kiln features import`).
+        ...(files.length && { missingFiles: files }),
       });
     }
     process.stdout.write(JSON.stringify(rows, null, 2) + '\n');

@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import { getSharp, writeImage } from '../../../engines/sharp.js';
-import { isBundleInstalled } from '../../bundles.js';
+import { getSharp, openImage, writeImage } from '../../../engines/sharp.js';
+import { DENOISE_FILE } from '../../../ai/bundles/upscale-enhance.js';
+import { denoiseRgb, mixRgb } from '../../../ai/tasks/upscale.js';
+import { isBundleFileInstalled, isBundleInstalled } from '../../bundles.js';
 import { analyse, type Analysis } from '../_shared/enhance-analysis.js';
 import { outputFormat } from '../_shared/pixels.js';
 import { outputFile } from '../_shared/output.js';
@@ -39,7 +41,7 @@ export default defineTool({
     'Measures the image (brightness percentiles, grey-world channel means on mid-tones, mean saturation, Laplacian variance, Immerkær noise estimate) and corrects only what the ' +
     'measurements call for: gamma toward the scene’s target brightness, a levels stretch, per-channel white-balance gains, saturation, median denoise and sharpening. ' +
     'intensity (alias strength) scales every correction (0 = none, 100 = full). mode exposure/contrast/color/sharpness (catalog spelling) runs only that correction. ' +
-    'deepEnhance (neural denoise) needs the upscale-enhance bundle; without it the classical path runs and data.deepEnhance says so.',
+    'deepEnhance runs the denoising network of the upscale-enhance bundle (imported: it has no verifiable download) in place of the median; without it the classical path runs and data.deepEnhance says which method ran and why.',
   input: { kind: 'file', accept: ['image/*'] },
   settings: z.object({
     mode: z
@@ -139,8 +141,48 @@ export default defineTool({
     }
     ctx.progress(55, 'correcting');
     let out = sharp(data, { raw: { width: W, height: H, channels: 4 } });
-    // 4. Denoise before anything sharpens the noise.
-    if (c.denoise && a.noiseSigma * (0.5 + amount) > p.noiseAt) {
+    // 4. Denoise before anything sharpens the noise: the imported denoising network when deepEnhance
+    // asks for it and it is installed, else (and without deepEnhance) a median where noise was measured.
+    let deep: Record<string, unknown> | undefined;
+    if (s.deepEnhance) {
+      const bundle = await isBundleInstalled(ctx.dataDir, 'upscale-enhance');
+      const model = bundle && (await isBundleFileInstalled(ctx.dataDir, 'upscale-enhance', DENOISE_FILE));
+      if (model) {
+        ctx.progress(58, 'neural denoising');
+        const { data: px } = await out.clone().removeAlpha().raw().toBuffer({ resolveWithObject: true });
+        const rgb = new Uint8Array(px.buffer, px.byteOffset, px.byteLength);
+        const d = await denoiseRgb(
+          { width: W, height: H, rgb: rgb.slice() },
+          { dataDir: ctx.dataDir, signal: ctx.signal, progress: (f) => ctx.progress(58 + f * 25, 'neural denoising') },
+        );
+        // Strength follows intensity (full at 100), like the other corrections.
+        const mixed = mixRgb(rgb, d.rgb, Math.min(1, 0.5 + amount / 2));
+        for (let p = 0; p < W * H; p++) for (let c = 0; c < 3; c++) data[p * 4 + c] = mixed[p * 3 + c]!;
+        out = sharp(data, { raw: { width: W, height: H, channels: 4 } });
+        deep = {
+          requested: true,
+          applied: true,
+          method: 'neural denoising',
+          model: d.info.model,
+          device: d.info.device,
+          provider: d.info.provider,
+          tiles: d.tiles,
+          mix: +Math.min(1, 0.5 + amount / 2).toFixed(3),
+        };
+        applied.denoise = { method: 'neural denoising', model: d.info.model };
+      } else {
+        deep = {
+          requested: true,
+          applied: false,
+          method: 'classical',
+          model: null,
+          reason: bundle
+            ? `The denoising network (${DENOISE_FILE}) of the upscale-enhance bundle has no verifiable download and is not imported (kiln features import FILE); the classical corrections were applied.`
+            : 'The upscale-enhance bundle is not installed (kiln features install upscale-enhance); the classical corrections were applied.',
+        };
+      }
+    }
+    if (!deep?.applied && c.denoise && a.noiseSigma * (0.5 + amount) > p.noiseAt) {
       const size = a.noiseSigma > 2.5 * p.noiseAt ? 5 : 3;
       out = sharp(await out.median(size).raw().toBuffer(), { raw: { width: W, height: H, channels: 4 } });
       applied.denoise = { median: size, noiseSigma: +a.noiseSigma.toFixed(2) };
@@ -158,17 +200,6 @@ export default defineTool({
       const sigma = 0.5 + amount * p.sharpen * 0.8;
       out = out.sharpen({ sigma, m1: 0.5, m2: 2 + 2 * amount });
       applied.sharpness = { sigma: +sigma.toFixed(2), laplacianVarianceBefore: +a.laplacianVariance.toFixed(1) };
-    }
-    let deep: Record<string, unknown> | undefined;
-    if (s.deepEnhance) {
-      const installed = await isBundleInstalled(ctx.dataDir, 'upscale-enhance');
-      deep = {
-        requested: true,
-        applied: false,
-        reason: installed
-          ? 'The neural denoiser runs in the AI worker, which this build does not include yet; the classical corrections were applied.'
-          : 'The upscale-enhance bundle is not installed; the classical corrections were applied.',
-      };
     }
     const format = outputFormat(input);
     const dest = ctx.out(format);
