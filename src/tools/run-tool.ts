@@ -70,7 +70,7 @@ export async function runTool(tool: Tool, inputs: ToolInputs, rawSettings: unkno
   await mkdir(outDir, { recursive: true });
   try {
     await Promise.all((tool.needs?.engines ?? []).map((e) => requireEngine(e)));
-    if (tool.needs?.bundles?.length) await requireBundles(opts.dataDir, tool.id, tool.needs.bundles);
+    if (tool.needs?.bundles?.length && !tool.needs.bundleFallback) await requireBundles(opts.dataDir, tool.id, tool.needs.bundles);
     await checkInputs(tool, inputs, opts.allowPostScript !== false);
 
     const first = inputs.files[0] ?? Object.values(inputs.extra).flat()[0];

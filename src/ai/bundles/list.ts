@@ -1,8 +1,9 @@
 import backgroundRemoval from './background-removal.js';
 import type { BundleId, BundleManifest } from './manifest.js';
+import transcription from './transcription.js';
 
 /** Bundles whose files are pinned here; the spec's others are listed as not yet available. */
-export const BUNDLES: BundleManifest[] = [backgroundRemoval];
+export const BUNDLES: BundleManifest[] = [backgroundRemoval, transcription];
 
 export function findBundle(id: string): BundleManifest | undefined {
   return BUNDLES.find((b) => b.id === id);

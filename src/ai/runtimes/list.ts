@@ -1,7 +1,8 @@
 import type { RuntimeManifest } from './manifest.js';
 import onnxruntime from './onnxruntime.js';
+import whisper from './whisper.js';
 
-export const RUNTIMES: RuntimeManifest[] = [onnxruntime];
+export const RUNTIMES: RuntimeManifest[] = [onnxruntime, whisper];
 
 export function findRuntime(id: string): RuntimeManifest | undefined {
   return RUNTIMES.find((r) => r.id === id);
