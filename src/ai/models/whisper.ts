@@ -45,6 +45,12 @@ function threads(env: NodeJS.ProcessEnv = process.env): number {
   return Number.isInteger(n) && n > 0 ? n : availableParallelism();
 }
 
+/** KILN_WHISPER_CHUNK_TIMEOUT_S: longest wait for one chunk (default 600 s). */
+function watchdogMs(env: NodeJS.ProcessEnv = process.env): number {
+  const s = Number(env.KILN_WHISPER_CHUNK_TIMEOUT_S);
+  return (Number.isFinite(s) && s > 0 ? s : 600) * 1000;
+}
+
 function whisper(id: string, file: string) {
   return defineModel<WhisperInput, WhisperOutput, WhisperContext>({
     id,
@@ -76,17 +82,36 @@ function whisper(id: string, file: string) {
         temperature: 0,
         onProgress: (p: number) => ctx.progress(Math.min(1, p / 100), 'transcribing'),
       });
-      const onAbort = () => void handle.stop().catch(() => {});
-      ctx.signal.addEventListener('abort', onAbort, { once: true });
+      // The binding settles its promise only on success: a failed or stopped transcription leaves it
+      // pending for ever (seen with a weightless test model). So an abort answers at once, and a
+      // watchdog gives up after far longer than a 30 s chunk ever takes on a CPU.
+      let timer: NodeJS.Timeout | undefined;
+      let onAbort: (() => void) | undefined;
+      const guard = new Promise<never>((_, reject) => {
+        onAbort = () => {
+          void handle.stop().catch(() => {});
+          reject(new KilnError('CANCELLED', 'The run was cancelled.'));
+        };
+        ctx.signal.addEventListener('abort', onAbort, { once: true });
+        timer = setTimeout(() => {
+          void handle.stop().catch(() => {});
+          reject(
+            new KilnError('INTERNAL', `whisper.cpp gave no answer within ${Math.round(watchdogMs() / 1000)} s for one chunk.`, {
+              reason: 'whisper-stalled',
+            }),
+          );
+        }, watchdogMs());
+      });
       try {
-        const r = await handle.promise;
+        const r = await Promise.race([handle.promise, guard]);
         ctx.signal.throwIfAborted();
         return {
           language: r.language || input.language,
           segments: r.segments.map((s) => ({ t0: s.t0, t1: s.t1, text: s.text })),
         };
       } finally {
-        ctx.signal.removeEventListener('abort', onAbort);
+        clearTimeout(timer);
+        if (onAbort) ctx.signal.removeEventListener('abort', onAbort);
       }
     },
     async dispose(wctx) {
