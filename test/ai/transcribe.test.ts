@@ -11,7 +11,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -86,8 +86,9 @@ describe('transcription', () => {
   const dataDir = path.join(dir, 'data');
   let speech: string;
   let speechS: number;
-  /** Where each sentence starts, seconds. */
-  const starts: number[] = [];
+  let video: string;
+  /** Where each sentence is, seconds. */
+  const sentences: { start: number; end: number }[] = [];
 
   before(async () => {
     // One WAV per sentence (Klatt voice, slow, with gaps between words: the clearest espeak-ng speech
@@ -99,33 +100,55 @@ describe('transcription', () => {
       await exec('espeak-ng', ['-v', 'en-us+klatt', '-s', '120', '-g', '10', '-w', p, s]);
       parts.push(p);
     }
-    const inputs = parts.flatMap((p) => ['-i', p]);
-    const filters = parts.map((_, i) => `[${i}:a]aresample=16000,apad=pad_dur=${PAUSE_S}[a${i}]`).join(';');
+    // 0.5 s of silence, then each sentence followed by a pause: silences are inputs of their own.
+    const silence = (d: number) => ['-f', 'lavfi', '-t', String(d), '-i', 'anullsrc=r=22050:cl=mono'];
+    const inputs = [...silence(0.5), ...parts.flatMap((p) => ['-i', p, ...silence(PAUSE_S)])];
+    const n = 1 + parts.length * 2;
     speech = path.join(dir, 'speech.flac');
     await exec('ffmpeg', [
       '-v',
       'error',
-      '-f',
-      'lavfi',
-      '-t',
-      '0.5',
-      '-i',
-      'anullsrc=r=16000:cl=mono',
       ...inputs,
       '-filter_complex',
-      `${filters};[0:a]${parts.map((_, i) => `[a${i}]`).join('')}concat=n=${parts.length + 1}:v=0:a=1[out]`,
+      `${Array.from({ length: n }, (_, i) => `[${i}:a]`).join('')}concat=n=${n}:v=0:a=1[out]`,
       '-map',
       '[out]',
       '-ac',
       '1',
       speech,
     ]);
+    // espeak-ng writes 16-bit mono at 22050 Hz after a 44-byte header (its header's sizes are not
+    // reliable, so the samples are counted).
     for (const p of parts) {
-      starts.push(t);
-      const { stdout } = await exec('ffprobe', ['-v', 'error', '-show_entries', 'format=duration', '-of', 'csv=p=0', p]);
-      t += Number(stdout) + PAUSE_S;
+      const dur = ((await stat(p)).size - 44) / 2 / 22050;
+      sentences.push({ start: t, end: t + dur });
+      t += dur + PAUSE_S;
     }
-    speechS = t;
+    const { stdout } = await exec('ffprobe', ['-v', 'error', '-show_entries', 'format=duration', '-of', 'csv=p=0', speech]);
+    speechS = Number(stdout);
+    assert.ok(Math.abs(speechS - t) < 0.1, `speech is ${speechS} s, ${t} s expected`);
+    // The same speech as the sound of a small video, for auto-subtitles.
+    video = path.join(dir, 'talk.mp4');
+    await exec('ffmpeg', [
+      '-v',
+      'error',
+      '-f',
+      'lavfi',
+      '-i',
+      `color=c=gray:s=160x120:r=10:d=${speechS.toFixed(2)}`,
+      '-i',
+      speech,
+      '-shortest',
+      '-c:v',
+      'libx264',
+      '-pix_fmt',
+      'yuv420p',
+      '-c:a',
+      'aac',
+      '-b:a',
+      '128k',
+      video,
+    ]);
   });
   after(async () => {
     await modelHost.stop();
@@ -227,7 +250,7 @@ describe('transcription', () => {
       assert.equal(res.data.words, text.trim().split(/\s+/).length);
     });
 
-    it('srt and vtt cues are monotonic, inside the audio, and start near the sentences', async () => {
+    it('srt and vtt cues are monotonic, inside the audio, one on each sentence and none in the pauses', async () => {
       for (const format of ['srt', 'vtt'] as const) {
         const out = path.join(dir, `speech.${format}`);
         const r = await kiln(['transcribe-audio', speech, '--output-format', format, '-o', out], { env: { KILN_DATA_DIR: dataDir } });
@@ -237,22 +260,31 @@ describe('transcription', () => {
         else assert.match(text, /^1\n\d\d:\d\d:\d\d,\d{3} --> /);
         const cues = cueTimes(text);
         assertCues(cues, speechS);
-        // Each sentence follows a pause, so a cue begins within half a second of each.
-        for (const s of starts)
+        const cs = JSON.stringify(cues);
+        for (const s of sentences)
           assert.ok(
-            cues.some((c) => Math.abs(c.start - s) < 0.5),
-            `no cue starts near ${s.toFixed(2)} s: ${JSON.stringify(cues)}`,
+            cues.some((c) => c.start < s.end && c.end > s.start),
+            `no cue on ${s.start.toFixed(2)}-${s.end.toFixed(2)} s: ${cs}`,
+          );
+        for (const c of cues)
+          assert.ok(
+            sentences.some((s) => c.start >= s.start - 0.3 && c.start <= s.end),
+            `a cue starts at ${c.start} s, in a pause: ${cs} (speech at ${JSON.stringify(sentences)})`,
           );
       }
     });
 
-    it('short chunks give the same words: the cuts neither drop nor repeat a word', async () => {
+    it('short chunks: cut in the pauses, no word dropped or repeated at a cut', async () => {
       const whole = await transcribe(speech, { toolId: 'transcribe-audio', dataDir, workDir: dir, language: 'en' });
-      const cut = await transcribe(speech, { toolId: 'transcribe-audio', dataDir, workDir: dir, language: 'en', windowS: 6 });
-      assert.ok(cut.chunks >= 3, `${cut.chunks} chunks`);
-      const a = formatTranscript(whole.segments, 'txt');
-      const b = formatTranscript(cut.segments, 'txt');
-      assert.ok(wer(a, b) <= 0.25, `whole: "${a.trim()}"; in ${cut.chunks} chunks: "${b.trim()}"`);
+      const cut = await transcribe(speech, { toolId: 'transcribe-audio', dataDir, workDir: dir, language: 'en', windowS: 10 });
+      assert.equal(whole.chunks, 1);
+      assert.ok(cut.chunks >= 2, `${cut.chunks} chunks`);
+      const a = formatTranscript(whole.segments, 'txt').trim();
+      const b = formatTranscript(cut.segments, 'txt').trim();
+      // pocketsphinx adapts to the audio as it goes, so a chunk heard alone may differ in a word or
+      // two; a dropped or doubled stretch at a cut would show as a large difference in length.
+      assert.ok(Math.abs(b.split(' ').length - a.split(' ').length) <= 4, `whole: "${a}"; in ${cut.chunks} chunks: "${b}"`);
+      assert.ok(wer(SENTENCES.join(' '), b) <= 0.8, `in ${cut.chunks} chunks: "${b}"`);
       assertCues(
         cut.segments.map((s) => ({ start: s.start, end: s.end })),
         speechS,
@@ -260,27 +292,6 @@ describe('transcription', () => {
     });
 
     it('auto-subtitles: extracts the audio of a video and writes srt and vtt', async () => {
-      const video = path.join(dir, 'talk.mp4');
-      await exec('ffmpeg', [
-        '-v',
-        'error',
-        '-f',
-        'lavfi',
-        '-i',
-        `color=c=gray:s=160x120:r=10:d=${speechS.toFixed(2)}`,
-        '-i',
-        speech,
-        '-shortest',
-        '-c:v',
-        'libx264',
-        '-pix_fmt',
-        'yuv420p',
-        '-c:a',
-        'aac',
-        '-b:a',
-        '128k',
-        video,
-      ]);
       for (const format of ['srt', 'vtt'] as const) {
         const out = path.join(dir, `talk.${format}`);
         const r = await kiln(['auto-subtitles', video, '--format', format, '-o', out, '--json'], { env: { KILN_DATA_DIR: dataDir } });
@@ -319,7 +330,7 @@ describe('transcription', () => {
   it('other languages without the bundle: FEATURE_NOT_INSTALLED, exit 4, naming the install and import commands', async () => {
     for (const [tool, input] of [
       ['transcribe-audio', speech],
-      ['auto-subtitles', speech],
+      ['auto-subtitles', video],
     ] as const) {
       const r = await kiln([tool, input, '--language', 'de', '-o', path.join(dir, 'de.txt')], { env: { KILN_DATA_DIR: dataDir } });
       assert.equal(r.code, 4, r.stderr);
