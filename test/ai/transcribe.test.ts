@@ -284,7 +284,11 @@ describe('transcription', () => {
       // pocketsphinx adapts to the audio as it goes, so a chunk heard alone may differ in a word or
       // two; a dropped or doubled stretch at a cut would show as a large difference in length.
       assert.ok(Math.abs(b.split(' ').length - a.split(' ').length) <= 4, `whole: "${a}"; in ${cut.chunks} chunks: "${b}"`);
-      assert.ok(wer(SENTENCES.join(' '), b) <= 0.8, `in ${cut.chunks} chunks: "${b}"`);
+      for (const x of sentences)
+        assert.ok(
+          cut.segments.some((c) => c.start < x.end && c.end > x.start),
+          `nothing heard of ${x.start.toFixed(2)}-${x.end.toFixed(2)} s in ${cut.chunks} chunks: "${b}"`,
+        );
       assertCues(
         cut.segments.map((s) => ({ start: s.start, end: s.end })),
         speechS,
