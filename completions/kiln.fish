@@ -61,6 +61,7 @@ complete -c kiln -n '__fish_use_subcommand' -a vignette -d 'Darken (or tint) the
 complete -c kiln -n '__fish_use_subcommand' -a watermark-image -d 'Overlay a logo image as a watermark at a corner or the cent…'
 complete -c kiln -n '__fish_use_subcommand' -a watermark-text -d 'Stamp a text watermark, once or tiled, with font, color, op…'
 complete -c kiln -n '__fish_use_subcommand' -a aspect-pad -d 'Pad a video with solid bars to a target aspect ratio'
+complete -c kiln -n '__fish_use_subcommand' -a auto-subtitles -d 'Generate subtitles by transcribing a video\'s audio track'
 complete -c kiln -n '__fish_use_subcommand' -a blur-pad -d 'Pad a video to a target aspect ratio with a blurred copy of…'
 complete -c kiln -n '__fish_use_subcommand' -a burn-subtitles -d 'Render a subtitle file permanently into the video frames'
 complete -c kiln -n '__fish_use_subcommand' -a change-fps -d 'Change a video\'s frame rate'
@@ -101,6 +102,7 @@ complete -c kiln -n '__fish_use_subcommand' -a reverse-audio -d 'Reverse an audi
 complete -c kiln -n '__fish_use_subcommand' -a ringtone-maker -d 'Cut a clip of up to 30 s as a ringtone'
 complete -c kiln -n '__fish_use_subcommand' -a silence-removal -d 'Remove silent stretches below a threshold'
 complete -c kiln -n '__fish_use_subcommand' -a split-audio -d 'Split audio by fixed length, into equal parts, or at silenc…'
+complete -c kiln -n '__fish_use_subcommand' -a transcribe-audio -d 'Transcribe speech to plain text or subtitles'
 complete -c kiln -n '__fish_use_subcommand' -a trim-audio -d 'Cut a section out of an audio file'
 complete -c kiln -n '__fish_use_subcommand' -a volume-adjust -d 'Raise or lower loudness by a gain in dB'
 complete -c kiln -n '__fish_use_subcommand' -a waveform-image -d 'Render an audio waveform as an image'
@@ -1399,6 +1401,23 @@ complete -c kiln -n '__fish_seen_subcommand_from aspect-pad' -l file-id -x -d 'w
 complete -c kiln -n '__fish_seen_subcommand_from aspect-pad' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from aspect-pad' -F
 
+# auto-subtitles
+complete -c kiln -n '__fish_seen_subcommand_from auto-subtitles' -l language -x -a 'auto en de fr es zh ja ko id th vi' -d 'Spoken language [choice, default "auto"]'
+complete -c kiln -n '__fish_seen_subcommand_from auto-subtitles' -l format -x -a 'srt vtt' -d 'Subtitle format [choice, default "srt"]'
+complete -c kiln -n '__fish_seen_subcommand_from auto-subtitles' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from auto-subtitles' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from auto-subtitles' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from auto-subtitles' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from auto-subtitles' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from auto-subtitles' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from auto-subtitles' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from auto-subtitles' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from auto-subtitles' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from auto-subtitles' -l async -d 'with --server: print the job id once the run is queued and…'
+complete -c kiln -n '__fish_seen_subcommand_from auto-subtitles' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from auto-subtitles' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from auto-subtitles' -F
+
 # blur-pad
 complete -c kiln -n '__fish_seen_subcommand_from blur-pad' -l target -x -a '16:9 9:16 1:1 4:3 3:4' -d 'Target aspect ratio [choice, default "16:9"]'
 complete -c kiln -n '__fish_seen_subcommand_from blur-pad' -l blur -x -d 'Background blur strength [number 2-50, default 20]'
@@ -2072,6 +2091,23 @@ complete -c kiln -n '__fish_seen_subcommand_from split-audio' -l async -d 'with 
 complete -c kiln -n '__fish_seen_subcommand_from split-audio' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from split-audio' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from split-audio' -F
+
+# transcribe-audio
+complete -c kiln -n '__fish_seen_subcommand_from transcribe-audio' -l language -x -a 'auto en de fr es zh ja ko id th vi' -d 'Spoken language [choice, default "auto"]'
+complete -c kiln -n '__fish_seen_subcommand_from transcribe-audio' -l output-format -x -a 'txt srt vtt' -d 'Transcript format [choice, default "txt"]'
+complete -c kiln -n '__fish_seen_subcommand_from transcribe-audio' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from transcribe-audio' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from transcribe-audio' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from transcribe-audio' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from transcribe-audio' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from transcribe-audio' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from transcribe-audio' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from transcribe-audio' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from transcribe-audio' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from transcribe-audio' -l async -d 'with --server: print the job id once the run is queued and…'
+complete -c kiln -n '__fish_seen_subcommand_from transcribe-audio' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from transcribe-audio' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from transcribe-audio' -F
 
 # trim-audio
 complete -c kiln -n '__fish_seen_subcommand_from trim-audio' -l start-s -x -d 'Start time [number >=0, default 0]'

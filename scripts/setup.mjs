@@ -22,6 +22,7 @@ export const DEBIAN = {
   ffmpeg: ['ffmpeg'],
   sox: ['sox', 'libsox-fmt-mp3'],
   'espeak-ng': ['espeak-ng'],
+  pocketsphinx_continuous: ['pocketsphinx', 'pocketsphinx-en-us'],
   qpdf: ['qpdf'],
   gs: ['ghostscript'],
   pdftoppm: ['poppler-utils'],

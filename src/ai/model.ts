@@ -7,7 +7,7 @@
 import type { BundleId } from './bundles/manifest.js';
 
 /** Inference runtimes a bundle can install (each a set of pinned npm tarballs, see src/ai/runtimes/). */
-export type RuntimeId = 'onnxruntime' | 'tfjs';
+export type RuntimeId = 'onnxruntime' | 'tfjs' | 'whisper';
 
 export interface ModelLoadContext {
   /** Absolute path of a bundle file by its manifest name. */

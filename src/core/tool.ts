@@ -120,6 +120,13 @@ export interface ToolNeeds {
   bundles?: string[];
   /** Bundles that add an optional feature; the tool still runs without them. */
   optionalBundles?: string[];
+  /**
+   * The tool has a weaker fallback for some requests when `bundles` are missing (transcription:
+   * pocketsphinx for English). runTool then leaves the bundle check to the tool, which throws
+   * FEATURE_NOT_INSTALLED itself where the fallback cannot serve and names the engine that ran in
+   * its result. The text says what the fallback is (docs, --help).
+   */
+  bundleFallback?: string;
 }
 
 // The settings schema may carry refinements, so it is any zod type whose input is an object.

@@ -187,6 +187,14 @@ export const ENGINES: EngineDef[] = [
     usedFor: 'test fixtures (speech)',
   },
   {
+    id: 'pocketsphinx',
+    title: 'PocketSphinx (US English model)',
+    bins: ['pocketsphinx_continuous'],
+    debian: 'pocketsphinx pocketsphinx-en-us',
+    license: 'BSD-2-Clause',
+    usedFor: 'speech-to-text fallback for English without the Whisper model (weaker)',
+  },
+  {
     id: 'sox',
     title: 'SoX',
     bins: ['sox'],

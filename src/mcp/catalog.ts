@@ -103,5 +103,6 @@ export function describeEntry(entry: McpEntry, availability: Availability): stri
   let text = `${t.summary} Output: ${t.output}.`;
   if (!availability.available)
     text += ` NOT INSTALLED: needs the feature bundle${availability.missingBundles.length > 1 ? 's' : ''} ${availability.missingBundles.join(', ')}; an admin installs ${availability.missingBundles.length > 1 ? 'them' : 'it'} with \`kiln features install ${t.id}\`.`;
+  if (!availability.available && t.needs?.bundleFallback) text += ` Until then: ${t.needs.bundleFallback}`;
   return text;
 }

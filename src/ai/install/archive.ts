@@ -2,7 +2,8 @@
  * Air-gapped installs. `exportBundle` writes one tar archive holding a bundle's files, its runtimes'
  * npm tarballs and a `kiln-bundle.json` that lists them; `importBundle` installs such an archive on a
  * machine without network, verifying everything against the same pins as a download: each runtime
- * tarball against its integrity string, each bundle file against its size and SHA-256 (a file with
+ * tarball against its integrity string, each bundle file against its size and SHA-256 (or the
+ * published SHA-1 where that is all upstream gives, the SHA-256 then recorded; a file with
  * no published digest — an `import` source — is recorded with the digest the import computed).
  */
 import { createHash } from 'node:crypto';
@@ -89,8 +90,8 @@ async function checkMembers(archive: string): Promise<void> {
   }
 }
 
-async function sha256(file: string): Promise<string> {
-  const h = createHash('sha256');
+async function digestOf(file: string, algorithm: 'sha1' | 'sha256'): Promise<string> {
+  const h = createHash(algorithm);
   await pipeline(createReadStream(file), h);
   return h.digest('hex');
 }
@@ -155,10 +156,13 @@ export async function importBundle(
           throw bad(`${f.name} is missing from the archive.`, 'missing-file');
         }
       }
-      const digest = await sha256(src);
-      if ((f.size !== null && st.size !== f.size) || (f.sha256 !== null && digest !== f.sha256)) {
-        throw new KilnError('UNSUPPORTED_INPUT', `${f.name} in the archive does not match its pin (${st.size} bytes, SHA-256 ${digest}).`, {
-          reason: f.size !== null && st.size !== f.size ? 'size-mismatch' : 'digest-mismatch',
+      const digest = await digestOf(src, 'sha256');
+      const sha1 = f.sha1 ? await digestOf(src, 'sha1') : undefined;
+      const sizeBad = f.size !== null && st.size !== f.size;
+      if (sizeBad || (f.sha256 !== null && digest !== f.sha256) || (f.sha1 && sha1 !== f.sha1)) {
+        const shown = f.sha1 && !f.sha256 ? `SHA-1 ${sha1}, ${f.sha1} pinned` : `SHA-256 ${digest}`;
+        throw new KilnError('UNSUPPORTED_INPUT', `${f.name} in the archive does not match its pin (${st.size} bytes, ${shown}).`, {
+          reason: sizeBad ? 'size-mismatch' : 'digest-mismatch',
         });
       }
       if (src.startsWith(dir)) await rename(src, path.join(staged, f.name)).catch(() => copyFile(src, path.join(staged!, f.name)));

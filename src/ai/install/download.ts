@@ -12,8 +12,8 @@ import { pipeline } from 'node:stream/promises';
 import { KilnError } from '../../core/errors.js';
 
 export interface Digest {
-  /** 'sha512' for npm integrity strings, 'sha256' for pinned URLs. */
-  algorithm: 'sha256' | 'sha512';
+  /** 'sha512' for npm integrity strings, 'sha256' for pinned URLs ('sha1' where upstream publishes only that). */
+  algorithm: 'sha1' | 'sha256' | 'sha512';
   /** Encoded as the pin gives it. */
   value: string;
   encoding: 'hex' | 'base64';

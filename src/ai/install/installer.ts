@@ -13,7 +13,7 @@ import type { BundleFile, BundleManifest } from '../bundles/manifest.js';
 import { cacheDir, stagingDir } from '../paths.js';
 import { findRuntime } from '../runtimes/list.js';
 import { type NpmPin, platformKey, type RuntimeManifest } from '../runtimes/manifest.js';
-import { cachedDownload } from './download.js';
+import { cachedDownload, type Digest } from './download.js';
 import { commitInstall, type InstalledFile, linkOf, newStaging, readInstalled } from './layout.js';
 import { extractTarball, fetchTarball } from './npm.js';
 
@@ -117,15 +117,20 @@ export async function installRuntime(
   }
 }
 
-/** Concatenates `parts` into `dest`, returning the SHA-256 and size of the result. */
-async function assemble(parts: string[], dest: string): Promise<{ sha256: string; size: number }> {
+/**
+ * Concatenates `parts` into `dest`, returning the SHA-256 and size of the result (and its SHA-1 when
+ * asked: files pinned by a published SHA-1 are verified on the bytes written, not only in the cache).
+ */
+async function assemble(parts: string[], dest: string, withSha1 = false): Promise<{ sha256: string; size: number; sha1?: string }> {
   const h = createHash('sha256');
+  const h1 = withSha1 ? createHash('sha1') : undefined;
   const out = await open(dest, 'w', 0o644);
   let size = 0;
   try {
     for (const p of parts) {
       for await (const chunk of createReadStream(p) as AsyncIterable<Buffer>) {
         h.update(chunk);
+        h1?.update(chunk);
         size += chunk.length;
         await out.write(chunk);
       }
@@ -133,11 +138,28 @@ async function assemble(parts: string[], dest: string): Promise<{ sha256: string
   } finally {
     await out.close();
   }
-  return { sha256: h.digest('hex'), size };
+  return { sha256: h.digest('hex'), size, ...(h1 && { sha1: h1.digest('hex') }) };
 }
 
-function mismatch(bundle: string, f: BundleFile, got: { sha256: string; size: number }): KilnError {
-  const why = got.size !== f.size ? `${got.size} bytes, ${f.size} pinned` : `SHA-256 ${got.sha256}, ${f.sha256} pinned`;
+/** The digest a file's download is checked against: its SHA-256, or the published SHA-1 when that is all upstream gives. */
+export function pinnedDigest(f: BundleFile): Digest | undefined {
+  if (f.sha256) return { algorithm: 'sha256', value: f.sha256, encoding: 'hex' };
+  if (f.sha1) return { algorithm: 'sha1', value: f.sha1, encoding: 'hex' };
+  return undefined;
+}
+
+/** True when `got` matches every digest pinned for `f` (a null SHA-256 is recorded, not compared). */
+export function matchesPin(f: BundleFile, got: { sha256: string; size: number; sha1?: string }): boolean {
+  return got.size === f.size && (f.sha256 === null || got.sha256 === f.sha256) && (!f.sha1 || got.sha1 === f.sha1);
+}
+
+function mismatch(bundle: string, f: BundleFile, got: { sha256: string; size: number; sha1?: string }): KilnError {
+  const why =
+    got.size !== f.size
+      ? `${got.size} bytes, ${f.size} pinned`
+      : f.sha256
+        ? `SHA-256 ${got.sha256}, ${f.sha256} pinned`
+        : `SHA-1 ${got.sha1}, ${f.sha1} pinned`;
   return new KilnError('UNAVAILABLE', `${bundle}: ${f.name} does not match its pin (${why}).`, {
     reason: got.size !== f.size ? 'size-mismatch' : 'digest-mismatch',
   });
@@ -161,16 +183,18 @@ async function fetchFile(
     );
   }
   if (src.kind === 'url') {
+    const digest = pinnedDigest(f);
+    if (!digest) throw new KilnError('INTERNAL', `${bundle.id}: ${f.name} has a URL source but no pinned digest.`);
     const file = await cachedDownload({
       url: src.url,
       what: `${bundle.id}/${f.name}`,
-      digest: { algorithm: 'sha256', value: f.sha256!, encoding: 'hex' },
+      digest,
       size: f.size ?? undefined,
       cache: cacheDir(dataDir),
       signal: opts.signal,
       onBytes: m.counter(),
     });
-    return assemble([file], dest);
+    return assemble([file], dest, !!f.sha1);
   }
   const tgz = await fetchTarball(src.tarball as NpmPin, cacheDir(dataDir), { signal: opts.signal, onBytes: m.counter() });
   const tmp = await mkdtemp(path.join(stagingDir(dataDir), 'members-'));
@@ -179,6 +203,7 @@ async function fetchFile(
     return await assemble(
       src.members.map((x) => path.join(tmp, x.replace(/^package\//, ''))),
       dest,
+      !!f.sha1,
     );
   } finally {
     await rm(tmp, { recursive: true, force: true });
@@ -227,7 +252,7 @@ export async function installBundle(dataDir: string, bundle: BundleManifest, opt
     }
     for (const f of downloadable) {
       const got = await fetchFile(dataDir, bundle, f, path.join(staged, f.name), m, opts);
-      if (got.size !== f.size || got.sha256 !== f.sha256) throw mismatch(bundle.id, f, got);
+      if (!matchesPin(f, got)) throw mismatch(bundle.id, f, got);
       files.push({ name: f.name, size: got.size, sha256: got.sha256 });
     }
     m.stage('switching');

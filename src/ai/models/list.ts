@@ -24,4 +24,5 @@ export const MODELS: Record<string, Loader> = {
   ),
   gfpgan: () => import('./gfpgan.js') as Promise<{ default: ModelDef<never, unknown, unknown> }>,
   denoise: () => import('./denoise.js') as Promise<{ default: ModelDef<never, unknown, unknown> }>,
+  'whisper-base': () => import('./whisper.js').then((m) => ({ default: m.whisperBase as ModelDef<never, unknown, unknown> })),
 };

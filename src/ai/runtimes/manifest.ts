@@ -3,6 +3,8 @@
  * extracted into `<runtime>/node_modules/`. It is installed with the first bundle that needs it and
  * shared by every bundle after; the plain CLI and daemon never carry it (`npm ci` stays small).
  */
+import type { RuntimeId } from '../model.js';
+
 export interface NpmPin {
   name: string;
   version: string;
@@ -18,7 +20,7 @@ export interface NpmPin {
 }
 
 export interface RuntimeManifest {
-  id: 'onnxruntime' | 'tfjs';
+  id: RuntimeId;
   /** Bumped whenever a pin changes: an installed runtime of another version is replaced. */
   version: string;
   title: string;

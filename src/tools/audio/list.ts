@@ -15,3 +15,4 @@ export { default as splitAudio } from './audio/split-audio.js';
 export { default as trimAudio } from './audio/trim-audio.js';
 export { default as volumeAdjust } from './audio/volume-adjust.js';
 export { default as waveformImage } from './audio/waveform-image.js';
+export { default as transcribeAudio } from './audio/transcribe-audio.js';

@@ -27,3 +27,4 @@ export { default as videoToFrames } from './video/video-to-frames.js';
 export { default as videoToGif } from './video/video-to-gif.js';
 export { default as videoToWebp } from './video/video-to-webp.js';
 export { default as watermarkVideo } from './video/watermark-video.js';
+export { default as autoSubtitles } from './video/auto-subtitles.js';

@@ -1,0 +1,124 @@
+/**
+ * Whisper through whisper.cpp (runtime `whisper`): 16 kHz mono signed 16-bit PCM of at most 30 s in
+ * (one chunk; the task streams long audio through in chunks), segments with times in ms relative to
+ * the chunk out, and the language whisper decoded in (detected when asked for `auto`).
+ */
+import { availableParallelism } from 'node:os';
+import { KilnError } from '../../core/errors.js';
+import { defineModel } from '../model.js';
+
+export interface WhisperInput {
+  /** 16 kHz mono s16le samples. */
+  pcm: Int16Array;
+  /** ISO 639-1 code, or 'auto' to detect. */
+  language: string;
+}
+
+export interface WhisperSegment {
+  /** ms from the chunk's start. */
+  t0: number;
+  t1: number;
+  text: string;
+}
+
+export interface WhisperOutput {
+  language: string;
+  segments: WhisperSegment[];
+}
+
+interface TranscribeHandle {
+  stop(): Promise<void>;
+  promise: Promise<{ language?: string; segments: WhisperSegment[]; isAborted: boolean }>;
+}
+
+interface WhisperContext {
+  transcribeData(pcm: ArrayBuffer, options: Record<string, unknown>): TranscribeHandle;
+  release(): Promise<void>;
+}
+
+export interface WhisperModule {
+  WhisperContext: new (o: { filePath: string; useGpu?: boolean }) => WhisperContext;
+}
+
+function threads(env: NodeJS.ProcessEnv = process.env): number {
+  const n = Number(env.KILN_AI_THREADS);
+  return Number.isInteger(n) && n > 0 ? n : availableParallelism();
+}
+
+/** KILN_WHISPER_CHUNK_TIMEOUT_S: longest wait for one chunk (default 600 s). */
+function watchdogMs(env: NodeJS.ProcessEnv = process.env): number {
+  const s = Number(env.KILN_WHISPER_CHUNK_TIMEOUT_S);
+  return (Number.isFinite(s) && s > 0 ? s : 600) * 1000;
+}
+
+function whisper(id: string, file: string) {
+  return defineModel<WhisperInput, WhisperOutput, WhisperContext>({
+    id,
+    bundle: 'transcription',
+    runtime: 'whisper',
+    files: [file],
+    async load(ctx) {
+      const mod = ctx.runtime as WhisperModule;
+      try {
+        return new mod.WhisperContext({ filePath: ctx.file(file), useGpu: false });
+      } catch (e) {
+        throw new KilnError(
+          'FEATURE_NOT_INSTALLED',
+          `The Whisper model ${file} could not be loaded (${(e as Error).message}): reinstall the transcription bundle with \`kiln features install transcription\`, or import it with \`kiln features import FILE\`.`,
+          { reason: 'model-load' },
+        );
+      }
+    },
+    async predict(wctx, input, ctx) {
+      ctx.signal.throwIfAborted();
+      const pcm = input.pcm;
+      const buf =
+        pcm.byteOffset === 0 && pcm.byteLength === pcm.buffer.byteLength
+          ? (pcm.buffer as ArrayBuffer)
+          : (pcm.buffer.slice(pcm.byteOffset, pcm.byteOffset + pcm.byteLength) as ArrayBuffer);
+      const handle = wctx.transcribeData(buf, {
+        language: input.language,
+        maxThreads: threads(),
+        temperature: 0,
+        onProgress: (p: number) => ctx.progress(Math.min(1, p / 100), 'transcribing'),
+      });
+      // The binding settles its promise only on success: a failed or stopped transcription leaves it
+      // pending for ever (seen with a weightless test model). So an abort answers at once, and a
+      // watchdog gives up after far longer than a 30 s chunk ever takes on a CPU.
+      let timer: NodeJS.Timeout | undefined;
+      let onAbort: (() => void) | undefined;
+      const guard = new Promise<never>((_, reject) => {
+        onAbort = () => {
+          void handle.stop().catch(() => {});
+          reject(new KilnError('CANCELLED', 'The run was cancelled.'));
+        };
+        ctx.signal.addEventListener('abort', onAbort, { once: true });
+        timer = setTimeout(() => {
+          void handle.stop().catch(() => {});
+          reject(
+            new KilnError('INTERNAL', `whisper.cpp gave no answer within ${Math.round(watchdogMs() / 1000)} s for one chunk.`, {
+              reason: 'whisper-stalled',
+            }),
+          );
+        }, watchdogMs());
+      });
+      try {
+        const r = await Promise.race([handle.promise, guard]);
+        ctx.signal.throwIfAborted();
+        return {
+          language: r.language || input.language,
+          segments: r.segments.map((s) => ({ t0: s.t0, t1: s.t1, text: s.text })),
+        };
+      } finally {
+        clearTimeout(timer);
+        if (onAbort) ctx.signal.removeEventListener('abort', onAbort);
+      }
+    },
+    async dispose(wctx) {
+      await wctx.release();
+    },
+  });
+}
+
+export const WHISPER_MODEL_FILE = 'ggml-base.bin';
+export const whisperBase = whisper('whisper-base', WHISPER_MODEL_FILE);
