@@ -87,6 +87,7 @@ async function runTarget(app: FastifyInstance, target: Target, request: FastifyR
     }
     const settings = validateRequest(target.tool, inputs, effectiveSettings(target, raw));
     await checkPresetInputs(target, inputs.files);
+    await target.tool.preflight?.(settings, { dataDir: config.dataDir, inputs });
     const clientJobId = req.fields.get('clientJobId')?.slice(0, 200);
     const afterSuccess =
       fileId && library ? async (row: JobRow) => ({ savedFileId: await library.saveOutput(user, fileId, row) }) : undefined;

@@ -72,6 +72,7 @@ export async function runTool(tool: Tool, inputs: ToolInputs, rawSettings: unkno
     await Promise.all((tool.needs?.engines ?? []).map((e) => requireEngine(e)));
     if (tool.needs?.bundles?.length) await requireBundles(opts.dataDir, tool.id, tool.needs.bundles);
     await checkInputs(tool, inputs, opts.allowPostScript !== false);
+    await tool.preflight?.(settings, { dataDir: opts.dataDir, inputs });
 
     const first = inputs.files[0] ?? Object.values(inputs.extra).flat()[0];
     const baseStem = first ? safeFileName(stem(first.name), 'output') : tool.id;

@@ -49,3 +49,4 @@ export { default as bulkRename } from './optimization/bulk-rename.js';
 export { default as favicon } from './optimization/favicon.js';
 export { default as imageToPdf } from './optimization/image-to-pdf.js';
 export { default as imageEnhancement } from './ai/image-enhancement.js';
+export { default as ocr } from './ai/ocr.js';
