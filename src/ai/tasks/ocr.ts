@@ -188,14 +188,55 @@ async function pool<T, R>(items: T[], n: number, fn: (t: T, i: number) => Promis
 
 /**
  * The words tesseract found on one line, joined: Japanese without spaces; Korean with a space only
- * where the gap is a real word space (tesseract's Korean model splits words between syllables; a
- * word space is about a third of the glyph height, a syllable gap far less).
+ * where the page shows one. Tesseract's Korean model splits words between syllables and its word
+ * boxes are too loose to tell, so the spaces are taken from the line image: runs of ink-free columns
+ * wider than a third of the ink's height (syllables are set about half as far apart). `toPage` maps a word's x in
+ * the recognised crop to the page.
  */
-function joinWords(words: { text: string; left: number; width: number; height: number }[], language: Language): string {
+function joinWords(
+  words: { text: string; left: number; width: number }[],
+  language: Language,
+  line: { g: Gray; x: number; y: number; width: number; height: number },
+  toPage: (x: number) => number,
+): string {
   if (language === 'ja') return words.map((w) => w.text).join('');
   if (language !== 'ko') return words.map((w) => w.text).join(' ');
-  const h = [...words.map((w) => w.height)].sort((a, b) => a - b)[words.length >> 1] ?? 0;
-  return words.map((w, i) => (i && w.left - (words[i - 1]!.left + words[i - 1]!.width) < 0.33 * h ? '' : i ? ' ' : '') + w.text).join('');
+  const { g } = line;
+  const x0 = Math.max(0, Math.floor(line.x));
+  const x1 = Math.min(g.width, Math.ceil(line.x + line.width));
+  const y0 = Math.max(0, Math.floor(line.y));
+  const y1 = Math.min(g.height, Math.ceil(line.y + line.height));
+  // Measured against the ink's height (about 0.9 em for Hangul): a word space is about 0.4 em, syllables sit about 0.2 em apart.
+  let inkRows = 0;
+  for (let y = y0; y < y1; y++) {
+    for (let x = x0; x < x1; x++) {
+      if (g.data[y * g.width + x]! < 128) {
+        inkRows++;
+        break;
+      }
+    }
+  }
+  const minGap = Math.max(2, 0.33 * inkRows);
+  const gaps: number[] = [];
+  let run = 0;
+  for (let x = x0; x < x1; x++) {
+    let ink = false;
+    for (let y = y0; y < y1 && !ink; y++) ink = g.data[y * g.width + x]! < 128;
+    if (!ink) run++;
+    else {
+      if (run >= minGap && x - run > x0) gaps.push(x - run / 2);
+      run = 0;
+    }
+  }
+  const centre = (w: { left: number; width: number }) => toPage(w.left + w.width / 2);
+  return words
+    .map((w, i) => {
+      if (!i) return w.text;
+      const a = centre(words[i - 1]!);
+      const b = centre(w);
+      return (gaps.some((x) => x > a && x < b) ? ' ' : '') + w.text;
+    })
+    .join('');
 }
 
 async function readRuntime(g: Gray, quality: 'balanced' | 'best', o: ReadOptions): Promise<OcrBlock[]> {
@@ -234,7 +275,8 @@ async function readRuntime(g: Gray, quality: 'balanced' | 'best', o: ReadOptions
         .toFile(file);
       const words = await tesseractWords(file, { lang: TESSERACT_LANG[o.language], psm: 7, dpi: 300, signal: o.signal });
       o.progress?.(0.3 + (0.7 * ++done) / output.lines.length, 'recognising');
-      const text = joinWords(words, o.language);
+      const f = target / Math.max(1, height);
+      const text = joinWords(words, o.language, { g, ...l }, (x) => left + (x - 12) / f);
       const n = words.reduce((a, w) => a + w.text.length, 0);
       const confidence = n ? words.reduce((a, w) => a + (w.conf / 100) * w.text.length, 0) / n : 0;
       return {
