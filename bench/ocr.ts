@@ -22,7 +22,11 @@ const LINES = Array.from({ length: 16 }, (_, i) =>
 async function page(p: string): Promise<string> {
   if (existsSync(p)) return p;
   const text = LINES.map((l, i) => `<text x="40" y="${60 + i * 52}" font-family="DejaVu Sans" font-size="26">${l}</text>`).join('');
-  await sharp(Buffer.from(`<svg xmlns="http://www.w3.org/2000/svg" width="1240" height="900"><rect width="100%" height="100%" fill="#fff"/>${text}</svg>`))
+  await sharp(
+    Buffer.from(
+      `<svg xmlns="http://www.w3.org/2000/svg" width="1240" height="900"><rect width="100%" height="100%" fill="#fff"/>${text}</svg>`,
+    ),
+  )
     .flatten({ background: '#ffffff' })
     .png()
     .toFile(p);
@@ -71,8 +75,8 @@ export async function benchOcr(o: BenchOptions): Promise<FamilyResult> {
           read['tesseract-cli'] = await shAsync('tesseract', [file, '-', '-l', 'eng', '--psm', '3']);
         },
       ],
-      ['kiln-ocr-fast', "kiln runTool ocr --quality fast", () => text('kiln-ocr-fast', { quality: 'fast' })],
-      ['kiln-ocr-balanced', "kiln runTool ocr --quality balanced", () => text('kiln-ocr-balanced', { quality: 'balanced' })],
+      ['kiln-ocr-fast', 'kiln runTool ocr --quality fast', () => text('kiln-ocr-fast', { quality: 'fast' })],
+      ['kiln-ocr-balanced', 'kiln runTool ocr --quality balanced', () => text('kiln-ocr-balanced', { quality: 'balanced' })],
     ],
     heavy(o),
   );
