@@ -86,4 +86,26 @@ describe('OCR over HTTP', { timeout: 300_000 }, () => {
     assert.equal(st.body.state, 'installed');
     assert.match(st.body.generation.id, /^0\.0\.1-test-/);
   });
+
+  it('installs the shipped release in the background (assembled from the npm tarballs) and switches to it', async () => {
+    const before = (await api(s, s.token, 'GET', '/api/v1/admin/features/ocr')).body.generation.id as string;
+    const r = await api(s, s.token, 'POST', '/api/v1/admin/features/ocr/install');
+    assert.equal(r.status, 202, r.text);
+    assert.deepEqual(r.body.queued, ['ocr']);
+    const end = Date.now() + 240_000;
+    let st: { state: string; generation?: { id: string; all: { id: string }[] }; error?: { message: string } };
+    for (;;) {
+      st = (await api(s, s.token, 'GET', '/api/v1/admin/features/ocr')).body;
+      if (st.state !== 'installing' && st.generation?.id !== before) break;
+      if (st.state === 'failed' || Date.now() > end) assert.fail(JSON.stringify(st));
+      await new Promise((res) => setTimeout(res, 500));
+    }
+    assert.equal(st.state, 'installed', JSON.stringify(st));
+    assert.match(st.generation!.id, /^2026\.11\.0-/);
+    // The test generation was not leased: collected after the switch.
+    assert.deepEqual(
+      st.generation!.all.map((g) => g.id),
+      [st.generation!.id],
+    );
+  });
 });
