@@ -155,9 +155,10 @@ async function followRemote(c: RemoteClient, bundle: string, o: Opts): Promise<v
   try {
     for (;;) {
       const s = await c.json<Status>('GET', `/api/v1/admin/features/${encodeURIComponent(bundle)}`);
-      if (s.state === 'installed') break;
-      if (s.state === 'failed')
+      // The OCR runtime keeps its previous generation when an install fails: installed, with the error.
+      if (s.state === 'failed' || (bundle === 'ocr' && s.state === 'installed' && s.error))
         throw new KilnError('UNAVAILABLE', `${bundle}: ${s.error?.message ?? 'the install failed'}`, { reason: s.error?.reason });
+      if (s.state === 'installed') break;
       if (s.progress)
         bar.update(Math.floor((100 * s.progress.bytesDone) / Math.max(1, s.progress.bytesTotal)), s.progress.stage ?? s.state);
       await new Promise((r) => setTimeout(r, 500));
