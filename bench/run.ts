@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- image pdf media docs daemon]`: kiln against the raw engines and peer tools on the
+ * `npm run bench [-- image pdf media docs daemon ocr]`: kiln against the raw engines and peer tools on the
  * same generated inputs, in the same run, family by family (default: all). Prints ms per operation and
  * ratios; see bench/README.md for what each number means. BENCH_QUICK=1 runs fewer iterations.
  * A failing or missing engine prints one line and the run goes on; the exit code is 1 if any case failed.
@@ -13,9 +13,10 @@ import { benchDocs } from './docs.js';
 import { benchImage } from './image.js';
 import { ROOT, type BenchOptions, type FamilyResult } from './lib.js';
 import { benchMedia } from './media.js';
+import { benchOcr } from './ocr.js';
 import { benchPdf } from './pdf.js';
 
-const FAMILIES = ['image', 'pdf', 'media', 'docs', 'daemon', 'ai'] as const;
+const FAMILIES = ['image', 'pdf', 'media', 'docs', 'daemon', 'ai', 'ocr'] as const;
 type Family = (typeof FAMILIES)[number];
 
 async function main(): Promise<void> {
@@ -61,6 +62,7 @@ async function main(): Promise<void> {
         if (f === 'media') results.push(await benchMedia(o));
         if (f === 'docs') results.push(await benchDocs(o));
         if (f === 'ai') results.push(await benchAi(o));
+        if (f === 'ocr') results.push(await benchOcr(o));
         if (f === 'daemon') results.push(await benchDaemon(o, results.find((r) => r.family === 'image')?.ms['kiln-resize']));
       } catch (e) {
         // Fixture generation or set-up broke: the other families still run.

@@ -59,6 +59,25 @@ _kiln() {
       flags='--brightness --contrast --exposure --saturation --temperature --tint --hue --sharpness --red --green --blue --effect -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
+    'ai-canvas-expand')
+      case "$prev" in
+        --extend-top) return 0 ;;
+        --extend-right) return 0 ;;
+        --extend-bottom) return 0 ;;
+        --extend-left) return 0 ;;
+        --tier) _kiln_words 'fast balanced high'; return 0 ;;
+        --format) _kiln_words 'auto png jpg jpeg webp tiff gif avif heic heif jxl'; return 0 ;;
+        --quality) return 0 ;;
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --file-id) return 0 ;;
+      esac
+      flags='--extend-top --extend-right --extend-bottom --extend-left --tier --format --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      args=@files
+      ;;
     'background-replace')
       case "$prev" in
         --background-type) _kiln_words 'color gradient'; return 0 ;;
@@ -248,6 +267,20 @@ _kiln() {
       flags='--count --format -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
+    'colorize')
+      case "$prev" in
+        --intensity) return 0 ;;
+        --model) _kiln_words 'auto ddcolor opencv'; return 0 ;;
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --file-id) return 0 ;;
+      esac
+      flags='--intensity --model -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      args=@files
+      ;;
     'compare')
       case "$prev" in
         --mode) _kiln_words 'side-by-side overlay diff'; return 0 ;;
@@ -374,6 +407,36 @@ _kiln() {
         --file-id) return 0 ;;
       esac
       flags='--title --description --author --copyright --keywords --gps --date-time -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      args=@files
+      ;;
+    'enhance-faces')
+      case "$prev" in
+        --model) _kiln_words 'auto gfpgan codeformer'; return 0 ;;
+        --strength) return 0 ;;
+        --sensitivity) return 0 ;;
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --file-id) return 0 ;;
+      esac
+      flags='--model --strength --sensitivity --only-center-face --center-face -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      args=@files
+      ;;
+    'erase-object')
+      case "$prev" in
+        --format) _kiln_words 'auto png jpg jpeg webp tiff gif avif heic heif jxl'; return 0 ;;
+        --quality) return 0 ;;
+        --mask) _kiln_files; return 0 ;;
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --file-id) return 0 ;;
+      esac
+      flags='--format --quality --mask -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'favicon')
@@ -590,6 +653,39 @@ _kiln() {
       esac
       flags='--template-id --text-layout --text-boxes --font-family --font-size --text-color --stroke-color --text-align --all-caps --file -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async -h --help'
       ;;
+    'noise-removal')
+      case "$prev" in
+        --tier) _kiln_words 'quick balanced quality maximum'; return 0 ;;
+        --strength) return 0 ;;
+        --detail-preservation) return 0 ;;
+        --color-noise) return 0 ;;
+        --format) _kiln_words 'original png jpeg webp avif jxl'; return 0 ;;
+        --quality) return 0 ;;
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --file-id) return 0 ;;
+      esac
+      flags='--tier --strength --detail-preservation --color-noise --format --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      args=@files
+      ;;
+    'ocr')
+      case "$prev" in
+        --quality) _kiln_words 'fast balanced best'; return 0 ;;
+        --language) _kiln_words 'auto en de fr es zh ja ko'; return 0 ;;
+        --engine) _kiln_words 'tesseract paddleocr'; return 0 ;;
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --file-id) return 0 ;;
+      esac
+      flags='--quality --language --enhance --engine -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      args=@files
+      ;;
     'optimize-for-web')
       case "$prev" in
         --format) _kiln_words 'webp jpeg avif png'; return 0 ;;
@@ -736,6 +832,22 @@ _kiln() {
         --file-id) return 0 ;;
       esac
       flags='--width --height --fit --percentage --without-enlargement --preset -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      args=@files
+      ;;
+    'restore-photo')
+      case "$prev" in
+        --fidelity) return 0 ;;
+        --denoise-strength) return 0 ;;
+        --colorize-strength) return 0 ;;
+        --mode) _kiln_words 'auto light heavy'; return 0 ;;
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --file-id) return 0 ;;
+      esac
+      flags='--scratch-removal --face-enhancement --fidelity --denoise --denoise-strength --colorize --colorize-strength --mode -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'rotate')
@@ -915,6 +1027,23 @@ _kiln() {
       flags='--defringe --output-format --remove-watermark -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
+    'upscale')
+      case "$prev" in
+        --scale) return 0 ;;
+        --model) return 0 ;;
+        --denoise) return 0 ;;
+        --format) _kiln_words 'auto png jpg jpeg webp tiff gif avif heic heif jxl'; return 0 ;;
+        --quality) return 0 ;;
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --file-id) return 0 ;;
+      esac
+      flags='--scale --model --face-enhance --denoise --format --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      args=@files
+      ;;
     'vectorize')
       case "$prev" in
         --color-mode) _kiln_words 'bw color'; return 0 ;;
@@ -998,6 +1127,20 @@ _kiln() {
         --file-id) return 0 ;;
       esac
       flags='--target --color -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      args=@files
+      ;;
+    'auto-subtitles')
+      case "$prev" in
+        --language) _kiln_words 'auto en de fr es zh ja ko id th vi'; return 0 ;;
+        --format) _kiln_words 'srt vtt'; return 0 ;;
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --file-id) return 0 ;;
+      esac
+      flags='--language --format -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'blur-pad')
@@ -1550,6 +1693,20 @@ _kiln() {
       flags='--mode --segment-s --parts --threshold-db --min-silence-s -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
+    'transcribe-audio')
+      case "$prev" in
+        --language) _kiln_words 'auto en de fr es zh ja ko id th vi'; return 0 ;;
+        --output-format) _kiln_words 'txt srt vtt'; return 0 ;;
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --file-id) return 0 ;;
+      esac
+      flags='--language --output-format -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      args=@files
+      ;;
     'trim-audio')
       case "$prev" in
         --start-s) return 0 ;;
@@ -1705,6 +1862,22 @@ _kiln() {
         --file-id) return 0 ;;
       esac
       flags='--per-sheet -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      args=@files
+      ;;
+    'ocr-pdf')
+      case "$prev" in
+        --quality) _kiln_words 'fast balanced best'; return 0 ;;
+        --language) _kiln_words 'auto en de fr es zh ja ko'; return 0 ;;
+        --engine) _kiln_words 'tesseract paddleocr'; return 0 ;;
+        --pages) return 0 ;;
+        -o|--output) _kiln_files; return 0 ;;
+        --settings) return 0 ;;
+        --concurrency) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --file-id) return 0 ;;
+      esac
+      flags='--quality --language --enhance --engine --pages -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
       args=@files
       ;;
     'organize-pdf')
@@ -3293,7 +3466,7 @@ _kiln() {
       ;;
     'features')
       flags='--help'
-      args='list install remove export import'
+      args='list install remove export import build-ocr-runtime'
       ;;
     'features list')
       case "$prev" in
@@ -3324,11 +3497,22 @@ _kiln() {
       ;;
     'features import')
       case "$prev" in
+        --index) _kiln_files; return 0 ;;
+        --archive) _kiln_files; return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
       esac
-      flags='--server --profile --local --json -q --quiet -h --help'
+      flags='--index --archive --server --profile --local --json -q --quiet -h --help'
       args=@files
+      ;;
+    'features build-ocr-runtime')
+      case "$prev" in
+        --key) _kiln_files; return 0 ;;
+        -o|--output) _kiln_dirs; return 0 ;;
+        --release) return 0 ;;
+        --no-recipe) return 0 ;;
+      esac
+      flags='--key -o --output --release --no-recipe --json -q --quiet -h --help'
       ;;
     'files')
       flags='--help'
@@ -3507,6 +3691,6 @@ _kiln() {
   return 0
 }
 
-_kiln_commands='adjust-colors background-replace barcode-generate barcode-read beautify blur-background blur-faces border bulk-rename circle-crop collage color-blindness color-palette compare compose compress content-aware-resize convert crop duotone edit-metadata favicon find-duplicates gif-tools gif-webp histogram html-to-image image-enhancement image-pad image-to-base64 image-to-pdf info lqip-placeholder meme-generator optimize-for-web passport-photo pixelate qr-generate red-eye-removal remove-background replace-color resize rotate sharpening smart-crop split sprite-sheet stitch strip-metadata svg-to-raster text-overlay transparency-fixer vectorize vignette watermark-image watermark-text aspect-pad blur-pad burn-subtitles change-fps compress-video convert-video crop-video embed-subtitles extract-audio extract-subtitles gif-to-video images-to-video merge-videos mute-video replace-audio resize-video reverse-video rotate-video stabilize-video trim-video video-color video-loudnorm video-metadata video-speed video-to-frames video-to-gif video-to-webp watermark-video audio-channels audio-metadata audio-speed convert-audio fade-audio merge-audio noise-reduction normalize-audio pitch-shift reverse-audio ringtone-maker silence-removal split-audio trim-audio volume-adjust waveform-image booklet-pdf compress-pdf crop-pdf extract-pages flatten-pdf grayscale-pdf linearize-pdf merge-pdf nup-pdf organize-pdf pdf-metadata pdf-page-numbers pdf-to-image pdf-to-text pdf-to-wordprocessor pdfa-convert protect-pdf redact-pdf remove-pages repair-pdf rotate-pdf sign-pdf split-pdf unlock-pdf watermark-pdf convert-document convert-presentation convert-spreadsheet epub-convert html-to-pdf markdown-to-docx markdown-to-html markdown-to-pdf presentation-to-pdf spreadsheet-to-pdf to-epub wordprocessor-to-pdf aac-to-flac aac-to-mp3 aac-to-wav avi-to-gif avi-to-mkv avi-to-mov avi-to-mp3 avi-to-mp4 eps-to-jpg eps-to-pdf eps-to-png eps-to-svg flac-to-mp3 gif-to-jpg gif-to-mov gif-to-mp4 gif-to-pdf gif-to-png gif-to-webm heic-to-avif heic-to-jpg heic-to-pdf heic-to-png jpg-to-avif jpg-to-eps jpg-to-gif jpg-to-pdf jpg-to-png jpg-to-svg jpg-to-tiff jpg-to-webp m4a-to-mp3 m4a-to-wav mkv-to-avi mkv-to-gif mkv-to-mov mkv-to-mp3 mkv-to-mp4 mov-to-avi mov-to-gif mov-to-mp3 mov-to-mp4 mov-to-wav mp3-to-wav mp4-to-avi mp4-to-gif mp4-to-mov mp4-to-mp3 mp4-to-ogg mp4-to-wav mp4-to-webm ogg-to-mp3 ogg-to-wav pdf-to-jpg pdf-to-png pdf-to-tiff png-to-avif png-to-eps png-to-gif png-to-jpg png-to-pdf png-to-svg png-to-tiff png-to-webp psd-to-jpg psd-to-png psd-to-svg spreadsheet-to-csv svg-to-jpg svg-to-png tiff-to-jpg tiff-to-pdf tiff-to-png tiff-to-svg wav-to-mp3 webm-to-mov webm-to-mp3 webm-to-mp4 webp-to-avif webp-to-gif webp-to-jpg webp-to-pdf webp-to-png admin completion config deploy doctor features files jobs login logout mcp pipeline presets serve tools watch'
+_kiln_commands='adjust-colors ai-canvas-expand background-replace barcode-generate barcode-read beautify blur-background blur-faces border bulk-rename circle-crop collage color-blindness color-palette colorize compare compose compress content-aware-resize convert crop duotone edit-metadata enhance-faces erase-object favicon find-duplicates gif-tools gif-webp histogram html-to-image image-enhancement image-pad image-to-base64 image-to-pdf info lqip-placeholder meme-generator noise-removal ocr optimize-for-web passport-photo pixelate qr-generate red-eye-removal remove-background replace-color resize restore-photo rotate sharpening smart-crop split sprite-sheet stitch strip-metadata svg-to-raster text-overlay transparency-fixer upscale vectorize vignette watermark-image watermark-text aspect-pad auto-subtitles blur-pad burn-subtitles change-fps compress-video convert-video crop-video embed-subtitles extract-audio extract-subtitles gif-to-video images-to-video merge-videos mute-video replace-audio resize-video reverse-video rotate-video stabilize-video trim-video video-color video-loudnorm video-metadata video-speed video-to-frames video-to-gif video-to-webp watermark-video audio-channels audio-metadata audio-speed convert-audio fade-audio merge-audio noise-reduction normalize-audio pitch-shift reverse-audio ringtone-maker silence-removal split-audio transcribe-audio trim-audio volume-adjust waveform-image booklet-pdf compress-pdf crop-pdf extract-pages flatten-pdf grayscale-pdf linearize-pdf merge-pdf nup-pdf ocr-pdf organize-pdf pdf-metadata pdf-page-numbers pdf-to-image pdf-to-text pdf-to-wordprocessor pdfa-convert protect-pdf redact-pdf remove-pages repair-pdf rotate-pdf sign-pdf split-pdf unlock-pdf watermark-pdf convert-document convert-presentation convert-spreadsheet epub-convert html-to-pdf markdown-to-docx markdown-to-html markdown-to-pdf presentation-to-pdf spreadsheet-to-pdf to-epub wordprocessor-to-pdf aac-to-flac aac-to-mp3 aac-to-wav avi-to-gif avi-to-mkv avi-to-mov avi-to-mp3 avi-to-mp4 eps-to-jpg eps-to-pdf eps-to-png eps-to-svg flac-to-mp3 gif-to-jpg gif-to-mov gif-to-mp4 gif-to-pdf gif-to-png gif-to-webm heic-to-avif heic-to-jpg heic-to-pdf heic-to-png jpg-to-avif jpg-to-eps jpg-to-gif jpg-to-pdf jpg-to-png jpg-to-svg jpg-to-tiff jpg-to-webp m4a-to-mp3 m4a-to-wav mkv-to-avi mkv-to-gif mkv-to-mov mkv-to-mp3 mkv-to-mp4 mov-to-avi mov-to-gif mov-to-mp3 mov-to-mp4 mov-to-wav mp3-to-wav mp4-to-avi mp4-to-gif mp4-to-mov mp4-to-mp3 mp4-to-ogg mp4-to-wav mp4-to-webm ogg-to-mp3 ogg-to-wav pdf-to-jpg pdf-to-png pdf-to-tiff png-to-avif png-to-eps png-to-gif png-to-jpg png-to-pdf png-to-svg png-to-tiff png-to-webp psd-to-jpg psd-to-png psd-to-svg spreadsheet-to-csv svg-to-jpg svg-to-png tiff-to-jpg tiff-to-pdf tiff-to-png tiff-to-svg wav-to-mp3 webm-to-mov webm-to-mp3 webm-to-mp4 webp-to-avif webp-to-gif webp-to-jpg webp-to-pdf webp-to-png admin completion config deploy doctor features files jobs login logout mcp pipeline presets serve tools watch'
 
 complete -F _kiln kiln

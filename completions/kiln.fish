@@ -5,6 +5,7 @@ complete -c kiln -f
 complete -c kiln -n '__fish_use_subcommand' -s V -l version -d 'print the version'
 complete -c kiln -n '__fish_use_subcommand' -s h -l help -d 'show help'
 complete -c kiln -n '__fish_use_subcommand' -a adjust-colors -d 'Adjust brightness, contrast, exposure, saturation, white ba…'
+complete -c kiln -n '__fish_use_subcommand' -a ai-canvas-expand -d 'Extend the canvas on any side and fill the new area with ge…'
 complete -c kiln -n '__fish_use_subcommand' -a background-replace -d 'Remove the background and fill it with a solid color or gra…'
 complete -c kiln -n '__fish_use_subcommand' -a barcode-generate -d 'Render a 1D or 2D barcode from text'
 complete -c kiln -n '__fish_use_subcommand' -a barcode-read -d 'Detect and decode QR, EAN, Code128, DataMatrix and other co…'
@@ -17,6 +18,7 @@ complete -c kiln -n '__fish_use_subcommand' -a circle-crop -d 'Crop an image to 
 complete -c kiln -n '__fish_use_subcommand' -a collage -d 'Arrange several images in a grid/collage template'
 complete -c kiln -n '__fish_use_subcommand' -a color-blindness -d 'Simulate how an image looks with one of eight color-vision…'
 complete -c kiln -n '__fish_use_subcommand' -a color-palette -d 'Extract the dominant colors of an image'
+complete -c kiln -n '__fish_use_subcommand' -a colorize -d 'Add natural color to black-and-white photos'
 complete -c kiln -n '__fish_use_subcommand' -a compare -d 'Compare two images side by side, as an overlay or as a pixe…'
 complete -c kiln -n '__fish_use_subcommand' -a compose -d 'Layer a second image on top of the base at a position, opac…'
 complete -c kiln -n '__fish_use_subcommand' -a compress -d 'Shrink an image file by quality level or to a target size,…'
@@ -25,6 +27,8 @@ complete -c kiln -n '__fish_use_subcommand' -a convert -d 'Change an image\'s fi
 complete -c kiln -n '__fish_use_subcommand' -a crop -d 'Cut a rectangular region out of an image, in pixels or perc…'
 complete -c kiln -n '__fish_use_subcommand' -a duotone -d 'Map shadows and highlights to two colors for a duotone look'
 complete -c kiln -n '__fish_use_subcommand' -a edit-metadata -d 'Write title, description, author, copyright, keywords, GPS…'
+complete -c kiln -n '__fish_use_subcommand' -a enhance-faces -d 'Restore and sharpen detected faces with a face-restoration…'
+complete -c kiln -n '__fish_use_subcommand' -a erase-object -d 'Inpaint (erase) the area marked white in a mask image'
 complete -c kiln -n '__fish_use_subcommand' -a favicon -d 'Generate every standard favicon and app-icon size from one…'
 complete -c kiln -n '__fish_use_subcommand' -a find-duplicates -d 'Group duplicate and near-duplicate images by perceptual hash'
 complete -c kiln -n '__fish_use_subcommand' -a gif-tools -d 'Edit animated GIFs: resize, optimize, reverse, change speed…'
@@ -38,6 +42,8 @@ complete -c kiln -n '__fish_use_subcommand' -a image-to-pdf -d 'Place one or mor
 complete -c kiln -n '__fish_use_subcommand' -a info -d 'Report an image\'s dimensions, format, size, channels, alpha…'
 complete -c kiln -n '__fish_use_subcommand' -a lqip-placeholder -d 'Make a tiny low-quality image placeholder (blurred, pixelat…'
 complete -c kiln -n '__fish_use_subcommand' -a meme-generator -d 'Make a meme from a built-in template (JSON body) or an uplo…'
+complete -c kiln -n '__fish_use_subcommand' -a noise-removal -d 'Remove noise and grain with tiered denoising up to neural m…'
+complete -c kiln -n '__fish_use_subcommand' -a ocr -d 'Extract text from an image with a selectable OCR quality ti…'
 complete -c kiln -n '__fish_use_subcommand' -a optimize-for-web -d 'Re-encode an image for the web: modern format, quality, max…'
 complete -c kiln -n '__fish_use_subcommand' -a passport-photo -d 'Two-phase passport/ID photo maker: analyze a portrait, then…'
 complete -c kiln -n '__fish_use_subcommand' -a pixelate -d 'Pixelate the whole image or one rectangular region'
@@ -46,6 +52,7 @@ complete -c kiln -n '__fish_use_subcommand' -a red-eye-removal -d 'Find eyes via
 complete -c kiln -n '__fish_use_subcommand' -a remove-background -d 'Cut the subject out and leave a transparent, colored, gradi…'
 complete -c kiln -n '__fish_use_subcommand' -a replace-color -d 'Replace one color with another (or with transparency) withi…'
 complete -c kiln -n '__fish_use_subcommand' -a resize -d 'Scale an image to exact pixel dimensions, a percentage, or…'
+complete -c kiln -n '__fish_use_subcommand' -a restore-photo -d 'Repair scratches and tears, enhance faces, denoise and opti…'
 complete -c kiln -n '__fish_use_subcommand' -a rotate -d 'Rotate by any angle and/or mirror horizontally or vertically'
 complete -c kiln -n '__fish_use_subcommand' -a sharpening -d 'Sharpen with adaptive, unsharp-mask or high-pass methods, o…'
 complete -c kiln -n '__fish_use_subcommand' -a smart-crop -d 'Crop around the main subject, a detected face, or by trimmi…'
@@ -56,6 +63,7 @@ complete -c kiln -n '__fish_use_subcommand' -a strip-metadata -d 'Remove EXIF, G
 complete -c kiln -n '__fish_use_subcommand' -a svg-to-raster -d 'Render SVG/SVGZ to a raster format at a size, scale or DPI;…'
 complete -c kiln -n '__fish_use_subcommand' -a text-overlay -d 'Draw styled text at a position, optionally on a padded roun…'
 complete -c kiln -n '__fish_use_subcommand' -a transparency-fixer -d 'Repair \'fake transparent\' PNGs (fringes, halos, semi-transp…'
+complete -c kiln -n '__fish_use_subcommand' -a upscale -d 'Enlarge an image with a super-resolution model'
 complete -c kiln -n '__fish_use_subcommand' -a vectorize -d 'Trace a raster image into SVG paths (black-and-white or col…'
 complete -c kiln -n '__fish_use_subcommand' -a vignette -d 'Darken (or tint) the image edges with a configurable vignet…'
 complete -c kiln -n '__fish_use_subcommand' -a watermark-image -d 'Overlay a logo image as a watermark at a corner or the cent…'
@@ -115,6 +123,7 @@ complete -c kiln -n '__fish_use_subcommand' -a grayscale-pdf -d 'Convert all pag
 complete -c kiln -n '__fish_use_subcommand' -a linearize-pdf -d 'Linearize a PDF for fast web view'
 complete -c kiln -n '__fish_use_subcommand' -a merge-pdf -d 'Combine up to 20 PDFs into one, in upload order'
 complete -c kiln -n '__fish_use_subcommand' -a nup-pdf -d 'Place several pages on each sheet (N-up)'
+complete -c kiln -n '__fish_use_subcommand' -a ocr-pdf -d 'Rasterize PDF pages and extract their text with a selectabl…'
 complete -c kiln -n '__fish_use_subcommand' -a organize-pdf -d 'Reorder pages with an explicit page order'
 complete -c kiln -n '__fish_use_subcommand' -a pdf-metadata -d 'Set a PDF\'s title, author, subject and keywords'
 complete -c kiln -n '__fish_use_subcommand' -a pdf-page-numbers -d 'Add page numbers to every page'
@@ -269,6 +278,28 @@ complete -c kiln -n '__fish_seen_subcommand_from adjust-colors' -l async -d 'wit
 complete -c kiln -n '__fish_seen_subcommand_from adjust-colors' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from adjust-colors' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from adjust-colors' -F
+
+# ai-canvas-expand
+complete -c kiln -n '__fish_seen_subcommand_from ai-canvas-expand' -l extend-top -x -d 'Pixels to add at the top [integer 0-9007199254740991, defau…'
+complete -c kiln -n '__fish_seen_subcommand_from ai-canvas-expand' -l extend-right -x -d 'Pixels to add at the right [integer 0-9007199254740991, def…'
+complete -c kiln -n '__fish_seen_subcommand_from ai-canvas-expand' -l extend-bottom -x -d 'Pixels to add at the bottom [integer 0-9007199254740991, de…'
+complete -c kiln -n '__fish_seen_subcommand_from ai-canvas-expand' -l extend-left -x -d 'Pixels to add at the left [integer 0-9007199254740991, defa…'
+complete -c kiln -n '__fish_seen_subcommand_from ai-canvas-expand' -l tier -x -a 'fast balanced high' -d 'Quality tier: fast (classical), balanced or high (LaMa) [ch…'
+complete -c kiln -n '__fish_seen_subcommand_from ai-canvas-expand' -l format -x -a 'auto png jpg jpeg webp tiff gif avif heic heif jxl' -d 'Output format (auto: the input’s) [choice, default "auto"]'
+complete -c kiln -n '__fish_seen_subcommand_from ai-canvas-expand' -l quality -x -d 'Output quality (lossy formats) [integer 1-100, default 95]'
+complete -c kiln -n '__fish_seen_subcommand_from ai-canvas-expand' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from ai-canvas-expand' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from ai-canvas-expand' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from ai-canvas-expand' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from ai-canvas-expand' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from ai-canvas-expand' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from ai-canvas-expand' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from ai-canvas-expand' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from ai-canvas-expand' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from ai-canvas-expand' -l async -d 'with --server: print the job id once the run is queued and…'
+complete -c kiln -n '__fish_seen_subcommand_from ai-canvas-expand' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from ai-canvas-expand' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from ai-canvas-expand' -F
 
 # background-replace
 complete -c kiln -n '__fish_seen_subcommand_from background-replace' -l background-type -x -a 'color gradient' -d 'Fill mode [choice, default "color"]'
@@ -497,6 +528,23 @@ complete -c kiln -n '__fish_seen_subcommand_from color-palette' -l file-id -x -d
 complete -c kiln -n '__fish_seen_subcommand_from color-palette' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from color-palette' -F
 
+# colorize
+complete -c kiln -n '__fish_seen_subcommand_from colorize' -l intensity -x -d 'Color intensity [number 0-1, default 1]'
+complete -c kiln -n '__fish_seen_subcommand_from colorize' -l model -x -a 'auto ddcolor opencv' -d 'Colorization model; \'opencv\' is the classical fallback (a t…'
+complete -c kiln -n '__fish_seen_subcommand_from colorize' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from colorize' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from colorize' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from colorize' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from colorize' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from colorize' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from colorize' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from colorize' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from colorize' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from colorize' -l async -d 'with --server: print the job id once the run is queued and…'
+complete -c kiln -n '__fish_seen_subcommand_from colorize' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from colorize' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from colorize' -F
+
 # compare
 complete -c kiln -n '__fish_seen_subcommand_from compare' -l mode -x -a 'side-by-side overlay diff' -d 'Rendering of the comparison image [choice, default "diff"]'
 complete -c kiln -n '__fish_seen_subcommand_from compare' -l diff-threshold -x -d 'Per-pixel difference at or below which pixels count as equa…'
@@ -650,6 +698,44 @@ complete -c kiln -n '__fish_seen_subcommand_from edit-metadata' -l async -d 'wit
 complete -c kiln -n '__fish_seen_subcommand_from edit-metadata' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from edit-metadata' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from edit-metadata' -F
+
+# enhance-faces
+complete -c kiln -n '__fish_seen_subcommand_from enhance-faces' -l model -x -a 'auto gfpgan codeformer' -d 'Enhancement model (auto = gfpgan; codeformer is not offered…'
+complete -c kiln -n '__fish_seen_subcommand_from enhance-faces' -l strength -x -d 'Enhancement strength [number 0-1, default 0.8]'
+complete -c kiln -n '__fish_seen_subcommand_from enhance-faces' -l sensitivity -x -d 'Face detection threshold [number 0-1, default 0.5]'
+complete -c kiln -n '__fish_seen_subcommand_from enhance-faces' -l only-center-face -d 'Enhance only the most central face [boolean]'
+complete -c kiln -n '__fish_seen_subcommand_from enhance-faces' -l center-face -d 'Catalog spelling of onlyCenterFace; onlyCenterFace wins if…'
+complete -c kiln -n '__fish_seen_subcommand_from enhance-faces' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from enhance-faces' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from enhance-faces' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from enhance-faces' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from enhance-faces' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from enhance-faces' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from enhance-faces' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from enhance-faces' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from enhance-faces' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from enhance-faces' -l async -d 'with --server: print the job id once the run is queued and…'
+complete -c kiln -n '__fish_seen_subcommand_from enhance-faces' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from enhance-faces' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from enhance-faces' -F
+
+# erase-object
+complete -c kiln -n '__fish_seen_subcommand_from erase-object' -l format -x -a 'auto png jpg jpeg webp tiff gif avif heic heif jxl' -d 'Output format (auto: the input’s) [choice, default "auto"]'
+complete -c kiln -n '__fish_seen_subcommand_from erase-object' -l quality -x -d 'Output quality (lossy formats) [integer 1-100, default 95]'
+complete -c kiln -n '__fish_seen_subcommand_from erase-object' -l mask -r -F -d 'mask image: white marks the area to erase, black keeps (req…'
+complete -c kiln -n '__fish_seen_subcommand_from erase-object' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from erase-object' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from erase-object' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from erase-object' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from erase-object' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from erase-object' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from erase-object' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from erase-object' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from erase-object' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from erase-object' -l async -d 'with --server: print the job id once the run is queued and…'
+complete -c kiln -n '__fish_seen_subcommand_from erase-object' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from erase-object' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from erase-object' -F
 
 # favicon
 complete -c kiln -n '__fish_seen_subcommand_from favicon' -l padding -x -d 'Padding around the icon content in percent [integer 0-40, d…'
@@ -910,6 +996,46 @@ complete -c kiln -n '__fish_seen_subcommand_from meme-generator' -l local -d 'ru
 complete -c kiln -n '__fish_seen_subcommand_from meme-generator' -l async -d 'with --server: print the job id once the run is queued and…'
 complete -c kiln -n '__fish_seen_subcommand_from meme-generator' -l help -s h -d 'show help'
 
+# noise-removal
+complete -c kiln -n '__fish_seen_subcommand_from noise-removal' -l tier -x -a 'quick balanced quality maximum' -d 'quick = classical non-local means (no model); balanced/qual…'
+complete -c kiln -n '__fish_seen_subcommand_from noise-removal' -l strength -x -d 'Denoise strength [number 0-100, default 50]'
+complete -c kiln -n '__fish_seen_subcommand_from noise-removal' -l detail-preservation -x -d 'Higher keeps more texture [number 0-100, default 50]'
+complete -c kiln -n '__fish_seen_subcommand_from noise-removal' -l color-noise -x -d 'Color-noise reduction strength [number 0-100, default 30]'
+complete -c kiln -n '__fish_seen_subcommand_from noise-removal' -l format -x -a 'original png jpeg webp avif jxl' -d 'Output format (original keeps the input format) [choice, de…'
+complete -c kiln -n '__fish_seen_subcommand_from noise-removal' -l quality -x -d 'Output encoding quality [integer 1-100, default 90]'
+complete -c kiln -n '__fish_seen_subcommand_from noise-removal' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from noise-removal' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from noise-removal' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from noise-removal' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from noise-removal' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from noise-removal' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from noise-removal' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from noise-removal' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from noise-removal' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from noise-removal' -l async -d 'with --server: print the job id once the run is queued and…'
+complete -c kiln -n '__fish_seen_subcommand_from noise-removal' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from noise-removal' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from noise-removal' -F
+
+# ocr
+complete -c kiln -n '__fish_seen_subcommand_from ocr' -l quality -x -a 'fast balanced best' -d 'OCR tier: \'fast\' = built-in tesseract; \'balanced\' (PP-OCRv4…'
+complete -c kiln -n '__fish_seen_subcommand_from ocr' -l language -x -a 'auto en de fr es zh ja ko' -d 'Language hint: auto, en, de, fr, es, zh, ja, ko'
+complete -c kiln -n '__fish_seen_subcommand_from ocr' -l enhance -d 'Local contrast enhancement (denoise, contrast stretch, CLAH…'
+complete -c kiln -n '__fish_seen_subcommand_from ocr' -l engine -x -a 'tesseract paddleocr' -d 'Deprecated alias of quality: tesseract = \'fast\', paddleocr…'
+complete -c kiln -n '__fish_seen_subcommand_from ocr' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from ocr' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from ocr' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from ocr' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from ocr' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from ocr' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from ocr' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from ocr' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from ocr' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from ocr' -l async -d 'with --server: print the job id once the run is queued and…'
+complete -c kiln -n '__fish_seen_subcommand_from ocr' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from ocr' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from ocr' -F
+
 # optimize-for-web
 complete -c kiln -n '__fish_seen_subcommand_from optimize-for-web' -l format -x -a 'webp jpeg avif png' -d 'Output format [choice, default "webp"]'
 complete -c kiln -n '__fish_seen_subcommand_from optimize-for-web' -l quality -x -d 'Encoder quality [integer 1-100, default 80]'
@@ -1088,6 +1214,29 @@ complete -c kiln -n '__fish_seen_subcommand_from resize' -l async -d 'with --ser
 complete -c kiln -n '__fish_seen_subcommand_from resize' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from resize' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from resize' -F
+
+# restore-photo
+complete -c kiln -n '__fish_seen_subcommand_from restore-photo' -l scratch-removal -d 'Scratch and tear repair (default true) [boolean]'
+complete -c kiln -n '__fish_seen_subcommand_from restore-photo' -l face-enhancement -d 'Face enhancement pass [boolean, default true]'
+complete -c kiln -n '__fish_seen_subcommand_from restore-photo' -l fidelity -x -d 'Higher is more conservative (default 0.7) [number 0-1]'
+complete -c kiln -n '__fish_seen_subcommand_from restore-photo' -l denoise -d 'Denoising pass [boolean, default true]'
+complete -c kiln -n '__fish_seen_subcommand_from restore-photo' -l denoise-strength -x -d 'Denoising strength (default 25) [number 0-100]'
+complete -c kiln -n '__fish_seen_subcommand_from restore-photo' -l colorize -d 'Colorize after restoration [boolean, default false]'
+complete -c kiln -n '__fish_seen_subcommand_from restore-photo' -l colorize-strength -x -d 'Colorization strength [number 0-100, default 85]'
+complete -c kiln -n '__fish_seen_subcommand_from restore-photo' -l mode -x -a 'auto light heavy' -d 'Preset over scratchRemoval, fidelity and denoiseStrength; e…'
+complete -c kiln -n '__fish_seen_subcommand_from restore-photo' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from restore-photo' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from restore-photo' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from restore-photo' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from restore-photo' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from restore-photo' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from restore-photo' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from restore-photo' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from restore-photo' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from restore-photo' -l async -d 'with --server: print the job id once the run is queued and…'
+complete -c kiln -n '__fish_seen_subcommand_from restore-photo' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from restore-photo' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from restore-photo' -F
 
 # rotate
 complete -c kiln -n '__fish_seen_subcommand_from rotate' -l angle -x -d 'Clockwise rotation angle in degrees; rotation is applied be…'
@@ -1299,6 +1448,27 @@ complete -c kiln -n '__fish_seen_subcommand_from transparency-fixer' -l async -d
 complete -c kiln -n '__fish_seen_subcommand_from transparency-fixer' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from transparency-fixer' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from transparency-fixer' -F
+
+# upscale
+complete -c kiln -n '__fish_seen_subcommand_from upscale' -l scale -x -d 'Upscale factor 2–4 (2, 3, 4 run a network directly; others…'
+complete -c kiln -n '__fish_seen_subcommand_from upscale' -l model -x -d 'Model variant: auto (medium), slim or medium (\'esrgan-\' pre…'
+complete -c kiln -n '__fish_seen_subcommand_from upscale' -l face-enhance -d 'Restore detected faces with GFPGAN after upscaling [boolean…'
+complete -c kiln -n '__fish_seen_subcommand_from upscale' -l denoise -x -d 'Neural denoising strength before upscaling (0 = off) [numbe…'
+complete -c kiln -n '__fish_seen_subcommand_from upscale' -l format -x -a 'auto png jpg jpeg webp tiff gif avif heic heif jxl' -d 'Output format; auto keeps the input format [choice, default…'
+complete -c kiln -n '__fish_seen_subcommand_from upscale' -l quality -x -d 'Output encoding quality [integer 1-100, default 95]'
+complete -c kiln -n '__fish_seen_subcommand_from upscale' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from upscale' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from upscale' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from upscale' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from upscale' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from upscale' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from upscale' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from upscale' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from upscale' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from upscale' -l async -d 'with --server: print the job id once the run is queued and…'
+complete -c kiln -n '__fish_seen_subcommand_from upscale' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from upscale' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from upscale' -F
 
 # vectorize
 complete -c kiln -n '__fish_seen_subcommand_from vectorize' -l color-mode -x -a 'bw color' -d 'Tracing mode [choice, default "bw"]'
@@ -2301,6 +2471,26 @@ complete -c kiln -n '__fish_seen_subcommand_from nup-pdf' -l async -d 'with --se
 complete -c kiln -n '__fish_seen_subcommand_from nup-pdf' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
 complete -c kiln -n '__fish_seen_subcommand_from nup-pdf' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from nup-pdf' -F
+
+# ocr-pdf
+complete -c kiln -n '__fish_seen_subcommand_from ocr-pdf' -l quality -x -a 'fast balanced best' -d 'OCR tier: \'fast\' = built-in tesseract; \'balanced\' (PP-OCRv4…'
+complete -c kiln -n '__fish_seen_subcommand_from ocr-pdf' -l language -x -a 'auto en de fr es zh ja ko' -d 'Language hint: auto, en, de, fr, es, zh, ja, ko'
+complete -c kiln -n '__fish_seen_subcommand_from ocr-pdf' -l enhance -d 'Local contrast enhancement (denoise, contrast stretch, CLAH…'
+complete -c kiln -n '__fish_seen_subcommand_from ocr-pdf' -l engine -x -a 'tesseract paddleocr' -d 'Deprecated alias of quality: tesseract = \'fast\', paddleocr…'
+complete -c kiln -n '__fish_seen_subcommand_from ocr-pdf' -l pages -x -d 'Pages to read: \'all\', a range such as \'1-3\', or a list such…'
+complete -c kiln -n '__fish_seen_subcommand_from ocr-pdf' -l output -s o -r -F -d 'output file, or directory ending in / (default: current dir…'
+complete -c kiln -n '__fish_seen_subcommand_from ocr-pdf' -l settings -x -d 'settings as one JSON object (flags win over it)'
+complete -c kiln -n '__fish_seen_subcommand_from ocr-pdf' -l json -d 'print one JSON result line per input on stdout'
+complete -c kiln -n '__fish_seen_subcommand_from ocr-pdf' -l quiet -s q -d 'no progress output'
+complete -c kiln -n '__fish_seen_subcommand_from ocr-pdf' -l force -s f -d 'allow overwriting an input file'
+complete -c kiln -n '__fish_seen_subcommand_from ocr-pdf' -l concurrency -x -d 'parallel runs for a batch (default: number of cores; with -…'
+complete -c kiln -n '__fish_seen_subcommand_from ocr-pdf' -l server -x -d 'run on this kiln server (env KILN_SERVER; default: the prof…'
+complete -c kiln -n '__fish_seen_subcommand_from ocr-pdf' -l profile -x -d 'configuration profile for the server and its key (env KILN_…'
+complete -c kiln -n '__fish_seen_subcommand_from ocr-pdf' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from ocr-pdf' -l async -d 'with --server: print the job id once the run is queued and…'
+complete -c kiln -n '__fish_seen_subcommand_from ocr-pdf' -l file-id -x -d 'with --server: run on this item of the server\'s file librar…'
+complete -c kiln -n '__fish_seen_subcommand_from ocr-pdf' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from ocr-pdf' -F
 
 # organize-pdf
 complete -c kiln -n '__fish_seen_subcommand_from organize-pdf' -l order -x -d 'New page order, qpdf syntax, e.g'
@@ -4203,11 +4393,12 @@ complete -c kiln -n '__fish_seen_subcommand_from doctor' -l json -d 'machine-rea
 complete -c kiln -n '__fish_seen_subcommand_from doctor' -l help -s h -d 'show help'
 
 # features
-complete -c kiln -n '__fish_seen_subcommand_from features; and not __fish_seen_subcommand_from list install remove export import' -a list -d 'every bundle with its state, size, licence and tools'
-complete -c kiln -n '__fish_seen_subcommand_from features; and not __fish_seen_subcommand_from list install remove export import' -a install -d 'install the bundles a tool needs (or one bundle by name); i…'
-complete -c kiln -n '__fish_seen_subcommand_from features; and not __fish_seen_subcommand_from list install remove export import' -a remove -d 'remove an installed bundle'
-complete -c kiln -n '__fish_seen_subcommand_from features; and not __fish_seen_subcommand_from list install remove export import' -a export -d 'write one archive with a bundle and its runtime, for `kiln…'
-complete -c kiln -n '__fish_seen_subcommand_from features; and not __fish_seen_subcommand_from list install remove export import' -a import -d 'install a bundle archive made by `kiln features export`, ve…'
+complete -c kiln -n '__fish_seen_subcommand_from features; and not __fish_seen_subcommand_from list install remove export import build-ocr-runtime' -a list -d 'every bundle with its state, size, licence and tools'
+complete -c kiln -n '__fish_seen_subcommand_from features; and not __fish_seen_subcommand_from list install remove export import build-ocr-runtime' -a install -d 'install the bundles a tool needs (or one bundle by name); i…'
+complete -c kiln -n '__fish_seen_subcommand_from features; and not __fish_seen_subcommand_from list install remove export import build-ocr-runtime' -a remove -d 'remove an installed bundle'
+complete -c kiln -n '__fish_seen_subcommand_from features; and not __fish_seen_subcommand_from list install remove export import build-ocr-runtime' -a export -d 'write one archive with a bundle and its runtime, for `kiln…'
+complete -c kiln -n '__fish_seen_subcommand_from features; and not __fish_seen_subcommand_from list install remove export import build-ocr-runtime' -a import -d 'install a bundle archive made by `kiln features export`, ve…'
+complete -c kiln -n '__fish_seen_subcommand_from features; and not __fish_seen_subcommand_from list install remove export import build-ocr-runtime' -a build-ocr-runtime -d 'build and sign an OCR runtime release (index + archive) fro…'
 complete -c kiln -n '__fish_seen_subcommand_from features; and __fish_seen_subcommand_from list' -l server -x -d 'kiln server to use (env KILN_SERVER; default: the profile\'s…'
 complete -c kiln -n '__fish_seen_subcommand_from features; and __fish_seen_subcommand_from list' -l profile -x -d 'configuration profile (env KILN_PROFILE; default: "default")'
 complete -c kiln -n '__fish_seen_subcommand_from features; and __fish_seen_subcommand_from list' -l local -d 'use this machine even when a server is configured'
@@ -4232,6 +4423,8 @@ complete -c kiln -n '__fish_seen_subcommand_from features; and __fish_seen_subco
 complete -c kiln -n '__fish_seen_subcommand_from features; and __fish_seen_subcommand_from export' -l json -d 'machine-readable'
 complete -c kiln -n '__fish_seen_subcommand_from features; and __fish_seen_subcommand_from export' -l quiet -s q -d 'no progress'
 complete -c kiln -n '__fish_seen_subcommand_from features; and __fish_seen_subcommand_from export' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from features; and __fish_seen_subcommand_from import' -l index -r -F -d 'OCR runtime: the signed release index (ocr-runtime-index.js…'
+complete -c kiln -n '__fish_seen_subcommand_from features; and __fish_seen_subcommand_from import' -l archive -r -F -d 'OCR runtime: the archive the index binds'
 complete -c kiln -n '__fish_seen_subcommand_from features; and __fish_seen_subcommand_from import' -l server -x -d 'kiln server to use (env KILN_SERVER; default: the profile\'s…'
 complete -c kiln -n '__fish_seen_subcommand_from features; and __fish_seen_subcommand_from import' -l profile -x -d 'configuration profile (env KILN_PROFILE; default: "default")'
 complete -c kiln -n '__fish_seen_subcommand_from features; and __fish_seen_subcommand_from import' -l local -d 'use this machine even when a server is configured'
@@ -4239,6 +4432,13 @@ complete -c kiln -n '__fish_seen_subcommand_from features; and __fish_seen_subco
 complete -c kiln -n '__fish_seen_subcommand_from features; and __fish_seen_subcommand_from import' -l quiet -s q -d 'no progress or messages on stderr'
 complete -c kiln -n '__fish_seen_subcommand_from features; and __fish_seen_subcommand_from import' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from features; and __fish_seen_subcommand_from import' -F
+complete -c kiln -n '__fish_seen_subcommand_from features; and __fish_seen_subcommand_from build-ocr-runtime' -l key -r -F -d 'Ed25519 private key (PEM) to sign the index with'
+complete -c kiln -n '__fish_seen_subcommand_from features; and __fish_seen_subcommand_from build-ocr-runtime' -l output -s o -r -F -d 'directory for ocr-runtime-index.json and the archive'
+complete -c kiln -n '__fish_seen_subcommand_from features; and __fish_seen_subcommand_from build-ocr-runtime' -l release -x -d 'release version written into the index'
+complete -c kiln -n '__fish_seen_subcommand_from features; and __fish_seen_subcommand_from build-ocr-runtime' -l no-recipe -x -d 'leave out the npm recipe (the archive must then be hosted a…'
+complete -c kiln -n '__fish_seen_subcommand_from features; and __fish_seen_subcommand_from build-ocr-runtime' -l json -d 'machine-readable'
+complete -c kiln -n '__fish_seen_subcommand_from features; and __fish_seen_subcommand_from build-ocr-runtime' -l quiet -s q -d 'no messages'
+complete -c kiln -n '__fish_seen_subcommand_from features; and __fish_seen_subcommand_from build-ocr-runtime' -l help -s h -d 'show help'
 
 # files
 complete -c kiln -n '__fish_seen_subcommand_from files; and not __fish_seen_subcommand_from list upload get versions rm' -a list -d 'library items, newest first'

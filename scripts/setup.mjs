@@ -37,6 +37,7 @@ export const DEBIAN = {
     'tesseract-ocr-chi-sim',
     'tesseract-ocr-jpn',
     'tesseract-ocr-kor',
+    'tesseract-ocr-osd',
   ],
   ocrmypdf: ['ocrmypdf'],
   exiftool: ['libimage-exiftool-perl'],

@@ -62,7 +62,12 @@ export async function catalogRoutes(app: FastifyInstance): Promise<void> {
       const missing = needed.length ? await missingBundles(dataDir, needed) : [];
       // Import-only files the tool needs (e.g. GFPGAN for enhance-faces): not available until imported.
       const files = needed.length ? await missingToolFiles(dataDir, t.id, needed) : [];
-      tools.push({ ...t, available: missing.length === 0 && files.length === 0, missingBundles: missing, ...(files.length && { missingFiles: files }) });
+      tools.push({
+        ...t,
+        available: missing.length === 0 && files.length === 0,
+        missingBundles: missing,
+        ...(files.length && { missingFiles: files }),
+      });
     }
     return reply.type('application/json; charset=utf-8').send(JSON.stringify({ ...catalog, tools }));
   });

@@ -10,6 +10,8 @@ import { pipeline } from 'node:stream/promises';
 import type { FastifyInstance } from 'fastify';
 import { featureStatus, listFeatures } from '../../src/ai/features.js';
 import { findBundle } from '../../src/ai/bundles/list.js';
+import { installGeneration, removeGenerations } from '../../src/ai/ocr/generations.js';
+import { startOcrInstall } from '../../src/ai/ocr/status.js';
 import { KilnError } from '../../src/core/errors.js';
 import { findTool } from '../../src/tools/index.js';
 import { auditFrom } from '../accounts/audit.js';
@@ -42,11 +44,28 @@ export async function featureRoutes(app: FastifyInstance): Promise<void> {
     return { ...r, features: await Promise.all(bundles.map((b) => featureStatus(dataDir, b, features))) };
   };
 
+  /** The OCR runtime: a signed generation installed in the background, in turn with bundle installs. */
+  const installOcr = async (request: Parameters<typeof auditFrom>[0]) => {
+    const started = startOcrInstall(
+      dataDir,
+      {},
+      (fn) => features.exclusive(fn),
+      (e) => {
+        void auditFrom(request, e ? 'feature.failed' : 'feature.installed', 'ocr', e ? { error: (e as Error).message } : {}).catch(
+          () => {},
+        );
+      },
+    );
+    if (started) await auditFrom(request, 'feature.install', 'ocr', { queued: ['ocr'] });
+    return { queued: started ? ['ocr'] : [], installed: [], features: [await featureStatus(dataDir, 'ocr', features)] };
+  };
+
   app.post('/api/v1/admin/tools/:toolId/features/install', async (request, reply) => {
     requirePermission(request, 'features:manage');
     const { toolId } = request.params as { toolId: string };
     const tool = findTool(toolId);
     if (!tool) throw new KilnError('NOT_FOUND', `No tool ${toolId}.`);
+    if (tool.needs?.optionalBundles?.includes('ocr')) return reply.code(202).send({ tool: toolId, ...(await installOcr(request)) });
     // Optional bundles too: they add a tier or setting (noise-removal's model tiers, deepEnhance).
     const bundles = [...(tool.needs?.bundles ?? []), ...(tool.needs?.optionalBundles ?? [])];
     if (!bundles.length) throw new KilnError('VALIDATION_ERROR', `${toolId} needs no feature bundle.`, { reason: 'no-bundle' });
@@ -62,6 +81,7 @@ export async function featureRoutes(app: FastifyInstance): Promise<void> {
   app.post('/api/v1/admin/features/:bundle/install', async (request, reply) => {
     requirePermission(request, 'features:manage');
     const { bundle } = request.params as { bundle: string };
+    if (bundle === 'ocr') return reply.code(202).send(await installOcr(request));
     if (!findBundle(bundle)) await featureStatus(dataDir, bundle); // NOT_FOUND for unknown ids
     if (!findBundle(bundle))
       throw new KilnError('FEATURE_INCOMPATIBLE', `This version of kiln cannot install ${bundle} yet.`, { reason: 'bundle-unavailable' });
@@ -75,7 +95,8 @@ export async function featureRoutes(app: FastifyInstance): Promise<void> {
     if (before.state === 'missing' || before.state === 'unavailable') {
       throw new KilnError('NOT_FOUND', `${bundle} is not installed.`);
     }
-    await features.remove(bundle);
+    if (bundle === 'ocr') await features.exclusive(() => removeGenerations(dataDir));
+    else await features.remove(bundle);
     await auditFrom(request, 'feature.remove', bundle);
     return reply.code(204).send();
   });
@@ -90,22 +111,36 @@ export async function featureRoutes(app: FastifyInstance): Promise<void> {
     const dir = await mkdtemp(path.join(config.dataDir, 'ai-import-'));
     try {
       let archive: string | undefined;
+      let index: string | undefined;
       for await (const part of request.parts({ limits: { fileSize: importLimitBytes(), files: 2, fields: 5 } })) {
         if (part.type !== 'file') continue;
-        if (part.fieldname !== 'archive') {
-          throw new KilnError('VALIDATION_ERROR', `Unknown file field "${part.fieldname}": send the bundle archive in "archive".`, {
-            details: [{ path: part.fieldname, message: 'unknown file field' }],
-          });
+        if (part.fieldname !== 'archive' && part.fieldname !== 'index') {
+          throw new KilnError(
+            'VALIDATION_ERROR',
+            `Unknown file field "${part.fieldname}": send a bundle archive in "archive", or the OCR runtime's index in "index" and its archive in "archive".`,
+            { details: [{ path: part.fieldname, message: 'unknown file field' }] },
+          );
         }
-        archive = path.join(dir, 'archive.tar');
-        await pipeline(part.file, createWriteStream(archive));
+        const file = path.join(dir, part.fieldname === 'index' ? 'ocr-runtime-index.json' : 'archive.tar');
+        await pipeline(part.file, createWriteStream(file));
         if (part.file.truncated)
-          throw new KilnError('LIMIT_EXCEEDED', `The archive is larger than ${importLimitBytes() / 1048576} MB (FEATURE_IMPORT_MAX_MB).`);
+          throw new KilnError(
+            'LIMIT_EXCEEDED',
+            `The ${part.fieldname} is larger than ${importLimitBytes() / 1048576} MB (FEATURE_IMPORT_MAX_MB).`,
+          );
+        if (part.fieldname === 'index') index = file;
+        else archive = file;
       }
       if (!archive)
         throw new KilnError('VALIDATION_ERROR', 'No archive: send it in the multipart field "archive".', {
           details: [{ path: 'archive', message: 'required' }],
         });
+      if (index) {
+        // The OCR runtime release: signed index + archive, verified, smoke-tested, then switched in.
+        const r = await features.exclusive(() => installGeneration(dataDir, { indexFile: index, archiveFile: archive }));
+        await auditFrom(request, 'feature.import', 'ocr', { version: r.generation.release, generation: r.generation.id });
+        return reply.code(201).send(await featureStatus(dataDir, 'ocr', features));
+      }
       const r = await features.importArchive(archive, request.user?.id);
       await auditFrom(request, 'feature.import', r.bundle, { version: r.version });
       return reply.code(201).send(await featureStatus(dataDir, r.bundle, features));

@@ -88,6 +88,7 @@ async function runTarget(app: FastifyInstance, target: Target, request: FastifyR
       raw = assembleSettings(target.tool, req.settingsJson, req.fields);
     }
     const settings = validateRequest(target.tool, inputs, raw);
+    await target.tool.preflight?.(settings, { dataDir: config.dataDir, inputs });
     const clientJobId = req.fields.get('clientJobId')?.slice(0, 200);
     const afterSuccess =
       fileId && library ? async (row: JobRow) => ({ savedFileId: await library.saveOutput(user, fileId, row) }) : undefined;

@@ -34,9 +34,20 @@ export interface FeatureStatus {
    * is `installed` without them; those tools answer FEATURE_NOT_INSTALLED naming the import.
    */
   imports?: { file: string; state: 'installed' | 'missing'; usedBy: string[]; sha256?: string; install: string }[];
+  /** The OCR runtime only: the active generation and every kept one. */
+  generation?: {
+    id: string;
+    release: string;
+    keyId: string;
+    runtime: unknown;
+    models: unknown[];
+    all: { id: string; active: boolean; leases: number }[];
+  };
 }
 
 async function statusOf(dataDir: string, id: string, queue?: InstallQueue): Promise<FeatureStatus> {
+  // The OCR runtime is installed as signed generations, not as a bundle (src/ai/ocr/).
+  if (id === 'ocr') return (await import('./ocr/status.js')).ocrStatus(dataDir);
   const b = findBundle(id);
   if (!b)
     return {

@@ -164,11 +164,25 @@ export function topProgram(): Command {
   featureOpts(
     features
       .command('import')
-      .description('install a bundle archive made by `kiln features export`, verified against the pinned digests')
-      .argument('<file>', 'the archive'),
-  ).action(async (file: string, o: Record<string, string | boolean | undefined>) =>
+      .description(
+        'install a bundle archive made by `kiln features export`, verified against the pinned digests; or an OCR runtime release with --index and --archive',
+      )
+      .argument('[file]', 'the bundle archive')
+      .option('--index <file>', 'OCR runtime: the signed release index (ocr-runtime-index.json)')
+      .option('--archive <file>', 'OCR runtime: the archive the index binds'),
+  ).action(async (file: string | undefined, o: Record<string, string | boolean | undefined>) =>
     (await import('./commands/features.js')).featuresImport(file, o),
   );
+  features
+    .command('build-ocr-runtime')
+    .description('build and sign an OCR runtime release (index + archive) from the pinned npm packages, for this platform')
+    .requiredOption('--key <file>', 'Ed25519 private key (PEM) to sign the index with')
+    .requiredOption('-o, --output <dir>', 'directory for ocr-runtime-index.json and the archive')
+    .option('--release <version>', 'release version written into the index', '2026.11.0')
+    .option('--no-recipe', 'leave out the npm recipe (the archive must then be hosted at the release location)')
+    .option('--json', 'machine-readable')
+    .option('-q, --quiet', 'no messages')
+    .action(async (o: Record<string, string | boolean | undefined>) => (await import('./commands/features.js')).featuresBuildOcrRuntime(o));
 
   const jobs = program.command('jobs').description('jobs on a kiln server');
   addServerOptions(

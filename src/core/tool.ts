@@ -148,6 +148,11 @@ export interface ToolDef<S extends SettingsSchema> {
    */
   check?: (settings: z.output<S>) => string | void;
   needs?: ToolNeeds;
+  /**
+   * Refusals that need the uploaded file or the installed state but no work (a page count, a runtime
+   * that is not installed): run by the daemon before a job is queued, and by runTool before run().
+   */
+  preflight?: (settings: z.output<S>, ctx: { dataDir: string; inputs: ToolInputs }) => Promise<void>;
   /** 'long' tools usually end as 202 jobs. */
   execution?: 'fast' | 'long';
   /** Registered in the batch route (default: tools with one file input). */

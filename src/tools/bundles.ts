@@ -17,7 +17,7 @@ export function featureNotInstalled(toolId: string, missing: string[], what?: st
   // Bundles whose files all lack a verifiable download install only from an archive.
   const importOnly = missing.filter((id) => {
     const b = findBundle(id);
-    return b && b.files.every(isImportOnly);
+    return b?.files.every(isImportOnly);
   });
   const head = `${toolId}${what ? ` (${what})` : ''} needs the feature bundle${many ? 's' : ''} ${missing.join(', ')}, not installed. `;
   if (importOnly.length) {

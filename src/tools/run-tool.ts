@@ -77,6 +77,7 @@ export async function runTool(tool: Tool, inputs: ToolInputs, rawSettings: unkno
     await checkInputs(tool, inputs, opts.allowPostScript !== false);
     for (const f of allInputs) if (f.type) rememberKind(f.path, f.type);
     remembered = true;
+    await tool.preflight?.(settings, { dataDir: opts.dataDir, inputs });
 
     const first = inputs.files[0] ?? Object.values(inputs.extra).flat()[0];
     const baseStem = first ? safeFileName(stem(first.name), 'output') : tool.id;

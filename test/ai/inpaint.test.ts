@@ -131,7 +131,11 @@ describe('PatchMatch completion (classical)', () => {
       }
     const clean = Uint8Array.from(rgb);
     const mask = new Uint8Array(W * H);
-    for (let y = 30; y < 60; y++) for (let x = 40; x < 80; x++) (mask[y * W + x] = 1), rgb.set([255, 255, 255], (y * W + x) * 3);
+    for (let y = 30; y < 60; y++)
+      for (let x = 40; x < 80; x++) {
+        mask[y * W + x] = 1;
+        rgb.set([255, 255, 255], (y * W + x) * 3);
+      }
     const out = inpaintPatchMatch({ width: W, height: H, rgb, mask });
     assert.equal(
       mae(out, clean, W * H, (p) => mask[p] === 1),
@@ -433,7 +437,7 @@ describe('restore-photo', () => {
     assert.equal(sc.inpaint, 'patchmatch');
     assert.equal(sc.inpaintModel, null);
     assert.ok(steps.find((s) => s.step === 'faces')?.skipped);
-    assert.ok((r.data?.warnings as string[]).some((w) => /face enhancement skipped/.test(w)));
+    assert.ok((r.data!.warnings as string[]).some((w) => /face enhancement skipped/.test(w)));
     const out = await rgbOf(r.file!);
     const on = (p: number) => scratch[p] === 1;
     const before = mae(scratched, clean, W * H, on);
@@ -670,7 +674,7 @@ describe('restore-photo face enhancement', () => {
     const face = findBundle('face-detection')!.files[0]!.source as { tarball: Parameters<typeof cachedTarball>[0] };
     await exec('tar', ['-xzf', await cachedTarball(face.tarball), '-C', dir, '--strip-components=2', 'package/demo/sample1.jpg']);
     const r = await run('restore-photo', path.join(dir, 'sample1.jpg'), { scratchRemoval: false, denoise: false, fidelity: 0 }, {}, data);
-    const f = (r.data?.steps as Record<string, unknown>[]).find((s) => s.step === 'faces')!;
+    const f = (r.data!.steps as Record<string, unknown>[]).find((s) => s.step === 'faces')!;
     assert.equal(f.method, 'gfpgan');
     assert.equal(f.model, 'gfpgan');
     assert.equal(f.faces, 3);

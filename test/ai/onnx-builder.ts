@@ -91,7 +91,10 @@ function tensor(t: Tensor): Writer {
   w.int(2, t.int64 ? INT64 : FLOAT);
   w.string(8, t.name);
   const raw = t.int64 ? Buffer.alloc(8 * t.values.length) : Buffer.alloc(4 * t.values.length);
-  Array.from(t.values).forEach((v, i) => (t.int64 ? raw.writeBigInt64LE(BigInt(v), i * 8) : raw.writeFloatLE(v, i * 4)));
+  for (const [i, v] of Array.from(t.values).entries()) {
+    if (t.int64) raw.writeBigInt64LE(BigInt(v), i * 8);
+    else raw.writeFloatLE(v, i * 4);
+  }
   w.bytes(9, raw);
   return w;
 }
@@ -131,7 +134,7 @@ function valueInfo(v: Value): Writer {
 /** An ONNX model (IR 8, opset 17) of `nodes` with `initializers`, one graph. */
 export function onnxModel(g: { nodes: Node[]; initializers: Tensor[]; inputs: Value[]; outputs: Value[]; name?: string }): Buffer {
   const graph = new Writer();
-  g.nodes.forEach((n, i) => graph.msg(1, node(n, i)));
+  for (const [i, n] of g.nodes.entries()) graph.msg(1, node(n, i));
   graph.string(2, g.name ?? 'test');
   for (const t of g.initializers) graph.msg(5, tensor(t));
   for (const v of g.inputs) graph.msg(11, valueInfo(v));

@@ -28,7 +28,7 @@ import { findRuntime } from '../../src/ai/runtimes/list.js';
 import { pcmChunks } from '../../src/ai/tasks/pcm.js';
 import { formatTranscript, toSrt, toVtt } from '../../src/ai/tasks/subtitles.js';
 import { groupWords, parsePocketsphinx, transcribe } from '../../src/ai/tasks/transcribe.js';
-import { KilnError } from '../../src/core/errors.js';
+import type { KilnError } from '../../src/core/errors.js';
 import { exec } from '../../src/core/process.js';
 import { kiln } from '../helpers/cli.js';
 import { tempDir } from '../helpers/fixtures.js';

@@ -18,7 +18,7 @@ import { runTiled } from '../../src/ai/models/tiles.js';
 import { runModel } from '../../src/ai/run-model.js';
 import { denoiseRgb, superResolve } from '../../src/ai/tasks/upscale.js';
 import { exec } from '../../src/core/process.js';
-import { KilnError } from '../../src/core/errors.js';
+import type { KilnError } from '../../src/core/errors.js';
 import { createWorkspace } from '../../src/core/workspace.js';
 import { getTool } from '../../src/tools/index.js';
 import { inputFile, type RunOutcome, runTool } from '../../src/tools/run-tool.js';
@@ -404,12 +404,24 @@ describe('over HTTP', () => {
   after(() => s.close());
 
   it('POST /api/v1/tools/image/upscale gives scale × the input; the catalog and the admin list say what is missing', async () => {
-    const r = await api(s, s.token, 'POST', '/api/v1/tools/image/upscale', await form({ file: await filePart(path.join(dir, 'chart-64.png')), settings: JSON.stringify({ scale: 2, model: 'slim' }) }));
+    const r = await api(
+      s,
+      s.token,
+      'POST',
+      '/api/v1/tools/image/upscale',
+      await form({ file: await filePart(path.join(dir, 'chart-64.png')), settings: JSON.stringify({ scale: 2, model: 'slim' }) }),
+    );
     assert.equal(r.status, 200, r.text);
     const dl = await fetch(s.url + r.body.downloadUrl, { headers: { authorization: `Bearer ${s.token}` } });
     const m = await sharp(Buffer.from(await dl.arrayBuffer())).metadata();
     assert.deepEqual([m.width, m.height], [128, 128]);
-    const nr = await api(s, s.token, 'POST', '/api/v1/tools/image/noise-removal', await form({ file: await filePart(path.join(dir, 'chart-64.png')), settings: JSON.stringify({ tier: 'quality' }) }));
+    const nr = await api(
+      s,
+      s.token,
+      'POST',
+      '/api/v1/tools/image/noise-removal',
+      await form({ file: await filePart(path.join(dir, 'chart-64.png')), settings: JSON.stringify({ tier: 'quality' }) }),
+    );
     assert.equal(nr.status, 409, nr.text);
     assert.equal(nr.body.error.code, 'FEATURE_NOT_INSTALLED');
     const tools = await api(s, s.token, 'GET', '/api/v1/tools');
@@ -420,7 +432,10 @@ describe('over HTTP', () => {
     const f = await api(s, s.token, 'GET', '/api/v1/admin/features/upscale-enhance');
     assert.equal(f.status, 200, f.text);
     assert.equal(f.body.state, 'installed');
-    assert.deepEqual(f.body.imports.map((i: { state: string }) => i.state), ['missing', 'missing']);
+    assert.deepEqual(
+      f.body.imports.map((i: { state: string }) => i.state),
+      ['missing', 'missing'],
+    );
   });
 });
 

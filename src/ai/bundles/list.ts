@@ -7,7 +7,14 @@ import transcription from './transcription.js';
 import upscaleEnhance from './upscale-enhance.js';
 
 /** Bundles whose files are pinned here; the spec's others are listed as not yet available. */
-export const BUNDLES: BundleManifest[] = [backgroundRemoval, faceDetection, upscaleEnhance, objectEraserColorize, photoRestoration, transcription];
+export const BUNDLES: BundleManifest[] = [
+  backgroundRemoval,
+  faceDetection,
+  upscaleEnhance,
+  objectEraserColorize,
+  photoRestoration,
+  transcription,
+];
 
 export function findBundle(id: string): BundleManifest | undefined {
   return BUNDLES.find((b) => b.id === id);

@@ -25,4 +25,5 @@ export const MODELS: Record<string, Loader> = {
   gfpgan: () => import('./gfpgan.js') as Promise<{ default: ModelDef<never, unknown, unknown> }>,
   denoise: () => import('./denoise.js') as Promise<{ default: ModelDef<never, unknown, unknown> }>,
   'whisper-base': () => import('./whisper.js').then((m) => ({ default: m.whisperBase as ModelDef<never, unknown, unknown> })),
+  'ppocr-v4': () => import('./ppocr-v4.js').then((m) => ({ default: m.ppocrV4 as ModelDef<never, unknown, unknown> })),
 };

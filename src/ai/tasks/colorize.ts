@@ -8,7 +8,7 @@
  * lightness (split toning). It is not natural colour, and results say so.
  */
 import { getSharp } from '../../engines/sharp.js';
-import { runWorker } from '../../tools/image/_shared/b-worker.js';
+import { runWorker } from '../../core/worker.js';
 import { labToRgb, rgbToLab } from '../classical/lab.js';
 import type { ColorImage, RecolorJob } from '../classical/recolor.js';
 import { DDCOLOR_SIZE, type DDColorOutput } from '../models/ddcolor.js';

@@ -153,7 +153,7 @@ export async function restoreFaces(
   const S = GFPGAN_SIZE;
   const transforms = faces.map((f) => fitSimilarity(fivePoints(f), FFHQ_512));
   const crops = new Uint8Array(faces.length * S * S * 3);
-  transforms.forEach((m, i) => crops.set(alignedCrop(img, m), i * S * S * 3));
+  for (const [i, m] of transforms.entries()) crops.set(alignedCrop(img, m), i * S * S * 3);
   const { output, info } = await runModel<FaceRestoreOutput>('gfpgan', { count: faces.length, rgb: crops }, call);
   const pixels = transforms.map((m, i) => pasteFace(img, output.rgb.subarray(i * S * S * 3, (i + 1) * S * S * 3), m, strength));
   return { info, pixels, transforms };

@@ -11,7 +11,7 @@
  *    tile's at a time; progress is reported per tile and a cancel stops between tiles.
  */
 import { getSharp } from '../../engines/sharp.js';
-import { runWorker } from '../../tools/image/_shared/b-worker.js';
+import { runWorker } from '../../core/worker.js';
 import type { FillImage } from '../classical/patchmatch.js';
 import type { PatchMatchJob } from '../classical/patchmatch-worker.js';
 import { LAMA_SIZE, type LamaInput, type LamaOutput } from '../models/lama.js';

@@ -66,9 +66,49 @@ async function bundlesFor(name: string): Promise<{ bundles: string[]; tool?: str
   return { bundles, tool: name };
 }
 
+/** `ocr`, `ocr-pdf` and the bundle id `ocr` install the OCR runtime generation. */
+const OCR_NAMES = new Set(['ocr', 'ocr-pdf']);
+
+async function installOcrLocal(o: Opts, files: { indexFile?: string; archiveFile?: string } = {}): Promise<Status> {
+  const { installGeneration } = await import('../../ai/ocr/generations.js');
+  const bar = createProgress({ quiet: !!o.quiet || !!o.json, total: 100, label: 'ocr', unit: 'percent' });
+  const ac = new AbortController();
+  const onInt = () => ac.abort();
+  process.once('SIGINT', onInt);
+  try {
+    const r = await installGeneration(defaultDataDir(), {
+      ...files,
+      signal: ac.signal,
+      onProgress: (stage, f) => bar.update(Math.floor(100 * f), stage),
+    });
+    bar.stop();
+    if (!o.quiet && !o.json)
+      process.stderr.write(
+        `ocr: ${r.result === 'already' ? 'already installed' : 'installed'} (generation ${r.generation.id}, smoke test read "${r.generation.smoke}").\n`,
+      );
+  } finally {
+    bar.stop();
+    process.off('SIGINT', onInt);
+  }
+  const { featureStatus } = await import('../../ai/features.js');
+  return featureStatus(defaultDataDir(), 'ocr');
+}
+
 export async function featuresInstall(names: string[], o: Opts): Promise<void> {
   const c = await remote(o);
   for (const name of names) {
+    if (OCR_NAMES.has(name)) {
+      if (c) {
+        const r = await c.json<{ queued: string[]; installed: string[] }>('POST', '/api/v1/admin/features/ocr/install');
+        if (o.wait) await followRemote(c, 'ocr', o);
+        else if (o.json) process.stdout.write(`${JSON.stringify({ name, ...r })}\n`);
+        else process.stderr.write(`ocr: ${r.queued.length ? 'install started' : 'an install is already running'} on the server.\n`);
+        continue;
+      }
+      const status = await installOcrLocal(o);
+      if (o.json) process.stdout.write(`${JSON.stringify({ bundle: 'ocr', result: 'installed', generation: status.generation?.id })}\n`);
+      continue;
+    }
     const { bundles, tool } = await bundlesFor(name);
     if (c) {
       const url = tool
@@ -121,9 +161,10 @@ async function followRemote(c: RemoteClient, bundle: string, o: Opts): Promise<v
   try {
     for (;;) {
       const s = await c.json<Status>('GET', `/api/v1/admin/features/${encodeURIComponent(bundle)}`);
-      if (s.state === 'installed') break;
-      if (s.state === 'failed')
+      // The OCR runtime keeps its previous generation when an install fails: installed, with the error.
+      if (s.state === 'failed' || (bundle === 'ocr' && s.state === 'installed' && s.error))
         throw new KilnError('UNAVAILABLE', `${bundle}: ${s.error?.message ?? 'the install failed'}`, { reason: s.error?.reason });
+      if (s.state === 'installed') break;
       if (s.progress)
         bar.update(Math.floor((100 * s.progress.bytesDone) / Math.max(1, s.progress.bytesTotal)), s.progress.stage ?? s.state);
       await new Promise((r) => setTimeout(r, 500));
@@ -139,6 +180,9 @@ export async function featuresRemove(bundle: string, o: Opts): Promise<void> {
   const c = await remote(o);
   if (c) {
     await c.json('DELETE', `/api/v1/admin/features/${encodeURIComponent(bundle)}`);
+  } else if (bundle === 'ocr') {
+    const { removeGenerations } = await import('../../ai/ocr/generations.js');
+    if (!(await removeGenerations(defaultDataDir()))) throw new KilnError('NOT_FOUND', 'The OCR runtime is not installed.');
   } else {
     const { featureStatus } = await import('../../ai/features.js');
     await featureStatus(defaultDataDir(), bundle);
@@ -166,7 +210,35 @@ export async function featuresExport(bundle: string, o: Opts): Promise<void> {
     process.stderr.write(`${bundle}: wrote ${out} (${mb(r.bytes)}). Install it offline with: kiln features import ${path.basename(out)}\n`);
 }
 
-export async function featuresImport(file: string, o: Opts): Promise<void> {
+export async function featuresImport(file: string | undefined, o: Opts): Promise<void> {
+  const index = o.index as string | undefined;
+  const archive = (o.archive as string | undefined) ?? (index ? file : undefined);
+  if (index) {
+    // The OCR runtime: a signed index and the archive it binds.
+    for (const f of [index, archive])
+      if (!f || !(await stat(f).catch(() => undefined))?.isFile())
+        throw new KilnError('USAGE_ERROR', `${f ?? '--archive'} is not a file: give --index FILE --archive FILE.`);
+    const c = await remote(o);
+    let status: Status;
+    if (c) {
+      status = (
+        await c.postForm('/api/v1/admin/features/import', [
+          { field: 'index', path: index, filename: path.basename(index) },
+          { field: 'archive', path: archive!, filename: path.basename(archive!) },
+        ])
+      ).body as unknown as Status;
+    } else status = await installOcrLocal(o, { indexFile: path.resolve(index), archiveFile: path.resolve(archive!) });
+    if (o.json) process.stdout.write(`${JSON.stringify(status)}\n`);
+    else if (!o.quiet)
+      process.stderr.write(`ocr: generation ${status.generation?.id ?? ''} active, imported from ${path.basename(archive!)}.\n`);
+    return;
+  }
+  if (o.archive && !file) file = o.archive as string;
+  if (!file)
+    throw new KilnError(
+      'USAGE_ERROR',
+      'Give the bundle archive (kiln features import FILE), or --index FILE --archive FILE for the OCR runtime.',
+    );
   if (!(await stat(file).catch(() => undefined))?.isFile()) throw new KilnError('USAGE_ERROR', `${file} is not a file.`);
   const c = await remote(o);
   let status: Status;
@@ -181,4 +253,31 @@ export async function featuresImport(file: string, o: Opts): Promise<void> {
   }
   if (o.json) process.stdout.write(`${JSON.stringify(status)}\n`);
   else if (!o.quiet) process.stderr.write(`${status.id}: installed ${status.installed?.version ?? ''} from ${path.basename(file)}.\n`);
+}
+
+/** `kiln features build-ocr-runtime --key KEY -o DIR`: the release tooling (the private key stays with the releaser). */
+export async function featuresBuildOcrRuntime(o: Opts): Promise<void> {
+  const { mkdir, readFile, writeFile } = await import('node:fs/promises');
+  const { buildRelease } = await import('../../ai/ocr/release.js');
+  const { INDEX_FILE } = await import('../../ai/ocr/release-index.js');
+  const { cacheDir } = await import('../../ai/paths.js');
+  const out = path.resolve(o.output as string);
+  const key = await readFile(o.key as string).catch(() => {
+    throw new KilnError('USAGE_ERROR', `${o.key} is not a readable private key.`);
+  });
+  const { index, archive } = await buildRelease({ privateKeyPem: key, release: String(o.release), cache: cacheDir(defaultDataDir()) });
+  if (o.recipe === false) delete index.assemble;
+  const { signIndex } = await import('../../ai/ocr/release-index.js');
+  const signed = o.recipe === false ? signIndex(index, key) : index;
+  await mkdir(out, { recursive: true });
+  await writeFile(path.join(out, signed.archive.file), archive);
+  await writeFile(path.join(out, INDEX_FILE), `${JSON.stringify(signed, null, 2)}\n`);
+  if (o.json)
+    process.stdout.write(
+      `${JSON.stringify({ index: path.join(out, INDEX_FILE), archive: path.join(out, signed.archive.file), ...signed.archive, keyId: signed.signature?.keyId })}\n`,
+    );
+  else if (!o.quiet)
+    process.stderr.write(
+      `Wrote ${INDEX_FILE} and ${signed.archive.file} (${mb(signed.archive.bytes)}, sha256 ${signed.archive.sha256}) to ${out}; signed by key ${signed.signature?.keyId}.\n`,
+    );
 }

@@ -62,3 +62,4 @@ export { default as restorePhoto } from './ai/restore-photo.js';
 export { default as upscale } from './ai/upscale.js';
 export { default as noiseRemoval } from './ai/noise-removal.js';
 export { default as enhanceFaces } from './ai/enhance-faces.js';
+export { default as ocr } from './ai/ocr.js';

@@ -24,3 +24,4 @@ export { default as pdfToText } from './document/pdf-to-text.js';
 export { default as pdfToImage } from './document/pdf-to-image.js';
 export { default as signPdf } from './document/sign-pdf.js';
 export { default as pdfToWordprocessor } from './document/pdf-to-wordprocessor.js';
+export { default as ocrPdf } from './ai/ocr-pdf.js';

@@ -16,7 +16,6 @@ export default defineTool({
     outputFormat: z.enum(['txt', 'srt', 'vtt']).default('txt').describe('Transcript format.'),
   }),
   needs: { engines: ['ffmpeg', 'ffprobe'], bundles: ['transcription'], bundleFallback: FALLBACK_NOTE },
-  ai: true,
   execution: 'long',
   output: 'transcript: txt, srt or vtt',
   examples: ['talk.mp3 -o talk.txt', 'interview.wav --language de --output-format srt -o interview.srt'],

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { inpaint, workSide } from '../../../ai/tasks/inpaint.js';
 import { defineTool } from '../../../core/tool.js';
-import { checkCanvas } from '../_shared/b-layout.js';
+import { checkCanvas } from '../_shared/layout.js';
 import {
   decodeRgb,
   ERASER,
@@ -45,7 +45,6 @@ export default defineTool({
       ? undefined
       : 'At least one of extendTop, extendRight, extendBottom, extendLeft must be greater than 0.',
   needs: { optionalBundles: ['object-eraser-colorize'] },
-  ai: true,
   execution: 'long',
   output: 'image (format setting; the input’s by default)',
   examples: ['photo.jpg --extend-left 200 --extend-right 200 -o wide.jpg', 'photo.png --extend-top 128 --tier fast'],

@@ -22,7 +22,6 @@ export default defineTool({
       .describe("Colorization model; 'opencv' is the classical fallback (a tint, no model)."),
   }),
   needs: { optionalBundles: ['object-eraser-colorize'] },
-  ai: true,
   execution: 'long',
   output: 'image in the input format',
   examples: ['old.jpg -o old-color.jpg', 'scan.png --intensity 0.7', 'scan.png --model opencv'],

@@ -6,7 +6,7 @@ import { isBundleInstalled } from '../../bundles.js';
 import { outputFile } from '../_shared/output.js';
 import type { SeamJob } from '../_shared/seam-worker.js';
 import { openInput } from '../_shared/decode.js';
-import { runWorker } from '../_shared/worker.js';
+import { runWorker } from '../../../core/worker.js';
 import { detectFaces, type FaceBox } from '../../../ai/tasks/faces.js';
 import { faceData } from './face-common.js';
 

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { KilnError } from '../../../core/errors.js';
+import { outputFile } from '../_shared/output.js';
 import { defineTool } from '../../../core/tool.js';
-import { getSharp, outputOf, writeImage } from '../../../engines/sharp.js';
+import { getSharp, writeImage } from '../../../engines/sharp.js';
 import { GFPGAN_FILE } from '../../../ai/bundles/upscale-enhance.js';
 import { restoreFaces } from '../../../ai/tasks/enhance-faces.js';
 import { requireImportedFile } from '../../bundles.js';
@@ -33,7 +34,6 @@ export default defineTool({
       return 'CodeFormer is not offered: its licence (S-Lab License 1.0) forbids commercial use. Use model gfpgan (or auto).';
   },
   needs: { bundles: ['upscale-enhance', 'face-detection'] },
-  ai: true,
   execution: 'long',
   output: 'PNG image',
   examples: ['old-portrait.jpg -o restored.png', 'group.jpg --strength 0.6 --sensitivity 0.4', 'team.jpg --onlyCenterFace'],
@@ -67,7 +67,7 @@ export default defineTool({
     await writeImage(out, dest, 'png');
     const det = faceData(faces);
     return {
-      outputs: [outputOf(dest)],
+      outputs: [outputFile(dest)],
       data: {
         method: 'neural face restoration',
         model: r.info?.model ?? 'gfpgan',

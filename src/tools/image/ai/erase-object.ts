@@ -3,7 +3,7 @@ import { holeHalfWidth } from '../../../ai/classical/patchmatch.js';
 import { inpaint } from '../../../ai/tasks/inpaint.js';
 import { KilnError } from '../../../core/errors.js';
 import { defineTool } from '../../../core/tool.js';
-import { openInput } from '../_shared/b-decode.js';
+import { openInput } from '../_shared/decode.js';
 import {
   decodeRgb,
   dilate,
@@ -54,7 +54,6 @@ export default defineTool({
     quality: qualitySetting,
   }),
   needs: { optionalBundles: ['object-eraser-colorize'] },
-  ai: true,
   execution: 'long',
   batch: false,
   output: 'image (format setting; the input’s by default)',

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import { getSharp, openImage, writeImage } from '../../../engines/sharp.js';
+import { getSharp, writeImage } from '../../../engines/sharp.js';
 import { DENOISE_FILE } from '../../../ai/bundles/upscale-enhance.js';
 import { denoiseRgb, mixRgb } from '../../../ai/tasks/upscale.js';
 import { isBundleFileInstalled, isBundleInstalled } from '../../bundles.js';

@@ -5,9 +5,10 @@
  */
 import { z } from 'zod';
 import type { InputFile, OutputFile, RunContext } from '../../../core/tool.js';
-import { getSharp, type ImageFormat, normalizeFormat, outputOf, sameFormatAs, supportsAlpha, writeImage } from '../../../engines/sharp.js';
+import { getSharp, type ImageFormat, normalizeFormat, sameFormatAs, supportsAlpha, writeImage } from '../../../engines/sharp.js';
 import { featureNotInstalled, isBundleFileInstalled, isBundleInstalled, requireImportedFile } from '../../bundles.js';
-import { openInput } from '../_shared/b-decode.js';
+import { openInput } from '../_shared/decode.js';
+import { outputFile } from '../_shared/output.js';
 
 export const FORMATS = ['auto', 'png', 'jpg', 'jpeg', 'webp', 'tiff', 'gif', 'avif', 'heic', 'heif', 'jxl'] as const;
 
@@ -62,7 +63,7 @@ export async function writeRgb(ctx: RunContext, img: RgbImage, format: ImageForm
   await writeImage(sharp(buf, { raw: { width: img.width, height: img.height, channels: ch } }), out, format, {
     quality: lossy ? quality : undefined,
   });
-  return outputOf(out);
+  return outputFile(out);
 }
 
 export const ERASER = 'object-eraser-colorize';

@@ -1,6 +1,7 @@
 import { z } from 'zod';
+import { outputFile } from '../_shared/output.js';
 import { defineTool } from '../../../core/tool.js';
-import { getSharp, outputOf, sameFormatAs, supportsAlpha, writeImage } from '../../../engines/sharp.js';
+import { getSharp, sameFormatAs, supportsAlpha, writeImage } from '../../../engines/sharp.js';
 import { DENOISE_FILE } from '../../../ai/bundles/upscale-enhance.js';
 import { denoiseRgb } from '../../../ai/tasks/upscale.js';
 import { requireImportedFile } from '../../bundles.js';
@@ -55,7 +56,6 @@ export default defineTool({
     quality: z.number().int().min(1).max(100).default(90).describe('Output encoding quality.'),
   }),
   needs: { optionalBundles: ['upscale-enhance'] },
-  ai: true,
   execution: 'long',
   output: 'image in the chosen format',
   examples: [
@@ -147,7 +147,7 @@ export default defineTool({
     const dest = ctx.out(format);
     await writeImage(out, dest, format, { quality: s.quality });
     return {
-      outputs: [outputOf(dest)],
+      outputs: [outputFile(dest)],
       data: { tier: s.tier, ...data, noiseSigma: { before: +sigmaBefore.toFixed(2), after: +sigmaAfter.toFixed(2) } },
     };
   },

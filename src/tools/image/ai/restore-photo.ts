@@ -44,7 +44,6 @@ export default defineTool({
       .describe('Preset over scratchRemoval, fidelity and denoiseStrength; explicit values win.'),
   }),
   needs: { optionalBundles: ['photo-restoration', 'object-eraser-colorize', 'face-detection', 'upscale-enhance'] },
-  ai: true,
   execution: 'long',
   output: 'image in the input format',
   examples: ['old.jpg -o restored.jpg', 'old.jpg --mode heavy --colorize true'],

@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import { KilnError } from '../../../core/errors.js';
 import { MAX_INPUT_PIXELS } from '../../../core/limits.js';
+import { outputFile } from '../_shared/output.js';
 import { defineTool } from '../../../core/tool.js';
-import { getSharp, normalizeFormat, outputOf, sameFormatAs, supportsAlpha, writeImage } from '../../../engines/sharp.js';
+import { getSharp, normalizeFormat, sameFormatAs, supportsAlpha, writeImage } from '../../../engines/sharp.js';
 import { detectFaces } from '../../../ai/tasks/faces.js';
 import { restoreFaces } from '../../../ai/tasks/enhance-faces.js';
 import { denoiseRgb, mixRgb, superResolve } from '../../../ai/tasks/upscale.js';
@@ -53,7 +54,6 @@ export default defineTool({
     if (!(s.model in MODELS)) return `model must be one of ${Object.keys(MODELS).join(', ')} (got ${s.model}).`;
   },
   needs: { bundles: ['upscale-enhance'], optionalBundles: ['face-detection'] },
-  ai: true,
   execution: 'long',
   output: 'image, scale × the input',
   examples: [
@@ -143,7 +143,7 @@ export default defineTool({
     const dest = ctx.out(format);
     await writeImage(out, dest, format, { quality: s.quality });
     return {
-      outputs: [outputOf(dest)],
+      outputs: [outputFile(dest)],
       data: {
         method: 'neural super-resolution',
         model: up.info.model,

@@ -4,7 +4,7 @@ import { defineTool } from '../../../core/tool.js';
 import { potraceSvg, toPbm } from '../../../engines/potrace.js';
 import { outputFile } from '../_shared/output.js';
 import type { TraceJob } from '../_shared/trace-worker.js';
-import { runWorker } from '../_shared/worker.js';
+import { runWorker } from '../../../core/worker.js';
 import { openInput } from '../_shared/decode.js';
 
 /** Colour tracing is quadratic-ish in the pixel count; larger images are traced at this size and scaled back in the SVG. */

@@ -16,7 +16,6 @@ export default defineTool({
     format: z.enum(['srt', 'vtt']).default('srt').describe('Subtitle format.'),
   }),
   needs: { engines: ['ffmpeg', 'ffprobe'], bundles: ['transcription'], bundleFallback: FALLBACK_NOTE },
-  ai: true,
   execution: 'long',
   output: 'subtitles: srt or vtt',
   examples: ['clip.mp4 -o clip.srt', 'clip.mp4 --language en --format vtt -o clip.vtt'],

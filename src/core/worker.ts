@@ -1,6 +1,6 @@
 /** Runs one job in a worker thread: cancelled with the run's signal, errors turned into KilnErrors. */
 import { Worker } from 'node:worker_threads';
-import { KilnError } from '../../../core/errors.js';
+import { KilnError } from './errors.js';
 
 export function runWorker<T>(url: URL, data: unknown, signal: AbortSignal, what: string, onProgress?: (p: number) => void): Promise<T> {
   return new Promise((resolve, reject) => {

@@ -1,0 +1,170 @@
+/**
+ * ocr: text rendered here (several fonts and sizes, a rotated noisy scan, two columns, Korean) read
+ * back at every tier, with the character accuracy measured and reported; the refusals made before a
+ * job is queued (Korean with 'fast', a runtime tier without the runtime) and the provenance.
+ */
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { before, describe, it } from 'node:test';
+import { KilnError } from '../../../src/core/errors.js';
+import { getTool } from '../../../src/tools/index.js';
+import { validateRequest } from '../../../src/tools/run-tool.js';
+import { tempDir } from '../../helpers/fixtures.js';
+import { runMedia } from '../../helpers/media.js';
+import { charAccuracy, installTestRuntime, paragraph, renderText } from '../../helpers/ocr.js';
+
+const dir = tempDir('kiln-ocr-');
+const dataDir = path.join(dir, 'data');
+const bare = path.join(dir, 'bare');
+
+const TEXT = [
+  'The quick brown fox jumps over the lazy dog.',
+  'Pack my box with five dozen liquor jugs, 1234567890.',
+  'Sphinx of black quartz, judge my vow!',
+  'How vexingly quick daft zebras jump (42%).',
+];
+const LEFT = ['Left column starts here', 'with several short lines', 'about kilns and glazes', 'ending the first column'];
+const RIGHT = ['Right column follows it', 'speaking of clay bodies', 'and firing temperatures', 'closing the second one'];
+const KOREAN = '안녕하세요 한국어 문장입니다';
+
+type Data = {
+  text: string;
+  confidence: number;
+  blocks: {
+    text: string;
+    confidence: number;
+    box: { x: number; y: number; width: number; height: number };
+    lines: { text: string; confidence: number; box: { x: number; y: number; width: number; height: number } }[];
+  }[];
+  provenance: Record<string, unknown>;
+  enhance: { deskewDegrees: number };
+  ms: number;
+};
+
+const ocr = async (file: string, settings: Record<string, unknown>, d = dataDir) =>
+  (await runMedia(d, 'ocr', [file], settings)).data as unknown as Data;
+
+function refusal(fn: () => unknown, code: string, reason?: string) {
+  assert.throws(fn, (e: unknown) => {
+    assert.ok(e instanceof KilnError);
+    assert.equal(e.code, code);
+    if (reason) assert.equal(e.reason, reason);
+    return true;
+  });
+}
+
+describe('ocr', { timeout: 600_000 }, () => {
+  let clean: string;
+  let rotated: string;
+  let columns: string;
+  let korean: string;
+
+  before(async () => {
+    const { mkdir } = await import('node:fs/promises');
+    await mkdir(bare, { recursive: true });
+    // Several fonts and sizes: a bold heading, sans, serif and monospace lines.
+    clean = await renderText(path.join(dir, 'clean.png'), 1000, 330, [
+      { text: TEXT[0]!, x: 30, y: 60, size: 34, font: 'DejaVu Sans', weight: 'bold' },
+      { text: TEXT[1]!, x: 30, y: 130, size: 28, font: 'Liberation Serif' },
+      { text: TEXT[2]!, x: 30, y: 200, size: 26, font: 'DejaVu Sans' },
+      { text: TEXT[3]!, x: 30, y: 270, size: 24, font: 'Liberation Mono' },
+    ]);
+    rotated = await renderText(path.join(dir, 'rotated.png'), 1000, 330, paragraph(TEXT, { size: 28, font: 'Liberation Serif', y: 70 }), {
+      rotate: 3,
+      noise: true,
+    });
+    columns = await renderText(path.join(dir, 'columns.png'), 1000, 300, [
+      ...paragraph(LEFT, { x: 30, y: 60, size: 24 }),
+      ...paragraph(RIGHT, { x: 530, y: 60, size: 24 }),
+    ]);
+    korean = await renderText(path.join(dir, 'korean.png'), 640, 100, [{ text: KOREAN, x: 20, y: 62, size: 36, font: 'Noto Sans CJK KR' }]);
+    await installTestRuntime(dataDir);
+  });
+
+  for (const quality of ['fast', 'balanced', 'best'] as const) {
+    it(`reads clean English in several fonts and sizes at '${quality}' (≥ 95 %)`, async (t) => {
+      const d = await ocr(clean, { quality });
+      const acc = charAccuracy(TEXT.join('\n'), d.text);
+      t.diagnostic(`${quality}: clean English character accuracy ${(acc * 100).toFixed(1)} % in ${d.ms} ms`);
+      assert.ok(acc >= 0.95, `${quality} read ${JSON.stringify(d.text)} (${acc})`);
+      assert.equal(d.provenance.actualQuality, quality);
+      // The first line's box is where it was drawn (baseline 60, 34 px bold).
+      const first = d.blocks[0]!.lines[0]!;
+      assert.ok(Math.abs(first.box.x - 30) < 15 && first.box.y > 20 && first.box.y < 50, JSON.stringify(first.box));
+      assert.ok(first.confidence > 0.5 && first.confidence <= 1);
+    });
+
+    it(`reads a rotated, noisy scan at '${quality}'`, async (t) => {
+      const d = await ocr(rotated, { quality });
+      const acc = charAccuracy(TEXT.join('\n'), d.text);
+      t.diagnostic(
+        `${quality}: rotated 3° noisy scan accuracy ${(acc * 100).toFixed(1)} % (deskew ${d.enhance.deskewDegrees}°) in ${d.ms} ms`,
+      );
+      assert.ok(acc >= 0.9, `${quality} read ${JSON.stringify(d.text)} (${acc})`);
+      assert.ok(Math.abs(d.enhance.deskewDegrees - 3) < 0.8, `skew ${d.enhance.deskewDegrees}`);
+    });
+  }
+
+  for (const quality of ['fast', 'balanced'] as const) {
+    it(`reads two columns column by column at '${quality}'`, async (t) => {
+      const d = await ocr(columns, { quality });
+      const acc = charAccuracy([...LEFT, ...RIGHT].join('\n'), d.text);
+      t.diagnostic(`${quality}: two columns accuracy ${(acc * 100).toFixed(1)} %`);
+      assert.ok(acc >= 0.9, d.text);
+      assert.ok(d.text.indexOf('ending the first') < d.text.indexOf('Right column'), d.text);
+      assert.ok(d.blocks.length >= 2);
+    });
+  }
+
+  for (const quality of ['balanced', 'best'] as const) {
+    it(`reads a clean Korean line exactly at '${quality}'`, async (t) => {
+      const d = await ocr(korean, { quality, language: 'ko' });
+      t.diagnostic(`${quality}: Korean read ${JSON.stringify(d.text)} in ${d.ms} ms`);
+      assert.equal(d.text, KOREAN);
+      assert.equal(d.provenance.engine, 'ppocr-v4-det+tesseract-kor');
+    });
+  }
+
+  it("refuses Korean with 'fast' or engine tesseract before queueing", () => {
+    const tool = getTool('ocr');
+    const inputs = { files: [{ path: korean, name: 'k.png', size: 1 }], extra: {} };
+    refusal(() => validateRequest(tool, inputs, { quality: 'fast', language: 'ko' }), 'FEATURE_INCOMPATIBLE', 'fast-korean-unsupported');
+    refusal(
+      () => validateRequest(tool, inputs, { engine: 'tesseract', language: 'ko' }),
+      'FEATURE_INCOMPATIBLE',
+      'fast-korean-unsupported',
+    );
+  });
+
+  it('never falls back: a runtime tier without the runtime is FEATURE_NOT_INSTALLED; omitted quality picks the best available', async () => {
+    const tool = getTool('ocr');
+    const inputs = { files: [{ path: clean, name: 'c.png', size: 1 }], extra: {} };
+    for (const s of [{ quality: 'balanced' }, { quality: 'best' }, { engine: 'paddleocr' }, { language: 'ko' }]) {
+      await assert.rejects(
+        tool.preflight!({ language: 'auto', ...s } as never, { dataDir: bare, inputs }),
+        (e: KilnError) => e.code === 'FEATURE_NOT_INSTALLED',
+      );
+    }
+    const plain = await ocr(clean, {}, bare);
+    assert.equal(plain.provenance.actualQuality, 'fast');
+    assert.equal(plain.provenance.requestedQuality, null);
+    const kor = await ocr(korean, { language: 'ko' });
+    assert.equal(kor.provenance.actualQuality, 'best');
+    assert.equal(kor.text, KOREAN);
+  });
+
+  it('reports provenance: engine, qualities, device, provider, degraded, warnings, generation and model digests', async () => {
+    const d = await ocr(clean, { engine: 'paddleocr' });
+    const p = d.provenance;
+    assert.equal(p.engine, 'ppocr-v4');
+    assert.equal(p.requestedQuality, 'balanced');
+    assert.equal(p.actualQuality, 'balanced');
+    assert.equal(p.device, 'cpu');
+    assert.equal(p.provider, 'CPUExecutionProvider');
+    assert.equal(p.degraded, false);
+    assert.match(String((p.warnings as string[])[0]), /deprecated/);
+    assert.match(String(p.runtimeGeneration), /^0\.0\.1-test-/);
+    assert.equal((p.models as { sha256: string }[]).length, 4);
+    assert.ok((p.models as { sha256: string }[]).every((m) => /^[0-9a-f]{64}$/.test(m.sha256)));
+  });
+});
