@@ -86,7 +86,7 @@ export async function buildServer(config: DaemonConfig): Promise<FastifyInstance
     });
     await deleteExpiredSessions(store.db);
     const leases = config.redisUrl ? await redisLeases(config.redisUrl, config.redisPrefix, instanceId) : localLeases();
-    const watchFolders = new WatchFolders(store, jobs, leases, app.log);
+    const watchFolders = new WatchFolders(store, jobs, leases, app.log, dataKey);
     const features = new InstallQueue(config.dataDir, (e) => {
       const event = e.type === 'installed' ? 'feature.installed' : 'feature.failed';
       audit(store.db, { event, target: e.bundle, details: { by: e.by, via: e.via, error: e.error } }).catch((err) =>

@@ -31,17 +31,34 @@ function isSecret(step: Step, name: string): boolean {
 
 const aad = (pipelineId: string) => `pipeline:${pipelineId}`;
 
-/** The definition with its secrets redacted: what every view shows. */
-export function redactedDefinition(def: Pipeline): Pipeline {
+/** The definition with each step setting passed through `fn` (which knows whether it is a secret). */
+function mapSettings(def: Pipeline, fn: (v: unknown, secret: boolean) => unknown): Pipeline {
   return {
     ...def,
     steps: def.steps.map((st) => ({
       ...st,
-      settings: Object.fromEntries(
-        Object.entries(st.settings).map(([k, v]) => [k, isEncrypted(v) || (isSecret(st, k) && v !== undefined && v !== '') ? REDACTED : v]),
-      ),
+      settings: Object.fromEntries(Object.entries(st.settings).map(([k, v]) => [k, fn(v, isSecret(st, k))])),
     })),
   };
+}
+
+/** The definition with its secrets redacted: what every view shows. */
+export function redactedDefinition(def: Pipeline): Pipeline {
+  return mapSettings(def, (v, secret) => (isEncrypted(v) || (secret && v !== undefined && v !== '') ? REDACTED : v));
+}
+
+/**
+ * A copy of a definition kept by another record (a watch folder's), its secrets encrypted under that
+ * record's own scope (`watch-folder:<id>`), and the way back for a run.
+ */
+export function sealDefinition(def: Pipeline, key: Buffer, scope: string): Pipeline {
+  return mapSettings(def, (v, secret) =>
+    typeof v === 'string' && v !== '' && !isEncrypted(v) && secret ? encryptSecret(key, v, scope) : v,
+  );
+}
+
+export function openDefinition(def: Pipeline, key: Buffer, scope: string): Pipeline {
+  return mapSettings(def, (v) => (isEncrypted(v) ? decryptSecret(key, v, scope) : v));
 }
 
 /** Encrypts the secrets of a definition being saved; "[redacted]" keeps the value stored at that step before. */

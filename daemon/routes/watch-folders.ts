@@ -27,10 +27,16 @@ export async function watchFolderRoutes(app: FastifyInstance): Promise<void> {
   app.post('/api/v1/admin/watch-folders', async (request, reply) => {
     const user = requireUser(request);
     requirePermission(request, 'settings:write');
-    const row = await createWatchFolder(store.db, user.id, request.body, async (id) => {
-      const saved = await pipelines.get(user, id);
-      return pipelines.reveal(saved);
-    });
+    const row = await createWatchFolder(
+      store.db,
+      user.id,
+      request.body,
+      async (id) => {
+        const saved = await pipelines.get(user, id);
+        return pipelines.reveal(saved);
+      },
+      app.kiln.dataKey,
+    );
     await auditFrom(request, 'watch-folder.create', row.id, { path: row.path, ownerId: row.owner_id });
     await watchFolders.sync();
     return reply.code(201).send(view(row));

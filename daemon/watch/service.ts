@@ -13,6 +13,7 @@ import { safeFileName } from '../../src/core/paths.js';
 import { toKilnError } from '../../src/core/errors.js';
 import { isBatchable } from '../../src/core/tool.js';
 import { pipelineTool, validatePipeline } from '../../src/pipelines/pipeline.js';
+import { openDefinition } from '../library/pipelines.js';
 import { validateRequest } from '../../src/tools/run-tool.js';
 import { driveFolder, type FolderRunResult } from '../../src/watch/driver.js';
 import type { AuthUser } from '../auth/authenticate.js';
@@ -22,7 +23,7 @@ import type { Target } from '../jobs/targets.js';
 import type { Store } from '../store/db.js';
 import { findUserById } from '../store/users.js';
 import { type FolderLeases, RENEW_MS } from './lock.js';
-import { listWatchFolders, type WatchFolderRow } from './store.js';
+import { listWatchFolders, type WatchFolderRow, watchScope } from './store.js';
 
 interface Running {
   row: WatchFolderRow;
@@ -43,6 +44,7 @@ export class WatchFolders {
     private readonly jobs: JobService,
     private readonly leases: FolderLeases,
     private readonly log: FastifyBaseLogger,
+    private readonly dataKey: Buffer,
   ) {}
 
   /** Takes the folders this instance can hold now, and checks again every few seconds. */
@@ -97,7 +99,7 @@ export class WatchFolders {
   private startOne(row: WatchFolderRow): void {
     const stop = new AbortController();
     const state: Running = { row, stop, done: Promise.resolve(), processed: 0, failed: 0 };
-    const { pipeline, steps } = validatePipeline(JSON.parse(row.pipeline));
+    const { pipeline, steps } = validatePipeline(openDefinition(JSON.parse(row.pipeline), this.dataKey, watchScope(row.id)));
     const name = pipeline.name ?? row.name;
     const tool = pipelineTool(steps, name);
     const target: Target = { id: `pipeline:${name}`, section: tool.section, tool, batchable: isBatchable(tool) };

@@ -8,7 +8,10 @@ import { validatePipeline, type Pipeline } from '../../src/pipelines/pipeline.js
 import { newId } from '../auth/secrets.js';
 import type { Database } from '../store/schema.js';
 import { findUserById } from '../store/users.js';
-import { redactedDefinition } from '../library/pipelines.js';
+import { redactedDefinition, sealDefinition } from '../library/pipelines.js';
+
+/** The encryption scope of a watch folder's pipeline copy. */
+export const watchScope = (id: string) => `watch-folder:${id}`;
 
 export interface WatchFoldersTable {
   id: string;
@@ -86,6 +89,7 @@ export async function createWatchFolder(
   adminId: string,
   raw: unknown,
   savedPipeline: (id: string) => Promise<unknown>,
+  dataKey: Buffer,
 ): Promise<WatchFolderRow> {
   const parsed = WatchFolderBody.safeParse(raw);
   if (!parsed.success)
@@ -111,12 +115,14 @@ export async function createWatchFolder(
   if (!(await findUserById(db, ownerId))) throw new KilnError('VALIDATION_ERROR', `No user ${ownerId} to own the jobs.`);
   if (await db.selectFrom('watch_folders').select('id').where('path', '=', inDir).executeTakeFirst())
     throw new KilnError('CONFLICT', `${inDir} is watched already.`);
+  const id = newId();
   const row: WatchFolderRow = {
-    id: newId(),
+    id,
     name: b.name ?? pipeline.name ?? path.basename(inDir),
     path: inDir,
     output_path: outDir,
-    pipeline: JSON.stringify(pipeline),
+    // Its own copy, secret settings (passwords) encrypted like a saved pipeline's.
+    pipeline: JSON.stringify(sealDefinition(pipeline, dataKey, watchScope(id))),
     owner_id: ownerId,
     recursive: b.recursive ? 1 : 0,
     keep: b.keep ? 1 : 0,

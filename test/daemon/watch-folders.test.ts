@@ -73,6 +73,35 @@ describe('watch folders on the daemon', () => {
     );
   });
 
+  it("keeps a pipeline's passwords encrypted at rest, redacted in views, and runs with them", async () => {
+    const inDir = path.join(dir, 'secret-in');
+    const outDir = path.join(dir, 'secret-out');
+    await mkdir(inDir);
+    const created = await api(s, s.token, 'POST', '/api/v1/admin/watch-folders', {
+      path: inDir,
+      outputPath: outDir,
+      pipeline: { name: 'lock', steps: [{ tool: 'protect-pdf', settings: { userPassword: 'hunter2-secret' } }] },
+    });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    assert.equal(created.body.pipeline.steps[0].settings.userPassword, '[redacted]');
+    const row = await s.app.kiln.store.db
+      .selectFrom('watch_folders')
+      .select('pipeline')
+      .where('id', '=', created.body.id)
+      .executeTakeFirstOrThrow();
+    assert.ok(!row.pipeline.includes('hunter2-secret'), 'the password is not stored in clear');
+    const { PDFDocument } = await import('@cantoo/pdf-lib');
+    const doc = await PDFDocument.create();
+    doc.addPage([200, 200]);
+    await writeFile(path.join(inDir, 'plain.pdf'), await doc.save());
+    await waitFor('the protected output', () => visible(outDir).length > 0, 60_000);
+    const out = path.join(outDir, visible(outDir)[0]!);
+    const { exec } = await import('../../src/core/process.js');
+    await exec('qpdf', ['--check', '--password=hunter2-secret', out]);
+    await assert.rejects(exec('qpdf', ['--check', out]), 'without the password the output does not open');
+    assert.equal((await api(s, s.token, 'DELETE', `/api/v1/admin/watch-folders/${created.body.id}`)).status, 204);
+  });
+
   it('processes arriving files as jobs; failures go to .failed/ with their error', async () => {
     const inDir = path.join(dir, 'in');
     const outDir = path.join(dir, 'out');
