@@ -404,12 +404,24 @@ describe('over HTTP', () => {
   after(() => s.close());
 
   it('POST /api/v1/tools/image/upscale gives scale × the input; the catalog and the admin list say what is missing', async () => {
-    const r = await api(s, s.token, 'POST', '/api/v1/tools/image/upscale', await form({ file: await filePart(path.join(dir, 'chart-64.png')), settings: JSON.stringify({ scale: 2, model: 'slim' }) }));
+    const r = await api(
+      s,
+      s.token,
+      'POST',
+      '/api/v1/tools/image/upscale',
+      await form({ file: await filePart(path.join(dir, 'chart-64.png')), settings: JSON.stringify({ scale: 2, model: 'slim' }) }),
+    );
     assert.equal(r.status, 200, r.text);
     const dl = await fetch(s.url + r.body.downloadUrl, { headers: { authorization: `Bearer ${s.token}` } });
     const m = await sharp(Buffer.from(await dl.arrayBuffer())).metadata();
     assert.deepEqual([m.width, m.height], [128, 128]);
-    const nr = await api(s, s.token, 'POST', '/api/v1/tools/image/noise-removal', await form({ file: await filePart(path.join(dir, 'chart-64.png')), settings: JSON.stringify({ tier: 'quality' }) }));
+    const nr = await api(
+      s,
+      s.token,
+      'POST',
+      '/api/v1/tools/image/noise-removal',
+      await form({ file: await filePart(path.join(dir, 'chart-64.png')), settings: JSON.stringify({ tier: 'quality' }) }),
+    );
     assert.equal(nr.status, 409, nr.text);
     assert.equal(nr.body.error.code, 'FEATURE_NOT_INSTALLED');
     const tools = await api(s, s.token, 'GET', '/api/v1/tools');
@@ -420,7 +432,10 @@ describe('over HTTP', () => {
     const f = await api(s, s.token, 'GET', '/api/v1/admin/features/upscale-enhance');
     assert.equal(f.status, 200, f.text);
     assert.equal(f.body.state, 'installed');
-    assert.deepEqual(f.body.imports.map((i: { state: string }) => i.state), ['missing', 'missing']);
+    assert.deepEqual(
+      f.body.imports.map((i: { state: string }) => i.state),
+      ['missing', 'missing'],
+    );
   });
 });
 
@@ -549,6 +564,14 @@ describe('imported GFPGAN and denoiser (tiny ONNX networks of the same shapes)',
       [before.width - 5, before.height - 5],
     ] as const)
       for (let c = 0; c < 3; c++) assert.equal(at(after, x, y, c), at(before, x, y, c));
+    // upscale --faceEnhance: the same pass on the upscaled image.
+    const small = path.join(dir, 'sample1-small.jpg');
+    await sharp(face).resize(320).toFile(small);
+    const up = await run('upscale', small, { scale: 2, model: 'slim', faceEnhance: true, format: 'png' });
+    const fe = up.data!.faceEnhance as { faces: number; model: string };
+    assert.equal(fe.model, 'gfpgan');
+    assert.ok(fe.faces >= 2, `faces found after upscaling: ${fe.faces}`);
+    assert.equal((await sharp(up.file!).metadata()).width, 640);
     // Half strength: halfway.
     const half = await run('enhance-faces', face, { strength: 0.5, onlyCenterFace: true });
     assert.equal(half.data!.faces, 1);
