@@ -564,6 +564,14 @@ describe('imported GFPGAN and denoiser (tiny ONNX networks of the same shapes)',
       [before.width - 5, before.height - 5],
     ] as const)
       for (let c = 0; c < 3; c++) assert.equal(at(after, x, y, c), at(before, x, y, c));
+    // upscale --faceEnhance: the same pass on the upscaled image.
+    const small = path.join(dir, 'sample1-small.jpg');
+    await sharp(face).resize(320).toFile(small);
+    const up = await run('upscale', small, { scale: 2, model: 'slim', faceEnhance: true, format: 'png' });
+    const fe = up.data!.faceEnhance as { faces: number; model: string };
+    assert.equal(fe.model, 'gfpgan');
+    assert.ok(fe.faces >= 2, `faces found after upscaling: ${fe.faces}`);
+    assert.equal((await sharp(up.file!).metadata()).width, 640);
     // Half strength: halfway.
     const half = await run('enhance-faces', face, { strength: 0.5, onlyCenterFace: true });
     assert.equal(half.data!.faces, 1);
