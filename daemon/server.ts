@@ -25,6 +25,7 @@ import { instanceIdFor } from './jobs/upkeep.js';
 import { createQueue } from './queue/create.js';
 import * as routeModules from './routes/list.js';
 import { trackRoutes } from './openapi/route-doc.js';
+import { createStorage } from './storage/create.js';
 import { openStore } from './store/db.js';
 import { deleteExpiredSessions } from './store/sessions.js';
 import { localLeases, redisLeases } from './watch/lock.js';
@@ -77,6 +78,7 @@ export async function buildServer(config: DaemonConfig): Promise<FastifyInstance
     await checkDataKey(store.db, dataKey);
     await encryptClearMfaSecrets(store.db, dataKey);
     const bootstrap = await ensureAdmin(store, config);
+    const storage = await createStorage(config);
     const instanceId = await instanceIdFor(config.dataDir, !!config.redisUrl);
     const queue = await createQueue(config, instanceId);
     const jobs = new JobService(store, queue, config, instanceId, app.log);
@@ -105,6 +107,7 @@ export async function buildServer(config: DaemonConfig): Promise<FastifyInstance
       registry: undefined as never,
       draining: false,
       dataKey,
+      storage,
     };
     app.decorate('kiln', ctx);
     // Before the routes: its onResponse hook must see every one of them.
@@ -146,6 +149,7 @@ export async function buildServer(config: DaemonConfig): Promise<FastifyInstance
       await jobs.close();
     });
     app.addHook('onClose', async () => {
+      await storage.close().catch(() => {});
       await store.close().catch(() => {});
     });
     await app.ready();
