@@ -20,7 +20,7 @@ import { failureRecord, redactSettings } from './records.js';
 import { executeRun, type RunDeps, type RunSpec } from './run.js';
 import { cancelElsewhere, Reaper, type ScaledDeps } from './scaled.js';
 import { baseToolId, findTarget } from './targets.js';
-import { recoverLocal, sweepJobs } from './upkeep.js';
+import { recoverLocal, sweepJobs, Upkeep } from './upkeep.js';
 
 export interface SubmitRequest extends RunSpec {
   owner: AuthUser;
@@ -42,9 +42,9 @@ export class JobService {
   private settled = new Map<string, Promise<JobRow | undefined>>();
   /** Runs driven outside the queue's single-task model (batch streams): cancel aborts them here. */
   private external = new Map<string, AbortController>();
-  private sweeper?: NodeJS.Timeout;
+  /** Periodic passes, each on one instance of a scaled deployment (upkeep.ts). */
+  readonly upkeep: Upkeep;
   private closing = false;
-  private reaper?: NodeJS.Timeout;
   /** Set in scaled mode: the shared queue, event bus and heartbeats. */
   private readonly shared?: DistributedQueue;
   private readonly scaled?: { deps: ScaledDeps; reaper: Reaper };
@@ -63,6 +63,10 @@ export class JobService {
       ? new JobEvents({ publish: (m) => shared.publishEvent(m), onMessage: (fn) => shared.onEvent(fn) })
       : new JobEvents();
     this.runDeps = { db: store.db, config, events: this.events, log, instanceId };
+    this.upkeep = new Upkeep(
+      (name, ttlMs) => queue.lead?.(name, ttlMs) ?? Promise.resolve(true),
+      (err, name) => log.error({ err, pass: name }, 'periodic pass failed'),
+    );
     if (shared) {
       const deps: ScaledDeps = {
         db: store.db,
@@ -288,12 +292,8 @@ export class JobService {
 
   startSweeper(onError: (e: unknown) => void): void {
     const every = Math.min(10 * 60_000, Math.max(10_000, (this.config.jobTtlHours * 3_600_000) / 4));
-    this.sweeper = setInterval(() => this.sweep().catch(onError), every);
-    this.sweeper.unref();
-    if (this.shared) {
-      this.reaper = setInterval(() => this.reap().catch(onError), this.config.heartbeatMs);
-      this.reaper.unref();
-    }
+    this.upkeep.every('job-sweep', every, () => this.sweep().catch(onError));
+    if (this.shared) this.upkeep.every('reaper', this.config.heartbeatMs, () => this.reap().catch(onError));
   }
 
   /** Jobs this instance is running or holding in its queue (what a drain waits for). */
@@ -310,8 +310,7 @@ export class JobService {
   }
 
   async close(): Promise<void> {
-    if (this.sweeper) clearInterval(this.sweeper);
-    if (this.reaper) clearInterval(this.reaper);
+    this.upkeep.close();
     this.closing = true;
     for (const c of this.external.values()) c.abort();
     await this.queue.close();

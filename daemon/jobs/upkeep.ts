@@ -1,6 +1,7 @@
 /**
  * Keeping the jobs directory and table in order: the instance id that recovery goes by, recovery
- * after a restart, and the sweep of expired jobs and sessions.
+ * after a restart, the sweep of expired jobs and sessions, and the scheduler that runs each periodic
+ * pass on one instance of a scaled deployment.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -63,4 +64,43 @@ export async function instanceIdFor(dataDir: string, perProcess = false): Promis
     await writeFile(file, id + '\n');
   }
   return perProcess ? `${id}-${randomBytes(4).toString('hex')}` : id;
+}
+
+/**
+ * Periodic passes (the job sweep, the reaper, the library's blob sweep) run on one instance at a
+ * time: before each pass the instance takes or renews the pass's lease (JobQueue.lead; a Redis key
+ * with an expiry in scaled mode). The holder keeps it while it lives; when it stops, the lease lapses
+ * after three intervals (or at once on a clean stop) and another instance's next pass takes over.
+ */
+export class Upkeep {
+  private timers: NodeJS.Timeout[] = [];
+  private closed = false;
+
+  constructor(
+    private readonly lead: (name: string, ttlMs: number) => Promise<boolean>,
+    private readonly onError: (e: unknown, name: string) => void,
+  ) {}
+
+  every(name: string, ms: number, pass: () => Promise<unknown>): void {
+    if (this.closed) return;
+    let running = false;
+    const timer = setInterval(async () => {
+      if (running) return;
+      running = true;
+      try {
+        if (await this.lead(name, ms * 3)) await pass();
+      } catch (e) {
+        this.onError(e, name);
+      } finally {
+        running = false;
+      }
+    }, ms);
+    timer.unref();
+    this.timers.push(timer);
+  }
+
+  close(): void {
+    this.closed = true;
+    for (const t of this.timers.splice(0)) clearInterval(t);
+  }
 }

@@ -26,6 +26,12 @@ export interface JobQueue {
   state(): QueueState;
   /** Scaled mode: the shared queue's counts (a round trip to Redis). */
   sharedCounts?(): Promise<QueueState['shared']>;
+  /**
+   * Scaled mode: whether this instance leads the periodic task `name` (the sweep, the reaper), taking
+   * or renewing a lease that lapses `ttlMs` after its holder stops renewing it. Absent: one instance, it
+   * always leads.
+   */
+  lead?(name: string, ttlMs: number): Promise<boolean>;
   /** Quick readiness check (the backing store answers). */
   ping(): Promise<void>;
   /** Stops taking work and aborts what runs. */

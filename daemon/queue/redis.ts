@@ -31,8 +31,22 @@ function channels(prefix: string) {
     events: `${prefix}:kiln:events`,
     cancel: `${prefix}:kiln:cancel`,
     alive: (instanceId: string) => `${prefix}:kiln:instance:${instanceId}`,
+    lease: (name: string) => `${prefix}:kiln:lease:${name}`,
   };
 }
+
+/** Renews the lease when this instance holds it, takes it when nobody does: 1 when held after the call. */
+const LEASE_SCRIPT = `
+if redis.call('get', KEYS[1]) == ARGV[1] then
+  redis.call('pexpire', KEYS[1], ARGV[2])
+  return 1
+end
+if redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end
+return 0`;
+/** Lets go of a lease only if this instance holds it. */
+const UNLEASE_SCRIPT = `
+if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end
+return 0`;
 
 async function connect(url: string, extra: RedisOptions = {}): Promise<Redis> {
   const { Redis } = await import('ioredis');
@@ -133,6 +147,21 @@ export class RedisJobQueue implements DistributedQueue {
 
   run<T>(jobId: string, task: (signal: AbortSignal) => Promise<T>): Promise<T> {
     return this.local.run(jobId, task);
+  }
+
+  private leases = new Set<string>();
+
+  async lead(name: string, ttlMs: number): Promise<boolean> {
+    if (this.closed) return false;
+    const held =
+      (await withTimeout(
+        this.client.eval(LEASE_SCRIPT, 1, this.names.lease(name), this.o.instanceId, String(Math.max(1, Math.round(ttlMs)))),
+        COMMAND_TIMEOUT_MS,
+        'taking a lease',
+      )) === 1;
+    if (held) this.leases.add(name);
+    else this.leases.delete(name);
+    return held;
   }
 
   async enqueue(job: QueuedJob): Promise<void> {
@@ -269,6 +298,8 @@ export class RedisJobQueue implements DistributedQueue {
     // BullMQ leaves connections it was handed open.
     this.workerConnection?.disconnect();
     await this.client.del(this.names.alive(this.o.instanceId)).catch(() => {});
+    // Another instance takes over the periodic tasks at its next pass, not when the lease lapses.
+    for (const name of this.leases) await this.client.eval(UNLEASE_SCRIPT, 1, this.names.lease(name), this.o.instanceId).catch(() => {});
     await this.queue.close().catch(() => {});
     this.subscriber.disconnect();
     await this.client.quit().catch(() => this.client.disconnect());

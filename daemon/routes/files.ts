@@ -18,6 +18,8 @@ declare module '../context.js' {
   }
 }
 
+const LIBRARY_SWEEP_MS = 10 * 60_000;
+
 function versionParam(raw: string | undefined, what = 'version'): number | undefined {
   if (raw === undefined || raw === '' || raw === 'latest') return undefined;
   const n = Number(raw);
@@ -43,6 +45,8 @@ export async function filesRoutes(app: FastifyInstance): Promise<void> {
   app.kiln.library = library;
   // Uploads cut short by a crash leave partial files; an hour is far beyond any upload in progress.
   await library.sweepScratch(3_600_000).catch(() => {});
+  // Content left without references or half-written by a stopped instance (library/blobs.ts).
+  app.kiln.jobs.upkeep.every('library-sweep', LIBRARY_SWEEP_MS, () => library.blobs.sweep());
   app.kiln.fileLibrary = {
     async resolveInput(user, fileId, inDir) {
       return library.materialize(user, fileId, inDir);
