@@ -81,7 +81,7 @@ export async function buildServer(config: DaemonConfig): Promise<FastifyInstance
     const storage = await createStorage(config);
     const instanceId = await instanceIdFor(config.dataDir, !!config.redisUrl);
     const queue = await createQueue(config, instanceId);
-    const jobs = new JobService(store, queue, config, instanceId, app.log);
+    const jobs = new JobService(store, queue, config, instanceId, app.log, storage);
     await jobs.recover().catch(async (e) => {
       await queue.close();
       throw e;

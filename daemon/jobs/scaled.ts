@@ -23,6 +23,8 @@ export interface ScaledDeps {
   jobsDir: string;
   /** Records a job's failed end (and tells its streams) unless it has ended already. */
   fail(id: string, workDir: string, e: unknown): Promise<void>;
+  /** Removes what the job stored in object storage (nothing with local storage). */
+  removeObjects(id: string): Promise<void>;
 }
 
 /**
@@ -48,6 +50,7 @@ export async function cancelElsewhere(deps: ScaledDeps, row: JobRow): Promise<vo
       // A run pinned to its instance waits in that instance's local queue: the message drops it there.
       await shared.publishCancel(row.id).catch(() => {});
       if (row.work_dir) await rm(row.work_dir, { recursive: true, force: true });
+      await deps.removeObjects(row.id).catch(() => {});
       return;
     }
     await shared.publishCancel(row.id);

@@ -13,9 +13,13 @@ import type { AuthUser } from '../auth/authenticate.js';
 import { newId } from '../auth/secrets.js';
 import type { DaemonConfig } from '../config.js';
 import { isDistributed, type DistributedQueue, type JobQueue, type QueuedJob } from '../queue/queue.js';
+import { LocalStorage } from '../storage/local.js';
+import type { ObjectStorage } from '../storage/storage.js';
+import { copyOutput, fetchInputs, removeJobObjects, storeInputs, storeOutput, storesJobFiles } from '../storage/job-files.js';
 import type { Store } from '../store/db.js';
 import { finishJob, getJob, insertJob, isFinal, type JobRow } from '../store/jobs.js';
 import { JobEvents } from './events.js';
+import { pipelineTarget } from './pipeline-target.js';
 import { failureRecord, redactSettings } from './records.js';
 import { executeRun, type RunDeps, type RunSpec } from './run.js';
 import { cancelElsewhere, Reaper, type ScaledDeps } from './scaled.js';
@@ -25,7 +29,14 @@ import { recoverLocal, sweepJobs, Upkeep } from './upkeep.js';
 export interface SubmitRequest extends RunSpec {
   owner: AuthUser;
   clientJobId?: string;
+  /** A file library item the output is saved to as a new version (through setLibrarySaver). */
+  saveToFile?: string;
+  /** A pipeline run: its definition, so a worker on any instance can rebuild the target. */
+  pipeline?: { raw: unknown; name?: string };
 }
+
+/** Saves a finished job's output to a library item; the saved item's id. */
+export type LibrarySaver = (viewer: { id: string; role: AuthUser['role'] }, fileId: string, row: JobRow) => Promise<string>;
 
 /** How a job ended, for listeners such as the metrics. */
 export interface FinishedJob {
@@ -49,6 +60,7 @@ export class JobService {
   private readonly shared?: DistributedQueue;
   private readonly scaled?: { deps: ScaledDeps; reaper: Reaper };
   private readonly runDeps: RunDeps;
+  private librarySaver?: LibrarySaver;
 
   constructor(
     private readonly store: Store,
@@ -56,6 +68,8 @@ export class JobService {
     private readonly config: DaemonConfig,
     readonly instanceId: string,
     private readonly log: FastifyBaseLogger,
+    /** Job inputs and outputs go through it when it is object storage (daemon/storage/job-files.ts). */
+    readonly storage: ObjectStorage = new LocalStorage(config.sharedDir),
   ) {
     this.shared = isDistributed(queue) ? queue : undefined;
     const shared = this.shared;
@@ -74,12 +88,36 @@ export class JobService {
         events: this.events,
         jobsDir: this.jobsDir,
         fail: (id, dir, e) => this.fail(id, dir, e),
+        removeObjects: (id) => removeJobObjects(this.storage, id).then(() => {}),
       };
       this.scaled = { deps, reaper: new Reaper(deps, config.heartbeatMs) };
       // A cancel sent to another instance reaches batches driven here.
       shared.onCancel((id) => this.external.get(id)?.abort());
       shared.process((job, signal) => this.runQueued(job, signal));
     }
+  }
+
+  /** The file library registers how outputs are saved to its items (saveToFile). */
+  setLibrarySaver(fn: LibrarySaver): void {
+    this.librarySaver = fn;
+  }
+
+  private saveStep(viewer: { id: string; role: AuthUser['role'] }, fileId: string | undefined): RunSpec['afterSuccess'] {
+    const save = this.librarySaver;
+    if (!fileId) return undefined;
+    if (!save) throw new KilnError('VALIDATION_ERROR', 'fileId: the file library is not available on this server.');
+    return async (row) => ({ savedFileId: await save(viewer, fileId, row) });
+  }
+
+  /** S3 mode: the output is uploaded before the job is marked completed, so any instance serves it. */
+  private outputStep(id: string): RunSpec['storeOutput'] {
+    return storesJobFiles(this.storage) ? (file, name, type) => storeOutput(this.storage, id, file, name, type) : undefined;
+  }
+
+  /** Copies a finished job's output (a file, or an object in S3 mode) to a local file. */
+  copyOutput(row: JobRow, file: string): Promise<void> {
+    if (!row.output_path) throw new KilnError('NOT_FOUND', `Job ${row.id} has no output.`);
+    return copyOutput(this.storage, row.output_path, file);
   }
 
   /** Scaled mode: jobs run on any instance, events come over the shared bus. */
@@ -102,6 +140,9 @@ export class JobService {
   }
 
   async submit(req: SubmitRequest): Promise<JobRow> {
+    const viewer = { id: req.owner.id, role: req.owner.role };
+    // Before the record exists: without a library there is nothing to save to.
+    const saveStep = req.afterSuccess ?? this.saveStep(viewer, req.saveToFile);
     const row: JobRow = {
       id: req.id,
       owner_id: req.owner.id,
@@ -127,9 +168,10 @@ export class JobService {
       finished_at: null,
     };
     await insertJob(this.store.db, row);
-    // A run any instance can do goes to the shared queue; one with a follow-up closure (saving to the
-    // library) or a target built for this request (pipelines) runs here, its events still shared.
-    if (this.shared && !req.afterSuccess && findTarget(req.target.id) === req.target) {
+    // A run any instance can do goes to the shared queue: catalog tools and presets, pipelines (rebuilt
+    // from their definition), saves to the library (done by the worker). One with a follow-up closure or a
+    // target built only for this request runs here, its events still shared.
+    if (this.shared && !req.afterSuccess && (req.pipeline || findTarget(req.target.id) === req.target)) {
       const job: QueuedJob = {
         id: row.id,
         target: req.target.id,
@@ -137,12 +179,27 @@ export class JobService {
         inputs: req.inputs,
         workDir: req.workDir,
         ownerId: req.owner.id,
+        ...(req.saveToFile ? { saveToFile: { fileId: req.saveToFile, viewer } } : {}),
+        ...(req.pipeline ? { pipeline: req.pipeline } : {}),
       };
-      await this.shared.enqueue(job).catch((e) => this.fail(row.id, req.workDir, e));
+      await (async () => {
+        if (storesJobFiles(this.storage)) {
+          job.inputs = await storeInputs(this.storage, row.id, req.inputs);
+          job.stored = true;
+          // The inputs live in the bucket now; the worker fetches them wherever it runs.
+          await rm(req.workDir, { recursive: true, force: true });
+        }
+        await this.shared!.enqueue(job);
+      })().catch((e) => this.fail(row.id, req.workDir, e));
       return row;
     }
+    const spec: RunSpec = {
+      ...req,
+      afterSuccess: saveStep,
+      storeOutput: this.outputStep(row.id),
+    };
     const done = this.queue
-      .run(row.id, (signal) => this.execute(req, signal))
+      .run(row.id, (signal) => this.execute(spec, signal))
       .catch((e) => this.fail(row.id, req.workDir, e))
       .then(() => getJob(this.store.db, row.id))
       .catch(() => undefined)
@@ -153,12 +210,27 @@ export class JobService {
 
   /** Scaled mode: a job from the shared queue, run by this instance's worker. */
   private async runQueued(job: QueuedJob, signal: AbortSignal): Promise<void> {
+    // Stored inputs (S3 mode) are fetched into this instance's own scratch directory.
+    const workDir = job.stored ? path.join(this.jobsDir, job.id) : job.workDir;
     const done = (async () => {
-      const target = findTarget(job.target);
+      const target = job.pipeline ? pipelineTarget(job.pipeline.raw, job.pipeline.name).target : findTarget(job.target);
       if (!target) throw new KilnError('INTERNAL', `This instance has no tool ${job.target}; are the instances on different versions?`);
-      await this.execute({ ...job, target }, signal);
+      const inputs = job.stored ? await fetchInputs(this.storage, job.inputs, path.join(workDir, 'in')) : job.inputs;
+      await this.execute(
+        {
+          id: job.id,
+          target,
+          settings: job.settings,
+          inputs,
+          workDir,
+          afterSuccess: job.saveToFile && this.saveStep(job.saveToFile.viewer, job.saveToFile.fileId),
+          storeOutput: this.outputStep(job.id),
+        },
+        signal,
+      );
     })()
-      .catch((e) => this.fail(job.id, job.workDir, e))
+      .catch((e) => this.fail(job.id, workDir, e))
+      .finally(() => (job.stored ? rm(workDir, { recursive: true, force: true }) : undefined))
       .then(() => getJob(this.store.db, job.id))
       .catch(() => undefined)
       .finally(() => this.settled.delete(job.id));
@@ -189,6 +261,7 @@ export class JobService {
       : toKilnError(e);
     if (err.code === 'INTERNAL') this.log.error({ err: e, jobId: id }, 'job failed');
     await rm(workDir, { recursive: true, force: true }).catch(() => {});
+    await removeJobObjects(this.storage, id).catch(() => {});
     const body = err.toJSON().error;
     const ended = await finishJob(this.store.db, id, failureRecord(err));
     // Someone else recorded the end already (a cancel from another instance, the reaper) and told the streams.
@@ -287,7 +360,13 @@ export class JobService {
   /** Removes finished jobs (records and files) older than JOB_TTL_HOURS, and expired sessions. */
   async sweep(now = Date.now()): Promise<number> {
     const before = now - this.config.jobTtlHours * 3_600_000;
-    return sweepJobs(this.store.db, { before, instanceId: this.instanceId, jobsDir: this.jobsDir, scaled: !!this.shared });
+    return sweepJobs(this.store.db, {
+      before,
+      instanceId: this.instanceId,
+      jobsDir: this.jobsDir,
+      scaled: !!this.shared,
+      storage: this.storage,
+    });
   }
 
   startSweeper(onError: (e: unknown) => void): void {

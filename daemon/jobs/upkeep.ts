@@ -8,6 +8,8 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { KilnError } from '../../src/core/errors.js';
 import { newId } from '../auth/secrets.js';
+import { removeJobObjects } from '../storage/job-files.js';
+import type { ObjectStorage } from '../storage/storage.js';
 import type { Store } from '../store/db.js';
 import { deleteJob, expiredJobs, finishJob, unfinishedJobs } from '../store/jobs.js';
 import { deleteExpiredSessions } from '../store/sessions.js';
@@ -37,7 +39,7 @@ export async function recoverLocal(db: Store['db'], instanceId: string): Promise
  */
 export async function sweepJobs(
   db: Store['db'],
-  opts: { before: number; instanceId: string; jobsDir: string; scaled: boolean },
+  opts: { before: number; instanceId: string; jobsDir: string; scaled: boolean; storage?: ObjectStorage },
 ): Promise<number> {
   await deleteExpiredSessions(db);
   const rows = opts.scaled
@@ -45,6 +47,7 @@ export async function sweepJobs(
     : await expiredJobs(db, opts.instanceId, opts.before);
   for (const row of rows) {
     await rm(row.work_dir ?? path.join(opts.jobsDir, row.id), { recursive: true, force: true });
+    if (opts.storage) await removeJobObjects(opts.storage, row.id);
     await deleteJob(db, row.id);
   }
   return rows.length;

@@ -5,6 +5,7 @@
  * jobs that any instance's worker picks up.
  */
 import type { ToolInputs } from '../../src/core/tool.js';
+import type { Role } from '../store/schema.js';
 
 export interface QueueState {
   kind: 'in-process' | 'redis';
@@ -49,6 +50,12 @@ export interface QueuedJob {
   inputs: ToolInputs;
   workDir: string;
   ownerId: string;
+  /** S3 mode: `inputs` name object keys (daemon/storage/job-files.ts), fetched by the worker. */
+  stored?: boolean;
+  /** Save the output to this file library item as a new version, as this viewer. */
+  saveToFile?: { fileId: string; viewer: { id: string; role: Role } };
+  /** A pipeline run: the definition the worker rebuilds the target from (secrets included). */
+  pipeline?: { raw: unknown; name?: string };
 }
 
 /** A message every instance receives (job events, cancel requests). */

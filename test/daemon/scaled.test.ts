@@ -271,7 +271,7 @@ describe('scaled mode: two daemons, PostgreSQL, Redis, one shared directory', { 
     assert.equal(existsSync(path.join(shared, 'jobs', jobId)), false);
   });
 
-  it('runs a library (fileId) job on the instance that took it; the new version is readable from the other', async () => {
+  it('runs a library (fileId) job on another instance than the one that took it; the new version is readable from both', async () => {
     const png = await makeImage(dir, 'lib.png', 90, 60, { format: 'png' });
     const up = await fetch(`${a.url}/api/v1/files`, {
       method: 'POST',
@@ -280,11 +280,17 @@ describe('scaled mode: two daemons, PostgreSQL, Redis, one shared directory', { 
     });
     assert.equal(up.status, 201);
     const item = (await up.json()) as { id: string };
-    // B waits for the result; the follow-up that saves the version is bound to B, so B runs it.
-    const r = await submit(b, '/api/v1/tools/image/resize', await form({ fileId: item.id, settings: '{"width": 45}' }));
+    // B takes the request and waits for the result; with B's worker paused, A runs it and saves the version.
+    await worker(b).pauseWorker();
+    let r: { status: number; json: any };
+    try {
+      r = await submit(b, '/api/v1/tools/image/resize', await form({ fileId: item.id, settings: '{"width": 45}' }));
+    } finally {
+      worker(b).resumeWorker();
+    }
     assert.equal(r.status, 200, JSON.stringify(r.json));
     assert.equal(r.json.savedFileId, item.id);
-    assert.equal(await instanceOf(a, r.json.jobId), b.app.kiln.jobs.instanceId);
+    assert.equal(await instanceOf(a, r.json.jobId), a.app.kiln.jobs.instanceId);
     const dl = await fetch(`${a.url}/api/v1/files/${item.id}/download`, { headers: auth(a.token) });
     assert.equal(dl.status, 200);
     assert.equal((await sharp(Buffer.from(await dl.arrayBuffer())).metadata()).width, 45);
