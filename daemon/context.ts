@@ -20,7 +20,7 @@ export interface FileLibraryHook {
   /** Copies (or links) the item's current version into `inDir` and describes it as an input. */
   resolveInput(user: AuthUser, fileId: string, inDir: string, request: FastifyRequest): Promise<InputFile>;
   /** Saves a finished job's output as a new version of the item; returns the saved file id. */
-  saveOutput(user: AuthUser, fileId: string, job: JobRow): Promise<string>;
+  saveOutput(user: Pick<AuthUser, 'id' | 'role'>, fileId: string, job: JobRow): Promise<string>;
 }
 
 export interface DaemonContext {

@@ -110,6 +110,11 @@ export async function buildServer(config: DaemonConfig): Promise<FastifyInstance
       storage,
     };
     app.decorate('kiln', ctx);
+    // Runs with fileId save through the file library hook, on whichever instance runs them.
+    jobs.setLibrarySaver((viewer, fileId, row) => {
+      if (!ctx.fileLibrary) throw new KilnError('VALIDATION_ERROR', 'fileId: the file library is not available on this server.');
+      return ctx.fileLibrary.saveOutput(viewer, fileId, row);
+    });
     // Before the routes: its onResponse hook must see every one of them.
     ctx.registry = await installMetrics(app);
     installDrainGuard(app);

@@ -55,8 +55,6 @@ export async function filesRoutes(app: FastifyInstance): Promise<void> {
       return library.saveJobOutput(user, fileId, job);
     },
   };
-  // Runs with fileId save through the job service, on whichever instance runs them.
-  app.kiln.jobs.setLibrarySaver((viewer, fileId, job) => library.saveJobOutput(viewer, fileId, job));
 
   async function upload(request: FastifyRequest, ownerId: string) {
     const used = await library.quota.usage(ownerId);
