@@ -15,7 +15,15 @@ import type { DaemonConfig } from '../config.js';
 import { isDistributed, type DistributedQueue, type JobQueue, type QueuedJob } from '../queue/queue.js';
 import { LocalStorage } from '../storage/local.js';
 import type { ObjectStorage } from '../storage/storage.js';
-import { copyOutput, fetchInputs, removeJobObjects, storeInputs, storeOutput, storesJobFiles } from '../storage/job-files.js';
+import {
+  copyOutput,
+  fetchInputs,
+  removeJobObjects,
+  removeStoredInputs,
+  storeInputs,
+  storeOutput,
+  storesJobFiles,
+} from '../storage/job-files.js';
 import type { Store } from '../store/db.js';
 import { finishJob, getJob, insertJob, isFinal, type JobRow } from '../store/jobs.js';
 import { JobEvents } from './events.js';
@@ -111,7 +119,13 @@ export class JobService {
 
   /** S3 mode: the output is uploaded before the job is marked completed, so any instance serves it. */
   private outputStep(id: string): RunSpec['storeOutput'] {
-    return storesJobFiles(this.storage) ? (file, name, type) => storeOutput(this.storage, id, file, name, type) : undefined;
+    if (!storesJobFiles(this.storage)) return undefined;
+    return async (file, name, type) => {
+      const stored = await storeOutput(this.storage, id, file, name, type);
+      // Like the local inputs, the stored ones go before the job counts as completed.
+      await removeStoredInputs(this.storage, id);
+      return stored;
+    };
   }
 
   /** Copies a finished job's output (a file, or an object in S3 mode) to a local file. */
@@ -230,7 +244,11 @@ export class JobService {
       );
     })()
       .catch((e) => this.fail(job.id, workDir, e))
-      .finally(() => (job.stored ? rm(workDir, { recursive: true, force: true }) : undefined))
+      .finally(async () => {
+        if (!job.stored) return;
+        await rm(workDir, { recursive: true, force: true });
+        await removeStoredInputs(this.storage, job.id).catch(() => {});
+      })
       .then(() => getJob(this.store.db, job.id))
       .catch(() => undefined)
       .finally(() => this.settled.delete(job.id));

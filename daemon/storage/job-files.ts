@@ -104,6 +104,11 @@ export async function copyOutput(storage: ObjectStorage, outputPath: string, fil
   else await copyFile(outputPath, file);
 }
 
+/** Removes a job's stored inputs once its run has ended (the output stays until the TTL sweep). */
+export async function removeStoredInputs(storage: ObjectStorage, jobId: string): Promise<number> {
+  return storesJobFiles(storage) ? deletePrefix(storage, `${jobPrefix(jobId)}in/`) : 0;
+}
+
 /** Removes whatever a job stored (its inputs and output); nothing with local storage. */
 export async function removeJobObjects(storage: ObjectStorage, jobId: string): Promise<number> {
   return storesJobFiles(storage) ? deletePrefix(storage, jobPrefix(jobId)) : 0;
