@@ -138,6 +138,26 @@ describe('scale-out on S3: three daemons, PostgreSQL, Redis, an S3 bucket, no sh
     assert.equal(health.storage.objectStorage.ok, true);
   });
 
+  it('runs each periodic pass on one instance: one holds its lease, another takes over when it lapses', async () => {
+    const instances = [a, b, c].map((s) => s.app.kiln.jobs.instanceId);
+    const { Redis } = await import('ioredis');
+    const r = new Redis(REDIS);
+    try {
+      // The reaper runs every KILN_HEARTBEAT_MS (200 ms) on whichever instance holds its lease.
+      await sleep(500);
+      const holder = await r.get(`${prefix}:kiln:lease:reaper`);
+      assert.ok(holder && instances.includes(holder), `reaper lease held by ${holder}`);
+    } finally {
+      r.disconnect();
+    }
+    const name = `test-${randomBytes(4).toString('hex')}`;
+    assert.deepEqual(await Promise.all([a, b, c].map((s) => worker(s).lead(name, 400))), [true, false, false]);
+    assert.equal(await worker(a).lead(name, 400), true, 'the holder renews');
+    await sleep(600);
+    assert.equal(await worker(b).lead(name, 400), true, 'a lapsed lease goes to the next instance that asks');
+    assert.equal(await worker(a).lead(name, 400), false);
+  });
+
   it('keeps a library file saved through A: listed, versioned and downloaded (with Range) through B and C', async () => {
     const storage = a.app.kiln.storage;
     const before = await keys(storage, 'library/blobs/');

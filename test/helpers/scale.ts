@@ -54,6 +54,8 @@ export interface S3Server {
   bucket: string;
   accessKeyId: string;
   secretAccessKey: string;
+  /** Object-created events in order: `ObjectCreated:Put` for a single PUT, `ObjectCreated:Post` for a completed multipart upload. */
+  events: { name: string; key: string }[];
   close(): Promise<void>;
 }
 
@@ -62,6 +64,10 @@ export async function startS3(dir: string): Promise<S3Server> {
   const { default: S3rver } = await import('s3rver');
   const bucket = 'kiln-test';
   const server = new S3rver({ port: 0, address: '127.0.0.1', directory: dir, silent: true, configureBuckets: [{ name: bucket }] });
+  const events: S3Server['events'] = [];
+  server.on('event', (e: { Records: { eventName: string; s3: { object: { key: string } } }[] }) => {
+    for (const r of e.Records) events.push({ name: r.eventName, key: decodeURIComponent(r.s3.object.key) });
+  });
   const { port } = (await server.run()) as { port: number };
   // s3rver's fixed credentials: it checks request signatures against them.
   return {
@@ -69,6 +75,7 @@ export async function startS3(dir: string): Promise<S3Server> {
     bucket,
     accessKeyId: 'S3RVER',
     secretAccessKey: 'S3RVER',
+    events,
     close: () => server.close(),
   };
 }
