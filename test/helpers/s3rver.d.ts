@@ -11,7 +11,6 @@ declare module 's3rver' {
     constructor(options: S3rverOptions);
     run(): Promise<{ address: string; port: number }>;
     close(): Promise<void>;
-    // biome-ignore lint/suspicious/noExplicitAny: s3rver's event records are untyped
-    on(event: 'event', listener: (e: any) => void): this;
+    on(event: 'event', listener: (e: unknown) => void): this;
   }
 }

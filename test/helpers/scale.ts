@@ -65,8 +65,9 @@ export async function startS3(dir: string): Promise<S3Server> {
   const bucket = 'kiln-test';
   const server = new S3rver({ port: 0, address: '127.0.0.1', directory: dir, silent: true, configureBuckets: [{ name: bucket }] });
   const events: S3Server['events'] = [];
-  server.on('event', (e: { Records: { eventName: string; s3: { object: { key: string } } }[] }) => {
-    for (const r of e.Records) events.push({ name: r.eventName, key: decodeURIComponent(r.s3.object.key) });
+  server.on('event', (e) => {
+    const records = (e as { Records: { eventName: string; s3: { object: { key: string } } }[] }).Records;
+    for (const r of records) events.push({ name: r.eventName, key: decodeURIComponent(r.s3.object.key) });
   });
   const { port } = (await server.run()) as { port: number };
   // s3rver's fixed credentials: it checks request signatures against them.
