@@ -12,7 +12,7 @@ import { KilnError, toKilnError } from '../../src/core/errors.js';
 import type { AuthUser } from '../auth/authenticate.js';
 import { newId } from '../auth/secrets.js';
 import type { DaemonConfig } from '../config.js';
-import { isDistributed, type DistributedQueue, type JobQueue, type QueuedJob } from '../queue/queue.js';
+import { isDistributed, type DistributedQueue, type JobQueue, type QueuedJob, type WorkerOutcome } from '../queue/queue.js';
 import { LocalStorage } from '../storage/local.js';
 import type { ObjectStorage } from '../storage/storage.js';
 import {
@@ -30,7 +30,7 @@ import { JobEvents } from './events.js';
 import { pipelineTarget } from './pipeline-target.js';
 import { failureRecord, redactSettings } from './records.js';
 import { executeRun, type RunDeps, type RunSpec } from './run.js';
-import { cancelElsewhere, Reaper, type ScaledDeps } from './scaled.js';
+import { cancelElsewhere, handBack, Reaper, type ScaledDeps } from './scaled.js';
 import { baseToolId, findTarget } from './targets.js';
 import { recoverLocal, sweepJobs, Upkeep } from './upkeep.js';
 
@@ -223,9 +223,10 @@ export class JobService {
   }
 
   /** Scaled mode: a job from the shared queue, run by this instance's worker. */
-  private async runQueued(job: QueuedJob, signal: AbortSignal): Promise<void> {
+  private async runQueued(job: QueuedJob, signal: AbortSignal): Promise<WorkerOutcome> {
     // Stored inputs (S3 mode) are fetched into this instance's own scratch directory.
     const workDir = job.stored ? path.join(this.jobsDir, job.id) : job.workDir;
+    let handedBack = false;
     const done = (async () => {
       const target = job.pipeline ? pipelineTarget(job.pipeline.raw, job.pipeline.name).target : findTarget(job.target);
       if (!target) throw new KilnError('INTERNAL', `This instance has no tool ${job.target}; are the instances on different versions?`);
@@ -243,17 +244,22 @@ export class JobService {
         signal,
       );
     })()
-      .catch((e) => this.fail(job.id, workDir, e))
+      .catch(async (e) => {
+        // Stopping with the job unfinished: another instance runs it again from its inputs.
+        if (this.closing && signal.aborted && (await handBack(this.scaled!.deps, job.id, this.instanceId))) handedBack = true;
+        else await this.fail(job.id, workDir, e);
+      })
       .finally(async () => {
         if (!job.stored) return;
         await rm(workDir, { recursive: true, force: true });
-        await removeStoredInputs(this.storage, job.id).catch(() => {});
+        if (!handedBack) await removeStoredInputs(this.storage, job.id).catch(() => {});
       })
       .then(() => getJob(this.store.db, job.id))
       .catch(() => undefined)
       .finally(() => this.settled.delete(job.id));
     this.settled.set(job.id, done);
     await done;
+    return handedBack ? 'hand-back' : undefined;
   }
 
   private async execute(req: RunSpec, signal: AbortSignal): Promise<void> {

@@ -35,9 +35,14 @@ export interface JobQueue {
   lead?(name: string, ttlMs: number): Promise<boolean>;
   /** Quick readiness check (the backing store answers). */
   ping(): Promise<void>;
+  /** Scaled mode: stops taking jobs from the shared queue (draining); jobs already here go on. */
+  stopIntake?(): Promise<void>;
   /** Stops taking work and aborts what runs. */
   close(): Promise<void>;
 }
+
+/** What a worker's handler answers: done (however the job ended), or handed back to the queue for another instance. */
+export type WorkerOutcome = void | 'hand-back';
 
 /** What a worker on any instance needs to run a job; the rest is in the job's database row. */
 export interface QueuedJob {
@@ -68,8 +73,11 @@ export interface DistributedQueue extends JobQueue {
   remove(jobId: string): Promise<boolean>;
   /** Whether the shared queue still holds the job (waiting or active). */
   has(jobId: string): Promise<boolean>;
-  /** Starts this instance's worker; `signal` aborts on a cancel from any instance or on close. */
-  process(handler: (job: QueuedJob, signal: AbortSignal) => Promise<void>): void;
+  /**
+   * Starts this instance's worker; `signal` aborts on a cancel from any instance or on close. A handler
+   * answering 'hand-back' puts the job back in the shared queue (a shutdown) instead of ending it.
+   */
+  process(handler: (job: QueuedJob, signal: AbortSignal) => Promise<WorkerOutcome>): void;
   publishEvent(message: string): Promise<void>;
   onEvent(fn: BusHandler): void;
   /** Asks every instance to abort the job if it runs it. */

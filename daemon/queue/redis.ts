@@ -9,7 +9,7 @@ import type { Job, Queue, Worker } from 'bullmq';
 import type { Redis, RedisOptions } from 'ioredis';
 import { KilnError } from '../../src/core/errors.js';
 import { InProcessQueue } from './in-process.js';
-import type { BusHandler, DistributedQueue, QueuedJob, QueueState } from './queue.js';
+import type { BusHandler, DistributedQueue, QueuedJob, QueueState, WorkerOutcome } from './queue.js';
 
 export interface RedisQueueOptions {
   url: string;
@@ -189,7 +189,7 @@ export class RedisJobQueue implements DistributedQueue {
     return (await this.queue.getJob(bullId(jobId))) !== undefined;
   }
 
-  process(handler: (job: QueuedJob, signal: AbortSignal) => Promise<void>): void {
+  process(handler: (job: QueuedJob, signal: AbortSignal) => Promise<WorkerOutcome>): void {
     if (this.worker) throw new Error('the worker is already running');
     void import('bullmq').then(({ Worker, DelayedError }) => {
       if (this.closed) return;
@@ -207,10 +207,16 @@ export class RedisJobQueue implements DistributedQueue {
           const ac = new AbortController();
           // Registered before the handler claims the job, so a cancel that sees it running finds it here.
           this.active.set(job.data.id, ac);
+          let outcome: WorkerOutcome;
           try {
-            await handler(job.data, ac.signal);
+            outcome = await handler(job.data, ac.signal);
           } finally {
             this.active.delete(job.data.id);
+          }
+          // Handed back (this instance is stopping): waiting again, for whichever worker is free next.
+          if (outcome === 'hand-back' && token) {
+            await job.moveToDelayed(Date.now(), token);
+            throw new DelayedError();
           }
         },
         {
@@ -230,6 +236,10 @@ export class RedisJobQueue implements DistributedQueue {
     this.paused = true;
     await this.waitForWorker();
     await this.worker!.pause(true);
+  }
+
+  async stopIntake(): Promise<void> {
+    await this.pauseWorker();
   }
 
   resumeWorker(): void {

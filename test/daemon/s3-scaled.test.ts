@@ -6,7 +6,7 @@
  * does not answer (KILN_TEST_PG_URL, KILN_TEST_REDIS_URL override them).
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
@@ -52,6 +52,43 @@ async function until(s: TestServer, jobId: string, ok: (job: any) => boolean, ms
   }
 }
 
+/** `kiln serve` in a process group of its own (a kill takes its ffmpeg along), resolved once it listens. */
+async function serveChild(
+  dataDir: string,
+  env: Record<string, string>,
+): Promise<{ child: ChildProcess; kill(signal?: NodeJS.Signals): void }> {
+  const child = spawn(process.execPath, [KILN, 'serve', '--port', '0', '--data-dir', dataDir], {
+    env: { ...process.env, ...env, KILN_HTTP_LOG: 'false', KILN_WARM_ENGINES: 'false', JOB_CONCURRENCY: '1' },
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const kill = (signal: NodeJS.Signals = 'SIGKILL') => {
+    try {
+      process.kill(signal === 'SIGKILL' ? -child.pid! : child.pid!, signal);
+    } catch {}
+  };
+  await new Promise<void>((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`no listening line: ${out}`)), 30_000);
+    const seen = (d: Buffer) => {
+      out += d;
+      if (/listening on/.test(out)) {
+        clearTimeout(timer);
+        child.off('exit', early);
+        resolve();
+      }
+    };
+    const early = (code: number | null) => reject(new Error(`kiln serve exited ${code}: ${out}`));
+    child.stdout!.on('data', seen);
+    child.stderr!.on('data', seen);
+    child.on('exit', early);
+  }).catch((e) => {
+    kill();
+    throw e;
+  });
+  return { child, kill };
+}
+
 async function keys(storage: ObjectStorage, prefix: string): Promise<string[]> {
   const out: string[] = [];
   for await (const o of storage.list(prefix)) out.push(o.key);
@@ -69,8 +106,11 @@ describe('scale-out on S3: three daemons, PostgreSQL, Redis, an S3 bucket, no sh
   const dir = tempDir('kiln-s3-fx-');
   const bucketDir = tempDir('kiln-s3rver-');
   const killedDataDir = tempDir('kiln-s3-killed-');
+  const stoppedDataDir = tempDir('kiln-s3-stopped-');
   const prefix = `kiln_s3_${randomBytes(6).toString('hex')}`;
   let clip: string;
+  /** Long enough to be stopped mid-run on a fast machine. */
+  let longClip: string;
 
   before(async () => {
     s3 = await startS3(bucketDir);
@@ -99,26 +139,16 @@ describe('scale-out on S3: three daemons, PostgreSQL, Redis, an S3 bucket, no sh
     c = await startServer({ generatePassword: true, env });
     for (const s of [a, b, c]) s.token = await login(s.url, 'admin', env.ADMIN_PASSWORD!);
     clip = path.join(dir, 'clip.mp4');
-    await exec(
-      'ffmpeg',
-      [
-        '-v',
-        'error',
-        '-f',
-        'lavfi',
-        '-i',
-        'testsrc2=size=320x240:rate=25:duration=20',
-        '-c:v',
-        'libx264',
-        '-preset',
-        'ultrafast',
-        '-pix_fmt',
-        'yuv420p',
-        '-y',
-        clip,
-      ],
-      { timeoutMs: 60_000 },
-    );
+    longClip = path.join(dir, 'long.mp4');
+    const ff = (out: string, spec: string) =>
+      exec(
+        'ffmpeg',
+        ['-v', 'error', '-f', 'lavfi', '-i', spec, '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-y', out],
+        {
+          timeoutMs: 60_000,
+        },
+      );
+    await Promise.all([ff(clip, 'testsrc2=size=320x240:rate=25:duration=20'), ff(longClip, 'testsrc2=size=480x270:rate=25:duration=40')]);
   });
 
   after(async () => {
@@ -264,36 +294,14 @@ describe('scale-out on S3: three daemons, PostgreSQL, Redis, an S3 bucket, no sh
     });
     const keptId = ((await kept.json()) as { id: string }).id;
     const objectsBefore = await keys(storage, '');
-    const child = spawn(process.execPath, [KILN, 'serve', '--port', '0', '--data-dir', killedDataDir], {
-      env: { ...process.env, ...env, KILN_HTTP_LOG: 'false', KILN_WARM_ENGINES: 'false', JOB_CONCURRENCY: '1' },
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const kill = () => {
-      try {
-        process.kill(-child.pid!, 'SIGKILL');
-      } catch {}
-    };
     await Promise.all([a, b, c].map((s) => worker(s).pauseWorker()));
+    let kill: (signal?: NodeJS.Signals) => void = () => {};
     try {
-      await new Promise<void>((resolve, reject) => {
-        let out = '';
-        const timer = setTimeout(() => reject(new Error(`no listening line: ${out}`)), 30_000);
-        const seen = (d: Buffer) => {
-          out += d;
-          if (/listening on/.test(out)) {
-            clearTimeout(timer);
-            resolve();
-          }
-        };
-        child.stdout!.on('data', seen);
-        child.stderr!.on('data', seen);
-        child.on('exit', (code) => reject(new Error(`kiln serve exited ${code}: ${out}`)));
-      });
+      ({ kill } = await serveChild(killedDataDir, env));
       const r = await fetch(`${a.url}/api/v1/tools/video/compress-video`, {
         method: 'POST',
         headers: auth(a.token),
-        body: await form({ file: await filePart(clip), settings: '{"quality": "strong"}' }),
+        body: await form({ file: await filePart(longClip), settings: '{"quality": "strong"}' }),
       });
       const { jobId } = (await r.json()) as { jobId: string };
       await until(b, jobId, (j) => j.status === 'running' && j.progress.percent > 0, 30_000);
@@ -315,5 +323,41 @@ describe('scale-out on S3: three daemons, PostgreSQL, Redis, an S3 bucket, no sh
       kill();
       for (const s of [a, b, c]) worker(s).resumeWorker();
     }
+  });
+
+  it('hands back the job of an instance stopped with SIGTERM after the grace period; another instance runs it', async () => {
+    const storage = a.app.kiln.storage;
+    await Promise.all([a, b, c].map((s) => worker(s).pauseWorker()));
+    let stopped: Awaited<ReturnType<typeof serveChild>> | undefined;
+    let jobId = '';
+    try {
+      stopped = await serveChild(stoppedDataDir, { ...env, SHUTDOWN_GRACE_S: '0' });
+      const r = await fetch(`${a.url}/api/v1/tools/video/compress-video`, {
+        method: 'POST',
+        headers: auth(a.token),
+        body: await form({ file: await filePart(longClip), settings: '{"quality": "strong"}' }),
+      });
+      jobId = ((await r.json()) as { jobId: string }).jobId;
+      await until(b, jobId, (j) => j.status === 'running' && j.progress.percent > 0, 30_000);
+      const exited = new Promise<number | null>((resolve) => stopped!.child.on('exit', resolve));
+      const t0 = Date.now();
+      stopped.kill('SIGTERM');
+      assert.equal(await exited, 0);
+      // No grace (SHUTDOWN_GRACE_S=0): the hand-back at once, then a clean exit.
+      assert.ok(Date.now() - t0 < 8000, `stopped after ${Date.now() - t0} ms`);
+      const back = await getJson(c, `/api/v1/jobs/${jobId}`);
+      assert.equal(back.status, 'queued', JSON.stringify(back));
+      assert.equal((await keys(storage, `jobs/${jobId}/in/`)).length, 1, 'the input stays for the next run');
+    } finally {
+      stopped?.kill();
+      for (const s of [a, b, c]) worker(s).resumeWorker();
+    }
+    const done = await until(b, jobId, (j) => j.status === 'completed' || j.status === 'failed', 60_000);
+    assert.equal(done.status, 'completed', JSON.stringify(done.error));
+    assert.deepEqual(
+      (await keys(storage, `jobs/${jobId}/`)).map((k) => k.split('/')[2]),
+      ['out'],
+    );
+    assert.equal((await bytes(c, done.result.downloadUrl)).status, 200);
   });
 });
