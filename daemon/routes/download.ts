@@ -47,7 +47,8 @@ export async function downloadRoutes(app: FastifyInstance): Promise<void> {
     if (!row.output_path || !row.output_name || row.output_name !== filename)
       throw new KilnError('NOT_FOUND', `Job ${jobId} has no file named ${filename}.`);
     const storage = app.kiln.storage;
-    const st = await outputInfo(storage, row.output_path).catch(() => undefined);
+    // A bucket that does not answer is 503 (UNAVAILABLE), not "expired".
+    const st = await outputInfo(storage, row.output_path);
     if (!st) throw new KilnError('NOT_FOUND', `The output of job ${jobId} has expired or was removed.`);
     // S3_DOWNLOADS=redirect: the client fetches the output from the bucket itself.
     const key = storedKey(row.output_path);

@@ -118,7 +118,7 @@ export class S3Storage implements ObjectStorage {
       return { key, size: Number(r.ContentLength ?? 0), modifiedAt: r.LastModified?.getTime() ?? 0 };
     } catch (e) {
       if (isNotFound(e)) return undefined;
-      throw e;
+      throw new KilnError('UNAVAILABLE', `Object storage: looking up ${key} failed: ${(e as Error).message}`, { cause: e });
     }
   }
 
