@@ -40,7 +40,7 @@ export interface RunDeps {
 }
 
 /** queued → running, unless the job was cancelled (or given up) meanwhile; the runner becomes its owner. */
-async function claim(deps: RunDeps, id: string): Promise<boolean> {
+export async function claim(deps: RunDeps, id: string): Promise<boolean> {
   const r = await deps.db
     .updateTable('jobs')
     .set({ status: 'running', started_at: Date.now(), stage: 'starting', instance_id: deps.instanceId })

@@ -27,6 +27,7 @@ import {
 import type { Store } from '../store/db.js';
 import { finishJob, getJob, insertJob, isFinal, type JobRow } from '../store/jobs.js';
 import { JobEvents } from './events.js';
+import { executeBatch } from './batch-job.js';
 import { pipelineTarget } from './pipeline-target.js';
 import { failureRecord, redactSettings } from './records.js';
 import { executeRun, type RunDeps, type RunSpec } from './run.js';
@@ -41,6 +42,8 @@ export interface SubmitRequest extends RunSpec {
   saveToFile?: string;
   /** A pipeline run: its definition, so a worker on any instance can rebuild the target. */
   pipeline?: { raw: unknown; name?: string };
+  /** Scaled mode: a batch (every input run on its own, the outputs in one ZIP; batch-job.ts). */
+  batch?: boolean;
 }
 
 /** Saves a finished job's output to a library item; the saved item's id. */
@@ -162,7 +165,7 @@ export class JobService {
       owner_id: req.owner.id,
       tool: req.target.id,
       base_tool: baseToolId(req.target),
-      kind: 'run',
+      kind: req.batch ? 'batch' : 'run',
       settings: JSON.stringify(redactSettings(req.settings)),
       status: 'queued',
       progress: 0,
@@ -175,7 +178,7 @@ export class JobService {
       output_path: null,
       output_name: null,
       content_type: null,
-      original_size: null,
+      original_size: req.batch ? req.inputs.files.reduce((n, f) => n + f.size, 0) : null,
       processed_size: null,
       created_at: Date.now(),
       started_at: null,
@@ -195,6 +198,7 @@ export class JobService {
         ownerId: req.owner.id,
         ...(req.saveToFile ? { saveToFile: { fileId: req.saveToFile, viewer } } : {}),
         ...(req.pipeline ? { pipeline: req.pipeline } : {}),
+        ...(req.batch ? { batch: true } : {}),
       };
       await (async () => {
         if (storesJobFiles(this.storage)) {
@@ -231,18 +235,19 @@ export class JobService {
       const target = job.pipeline ? pipelineTarget(job.pipeline.raw, job.pipeline.name).target : findTarget(job.target);
       if (!target) throw new KilnError('INTERNAL', `This instance has no tool ${job.target}; are the instances on different versions?`);
       const inputs = job.stored ? await fetchInputs(this.storage, job.inputs, path.join(workDir, 'in')) : job.inputs;
-      await this.execute(
-        {
-          id: job.id,
-          target,
-          settings: job.settings,
-          inputs,
-          workDir,
-          afterSuccess: job.saveToFile && this.saveStep(job.saveToFile.viewer, job.saveToFile.fileId),
-          storeOutput: this.outputStep(job.id),
-        },
-        signal,
-      );
+      const spec: RunSpec = {
+        id: job.id,
+        target,
+        settings: job.settings,
+        inputs,
+        workDir,
+        afterSuccess: job.saveToFile && this.saveStep(job.saveToFile.viewer, job.saveToFile.fileId),
+        storeOutput: this.outputStep(job.id),
+      };
+      if (job.batch) {
+        const row = await executeBatch({ ...this.runDeps, queue: this.queue }, spec, signal);
+        if (row) this.ended(row);
+      } else await this.execute(spec, signal);
     })()
       .catch(async (e) => {
         // Stopping with the job unfinished: another instance runs it again from its inputs.

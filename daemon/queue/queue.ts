@@ -61,6 +61,8 @@ export interface QueuedJob {
   saveToFile?: { fileId: string; viewer: { id: string; role: Role } };
   /** A pipeline run: the definition the worker rebuilds the target from (secrets included). */
   pipeline?: { raw: unknown; name?: string };
+  /** A batch: every input run on its own, the outputs in one ZIP (daemon/jobs/batch-job.ts). */
+  batch?: true;
 }
 
 /** A message every instance receives (job events, cancel requests). */

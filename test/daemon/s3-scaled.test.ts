@@ -18,6 +18,7 @@ import { exec } from '../../src/core/process.js';
 import { KILN } from '../helpers/cli.js';
 import { makeImage, tempDir } from '../helpers/fixtures.js';
 import { filePart, form, login, readSse, startServer, type TestServer } from '../helpers/server.js';
+import { readZip } from '../helpers/zip.js';
 import { pgSchema, startS3, unavailable } from '../helpers/scale.js';
 
 const PG = process.env.KILN_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -279,6 +280,37 @@ describe('scale-out on S3: three daemons, PostgreSQL, Redis, an S3 bucket, no sh
       assert.ok(Math.abs(Number(probe.stdout.trim()) - 3) < 0.5, `duration ${probe.stdout}`);
       // No instance keeps the job's files on its disk.
       for (const s of [a, b, c]) assert.equal(existsSync(path.join(s.config.sharedDir, 'jobs', jobId)), false);
+    } finally {
+      worker(a).resumeWorker();
+    }
+  });
+
+  it('runs a batch posted to A on another instance: progress streamed from B, the ZIP back to A and again from C', async () => {
+    await worker(a).pauseWorker();
+    try {
+      const inputs = await Promise.all([40, 50, 60].map((w) => makeImage(dir, `b${w}.png`, w, 30, { format: 'png' })));
+      const res = await fetch(`${a.url}/api/v1/tools/image/resize/batch`, {
+        method: 'POST',
+        headers: auth(a.token),
+        body: await form({ files: await Promise.all(inputs.map((p) => filePart(p))), settings: '{"width": 20}' }),
+      });
+      assert.equal(res.status, 200);
+      const jobId = res.headers.get('x-job-id')!;
+      const progress = readSse(`${b.url}/api/v1/jobs/${jobId}/progress`, b.token, 30_000);
+      const zip = await readZip(Buffer.from(await res.arrayBuffer()));
+      const { events } = await progress;
+      assert.equal(events.at(-1)?.event, 'completed');
+      assert.ok(events.some((e) => e.event === 'progress' && (e.data as { stage?: string }).stage === '3/3'));
+      const manifest = JSON.parse(zip.get('manifest.json')!.toString());
+      assert.equal(manifest.succeeded, 3);
+      for (const m of manifest.items) assert.equal((await sharp(zip.get(m.output)!).metadata()).width, 20);
+      const row = await a.app.kiln.store.db.selectFrom('jobs').selectAll().where('id', '=', jobId).executeTakeFirstOrThrow();
+      assert.equal(row.kind, 'batch');
+      assert.notEqual(row.instance_id, a.app.kiln.jobs.instanceId);
+      const again = await bytes(c, `/api/v1/download/${jobId}/resize-batch.zip`);
+      assert.equal(again.status, 200);
+      assert.deepEqual([...(await readZip(again.buf)).keys()].sort(), [...zip.keys()].sort());
+      assert.deepEqual(await keys(c.app.kiln.storage, `jobs/${jobId}/`), [`jobs/${jobId}/out/resize-batch.zip`]);
     } finally {
       worker(a).resumeWorker();
     }
