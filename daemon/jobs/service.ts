@@ -15,19 +15,12 @@ import type { DaemonConfig } from '../config.js';
 import { isDistributed, type DistributedQueue, type JobQueue, type QueuedJob, type WorkerOutcome } from '../queue/queue.js';
 import { LocalStorage } from '../storage/local.js';
 import type { ObjectStorage } from '../storage/storage.js';
-import {
-  copyOutput,
-  fetchInputs,
-  removeJobObjects,
-  removeStoredInputs,
-  storeInputs,
-  storeOutput,
-  storesJobFiles,
-} from '../storage/job-files.js';
+import { copyOutput, fetchInputs, removeJobObjects, removeStoredInputs, storeInputs, storesJobFiles } from '../storage/job-files.js';
 import type { Store } from '../store/db.js';
 import { finishJob, getJob, insertJob, isFinal, type JobRow } from '../store/jobs.js';
 import { JobEvents } from './events.js';
 import { executeBatch } from './batch-job.js';
+import { type LibrarySaver, outputStep, saveStep } from './steps.js';
 import { pipelineTarget } from './pipeline-target.js';
 import { failureRecord, redactSettings } from './records.js';
 import { executeRun, type RunDeps, type RunSpec } from './run.js';
@@ -46,8 +39,7 @@ export interface SubmitRequest extends RunSpec {
   batch?: boolean;
 }
 
-/** Saves a finished job's output to a library item; the saved item's id. */
-export type LibrarySaver = (viewer: { id: string; role: AuthUser['role'] }, fileId: string, row: JobRow) => Promise<string>;
+export type { LibrarySaver };
 
 /** How a job ended, for listeners such as the metrics. */
 export interface FinishedJob {
@@ -113,24 +105,6 @@ export class JobService {
     this.librarySaver = fn;
   }
 
-  private saveStep(viewer: { id: string; role: AuthUser['role'] }, fileId: string | undefined): RunSpec['afterSuccess'] {
-    const save = this.librarySaver;
-    if (!fileId) return undefined;
-    if (!save) throw new KilnError('VALIDATION_ERROR', 'fileId: the file library is not available on this server.');
-    return async (row) => ({ savedFileId: await save(viewer, fileId, row) });
-  }
-
-  /** S3 mode: the output is uploaded before the job is marked completed, so any instance serves it. */
-  private outputStep(id: string): RunSpec['storeOutput'] {
-    if (!storesJobFiles(this.storage)) return undefined;
-    return async (file, name, type) => {
-      const stored = await storeOutput(this.storage, id, file, name, type);
-      // Like the local inputs, the stored ones go before the job counts as completed.
-      await removeStoredInputs(this.storage, id);
-      return stored;
-    };
-  }
-
   /** Copies a finished job's output (a file, or an object in S3 mode) to a local file. */
   copyOutput(row: JobRow, file: string): Promise<void> {
     if (!row.output_path) throw new KilnError('NOT_FOUND', `Job ${row.id} has no output.`);
@@ -159,7 +133,7 @@ export class JobService {
   async submit(req: SubmitRequest): Promise<JobRow> {
     const viewer = { id: req.owner.id, role: req.owner.role };
     // Before the record exists: without a library there is nothing to save to.
-    const saveStep = req.afterSuccess ?? this.saveStep(viewer, req.saveToFile);
+    const afterSave = req.afterSuccess ?? saveStep(this.librarySaver, viewer, req.saveToFile);
     const row: JobRow = {
       id: req.id,
       owner_id: req.owner.id,
@@ -213,8 +187,8 @@ export class JobService {
     }
     const spec: RunSpec = {
       ...req,
-      afterSuccess: saveStep,
-      storeOutput: this.outputStep(row.id),
+      afterSuccess: afterSave,
+      storeOutput: outputStep(this.storage, row.id),
     };
     const done = this.queue
       .run(row.id, (signal) => this.execute(spec, signal))
@@ -241,8 +215,8 @@ export class JobService {
         settings: job.settings,
         inputs,
         workDir,
-        afterSuccess: job.saveToFile && this.saveStep(job.saveToFile.viewer, job.saveToFile.fileId),
-        storeOutput: this.outputStep(job.id),
+        afterSuccess: job.saveToFile && saveStep(this.librarySaver, job.saveToFile.viewer, job.saveToFile.fileId),
+        storeOutput: outputStep(this.storage, job.id),
       };
       if (job.batch) {
         const row = await executeBatch({ ...this.runDeps, queue: this.queue }, spec, signal);

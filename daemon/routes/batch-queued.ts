@@ -52,7 +52,7 @@ export async function streamQueuedBatch(
   try {
     const row = await jobs.wait(b.id, WAIT_MS);
     ended = true;
-    if (!row || row.status !== 'completed' || !row.output_path) {
+    if (row?.status !== 'completed' || !row.output_path) {
       res.destroy();
       return;
     }
