@@ -5,11 +5,13 @@
  * turning an item private again hides it. The core case runs on SQLite and, when it answers, PostgreSQL.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import sharp from 'sharp';
 import { createUser } from '../../../daemon/store/users.js';
+import { EXIT } from '../../../src/core/errors.js';
+import { kiln } from '../../helpers/cli.js';
 import { makeImage, tempDir } from '../../helpers/fixtures.js';
 import { api, filePart, form, login, startServer, type TestServer } from '../../helpers/server.js';
 
@@ -266,6 +268,56 @@ describe('teams that share (SQLite)', () => {
       assert.match(r.body.error.message, /may not run pipeline/);
     }
     assert.equal((await api(s, s.token, 'DELETE', `/api/v1/admin/watch-folders/${ok.body.id}`)).status, 204);
+  });
+});
+
+describe('kiln files and kiln pipeline --scope', () => {
+  let s: TestServer;
+  let p: People;
+  const env = async (token: string): Promise<NodeJS.ProcessEnv> => {
+    const key = (await api(s, token, 'POST', '/api/v1/api-keys', { name: 'cli' })).body.key as string;
+    return { KILN_SERVER: s.url, KILN_API_KEY: key, XDG_CONFIG_HOME: path.join(dir, 'cfg') };
+  };
+  before(async () => {
+    s = await startServer();
+    p = await people(s);
+  });
+  after(() => s.close());
+
+  it('uploads and saves for the team, and a teammate lists them with --scope team', async () => {
+    const alice = await env(p.alice);
+    const bob = await env(p.bob);
+    const png = await makeImage(dir, 'cli.png', 10, 10, { format: 'png' });
+    const up = await kiln(['files', 'upload', png, '--scope', 'team', '--json'], { env: alice });
+    assert.equal(up.code, 0, up.stderr);
+    assert.equal(JSON.parse(up.stdout).scope, 'team');
+    const priv = await kiln(['files', 'upload', png, '--json'], { env: alice });
+    assert.equal(JSON.parse(priv.stdout).scope, 'private');
+    const list = await kiln(['files', 'list', '--scope', 'team', '--json'], { env: bob });
+    assert.equal(list.code, 0, list.stderr);
+    assert.deepEqual(
+      JSON.parse(list.stdout).items.map((i: { id: string }) => i.id),
+      [JSON.parse(up.stdout).id],
+    );
+
+    const file = path.join(dir, 'cli-pipe.json');
+    writeFileSync(file, JSON.stringify({ name: 'cli-pipe', steps: [{ tool: 'resize', settings: { width: 3 } }] }));
+    const saved = await kiln(['pipeline', 'save', file, '--scope', 'team', '--json'], { env: alice });
+    assert.equal(saved.code, 0, saved.stderr);
+    assert.equal(JSON.parse(saved.stdout).scope, 'team');
+    const pipes = await kiln(['pipeline', 'list', '--scope', 'team', '--json'], { env: bob });
+    assert.deepEqual(
+      JSON.parse(pipes.stdout).map((x: { name: string }) => x.name),
+      ['cli-pipe'],
+    );
+    // Saving again (a replace) with --scope private hides it from bob.
+    const again = await kiln(['pipeline', 'save', file, '--scope', 'private', '--json'], { env: alice });
+    assert.equal(JSON.parse(again.stdout).id, JSON.parse(saved.stdout).id);
+    assert.deepEqual(JSON.parse((await kiln(['pipeline', 'list', '--json'], { env: bob })).stdout), []);
+
+    const bad = await kiln(['files', 'upload', png, '--scope', 'world'], { env: alice });
+    assert.equal(bad.code, EXIT.USAGE, bad.stderr);
+    assert.match(bad.stderr, /scope/);
   });
 });
 
