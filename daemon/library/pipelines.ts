@@ -179,7 +179,15 @@ export class PipelineStore {
       .where('name', '=', ref)
       .executeTakeFirst();
     if (own) return { row: own, access: 'owner' as const };
-    const shared = (await this.list(viewer, 'team')).filter((p) => p.name === ref && p.owner_id !== viewer.id);
+    // Names reach only what the viewer's team shares (an admin's too: not every team's pipeline of that name).
+    const teams = await scopeCondition(this.db, viewer, false, 'team');
+    const shared = await this.db
+      .selectFrom('pipelines')
+      .selectAll()
+      .where(teams!)
+      .where('name', '=', ref)
+      .where('owner_id', '!=', viewer.id)
+      .execute();
     if (shared.length > 1)
       throw new KilnError('CONFLICT', `${shared.length} team pipelines are named ${ref}; name one by its id (kiln pipeline list).`);
     if (shared.length === 1) return { row: shared[0], access: (await accessTo(this.db, shared[0], viewer, this.seesAll(viewer)))! };

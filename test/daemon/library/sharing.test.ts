@@ -225,6 +225,24 @@ describe('teams that share (SQLite)', () => {
     assert.equal((await api(s, p.alice, 'PATCH', `/api/v1/files/${made.hidden}`, {})).status, 400);
   });
 
+  it('finds a team pipeline by name, and asks for the id when two teammates share one name', async () => {
+    const db = s.app.kiln.store.db;
+    await createUser(db, { username: 'erin', password: 'erin-password-1', role: 'user', teamId: p.teamA });
+    const erin = await login(s.url, 'erin', 'erin-password-1');
+    const dup = { name: 'dup', scope: 'team', steps: [{ tool: 'resize', settings: { width: 2 } }] };
+    const a = await api(s, p.alice, 'POST', '/api/v1/pipelines', dup);
+    assert.equal((await api(s, erin, 'GET', '/api/v1/pipelines/dup')).body.id, a.body.id);
+    const b = await api(s, p.bob, 'POST', '/api/v1/pipelines', dup);
+    assert.equal(b.status, 201, b.text);
+    const both = await api(s, erin, 'GET', '/api/v1/pipelines/dup');
+    assert.equal(both.status, 409, both.text);
+    assert.equal(both.body.error.code, 'CONFLICT');
+    // One's own name comes first; an admin's name lookup stays its own.
+    assert.equal((await api(s, p.bob, 'GET', '/api/v1/pipelines/dup')).body.id, b.body.id);
+    assert.equal((await api(s, s.token, 'GET', '/api/v1/pipelines/dup')).status, 404);
+    assert.equal((await api(s, s.token, 'GET', `/api/v1/pipelines/${b.body.id}`)).status, 200);
+  });
+
   it("counts a team's shared content once, in the usage of every member", async () => {
     const usage = await api(s, p.bob, 'GET', '/api/v1/files/usage');
     assert.equal(usage.body.usedBytes, 0);
