@@ -1,9 +1,10 @@
 /**
  * Saved pipelines: a validated pipeline JSON under a name unique per owner. Owners see their own,
  * members of the owner's team see (and run) its `team` pipelines (sharing.ts), roles with
- * pipelines:all see everyone's; others get NOT_FOUND. Only the owner and admins change or delete one. Secret settings (declared with
- * `secret()` by the tool, or named like a password) are stored encrypted with the data key and shown
- * as "[redacted]"; a run decrypts them. Sending "[redacted]" back in an update keeps the stored value.
+ * pipelines:all see everyone's; others get NOT_FOUND. Only the owner and admins change or delete one.
+ * Secret settings (declared with `secret()` by the tool, or named like a password) are stored
+ * encrypted with the data key and shown as "[redacted]"; a run decrypts them. Sending "[redacted]"
+ * back in an update keeps the stored value.
  */
 import type { Kysely, Selectable } from 'kysely';
 import { KilnError } from '../../src/core/errors.js';
