@@ -264,13 +264,14 @@ export class JobService {
       : toKilnError(e);
     if (err.code === 'INTERNAL') this.log.error({ err: e, jobId: id }, 'job failed');
     await rm(workDir, { recursive: true, force: true }).catch(() => {});
-    await removeJobObjects(this.storage, id).catch(() => {});
     const body = err.toJSON().error;
     const ended = await finishJob(this.store.db, id, failureRecord(err));
+    const row = await getJob(this.store.db, id).catch(() => undefined);
+    // Stored inputs and partial outputs go with the failure; a job that completed meanwhile keeps its output.
+    if (row?.status !== 'completed') await removeJobObjects(this.storage, id).catch(() => {});
     // Someone else recorded the end already (a cancel from another instance, the reaper) and told the streams.
     if (ended) {
       this.events.publish(id, { type: 'failed', error: body });
-      const row = await getJob(this.store.db, id).catch(() => undefined);
       if (row) this.ended(row);
     }
   }
