@@ -14,6 +14,7 @@ import { resolveS3Settings } from '../../daemon/storage/config.js';
 import { S3Storage } from '../../daemon/storage/s3.js';
 import { openStore, type Store } from '../../daemon/store/db.js';
 import { tempDir } from '../helpers/fixtures.js';
+import { startServer } from '../helpers/server.js';
 import { type S3Server, startS3 } from '../helpers/scale.js';
 
 async function readAll(r: Readable): Promise<Buffer> {
@@ -31,6 +32,7 @@ async function keys(s: S3Storage, prefix: string): Promise<string[]> {
 describe('S3 object storage (s3rver)', () => {
   const dir = tempDir('kiln-s3-unit-');
   const bucketDir = tempDir('kiln-s3rver-unit-');
+  const goneDir = tempDir('kiln-s3rver-gone-');
   let s3: S3Server;
   let storage: S3Storage;
   let redirecting: S3Storage;
@@ -164,5 +166,30 @@ describe('S3 object storage (s3rver)', () => {
     assert.equal(row.state, 'ready');
     assert.equal(row.refs, 1);
     assert.ok((await readAll(await blobs.open(hash))).equals(content));
+  });
+
+  it('makes readyz answer 503 when the bucket does not answer, and admin/health say so', async () => {
+    // A server that was there and is gone: its port refuses connections.
+    const gone = await startS3(goneDir);
+    await gone.close();
+    const env = { S3_BUCKET: gone.bucket, S3_ENDPOINT: gone.endpoint, S3_FORCE_PATH_STYLE: 'true' };
+    const down = await startServer({ env });
+    const up = await startServer({ env: { ...env, S3_ENDPOINT: s3.endpoint } });
+    try {
+      const ready = await fetch(`${down.url}/api/v1/readyz`);
+      assert.equal(ready.status, 503);
+      assert.deepEqual(((await ready.json()) as any).checks.objectStorage, { ok: false, error: 'object storage unavailable' });
+      const health = (await (
+        await fetch(`${down.url}/api/v1/admin/health`, { headers: { authorization: `Bearer ${down.token}` } })
+      ).json()) as any;
+      assert.equal(health.status, 'unhealthy');
+      assert.equal(health.storage.mode, 's3');
+      assert.equal(health.storage.objectStorage.ok, false);
+      assert.equal(typeof health.storage.objectStorage.error, 'string');
+      assert.equal((await fetch(`${up.url}/api/v1/readyz`)).status, 200);
+    } finally {
+      await down.close();
+      await up.close();
+    }
   });
 });
