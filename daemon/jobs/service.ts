@@ -193,6 +193,8 @@ export class JobService {
     const done = this.queue
       .run(row.id, (signal) => this.execute(spec, signal))
       .catch((e) => this.fail(row.id, req.workDir, e))
+      // With object storage the output is in the bucket: nothing of the run stays on this disk.
+      .then(() => (spec.storeOutput ? rm(req.workDir, { recursive: true, force: true }) : undefined))
       .then(() => getJob(this.store.db, row.id))
       .catch(() => undefined)
       .finally(() => this.settled.delete(row.id));
