@@ -1,8 +1,9 @@
 /**
  * Scaled mode: two real daemons in this process on one PostgreSQL schema, one Redis prefix and one
  * shared directory (all unique to this run and removed after). Jobs submitted to one instance run on
- * the other, progress, cancellation and the sync window cross instances, and a job whose instance
- * vanishes ends failed, one whose instance stops is handed back to the other. Skipped when PostgreSQL or Redis does not answer.
+ * the other, progress, cancellation and the sync window cross instances, a job whose instance
+ * vanishes ends failed, and one whose instance stops is handed back to the other. Skipped when
+ * PostgreSQL or Redis does not answer.
  * KILN_TEST_PG_URL and KILN_TEST_REDIS_URL override the services.
  */
 import assert from 'node:assert/strict';
