@@ -40,7 +40,10 @@ export const COMMON_FLAGS = [
   'async',
 ];
 
-export function settingHelp(s: SettingInfo): string {
+export function settingHelp(setting: SettingInfo): string {
+  // zod's .int() says ±2^53-1 where no bound was meant: that is no bound to a reader.
+  const bound = (n: number | undefined) => (n !== undefined && Math.abs(n) < Number.MAX_SAFE_INTEGER ? n : undefined);
+  const s = { ...setting, min: bound(setting.min), max: bound(setting.max) };
   const parts: string[] = [];
   if (s.description) parts.push(s.description.replace(/\.$/, ''));
   // commander lists enum choices itself.
@@ -65,6 +68,8 @@ function valueName(s: SettingInfo): string {
 export function buildToolCommand(tool: Tool, nameOverride?: string): Command {
   const cmd = new Command(nameOverride ?? tool.id);
   cmd.description(tool.summary);
+  // The tool command is parsed on its own (main.ts), so commander does not know it runs under `kiln`.
+  cmd.configureHelp({ commandUsage: (c) => `kiln ${c.name()} ${c.usage()}` });
   if (tool.input.kind === 'none') cmd.argument('[inputs...]', 'no input file: this tool is driven by its settings');
   else if (tool.input.kind === 'files') cmd.argument('<inputs...>', `${tool.input.min}-${tool.input.max} input files, used together`);
   else cmd.argument('<inputs...>', 'input files (several or a glob run as a batch; - = stdin)');

@@ -140,19 +140,25 @@ export function parseSettings(tool: Tool, raw: unknown): Record<string, unknown>
 }
 
 function suggest(name: string, known: Set<string>): string {
+  const best = closestName(name, known);
+  return best ? ` (did you mean ${best}?)` : '';
+}
+
+/** The candidate nearest to `name` by edit distance, if near enough to be a typo (for "did you mean"). */
+export function closestName(name: string, candidates: Iterable<string>, maxDistance = 2): string | undefined {
   let best: string | undefined;
-  let bestD = 3;
-  for (const k of known) {
-    const d = distance(name.toLowerCase(), k.toLowerCase());
+  let bestD = maxDistance + 1;
+  for (const k of candidates) {
+    const d = editDistance(name.toLowerCase(), k.toLowerCase());
     if (d < bestD) {
       bestD = d;
       best = k;
     }
   }
-  return best ? ` (did you mean ${best}?)` : '';
+  return best;
 }
 
-function distance(a: string, b: string): number {
+export function editDistance(a: string, b: string): number {
   const dp = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array(b.length).fill(0)] as number[]);
   for (let j = 1; j <= b.length; j++) dp[0]![j] = j;
   for (let i = 1; i <= a.length; i++)
