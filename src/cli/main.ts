@@ -8,6 +8,7 @@ import { closestName } from '../core/settings.js';
 import { loadTool, toolIds } from '../tools/lazy.js';
 import { findPreset, PRESETS, presetTool } from '../tools/presets.js';
 import { batchExitCode, expandInputs, runLocal, type LocalRunRequest } from './local-runner.js';
+import { writePolicy } from './output-naming.js';
 import { topProgram } from './program.js';
 import { buildToolCommand, camelFlag, settingsFromOptions, type ToolCommandOptions } from './tool-command.js';
 import type { Tool } from '../core/tool.js';
@@ -104,6 +105,8 @@ async function runToolCommand(inv: Invocation, argv: string[]): Promise<void> {
     json: opts.json,
     quiet: opts.quiet,
     force: opts.force,
+    noClobber: writePolicy(opts).clobber === false,
+    zip: opts.zip,
     concurrency,
     signal: ac.signal,
   };

@@ -61,11 +61,14 @@ export function plainName(name: string, fallback = 'output'): string {
   return safeFileName(decoded, fallback);
 }
 
-/** `<stem>-<tool>.<ext>`: the default output name in the current directory. */
-export function defaultOutputName(outputName: string, toolId: string): string {
+/**
+ * `<stem>-<tool>.<ext>`: the default output name in the current directory. The stem is the input's
+ * (photo.jpg → photo-resize.jpg), the extension the output's.
+ */
+export function defaultOutputName(outputName: string, toolId: string, inputName?: string): string {
   const name = plainName(outputName);
-  const ext = path.extname(name);
-  return `${stem(name)}-${plainName(toolId, 'kiln')}${ext}`;
+  const from = inputName && inputName !== '-' ? plainName(inputName) : name;
+  return `${stem(from)}-${plainName(toolId, 'kiln')}${path.extname(name)}`;
 }
 
 export function resolveOutputPath(
@@ -76,13 +79,15 @@ export function resolveOutputPath(
   inputPaths: string[],
   policy: WritePolicy,
   defaultDir = process.cwd(),
+  /** The input the output was made from, for the default name's stem. */
+  inputName?: string,
 ): string {
   const inputs = new Set(inputPaths.map((p) => path.resolve(p)));
   let p: string;
   if (target.kind === 'file') p = target.path!;
   else {
     const dir = target.kind === 'dir' ? target.path! : path.resolve(defaultDir);
-    const name = target.kind === 'default' && toolId ? defaultOutputName(outputName, toolId) : plainName(outputName);
+    const name = target.kind === 'default' && toolId ? defaultOutputName(outputName, toolId, inputName) : plainName(outputName);
     p = path.join(dir, name);
     const rel = path.relative(dir, p);
     if (!rel || rel.startsWith('..') || path.isAbsolute(rel))

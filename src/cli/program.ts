@@ -204,8 +204,10 @@ export function topProgram(): Command {
       .command('download')
       .description("download a finished job's output")
       .argument('<id>', 'job id')
-      .option('-o, --output <path>', 'output file, or directory ending in / (default: current directory); - = stdout')
-      .option('-f, --force', 'allow overwriting an existing file')
+      .option('-o, --output <path>', 'output file, or directory ending in / (created); default: ./<name>-<tool>.<ext>; - = stdout')
+      .option('--overwrite', 'replace an existing file (the default)')
+      .option('--no-clobber', 'never replace an existing file (exit 2)')
+      .option('-f, --force', 'same as --overwrite (kept for scripts)')
       .option('--json', 'print one JSON result line'),
   ).action(async (id: string, o: Record<string, string | boolean | undefined>) => (await import('./commands/jobs.js')).jobsDownload(id, o));
 
@@ -219,10 +221,13 @@ export function topProgram(): Command {
     .description('run a pipeline file (or a name in ~/.config/kiln/pipelines/) on the inputs, locally')
     .argument('<pipeline>', 'FILE.json or NAME')
     .argument('<inputs...>', 'input files (globs allowed)')
-    .option('-o, --output <path>', 'output file, or directory ending in /')
+    .option('-o, --output <path>', 'output file, directory ending in / (created), or a %d pattern for several files')
     .option('--json', 'one JSON result line per input')
     .option('-q, --quiet', 'no progress bar')
-    .option('-f, --force', 'allow overwriting existing files')
+    .option('--overwrite', 'replace existing outputs (the default)')
+    .option('--no-clobber', 'never replace an existing file (exit 2)')
+    .option('--zip', 'keep a ZIP of several outputs whole instead of writing the files')
+    .option('-f, --force', 'allow overwriting an input file')
     .option('--concurrency <n>', 'inputs processed at once')
     .action(async (ref: string, inputs: string[], o: Record<string, string | boolean | undefined>) =>
       (await import('./commands/pipeline.js')).pipelineRunCommand(ref, inputs, o as never),
@@ -276,8 +281,10 @@ export function topProgram(): Command {
       .description('download an item (its newest version, or --ver N)')
       .argument('<id>', 'item id')
       .option('--ver <n>', "version number (--version is kiln's own)")
-      .option('-o, --output <path>', 'output file, or directory ending in /; - = stdout')
-      .option('-f, --force', 'allow overwriting an existing file'),
+      .option('-o, --output <path>', "output file, or directory ending in / (created); default: the item's name; - = stdout")
+      .option('--overwrite', 'replace an existing file (the default)')
+      .option('--no-clobber', 'never replace an existing file (exit 2)')
+      .option('-f, --force', 'same as --overwrite (kept for scripts)'),
   ).action(async (id: string, o: Record<string, string | boolean | undefined>) => (await import('./commands/files.js')).filesGet(id, o));
   libraryOptions(
     files.command('versions').description("an item's versions: who, when, which tool and settings").argument('<id>', 'item id'),

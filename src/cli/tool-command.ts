@@ -15,6 +15,10 @@ export interface ToolCommandOptions {
   json?: boolean;
   quiet?: boolean;
   force?: boolean;
+  overwrite?: boolean;
+  /** false with --no-clobber */
+  clobber?: boolean;
+  zip?: boolean;
   concurrency?: string;
   server?: string;
   profile?: string;
@@ -38,6 +42,10 @@ export const COMMON_FLAGS = [
   'help',
   'file-id',
   'async',
+  'overwrite',
+  'no-clobber',
+  'clobber',
+  'zip',
 ];
 
 export function settingHelp(setting: SettingInfo): string {
@@ -94,10 +102,16 @@ export function buildToolCommand(tool: Tool, nameOverride?: string): Command {
     cmd.addOption(new Option(`--${flag} <file${x.indexed ? 's...' : ''}>`, `${x.description}${x.required ? ' (required)' : ''}`));
   }
   cmd
-    .option('-o, --output <path>', 'output file, or directory ending in / (default: current directory); - = stdout')
+    .option(
+      '-o, --output <path>',
+      'output file, directory ending in / (created), or a %d pattern for several files; default: ./<input>-<tool>.<ext>; - = stdout',
+    )
     .option('--settings <json>', 'settings as one JSON object (flags win over it)')
-    .option('--json', 'print one JSON result line per input on stdout')
+    .option('--json', 'print one JSON result line per input (or per error) on stdout')
     .option('-q, --quiet', 'no progress output')
+    .option('--overwrite', 'replace existing outputs (the default)')
+    .option('--no-clobber', 'never replace an existing file: refuse with exit 2')
+    .option('--zip', 'keep the ZIP of a tool that writes several files, instead of the separate files')
     .option('-f, --force', 'allow overwriting an input file')
     .option('--concurrency <n>', 'parallel runs for a batch (default: number of cores; with --server: 4 uploads)')
     .option('--server <url>', "run on this kiln server (env KILN_SERVER; default: the profile's server, if any)")

@@ -1,7 +1,9 @@
 /** `kiln jobs list|get|watch|download` against a kiln server. */
 import path from 'node:path';
-import { EXIT, KilnError, toKilnError } from '../../core/errors.js';
-import { parseOutputOption, resolveOutputPath } from '../output-naming.js';
+import { Readable } from 'node:stream';
+import { EXIT, KilnError } from '../../core/errors.js';
+import { parseOutputOption, plainName, resolveOutputPath, writePolicy } from '../output-naming.js';
+import { writeOutput } from '../output-write.js';
 import { createProgress } from '../progress.js';
 import { resolveServer } from '../profiles.js';
 import { connect, serverError, type RemoteClient } from '../remote/client.js';
@@ -100,6 +102,7 @@ export async function jobsWatch(id: string, o: Opts): Promise<void> {
 }
 
 export async function jobsDownload(id: string, o: Opts): Promise<void> {
+  const policy = writePolicy(o);
   const c = await client(o);
   const j = await c.json<JobView>('GET', jobPath(id));
   if (j.status !== 'completed') {
@@ -108,34 +111,10 @@ export async function jobsDownload(id: string, o: Opts): Promise<void> {
   }
   if (!j.result?.downloadUrl || !j.outputName) throw new KilnError('NOT_FOUND', `Job ${id} has no output file.`);
   const target = parseOutputOption(o.output as string | undefined, 1);
-  const dest = target.kind === 'stdout' ? '-' : resolveOutputPath(target, j.outputName, j.tool, [], !!o.force);
-  if (dest !== '-' && target.kind !== 'file' && !o.force) {
-    const { existsSync } = await import('node:fs');
-    if (existsSync(dest))
-      throw new KilnError('OUTPUT_EXISTS', `${path.relative(process.cwd(), dest) || dest} exists; choose another -o or pass --force.`);
-  }
-  const { Readable } = await import('node:stream');
-  const { pipeline } = await import('node:stream/promises');
-  const { createWriteStream } = await import('node:fs');
-  const { rename, rm } = await import('node:fs/promises');
-  try {
-    const res = await c.stream(j.result.downloadUrl);
-    if (dest === '-') await pipeline(Readable.fromWeb(res.body as never), process.stdout, { end: false } as never);
-    else {
-      const tmp = `${dest}.kiln-partial-${process.pid}`;
-      try {
-        await pipeline(Readable.fromWeb(res.body as never), createWriteStream(tmp));
-        await rename(tmp, dest);
-      } catch (e) {
-        await rm(tmp, { force: true });
-        throw e;
-      }
-    }
-    if (o.json) process.stdout.write(JSON.stringify({ jobId: id, ok: true, output: dest }) + '\n');
-    else if (dest !== '-') process.stderr.write(`${dest}\n`);
-  } catch (e) {
-    const err = toKilnError(e);
-    if (o.json) process.stdout.write(JSON.stringify({ jobId: id, ok: false, ...err.toJSON() }) + '\n');
-    throw err;
-  }
+  // The server's name is used as a base name only; the tool id names the default (`<stem>-<tool>.<ext>`).
+  const dest = target.kind === 'stdout' ? '-' : resolveOutputPath(target, plainName(j.outputName), j.tool, [], policy);
+  const res = await c.stream(j.result.downloadUrl);
+  await writeOutput(Readable.fromWeb(res.body as never), dest);
+  if (o.json) process.stdout.write(JSON.stringify({ jobId: id, ok: true, output: dest }) + '\n');
+  else if (dest !== '-') process.stderr.write(`${path.relative(process.cwd(), dest) || dest}\n`);
 }

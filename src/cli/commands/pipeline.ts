@@ -10,6 +10,7 @@ import path from 'node:path';
 import { KilnError } from '../../core/errors.js';
 import { pipelineLabel, pipelineTool, validatePipeline } from '../../pipelines/pipeline.js';
 import { batchExitCode, expandInputs, runLocal } from '../local-runner.js';
+import { writePolicy } from '../output-naming.js';
 
 export function pipelineDir(): string {
   return path.join(process.env.XDG_CONFIG_HOME || path.join(os.homedir(), '.config'), 'kiln', 'pipelines');
@@ -34,7 +35,16 @@ export async function pipelineValidateCommand(ref: string): Promise<void> {
 export async function pipelineRunCommand(
   ref: string,
   inputs: string[],
-  o: { output?: string; json?: boolean; quiet?: boolean; force?: boolean; concurrency?: string },
+  o: {
+    output?: string;
+    json?: boolean;
+    quiet?: boolean;
+    force?: boolean;
+    overwrite?: boolean;
+    clobber?: boolean;
+    zip?: boolean;
+    concurrency?: string;
+  },
 ): Promise<void> {
   const { raw, file } = loadPipelineFile(ref);
   const { pipeline, steps } = validatePipeline(raw);
@@ -51,6 +61,8 @@ export async function pipelineRunCommand(
     json: o.json,
     quiet: o.quiet,
     force: o.force,
+    noClobber: writePolicy(o).clobber === false,
+    zip: o.zip,
     concurrency: o.concurrency ? Number(o.concurrency) : undefined,
     signal: ac.signal,
   });
