@@ -73,7 +73,9 @@ export async function deliverOutput(file: OutputFile, o: DeliverOptions): Promis
     target.kind === 'file' && PATTERN.test(path.basename(target.path!)) ? { kind: 'file', path: numbered(target.path!, 1) } : target;
   const dest = resolveOutputPath(single, name, toolId, o.inputs, o.policy, o.defaultDir, o.inputName);
   const output =
-    single.kind === 'file' ? await conformOutput(o.tool, o.name, file, dest, { workDir: o.workDir, dataDir: o.dataDir, signal: o.signal }) : file;
+    single.kind === 'file'
+      ? await conformOutput(o.tool, o.name, file, dest, { workDir: o.workDir, dataDir: o.dataDir, signal: o.signal })
+      : file;
   const processedSize = output !== file ? (await stat(output.path)).size : undefined;
   await writeOutput(output.path, dest, o.signal);
   return { output: dest, ...(processedSize !== undefined ? { processedSize } : {}) };
@@ -92,7 +94,13 @@ async function deliverMany(zip: OutputFile, o: DeliverOptions): Promise<Delivere
       );
     dests = files.map((f, i) => {
       const p = numbered(pattern, i + 1);
-      return resolveOutputPath({ kind: 'file', path: path.extname(p) ? p : p + path.extname(f.name) }, f.name, undefined, o.inputs, o.policy);
+      return resolveOutputPath(
+        { kind: 'file', path: path.extname(p) ? p : p + path.extname(f.name) },
+        f.name,
+        undefined,
+        o.inputs,
+        o.policy,
+      );
     });
     shown = pattern;
   } else {

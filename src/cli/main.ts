@@ -119,8 +119,7 @@ async function runToolCommand(inv: Invocation, argv: string[]): Promise<void> {
   const fileId = opts.fileId as string | undefined;
   if (!server && fileId)
     fail(new KilnError('USAGE_ERROR', "--file-id names an item of a server's library: add --server URL (or log in first)."));
-  if (!server && opts.async)
-    fail(new KilnError('USAGE_ERROR', '--async queues the run on a server: add --server URL (or log in first).'));
+  if (!server && opts.async) fail(new KilnError('USAGE_ERROR', '--async queues the run on a server: add --server URL (or log in first).'));
   const results = server
     ? await (await import('./remote-runner.js')).runRemote({ ...request, server, fileId, async: !!opts.async })
     : await runLocal(request);
@@ -148,7 +147,8 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
   if (inv) return runToolCommand(inv, argv.slice(1));
   const program = topProgram();
   // An unknown command is an error even with --help (which would print the general help and exit 0).
-  if (first && !first.startsWith('-') && !program.commands.some((c) => c.name() === first) && first !== 'help') unknownCommand(program, first);
+  if (first && !first.startsWith('-') && !program.commands.some((c) => c.name() === first) && first !== 'help')
+    unknownCommand(program, first);
   program.exitOverride();
   try {
     await program.parseAsync(argv, { from: 'user' });

@@ -30,7 +30,8 @@ export interface WritePolicy {
 
 /** The policy from a command's flags (`--overwrite`, `--no-clobber`, `--force`); both at once is a usage error. */
 export function writePolicy(o: { overwrite?: unknown; clobber?: unknown; force?: unknown }): WritePolicy {
-  if (o.overwrite && o.clobber === false) throw new KilnError('USAGE_ERROR', '--overwrite and --no-clobber contradict each other: pick one.');
+  if (o.overwrite && o.clobber === false)
+    throw new KilnError('USAGE_ERROR', '--overwrite and --no-clobber contradict each other: pick one.');
   return { clobber: o.clobber !== false, force: !!o.force };
 }
 

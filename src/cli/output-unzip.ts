@@ -37,14 +37,18 @@ export async function unzipFiles(zipPath: string, intoDir: string): Promise<Unzi
   const used = new Set<string>();
   let total = 0;
   const tooBig = () =>
-    new KilnError('LIMIT_EXCEEDED', `The output ZIP is larger than ${DEFAULT_ZIP_LIMITS.maxTotalBytes} bytes unpacked; keep it whole with --zip.`);
+    new KilnError(
+      'LIMIT_EXCEEDED',
+      `The output ZIP is larger than ${DEFAULT_ZIP_LIMITS.maxTotalBytes} bytes unpacked; keep it whole with --zip.`,
+    );
   try {
     await new Promise<void>((resolve, reject) => {
       zip.on('error', reject);
       zip.on('end', () => resolve());
       zip.on('entry', (e: yauzl.Entry) => {
         if (e.fileName.endsWith('/')) return zip.readEntry();
-        if (out.length >= DEFAULT_ZIP_LIMITS.maxEntries) return reject(new KilnError('LIMIT_EXCEEDED', 'The output ZIP has too many files.'));
+        if (out.length >= DEFAULT_ZIP_LIMITS.maxEntries)
+          return reject(new KilnError('LIMIT_EXCEEDED', 'The output ZIP has too many files.'));
         let name = plainName(e.fileName, 'file');
         if (used.has(name)) name = dedupe(name, used);
         used.add(name);
