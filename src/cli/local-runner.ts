@@ -17,6 +17,7 @@ import { deliverOutput } from './deliver.js';
 import { formatFromOutputName } from './output-format.js';
 import { parseOutputOption, writePolicy, type OutputTarget } from './output-naming.js';
 import { createProgress } from './progress.js';
+import { inFlagWords } from './tool-command.js';
 
 export interface LocalRunRequest {
   tool: Tool;
@@ -44,6 +45,8 @@ export interface LocalRunRequest {
   silent?: boolean;
   /** Where outputs go when no -o is given (default: the current directory). */
   defaultDir?: string;
+  /** Settings errors name the command-line flags (`--left is required`), not the settings. */
+  flagWords?: boolean;
 }
 
 export interface ItemResult {
@@ -110,14 +113,18 @@ export async function runLocal(req: LocalRunRequest): Promise<ItemResult[]> {
   const allInputs = [...req.inputs.filter((i) => i !== '-'), ...Object.values(req.extra).flat()];
 
   // Settings errors are the same for every item: report once, before any work.
-  validateRequest(
-    tool,
-    {
-      files: groups[0]!.map((p) => ({ path: p, name: p, size: 0 })),
-      extra: Object.fromEntries(Object.entries(req.extra).map(([k, v]) => [k, v.map((p) => ({ path: p, name: p, size: 0 }))])),
-    },
-    settings,
-  );
+  try {
+    validateRequest(
+      tool,
+      {
+        files: groups[0]!.map((p) => ({ path: p, name: p, size: 0 })),
+        extra: Object.fromEntries(Object.entries(req.extra).map(([k, v]) => [k, v.map((p) => ({ path: p, name: p, size: 0 }))])),
+      },
+      settings,
+    );
+  } catch (e) {
+    throw req.flagWords ? inFlagWords(toKilnError(e), tool) : e;
+  }
 
   const batch = groups.length > 1;
   const progress = createProgress({
@@ -196,7 +203,7 @@ export async function runLocal(req: LocalRunRequest): Promise<ItemResult[]> {
         exitCode: EXIT.OK,
       };
     } catch (e) {
-      const err = toKilnError(e);
+      const err = req.flagWords ? inFlagWords(toKilnError(e), tool) : toKilnError(e);
       results[i] = { input: label, ok: false, error: err.toJSON().error, exitCode: err.exitCode };
     } finally {
       await ws.dispose();

@@ -10,7 +10,7 @@ import { findPreset, PRESETS, presetTool } from '../tools/presets.js';
 import { batchExitCode, expandInputs, runLocal, type LocalRunRequest } from './local-runner.js';
 import { writePolicy } from './output-naming.js';
 import { topProgram } from './program.js';
-import { buildToolCommand, camelFlag, settingsFromOptions, type ToolCommandOptions } from './tool-command.js';
+import { buildToolCommand, camelFlag, inFlagWords, settingsFromOptions, type ToolCommandOptions } from './tool-command.js';
 import type { Tool } from '../core/tool.js';
 
 export interface Invocation {
@@ -72,7 +72,7 @@ async function runToolCommand(inv: Invocation, argv: string[]): Promise<void> {
   try {
     settings = settingsFromOptions(inv.tool, opts);
   } catch (e) {
-    fail(e);
+    fail(inFlagWords(toKilnError(e), inv.tool));
   }
   const extra: Record<string, string[]> = {};
   for (const x of inv.tool.input.extra ?? []) {
@@ -109,6 +109,7 @@ async function runToolCommand(inv: Invocation, argv: string[]): Promise<void> {
     zip: opts.zip,
     concurrency,
     signal: ac.signal,
+    flagWords: true,
   };
   // Remote when asked (--server, KILN_SERVER) or when the profile names a server, unless --local.
   const { readProfileSync, profileName, resolveServer } = await import('./profiles.js');

@@ -19,6 +19,7 @@ import { formatFromOutputName } from './output-format.js';
 import { parseOutputOption, plainName, writePolicy, type OutputTarget } from './output-naming.js';
 import { writeOutput } from './output-write.js';
 import { createProgress } from './progress.js';
+import { inFlagWords } from './tool-command.js';
 import type { ServerChoice } from './profiles.js';
 import { connect, serverError, type FormPart, type RemoteClient } from './remote/client.js';
 
@@ -230,7 +231,7 @@ export async function runRemote(request: RemoteRunRequest): Promise<ItemResult[]
         exitCode: EXIT.OK,
       };
     } catch (e) {
-      const err = toKilnError(e);
+      const err = req.flagWords ? inFlagWords(toKilnError(e), tool) : toKilnError(e);
       results[i] = { input: label, ok: false, ...(jobId ? ({ jobId } as object) : {}), error: err.toJSON().error, exitCode: err.exitCode };
     } finally {
       done++;

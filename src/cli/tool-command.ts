@@ -152,3 +152,19 @@ export function settingsFromOptions(tool: Tool, opts: ToolCommandOptions): Recor
 export function camelFlag(flag: string): string {
   return flag.replace(/-([a-z0-9])/g, (_, c: string) => c.toUpperCase());
 }
+
+/**
+ * A settings error in the words of the command line: `--left is required` where the daemon says
+ * `left is required`. Problems about the settings as a whole keep their message.
+ */
+export function inFlagWords(err: KilnError, tool: Tool): KilnError {
+  if (err.code !== 'VALIDATION_ERROR' || !Array.isArray(err.details)) return err;
+  const flags = new Map(describeSettings(tool).map((s) => [s.name, s.flag]));
+  const problems = err.details as { path?: unknown; message?: unknown }[];
+  if (!problems.every((p) => typeof p.path === 'string' && typeof p.message === 'string' && flags.has(p.path.split('.')[0]!))) return err;
+  const worded = problems.map((p) => {
+    const [top, ...rest] = (p.path as string).split('.');
+    return `--${flags.get(top!)}${rest.length ? `.${rest.join('.')}` : ''} ${String(p.message).replace(/^unknown setting/, 'is not a setting')}`;
+  });
+  return new KilnError('VALIDATION_ERROR', `${worded.join('; ')}.`, { details: err.details, reason: err.reason, cause: err });
+}

@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { KilnError, type FieldProblem } from './errors.js';
-import { formatChoice } from './formats.js';
+import { issuePhrase, respellAll } from './settings-words.js';
 import type { Tool } from './tool.js';
 
 export interface SettingInfo {
@@ -124,14 +124,15 @@ export function parseSettings(tool: Tool, raw: unknown): Record<string, unknown>
       },
     );
   }
-  const res = tool.settings.safeParse(withFormatSpellings(tool, input as Record<string, unknown>));
+  // `jpeg`, `white`, `00:01:30` are accepted where the schema says jpg, #rrggbb, 90 (settings-words.ts).
+  const spelled = respellAll(describeSettings(tool), input as Record<string, unknown>);
+  const res = tool.settings.safeParse(spelled);
   if (!res.success) {
-    const problems: FieldProblem[] = res.error.issues.map((i) => ({ path: i.path.join('.') || 'settings', message: i.message }));
-    throw new KilnError(
-      'VALIDATION_ERROR',
-      `Invalid settings for ${tool.id}: ${problems.map((p) => `${p.path}: ${p.message}`).join('; ')}.`,
-      { details: problems },
-    );
+    // In the user's words: "left is required", not the validation library's "expected number, received undefined".
+    const problems: FieldProblem[] = res.error.issues.map((i) => ({ path: i.path.join('.') || 'settings', message: issuePhrase(i, spelled) }));
+    throw new KilnError('VALIDATION_ERROR', `Invalid settings for ${tool.id}: ${problems.map((p) => `${p.path} ${p.message}`).join('; ')}.`, {
+      details: problems,
+    });
   }
   const settings = res.data as Record<string, unknown>;
   const msg = tool.check?.(settings);
@@ -200,19 +201,4 @@ export function coerceSettingValue(info: SettingInfo | undefined, value: string)
     return Number.isFinite(n) ? n : value;
   }
   return value;
-}
-
-/**
- * Format choices take their usual other spellings: `jpeg` where the tool says `jpg` and the reverse,
- * `tif`, `mkv`… (src/core/formats.ts). Only values the schema would refuse are touched.
- */
-function withFormatSpellings(tool: Tool, input: Record<string, unknown>): Record<string, unknown> {
-  let out = input;
-  for (const s of describeSettings(tool)) {
-    const v = input[s.name];
-    if (typeof v !== 'string' || !s.enum || s.enum.includes(v)) continue;
-    const choice = formatChoice(s.enum.map(String), v);
-    if (choice !== undefined) out = { ...out, [s.name]: choice };
-  }
-  return out;
 }
