@@ -125,19 +125,42 @@ export function parseSettings(tool: Tool, raw: unknown): Record<string, unknown>
     );
   }
   // `jpeg`, `white`, `00:01:30` are accepted where the schema says jpg, #rrggbb, 90 (settings-words.ts).
-  const spelled = respellAll(describeSettings(tool), input as Record<string, unknown>);
+  const spelled = withImpliedModes(tool, respellAll(describeSettings(tool), input as Record<string, unknown>));
   const res = tool.settings.safeParse(spelled);
   if (!res.success) {
     // In the user's words: "left is required", not the validation library's "expected number, received undefined".
-    const problems: FieldProblem[] = res.error.issues.map((i) => ({ path: i.path.join('.') || 'settings', message: issuePhrase(i, spelled) }));
-    throw new KilnError('VALIDATION_ERROR', `Invalid settings for ${tool.id}: ${problems.map((p) => `${p.path} ${p.message}`).join('; ')}.`, {
-      details: problems,
-    });
+    const problems: FieldProblem[] = res.error.issues.map((i) => ({
+      path: i.path.join('.') || 'settings',
+      message: issuePhrase(i, spelled),
+    }));
+    throw new KilnError(
+      'VALIDATION_ERROR',
+      `Invalid settings for ${tool.id}: ${problems.map((p) => `${p.path} ${p.message}`).join('; ')}.`,
+      {
+        details: problems,
+      },
+    );
   }
   const settings = res.data as Record<string, unknown>;
   const msg = tool.check?.(settings);
   if (typeof msg === 'string' && msg) throw new KilnError('VALIDATION_ERROR', msg, { details: [{ path: 'settings', message: msg }] });
   return settings;
+}
+
+/** A mode's own setting given alone sets the mode (Tool.implies); given with another mode, it is refused. */
+function withImpliedModes(tool: Tool, input: Record<string, unknown>): Record<string, unknown> {
+  let out = input;
+  for (const [setting, implied] of Object.entries(tool.implies ?? {})) {
+    if (input[setting] === undefined) continue;
+    for (const [key, value] of Object.entries(implied)) {
+      if (input[key] === undefined) out = { ...out, [key]: value };
+      else if (input[key] !== value)
+        throw new KilnError('VALIDATION_ERROR', `${setting} applies to ${key} ${value}, not ${String(input[key])}: drop one of them.`, {
+          details: [{ path: setting, message: `applies to ${key} ${value} only, not ${String(input[key])}` }],
+        });
+    }
+  }
+  return out;
 }
 
 function suggest(name: string, known: Set<string>): string {

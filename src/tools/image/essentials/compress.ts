@@ -38,6 +38,7 @@ export default defineTool({
   check: (s) => {
     if (s.mode === 'targetSize' && s.targetSizeKb === undefined) return 'mode targetSize needs targetSizeKb.';
   },
+  implies: { targetSizeKb: { mode: 'targetSize' } },
   output: 'image in the input format',
   examples: ['photo.jpg --quality 60 -o small.jpg', 'photo.jpg --mode target-size --target-size-kb 200'],
   async run(ctx, { files }, s) {
