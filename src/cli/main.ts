@@ -121,6 +121,8 @@ async function runToolCommand(inv: Invocation, argv: string[]): Promise<void> {
   if (!server && fileId)
     fail(new KilnError('USAGE_ERROR', "--file-id names an item of a server's library: add --server URL (or log in first)."));
   if (!server && opts.async) fail(new KilnError('USAGE_ERROR', '--async queues the run on a server: add --server URL (or log in first).'));
+  // Said once, so nobody wonders where their files went (a logged-in profile sends runs to its server).
+  if (server && !opts.quiet) process.stderr.write(`kiln: running on ${server.url} (--local runs on this machine)\n`);
   const results = server
     ? await (await import('./remote-runner.js')).runRemote({ ...request, server, fileId, async: !!opts.async })
     : await runLocal(request);
