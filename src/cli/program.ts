@@ -216,9 +216,11 @@ export function topProgram(): Command {
     .description(
       'run pipelines (plain JSON files: {"steps": [{"tool": "resize", "settings": {...}}, ...]}) locally, or keep them on a server',
     );
-  pipeline
-    .command('run')
-    .description('run a pipeline file (or a name in ~/.config/kiln/pipelines/) on the inputs, locally')
+  addServerOptions(pipeline.command('run'))
+    .description(
+      'run a pipeline file (or a name in ~/.config/kiln/pipelines/) on the inputs locally; any other NAME is a pipeline saved on the server',
+    )
+    .option('--local', 'never use a server: NAME must be a local pipeline file')
     .argument('<pipeline>', 'FILE.json or NAME')
     .argument('<inputs...>', 'input files (globs allowed)')
     .option('-o, --output <path>', 'output file, directory ending in / (created), or a %d pattern for several files')
@@ -234,9 +236,10 @@ export function topProgram(): Command {
     );
   pipeline
     .command('validate')
-    .description('check every step of a pipeline file without running it')
+    .description('check every step of a pipeline file without running it; every problem is listed')
     .argument('<pipeline>', 'FILE.json or NAME')
-    .action(async (ref: string) => (await import('./commands/pipeline.js')).pipelineValidateCommand(ref));
+    .option('--json', 'one JSON line: the steps, or the error with every problem in details')
+    .action(async (ref: string, o: { json?: boolean }) => (await import('./commands/pipeline.js')).pipelineValidateCommand(ref, o));
   addServerOptions(
     pipeline
       .command('save')

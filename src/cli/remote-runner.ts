@@ -29,6 +29,8 @@ export interface RemoteRunRequest extends LocalRunRequest {
   async?: boolean;
   /** A library item on the server used instead of an uploaded input. */
   fileId?: string;
+  /** The route to post to, when it is not the tool's (a saved pipeline: /api/v1/pipelines/NAME/run). */
+  route?: string;
 }
 
 /** Uploads at a time for a batch: the server does the work, the link is the limit. */
@@ -42,8 +44,8 @@ interface JobOutcome {
   data?: Record<string, unknown>;
 }
 
-export function routeFor(req: Pick<LocalRunRequest, 'tool' | 'name'>): string {
-  return `/api/v1/tools/${req.tool.section}/${req.name}`;
+export function routeFor(req: Pick<RemoteRunRequest, 'tool' | 'name' | 'route'>): string {
+  return req.route ?? `/api/v1/tools/${req.tool.section}/${req.name}`;
 }
 
 /** Form parts of one run: the settings, the main files, the extra files by their field names. */
