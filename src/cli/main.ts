@@ -80,6 +80,10 @@ async function runToolCommand(inv: Invocation, argv: string[]): Promise<void> {
     if (v !== undefined) extra[x.field] = Array.isArray(v) ? (v as string[]) : [String(v)];
   }
   const inputs = await expandInputs(parsedInputs);
+  // A tool driven by its settings that can also take a picture (meme-generator's custom-image mode):
+  // the positional input is that picture (`kiln meme-generator cat.jpg …` = `--file cat.jpg`).
+  const optionalFile = inv.tool.input.kind === 'none' ? inv.tool.input.extra?.find((x) => x.field === 'file') : undefined;
+  if (optionalFile && inputs.length === 1 && !extra.file) extra.file = [inputs.pop()!];
   // Second files may also come as positional inputs (`kiln compare a.png b.png`).
   if (inv.tool.input.kind === 'file') {
     for (const x of inv.tool.input.extra ?? []) {

@@ -78,8 +78,15 @@ export function buildToolCommand(tool: Tool, nameOverride?: string): Command {
   cmd.description(tool.summary);
   // The tool command is parsed on its own (main.ts), so commander does not know it runs under `kiln`.
   cmd.configureHelp({ commandUsage: (c) => `kiln ${c.name()} ${c.usage()}` });
-  if (tool.input.kind === 'none') cmd.argument('[inputs...]', 'no input file: this tool is driven by its settings');
-  else if (tool.input.kind === 'files') cmd.argument('<inputs...>', `${tool.input.min}-${tool.input.max} input files, used together`);
+  if (tool.input.kind === 'none') {
+    const picture = tool.input.extra?.find((x) => x.field === 'file' && !x.required);
+    cmd.argument(
+      '[inputs...]',
+      picture
+        ? `optional: ${picture.description} (same as --${picture.flag ?? 'file'})`
+        : 'no input file: this tool is driven by its settings',
+    );
+  } else if (tool.input.kind === 'files') cmd.argument('<inputs...>', `${tool.input.min}-${tool.input.max} input files, used together`);
   else cmd.argument('<inputs...>', 'input files (several or a glob run as a batch; - = stdin)');
 
   for (const s of describeSettings(tool)) {
