@@ -46,10 +46,13 @@ export async function jobsList(o: Opts): Promise<void> {
     return;
   }
   const w = Math.max(...jobs.map((j) => j.tool.length), 4);
+  const idW = Math.max(...jobs.map((j) => j.jobId.length), 3);
+  // A header for people; scripts read --json.
+  process.stdout.write(`${'JOB'.padEnd(idW)}  ${'TOOL'.padEnd(w)}  ${'STATUS'.padEnd(12)}  CREATED  OUTPUT\n`);
   for (const j of jobs) {
     const status = j.status === 'running' || j.status === 'queued' ? `${j.status} ${j.progress.percent}%` : j.status;
     process.stdout.write(
-      `${j.jobId}  ${j.tool.padEnd(w)}  ${status.padEnd(12)}  ${j.createdAt ?? ''}  ${j.outputName ?? j.error?.code ?? ''}\n`,
+      `${j.jobId.padEnd(idW)}  ${j.tool.padEnd(w)}  ${status.padEnd(12)}  ${j.createdAt ?? ''}  ${j.outputName ?? j.error?.code ?? ''}\n`,
     );
   }
 }
