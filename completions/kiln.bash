@@ -3832,7 +3832,7 @@ _kiln() {
         --server) return 0 ;;
         --profile) return 0 ;;
       esac
-      flags='-o --output --overwrite --no-clobber -f --force --json --server --profile -h --help'
+      flags='-o --output --overwrite --no-clobber --zip -f --force --json --server --profile -h --help'
       ;;
     'login')
       case "$prev" in

@@ -5205,6 +5205,7 @@ complete -c kiln -n '__fish_seen_subcommand_from jobs; and __fish_seen_subcomman
 complete -c kiln -n '__fish_seen_subcommand_from jobs; and __fish_seen_subcommand_from download' -l output -s o -r -F -d 'output file, or directory ending in / (created); default: .…'
 complete -c kiln -n '__fish_seen_subcommand_from jobs; and __fish_seen_subcommand_from download' -l overwrite -d 'replace an existing file (the default)'
 complete -c kiln -n '__fish_seen_subcommand_from jobs; and __fish_seen_subcommand_from download' -l no-clobber -x -d 'never replace an existing file (exit 2)'
+complete -c kiln -n '__fish_seen_subcommand_from jobs; and __fish_seen_subcommand_from download' -l zip -d 'keep the ZIP of a tool that made several files, instead of…'
 complete -c kiln -n '__fish_seen_subcommand_from jobs; and __fish_seen_subcommand_from download' -l force -s f -d 'same as --overwrite (kept for scripts)'
 complete -c kiln -n '__fish_seen_subcommand_from jobs; and __fish_seen_subcommand_from download' -l json -d 'print one JSON result line'
 complete -c kiln -n '__fish_seen_subcommand_from jobs; and __fish_seen_subcommand_from download' -l server -x -d 'kiln server to use (env KILN_SERVER; default: the profile\'s…'

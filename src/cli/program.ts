@@ -207,6 +207,7 @@ export function topProgram(): Command {
       .option('-o, --output <path>', 'output file, or directory ending in / (created); default: ./<name>-<tool>.<ext>; - = stdout')
       .option('--overwrite', 'replace an existing file (the default)')
       .option('--no-clobber', 'never replace an existing file (exit 2)')
+      .option('--zip', 'keep the ZIP of a tool that made several files, instead of the separate files')
       .option('-f, --force', 'same as --overwrite (kept for scripts)')
       .option('--json', 'print one JSON result line'),
   ).action(async (id: string, o: Record<string, string | boolean | undefined>) => (await import('./commands/jobs.js')).jobsDownload(id, o));

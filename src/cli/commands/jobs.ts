@@ -4,6 +4,13 @@ import { Readable } from 'node:stream';
 import { EXIT, KilnError } from '../../core/errors.js';
 import { parseOutputOption, plainName, resolveOutputPath, writePolicy } from '../output-naming.js';
 import { writeOutput } from '../output-write.js';
+import { contentTypeFor } from '../../core/mime.js';
+import { defaultDataDir } from '../../core/paths.js';
+import type { Tool } from '../../core/tool.js';
+import { createWorkspace } from '../../core/workspace.js';
+import { loadTool } from '../../tools/lazy.js';
+import { findPreset, presetTool } from '../../tools/presets.js';
+import { deliverOutput } from '../deliver.js';
 import { createProgress } from '../progress.js';
 import { resolveServer } from '../profiles.js';
 import { connect, serverError, type RemoteClient } from '../remote/client.js';
@@ -104,6 +111,15 @@ export async function jobsWatch(id: string, o: Opts): Promise<void> {
   }
 }
 
+/** The tool (or preset) a job ran, when this kiln knows it (pipelines and unknown ids: undefined). */
+async function knownTool(id: string): Promise<Tool | undefined> {
+  const tool = await loadTool(id);
+  if (tool) return tool;
+  const preset = findPreset(id);
+  const base = preset && (await loadTool(preset.tool));
+  return preset && base ? presetTool(preset, base) : undefined;
+}
+
 export async function jobsDownload(id: string, o: Opts): Promise<void> {
   const policy = writePolicy(o);
   const c = await client(o);
@@ -114,10 +130,40 @@ export async function jobsDownload(id: string, o: Opts): Promise<void> {
   }
   if (!j.result?.downloadUrl || !j.outputName) throw new KilnError('NOT_FOUND', `Job ${id} has no output file.`);
   const target = parseOutputOption(o.output as string | undefined, 1);
-  // The server's name is used as a base name only; the tool id names the default (`<stem>-<tool>.<ext>`).
-  const dest = target.kind === 'stdout' ? '-' : resolveOutputPath(target, plainName(j.outputName), j.tool, [], policy);
-  const res = await c.stream(j.result.downloadUrl);
-  await writeOutput(Readable.fromWeb(res.body as never), dest);
+  const name = plainName(j.outputName);
+  const tool = target.kind === 'stdout' ? undefined : await knownTool(j.tool);
+  let dest: string;
+  if (!tool) {
+    // The server's name is used as a base name only; the tool id names the default (`<stem>-<tool>.<ext>`).
+    dest = target.kind === 'stdout' ? '-' : resolveOutputPath(target, name, j.tool, [], policy);
+    await writeOutput(Readable.fromWeb((await c.stream(j.result.downloadUrl)).body as never), dest);
+  } else {
+    // A known tool: the same rule as a run (format from the -o name, several files unpacked unless --zip).
+    const aside = await createWorkspace();
+    try {
+      const got = path.join(aside.dir, name);
+      await writeOutput(Readable.fromWeb((await c.stream(j.result.downloadUrl)).body as never), got);
+      const ac = new AbortController();
+      const d = await deliverOutput(
+        { path: got, name, contentType: contentTypeFor(name) },
+        {
+          tool,
+          name: j.tool,
+          target,
+          inputs: [],
+          policy,
+          zip: !!o.zip,
+          usedNames: new Set(),
+          workDir: aside.dir,
+          dataDir: defaultDataDir(),
+          signal: ac.signal,
+        },
+      );
+      dest = d.output;
+    } finally {
+      await aside.dispose();
+    }
+  }
   if (o.json) process.stdout.write(JSON.stringify({ jobId: id, ok: true, output: dest }) + '\n');
   else if (dest !== '-') process.stderr.write(`${path.relative(process.cwd(), dest) || dest}\n`);
 }
