@@ -332,7 +332,11 @@ export function topProgram(): Command {
     'after',
     `\nTools: run \`kiln tools\` for the list, \`kiln <tool> --help\` for its settings.\n` +
       `Remote: add --server URL (or set KILN_SERVER, or \`kiln login URL\`) to run any tool on a kiln server.\n` +
-      `Interactive: run \`kiln\` with no arguments in a terminal.\n`,
+      `Interactive: run \`kiln\` with no arguments in a terminal.\n` +
+      `Outputs: -o FILE (its name picks the format), -o DIR/ (created), -o page-%d.png for tools that make several files\n` +
+      `  (--zip keeps their ZIP); without -o, ./<input>-<tool>.<ext>. An existing output is replaced (--overwrite, the\n` +
+      `  default) unless --no-clobber; an input only with --force. \`cat a.jpg | kiln resize - --width 99 > b.jpg\` works.\n` +
+      `Scripts: --json prints one JSON line per input or per error on stdout; exit codes in the README.\n`,
   );
   return program;
 }
