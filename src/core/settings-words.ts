@@ -27,12 +27,14 @@ export function secondsOf(value: string): number | undefined {
 }
 
 const isColorSetting = (name: string) => /colou?r$/i.test(name);
+/** Seconds settings are named so (startS, durationS, secondsPerImage, timestamp): "16:9" elsewhere stays an error. */
+const isSecondsSetting = (name: string) => (/[a-z]S$/.test(name) || /seconds|time/i.test(name)) && !/ratio|aspect/i.test(name);
 
 /** One value in the spelling the schema wants, or the value unchanged. */
 export function respell(s: SpelledSetting, v: unknown): unknown {
   if (typeof v !== 'string') return v;
   if (s.enum) return s.enum.includes(v) ? v : (formatChoice(s.enum.map(String), v) ?? v);
-  if ((s.type === 'number' || s.type === 'integer') && v.includes(':')) return secondsOf(v) ?? v;
+  if ((s.type === 'number' || s.type === 'integer') && v.includes(':') && isSecondsSetting(s.name)) return secondsOf(v) ?? v;
   if (s.type === 'string' && isColorSetting(s.name)) return cssNameHex(v) ?? v;
   return v;
 }
