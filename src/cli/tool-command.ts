@@ -168,6 +168,14 @@ export function inFlagWords(err: KilnError, tool: Tool): KilnError {
   if (err.code !== 'VALIDATION_ERROR' || !Array.isArray(err.details)) return err;
   const flags = new Map(describeSettings(tool).map((s) => [s.name, s.flag]));
   const problems = err.details as { path?: unknown; message?: unknown }[];
+  // A rule about the settings as a whole ("mode every needs everyN"): camelCase names are unambiguous
+  // enough to become flags; plain words (range, width) stay as written.
+  if (problems.length === 1 && problems[0]!.path === 'settings') {
+    const message = err.message.replace(/\b[a-z]+[A-Z][A-Za-z0-9]*\b/g, (w) => (flags.has(w) ? `--${flags.get(w)}` : w));
+    return message === err.message
+      ? err
+      : new KilnError('VALIDATION_ERROR', message, { details: err.details, reason: err.reason, cause: err });
+  }
   if (!problems.every((p) => typeof p.path === 'string' && typeof p.message === 'string' && flags.has(p.path.split('.')[0]!))) return err;
   const worded = problems.map((p) => {
     const [top, ...rest] = (p.path as string).split('.');
