@@ -32,6 +32,9 @@ describe('validation problems in the user words', () => {
     const range = await kiln(['resize', photo, '--width', '0', '--json']);
     assert.equal(range.code, 2);
     assert.match((JSON.parse(range.stdout) as { error: { message: string } }).error.message, /--width must be at least 1/);
+    const rule = await kiln(['split-pdf', 'doc.pdf', '--mode', 'every']);
+    assert.equal(rule.code, 2);
+    assert.match(rule.stderr, /needs --every-n/);
   });
 
   it('HTTP: the same problem names the setting, with the same code and status', async () => {
@@ -70,6 +73,12 @@ describe('validation problems in the user words', () => {
     const bad = await kiln(['trim-audio', wav, '--end-s', '0:75', '-o', out]);
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /--end-s must be a number/);
+  });
+
+  it('compress --target-size-kb with another mode is refused clearly', async () => {
+    const r = await kiln(['compress', photo, '--target-size-kb', '20', '--mode', 'quality', '-o', path.join(dir, 'x.jpg')]);
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /--target-size-kb applies to mode targetSize only, not quality/);
   });
 
   it('compress --target-size-kb alone implies the target-size mode', async () => {
