@@ -12,8 +12,7 @@ import { KilnError } from '../core/errors.js';
 import { stem } from '../core/paths.js';
 import type { OutputFile, Tool } from '../core/tool.js';
 import { conformOutput } from './output-format.js';
-import { defaultOutputName, type OutputTarget, resolveOutputPath, type WritePolicy } from './output-naming.js';
-import { dedupe, unzipFiles } from './output-unzip.js';
+import { dedupe, defaultOutputName, type OutputTarget, resolveOutputPath, type WritePolicy } from './output-naming.js';
 import { writeOutput } from './output-write.js';
 
 export interface DeliverOptions {
@@ -82,6 +81,8 @@ export async function deliverOutput(file: OutputFile, o: DeliverOptions): Promis
 }
 
 async function deliverMany(zip: OutputFile, o: DeliverOptions): Promise<Delivered> {
+  // Loaded only here: a plain run does not pay for the ZIP reader at start-up.
+  const { unzipFiles } = await import('./output-unzip.js');
   const files = await unzipFiles(zip.path, path.join(o.workDir, `unzipped-${randomUUID().slice(0, 8)}`));
   let dests: string[];
   let shown: string;

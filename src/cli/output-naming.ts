@@ -101,3 +101,13 @@ export function resolveOutputPath(
     throw new KilnError('OUTPUT_EXISTS', `${shown} exists and --no-clobber is set; choose another -o or drop --no-clobber.`);
   return p;
 }
+
+/** `a.png`, then `a-2.png`, `a-3.png`… for files of one run that would share a name. */
+export function dedupe(name: string, used: Set<string>): string {
+  const ext = path.extname(name);
+  const base = name.slice(0, name.length - ext.length);
+  for (let n = 2; ; n++) {
+    const candidate = `${base}-${n}${ext}`;
+    if (!used.has(candidate)) return candidate;
+  }
+}

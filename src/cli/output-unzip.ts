@@ -11,21 +11,11 @@ import { pipeline } from 'node:stream/promises';
 import yauzl from 'yauzl';
 import { KilnError } from '../core/errors.js';
 import { DEFAULT_ZIP_LIMITS } from '../core/zip-guard.js';
-import { plainName } from './output-naming.js';
+import { dedupe, plainName } from './output-naming.js';
 
 export interface UnzippedFile {
   path: string;
   name: string;
-}
-
-/** `a.png`, then `a-2.png`, `a-3.png`… for files of one run that would share a name. */
-export function dedupe(name: string, used: Set<string>): string {
-  const ext = path.extname(name);
-  const base = name.slice(0, name.length - ext.length);
-  for (let n = 2; ; n++) {
-    const candidate = `${base}-${n}${ext}`;
-    if (!used.has(candidate)) return candidate;
-  }
 }
 
 export async function unzipFiles(zipPath: string, intoDir: string): Promise<UnzippedFile[]> {
