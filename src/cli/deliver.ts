@@ -28,7 +28,7 @@ export interface DeliverOptions {
   defaultDir?: string;
   /** --zip: keep a multi-output tool's ZIP whole. */
   zip?: boolean;
-  /** Names already given in this batch (two inputs named alike get `-2`). */
+  /** Paths already given in this batch (two inputs named alike get `-2`). */
   usedNames: Set<string>;
   workDir: string;
   dataDir: string;
@@ -51,6 +51,21 @@ export function isMultiOutput(tool: Tool, file: Pick<OutputFile, 'name' | 'conte
   return (file.contentType === 'application/zip' || /\.zip$/i.test(file.name)) && /\bZIP of\b/i.test(tool.output);
 }
 
+/**
+ * Reserves a destination for this batch: two inputs named alike (a/x.png, b/x.png) get x.png and x-2.png
+ * in one directory. Synchronous, so parallel items never pick the same name.
+ */
+function claim(dest: string, renumber: boolean, o: DeliverOptions): string {
+  let p = dest;
+  if (renumber && o.usedNames.has(p)) {
+    const dir = path.dirname(p);
+    const taken = new Set([...o.usedNames].filter((u) => path.dirname(u) === dir).map((u) => path.basename(u)));
+    p = resolveOutputPath({ kind: 'dir', path: dir }, dedupe(path.basename(p), taken), undefined, o.inputs, o.policy);
+  }
+  o.usedNames.add(p);
+  return p;
+}
+
 function numbered(pattern: string, n: number): string {
   return pattern.replace(PATTERN, (_, width: string) => String(n).padStart(Number(width) || 0, '0'));
 }
@@ -64,13 +79,14 @@ export async function deliverOutput(file: OutputFile, o: DeliverOptions): Promis
   const keepZip = o.zip || (target.kind === 'file' && /\.zip$/i.test(target.path!));
   if (!keepZip && isMultiOutput(o.tool, file)) return deliverMany(file, o);
   const toolId = o.tool.input.kind === 'none' ? undefined : o.name;
-  let name = file.name;
-  if (o.usedNames.has(name)) name = dedupe(name, o.usedNames);
-  o.usedNames.add(name);
   // A pattern with one output: the first number.
   const single: OutputTarget =
     target.kind === 'file' && PATTERN.test(path.basename(target.path!)) ? { kind: 'file', path: numbered(target.path!, 1) } : target;
-  const dest = resolveOutputPath(single, name, toolId, o.inputs, o.policy, o.defaultDir, o.inputName);
+  const dest = claim(
+    resolveOutputPath(single, file.name, toolId, o.inputs, o.policy, o.defaultDir, o.inputName),
+    single.kind !== 'file',
+    o,
+  );
   const output =
     single.kind === 'file'
       ? await conformOutput(o.tool, o.name, file, dest, { workDir: o.workDir, dataDir: o.dataDir, signal: o.signal })
@@ -109,12 +125,7 @@ async function deliverMany(zip: OutputFile, o: DeliverOptions): Promise<Delivere
       o.target.kind === 'dir'
         ? o.target.path!
         : path.resolve(o.defaultDir ?? process.cwd(), stem(defaultOutputName(zip.name, o.name, o.inputName)));
-    dests = files.map((f) => {
-      let name = f.name;
-      if (o.usedNames.has(name)) name = dedupe(name, o.usedNames);
-      o.usedNames.add(name);
-      return resolveOutputPath({ kind: 'dir', path: dir }, name, undefined, o.inputs, o.policy);
-    });
+    dests = files.map((f) => claim(resolveOutputPath({ kind: 'dir', path: dir }, f.name, undefined, o.inputs, o.policy), true, o));
     shown = dir + path.sep;
   }
   for (let i = 0; i < files.length; i++) await writeOutput(files[i]!.path, dests[i]!, o.signal);

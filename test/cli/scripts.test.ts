@@ -207,5 +207,8 @@ describe('the output directory of a batch', () => {
     const r = await kiln(['resize', a, b, '--width', '10', '-o', path.join(dir, 'out') + '/']);
     assert.equal(r.code, 0, r.stderr);
     assert.deepEqual(readdirSync(path.join(dir, 'out')).sort(), ['x-2.png', 'x.png']);
+    const def = await kiln(['resize', a, b, '--width', '10'], { cwd: path.join(dir, 'out') });
+    assert.equal(def.code, 0, def.stderr);
+    assert.deepEqual(readdirSync(path.join(dir, 'out')).sort(), ['x-2.png', 'x-resize-2.png', 'x-resize.png', 'x.png']);
   });
 });
