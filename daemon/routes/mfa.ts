@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { KilnError } from '../../src/core/errors.js';
 import { audit, auditFrom } from '../accounts/audit.js';
 import { bodyObject, optStr, str } from '../accounts/body.js';
-import { failLogin, issueSession } from '../accounts/login.js';
+import { failLogin, guardedCheck, issueSession, wrongCurrentPassword } from '../accounts/login.js';
 import {
   clearMfa,
   confirmEnrollment,
@@ -16,7 +16,6 @@ import {
   useTotp,
 } from '../accounts/mfa.js';
 import { getBranding, requireFeature } from '../accounts/settings.js';
-import { checkLocked, recordFailure, throttleKeys } from '../accounts/throttle.js';
 import { requireTarget } from '../accounts/users.js';
 import { requireInteractiveUser, requireUser } from '../auth/authenticate.js';
 import { requirePermission } from '../auth/permissions.js';
@@ -42,15 +41,15 @@ export async function mfaRoutes(app: FastifyInstance): Promise<void> {
     const u = await me(caller.id);
     if (!u.password_hash) return u; // SSO-only accounts have no password: the session is their proof.
     const password = str(bodyObject(request.body ?? {}), 'password');
-    const keys = throttleKeys(u.username, request.ip);
-    await checkLocked(db, keys, reply);
-    if (!(await verifySecret(password, u.password_hash))) {
-      // Counted like a failed login: a stolen session cannot guess the password here without limit.
-      const { locked } = await recordFailure(db, keys, ctx.config.accounts);
-      await auditFrom(request, 'login.failure', u.username, { why: 'mfa: wrong current password' });
-      if (locked) await checkLocked(db, keys, reply);
-      throw new KilnError('FORBIDDEN', 'The current password is wrong.', { reason: 'wrong-password' });
-    }
+    // Counted like a login attempt: a stolen session cannot guess the password here without limit.
+    await guardedCheck(
+      ctx,
+      request,
+      reply,
+      u.username,
+      () => verifySecret(password, u.password_hash),
+      () => wrongCurrentPassword(ctx, request, reply, u.username, 'mfa: wrong current password'),
+    );
     return u;
   };
 
@@ -92,20 +91,26 @@ export async function mfaRoutes(app: FastifyInstance): Promise<void> {
       });
     const user = await findUserById(db, challenge.userId);
     if (!user) throw new KilnError('UNAUTHORIZED', 'The MFA challenge is unknown, used or expired. Log in again.');
-    // Second-factor guesses count toward the same lock as password guesses.
-    await checkLocked(db, throttleKeys(user.username, request.ip), reply);
-    const ok = code ? await useTotp(db, ctx.dataKey, user, code) : await useRecoveryCode(db, user.id, recoveryCode!);
-    if (!ok) {
-      await failChallenge(db, challenge.id);
-      return failLogin(
-        ctx,
-        request,
-        reply,
-        user.username,
-        code ? 'mfa-code' : 'mfa-recovery-code',
-        'The code is wrong or was already used.',
-      );
-    }
+    // Second-factor guesses count toward the same lock as password guesses (the password step did not
+    // clear the count: only a completed sign-in does).
+    await guardedCheck(
+      ctx,
+      request,
+      reply,
+      user.username,
+      () => (code ? useTotp(db, ctx.dataKey, user, code) : useRecoveryCode(db, user.id, recoveryCode!)),
+      async () => {
+        await failChallenge(db, challenge.id);
+        return failLogin(
+          ctx,
+          request,
+          reply,
+          user.username,
+          code ? 'mfa-code' : 'mfa-recovery-code',
+          'The code is wrong or was already used.',
+        );
+      },
+    );
     if (!(await consumeChallenge(db, challenge.id)))
       throw new KilnError('UNAUTHORIZED', 'The MFA challenge is unknown, used or expired. Log in again.');
     if (recoveryCode)

@@ -23,7 +23,7 @@ export async function findUserById(db: Kysely<Database>, id: string): Promise<Us
 
 export async function createUser(
   db: Kysely<Database>,
-  u: { username: string; password: string | null; role: Role; teamId?: string | null },
+  u: { username: string; password: string | null; role: Role; teamId?: string | null; service?: boolean },
 ): Promise<UserRow> {
   const now = Date.now();
   const row: UserRow = {
@@ -34,6 +34,7 @@ export async function createUser(
     team_id: u.teamId ?? null,
     created_at: now,
     updated_at: now,
+    ...(u.service ? { service: 1 } : {}),
   };
   await db.insertInto('users').values(row).execute();
   return row;

@@ -267,8 +267,8 @@ export async function keysRevoke(id: string, o: AdminOptions): Promise<void> {
       }
     },
     async (db) => {
-      const { deleteApiKey } = await import('../../../daemon/store/api-keys.js');
-      if (!(await deleteApiKey(db, id))) throw noKey(id);
+      const { revokeApiKey } = await import('../../../daemon/store/api-keys.js');
+      if (!(await revokeApiKey(db, id))) throw noKey(id);
       await audit(db, 'key.revoke', id);
     },
   );
