@@ -7,9 +7,10 @@ import { auditFrom } from '../accounts/audit.js';
 import { bodyObject } from '../accounts/body.js';
 import { issueKey, keyInReach, keyViews, rotateKey } from '../accounts/keys.js';
 import { passwordLogin } from '../accounts/login.js';
+import { pruneAccounts } from '../accounts/retention.js';
 import { rateLimit } from '../accounts/throttle.js';
 import { listApiKeys, revokeApiKey } from '../store/api-keys.js';
-import { deleteSession } from '../store/sessions.js';
+import { alsoOnSessionSweep, deleteSession } from '../store/sessions.js';
 import { errorResponses, json, okBody, pub, ref } from '../openapi/common.js';
 import type { RouteDoc } from '../openapi/route-doc.js';
 
@@ -26,6 +27,8 @@ function stringField(body: unknown, name: string, max = 1000): string {
 
 export async function authRoutes(app: FastifyInstance): Promise<void> {
   const { store, config, auth } = app.kiln;
+  // Audit and throttle retention rides on the job sweeper's session sweep.
+  alsoOnSessionSweep(store.db, (now) => pruneAccounts(store.db, config.accounts, config.sharedDir, now));
 
   app.post('/api/auth/login', { config: { public: true }, schema: LOGIN_DOC }, async (request, reply) => {
     const username = stringField(request.body, 'username', 200);
