@@ -161,7 +161,9 @@ const AUTH_CONFIG_DOC: RouteDoc = {
 const CREATE_KEY_DOC: RouteDoc = {
   operationId: 'createApiKey',
   tags: ['api-keys'],
-  summary: 'Create an API key (shown once).',
+  summary: 'Create an API key (shown once): for yourself, or (users:manage) for a service account with userId.',
+  description:
+    'A key never outlives the credential that made it: made with an expiring API key, it inherits that expiry and may not ask for a later one (400, reason expiry-beyond-parent); made from a session it may live as asked, or forever. At most API_KEY_CREATE_PER_HOUR (default 20) keys are created or rotated per account and hour (429 with Retry-After). A request with a key that no longer works gets 401 with error.details.reason: revoked, expired, rotated (its grace period after a rotation is over), owner-disabled, or unknown.',
   requestBody: {
     required: true,
     content: {
