@@ -33,6 +33,15 @@ export interface SsoIdentity {
 
 const SSO_STATE_TTL_MS = 10 * 60_000;
 
+/** A cookie's value from the Cookie header (the SSO round trips bind the browser with one). */
+export function cookie(header: string | undefined, name: string): string | undefined {
+  for (const part of (header ?? '').split(';')) {
+    const [k, ...v] = part.trim().split('=');
+    if (k === name) return v.join('=');
+  }
+  return undefined;
+}
+
 export async function putSsoRequest(
   db: Kysely<Database>,
   kind: string,
