@@ -14,6 +14,7 @@ import type { Kysely } from 'kysely';
 import { KilnError } from '../../src/core/errors.js';
 import type { AuthUser, Authenticator } from '../auth/authenticate.js';
 import { roleHas } from '../auth/permissions.js';
+import { initialPasswordCleanup } from '../auth/bootstrap.js';
 import { bumpCredentials } from '../auth/credentials-version.js';
 import { hashSecret } from '../auth/secrets.js';
 import { revokeUserKeys } from '../store/api-keys.js';
@@ -241,6 +242,8 @@ export async function setPassword(
   user: UsersTable,
   password: string,
   keepSessionId?: string,
+  /** The data dir: a generated initial-admin-password file holding this user's old password is removed. */
+  dataDir?: string,
 ): Promise<void> {
   if (Number(user.service ?? 0) === 1)
     throw new KilnError('CONFLICT', `${user.username} is a service account: it has no password (rotate or revoke its API keys instead).`, {
@@ -248,6 +251,7 @@ export async function setPassword(
     });
   checkPasswordStrength(password, user.username, 'newPassword');
   const hash = await hashSecret(password);
+  const dropInitial = dataDir ? await initialPasswordCleanup(dataDir, user.password_hash) : undefined;
   await db.transaction().execute(async (tx) => {
     await tx.updateTable('users').set({ password_hash: hash, updated_at: Date.now() }).where('id', '=', user.id).execute();
     let q = tx.deleteFrom('sessions').where('user_id', '=', user.id);
@@ -257,6 +261,7 @@ export async function setPassword(
     await revokeUserKeys(tx, user.id);
     await tx.deleteFrom('mfa_challenges').where('user_id', '=', user.id).execute();
   });
+  await dropInitial?.();
   auth?.forgetUser(user.id);
 }
 

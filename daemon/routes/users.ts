@@ -48,7 +48,14 @@ export async function userRoutes(app: FastifyInstance): Promise<void> {
     const target = await requireTarget(db, requireUser(request), id);
     const body = bodyObject(request.body);
     // An admin resetting its own password keeps the session it is using, like change-password.
-    await setPassword(db, auth, target, str(body, 'newPassword'), target.id === request.user!.id ? request.user!.sessionId : undefined);
+    await setPassword(
+      db,
+      auth,
+      target,
+      str(body, 'newPassword'),
+      target.id === request.user!.id ? request.user!.sessionId : undefined,
+      app.kiln.config.dataDir,
+    );
     await auditFrom(request, 'password.reset', target.username, { id });
     return { ok: true };
   });
@@ -81,7 +88,7 @@ export async function userRoutes(app: FastifyInstance): Promise<void> {
       throw new KilnError('VALIDATION_ERROR', 'The new password must differ from the current one.', {
         details: [{ path: 'newPassword', message: 'unchanged' }],
       });
-    await setPassword(db, auth, user, next, caller.sessionId);
+    await setPassword(db, auth, user, next, caller.sessionId, app.kiln.config.dataDir);
     await auditFrom(request, 'password.change', user.username);
     return { ok: true, keptSession: !!caller.sessionId };
   });

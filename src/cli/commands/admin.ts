@@ -179,7 +179,7 @@ export async function usersResetPassword(username: string, o: AdminOptions): Pro
     async (db) => {
       const { setPassword } = await import('../../../daemon/accounts/users.js');
       const u = await userByName(db, username);
-      await setPassword(db, undefined, u, await newPassword());
+      await setPassword(db, undefined, u, await newPassword(), undefined, o.dataDir ?? defaultDataDir());
       await audit(db, 'password.reset', u.username, { id: u.id });
     },
   );
