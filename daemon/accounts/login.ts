@@ -45,19 +45,23 @@ export async function failLogin(
   throw new KilnError('UNAUTHORIZED', message);
 }
 
-/** The current password asked by change-password or the MFA routes was wrong: counted like a failed login, answered 403 (or 429 once locked). */
+/**
+ * A secret asked of a signed-in person (the current password of change-password and the MFA routes, the
+ * code of mfa/disable) was wrong: counted like a failed login, answered 403 (or 429 once locked).
+ */
 export async function wrongCurrentPassword(
   ctx: DaemonContext,
   request: FastifyRequest,
   reply: FastifyReply,
   username: string,
   why: string,
+  message = 'The current password is wrong.',
+  reason = 'wrong-password',
 ): Promise<never> {
   try {
-    return await failLogin(ctx, request, reply, username, why, 'The current password is wrong.');
+    return await failLogin(ctx, request, reply, username, why, message);
   } catch (e) {
-    if (e instanceof KilnError && e.code === 'UNAUTHORIZED')
-      throw new KilnError('FORBIDDEN', 'The current password is wrong.', { reason: 'wrong-password' });
+    if (e instanceof KilnError && e.code === 'UNAUTHORIZED') throw new KilnError('FORBIDDEN', message, { reason });
     throw e;
   }
 }

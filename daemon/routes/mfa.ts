@@ -36,7 +36,8 @@ export async function mfaRoutes(app: FastifyInstance): Promise<void> {
    * The second factor is changed only by the person: a signed-in session plus the current password.
    * An API key or a stolen session alone must never enrol, confirm or remove it.
    */
-  const proveOwner = async (request: FastifyRequest, reply: FastifyReply) => {
+  /** `final` false: a code is checked next, so a right password must not forgive earlier wrong codes. */
+  const proveOwner = async (request: FastifyRequest, reply: FastifyReply, final = true) => {
     const caller = requireInteractiveUser(request);
     const u = await me(caller.id);
     if (!u.password_hash) return u; // SSO-only accounts have no password: the session is their proof.
@@ -49,6 +50,7 @@ export async function mfaRoutes(app: FastifyInstance): Promise<void> {
       u.username,
       () => verifySecret(password, u.password_hash),
       () => wrongCurrentPassword(ctx, request, reply, u.username, 'mfa: wrong current password'),
+      final,
     );
     return u;
   };
@@ -134,11 +136,27 @@ export async function mfaRoutes(app: FastifyInstance): Promise<void> {
   app.post('/api/auth/mfa/disable', async (request, reply) => {
     const u0 = await me(requireInteractiveUser(request).id);
     if (Number(u0.mfa_enabled ?? 0) !== 1 && !u0.mfa_pending_secret) throw new KilnError('CONFLICT', 'MFA is not enabled.');
-    const u = await proveOwner(request, reply);
     // A code, when sent, must be right too; the password is what is always required.
     const code = optStr(bodyObject(request.body), 'code', 20);
-    if (code && !(await useTotp(db, ctx.dataKey, u, code)))
-      throw new KilnError('FORBIDDEN', 'The code is wrong or was already used.', { reason: 'mfa-proof-invalid' });
+    const u = await proveOwner(request, reply, !code);
+    if (code)
+      await guardedCheck(
+        ctx,
+        request,
+        reply,
+        u.username,
+        () => useTotp(db, ctx.dataKey, u, code),
+        () =>
+          wrongCurrentPassword(
+            ctx,
+            request,
+            reply,
+            u.username,
+            'mfa/disable: wrong code',
+            'The code is wrong or was already used.',
+            'mfa-proof-invalid',
+          ),
+      );
     await clearMfa(db, u.id);
     await auditFrom(request, 'mfa.disable', u.username);
     return { enabled: false };

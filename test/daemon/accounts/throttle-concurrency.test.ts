@@ -97,6 +97,19 @@ describe('throttle under concurrency', () => {
       assert.equal(last, 429, 'locked after LOGIN_MAX_FAILURES wrong codes');
       const after = await login(s, 'totp-user', STRONG);
       assert.equal(after.status, 429, 'the right password is refused while locked');
+
+      // mfa/disable: the right password with a wrong code, again and again, locks too.
+      const v = await makeUser(s, 'totp-disabler');
+      const e2 = await call(s, 'POST', '/api/auth/mfa/enroll', { token: v.token, body: { password: STRONG } });
+      const totp2 = new TOTP({ secret: Secret.fromBase32(e2.json.secret), digits: 6, period: 30, algorithm: 'SHA1' });
+      const code2 = (steps: number) => totp2.generate({ timestamp: Date.now() + steps * 30_000 });
+      assert.equal((await call(s, 'POST', '/api/auth/mfa/verify', { token: v.token, body: { code: code2(-1) } })).status, 200);
+      const disable = () =>
+        call(s, 'POST', '/api/auth/mfa/disable', { token: v.token, body: { password: STRONG, code: wrongCode(code2(0)) } });
+      const answers: number[] = [];
+      for (let i = 0; i < 4; i++) answers.push((await disable()).status);
+      assert.deepEqual(answers, [403, 403, 403, 429]);
+      assert.equal((await call(s, 'GET', '/api/auth/mfa', { token: v.token })).json.enabled, true);
     } finally {
       await s.close();
     }
