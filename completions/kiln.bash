@@ -31,7 +31,7 @@ _kiln() {
   fi
   local key="${COMP_WORDS[1]}" flags="" args=""
   case "$key" in
-    'admin'|'config'|'features'|'files'|'jobs'|'pipeline')
+    'admin'|'config'|'features'|'files'|'jobs'|'keys'|'pipeline')
       (( COMP_CWORD > 2 )) && key="$key ${COMP_WORDS[2]}" ;;
   esac
   case "$key" in
@@ -3836,6 +3836,45 @@ _kiln() {
       esac
       flags='-o --output --overwrite --no-clobber --zip -f --force --json --server --profile -h --help'
       ;;
+    'keys')
+      flags='--help'
+      args='create rotate revoke list'
+      ;;
+    'keys create')
+      case "$prev" in
+        --user) return 0 ;;
+        --expires-in-days) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --data-dir) _kiln_dirs; return 0 ;;
+      esac
+      flags='--user --expires-in-days --server --profile --local --data-dir --json -h --help'
+      ;;
+    'keys rotate')
+      case "$prev" in
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --data-dir) _kiln_dirs; return 0 ;;
+      esac
+      flags='--server --profile --local --data-dir --json -h --help'
+      ;;
+    'keys revoke')
+      case "$prev" in
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --data-dir) _kiln_dirs; return 0 ;;
+      esac
+      flags='--server --profile --local --data-dir --json -h --help'
+      ;;
+    'keys list')
+      case "$prev" in
+        --user) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --data-dir) _kiln_dirs; return 0 ;;
+      esac
+      flags='--user --server --profile --local --data-dir --json -h --help'
+      ;;
     'login')
       case "$prev" in
         --profile) return 0 ;;
@@ -3931,6 +3970,6 @@ _kiln() {
   return 0
 }
 
-_kiln_commands='adjust-colors ai-canvas-expand background-replace barcode-generate barcode-read beautify blur-background blur-faces border bulk-rename circle-crop collage color-blindness color-palette colorize compare compose compress content-aware-resize convert crop duotone edit-metadata enhance-faces erase-object favicon find-duplicates gif-tools gif-webp histogram html-to-image image-enhancement image-pad image-to-base64 image-to-pdf info lqip-placeholder meme-generator noise-removal ocr optimize-for-web passport-photo pixelate qr-generate red-eye-removal remove-background replace-color resize restore-photo rotate sharpening smart-crop split sprite-sheet stitch strip-metadata svg-to-raster text-overlay transparency-fixer upscale vectorize vignette watermark-image watermark-text aspect-pad auto-subtitles blur-pad burn-subtitles change-fps compress-video convert-video crop-video embed-subtitles extract-audio extract-subtitles gif-to-video images-to-video merge-videos mute-video replace-audio resize-video reverse-video rotate-video stabilize-video trim-video video-color video-loudnorm video-metadata video-speed video-to-frames video-to-gif video-to-webp watermark-video audio-channels audio-metadata audio-speed convert-audio fade-audio merge-audio noise-reduction normalize-audio pitch-shift reverse-audio ringtone-maker silence-removal split-audio transcribe-audio trim-audio volume-adjust waveform-image booklet-pdf compress-pdf crop-pdf extract-pages flatten-pdf grayscale-pdf linearize-pdf merge-pdf nup-pdf ocr-pdf organize-pdf pdf-metadata pdf-page-numbers pdf-to-image pdf-to-text pdf-to-wordprocessor pdfa-convert protect-pdf redact-pdf remove-pages repair-pdf rotate-pdf sign-pdf split-pdf unlock-pdf watermark-pdf convert-document convert-presentation convert-spreadsheet epub-convert html-to-pdf markdown-to-docx markdown-to-html markdown-to-pdf presentation-to-pdf spreadsheet-to-pdf to-epub wordprocessor-to-pdf aac-to-flac aac-to-mp3 aac-to-wav avi-to-gif avi-to-mkv avi-to-mov avi-to-mp3 avi-to-mp4 eps-to-jpg eps-to-pdf eps-to-png eps-to-svg flac-to-mp3 gif-to-jpg gif-to-mov gif-to-mp4 gif-to-pdf gif-to-png gif-to-webm heic-to-avif heic-to-jpg heic-to-pdf heic-to-png jpg-to-avif jpg-to-eps jpg-to-gif jpg-to-pdf jpg-to-png jpg-to-svg jpg-to-tiff jpg-to-webp m4a-to-mp3 m4a-to-wav mkv-to-avi mkv-to-gif mkv-to-mov mkv-to-mp3 mkv-to-mp4 mov-to-avi mov-to-gif mov-to-mp3 mov-to-mp4 mov-to-wav mp3-to-wav mp4-to-avi mp4-to-gif mp4-to-mov mp4-to-mp3 mp4-to-ogg mp4-to-wav mp4-to-webm ogg-to-mp3 ogg-to-wav pdf-to-jpg pdf-to-png pdf-to-tiff png-to-avif png-to-eps png-to-gif png-to-jpg png-to-pdf png-to-svg png-to-tiff png-to-webp psd-to-jpg psd-to-png psd-to-svg spreadsheet-to-csv svg-to-jpg svg-to-png tiff-to-jpg tiff-to-pdf tiff-to-png tiff-to-svg wav-to-mp3 webm-to-mov webm-to-mp3 webm-to-mp4 webp-to-avif webp-to-gif webp-to-jpg webp-to-pdf webp-to-png admin completion config deploy doctor features files jobs login logout mcp pipeline presets serve tools watch'
+_kiln_commands='adjust-colors ai-canvas-expand background-replace barcode-generate barcode-read beautify blur-background blur-faces border bulk-rename circle-crop collage color-blindness color-palette colorize compare compose compress content-aware-resize convert crop duotone edit-metadata enhance-faces erase-object favicon find-duplicates gif-tools gif-webp histogram html-to-image image-enhancement image-pad image-to-base64 image-to-pdf info lqip-placeholder meme-generator noise-removal ocr optimize-for-web passport-photo pixelate qr-generate red-eye-removal remove-background replace-color resize restore-photo rotate sharpening smart-crop split sprite-sheet stitch strip-metadata svg-to-raster text-overlay transparency-fixer upscale vectorize vignette watermark-image watermark-text aspect-pad auto-subtitles blur-pad burn-subtitles change-fps compress-video convert-video crop-video embed-subtitles extract-audio extract-subtitles gif-to-video images-to-video merge-videos mute-video replace-audio resize-video reverse-video rotate-video stabilize-video trim-video video-color video-loudnorm video-metadata video-speed video-to-frames video-to-gif video-to-webp watermark-video audio-channels audio-metadata audio-speed convert-audio fade-audio merge-audio noise-reduction normalize-audio pitch-shift reverse-audio ringtone-maker silence-removal split-audio transcribe-audio trim-audio volume-adjust waveform-image booklet-pdf compress-pdf crop-pdf extract-pages flatten-pdf grayscale-pdf linearize-pdf merge-pdf nup-pdf ocr-pdf organize-pdf pdf-metadata pdf-page-numbers pdf-to-image pdf-to-text pdf-to-wordprocessor pdfa-convert protect-pdf redact-pdf remove-pages repair-pdf rotate-pdf sign-pdf split-pdf unlock-pdf watermark-pdf convert-document convert-presentation convert-spreadsheet epub-convert html-to-pdf markdown-to-docx markdown-to-html markdown-to-pdf presentation-to-pdf spreadsheet-to-pdf to-epub wordprocessor-to-pdf aac-to-flac aac-to-mp3 aac-to-wav avi-to-gif avi-to-mkv avi-to-mov avi-to-mp3 avi-to-mp4 eps-to-jpg eps-to-pdf eps-to-png eps-to-svg flac-to-mp3 gif-to-jpg gif-to-mov gif-to-mp4 gif-to-pdf gif-to-png gif-to-webm heic-to-avif heic-to-jpg heic-to-pdf heic-to-png jpg-to-avif jpg-to-eps jpg-to-gif jpg-to-pdf jpg-to-png jpg-to-svg jpg-to-tiff jpg-to-webp m4a-to-mp3 m4a-to-wav mkv-to-avi mkv-to-gif mkv-to-mov mkv-to-mp3 mkv-to-mp4 mov-to-avi mov-to-gif mov-to-mp3 mov-to-mp4 mov-to-wav mp3-to-wav mp4-to-avi mp4-to-gif mp4-to-mov mp4-to-mp3 mp4-to-ogg mp4-to-wav mp4-to-webm ogg-to-mp3 ogg-to-wav pdf-to-jpg pdf-to-png pdf-to-tiff png-to-avif png-to-eps png-to-gif png-to-jpg png-to-pdf png-to-svg png-to-tiff png-to-webp psd-to-jpg psd-to-png psd-to-svg spreadsheet-to-csv svg-to-jpg svg-to-png tiff-to-jpg tiff-to-pdf tiff-to-png tiff-to-svg wav-to-mp3 webm-to-mov webm-to-mp3 webm-to-mp4 webp-to-avif webp-to-gif webp-to-jpg webp-to-pdf webp-to-png admin completion config deploy doctor features files jobs keys login logout mcp pipeline presets serve tools watch'
 
 complete -F _kiln kiln

@@ -20,6 +20,7 @@ import { roleHas } from '../auth/permissions.js';
 import { newId } from '../auth/secrets.js';
 import type { Database } from '../store/schema.js';
 import type { JobRow } from '../store/jobs.js';
+import { requireLiveUser } from '../store/users.js';
 import { BlobStore, hashFile, libraryDir } from './blobs.js';
 import { KeyedMutex } from './mutex.js';
 import { LibraryQuota } from './quota.js';
@@ -191,6 +192,7 @@ export class LibraryService {
         updated_at: now,
       };
       try {
+        await requireLiveUser(this.db, viewer.id); // an upload of a user deleted meanwhile is refused here (#21.9)
         await this.db.insertInto('library_items').values(item).execute();
         await this.db
           .insertInto('library_versions')

@@ -6,6 +6,7 @@
 import { Argument, Command, Option } from 'commander';
 import { VERSION } from '../core/version.js';
 import { addAdminCommand } from './commands/admin-program.js';
+import { addKeysCommand } from './commands/keys.js';
 
 /** Flags shared by every command that talks to a server. */
 export function addServerOptions(cmd: Command): Command {
@@ -344,6 +345,7 @@ export function topProgram(): Command {
     );
 
   addAdminCommand(program);
+  addKeysCommand(program);
 
   program.addHelpText(
     'after',
