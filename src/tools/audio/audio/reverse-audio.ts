@@ -2,7 +2,13 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import { audioCodecArgs, audioFormatOf, outputFile, probeAudio, progressSpan, runFfmpeg, transcodeAudio } from '../../../engines/ffmpeg.js';
+import { audioCodecArgs } from '../../../engines/ffmpeg/codecs.js';
+import { audioFormatOf } from '../../../engines/ffmpeg/containers.js';
+import { runFfmpeg } from '../../../engines/ffmpeg/run.js';
+import { outputFile } from '../../_shared/output.js';
+import { progressSpan } from '../../_shared/progress.js';
+import { probeAudio } from '../_shared/audio-input.js';
+import { transcodeAudio } from '../_shared/transcode-audio.js';
 
 /**
  * areverse holds the whole decoded input in memory (float samples: about 1.4 GB per hour of 48 kHz

@@ -1,6 +1,11 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import { audioCodecArgs, outputFile, probeAudio, progressSpan, requireStartInside, runFfmpeg } from '../../../engines/ffmpeg.js';
+import { audioCodecArgs } from '../../../engines/ffmpeg/codecs.js';
+import { runFfmpeg } from '../../../engines/ffmpeg/run.js';
+import { outputFile } from '../../_shared/output.js';
+import { progressSpan } from '../../_shared/progress.js';
+import { requireStartInside } from '../../_shared/time-range.js';
+import { probeAudio } from '../_shared/audio-input.js';
 
 export default defineTool({
   id: 'ringtone-maker',

@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import { checkRange, probeAudio, requireStartInside, transcodeAudio } from '../../../engines/ffmpeg.js';
+import { checkRange, requireStartInside } from '../../_shared/time-range.js';
+import { probeAudio } from '../_shared/audio-input.js';
+import { transcodeAudio } from '../_shared/transcode-audio.js';
 
 export default defineTool({
   id: 'trim-audio',

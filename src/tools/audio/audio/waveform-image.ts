@@ -1,6 +1,9 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import { colorSetting, ffColor, outputFile, probeAudio, runFfmpeg } from '../../../engines/ffmpeg.js';
+import { runFfmpeg } from '../../../engines/ffmpeg/run.js';
+import { colorSetting, ffColor } from '../../_shared/ffmpeg-color.js';
+import { outputFile } from '../../_shared/output.js';
+import { probeAudio } from '../_shared/audio-input.js';
 
 export default defineTool({
   id: 'waveform-image',

@@ -5,7 +5,7 @@
  * the arithmetic exact; blurs are three passes of a separable box filter (a close Gaussian).
  */
 import type { Sharp } from 'sharp';
-import { outputFile } from '../_shared/output.js';
+import { outputFile } from '../../_shared/output.js';
 import { KilnError } from '../../../core/errors.js';
 import type { InputFile, OutputFile, RunContext } from '../../../core/tool.js';
 import { getSharp, type ImageFormat, writeImage } from '../../../engines/sharp.js';

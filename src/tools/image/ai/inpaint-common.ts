@@ -8,7 +8,7 @@ import type { InputFile, OutputFile, RunContext } from '../../../core/tool.js';
 import { getSharp, type ImageFormat, normalizeFormat, sameFormatAs, supportsAlpha, writeImage } from '../../../engines/sharp.js';
 import { featureNotInstalled, isBundleFileInstalled, isBundleInstalled, requireImportedFile } from '../../bundles.js';
 import { openInput } from '../_shared/decode.js';
-import { outputFile } from '../_shared/output.js';
+import { outputFile } from '../../_shared/output.js';
 
 export const FORMATS = ['auto', 'png', 'jpg', 'jpeg', 'webp', 'tiff', 'gif', 'avif', 'heic', 'heif', 'jxl'] as const;
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Sharp } from 'sharp';
-import { outputFile } from '../_shared/output.js';
+import { outputFile } from '../../_shared/output.js';
 import { defineTool } from '../../../core/tool.js';
 import type { DetectedFaces } from '../../../ai/tasks/faces.js';
 import { getSharp, sameFormatAs, supportsAlpha, writeImage } from '../../../engines/sharp.js';

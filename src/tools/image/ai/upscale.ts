@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { KilnError } from '../../../core/errors.js';
 import { MAX_INPUT_PIXELS } from '../../../core/limits.js';
-import { outputFile } from '../_shared/output.js';
+import { outputFile } from '../../_shared/output.js';
 import { defineTool } from '../../../core/tool.js';
 import { getSharp, normalizeFormat, sameFormatAs, supportsAlpha, writeImage } from '../../../engines/sharp.js';
 import { detectFaces } from '../../../ai/tasks/faces.js';

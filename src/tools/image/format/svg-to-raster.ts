@@ -5,7 +5,7 @@ import { KilnError } from '../../../core/errors.js';
 import { defineTool } from '../../../core/tool.js';
 import { getSharp, MAX_INPUT_PIXELS, normalizeFormat, writeImage } from '../../../engines/sharp.js';
 import { colorSchema, parseColor } from '../_shared/color.js';
-import { outputFile } from '../_shared/output.js';
+import { outputFile } from '../../_shared/output.js';
 import { sanitizeSvg } from '../_shared/svg-sanitize.js';
 
 /** Largest SVG text accepted after decompression (an .svgz can be a zip bomb). */

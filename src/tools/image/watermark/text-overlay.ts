@@ -5,7 +5,7 @@ import { outputFormat } from '../_shared/pixels.js';
 import { layerInput, clipLayer } from '../_shared/layer.js';
 import { renderText } from '../_shared/text.js';
 import { colorSchema, svgPaint } from '../_shared/color.js';
-import { outputFile } from '../_shared/output.js';
+import { outputFile } from '../../_shared/output.js';
 import { openInput } from '../_shared/decode.js';
 
 export default defineTool({

@@ -3,7 +3,7 @@ import { defineTool } from '../../../core/tool.js';
 import { writeImage } from '../../../engines/sharp.js';
 import { outputFormat } from '../_shared/pixels.js';
 import { clipLayer, layerInput, loadLayer } from '../_shared/layer.js';
-import { outputFile } from '../_shared/output.js';
+import { outputFile } from '../../_shared/output.js';
 import { openInput } from '../_shared/decode.js';
 
 export default defineTool({

@@ -1,6 +1,10 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import { colorSetting, displaySize, ffColor, padSize, probeVideo, transcodeVideo } from '../../../engines/ffmpeg.js';
+import { displaySize } from '../../../engines/ffmpeg/probe.js';
+import { colorSetting, ffColor } from '../../_shared/ffmpeg-color.js';
+import { padSize } from '../_shared/pad.js';
+import { transcodeVideo } from '../_shared/transcode-video.js';
+import { probeVideo } from '../_shared/video-input.js';
 
 export default defineTool({
   id: 'aspect-pad',

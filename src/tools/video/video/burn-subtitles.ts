@@ -3,7 +3,10 @@ import path from 'node:path';
 import { z } from 'zod';
 import { KilnError } from '../../../core/errors.js';
 import { defineTool } from '../../../core/tool.js';
-import { displaySize, ffmpegCapabilities, probeVideo, transcodeVideo } from '../../../engines/ffmpeg.js';
+import { ffmpegCapabilities } from '../../../engines/ffmpeg/capabilities.js';
+import { displaySize } from '../../../engines/ffmpeg/probe.js';
+import { transcodeVideo } from '../_shared/transcode-video.js';
+import { probeVideo } from '../_shared/video-input.js';
 
 /** libass scales SRT styles from a 288-line script to the frame height. */
 const ASS_PLAY_RES_Y = 288;

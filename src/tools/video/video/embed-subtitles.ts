@@ -1,6 +1,11 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import { outputFile, progressSpan, probeVideo, runFfmpeg, muxArgs, type VideoContainer } from '../../../engines/ffmpeg.js';
+import { muxArgs } from '../../../engines/ffmpeg/codecs.js';
+import type { VideoContainer } from '../../../engines/ffmpeg/containers.js';
+import { runFfmpeg } from '../../../engines/ffmpeg/run.js';
+import { outputFile } from '../../_shared/output.js';
+import { progressSpan } from '../../_shared/progress.js';
+import { probeVideo } from '../_shared/video-input.js';
 
 /** Subtitle codec per container; AVI holds no text subtitles, so it becomes MKV (streams copied). */
 const TARGET: Record<string, { container: VideoContainer; codec: string }> = {

@@ -2,18 +2,15 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import {
-  displaySize,
-  encodeVideoArgs,
-  muxArgs,
-  outputFile,
-  probeVideo,
-  progressSpan,
-  requireMaxDuration,
-  runFfmpeg,
-  transcodeVideo,
-  videoContainerOf,
-} from '../../../engines/ffmpeg.js';
+import { encodeVideoArgs, muxArgs } from '../../../engines/ffmpeg/codecs.js';
+import { videoContainerOf } from '../../../engines/ffmpeg/containers.js';
+import { displaySize } from '../../../engines/ffmpeg/probe.js';
+import { runFfmpeg } from '../../../engines/ffmpeg/run.js';
+import { outputFile } from '../../_shared/output.js';
+import { progressSpan } from '../../_shared/progress.js';
+import { requireMaxDuration } from '../../_shared/time-range.js';
+import { transcodeVideo } from '../_shared/transcode-video.js';
+import { probeVideo } from '../_shared/video-input.js';
 
 const MAX_S = 5 * 60;
 

@@ -1,17 +1,12 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import {
-  checkRange,
-  encodeVideoArgs,
-  keepsContainer,
-  muxArgs,
-  outputFile,
-  probeVideo,
-  progressSpan,
-  requireStartInside,
-  runFfmpeg,
-  videoContainerOf,
-} from '../../../engines/ffmpeg.js';
+import { encodeVideoArgs, muxArgs } from '../../../engines/ffmpeg/codecs.js';
+import { keepsContainer, videoContainerOf } from '../../../engines/ffmpeg/containers.js';
+import { runFfmpeg } from '../../../engines/ffmpeg/run.js';
+import { outputFile } from '../../_shared/output.js';
+import { progressSpan } from '../../_shared/progress.js';
+import { checkRange, requireStartInside } from '../../_shared/time-range.js';
+import { probeVideo } from '../_shared/video-input.js';
 
 export default defineTool({
   id: 'trim-video',

@@ -5,7 +5,9 @@ import path from 'node:path';
 import { KilnError } from '../../../core/errors.js';
 import { contentTypeFor } from '../../../core/mime.js';
 import type { OutputFile } from '../../../core/tool.js';
-import { probeVideo, progressSpan, runFfmpeg } from '../../../engines/ffmpeg.js';
+import { runFfmpeg } from '../../../engines/ffmpeg/run.js';
+import { progressSpan } from '../../_shared/progress.js';
+import { probeVideo } from '../_shared/video-input.js';
 
 /** A ZIP of more frames than this is rarely what anyone wants and can fill a disk. */
 const MAX_FRAMES = Number(process.env.KILN_MAX_FRAMES) || 10_000;

@@ -1,7 +1,11 @@
 import { z } from 'zod';
 import { KilnError } from '../../../core/errors.js';
 import { defineTool } from '../../../core/tool.js';
-import { outputFile, probeVideo, progressSpan, requireStartInside, runFfmpeg } from '../../../engines/ffmpeg.js';
+import { runFfmpeg } from '../../../engines/ffmpeg/run.js';
+import { outputFile } from '../../_shared/output.js';
+import { progressSpan } from '../../_shared/progress.js';
+import { requireStartInside } from '../../_shared/time-range.js';
+import { probeVideo } from '../_shared/video-input.js';
 
 /** GIFs grow fast; the spec caps the clip. */
 const MAX_S = 60;

@@ -4,7 +4,10 @@ import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { KilnError } from '../../../core/errors.js';
-import { colorSetting, ffColor, ffmpegCapabilities, probeVideo, transcodeVideo } from '../../../engines/ffmpeg.js';
+import { ffmpegCapabilities } from '../../../engines/ffmpeg/capabilities.js';
+import { colorSetting, ffColor } from '../../_shared/ffmpeg-color.js';
+import { transcodeVideo } from '../_shared/transcode-video.js';
+import { probeVideo } from '../_shared/video-input.js';
 
 const M = 'max(8\\,h*0.03)';
 const POS = {
