@@ -32,7 +32,15 @@ interface CatalogTool {
 }
 interface Catalog {
   tools: CatalogTool[];
-  presets: { id: string; section: string; baseTool: string; fixedSettings: Record<string, unknown> }[];
+  presets: {
+    id: string;
+    section: string;
+    baseTool: string;
+    fixedSettings: Record<string, unknown>;
+    accept: string[];
+    outputExtension: string;
+    optionalSettings: string[];
+  }[];
 }
 
 const GROUP_IDS: Record<string, string> = {
@@ -120,6 +128,22 @@ describe('catalog coverage', () => {
       const tool = presetTool(p, base);
       assert.equal(tool.id, p.id);
     }
+  });
+
+  // PRESETS is built from families and ids (src/tools/presets/families.ts): every record must still be the catalog's, in its order.
+  it('derives each preset exactly as the catalog lists it', () => {
+    assert.deepEqual(
+      PRESETS.map((p) => ({ ...p })),
+      catalog.presets.map((c) => ({
+        id: c.id,
+        section: c.section,
+        tool: c.baseTool,
+        fixed: c.fixedSettings,
+        accept: c.accept,
+        outputExtension: c.outputExtension,
+        optional: c.optionalSettings,
+      })),
+    );
   });
 
   it('makes a CLI command for every tool and preset', () => {
