@@ -10,7 +10,8 @@ import { cpSync, mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import sharp from 'sharp';
-import { holeHalfWidth, inpaintPatchMatch } from '../../src/ai/classical/patchmatch.js';
+import { inpaintPatchMatch } from '../../src/ai/classical/patchmatch.js';
+import { holeHalfWidth } from '../../src/ai/classical/patchmatch/hole.js';
 import { labToRgb, rgbToLab } from '../../src/ai/classical/lab.js';
 import { lamaOutput, lamaTensors, reflect } from '../../src/ai/models/lama.js';
 import { fillInTiles, maskBox } from '../../src/ai/tasks/inpaint.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { holeHalfWidth } from '../../../ai/classical/patchmatch.js';
+import { holeHalfWidth } from '../../../ai/classical/patchmatch/hole.js';
 import { inpaint } from '../../../ai/tasks/inpaint.js';
 import { KilnError } from '../../../core/errors.js';
 import { defineTool } from '../../../core/tool.js';
