@@ -18,7 +18,7 @@ import { requireKind } from '../core/sniff.js';
 import type { InputFile, OutputFile, RunContext, Tool, ToolInputs } from '../core/tool.js';
 import { zipFiles } from '../core/zip.js';
 import { requireEngine } from '../engines/registry.js';
-import { requireBundles } from './bundles.js';
+import { requireRunBundles } from './bundles.js';
 
 export interface RunOptions {
   /** The run's private directory (a Workspace's dir). Outputs are written under `<workDir>/out`. */
@@ -73,7 +73,7 @@ export async function runTool(tool: Tool, inputs: ToolInputs, rawSettings: unkno
   let remembered = false;
   try {
     await Promise.all((tool.needs?.engines ?? []).map((e) => requireEngine(e)));
-    if (tool.needs?.bundles?.length && !tool.needs.bundleFallback) await requireBundles(opts.dataDir, tool.id, tool.needs.bundles);
+    await requireRunBundles(opts.dataDir, tool, settings);
     await checkInputs(tool, inputs, opts.allowPostScript !== false);
     for (const f of allInputs) if (f.type) rememberKind(f.path, f.type);
     remembered = true;

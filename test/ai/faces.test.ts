@@ -286,6 +286,27 @@ describe('content-aware-resize protectFaces', () => {
 });
 
 describe('without the bundle', () => {
+  // needs.bundlesBySetting: only smart-crop's face mode needs face detection.
+  it('smart-crop subject and trim modes run; face mode exits 4 with FEATURE_NOT_INSTALLED naming the mode', async () => {
+    const empty = tempDir('kiln-nofaces-crop-');
+    const ws = await createWorkspace();
+    try {
+      const input = { files: [await inputFile(sample(1))], extra: {} };
+      for (const mode of ['subject', 'trim', 'attention', 'content']) {
+        const r = await runTool(getTool('smart-crop'), input, { mode, width: 200, height: 100 }, { workDir: ws.dir, dataDir: empty });
+        const meta = await sharp(r.output!.path).metadata();
+        assert.ok(meta.width! > 0 && meta.width! <= 1920, `${mode}: ${meta.width}`);
+      }
+    } finally {
+      await ws.dispose();
+    }
+    const res = await kiln(['smart-crop', sample(1), '--mode', 'face', '-o', path.join(empty, 'face.jpg')], {
+      env: { KILN_DATA_DIR: empty },
+    });
+    assert.equal(res.code, 4, res.stderr);
+    assert.match(res.stderr, /smart-crop \(mode face\) needs the feature bundle face-detection.*`kiln features install smart-crop`/);
+  });
+
   it('kiln blur-faces exits 4 with FEATURE_NOT_INSTALLED naming the install command', async () => {
     const empty = tempDir('kiln-nofaces-');
     const out = path.join(empty, 'out.jpg');

@@ -119,6 +119,18 @@ describe('catalog coverage', () => {
     assert.deepEqual(problems, [], `settings missing: ${problems.join(', ')}`);
   });
 
+  it('names real settings and optional bundles in needs.bundlesBySetting', () => {
+    const problems: string[] = [];
+    for (const t of TOOLS) {
+      for (const [bundle, when] of Object.entries(t.needs?.bundlesBySetting ?? {})) {
+        if (!t.needs?.optionalBundles?.includes(bundle)) problems.push(`${t.id}: ${bundle} is not in optionalBundles`);
+        for (const setting of Object.keys(when)) if (!(setting in t.settings.shape)) problems.push(`${t.id}: no setting ${setting}`);
+      }
+    }
+    assert.deepEqual(problems, []);
+    assert.deepEqual(findTool('smart-crop')!.needs?.bundlesBySetting, { 'face-detection': { mode: ['face'] } });
+  });
+
   it('has exactly the 83 presets, each on an existing base tool', () => {
     assert.equal(PRESETS.length, 83);
     assert.deepEqual(PRESETS.map((p) => p.id).sort(), catalog.presets.map((p) => p.id).sort());

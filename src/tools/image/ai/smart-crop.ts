@@ -121,7 +121,7 @@ export default defineTool({
     targetSize: z.int().min(1).optional().describe('Target size in pixels of the padded output.'),
     quality: z.int().min(1).max(100).optional().describe('Output quality.'),
   }),
-  needs: { bundles: ['face-detection'] },
+  needs: { optionalBundles: ['face-detection'], bundlesBySetting: { 'face-detection': { mode: ['face'] } } },
   execution: 'long',
   output: 'image in the input format',
   examples: [

@@ -8,7 +8,7 @@ import { detectFaces } from '../../../ai/tasks/faces.js';
 import { restoreFaces } from '../../../ai/tasks/enhance-faces.js';
 import { denoiseRgb, mixRgb, superResolve } from '../../../ai/tasks/upscale.js';
 import { DENOISE_FILE, GFPGAN_FILE } from '../../../ai/bundles/upscale-enhance.js';
-import { requireBundles, requireImportedFile } from '../../bundles.js';
+import { requireImportedFile } from '../../bundles.js';
 import { decodeOriented } from './face-common.js';
 
 const FORMATS = ['auto', 'png', 'jpg', 'jpeg', 'webp', 'tiff', 'gif', 'avif', 'heic', 'heif', 'jxl'] as const;
@@ -53,7 +53,11 @@ export default defineTool({
   check(s) {
     if (!(s.model in MODELS)) return `model must be one of ${Object.keys(MODELS).join(', ')} (got ${s.model}).`;
   },
-  needs: { bundles: ['upscale-enhance'], optionalBundles: ['face-detection'] },
+  needs: {
+    bundles: ['upscale-enhance'],
+    optionalBundles: ['face-detection'],
+    bundlesBySetting: { 'face-detection': { faceEnhance: [true] } },
+  },
   execution: 'long',
   output: 'image, scale × the input',
   examples: [
@@ -64,10 +68,8 @@ export default defineTool({
   async run(ctx, { files }, s) {
     const input = files[0]!;
     const variant = MODELS[s.model as keyof typeof MODELS];
-    if (s.faceEnhance) {
-      await requireBundles(ctx.dataDir, 'upscale', ['face-detection']);
-      await requireImportedFile(ctx.dataDir, 'upscale', 'upscale-enhance', GFPGAN_FILE, 'upscale faceEnhance');
-    }
+    // face-detection is checked by runTool (needs.bundlesBySetting); the GFPGAN file comes only by import.
+    if (s.faceEnhance) await requireImportedFile(ctx.dataDir, 'upscale', 'upscale-enhance', GFPGAN_FILE, 'upscale faceEnhance');
     if (s.denoise > 0) await requireImportedFile(ctx.dataDir, 'upscale', 'upscale-enhance', DENOISE_FILE, 'upscale denoise');
     const sharp = await getSharp();
     const img = await decodeOriented(input, ctx);
