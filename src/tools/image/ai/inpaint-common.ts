@@ -67,8 +67,6 @@ export async function writeRgb(ctx: RunContext, img: RgbImage, format: ImageForm
 }
 
 export const ERASER = 'object-eraser-colorize';
-export const LAMA_FILE = 'lama-fp32.onnx';
-export const DDCOLOR_FILE = 'ddcolor.onnx';
 
 /** The model file of a bundle is installed (an import-only file counts once imported). */
 export const hasModelFile = (dataDir: string, bundle: string, file: string) => isBundleFileInstalled(dataDir, bundle, file);
