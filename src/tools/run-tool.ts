@@ -19,6 +19,7 @@ import type { InputFile, OutputFile, RunContext, Tool, ToolInputs } from '../cor
 import { zipFiles } from '../core/zip.js';
 import { requireEngine } from '../engines/registry.js';
 import { requireRunBundles } from './bundles.js';
+import { outputFile } from './_shared/output.js';
 
 export interface RunOptions {
   /** The run's private directory (a Workspace's dir). Outputs are written under `<workDir>/out`. */
@@ -105,13 +106,13 @@ export async function runTool(tool: Tool, inputs: ToolInputs, rawSettings: unkno
     if (result.outputs.length > 1) {
       const zipPath = ctx.out('zip');
       await zipFiles(result.outputs, zipPath);
-      output = { path: zipPath, name: path.basename(zipPath), contentType: 'application/zip' };
+      output = outputFile(zipPath);
     } else if (result.outputs.length === 1) {
       output = result.outputs[0]!;
     } else if (result.data) {
       const jsonPath = ctx.out('json');
       await writeFile(jsonPath, JSON.stringify(result.data, null, 2) + '\n');
-      output = { path: jsonPath, name: path.basename(jsonPath), contentType: 'application/json' };
+      output = outputFile(jsonPath);
     }
     if (output) {
       const st = await stat(output.path).catch(() => undefined);

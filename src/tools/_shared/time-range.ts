@@ -24,3 +24,13 @@ export function requireMaxDuration(info: MediaInfo, maxS: number, what: string):
     });
   }
 }
+
+/**
+ * Seconds of the clip a cutting tool takes from `startS`: to `endS`, or `durationS` long, and never past
+ * the end of the input (when its length is known). A start beyond the end is refused first.
+ */
+export function clipLength(info: MediaInfo, startS: number, to: { endS: number } | { durationS: number }): number {
+  requireStartInside(info, startS);
+  if ('endS' in to) return Math.min(to.endS, info.duration || to.endS) - startS;
+  return Math.min(to.durationS, (info.duration || startS + to.durationS) - startS);
+}
