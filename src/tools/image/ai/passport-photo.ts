@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { KilnError } from '../../../core/errors.js';
 import { defineTool, type OutputFile, type RunContext } from '../../../core/tool.js';
 import { getSharp } from '../../../engines/sharp.js';
-import { colorSchema, parseColor } from '../_shared/color.js';
+import { colorSchema, parseColor } from '../../_shared/color.js';
 import { composite, matte, type Picture, readPicture, solidBackground } from './_background.js';
 import { documentTypesOf, findRule, type PhotoRule, RULE_COUNTRIES } from './passport-rules.js';
 

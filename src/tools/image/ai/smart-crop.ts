@@ -4,7 +4,7 @@ import { outputFile } from '../../_shared/output.js';
 import { defineTool } from '../../../core/tool.js';
 import type { DetectedFaces } from '../../../ai/tasks/faces.js';
 import { getSharp, sameFormatAs, supportsAlpha, writeImage } from '../../../engines/sharp.js';
-import { colorSchema, parseColor } from '../_shared/color.js';
+import { colorSchema, parseColor } from '../../_shared/color.js';
 import { decodeOriented, type Decoded, faceData, findFaces } from './face-common.js';
 
 interface Rect {

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { KilnError } from '../../../core/errors.js';
 import { defineTool } from '../../../core/tool.js';
 import { getSharp, MAX_INPUT_PIXELS, normalizeFormat, writeImage } from '../../../engines/sharp.js';
-import { colorSchema, parseColor } from '../_shared/color.js';
+import { colorSchema, parseColor } from '../../_shared/color.js';
 import { outputFile } from '../../_shared/output.js';
 import { sanitizeSvg } from '../_shared/svg-sanitize.js';
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import { colorSchema } from '../_shared/color.js';
+import { colorSchema } from '../../_shared/color.js';
 import { align, canvas, checkCanvas, loadUpright, type Loaded } from '../_shared/layout.js';
 import { outputFile } from '../../_shared/output.js';
 import { checkAbort } from '../_shared/cancel.js';

@@ -4,7 +4,7 @@ import { getSharp, writeImage } from '../../../engines/sharp.js';
 import { outputFormat, readRgba } from '../_shared/pixels.js';
 import { layerInput, clipLayer } from '../_shared/layer.js';
 import { renderText } from '../_shared/text.js';
-import { colorSchema, svgPaint } from '../_shared/color.js';
+import { colorSchema, svgPaint } from '../../_shared/color.js';
 import { outputFile } from '../../_shared/output.js';
 
 export default defineTool({
