@@ -2,6 +2,7 @@
  * The scales of a PatchMatch completion: an image with its hole, halved for the coarser levels, the
  * coarsest hole's first guess (onion peel) and each finer level's first guess (bilinear upsample).
  */
+import { bilinearAt } from '../../models/resample.js';
 
 export interface Level {
   w: number;
@@ -92,24 +93,12 @@ export function onionPeel(l: Level): void {
 export function upsampleInto(coarse: Level, fine: Level): void {
   const { w, h } = fine;
   for (let y = 0; y < h; y++) {
-    const cy = Math.min(coarse.h - 1, Math.max(0, (y + 0.5) / 2 - 0.5));
-    const y0 = Math.floor(cy);
-    const y1 = Math.min(coarse.h - 1, y0 + 1);
-    const fy = cy - y0;
+    const cy = (y + 0.5) / 2 - 0.5;
     for (let x = 0; x < w; x++) {
       const p = y * w + x;
       if (!fine.hole[p]) continue;
-      const cx = Math.min(coarse.w - 1, Math.max(0, (x + 0.5) / 2 - 0.5));
-      const x0 = Math.floor(cx);
-      const x1 = Math.min(coarse.w - 1, x0 + 1);
-      const fx = cx - x0;
-      for (let c = 0; c < 3; c++) {
-        const a = coarse.img[(y0 * coarse.w + x0) * 3 + c]!;
-        const b = coarse.img[(y0 * coarse.w + x1) * 3 + c]!;
-        const d = coarse.img[(y1 * coarse.w + x0) * 3 + c]!;
-        const e = coarse.img[(y1 * coarse.w + x1) * 3 + c]!;
-        fine.img[p * 3 + c] = (a * (1 - fx) + b * fx) * (1 - fy) + (d * (1 - fx) + e * fx) * fy;
-      }
+      const cx = (x + 0.5) / 2 - 0.5;
+      for (let c = 0; c < 3; c++) fine.img[p * 3 + c] = bilinearAt(coarse.img, coarse.w, coarse.h, 3, c, cx, cy);
     }
   }
 }
