@@ -1,10 +1,7 @@
-/** The drawn inputs and the runner that test/ai/inpaint*.test.ts share. */
-import { cpSync, mkdtempSync } from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
-import { createWorkspace } from '../../src/core/workspace.js';
-import { getTool } from '../../src/tools/index.js';
-import { inputFile, type RunOutcome, runTool } from '../../src/tools/run-tool.js';
+import type { RunOutcome } from '../../src/tools/run-tool.js';
+import { runKept } from './run-kept.js';
 import { tempDir } from '../helpers/fixtures.js';
 
 export const dir = tempDir('kiln-inpaint-');
@@ -44,26 +41,14 @@ export async function rgbOf(file: string) {
   return { data, width: info.width, height: info.height };
 }
 
-export async function run(
+export function run(
   id: string,
   file: string,
   settings: Record<string, unknown>,
   extra: Record<string, string> = {},
   dataDir = emptyData,
 ): Promise<RunOutcome & { file?: string }> {
-  const ws = await createWorkspace();
-  try {
-    const ex = Object.fromEntries(await Promise.all(Object.entries(extra).map(async ([k, v]) => [k, [await inputFile(v)]])));
-    const out = await runTool(getTool(id), { files: [await inputFile(file)], extra: ex }, settings, { workDir: ws.dir, dataDir });
-    let kept: string | undefined;
-    if (out.output) {
-      kept = path.join(mkdtempSync(path.join(dir, 'out-')), out.output.name);
-      cpSync(out.output.path, kept);
-    }
-    return { ...out, file: kept };
-  } finally {
-    await ws.dispose();
-  }
+  return runKept(dir, dataDir, id, file, settings, extra);
 }
 
 /** Mean absolute difference per channel over the pixels `where` selects. */

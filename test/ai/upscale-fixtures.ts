@@ -1,10 +1,9 @@
 /** The charts, measures and runner that test/ai/upscale*.test.ts share, and the install they run on. */
-import { cpSync, existsSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
-import { createWorkspace } from '../../src/core/workspace.js';
-import { getTool } from '../../src/tools/index.js';
-import { inputFile, type RunOutcome, runTool } from '../../src/tools/run-tool.js';
+import type { RunOutcome } from '../../src/tools/run-tool.js';
+import { runKept } from './run-kept.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { installForTest } from './install-helper.js';
 
@@ -26,24 +25,8 @@ export async function prepare(): Promise<string> {
   return dataDir;
 }
 
-export async function run(
-  id: string,
-  file: string,
-  settings: Record<string, unknown>,
-  data = dataDir,
-): Promise<RunOutcome & { file?: string }> {
-  const ws = await createWorkspace();
-  try {
-    const out = await runTool(getTool(id), { files: [await inputFile(file)], extra: {} }, settings, { workDir: ws.dir, dataDir: data });
-    let kept: string | undefined;
-    if (out.output) {
-      kept = path.join(mkdtempSync(path.join(dir, 'out-')), out.output.name);
-      cpSync(out.output.path, kept);
-    }
-    return { ...out, file: kept };
-  } finally {
-    await ws.dispose();
-  }
+export function run(id: string, file: string, settings: Record<string, unknown>, data = dataDir): Promise<RunOutcome & { file?: string }> {
+  return runKept(dir, data, id, file, settings);
 }
 
 export async function rgb(file: string) {
