@@ -168,7 +168,10 @@ export function toToolInputs(tool: Tool, parts: UploadedPart[]): ToolInputs {
   for (const p of parts) {
     const { field, ...file } = p;
     if (field === 'file' || (field === 'files' && tool.input.kind === 'files')) {
-      if (tool.input.kind === 'file' && inputs.files.length === 1 && secondFile && !(inputs.extra.file?.length ?? 0)) {
+      // The second `file` of a one-file tool, or the only one of a settings-driven tool that can take a
+      // picture (meme-generator's custom-image mode), is the tool's extra `file`.
+      const toExtra = tool.input.kind === 'none' || (tool.input.kind === 'file' && inputs.files.length === 1);
+      if (toExtra && secondFile && !(inputs.extra.file?.length ?? 0)) {
         inputs.extra.file = [file];
       } else {
         inputs.files.push(file);

@@ -16,6 +16,8 @@ export interface Profile {
   keyId?: string;
   /** Where the key is: 'keyring' or 'file'. */
   keyStore?: 'keyring' | 'file';
+  /** The server of the last logout: `kiln login` without a URL goes back to it (runs are local meanwhile). */
+  lastServer?: string;
 }
 
 interface Store {

@@ -204,8 +204,11 @@ export function topProgram(): Command {
       .command('download')
       .description("download a finished job's output")
       .argument('<id>', 'job id')
-      .option('-o, --output <path>', 'output file, or directory ending in / (default: current directory); - = stdout')
-      .option('-f, --force', 'allow overwriting an existing file')
+      .option('-o, --output <path>', 'output file, or directory ending in / (created); default: ./<name>-<tool>.<ext>; - = stdout')
+      .option('--overwrite', 'replace an existing file (the default)')
+      .option('--no-clobber', 'never replace an existing file (exit 2)')
+      .option('--zip', 'keep the ZIP of a tool that made several files, instead of the separate files')
+      .option('-f, --force', 'same as --overwrite (kept for scripts)')
       .option('--json', 'print one JSON result line'),
   ).action(async (id: string, o: Record<string, string | boolean | undefined>) => (await import('./commands/jobs.js')).jobsDownload(id, o));
 
@@ -214,37 +217,50 @@ export function topProgram(): Command {
     .description(
       'run pipelines (plain JSON files: {"steps": [{"tool": "resize", "settings": {...}}, ...]}) locally, or keep them on a server',
     );
-  pipeline
-    .command('run')
-    .description('run a pipeline file (or a name in ~/.config/kiln/pipelines/) on the inputs, locally')
+  addServerOptions(pipeline.command('run'))
+    .description(
+      'run a pipeline file (or a name in ~/.config/kiln/pipelines/) on the inputs locally; any other NAME is a pipeline saved on the server',
+    )
+    .option('--local', 'never use a server: NAME must be a local pipeline file')
     .argument('<pipeline>', 'FILE.json or NAME')
     .argument('<inputs...>', 'input files (globs allowed)')
-    .option('-o, --output <path>', 'output file, or directory ending in /')
+    .option('-o, --output <path>', 'output file, directory ending in / (created), or a %d pattern for several files')
     .option('--json', 'one JSON result line per input')
     .option('-q, --quiet', 'no progress bar')
-    .option('-f, --force', 'allow overwriting existing files')
+    .option('--overwrite', 'replace existing outputs (the default)')
+    .option('--no-clobber', 'never replace an existing file (exit 2)')
+    .option('--zip', 'keep a ZIP of several outputs whole instead of writing the files')
+    .option('-f, --force', 'allow overwriting an input file')
     .option('--concurrency <n>', 'inputs processed at once')
     .action(async (ref: string, inputs: string[], o: Record<string, string | boolean | undefined>) =>
       (await import('./commands/pipeline.js')).pipelineRunCommand(ref, inputs, o as never),
     );
   pipeline
     .command('validate')
-    .description('check every step of a pipeline file without running it')
+    .description('check every step of a pipeline file without running it; every problem is listed')
     .argument('<pipeline>', 'FILE.json or NAME')
-    .action(async (ref: string) => (await import('./commands/pipeline.js')).pipelineValidateCommand(ref));
+    .option('--json', 'one JSON line: the steps, or the error with every problem in details')
+    .action(async (ref: string, o: { json?: boolean }) => (await import('./commands/pipeline.js')).pipelineValidateCommand(ref, o));
   addServerOptions(
     pipeline
       .command('save')
       .description('save a pipeline file on the server (replaces one of the same name)')
       .argument('<pipeline>', 'FILE.json or NAME')
       .option('--name <name>', 'name to save it under (default: its "name", else the file name)')
+      .addOption(
+        new Option('--scope <scope>', "private (default), or team: your team's members see and run it").choices(['private', 'team']),
+      )
       .option('--json', 'machine-readable'),
   ).action(async (ref: string, o: Record<string, string | boolean | undefined>) =>
     (await import('./commands/pipeline.js')).pipelineSaveCommand(ref, o),
   );
-  addServerOptions(pipeline.command('list').description('the pipelines saved on the server').option('--json', 'machine-readable')).action(
-    async (o: Record<string, string | boolean | undefined>) => (await import('./commands/pipeline.js')).pipelineListCommand(o),
-  );
+  addServerOptions(
+    pipeline
+      .command('list')
+      .description('the pipelines saved on the server: yours and those your team shares')
+      .addOption(new Option('--scope <scope>', 'all (default), private, or team').choices(['all', 'private', 'team']))
+      .option('--json', 'machine-readable'),
+  ).action(async (o: Record<string, string | boolean | undefined>) => (await import('./commands/pipeline.js')).pipelineListCommand(o));
 
   const files = program
     .command('files')
@@ -260,6 +276,13 @@ export function topProgram(): Command {
       .description('library items, newest first')
       .option('--type <type>', 'image, video, audio, pdf, a content type, or an extension')
       .option('--name <text>', 'name contains')
+      .addOption(
+        new Option('--scope <scope>', "all (default), private, or team (shared by your team's members)").choices([
+          'all',
+          'private',
+          'team',
+        ]),
+      )
       .option('--page <n>', 'page number')
       .option('--page-size <n>', 'items per page (max 200)'),
   ).action(async (o: Record<string, string | boolean | undefined>) => (await import('./commands/files.js')).filesList(o));
@@ -268,7 +291,10 @@ export function topProgram(): Command {
       .command('upload')
       .description('add files to the library (one item each)')
       .argument('<files...>', 'files to upload')
-      .option('--name <name>', 'item name (one file only)'),
+      .option('--name <name>', 'item name (one file only)')
+      .addOption(
+        new Option('--scope <scope>', "private (default), or team: your team's members see and use it").choices(['private', 'team']),
+      ),
   ).action(async (f: string[], o: Record<string, string | boolean | undefined>) => (await import('./commands/files.js')).filesUpload(f, o));
   libraryOptions(
     files
@@ -276,8 +302,10 @@ export function topProgram(): Command {
       .description('download an item (its newest version, or --ver N)')
       .argument('<id>', 'item id')
       .option('--ver <n>', "version number (--version is kiln's own)")
-      .option('-o, --output <path>', 'output file, or directory ending in /; - = stdout')
-      .option('-f, --force', 'allow overwriting an existing file'),
+      .option('-o, --output <path>', "output file, or directory ending in / (created); default: the item's name; - = stdout")
+      .option('--overwrite', 'replace an existing file (the default)')
+      .option('--no-clobber', 'never replace an existing file (exit 2)')
+      .option('-f, --force', 'same as --overwrite (kept for scripts)'),
   ).action(async (id: string, o: Record<string, string | boolean | undefined>) => (await import('./commands/files.js')).filesGet(id, o));
   libraryOptions(
     files.command('versions').description("an item's versions: who, when, which tool and settings").argument('<id>', 'item id'),
@@ -321,7 +349,11 @@ export function topProgram(): Command {
     'after',
     `\nTools: run \`kiln tools\` for the list, \`kiln <tool> --help\` for its settings.\n` +
       `Remote: add --server URL (or set KILN_SERVER, or \`kiln login URL\`) to run any tool on a kiln server.\n` +
-      `Interactive: run \`kiln\` with no arguments in a terminal.\n`,
+      `Interactive: run \`kiln\` with no arguments in a terminal.\n` +
+      `Outputs: -o FILE (its name picks the format), -o DIR/ (created), -o page-%d.png for tools that make several files\n` +
+      `  (--zip keeps their ZIP); without -o, ./<input>-<tool>.<ext>. An existing output is replaced (--overwrite, the\n` +
+      `  default) unless --no-clobber; an input only with --force. \`cat a.jpg | kiln resize - --width 99 > b.jpg\` works.\n` +
+      `Scripts: --json prints one JSON line per input or per error on stdout; exit codes in the README.\n`,
   );
   return program;
 }

@@ -154,6 +154,11 @@ export interface ToolDef<S extends SettingsSchema> {
    * or return a message. Kept apart from the schema so the schema stays a plain object for flags and OpenAPI.
    */
   check?: (settings: z.output<S>) => string | void;
+  /**
+   * Settings that belong to one mode imply it: `{ targetSizeKb: { mode: 'targetSize' } }` sets the mode
+   * when only targetSizeKb is given, and refuses a request that names another mode (parseSettings).
+   */
+  implies?: Record<string, Record<string, string>>;
   needs?: ToolNeeds;
   /**
    * Refusals that need the uploaded file or the installed state but no work (a page count, a runtime

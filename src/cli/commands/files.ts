@@ -3,14 +3,14 @@
  * CLI's API client), or of a local data dir when no server is configured or --local is given (the
  * store is opened directly; the local user is the data dir's first admin, who sees every item).
  */
-import { createWriteStream, existsSync } from 'node:fs';
-import { copyFile, rename, rm } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { copyFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { KilnError } from '../../core/errors.js';
 import { defaultDataDir } from '../../core/paths.js';
-import { parseOutputOption, resolveOutputPath } from '../output-naming.js';
+import { parseOutputOption, plainName, resolveOutputPath, writePolicy } from '../output-naming.js';
+import { writeOutput } from '../output-write.js';
 import { resolveServer } from '../profiles.js';
 import { connect, type RemoteClient } from '../remote/client.js';
 
@@ -48,8 +48,9 @@ interface Backend {
     pageSize: number;
     type?: string;
     name?: string;
+    scope?: string;
   }): Promise<{ items: ItemView[]; total: number; page: number; pageSize: number }>;
-  upload(file: string, name?: string): Promise<ItemView>;
+  upload(file: string, name?: string, scope?: string): Promise<ItemView>;
   versions(id: string): Promise<VersionView[]>;
   /** Writes the version's bytes to `dest` ('-' = stdout); returns the version's file name first via `nameOf`. */
   fetchName(id: string, version?: number): Promise<string>;
@@ -67,13 +68,15 @@ function remoteBackend(c: RemoteClient): Backend {
         pageSize: String(q.pageSize),
         ...(q.type ? { type: q.type } : {}),
         ...(q.name ? { name: q.name } : {}),
+        ...(q.scope ? { scope: q.scope } : {}),
       });
       return c.json('GET', `/api/v1/files?${qs}`);
     },
-    async upload(file, name) {
+    async upload(file, name, scope) {
       const r = await c.postForm('/api/v1/files', [
         { field: 'file', path: file, filename: path.basename(file) },
         ...(name ? [{ field: 'name', value: name }] : []),
+        ...(scope ? [{ field: 'scope', value: scope }] : []),
       ]);
       return r.body as unknown as ItemView;
     },
@@ -110,14 +113,15 @@ async function localBackend(dataDir: string): Promise<Backend> {
   const me = { id: admin?.id ?? 'local', role: 'admin' as const };
   return {
     async list(q) {
-      const r = await lib.list(me, q);
+      const { parseScopeFilter } = await import('../../../daemon/library/sharing.js');
+      const r = await lib.list(me, { ...q, scope: parseScopeFilter(q.scope) });
       return { ...r, items: r.items.map((i) => itemView(i) as unknown as ItemView) };
     },
-    async upload(file, name) {
+    async upload(file, name, scope) {
       // The library takes over its copy; the user's file stays where it is.
       const tmp = path.join(await lib.blobs.tmpDir(), `cli-${process.pid}-${Date.now()}`);
       await copyFile(file, tmp);
-      return itemView(await lib.create(me, { path: tmp, name: path.basename(file) }, { name })) as unknown as ItemView;
+      return itemView(await lib.create(me, { path: tmp, name: path.basename(file) }, { name, scope })) as unknown as ItemView;
     },
     async versions(id) {
       return (await lib.versions(await lib.item(me, id))).map((v) => versionView(v) as unknown as VersionView);
@@ -138,21 +142,8 @@ async function localBackend(dataDir: string): Promise<Backend> {
   };
 }
 
-async function writeOut(src: Readable, dest: string): Promise<void> {
-  if (dest === '-') {
-    await pipeline(src, process.stdout, { end: false } as never);
-    return;
-  }
-  // Written beside the target and renamed, so an interrupted download leaves no half file.
-  const tmp = `${dest}.kiln-partial-${process.pid}`;
-  try {
-    await pipeline(src, createWriteStream(tmp));
-    await rename(tmp, dest);
-  } catch (e) {
-    await rm(tmp, { force: true });
-    throw e;
-  }
-}
+/** Written beside the target and renamed (src/cli/output-write.ts): an interrupted download leaves no half file. */
+const writeOut = (src: Readable, dest: string) => writeOutput(src, dest);
 
 async function backend(o: Opts): Promise<Backend> {
   const server = o.local ? undefined : resolveServer({ server: o.server as string | undefined, profile: o.profile as string | undefined });
@@ -189,6 +180,7 @@ export async function filesList(o: Opts): Promise<void> {
       pageSize: posInt(o.pageSize, '--page-size', 50)!,
       type: o.type as string | undefined,
       name: o.name as string | undefined,
+      scope: o.scope as string | undefined,
     });
     if (o.json) {
       process.stdout.write(JSON.stringify(r) + '\n');
@@ -213,7 +205,7 @@ export async function filesUpload(files: string[], o: Opts): Promise<void> {
   for (const f of files) if (!existsSync(f)) throw new KilnError('NOT_FOUND', `No such file: ${f}`);
   await withBackend(o, async (b) => {
     for (const f of files) {
-      const item = await b.upload(f, o.name as string | undefined);
+      const item = await b.upload(f, o.name as string | undefined, o.scope as string | undefined);
       if (o.json) process.stdout.write(JSON.stringify(item) + '\n');
       else process.stdout.write(`${item.id}  ${item.name}\n`);
     }
@@ -243,15 +235,15 @@ export async function filesVersions(id: string, o: Opts): Promise<void> {
 
 export async function filesGet(id: string, o: Opts): Promise<void> {
   const version = posInt(o.ver, '--ver');
+  const policy = writePolicy(o);
   await withBackend(o, async (b) => {
-    const name = await b.fetchName(id, version);
+    // The item's own name (a server's name is used as a base name only).
+    const name = plainName(await b.fetchName(id, version), 'download');
     const target = parseOutputOption(o.output as string | undefined, 1);
-    const dest = target.kind === 'stdout' ? '-' : resolveOutputPath(target, name, 'files', [], !!o.force);
-    if (dest !== '-' && !o.force && existsSync(dest))
-      throw new KilnError('OUTPUT_EXISTS', `${path.relative(process.cwd(), dest) || dest} exists; choose another -o or pass --force.`);
+    const dest = target.kind === 'stdout' ? '-' : resolveOutputPath(target, name, undefined, [], policy);
     await b.download(id, version, dest);
     if (o.json) process.stdout.write(JSON.stringify({ id, version: version ?? null, ok: true, output: dest }) + '\n');
-    else if (dest !== '-') process.stderr.write(`${dest}\n`);
+    else if (dest !== '-') process.stderr.write(`${path.relative(process.cwd(), dest) || dest}\n`);
   });
 }
 

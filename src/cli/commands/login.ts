@@ -11,20 +11,21 @@ import { getProfile, normalizeServer, profileName, updateProfile } from '../prof
 import { ask, closePrompts } from '../prompt.js';
 import { RemoteClient } from '../remote/client.js';
 
-export function machineKeyName(): string {
+/** The key's name says whose it is (the kiln user who logged in) and where it lives. */
+export function machineKeyName(kilnUser?: string): string {
   let user = 'user';
   try {
     user = os.userInfo().username;
   } catch {
     user = process.env.USER ?? 'user';
   }
-  return `kiln CLI ${user}@${os.hostname()}`;
+  return `kiln CLI ${kilnUser ? `${kilnUser} on ` : ''}${user}@${os.hostname()}`;
 }
 
 export async function loginCommand(url: string | undefined, o: { profile?: string }): Promise<void> {
   const profile = profileName(o.profile);
   const existing = await getProfile(profile);
-  const raw = url ?? process.env.KILN_SERVER ?? existing.server;
+  const raw = url ?? process.env.KILN_SERVER ?? existing.server ?? existing.lastServer;
   if (!raw) throw new KilnError('USAGE_ERROR', 'Which server? kiln login https://kiln.example.com');
   const server = normalizeServer(raw);
   const anon = new RemoteClient(server);
@@ -42,7 +43,9 @@ export async function loginCommand(url: string | undefined, o: { profile?: strin
     }
     if (!res.token) throw new KilnError('UNAUTHORIZED', 'The server did not open a session.');
     const session = new RemoteClient(server, res.token);
-    const key = await session.json<{ id: string; name: string; key: string }>('POST', '/api/v1/api-keys', { name: machineKeyName() });
+    const key = await session.json<{ id: string; name: string; key: string }>('POST', '/api/v1/api-keys', {
+      name: machineKeyName(username),
+    });
     // The session was only the way to the key.
     await session.json('POST', '/api/auth/logout').catch(() => {});
     // A new login replaces this machine's previous key for the profile.
@@ -81,6 +84,7 @@ export async function logoutCommand(o: { profile?: string }): Promise<void> {
     }
   }
   await deleteKey(profile, p.server);
-  await updateProfile(profile, { keyId: undefined, keyStore: undefined });
-  process.stderr.write(`Logged out of ${p.server}; the API key is revoked and forgotten.\n`);
+  // Runs are local again; `kiln login` without a URL returns to this server.
+  await updateProfile(profile, { keyId: undefined, keyStore: undefined, server: undefined, lastServer: p.server });
+  process.stderr.write(`Logged out of ${p.server}; the API key is revoked and forgotten. Tools run locally again.\n`);
 }

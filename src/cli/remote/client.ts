@@ -62,8 +62,16 @@ export class RemoteClient {
     return !!this.apiKey;
   }
 
+  /**
+   * An absolute URL on this server. Paths and links come from the server too (a job's `downloadUrl`):
+   * one that points at another origin is refused, so the API key is never sent anywhere else.
+   */
   url(p: string): string {
-    return new URL(p, this.server + '/').toString();
+    const u = new URL(p, this.server + '/');
+    const own = new URL(this.server).origin;
+    if (u.origin !== own)
+      throw new KilnError('FORBIDDEN', `The server at ${this.server} pointed to another origin (${u.origin}); kiln only talks to ${own}.`);
+    return u.toString();
   }
 
   private headers(extra: Record<string, string> = {}): Record<string, string> {
@@ -75,14 +83,24 @@ export class RemoteClient {
     init: { method: string; body?: unknown; headers?: Record<string, string>; signal?: AbortSignal },
   ): Promise<Response> {
     const { fetch } = await lib();
+    let target = this.url(p);
     try {
-      return (await fetch(this.url(p), {
-        method: init.method,
-        body: init.body as never,
-        headers: this.headers(init.headers),
-        signal: init.signal,
-      })) as unknown as Response;
+      // Redirects are followed here, and only within the server's origin (the key goes with them).
+      for (let hops = 0; ; hops++) {
+        const res = (await fetch(target, {
+          method: init.method,
+          body: init.body as never,
+          headers: this.headers(init.headers),
+          signal: init.signal,
+          redirect: 'manual',
+        })) as unknown as Response;
+        const location = res.status >= 300 && res.status < 400 ? res.headers.get('location') : null;
+        if (!location || hops >= 5 || init.method !== 'GET') return res;
+        await res.body?.cancel().catch(() => undefined);
+        target = this.url(new URL(location, target).toString());
+      }
     } catch (e) {
+      if (e instanceof KilnError) throw e;
       const err = e as Error & { cause?: { code?: string; message?: string } };
       if (err.name === 'AbortError') throw e;
       const why = err.cause?.code ?? err.cause?.message ?? err.message;

@@ -29,6 +29,7 @@ export default defineTool({
     if (s.mode === 'range' && !s.range?.trim()) return 'split-pdf mode range needs range (e.g. 1-3,z).';
     if (s.mode === 'every' && s.everyN === undefined) return 'split-pdf mode every needs everyN.';
   },
+  implies: { everyN: { mode: 'every' } },
   needs: { engines: ['qpdf'] },
   output: 'PDF (mode range) or ZIP of PDFs (mode every)',
   examples: ['report.pdf --range 1-3,z -o first-and-last.pdf', 'report.pdf --mode every --every-n 2 -o parts.zip'],
