@@ -3,7 +3,7 @@
  * `#RGBA`, `#RRGGBB`, `#RRGGBBAA`, a CSS colour name (`red`, `rebeccapurple`) or `transparent`.
  */
 import { z } from 'zod';
-import { CSS_NAMES } from '../../../core/css-colors.js';
+import { CSS_NAMES } from '../../core/css-colors.js';
 
 export interface Rgba {
   r: number;
