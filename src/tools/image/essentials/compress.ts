@@ -4,7 +4,7 @@ import type { Sharp } from 'sharp';
 import { z } from 'zod';
 import { defineTool, type RunContext } from '../../../core/tool.js';
 import { encode, isAnimatedFormat, sameFormatAs, visibleSize, writeImage, type ImageFormat } from '../../../engines/sharp.js';
-import { outputFile } from '../_shared/output.js';
+import { outputFile } from '../../_shared/output.js';
 import { openInput } from '../_shared/decode.js';
 import { checkAbort } from '../_shared/cancel.js';
 

@@ -6,6 +6,7 @@ import { zipFiles } from '../../../core/zip.js';
 import { defineTool } from '../../../core/tool.js';
 import { qpdf, resolveRange, selectPages } from '../../../engines/qpdf.js';
 import { openPdf, pdfOutput, PDF_ACCEPT } from '../_shared/pdf-input.js';
+import { outputFile } from '../../_shared/output.js';
 
 export default defineTool({
   id: 'split-pdf',
@@ -59,7 +60,7 @@ export default defineTool({
     const zip = ctx.out('zip', '-parts');
     await zipFiles(parts, zip);
     return {
-      outputs: [{ path: zip, name: path.basename(zip), contentType: 'application/zip' }],
+      outputs: [outputFile(zip)],
       data: { parts: parts.length, everyN: n, sourcePages: pdf.pages },
     };
   },

@@ -1,9 +1,9 @@
 /**
- * Colour settings: one schema and one parser, so every image tool accepts the same spellings — `#RGB`,
+ * Colour settings: one schema and one parser, so every tool accepts the same spellings — `#RGB`,
  * `#RGBA`, `#RRGGBB`, `#RRGGBBAA`, a CSS colour name (`red`, `rebeccapurple`) or `transparent`.
  */
 import { z } from 'zod';
-import { CSS_NAMES } from '../../../core/css-colors.js';
+import { CSS_NAMES } from '../../core/css-colors.js';
 
 export interface Rgba {
   r: number;
@@ -52,4 +52,15 @@ export function svgPaint(c: string | Rgba, attr: 'fill' | 'stroke' | 'stop-color
 
 export function isOpaque(c: string): boolean {
   return parseColor(c).alpha >= 1;
+}
+
+/**
+ * A colour in ffmpeg's syntax (`0xRRGGBB`, with `@alpha` when it is not opaque), for filter options such as
+ * pad's color, drawtext's fontcolor and showwavespic's colors. `opacity` multiplies the colour's own alpha.
+ */
+export function ffmpegColor(c: string, opacity = 1): string {
+  const x = parseColor(c);
+  const hex = `0x${hexOf(x).slice(1).toUpperCase()}`;
+  const alpha = x.alpha * opacity;
+  return alpha < 1 ? `${hex}@${+alpha.toFixed(4)}` : hex;
 }
