@@ -60,6 +60,12 @@ export interface DaemonConfig {
   requestTimeoutS: number;
   /** Requests per minute per user (per address when anonymous), bursts up to as many (RATE_LIMIT_PER_MINUTE; 0 = off). */
   rateLimitPerMinute: number;
+  /**
+   * Host names the daemon is reached by besides loopback names and IP literals (PUBLIC_HOSTS, comma
+   * separated). Requests naming another Host, and state-changing requests from another site's Origin,
+   * are refused: always with AUTH_ENABLED=false, and with auth on once this is set (daemon/http/host-guard.ts).
+   */
+  publicHosts: string[];
 }
 
 export interface ConfigFlags {
@@ -90,6 +96,23 @@ function trustProxy(env: NodeJS.ProcessEnv): boolean | number | string {
     'USAGE_ERROR',
     `TRUST_PROXY must be true, false, a hop count, or proxy addresses/CIDRs separated by commas (got "${raw}").`,
   );
+}
+
+/** PUBLIC_HOSTS: `kiln.example.com, files.example.org` (a port or an https:// prefix is tolerated). */
+function hostList(env: NodeJS.ProcessEnv, name: string): string[] {
+  const out: string[] = [];
+  for (const raw of (env[name] ?? '').split(/[\s,]+/).filter(Boolean)) {
+    let host: string;
+    try {
+      host = new URL(raw.includes('://') ? raw : `http://${raw}`).hostname.toLowerCase();
+    } catch {
+      host = '';
+    }
+    if (!host || !/^(\[[0-9a-f:.]+\]|[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*)$/.test(host))
+      throw new KilnError('USAGE_ERROR', `${name} must list host names separated by commas (got "${raw}").`);
+    out.push(host);
+  }
+  return out;
 }
 
 function bool(env: NodeJS.ProcessEnv, name: string, def: boolean): boolean {
@@ -137,6 +160,7 @@ export function resolveConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = 
     bodyIdleTimeoutS: num(env, 'BODY_IDLE_TIMEOUT_S', 60, 0.1),
     requestTimeoutS: num(env, 'REQUEST_TIMEOUT_S', 3600, 0.1),
     rateLimitPerMinute: num(env, 'RATE_LIMIT_PER_MINUTE', 6000, 0),
+    publicHosts: hostList(env, 'PUBLIC_HOSTS'),
   };
 }
 

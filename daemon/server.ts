@@ -15,6 +15,7 @@ import { ensureAdmin } from './auth/bootstrap.js';
 import type { DaemonConfig } from './config.js';
 import type { DaemonContext } from './context.js';
 import { installErrorHandling } from './http/errors.js';
+import { installHostGuard } from './http/host-guard.js';
 import { loggerOptions } from './http/logging.js';
 import { RateLimiter } from './http/rate-limit.js';
 import { installBodyIdleTimeout } from './http/timeouts.js';
@@ -114,6 +115,7 @@ export async function buildServer(config: DaemonConfig): Promise<FastifyInstance
     await app.register(multipart, { limits: { fileSize: config.maxUploadMb * 1048576 } });
     installErrorHandling(app, config.maxUploadMb);
 
+    installHostGuard(app, config);
     const limiter = new RateLimiter(config.rateLimitPerMinute);
     app.addHook('onRequest', async (request, reply) => {
       const url = request.routeOptions.url;
