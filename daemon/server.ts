@@ -16,6 +16,7 @@ import type { DaemonConfig } from './config.js';
 import type { DaemonContext } from './context.js';
 import { installErrorHandling } from './http/errors.js';
 import { installHostGuard } from './http/host-guard.js';
+import { installQuotaRelease } from './http/quota.js';
 import { loggerOptions } from './http/logging.js';
 import { RateLimiter } from './http/rate-limit.js';
 import { installBodyIdleTimeout } from './http/timeouts.js';
@@ -116,6 +117,7 @@ export async function buildServer(config: DaemonConfig): Promise<FastifyInstance
     installErrorHandling(app, config.maxUploadMb);
 
     installHostGuard(app, config);
+    installQuotaRelease(app);
     const limiter = new RateLimiter(config.rateLimitPerMinute);
     app.addHook('onRequest', async (request, reply) => {
       const url = request.routeOptions.url;

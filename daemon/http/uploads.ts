@@ -14,7 +14,7 @@ import { KilnError } from '../../src/core/errors.js';
 import { safeFileName } from '../../src/core/paths.js';
 import { coerceSettingValue, describeSettings } from '../../src/core/settings.js';
 import type { InputFile, Tool, ToolInputs } from '../../src/core/tool.js';
-import { chargeQuota } from './quota.js';
+import { chargeQuota, holdUntilAnswered } from './quota.js';
 
 const MB = 1048576;
 const MAX_FIELDS = 200;
@@ -112,14 +112,15 @@ export async function readMultipart(request: FastifyRequest, dir: string, limits
       }
     }
   } catch (e) {
+    quota.release();
     if (e instanceof KilnError && e.code === 'LIMIT_EXCEEDED') await drainBody(request);
     // busboy's own fields limit (one past ours) surfaces as its error: answer with ours.
     if ((e as { code?: string }).code === 'FST_FIELDS_LIMIT')
       throw new KilnError('LIMIT_EXCEEDED', `Too many form fields: at most ${MAX_FIELDS}.`, { details: { limit: MAX_FIELDS }, cause: e });
     throw e;
-  } finally {
-    quota.release();
   }
+  // Until the answer: the job that holds these files is recorded (and counted) by then.
+  holdUntilAnswered(request, quota);
   return { parts, fields };
 }
 

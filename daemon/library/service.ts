@@ -161,38 +161,52 @@ export class LibraryService {
   async create(viewer: Viewer, content: NewContent, opts: { name?: string; move?: boolean } = {}): Promise<ItemRow> {
     try {
       const d = await this.describe(content);
-      await this.quota.check(viewer.id, d.hash, d.size);
-      await this.blobs.add(content.path, d.hash, d.size, { move: opts.move ?? true });
-      const now = Date.now();
-      const item: ItemRow = {
-        id: newId(),
-        owner_id: viewer.id,
-        name: opts.name ? safeFileName(opts.name, d.name) : d.name,
-        content_type: d.contentType,
-        size: d.size,
-        latest_version: 1,
-        created_at: now,
-        updated_at: now,
-      };
+      const release = await this.quota.reserve(viewer.id, d.hash, d.size);
       try {
-        await this.db.insertInto('library_items').values(item).execute();
-        await this.db
-          .insertInto('library_versions')
-          .values(this.versionRow(item.id, 1, d, viewer.id, now, { source: 'upload' }))
-          .execute();
-      } catch (e) {
-        await this.db
-          .deleteFrom('library_items')
-          .where('id', '=', item.id)
-          .execute()
-          .catch(() => {});
-        await this.blobs.release(d.hash);
-        throw e;
+        return await this.insertItem(viewer, content, d, opts);
+      } finally {
+        await release();
       }
-      return item;
     } finally {
       if (opts.move ?? true) await rm(content.path, { force: true });
     }
+  }
+
+  /** Stores the content and records the item; runs under the quota reservation of its size. */
+  private async insertItem(
+    viewer: Viewer,
+    content: NewContent,
+    d: { hash: string; size: number; contentType: string; name: string },
+    opts: { name?: string; move?: boolean },
+  ): Promise<ItemRow> {
+    await this.blobs.add(content.path, d.hash, d.size, { move: opts.move ?? true });
+    const now = Date.now();
+    const item: ItemRow = {
+      id: newId(),
+      owner_id: viewer.id,
+      name: opts.name ? safeFileName(opts.name, d.name) : d.name,
+      content_type: d.contentType,
+      size: d.size,
+      latest_version: 1,
+      created_at: now,
+      updated_at: now,
+    };
+    try {
+      await this.db.insertInto('library_items').values(item).execute();
+      await this.db
+        .insertInto('library_versions')
+        .values(this.versionRow(item.id, 1, d, viewer.id, now, { source: 'upload' }))
+        .execute();
+    } catch (e) {
+      await this.db
+        .deleteFrom('library_items')
+        .where('id', '=', item.id)
+        .execute()
+        .catch(() => {});
+      await this.blobs.release(d.hash);
+      throw e;
+    }
+    return item;
   }
 
   private versionRow(
@@ -234,9 +248,13 @@ export class LibraryService {
       const item = await this.item(viewer, itemId);
       const d = await this.describe(content);
       return await this.items.run(item.id, async () => {
-        await this.quota.check(item.owner_id, d.hash, d.size);
-        await this.blobs.add(content.path, d.hash, d.size, { move });
-        return this.appendVersion(item.id, viewer.id, d, origin);
+        const release = await this.quota.reserve(item.owner_id, d.hash, d.size);
+        try {
+          await this.blobs.add(content.path, d.hash, d.size, { move });
+          return await this.appendVersion(item.id, viewer.id, d, origin);
+        } finally {
+          await release();
+        }
       });
     } finally {
       if (move) await rm(content.path, { force: true });
