@@ -48,6 +48,11 @@ export interface DaemonConfig {
   trustProxy: boolean | number | string;
   /** Largest text field of a multipart request (MAX_FIELD_KB). */
   maxFieldKb: number;
+  /**
+   * All text fields of one multipart request together (MAX_TEXT_KB), counted as they arrive. Default:
+   * 4 × MAX_FIELD_KB, at most 4096 unless one field alone may be larger.
+   */
+  maxTextKb: number;
   /** Largest multipart request, all parts together (MAX_REQUEST_MB). */
   maxRequestMb: number;
   /** Job inputs and outputs one user may hold until they are swept (USER_QUOTA_MB; 0 = no quota). */
@@ -123,6 +128,11 @@ function bool(env: NodeJS.ProcessEnv, name: string, def: boolean): boolean {
   throw new KilnError('USAGE_ERROR', `${name} must be true or false (got "${raw}").`);
 }
 
+/** Text is buffered whole and may be parsed as JSON (several times its size in memory): keep the total small. */
+function defaultTextKb(fieldKb: number): number {
+  return Math.max(fieldKb, Math.min(4 * fieldKb, 4096));
+}
+
 export function resolveConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = process.env): DaemonConfig {
   const dataDir = path.resolve(flags.dataDir ?? defaultDataDir(env));
   const port = flags.port !== undefined ? Number(flags.port) : num(env, 'PORT', 1349);
@@ -154,6 +164,7 @@ export function resolveConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = 
     secretKey: env.SECRET_KEY || undefined,
     trustProxy: trustProxy(env),
     maxFieldKb: num(env, 'MAX_FIELD_KB', 1024, 1),
+    maxTextKb: num(env, 'MAX_TEXT_KB', defaultTextKb(num(env, 'MAX_FIELD_KB', 1024, 1)), 1),
     maxRequestMb: num(env, 'MAX_REQUEST_MB', 4096, 1),
     userQuotaMb: num(env, 'USER_QUOTA_MB', 10240, 0),
     headersTimeoutS: num(env, 'HEADERS_TIMEOUT_S', 30, 0.1),

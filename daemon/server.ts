@@ -113,7 +113,10 @@ export async function buildServer(config: DaemonConfig): Promise<FastifyInstance
     ctx.registry = await installMetrics(app);
     installDrainGuard(app);
 
-    await app.register(multipart, { limits: { fileSize: config.maxUploadMb * 1048576 } });
+    // Routes that read multipart themselves without naming limits (branding logo, library upload, feature
+    // import) take files plus at most a name: without these, 200 fields of 1 MB each were held in memory.
+    // The tool routes name their own limits (http/uploads.ts).
+    await app.register(multipart, { limits: { fileSize: config.maxUploadMb * 1048576, fields: 20, fieldSize: 64 * 1024 } });
     installErrorHandling(app, config.maxUploadMb);
 
     installHostGuard(app, config);
