@@ -84,6 +84,13 @@ async function connect(t: SshTarget, o: Opts) {
       },
     } as never);
   } catch (e) {
+    if (verdict?.result === 'revoked') {
+      throw new KilnError(
+        'FORBIDDEN',
+        `The host key of ${t.host}:${t.port} (${verdict.fp}) is marked @revoked in ${knownHosts}: it must never be trusted (--insecure-accept-host-key does not override this). Give the server a new host key, then list that one.`,
+        { reason: 'host-key-revoked' },
+      );
+    }
     if (verdict?.result === 'changed') {
       throw new KilnError(
         'FORBIDDEN',
