@@ -71,6 +71,11 @@ export interface DaemonConfig {
    * are refused: always with AUTH_ENABLED=false, and with auth on once this is set (daemon/http/host-guard.ts).
    */
   publicHosts: string[];
+  /** HTTPS with this certificate and key (TLS_CERT_FILE, TLS_KEY_FILE; PEM files). */
+  tlsCertFile?: string;
+  tlsKeyFile?: string;
+  /** HTTPS with a certificate the daemon makes and keeps in DATA_DIR/tls (TLS_SELF_SIGNED=true). */
+  tlsSelfSigned: boolean;
 }
 
 export interface ConfigFlags {
@@ -172,6 +177,9 @@ export function resolveConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = 
     requestTimeoutS: num(env, 'REQUEST_TIMEOUT_S', 3600, 0.1),
     rateLimitPerMinute: num(env, 'RATE_LIMIT_PER_MINUTE', 6000, 0),
     publicHosts: hostList(env, 'PUBLIC_HOSTS'),
+    tlsCertFile: env.TLS_CERT_FILE ? path.resolve(env.TLS_CERT_FILE) : undefined,
+    tlsKeyFile: env.TLS_KEY_FILE ? path.resolve(env.TLS_KEY_FILE) : undefined,
+    tlsSelfSigned: bool(env, 'TLS_SELF_SIGNED', false),
   };
 }
 

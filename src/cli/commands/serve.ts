@@ -32,11 +32,17 @@ export async function serveCommand(o: ServeOptions): Promise<void> {
   const address = app.server.address();
   const where =
     typeof address === 'object' && address
-      ? `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`
+      ? `${app.kiln.tls ? 'https' : 'http'}://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`
       : String(address);
   process.stderr.write(
     `kiln listening on ${where} (data in ${config.dataDir}, ${app.kiln.store.kind}, auth ${config.authEnabled ? 'on' : 'OFF'})\n`,
   );
+  const tls = app.kiln.tls;
+  // Clients compare this with what `kiln login` shows before pinning a self-signed certificate.
+  if (tls)
+    process.stderr.write(
+      `TLS certificate${tls.selfSigned ? ' (self-signed)' : ''} ${tls.certFile}\nSHA-256 fingerprint: ${tls.fingerprint}\n`,
+    );
   const engines = await warmEngines((m) => app.log.warn(m));
 
   await new Promise<void>((resolve) => {
