@@ -320,6 +320,10 @@ export function topProgram(): Command {
     .option('--env <NAME=VALUE...>', 'daemon setting for the service (e.g. MAX_UPLOAD_MB=512); no secrets')
     .option('--known-hosts <file>', 'known_hosts file to check the host key against (default: ~/.ssh/known_hosts)')
     .option('--insecure-accept-host-key', 'accept an unknown host key without checking it')
+    .option('--tls-cert <file>', 'serve https with this certificate (PEM; uploaded into the data dir); default: a self-signed one, pinned')
+    .option('--tls-key <file>', 'the private key of --tls-cert (PEM; stored 0600)')
+    .option('--behind-proxy <url>', 'listen on 127.0.0.1 only, behind your TLS reverse proxy serving this https URL')
+    .option('--insecure-http', 'serve plain http (trusted networks only)')
     .action(async (target: string, o: Record<string, string | boolean | undefined>) =>
       (await import('./commands/deploy.js')).deployCommand(target, o),
     );
