@@ -56,7 +56,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--brightness --contrast --exposure --saturation --temperature --tint --hue --sharpness --red --green --blue --effect -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--brightness --contrast --exposure --saturation --temperature --tint --hue --sharpness --red --green --blue --effect -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'ai-canvas-expand')
@@ -75,7 +75,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--extend-top --extend-right --extend-bottom --extend-left --tier --format --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--extend-top --extend-right --extend-bottom --extend-left --tier --format --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'background-replace')
@@ -94,7 +94,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--background-type --color --gradient-color1 --gradient-color2 --gradient-angle --feather --format -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--background-type --color --gradient-color1 --gradient-color2 --gradient-angle --feather --format -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'barcode-generate')
@@ -108,7 +108,7 @@ _kiln() {
         --server) return 0 ;;
         --profile) return 0 ;;
       esac
-      flags='--text --type --scale --include-text -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async -h --help'
+      flags='--text --type --scale --include-text -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async -h --help'
       ;;
     'barcode-read')
       case "$prev" in
@@ -119,7 +119,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'beautify')
@@ -141,7 +141,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--background-type --gradient-stops --padding --border-radius --shadow-preset --frame --social-preset --watermark-text --output-format --background-image -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--background-type --gradient-stops --padding --border-radius --shadow-preset --frame --social-preset --watermark-text --output-format --background-image -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'blur-background')
@@ -156,7 +156,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--intensity --feather --format -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--intensity --feather --format -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'blur-faces')
@@ -170,7 +170,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--blur-radius --sensitivity -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--blur-radius --sensitivity -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'border')
@@ -187,7 +187,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--width --color --style --border-radius --padding --shadow -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--width --color --style --border-radius --padding --shadow -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'bulk-rename')
@@ -202,7 +202,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--pattern --start-index --padding -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--pattern --start-index --padding -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'circle-crop')
@@ -221,7 +221,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--zoom --offset-x --offset-y --border-width --border-color --background --output-size -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--zoom --offset-x --offset-y --border-width --border-color --background --output-size -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'collage')
@@ -237,7 +237,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--template --gap --background-color --border-radius -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--template --gap --background-color --border-radius -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'color-blindness')
@@ -250,7 +250,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--simulation-type -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--simulation-type -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'color-palette')
@@ -264,7 +264,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--count --format -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--count --format -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'colorize')
@@ -278,7 +278,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--intensity --model -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--intensity --model -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'compare')
@@ -293,7 +293,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--mode --diff-threshold --target -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--mode --diff-threshold --target -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'compose')
@@ -310,7 +310,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--x --y --opacity --blend --overlay -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--x --y --opacity --blend --overlay -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'compress')
@@ -325,7 +325,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--mode --quality --target-size-kb -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--mode --quality --target-size-kb -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'content-aware-resize')
@@ -341,7 +341,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--width --height --protect-faces --blur-radius --sobel-threshold --square -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--width --height --protect-faces --blur-radius --sobel-threshold --square -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'convert')
@@ -355,7 +355,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--format --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--format --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'crop')
@@ -372,7 +372,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--left --top --width --height --unit -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--left --top --width --height --unit -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'duotone')
@@ -387,7 +387,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--shadow --highlight --intensity -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--shadow --highlight --intensity -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'edit-metadata')
@@ -406,7 +406,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--title --description --author --copyright --keywords --gps --date-time -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--title --description --author --copyright --keywords --gps --date-time -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'enhance-faces')
@@ -421,7 +421,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--model --strength --sensitivity --only-center-face --center-face -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--model --strength --sensitivity --only-center-face --center-face -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'erase-object')
@@ -436,7 +436,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--format --quality --mask -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--format --quality --mask -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'favicon')
@@ -451,7 +451,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--padding --background-color --border-radius -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--padding --background-color --border-radius -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'find-duplicates')
@@ -464,7 +464,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--threshold -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--threshold -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'gif-tools')
@@ -495,7 +495,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--action --loop --width --height --percentage --colors --dither --effort --speed-factor --extract-mode --frame-number --frame-start --frame-end --extract-format --angle --flip-h --flip-v --text --font-size --color --position -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--action --loop --width --height --percentage --colors --dither --effort --speed-factor --extract-mode --frame-number --frame-start --frame-end --extract-format --angle --flip-h --flip-v --text --font-size --color --position -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'gif-webp')
@@ -509,7 +509,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality --lossless --resize-percent -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality --lossless --resize-percent -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'histogram')
@@ -522,7 +522,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--scale -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--scale -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'html-to-image')
@@ -539,7 +539,7 @@ _kiln() {
         --server) return 0 ;;
         --profile) return 0 ;;
       esac
-      flags='--url --format --quality --full-page --device-preset --viewport-width --viewport-height -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async -h --help'
+      flags='--url --format --quality --full-page --device-preset --viewport-width --viewport-height -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async -h --help'
       ;;
     'image-enhancement')
       case "$prev" in
@@ -554,7 +554,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--mode --intensity --strength --corrections --deep-enhance -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--mode --intensity --strength --corrections --deep-enhance -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'image-pad')
@@ -572,7 +572,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--target --ratio-w --ratio-h --background --color --padding -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--target --ratio-w --ratio-h --background --color --padding -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'image-to-base64')
@@ -586,7 +586,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--format --mime-type -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--format --mime-type -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'image-to-pdf')
@@ -602,7 +602,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--page-size --orientation --margin --target-size -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--page-size --orientation --margin --target-size -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'info')
@@ -614,7 +614,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'lqip-placeholder')
@@ -631,7 +631,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--width --blur --strategy --format --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--width --blur --strategy --format --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'meme-generator')
@@ -651,7 +651,7 @@ _kiln() {
         --server) return 0 ;;
         --profile) return 0 ;;
       esac
-      flags='--template-id --text-layout --text-boxes --font-family --font-size --text-color --stroke-color --text-align --all-caps --file -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async -h --help'
+      flags='--template-id --text-layout --text-boxes --font-family --font-size --text-color --stroke-color --text-align --all-caps --file -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async -h --help'
       ;;
     'noise-removal')
       case "$prev" in
@@ -668,7 +668,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--tier --strength --detail-preservation --color-noise --format --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--tier --strength --detail-preservation --color-noise --format --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'ocr')
@@ -683,7 +683,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality --language --enhance --engine -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality --language --enhance --engine -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'optimize-for-web')
@@ -699,7 +699,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--format --quality --max-width --max-height --progressive --strip-metadata -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--format --quality --max-width --max-height --progressive --strip-metadata -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'passport-photo')
@@ -727,7 +727,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--country-code --document-type --bg-color --print-layout --max-file-size-kb --dpi --custom-width-mm --custom-height-mm --zoom --adjust-x --adjust-y --job-id --filename --landmarks --image-width --image-height -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--country-code --document-type --bg-color --print-layout --max-file-size-kb --dpi --custom-width-mm --custom-height-mm --zoom --adjust-x --adjust-y --job-id --filename --landmarks --image-width --image-height -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'pixelate')
@@ -741,7 +741,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--block-size --region -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--block-size --region -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'qr-generate')
@@ -761,7 +761,7 @@ _kiln() {
         --server) return 0 ;;
         --profile) return 0 ;;
       esac
-      flags='--data --size --margin --color-dark --color-light --error-correction-level --dot-style --corner-style --logo -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async -h --help'
+      flags='--data --size --margin --color-dark --color-light --error-correction-level --dot-style --corner-style --logo -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async -h --help'
       ;;
     'red-eye-removal')
       case "$prev" in
@@ -776,7 +776,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--sensitivity --strength --format --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--sensitivity --strength --format --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'remove-background')
@@ -799,7 +799,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--model --background-type --background-color --gradient-color1 --gradient-color2 --gradient-angle --blur-enabled --blur-intensity --shadow-enabled --shadow-opacity --output-format --edge-refine --decontaminate --background-image -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--model --background-type --background-color --gradient-color1 --gradient-color2 --gradient-angle --blur-enabled --blur-intensity --shadow-enabled --shadow-opacity --output-format --edge-refine --decontaminate --background-image -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'replace-color')
@@ -814,7 +814,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--source-color --target-color --make-transparent --tolerance -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--source-color --target-color --make-transparent --tolerance -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'resize')
@@ -831,7 +831,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--width --height --fit --percentage --without-enlargement --preset -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--width --height --fit --percentage --without-enlargement --preset -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'restore-photo')
@@ -847,7 +847,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--scratch-removal --face-enhancement --fidelity --denoise --denoise-strength --colorize --colorize-strength --mode -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--scratch-removal --face-enhancement --fidelity --denoise --denoise-strength --colorize --colorize-strength --mode -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'rotate')
@@ -860,7 +860,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--angle --horizontal --vertical -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--angle --horizontal --vertical -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'sharpening')
@@ -885,7 +885,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--method --sigma --m1 --m2 --x1 --y2 --y3 --amount --radius --threshold --strength --kernel-size --denoise -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--method --sigma --m1 --m2 --x1 --y2 --y3 --amount --radius --threshold --strength --kernel-size --denoise -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'smart-crop')
@@ -908,7 +908,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--mode --strategy --width --height --padding --face-preset --sensitivity --threshold --pad-to-square --pad-color --target-size --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--mode --strategy --width --height --padding --face-preset --sensitivity --threshold --pad-to-square --pad-color --target-size --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'split')
@@ -925,7 +925,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--mode --rows --cols --tile-width --tile-height -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--mode --rows --cols --tile-width --tile-height -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'sprite-sheet')
@@ -942,7 +942,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--columns --padding --background --format --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--columns --padding --background --format --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'stitch')
@@ -958,7 +958,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--direction --gap --background-color --alignment -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--direction --gap --background-color --alignment -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'strip-metadata')
@@ -970,7 +970,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'svg-to-raster')
@@ -989,7 +989,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--format --width --height --scale --dpi --background --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--format --width --height --scale --dpi --background --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'text-overlay')
@@ -1010,7 +1010,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--text --font --font-size --color --x --y --background --padding --border-radius -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--text --font --font-size --color --x --y --background --padding --border-radius -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'transparency-fixer')
@@ -1024,7 +1024,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--defringe --output-format --remove-watermark -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--defringe --output-format --remove-watermark -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'upscale')
@@ -1041,7 +1041,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--scale --model --face-enhance --denoise --format --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--scale --model --face-enhance --denoise --format --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'vectorize')
@@ -1058,7 +1058,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--color-mode --threshold --color-precision --filter-speckle --path-mode -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--color-mode --threshold --color-precision --filter-speckle --path-mode -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'vignette')
@@ -1077,7 +1077,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--strength --color --radius --softness --roundness --center-x --center-y -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--strength --color --radius --softness --roundness --center-x --center-y -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'watermark-image')
@@ -1093,7 +1093,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--opacity --position --scale --watermark -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--opacity --position --scale --watermark -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'watermark-text')
@@ -1112,7 +1112,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--text --font --font-size --color --opacity --position --rotation --tile -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--text --font --font-size --color --opacity --position --rotation --tile -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'aspect-pad')
@@ -1126,7 +1126,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--target --color -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--target --color -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'auto-subtitles')
@@ -1140,7 +1140,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--language --format -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--language --format -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'blur-pad')
@@ -1154,7 +1154,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--target --blur -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--target --blur -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'burn-subtitles')
@@ -1168,7 +1168,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--font-size --subtitles -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--font-size --subtitles -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'change-fps')
@@ -1181,7 +1181,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--fps -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--fps -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'compress-video')
@@ -1195,7 +1195,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality --resolution -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality --resolution -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'convert-video')
@@ -1209,7 +1209,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--format --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--format --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'crop-video')
@@ -1225,7 +1225,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--width --height --x --y -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--width --height --x --y -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'embed-subtitles')
@@ -1239,7 +1239,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--language --subtitles -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--language --subtitles -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'extract-audio')
@@ -1252,7 +1252,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--format -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--format -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'extract-subtitles')
@@ -1264,7 +1264,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'gif-to-video')
@@ -1277,7 +1277,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--format -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--format -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'images-to-video')
@@ -1292,7 +1292,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--seconds-per-image --resolution --fps -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--seconds-per-image --resolution --fps -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'merge-videos')
@@ -1304,7 +1304,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'mute-video')
@@ -1316,7 +1316,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'replace-audio')
@@ -1329,7 +1329,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--audio -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--audio -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'resize-video')
@@ -1344,7 +1344,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--width --height --preset -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--width --height --preset -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'reverse-video')
@@ -1356,7 +1356,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'rotate-video')
@@ -1369,7 +1369,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--transform -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--transform -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'stabilize-video')
@@ -1382,7 +1382,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--smoothing -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--smoothing -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'trim-video')
@@ -1396,7 +1396,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--start-s --end-s --precise -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--start-s --end-s --precise -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'video-color')
@@ -1412,7 +1412,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--brightness --contrast --saturation --gamma -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--brightness --contrast --saturation --gamma -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'video-loudnorm')
@@ -1424,7 +1424,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'video-metadata')
@@ -1436,7 +1436,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'video-speed')
@@ -1449,7 +1449,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--factor --keep-pitch -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--factor --keep-pitch -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'video-to-frames')
@@ -1465,7 +1465,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--mode --n --timestamps --format -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--mode --n --timestamps --format -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'video-to-gif')
@@ -1481,7 +1481,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--fps --width --start-s --duration-s -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--fps --width --start-s --duration-s -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'video-to-webp')
@@ -1496,7 +1496,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--fps --width --quality --loop -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--fps --width --quality --loop -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'watermark-video')
@@ -1513,7 +1513,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--text --position --font-size --opacity --color -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--text --position --font-size --opacity --color -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'audio-channels')
@@ -1526,7 +1526,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--mode -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--mode -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'audio-metadata')
@@ -1541,7 +1541,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--strip --title --artist --album -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--strip --title --artist --album -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'audio-speed')
@@ -1554,7 +1554,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--factor -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--factor -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'convert-audio')
@@ -1568,7 +1568,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--format --bitrate-kbps -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--format --bitrate-kbps -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'fade-audio')
@@ -1582,7 +1582,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--fade-in-s --fade-out-s -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--fade-in-s --fade-out-s -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'merge-audio')
@@ -1595,7 +1595,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--format -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--format -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'noise-reduction')
@@ -1608,7 +1608,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--strength -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--strength -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'normalize-audio')
@@ -1620,7 +1620,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'pitch-shift')
@@ -1633,7 +1633,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--semitones -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--semitones -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'reverse-audio')
@@ -1645,7 +1645,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'ringtone-maker')
@@ -1659,7 +1659,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--start-s --duration-s -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--start-s --duration-s -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'silence-removal')
@@ -1673,7 +1673,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--threshold-db --min-silence-s -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--threshold-db --min-silence-s -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'split-audio')
@@ -1690,7 +1690,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--mode --segment-s --parts --threshold-db --min-silence-s -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--mode --segment-s --parts --threshold-db --min-silence-s -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'transcribe-audio')
@@ -1704,7 +1704,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--language --output-format -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--language --output-format -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'trim-audio')
@@ -1718,7 +1718,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--start-s --end-s -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--start-s --end-s -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'volume-adjust')
@@ -1731,7 +1731,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--gain-db -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--gain-db -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'waveform-image')
@@ -1746,7 +1746,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--width --height --color -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--width --height --color -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'booklet-pdf')
@@ -1759,7 +1759,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--per-sheet -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--per-sheet -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'compress-pdf')
@@ -1774,7 +1774,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--mode --quality --target-size-kb -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--mode --quality --target-size-kb -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'crop-pdf')
@@ -1787,7 +1787,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--margin -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--margin -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'extract-pages')
@@ -1800,7 +1800,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--range -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--range -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'flatten-pdf')
@@ -1812,7 +1812,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'grayscale-pdf')
@@ -1824,7 +1824,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'linearize-pdf')
@@ -1836,7 +1836,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'merge-pdf')
@@ -1848,7 +1848,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'nup-pdf')
@@ -1861,7 +1861,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--per-sheet -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--per-sheet -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'ocr-pdf')
@@ -1877,7 +1877,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality --language --enhance --engine --pages -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality --language --enhance --engine --pages -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'organize-pdf')
@@ -1890,7 +1890,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--order -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--order -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'pdf-metadata')
@@ -1906,7 +1906,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--title --author --subject --keywords -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--title --author --subject --keywords -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'pdf-page-numbers')
@@ -1920,7 +1920,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--position --font-size -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--position --font-size -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'pdf-to-image')
@@ -1936,7 +1936,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--pages --format --dpi --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--pages --format --dpi --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'pdf-to-text')
@@ -1948,7 +1948,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'pdf-to-wordprocessor')
@@ -1960,7 +1960,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'pdfa-convert')
@@ -1972,7 +1972,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'protect-pdf')
@@ -1986,7 +1986,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--user-password --owner-password -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--user-password --owner-password -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'redact-pdf')
@@ -1999,7 +1999,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--terms --case-sensitive -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--terms --case-sensitive -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'remove-pages')
@@ -2012,7 +2012,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--pages -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--pages -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'repair-pdf')
@@ -2024,7 +2024,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'rotate-pdf')
@@ -2038,7 +2038,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--angle --range -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--angle --range -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'sign-pdf')
@@ -2055,7 +2055,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--placements --certificate-password --reason --sig --certificate -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--placements --certificate-password --reason --sig --certificate -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'split-pdf')
@@ -2070,7 +2070,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--mode --range --every-n -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--mode --range --every-n -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'unlock-pdf')
@@ -2083,7 +2083,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--password -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--password -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'watermark-pdf')
@@ -2100,7 +2100,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--text --position --font-size --opacity --rotation -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--text --position --font-size --opacity --rotation -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'convert-document')
@@ -2113,7 +2113,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--format -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--format -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'convert-presentation')
@@ -2126,7 +2126,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--format -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--format -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'convert-spreadsheet')
@@ -2139,7 +2139,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--format -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--format -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'epub-convert')
@@ -2152,7 +2152,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--format -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--format -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'html-to-pdf')
@@ -2164,7 +2164,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'markdown-to-docx')
@@ -2176,7 +2176,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'markdown-to-html')
@@ -2188,7 +2188,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'markdown-to-pdf')
@@ -2200,7 +2200,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'presentation-to-pdf')
@@ -2212,7 +2212,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'spreadsheet-to-pdf')
@@ -2224,7 +2224,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'to-epub')
@@ -2236,7 +2236,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'wordprocessor-to-pdf')
@@ -2248,7 +2248,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'aac-to-flac')
@@ -2261,7 +2261,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--bitrate-kbps -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--bitrate-kbps -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'aac-to-mp3')
@@ -2274,7 +2274,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--bitrate-kbps -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--bitrate-kbps -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'aac-to-wav')
@@ -2287,7 +2287,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--bitrate-kbps -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--bitrate-kbps -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'avi-to-gif')
@@ -2303,7 +2303,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--fps --width --start-s --duration-s -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--fps --width --start-s --duration-s -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'avi-to-mkv')
@@ -2316,7 +2316,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'avi-to-mov')
@@ -2329,7 +2329,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'avi-to-mp3')
@@ -2341,7 +2341,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'avi-to-mp4')
@@ -2354,7 +2354,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'eps-to-jpg')
@@ -2367,7 +2367,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'eps-to-pdf')
@@ -2383,7 +2383,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--page-size --orientation --margin --target-size -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--page-size --orientation --margin --target-size -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'eps-to-png')
@@ -2396,7 +2396,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'eps-to-svg')
@@ -2413,7 +2413,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--color-mode --threshold --color-precision --filter-speckle --path-mode -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--color-mode --threshold --color-precision --filter-speckle --path-mode -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'flac-to-mp3')
@@ -2426,7 +2426,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--bitrate-kbps -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--bitrate-kbps -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'gif-to-jpg')
@@ -2439,7 +2439,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'gif-to-mov')
@@ -2451,7 +2451,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'gif-to-mp4')
@@ -2463,7 +2463,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'gif-to-pdf')
@@ -2479,7 +2479,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--page-size --orientation --margin --target-size -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--page-size --orientation --margin --target-size -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'gif-to-png')
@@ -2492,7 +2492,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'gif-to-webm')
@@ -2504,7 +2504,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'heic-to-avif')
@@ -2517,7 +2517,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'heic-to-jpg')
@@ -2530,7 +2530,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'heic-to-pdf')
@@ -2546,7 +2546,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--page-size --orientation --margin --target-size -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--page-size --orientation --margin --target-size -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'heic-to-png')
@@ -2559,7 +2559,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'jpg-to-avif')
@@ -2572,7 +2572,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'jpg-to-eps')
@@ -2585,7 +2585,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'jpg-to-gif')
@@ -2598,7 +2598,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'jpg-to-pdf')
@@ -2614,7 +2614,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--page-size --orientation --margin --target-size -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--page-size --orientation --margin --target-size -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'jpg-to-png')
@@ -2627,7 +2627,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'jpg-to-svg')
@@ -2644,7 +2644,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--color-mode --threshold --color-precision --filter-speckle --path-mode -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--color-mode --threshold --color-precision --filter-speckle --path-mode -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'jpg-to-tiff')
@@ -2657,7 +2657,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'jpg-to-webp')
@@ -2670,7 +2670,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'm4a-to-mp3')
@@ -2683,7 +2683,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--bitrate-kbps -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--bitrate-kbps -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'm4a-to-wav')
@@ -2696,7 +2696,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--bitrate-kbps -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--bitrate-kbps -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'mkv-to-avi')
@@ -2709,7 +2709,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'mkv-to-gif')
@@ -2725,7 +2725,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--fps --width --start-s --duration-s -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--fps --width --start-s --duration-s -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'mkv-to-mov')
@@ -2738,7 +2738,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'mkv-to-mp3')
@@ -2750,7 +2750,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'mkv-to-mp4')
@@ -2763,7 +2763,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'mov-to-avi')
@@ -2776,7 +2776,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'mov-to-gif')
@@ -2792,7 +2792,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--fps --width --start-s --duration-s -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--fps --width --start-s --duration-s -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'mov-to-mp3')
@@ -2804,7 +2804,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'mov-to-mp4')
@@ -2817,7 +2817,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'mov-to-wav')
@@ -2829,7 +2829,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'mp3-to-wav')
@@ -2842,7 +2842,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--bitrate-kbps -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--bitrate-kbps -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'mp4-to-avi')
@@ -2855,7 +2855,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'mp4-to-gif')
@@ -2871,7 +2871,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--fps --width --start-s --duration-s -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--fps --width --start-s --duration-s -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'mp4-to-mov')
@@ -2884,7 +2884,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'mp4-to-mp3')
@@ -2896,7 +2896,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'mp4-to-ogg')
@@ -2908,7 +2908,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'mp4-to-wav')
@@ -2920,7 +2920,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'mp4-to-webm')
@@ -2933,7 +2933,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'ogg-to-mp3')
@@ -2946,7 +2946,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--bitrate-kbps -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--bitrate-kbps -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'ogg-to-wav')
@@ -2959,7 +2959,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--bitrate-kbps -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--bitrate-kbps -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'pdf-to-jpg')
@@ -2974,7 +2974,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--pages --dpi --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--pages --dpi --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'pdf-to-png')
@@ -2989,7 +2989,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--pages --dpi --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--pages --dpi --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'pdf-to-tiff')
@@ -3004,7 +3004,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--pages --dpi --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--pages --dpi --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'png-to-avif')
@@ -3017,7 +3017,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'png-to-eps')
@@ -3030,7 +3030,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'png-to-gif')
@@ -3043,7 +3043,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'png-to-jpg')
@@ -3056,7 +3056,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'png-to-pdf')
@@ -3072,7 +3072,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--page-size --orientation --margin --target-size -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--page-size --orientation --margin --target-size -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'png-to-svg')
@@ -3089,7 +3089,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--color-mode --threshold --color-precision --filter-speckle --path-mode -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--color-mode --threshold --color-precision --filter-speckle --path-mode -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'png-to-tiff')
@@ -3102,7 +3102,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'png-to-webp')
@@ -3115,7 +3115,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'psd-to-jpg')
@@ -3128,7 +3128,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'psd-to-png')
@@ -3141,7 +3141,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'psd-to-svg')
@@ -3158,7 +3158,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--color-mode --threshold --color-precision --filter-speckle --path-mode -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--color-mode --threshold --color-precision --filter-speckle --path-mode -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'spreadsheet-to-csv')
@@ -3170,7 +3170,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'svg-to-jpg')
@@ -3188,7 +3188,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--width --height --scale --dpi --background --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--width --height --scale --dpi --background --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'svg-to-png')
@@ -3206,7 +3206,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--width --height --scale --dpi --background --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--width --height --scale --dpi --background --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'tiff-to-jpg')
@@ -3219,7 +3219,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'tiff-to-pdf')
@@ -3235,7 +3235,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--page-size --orientation --margin --target-size -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--page-size --orientation --margin --target-size -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'tiff-to-png')
@@ -3248,7 +3248,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'tiff-to-svg')
@@ -3265,7 +3265,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--color-mode --threshold --color-precision --filter-speckle --path-mode -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--color-mode --threshold --color-precision --filter-speckle --path-mode -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'wav-to-mp3')
@@ -3278,7 +3278,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--bitrate-kbps -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--bitrate-kbps -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'webm-to-mov')
@@ -3291,7 +3291,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'webm-to-mp3')
@@ -3303,7 +3303,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'webm-to-mp4')
@@ -3316,7 +3316,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'webp-to-avif')
@@ -3329,7 +3329,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'webp-to-gif')
@@ -3342,7 +3342,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'webp-to-jpg')
@@ -3355,7 +3355,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'webp-to-pdf')
@@ -3371,7 +3371,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--page-size --orientation --margin --target-size -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--page-size --orientation --margin --target-size -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'webp-to-png')
@@ -3384,7 +3384,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'admin')
@@ -3458,8 +3458,11 @@ _kiln() {
         --no-systemd) return 0 ;;
         --env) return 0 ;;
         --known-hosts) _kiln_files; return 0 ;;
+        --tls-cert) _kiln_files; return 0 ;;
+        --tls-key) _kiln_files; return 0 ;;
+        --behind-proxy) return 0 ;;
       esac
-      flags='-i --identity --port --host --dir --data-dir --no-systemd --env --known-hosts --insecure-accept-host-key -h --help'
+      flags='-i --identity --port --host --dir --data-dir --no-systemd --env --known-hosts --insecure-accept-host-key --tls-cert --tls-key --behind-proxy --insecure-http -h --help'
       ;;
     'doctor')
       flags='--json -h --help'
@@ -3473,21 +3476,21 @@ _kiln() {
         --server) return 0 ;;
         --profile) return 0 ;;
       esac
-      flags='--server --profile --local --json -q --quiet -h --help'
+      flags='--server --profile --insecure-http --local --json -q --quiet -h --help'
       ;;
     'features install')
       case "$prev" in
         --server) return 0 ;;
         --profile) return 0 ;;
       esac
-      flags='--wait --server --profile --local --json -q --quiet -h --help'
+      flags='--wait --server --profile --insecure-http --local --json -q --quiet -h --help'
       ;;
     'features remove')
       case "$prev" in
         --server) return 0 ;;
         --profile) return 0 ;;
       esac
-      flags='--server --profile --local --json -q --quiet -h --help'
+      flags='--server --profile --insecure-http --local --json -q --quiet -h --help'
       ;;
     'features export')
       case "$prev" in
@@ -3502,7 +3505,7 @@ _kiln() {
         --server) return 0 ;;
         --profile) return 0 ;;
       esac
-      flags='--index --archive --server --profile --local --json -q --quiet -h --help'
+      flags='--index --archive --server --profile --insecure-http --local --json -q --quiet -h --help'
       args=@files
       ;;
     'features build-ocr-runtime')
@@ -3528,7 +3531,7 @@ _kiln() {
         --profile) return 0 ;;
         --data-dir) _kiln_dirs; return 0 ;;
       esac
-      flags='--type --name --page --page-size --server --profile --local --data-dir --json -h --help'
+      flags='--type --name --page --page-size --server --profile --insecure-http --local --data-dir --json -h --help'
       ;;
     'files upload')
       case "$prev" in
@@ -3537,7 +3540,7 @@ _kiln() {
         --profile) return 0 ;;
         --data-dir) _kiln_dirs; return 0 ;;
       esac
-      flags='--name --server --profile --local --data-dir --json -h --help'
+      flags='--name --server --profile --insecure-http --local --data-dir --json -h --help'
       args=@files
       ;;
     'files get')
@@ -3548,7 +3551,7 @@ _kiln() {
         --profile) return 0 ;;
         --data-dir) _kiln_dirs; return 0 ;;
       esac
-      flags='--ver -o --output -f --force --server --profile --local --data-dir --json -h --help'
+      flags='--ver -o --output -f --force --server --profile --insecure-http --local --data-dir --json -h --help'
       ;;
     'files versions')
       case "$prev" in
@@ -3556,7 +3559,7 @@ _kiln() {
         --profile) return 0 ;;
         --data-dir) _kiln_dirs; return 0 ;;
       esac
-      flags='--server --profile --local --data-dir --json -h --help'
+      flags='--server --profile --insecure-http --local --data-dir --json -h --help'
       ;;
     'files rm')
       case "$prev" in
@@ -3565,7 +3568,7 @@ _kiln() {
         --profile) return 0 ;;
         --data-dir) _kiln_dirs; return 0 ;;
       esac
-      flags='--ver --server --profile --local --data-dir --json -h --help'
+      flags='--ver --server --profile --insecure-http --local --data-dir --json -h --help'
       ;;
     'jobs')
       flags='--help'
@@ -3577,21 +3580,21 @@ _kiln() {
         --server) return 0 ;;
         --profile) return 0 ;;
       esac
-      flags='--json --limit --server --profile -h --help'
+      flags='--json --limit --server --profile --insecure-http -h --help'
       ;;
     'jobs get')
       case "$prev" in
         --server) return 0 ;;
         --profile) return 0 ;;
       esac
-      flags='--json --server --profile -h --help'
+      flags='--json --server --profile --insecure-http -h --help'
       ;;
     'jobs watch')
       case "$prev" in
         --server) return 0 ;;
         --profile) return 0 ;;
       esac
-      flags='--json -q --quiet --server --profile -h --help'
+      flags='--json -q --quiet --server --profile --insecure-http -h --help'
       ;;
     'jobs download')
       case "$prev" in
@@ -3599,13 +3602,14 @@ _kiln() {
         --server) return 0 ;;
         --profile) return 0 ;;
       esac
-      flags='-o --output -f --force --json --server --profile -h --help'
+      flags='-o --output -f --force --json --server --profile --insecure-http -h --help'
       ;;
     'login')
       case "$prev" in
         --profile) return 0 ;;
+        --tls-fingerprint) return 0 ;;
       esac
-      flags='--profile -h --help'
+      flags='--profile --tls-fingerprint --insecure-http -h --help'
       ;;
     'logout')
       case "$prev" in
@@ -3620,7 +3624,7 @@ _kiln() {
         --server) return 0 ;;
         --profile) return 0 ;;
       esac
-      flags='--tools --section --list --json --local --server --profile -h --help'
+      flags='--tools --section --list --json --local --server --profile --insecure-http -h --help'
       ;;
     'pipeline')
       flags='--help'
@@ -3643,14 +3647,14 @@ _kiln() {
         --server) return 0 ;;
         --profile) return 0 ;;
       esac
-      flags='--name --json --server --profile -h --help'
+      flags='--name --json --server --profile --insecure-http -h --help'
       ;;
     'pipeline list')
       case "$prev" in
         --server) return 0 ;;
         --profile) return 0 ;;
       esac
-      flags='--json --server --profile -h --help'
+      flags='--json --server --profile --insecure-http -h --help'
       ;;
     'presets')
       flags='--json -h --help'
