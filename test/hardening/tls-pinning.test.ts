@@ -17,6 +17,7 @@ import type { FastifyInstance } from 'fastify';
 import { resolveConfig } from '../../daemon/config.js';
 import { makeSelfSigned } from '../../daemon/http/tls.js';
 import { buildServer } from '../../daemon/server.js';
+import { RemoteClient } from '../../src/cli/remote/client.js';
 import { KILN, kiln } from '../helpers/cli.js';
 import { tempDir } from '../helpers/fixtures.js';
 
@@ -123,6 +124,22 @@ describe('HTTPS with a pinned self-signed certificate', () => {
     });
     assert.equal(unpinned.code, 1);
     assert.match(unpinned.stderr, /not trusted by this machine.*kiln login/s);
+  });
+
+  it('the pin holds on every new connection, parallel and after idle ones closed', async () => {
+    // New connections would resume the TLS session, which presents no certificate to check.
+    app!.server.keepAliveTimeout = 50;
+    const client = new RemoteClient(url, undefined, app!.kiln.tls!.fingerprint);
+    for (let round = 0; round < 3; round++) {
+      const answers = await Promise.all(Array.from({ length: 6 }, () => client.json<{ status: string }>('GET', '/api/v1/health')));
+      assert.deepEqual(
+        answers.map((a) => a.status),
+        Array(6).fill('healthy'),
+      );
+      await new Promise((r) => setTimeout(r, 150));
+    }
+    const wrong = new RemoteClient(url, undefined, `${'00:'.repeat(31)}00`);
+    await assert.rejects(wrong.json('GET', '/api/v1/health'), /has changed/);
   });
 
   it('a swapped certificate is refused before anything is sent; re-pinning needs its fingerprint', async () => {

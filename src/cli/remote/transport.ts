@@ -95,7 +95,8 @@ export function changedPinError(server: string, pinned: string, offered: string)
  */
 export async function pinnedDispatcher(server: string, pin: string): Promise<Dispatcher> {
   const { Agent, buildConnector } = await import('undici');
-  const base = buildConnector({ rejectUnauthorized: false });
+  // No TLS session resumption: a resumed session presents no certificate to check.
+  const base = buildConnector({ rejectUnauthorized: false, maxCachedSessions: 0 });
   return new Agent({
     connect(opts, callback) {
       base(opts, (err, socket) => {
