@@ -112,14 +112,21 @@ async function selfSigned(config: DaemonConfig): Promise<TlsMaterial> {
   const existing = await Promise.all([readFile(certFile, 'utf8'), readFile(keyFile, 'utf8')]).catch(() => undefined);
   if (existing) {
     const [cert, key] = existing;
-    const fingerprint = checkPair(cert, key, certFile);
-    if (new Date(new X509Certificate(cert).validTo).getTime() > Date.now()) {
+    // A pair that does not match (a crash between the two writes) or has expired is made again.
+    const fingerprint = (() => {
+      try {
+        return checkPair(cert, key, certFile);
+      } catch {
+        return undefined;
+      }
+    })();
+    if (fingerprint && new Date(new X509Certificate(cert).validTo).getTime() > Date.now()) {
       await chmod(keyFile, 0o600);
       return { key, cert, fingerprint, selfSigned: true, certFile };
     }
   }
   const made = await makeSelfSigned(config);
-  // Key first: a crash in between leaves a pair that fails checkPair and is made again, never a half.
+  // Key first: a crash in between leaves a pair that fails checkPair and is made again, never served.
   await writePrivate(keyFile, made.key);
   await writePrivate(certFile, made.cert);
   return { ...made, fingerprint: checkPair(made.cert, made.key, certFile), selfSigned: true, certFile };

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { randomBytes, X509Certificate } from 'node:crypto';
-import { readFileSync, statSync } from 'node:fs';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
 import net from 'node:net';
 import os from 'node:os';
@@ -105,6 +105,12 @@ describe('HTTPS with a pinned self-signed certificate', () => {
     await stop();
     await start();
     assert.equal(app!.kiln.tls?.fingerprint, fingerprint);
+    // A key that does not belong to the certificate (a crash between the two writes) is not served: a new pair is made.
+    await stop();
+    writeFileSync(path.join(dataDir, 'tls', 'key.pem'), (await makeSelfSigned({ host: '127.0.0.1', publicHosts: [] })).key);
+    await start();
+    assert.notEqual(app!.kiln.tls?.fingerprint, fingerprint);
+    assert.equal(app!.kiln.tls?.fingerprint, new X509Certificate(readFileSync(certFile)).fingerprint256);
   });
 
   it('kiln login pins the fingerprint on first use, and later calls use the pin', async () => {
