@@ -57,7 +57,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--brightness --contrast --exposure --saturation --temperature --tint --hue --sharpness --red --green --blue --effect -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--brightness --contrast --exposure --saturation --temperature --tint --hue --sharpness --red --green --blue --effect -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'ai-canvas-expand')
@@ -77,7 +77,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--extend-top --extend-right --extend-bottom --extend-left --tier --format --quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--extend-top --extend-right --extend-bottom --extend-left --tier --format --quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'background-replace')
@@ -97,7 +97,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--background-type --color --gradient-color1 --gradient-color2 --gradient-angle --feather --format -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--background-type --color --gradient-color1 --gradient-color2 --gradient-angle --feather --format -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'barcode-generate')
@@ -112,7 +112,7 @@ _kiln() {
         --server) return 0 ;;
         --profile) return 0 ;;
       esac
-      flags='--text --type --scale --include-text -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async -h --help'
+      flags='--text --type --scale --include-text -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async -h --help'
       ;;
     'barcode-read')
       case "$prev" in
@@ -124,7 +124,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'beautify')
@@ -147,7 +147,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--background-type --gradient-stops --padding --border-radius --shadow-preset --frame --social-preset --watermark-text --output-format --background-image -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--background-type --gradient-stops --padding --border-radius --shadow-preset --frame --social-preset --watermark-text --output-format --background-image -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'blur-background')
@@ -163,7 +163,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--intensity --feather --format -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--intensity --feather --format -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'blur-faces')
@@ -178,7 +178,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--blur-radius --sensitivity -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--blur-radius --sensitivity -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'border')
@@ -196,7 +196,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--width --color --style --border-radius --padding --shadow -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--width --color --style --border-radius --padding --shadow -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'bulk-rename')
@@ -212,7 +212,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--pattern --start-index --padding -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--pattern --start-index --padding -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'circle-crop')
@@ -232,7 +232,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--zoom --offset-x --offset-y --border-width --border-color --background --output-size -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--zoom --offset-x --offset-y --border-width --border-color --background --output-size -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'collage')
@@ -249,7 +249,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--template --gap --background-color --border-radius -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--template --gap --background-color --border-radius -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'color-blindness')
@@ -263,7 +263,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--simulation-type -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--simulation-type -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'color-palette')
@@ -278,7 +278,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--count --format --swatch -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--count --format --swatch -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'colorize')
@@ -293,7 +293,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--intensity --model -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--intensity --model -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'compare')
@@ -309,7 +309,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--mode --diff-threshold --target -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--mode --diff-threshold --target -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'compose')
@@ -327,7 +327,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--x --y --opacity --blend --overlay -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--x --y --opacity --blend --overlay -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'compress')
@@ -343,7 +343,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--mode --quality --target-size-kb -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--mode --quality --target-size-kb -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'content-aware-resize')
@@ -360,7 +360,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--width --height --protect-faces --blur-radius --sobel-threshold --square -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--width --height --protect-faces --blur-radius --sobel-threshold --square -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'convert')
@@ -375,7 +375,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--format --quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--format --quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'crop')
@@ -393,7 +393,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--left --top --width --height --unit -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--left --top --width --height --unit -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'duotone')
@@ -409,7 +409,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--shadow --highlight --intensity -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--shadow --highlight --intensity -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'edit-metadata')
@@ -429,7 +429,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--title --description --author --copyright --keywords --gps --date-time -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--title --description --author --copyright --keywords --gps --date-time -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'enhance-faces')
@@ -445,7 +445,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--model --strength --sensitivity --only-center-face --center-face -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--model --strength --sensitivity --only-center-face --center-face -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'erase-object')
@@ -461,7 +461,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--format --quality --mask -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--format --quality --mask -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'favicon')
@@ -477,7 +477,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--padding --background-color --border-radius -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--padding --background-color --border-radius -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'find-duplicates')
@@ -491,7 +491,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--threshold -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--threshold -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'gif-tools')
@@ -523,7 +523,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--action --loop --width --height --percentage --colors --dither --effort --speed-factor --extract-mode --frame-number --frame-start --frame-end --extract-format --angle --flip-h --flip-v --text --font-size --color --position -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--action --loop --width --height --percentage --colors --dither --effort --speed-factor --extract-mode --frame-number --frame-start --frame-end --extract-format --angle --flip-h --flip-v --text --font-size --color --position -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'gif-webp')
@@ -538,7 +538,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality --lossless --resize-percent -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality --lossless --resize-percent -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'histogram')
@@ -552,7 +552,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--scale -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--scale -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'html-to-image')
@@ -570,7 +570,7 @@ _kiln() {
         --server) return 0 ;;
         --profile) return 0 ;;
       esac
-      flags='--url --format --quality --full-page --device-preset --viewport-width --viewport-height -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async -h --help'
+      flags='--url --format --quality --full-page --device-preset --viewport-width --viewport-height -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async -h --help'
       ;;
     'image-enhancement')
       case "$prev" in
@@ -586,7 +586,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--mode --intensity --strength --corrections --deep-enhance -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--mode --intensity --strength --corrections --deep-enhance -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'image-pad')
@@ -605,7 +605,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--target --ratio-w --ratio-h --background --color --padding -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--target --ratio-w --ratio-h --background --color --padding -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'image-to-base64')
@@ -620,7 +620,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--format --mime-type -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--format --mime-type -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'image-to-pdf')
@@ -637,7 +637,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--page-size --orientation --margin --target-size -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--page-size --orientation --margin --target-size -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'info')
@@ -650,7 +650,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'lqip-placeholder')
@@ -668,7 +668,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--width --blur --strategy --format --quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--width --blur --strategy --format --quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'meme-generator')
@@ -689,7 +689,7 @@ _kiln() {
         --server) return 0 ;;
         --profile) return 0 ;;
       esac
-      flags='--template-id --text-layout --text-boxes --font-family --font-size --text-color --stroke-color --text-align --all-caps --file -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async -h --help'
+      flags='--template-id --text-layout --text-boxes --font-family --font-size --text-color --stroke-color --text-align --all-caps --file -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async -h --help'
       ;;
     'noise-removal')
       case "$prev" in
@@ -707,7 +707,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--tier --strength --detail-preservation --color-noise --format --quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--tier --strength --detail-preservation --color-noise --format --quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'ocr')
@@ -723,7 +723,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality --language --enhance --engine -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality --language --enhance --engine -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'optimize-for-web')
@@ -740,7 +740,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--format --quality --max-width --max-height --progressive --strip-metadata -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--format --quality --max-width --max-height --progressive --strip-metadata -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'passport-photo')
@@ -769,7 +769,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--country-code --document-type --bg-color --print-layout --max-file-size-kb --dpi --custom-width-mm --custom-height-mm --zoom --adjust-x --adjust-y --job-id --filename --landmarks --image-width --image-height -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--country-code --document-type --bg-color --print-layout --max-file-size-kb --dpi --custom-width-mm --custom-height-mm --zoom --adjust-x --adjust-y --job-id --filename --landmarks --image-width --image-height -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'pixelate')
@@ -784,7 +784,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--block-size --region -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--block-size --region -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'qr-generate')
@@ -805,7 +805,7 @@ _kiln() {
         --server) return 0 ;;
         --profile) return 0 ;;
       esac
-      flags='--data --size --margin --color-dark --color-light --error-correction-level --dot-style --corner-style --logo -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async -h --help'
+      flags='--data --size --margin --color-dark --color-light --error-correction-level --dot-style --corner-style --logo -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async -h --help'
       ;;
     'red-eye-removal')
       case "$prev" in
@@ -821,7 +821,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--sensitivity --strength --format --quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--sensitivity --strength --format --quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'remove-background')
@@ -845,7 +845,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--model --background-type --background-color --gradient-color1 --gradient-color2 --gradient-angle --blur-enabled --blur-intensity --shadow-enabled --shadow-opacity --output-format --edge-refine --decontaminate --background-image -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--model --background-type --background-color --gradient-color1 --gradient-color2 --gradient-angle --blur-enabled --blur-intensity --shadow-enabled --shadow-opacity --output-format --edge-refine --decontaminate --background-image -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'replace-color')
@@ -861,7 +861,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--source-color --target-color --make-transparent --tolerance -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--source-color --target-color --make-transparent --tolerance -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'resize')
@@ -879,7 +879,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--width --height --fit --percentage --without-enlargement --preset -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--width --height --fit --percentage --without-enlargement --preset -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'restore-photo')
@@ -896,7 +896,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--scratch-removal --face-enhancement --fidelity --denoise --denoise-strength --colorize --colorize-strength --mode -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--scratch-removal --face-enhancement --fidelity --denoise --denoise-strength --colorize --colorize-strength --mode -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'rotate')
@@ -910,7 +910,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--angle --horizontal --vertical -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--angle --horizontal --vertical -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'sharpening')
@@ -936,7 +936,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--method --sigma --m1 --m2 --x1 --y2 --y3 --amount --radius --threshold --strength --kernel-size --denoise -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--method --sigma --m1 --m2 --x1 --y2 --y3 --amount --radius --threshold --strength --kernel-size --denoise -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'smart-crop')
@@ -960,7 +960,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--mode --strategy --width --height --padding --face-preset --sensitivity --threshold --pad-to-square --pad-color --target-size --quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--mode --strategy --width --height --padding --face-preset --sensitivity --threshold --pad-to-square --pad-color --target-size --quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'split')
@@ -978,7 +978,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--mode --rows --cols --tile-width --tile-height -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--mode --rows --cols --tile-width --tile-height -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'sprite-sheet')
@@ -996,7 +996,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--columns --padding --background --format --quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--columns --padding --background --format --quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'stitch')
@@ -1013,7 +1013,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--direction --gap --background-color --alignment -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--direction --gap --background-color --alignment -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'strip-metadata')
@@ -1026,7 +1026,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'svg-to-raster')
@@ -1046,7 +1046,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--format --width --height --scale --dpi --background --quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--format --width --height --scale --dpi --background --quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'text-overlay')
@@ -1068,7 +1068,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--text --font --font-size --color --x --y --background --padding --border-radius -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--text --font --font-size --color --x --y --background --padding --border-radius -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'transparency-fixer')
@@ -1083,7 +1083,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--defringe --output-format --remove-watermark -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--defringe --output-format --remove-watermark -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'upscale')
@@ -1101,7 +1101,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--scale --model --face-enhance --denoise --format --quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--scale --model --face-enhance --denoise --format --quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'vectorize')
@@ -1119,7 +1119,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--color-mode --threshold --color-precision --filter-speckle --path-mode -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--color-mode --threshold --color-precision --filter-speckle --path-mode -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'vignette')
@@ -1139,7 +1139,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--strength --color --radius --softness --roundness --center-x --center-y -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--strength --color --radius --softness --roundness --center-x --center-y -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'watermark-image')
@@ -1156,7 +1156,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--opacity --position --scale --watermark -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--opacity --position --scale --watermark -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'watermark-text')
@@ -1176,7 +1176,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--text --font --font-size --color --opacity --position --rotation --tile -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--text --font --font-size --color --opacity --position --rotation --tile -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'aspect-pad')
@@ -1191,7 +1191,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--target --color -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--target --color -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'auto-subtitles')
@@ -1206,7 +1206,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--language --format -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--language --format -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'blur-pad')
@@ -1221,7 +1221,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--target --blur -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--target --blur -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'burn-subtitles')
@@ -1236,7 +1236,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--font-size --subtitles -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--font-size --subtitles -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'change-fps')
@@ -1250,7 +1250,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--fps -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--fps -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'compress-video')
@@ -1265,7 +1265,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality --resolution -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality --resolution -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'convert-video')
@@ -1280,7 +1280,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--format --quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--format --quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'crop-video')
@@ -1297,7 +1297,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--width --height --x --y -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--width --height --x --y -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'embed-subtitles')
@@ -1312,7 +1312,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--language --subtitles -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--language --subtitles -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'extract-audio')
@@ -1326,7 +1326,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--format -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--format -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'extract-subtitles')
@@ -1339,7 +1339,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'gif-to-video')
@@ -1353,7 +1353,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--format -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--format -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'images-to-video')
@@ -1369,7 +1369,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--seconds-per-image --resolution --fps -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--seconds-per-image --resolution --fps -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'merge-videos')
@@ -1382,7 +1382,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'mute-video')
@@ -1395,7 +1395,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'replace-audio')
@@ -1409,7 +1409,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--audio -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--audio -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'resize-video')
@@ -1425,7 +1425,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--width --height --preset -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--width --height --preset -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'reverse-video')
@@ -1438,7 +1438,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'rotate-video')
@@ -1452,7 +1452,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--transform -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--transform -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'stabilize-video')
@@ -1466,7 +1466,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--smoothing -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--smoothing -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'trim-video')
@@ -1481,7 +1481,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--start-s --end-s --precise -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--start-s --end-s --precise -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'video-color')
@@ -1498,7 +1498,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--brightness --contrast --saturation --gamma -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--brightness --contrast --saturation --gamma -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'video-loudnorm')
@@ -1511,7 +1511,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'video-metadata')
@@ -1524,7 +1524,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'video-speed')
@@ -1538,7 +1538,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--factor --keep-pitch -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--factor --keep-pitch -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'video-to-frames')
@@ -1555,7 +1555,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--mode --n --timestamps --format -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--mode --n --timestamps --format -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'video-to-gif')
@@ -1572,7 +1572,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--fps --width --start-s --duration-s -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--fps --width --start-s --duration-s -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'video-to-webp')
@@ -1588,7 +1588,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--fps --width --quality --loop -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--fps --width --quality --loop -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'watermark-video')
@@ -1606,7 +1606,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--text --position --font-size --opacity --color -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--text --position --font-size --opacity --color -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'audio-channels')
@@ -1620,7 +1620,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--mode -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--mode -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'audio-metadata')
@@ -1636,7 +1636,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--strip --title --artist --album -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--strip --title --artist --album -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'audio-speed')
@@ -1650,7 +1650,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--factor -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--factor -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'convert-audio')
@@ -1665,7 +1665,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--format --bitrate-kbps -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--format --bitrate-kbps -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'fade-audio')
@@ -1680,7 +1680,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--fade-in-s --fade-out-s -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--fade-in-s --fade-out-s -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'merge-audio')
@@ -1694,7 +1694,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--format -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--format -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'noise-reduction')
@@ -1708,7 +1708,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--strength -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--strength -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'normalize-audio')
@@ -1721,7 +1721,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'pitch-shift')
@@ -1735,7 +1735,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--semitones -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--semitones -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'reverse-audio')
@@ -1748,7 +1748,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'ringtone-maker')
@@ -1763,7 +1763,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--start-s --duration-s -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--start-s --duration-s -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'silence-removal')
@@ -1778,7 +1778,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--threshold-db --min-silence-s -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--threshold-db --min-silence-s -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'split-audio')
@@ -1796,7 +1796,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--mode --segment-s --parts --threshold-db --min-silence-s -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--mode --segment-s --parts --threshold-db --min-silence-s -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'transcribe-audio')
@@ -1811,7 +1811,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--language --output-format -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--language --output-format -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'trim-audio')
@@ -1826,7 +1826,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--start-s --end-s -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--start-s --end-s -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'volume-adjust')
@@ -1840,7 +1840,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--gain-db -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--gain-db -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'waveform-image')
@@ -1856,7 +1856,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--width --height --color -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--width --height --color -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'booklet-pdf')
@@ -1870,7 +1870,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--per-sheet -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--per-sheet -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'compress-pdf')
@@ -1886,7 +1886,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--mode --quality --target-size-kb -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--mode --quality --target-size-kb -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'crop-pdf')
@@ -1900,7 +1900,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--margin -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--margin -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'extract-pages')
@@ -1914,7 +1914,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--range -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--range -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'flatten-pdf')
@@ -1927,7 +1927,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'grayscale-pdf')
@@ -1940,7 +1940,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'linearize-pdf')
@@ -1953,7 +1953,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'merge-pdf')
@@ -1966,7 +1966,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'nup-pdf')
@@ -1980,7 +1980,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--per-sheet -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--per-sheet -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'ocr-pdf')
@@ -1997,7 +1997,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality --language --enhance --engine --pages -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality --language --enhance --engine --pages -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'organize-pdf')
@@ -2011,7 +2011,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--order -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--order -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'pdf-metadata')
@@ -2028,7 +2028,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--title --author --subject --keywords -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--title --author --subject --keywords -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'pdf-page-numbers')
@@ -2043,7 +2043,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--position --font-size -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--position --font-size -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'pdf-to-image')
@@ -2060,7 +2060,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--pages --format --dpi --quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--pages --format --dpi --quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'pdf-to-text')
@@ -2073,7 +2073,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'pdf-to-wordprocessor')
@@ -2086,7 +2086,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'pdfa-convert')
@@ -2099,7 +2099,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'protect-pdf')
@@ -2114,7 +2114,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--user-password --owner-password -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--user-password --owner-password -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'redact-pdf')
@@ -2128,7 +2128,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--terms --case-sensitive -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--terms --case-sensitive -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'remove-pages')
@@ -2142,7 +2142,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--pages -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--pages -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'repair-pdf')
@@ -2155,7 +2155,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'rotate-pdf')
@@ -2170,7 +2170,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--angle --range -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--angle --range -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'sign-pdf')
@@ -2188,7 +2188,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--placements --certificate-password --reason --sig --certificate -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--placements --certificate-password --reason --sig --certificate -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'split-pdf')
@@ -2204,7 +2204,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--mode --range --every-n -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--mode --range --every-n -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'unlock-pdf')
@@ -2218,7 +2218,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--password -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--password -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'watermark-pdf')
@@ -2236,7 +2236,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--text --position --font-size --opacity --rotation -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--text --position --font-size --opacity --rotation -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'convert-document')
@@ -2250,7 +2250,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--format -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--format -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'convert-presentation')
@@ -2264,7 +2264,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--format -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--format -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'convert-spreadsheet')
@@ -2278,7 +2278,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--format -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--format -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'epub-convert')
@@ -2292,7 +2292,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--format -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--format -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'html-to-pdf')
@@ -2305,7 +2305,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'markdown-to-docx')
@@ -2318,7 +2318,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'markdown-to-html')
@@ -2331,7 +2331,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'markdown-to-pdf')
@@ -2344,7 +2344,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'presentation-to-pdf')
@@ -2357,7 +2357,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'spreadsheet-to-pdf')
@@ -2370,7 +2370,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'to-epub')
@@ -2383,7 +2383,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'wordprocessor-to-pdf')
@@ -2396,7 +2396,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'aac-to-flac')
@@ -2410,7 +2410,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--bitrate-kbps -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--bitrate-kbps -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'aac-to-mp3')
@@ -2424,7 +2424,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--bitrate-kbps -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--bitrate-kbps -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'aac-to-wav')
@@ -2438,7 +2438,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--bitrate-kbps -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--bitrate-kbps -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'avi-to-gif')
@@ -2455,7 +2455,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--fps --width --start-s --duration-s -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--fps --width --start-s --duration-s -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'avi-to-mkv')
@@ -2469,7 +2469,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'avi-to-mov')
@@ -2483,7 +2483,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'avi-to-mp3')
@@ -2496,7 +2496,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'avi-to-mp4')
@@ -2510,7 +2510,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'eps-to-jpg')
@@ -2524,7 +2524,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'eps-to-pdf')
@@ -2541,7 +2541,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--page-size --orientation --margin --target-size -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--page-size --orientation --margin --target-size -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'eps-to-png')
@@ -2555,7 +2555,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'eps-to-svg')
@@ -2573,7 +2573,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--color-mode --threshold --color-precision --filter-speckle --path-mode -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--color-mode --threshold --color-precision --filter-speckle --path-mode -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'flac-to-mp3')
@@ -2587,7 +2587,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--bitrate-kbps -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--bitrate-kbps -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'gif-to-jpg')
@@ -2601,7 +2601,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'gif-to-mov')
@@ -2614,7 +2614,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'gif-to-mp4')
@@ -2627,7 +2627,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'gif-to-pdf')
@@ -2644,7 +2644,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--page-size --orientation --margin --target-size -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--page-size --orientation --margin --target-size -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'gif-to-png')
@@ -2658,7 +2658,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'gif-to-webm')
@@ -2671,7 +2671,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'heic-to-avif')
@@ -2685,7 +2685,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'heic-to-jpg')
@@ -2699,7 +2699,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'heic-to-pdf')
@@ -2716,7 +2716,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--page-size --orientation --margin --target-size -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--page-size --orientation --margin --target-size -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'heic-to-png')
@@ -2730,7 +2730,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'jpg-to-avif')
@@ -2744,7 +2744,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'jpg-to-eps')
@@ -2758,7 +2758,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'jpg-to-gif')
@@ -2772,7 +2772,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'jpg-to-pdf')
@@ -2789,7 +2789,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--page-size --orientation --margin --target-size -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--page-size --orientation --margin --target-size -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'jpg-to-png')
@@ -2803,7 +2803,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'jpg-to-svg')
@@ -2821,7 +2821,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--color-mode --threshold --color-precision --filter-speckle --path-mode -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--color-mode --threshold --color-precision --filter-speckle --path-mode -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'jpg-to-tiff')
@@ -2835,7 +2835,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'jpg-to-webp')
@@ -2849,7 +2849,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'm4a-to-mp3')
@@ -2863,7 +2863,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--bitrate-kbps -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--bitrate-kbps -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'm4a-to-wav')
@@ -2877,7 +2877,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--bitrate-kbps -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--bitrate-kbps -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'mkv-to-avi')
@@ -2891,7 +2891,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'mkv-to-gif')
@@ -2908,7 +2908,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--fps --width --start-s --duration-s -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--fps --width --start-s --duration-s -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'mkv-to-mov')
@@ -2922,7 +2922,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'mkv-to-mp3')
@@ -2935,7 +2935,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'mkv-to-mp4')
@@ -2949,7 +2949,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'mov-to-avi')
@@ -2963,7 +2963,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'mov-to-gif')
@@ -2980,7 +2980,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--fps --width --start-s --duration-s -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--fps --width --start-s --duration-s -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'mov-to-mp3')
@@ -2993,7 +2993,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'mov-to-mp4')
@@ -3007,7 +3007,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'mov-to-wav')
@@ -3020,7 +3020,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'mp3-to-wav')
@@ -3034,7 +3034,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--bitrate-kbps -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--bitrate-kbps -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'mp4-to-avi')
@@ -3048,7 +3048,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'mp4-to-gif')
@@ -3065,7 +3065,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--fps --width --start-s --duration-s -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--fps --width --start-s --duration-s -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'mp4-to-mov')
@@ -3079,7 +3079,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'mp4-to-mp3')
@@ -3092,7 +3092,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'mp4-to-ogg')
@@ -3105,7 +3105,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'mp4-to-wav')
@@ -3118,7 +3118,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'mp4-to-webm')
@@ -3132,7 +3132,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'ogg-to-mp3')
@@ -3146,7 +3146,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--bitrate-kbps -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--bitrate-kbps -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'ogg-to-wav')
@@ -3160,7 +3160,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--bitrate-kbps -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--bitrate-kbps -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'pdf-to-jpg')
@@ -3176,7 +3176,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--pages --dpi --quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--pages --dpi --quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'pdf-to-png')
@@ -3192,7 +3192,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--pages --dpi --quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--pages --dpi --quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'pdf-to-tiff')
@@ -3208,7 +3208,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--pages --dpi --quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--pages --dpi --quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'png-to-avif')
@@ -3222,7 +3222,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'png-to-eps')
@@ -3236,7 +3236,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'png-to-gif')
@@ -3250,7 +3250,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'png-to-jpg')
@@ -3264,7 +3264,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'png-to-pdf')
@@ -3281,7 +3281,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--page-size --orientation --margin --target-size -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--page-size --orientation --margin --target-size -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'png-to-svg')
@@ -3299,7 +3299,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--color-mode --threshold --color-precision --filter-speckle --path-mode -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--color-mode --threshold --color-precision --filter-speckle --path-mode -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'png-to-tiff')
@@ -3313,7 +3313,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'png-to-webp')
@@ -3327,7 +3327,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'psd-to-jpg')
@@ -3341,7 +3341,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'psd-to-png')
@@ -3355,7 +3355,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'psd-to-svg')
@@ -3373,7 +3373,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--color-mode --threshold --color-precision --filter-speckle --path-mode -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--color-mode --threshold --color-precision --filter-speckle --path-mode -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'spreadsheet-to-csv')
@@ -3386,7 +3386,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'svg-to-jpg')
@@ -3405,7 +3405,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--width --height --scale --dpi --background --quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--width --height --scale --dpi --background --quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'svg-to-png')
@@ -3424,7 +3424,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--width --height --scale --dpi --background --quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--width --height --scale --dpi --background --quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'tiff-to-jpg')
@@ -3438,7 +3438,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'tiff-to-pdf')
@@ -3455,7 +3455,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--page-size --orientation --margin --target-size -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--page-size --orientation --margin --target-size -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'tiff-to-png')
@@ -3469,7 +3469,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'tiff-to-svg')
@@ -3487,7 +3487,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--color-mode --threshold --color-precision --filter-speckle --path-mode -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--color-mode --threshold --color-precision --filter-speckle --path-mode -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'wav-to-mp3')
@@ -3501,7 +3501,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--bitrate-kbps -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--bitrate-kbps -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'webm-to-mov')
@@ -3515,7 +3515,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'webm-to-mp3')
@@ -3528,7 +3528,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'webm-to-mp4')
@@ -3542,7 +3542,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'webp-to-avif')
@@ -3556,7 +3556,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'webp-to-gif')
@@ -3570,7 +3570,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'webp-to-jpg')
@@ -3584,7 +3584,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'webp-to-pdf')
@@ -3601,7 +3601,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--page-size --orientation --margin --target-size -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--page-size --orientation --margin --target-size -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'webp-to-png')
@@ -3615,7 +3615,7 @@ _kiln() {
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'admin')
@@ -3689,8 +3689,11 @@ _kiln() {
         --no-systemd) return 0 ;;
         --env) return 0 ;;
         --known-hosts) _kiln_files; return 0 ;;
+        --tls-cert) _kiln_files; return 0 ;;
+        --tls-key) _kiln_files; return 0 ;;
+        --behind-proxy) return 0 ;;
       esac
-      flags='-i --identity --port --host --dir --data-dir --no-systemd --env --known-hosts --insecure-accept-host-key -h --help'
+      flags='-i --identity --port --host --dir --data-dir --no-systemd --env --known-hosts --insecure-accept-host-key --tls-cert --tls-key --behind-proxy --insecure-http -h --help'
       ;;
     'doctor')
       flags='--json -h --help'
@@ -3704,21 +3707,21 @@ _kiln() {
         --server) return 0 ;;
         --profile) return 0 ;;
       esac
-      flags='--server --profile --local --json -q --quiet -h --help'
+      flags='--server --profile --insecure-http --local --json -q --quiet -h --help'
       ;;
     'features install')
       case "$prev" in
         --server) return 0 ;;
         --profile) return 0 ;;
       esac
-      flags='--wait --server --profile --local --json -q --quiet -h --help'
+      flags='--wait --server --profile --insecure-http --local --json -q --quiet -h --help'
       ;;
     'features remove')
       case "$prev" in
         --server) return 0 ;;
         --profile) return 0 ;;
       esac
-      flags='--server --profile --local --json -q --quiet -h --help'
+      flags='--server --profile --insecure-http --local --json -q --quiet -h --help'
       ;;
     'features export')
       case "$prev" in
@@ -3733,7 +3736,7 @@ _kiln() {
         --server) return 0 ;;
         --profile) return 0 ;;
       esac
-      flags='--index --archive --server --profile --local --json -q --quiet -h --help'
+      flags='--index --archive --server --profile --insecure-http --local --json -q --quiet -h --help'
       args=@files
       ;;
     'features build-ocr-runtime')
@@ -3760,7 +3763,7 @@ _kiln() {
         --profile) return 0 ;;
         --data-dir) _kiln_dirs; return 0 ;;
       esac
-      flags='--type --name --scope --page --page-size --server --profile --local --data-dir --json -h --help'
+      flags='--type --name --scope --page --page-size --server --profile --insecure-http --local --data-dir --json -h --help'
       ;;
     'files upload')
       case "$prev" in
@@ -3770,7 +3773,7 @@ _kiln() {
         --profile) return 0 ;;
         --data-dir) _kiln_dirs; return 0 ;;
       esac
-      flags='--name --scope --server --profile --local --data-dir --json -h --help'
+      flags='--name --scope --server --profile --insecure-http --local --data-dir --json -h --help'
       args=@files
       ;;
     'files get')
@@ -3782,7 +3785,7 @@ _kiln() {
         --profile) return 0 ;;
         --data-dir) _kiln_dirs; return 0 ;;
       esac
-      flags='--ver -o --output --overwrite --no-clobber -f --force --server --profile --local --data-dir --json -h --help'
+      flags='--ver -o --output --overwrite --no-clobber -f --force --server --profile --insecure-http --local --data-dir --json -h --help'
       ;;
     'files versions')
       case "$prev" in
@@ -3790,7 +3793,7 @@ _kiln() {
         --profile) return 0 ;;
         --data-dir) _kiln_dirs; return 0 ;;
       esac
-      flags='--server --profile --local --data-dir --json -h --help'
+      flags='--server --profile --insecure-http --local --data-dir --json -h --help'
       ;;
     'files rm')
       case "$prev" in
@@ -3799,7 +3802,7 @@ _kiln() {
         --profile) return 0 ;;
         --data-dir) _kiln_dirs; return 0 ;;
       esac
-      flags='--ver --server --profile --local --data-dir --json -h --help'
+      flags='--ver --server --profile --insecure-http --local --data-dir --json -h --help'
       ;;
     'jobs')
       flags='--help'
@@ -3811,21 +3814,21 @@ _kiln() {
         --server) return 0 ;;
         --profile) return 0 ;;
       esac
-      flags='--json --limit --server --profile -h --help'
+      flags='--json --limit --server --profile --insecure-http -h --help'
       ;;
     'jobs get')
       case "$prev" in
         --server) return 0 ;;
         --profile) return 0 ;;
       esac
-      flags='--json --server --profile -h --help'
+      flags='--json --server --profile --insecure-http -h --help'
       ;;
     'jobs watch')
       case "$prev" in
         --server) return 0 ;;
         --profile) return 0 ;;
       esac
-      flags='--json -q --quiet --server --profile -h --help'
+      flags='--json -q --quiet --server --profile --insecure-http -h --help'
       ;;
     'jobs download')
       case "$prev" in
@@ -3834,7 +3837,7 @@ _kiln() {
         --server) return 0 ;;
         --profile) return 0 ;;
       esac
-      flags='-o --output --overwrite --no-clobber --zip -f --force --json --server --profile -h --help'
+      flags='-o --output --overwrite --no-clobber --zip -f --force --json --server --profile --insecure-http -h --help'
       ;;
     'keys')
       flags='--help'
@@ -3878,8 +3881,9 @@ _kiln() {
     'login')
       case "$prev" in
         --profile) return 0 ;;
+        --tls-fingerprint) return 0 ;;
       esac
-      flags='--profile -h --help'
+      flags='--profile --tls-fingerprint --insecure-http -h --help'
       ;;
     'logout')
       case "$prev" in
@@ -3894,7 +3898,7 @@ _kiln() {
         --server) return 0 ;;
         --profile) return 0 ;;
       esac
-      flags='--tools --section --list --json --local --server --profile -h --help'
+      flags='--tools --section --list --json --local --server --profile --insecure-http -h --help'
       ;;
     'pipeline')
       flags='--help'
@@ -3908,7 +3912,7 @@ _kiln() {
         --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
       esac
-      flags='--server --profile --local -o --output --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency -h --help'
+      flags='--server --profile --insecure-http --local -o --output --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency -h --help'
       args=@files
       ;;
     'pipeline validate')
@@ -3921,7 +3925,7 @@ _kiln() {
         --server) return 0 ;;
         --profile) return 0 ;;
       esac
-      flags='--name --scope --json --server --profile -h --help'
+      flags='--name --scope --json --server --profile --insecure-http -h --help'
       ;;
     'pipeline list')
       case "$prev" in
@@ -3929,7 +3933,7 @@ _kiln() {
         --server) return 0 ;;
         --profile) return 0 ;;
       esac
-      flags='--scope --json --server --profile -h --help'
+      flags='--scope --json --server --profile --insecure-http -h --help'
       ;;
     'presets')
       flags='--json -h --help'

@@ -117,7 +117,7 @@ async function runToolCommand(inv: Invocation, argv: string[]): Promise<void> {
   };
   // Remote when asked (--server, KILN_SERVER) or when the profile names a server, unless --local.
   const { readProfileSync, profileName, resolveServer } = await import('./profiles.js');
-  const server = opts.local ? undefined : resolveServer({ server: opts.server, profile: opts.profile });
+  const server = opts.local ? undefined : resolveServer({ server: opts.server, profile: opts.profile, insecureHttp: !!opts.insecureHttp });
   // The profile's default output directory stands in for -o DIR/.
   const defaultOut = readProfileSync(profileName(opts.profile)).output;
   if (request.output === undefined && defaultOut) request.output = defaultOut.endsWith('/') ? defaultOut : defaultOut + '/';

@@ -12,7 +12,12 @@ import { addKeysCommand } from './commands/keys.js';
 export function addServerOptions(cmd: Command): Command {
   return cmd
     .option('--server <url>', "kiln server to use (env KILN_SERVER; default: the profile's server)")
-    .option('--profile <name>', 'configuration profile (env KILN_PROFILE; default: "default")');
+    .option('--profile <name>', 'configuration profile (env KILN_PROFILE; default: "default")')
+    .option('--insecure-http', 'allow plain http to a server on another machine (env KILN_INSECURE_HTTP=1)')
+    .hook('preAction', (_cmd, action) => {
+      // Read where the server is chosen (profiles.ts resolveServer), however the command reaches it.
+      if (action.opts().insecureHttp) process.env.KILN_INSECURE_HTTP = '1';
+    });
 }
 
 export function topProgram(): Command {
@@ -92,11 +97,15 @@ export function topProgram(): Command {
     .description('sign in to a kiln server: prompts for user name, password (and MFA code), stores an API key in the OS keyring')
     .argument('[url]', "server URL (default: the profile's server)")
     .option('--profile <name>', 'configuration profile to store the server and key in')
+    .option('--tls-fingerprint <sha256>', "pin this SHA-256 fingerprint of the server's certificate (as `kiln serve` prints it)")
+    .option('--insecure-http', 'allow plain http to a server on another machine (the password crosses the network readable)')
     .addHelpText(
       'after',
-      '\nThe password is never a flag. Without a terminal, the answers are read as lines on stdin: user name, password, then the MFA code if the server asks.\nWhere no OS keyring exists, the key is stored in $XDG_CONFIG_HOME/kiln/credentials.json (mode 0600). For CI, skip login: set KILN_API_KEY.\n',
+      '\nThe password is never a flag. Without a terminal, the answers are read as lines on stdin: user name, password, then the MFA code if the server asks.\nWhere no OS keyring exists, the key is stored in $XDG_CONFIG_HOME/kiln/credentials.json (mode 0600). For CI, skip login: set KILN_API_KEY.\nA certificate no authority of this machine vouches for (TLS_SELF_SIGNED=true) is shown by its fingerprint and pinned for the profile once you accept it (or give --tls-fingerprint); a different certificate later is refused.\n',
     )
-    .action(async (url: string | undefined, o: { profile?: string }) => (await import('./commands/login.js')).loginCommand(url, o));
+    .action(async (url: string | undefined, o: { profile?: string; tlsFingerprint?: string; insecureHttp?: boolean }) =>
+      (await import('./commands/login.js')).loginCommand(url, o),
+    );
   program
     .command('logout')
     .description("revoke this machine's API key on the server and forget it")
@@ -340,6 +349,10 @@ export function topProgram(): Command {
     .option('--env <NAME=VALUE...>', 'daemon setting for the service (e.g. MAX_UPLOAD_MB=512); no secrets')
     .option('--known-hosts <file>', 'known_hosts file to check the host key against (default: ~/.ssh/known_hosts)')
     .option('--insecure-accept-host-key', 'accept an unknown host key without checking it')
+    .option('--tls-cert <file>', 'serve https with this certificate (PEM; uploaded into the data dir); default: a self-signed one, pinned')
+    .option('--tls-key <file>', 'the private key of --tls-cert (PEM; stored 0600)')
+    .option('--behind-proxy <url>', 'listen on 127.0.0.1 only, behind your TLS reverse proxy serving this https URL')
+    .option('--insecure-http', 'serve plain http (trusted networks only)')
     .action(async (target: string, o: Record<string, string | boolean | undefined>) =>
       (await import('./commands/deploy.js')).deployCommand(target, o),
     );

@@ -25,6 +25,7 @@ export interface ToolCommandOptions {
   local?: boolean;
   fileId?: string;
   async?: boolean;
+  insecureHttp?: boolean;
   [flag: string]: unknown;
 }
 
@@ -46,6 +47,7 @@ export const COMMON_FLAGS = [
   'no-clobber',
   'clobber',
   'zip',
+  'insecure-http',
 ];
 
 export function settingHelp(setting: SettingInfo): string {
@@ -124,6 +126,7 @@ export function buildToolCommand(tool: Tool, nameOverride?: string): Command {
     .option('--server <url>', "run on this kiln server (env KILN_SERVER; default: the profile's server, if any)")
     .option('--profile <name>', 'configuration profile for the server and its key (env KILN_PROFILE)')
     .option('--local', 'run locally even when a server is configured')
+    .option('--insecure-http', 'allow plain http to a server on another machine (env KILN_INSECURE_HTTP=1)')
     .option('--async', 'with --server: print the job id once the run is queued and exit (kiln jobs watch|download ID later)');
   if (tool.input.kind !== 'none')
     cmd.option('--file-id <id>', "with --server: run on this item of the server's file library instead of an upload");
