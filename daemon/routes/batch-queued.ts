@@ -19,7 +19,15 @@ const WAIT_MS = 24 * 3_600_000;
 
 export async function streamQueuedBatch(
   app: FastifyInstance,
-  b: { id: string; owner: AuthUser; target: Target; settings: Record<string, unknown>; files: UploadedPart[]; workDir: string },
+  b: {
+    id: string;
+    owner: AuthUser;
+    target: Target;
+    settings: Record<string, unknown>;
+    files: UploadedPart[];
+    workDir: string;
+    pipeline?: { raw: unknown; name?: string };
+  },
   reply: FastifyReply,
 ): Promise<void> {
   const { jobs, storage } = app.kiln;
@@ -31,6 +39,7 @@ export async function streamQueuedBatch(
     inputs: { files: b.files.map((f) => ({ path: f.path, name: f.name, size: f.size })), extra: {} },
     workDir: b.workDir,
     batch: true,
+    pipeline: b.pipeline,
   });
   reply.hijack();
   const res = reply.raw;

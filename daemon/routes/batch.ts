@@ -41,10 +41,13 @@ export async function batchRoutes(app: FastifyInstance): Promise<void> {
   });
 }
 
+/** A batch's target; a pipeline's carries its definition, so a worker on any instance can rebuild it. */
+export type BatchTarget = Target | { target: Target; pipeline: { raw: unknown; name?: string } };
+
 /** Runs a batch of `target`, or of the target named by the request's text fields (ad-hoc pipelines). */
 export async function runBatch(
   app: FastifyInstance,
-  targetOrResolve: Target | ((fields: Map<string, string>) => Target),
+  targetOrResolve: BatchTarget | ((fields: Map<string, string>) => BatchTarget),
   request: FastifyRequest,
   reply: FastifyReply,
 ) {
@@ -55,6 +58,7 @@ export async function runBatch(
   let files: UploadedPart[];
   let settings: Record<string, unknown>;
   let target: Target;
+  let pipeline: { raw: unknown; name?: string } | undefined;
   try {
     if (!request.isMultipart())
       throw new KilnError(
@@ -62,7 +66,8 @@ export async function runBatch(
         'Send multipart/form-data with the inputs in repeated "files" fields and the settings as JSON in "settings".',
       );
     const parsed = await readMultipart(request, inDir, { maxFileBytes: config.maxUploadMb * 1048576, maxFiles: MAX_BATCH_FILES });
-    target = typeof targetOrResolve === 'function' ? targetOrResolve(parsed.fields) : targetOrResolve;
+    const resolved = typeof targetOrResolve === 'function' ? targetOrResolve(parsed.fields) : targetOrResolve;
+    ({ target, pipeline } = 'tool' in resolved ? { target: resolved, pipeline: undefined } : resolved);
     files = parsed.parts.filter((p) => p.field === 'files' || p.field === 'file');
     const stray = parsed.parts.find((p) => p.field !== 'files' && p.field !== 'file');
     if (stray)
@@ -81,9 +86,9 @@ export async function runBatch(
     throw e;
   }
 
-  // Scaled mode: any instance's worker runs a catalog tool's batch (batch-queued.ts).
-  if (jobs.distributed && findTarget(target.id) === target)
-    return streamQueuedBatch(app, { id, owner: user, target, settings, files, workDir }, reply);
+  // Scaled mode: any instance's worker runs a catalog tool's or a pipeline's batch (batch-queued.ts).
+  if (jobs.distributed && (pipeline || findTarget(target.id) === target))
+    return streamQueuedBatch(app, { id, owner: user, target, settings, files, workDir, pipeline }, reply);
 
   const now = Date.now();
   await insertJob(store.db, {

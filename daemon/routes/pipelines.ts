@@ -76,7 +76,17 @@ export async function pipelineRoutes(app: FastifyInstance): Promise<void> {
   });
 
   app.post('/api/v1/pipelines/run', (request, reply) => runOne(app, request, reply, (fields) => fromField(fields)));
-  app.post('/api/v1/pipelines/batch', (request, reply) => runBatch(app, (fields) => fromField(fields).target, request, reply));
+  app.post('/api/v1/pipelines/batch', (request, reply) =>
+    runBatch(
+      app,
+      (fields) => {
+        const { target, definition } = fromField(fields);
+        return { target, pipeline: definition };
+      },
+      request,
+      reply,
+    ),
+  );
 
   app.get('/api/v1/pipelines/:id', async (request) => {
     const user = requireUser(request);
@@ -111,8 +121,8 @@ export async function pipelineRoutes(app: FastifyInstance): Promise<void> {
     return runOne(app, request, reply, () => resolved);
   });
   app.post('/api/v1/pipelines/:id/batch', async (request, reply) => {
-    const { target } = await saved(request);
-    return runBatch(app, target, request, reply);
+    const { target, definition } = await saved(request);
+    return runBatch(app, { target, pipeline: definition }, request, reply);
   });
 }
 

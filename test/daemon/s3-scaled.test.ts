@@ -316,6 +316,35 @@ describe('scale-out on S3: three daemons, PostgreSQL, Redis, an S3 bucket, no sh
     }
   });
 
+  it('runs a pipeline batch posted to B on another instance', async () => {
+    await worker(b).pauseWorker();
+    try {
+      const inputs = await Promise.all([30, 40].map((w) => makeImage(dir, `p${w}.png`, w, 20, { format: 'png' })));
+      const pipeline = JSON.stringify({
+        steps: [
+          { tool: 'resize', settings: { width: 10 } },
+          { tool: 'rotate', settings: { angle: 90 } },
+        ],
+      });
+      const res = await fetch(`${b.url}/api/v1/pipelines/batch`, {
+        method: 'POST',
+        headers: auth(b.token),
+        body: await form({ files: await Promise.all(inputs.map((p) => filePart(p))), pipeline }),
+      });
+      assert.equal(res.status, 200);
+      const jobId = res.headers.get('x-job-id')!;
+      const zip = await readZip(Buffer.from(await res.arrayBuffer()));
+      const manifest = JSON.parse(zip.get('manifest.json')!.toString());
+      assert.equal(manifest.succeeded, 2, JSON.stringify(manifest));
+      // Resized to 10 wide, then turned: 10 high.
+      for (const m of manifest.items) assert.equal((await sharp(zip.get(m.output)!).metadata()).height, 10);
+      const row = await b.app.kiln.store.db.selectFrom('jobs').selectAll().where('id', '=', jobId).executeTakeFirstOrThrow();
+      assert.notEqual(row.instance_id, b.app.kiln.jobs.instanceId);
+    } finally {
+      worker(b).resumeWorker();
+    }
+  });
+
   it('fails the job of an instance killed with SIGKILL within seconds, leaks and loses no object, and the others keep serving', async () => {
     const storage = a.app.kiln.storage;
     const png = await makeImage(dir, 'keep.png', 30, 20, { format: 'png' });
