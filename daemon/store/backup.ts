@@ -65,7 +65,24 @@ function addHashed(zip: yazl.ZipFile, src: string, name: string): Promise<{ sha2
   return done;
 }
 
+/** How many snapshots a backup takes at most when files are deleted while it copies their blobs. */
+const ATTEMPTS = 3;
+
 export async function backupDataDir(dataDir: string, outFile: string): Promise<BackupManifest> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await backupOnce(dataDir, outFile);
+    } catch (e) {
+      // A blob the snapshot refers to was deleted meanwhile (its last version went): a new snapshot no
+      // longer refers to it, so trying again gives a consistent backup.
+      if (!(e instanceof KilnError && e.reason === BLOB_GONE) || attempt >= ATTEMPTS) throw e;
+    }
+  }
+}
+
+const BLOB_GONE = 'blob-deleted-during-backup';
+
+async function backupOnce(dataDir: string, outFile: string): Promise<BackupManifest> {
   const dbFile = path.join(dataDir, DB_ENTRY);
   if (!existsSync(dbFile))
     throw new KilnError(
@@ -73,7 +90,7 @@ export async function backupDataDir(dataDir: string, outFile: string): Promise<B
       `No kiln database in ${dataDir} (is DATABASE_URL set? PostgreSQL is backed up with pg_dump: docs/OPERATIONS.md).`,
     );
   const work = await mkdtemp(path.join(path.dirname(path.resolve(outFile)), '.kiln-backup-'));
-  const partial = `${outFile}.partial-${process.pid}`;
+  const partial = `${outFile}.partial-${path.basename(work)}`;
   try {
     const { default: Sqlite } = await import('better-sqlite3');
     const snapshot = path.join(work, DB_ENTRY);
@@ -99,6 +116,8 @@ export async function backupDataDir(dataDir: string, outFile: string): Promise<B
 
     const zip = new yazl.ZipFile();
     const written = pipeline(zip.outputStream, createWriteStream(partial));
+    // Awaited below on success; on a failure before that, its rejection must not go unhandled.
+    written.catch(() => undefined);
     const files: BackupFile[] = [];
     const db = await addHashed(zip, snapshot, DB_ENTRY);
     files.push({ path: DB_ENTRY, ...db });
@@ -109,14 +128,17 @@ export async function backupDataDir(dataDir: string, outFile: string): Promise<B
     for (const b of blobs) {
       const src = blobPath(dataDir, b.hash);
       const rel = `library/blobs/${b.hash.slice(0, 2)}/${b.hash}`;
-      const st = await stat(src).catch(() => undefined);
       // Deleted after the snapshot was taken (its last version went): the snapshot still needs it.
-      if (!st)
-        throw new KilnError(
+      const gone = () =>
+        new KilnError(
           'CONFLICT',
-          `Library blob ${b.hash} went away during the backup (a file was deleted meanwhile); run the backup again.`,
+          `Library blob ${b.hash} went away during the backup (files were deleted meanwhile, ${ATTEMPTS} times in a row); run the backup again.`,
+          { reason: BLOB_GONE },
         );
-      const got = await addHashed(zip, src, rel);
+      if (!(await stat(src).catch(() => undefined))) throw gone();
+      const got = await addHashed(zip, src, rel).catch((e: NodeJS.ErrnoException) => {
+        throw e.code === 'ENOENT' ? gone() : e;
+      });
       if (got.sha256 !== b.hash)
         throw new KilnError('INTERNAL', `Library blob ${b.hash} is damaged on disk (its content hashes to ${got.sha256}).`);
       files.push({ path: rel, ...got });

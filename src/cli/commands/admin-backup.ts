@@ -3,7 +3,7 @@
  * never through a server. Backup is safe while the daemon runs; restore wants an empty data dir.
  */
 import path from 'node:path';
-import { KilnError } from '../../core/errors.js';
+import { KilnError, toKilnError } from '../../core/errors.js';
 import { defaultDataDir } from '../../core/paths.js';
 
 type Opts = Record<string, string | boolean | undefined>;
@@ -16,7 +16,29 @@ function say(o: Opts, json: Record<string, unknown>, text: string): void {
   process.stdout.write(o.json ? JSON.stringify(json) + '\n' : text);
 }
 
-export async function backupCommand(o: Opts): Promise<void> {
+/** With --json a failure is also a JSON line on stdout (`{ok: false, error}`); main still prints it and exits. */
+async function reportingJson(o: Opts, run: () => Promise<void>): Promise<void> {
+  try {
+    await run();
+  } catch (e) {
+    if (o.json) process.stdout.write(JSON.stringify({ ok: false, ...toKilnError(e).toJSON() }) + '\n');
+    throw e;
+  }
+}
+
+export function backupCommand(o: Opts): Promise<void> {
+  return reportingJson(o, () => backup(o));
+}
+
+export function restoreCommand(file: string, o: Opts): Promise<void> {
+  return reportingJson(o, () => restore(file, o));
+}
+
+export function migrateCommand(o: Opts): Promise<void> {
+  return reportingJson(o, () => migrate(o));
+}
+
+async function backup(o: Opts): Promise<void> {
   if (process.env.DATABASE_URL)
     throw new KilnError(
       'USAGE_ERROR',
@@ -34,7 +56,7 @@ export async function backupCommand(o: Opts): Promise<void> {
   );
 }
 
-export async function restoreCommand(file: string, o: Opts): Promise<void> {
+async function restore(file: string, o: Opts): Promise<void> {
   const { restoreBackup } = await import('../../../daemon/store/backup.js');
   const dir = dataDirOf(o);
   const m = await restoreBackup(path.resolve(file), dir);
@@ -57,13 +79,15 @@ export async function restoreCommand(file: string, o: Opts): Promise<void> {
   );
 }
 
-export async function migrateCommand(o: Opts): Promise<void> {
-  const { openStore, pendingMigrations } = await import('../../../daemon/store/db.js');
+async function migrate(o: Opts): Promise<void> {
+  const { openStore, pendingMigrations, refuseNewerSchema } = await import('../../../daemon/store/db.js');
   const dataDir = dataDirOf(o);
   const target = { dataDir, databaseUrl: process.env.DATABASE_URL || undefined };
   const probe = await openStore({ ...target, migrate: false });
   let pending: string[];
   try {
+    // A database a newer kiln migrated is not "up to date": say so, as the daemon would.
+    await refuseNewerSchema(probe);
     pending = await pendingMigrations(probe);
   } finally {
     await probe.close();
