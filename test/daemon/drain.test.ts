@@ -1,14 +1,19 @@
 /**
  * Stopping `kiln serve` (a real process) while its LibreOffice pool warms up: whatever step the warm-up
  * is at, no soffice.bin of that daemon (found by its profile dir, in the daemon's TMPDIR) outlives it,
- * its profiles are gone, and the process exits 0. The drain of running jobs is in serve.test.ts.
+ * its profiles are gone, and the process exits 0. And a client waiting synchronously on a transcode when
+ * SIGTERM comes gets the whole result. (New work refused with 503 during the drain, and the waiter
+ * cancelled at the end of the grace period getting 503 daemon-shutdown, are in serve.test.ts.)
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, readdirSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { processesNaming, startDaemonProcess } from '../helpers/daemon-process.js';
 import { tempDir } from '../helpers/fixtures.js';
+import { duration, ffprobe, makeVideo, stream } from '../helpers/media.js';
 
 const dir = tempDir('kiln-drain-');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -52,4 +57,96 @@ describe('SIGTERM during the LibreOffice warm-up', () => {
       );
     });
   }
+});
+
+describe('SIGTERM while clients wait', () => {
+  it('lets a transcode a client waits on finish: 200 with its result, kept for the next start', async (t) => {
+    const clip = makeVideo(dir, 'sync.mp4', { width: 640, height: 360, durationS: 12, audio: false });
+    const dataDir = path.join(dir, 'data-sync');
+    const env = { SHUTDOWN_GRACE_S: '120', SYNC_WAIT_MS: '300000', KILN_WARM_ENGINES: 'false' };
+    const d = await startDaemonProcess(dataDir, env);
+    let signalled = 0;
+    let downloadUrl: string;
+    try {
+      const fd = new FormData();
+      fd.append('file', new File([await readFile(clip)], 'clip.mp4'));
+      fd.append('settings', JSON.stringify({ quality: 'strong' }));
+      const answer = fetch(`${d.url}/api/v1/tools/video/compress-video`, { method: 'POST', headers: d.auth, body: fd });
+      let running = false;
+      for (let i = 0; i < 600 && !running; i++) {
+        const list = (await (await fetch(`${d.url}/api/v1/jobs?status=running`, { headers: d.auth })).json()) as { jobs: unknown[] };
+        running = list.jobs.length > 0;
+        if (!running) await sleep(50);
+      }
+      assert.ok(running, 'the transcode started');
+      d.child.kill('SIGTERM');
+      signalled = Date.now();
+      const res = await answer;
+      const text = await res.text();
+      assert.equal(res.status, 200, text);
+      downloadUrl = (JSON.parse(text) as { downloadUrl: string }).downloadUrl;
+      t.diagnostic(`the transcode ran on for ${Date.now() - signalled} ms after SIGTERM`);
+    } finally {
+      if (!signalled) d.child.kill('SIGTERM');
+    }
+    assert.equal(await d.exited, 0, d.stderr());
+    const again = await startDaemonProcess(dataDir, env);
+    try {
+      const res = await fetch(`${again.url}${downloadUrl}`, { headers: again.auth });
+      assert.equal(res.status, 200);
+      const out = path.join(dir, 'sync-out.mp4');
+      writeFileSync(out, Buffer.from(await res.arrayBuffer()));
+      assert.ok(stream(ffprobe(out), 'video'), 'a video stream');
+      assert.ok(Math.abs(duration(out) - 12) < 0.5, `the whole clip (${duration(out)} s)`);
+    } finally {
+      again.child.kill('SIGTERM');
+    }
+    assert.equal(await again.exited, 0);
+  });
+
+  it('sends a download in progress whole before it exits', async () => {
+    const d = await startDaemonProcess(path.join(dir, 'data-download'), { KILN_WARM_ENGINES: 'false' });
+    let signalled = false;
+    try {
+      // 24 MB of noise as a WAV: far more than the socket buffers hold, and nothing to compress.
+      const pcm = randomBytes(24 * 1024 * 1024);
+      const header = Buffer.alloc(44);
+      header.write('RIFF', 0);
+      header.writeUInt32LE(36 + pcm.length, 4);
+      header.write('WAVEfmt ', 8);
+      header.writeUInt32LE(16, 16);
+      header.writeUInt16LE(1, 20); // PCM
+      header.writeUInt16LE(1, 22); // mono
+      header.writeUInt32LE(48000, 24);
+      header.writeUInt32LE(96000, 28);
+      header.writeUInt16LE(2, 32);
+      header.writeUInt16LE(16, 34);
+      header.write('data', 36);
+      header.writeUInt32LE(pcm.length, 40);
+      const wav = Buffer.concat([header, pcm]);
+      const fd = new FormData();
+      fd.append('file', new File([wav], 'noise.wav'));
+      const up = await fetch(`${d.url}/api/v1/files`, { method: 'POST', headers: d.auth, body: fd });
+      const upText = await up.text();
+      assert.equal(up.status, 201, upText);
+      const { id } = JSON.parse(upText) as { id: string };
+      const res = await fetch(`${d.url}/api/v1/files/${id}/download`, { headers: d.auth });
+      assert.equal(res.status, 200);
+      const reader = res.body!.getReader();
+      const chunks: Uint8Array[] = [];
+      const first = await reader.read();
+      chunks.push(first.value!);
+      // Nothing runs: without waiting for answers being sent, the daemon would close now.
+      d.child.kill('SIGTERM');
+      signalled = true;
+      await sleep(1500);
+      for (let r = await reader.read(); !r.done; r = await reader.read()) chunks.push(r.value);
+      const got = Buffer.concat(chunks);
+      assert.equal(got.length, wav.length, 'the whole file');
+      assert.ok(got.equals(wav), 'byte-identical');
+    } finally {
+      if (!signalled) d.child.kill('SIGTERM');
+    }
+    assert.equal(await d.exited, 0, d.stderr());
+  });
 });
