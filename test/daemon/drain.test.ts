@@ -59,6 +59,17 @@ describe('SIGTERM during the LibreOffice warm-up', () => {
   }
 });
 
+describe('SIGTERM on an idle daemon', () => {
+  it('exits 0 within seconds: nothing left holding the process', async () => {
+    const d = await startDaemonProcess(path.join(dir, 'data-idle'), { KILN_WARM_ENGINES: 'false' });
+    const signalled = Date.now();
+    d.child.kill('SIGTERM');
+    assert.equal(await d.exited, 0, d.stderr());
+    // It took 6 s while a spent 5 s timer of the job service's close still held the event loop.
+    assert.ok(Date.now() - signalled < 4000, `exited ${Date.now() - signalled} ms after SIGTERM`);
+  });
+});
+
 describe('SIGTERM while clients wait', () => {
   it('lets a transcode a client waits on finish: 200 with its result, kept for the next start', async (t) => {
     const clip = makeVideo(dir, 'sync.mp4', { width: 640, height: 360, durationS: 12, audio: false });
