@@ -115,7 +115,8 @@ async function backupOnce(dataDir: string, outFile: string): Promise<BackupManif
     }
 
     const zip = new yazl.ZipFile();
-    const written = pipeline(zip.outputStream, createWriteStream(partial));
+    // 0600 whatever the umask: the archive holds the database and the data key.
+    const written = pipeline(zip.outputStream, createWriteStream(partial, { mode: 0o600 }));
     // Awaited below on success; on a failure before that, its rejection must not go unhandled.
     written.catch(() => undefined);
     const files: BackupFile[] = [];

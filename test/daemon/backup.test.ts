@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { createWriteStream, existsSync, mkdtempSync, readdirSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdtempSync, readdirSync, statSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -83,6 +83,8 @@ describe('backup and restore', () => {
     await Promise.all([jobs, uploads]);
     assert.equal(r.code, 0, r.stderr);
     assert.ok(uploadsDuringBackup > 0, 'uploads ran while the backup did');
+    // It holds the database and the data key: private whatever the umask of whoever ran it.
+    assert.equal(statSync(backup).mode & 0o777, 0o600);
     const out = JSON.parse(r.stdout);
     assert.equal(out.ok, true);
     assert.ok(out.files >= 4, `database + at least 3 blobs (${out.files})`);

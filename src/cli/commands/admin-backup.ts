@@ -49,10 +49,13 @@ async function backup(o: Opts): Promise<void> {
   const started = Date.now();
   const m = await backupDataDir(dataDirOf(o), out);
   const bytes = m.files.reduce((a, f) => a + f.size, 0);
+  const blobs = m.files.filter((f) => f.path.startsWith('library/')).length;
+  // Besides the database and the blobs, only the data key (when it lives in the data dir).
+  const key = m.files.length > blobs + 1 ? ', the data key' : '';
   say(
     o,
     { ok: true, file: out, files: m.files.length, bytes, migrations: m.migrations.length, ms: Date.now() - started },
-    `Backup written to ${out}: the database and ${m.files.length - 1} library file(s), ${(bytes / 1048576).toFixed(1)} MB, every digest in manifest.json.\n`,
+    `Backup written to ${out}: the database${key} and ${blobs} library file(s), ${(bytes / 1048576).toFixed(1)} MB, every digest in manifest.json; readable only by you.\n`,
   );
 }
 
