@@ -16,6 +16,30 @@ import { tempDir } from '../helpers/fixtures.js';
 import { duration, ffprobe, makeVideo, stream } from '../helpers/media.js';
 
 const dir = tempDir('kiln-drain-');
+let clipFile: string | undefined;
+/** About 10 s of work for compress-video on this machine (8.5 s measured with nothing else running). */
+const longClip = () => (clipFile ??= makeVideo(dir, 'long.mp4', { width: 1280, height: 720, durationS: 20, audio: false }));
+
+/** compress-video of `clip`, answered synchronously (or as `prefer` says). */
+async function transcode(d: { url: string; auth: Record<string, string> }, clip: string, prefer?: string): Promise<Response> {
+  const fd = new FormData();
+  fd.append('file', new File([await readFile(clip)], 'clip.mp4'));
+  fd.append('settings', JSON.stringify({ quality: 'strong' }));
+  return fetch(`${d.url}/api/v1/tools/video/compress-video`, {
+    method: 'POST',
+    headers: { ...d.auth, ...(prefer ? { prefer } : {}) },
+    body: fd,
+  });
+}
+
+async function untilRunning(d: { url: string; auth: Record<string, string> }): Promise<void> {
+  for (let i = 0; i < 600; i++) {
+    const list = (await (await fetch(`${d.url}/api/v1/jobs?status=running`, { headers: d.auth })).json()) as { jobs: unknown[] };
+    if (list.jobs.length > 0) return;
+    await sleep(50);
+  }
+  assert.fail('no job started running');
+}
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The warm-up's steps, each recognised by its soffice.bin command line. */
@@ -72,25 +96,15 @@ describe('SIGTERM on an idle daemon', () => {
 
 describe('SIGTERM while clients wait', () => {
   it('lets a transcode a client waits on finish: 200 with its result, kept for the next start', async (t) => {
-    // About 10 s of work on this machine (8.5 s measured with nothing else running).
-    const clip = makeVideo(dir, 'sync.mp4', { width: 1280, height: 720, durationS: 20, audio: false });
+    const clip = longClip();
     const dataDir = path.join(dir, 'data-sync');
     const env = { SHUTDOWN_GRACE_S: '120', SYNC_WAIT_MS: '300000', KILN_WARM_ENGINES: 'false' };
     const d = await startDaemonProcess(dataDir, env);
     let signalled = 0;
     let downloadUrl: string;
     try {
-      const fd = new FormData();
-      fd.append('file', new File([await readFile(clip)], 'clip.mp4'));
-      fd.append('settings', JSON.stringify({ quality: 'strong' }));
-      const answer = fetch(`${d.url}/api/v1/tools/video/compress-video`, { method: 'POST', headers: d.auth, body: fd });
-      let running = false;
-      for (let i = 0; i < 600 && !running; i++) {
-        const list = (await (await fetch(`${d.url}/api/v1/jobs?status=running`, { headers: d.auth })).json()) as { jobs: unknown[] };
-        running = list.jobs.length > 0;
-        if (!running) await sleep(50);
-      }
-      assert.ok(running, 'the transcode started');
+      const answer = transcode(d, clip);
+      await untilRunning(d);
       d.child.kill('SIGTERM');
       signalled = Date.now();
       const res = await answer;
@@ -156,6 +170,44 @@ describe('SIGTERM while clients wait', () => {
       const got = Buffer.concat(chunks);
       assert.equal(got.length, wav.length, 'the whole file');
       assert.ok(got.equals(wav), 'byte-identical');
+    } finally {
+      if (!signalled) d.child.kill('SIGTERM');
+    }
+    assert.equal(await d.exited, 0, d.stderr());
+  });
+});
+
+describe('SIGTERM with more work than the grace period', () => {
+  it('answers every synchronous waiter, running or queued, 503 daemon-shutdown (never 500), and exits 0', async () => {
+    const clip = longClip();
+    const d = await startDaemonProcess(path.join(dir, 'data-grace'), {
+      SHUTDOWN_GRACE_S: '1',
+      SYNC_WAIT_MS: '300000',
+      JOB_CONCURRENCY: '1',
+      KILN_WARM_ENGINES: 'false',
+    });
+    let signalled = false;
+    try {
+      const running = transcode(d, clip);
+      await untilRunning(d);
+      const queued = transcode(d, clip);
+      // The second one is in the queue behind the first (one job at a time).
+      for (let i = 0; i < 200; i++) {
+        const list = (await (await fetch(`${d.url}/api/v1/jobs?status=queued`, { headers: d.auth })).json()) as { jobs: unknown[] };
+        if (list.jobs.length > 0) break;
+        await sleep(50);
+      }
+      d.child.kill('SIGTERM');
+      signalled = true;
+      for (const [which, answer] of [
+        ['running', running],
+        ['queued', queued],
+      ] as const) {
+        const res = await answer;
+        const body = (await res.json()) as { error?: { reason?: string } };
+        assert.equal(res.status, 503, `${which}: ${JSON.stringify(body)}`);
+        assert.equal(body.error?.reason, 'daemon-shutdown', which);
+      }
     } finally {
       if (!signalled) d.child.kill('SIGTERM');
     }
