@@ -126,6 +126,12 @@ describe('backup and restore', () => {
     } finally {
       await restored.close();
     }
+    // With DATABASE_URL set the daemon would not use a restored SQLite database: refused, nothing written.
+    const elsewhere = mkdtempSync(path.join(process.env.KILN_TMP_DIR ?? tmpdir(), 'kiln-restored-'));
+    const pg = await kiln(['admin', 'restore', backup, '--data-dir', elsewhere], { env: { DATABASE_URL: 'postgres://127.0.0.1/kiln' } });
+    assert.equal(pg.code, 2, pg.stderr);
+    assert.match(pg.stderr, /pg_restore/);
+    assert.deepEqual(readdirSync(elsewhere), []);
     // A second restore into the same (now used) data dir is refused.
     const again = await kiln(['admin', 'restore', backup, '--data-dir', target]);
     assert.equal(again.code, 1);

@@ -60,6 +60,12 @@ async function backup(o: Opts): Promise<void> {
 }
 
 async function restore(file: string, o: Opts): Promise<void> {
+  // The daemon would keep using PostgreSQL and never see the restored SQLite database.
+  if (process.env.DATABASE_URL)
+    throw new KilnError(
+      'USAGE_ERROR',
+      'DATABASE_URL is set: restore PostgreSQL with pg_restore and put the library/ back (docs/OPERATIONS.md); unset it to restore a SQLite backup.',
+    );
   const { restoreBackup } = await import('../../../daemon/store/backup.js');
   const dir = dataDirOf(o);
   const m = await restoreBackup(path.resolve(file), dir);
