@@ -223,6 +223,14 @@ describe('backup and restore', () => {
     const old = await new Migrator({ db, provider: migrationProvider }).migrateTo(names.at(-3)!);
     await db.destroy();
     assert.equal(old.error, undefined, String(old.error));
+    // A backup of it, restored by this kiln, is brought up to date by the restore.
+    const oldBackup = path.join(dir, 'older.zip');
+    assert.equal((await kiln(['admin', 'backup', '-o', oldBackup, '--data-dir', target])).code, 0);
+    const upgraded = mkdtempSync(path.join(process.env.KILN_TMP_DIR ?? tmpdir(), 'kiln-upgraded-'));
+    const restored = await kiln(['admin', 'restore', oldBackup, '--data-dir', upgraded, '--json']);
+    assert.equal(restored.code, 0, restored.stderr);
+    assert.equal(JSON.parse(restored.stdout).migrations, names.length);
+    assert.deepEqual(JSON.parse((await kiln(['admin', 'migrate', '--dry-run', '--data-dir', upgraded, '--json'])).stdout).pending, []);
     const dry = await kiln(['admin', 'migrate', '--dry-run', '--data-dir', target, '--json']);
     assert.equal(dry.code, 0, dry.stderr);
     assert.deepEqual(JSON.parse(dry.stdout).pending, names.slice(-2));
