@@ -15,6 +15,9 @@ import { ensureAdmin } from './auth/bootstrap.js';
 import type { DaemonConfig } from './config.js';
 import type { DaemonContext } from './context.js';
 import { installErrorHandling } from './http/errors.js';
+import { installHostGuard } from './http/host-guard.js';
+import { installQuotaRelease } from './http/quota.js';
+import { loadTls, type TlsMaterial } from './http/tls.js';
 import { loggerOptions } from './http/logging.js';
 import { RateLimiter } from './http/rate-limit.js';
 import { installBodyIdleTimeout } from './http/timeouts.js';
@@ -29,6 +32,13 @@ import { openStore } from './store/db.js';
 import { deleteExpiredSessions } from './store/sessions.js';
 import { localLeases, redisLeases } from './watch/lock.js';
 import { WatchFolders } from './watch/service.js';
+
+declare module './context.js' {
+  interface DaemonContext {
+    /** HTTPS in use (daemon/http/tls.ts); `kiln serve` prints its fingerprint. */
+    tls?: TlsMaterial;
+  }
+}
 
 /** Documentation routes are readable without credentials (they hold no user data). */
 const PUBLIC_PREFIXES = ['/api/docs'];
@@ -53,14 +63,17 @@ async function privateDirs(config: DaemonConfig): Promise<void> {
 export async function buildServer(config: DaemonConfig): Promise<FastifyInstance> {
   await privateDirs(config);
   const requestMs = config.requestTimeoutS * 1000;
+  // Node checks the header and request time-outs on connectionsCheckingInterval (30 s by default).
   const headersMs = Math.min(config.headersTimeoutS * 1000, requestMs);
+  const tls = await loadTls(config);
+  const serverOptions = { headersTimeout: headersMs, connectionsCheckingInterval: Math.max(250, Math.min(5000, headersMs / 2)) };
   const app = Fastify({
     ...loggerOptions(config.logger),
+    // https.createServer takes the http server options too.
+    ...(tls ? { https: { key: tls.key, cert: tls.cert, ...serverOptions } } : { http: serverOptions }),
     bodyLimit: 10 * 1024 * 1024,
     // Bounds receiving a request (long uploads need it generous); responses such as SSE streams are not limited.
     requestTimeout: requestMs,
-    // Node checks the header and request time-outs on this interval (30 s by default).
-    http: { headersTimeout: headersMs, connectionsCheckingInterval: Math.max(250, Math.min(5000, headersMs / 2)) },
     // A hop count is accepted at run time (fastify's types list only the other forms).
     trustProxy: config.trustProxy as boolean | string,
     forceCloseConnections: true,
@@ -105,15 +118,21 @@ export async function buildServer(config: DaemonConfig): Promise<FastifyInstance
       registry: undefined as never,
       draining: false,
       dataKey,
+      tls,
     };
     app.decorate('kiln', ctx);
     // Before the routes: its onResponse hook must see every one of them.
     ctx.registry = await installMetrics(app);
     installDrainGuard(app);
 
-    await app.register(multipart, { limits: { fileSize: config.maxUploadMb * 1048576 } });
+    // Routes that read multipart themselves without naming limits (branding logo, library upload, feature
+    // import) take files plus at most a name: without these, 200 fields of 1 MB each were held in memory.
+    // The tool routes name their own limits (http/uploads.ts).
+    await app.register(multipart, { limits: { fileSize: config.maxUploadMb * 1048576, fields: 20, fieldSize: 64 * 1024 } });
     installErrorHandling(app, config.maxUploadMb);
 
+    installHostGuard(app, config);
+    installQuotaRelease(app);
     const limiter = new RateLimiter(config.rateLimitPerMinute);
     app.addHook('onRequest', async (request, reply) => {
       const url = request.routeOptions.url;

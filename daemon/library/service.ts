@@ -20,11 +20,21 @@ import { roleHas } from '../auth/permissions.js';
 import { newId } from '../auth/secrets.js';
 import type { Database } from '../store/schema.js';
 import type { JobRow } from '../store/jobs.js';
+import { requireLiveUser } from '../store/users.js';
 import { BlobStore, hashFile, libraryDir } from './blobs.js';
 import { KeyedMutex } from './mutex.js';
 import { LibraryQuota } from './quota.js';
 import type { LibraryItemsTable, LibraryVersionsTable } from './schema.js';
-import { accessTo, checkScopeFor, onlyOwnerChanges, parseScope, type ScopeFilter, scopeCondition, type Sharer } from './sharing.js';
+import {
+  accessTo,
+  checkScopeFor,
+  onlyOwnerChanges,
+  parseScope,
+  type Scope,
+  type ScopeFilter,
+  scopeCondition,
+  type Sharer,
+} from './sharing.js';
 
 export type Viewer = Sharer;
 
@@ -176,39 +186,54 @@ export class LibraryService {
       const scope = parseScope(opts.scope) ?? 'private';
       await checkScopeFor(this.db, viewer.id, scope);
       const d = await this.describe(content);
-      await this.quota.check(viewer.id, d.hash, d.size);
-      await this.blobs.add(content.path, d.hash, d.size, { move: opts.move ?? true });
-      const now = Date.now();
-      const item: ItemRow = {
-        id: newId(),
-        owner_id: viewer.id,
-        name: opts.name ? safeFileName(opts.name, d.name) : d.name,
-        content_type: d.contentType,
-        size: d.size,
-        latest_version: 1,
-        scope,
-        created_at: now,
-        updated_at: now,
-      };
+      const release = await this.quota.reserve(viewer.id, d.hash, d.size);
       try {
-        await this.db.insertInto('library_items').values(item).execute();
-        await this.db
-          .insertInto('library_versions')
-          .values(this.versionRow(item.id, 1, d, viewer.id, now, { source: 'upload' }))
-          .execute();
-      } catch (e) {
-        await this.db
-          .deleteFrom('library_items')
-          .where('id', '=', item.id)
-          .execute()
-          .catch(() => {});
-        await this.blobs.release(d.hash);
-        throw e;
+        return await this.insertItem(viewer, content, d, { ...opts, scope });
+      } finally {
+        await release();
       }
-      return item;
     } finally {
       if (opts.move ?? true) await rm(content.path, { force: true });
     }
+  }
+
+  /** Stores the content and records the item; runs under the quota reservation of its size. */
+  private async insertItem(
+    viewer: Viewer,
+    content: NewContent,
+    d: { hash: string; size: number; contentType: string; name: string },
+    opts: { name?: string; move?: boolean; scope: Scope },
+  ): Promise<ItemRow> {
+    await this.blobs.add(content.path, d.hash, d.size, { move: opts.move ?? true });
+    const now = Date.now();
+    const item: ItemRow = {
+      id: newId(),
+      owner_id: viewer.id,
+      name: opts.name ? safeFileName(opts.name, d.name) : d.name,
+      content_type: d.contentType,
+      size: d.size,
+      latest_version: 1,
+      scope: opts.scope,
+      created_at: now,
+      updated_at: now,
+    };
+    try {
+      await requireLiveUser(this.db, viewer.id); // an upload of a user deleted meanwhile is refused here (#21.9)
+      await this.db.insertInto('library_items').values(item).execute();
+      await this.db
+        .insertInto('library_versions')
+        .values(this.versionRow(item.id, 1, d, viewer.id, now, { source: 'upload' }))
+        .execute();
+    } catch (e) {
+      await this.db
+        .deleteFrom('library_items')
+        .where('id', '=', item.id)
+        .execute()
+        .catch(() => {});
+      await this.blobs.release(d.hash);
+      throw e;
+    }
+    return item;
   }
 
   private versionRow(
@@ -250,9 +275,13 @@ export class LibraryService {
       const item = await this.editable(viewer, itemId);
       const d = await this.describe(content);
       return await this.items.run(item.id, async () => {
-        await this.quota.check(item.owner_id, d.hash, d.size);
-        await this.blobs.add(content.path, d.hash, d.size, { move });
-        return this.appendVersion(item.id, viewer.id, d, origin);
+        const release = await this.quota.reserve(item.owner_id, d.hash, d.size);
+        try {
+          await this.blobs.add(content.path, d.hash, d.size, { move });
+          return await this.appendVersion(item.id, viewer.id, d, origin);
+        } finally {
+          await release();
+        }
       });
     } finally {
       if (move) await rm(content.path, { force: true });
