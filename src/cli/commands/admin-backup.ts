@@ -3,7 +3,7 @@
  * never through a server. Backup is safe while the daemon runs; restore wants an empty data dir.
  */
 import path from 'node:path';
-import { KilnError, toKilnError } from '../../core/errors.js';
+import { KilnError } from '../../core/errors.js';
 import { defaultDataDir } from '../../core/paths.js';
 
 type Opts = Record<string, string | boolean | undefined>;
@@ -16,29 +16,7 @@ function say(o: Opts, json: Record<string, unknown>, text: string): void {
   process.stdout.write(o.json ? JSON.stringify(json) + '\n' : text);
 }
 
-/** With --json a failure is also a JSON line on stdout (`{ok: false, error}`); main still prints it and exits. */
-async function reportingJson(o: Opts, run: () => Promise<void>): Promise<void> {
-  try {
-    await run();
-  } catch (e) {
-    if (o.json) process.stdout.write(JSON.stringify({ ok: false, ...toKilnError(e).toJSON() }) + '\n');
-    throw e;
-  }
-}
-
-export function backupCommand(o: Opts): Promise<void> {
-  return reportingJson(o, () => backup(o));
-}
-
-export function restoreCommand(file: string, o: Opts): Promise<void> {
-  return reportingJson(o, () => restore(file, o));
-}
-
-export function migrateCommand(o: Opts): Promise<void> {
-  return reportingJson(o, () => migrate(o));
-}
-
-async function backup(o: Opts): Promise<void> {
+export async function backupCommand(o: Opts): Promise<void> {
   if (process.env.DATABASE_URL)
     throw new KilnError(
       'USAGE_ERROR',
@@ -59,7 +37,7 @@ async function backup(o: Opts): Promise<void> {
   );
 }
 
-async function restore(file: string, o: Opts): Promise<void> {
+export async function restoreCommand(file: string, o: Opts): Promise<void> {
   // The daemon would keep using PostgreSQL and never see the restored SQLite database.
   if (process.env.DATABASE_URL)
     throw new KilnError(
@@ -88,7 +66,7 @@ async function restore(file: string, o: Opts): Promise<void> {
   );
 }
 
-async function migrate(o: Opts): Promise<void> {
+export async function migrateCommand(o: Opts): Promise<void> {
   const { openStore, pendingMigrations, refuseNewerSchema } = await import('../../../daemon/store/db.js');
   const dataDir = dataDirOf(o);
   const target = { dataDir, databaseUrl: process.env.DATABASE_URL || undefined };
