@@ -7,6 +7,7 @@ import path from 'node:path';
 import { KilnError } from '../src/core/errors.js';
 import { defaultDataDir } from '../src/core/paths.js';
 import { resolveAccountsConfig, type AccountsConfig } from './accounts/config.js';
+import { resolveS3Settings, type S3Settings } from './storage/config.js';
 
 export interface DaemonConfig {
   port: number;
@@ -65,6 +66,8 @@ export interface DaemonConfig {
   requestTimeoutS: number;
   /** Requests per minute per user (per address when anonymous), bursts up to as many (RATE_LIMIT_PER_MINUTE; 0 = off). */
   rateLimitPerMinute: number;
+  /** Object storage (S3_BUCKET and friends, daemon/storage/config.ts); unset: blobs under sharedDir. */
+  s3?: S3Settings;
   /**
    * Host names the daemon is reached by besides loopback names and IP literals (PUBLIC_HOSTS, comma
    * separated). Requests naming another Host, and state-changing requests from another site's Origin,
@@ -176,6 +179,7 @@ export function resolveConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = 
     bodyIdleTimeoutS: num(env, 'BODY_IDLE_TIMEOUT_S', 60, 0.1),
     requestTimeoutS: num(env, 'REQUEST_TIMEOUT_S', 3600, 0.1),
     rateLimitPerMinute: num(env, 'RATE_LIMIT_PER_MINUTE', 6000, 0),
+    s3: resolveS3Settings(env),
     publicHosts: hostList(env, 'PUBLIC_HOSTS'),
     tlsCertFile: env.TLS_CERT_FILE ? path.resolve(env.TLS_CERT_FILE) : undefined,
     tlsKeyFile: env.TLS_KEY_FILE ? path.resolve(env.TLS_KEY_FILE) : undefined,

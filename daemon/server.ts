@@ -28,6 +28,7 @@ import { instanceIdFor } from './jobs/upkeep.js';
 import { createQueue } from './queue/create.js';
 import * as routeModules from './routes/list.js';
 import { trackRoutes } from './openapi/route-doc.js';
+import { createStorage } from './storage/create.js';
 import { openStore } from './store/db.js';
 import { deleteExpiredSessions } from './store/sessions.js';
 import { localLeases, redisLeases } from './watch/lock.js';
@@ -90,9 +91,10 @@ export async function buildServer(config: DaemonConfig): Promise<FastifyInstance
     await checkDataKey(store.db, dataKey);
     await encryptClearMfaSecrets(store.db, dataKey);
     const bootstrap = await ensureAdmin(store, config);
+    const storage = await createStorage(config);
     const instanceId = await instanceIdFor(config.dataDir, !!config.redisUrl);
     const queue = await createQueue(config, instanceId);
-    const jobs = new JobService(store, queue, config, instanceId, app.log);
+    const jobs = new JobService(store, queue, config, instanceId, app.log, storage);
     await jobs.recover().catch(async (e) => {
       await queue.close();
       throw e;
@@ -118,9 +120,15 @@ export async function buildServer(config: DaemonConfig): Promise<FastifyInstance
       registry: undefined as never,
       draining: false,
       dataKey,
+      storage,
       tls,
     };
     app.decorate('kiln', ctx);
+    // Runs with fileId save through the file library hook, on whichever instance runs them.
+    jobs.setLibrarySaver((viewer, fileId, row) => {
+      if (!ctx.fileLibrary) throw new KilnError('VALIDATION_ERROR', 'fileId: the file library is not available on this server.');
+      return ctx.fileLibrary.saveOutput(viewer, fileId, row);
+    });
     // Before the routes: its onResponse hook must see every one of them.
     ctx.registry = await installMetrics(app);
     installDrainGuard(app);
@@ -165,6 +173,7 @@ export async function buildServer(config: DaemonConfig): Promise<FastifyInstance
       await jobs.close();
     });
     app.addHook('onClose', async () => {
+      await storage.close().catch(() => {});
       await store.close().catch(() => {});
     });
     await app.ready();

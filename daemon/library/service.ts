@@ -8,8 +8,7 @@
  * owner and admins change an item (a teammate gets FORBIDDEN). The quota is in quota.ts, the JSON
  * views in views.ts.
  */
-import { constants } from 'node:fs';
-import { copyFile, readdir, rm, stat } from 'node:fs/promises';
+import { readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { type Kysely, type Selectable, sql } from 'kysely';
 import { KilnError } from '../../src/core/errors.js';
@@ -18,6 +17,8 @@ import { sniffFile } from '../../src/core/sniff.js';
 import type { InputFile } from '../../src/core/tool.js';
 import { roleHas } from '../auth/permissions.js';
 import { newId } from '../auth/secrets.js';
+import { LocalStorage } from '../storage/local.js';
+import type { ObjectStorage } from '../storage/storage.js';
 import type { Database } from '../store/schema.js';
 import type { JobRow } from '../store/jobs.js';
 import { requireLiveUser } from '../store/users.js';
@@ -80,8 +81,10 @@ export class LibraryService {
     private readonly db: Kysely<Database>,
     readonly dataDir: string,
     quotaBytes: number,
+    /** Where content lives (daemon/storage); default: files under dataDir. */
+    storage: ObjectStorage = new LocalStorage(dataDir),
   ) {
-    this.blobs = new BlobStore(db, path.join(libraryDir(dataDir), 'blobs'));
+    this.blobs = new BlobStore(db, storage, path.join(libraryDir(dataDir), 'tmp'));
     this.quota = new LibraryQuota(db, quotaBytes);
   }
 
@@ -392,7 +395,7 @@ export class LibraryService {
     const v = await this.version(item);
     const dest = path.join(dir, `lib-${v.name}`);
     // A copy (a reflink where the file system has them), so a tool can never alter stored content.
-    await copyFile(this.blobPath(v), dest, constants.COPYFILE_FICLONE);
+    await this.blobs.copyTo(v.blob_hash, dest);
     return { path: dest, name: v.name, size: Number(v.size) };
   }
 

@@ -3,47 +3,25 @@
  * then a ZIP streams back (X-Job-Id first) with each output added as soon as it is done, and a
  * manifest.json listing every input with its output name or its error.
  */
-import { mkdir, rm } from 'node:fs/promises';
-import path from 'node:path';
+import { rm } from 'node:fs/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import yazl from 'yazl';
-import { KilnError, toKilnError } from '../../src/core/errors.js';
-import { validateRequest, runTool } from '../../src/tools/run-tool.js';
+import { KilnError } from '../../src/core/errors.js';
+import { validateRequest } from '../../src/tools/run-tool.js';
 import { requireUser } from '../auth/authenticate.js';
 import { requirePermission } from '../auth/permissions.js';
 import { assembleSettings, readMultipart, type UploadedPart } from '../http/uploads.js';
+import { runBatchItems } from '../jobs/batch-run.js';
 import { redactSettings } from '../jobs/records.js';
 import { baseToolId, findTarget, routeOf, targets, type Target } from '../jobs/targets.js';
 import { finishJob, insertJob, updateJob } from '../store/jobs.js';
+import { streamQueuedBatch } from './batch-queued.js';
 import { contentDisposition } from './download.js';
 import { errorResponses } from '../openapi/common.js';
 import type { RouteDoc } from '../openapi/route-doc.js';
 import { misrouted, sectionParam, toolIdParam } from './tools.js';
 
 const MAX_BATCH_FILES = 500;
-const STORED = /\.(jpe?g|png|webp|avif|gif|mp4|webm|mov|mp3|m4a|ogg|opus|zip|pdf|heic|docx|xlsx|pptx|epub)$/i;
-
-interface ManifestItem {
-  input: string;
-  output?: string;
-  size?: number;
-  data?: unknown;
-  error?: { code: string; message: string; details?: unknown; reason?: string };
-}
-
-/** Unique names inside one archive, assigned as entries arrive. */
-function namer() {
-  const seen = new Set<string>(['manifest.json']);
-  return (name: string) => {
-    let n = name;
-    for (let i = 2; seen.has(n); i++) {
-      const dot = name.lastIndexOf('.');
-      n = dot > 0 ? `${name.slice(0, dot)} (${i})${name.slice(dot)}` : `${name} (${i})`;
-    }
-    seen.add(n);
-    return n;
-  };
-}
 
 export async function batchRoutes(app: FastifyInstance): Promise<void> {
   for (const target of targets()) {
@@ -63,10 +41,13 @@ export async function batchRoutes(app: FastifyInstance): Promise<void> {
   });
 }
 
+/** A batch's target; a pipeline's carries its definition, so a worker on any instance can rebuild it. */
+export type BatchTarget = Target | { target: Target; pipeline: { raw: unknown; name?: string } };
+
 /** Runs a batch of `target`, or of the target named by the request's text fields (ad-hoc pipelines). */
 export async function runBatch(
   app: FastifyInstance,
-  targetOrResolve: Target | ((fields: Map<string, string>) => Target),
+  targetOrResolve: BatchTarget | ((fields: Map<string, string>) => BatchTarget),
   request: FastifyRequest,
   reply: FastifyReply,
 ) {
@@ -77,6 +58,7 @@ export async function runBatch(
   let files: UploadedPart[];
   let settings: Record<string, unknown>;
   let target: Target;
+  let pipeline: { raw: unknown; name?: string } | undefined;
   try {
     if (!request.isMultipart())
       throw new KilnError(
@@ -84,7 +66,8 @@ export async function runBatch(
         'Send multipart/form-data with the inputs in repeated "files" fields and the settings as JSON in "settings".',
       );
     const parsed = await readMultipart(request, inDir, { maxFileBytes: config.maxUploadMb * 1048576, maxFiles: MAX_BATCH_FILES });
-    target = typeof targetOrResolve === 'function' ? targetOrResolve(parsed.fields) : targetOrResolve;
+    const resolved = typeof targetOrResolve === 'function' ? targetOrResolve(parsed.fields) : targetOrResolve;
+    ({ target, pipeline } = 'tool' in resolved ? { target: resolved, pipeline: undefined } : resolved);
     files = parsed.parts.filter((p) => p.field === 'files' || p.field === 'file');
     const stray = parsed.parts.find((p) => p.field !== 'files' && p.field !== 'file');
     if (stray)
@@ -102,6 +85,10 @@ export async function runBatch(
     await rm(workDir, { recursive: true, force: true });
     throw e;
   }
+
+  // Scaled mode: any instance's worker runs a catalog tool's or a pipeline's batch (batch-queued.ts).
+  if (jobs.distributed && (pipeline || findTarget(target.id) === target))
+    return streamQueuedBatch(app, { id, owner: user, target, settings, files, workDir, pipeline }, reply);
 
   const now = Date.now();
   await insertJob(store.db, {
@@ -154,46 +141,23 @@ export async function runBatch(
       zip.outputStream.on('end', resolve);
     });
     zip.outputStream.pipe(res);
-    const uniq = namer();
-    const manifest: ManifestItem[] = new Array(files.length);
-    let finished = 0;
-    let processed = 0;
-    await Promise.all(
-      files.map(async (f, i) => {
-        const itemDir = path.join(workDir, 'items', String(i));
-        try {
-          await mkdir(itemDir, { recursive: true });
-          const outcome = await jobs.queue.run(`${id}:${i}`, (signal) => {
-            const both = AbortSignal.any([signal, controller.signal]);
-            return runTool(target.tool, { files: [{ path: f.path, name: f.name, size: f.size }], extra: {} }, settings, {
-              workDir: itemDir,
-              dataDir: config.dataDir,
-              signal: both,
-              validated: true,
-              allowPostScript: config.allowPostScript,
-            });
-          });
-          const item: ManifestItem = { input: f.name };
-          if (outcome.output) {
-            item.output = uniq(outcome.output.name);
-            item.size = outcome.processedSize;
-            processed += outcome.processedSize;
-            zip.addFile(outcome.output.path, item.output, { compress: !STORED.test(item.output) });
-          }
-          if (outcome.data !== undefined) item.data = outcome.data;
-          manifest[i] = item;
-        } catch (e) {
-          manifest[i] = { input: f.name, error: toKilnError(e).toJSON().error };
-        }
-        finished++;
-        const percent = Math.round((finished / files.length) * 100);
-        jobs.events.publish(id, { type: 'progress', percent, stage: `${finished}/${files.length}` });
-        updateJob(store.db, id, { progress: percent, stage: `${finished}/${files.length}` }).catch(() => {});
-      }),
-    );
-    const failed = manifest.filter((m) => m.error).length;
-    const summary = { jobId: id, tool: target.id, total: files.length, succeeded: files.length - failed, failed, items: manifest };
-    zip.addBuffer(Buffer.from(JSON.stringify(summary, null, 2) + '\n'), 'manifest.json');
+    const { summary, processed } = await runBatchItems({
+      id,
+      target,
+      settings,
+      files: files.map((f) => ({ path: f.path, name: f.name, size: f.size })),
+      workDir,
+      queue: jobs.queue,
+      config,
+      signal: controller.signal,
+      zip,
+      onItem: (finished, total) => {
+        const percent = Math.round((finished / total) * 100);
+        jobs.events.publish(id, { type: 'progress', percent, stage: `${finished}/${total}` });
+        updateJob(store.db, id, { progress: percent, stage: `${finished}/${total}` }).catch(() => {});
+      },
+    });
+    const { failed } = summary;
     if (controller.signal.aborted) throw new KilnError('CANCELLED', 'The batch was cancelled.');
     // Completed before the archive's last bytes go out: a client that holds the whole ZIP must find the
     // job done, even on a loaded machine where the stream would end before a later database write.
@@ -209,14 +173,6 @@ export async function runBatch(
     zip.end();
     await zipDone;
   })();
-  // On cancel the queue entries are dropped too, so waiting items end at once.
-  controller.signal.addEventListener(
-    'abort',
-    () => {
-      for (let i = 0; i < files.length; i++) jobs.queue.cancel(`${id}:${i}`);
-    },
-    { once: true },
-  );
   const finished = done
     .catch(async (e) => {
       await jobs.fail(id, workDir, e);

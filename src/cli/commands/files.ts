@@ -131,8 +131,7 @@ async function localBackend(dataDir: string): Promise<Backend> {
     },
     async download(id, version, dest) {
       const v = await lib.version(await lib.item(me, id), version);
-      const { createReadStream } = await import('node:fs');
-      await writeOut(createReadStream(lib.blobPath(v)), dest);
+      await writeOut(await lib.blobs.open(v.blob_hash), dest);
     },
     async remove(id, version) {
       if (version) await lib.deleteVersion(me, id, version);

@@ -1,0 +1,75 @@
+/**
+ * A batch taken from the shared queue (scaled mode): run on whichever instance's worker took it, its
+ * ZIP written to a file and stored like any job output (the bucket, or the shared directory), so the
+ * instance that took the request streams it back when it is done and any instance serves it again at
+ * /api/v1/download/<id>/<tool>-batch.zip.
+ */
+import { createWriteStream } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import yazl from 'yazl';
+import { KilnError } from '../../src/core/errors.js';
+import type { JobQueue } from '../queue/queue.js';
+import { finishJob, getJob, updateJob, type JobRow } from '../store/jobs.js';
+import { runBatchItems } from './batch-run.js';
+import { jobResult } from './records.js';
+import { claim, type RunDeps, type RunSpec } from './run.js';
+
+export const BATCH_ZIP_TYPE = 'application/zip';
+
+export function batchZipName(targetId: string): string {
+  return `${targetId}-batch.zip`;
+}
+
+/** Runs the batch; the completed row, or undefined when it was not run (cancelled before, or at the last moment). */
+export async function executeBatch(deps: RunDeps & { queue: JobQueue }, req: RunSpec, signal: AbortSignal): Promise<JobRow | undefined> {
+  if (!(await claim(deps, req.id))) return undefined;
+  const name = batchZipName(req.target.id);
+  const outDir = path.join(req.workDir, 'out');
+  await mkdir(outDir, { recursive: true });
+  const file = path.join(outDir, name);
+  const zip = new yazl.ZipFile();
+  const written = pipeline(zip.outputStream, createWriteStream(file));
+  const { summary, processed } = await runBatchItems({
+    id: req.id,
+    target: req.target,
+    settings: req.settings,
+    files: req.inputs.files,
+    workDir: req.workDir,
+    queue: deps.queue,
+    config: deps.config,
+    signal,
+    zip,
+    onItem: (finished, total) => {
+      const percent = Math.round((finished / total) * 100);
+      deps.events.publish(req.id, { type: 'progress', percent, stage: `${finished}/${total}` });
+      updateJob(deps.db, req.id, { progress: percent, stage: `${finished}/${total}` }).catch(() => {});
+    },
+  });
+  zip.end();
+  await written;
+  if (signal.aborted) throw new KilnError('CANCELLED', 'The batch was cancelled.');
+  await rm(path.join(req.workDir, 'items'), { recursive: true, force: true });
+  await rm(path.join(req.workDir, 'in'), { recursive: true, force: true });
+  const counts = { total: summary.total, succeeded: summary.succeeded, failed: summary.failed };
+  const outputPath = req.storeOutput ? await req.storeOutput(file, name, BATCH_ZIP_TYPE) : file;
+  const patch = {
+    status: 'completed' as const,
+    progress: 100,
+    stage: 'done',
+    finished_at: Date.now(),
+    output_path: outputPath,
+    output_name: name,
+    content_type: BATCH_ZIP_TYPE,
+    processed_size: processed,
+    result: JSON.stringify({ data: counts }),
+  };
+  if (!(await finishJob(deps.db, req.id, patch))) {
+    await rm(req.workDir, { recursive: true, force: true });
+    return undefined;
+  }
+  const row = await getJob(deps.db, req.id);
+  if (row) deps.events.publish(req.id, { type: 'completed', result: { ...jobResult(row), ...counts } });
+  return row;
+}
