@@ -68,10 +68,11 @@ function addHashed(zip: yazl.ZipFile, src: string, name: string): Promise<{ sha2
 /** How many snapshots a backup takes at most when files are deleted while it copies their blobs. */
 const ATTEMPTS = 3;
 
-export async function backupDataDir(dataDir: string, outFile: string): Promise<BackupManifest> {
+/** `blobRoot`: where `library/blobs` and the data key live (SHARED_DIR when set; the data dir otherwise). */
+export async function backupDataDir(dataDir: string, outFile: string, blobRoot = dataDir): Promise<BackupManifest> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await backupOnce(dataDir, outFile);
+      return await backupOnce(dataDir, outFile, blobRoot);
     } catch (e) {
       // A blob the snapshot refers to was deleted meanwhile (its last version went): a new snapshot no
       // longer refers to it, so trying again gives a consistent backup.
@@ -82,7 +83,7 @@ export async function backupDataDir(dataDir: string, outFile: string): Promise<B
 
 const BLOB_GONE = 'blob-deleted-during-backup';
 
-async function backupOnce(dataDir: string, outFile: string): Promise<BackupManifest> {
+async function backupOnce(dataDir: string, outFile: string, blobRoot: string): Promise<BackupManifest> {
   const dbFile = path.join(dataDir, DB_ENTRY);
   if (!existsSync(dbFile))
     throw new KilnError(
@@ -107,7 +108,13 @@ async function backupOnce(dataDir: string, outFile: string): Promise<BackupManif
     try {
       const hasLibrary = snap.prepare("select 1 from sqlite_master where type = 'table' and name = 'library_blobs'").get();
       blobs = hasLibrary
-        ? (snap.prepare('select hash, size from library_blobs order by hash').all() as { hash: string; size: number }[])
+        ? (snap
+            // Only content stored and ready: a pending upload or a removal under way has no version
+            // pointing at it (the restored daemon's sweep clears such rows).
+            .prepare(
+              `select hash, size from library_blobs ${hasColumn(snap, 'library_blobs', 'state') ? "where state = 'ready'" : ''} order by hash`,
+            )
+            .all() as { hash: string; size: number }[])
         : [];
       migrations = (snap.prepare('select name from kysely_migration order by name').all() as { name: string }[]).map((r) => r.name);
     } finally {
@@ -124,10 +131,10 @@ async function backupOnce(dataDir: string, outFile: string): Promise<BackupManif
     files.push({ path: DB_ENTRY, ...db });
     // The data key (when it lives in the data dir rather than SECRET_KEY): without it the restored
     // database's encrypted secrets could not be read, and the daemon would refuse to start on it.
-    const keyFile = path.join(dataDir, KEY_FILE);
+    const keyFile = path.join(blobRoot, KEY_FILE);
     if (existsSync(keyFile)) files.push({ path: KEY_FILE, ...(await addHashed(zip, keyFile, KEY_FILE)) });
     for (const b of blobs) {
-      const src = blobPath(dataDir, b.hash);
+      const src = blobPath(blobRoot, b.hash);
       const rel = `library/blobs/${b.hash.slice(0, 2)}/${b.hash}`;
       // Deleted after the snapshot was taken (its last version went): the snapshot still needs it.
       const gone = () =>
@@ -163,6 +170,10 @@ async function backupOnce(dataDir: string, outFile: string): Promise<BackupManif
   } finally {
     await rm(work, { recursive: true, force: true });
   }
+}
+
+function hasColumn(db: { prepare(sql: string): { all(): unknown[] } }, table: string, column: string): boolean {
+  return (db.prepare(`pragma table_info(${table})`).all() as { name: string }[]).some((c) => c.name === column);
 }
 
 function openZip(file: string): Promise<yauzl.ZipFile> {

@@ -250,4 +250,36 @@ describe('backup and restore', () => {
     const started = await startServer({ dataDir: target });
     await started.close();
   });
+
+  it('with SHARED_DIR, backs up the library from there; S3_BUCKET is refused with a pointer', async () => {
+    const shared = mkdtempSync(path.join(process.env.KILN_TMP_DIR ?? tmpdir(), 'kiln-shared-'));
+    const d = await startServer({ env: { SHARED_DIR: shared } });
+    const file = await makeImage(dir, 'shared.png', 33, 21);
+    let id: string;
+    try {
+      const up = await api(d, d.token, 'POST', '/api/v1/files', await form({ file: await filePart(file) }));
+      assert.equal(up.status, 201, up.text);
+      id = up.body.id;
+      const out = path.join(dir, 'shared.zip');
+      const r = await kiln(['admin', 'backup', '-o', out, '--data-dir', d.dataDir, '--json'], { env: { SHARED_DIR: shared } });
+      assert.equal(r.code, 0, r.stderr);
+      // Restored into one data dir (no SHARED_DIR): the file downloads as it was.
+      const target = mkdtempSync(path.join(process.env.KILN_TMP_DIR ?? tmpdir(), 'kiln-restored-'));
+      assert.equal((await kiln(['admin', 'restore', out, '--data-dir', target])).code, 0);
+      const restored = await startServer({ dataDir: target, generatePassword: true });
+      try {
+        const token = await login(restored.url, 'admin', d.adminPassword);
+        const res = await fetch(`${restored.url}/api/v1/files/${id}/download`, { headers: { authorization: `Bearer ${token}` } });
+        assert.equal(res.status, 200);
+        assert.equal(sha(Buffer.from(await res.arrayBuffer())), sha(await readFile(file)));
+      } finally {
+        await restored.close();
+      }
+    } finally {
+      await d.close();
+    }
+    const s3 = await kiln(['admin', 'backup', '-o', path.join(dir, 's3.zip'), '--data-dir', dir], { env: { S3_BUCKET: 'kiln' } });
+    assert.equal(s3.code, 2);
+    assert.match(s3.stderr, /S3_BUCKET is set/);
+  });
 });

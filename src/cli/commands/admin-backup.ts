@@ -22,10 +22,16 @@ export async function backupCommand(o: Opts): Promise<void> {
       'USAGE_ERROR',
       "DATABASE_URL is set: back up PostgreSQL with pg_dump and the data dir's library/ (docs/OPERATIONS.md).",
     );
+  if (process.env.S3_BUCKET)
+    throw new KilnError(
+      'USAGE_ERROR',
+      "S3_BUCKET is set: the library's content is in the bucket; back up the database and the bucket as docs/OPERATIONS.md says.",
+    );
   const { backupDataDir } = await import('../../../daemon/store/backup.js');
   const out = path.resolve(o.output as string);
   const started = Date.now();
-  const m = await backupDataDir(dataDirOf(o), out);
+  const dataDir = dataDirOf(o);
+  const m = await backupDataDir(dataDir, out, process.env.SHARED_DIR ? path.resolve(process.env.SHARED_DIR) : dataDir);
   const bytes = m.files.reduce((a, f) => a + f.size, 0);
   const blobs = m.files.filter((f) => f.path.startsWith('library/')).length;
   // Besides the database and the blobs, only the data key (when it lives in the data dir).
