@@ -118,3 +118,14 @@ if (!existsSync(built) || srcTime > mtime(built)) {
   mkdirSync('dist', { recursive: true });
   writeFileSync(built, new Date().toISOString());
 }
+
+// 4. The CLI bundle (scripts/bundle.mjs) when it is older than the tsc output: bin/kiln runs it instead of
+// ~300 module files. Without esbuild (an install without dev dependencies) bin/kiln runs dist/src.
+if (mtime(path.join('dist', 'bundle', 'main.js')) < mtime(path.join('dist', 'src', 'cli', 'main.js'))) {
+  log('bundling the CLI (esbuild)');
+  try {
+    await (await import('./bundle.mjs')).bundle({ quiet: true });
+  } catch (e) {
+    log(`no CLI bundle (${e.message.split('\n')[0]}): kiln runs from dist/src, which starts slower.`);
+  }
+}

@@ -254,11 +254,20 @@ async function which(bin: string): Promise<string | undefined> {
   return undefined;
 }
 
+/**
+ * npm engines imported by a literal specifier, so that the CLI bundle (scripts/bundle.mjs) sees them and
+ * this probe gets the same module instance as the tools instead of loading a second copy of sharp.
+ */
+const NPM_IMPORTS: Record<string, () => Promise<unknown>> = { sharp: () => import('sharp') };
+
 async function probe(def: EngineDef): Promise<EngineStatus> {
   const base = { id: def.id, title: def.title, install: installHint(def), license: def.license, usedFor: def.usedFor };
   if (def.npm) {
     try {
-      const mod = (await import(def.npm)) as { default?: { versions?: Record<string, string> }; versions?: Record<string, string> };
+      const mod = (await (NPM_IMPORTS[def.npm] ?? (() => import(def.npm!)))()) as {
+        default?: { versions?: Record<string, string> };
+        versions?: Record<string, string>;
+      };
       const versions = mod.default?.versions ?? mod.versions;
       return { ...base, available: true, version: versions?.sharp ?? versions?.[def.id] };
     } catch {

@@ -1,0 +1,151 @@
+/**
+ * The CLI bundle (scripts/bundle.mjs) that bin/kiln runs: it exists after the build, gives the same
+ * output as the tsc build, finds every tool the way src/tools/lazy.ts does, and a local tool run loads
+ * neither the daemon nor database or accounts code. Also the launcher's choice between the bundle
+ * and dist/src (a tsc rebuild without a new bundle must not run stale code).
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { describe, test } from 'node:test';
+import sharp from 'sharp';
+import { TOOLS } from '../../src/tools/index.js';
+import { KILN, REPO } from '../helpers/cli.js';
+import { makePhoto, tempDir } from '../helpers/fixtures.js';
+
+const BUNDLE = path.join(REPO, 'dist', 'bundle');
+
+/** Runs node with `nodeArgs` and the arguments; stdout, stderr and the exit code. */
+function run(nodeArgs: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, nodeArgs, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
+    child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
+  });
+}
+
+/**
+ * `kiln args` with a loader hook that writes every module URL node loads (ESM and CommonJS) to a file:
+ * what a command really loaded, bundle chunks included.
+ */
+async function loadedModules(dir: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<string[]> {
+  const log = path.join(dir, `loaded-${Date.now()}.txt`);
+  const hooks = path.join(dir, 'hooks.mjs');
+  const preload = path.join(dir, 'preload.mjs');
+  writeFileSync(
+    hooks,
+    "import { appendFileSync } from 'node:fs';\nexport async function load(url, ctx, next) { appendFileSync(process.env.KILN_TEST_LOADED, url + '\\n'); return next(url, ctx); }\n",
+  );
+  writeFileSync(
+    preload,
+    [
+      "import Module, { register } from 'node:module';",
+      "import { appendFileSync } from 'node:fs';",
+      `register(${JSON.stringify(pathToFileURL(hooks).href)});`,
+      'const load = Module._load;',
+      'Module._load = function (request, parent, isMain) {',
+      "  try { appendFileSync(process.env.KILN_TEST_LOADED, 'cjs:' + Module._resolveFilename(request, parent, isMain) + '\\n'); } catch {}",
+      '  return load.apply(this, arguments);',
+      '};',
+    ].join('\n'),
+  );
+  const r = await run(['--import', pathToFileURL(preload).href, KILN, ...args], { ...env, KILN_TEST_LOADED: log });
+  assert.equal(r.code, 0, r.stderr);
+  return [...new Set(readFileSync(log, 'utf8').split('\n').filter(Boolean))];
+}
+
+/** Module files behind the loaded URLs: a bundle chunk stands for the sources it holds (inputs.json). */
+function sourcesOf(urls: string[]): string[] {
+  const inputs = JSON.parse(readFileSync(path.join(BUNDLE, 'inputs.json'), 'utf8')) as Record<string, string[]>;
+  return urls.flatMap((u) => {
+    const file = u.replace(/^cjs:/, '').replace(/^file:\/\//, '');
+    if (path.dirname(file) === BUNDLE) return inputs[path.basename(file)] ?? [`unknown chunk ${file}`];
+    return [path.relative(REPO, file)];
+  });
+}
+
+/** What a local image run must never load: the daemon, its database and accounts code and their drivers. */
+const SERVER_ONLY =
+  /^dist\/daemon\/|^dist\/src\/cli\/commands\/serve|node_modules\/(fastify|@fastify\/[^/]+|pg|better-sqlite3|kysely|ioredis|bullmq|@node-saml\/node-saml|openid-client|@aws-sdk\/[^/]+)\//;
+
+describe('CLI bundle', { concurrency: 2 }, () => {
+  const dir = tempDir('kiln-startup-');
+
+  test('the build made a bundle newer than the tsc output, so bin/kiln runs it', () => {
+    const main = path.join(BUNDLE, 'main.js');
+    assert.ok(existsSync(main), 'dist/bundle/main.js is missing: run node scripts/bundle.mjs after tsc (npm run build does)');
+    // (an equal mtime counts as fresh in bin/kiln)
+    const { mtimeMs: b } = statSync(main);
+    const { mtimeMs: s } = statSync(path.join(REPO, 'dist', 'src', 'cli', 'main.js'));
+    assert.ok(b >= s, 'the bundle is older than dist/src: bin/kiln would fall back; rebuild it');
+  });
+
+  test('a resize through the bundle writes the same image as through dist/src', async () => {
+    const input = await makePhoto(dir, 'photo.jpg', 640, 480);
+    const outs = [path.join(dir, 'bundled.jpg'), path.join(dir, 'unbundled.jpg')];
+    for (const [i, out] of outs.entries()) {
+      const r = await run([KILN, 'resize', input, '--width', '200', '-o', out], i ? { KILN_NO_BUNDLE: '1' } : {});
+      assert.equal(r.code, 0, r.stderr);
+    }
+    const [a, b] = await Promise.all(outs.map((o) => sharp(o).raw().toBuffer({ resolveWithObject: true })));
+    assert.equal(a!.info.width, 200);
+    assert.equal(a!.info.height, 150);
+    assert.ok(a!.data.equals(b!.data), 'bundled and unbundled runs decode to different pixels');
+  });
+
+  test('a local resize loads no daemon, database or accounts code (bundled and not)', async () => {
+    const input = await makePhoto(dir, 'load.jpg', 320, 240);
+    for (const env of [{}, { KILN_NO_BUNDLE: '1' }]) {
+      const urls = await loadedModules(dir, ['resize', input, '--width', '100', '-o', path.join(dir, 'load-out.jpg'), '--force'], env);
+      const sources = sourcesOf(urls);
+      assert.ok(
+        sources.some((s) => s.endsWith('src/tools/image/essentials/resize.js')),
+        `the resize tool did not load?\n${sources.join('\n')}`,
+      );
+      const bad = sources.filter((s) => SERVER_ONLY.test(s));
+      assert.deepEqual(bad, [], `${env.KILN_NO_BUNDLE ? 'dist/src' : 'bundle'}: a local run loaded server code`);
+      // The bundle is the point: a handful of files instead of ~300.
+      if (!env.KILN_NO_BUNDLE) assert.ok(urls.length < 80, `the bundled run loaded ${urls.length} files`);
+    }
+  });
+
+  test("the bundle's tool loader finds every tool of the catalog, as src/tools/lazy.ts does", async () => {
+    const inputs = JSON.parse(readFileSync(path.join(BUNDLE, 'inputs.json'), 'utf8')) as Record<string, string[]>;
+    const chunk = Object.keys(inputs).find((k) => inputs[k]!.includes('dist/src/tools/lazy.js'));
+    assert.ok(chunk, 'no chunk holds the tool loader');
+    const { loadTool } = (await import(pathToFileURL(path.join(BUNDLE, chunk)).href)) as {
+      loadTool: (id: string) => Promise<{ id: string } | undefined>;
+    };
+    assert.equal(typeof loadTool, 'function');
+    for (const t of TOOLS) assert.equal((await loadTool(t.id))?.id, t.id, `bundled loadTool(${t.id})`);
+    assert.equal(await loadTool('no-such-tool'), undefined);
+    assert.equal(await loadTool('../core/tool'), undefined);
+  });
+
+  test('bin/kiln runs the bundle only when it is not older than dist/src', async () => {
+    const root = path.join(dir, 'launcher');
+    mkdirSync(path.join(root, 'bin'), { recursive: true });
+    mkdirSync(path.join(root, 'dist', 'bundle'), { recursive: true });
+    mkdirSync(path.join(root, 'dist', 'src', 'cli'), { recursive: true });
+    copyFileSync(KILN, path.join(root, 'bin', 'kiln'));
+    writeFileSync(path.join(root, 'package.json'), '{"type":"module","version":"9.9.9"}');
+    const bundled = path.join(root, 'dist', 'bundle', 'main.js');
+    const src = path.join(root, 'dist', 'src', 'cli', 'main.js');
+    writeFileSync(bundled, "process.stdout.write('bundle');");
+    writeFileSync(src, "process.stdout.write('src');");
+    const which = async (env: NodeJS.ProcessEnv = {}) => (await run([path.join(root, 'bin', 'kiln'), 'tools'], env)).stdout;
+    utimesSync(src, new Date(1_000_000), new Date(1_000_000));
+    utimesSync(bundled, new Date(2_000_000), new Date(2_000_000));
+    assert.equal(await which(), 'bundle');
+    assert.equal(await which({ KILN_NO_BUNDLE: '1' }), 'src');
+    utimesSync(src, new Date(3_000_000), new Date(3_000_000));
+    assert.equal(await which(), 'src', 'a stale bundle ran');
+    assert.equal((await run([path.join(root, 'bin', 'kiln'), '--version'])).stdout, '9.9.9\n');
+  });
+});
