@@ -68,8 +68,8 @@ function getBrowser(): Promise<Browser> {
 }
 
 /**
- * Keeps the browser running until shutdownChromium() (for the daemon). Playwright itself kills the
- * browser when the process exits.
+ * Keeps the browser running for `ms` after its last job (the daemon passes KILN_ENGINE_IDLE_S), or
+ * until shutdownChromium() when Infinity. Playwright itself kills the browser when the process exits.
  */
 export function keepChromiumWarm(ms = Infinity): void {
   idleMs = ms;
@@ -148,7 +148,8 @@ export async function withPage<T>(
     job.signal?.removeEventListener('abort', onAbort);
     await context?.close().catch(() => undefined);
     active--;
-    if (active === 0 && Number.isFinite(idleMs)) {
+    // (setTimeout takes at most 2^31-1 ms: anything longer is as good as never.)
+    if (active === 0 && Number.isFinite(idleMs) && idleMs <= 2 ** 31 - 1) {
       idleTimer = setTimeout(() => void shutdownChromium(), idleMs);
     }
   }

@@ -28,7 +28,37 @@ const DEFAULT_TIMEOUT_MS = Number(process.env.KILN_OFFICE_TIMEOUT_MS) || 120_000
 const instances: Instance[] = [];
 const waiters: ((i: Instance) => void)[] = [];
 
+/**
+ * How long the pool may sit without a conversion before its instances stop (each holds ~150 MB):
+ * Infinity (the default, and a CLI run) keeps them until exit. The daemon sets it from
+ * KILN_ENGINE_IDLE_S. The profiles stay, so the next conversion restarts an instance without the
+ * profile-creation pass.
+ */
+let idleMs = Number.POSITIVE_INFINITY;
+let idleTimer: NodeJS.Timeout | undefined;
+
+export function setOfficeIdleStop(ms: number): void {
+  idleMs = ms;
+  armIdleStop();
+}
+
+function armIdleStop(): void {
+  if (idleTimer) clearTimeout(idleTimer);
+  idleTimer = undefined;
+  if (!Number.isFinite(idleMs) || instances.some((i) => i.busy) || !instances.some((i) => i.alive)) return;
+  // (setTimeout takes at most 2^31-1 ms: anything longer is as good as never.)
+  if (idleMs > 2 ** 31 - 1) return;
+  idleTimer = setTimeout(() => {
+    idleTimer = undefined;
+    if (instances.some((i) => i.busy)) return;
+    for (const i of instances) i.kill();
+  }, idleMs);
+  idleTimer.unref();
+}
+
 function acquire(signal?: AbortSignal): Promise<Instance> {
+  if (idleTimer) clearTimeout(idleTimer);
+  idleTimer = undefined;
   if (instances.length < POOL_SIZE) instances.push(new Instance(instances.length, registerExitHook));
   const free = instances.find((i) => !i.busy);
   if (free) {
@@ -53,7 +83,10 @@ function acquire(signal?: AbortSignal): Promise<Instance> {
 function release(i: Instance): void {
   const next = waiters.shift();
   if (next) next(i);
-  else i.busy = false;
+  else {
+    i.busy = false;
+    armIdleStop();
+  }
 }
 
 export interface ConvertOptions {
@@ -165,10 +198,13 @@ export function officePoolStatus(): { size: number; pids: (number | undefined)[]
 export async function warmOffice(): Promise<void> {
   while (instances.length < POOL_SIZE) instances.push(new Instance(instances.length, registerExitHook));
   await Promise.all(instances.map((i) => i.start(true)));
+  armIdleStop();
 }
 
 /** Stops every instance and removes their profiles. Safe to call more than once. */
 export async function shutdownOffice(): Promise<void> {
+  if (idleTimer) clearTimeout(idleTimer);
+  idleTimer = undefined;
   await Promise.all(instances.map((i) => i.dispose()));
   instances.length = 0;
 }

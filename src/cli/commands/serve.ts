@@ -28,6 +28,9 @@ export async function serveCommand(o: ServeOptions): Promise<void> {
         `It is shown only now and saved in ${passwordFile} (readable only by you). Change it after logging in.\n\n`,
     );
   }
+  // Started before listening, awaited on stop: the signal handlers below must be in place as soon as
+  // the listening line is out (a SIGTERM right after it used to kill the process unhandled).
+  const engines = warmEngines((m) => app.log.warn(m));
   await app.listen({ port: config.port, host: config.host });
   const address = app.server.address();
   const where =
@@ -48,7 +51,6 @@ export async function serveCommand(o: ServeOptions): Promise<void> {
     process.stderr.write(
       `TLS certificate${tls.selfSigned ? ' (self-signed)' : ''} ${tls.certFile}\nSHA-256 fingerprint: ${tls.fingerprint}\n`,
     );
-  const engines = await warmEngines((m) => app.log.warn(m));
 
   await new Promise<void>((resolve) => {
     let stopping = false;
@@ -64,7 +66,8 @@ export async function serveCommand(o: ServeOptions): Promise<void> {
           else await answersSent(app, deadline);
           return app.close();
         })
-        .then(() => engines.stop())
+        .then(() => engines)
+        .then((e) => e.stop())
         .then(resolve, (e) => {
           process.stderr.write(`error while stopping: ${(e as Error).message}\n`);
           resolve();
@@ -83,14 +86,17 @@ function shutdownGraceMs(): number {
 }
 
 /**
- * The daemon keeps its heavy engines warm: the LibreOffice pool starts in the background (the first
- * office conversion then skips the ~8 s cold start) and Chromium stays up between requests.
- * KILN_WARM_ENGINES=false skips the warm-up (small machines). The CLI never warms: it starts lazily.
+ * The heavy engines (LibreOffice ~150 MB, Chromium) start on first use and stay up between requests
+ * until they have been idle for KILN_ENGINE_IDLE_S (default 300; `never` keeps them), so an idle daemon
+ * stays small. KILN_WARM_ENGINES=true also starts the LibreOffice pool at boot (the first office
+ * conversion then skips the cold start). The CLI never warms: it starts engines lazily.
  */
 async function warmEngines(warn: (m: string) => void): Promise<{ stop(): Promise<void> }> {
   const [office, chromium] = await Promise.all([import('../../engines/office.js'), import('../../engines/chromium.js')]);
-  chromium.keepChromiumWarm();
-  if (!/^(false|0|no|off)$/i.test(process.env.KILN_WARM_ENGINES ?? '')) {
+  const idleMs = engineIdleMs(warn);
+  chromium.keepChromiumWarm(idleMs);
+  office.setOfficeIdleStop(idleMs);
+  if (/^(true|1|yes|on)$/i.test(process.env.KILN_WARM_ENGINES ?? '')) {
     office.warmOffice().catch((e: Error) => warn(`LibreOffice warm-up failed (office tools start it on demand): ${e.message}`));
   }
   return {
@@ -98,4 +104,15 @@ async function warmEngines(warn: (m: string) => void): Promise<{ stop(): Promise
       await Promise.allSettled([office.shutdownOffice(), chromium.shutdownChromium()]);
     },
   };
+}
+
+/** KILN_ENGINE_IDLE_S in ms: a number of seconds (default 300), or `never`/`off` for Infinity. */
+export function engineIdleMs(warn: (m: string) => void = () => undefined): number {
+  const raw = (process.env.KILN_ENGINE_IDLE_S ?? '').trim();
+  if (raw === '') return 300_000;
+  if (/^(never|off|infinity)$/i.test(raw)) return Number.POSITIVE_INFINITY;
+  const s = Number(raw);
+  if (Number.isFinite(s) && s >= 0) return s * 1000;
+  warn(`KILN_ENGINE_IDLE_S=${raw} is not a number of seconds or "never": using 300`);
+  return 300_000;
 }
