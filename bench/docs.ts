@@ -13,7 +13,7 @@ import { Bench, dir, have, heavy, kilnCli, kilnRun, requireOutput, shAsync, type
 const LOREM =
   'Kiln turns documents into PDFs without sending them anywhere. This sentence is here to fill lines, wrap paragraphs and make the layout engine work a little.';
 
-async function makeDocx(p: string, paragraphs: number): Promise<string> {
+export async function makeDocx(p: string, paragraphs: number): Promise<string> {
   if (existsSync(p)) return p;
   const { Document, Packer, Paragraph, TextRun, HeadingLevel, Table, TableRow, TableCell } = await import('docx');
   const children: InstanceType<typeof Paragraph | typeof Table>[] = [];
@@ -37,7 +37,7 @@ async function makeDocx(p: string, paragraphs: number): Promise<string> {
   return p;
 }
 
-function makeMarkdown(p: string, sections: number): string {
+export function makeMarkdown(p: string, sections: number): string {
   if (existsSync(p)) return p;
   let md = '# Benchmark notes\n\n';
   for (let s = 1; s <= sections; s++) {

@@ -1,8 +1,10 @@
 /**
- * `npm run bench [-- image pdf media docs daemon ocr]`: kiln against the raw engines and peer tools on the
- * same generated inputs, in the same run, family by family (default: all). Prints ms per operation and
- * ratios; see bench/README.md for what each number means. BENCH_QUICK=1 runs fewer iterations.
- * A failing or missing engine prints one line and the run goes on; the exit code is 1 if any case failed.
+ * `npm run bench [-- --quick]`: the goals of issue 17 in one table (bench/goals-run.ts): kiln against
+ * its reference, interleaved, the ratio and the goal; the exit code is 1 when a row misses its goal by
+ * more than 20 % or could not be measured.
+ * `npm run bench -- image pdf media docs daemon ai ocr`: the detailed families instead, kiln against the
+ * raw engines and peer tools, ms per operation and ratios (see bench/README.md); the exit code is 1 if
+ * any case failed. `--quick` (or BENCH_QUICK=1) runs fewer iterations in both modes.
  */
 import { mkdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -15,12 +17,15 @@ import { ROOT, type BenchOptions, type FamilyResult } from './lib.js';
 import { benchMedia } from './media.js';
 import { benchOcr } from './ocr.js';
 import { benchPdf } from './pdf.js';
+import { machine, status, table } from './goals.js';
+import { runGoals } from './goals-run.js';
 
 const FAMILIES = ['image', 'pdf', 'media', 'docs', 'daemon', 'ai', 'ocr'] as const;
 type Family = (typeof FAMILIES)[number];
 
 async function main(): Promise<void> {
-  const asked = process.argv.slice(2).filter((a) => a !== '--');
+  const args = process.argv.slice(2).filter((a) => a !== '--');
+  const asked = args.filter((a) => a !== '--quick');
   const unknown = asked.filter((a) => !(FAMILIES as readonly string[]).includes(a));
   if (unknown.length) {
     process.stderr.write(
@@ -28,8 +33,8 @@ async function main(): Promise<void> {
     );
     process.exit(2);
   }
-  const families: Family[] = asked.length ? FAMILIES.filter((f) => asked.includes(f)) : [...FAMILIES];
-  const quick = process.env.BENCH_QUICK === '1';
+  const families: Family[] = FAMILIES.filter((f) => asked.includes(f));
+  const quick = process.env.BENCH_QUICK === '1' || args.includes('--quick');
   const outDir = path.join(os.tmpdir(), `kiln-bench-${process.pid}`);
   mkdirSync(outDir, { recursive: true });
   // The CLI runs under test get a private data dir, not the user's.
@@ -42,6 +47,7 @@ async function main(): Promise<void> {
     outDir,
     print: (l) => process.stdout.write(l + '\n'),
   };
+  if (!families.length) return goals(o);
   const load = os
     .loadavg()
     .map((x) => x.toFixed(1))
@@ -80,6 +86,33 @@ async function main(): Promise<void> {
   );
   for (const f of failures) o.print(`  ${f}`);
   process.exit(failures.length ? 1 : 0);
+}
+
+async function goals(o: BenchOptions): Promise<void> {
+  const started = Date.now();
+  o.print(`kiln bench${o.quick ? ' --quick' : ''}: the goals of issue 17 (medians of interleaved rounds)`);
+  o.print(`machine: ${machine()}`);
+  try {
+    const rows = await runGoals(o);
+    o.print('');
+    o.print(table(rows));
+    o.print('');
+    const bad = rows.filter((r) => ['FAIL', 'ERROR'].includes(status(r)));
+    o.print(
+      `load at the end ${os
+        .loadavg()
+        .map((x) => x.toFixed(1))
+        .join(' ')}; ${((Date.now() - started) / 1000).toFixed(0)} s`,
+    );
+    o.print(
+      bad.length
+        ? `${bad.length} row(s) miss their goal by more than 20 % or failed: ${bad.map((r) => r.measure).join('; ')}`
+        : 'every goal met or within 20 %',
+    );
+    process.exit(bad.length ? 1 : 0);
+  } finally {
+    rmSync(o.outDir, { recursive: true, force: true });
+  }
 }
 
 main().catch((e) => {

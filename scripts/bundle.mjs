@@ -25,11 +25,22 @@ const ENTRY = path.join(dist, 'src', 'cli', 'main.js');
 const LAZY = path.join(dist, 'src', 'tools', 'lazy.js');
 
 /**
- * Packages on the path of a local tool run, bundled with whatever they import. sharp's JavaScript
+ * Packages on the path of a local tool run (and those sharing their dependencies), bundled with
+ * whatever they import. sharp's JavaScript
  * (with semver, detect-libc and colour: ~70 files) costs more to load than its native part; its
  * `createRequire(import.meta.url)` still finds the native addon beside the original files.
  */
-const INLINE = new Set(['commander', 'zod', 'file-type', 'cli-progress', 'yazl', 'yauzl', 'yaml', 'sharp']);
+const INLINE = new Set([
+  'commander',
+  'zod',
+  'file-type',
+  'cli-progress',
+  'yazl',
+  'yauzl',
+  'sharp',
+  // The MCP SDK imports zod: outside the bundle it would load a second copy of zod (~1.5 MB of source).
+  '@modelcontextprotocol/sdk',
+]);
 /** Never bundled, even when an inlined package imports them: native code, or files read beside the package. */
 const NEVER = new Set(['better-sqlite3', 'onnxruntime-node', '@napi-rs/keyring', 'playwright-core', 'zxing-wasm']);
 

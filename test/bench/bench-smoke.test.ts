@@ -63,6 +63,27 @@ describe('bench smoke', { concurrency: 2 }, () => {
     check(await benchAi(o), o.lines, ['matte-fp16-cold', 'matte-fp16-warm'], 'matte-fp16-cold/matte-fp16-warm');
   });
 
+  test('goals table: a row passes, misses within 20 % or fails, and a throwing row is an error', async () => {
+    const { row, status, table } = await import('../../bench/goals.js');
+    const { cliStartup } = await import('../../bench/goal-cli.js');
+    const le = { on: 'ratio', op: '<=', target: 1.3 } as const;
+    const ge = { on: 'ratio', op: '>=', target: 4 } as const;
+    assert.equal(status({ measure: 'a', kiln: '', reference: '', value: 1.3, goal: le }), 'ok');
+    assert.equal(status({ measure: 'a', kiln: '', reference: '', value: 1.5, goal: le }), 'miss');
+    assert.equal(status({ measure: 'a', kiln: '', reference: '', value: 1.6, goal: le }), 'FAIL');
+    assert.equal(status({ measure: 'a', kiln: '', reference: '', value: 3.3, goal: ge }), 'miss');
+    assert.equal(status({ measure: 'a', kiln: '', reference: '', value: 3.1, goal: ge }), 'FAIL');
+    const broken = await row('broken', () => Promise.reject(new Error('no engine')));
+    assert.equal(status(broken), 'ERROR');
+    // One real row, one round: kiln --version against node.
+    const startup = await cliStartup(1);
+    assert.equal(startup.error, undefined);
+    assert.ok(startup.value! > 0 && startup.ratio! > 0);
+    const text = table([startup, broken]);
+    assert.match(text, /\| CLI `kiln --version` +\| [\d.]+ ms +\| `node -e 0` [\d.]+ ms/);
+    assert.match(text, /\| broken +\| error: no engine/);
+  });
+
   test('a failing engine is one FAILED line, not an exception', async () => {
     const { Bench, sh } = await import('../../bench/lib.js');
     const o = options();

@@ -1,0 +1,205 @@
+/**
+ * The goal rows of the daemon, against a real `kiln serve` process: idle memory, the cost of one small
+ * request, resize throughput against sharp in this process, memory after a run of mixed requests, and
+ * the engines it starts on first use (LibreOffice, Chromium) with their stop after the idle time.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import autocannon from 'autocannon';
+import sharp from 'sharp';
+import { makeDocx, makeMarkdown } from './docs.js';
+import { type Row, interleave, median, ms, row } from './goals.js';
+import { dir, have, requireOutput, shAsync, type BenchOptions } from './lib.js';
+import { type ImageRequest, mixedImageRequests, postTool, runMix } from './memory.js';
+import { type ServeProcess, settledRssMb } from './serve-process.js';
+
+const mb = (x: number) => `${x.toFixed(0)} MB`;
+const childrenTotal = (s: ServeProcess) => Object.values(s.childrenMb()).reduce((a, b) => a + b, 0);
+
+/** Idle daemon (settled, see settledRssMb) plus whatever engine processes it has (none, by design). */
+export async function idleRow(s: ServeProcess, settleS: number): Promise<{ row: Row; idleMb: number }> {
+  let idleMb = 0;
+  const r = await row('daemon idle RSS (with engine processes)', async () => {
+    idleMb = await settledRssMb(s, settleS);
+    const engines = childrenTotal(s);
+    return {
+      kiln: `${mb(idleMb + engines)} (engines ${mb(engines)})`,
+      reference: '—',
+      value: idleMb + engines,
+      goal: { on: 'kiln', op: '<=', target: 100 },
+    };
+  });
+  return { row: r, idleMb };
+}
+
+/** One small resize (64×64 JPEG) over HTTP against GET /api/v1/jobs, sequential, interleaved. */
+export async function latencyRow(s: ServeProcess, rounds: number): Promise<Row> {
+  return row('one daemon request, 64×64 image', async () => {
+    const file = await sharp({ create: { width: 64, height: 64, channels: 3, background: '#3366cc' } })
+      .jpeg()
+      .toBuffer();
+    const req: ImageRequest = { tool: 'resize', settings: { width: 32 }, file, name: 'tiny.jpg', type: 'image/jpeg' };
+    const [post, list] = await interleave(rounds, [
+      () => postTool(s, req).then(() => undefined),
+      async () => {
+        const res = await fetch(`${s.base}/api/v1/jobs`, { headers: s.auth });
+        await res.arrayBuffer();
+        if (res.status !== 200) throw new Error(`GET /api/v1/jobs: HTTP ${res.status}`);
+      },
+    ]);
+    const k = median(post!);
+    const l = median(list!);
+    return { kiln: ms(k), reference: `GET /api/v1/jobs ${ms(l)}`, ratio: k / l, value: k, goal: { on: 'kiln', op: '<=', target: 5 } };
+  });
+}
+
+function multipart(file: Buffer, name: string, settings: object): { body: Buffer; type: string } {
+  const boundary = `----kilngoal${Math.random().toString(16).slice(2)}`;
+  const head = Buffer.from(
+    `--${boundary}\r\nContent-Disposition: form-data; name="settings"\r\n\r\n${JSON.stringify(settings)}\r\n` +
+      `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${name}"\r\nContent-Type: image/jpeg\r\n\r\n`,
+  );
+  return { body: Buffer.concat([head, file, Buffer.from(`\r\n--${boundary}--\r\n`)]), type: `multipart/form-data; boundary=${boundary}` };
+}
+
+/**
+ * Resize 4000×3000 → 800 wide: the daemon under 2 connections (upload and download included) against
+ * sharp in this process doing the same two at a time from the file, in alternating time windows.
+ */
+export async function throughputRow(s: ServeProcess, big: string, windows: number, windowS: number): Promise<Row> {
+  return row('daemon resize → 800 w, 2 connections (upload + download)', async () => {
+    const m = multipart(readFileSync(big), 'photo.jpg', { width: 800 });
+    sharp.concurrency(0);
+    const [daemon, local] = await interleave(windows, [
+      async () => {
+        const r = await autocannon({
+          url: `${s.base}/api/v1/tools/image/resize`,
+          method: 'POST',
+          connections: 2,
+          duration: windowS,
+          headers: { ...s.auth, 'content-type': m.type },
+          body: m.body,
+        });
+        if (r['2xx'] === 0) throw new Error(`no 2xx answer (${r.non2xx} non-2xx, ${r.errors} errors)`);
+        return r['2xx'] / windowS;
+      },
+      async () => {
+        const end = Date.now() + windowS * 1000;
+        let done = 0;
+        const loop = async () => {
+          while (Date.now() < end) {
+            await sharp(big).resize({ width: 800 }).jpeg({ quality: 90 }).toBuffer();
+            done++;
+          }
+        };
+        await Promise.all([loop(), loop()]);
+        return done / windowS;
+      },
+    ]);
+    const k = median(daemon!);
+    const l = median(local!);
+    return {
+      kiln: `${k.toFixed(1)} req/s`,
+      reference: `sharp in process ${l.toFixed(1)} ops/s`,
+      ratio: k / l,
+      value: k / l,
+      goal: { on: 'ratio', op: '>=', target: 0.9 },
+    };
+  });
+}
+
+export async function mixedRow(s: ServeProcess, idleMb: number, n: number): Promise<Row> {
+  return row(`daemon RSS after ${n} mixed image requests`, async () => {
+    if (!idleMb) throw new Error('no idle measurement');
+    const mix = await mixedImageRequests();
+    await runMix(s, mix, n);
+    const after = s.rssMb();
+    return {
+      kiln: mb(after),
+      reference: `idle ${mb(idleMb)}`,
+      ratio: after / idleMb,
+      value: after / idleMb,
+      goal: { on: 'ratio', op: '<=', target: 1.5 },
+    };
+  });
+}
+
+async function post(s: ServeProcess, section: string, tool: string, file: string, type: string): Promise<number> {
+  const t0 = performance.now();
+  const bytes = await postTool(s, { section, tool, settings: {}, file: readFileSync(file), name: path.basename(file), type });
+  if (bytes < 100) throw new Error(`${tool}: ${bytes} bytes`);
+  return performance.now() - t0;
+}
+
+/**
+ * LibreOffice and Chromium in the daemon: the first request starts them (first-use latency), later
+ * ones find them warm; the warm pool against `soffice --convert-to pdf` per call (a profile made once,
+ * as a script reusing it would). Then, after the daemon's idle time, the engines are gone.
+ */
+export async function engineRows(o: BenchOptions, s: ServeProcess, rounds: number, idleS: number): Promise<Row[]> {
+  const fx = dir(o.fixDir, 'goals');
+  const docx = await makeDocx(path.join(fx, 'report-60.docx'), 60);
+  const DOCX = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
+  const rows: Row[] = [];
+  let firstOffice = 0;
+  let warmOffice = 0;
+  let peakEngines = 0;
+  rows.push(
+    await row('engine first use: LibreOffice (DOCX → PDF)', async () => {
+      firstOffice = await post(s, 'files', 'wordprocessor-to-pdf', docx, DOCX);
+      warmOffice = await post(s, 'files', 'wordprocessor-to-pdf', docx, DOCX);
+      peakEngines = Math.max(peakEngines, childrenTotal(s));
+      return { kiln: `first ${ms(firstOffice)}`, reference: `warm ${ms(warmOffice)}`, ratio: firstOffice / warmOffice };
+    }),
+  );
+  rows.push(
+    await row('Office → PDF, warm pool vs cold `soffice`', async () => {
+      if (!have('soffice')) throw new Error('soffice is not installed');
+      const out = dir(o.outDir, 'goal-office');
+      const profile = pathToFileURL(dir(o.outDir, 'goal-office-profile')).href;
+      const soffice = async () => {
+        await shAsync(
+          'soffice',
+          [`-env:UserInstallation=${profile}`, '--headless', '--norestore', '--convert-to', 'pdf', '--outdir', out, docx],
+          {
+            timeoutMs: 180_000,
+          },
+        );
+        requireOutput(path.join(out, 'report-60.pdf'));
+      };
+      await soffice(); // creates the profile: not what a later call costs
+      const [cold, warm] = await interleave(rounds, [soffice, () => post(s, 'files', 'wordprocessor-to-pdf', docx, DOCX)], {
+        warmup: false,
+      });
+      const c = median(cold!);
+      const w = median(warm!);
+      return {
+        kiln: `warm ${ms(w)}`,
+        reference: `cold soffice ${ms(c)}`,
+        ratio: c / w,
+        value: c / w,
+        goal: { on: 'ratio', op: '>=', target: 3 },
+      };
+    }),
+  );
+  rows.push(
+    await row('engine first use: Chromium (Markdown → PDF)', async () => {
+      const md = makeMarkdown(path.join(fx, 'notes-12.md'), 12);
+      const first = await post(s, 'files', 'markdown-to-pdf', md, 'text/markdown');
+      const warm = await post(s, 'files', 'markdown-to-pdf', md, 'text/markdown');
+      peakEngines = Math.max(peakEngines, childrenTotal(s));
+      return { kiln: `first ${ms(first)}`, reference: `warm ${ms(warm)}`, ratio: first / warm };
+    }),
+  );
+  rows.push(
+    await row(`engines stopped after KILN_ENGINE_IDLE_S=${idleS}`, async () => {
+      const end = Date.now() + (idleS + 30) * 1000;
+      while (childrenTotal(s) > 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 500));
+      const left = childrenTotal(s);
+      if (left > 0) throw new Error(`engine processes still use ${mb(left)}`);
+      return { kiln: `daemon ${mb(s.rssMb())}, engines 0 MB`, reference: `engines while warm ${mb(peakEngines)}` };
+    }),
+  );
+  return rows;
+}

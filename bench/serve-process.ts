@@ -1,0 +1,140 @@
+/**
+ * `kiln serve` as its own process (bin/kiln, as an operator runs it), for what an in-process server
+ * cannot show: the daemon's resident memory, its engine child processes, and request overhead without
+ * the bench's own work on the same event loop.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { KILN_BIN } from './lib.js';
+
+export interface ServeProcess {
+  base: string;
+  pid: number;
+  /** Authorization header with an API key of the admin user. */
+  auth: { authorization: string };
+  /** Resident set of the daemon process alone, MiB. */
+  rssMb(): number;
+  /** Resident sets of its child processes (soffice.bin, chromium…), MiB, by command name. */
+  childrenMb(): Record<string, number>;
+  stop(): Promise<void>;
+}
+
+const PASSWORD = 'bench-admin-password-1';
+
+function statusKb(pid: number, field: string): number {
+  const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) : 0;
+}
+
+/** Descendants of `pid` (Chromium's helpers are grandchildren). */
+function descendants(pid: number): { pid: number; comm: string }[] {
+  const parent = new Map<number, number>();
+  const comm = new Map<number, string>();
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const st = readFileSync(`/proc/${d}/stat`, 'utf8');
+      const m = /\) \S (\d+)/.exec(st);
+      if (!m) continue;
+      parent.set(Number(d), Number(m[1]));
+      comm.set(Number(d), st.slice(st.indexOf('(') + 1, st.lastIndexOf(')')));
+    } catch {
+      /* gone */
+    }
+  }
+  const out: { pid: number; comm: string }[] = [];
+  const walk = (p: number) => {
+    for (const [c, pp] of parent) {
+      if (pp !== p) continue;
+      out.push({ pid: c, comm: comm.get(c)! });
+      walk(c);
+    }
+  };
+  walk(pid);
+  return out;
+}
+
+export async function startServe(env: NodeJS.ProcessEnv = {}): Promise<ServeProcess> {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'kiln-bench-serve-'));
+  // Answers come back in the request (no 202 + polling) even on a loaded machine.
+  const childEnv: NodeJS.ProcessEnv = { ...process.env, KILN_HTTP_LOG: 'false', ADMIN_PASSWORD: PASSWORD, SYNC_WAIT_MS: '300000', ...env };
+  for (const k of ['DATABASE_URL', 'REDIS_URL', 'PORT', 'HOST']) if (!(k in env)) delete childEnv[k];
+  const child: ChildProcess = spawn(process.execPath, [KILN_BIN, 'serve', '--port', '0', '--data-dir', dataDir], {
+    env: childEnv,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let err = '';
+  const base = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`kiln serve did not listen: ${err.slice(0, 300)}`)), 60_000);
+    child.stderr!.on('data', (b: Buffer) => {
+      err += b.toString();
+      const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(err);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]!);
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`kiln serve exited ${code}: ${err.slice(0, 300)}`));
+    });
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const login = (await (
+    await fetch(`${base}/api/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ username: 'admin', password: PASSWORD }),
+    })
+  ).json()) as { token: string };
+  const key = (await (
+    await fetch(`${base}/api/v1/api-keys`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${login.token}` },
+      body: JSON.stringify({ name: 'bench' }),
+    })
+  ).json()) as { key: string };
+  const pid = child.pid!;
+  return {
+    base,
+    pid,
+    auth: { authorization: `Bearer ${key.key}` },
+    rssMb: () => statusKb(pid, 'VmRSS') / 1024,
+    childrenMb() {
+      const out: Record<string, number> = {};
+      for (const c of descendants(pid)) {
+        try {
+          out[c.comm] = (out[c.comm] ?? 0) + statusKb(c.pid, 'VmRSS') / 1024;
+        } catch {
+          /* gone */
+        }
+      }
+      return out;
+    },
+    async stop() {
+      child.kill('SIGTERM');
+      const t = setTimeout(() => child.kill('SIGKILL'), 20_000);
+      await exited;
+      clearTimeout(t);
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * The daemon's resident memory once it has settled: V8 gives back the heap it grew during start-up (or a
+ * burst of requests) some 30–40 s after the burst (its memory reducer), so an idle daemon is measured
+ * `settleS` seconds after its last request, as the median of the last 5 one-second samples.
+ */
+export async function settledRssMb(s: ServeProcess, settleS = 45): Promise<number> {
+  const samples: number[] = [];
+  const end = Date.now() + settleS * 1000;
+  while (Date.now() < end) {
+    await new Promise((r) => setTimeout(r, 1000));
+    samples.push(s.rssMb());
+  }
+  const last = samples.slice(-5).sort((a, b) => a - b);
+  return last[last.length >> 1]!;
+}
