@@ -61,7 +61,8 @@ export async function startServe(env: NodeJS.ProcessEnv = {}): Promise<ServeProc
   // Answers come back in the request (no 202 + polling) even on a loaded machine.
   const childEnv: NodeJS.ProcessEnv = { ...process.env, KILN_HTTP_LOG: 'false', ADMIN_PASSWORD: PASSWORD, SYNC_WAIT_MS: '300000', ...env };
   for (const k of ['DATABASE_URL', 'REDIS_URL', 'PORT', 'HOST']) if (!(k in env)) delete childEnv[k];
-  const child: ChildProcess = spawn(process.execPath, [KILN_BIN, 'serve', '--port', '0', '--data-dir', dataDir], {
+  // bin/kiln run as a program, as an operator starts it: its shell preamble sets glibc's malloc tunables.
+  const child: ChildProcess = spawn(KILN_BIN, ['serve', '--port', '0', '--data-dir', dataDir], {
     env: childEnv,
     stdio: ['ignore', 'ignore', 'pipe'],
   });

@@ -148,4 +148,32 @@ describe('CLI bundle', { concurrency: 2 }, () => {
     assert.equal(await which(), 'src', 'a stale bundle ran');
     assert.equal((await run([path.join(root, 'bin', 'kiln'), '--version'])).stdout, '9.9.9\n');
   });
+
+  test("bin/kiln run as a program sets the malloc tunables for serve only, and keeps the user's", async () => {
+    const root = path.join(dir, 'tunables');
+    mkdirSync(path.join(root, 'bin'), { recursive: true });
+    mkdirSync(path.join(root, 'dist', 'src', 'cli'), { recursive: true });
+    copyFileSync(KILN, path.join(root, 'bin', 'kiln'));
+    writeFileSync(path.join(root, 'package.json'), '{"type":"module"}');
+    writeFileSync(
+      path.join(root, 'dist', 'src', 'cli', 'main.js'),
+      "process.stdout.write(['MALLOC_ARENA_MAX', 'MALLOC_MMAP_THRESHOLD_', 'MALLOC_TRIM_THRESHOLD_'].map((k) => process.env[k] ?? '-').join(' '));",
+    );
+    const exe = path.join(root, 'bin', 'kiln');
+    const direct = (args: string[], env: NodeJS.ProcessEnv = {}) =>
+      new Promise<string>((resolve, reject) => {
+        const env2 = { ...process.env, ...env };
+        for (const k of ['MALLOC_ARENA_MAX', 'MALLOC_MMAP_THRESHOLD_', 'MALLOC_TRIM_THRESHOLD_']) if (!(k in env)) delete env2[k];
+        const child = spawn(exe, args, { env: env2, stdio: ['ignore', 'pipe', 'inherit'] });
+        let out = '';
+        child.stdout.on('data', (b: Buffer) => (out += b));
+        child.on('error', reject);
+        child.on('close', () => resolve(out));
+      });
+    assert.equal(await direct(['serve', '--port', '0']), '2 131072 131072');
+    assert.equal(await direct(['resize', 'x.jpg']), '- - -');
+    assert.equal(await direct(['serve'], { MALLOC_ARENA_MAX: '8' }), '8 131072 131072');
+    // Through node the preamble is a comment: the same program, no shell.
+    assert.equal((await run([exe, 'serve'])).stdout, '- - -');
+  });
 });
