@@ -12,8 +12,8 @@ import { startServe } from './serve-process.js';
 
 /** The engines' idle time in the bench daemon: short, so their stop is part of the run. */
 const ENGINE_IDLE_S = 5;
-/** V8 gives back the start-up heap some 30–40 s after start: the idle reading waits that long. */
-const SETTLE_S = 45;
+/** kiln serve lets V8 shrink its start-up heap 10 s after listening: the idle reading starts after that. */
+const SETTLE_S = 20;
 
 /** Row order: the issue's table first, then the engine rows it asks for in its text. */
 const ORDER = [
@@ -41,14 +41,14 @@ export async function runGoals(o: BenchOptions): Promise<Row[]> {
   try {
     rows.push(await cliStartup(rounds));
     rows.push(await cliResize(o, big, rounds));
-    rows.push(await cliBatch(o, quick ? 30 : 100, quick ? 1 : 2));
+    rows.push(await cliBatch(o, quick ? 20 : 100, quick ? 1 : 2));
     const waited = (Date.now() - started) / 1000;
     const { row: idle, idleMb } = await idleRow(s, Math.max(6, SETTLE_S - waited));
     rows.push(idle);
     rows.push(await latencyRow(s, quick ? 20 : 60));
     rows.push(await throughputRow(s, big, quick ? 2 : 4, quick ? 3 : 5));
-    rows.push(await mixedRow(s, idleMb, quick ? 200 : 1000));
-    rows.push(...(await engineRows(o, s, quick ? 1 : 3, ENGINE_IDLE_S)));
+    rows.push(await mixedRow(s, idleMb, quick ? 150 : 1000));
+    rows.push(...(await engineRows(o, s, quick ? 2 : 3, ENGINE_IDLE_S)));
   } catch (e) {
     rows.push(await row('daemon', () => Promise.reject(e)));
   } finally {

@@ -56,13 +56,15 @@ function descendants(pid: number): { pid: number; comm: string }[] {
   return out;
 }
 
-export async function startServe(env: NodeJS.ProcessEnv = {}): Promise<ServeProcess> {
+/** `viaNode`: start it as `node bin/kiln serve`, which skips the launcher's shell preamble (for comparisons). */
+export async function startServe(env: NodeJS.ProcessEnv = {}, opts: { viaNode?: boolean } = {}): Promise<ServeProcess> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'kiln-bench-serve-'));
   // Answers come back in the request (no 202 + polling) even on a loaded machine.
   const childEnv: NodeJS.ProcessEnv = { ...process.env, KILN_HTTP_LOG: 'false', ADMIN_PASSWORD: PASSWORD, SYNC_WAIT_MS: '300000', ...env };
   for (const k of ['DATABASE_URL', 'REDIS_URL', 'PORT', 'HOST']) if (!(k in env)) delete childEnv[k];
   // bin/kiln run as a program, as an operator starts it: its shell preamble sets glibc's malloc tunables.
-  const child: ChildProcess = spawn(KILN_BIN, ['serve', '--port', '0', '--data-dir', dataDir], {
+  const argv = ['serve', '--port', '0', '--data-dir', dataDir];
+  const child: ChildProcess = spawn(opts.viaNode ? process.execPath : KILN_BIN, opts.viaNode ? [KILN_BIN, ...argv] : argv, {
     env: childEnv,
     stdio: ['ignore', 'ignore', 'pipe'],
   });
@@ -125,9 +127,8 @@ export async function startServe(env: NodeJS.ProcessEnv = {}): Promise<ServeProc
 }
 
 /**
- * The daemon's resident memory once it has settled: V8 gives back the heap it grew during start-up (or a
- * burst of requests) some 30–40 s after the burst (its memory reducer), so an idle daemon is measured
- * `settleS` seconds after its last request, as the median of the last 5 one-second samples.
+ * The daemon's resident memory once it has settled (kiln serve lets V8 shrink its start-up heap 10 s
+ * after listening): samples every second for `settleS` seconds, the median of the last 5.
  */
 export async function settledRssMb(s: ServeProcess, settleS = 45): Promise<number> {
   const samples: number[] = [];

@@ -18,6 +18,9 @@ export function getSharp(): Promise<SharpFn> {
     const s = m.default;
     // The daemon runs several jobs at once; keep libvips' own thread pool to the machine's cores.
     s.concurrency(0);
+    // No libvips operation cache: every job reads a new file, so it never hits, while it would hold up to
+    // 50 MB of pixels and keep 20 input files open (deleted workspaces included) in a long-running daemon.
+    s.cache(false);
     return s;
   });
   return sharpMod;

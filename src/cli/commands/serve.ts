@@ -12,7 +12,7 @@ export interface ServeOptions {
 }
 
 export async function serveCommand(o: ServeOptions): Promise<void> {
-  const [{ checkNetworkSafety, resolveConfig }, { buildServer }, { answersSent, drain }] = await Promise.all([
+  const [{ checkNetworkSafety, isLoopback, resolveConfig }, { buildServer }, { answersSent, drain }] = await Promise.all([
     import('../../../daemon/config.js'),
     import('../../../daemon/server.js'),
     import('../../../daemon/drain.js'),
@@ -41,7 +41,6 @@ export async function serveCommand(o: ServeOptions): Promise<void> {
     `kiln listening on ${where} (data in ${config.dataDir}, ${app.kiln.store.kind}, auth ${config.authEnabled ? 'on' : 'OFF'})\n`,
   );
   const tls = app.kiln.tls;
-  const { isLoopback } = await import('../../../daemon/config.js');
   if (!tls && !isLoopback(config.host))
     process.stderr.write(
       `Warning: plain http on ${config.host}: passwords and API keys cross the network readable. Serve https (TLS_SELF_SIGNED=true, or TLS_CERT_FILE and TLS_KEY_FILE), or bind 127.0.0.1 behind a TLS reverse proxy.\n`,
@@ -51,6 +50,7 @@ export async function serveCommand(o: ServeOptions): Promise<void> {
     process.stderr.write(
       `TLS certificate${tls.selfSigned ? ' (self-signed)' : ''} ${tls.certFile}\nSHA-256 fingerprint: ${tls.fingerprint}\n`,
     );
+  settleStartupHeap();
 
   await new Promise<void>((resolve) => {
     let stopping = false;
@@ -115,4 +115,20 @@ export function engineIdleMs(warn: (m: string) => void = () => undefined): numbe
   if (Number.isFinite(s) && s >= 0) return s * 1000;
   warn(`KILN_ENGINE_IDLE_S=${raw} is not a number of seconds or "never": using 300`);
   return 300_000;
+}
+
+/**
+ * Start-up grows V8's heap to ~75 MB (the young generation alone to 32 MB) for ~35 MB of live data, and
+ * V8 gives it back only when its memory reducer runs, which an idle daemon may not trigger for a
+ * minute or more. One full collection once start-up is over, while little is being allocated, lets V8
+ * shrink it: measured 133 → 102 MB RSS right away. `KILN_SETTLE_HEAP_MS=0` turns it off.
+ */
+function settleStartupHeap(): void {
+  const ms = Number(process.env.KILN_SETTLE_HEAP_MS ?? 10_000);
+  if (!(ms > 0)) return;
+  setTimeout(async () => {
+    const [{ setFlagsFromString }, { runInNewContext }] = await Promise.all([import('node:v8'), import('node:vm')]);
+    setFlagsFromString('--expose-gc');
+    (runInNewContext('gc') as () => void)();
+  }, ms).unref();
 }
