@@ -12,8 +12,8 @@ import { startServe } from './serve-process.js';
 
 /** The engines' idle time in the bench daemon: short, so their stop is part of the run. */
 const ENGINE_IDLE_S = 5;
-/** kiln serve lets V8 shrink its start-up heap 10 s after listening: the idle reading starts after that. */
-const SETTLE_S = 20;
+/** kiln serve lets V8 shrink its start-up heap 10 s after listening; the pages go back ~10 s later. */
+const SETTLE_S = 30;
 
 /** Row order: the issue's table first, then the engine rows it asks for in its text. */
 const ORDER = [
@@ -46,7 +46,7 @@ export async function runGoals(o: BenchOptions): Promise<Row[]> {
     const { row: idle, idleMb } = await idleRow(s, Math.max(6, SETTLE_S - waited));
     rows.push(idle);
     rows.push(await latencyRow(s, quick ? 20 : 60));
-    rows.push(await throughputRow(s, big, quick ? 2 : 4, quick ? 3 : 5));
+    rows.push(await throughputRow(s, big, quick ? 2 : 4, quick ? 4 : 6));
     rows.push(await mixedRow(s, idleMb, quick ? 150 : 1000));
     rows.push(...(await engineRows(o, s, quick ? 2 : 3, ENGINE_IDLE_S)));
   } catch (e) {
