@@ -27,7 +27,7 @@ export async function idleRow(s: ServeProcess, settleS: number): Promise<{ row: 
       kiln: `${mb(idleMb + engines)} (engines ${mb(engines)})`,
       reference: '—',
       value: idleMb + engines,
-      goal: { on: 'kiln', op: '<=', target: 100 },
+      goal: { on: 'kiln', op: '<=', target: 100, unit: 'MB' },
     };
   });
   return { row: r, idleMb };
@@ -50,7 +50,13 @@ export async function latencyRow(s: ServeProcess, rounds: number): Promise<Row> 
     ]);
     const k = median(post!);
     const l = median(list!);
-    return { kiln: ms(k), reference: `GET /api/v1/jobs ${ms(l)}`, ratio: k / l, value: k, goal: { on: 'kiln', op: '<=', target: 5 } };
+    return {
+      kiln: ms(k),
+      reference: `GET /api/v1/jobs ${ms(l)}`,
+      ratio: k / l,
+      value: k,
+      goal: { on: 'kiln', op: '<=', target: 5, unit: 'ms' },
+    };
   });
 }
 

@@ -11,6 +11,8 @@ export interface Goal {
   on: 'ratio' | 'kiln';
   op: '<=' | '>=';
   target: number;
+  /** Unit of a goal on kiln's own value (s, ms, MB). */
+  unit?: string;
 }
 
 export interface Row {
@@ -40,8 +42,8 @@ export function status(row: Row): Status {
 
 export function goalText(g: Goal | undefined): string {
   if (!g) return '—';
-  const t = g.on === 'ratio' ? `${g.target}×` : String(g.target);
-  return `${g.op === '<=' ? '≤' : '≥'} ${t}${g.on === 'kiln' ? '' : ''}`;
+  const t = g.on === 'ratio' ? `${g.target}×` : `${g.target}${g.unit ? ` ${g.unit}` : ''}`;
+  return `${g.op === '<=' ? '≤' : '≥'} ${t}`;
 }
 
 export function median(xs: number[]): number {
