@@ -13,7 +13,8 @@
 //   All outputs sit in one flat directory, which makes that URL a constant relative to any chunk.
 // - src/tools/lazy.js finds a tool's module by reading the section lists at run time and importing a
 //   computed URL, which a bundler cannot follow; here it is replaced by the same id → module table,
-//   computed from the same list files, as static imports (each tool becomes its own chunk).
+//   computed from the same list files, as static imports (each tool becomes its own chunk), and the
+//   same toolIds() list. A new export of lazy.ts must be added here too (esbuild then fails the build).
 import { readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -59,6 +60,8 @@ const inNodeModules = (file) => file.split(path.sep).includes('node_modules');
 export async function toolModuleTable() {
   const { SECTIONS } = await import(pathToFileURL(path.join(dist, 'src', 'core', 'tool.js')).href);
   const table = new Map();
+  /** toolIds() of lazy.ts: every id in list order, duplicates kept. */
+  const ids = [];
   for (const section of SECTIONS) {
     let text;
     try {
@@ -66,6 +69,7 @@ export async function toolModuleTable() {
     } catch {
       continue;
     }
+    for (const m of text.matchAll(/from '\.\/(?:[\w-]+\/)*([a-z0-9-]+)\.js'/g)) ids.push(m[1]);
     for (const m of text.matchAll(/from '(\.\/(?:[\w-]+\/)*([a-z0-9]+(?:-[a-z0-9]+)*)\.js)'/g)) {
       const [, rel, id] = m;
       const list = table.get(id) ?? [];
@@ -74,11 +78,11 @@ export async function toolModuleTable() {
       table.set(id, list);
     }
   }
-  return table;
+  return { table, ids };
 }
 
 async function lazyReplacement() {
-  const table = await toolModuleTable();
+  const { table, ids } = await toolModuleTable();
   const rows = [...table].map(
     ([id, files]) => `  [${JSON.stringify(id)}, [${files.map((f) => `() => import(${JSON.stringify(f)})`).join(', ')}]],`,
   );
@@ -94,6 +98,10 @@ async function lazyReplacement() {
     "    if (mod.default?.kind === 'tool' && mod.default.id === id) return mod.default;",
     '  }',
     '  return undefined;',
+    '}',
+    `const IDS = ${JSON.stringify(ids)};`,
+    'export function toolIds() {',
+    '  return [...IDS];',
     '}',
     '',
   ].join('\n');

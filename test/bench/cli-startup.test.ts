@@ -119,9 +119,11 @@ describe('CLI bundle', { concurrency: 2 }, () => {
     const inputs = JSON.parse(readFileSync(path.join(BUNDLE, 'inputs.json'), 'utf8')) as Record<string, string[]>;
     const chunk = Object.keys(inputs).find((k) => inputs[k]!.includes('dist/src/tools/lazy.js'));
     assert.ok(chunk, 'no chunk holds the tool loader');
-    const { loadTool } = (await import(pathToFileURL(path.join(BUNDLE, chunk)).href)) as {
+    const { loadTool, toolIds } = (await import(pathToFileURL(path.join(BUNDLE, chunk)).href)) as {
       loadTool: (id: string) => Promise<{ id: string } | undefined>;
+      toolIds: () => string[];
     };
+    assert.deepEqual(toolIds(), (await import('../../src/tools/lazy.js')).toolIds());
     assert.equal(typeof loadTool, 'function');
     for (const t of TOOLS) assert.equal((await loadTool(t.id))?.id, t.id, `bundled loadTool(${t.id})`);
     assert.equal(await loadTool('no-such-tool'), undefined);
