@@ -86,6 +86,9 @@ User=${user}
 ${envLines(l)
   .map(([k, v]) => `Environment=${JSON.stringify(`${k}=${v}`)}`)
   .join('\n')}
+# glibc malloc: two arenas and a fixed mmap threshold keep the daemon's memory near its idle size (bin/kiln sets
+# the same when it starts serve; here node is started directly).
+Environment="MALLOC_ARENA_MAX=2" "MALLOC_MMAP_THRESHOLD_=131072" "MALLOC_TRIM_THRESHOLD_=131072"
 WorkingDirectory=${l.dir}/current
 ExecStart=${l.node} ${l.dir}/current/dist/src/cli/main.js serve
 Restart=on-failure
