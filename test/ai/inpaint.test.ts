@@ -270,7 +270,7 @@ describe('ai-canvas-expand', () => {
       env: { KILN_DATA_DIR: emptyData },
     });
     assert.notEqual(zero.code, 0);
-    assert.match(zero.stderr, /At least one of extendTop/);
+    assert.match(zero.stderr, /At least one of --extend-top, --extend-right, --extend-bottom, --extend-left must be greater than 0/);
   });
 });
 
