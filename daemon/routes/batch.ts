@@ -1,20 +1,23 @@
 /**
- * POST /api/v1/tools/<section>/<tool_id>/batch: repeated `files` + `settings`. Inputs stream to disk,
- * then a ZIP streams back (X-Job-Id first) with each output added as soon as it is done, and a
- * manifest.json listing every input with its output name or its error.
+ * POST /api/v1/tools/<section>/<tool_id>/batch: repeated `files` + `settings`. Inputs stream to disk and
+ * are checked from their bytes (refused ones take no queue slot; all refused → 415, no job), each runs
+ * as its own queued run, then the ZIP streams back with X-Job-Id and the counts in X-Batch-Total,
+ * X-Batch-Succeeded and X-Batch-Failed, the outputs in input order, and a manifest.json listing every
+ * input with its output name or its error. The answer starts once every run has ended: headers cannot
+ * be sent after the body, and a client must see failures without unzipping.
  */
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import yazl from 'yazl';
-import { KilnError, toKilnError } from '../../src/core/errors.js';
-import { validateRequest, runTool } from '../../src/tools/run-tool.js';
+import { type ErrorCode, KilnError, toKilnError } from '../../src/core/errors.js';
+import { checkInputs, runTool, validateRequest } from '../../src/tools/run-tool.js';
 import { requireUser } from '../auth/authenticate.js';
 import { requirePermission } from '../auth/permissions.js';
 import { assembleSettings, readMultipart, type UploadedPart } from '../http/uploads.js';
-import { redactSettings } from '../jobs/records.js';
+import { jobError, redactSettings } from '../jobs/records.js';
 import { baseToolId, findTarget, routeOf, targets, type Target } from '../jobs/targets.js';
-import { finishJob, insertJob, updateJob } from '../store/jobs.js';
+import { finishJob, getJob, insertJob, updateJob } from '../store/jobs.js';
 import { contentDisposition } from './download.js';
 import { errorResponses } from '../openapi/common.js';
 import type { RouteDoc } from '../openapi/route-doc.js';
@@ -26,6 +29,8 @@ const STORED = /\.(jpe?g|png|webp|avif|gif|mp4|webm|mov|mp3|m4a|ogg|opus|zip|pdf
 interface ManifestItem {
   input: string;
   output?: string;
+  /** Where the output is on disk (not in the manifest). */
+  path?: string;
   size?: number;
   data?: unknown;
   error?: { code: string; message: string; details?: unknown; reason?: string };
@@ -63,6 +68,33 @@ export async function batchRoutes(app: FastifyInstance): Promise<void> {
   });
 }
 
+/**
+ * The inputs the tool does not take, by index, from their bytes (before anything is queued). When it
+ * takes none of them the whole batch is refused with UNSUPPORTED_INPUT (415) and no job is made.
+ */
+async function refusedInputs(target: Target, files: UploadedPart[], postscript: boolean): Promise<Map<number, ManifestItem['error']>> {
+  const refused = new Map<number, KilnError>();
+  await Promise.all(
+    files.map((f, i) =>
+      checkInputs(target.tool, { files: [{ path: f.path, name: f.name, size: f.size }], extra: {} }, postscript).catch((e: unknown) =>
+        refused.set(i, toKilnError(e)),
+      ),
+    ),
+  );
+  if (refused.size === files.length) {
+    const all = [...refused.values()];
+    if (all.length === 1) throw all[0]!;
+    throw new KilnError(
+      'UNSUPPORTED_INPUT',
+      `None of the ${all.length} files is one ${target.id} takes: ${all.map((e) => e.message).join(' ')}`,
+      {
+        details: all.map((e) => e.toJSON().error),
+      },
+    );
+  }
+  return new Map([...refused].map(([i, e]) => [i, e.toJSON().error]));
+}
+
 /** Runs a batch of `target`, or of the target named by the request's text fields (ad-hoc pipelines). */
 export async function runBatch(
   app: FastifyInstance,
@@ -77,6 +109,8 @@ export async function runBatch(
   let files: UploadedPart[];
   let settings: Record<string, unknown>;
   let target: Target;
+  let clientJobId: string | undefined;
+  let refused: Map<number, ManifestItem['error']>;
   try {
     if (!request.isMultipart())
       throw new KilnError(
@@ -98,6 +132,8 @@ export async function runBatch(
     if (parsed.fields.get('fileId')) throw new KilnError('VALIDATION_ERROR', 'fileId: the file library is not available for batch runs.');
     const raw = assembleSettings(target.tool, parsed.fields.get('settings'), parsed.fields);
     settings = validateRequest(target.tool, { files: [files[0]!], extra: {} }, raw);
+    clientJobId = parsed.fields.get('clientJobId')?.slice(0, 200) || undefined;
+    refused = await refusedInputs(target, files, config.allowPostScript);
   } catch (e) {
     await rm(workDir, { recursive: true, force: true });
     throw e;
@@ -116,7 +152,7 @@ export async function runBatch(
     stage: `0/${files.length}`,
     result: null,
     error: null,
-    client_job_id: null,
+    client_job_id: clientJobId ?? null,
     instance_id: jobs.instanceId,
     work_dir: workDir,
     output_path: null,
@@ -129,86 +165,13 @@ export async function runBatch(
     finished_at: null,
   });
 
-  reply.hijack();
   const res = reply.raw;
-  res.writeHead(200, {
-    'content-type': 'application/zip',
-    'content-disposition': contentDisposition(`${target.id}-batch.zip`),
-    'x-job-id': id,
-    'cache-control': 'no-store',
-  });
-  res.flushHeaders();
-
   const controller = new AbortController();
+  // Before the answer starts, 'close' means the client went away; after, it may also mean the end.
   const onClientGone = () => {
     if (!res.writableFinished) controller.abort();
   };
   res.on('close', onClientGone);
-
-  const done = (async () => {
-    const zip = new yazl.ZipFile();
-    const zipDone = new Promise<void>((resolve, reject) => {
-      zip.outputStream.on('error', reject);
-      res.on('error', reject);
-      res.on('close', resolve);
-      zip.outputStream.on('end', resolve);
-    });
-    zip.outputStream.pipe(res);
-    const uniq = namer();
-    const manifest: ManifestItem[] = new Array(files.length);
-    let finished = 0;
-    let processed = 0;
-    await Promise.all(
-      files.map(async (f, i) => {
-        const itemDir = path.join(workDir, 'items', String(i));
-        try {
-          await mkdir(itemDir, { recursive: true });
-          const outcome = await jobs.queue.run(`${id}:${i}`, (signal) => {
-            const both = AbortSignal.any([signal, controller.signal]);
-            return runTool(target.tool, { files: [{ path: f.path, name: f.name, size: f.size }], extra: {} }, settings, {
-              workDir: itemDir,
-              dataDir: config.dataDir,
-              signal: both,
-              validated: true,
-              allowPostScript: config.allowPostScript,
-            });
-          });
-          const item: ManifestItem = { input: f.name };
-          if (outcome.output) {
-            item.output = uniq(outcome.output.name);
-            item.size = outcome.processedSize;
-            processed += outcome.processedSize;
-            zip.addFile(outcome.output.path, item.output, { compress: !STORED.test(item.output) });
-          }
-          if (outcome.data !== undefined) item.data = outcome.data;
-          manifest[i] = item;
-        } catch (e) {
-          manifest[i] = { input: f.name, error: toKilnError(e).toJSON().error };
-        }
-        finished++;
-        const percent = Math.round((finished / files.length) * 100);
-        jobs.events.publish(id, { type: 'progress', percent, stage: `${finished}/${files.length}` });
-        updateJob(store.db, id, { progress: percent, stage: `${finished}/${files.length}` }).catch(() => {});
-      }),
-    );
-    const failed = manifest.filter((m) => m.error).length;
-    const summary = { jobId: id, tool: target.id, total: files.length, succeeded: files.length - failed, failed, items: manifest };
-    zip.addBuffer(Buffer.from(JSON.stringify(summary, null, 2) + '\n'), 'manifest.json');
-    if (controller.signal.aborted) throw new KilnError('CANCELLED', 'The batch was cancelled.');
-    // Completed before the archive's last bytes go out: a client that holds the whole ZIP must find the
-    // job done, even on a loaded machine where the stream would end before a later database write.
-    await finishJob(store.db, id, {
-      status: 'completed',
-      progress: 100,
-      stage: 'done',
-      finished_at: Date.now(),
-      processed_size: processed,
-      result: JSON.stringify({ data: { total: files.length, succeeded: files.length - failed, failed } }),
-    });
-    jobs.events.publish(id, { type: 'completed', result: { jobId: id, total: files.length, succeeded: files.length - failed, failed } });
-    zip.end();
-    await zipDone;
-  })();
   // On cancel the queue entries are dropped too, so waiting items end at once.
   controller.signal.addEventListener(
     'abort',
@@ -217,10 +180,33 @@ export async function runBatch(
     },
     { once: true },
   );
+
+  const done = (async () => {
+    const items = await runItems(app, { id, target, settings, files, refused, workDir, signal: controller.signal });
+    if (controller.signal.aborted) throw new KilnError('CANCELLED', 'The batch was cancelled.');
+    const failed = items.filter((m) => m.error).length;
+    const counts = { total: files.length, succeeded: files.length - failed, failed };
+    // The job is completed and the outcome known before the first byte of the answer: its headers carry
+    // the counts, and a client holding the whole ZIP always finds the job done.
+    await finishJob(store.db, id, {
+      status: 'completed',
+      progress: 100,
+      stage: 'done',
+      finished_at: Date.now(),
+      processed_size: items.reduce((a, m) => a + (m.size ?? 0), 0),
+      result: JSON.stringify({ data: counts }),
+    });
+    jobs.events.publish(id, { type: 'completed', result: { jobId: id, ...counts } });
+    await sendZip(reply, target, id, counts, items);
+  })();
   const finished = done
     .catch(async (e) => {
       await jobs.fail(id, workDir, e);
-      res.destroy();
+      if (res.headersSent) return void res.destroy();
+      // Nothing sent yet: the client (if still there) gets the error as recorded, with its status.
+      const row = await getJob(store.db, id);
+      const err = row ? jobError(row) : toKilnError(e).toJSON().error;
+      throw new KilnError(err.code as ErrorCode, err.message, { details: err.details, reason: err.reason });
     })
     .finally(async () => {
       res.off('close', onClientGone);
@@ -228,6 +214,112 @@ export async function runBatch(
     });
   jobs.track(id, controller, finished);
   await finished;
+}
+
+/**
+ * Runs every accepted input as its own queued run (refused ones take no slot) and returns the manifest
+ * items in input order; progress goes out as items end and is written in order.
+ */
+async function runItems(
+  app: FastifyInstance,
+  b: {
+    id: string;
+    target: Target;
+    settings: Record<string, unknown>;
+    files: UploadedPart[];
+    refused: Map<number, ManifestItem['error']>;
+    workDir: string;
+    signal: AbortSignal;
+  },
+): Promise<ManifestItem[]> {
+  const { jobs, config, store } = app.kiln;
+  const { id, files } = b;
+  const items: ManifestItem[] = new Array(files.length);
+  let finished = 0;
+  let writes = Promise.resolve();
+  const ended = () => {
+    finished++;
+    const percent = Math.round((finished / files.length) * 100);
+    const stage = `${finished}/${files.length}`;
+    jobs.events.publish(id, { type: 'progress', percent, stage });
+    // Chained so an older progress write never lands after a newer one (or after the final record).
+    writes = writes.then(() => updateJob(store.db, id, { progress: percent, stage }).catch(() => {}));
+  };
+  await Promise.all(
+    files.map(async (f, i) => {
+      const error = b.refused.get(i);
+      if (error) {
+        items[i] = { input: f.name, error };
+        return ended();
+      }
+      const itemDir = path.join(b.workDir, 'items', String(i));
+      try {
+        await mkdir(itemDir, { recursive: true });
+        const outcome = await jobs.queue.run(`${id}:${i}`, (signal) =>
+          runTool(b.target.tool, { files: [{ path: f.path, name: f.name, size: f.size }], extra: {} }, b.settings, {
+            workDir: itemDir,
+            dataDir: config.dataDir,
+            signal: AbortSignal.any([signal, b.signal]),
+            validated: true,
+            allowPostScript: config.allowPostScript,
+          }),
+        );
+        const item: ManifestItem = { input: f.name };
+        if (outcome.output) {
+          item.output = outcome.output.name;
+          item.path = outcome.output.path;
+          item.size = outcome.processedSize;
+        }
+        if (outcome.data !== undefined) item.data = outcome.data;
+        items[i] = item;
+      } catch (e) {
+        items[i] = { input: f.name, error: toKilnError(e).toJSON().error };
+      }
+      ended();
+    }),
+  );
+  await writes;
+  return items;
+}
+
+/** The ZIP answer: X-Job-Id and the counts in its headers, the outputs in input order, then manifest.json. */
+async function sendZip(
+  reply: FastifyReply,
+  target: Target,
+  id: string,
+  counts: { total: number; succeeded: number; failed: number },
+  items: ManifestItem[],
+): Promise<void> {
+  reply.hijack();
+  const res = reply.raw;
+  res.writeHead(200, {
+    'content-type': 'application/zip',
+    'content-disposition': contentDisposition(`${target.id}-batch.zip`),
+    'x-job-id': id,
+    'x-batch-total': String(counts.total),
+    'x-batch-succeeded': String(counts.succeeded),
+    'x-batch-failed': String(counts.failed),
+    'cache-control': 'no-store',
+  });
+  const zip = new yazl.ZipFile();
+  const sent = new Promise<void>((resolve, reject) => {
+    zip.outputStream.on('error', reject);
+    res.on('error', reject);
+    res.on('close', resolve);
+    zip.outputStream.on('end', resolve);
+  });
+  zip.outputStream.pipe(res);
+  const uniq = namer();
+  const manifest = items.map(({ path: file, ...item }) => {
+    if (file && item.output) {
+      item.output = uniq(item.output);
+      zip.addFile(file, item.output, { compress: !STORED.test(item.output) });
+    }
+    return item;
+  });
+  zip.addBuffer(Buffer.from(JSON.stringify({ jobId: id, tool: target.id, ...counts, items: manifest }, null, 2) + '\n'), 'manifest.json');
+  zip.end();
+  await sent;
 }
 
 const MISROUTED_BATCH_DOC: RouteDoc = {

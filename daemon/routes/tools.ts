@@ -1,13 +1,14 @@
 /**
  * POST /api/v1/tools/<section>/<tool_id>: one route per catalog tool and preset. The upload streams
- * into the job's directory, the request is validated before queueing, then the route waits up to
- * SYNC_WAIT_MS: done → 200 with the result, otherwise 202 with the job id.
+ * into the job's directory, the request is validated (settings, and the inputs' kinds from their bytes)
+ * before queueing, then the route waits up to SYNC_WAIT_MS: done → 200 with the result, otherwise 202
+ * with the job id.
  */
 import { rm } from 'node:fs/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { KilnError } from '../../src/core/errors.js';
 import { SECTIONS } from '../../src/core/tool.js';
-import { validateRequest } from '../../src/tools/run-tool.js';
+import { checkInputs, validateRequest } from '../../src/tools/run-tool.js';
 import { requireUser } from '../auth/authenticate.js';
 import { requirePermission } from '../auth/permissions.js';
 import { assembleSettings, readMultipart, toToolInputs, type ParsedUpload } from '../http/uploads.js';
@@ -88,6 +89,9 @@ async function runTarget(app: FastifyInstance, target: Target, request: FastifyR
       raw = assembleSettings(target.tool, req.settingsJson, req.fields);
     }
     const settings = validateRequest(target.tool, inputs, raw);
+    // The inputs' kinds from their bytes before queueing: a wrong file is refused now (415), not by a
+    // 202 whose job fails later.
+    await checkInputs(target.tool, inputs, config.allowPostScript);
     await target.tool.preflight?.(settings, { dataDir: config.dataDir, inputs });
     const clientJobId = req.fields.get('clientJobId')?.slice(0, 200);
     const afterSuccess =

@@ -144,10 +144,14 @@ describe('daemon HTTP API', () => {
   it('streams a failed event for a job that fails in the background', async () => {
     const lazy = await startServer({ env: { SYNC_WAIT_MS: '0' } });
     try {
+      // A JPEG signature with garbage after it: accepted from its bytes, fails in the decoder.
       const bad = path.join(dir, 'junk.jpg');
-      await writeFile(bad, Buffer.from('this is not an image at all, just words'.repeat(10)));
+      await writeFile(
+        bad,
+        Buffer.concat([Buffer.from([0xff, 0xd8, 0xff, 0xe0]), Buffer.from('JFIF\0 but nothing decodable after it'.repeat(10))]),
+      );
       const r = await post(lazy, '/api/v1/tools/image/resize', await form({ file: await filePart(bad), settings: '{"width": 30}' }));
-      assert.equal(r.status, 202);
+      assert.equal(r.status, 202, JSON.stringify(r.json));
       const ev = await readSse(`${lazy.url}/api/v1/jobs/${r.json.jobId}/progress`, lazy.token);
       const last = ev.events.at(-1)!;
       assert.equal(last.event, 'failed');
@@ -293,6 +297,11 @@ describe('daemon HTTP API', () => {
     const res = await fetch(`${s.url}/api/v1/tools/image/resize/batch`, { method: 'POST', headers: auth(s.token), body: fd });
     assert.equal(res.status, 200);
     assert.equal(res.headers.get('content-type'), 'application/zip');
+    // The outcome is in the headers: no need to unzip to see that one input failed.
+    assert.deepEqual(
+      ['x-batch-total', 'x-batch-succeeded', 'x-batch-failed'].map((h) => res.headers.get(h)),
+      ['3', '2', '1'],
+    );
     const jobId = res.headers.get('x-job-id');
     assert.match(jobId ?? '', /^[0-9a-f]{24}$/);
     const entries = await readZip(Buffer.from(await res.arrayBuffer()));
@@ -312,6 +321,7 @@ describe('daemon HTTP API', () => {
     const job = await (await fetch(`${s.url}/api/v1/jobs/${jobId}`, { headers: auth(s.token) })).json();
     assert.equal(job.status, 'completed');
     assert.equal(job.kind, 'batch');
+    assert.deepEqual(job.result.data, { total: 3, succeeded: 2, failed: 1 });
     // The files are removed once the archive has been read out, just after the last byte is sent.
     for (let i = 0; i < 50 && existsSync(path.join(s.dataDir, 'jobs', jobId!)); i++) await new Promise((r) => setTimeout(r, 20));
     assert.equal(existsSync(path.join(s.dataDir, 'jobs', jobId!)), false);

@@ -97,7 +97,7 @@ describe('progress stream ids', () => {
     const url = `${s.url}/api/v1/jobs/${jobId}/progress`;
     let released = false;
     const events = await readEvents(url, s.token, {
-      stop: (ev) => {
+      stop: () => {
         // The snapshot of the queued job has arrived: let the run go, its own events follow.
         if (!released) {
           released = true;
