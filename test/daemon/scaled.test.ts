@@ -293,20 +293,26 @@ describe('scaled mode: two daemons, PostgreSQL, Redis, one shared directory', { 
 
   it('cancels on A a batch streaming from B', async () => {
     const inputs = await Promise.all([1, 2, 3, 4].map((i) => filePart(longClip, `clip${i}.mp4`)));
-    const res = await fetch(`${b.url}/api/v1/tools/video/compress-video/batch`, {
+    // The answer (and its X-Job-Id) starts only when every run has ended: the client finds its running
+    // batch by the clientJobId it chose.
+    const answer = fetch(`${b.url}/api/v1/tools/video/compress-video/batch`, {
       method: 'POST',
       headers: auth(b.token),
-      body: await form({ files: inputs, settings: '{"quality": "strong"}' }),
+      body: await form({ files: inputs, settings: '{"quality": "strong"}', clientJobId: 'scaled-batch' }),
     });
-    assert.equal(res.status, 200);
-    const jobId = res.headers.get('x-job-id')!;
-    const body = res.arrayBuffer().catch(() => undefined);
+    let jobId = '';
+    for (let i = 0; i < 400 && !jobId; i++) {
+      jobId = (await getJson(a, '/api/v1/jobs?clientJobId=scaled-batch')).jobs[0]?.jobId ?? '';
+      if (!jobId) await sleep(50);
+    }
     await until(a, jobId, (j) => j.status === 'running');
     const t0 = Date.now();
     const view = await (await fetch(`${a.url}/api/v1/jobs/${jobId}/cancel`, { method: 'POST', headers: auth(a.token) })).json();
     assert.equal(view.status, 'cancelled');
     assert.ok(Date.now() - t0 < 5000, `cancel took ${Date.now() - t0} ms`);
-    await body;
+    const res = await answer;
+    assert.equal(res.status, 499);
+    assert.equal((await res.json()).error.code, 'CANCELLED');
     for (let i = 0; i < 40 && b.app.kiln.jobs.queue.state().running > 0; i++) await sleep(50);
     assert.equal(b.app.kiln.jobs.queue.state().running, 0);
   });
