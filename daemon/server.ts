@@ -14,6 +14,7 @@ import { checkDataKey, encryptClearMfaSecrets, loadDataKey } from './auth/data-k
 import { ensureAdmin } from './auth/bootstrap.js';
 import type { DaemonConfig } from './config.js';
 import type { DaemonContext } from './context.js';
+import { installCompression } from './http/compress.js';
 import { installErrorHandling } from './http/errors.js';
 import { loggerOptions } from './http/logging.js';
 import { RateLimiter } from './http/rate-limit.js';
@@ -113,6 +114,7 @@ export async function buildServer(config: DaemonConfig): Promise<FastifyInstance
 
     await app.register(multipart, { limits: { fileSize: config.maxUploadMb * 1048576 } });
     installErrorHandling(app, config.maxUploadMb);
+    installCompression(app);
 
     const limiter = new RateLimiter(config.rateLimitPerMinute);
     app.addHook('onRequest', async (request, reply) => {
