@@ -9,6 +9,7 @@ import type { InputFile } from '../src/core/tool.js';
 import type { Authenticator, AuthUser } from './auth/authenticate.js';
 import type { BootstrapResult } from './auth/bootstrap.js';
 import type { DaemonConfig } from './config.js';
+import type { LiveLimits } from './http/limits.js';
 import type { JobService } from './jobs/service.js';
 import type { Store } from './store/db.js';
 import type { JobRow } from './store/jobs.js';
@@ -39,6 +40,8 @@ export interface DaemonContext {
   registry: Registry;
   /** Encrypts secrets stored in the database (daemon/auth/data-key.ts). */
   dataKey: Buffer;
+  /** Upload size, quotas, rate limit, TTLs as set now (settings, team overrides, environment). */
+  limits: LiveLimits;
 }
 
 declare module 'fastify' {

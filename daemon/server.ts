@@ -17,6 +17,7 @@ import type { DaemonContext } from './context.js';
 import { installCompression } from './http/compress.js';
 import { installErrorHandling } from './http/errors.js';
 import { loggerOptions } from './http/logging.js';
+import { LiveLimits } from './http/limits.js';
 import { RateLimiter } from './http/rate-limit.js';
 import { installBodyIdleTimeout } from './http/timeouts.js';
 import { installDrainGuard } from './drain.js';
@@ -106,6 +107,7 @@ export async function buildServer(config: DaemonConfig): Promise<FastifyInstance
       registry: undefined as never,
       draining: false,
       dataKey,
+      limits: new LiveLimits(store.db, config),
     };
     app.decorate('kiln', ctx);
     // Before the routes: its onResponse hook must see every one of them.
@@ -116,7 +118,7 @@ export async function buildServer(config: DaemonConfig): Promise<FastifyInstance
     installErrorHandling(app, config.maxUploadMb);
     installCompression(app);
 
-    const limiter = new RateLimiter(config.rateLimitPerMinute);
+    const limiter = new RateLimiter((request) => ctx.limits.peekUser(request.user).rateLimitPerMinute);
     app.addHook('onRequest', async (request, reply) => {
       const url = request.routeOptions.url;
       // Unknown routes fall through to the 404 handler.

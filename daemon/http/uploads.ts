@@ -20,7 +20,8 @@ const MB = 1048576;
 const MAX_FIELDS = 200;
 
 export interface UploadLimits {
-  maxFileBytes: number;
+  /** Largest file; by default the requester's live limit (maxUploadMb: settings, team, MAX_UPLOAD_MB). */
+  maxFileBytes?: number;
   maxFiles?: number;
 }
 
@@ -47,7 +48,9 @@ export async function readMultipart(request: FastifyRequest, dir: string, limits
     await drainBody(request);
     throw tooBig();
   }
-  const quota = await chargeQuota(store.db, request.user?.id, config.userQuotaMb).catch(async (e: unknown) => {
+  const live = await request.server.kiln.limits.forUser(request.user);
+  const maxFileBytes = limits.maxFileBytes ?? live.maxUploadMb * MB;
+  const quota = await chargeQuota(store.db, request.user?.id, live.userQuotaMb).catch(async (e: unknown) => {
     await drainBody(request);
     throw e;
   });
@@ -64,7 +67,7 @@ export async function readMultipart(request: FastifyRequest, dir: string, limits
   try {
     const iter = request.parts({
       // busboy's own limits one past ours, so going over is seen here and answered with our message.
-      limits: { fileSize: limits.maxFileBytes, files: limits.maxFiles ?? 1000, fields: MAX_FIELDS + 1, fieldSize: maxField, parts: 1200 },
+      limits: { fileSize: maxFileBytes, files: limits.maxFiles ?? 1000, fields: MAX_FIELDS + 1, fieldSize: maxField, parts: 1200 },
     });
     for await (const part of iter) {
       if (part.type === 'file') {
@@ -85,7 +88,8 @@ export async function readMultipart(request: FastifyRequest, dir: string, limits
         if (part.file.truncated)
           throw new KilnError(
             'LIMIT_EXCEEDED',
-            `${name} is larger than the upload limit of ${Math.round(limits.maxFileBytes / MB)} MB (MAX_UPLOAD_MB).`,
+            `${name} is larger than the upload limit of ${Math.round(maxFileBytes / MB)} MB (the maxUploadMb setting; MAX_UPLOAD_MB by default).`,
+            { details: { limitMb: Math.round(maxFileBytes / MB) } },
           );
         parts.push({ field: part.fieldname, path: p, name, size: (await stat(p)).size });
       } else {

@@ -1,6 +1,6 @@
 /**
  * Keeping the jobs directory and table in order: the instance id that recovery goes by, recovery
- * after a restart, and the sweep of expired jobs and sessions.
+ * after a restart, and the sweep of expired outputs, job records and sessions.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -8,7 +8,7 @@ import path from 'node:path';
 import { KilnError } from '../../src/core/errors.js';
 import { newId } from '../auth/secrets.js';
 import type { Store } from '../store/db.js';
-import { deleteJob, expiredJobs, finishJob, unfinishedJobs } from '../store/jobs.js';
+import { deleteJob, expiredJobs, finishJob, unfinishedJobs, updateJob } from '../store/jobs.js';
 import { deleteExpiredSessions } from '../store/sessions.js';
 
 /** One instance's (local mode) jobs left unfinished by a restart can never finish: say so and free their files. */
@@ -31,22 +31,36 @@ export async function recoverLocal(db: Store['db'], instanceId: string): Promise
 }
 
 /**
- * Removes finished jobs (records and files) that ended before `before`, and expired sessions. In scaled
- * mode the files are on the shared volume, so any instance removes any job's; otherwise only its own.
+ * The sweep: outputs of jobs finished before `outputsBefore` are removed (the record stays, without its
+ * output), records finished before `recordsBefore` go with whatever files are left, and expired sessions
+ * go. In scaled mode the files are on the shared volume, so any instance removes any job's; otherwise
+ * only its own. Returns how many jobs it touched.
  */
 export async function sweepJobs(
   db: Store['db'],
-  opts: { before: number; instanceId: string; jobsDir: string; scaled: boolean },
+  opts: { outputsBefore: number; recordsBefore: number; instanceId: string; jobsDir: string; scaled: boolean },
 ): Promise<number> {
   await deleteExpiredSessions(db);
-  const rows = opts.scaled
-    ? await db.selectFrom('jobs').selectAll().where('finished_at', '<', opts.before).limit(500).execute()
-    : await expiredJobs(db, opts.instanceId, opts.before);
-  for (const row of rows) {
+  const records = opts.scaled
+    ? await db.selectFrom('jobs').selectAll().where('finished_at', '<', opts.recordsBefore).limit(500).execute()
+    : await expiredJobs(db, opts.instanceId, opts.recordsBefore);
+  for (const row of records) {
     await rm(row.work_dir ?? path.join(opts.jobsDir, row.id), { recursive: true, force: true });
     await deleteJob(db, row.id);
   }
-  return rows.length;
+  let outputs = db
+    .selectFrom('jobs')
+    .selectAll()
+    .where('finished_at', '<', opts.outputsBefore)
+    .where('output_path', 'is not', null)
+    .limit(500);
+  if (!opts.scaled) outputs = outputs.where('instance_id', '=', opts.instanceId);
+  const expired = await outputs.execute();
+  for (const row of expired) {
+    await rm(row.work_dir ?? path.join(opts.jobsDir, row.id), { recursive: true, force: true });
+    await updateJob(db, row.id, { output_path: null });
+  }
+  return records.length + expired.length;
 }
 
 /**

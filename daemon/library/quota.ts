@@ -1,6 +1,7 @@
 /**
  * The library quota: the distinct content held by an owner's items (a version that repeats content
- * the owner already holds costs nothing), against LIBRARY_QUOTA_MB.
+ * the owner already holds costs nothing), against the owner's live libraryQuotaMb (settings, team,
+ * LIBRARY_QUOTA_MB) or a fixed number of bytes.
  */
 import type { Kysely } from 'kysely';
 import { KilnError } from '../../src/core/errors.js';
@@ -22,11 +23,20 @@ function mb(bytes: number): string {
 }
 
 export class LibraryQuota {
+  private readonly limitOf: (ownerId: string) => Promise<number>;
+
   constructor(
     private readonly db: Kysely<Database>,
-    /** 0: no quota. */
-    readonly bytes: number,
-  ) {}
+    /** Bytes an owner may hold (0: no quota), fixed or the owner's value now. */
+    bytes: number | ((ownerId: string) => Promise<number>),
+  ) {
+    this.limitOf = typeof bytes === 'number' ? async () => bytes : bytes;
+  }
+
+  /** The owner's quota in bytes now (0: none). */
+  limit(ownerId: string): Promise<number> {
+    return this.limitOf(ownerId);
+  }
 
   /** Bytes of distinct content held by the owner's items. */
   async usage(ownerId: string): Promise<number> {
@@ -58,18 +68,19 @@ export class LibraryQuota {
     return !!r;
   }
 
-  error(used: number, adding: number): KilnError {
+  error(used: number, adding: number, limit: number): KilnError {
     return new KilnError(
       'LIMIT_EXCEEDED',
-      `Storage quota exceeded: this file needs ${mb(adding)} but ${mb(Math.max(0, this.bytes - used))} of your ${mb(this.bytes)} library quota is left (LIBRARY_QUOTA_MB). Delete items or old versions to make room.`,
-      { reason: 'quota', details: { quotaBytes: this.bytes, usedBytes: used, neededBytes: adding } },
+      `Storage quota exceeded: this file needs ${mb(adding)} but ${mb(Math.max(0, limit - used))} of your ${mb(limit)} library quota is left (the libraryQuotaMb setting; LIBRARY_QUOTA_MB by default). Delete items or old versions to make room.`,
+      { reason: 'quota', details: { quotaBytes: limit, usedBytes: used, neededBytes: adding } },
     );
   }
 
   /** Refuses `size` more bytes of content `hash` for the owner, unless the owner holds that content already. */
   async check(ownerId: string, hash: string, size: number): Promise<void> {
-    if (this.bytes === 0 || (await this.holds(ownerId, hash))) return;
+    const limit = await this.limit(ownerId);
+    if (limit === 0 || (await this.holds(ownerId, hash))) return;
     const used = await this.usage(ownerId);
-    if (used + size > this.bytes) throw this.error(used, size);
+    if (used + size > limit) throw this.error(used, size, limit);
   }
 }

@@ -70,7 +70,7 @@ export class LibraryService {
   constructor(
     private readonly db: Kysely<Database>,
     readonly dataDir: string,
-    quotaBytes: number,
+    quotaBytes: number | ((ownerId: string) => Promise<number>),
   ) {
     this.blobs = new BlobStore(db, path.join(libraryDir(dataDir), 'blobs'));
     this.quota = new LibraryQuota(db, quotaBytes);

@@ -117,7 +117,7 @@ export async function runBatch(
         'VALIDATION_ERROR',
         'Send multipart/form-data with the inputs in repeated "files" fields and the settings as JSON in "settings".',
       );
-    const parsed = await readMultipart(request, inDir, { maxFileBytes: config.maxUploadMb * 1048576, maxFiles: MAX_BATCH_FILES });
+    const parsed = await readMultipart(request, inDir, { maxFiles: MAX_BATCH_FILES });
     target = typeof targetOrResolve === 'function' ? targetOrResolve(parsed.fields) : targetOrResolve;
     files = parsed.parts.filter((p) => p.field === 'files' || p.field === 'file');
     const stray = parsed.parts.find((p) => p.field !== 'files' && p.field !== 'file');

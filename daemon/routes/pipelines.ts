@@ -133,7 +133,7 @@ async function runOne(
       throw new KilnError('VALIDATION_ERROR', 'Send multipart/form-data with the input in "file" (or a library item in "fileId").', {
         details: [{ path: 'file', message: 'required' }],
       });
-    const parsed = await readMultipart(request, inDir, { maxFileBytes: config.maxUploadMb * 1048576 });
+    const parsed = await readMultipart(request, inDir, {});
     // Validation of every step happens here, before the upload is queued.
     const { target, record } = resolve(parsed.fields);
     const fileId = parsed.fields.get('fileId');

@@ -41,13 +41,12 @@ export function misrouted(section: string, toolId: string, suffix = ''): KilnErr
 }
 
 async function readRequest(
-  app: FastifyInstance,
   target: Target,
   request: FastifyRequest,
   inDir: string,
 ): Promise<ParsedUpload & { settingsJson?: string; jsonSettings?: unknown }> {
   if (request.isMultipart()) {
-    const parsed = await readMultipart(request, inDir, { maxFileBytes: app.kiln.config.maxUploadMb * 1048576 });
+    const parsed = await readMultipart(request, inDir, {});
     return { ...parsed, settingsJson: parsed.fields.get('settings') };
   }
   if (target.tool.input.kind === 'none') return { parts: [], fields: new Map(), jsonSettings: request.body ?? {} };
@@ -66,7 +65,7 @@ async function runTarget(app: FastifyInstance, target: Target, request: FastifyR
   const { jobs, config } = app.kiln;
   const { id, workDir, inDir } = await jobs.allocate();
   try {
-    const req = await readRequest(app, target, request, inDir);
+    const req = await readRequest(target, request, inDir);
     const fileId = req.fields.get('fileId');
     const library = app.kiln.fileLibrary;
     if (fileId && !library)

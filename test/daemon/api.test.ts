@@ -262,16 +262,26 @@ describe('daemon HTTP API', () => {
     assert.equal((await huge.json()).error.code, 'LIMIT_EXCEEDED');
   });
 
-  it('removes finished jobs and their files after JOB_TTL_HOURS', async () => {
+  it('removes outputs after outputTtlHours (24) and job records after jobRecordTtlHours (168)', async () => {
     const r = await post(s, '/api/v1/tools/image/resize', await form({ file: await filePart(jpg), settings: '{"width": 12}' }));
     assert.equal(r.status, 200);
     const jobDir = path.join(s.dataDir, 'jobs', r.json.jobId);
+    const jobUrl = `${s.url}/api/v1/jobs/${r.json.jobId}`;
     assert.ok(existsSync(jobDir));
     assert.equal(await s.app.kiln.jobs.sweep(Date.now()), 0, 'nothing is old yet');
     const removed = await s.app.kiln.jobs.sweep(Date.now() + 25 * 3_600_000);
     assert.ok(removed >= 1);
     assert.equal(existsSync(jobDir), false);
-    assert.equal((await fetch(s.url + r.json.downloadUrl, { headers: auth(s.token) })).status, 404);
+    const gone = await fetch(s.url + r.json.downloadUrl, { headers: auth(s.token) });
+    assert.equal(gone.status, 404);
+    assert.match((await gone.json()).error.message, /expired/);
+    // The record stays, without a download link.
+    const kept = await (await fetch(jobUrl, { headers: auth(s.token) })).json();
+    assert.equal(kept.status, 'completed');
+    assert.equal(kept.result.downloadUrl, undefined);
+    assert.equal((await fetch(jobUrl, { headers: auth(s.token) })).status, 200);
+    await s.app.kiln.jobs.sweep(Date.now() + 169 * 3_600_000);
+    assert.equal((await fetch(jobUrl, { headers: auth(s.token) })).status, 404);
   });
 
   it('refuses uploads over MAX_UPLOAD_MB with 413 LIMIT_EXCEEDED', async () => {
