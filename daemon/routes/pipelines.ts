@@ -9,7 +9,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { KilnError } from '../../src/core/errors.js';
 import { isBatchable } from '../../src/core/tool.js';
 import { pipelineTool, validatePipeline, type ResolvedStep } from '../../src/pipelines/pipeline.js';
-import { validateRequest } from '../../src/tools/run-tool.js';
+import { checkInputs, validateRequest } from '../../src/tools/run-tool.js';
 import { requireUser } from '../auth/authenticate.js';
 import { requirePermission } from '../auth/permissions.js';
 import { readMultipart, toToolInputs } from '../http/uploads.js';
@@ -145,6 +145,8 @@ async function runOne(
     const inputs = toToolInputs(target.tool, parsed.parts);
     if (fileId && library && inputs.files.length === 0) inputs.files.push(await library.resolveInput(user, fileId, inDir, request));
     validateRequest(target.tool, inputs, {});
+    // The input's kind from its bytes before queueing, as for a tool run: 415 now, never a 202 that fails.
+    await checkInputs(target.tool, inputs, config.allowPostScript);
     const clientJobId = parsed.fields.get('clientJobId')?.slice(0, 200);
     const afterSuccess =
       fileId && library ? async (row: JobRow) => ({ savedFileId: await library.saveOutput(user, fileId, row) }) : undefined;

@@ -1,6 +1,6 @@
 /**
  * Inputs are checked from their bytes before a job is queued: a non-image named .jpg sent to an image
- * tool, a preset or a batch is answered 415 UNSUPPORTED_INPUT at once, even when the answer would be a
+ * tool, a preset, a pipeline or a batch is answered 415 UNSUPPORTED_INPUT at once, even when the answer would be a
  * 202 (a zero synchronous window, or Prefer: respond-async), and no job is recorded for it.
  */
 import assert from 'node:assert/strict';
@@ -48,6 +48,16 @@ describe('input kinds checked before queueing', () => {
     const preset = await run('/api/v1/tools/image/jpg-to-png', { file: await filePart(fake) }, { prefer: 'respond-async' });
     assert.equal(preset.status, 415, JSON.stringify(preset.json));
     assert.equal(preset.json.error.code, 'UNSUPPORTED_INPUT');
+    const pipeline = await run('/api/v1/pipelines/run', {
+      file: await filePart(fake),
+      pipeline: JSON.stringify({
+        steps: [
+          { tool: 'resize', settings: { width: 20 } },
+          { tool: 'rotate', settings: { angle: 90 } },
+        ],
+      }),
+    });
+    assert.equal(pipeline.status, 415, JSON.stringify(pipeline.json));
     assert.equal(await jobCount(), before, 'no job was recorded for a refused input');
     assert.deepEqual(await readdir(path.join(s.dataDir, 'jobs')).catch(() => []), [], 'no job directory is left behind');
     // A real image still goes the asynchronous way.
