@@ -3522,22 +3522,24 @@ _kiln() {
       case "$prev" in
         --type) return 0 ;;
         --name) return 0 ;;
+        --scope) _kiln_words 'all private team'; return 0 ;;
         --page) return 0 ;;
         --page-size) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --data-dir) _kiln_dirs; return 0 ;;
       esac
-      flags='--type --name --page --page-size --server --profile --local --data-dir --json -h --help'
+      flags='--type --name --scope --page --page-size --server --profile --local --data-dir --json -h --help'
       ;;
     'files upload')
       case "$prev" in
         --name) return 0 ;;
+        --scope) _kiln_words 'private team'; return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --data-dir) _kiln_dirs; return 0 ;;
       esac
-      flags='--name --server --profile --local --data-dir --json -h --help'
+      flags='--name --scope --server --profile --local --data-dir --json -h --help'
       args=@files
       ;;
     'files get')
@@ -3640,17 +3642,19 @@ _kiln() {
     'pipeline save')
       case "$prev" in
         --name) return 0 ;;
+        --scope) _kiln_words 'private team'; return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
       esac
-      flags='--name --json --server --profile -h --help'
+      flags='--name --scope --json --server --profile -h --help'
       ;;
     'pipeline list')
       case "$prev" in
+        --scope) _kiln_words 'all private team'; return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
       esac
-      flags='--json --server --profile -h --help'
+      flags='--scope --json --server --profile -h --help'
       ;;
     'presets')
       flags='--json -h --help'

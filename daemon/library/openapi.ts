@@ -20,8 +20,23 @@ const jsonBody = (schema: Json) => ({ required: true, content: { 'application/js
 const pathParam = (name: string, description: string, schema: Json = str) => ({ name, in: 'path', required: true, description, schema });
 
 const fileId = pathParam('id', 'The library item id.');
-const pipelineId = pathParam('id', 'The pipeline id, or the name of one of your own pipelines.');
+const pipelineId = pathParam(
+  'id',
+  'The pipeline id, the name of one of yours, or the name of a team pipeline you see (when only one has it).',
+);
 const versionNumber = pathParam('version', 'A version number (1, 2, …).', { type: 'integer', minimum: 1 });
+const SCOPE = {
+  type: 'string',
+  enum: ['private', 'team'],
+  description:
+    "private: its owner only (default). team: also every member of the owner's team, who may list, download and run it; only the owner and admins change or delete it.",
+};
+const scopeFilter = {
+  name: 'scope',
+  in: 'query',
+  schema: { type: 'string', enum: ['all', 'private', 'team'], default: 'all' },
+  description: 'all: everything you see (yours, and what your team shares); private: your private ones; team: those shared with your team.',
+};
 
 const ITEM = obj(
   {
@@ -31,10 +46,11 @@ const ITEM = obj(
     contentType: { type: 'string', description: 'Of the newest version.' },
     size: { type: 'integer', description: 'Bytes of the newest version.' },
     latestVersion: { type: 'integer', minimum: 1 },
+    scope: SCOPE,
     createdAt: date,
     updatedAt: date,
   },
-  ['id', 'name', 'ownerId', 'contentType', 'size', 'latestVersion', 'createdAt', 'updatedAt'],
+  ['id', 'name', 'ownerId', 'contentType', 'size', 'latestVersion', 'scope', 'createdAt', 'updatedAt'],
 );
 const VERSION = obj(
   {
@@ -58,7 +74,7 @@ const ITEM_WITH_VERSIONS = withAll({ versions: { type: 'array', items: VERSION }
 const ITEM_WITH_VERSION = withAll({ version: VERSION }, ['version']);
 const DELETED = obj({ id: str, deleted: { const: true } }, ['id', 'deleted']);
 
-const upload = (what: string): Json => ({
+const upload = (what: string, first = false): Json => ({
   required: true,
   content: {
     'multipart/form-data': {
@@ -66,6 +82,7 @@ const upload = (what: string): Json => ({
         {
           file: { ...binary, description: what },
           name: { type: 'string', description: 'The item name (default: the uploaded file name).' },
+          ...(first ? { scope: SCOPE } : {}),
         },
         ['file'],
       ),
@@ -100,7 +117,7 @@ const STEP = obj(
   },
   ['tool'],
 );
-const PIPELINE_DEF = {
+const PIPELINE_DEF: Json = {
   ...obj(
     {
       name: { type: 'string', minLength: 1, maxLength: 100, pattern: '^[\\w.-]+$' },
@@ -112,18 +129,21 @@ const PIPELINE_DEF = {
   description:
     'Steps run in order; each output feeds the next step. Every step is validated (settings, and what it takes against what the previous step produces) before anything runs.',
 };
-const SAVED_DEF = { ...PIPELINE_DEF, required: ['name', 'steps'] };
+const defWithScope = (scope: Json): Json => ({ ...PIPELINE_DEF, properties: { ...(PIPELINE_DEF.properties as Json), scope } });
+const SAVED_DEF = { ...defWithScope(SCOPE), required: ['name', 'steps'] };
+const REPLACED_DEF = defWithScope({ ...SCOPE, description: `${SCOPE.description} Unchanged when not sent.` });
 const PIPELINE = obj(
   {
     id: str,
     name: str,
     description: nullable('string'),
     ownerId: str,
+    scope: SCOPE,
     steps: { type: 'array', items: STEP },
     createdAt: date,
     updatedAt: date,
   },
-  ['id', 'name', 'description', 'ownerId', 'steps', 'createdAt', 'updatedAt'],
+  ['id', 'name', 'description', 'ownerId', 'scope', 'steps', 'createdAt', 'updatedAt'],
 );
 
 const RUN_ERRORS = err(400, 401, 403, 404, 409, 413, 415, 499, 500, 501, 503, 504);
@@ -188,35 +208,51 @@ export function libraryPaths(): Json {
       post: op('uploadFile', 'files', 'Add a file to your library (version 1).', {
         description:
           'Counts against LIBRARY_QUOTA_MB (content you already hold costs nothing): 413 with reason "quota" when it does not fit.',
-        requestBody: upload('The content.'),
+        requestBody: upload('The content.', true),
         responses: { '201': ok(ITEM_WITH_VERSIONS, 'Created'), ...err(400, 401, 413) },
       }),
-      get: op('listFiles', 'files', 'Your library items, most recently changed first (with files:all: everyone’s).', {
-        parameters: [
-          { name: 'page', in: 'query', schema: { type: 'integer', minimum: 1, default: 1 } },
-          { name: 'pageSize', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 200, default: 50 } },
-          {
-            name: 'type',
-            in: 'query',
-            schema: str,
-            description: 'A family (image, video, audio, text, font), a content type (image/png, image/*) or an extension (pdf, .jpg).',
+      get: op(
+        'listFiles',
+        'files',
+        'Your library items and those your team shares, most recently changed first (with files:all: everyone’s).',
+        {
+          parameters: [
+            { name: 'page', in: 'query', schema: { type: 'integer', minimum: 1, default: 1 } },
+            { name: 'pageSize', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 200, default: 50 } },
+            {
+              name: 'type',
+              in: 'query',
+              schema: str,
+              description: 'A family (image, video, audio, text, font), a content type (image/png, image/*) or an extension (pdf, .jpg).',
+            },
+            { name: 'name', in: 'query', schema: str, description: 'Part of the name, case-insensitive.' },
+            { name: 'owner', in: 'query', schema: str, description: 'A user id: only their items among those you see.' },
+            scopeFilter,
+          ],
+          responses: {
+            '200': ok(
+              obj({ items: { type: 'array', items: ITEM }, total: int, page: int, pageSize: int }, ['items', 'total', 'page', 'pageSize']),
+            ),
+            ...err(400, 401),
           },
-          { name: 'name', in: 'query', schema: str, description: 'Part of the name, case-insensitive.' },
-          { name: 'owner', in: 'query', schema: str, description: 'A user id (only for those who see every item).' },
-        ],
-        responses: {
-          '200': ok(
-            obj({ items: { type: 'array', items: ITEM }, total: int, page: int, pageSize: int }, ['items', 'total', 'page', 'pageSize']),
-          ),
-          ...err(400, 401),
         },
-      }),
+      ),
     },
     '/api/v1/files/usage': {
       get: op('fileUsage', 'files', 'Bytes your library holds, and the quota.', {
         responses: {
           '200': ok(
-            obj({ usedBytes: int, quotaBytes: nullable('integer', { description: 'null: no quota.' }) }, ['usedBytes', 'quotaBytes']),
+            obj(
+              {
+                usedBytes: int,
+                quotaBytes: nullable('integer', { description: 'null: no quota.' }),
+                team: {
+                  ...obj({ id: str, usedBytes: int }, ['id', 'usedBytes']),
+                  description: "When you are in a team: the distinct content of its members' team items.",
+                },
+              },
+              ['usedBytes', 'quotaBytes'],
+            ),
           ),
           ...err(401),
         },
@@ -227,14 +263,14 @@ export function libraryPaths(): Json {
         parameters: [fileId],
         responses: { '200': ok(ITEM_WITH_VERSIONS), ...err(401, 404) },
       }),
-      patch: op('renameFile', 'files', 'Rename a library item.', {
+      patch: op('renameFile', 'files', 'Rename a library item and/or change its scope (owner or admin).', {
         parameters: [fileId],
-        requestBody: jsonBody(obj({ name: str }, ['name'])),
-        responses: { '200': ok(ITEM), ...err(400, 401, 404) },
+        requestBody: jsonBody({ ...obj({ name: str, scope: SCOPE }), minProperties: 1 }),
+        responses: { '200': ok(ITEM), ...err(400, 401, 403, 404) },
       }),
-      delete: op('deleteFile', 'files', 'Delete a library item and all its versions.', {
+      delete: op('deleteFile', 'files', 'Delete a library item and all its versions (owner or admin).', {
         parameters: [fileId],
-        responses: { '200': ok(DELETED), ...err(401, 404) },
+        responses: { '200': ok(DELETED), ...err(401, 403, 404) },
       }),
     },
     '/api/v1/files/{id}/versions': {
@@ -245,7 +281,7 @@ export function libraryPaths(): Json {
       post: op('addFileVersion', 'files', 'Upload a new version of a library item.', {
         parameters: [fileId],
         requestBody: upload('The new content.'),
-        responses: { '201': ok(ITEM_WITH_VERSION, 'Created'), ...err(400, 401, 404, 413) },
+        responses: { '201': ok(ITEM_WITH_VERSION, 'Created'), ...err(400, 401, 403, 404, 413) },
       }),
     },
     '/api/v1/files/{id}/download': {
@@ -270,13 +306,13 @@ export function libraryPaths(): Json {
     '/api/v1/files/{id}/versions/{version}/restore': {
       post: op('restoreFileVersion', 'files', 'Copy an old version as the new newest version.', {
         parameters: [fileId, versionNumber],
-        responses: { '201': ok(ITEM_WITH_VERSION, 'Created'), ...err(400, 401, 404, 413) },
+        responses: { '201': ok(ITEM_WITH_VERSION, 'Created'), ...err(400, 401, 403, 404, 413) },
       }),
     },
     '/api/v1/files/{id}/versions/{version}': {
       delete: op('deleteFileVersion', 'files', 'Delete one version (not the only one: delete the item instead).', {
         parameters: [fileId, versionNumber],
-        responses: { '200': ok(ITEM, 'The item as it is now.'), ...err(400, 401, 404, 409) },
+        responses: { '200': ok(ITEM, 'The item as it is now.'), ...err(400, 401, 403, 404, 409) },
       }),
     },
     '/api/v1/pipelines': {
@@ -284,7 +320,8 @@ export function libraryPaths(): Json {
         requestBody: jsonBody(SAVED_DEF),
         responses: { '201': ok(PIPELINE, 'Created'), ...err(400, 401, 409) },
       }),
-      get: op('listPipelines', 'pipelines', 'Your saved pipelines by name (with pipelines:all: everyone’s).', {
+      get: op('listPipelines', 'pipelines', 'Your saved pipelines and those your team shares, by name (with pipelines:all: everyone’s).', {
+        parameters: [scopeFilter],
         responses: { '200': ok(obj({ pipelines: { type: 'array', items: PIPELINE } }, ['pipelines'])), ...err(401) },
       }),
     },
@@ -325,16 +362,21 @@ export function libraryPaths(): Json {
     '/api/v1/pipelines/{id}': {
       get: op('getPipeline', 'pipelines', 'A saved pipeline.', {
         parameters: [pipelineId],
-        responses: { '200': ok(PIPELINE), ...err(401, 404) },
+        responses: { '200': ok(PIPELINE), ...err(401, 404, 409) },
       }),
-      put: op('updatePipeline', 'pipelines', 'Replace a saved pipeline (the name stays unless given).', {
+      put: op('updatePipeline', 'pipelines', 'Replace a saved pipeline (the name and scope stay unless given; owner or admin).', {
         parameters: [pipelineId],
-        requestBody: jsonBody(PIPELINE_DEF),
-        responses: { '200': ok(PIPELINE), ...err(400, 401, 404, 409) },
+        requestBody: jsonBody(REPLACED_DEF),
+        responses: { '200': ok(PIPELINE), ...err(400, 401, 403, 404, 409) },
       }),
-      delete: op('deletePipeline', 'pipelines', 'Delete a saved pipeline.', {
+      patch: op('sharePipeline', 'pipelines', 'Change the scope of a saved pipeline (owner or admin).', {
         parameters: [pipelineId],
-        responses: { '200': ok(DELETED), ...err(401, 404) },
+        requestBody: jsonBody(obj({ scope: SCOPE }, ['scope'])),
+        responses: { '200': ok(PIPELINE), ...err(400, 401, 403, 404) },
+      }),
+      delete: op('deletePipeline', 'pipelines', 'Delete a saved pipeline (owner or admin).', {
+        parameters: [pipelineId],
+        responses: { '200': ok(DELETED), ...err(401, 403, 404) },
       }),
     },
     '/api/v1/pipelines/{id}/run': {

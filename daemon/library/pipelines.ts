@@ -1,10 +1,12 @@
 /**
- * Saved pipelines: a validated pipeline JSON under a name unique per owner. Owners see their own;
- * roles with pipelines:all see everyone's; others get NOT_FOUND. Secret settings (declared with
- * `secret()` by the tool, or named like a password) are stored encrypted with the data key and shown
- * as "[redacted]"; a run decrypts them. Sending "[redacted]" back in an update keeps the stored value.
+ * Saved pipelines: a validated pipeline JSON under a name unique per owner. Owners see their own,
+ * members of the owner's team see (and run) its `team` pipelines (sharing.ts), roles with
+ * pipelines:all see everyone's; others get NOT_FOUND. Only the owner and admins change or delete one.
+ * Secret settings (declared with `secret()` by the tool, or named like a password) are stored
+ * encrypted with the data key and shown as "[redacted]"; a run decrypts them. Sending "[redacted]"
+ * back in an update keeps the stored value.
  */
-import type { Kysely } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
 import { KilnError } from '../../src/core/errors.js';
 import { secretSettingNames } from '../../src/core/settings.js';
 import { resolveToolOrPreset, validatePipeline, type Pipeline } from '../../src/pipelines/pipeline.js';
@@ -14,8 +16,9 @@ import { newId } from '../auth/secrets.js';
 import type { Database } from '../store/schema.js';
 import type { PipelinesTable } from './schema.js';
 import type { Viewer } from './service.js';
+import { accessTo, checkScopeFor, onlyOwnerChanges, parseScope, type Scope, type ScopeFilter, scopeCondition } from './sharing.js';
 
-export type PipelineRow = PipelinesTable;
+export type PipelineRow = Selectable<PipelinesTable>;
 
 export const REDACTED = '[redacted]';
 /** Names that are secrets whatever the tool declares (the job records' rule, daemon/jobs/service.ts). */
@@ -104,6 +107,7 @@ export function pipelineView(r: PipelineRow): Record<string, unknown> {
     name: r.name,
     description: r.description,
     ownerId: r.owner_id,
+    scope: r.scope,
     steps: def.steps,
     createdAt: new Date(Number(r.created_at)).toISOString(),
     updatedAt: new Date(Number(r.updated_at)).toISOString(),
@@ -113,6 +117,8 @@ export function pipelineView(r: PipelineRow): Record<string, unknown> {
 /** Validates a definition for saving: it must be a valid pipeline and carry a name. */
 function checked(raw: unknown, fallbackName?: string): Pipeline {
   const body = raw && typeof raw === 'object' && !Array.isArray(raw) ? { ...(raw as Record<string, unknown>) } : raw;
+  // The record's scope travels beside the definition, never inside it.
+  if (body && typeof body === 'object') delete (body as { scope?: unknown }).scope;
   if (fallbackName && body && typeof body === 'object' && (body as { name?: unknown }).name === undefined)
     (body as { name?: string }).name = fallbackName;
   const { pipeline } = validatePipeline(body);
@@ -151,24 +157,55 @@ export class PipelineStore {
     return roleHas(v.role, 'pipelines:all');
   }
 
-  /** By id, or by the viewer's own pipeline name. */
+  /** By id, by the viewer's own pipeline name, or by the name of the one team pipeline it sees so named. */
   async get(viewer: Viewer, ref: string): Promise<PipelineRow> {
+    return (await this.reach(viewer, ref)).row;
+  }
+
+  /** As get, for a change: the owner or an admin (a teammate gets FORBIDDEN). */
+  async editable(viewer: Viewer, ref: string): Promise<PipelineRow> {
+    const { row, access } = await this.reach(viewer, ref);
+    if (access === 'team') throw onlyOwnerChanges(`Pipeline ${row.name}`);
+    return row;
+  }
+
+  private async reach(viewer: Viewer, ref: string) {
     const byId = await this.db.selectFrom('pipelines').selectAll().where('id', '=', ref).executeTakeFirst();
-    if (byId && (byId.owner_id === viewer.id || this.seesAll(viewer))) return byId;
-    const byName = await this.db
+    const idAccess = byId && (await accessTo(this.db, byId, viewer, this.seesAll(viewer)));
+    if (byId && idAccess) return { row: byId, access: idAccess };
+    const own = await this.db
       .selectFrom('pipelines')
       .selectAll()
       .where('owner_id', '=', viewer.id)
       .where('name', '=', ref)
       .executeTakeFirst();
-    if (byName) return byName;
+    if (own) return { row: own, access: 'owner' as const };
+    // Names reach only what the viewer's team shares (an admin's too: not every team's pipeline of that name).
+    const teams = await scopeCondition(this.db, viewer, false, 'team');
+    const shared = await this.db
+      .selectFrom('pipelines')
+      .selectAll()
+      .where(teams!)
+      .where('name', '=', ref)
+      .where('owner_id', '!=', viewer.id)
+      .execute();
+    if (shared.length > 1)
+      throw new KilnError('CONFLICT', `${shared.length} team pipelines are named ${ref}; name one by its id (kiln pipeline list).`);
+    if (shared.length === 1) return { row: shared[0], access: (await accessTo(this.db, shared[0], viewer, this.seesAll(viewer)))! };
     throw new KilnError('NOT_FOUND', `No pipeline ${ref}.`);
   }
 
-  async list(viewer: Viewer): Promise<PipelineRow[]> {
+  async list(viewer: Viewer, scope: ScopeFilter = 'all'): Promise<PipelineRow[]> {
     let q = this.db.selectFrom('pipelines').selectAll();
-    if (!this.seesAll(viewer)) q = q.where('owner_id', '=', viewer.id);
+    const visible = await scopeCondition(this.db, viewer, this.seesAll(viewer), scope);
+    if (visible) q = q.where(visible);
     return q.orderBy('name').orderBy('id').execute();
+  }
+
+  /** Whether `userId` (a watch folder's owner) may run `row`: its own, its team's, or any for an admin. */
+  async usableBy(row: PipelineRow, userId: string): Promise<boolean> {
+    const u = await this.db.selectFrom('users').select(['id', 'role', 'team_id']).where('id', '=', userId).executeTakeFirst();
+    return !!u && !!(await accessTo(this.db, row, { id: u.id, role: u.role, teamId: u.team_id }, roleHas(u.role, 'pipelines:all')));
   }
 
   private async nameTaken(ownerId: string, name: string, except?: string): Promise<boolean> {
@@ -178,7 +215,9 @@ export class PipelineStore {
   }
 
   async create(viewer: Viewer, raw: unknown): Promise<PipelineRow> {
+    const scope = parseScope((raw as { scope?: unknown } | null)?.scope) ?? 'private';
     const p = checked(raw);
+    await checkScopeFor(this.db, viewer.id, scope);
     if (await this.nameTaken(viewer.id, p.name!))
       throw new KilnError('CONFLICT', `You already have a pipeline named ${p.name}; update it (PUT) or pick another name.`);
     const now = Date.now();
@@ -189,6 +228,7 @@ export class PipelineStore {
       name: p.name!,
       description: p.description ?? null,
       definition: JSON.stringify(protect(p, this.key, id)),
+      scope,
       created_at: now,
       updated_at: now,
     };
@@ -196,19 +236,37 @@ export class PipelineStore {
     return row;
   }
 
+  /** Replaces the definition; the scope changes only when `scope` is sent. */
   async update(viewer: Viewer, ref: string, raw: unknown): Promise<PipelineRow> {
-    const row = await this.get(viewer, ref);
+    const row = await this.editable(viewer, ref);
+    const asked = parseScope((raw as { scope?: unknown } | null)?.scope);
     const p = checked(raw, row.name);
+    if (asked) await checkScopeFor(this.db, row.owner_id, asked);
+    const scope: Scope = asked ?? (row.scope as Scope);
     if (await this.nameTaken(row.owner_id, p.name!, row.id))
       throw new KilnError('CONFLICT', `There is already a pipeline named ${p.name}.`);
     const definition = JSON.stringify(protect(p, this.key, row.id, JSON.parse(row.definition) as Pipeline));
-    const patch = { name: p.name!, description: p.description ?? null, definition, updated_at: Date.now() };
+    const patch = { name: p.name!, description: p.description ?? null, definition, scope, updated_at: Date.now() };
+    await this.db.updateTable('pipelines').set(patch).where('id', '=', row.id).execute();
+    return { ...row, ...patch };
+  }
+
+  /** Changes only the scope (PATCH). */
+  async setScope(viewer: Viewer, ref: string, raw: unknown): Promise<PipelineRow> {
+    const row = await this.editable(viewer, ref);
+    const scope = parseScope(raw);
+    if (!scope)
+      throw new KilnError('VALIDATION_ERROR', 'Send {"scope": "private" | "team"} as JSON.', {
+        details: [{ path: 'scope', message: 'required' }],
+      });
+    await checkScopeFor(this.db, row.owner_id, scope);
+    const patch = { scope, updated_at: Date.now() };
     await this.db.updateTable('pipelines').set(patch).where('id', '=', row.id).execute();
     return { ...row, ...patch };
   }
 
   async delete(viewer: Viewer, ref: string): Promise<void> {
-    const row = await this.get(viewer, ref);
+    const row = await this.editable(viewer, ref);
     await this.db.deleteFrom('pipelines').where('id', '=', row.id).execute();
   }
 }

@@ -1,4 +1,5 @@
-/** Tables of the file library and of saved pipelines (migrations 0200 and 0201). */
+/** Tables of the file library and of saved pipelines (migrations 0200, 0201 and 0720). */
+import type { Generated } from 'kysely';
 import type { JobRow } from '../store/jobs.js';
 
 export interface LibraryBlobsTable {
@@ -18,6 +19,8 @@ export interface LibraryItemsTable {
   content_type: string;
   size: number;
   latest_version: number;
+  /** private | team (migration 0720, daemon/library/sharing.ts); the database default is private. */
+  scope: Generated<string>;
   created_at: number;
   updated_at: number;
 }
@@ -50,6 +53,8 @@ export interface PipelinesTable {
   description: string | null;
   /** The pipeline JSON ({name, description, steps}) as saved. */
   definition: string;
+  /** private | team (migration 0720, daemon/library/sharing.ts); the database default is private. */
+  scope: Generated<string>;
   created_at: number;
   updated_at: number;
 }

@@ -3,33 +3,32 @@
  * distinct sha256 in the blob store. Used by the HTTP routes, by `kiln files` on a local data dir, and
  * by tool runs through the FileLibraryHook (fileId → input, output → new version).
  *
- * Ownership: a viewer sees only its own items unless its role has files:all; anything else is
- * NOT_FOUND, so item ids leak nothing. The quota is in quota.ts, the JSON views in views.ts.
+ * Ownership: a viewer sees its own items, the `team` items of its teammates (sharing.ts), and all
+ * items when its role has files:all; anything else is NOT_FOUND, so item ids leak nothing. Only the
+ * owner and admins change an item (a teammate gets FORBIDDEN). The quota is in quota.ts, the JSON
+ * views in views.ts.
  */
 import { constants } from 'node:fs';
 import { copyFile, readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { sql, type Kysely } from 'kysely';
+import { type Kysely, type Selectable, sql } from 'kysely';
 import { KilnError } from '../../src/core/errors.js';
 import { safeFileName } from '../../src/core/paths.js';
 import { sniffFile } from '../../src/core/sniff.js';
 import type { InputFile } from '../../src/core/tool.js';
 import { roleHas } from '../auth/permissions.js';
 import { newId } from '../auth/secrets.js';
-import type { Role } from '../store/schema.js';
 import type { Database } from '../store/schema.js';
 import type { JobRow } from '../store/jobs.js';
 import { BlobStore, hashFile, libraryDir } from './blobs.js';
 import { KeyedMutex } from './mutex.js';
 import { LibraryQuota } from './quota.js';
 import type { LibraryItemsTable, LibraryVersionsTable } from './schema.js';
+import { accessTo, checkScopeFor, onlyOwnerChanges, parseScope, type ScopeFilter, scopeCondition, type Sharer } from './sharing.js';
 
-export interface Viewer {
-  id: string;
-  role: Role;
-}
+export type Viewer = Sharer;
 
-export type ItemRow = LibraryItemsTable;
+export type ItemRow = Selectable<LibraryItemsTable>;
 export type VersionRow = LibraryVersionsTable;
 
 export interface NewContent {
@@ -80,22 +79,36 @@ export class LibraryService {
     return roleHas(v.role, 'files:all');
   }
 
-  /** The item when the viewer may see it; NOT_FOUND otherwise (also for others' items). */
+  /** The item when the viewer may see it; NOT_FOUND otherwise (also for others' private items). */
   async item(viewer: Viewer, id: string): Promise<ItemRow> {
-    const row = await this.db.selectFrom('library_items').selectAll().where('id', '=', id).executeTakeFirst();
-    if (!row || (row.owner_id !== viewer.id && !this.seesAll(viewer))) throw new KilnError('NOT_FOUND', `No library item ${id}.`);
+    return (await this.reach(viewer, id)).row;
+  }
+
+  /** The item when the viewer may change it: its owner or an admin (a teammate gets FORBIDDEN). */
+  async editable(viewer: Viewer, id: string): Promise<ItemRow> {
+    const { row, access } = await this.reach(viewer, id);
+    if (access === 'team') throw onlyOwnerChanges(`Library item ${row.name}`);
     return row;
+  }
+
+  private async reach(viewer: Viewer, id: string) {
+    const row = await this.db.selectFrom('library_items').selectAll().where('id', '=', id).executeTakeFirst();
+    const access = row && (await accessTo(this.db, row, viewer, this.seesAll(viewer)));
+    if (!row || !access) throw new KilnError('NOT_FOUND', `No library item ${id}.`);
+    return { row, access };
   }
 
   async list(
     viewer: Viewer,
-    q: { page?: number; pageSize?: number; type?: string; name?: string; owner?: string },
+    q: { page?: number; pageSize?: number; type?: string; name?: string; owner?: string; scope?: ScopeFilter },
   ): Promise<{ items: ItemRow[]; total: number; page: number; pageSize: number }> {
     const page = Math.max(1, Math.floor(q.page ?? 1));
     const pageSize = Math.min(200, Math.max(1, Math.floor(q.pageSize ?? 50)));
     let base = this.db.selectFrom('library_items');
-    if (!this.seesAll(viewer)) base = base.where('owner_id', '=', viewer.id);
-    else if (q.owner) base = base.where('owner_id', '=', q.owner);
+    const visible = await scopeCondition(this.db, viewer, this.seesAll(viewer), q.scope ?? 'all');
+    if (visible) base = base.where(visible);
+    // Narrows within what the viewer sees (a teammate's shared items, or anyone's for an admin).
+    if (q.owner) base = base.where('owner_id', '=', q.owner);
     // SQLite has no default LIKE escape character, so it is named explicitly (PostgreSQL accepts it too).
     if (q.name) base = base.where(sql<boolean>`lower(name) like ${`%${escapeLike(q.name.toLowerCase())}%`} escape '\\'`);
     if (q.type) {
@@ -158,8 +171,10 @@ export class LibraryService {
   }
 
   /** A new item whose first version is `content`. */
-  async create(viewer: Viewer, content: NewContent, opts: { name?: string; move?: boolean } = {}): Promise<ItemRow> {
+  async create(viewer: Viewer, content: NewContent, opts: { name?: string; move?: boolean; scope?: unknown } = {}): Promise<ItemRow> {
     try {
+      const scope = parseScope(opts.scope) ?? 'private';
+      await checkScopeFor(this.db, viewer.id, scope);
       const d = await this.describe(content);
       await this.quota.check(viewer.id, d.hash, d.size);
       await this.blobs.add(content.path, d.hash, d.size, { move: opts.move ?? true });
@@ -171,6 +186,7 @@ export class LibraryService {
         content_type: d.contentType,
         size: d.size,
         latest_version: 1,
+        scope,
         created_at: now,
         updated_at: now,
       };
@@ -231,7 +247,7 @@ export class LibraryService {
   ): Promise<{ item: ItemRow; version: VersionRow }> {
     const move = opts.move ?? true;
     try {
-      const item = await this.item(viewer, itemId);
+      const item = await this.editable(viewer, itemId);
       const d = await this.describe(content);
       return await this.items.run(item.id, async () => {
         await this.quota.check(item.owner_id, d.hash, d.size);
@@ -280,7 +296,7 @@ export class LibraryService {
 
   /** Makes an older version the newest again (a new version pointing at the same content). */
   async restore(viewer: Viewer, itemId: string, n: number): Promise<{ item: ItemRow; version: VersionRow }> {
-    const item = await this.item(viewer, itemId);
+    const item = await this.editable(viewer, itemId);
     return this.items.run(item.id, async () => {
       const old = await this.version(item, n);
       await this.blobs.ref(old.blob_hash);
@@ -293,18 +309,27 @@ export class LibraryService {
     });
   }
 
-  async rename(viewer: Viewer, itemId: string, name: string): Promise<ItemRow> {
-    const item = await this.item(viewer, itemId);
-    const clean = safeFileName(name.trim(), '');
-    if (!clean)
-      throw new KilnError('VALIDATION_ERROR', 'name: give a non-empty file name.', { details: [{ path: 'name', message: 'required' }] });
-    const now = Date.now();
-    await this.db.updateTable('library_items').set({ name: clean, updated_at: now }).where('id', '=', item.id).execute();
-    return { ...item, name: clean, updated_at: now };
+  /** Renames the item and/or changes its scope (owner or admin only). */
+  async update(viewer: Viewer, itemId: string, patch: { name?: string; scope?: unknown }): Promise<ItemRow> {
+    const item = await this.editable(viewer, itemId);
+    const set: Partial<ItemRow> = {};
+    if (patch.name !== undefined) {
+      set.name = safeFileName(patch.name.trim(), '');
+      if (!set.name)
+        throw new KilnError('VALIDATION_ERROR', 'name: give a non-empty file name.', { details: [{ path: 'name', message: 'required' }] });
+    }
+    const scope = parseScope(patch.scope);
+    if (scope) {
+      await checkScopeFor(this.db, item.owner_id, scope);
+      set.scope = scope;
+    }
+    set.updated_at = Date.now();
+    await this.db.updateTable('library_items').set(set).where('id', '=', item.id).execute();
+    return { ...item, ...set };
   }
 
   async deleteItem(viewer: Viewer, itemId: string): Promise<void> {
-    const item = await this.item(viewer, itemId);
+    const item = await this.editable(viewer, itemId);
     await this.items.run(item.id, async () => {
       const versions = await this.versions(item);
       await this.db.deleteFrom('library_versions').where('item_id', '=', item.id).execute();
@@ -315,7 +340,7 @@ export class LibraryService {
 
   /** Deletes one version; the only version cannot go (delete the item instead). */
   async deleteVersion(viewer: Viewer, itemId: string, n: number): Promise<ItemRow> {
-    const item = await this.item(viewer, itemId);
+    const item = await this.editable(viewer, itemId);
     return this.items.run(item.id, async () => {
       const v = await this.version(item, n);
       const versions = await this.versions(item);

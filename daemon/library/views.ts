@@ -9,6 +9,7 @@ export function itemView(item: ItemRow): Record<string, unknown> {
     contentType: item.content_type,
     size: Number(item.size),
     latestVersion: item.latest_version,
+    scope: item.scope,
     createdAt: new Date(Number(item.created_at)).toISOString(),
     updatedAt: new Date(Number(item.updated_at)).toISOString(),
   };

@@ -1,13 +1,16 @@
 /**
  * /api/v1/files: the file library over HTTP (upload, list, get, download, rename, delete, versions,
  * restore) and the FileLibraryHook that lets a tool run take `fileId` as its input and save its output
- * as a new version. Other users' items answer 404, never 403.
+ * as a new version. Other users' private items answer 404, never 403; a teammate's `team` item can be
+ * listed, downloaded and used as an input, and changing it answers 403 (daemon/library/sharing.ts).
  */
 import { createReadStream } from 'node:fs';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { KilnError } from '../../src/core/errors.js';
 import { requireUser } from '../auth/authenticate.js';
 import { LibraryService, type VersionRow } from '../library/service.js';
+import { parseScopeFilter } from '../library/sharing.js';
+import { teamUsage } from '../library/team-usage.js';
 import { itemView, versionView } from '../library/views.js';
 import { readLibraryUpload } from '../library/upload.js';
 import { contentDisposition, parseRange } from './download.js';
@@ -77,7 +80,7 @@ export async function filesRoutes(app: FastifyInstance): Promise<void> {
   app.post('/api/v1/files', async (request, reply) => {
     const user = requireUser(request);
     const { file, fields } = await upload(request, user.id);
-    const item = await library.create(user, file, { name: fields.get('name') });
+    const item = await library.create(user, file, { name: fields.get('name'), scope: fields.get('scope') });
     const versions = await library.versions(item);
     return reply.code(201).send({ ...itemView(item), versions: versions.map(versionView) });
   });
@@ -91,13 +94,16 @@ export async function filesRoutes(app: FastifyInstance): Promise<void> {
       type: q.type,
       name: q.name,
       owner: q.owner,
+      scope: parseScopeFilter(q.scope),
     });
     return { items: r.items.map(itemView), total: r.total, page: r.page, pageSize: r.pageSize };
   });
 
   app.get('/api/v1/files/usage', async (request) => {
     const user = requireUser(request);
-    return { usedBytes: await library.quota.usage(user.id), quotaBytes: (await library.quota.limit(user.id)) || null };
+    const usage = { usedBytes: await library.quota.usage(user.id), quotaBytes: (await library.quota.limit(user.id)) || null };
+    // What the user's team shares (its members' `team` items), counted once per distinct content.
+    return user.teamId ? { ...usage, team: { id: user.teamId, usedBytes: await teamUsage(app.kiln.store.db, user.teamId) } } : usage;
   });
 
   app.get('/api/v1/files/:id', async (request) => {
@@ -108,12 +114,12 @@ export async function filesRoutes(app: FastifyInstance): Promise<void> {
 
   app.patch('/api/v1/files/:id', async (request) => {
     const user = requireUser(request);
-    const body = (request.body ?? {}) as { name?: unknown };
-    if (typeof body.name !== 'string')
-      throw new KilnError('VALIDATION_ERROR', 'Send {"name": "new name"} as JSON.', {
+    const body = (request.body ?? {}) as { name?: unknown; scope?: unknown };
+    if ((body.name !== undefined && typeof body.name !== 'string') || (body.name === undefined && body.scope === undefined))
+      throw new KilnError('VALIDATION_ERROR', 'Send {"name": "new name"} and/or {"scope": "private" | "team"} as JSON.', {
         details: [{ path: 'name', message: 'expected a string' }],
       });
-    return itemView(await library.rename(user, (request.params as { id: string }).id, body.name));
+    return itemView(await library.update(user, (request.params as { id: string }).id, { name: body.name, scope: body.scope }));
   });
 
   // 200 with a body rather than 204, so every client can read the answer the same way.
@@ -132,7 +138,8 @@ export async function filesRoutes(app: FastifyInstance): Promise<void> {
 
   app.post('/api/v1/files/:id/versions', async (request, reply) => {
     const user = requireUser(request);
-    const item = await library.item(user, (request.params as { id: string }).id);
+    // Checked before the upload is read: a teammate may use a shared item but not add to it.
+    const item = await library.editable(user, (request.params as { id: string }).id);
     const { file } = await upload(request, item.owner_id);
     const r = await library.addVersion(user, item.id, file, { source: 'upload' });
     return reply.code(201).send({ ...itemView(r.item), version: versionView(r.version) });

@@ -1,5 +1,6 @@
 /**
- * /api/v1/pipelines: saved pipelines (create, list, get, update, delete; owned, admins see all) and
+ * /api/v1/pipelines: saved pipelines (create, list, get, update, share, delete; owned, `team` ones seen
+ * and run by the owner's teammates, admins see all) and
  * runs of a saved or an ad-hoc pipeline — on one file (200 with the result, or 202 with a job id, like a
  * tool run; `fileId` works as for tools) or on many (a streamed ZIP, like a tool's batch route).
  * Every step is validated before anything runs; the job's progress stage names the running step.
@@ -17,6 +18,7 @@ import { preferredWait, syncAnswer } from '../jobs/answer.js';
 import { redactSettings } from '../jobs/records.js';
 import type { Target } from '../jobs/targets.js';
 import { PipelineStore, pipelineView } from '../library/pipelines.js';
+import { parseScopeFilter } from '../library/sharing.js';
 import type { JobRow } from '../store/jobs.js';
 import { runBatch } from './batch.js';
 
@@ -73,7 +75,8 @@ export async function pipelineRoutes(app: FastifyInstance): Promise<void> {
 
   app.get('/api/v1/pipelines', async (request) => {
     const user = requireUser(request);
-    return { pipelines: (await store.list(user)).map(pipelineView) };
+    const scope = parseScopeFilter((request.query as { scope?: string }).scope);
+    return { pipelines: (await store.list(user, scope)).map(pipelineView) };
   });
 
   app.post('/api/v1/pipelines/validate', async (request) => {
@@ -93,6 +96,12 @@ export async function pipelineRoutes(app: FastifyInstance): Promise<void> {
   app.put('/api/v1/pipelines/:id', async (request) => {
     const user = requireUser(request);
     return pipelineView(await store.update(user, (request.params as { id: string }).id, jsonBody(request)));
+  });
+
+  app.patch('/api/v1/pipelines/:id', async (request) => {
+    const user = requireUser(request);
+    const body = jsonBody(request) as { scope?: unknown } | null;
+    return pipelineView(await store.setScope(user, (request.params as { id: string }).id, body?.scope));
   });
 
   app.delete('/api/v1/pipelines/:id', async (request) => {

@@ -1,8 +1,10 @@
 /**
  * /api/v1/admin/watch-folders: folders on the server whose files the daemon processes with a pipeline,
- * as jobs of an owner (admins only). Deleting one stops it; files in flight finish or stay in place.
+ * as jobs of an owner (admins only). A saved pipeline must be one the owner may run (its own, or a team
+ * pipeline of its team). Deleting one stops it; files in flight finish or stay in place.
  */
 import type { FastifyInstance } from 'fastify';
+import { KilnError } from '../../src/core/errors.js';
 import { auditFrom } from '../accounts/audit.js';
 import { requireUser } from '../auth/authenticate.js';
 import { requirePermission } from '../auth/permissions.js';
@@ -31,8 +33,15 @@ export async function watchFolderRoutes(app: FastifyInstance): Promise<void> {
       store.db,
       user.id,
       request.body,
-      async (id) => {
+      async (id, ownerId) => {
         const saved = await pipelines.get(user, id);
+        // The folder's jobs run as its owner: someone else's private pipeline is not theirs to run.
+        if (!(await pipelines.usableBy(saved, ownerId)))
+          throw new KilnError(
+            'VALIDATION_ERROR',
+            `pipelineId: the folder's owner ${ownerId} may not run pipeline ${saved.name}: it is neither theirs nor shared with their team (scope team).`,
+            { details: [{ path: 'pipelineId', message: "not usable by the folder's owner" }] },
+          );
         return pipelines.reveal(saved);
       },
       app.kiln.dataKey,

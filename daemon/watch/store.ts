@@ -47,7 +47,12 @@ export const WatchFolderBody = z
       .passthrough()
       .optional()
       .describe('the pipeline run on every file (same shape as POST /api/v1/pipelines)'),
-    pipelineId: z.string().optional().describe("a saved pipeline (its definition is copied); the owner's or any, for an admin"),
+    pipelineId: z
+      .string()
+      .optional()
+      .describe(
+        "a saved pipeline (its definition is copied) that the folder's owner may run: its own, a team pipeline of its team, or any for an admin",
+      ),
     ownerId: z.string().optional().describe('the user whose jobs these are (default: the admin creating the folder)'),
     recursive: z.boolean().default(false),
     keep: z.boolean().default(false).describe('leave processed originals in place instead of moving them to .done/'),
@@ -83,12 +88,12 @@ export async function getWatchFolder(db: Kysely<Database>, id: string): Promise<
   return row;
 }
 
-/** Checks the body (folders, owner, pipeline) and stores it. `savedPipeline` resolves a pipelineId. */
+/** Checks the body (folders, owner, pipeline) and stores it. `savedPipeline` resolves a pipelineId for the folder's owner. */
 export async function createWatchFolder(
   db: Kysely<Database>,
   adminId: string,
   raw: unknown,
-  savedPipeline: (id: string) => Promise<unknown>,
+  savedPipeline: (id: string, ownerId: string) => Promise<unknown>,
   dataKey: Buffer,
 ): Promise<WatchFolderRow> {
   const parsed = WatchFolderBody.safeParse(raw);
@@ -110,9 +115,9 @@ export async function createWatchFolder(
   });
   if (!!b.pipeline === !!b.pipelineId)
     throw new KilnError('VALIDATION_ERROR', 'Give exactly one of pipeline (a definition) or pipelineId.');
-  const { pipeline } = validatePipeline(b.pipeline ?? (await savedPipeline(b.pipelineId!)));
   const ownerId = b.ownerId ?? adminId;
   if (!(await findUserById(db, ownerId))) throw new KilnError('VALIDATION_ERROR', `No user ${ownerId} to own the jobs.`);
+  const { pipeline } = validatePipeline(b.pipeline ?? (await savedPipeline(b.pipelineId!, ownerId)));
   if (await db.selectFrom('watch_folders').select('id').where('path', '=', inDir).executeTakeFirst())
     throw new KilnError('CONFLICT', `${inDir} is watched already.`);
   const id = newId();

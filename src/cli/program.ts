@@ -238,13 +238,20 @@ export function topProgram(): Command {
       .description('save a pipeline file on the server (replaces one of the same name)')
       .argument('<pipeline>', 'FILE.json or NAME')
       .option('--name <name>', 'name to save it under (default: its "name", else the file name)')
+      .addOption(
+        new Option('--scope <scope>', "private (default), or team: your team's members see and run it").choices(['private', 'team']),
+      )
       .option('--json', 'machine-readable'),
   ).action(async (ref: string, o: Record<string, string | boolean | undefined>) =>
     (await import('./commands/pipeline.js')).pipelineSaveCommand(ref, o),
   );
-  addServerOptions(pipeline.command('list').description('the pipelines saved on the server').option('--json', 'machine-readable')).action(
-    async (o: Record<string, string | boolean | undefined>) => (await import('./commands/pipeline.js')).pipelineListCommand(o),
-  );
+  addServerOptions(
+    pipeline
+      .command('list')
+      .description('the pipelines saved on the server: yours and those your team shares')
+      .addOption(new Option('--scope <scope>', 'all (default), private, or team').choices(['all', 'private', 'team']))
+      .option('--json', 'machine-readable'),
+  ).action(async (o: Record<string, string | boolean | undefined>) => (await import('./commands/pipeline.js')).pipelineListCommand(o));
 
   const files = program
     .command('files')
@@ -260,6 +267,13 @@ export function topProgram(): Command {
       .description('library items, newest first')
       .option('--type <type>', 'image, video, audio, pdf, a content type, or an extension')
       .option('--name <text>', 'name contains')
+      .addOption(
+        new Option('--scope <scope>', "all (default), private, or team (shared by your team's members)").choices([
+          'all',
+          'private',
+          'team',
+        ]),
+      )
       .option('--page <n>', 'page number')
       .option('--page-size <n>', 'items per page (max 200)'),
   ).action(async (o: Record<string, string | boolean | undefined>) => (await import('./commands/files.js')).filesList(o));
@@ -268,7 +282,10 @@ export function topProgram(): Command {
       .command('upload')
       .description('add files to the library (one item each)')
       .argument('<files...>', 'files to upload')
-      .option('--name <name>', 'item name (one file only)'),
+      .option('--name <name>', 'item name (one file only)')
+      .addOption(
+        new Option('--scope <scope>', "private (default), or team: your team's members see and use it").choices(['private', 'team']),
+      ),
   ).action(async (f: string[], o: Record<string, string | boolean | undefined>) => (await import('./commands/files.js')).filesUpload(f, o));
   libraryOptions(
     files

@@ -6,3 +6,4 @@ export { default as m0200Library } from './0200-library.js';
 export { default as m0201Pipelines } from './0201-pipelines.js';
 export { default as m0500WatchFolders } from './0500-watch-folders.js';
 export { default as m0600Hardening } from './0600-hardening.js';
+export { default as m0720Sharing } from './0720-sharing.js';

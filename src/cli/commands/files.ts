@@ -48,8 +48,9 @@ interface Backend {
     pageSize: number;
     type?: string;
     name?: string;
+    scope?: string;
   }): Promise<{ items: ItemView[]; total: number; page: number; pageSize: number }>;
-  upload(file: string, name?: string): Promise<ItemView>;
+  upload(file: string, name?: string, scope?: string): Promise<ItemView>;
   versions(id: string): Promise<VersionView[]>;
   /** Writes the version's bytes to `dest` ('-' = stdout); returns the version's file name first via `nameOf`. */
   fetchName(id: string, version?: number): Promise<string>;
@@ -67,13 +68,15 @@ function remoteBackend(c: RemoteClient): Backend {
         pageSize: String(q.pageSize),
         ...(q.type ? { type: q.type } : {}),
         ...(q.name ? { name: q.name } : {}),
+        ...(q.scope ? { scope: q.scope } : {}),
       });
       return c.json('GET', `/api/v1/files?${qs}`);
     },
-    async upload(file, name) {
+    async upload(file, name, scope) {
       const r = await c.postForm('/api/v1/files', [
         { field: 'file', path: file, filename: path.basename(file) },
         ...(name ? [{ field: 'name', value: name }] : []),
+        ...(scope ? [{ field: 'scope', value: scope }] : []),
       ]);
       return r.body as unknown as ItemView;
     },
@@ -110,14 +113,15 @@ async function localBackend(dataDir: string): Promise<Backend> {
   const me = { id: admin?.id ?? 'local', role: 'admin' as const };
   return {
     async list(q) {
-      const r = await lib.list(me, q);
+      const { parseScopeFilter } = await import('../../../daemon/library/sharing.js');
+      const r = await lib.list(me, { ...q, scope: parseScopeFilter(q.scope) });
       return { ...r, items: r.items.map((i) => itemView(i) as unknown as ItemView) };
     },
-    async upload(file, name) {
+    async upload(file, name, scope) {
       // The library takes over its copy; the user's file stays where it is.
       const tmp = path.join(await lib.blobs.tmpDir(), `cli-${process.pid}-${Date.now()}`);
       await copyFile(file, tmp);
-      return itemView(await lib.create(me, { path: tmp, name: path.basename(file) }, { name })) as unknown as ItemView;
+      return itemView(await lib.create(me, { path: tmp, name: path.basename(file) }, { name, scope })) as unknown as ItemView;
     },
     async versions(id) {
       return (await lib.versions(await lib.item(me, id))).map((v) => versionView(v) as unknown as VersionView);
@@ -189,6 +193,7 @@ export async function filesList(o: Opts): Promise<void> {
       pageSize: posInt(o.pageSize, '--page-size', 50)!,
       type: o.type as string | undefined,
       name: o.name as string | undefined,
+      scope: o.scope as string | undefined,
     });
     if (o.json) {
       process.stdout.write(JSON.stringify(r) + '\n');
@@ -213,7 +218,7 @@ export async function filesUpload(files: string[], o: Opts): Promise<void> {
   for (const f of files) if (!existsSync(f)) throw new KilnError('NOT_FOUND', `No such file: ${f}`);
   await withBackend(o, async (b) => {
     for (const f of files) {
-      const item = await b.upload(f, o.name as string | undefined);
+      const item = await b.upload(f, o.name as string | undefined, o.scope as string | undefined);
       if (o.json) process.stdout.write(JSON.stringify(item) + '\n');
       else process.stdout.write(`${item.id}  ${item.name}\n`);
     }

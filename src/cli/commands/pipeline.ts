@@ -85,7 +85,11 @@ interface SavedPipeline {
 export async function pipelineSaveCommand(ref: string, o: ServerOpts): Promise<void> {
   const { raw, file } = loadPipelineFile(ref);
   const { pipeline } = validatePipeline(raw);
-  const body = { ...pipeline, name: (o.name as string | undefined) ?? pipelineLabel(pipeline, file) };
+  const body = {
+    ...pipeline,
+    name: (o.name as string | undefined) ?? pipelineLabel(pipeline, file),
+    ...(o.scope ? { scope: o.scope as string } : {}),
+  };
   const c = await serverClient(o);
   let saved: SavedPipeline;
   try {
@@ -100,7 +104,8 @@ export async function pipelineSaveCommand(ref: string, o: ServerOpts): Promise<v
 
 export async function pipelineListCommand(o: ServerOpts): Promise<void> {
   const c = await serverClient(o);
-  const { pipelines } = await c.json<{ pipelines: SavedPipeline[] }>('GET', '/api/v1/pipelines');
+  const qs = o.scope ? `?scope=${encodeURIComponent(o.scope as string)}` : '';
+  const { pipelines } = await c.json<{ pipelines: SavedPipeline[] }>('GET', `/api/v1/pipelines${qs}`);
   if (o.json) {
     process.stdout.write(JSON.stringify(pipelines) + '\n');
     return;
