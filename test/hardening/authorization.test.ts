@@ -85,6 +85,7 @@ const EXPECTED: Record<string, Access> = {
   'POST /api/v1/pipelines/batch': 'auth',
   'GET /api/v1/pipelines/:id': 'own',
   'PUT /api/v1/pipelines/:id': 'own',
+  'PATCH /api/v1/pipelines/:id': 'own',
   'DELETE /api/v1/pipelines/:id': 'own',
   'POST /api/v1/pipelines/:id/run': 'own',
   'POST /api/v1/pipelines/:id/batch': 'own',
