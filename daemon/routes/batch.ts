@@ -4,18 +4,20 @@
  * as its own queued run, then the ZIP streams back with X-Job-Id and the counts in X-Batch-Total,
  * X-Batch-Succeeded and X-Batch-Failed, the outputs in input order, and a manifest.json listing every
  * input with its output name or its error. The answer starts once every run has ended: headers cannot
- * be sent after the body, and a client must see failures without unzipping.
+ * be sent after the body, and a client must see failures without unzipping. With Prefer: respond-async
+ * the answer is a 202 at once and the archive becomes the job's output (GET /api/v1/download/…).
  */
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import yazl from 'yazl';
 import { type ErrorCode, KilnError, toKilnError } from '../../src/core/errors.js';
 import { checkInputs, runTool, validateRequest } from '../../src/tools/run-tool.js';
 import { requireUser } from '../auth/authenticate.js';
 import { requirePermission } from '../auth/permissions.js';
 import { assembleSettings, readMultipart, type UploadedPart } from '../http/uploads.js';
-import { jobError, redactSettings } from '../jobs/records.js';
+import { batchArchive, countItems, type ManifestItem, writeBatchArchive } from '../jobs/batch-archive.js';
+import { preferredWait, syncAnswer } from '../jobs/answer.js';
+import { jobError, jobResult, redactSettings } from '../jobs/records.js';
 import { baseToolId, findTarget, routeOf, targets, type Target } from '../jobs/targets.js';
 import { finishJob, getJob, insertJob, updateJob } from '../store/jobs.js';
 import { contentDisposition } from './download.js';
@@ -24,32 +26,6 @@ import type { RouteDoc } from '../openapi/route-doc.js';
 import { misrouted, sectionParam, toolIdParam } from './tools.js';
 
 const MAX_BATCH_FILES = 500;
-const STORED = /\.(jpe?g|png|webp|avif|gif|mp4|webm|mov|mp3|m4a|ogg|opus|zip|pdf|heic|docx|xlsx|pptx|epub)$/i;
-
-interface ManifestItem {
-  input: string;
-  output?: string;
-  /** Where the output is on disk (not in the manifest). */
-  path?: string;
-  size?: number;
-  data?: unknown;
-  error?: { code: string; message: string; details?: unknown; reason?: string };
-}
-
-/** Unique names inside one archive, assigned as entries arrive. */
-function namer() {
-  const seen = new Set<string>(['manifest.json']);
-  return (name: string) => {
-    let n = name;
-    for (let i = 2; seen.has(n); i++) {
-      const dot = name.lastIndexOf('.');
-      n = dot > 0 ? `${name.slice(0, dot)} (${i})${name.slice(dot)}` : `${name} (${i})`;
-    }
-    seen.add(n);
-    return n;
-  };
-}
-
 export async function batchRoutes(app: FastifyInstance): Promise<void> {
   for (const target of targets()) {
     if (target.batchable) app.post(routeOf(target) + '/batch', (request, reply) => runBatch(app, target, request, reply));
@@ -165,13 +141,16 @@ export async function runBatch(
     finished_at: null,
   });
 
+  // Prefer: respond-async: 202 now; the archive is kept as the job's output and downloaded later.
+  // (wait=N is not honoured here: a batch answers with its archive or not at all.)
+  const detached = preferredWait(request.headers.prefer, 0).applied === 'respond-async';
   const res = reply.raw;
   const controller = new AbortController();
   // Before the answer starts, 'close' means the client went away; after, it may also mean the end.
   const onClientGone = () => {
     if (!res.writableFinished) controller.abort();
   };
-  res.on('close', onClientGone);
+  if (!detached) res.on('close', onClientGone);
   // On cancel the queue entries are dropped too, so waiting items end at once.
   controller.signal.addEventListener(
     'abort',
@@ -184,8 +163,8 @@ export async function runBatch(
   const done = (async () => {
     const items = await runItems(app, { id, target, settings, files, refused, workDir, signal: controller.signal });
     if (controller.signal.aborted) throw new KilnError('CANCELLED', 'The batch was cancelled.');
-    const failed = items.filter((m) => m.error).length;
-    const counts = { total: files.length, succeeded: files.length - failed, failed };
+    const counts = countItems(items);
+    const out = detached ? await writeBatchArchive(path.join(workDir, 'out'), id, target.id, items) : undefined;
     // The job is completed and the outcome known before the first byte of the answer: its headers carry
     // the counts, and a client holding the whole ZIP always finds the job done.
     await finishJob(store.db, id, {
@@ -193,15 +172,19 @@ export async function runBatch(
       progress: 100,
       stage: 'done',
       finished_at: Date.now(),
-      processed_size: items.reduce((a, m) => a + (m.size ?? 0), 0),
+      processed_size: out?.size ?? items.reduce((a, m) => a + (m.size ?? 0), 0),
+      output_path: out?.path ?? null,
+      output_name: out?.name ?? null,
       result: JSON.stringify({ data: counts }),
     });
-    jobs.events.publish(id, { type: 'completed', result: { jobId: id, ...counts } });
-    await sendZip(reply, target, id, counts, items);
+    const row = await getJob(store.db, id);
+    jobs.events.publish(id, { type: 'completed', result: row ? jobResult(row) : { jobId: id, data: counts } });
+    if (!detached) await sendZip(reply, target, id, items);
   })();
   const finished = done
     .catch(async (e) => {
       await jobs.fail(id, workDir, e);
+      if (detached) return;
       if (res.headersSent) return void res.destroy();
       // Nothing sent yet: the client (if still there) gets the error as recorded, with its status.
       const row = await getJob(store.db, id);
@@ -210,10 +193,18 @@ export async function runBatch(
     })
     .finally(async () => {
       res.off('close', onClientGone);
-      await rm(workDir, { recursive: true, force: true });
+      // A detached batch keeps its archive (out/) until outputTtlHours; the inputs and items go now.
+      if (detached) for (const d of ['in', 'items']) await rm(path.join(workDir, d), { recursive: true, force: true });
+      else await rm(workDir, { recursive: true, force: true });
     });
   jobs.track(id, controller, finished);
-  await finished;
+  if (!detached) return finished;
+  finished.catch(() => {});
+  const answer = await syncAnswer(jobs, id, 0);
+  return reply
+    .code(answer.status)
+    .headers({ ...answer.headers, 'preference-applied': 'respond-async' })
+    .send(answer.body);
 }
 
 /**
@@ -282,14 +273,9 @@ async function runItems(
   return items;
 }
 
-/** The ZIP answer: X-Job-Id and the counts in its headers, the outputs in input order, then manifest.json. */
-async function sendZip(
-  reply: FastifyReply,
-  target: Target,
-  id: string,
-  counts: { total: number; succeeded: number; failed: number },
-  items: ManifestItem[],
-): Promise<void> {
+/** The ZIP answer: X-Job-Id and the counts in its headers, then the archive. */
+async function sendZip(reply: FastifyReply, target: Target, id: string, items: ManifestItem[]): Promise<void> {
+  const counts = countItems(items);
   reply.hijack();
   const res = reply.raw;
   res.writeHead(200, {
@@ -301,7 +287,7 @@ async function sendZip(
     'x-batch-failed': String(counts.failed),
     'cache-control': 'no-store',
   });
-  const zip = new yazl.ZipFile();
+  const zip = batchArchive(id, target.id, items);
   const sent = new Promise<void>((resolve, reject) => {
     zip.outputStream.on('error', reject);
     res.on('error', reject);
@@ -309,16 +295,6 @@ async function sendZip(
     zip.outputStream.on('end', resolve);
   });
   zip.outputStream.pipe(res);
-  const uniq = namer();
-  const manifest = items.map(({ path: file, ...item }) => {
-    if (file && item.output) {
-      item.output = uniq(item.output);
-      zip.addFile(file, item.output, { compress: !STORED.test(item.output) });
-    }
-    return item;
-  });
-  zip.addBuffer(Buffer.from(JSON.stringify({ jobId: id, tool: target.id, ...counts, items: manifest }, null, 2) + '\n'), 'manifest.json');
-  zip.end();
   await sent;
 }
 
