@@ -118,7 +118,8 @@ function batchOperation(t: Target, settingsRef: Json): Json {
     tags: [t.section],
     summary: `Batch ${t.id}: one ZIP for many inputs.`,
     description:
-      'Each input is checked from its bytes first (an input the tool does not take fails in the manifest without running; when no input is one the tool takes, 415 and no job), then runs as its own run. The answer starts once every run has ended: its headers carry the job id and the counts, so a failure is seen without unzipping; the ZIP holds the outputs in input order and manifest.json (every input with its output name or its error). To follow progress meanwhile, send a clientJobId and find the job with GET /api/v1/jobs?clientJobId=….',
+      "Each input is checked from its bytes first (an input the tool does not take fails in the manifest without running; when no input is one the tool takes, 415 and no job), then runs as its own run. The answer starts once every run has ended: its headers carry the job id and the counts, so a failure is seen without unzipping; the ZIP holds the outputs in input order and manifest.json (every input with its output name or its error). To follow progress meanwhile, send a clientJobId and find the job with GET /api/v1/jobs?clientJobId=…. With `Prefer: respond-async` the answer is 202 at once and the archive becomes the job's output (its downloadUrl once completed); `wait=N` is not honoured on batches.",
+    parameters: [PREFER],
     requestBody: {
       required: true,
       content: {
@@ -147,6 +148,7 @@ function batchOperation(t: Target, settingsRef: Json): Json {
         },
         content: { 'application/zip': { schema: binary } },
       },
+      '202': ACCEPTED,
       ...errorResponses([400, 401, 403, 404, 413, 415, 499]),
     },
   };
