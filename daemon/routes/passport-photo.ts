@@ -123,7 +123,7 @@ export async function passportPhotoRoutes(app: FastifyInstance): Promise<void> {
       await rm(workDir, { recursive: true, force: true });
       throw e;
     }
-    const { waitMs, applied } = preferredWait(request.headers.prefer, app.kiln.config.syncWaitMs);
+    const { waitMs, applied } = preferredWait(request.headers.prefer, (await app.kiln.limits.settings()).syncWindowMs);
     const answer = await syncAnswer(app.kiln.jobs, id, waitMs);
     if (applied) reply.header('preference-applied', applied);
     return reply.code(answer.status).headers(answer.headers).send(answer.body);

@@ -164,7 +164,7 @@ async function runOne(
     await rm(workDir, { recursive: true, force: true });
     throw e;
   }
-  const { waitMs, applied } = preferredWait(request.headers.prefer, config.syncWaitMs);
+  const { waitMs, applied } = preferredWait(request.headers.prefer, (await app.kiln.limits.settings()).syncWindowMs);
   const answer = await syncAnswer(jobs, id, waitMs);
   if (applied) reply.header('preference-applied', applied);
   return reply.code(answer.status).headers(answer.headers).send(answer.body);

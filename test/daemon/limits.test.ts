@@ -1,7 +1,8 @@
 /**
  * Live limits over real HTTP: PUT /api/v1/settings changes the upload limit for the next upload (no
  * restart), null goes back to the environment's value, a team's override applies to its members only,
- * another instance on the same database sees a change, and bad values are refused.
+ * another instance on the same database sees a change (limits and the sync window), and bad values are
+ * refused.
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -140,6 +141,17 @@ describe('live limits on two instances of one database', () => {
         status = (await upload()).status;
       }
       assert.equal(status, 200, 'instance B applies the limit set on A');
+      // The sync window too: 0 on A, and B answers its next run with a 202.
+      assert.equal((await call(a, 'PUT', '/api/v1/settings', { body: { syncWindowMs: 0 } })).status, 200);
+      await new Promise((r) => setTimeout(r, 2100));
+      const small = await sharp({ create: { width: 8, height: 8, channels: 3, background: '#123456' } })
+        .png()
+        .toBuffer();
+      const run = await call(b, 'POST', '/api/v1/tools/image/resize', {
+        token,
+        form: await form({ file: new File([small], 's.png'), settings: '{"width": 4}' }),
+      });
+      assert.equal(run.status, 202, JSON.stringify(run.json));
     } finally {
       await b?.app.close();
       await a.close();
