@@ -31,7 +31,7 @@ _kiln() {
   fi
   local key="${COMP_WORDS[1]}" flags="" args=""
   case "$key" in
-    'admin'|'config'|'features'|'files'|'jobs'|'pipeline')
+    'admin'|'config'|'features'|'files'|'jobs'|'keys'|'pipeline')
       (( COMP_CWORD > 2 )) && key="$key ${COMP_WORDS[2]}" ;;
   esac
   case "$key" in
@@ -51,12 +51,13 @@ _kiln() {
         --effect) _kiln_words 'none grayscale sepia invert'; return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--brightness --contrast --exposure --saturation --temperature --tint --hue --sharpness --red --green --blue --effect -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--brightness --contrast --exposure --saturation --temperature --tint --hue --sharpness --red --green --blue --effect -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'ai-canvas-expand')
@@ -70,12 +71,13 @@ _kiln() {
         --quality) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--extend-top --extend-right --extend-bottom --extend-left --tier --format --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--extend-top --extend-right --extend-bottom --extend-left --tier --format --quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'background-replace')
@@ -89,12 +91,13 @@ _kiln() {
         --format) _kiln_words 'png webp'; return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--background-type --color --gradient-color1 --gradient-color2 --gradient-angle --feather --format -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--background-type --color --gradient-color1 --gradient-color2 --gradient-angle --feather --format -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'barcode-generate')
@@ -104,22 +107,24 @@ _kiln() {
         --scale) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
       esac
-      flags='--text --type --scale --include-text -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async -h --help'
+      flags='--text --type --scale --include-text -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async -h --help'
       ;;
     'barcode-read')
       case "$prev" in
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'beautify')
@@ -136,12 +141,13 @@ _kiln() {
         --background-image) _kiln_files; return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--background-type --gradient-stops --padding --border-radius --shadow-preset --frame --social-preset --watermark-text --output-format --background-image -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--background-type --gradient-stops --padding --border-radius --shadow-preset --frame --social-preset --watermark-text --output-format --background-image -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'blur-background')
@@ -151,12 +157,13 @@ _kiln() {
         --format) _kiln_words 'png webp'; return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--intensity --feather --format -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--intensity --feather --format -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'blur-faces')
@@ -165,12 +172,13 @@ _kiln() {
         --sensitivity) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--blur-radius --sensitivity -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--blur-radius --sensitivity -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'border')
@@ -182,12 +190,13 @@ _kiln() {
         --padding) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--width --color --style --border-radius --padding --shadow -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--width --color --style --border-radius --padding --shadow -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'bulk-rename')
@@ -197,12 +206,13 @@ _kiln() {
         --padding) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--pattern --start-index --padding -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--pattern --start-index --padding -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'circle-crop')
@@ -216,12 +226,13 @@ _kiln() {
         --output-size) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--zoom --offset-x --offset-y --border-width --border-color --background --output-size -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--zoom --offset-x --offset-y --border-width --border-color --background --output-size -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'collage')
@@ -232,12 +243,13 @@ _kiln() {
         --border-radius) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--template --gap --background-color --border-radius -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--template --gap --background-color --border-radius -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'color-blindness')
@@ -245,12 +257,13 @@ _kiln() {
         --simulation-type) _kiln_words 'protanopia deuteranopia tritanopia protanomaly deuteranomaly tritanomaly achromatopsia blueConeMonochromacy'; return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--simulation-type -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--simulation-type -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'color-palette')
@@ -259,12 +272,13 @@ _kiln() {
         --format) _kiln_words 'hex rgb'; return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--count --format -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--count --format --swatch -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'colorize')
@@ -273,12 +287,13 @@ _kiln() {
         --model) _kiln_words 'auto ddcolor opencv'; return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--intensity --model -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--intensity --model -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'compare')
@@ -288,12 +303,13 @@ _kiln() {
         --target) _kiln_files; return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--mode --diff-threshold --target -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--mode --diff-threshold --target -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'compose')
@@ -305,12 +321,13 @@ _kiln() {
         --overlay) _kiln_files; return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--x --y --opacity --blend --overlay -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--x --y --opacity --blend --overlay -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'compress')
@@ -320,12 +337,13 @@ _kiln() {
         --target-size-kb) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--mode --quality --target-size-kb -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--mode --quality --target-size-kb -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'content-aware-resize')
@@ -336,12 +354,13 @@ _kiln() {
         --sobel-threshold) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--width --height --protect-faces --blur-radius --sobel-threshold --square -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--width --height --protect-faces --blur-radius --sobel-threshold --square -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'convert')
@@ -350,12 +369,13 @@ _kiln() {
         --quality) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--format --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--format --quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'crop')
@@ -367,12 +387,13 @@ _kiln() {
         --unit) _kiln_words 'px percent'; return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--left --top --width --height --unit -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--left --top --width --height --unit -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'duotone')
@@ -382,12 +403,13 @@ _kiln() {
         --intensity) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--shadow --highlight --intensity -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--shadow --highlight --intensity -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'edit-metadata')
@@ -401,12 +423,13 @@ _kiln() {
         --date-time) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--title --description --author --copyright --keywords --gps --date-time -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--title --description --author --copyright --keywords --gps --date-time -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'enhance-faces')
@@ -416,12 +439,13 @@ _kiln() {
         --sensitivity) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--model --strength --sensitivity --only-center-face --center-face -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--model --strength --sensitivity --only-center-face --center-face -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'erase-object')
@@ -431,12 +455,13 @@ _kiln() {
         --mask) _kiln_files; return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--format --quality --mask -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--format --quality --mask -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'favicon')
@@ -446,12 +471,13 @@ _kiln() {
         --border-radius) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--padding --background-color --border-radius -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--padding --background-color --border-radius -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'find-duplicates')
@@ -459,12 +485,13 @@ _kiln() {
         --threshold) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--threshold -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--threshold -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'gif-tools')
@@ -490,12 +517,13 @@ _kiln() {
         --position) _kiln_words 'top center bottom'; return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--action --loop --width --height --percentage --colors --dither --effort --speed-factor --extract-mode --frame-number --frame-start --frame-end --extract-format --angle --flip-h --flip-v --text --font-size --color --position -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--action --loop --width --height --percentage --colors --dither --effort --speed-factor --extract-mode --frame-number --frame-start --frame-end --extract-format --angle --flip-h --flip-v --text --font-size --color --position -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'gif-webp')
@@ -504,12 +532,13 @@ _kiln() {
         --resize-percent) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality --lossless --resize-percent -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality --lossless --resize-percent -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'histogram')
@@ -517,12 +546,13 @@ _kiln() {
         --scale) _kiln_words 'linear log'; return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--scale -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--scale -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'html-to-image')
@@ -535,11 +565,12 @@ _kiln() {
         --viewport-height) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
       esac
-      flags='--url --format --quality --full-page --device-preset --viewport-width --viewport-height -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async -h --help'
+      flags='--url --format --quality --full-page --device-preset --viewport-width --viewport-height -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async -h --help'
       ;;
     'image-enhancement')
       case "$prev" in
@@ -549,12 +580,13 @@ _kiln() {
         --corrections) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--mode --intensity --strength --corrections --deep-enhance -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--mode --intensity --strength --corrections --deep-enhance -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'image-pad')
@@ -567,12 +599,13 @@ _kiln() {
         --padding) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--target --ratio-w --ratio-h --background --color --padding -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--target --ratio-w --ratio-h --background --color --padding -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'image-to-base64')
@@ -581,12 +614,13 @@ _kiln() {
         --mime-type) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--format --mime-type -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--format --mime-type -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'image-to-pdf')
@@ -597,24 +631,26 @@ _kiln() {
         --target-size) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--page-size --orientation --margin --target-size -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--page-size --orientation --margin --target-size -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'info')
       case "$prev" in
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'lqip-placeholder')
@@ -626,12 +662,13 @@ _kiln() {
         --quality) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--width --blur --strategy --format --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--width --blur --strategy --format --quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'meme-generator')
@@ -647,11 +684,12 @@ _kiln() {
         --file) _kiln_files; return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
       esac
-      flags='--template-id --text-layout --text-boxes --font-family --font-size --text-color --stroke-color --text-align --all-caps --file -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async -h --help'
+      flags='--template-id --text-layout --text-boxes --font-family --font-size --text-color --stroke-color --text-align --all-caps --file -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async -h --help'
       ;;
     'noise-removal')
       case "$prev" in
@@ -663,12 +701,13 @@ _kiln() {
         --quality) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--tier --strength --detail-preservation --color-noise --format --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--tier --strength --detail-preservation --color-noise --format --quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'ocr')
@@ -678,12 +717,13 @@ _kiln() {
         --engine) _kiln_words 'tesseract paddleocr'; return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality --language --enhance --engine -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality --language --enhance --engine -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'optimize-for-web')
@@ -694,12 +734,13 @@ _kiln() {
         --max-height) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--format --quality --max-width --max-height --progressive --strip-metadata -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--format --quality --max-width --max-height --progressive --strip-metadata -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'passport-photo')
@@ -722,12 +763,13 @@ _kiln() {
         --image-height) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--country-code --document-type --bg-color --print-layout --max-file-size-kb --dpi --custom-width-mm --custom-height-mm --zoom --adjust-x --adjust-y --job-id --filename --landmarks --image-width --image-height -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--country-code --document-type --bg-color --print-layout --max-file-size-kb --dpi --custom-width-mm --custom-height-mm --zoom --adjust-x --adjust-y --job-id --filename --landmarks --image-width --image-height -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'pixelate')
@@ -736,12 +778,13 @@ _kiln() {
         --region) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--block-size --region -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--block-size --region -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'qr-generate')
@@ -757,11 +800,12 @@ _kiln() {
         --logo) _kiln_files; return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
       esac
-      flags='--data --size --margin --color-dark --color-light --error-correction-level --dot-style --corner-style --logo -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async -h --help'
+      flags='--data --size --margin --color-dark --color-light --error-correction-level --dot-style --corner-style --logo -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async -h --help'
       ;;
     'red-eye-removal')
       case "$prev" in
@@ -771,12 +815,13 @@ _kiln() {
         --quality) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--sensitivity --strength --format --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--sensitivity --strength --format --quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'remove-background')
@@ -794,12 +839,13 @@ _kiln() {
         --background-image) _kiln_files; return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--model --background-type --background-color --gradient-color1 --gradient-color2 --gradient-angle --blur-enabled --blur-intensity --shadow-enabled --shadow-opacity --output-format --edge-refine --decontaminate --background-image -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--model --background-type --background-color --gradient-color1 --gradient-color2 --gradient-angle --blur-enabled --blur-intensity --shadow-enabled --shadow-opacity --output-format --edge-refine --decontaminate --background-image -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'replace-color')
@@ -809,12 +855,13 @@ _kiln() {
         --tolerance) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--source-color --target-color --make-transparent --tolerance -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--source-color --target-color --make-transparent --tolerance -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'resize')
@@ -826,12 +873,13 @@ _kiln() {
         --preset) _kiln_words 'instagram-post-square instagram-story instagram-profile instagram-landscape instagram-portrait x-post x-header x-profile facebook-post facebook-cover facebook-profile facebook-event-cover youtube-thumbnail youtube-banner youtube-profile linkedin-post linkedin-banner linkedin-profile tiktok-cover tiktok-profile whatsapp-profile pinterest-pin threads-post'; return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--width --height --fit --percentage --without-enlargement --preset -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--width --height --fit --percentage --without-enlargement --preset -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'restore-photo')
@@ -842,12 +890,13 @@ _kiln() {
         --mode) _kiln_words 'auto light heavy'; return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--scratch-removal --face-enhancement --fidelity --denoise --denoise-strength --colorize --colorize-strength --mode -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--scratch-removal --face-enhancement --fidelity --denoise --denoise-strength --colorize --colorize-strength --mode -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'rotate')
@@ -855,12 +904,13 @@ _kiln() {
         --angle) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--angle --horizontal --vertical -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--angle --horizontal --vertical -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'sharpening')
@@ -880,12 +930,13 @@ _kiln() {
         --denoise) _kiln_words 'off light medium strong'; return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--method --sigma --m1 --m2 --x1 --y2 --y3 --amount --radius --threshold --strength --kernel-size --denoise -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--method --sigma --m1 --m2 --x1 --y2 --y3 --amount --radius --threshold --strength --kernel-size --denoise -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'smart-crop')
@@ -903,12 +954,13 @@ _kiln() {
         --quality) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--mode --strategy --width --height --padding --face-preset --sensitivity --threshold --pad-to-square --pad-color --target-size --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--mode --strategy --width --height --padding --face-preset --sensitivity --threshold --pad-to-square --pad-color --target-size --quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'split')
@@ -920,12 +972,13 @@ _kiln() {
         --tile-height) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--mode --rows --cols --tile-width --tile-height -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--mode --rows --cols --tile-width --tile-height -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'sprite-sheet')
@@ -937,12 +990,13 @@ _kiln() {
         --quality) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--columns --padding --background --format --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--columns --padding --background --format --quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'stitch')
@@ -953,24 +1007,26 @@ _kiln() {
         --alignment) _kiln_words 'start center end'; return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--direction --gap --background-color --alignment -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--direction --gap --background-color --alignment -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'strip-metadata')
       case "$prev" in
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'svg-to-raster')
@@ -984,12 +1040,13 @@ _kiln() {
         --quality) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--format --width --height --scale --dpi --background --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--format --width --height --scale --dpi --background --quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'text-overlay')
@@ -1005,12 +1062,13 @@ _kiln() {
         --border-radius) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--text --font --font-size --color --x --y --background --padding --border-radius -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--text --font --font-size --color --x --y --background --padding --border-radius -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'transparency-fixer')
@@ -1019,12 +1077,13 @@ _kiln() {
         --output-format) _kiln_words 'png webp'; return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--defringe --output-format --remove-watermark -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--defringe --output-format --remove-watermark -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'upscale')
@@ -1036,12 +1095,13 @@ _kiln() {
         --quality) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--scale --model --face-enhance --denoise --format --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--scale --model --face-enhance --denoise --format --quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'vectorize')
@@ -1053,12 +1113,13 @@ _kiln() {
         --path-mode) _kiln_words 'none polygon spline'; return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--color-mode --threshold --color-precision --filter-speckle --path-mode -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--color-mode --threshold --color-precision --filter-speckle --path-mode -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'vignette')
@@ -1072,12 +1133,13 @@ _kiln() {
         --center-y) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--strength --color --radius --softness --roundness --center-x --center-y -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--strength --color --radius --softness --roundness --center-x --center-y -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'watermark-image')
@@ -1088,12 +1150,13 @@ _kiln() {
         --watermark) _kiln_files; return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--opacity --position --scale --watermark -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--opacity --position --scale --watermark -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'watermark-text')
@@ -1107,12 +1170,13 @@ _kiln() {
         --rotation) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--text --font --font-size --color --opacity --position --rotation --tile -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--text --font --font-size --color --opacity --position --rotation --tile -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'aspect-pad')
@@ -1121,12 +1185,13 @@ _kiln() {
         --color) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--target --color -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--target --color -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'auto-subtitles')
@@ -1135,12 +1200,13 @@ _kiln() {
         --format) _kiln_words 'srt vtt'; return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--language --format -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--language --format -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'blur-pad')
@@ -1149,12 +1215,13 @@ _kiln() {
         --blur) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--target --blur -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--target --blur -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'burn-subtitles')
@@ -1163,12 +1230,13 @@ _kiln() {
         --subtitles) _kiln_files; return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--font-size --subtitles -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--font-size --subtitles -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'change-fps')
@@ -1176,12 +1244,13 @@ _kiln() {
         --fps) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--fps -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--fps -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'compress-video')
@@ -1190,12 +1259,13 @@ _kiln() {
         --resolution) _kiln_words 'original 1080p 720p 480p'; return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality --resolution -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality --resolution -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'convert-video')
@@ -1204,12 +1274,13 @@ _kiln() {
         --quality) _kiln_words 'high balanced small'; return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--format --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--format --quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'crop-video')
@@ -1220,12 +1291,13 @@ _kiln() {
         --y) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--width --height --x --y -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--width --height --x --y -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'embed-subtitles')
@@ -1234,12 +1306,13 @@ _kiln() {
         --subtitles) _kiln_files; return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--language --subtitles -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--language --subtitles -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'extract-audio')
@@ -1247,24 +1320,26 @@ _kiln() {
         --format) _kiln_words 'mp3 wav m4a ogg'; return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--format -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--format -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'extract-subtitles')
       case "$prev" in
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'gif-to-video')
@@ -1272,12 +1347,13 @@ _kiln() {
         --format) _kiln_words 'mp4 webm mov'; return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--format -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--format -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'images-to-video')
@@ -1287,36 +1363,39 @@ _kiln() {
         --fps) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--seconds-per-image --resolution --fps -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--seconds-per-image --resolution --fps -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'merge-videos')
       case "$prev" in
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'mute-video')
       case "$prev" in
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'replace-audio')
@@ -1324,12 +1403,13 @@ _kiln() {
         --audio) _kiln_files; return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--audio -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--audio -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'resize-video')
@@ -1339,24 +1419,26 @@ _kiln() {
         --preset) _kiln_words 'custom 2160p 1440p 1080p 720p 480p 360p'; return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--width --height --preset -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--width --height --preset -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'reverse-video')
       case "$prev" in
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'rotate-video')
@@ -1364,12 +1446,13 @@ _kiln() {
         --transform) _kiln_words '180 cw90 ccw90 hflip vflip'; return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--transform -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--transform -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'stabilize-video')
@@ -1377,12 +1460,13 @@ _kiln() {
         --smoothing) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--smoothing -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--smoothing -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'trim-video')
@@ -1391,12 +1475,13 @@ _kiln() {
         --end-s) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--start-s --end-s --precise -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--start-s --end-s --precise -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'video-color')
@@ -1407,36 +1492,39 @@ _kiln() {
         --gamma) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--brightness --contrast --saturation --gamma -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--brightness --contrast --saturation --gamma -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'video-loudnorm')
       case "$prev" in
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'video-metadata')
       case "$prev" in
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'video-speed')
@@ -1444,12 +1532,13 @@ _kiln() {
         --factor) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--factor --keep-pitch -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--factor --keep-pitch -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'video-to-frames')
@@ -1460,12 +1549,13 @@ _kiln() {
         --format) _kiln_words 'png jpg'; return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--mode --n --timestamps --format -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--mode --n --timestamps --format -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'video-to-gif')
@@ -1476,12 +1566,13 @@ _kiln() {
         --duration-s) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--fps --width --start-s --duration-s -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--fps --width --start-s --duration-s -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'video-to-webp')
@@ -1491,12 +1582,13 @@ _kiln() {
         --quality) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--fps --width --quality --loop -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--fps --width --quality --loop -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'watermark-video')
@@ -1508,12 +1600,13 @@ _kiln() {
         --color) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--text --position --font-size --opacity --color -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--text --position --font-size --opacity --color -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'audio-channels')
@@ -1521,12 +1614,13 @@ _kiln() {
         --mode) _kiln_words 'stereo-to-mono mono-to-stereo swap'; return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--mode -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--mode -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'audio-metadata')
@@ -1536,12 +1630,13 @@ _kiln() {
         --album) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--strip --title --artist --album -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--strip --title --artist --album -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'audio-speed')
@@ -1549,12 +1644,13 @@ _kiln() {
         --factor) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--factor -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--factor -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'convert-audio')
@@ -1563,12 +1659,13 @@ _kiln() {
         --bitrate-kbps) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--format --bitrate-kbps -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--format --bitrate-kbps -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'fade-audio')
@@ -1577,12 +1674,13 @@ _kiln() {
         --fade-out-s) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--fade-in-s --fade-out-s -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--fade-in-s --fade-out-s -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'merge-audio')
@@ -1590,12 +1688,13 @@ _kiln() {
         --format) _kiln_words 'mp3 wav flac m4a'; return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--format -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--format -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'noise-reduction')
@@ -1603,24 +1702,26 @@ _kiln() {
         --strength) _kiln_words 'light medium strong'; return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--strength -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--strength -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'normalize-audio')
       case "$prev" in
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'pitch-shift')
@@ -1628,24 +1729,26 @@ _kiln() {
         --semitones) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--semitones -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--semitones -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'reverse-audio')
       case "$prev" in
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'ringtone-maker')
@@ -1654,12 +1757,13 @@ _kiln() {
         --duration-s) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--start-s --duration-s -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--start-s --duration-s -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'silence-removal')
@@ -1668,12 +1772,13 @@ _kiln() {
         --min-silence-s) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--threshold-db --min-silence-s -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--threshold-db --min-silence-s -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'split-audio')
@@ -1685,12 +1790,13 @@ _kiln() {
         --min-silence-s) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--mode --segment-s --parts --threshold-db --min-silence-s -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--mode --segment-s --parts --threshold-db --min-silence-s -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'transcribe-audio')
@@ -1699,12 +1805,13 @@ _kiln() {
         --output-format) _kiln_words 'txt srt vtt'; return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--language --output-format -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--language --output-format -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'trim-audio')
@@ -1713,12 +1820,13 @@ _kiln() {
         --end-s) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--start-s --end-s -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--start-s --end-s -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'volume-adjust')
@@ -1726,12 +1834,13 @@ _kiln() {
         --gain-db) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--gain-db -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--gain-db -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'waveform-image')
@@ -1741,12 +1850,13 @@ _kiln() {
         --color) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--width --height --color -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--width --height --color -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'booklet-pdf')
@@ -1754,12 +1864,13 @@ _kiln() {
         --per-sheet) _kiln_words '2 4 6 8'; return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--per-sheet -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--per-sheet -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'compress-pdf')
@@ -1769,12 +1880,13 @@ _kiln() {
         --target-size-kb) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--mode --quality --target-size-kb -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--mode --quality --target-size-kb -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'crop-pdf')
@@ -1782,12 +1894,13 @@ _kiln() {
         --margin) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--margin -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--margin -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'extract-pages')
@@ -1795,60 +1908,65 @@ _kiln() {
         --range) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--range -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--range -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'flatten-pdf')
       case "$prev" in
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'grayscale-pdf')
       case "$prev" in
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'linearize-pdf')
       case "$prev" in
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'merge-pdf')
       case "$prev" in
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'nup-pdf')
@@ -1856,12 +1974,13 @@ _kiln() {
         --per-sheet) _kiln_words '2 3 4 8 9 12 16'; return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--per-sheet -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--per-sheet -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'ocr-pdf')
@@ -1872,12 +1991,13 @@ _kiln() {
         --pages) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality --language --enhance --engine --pages -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality --language --enhance --engine --pages -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'organize-pdf')
@@ -1885,12 +2005,13 @@ _kiln() {
         --order) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--order -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--order -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'pdf-metadata')
@@ -1901,12 +2022,13 @@ _kiln() {
         --keywords) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--title --author --subject --keywords -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--title --author --subject --keywords -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'pdf-page-numbers')
@@ -1915,12 +2037,13 @@ _kiln() {
         --font-size) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--position --font-size -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--position --font-size -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'pdf-to-image')
@@ -1931,48 +2054,52 @@ _kiln() {
         --quality) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--pages --format --dpi --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--pages --format --dpi --quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'pdf-to-text')
       case "$prev" in
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'pdf-to-wordprocessor')
       case "$prev" in
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'pdfa-convert')
       case "$prev" in
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'protect-pdf')
@@ -1981,12 +2108,13 @@ _kiln() {
         --owner-password) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--user-password --owner-password -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--user-password --owner-password -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'redact-pdf')
@@ -1994,12 +2122,13 @@ _kiln() {
         --terms) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--terms --case-sensitive -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--terms --case-sensitive -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'remove-pages')
@@ -2007,24 +2136,26 @@ _kiln() {
         --pages) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--pages -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--pages -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'repair-pdf')
       case "$prev" in
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'rotate-pdf')
@@ -2033,12 +2164,13 @@ _kiln() {
         --range) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--angle --range -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--angle --range -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'sign-pdf')
@@ -2050,12 +2182,13 @@ _kiln() {
         --certificate) _kiln_files; return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--placements --certificate-password --reason --sig --certificate -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--placements --certificate-password --reason --sig --certificate -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'split-pdf')
@@ -2065,12 +2198,13 @@ _kiln() {
         --every-n) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--mode --range --every-n -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--mode --range --every-n -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'unlock-pdf')
@@ -2078,12 +2212,13 @@ _kiln() {
         --password) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--password -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--password -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'watermark-pdf')
@@ -2095,12 +2230,13 @@ _kiln() {
         --rotation) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--text --position --font-size --opacity --rotation -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--text --position --font-size --opacity --rotation -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'convert-document')
@@ -2108,12 +2244,13 @@ _kiln() {
         --format) _kiln_words 'docx odt rtf txt'; return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--format -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--format -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'convert-presentation')
@@ -2121,12 +2258,13 @@ _kiln() {
         --format) _kiln_words 'pptx odp'; return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--format -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--format -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'convert-spreadsheet')
@@ -2134,12 +2272,13 @@ _kiln() {
         --format) _kiln_words 'xlsx ods csv'; return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--format -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--format -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'epub-convert')
@@ -2147,108 +2286,117 @@ _kiln() {
         --format) _kiln_words 'pdf docx html md'; return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--format -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--format -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'html-to-pdf')
       case "$prev" in
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'markdown-to-docx')
       case "$prev" in
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'markdown-to-html')
       case "$prev" in
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'markdown-to-pdf')
       case "$prev" in
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'presentation-to-pdf')
       case "$prev" in
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'spreadsheet-to-pdf')
       case "$prev" in
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'to-epub')
       case "$prev" in
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'wordprocessor-to-pdf')
       case "$prev" in
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'aac-to-flac')
@@ -2256,12 +2404,13 @@ _kiln() {
         --bitrate-kbps) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--bitrate-kbps -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--bitrate-kbps -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'aac-to-mp3')
@@ -2269,12 +2418,13 @@ _kiln() {
         --bitrate-kbps) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--bitrate-kbps -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--bitrate-kbps -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'aac-to-wav')
@@ -2282,12 +2432,13 @@ _kiln() {
         --bitrate-kbps) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--bitrate-kbps -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--bitrate-kbps -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'avi-to-gif')
@@ -2298,12 +2449,13 @@ _kiln() {
         --duration-s) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--fps --width --start-s --duration-s -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--fps --width --start-s --duration-s -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'avi-to-mkv')
@@ -2311,12 +2463,13 @@ _kiln() {
         --quality) _kiln_words 'high balanced small'; return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'avi-to-mov')
@@ -2324,24 +2477,26 @@ _kiln() {
         --quality) _kiln_words 'high balanced small'; return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'avi-to-mp3')
       case "$prev" in
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'avi-to-mp4')
@@ -2349,12 +2504,13 @@ _kiln() {
         --quality) _kiln_words 'high balanced small'; return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'eps-to-jpg')
@@ -2362,12 +2518,13 @@ _kiln() {
         --quality) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'eps-to-pdf')
@@ -2378,12 +2535,13 @@ _kiln() {
         --target-size) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--page-size --orientation --margin --target-size -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--page-size --orientation --margin --target-size -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'eps-to-png')
@@ -2391,12 +2549,13 @@ _kiln() {
         --quality) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'eps-to-svg')
@@ -2408,12 +2567,13 @@ _kiln() {
         --path-mode) _kiln_words 'none polygon spline'; return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--color-mode --threshold --color-precision --filter-speckle --path-mode -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--color-mode --threshold --color-precision --filter-speckle --path-mode -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'flac-to-mp3')
@@ -2421,12 +2581,13 @@ _kiln() {
         --bitrate-kbps) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--bitrate-kbps -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--bitrate-kbps -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'gif-to-jpg')
@@ -2434,36 +2595,39 @@ _kiln() {
         --quality) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'gif-to-mov')
       case "$prev" in
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'gif-to-mp4')
       case "$prev" in
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'gif-to-pdf')
@@ -2474,12 +2638,13 @@ _kiln() {
         --target-size) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--page-size --orientation --margin --target-size -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--page-size --orientation --margin --target-size -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'gif-to-png')
@@ -2487,24 +2652,26 @@ _kiln() {
         --quality) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'gif-to-webm')
       case "$prev" in
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'heic-to-avif')
@@ -2512,12 +2679,13 @@ _kiln() {
         --quality) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'heic-to-jpg')
@@ -2525,12 +2693,13 @@ _kiln() {
         --quality) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'heic-to-pdf')
@@ -2541,12 +2710,13 @@ _kiln() {
         --target-size) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--page-size --orientation --margin --target-size -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--page-size --orientation --margin --target-size -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'heic-to-png')
@@ -2554,12 +2724,13 @@ _kiln() {
         --quality) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'jpg-to-avif')
@@ -2567,12 +2738,13 @@ _kiln() {
         --quality) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'jpg-to-eps')
@@ -2580,12 +2752,13 @@ _kiln() {
         --quality) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'jpg-to-gif')
@@ -2593,12 +2766,13 @@ _kiln() {
         --quality) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'jpg-to-pdf')
@@ -2609,12 +2783,13 @@ _kiln() {
         --target-size) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--page-size --orientation --margin --target-size -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--page-size --orientation --margin --target-size -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'jpg-to-png')
@@ -2622,12 +2797,13 @@ _kiln() {
         --quality) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'jpg-to-svg')
@@ -2639,12 +2815,13 @@ _kiln() {
         --path-mode) _kiln_words 'none polygon spline'; return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--color-mode --threshold --color-precision --filter-speckle --path-mode -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--color-mode --threshold --color-precision --filter-speckle --path-mode -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'jpg-to-tiff')
@@ -2652,12 +2829,13 @@ _kiln() {
         --quality) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'jpg-to-webp')
@@ -2665,12 +2843,13 @@ _kiln() {
         --quality) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'm4a-to-mp3')
@@ -2678,12 +2857,13 @@ _kiln() {
         --bitrate-kbps) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--bitrate-kbps -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--bitrate-kbps -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'm4a-to-wav')
@@ -2691,12 +2871,13 @@ _kiln() {
         --bitrate-kbps) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--bitrate-kbps -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--bitrate-kbps -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'mkv-to-avi')
@@ -2704,12 +2885,13 @@ _kiln() {
         --quality) _kiln_words 'high balanced small'; return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'mkv-to-gif')
@@ -2720,12 +2902,13 @@ _kiln() {
         --duration-s) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--fps --width --start-s --duration-s -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--fps --width --start-s --duration-s -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'mkv-to-mov')
@@ -2733,24 +2916,26 @@ _kiln() {
         --quality) _kiln_words 'high balanced small'; return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'mkv-to-mp3')
       case "$prev" in
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'mkv-to-mp4')
@@ -2758,12 +2943,13 @@ _kiln() {
         --quality) _kiln_words 'high balanced small'; return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'mov-to-avi')
@@ -2771,12 +2957,13 @@ _kiln() {
         --quality) _kiln_words 'high balanced small'; return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'mov-to-gif')
@@ -2787,24 +2974,26 @@ _kiln() {
         --duration-s) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--fps --width --start-s --duration-s -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--fps --width --start-s --duration-s -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'mov-to-mp3')
       case "$prev" in
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'mov-to-mp4')
@@ -2812,24 +3001,26 @@ _kiln() {
         --quality) _kiln_words 'high balanced small'; return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'mov-to-wav')
       case "$prev" in
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'mp3-to-wav')
@@ -2837,12 +3028,13 @@ _kiln() {
         --bitrate-kbps) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--bitrate-kbps -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--bitrate-kbps -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'mp4-to-avi')
@@ -2850,12 +3042,13 @@ _kiln() {
         --quality) _kiln_words 'high balanced small'; return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'mp4-to-gif')
@@ -2866,12 +3059,13 @@ _kiln() {
         --duration-s) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--fps --width --start-s --duration-s -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--fps --width --start-s --duration-s -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'mp4-to-mov')
@@ -2879,48 +3073,52 @@ _kiln() {
         --quality) _kiln_words 'high balanced small'; return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'mp4-to-mp3')
       case "$prev" in
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'mp4-to-ogg')
       case "$prev" in
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'mp4-to-wav')
       case "$prev" in
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'mp4-to-webm')
@@ -2928,12 +3126,13 @@ _kiln() {
         --quality) _kiln_words 'high balanced small'; return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'ogg-to-mp3')
@@ -2941,12 +3140,13 @@ _kiln() {
         --bitrate-kbps) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--bitrate-kbps -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--bitrate-kbps -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'ogg-to-wav')
@@ -2954,12 +3154,13 @@ _kiln() {
         --bitrate-kbps) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--bitrate-kbps -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--bitrate-kbps -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'pdf-to-jpg')
@@ -2969,12 +3170,13 @@ _kiln() {
         --quality) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--pages --dpi --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--pages --dpi --quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'pdf-to-png')
@@ -2984,12 +3186,13 @@ _kiln() {
         --quality) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--pages --dpi --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--pages --dpi --quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'pdf-to-tiff')
@@ -2999,12 +3202,13 @@ _kiln() {
         --quality) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--pages --dpi --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--pages --dpi --quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'png-to-avif')
@@ -3012,12 +3216,13 @@ _kiln() {
         --quality) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'png-to-eps')
@@ -3025,12 +3230,13 @@ _kiln() {
         --quality) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'png-to-gif')
@@ -3038,12 +3244,13 @@ _kiln() {
         --quality) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'png-to-jpg')
@@ -3051,12 +3258,13 @@ _kiln() {
         --quality) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'png-to-pdf')
@@ -3067,12 +3275,13 @@ _kiln() {
         --target-size) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--page-size --orientation --margin --target-size -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--page-size --orientation --margin --target-size -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'png-to-svg')
@@ -3084,12 +3293,13 @@ _kiln() {
         --path-mode) _kiln_words 'none polygon spline'; return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--color-mode --threshold --color-precision --filter-speckle --path-mode -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--color-mode --threshold --color-precision --filter-speckle --path-mode -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'png-to-tiff')
@@ -3097,12 +3307,13 @@ _kiln() {
         --quality) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'png-to-webp')
@@ -3110,12 +3321,13 @@ _kiln() {
         --quality) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'psd-to-jpg')
@@ -3123,12 +3335,13 @@ _kiln() {
         --quality) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'psd-to-png')
@@ -3136,12 +3349,13 @@ _kiln() {
         --quality) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'psd-to-svg')
@@ -3153,24 +3367,26 @@ _kiln() {
         --path-mode) _kiln_words 'none polygon spline'; return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--color-mode --threshold --color-precision --filter-speckle --path-mode -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--color-mode --threshold --color-precision --filter-speckle --path-mode -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'spreadsheet-to-csv')
       case "$prev" in
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'svg-to-jpg')
@@ -3183,12 +3399,13 @@ _kiln() {
         --quality) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--width --height --scale --dpi --background --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--width --height --scale --dpi --background --quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'svg-to-png')
@@ -3201,12 +3418,13 @@ _kiln() {
         --quality) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--width --height --scale --dpi --background --quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--width --height --scale --dpi --background --quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'tiff-to-jpg')
@@ -3214,12 +3432,13 @@ _kiln() {
         --quality) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'tiff-to-pdf')
@@ -3230,12 +3449,13 @@ _kiln() {
         --target-size) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--page-size --orientation --margin --target-size -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--page-size --orientation --margin --target-size -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'tiff-to-png')
@@ -3243,12 +3463,13 @@ _kiln() {
         --quality) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'tiff-to-svg')
@@ -3260,12 +3481,13 @@ _kiln() {
         --path-mode) _kiln_words 'none polygon spline'; return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--color-mode --threshold --color-precision --filter-speckle --path-mode -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--color-mode --threshold --color-precision --filter-speckle --path-mode -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'wav-to-mp3')
@@ -3273,12 +3495,13 @@ _kiln() {
         --bitrate-kbps) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--bitrate-kbps -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--bitrate-kbps -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'webm-to-mov')
@@ -3286,24 +3509,26 @@ _kiln() {
         --quality) _kiln_words 'high balanced small'; return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'webm-to-mp3')
       case "$prev" in
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='-o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='-o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'webm-to-mp4')
@@ -3311,12 +3536,13 @@ _kiln() {
         --quality) _kiln_words 'high balanced small'; return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'webp-to-avif')
@@ -3324,12 +3550,13 @@ _kiln() {
         --quality) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'webp-to-gif')
@@ -3337,12 +3564,13 @@ _kiln() {
         --quality) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'webp-to-jpg')
@@ -3350,12 +3578,13 @@ _kiln() {
         --quality) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'webp-to-pdf')
@@ -3366,12 +3595,13 @@ _kiln() {
         --target-size) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--page-size --orientation --margin --target-size -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--page-size --orientation --margin --target-size -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'webp-to-png')
@@ -3379,12 +3609,13 @@ _kiln() {
         --quality) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
         --settings) return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --file-id) return 0 ;;
       esac
-      flags='--quality -o --output --settings --json -q --quiet -f --force --concurrency --server --profile --local --async --file-id -h --help'
+      flags='--quality -o --output --settings --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency --server --profile --local --insecure-http --async --file-id -h --help'
       args=@files
       ;;
     'admin')
@@ -3458,8 +3689,11 @@ _kiln() {
         --no-systemd) return 0 ;;
         --env) return 0 ;;
         --known-hosts) _kiln_files; return 0 ;;
+        --tls-cert) _kiln_files; return 0 ;;
+        --tls-key) _kiln_files; return 0 ;;
+        --behind-proxy) return 0 ;;
       esac
-      flags='-i --identity --port --host --dir --data-dir --no-systemd --env --known-hosts --insecure-accept-host-key -h --help'
+      flags='-i --identity --port --host --dir --data-dir --no-systemd --env --known-hosts --insecure-accept-host-key --tls-cert --tls-key --behind-proxy --insecure-http -h --help'
       ;;
     'doctor')
       flags='--json -h --help'
@@ -3473,21 +3707,21 @@ _kiln() {
         --server) return 0 ;;
         --profile) return 0 ;;
       esac
-      flags='--server --profile --local --json -q --quiet -h --help'
+      flags='--server --profile --insecure-http --local --json -q --quiet -h --help'
       ;;
     'features install')
       case "$prev" in
         --server) return 0 ;;
         --profile) return 0 ;;
       esac
-      flags='--wait --server --profile --local --json -q --quiet -h --help'
+      flags='--wait --server --profile --insecure-http --local --json -q --quiet -h --help'
       ;;
     'features remove')
       case "$prev" in
         --server) return 0 ;;
         --profile) return 0 ;;
       esac
-      flags='--server --profile --local --json -q --quiet -h --help'
+      flags='--server --profile --insecure-http --local --json -q --quiet -h --help'
       ;;
     'features export')
       case "$prev" in
@@ -3502,7 +3736,7 @@ _kiln() {
         --server) return 0 ;;
         --profile) return 0 ;;
       esac
-      flags='--index --archive --server --profile --local --json -q --quiet -h --help'
+      flags='--index --archive --server --profile --insecure-http --local --json -q --quiet -h --help'
       args=@files
       ;;
     'features build-ocr-runtime')
@@ -3529,7 +3763,7 @@ _kiln() {
         --profile) return 0 ;;
         --data-dir) _kiln_dirs; return 0 ;;
       esac
-      flags='--type --name --scope --page --page-size --server --profile --local --data-dir --json -h --help'
+      flags='--type --name --scope --page --page-size --server --profile --insecure-http --local --data-dir --json -h --help'
       ;;
     'files upload')
       case "$prev" in
@@ -3539,18 +3773,19 @@ _kiln() {
         --profile) return 0 ;;
         --data-dir) _kiln_dirs; return 0 ;;
       esac
-      flags='--name --scope --server --profile --local --data-dir --json -h --help'
+      flags='--name --scope --server --profile --insecure-http --local --data-dir --json -h --help'
       args=@files
       ;;
     'files get')
       case "$prev" in
         --ver) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
+        --no-clobber) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
         --data-dir) _kiln_dirs; return 0 ;;
       esac
-      flags='--ver -o --output -f --force --server --profile --local --data-dir --json -h --help'
+      flags='--ver -o --output --overwrite --no-clobber -f --force --server --profile --insecure-http --local --data-dir --json -h --help'
       ;;
     'files versions')
       case "$prev" in
@@ -3558,7 +3793,7 @@ _kiln() {
         --profile) return 0 ;;
         --data-dir) _kiln_dirs; return 0 ;;
       esac
-      flags='--server --profile --local --data-dir --json -h --help'
+      flags='--server --profile --insecure-http --local --data-dir --json -h --help'
       ;;
     'files rm')
       case "$prev" in
@@ -3567,7 +3802,7 @@ _kiln() {
         --profile) return 0 ;;
         --data-dir) _kiln_dirs; return 0 ;;
       esac
-      flags='--ver --server --profile --local --data-dir --json -h --help'
+      flags='--ver --server --profile --insecure-http --local --data-dir --json -h --help'
       ;;
     'jobs')
       flags='--help'
@@ -3579,35 +3814,76 @@ _kiln() {
         --server) return 0 ;;
         --profile) return 0 ;;
       esac
-      flags='--json --limit --server --profile -h --help'
+      flags='--json --limit --server --profile --insecure-http -h --help'
       ;;
     'jobs get')
       case "$prev" in
         --server) return 0 ;;
         --profile) return 0 ;;
       esac
-      flags='--json --server --profile -h --help'
+      flags='--json --server --profile --insecure-http -h --help'
       ;;
     'jobs watch')
       case "$prev" in
         --server) return 0 ;;
         --profile) return 0 ;;
       esac
-      flags='--json -q --quiet --server --profile -h --help'
+      flags='--json -q --quiet --server --profile --insecure-http -h --help'
       ;;
     'jobs download')
       case "$prev" in
         -o|--output) _kiln_files; return 0 ;;
+        --no-clobber) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
       esac
-      flags='-o --output -f --force --json --server --profile -h --help'
+      flags='-o --output --overwrite --no-clobber --zip -f --force --json --server --profile --insecure-http -h --help'
+      ;;
+    'keys')
+      flags='--help'
+      args='create rotate revoke list'
+      ;;
+    'keys create')
+      case "$prev" in
+        --user) return 0 ;;
+        --expires-in-days) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --data-dir) _kiln_dirs; return 0 ;;
+      esac
+      flags='--user --expires-in-days --server --profile --local --data-dir --json -h --help'
+      ;;
+    'keys rotate')
+      case "$prev" in
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --data-dir) _kiln_dirs; return 0 ;;
+      esac
+      flags='--server --profile --local --data-dir --json -h --help'
+      ;;
+    'keys revoke')
+      case "$prev" in
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --data-dir) _kiln_dirs; return 0 ;;
+      esac
+      flags='--server --profile --local --data-dir --json -h --help'
+      ;;
+    'keys list')
+      case "$prev" in
+        --user) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --data-dir) _kiln_dirs; return 0 ;;
+      esac
+      flags='--user --server --profile --local --data-dir --json -h --help'
       ;;
     'login')
       case "$prev" in
         --profile) return 0 ;;
+        --tls-fingerprint) return 0 ;;
       esac
-      flags='--profile -h --help'
+      flags='--profile --tls-fingerprint --insecure-http -h --help'
       ;;
     'logout')
       case "$prev" in
@@ -3622,7 +3898,7 @@ _kiln() {
         --server) return 0 ;;
         --profile) return 0 ;;
       esac
-      flags='--tools --section --list --json --local --server --profile -h --help'
+      flags='--tools --section --list --json --local --server --profile --insecure-http -h --help'
       ;;
     'pipeline')
       flags='--help'
@@ -3630,14 +3906,17 @@ _kiln() {
       ;;
     'pipeline run')
       case "$prev" in
+        --server) return 0 ;;
+        --profile) return 0 ;;
         -o|--output) _kiln_files; return 0 ;;
+        --no-clobber) return 0 ;;
         --concurrency) return 0 ;;
       esac
-      flags='-o --output --json -q --quiet -f --force --concurrency -h --help'
+      flags='--server --profile --insecure-http --local -o --output --json -q --quiet --overwrite --no-clobber --zip -f --force --concurrency -h --help'
       args=@files
       ;;
     'pipeline validate')
-      flags='-h --help'
+      flags='--json -h --help'
       ;;
     'pipeline save')
       case "$prev" in
@@ -3646,7 +3925,7 @@ _kiln() {
         --server) return 0 ;;
         --profile) return 0 ;;
       esac
-      flags='--name --scope --json --server --profile -h --help'
+      flags='--name --scope --json --server --profile --insecure-http -h --help'
       ;;
     'pipeline list')
       case "$prev" in
@@ -3654,7 +3933,7 @@ _kiln() {
         --server) return 0 ;;
         --profile) return 0 ;;
       esac
-      flags='--scope --json --server --profile -h --help'
+      flags='--scope --json --server --profile --insecure-http -h --help'
       ;;
     'presets')
       flags='--json -h --help'
@@ -3695,6 +3974,6 @@ _kiln() {
   return 0
 }
 
-_kiln_commands='adjust-colors ai-canvas-expand background-replace barcode-generate barcode-read beautify blur-background blur-faces border bulk-rename circle-crop collage color-blindness color-palette colorize compare compose compress content-aware-resize convert crop duotone edit-metadata enhance-faces erase-object favicon find-duplicates gif-tools gif-webp histogram html-to-image image-enhancement image-pad image-to-base64 image-to-pdf info lqip-placeholder meme-generator noise-removal ocr optimize-for-web passport-photo pixelate qr-generate red-eye-removal remove-background replace-color resize restore-photo rotate sharpening smart-crop split sprite-sheet stitch strip-metadata svg-to-raster text-overlay transparency-fixer upscale vectorize vignette watermark-image watermark-text aspect-pad auto-subtitles blur-pad burn-subtitles change-fps compress-video convert-video crop-video embed-subtitles extract-audio extract-subtitles gif-to-video images-to-video merge-videos mute-video replace-audio resize-video reverse-video rotate-video stabilize-video trim-video video-color video-loudnorm video-metadata video-speed video-to-frames video-to-gif video-to-webp watermark-video audio-channels audio-metadata audio-speed convert-audio fade-audio merge-audio noise-reduction normalize-audio pitch-shift reverse-audio ringtone-maker silence-removal split-audio transcribe-audio trim-audio volume-adjust waveform-image booklet-pdf compress-pdf crop-pdf extract-pages flatten-pdf grayscale-pdf linearize-pdf merge-pdf nup-pdf ocr-pdf organize-pdf pdf-metadata pdf-page-numbers pdf-to-image pdf-to-text pdf-to-wordprocessor pdfa-convert protect-pdf redact-pdf remove-pages repair-pdf rotate-pdf sign-pdf split-pdf unlock-pdf watermark-pdf convert-document convert-presentation convert-spreadsheet epub-convert html-to-pdf markdown-to-docx markdown-to-html markdown-to-pdf presentation-to-pdf spreadsheet-to-pdf to-epub wordprocessor-to-pdf aac-to-flac aac-to-mp3 aac-to-wav avi-to-gif avi-to-mkv avi-to-mov avi-to-mp3 avi-to-mp4 eps-to-jpg eps-to-pdf eps-to-png eps-to-svg flac-to-mp3 gif-to-jpg gif-to-mov gif-to-mp4 gif-to-pdf gif-to-png gif-to-webm heic-to-avif heic-to-jpg heic-to-pdf heic-to-png jpg-to-avif jpg-to-eps jpg-to-gif jpg-to-pdf jpg-to-png jpg-to-svg jpg-to-tiff jpg-to-webp m4a-to-mp3 m4a-to-wav mkv-to-avi mkv-to-gif mkv-to-mov mkv-to-mp3 mkv-to-mp4 mov-to-avi mov-to-gif mov-to-mp3 mov-to-mp4 mov-to-wav mp3-to-wav mp4-to-avi mp4-to-gif mp4-to-mov mp4-to-mp3 mp4-to-ogg mp4-to-wav mp4-to-webm ogg-to-mp3 ogg-to-wav pdf-to-jpg pdf-to-png pdf-to-tiff png-to-avif png-to-eps png-to-gif png-to-jpg png-to-pdf png-to-svg png-to-tiff png-to-webp psd-to-jpg psd-to-png psd-to-svg spreadsheet-to-csv svg-to-jpg svg-to-png tiff-to-jpg tiff-to-pdf tiff-to-png tiff-to-svg wav-to-mp3 webm-to-mov webm-to-mp3 webm-to-mp4 webp-to-avif webp-to-gif webp-to-jpg webp-to-pdf webp-to-png admin completion config deploy doctor features files jobs login logout mcp pipeline presets serve tools watch'
+_kiln_commands='adjust-colors ai-canvas-expand background-replace barcode-generate barcode-read beautify blur-background blur-faces border bulk-rename circle-crop collage color-blindness color-palette colorize compare compose compress content-aware-resize convert crop duotone edit-metadata enhance-faces erase-object favicon find-duplicates gif-tools gif-webp histogram html-to-image image-enhancement image-pad image-to-base64 image-to-pdf info lqip-placeholder meme-generator noise-removal ocr optimize-for-web passport-photo pixelate qr-generate red-eye-removal remove-background replace-color resize restore-photo rotate sharpening smart-crop split sprite-sheet stitch strip-metadata svg-to-raster text-overlay transparency-fixer upscale vectorize vignette watermark-image watermark-text aspect-pad auto-subtitles blur-pad burn-subtitles change-fps compress-video convert-video crop-video embed-subtitles extract-audio extract-subtitles gif-to-video images-to-video merge-videos mute-video replace-audio resize-video reverse-video rotate-video stabilize-video trim-video video-color video-loudnorm video-metadata video-speed video-to-frames video-to-gif video-to-webp watermark-video audio-channels audio-metadata audio-speed convert-audio fade-audio merge-audio noise-reduction normalize-audio pitch-shift reverse-audio ringtone-maker silence-removal split-audio transcribe-audio trim-audio volume-adjust waveform-image booklet-pdf compress-pdf crop-pdf extract-pages flatten-pdf grayscale-pdf linearize-pdf merge-pdf nup-pdf ocr-pdf organize-pdf pdf-metadata pdf-page-numbers pdf-to-image pdf-to-text pdf-to-wordprocessor pdfa-convert protect-pdf redact-pdf remove-pages repair-pdf rotate-pdf sign-pdf split-pdf unlock-pdf watermark-pdf convert-document convert-presentation convert-spreadsheet epub-convert html-to-pdf markdown-to-docx markdown-to-html markdown-to-pdf presentation-to-pdf spreadsheet-to-pdf to-epub wordprocessor-to-pdf aac-to-flac aac-to-mp3 aac-to-wav avi-to-gif avi-to-mkv avi-to-mov avi-to-mp3 avi-to-mp4 eps-to-jpg eps-to-pdf eps-to-png eps-to-svg flac-to-mp3 gif-to-jpg gif-to-mov gif-to-mp4 gif-to-pdf gif-to-png gif-to-webm heic-to-avif heic-to-jpg heic-to-pdf heic-to-png jpg-to-avif jpg-to-eps jpg-to-gif jpg-to-pdf jpg-to-png jpg-to-svg jpg-to-tiff jpg-to-webp m4a-to-mp3 m4a-to-wav mkv-to-avi mkv-to-gif mkv-to-mov mkv-to-mp3 mkv-to-mp4 mov-to-avi mov-to-gif mov-to-mp3 mov-to-mp4 mov-to-wav mp3-to-wav mp4-to-avi mp4-to-gif mp4-to-mov mp4-to-mp3 mp4-to-ogg mp4-to-wav mp4-to-webm ogg-to-mp3 ogg-to-wav pdf-to-jpg pdf-to-png pdf-to-tiff png-to-avif png-to-eps png-to-gif png-to-jpg png-to-pdf png-to-svg png-to-tiff png-to-webp psd-to-jpg psd-to-png psd-to-svg spreadsheet-to-csv svg-to-jpg svg-to-png tiff-to-jpg tiff-to-pdf tiff-to-png tiff-to-svg wav-to-mp3 webm-to-mov webm-to-mp3 webm-to-mp4 webp-to-avif webp-to-gif webp-to-jpg webp-to-pdf webp-to-png admin completion config deploy doctor features files jobs keys login logout mcp pipeline presets serve tools watch'
 
 complete -F _kiln kiln

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { KilnError } from '../src/core/errors.js';
 import { defaultDataDir } from '../src/core/paths.js';
 import { resolveAccountsConfig, type AccountsConfig } from './accounts/config.js';
+import { resolveS3Settings, type S3Settings } from './storage/config.js';
 
 export interface DaemonConfig {
   port: number;
@@ -59,6 +60,11 @@ export interface DaemonConfig {
   trustProxy: boolean | number | string;
   /** Largest text field of a multipart request (MAX_FIELD_KB). */
   maxFieldKb: number;
+  /**
+   * All text fields of one multipart request together (MAX_TEXT_KB), counted as they arrive. Default:
+   * 4 × MAX_FIELD_KB, at most 4096 unless one field alone may be larger.
+   */
+  maxTextKb: number;
   /** Largest multipart request, all parts together (MAX_REQUEST_MB). */
   maxRequestMb: number;
   /** Job inputs and outputs one user may hold until they are swept (USER_QUOTA_MB; 0 = no quota). */
@@ -71,6 +77,19 @@ export interface DaemonConfig {
   requestTimeoutS: number;
   /** Requests per minute per user (per address when anonymous), bursts up to as many (RATE_LIMIT_PER_MINUTE; 0 = off). */
   rateLimitPerMinute: number;
+  /** Object storage (S3_BUCKET and friends, daemon/storage/config.ts); unset: blobs under sharedDir. */
+  s3?: S3Settings;
+  /**
+   * Host names the daemon is reached by besides loopback names and IP literals (PUBLIC_HOSTS, comma
+   * separated). Requests naming another Host, and state-changing requests from another site's Origin,
+   * are refused: always with AUTH_ENABLED=false, and with auth on once this is set (daemon/http/host-guard.ts).
+   */
+  publicHosts: string[];
+  /** HTTPS with this certificate and key (TLS_CERT_FILE, TLS_KEY_FILE; PEM files). */
+  tlsCertFile?: string;
+  tlsKeyFile?: string;
+  /** HTTPS with a certificate the daemon makes and keeps in DATA_DIR/tls (TLS_SELF_SIGNED=true). */
+  tlsSelfSigned: boolean;
 }
 
 export interface ConfigFlags {
@@ -103,12 +122,34 @@ function trustProxy(env: NodeJS.ProcessEnv): boolean | number | string {
   );
 }
 
+/** PUBLIC_HOSTS: `kiln.example.com, files.example.org` (a port or an https:// prefix is tolerated). */
+function hostList(env: NodeJS.ProcessEnv, name: string): string[] {
+  const out: string[] = [];
+  for (const raw of (env[name] ?? '').split(/[\s,]+/).filter(Boolean)) {
+    let host: string;
+    try {
+      host = new URL(raw.includes('://') ? raw : `http://${raw}`).hostname.toLowerCase();
+    } catch {
+      host = '';
+    }
+    if (!host || !/^(\[[0-9a-f:.]+\]|[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*)$/.test(host))
+      throw new KilnError('USAGE_ERROR', `${name} must list host names separated by commas (got "${raw}").`);
+    out.push(host);
+  }
+  return out;
+}
+
 function bool(env: NodeJS.ProcessEnv, name: string, def: boolean): boolean {
   const raw = env[name];
   if (raw === undefined || raw.trim() === '') return def;
   if (/^(true|1|yes|on)$/i.test(raw)) return true;
   if (/^(false|0|no|off)$/i.test(raw)) return false;
   throw new KilnError('USAGE_ERROR', `${name} must be true or false (got "${raw}").`);
+}
+
+/** Text is buffered whole and may be parsed as JSON (several times its size in memory): keep the total small. */
+function defaultTextKb(fieldKb: number): number {
+  return Math.max(fieldKb, Math.min(4 * fieldKb, 4096));
 }
 
 export function resolveConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = process.env): DaemonConfig {
@@ -146,12 +187,18 @@ export function resolveConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = 
     secretKey: env.SECRET_KEY || undefined,
     trustProxy: trustProxy(env),
     maxFieldKb: num(env, 'MAX_FIELD_KB', 1024, 1),
+    maxTextKb: num(env, 'MAX_TEXT_KB', defaultTextKb(num(env, 'MAX_FIELD_KB', 1024, 1)), 1),
     maxRequestMb: num(env, 'MAX_REQUEST_MB', 4096, 1),
     userQuotaMb: num(env, 'USER_QUOTA_MB', 10240, 0),
     headersTimeoutS: num(env, 'HEADERS_TIMEOUT_S', 30, 0.1),
     bodyIdleTimeoutS: num(env, 'BODY_IDLE_TIMEOUT_S', 60, 0.1),
     requestTimeoutS: num(env, 'REQUEST_TIMEOUT_S', 3600, 0.1),
     rateLimitPerMinute: num(env, 'RATE_LIMIT_PER_MINUTE', 6000, 0),
+    s3: resolveS3Settings(env),
+    publicHosts: hostList(env, 'PUBLIC_HOSTS'),
+    tlsCertFile: env.TLS_CERT_FILE ? path.resolve(env.TLS_CERT_FILE) : undefined,
+    tlsKeyFile: env.TLS_KEY_FILE ? path.resolve(env.TLS_KEY_FILE) : undefined,
+    tlsSelfSigned: bool(env, 'TLS_SELF_SIGNED', false),
   };
 }
 

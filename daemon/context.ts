@@ -11,6 +11,7 @@ import type { BootstrapResult } from './auth/bootstrap.js';
 import type { DaemonConfig } from './config.js';
 import type { LiveLimits } from './http/limits.js';
 import type { JobService } from './jobs/service.js';
+import type { ObjectStorage } from './storage/storage.js';
 import type { Store } from './store/db.js';
 import type { JobRow } from './store/jobs.js';
 import type { WatchFolders } from './watch/service.js';
@@ -20,7 +21,7 @@ export interface FileLibraryHook {
   /** Copies (or links) the item's current version into `inDir` and describes it as an input. */
   resolveInput(user: AuthUser, fileId: string, inDir: string, request: FastifyRequest): Promise<InputFile>;
   /** Saves a finished job's output as a new version of the item; returns the saved file id. */
-  saveOutput(user: AuthUser, fileId: string, job: JobRow): Promise<string>;
+  saveOutput(user: Pick<AuthUser, 'id' | 'role'>, fileId: string, job: JobRow): Promise<string>;
 }
 
 export interface DaemonContext {
@@ -40,6 +41,8 @@ export interface DaemonContext {
   registry: Registry;
   /** Encrypts secrets stored in the database (daemon/auth/data-key.ts). */
   dataKey: Buffer;
+  /** Blobs: local disk under sharedDir, or S3 (daemon/storage). */
+  storage: ObjectStorage;
   /** Upload size, quotas, rate limit, TTLs as set now (settings, team overrides, environment). */
   limits: LiveLimits;
 }

@@ -16,6 +16,9 @@ import type { DaemonConfig } from './config.js';
 import type { DaemonContext } from './context.js';
 import { installCompression } from './http/compress.js';
 import { installErrorHandling } from './http/errors.js';
+import { installHostGuard } from './http/host-guard.js';
+import { installQuotaRelease } from './http/quota.js';
+import { loadTls, type TlsMaterial } from './http/tls.js';
 import { loggerOptions } from './http/logging.js';
 import { LiveLimits } from './http/limits.js';
 import { RateLimiter } from './http/rate-limit.js';
@@ -27,10 +30,18 @@ import { instanceIdFor } from './jobs/upkeep.js';
 import { createQueue } from './queue/create.js';
 import * as routeModules from './routes/list.js';
 import { trackRoutes } from './openapi/route-doc.js';
+import { createStorage } from './storage/create.js';
 import { openStore } from './store/db.js';
 import { deleteExpiredSessions } from './store/sessions.js';
 import { localLeases, redisLeases } from './watch/lock.js';
 import { WatchFolders } from './watch/service.js';
+
+declare module './context.js' {
+  interface DaemonContext {
+    /** HTTPS in use (daemon/http/tls.ts); `kiln serve` prints its fingerprint. */
+    tls?: TlsMaterial;
+  }
+}
 
 /** Documentation routes are readable without credentials (they hold no user data). */
 const PUBLIC_PREFIXES = ['/api/docs'];
@@ -55,14 +66,17 @@ async function privateDirs(config: DaemonConfig): Promise<void> {
 export async function buildServer(config: DaemonConfig): Promise<FastifyInstance> {
   await privateDirs(config);
   const requestMs = config.requestTimeoutS * 1000;
+  // Node checks the header and request time-outs on connectionsCheckingInterval (30 s by default).
   const headersMs = Math.min(config.headersTimeoutS * 1000, requestMs);
+  const tls = await loadTls(config);
+  const serverOptions = { headersTimeout: headersMs, connectionsCheckingInterval: Math.max(250, Math.min(5000, headersMs / 2)) };
   const app = Fastify({
     ...loggerOptions(config.logger),
+    // https.createServer takes the http server options too.
+    ...(tls ? { https: { key: tls.key, cert: tls.cert, ...serverOptions } } : { http: serverOptions }),
     bodyLimit: 10 * 1024 * 1024,
     // Bounds receiving a request (long uploads need it generous); responses such as SSE streams are not limited.
     requestTimeout: requestMs,
-    // Node checks the header and request time-outs on this interval (30 s by default).
-    http: { headersTimeout: headersMs, connectionsCheckingInterval: Math.max(250, Math.min(5000, headersMs / 2)) },
     // A hop count is accepted at run time (fastify's types list only the other forms).
     trustProxy: config.trustProxy as boolean | string,
     forceCloseConnections: true,
@@ -79,9 +93,10 @@ export async function buildServer(config: DaemonConfig): Promise<FastifyInstance
     await checkDataKey(store.db, dataKey);
     await encryptClearMfaSecrets(store.db, dataKey);
     const bootstrap = await ensureAdmin(store, config);
+    const storage = await createStorage(config);
     const instanceId = await instanceIdFor(config.dataDir, !!config.redisUrl);
     const queue = await createQueue(config, instanceId);
-    const jobs = new JobService(store, queue, config, instanceId, app.log);
+    const jobs = new JobService(store, queue, config, instanceId, app.log, storage);
     await jobs.recover().catch(async (e) => {
       await queue.close();
       throw e;
@@ -107,17 +122,29 @@ export async function buildServer(config: DaemonConfig): Promise<FastifyInstance
       registry: undefined as never,
       draining: false,
       dataKey,
+      storage,
+      tls,
       limits: new LiveLimits(store.db, config),
     };
     app.decorate('kiln', ctx);
+    // Runs with fileId save through the file library hook, on whichever instance runs them.
+    jobs.setLibrarySaver((viewer, fileId, row) => {
+      if (!ctx.fileLibrary) throw new KilnError('VALIDATION_ERROR', 'fileId: the file library is not available on this server.');
+      return ctx.fileLibrary.saveOutput(viewer, fileId, row);
+    });
     // Before the routes: its onResponse hook must see every one of them.
     ctx.registry = await installMetrics(app);
     installDrainGuard(app);
 
-    await app.register(multipart, { limits: { fileSize: config.maxUploadMb * 1048576 } });
+    // Routes that read multipart themselves without naming limits (branding logo, library upload, feature
+    // import) take files plus at most a name: without these, 200 fields of 1 MB each were held in memory.
+    // The tool routes name their own limits (http/uploads.ts).
+    await app.register(multipart, { limits: { fileSize: config.maxUploadMb * 1048576, fields: 20, fieldSize: 64 * 1024 } });
     installErrorHandling(app, config.maxUploadMb);
     installCompression(app);
 
+    installHostGuard(app, config);
+    installQuotaRelease(app);
     const limiter = new RateLimiter((request) => ctx.limits.peekUser(request.user).rateLimitPerMinute);
     app.addHook('onRequest', async (request, reply) => {
       const url = request.routeOptions.url;
@@ -150,6 +177,7 @@ export async function buildServer(config: DaemonConfig): Promise<FastifyInstance
       await jobs.close();
     });
     app.addHook('onClose', async () => {
+      await storage.close().catch(() => {});
       await store.close().catch(() => {});
     });
     await app.ready();

@@ -21,6 +21,7 @@ export type AuditEvent =
   | 'user.delete'
   | 'key.create'
   | 'key.revoke'
+  | 'key.rotate'
   | 'mfa.enroll'
   | 'mfa.enable'
   | 'mfa.disable'

@@ -26,6 +26,14 @@ export interface AccountsConfig {
   /** Failures of one username before it is locked. Addresses get five times as many. */
   loginMaxFailures: number;
   loginLockMinutes: number;
+  /** API_KEY_ROTATE_GRACE_S: how long a rotated-out secret keeps working (default 3600). */
+  apiKeyRotateGraceS: number;
+  /** API_KEY_CREATE_PER_HOUR: keys one account may create or rotate per hour (default 20). */
+  apiKeyCreatePerHour: number;
+  /** AUDIT_RETENTION_DAYS: audit events older than this are pruned by the upkeep sweep (default 365). */
+  auditRetentionDays: number;
+  /** THROTTLE_RETENTION_DAYS: login-throttle counters idle this long are pruned (default 2; never a live lock). */
+  throttleRetentionDays: number;
   oidc?: OidcConfig;
   saml?: SamlConfig;
   /**
@@ -38,11 +46,12 @@ export interface AccountsConfig {
   ssoSuccessRedirect?: string;
 }
 
-function positive(env: NodeJS.ProcessEnv, name: string, def: number): number {
+function positive(env: NodeJS.ProcessEnv, name: string, def: number, allowZero = false): number {
   const raw = env[name];
   if (raw === undefined || raw.trim() === '') return def;
   const n = Number(raw);
-  if (!Number.isFinite(n) || n <= 0) throw new KilnError('USAGE_ERROR', `${name} must be a positive number (got "${raw}").`);
+  if (!Number.isFinite(n) || n < 0 || (n === 0 && !allowZero))
+    throw new KilnError('USAGE_ERROR', `${name} must be a ${allowZero ? 'number ≥ 0' : 'positive number'} (got "${raw}").`);
   return n;
 }
 
@@ -62,6 +71,10 @@ export function resolveAccountsConfig(env: NodeJS.ProcessEnv): AccountsConfig {
   const c: AccountsConfig = {
     loginMaxFailures: Math.floor(positive(env, 'LOGIN_MAX_FAILURES', 10)),
     loginLockMinutes: positive(env, 'LOGIN_LOCK_MINUTES', 15),
+    apiKeyRotateGraceS: positive(env, 'API_KEY_ROTATE_GRACE_S', 3600, true),
+    apiKeyCreatePerHour: Math.floor(positive(env, 'API_KEY_CREATE_PER_HOUR', 20)),
+    auditRetentionDays: positive(env, 'AUDIT_RETENTION_DAYS', 365),
+    throttleRetentionDays: positive(env, 'THROTTLE_RETENTION_DAYS', 2),
     ssoSuccessRedirect: env.SSO_SUCCESS_REDIRECT || undefined,
     ssoLinkExisting: /^(true|1|yes|on)$/i.test(env.SSO_LINK_EXISTING?.trim() ?? ''),
   };

@@ -12,7 +12,7 @@ import { createSession } from '../store/sessions.js';
 import { findUserByName } from '../store/users.js';
 import { audit } from './audit.js';
 import { createChallenge } from './mfa.js';
-import { checkLocked, recordFailure, recordSuccess, sleep, throttleKeys } from './throttle.js';
+import { attemptFailed, attemptSucceeded, reserveAttempt, sleep, throttleKeys } from './throttle.js';
 
 export async function issueSession(
   ctx: DaemonContext,
@@ -22,7 +22,7 @@ export async function issueSession(
   return { token, expiresAt: new Date(expiresAt).toISOString(), user: { id: user.id, username: user.username, role: user.role } };
 }
 
-/** Counts a failed attempt, waits out the slow-down, and throws the one generic answer (or 429 once locked). */
+/** Counts a failed (reserved) attempt, waits out the slow-down, and throws the one generic answer (or 429 once locked). */
 export async function failLogin(
   ctx: DaemonContext,
   request: FastifyRequest,
@@ -32,11 +32,63 @@ export async function failLogin(
   message = 'Wrong username or password.',
 ): Promise<never> {
   const keys = throttleKeys(username, request.ip);
-  const { delayMs, locked } = await recordFailure(ctx.store.db, keys, ctx.config.accounts);
+  const { delayMs, locked, lockedUntil } = await attemptFailed(ctx.store, keys, ctx.config.accounts);
   await audit(ctx.store.db, { event: locked ? 'login.locked' : 'login.failure', target: username, ip: request.ip, details: { why } });
   if (delayMs) await sleep(delayMs);
-  if (locked) await checkLocked(ctx.store.db, keys, reply);
+  if (locked) {
+    const seconds = Math.max(1, Math.ceil((lockedUntil - Date.now()) / 1000));
+    void reply.header('retry-after', String(seconds));
+    throw new KilnError('RATE_LIMITED', `Too many failed sign-in attempts. Try again in ${seconds} s.`, {
+      details: { retryAfterSeconds: seconds },
+    });
+  }
   throw new KilnError('UNAUTHORIZED', message);
+}
+
+/**
+ * A secret asked of a signed-in person (the current password of change-password and the MFA routes, the
+ * code of mfa/disable) was wrong: counted like a failed login, answered 403 (or 429 once locked).
+ */
+export async function wrongCurrentPassword(
+  ctx: DaemonContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  username: string,
+  why: string,
+  message = 'The current password is wrong.',
+  reason = 'wrong-password',
+): Promise<never> {
+  try {
+    return await failLogin(ctx, request, reply, username, why, message);
+  } catch (e) {
+    if (e instanceof KilnError && e.code === 'UNAUTHORIZED') throw new KilnError('FORBIDDEN', message, { reason });
+    throw e;
+  }
+}
+
+/**
+ * Checks a secret of the account under the login throttle: the attempt is reserved first (429 without
+ * checking when the limit is reached), a wrong answer is counted, a right one gives the reservation back.
+ * `final` false: a second factor is still to come, so the pair's earlier failures are not forgiven yet.
+ */
+export async function guardedCheck(
+  ctx: DaemonContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  username: string,
+  check: () => Promise<boolean>,
+  onWrong: () => Promise<never>,
+  final = true,
+): Promise<void> {
+  const keys = throttleKeys(username, request.ip);
+  await reserveAttempt(ctx.store, keys, ctx.config.accounts, reply);
+  let ok = false;
+  try {
+    ok = await check();
+  } finally {
+    if (ok) await attemptSucceeded(ctx.store, keys, final);
+  }
+  if (!ok) await onWrong();
 }
 
 export async function passwordLogin(
@@ -47,17 +99,23 @@ export async function passwordLogin(
   password: string,
 ): Promise<Record<string, unknown>> {
   const db = ctx.store.db;
-  const keys = throttleKeys(username, request.ip);
-  await checkLocked(db, keys, reply);
   const user = await findUserByName(db, username);
-  // Verify against a dummy hash for unknown (or SSO-only) users so the answer time does not reveal who exists.
-  const ok = await verifySecret(password, user?.password_hash ?? (await dummyHash()));
-  if (!user || !ok || !user.password_hash) return failLogin(ctx, request, reply, username, user ? 'password' : 'unknown-user');
-  await recordSuccess(db, keys);
-  if (Number(user.mfa_enabled ?? 0) === 1) {
-    await audit(db, { event: 'login.mfa-challenge', actor: user, target: user.username, ip: request.ip });
-    return { requiresMfa: true, mfaToken: await createChallenge(db, user.id) };
+  const mfa = Number(user?.mfa_enabled ?? 0) === 1;
+  // Verify against a dummy hash for unknown (or SSO-only, or service) users so the answer time does not reveal who exists.
+  await guardedCheck(
+    ctx,
+    request,
+    reply,
+    username,
+    async () =>
+      (await verifySecret(password, user?.password_hash ?? (await dummyHash()))) && !!user?.password_hash && user.disabled_at == null,
+    () => failLogin(ctx, request, reply, username, user ? 'password' : 'unknown-user'),
+    !mfa,
+  );
+  if (mfa) {
+    await audit(db, { event: 'login.mfa-challenge', actor: user!, target: user!.username, ip: request.ip });
+    return { requiresMfa: true, mfaToken: await createChallenge(db, user!.id) };
   }
-  await audit(db, { event: 'login.success', actor: user, target: user.username, ip: request.ip, details: { method: 'password' } });
-  return issueSession(ctx, user);
+  await audit(db, { event: 'login.success', actor: user!, target: user!.username, ip: request.ip, details: { method: 'password' } });
+  return issueSession(ctx, user!);
 }

@@ -18,8 +18,34 @@ const USER = obj({
   team: { type: ['object', 'null'], properties: { id: str, name: str } },
   mfaEnabled: bool,
   sso: { type: ['string', 'null'] },
+  service: { type: 'boolean', description: 'A service account: no password, no MFA, keys issued by an admin.' },
+  disabled: { type: 'boolean', description: 'May not sign in; its keys answer 401 with reason owner-disabled.' },
   createdAt: str,
 });
+const CREATE_USER = (operationId: string, summary: string): Json =>
+  op(
+    operationId,
+    'users',
+    summary,
+    {
+      requestBody: body({
+        ...obj({
+          username: str,
+          password: { type: 'string', description: 'Required for a person; not allowed for a service account.' },
+          service: {
+            type: 'boolean',
+            description:
+              'A service account (CI, scripts): no password, cannot sign in with one, no MFA. An admin issues its keys with POST /api/v1/api-keys and userId.',
+          },
+          role: { type: 'string', enum: ['admin', 'user'] },
+          team: { type: ['string', 'null'] },
+        }),
+        required: ['username'],
+      }),
+    },
+    { '201': ok(obj({ user: USER }), 'Created') },
+    [400, 401, 403, 404, 409],
+  );
 const SESSION = obj({ token: str, expiresAt: { type: 'string', format: 'date-time' }, user: obj({ id: str, username: str, role: str }) });
 const TEAM = obj({ id: str, name: str, createdAt: str, members: { type: 'array', items: obj({ id: str, username: str }) } });
 const SETTINGS = SETTINGS_SCHEMA;
@@ -41,10 +67,10 @@ export function accountPaths(): Json {
       post: op(
         'changePassword',
         'auth',
-        'Change your password (a session; API keys are refused): keeps this session, ends your other sessions and revokes all your API keys.',
+        'Change your password (a session; API keys are refused): keeps this session, ends your other sessions and revokes all your API keys. A wrong current password counts towards the login lock (429 with Retry-After once locked).',
         { requestBody: body(obj({ currentPassword: str, newPassword: str }, ['currentPassword', 'newPassword'])) },
         { '200': ok(obj({ ok: bool, keptSession: bool })) },
-        [400, 401, 403],
+        [400, 401, 403, 429],
       ),
     },
     '/api/auth/users': {
@@ -56,32 +82,32 @@ export function accountPaths(): Json {
         { '200': ok(obj({ users: { type: 'array', items: USER } })) },
         [401, 403],
       ),
+      post: CREATE_USER('createUser', 'Create a user or service account (users:manage; no role above your own).'),
     },
     '/api/auth/register': {
-      post: op(
+      post: CREATE_USER(
         'registerUser',
-        'users',
-        'Create a user (users:manage; no role above your own).',
-        {
-          requestBody: body(
-            obj({ username: str, password: str, role: { type: 'string', enum: ['admin', 'user'] }, team: { type: ['string', 'null'] } }, [
-              'username',
-              'password',
-            ]),
-          ),
-        },
-        { '201': ok(obj({ user: USER }), 'Created') },
-        [400, 401, 403, 404, 409],
+        'Create a user or service account (users:manage; no role above your own). Same as POST /api/auth/users.',
       ),
     },
     '/api/auth/users/{id}': {
       put: op(
         'updateUser',
         'users',
-        "Change a user's role or team (users:manage; target authority; the last admin stays).",
+        "Change a user's role, team or standing (users:manage; target authority; the last admin stays an enabled admin).",
         {
           parameters: [idParam()],
-          requestBody: body(obj({ role: { type: 'string', enum: ['admin', 'user'] }, team: { type: ['string', 'null'] } })),
+          requestBody: body(
+            obj({
+              role: { type: 'string', enum: ['admin', 'user'] },
+              team: { type: ['string', 'null'] },
+              disabled: {
+                type: 'boolean',
+                description:
+                  'true: ends its sessions, refuses its sign-ins, and its API keys answer 401 owner-disabled; false: enables it again.',
+              },
+            }),
+          ),
         },
         { '200': ok(obj({ user: USER })) },
         [400, 401, 403, 404, 409],
@@ -103,10 +129,10 @@ export function accountPaths(): Json {
       post: op(
         'resetPassword',
         'users',
-        "Set a user's password; its sessions and API keys end (users:manage; target authority).",
+        "Set a person's password; its sessions and its own API keys end — never a service account's keys (users:manage; target authority). 409 for a service account, which has no password.",
         { parameters: [idParam()], requestBody: body(obj({ newPassword: str }, ['newPassword'])) },
         { '200': ok(obj({ ok: bool })) },
-        [400, 401, 403, 404],
+        [400, 401, 403, 404, 409],
       ),
     },
     '/api/auth/users/{id}/mfa/reset': {

@@ -56,6 +56,12 @@ export interface AuditEventsTable {
   details: string | null;
 }
 
+/** One row (id 1): bumped whenever a key, a user's standing or its sessions change, so caches in other processes notice. */
+export interface CredentialsVersionTable {
+  id: number;
+  version: number;
+}
+
 declare module '../store/schema.js' {
   interface UsersTable {
     mfa_secret?: string | null;
@@ -64,9 +70,18 @@ declare module '../store/schema.js' {
     mfa_enabled?: number;
     sso_provider?: string | null;
     sso_subject?: string | null;
+    /** 1: a service account (no password, no MFA; keys issued by an admin). Migration 0700. */
+    service?: number;
+    /** Set: the account may not sign in and its keys answer 401 owner-disabled. */
+    disabled_at?: number | null;
   }
   interface ApiKeysTable {
     expires_at?: number | null;
+    revoked_at?: number | null;
+    /** A rotated-out secret: the id of the key that carries the new secret. */
+    replaced_by?: string | null;
+    /** A rotated-out secret works until then (API_KEY_ROTATE_GRACE_S after the rotation). */
+    valid_until?: number | null;
   }
   interface Database {
     teams: TeamsTable;
@@ -76,6 +91,7 @@ declare module '../store/schema.js' {
     sso_requests: SsoRequestsTable;
     app_settings: AppSettingsTable;
     audit_events: AuditEventsTable;
+    credentials_version: CredentialsVersionTable;
   }
 }
 

@@ -33,6 +33,15 @@ export interface SsoIdentity {
 
 const SSO_STATE_TTL_MS = 10 * 60_000;
 
+/** A cookie's value from the Cookie header (the SSO round trips bind the browser with one). */
+export function cookie(header: string | undefined, name: string): string | undefined {
+  for (const part of (header ?? '').split(';')) {
+    const [k, ...v] = part.trim().split('=');
+    if (k === name) return v.join('=');
+  }
+  return undefined;
+}
+
 export async function putSsoRequest(
   db: Kysely<Database>,
   kind: string,
@@ -93,11 +102,13 @@ export async function userForIdentity(
     if (byMail && !byMail.sso_provider) {
       const why = !ctx.config.accounts.ssoLinkExisting
         ? 'linking existing accounts is off (SSO_LINK_EXISTING)'
-        : byMail.role === 'admin'
-          ? 'it is an administrator account'
-          : Number(byMail.mfa_enabled ?? 0) === 1
-            ? 'it has MFA enabled'
-            : undefined;
+        : Number(byMail.service ?? 0) === 1
+          ? 'it is a service account, which never signs in interactively'
+          : byMail.role === 'admin'
+            ? 'it is an administrator account'
+            : Number(byMail.mfa_enabled ?? 0) === 1
+              ? 'it has MFA enabled'
+              : undefined;
       if (why) {
         await audit(db, { event: 'login.sso-refused', actor: null, target: byMail.username, details: { provider: id.provider, why } });
         throw new KilnError(
@@ -153,6 +164,15 @@ export async function finishSso(
   adminGroup: string | undefined,
 ): Promise<unknown> {
   const { user, created } = await userForIdentity(ctx, id, adminGroup);
+  if (user.disabled_at != null) {
+    await audit(ctx.store.db, {
+      event: 'login.sso-refused',
+      actor: null,
+      target: user.username,
+      details: { provider: id.provider, why: 'disabled' },
+    });
+    throw new KilnError('UNAUTHORIZED', 'This account is disabled.', { reason: 'account-disabled' });
+  }
   if (created)
     await audit(ctx.store.db, {
       event: 'user.create',

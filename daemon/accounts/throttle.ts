@@ -1,5 +1,5 @@
 /**
- * Login protection, counted in the database so every instance shares it. Three counters per failure:
+ * Login protection, counted in the database so every instance shares it. Three counters per attempt:
  *
  * - the (username, address) pair: at LOGIN_MAX_FAILURES failures (counted over at least 15 minutes) the
  *   pair is locked for LOGIN_LOCK_MINUTES; after that lock one more failure locks it again for twice as
@@ -9,13 +9,23 @@
  * - the username over all addresses: never locks (anyone could lock anyone out, the admin included),
  *   but from half the limit on each failure is answered more slowly (250 ms steps, up to 3 s).
  *
+ * An attempt is *reserved* before the slow secret check: one transaction (rows locked FOR UPDATE on
+ * PostgreSQL; SQLite runs kysely transactions one at a time on its single connection) counts it as a
+ * failure and refuses it when the pair or address already holds its limit of attempts. So a burst of
+ * parallel guesses gets at most the limit checked, whatever their timing; the rest get 429 without a
+ * hash. A right answer gives its reservation back (attemptSucceeded).
+ *
+ * The same counters guard every place a secret of the account is checked: password login, the TOTP or
+ * recovery code of the second step, and the current password asked by change-password and the MFA routes.
+ *
  * So someone guessing the admin's password locks only their own address out; the admin, from another
  * address, still signs in. Unknown usernames are counted like real ones, so a lock reveals nothing about
  * who exists. The address is the client's as fastify sees it: behind a reverse proxy set TRUST_PROXY.
  */
 import type { FastifyReply } from 'fastify';
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import { KilnError } from '../../src/core/errors.js';
+import type { Store } from '../store/db.js';
 import type { Database } from '../store/schema.js';
 import type { AccountsConfig } from './config.js';
 
@@ -37,76 +47,181 @@ export function throttleKeys(username: string, ip: string): ThrottleKeys {
   return { user: `user:${name}`, ip: `ip:${ip}`, pair: `pair:${ip} ${name}` };
 }
 
-/** Throws RATE_LIMITED (with Retry-After on the reply) when the pair or the address is locked. */
-export async function checkLocked(db: Kysely<Database>, keys: ThrottleKeys, reply: FastifyReply, now = Date.now()): Promise<void> {
-  const rows = await db.selectFrom('login_throttle').selectAll().where('key', 'in', [keys.pair, keys.ip]).execute();
-  const until = Math.max(0, ...rows.map((r) => Number(r.locked_until ?? 0)));
-  if (until > now) {
-    const seconds = Math.ceil((until - now) / 1000);
-    void reply.header('retry-after', String(seconds));
-    throw new KilnError('RATE_LIMITED', `Too many failed sign-in attempts. Try again in ${seconds} s.`, {
-      details: { retryAfterSeconds: seconds },
-    });
-  }
-}
-
-interface Count {
+interface Row {
+  key: string;
   failures: number;
   first_at: number;
   locked_until: number | null;
   locks: number;
 }
 
-/** The next state of one counter after a failure. */
-function next(key: string, row: Count | undefined, c: AccountsConfig, now: number): Count {
-  const lockMs = c.loginLockMinutes * 60_000;
-  // Failures are counted over at least 15 minutes, however short the lock: slow guessing still adds up.
-  const windowMs = Math.max(lockMs, COUNT_WINDOW_MS);
-  const locks = row && row.locked_until !== null && Number(row.locked_until) + LOCK_MEMORY_MS > now ? Number(row.locks ?? 0) : 0;
-  if (key.startsWith('user:')) {
-    const fresh = !row || Number(row.first_at) + windowMs < now;
-    return { failures: fresh ? 1 : row.failures + 1, first_at: fresh ? now : Number(row.first_at), locked_until: null, locks: 0 };
-  }
-  const limit = key.startsWith('ip:') ? c.loginMaxFailures * 5 : c.loginMaxFailures;
-  if (key.startsWith('pair:') && locks > 0) {
-    // A pair that has been locked before is locked again at its next failure, for twice as long.
-    const ms = Math.min(MAX_LOCK_MS, lockMs * 2 ** locks);
-    return { failures: limit, first_at: now, locked_until: now + ms, locks: locks + 1 };
-  }
-  const lockOver = row?.locked_until != null && Number(row.locked_until) <= now;
-  const fresh = !row || Number(row.first_at) + windowMs < now || lockOver;
-  const failures = fresh ? 1 : row.failures + 1;
-  if (failures >= limit) return { failures, first_at: fresh ? now : Number(row!.first_at), locked_until: now + lockMs, locks: 1 };
-  return { failures, first_at: fresh ? now : Number(row!.first_at), locked_until: null, locks: key.startsWith('pair:') ? locks : 0 };
+function limitOf(key: string, c: AccountsConfig): number {
+  if (key.startsWith('user:')) return Infinity;
+  return key.startsWith('ip:') ? c.loginMaxFailures * 5 : c.loginMaxFailures;
 }
 
-/** Counts a failure; returns how long to hold the answer back and whether it locked the pair or address. */
-export async function recordFailure(
-  db: Kysely<Database>,
+function lockMs(c: AccountsConfig): number {
+  return c.loginLockMinutes * 60_000;
+}
+
+function rateLimited(until: number, now: number, reply?: FastifyReply, what = 'failed sign-in attempts'): KilnError {
+  const seconds = Math.max(1, Math.ceil((until - now) / 1000));
+  if (reply) void reply.header('retry-after', String(seconds));
+  return new KilnError('RATE_LIMITED', `Too many ${what}. Try again in ${seconds} s.`, { details: { retryAfterSeconds: seconds } });
+}
+
+/**
+ * Runs `f` on the counters of `keys` inside one transaction, rows created when missing and locked
+ * against concurrent attempts; `f` returns the rows to write back.
+ */
+async function withCounters<T>(
+  store: Store,
+  keys: string[],
+  now: number,
+  f: (rows: Map<string, Row>) => { write: Row[]; result: T },
+): Promise<T> {
+  const sorted = [...new Set(keys)].sort(); // one lock order for every transaction: no deadlocks
+  return store.db.transaction().execute(async (tx: Transaction<Database>) => {
+    await tx
+      .insertInto('login_throttle')
+      .values(sorted.map((key) => ({ key, failures: 0, first_at: now, locked_until: null, locks: 0 })))
+      .onConflict((oc) => oc.column('key').doNothing())
+      .execute();
+    let q = tx.selectFrom('login_throttle').selectAll().where('key', 'in', sorted).orderBy('key');
+    if (store.kind === 'postgres') q = q.forUpdate();
+    const rows = new Map<string, Row>();
+    for (const r of await q.execute())
+      rows.set(r.key, {
+        key: r.key,
+        failures: Number(r.failures),
+        first_at: Number(r.first_at),
+        locked_until: r.locked_until == null ? null : Number(r.locked_until),
+        locks: Number(r.locks ?? 0),
+      });
+    const { write, result } = f(rows);
+    for (const { key, ...v } of write) await tx.updateTable('login_throttle').set(v).where('key', '=', key).execute();
+    return result;
+  });
+}
+
+/** A counter as it stands at `now`: an over window or an ended lock starts counting afresh. */
+function current(row: Row, c: AccountsConfig, now: number): Row {
+  const windowMs = Math.max(lockMs(c), COUNT_WINDOW_MS);
+  // A lock that has ended starts a fresh count once (first_at moves past it); the lock itself stays
+  // recorded for LOCK_MEMORY_MS so the pair's next failure locks it again, for longer.
+  const lockOver = row.locked_until !== null && row.locked_until <= now && row.first_at < row.locked_until;
+  const remembered = row.locked_until !== null && row.locked_until + LOCK_MEMORY_MS > now;
+  const locks = remembered ? row.locks : 0;
+  if (row.first_at + windowMs < now || lockOver) return { ...row, failures: 0, first_at: now, locks };
+  return { ...row, locks };
+}
+
+/**
+ * Reserves one attempt for the pair, the address and the username before a secret is checked. Throws
+ * RATE_LIMITED (Retry-After on the reply) when the pair or address is locked or already holds its limit
+ * of attempts; nothing is checked then.
+ */
+export async function reserveAttempt(
+  store: Store,
+  keys: ThrottleKeys,
+  c: AccountsConfig,
+  reply?: FastifyReply,
+  now = Date.now(),
+): Promise<void> {
+  const refused = await withCounters(store, [keys.pair, keys.ip, keys.user], now, (rows) => {
+    const locked = [keys.pair, keys.ip].map((k) => rows.get(k)!).find((r) => r.locked_until !== null && r.locked_until > now);
+    if (locked) return { write: [], result: locked.locked_until! };
+    const next = [keys.pair, keys.ip, keys.user].map((k) => current(rows.get(k)!, c, now));
+    const full = next.find((r) => r.failures >= limitOf(r.key, c));
+    if (full) {
+      // The limit is already in flight or spent: lock now, so the answer can say how long to wait.
+      const until = now + lockMs(c);
+      return { write: [{ ...full, locked_until: until }], result: until };
+    }
+    return { write: next.map((r) => ({ ...r, failures: r.failures + 1 })), result: 0 };
+  });
+  if (refused) throw rateLimited(refused, now, reply);
+}
+
+/**
+ * The reserved attempt failed: locks a pair or address that has reached its limit (a pair locked before
+ * is locked again at once, for twice as long). Returns how long to hold the answer back and whether it locked.
+ */
+export async function attemptFailed(
+  store: Store,
   keys: ThrottleKeys,
   c: AccountsConfig,
   now = Date.now(),
-): Promise<{ delayMs: number; locked: boolean }> {
-  let delayMs = 0;
-  let locked = false;
-  for (const key of [keys.pair, keys.ip, keys.user]) {
-    const row = await db.selectFrom('login_throttle').selectAll().where('key', '=', key).executeTakeFirst();
-    const n = next(key, row as Count | undefined, c, now);
-    await db
-      .insertInto('login_throttle')
-      .values({ key, ...n })
-      .onConflict((oc) => oc.column('key').doUpdateSet(n))
-      .execute();
-    if (n.locked_until) locked = true;
-    const half = Math.ceil(c.loginMaxFailures / 2) * (key.startsWith('ip:') ? 5 : 1);
-    if (n.failures > half) delayMs = Math.max(delayMs, Math.min(MAX_DELAY_MS, (n.failures - half) * STEP_DELAY_MS));
-  }
-  return { delayMs, locked };
+): Promise<{ delayMs: number; locked: boolean; lockedUntil: number }> {
+  return withCounters(store, [keys.pair, keys.ip, keys.user], now, (rows) => {
+    let delayMs = 0;
+    let lockedUntil = 0;
+    const write: Row[] = [];
+    for (const key of [keys.pair, keys.ip, keys.user]) {
+      const r = rows.get(key)!;
+      const half = Math.ceil(c.loginMaxFailures / 2) * (key.startsWith('ip:') ? 5 : 1);
+      if (r.failures > half) delayMs = Math.max(delayMs, Math.min(MAX_DELAY_MS, (r.failures - half) * STEP_DELAY_MS));
+      if (key.startsWith('user:') || (r.locked_until !== null && r.locked_until > now)) {
+        if (r.locked_until !== null && r.locked_until > now) lockedUntil = Math.max(lockedUntil, r.locked_until);
+        continue;
+      }
+      const cur = current(r, c, now);
+      const escalate = key.startsWith('pair:') && cur.locks > 0;
+      if (escalate || cur.failures >= limitOf(key, c)) {
+        const ms = escalate ? Math.min(MAX_LOCK_MS, lockMs(c) * 2 ** cur.locks) : lockMs(c);
+        const until = now + ms;
+        lockedUntil = Math.max(lockedUntil, until);
+        write.push({ ...cur, failures: Math.max(cur.failures, limitOf(key, c)), locked_until: until, locks: cur.locks + 1 });
+      }
+    }
+    return { write, result: { delayMs, locked: lockedUntil > now, lockedUntil } };
+  });
 }
 
-/** A successful sign-in clears the pair's count (not the address's: one good account must not launder guesses). */
-export async function recordSuccess(db: Kysely<Database>, keys: ThrottleKeys): Promise<void> {
-  await db.deleteFrom('login_throttle').where('key', '=', keys.pair).execute();
+/**
+ * The reserved attempt was right. `final`: the person is fully signed in (or proved the password), which
+ * clears the pair; otherwise (a second factor is still to come) the pair keeps its count minus this one.
+ * The address and the username only get their reservation back: one good account must not launder guesses.
+ */
+export async function attemptSucceeded(store: Store, keys: ThrottleKeys, final: boolean, now = Date.now()): Promise<void> {
+  await withCounters(store, [keys.pair, keys.ip, keys.user], now, (rows) => ({
+    write: [keys.pair, keys.ip, keys.user].map((k) => {
+      const r = rows.get(k)!;
+      if (final && k === keys.pair) return { ...r, failures: 0, locked_until: null, locks: 0 };
+      return { ...r, failures: Math.max(0, r.failures - 1) };
+    }),
+    result: undefined,
+  }));
+}
+
+/** Throws RATE_LIMITED (with Retry-After) when the pair or the address is locked. */
+export async function checkLocked(db: Kysely<Database>, keys: ThrottleKeys, reply: FastifyReply, now = Date.now()): Promise<void> {
+  const rows = await db.selectFrom('login_throttle').selectAll().where('key', 'in', [keys.pair, keys.ip]).execute();
+  const until = Math.max(0, ...rows.map((r) => Number(r.locked_until ?? 0)));
+  if (until > now) throw rateLimited(until, now, reply);
+}
+
+/**
+ * A fixed-window rate limit on an action (`rate:<action>:<who>`), counted atomically in the same table:
+ * at most `max` per `windowMs`, then RATE_LIMITED with Retry-After until the window ends.
+ */
+export async function rateLimit(
+  store: Store,
+  key: string,
+  max: number,
+  windowMs: number,
+  what: string,
+  reply?: FastifyReply,
+  now = Date.now(),
+): Promise<void> {
+  const k = `rate:${key}`;
+  const until = await withCounters(store, [k], now, (rows) => {
+    const r = rows.get(k)!;
+    const fresh = r.first_at + windowMs <= now ? { ...r, failures: 0, first_at: now } : r;
+    if (fresh.failures >= max) return { write: [], result: fresh.first_at + windowMs };
+    return { write: [{ ...fresh, failures: fresh.failures + 1 }], result: 0 };
+  });
+  if (until) throw rateLimited(until, now, reply, what);
 }
 
 export function sleep(ms: number): Promise<void> {

@@ -14,7 +14,10 @@ import type { Kysely } from 'kysely';
 import { KilnError } from '../../src/core/errors.js';
 import type { AuthUser, Authenticator } from '../auth/authenticate.js';
 import { roleHas } from '../auth/permissions.js';
+import { initialPasswordCleanup } from '../auth/bootstrap.js';
+import { bumpCredentials } from '../auth/credentials-version.js';
 import { hashSecret } from '../auth/secrets.js';
+import { revokeUserKeys } from '../store/api-keys.js';
 import type { Database, Role, UsersTable } from '../store/schema.js';
 import { isFinal, type JobRow } from '../store/jobs.js';
 import { createUser, findUserById, findUserByName } from '../store/users.js';
@@ -29,6 +32,9 @@ export interface UserView {
   team: { id: string; name: string } | null;
   mfaEnabled: boolean;
   sso: string | null;
+  /** A service account: no password, no MFA, keys issued by an admin. */
+  service: boolean;
+  disabled: boolean;
   createdAt: string;
 }
 
@@ -41,6 +47,8 @@ export async function userView(db: Kysely<Database>, u: UsersTable): Promise<Use
     team: team ?? null,
     mfaEnabled: Number(u.mfa_enabled ?? 0) === 1,
     sso: u.sso_provider ?? null,
+    service: Number(u.service ?? 0) === 1,
+    disabled: u.disabled_at != null,
     createdAt: new Date(Number(u.created_at)).toISOString(),
   };
 }
@@ -55,20 +63,23 @@ export async function listUsers(db: Kysely<Database>): Promise<UserView[]> {
     team: (u.team_id && teams.get(u.team_id)) || null,
     mfaEnabled: Number(u.mfa_enabled ?? 0) === 1,
     sso: u.sso_provider ?? null,
+    service: Number(u.service ?? 0) === 1,
+    disabled: u.disabled_at != null,
     createdAt: new Date(Number(u.created_at)).toISOString(),
   }));
 }
 
 /** Minimum strength: at least 10 characters, 5 of them different, and not built around the username. */
 export function checkPasswordStrength(password: string, username: string, field = 'password'): void {
-  const problems: string[] = [];
-  if (password.length < 10) problems.push('at least 10 characters');
-  if (password.length > 1000) problems.push('at most 1000 characters');
-  if (new Set(password).size < 5) problems.push('at least 5 different characters');
-  if (username.length >= 3 && password.toLowerCase().includes(username.toLowerCase())) problems.push('not containing the username');
-  if (problems.length)
-    throw new KilnError('VALIDATION_ERROR', `The ${field} is too weak: it needs ${problems.join(', ')}.`, {
-      details: [{ path: field, message: problems.join(', ') }],
+  const needs: string[] = [];
+  if (password.length < 10) needs.push('at least 10 characters');
+  if (password.length > 1000) needs.push('at most 1000 characters');
+  if (new Set(password).size < 5) needs.push('at least 5 different characters');
+  const hasName = username.length >= 3 && password.toLowerCase().includes(username.toLowerCase());
+  const parts = [...(needs.length ? [`it needs ${needs.join(', ')}`] : []), ...(hasName ? ['it must not contain the username'] : [])];
+  if (parts.length)
+    throw new KilnError('VALIDATION_ERROR', `The ${field} is too weak: ${parts.join('; ')}.`, {
+      details: [{ path: field, message: [...needs, ...(hasName ? ['must not contain the username'] : [])].join(', ') }],
     });
 }
 
@@ -145,13 +156,20 @@ export async function registerUser(db: Kysely<Database>, actor: AuthUser, body: 
   const username = checkUsername(body.username);
   const role = body.role === undefined ? 'user' : parseRole(body.role);
   requireRoleAuthority(actor, role);
-  if (typeof body.password !== 'string')
+  if (body.service !== undefined && typeof body.service !== 'boolean')
+    throw new KilnError('VALIDATION_ERROR', 'service must be true or false.', { details: [{ path: 'service', message: 'invalid' }] });
+  const service = body.service === true;
+  if (service && body.password !== undefined)
+    throw new KilnError('VALIDATION_ERROR', 'A service account has no password: it works with API keys an admin issues for it.', {
+      details: [{ path: 'password', message: 'not allowed for a service account' }],
+    });
+  if (!service && typeof body.password !== 'string')
     throw new KilnError('VALIDATION_ERROR', 'password is required (a string).', { details: [{ path: 'password', message: 'required' }] });
-  checkPasswordStrength(body.password, username);
+  if (!service) checkPasswordStrength(body.password as string, username);
   const teamId = body.team === undefined ? null : await resolveTeam(db, body.team);
   if (await findUserByName(db, username)) throw new KilnError('CONFLICT', `The username ${username} is taken.`);
   try {
-    return await createUser(db, { username, password: body.password, role, teamId });
+    return await createUser(db, { username, password: service ? null : (body.password as string), role, teamId, service });
   } catch (e) {
     if (await findUserByName(db, username)) throw new KilnError('CONFLICT', `The username ${username} is taken.`);
     throw e;
@@ -169,8 +187,8 @@ export async function updateUser(
   const patch: Partial<UsersTable> = {};
   const changes: Record<string, unknown> = {};
   for (const k of Object.keys(body))
-    if (k !== 'role' && k !== 'team')
-      throw new KilnError('VALIDATION_ERROR', `Unknown field ${k}: only role and team can be changed here.`, {
+    if (k !== 'role' && k !== 'team' && k !== 'disabled')
+      throw new KilnError('VALIDATION_ERROR', `Unknown field ${k}: only role, team and disabled can be changed here.`, {
         details: [{ path: k, message: 'unknown' }],
       });
   if (body.role !== undefined) {
@@ -189,36 +207,61 @@ export async function updateUser(
       changes.team = { from: target.team_id, to: teamId };
     }
   }
+  if (body.disabled !== undefined) {
+    if (typeof body.disabled !== 'boolean')
+      throw new KilnError('VALIDATION_ERROR', 'disabled must be true or false.', { details: [{ path: 'disabled', message: 'invalid' }] });
+    if (body.disabled !== (target.disabled_at != null)) {
+      if (body.disabled) {
+        if (target.id === actor.id) throw new KilnError('CONFLICT', 'You cannot disable your own account.');
+        await requireNotLastAdmin(db, target, 'disabled');
+      }
+      patch.disabled_at = body.disabled ? Date.now() : null;
+      changes.disabled = body.disabled;
+    }
+  }
   if (Object.keys(patch).length) {
-    await db
-      .updateTable('users')
-      .set({ ...patch, updated_at: Date.now() })
-      .where('id', '=', id)
-      .execute();
-    // Cached API-key verifications carry the old role.
+    await db.transaction().execute(async (tx) => {
+      await tx
+        .updateTable('users')
+        .set({ ...patch, updated_at: Date.now() })
+        .where('id', '=', id)
+        .execute();
+      if (patch.disabled_at) await tx.deleteFrom('sessions').where('user_id', '=', id).execute();
+      // Cached API-key verifications (in every instance) carry the old role and standing.
+      await bumpCredentials(tx);
+    });
     auth?.forgetUser(id);
   }
   return { user: (await findUserById(db, id))!, changes };
 }
 
-/** Sets a new password and signs the user out everywhere except `keepSessionId`, and revokes its API keys. */
+/** Sets a new password and signs the user out everywhere except `keepSessionId`, and revokes its own API keys. */
 export async function setPassword(
   db: Kysely<Database>,
   auth: Pick<Authenticator, 'forgetUser'> | undefined,
   user: UsersTable,
   password: string,
   keepSessionId?: string,
+  /** The data dir: a generated initial-admin-password file holding this user's old password is removed. */
+  dataDir?: string,
 ): Promise<void> {
+  if (Number(user.service ?? 0) === 1)
+    throw new KilnError('CONFLICT', `${user.username} is a service account: it has no password (rotate or revoke its API keys instead).`, {
+      reason: 'service-account',
+    });
   checkPasswordStrength(password, user.username, 'newPassword');
   const hash = await hashSecret(password);
+  const dropInitial = dataDir ? await initialPasswordCleanup(dataDir, user.password_hash) : undefined;
   await db.transaction().execute(async (tx) => {
     await tx.updateTable('users').set({ password_hash: hash, updated_at: Date.now() }).where('id', '=', user.id).execute();
     let q = tx.deleteFrom('sessions').where('user_id', '=', user.id);
     if (keepSessionId) q = q.where('id', '!=', keepSessionId);
     await q.execute();
-    await tx.deleteFrom('api_keys').where('user_id', '=', user.id).execute();
+    // Only this person's own keys: service accounts own theirs, so a reset never touches CI keys.
+    await revokeUserKeys(tx, user.id);
     await tx.deleteFrom('mfa_challenges').where('user_id', '=', user.id).execute();
   });
+  await dropInitial?.();
   auth?.forgetUser(user.id);
 }
 
@@ -236,6 +279,22 @@ async function deleteOwnedLibrary(db: Kysely<Database>, sharedDir: string, userI
   // Acting as the owner: the library's own rules, no admin bypass needed.
   for (const it of items) await library.deleteItem({ id: userId, role: 'user' }, it.id);
   const r = await db.deleteFrom('pipelines').where('owner_id', '=', userId).executeTakeFirst();
+  return { files: items.length, pipelines: Number(r.numDeletedRows) };
+}
+
+/**
+ * Library items and pipelines whose owner no longer exists: work of a deleted user that was committing
+ * while the user was deleted. Run after every deletion and by the upkeep sweep.
+ */
+export async function deleteOrphans(db: Kysely<Database>, sharedDir: string): Promise<{ files: number; pipelines: number }> {
+  const live = db.selectFrom('users').select('id');
+  const items = await db.selectFrom('library_items').select(['id', 'owner_id']).where('owner_id', 'not in', live).execute();
+  if (items.length) {
+    const { LibraryService } = await import('../library/service.js');
+    const library = new LibraryService(db, sharedDir, 0);
+    for (const it of items) await library.deleteItem({ id: it.owner_id, role: 'user' }, it.id).catch(() => {});
+  }
+  const r = await db.deleteFrom('pipelines').where('owner_id', 'not in', live).executeTakeFirst();
   return { files: items.length, pipelines: Number(r.numDeletedRows) };
 }
 
@@ -268,7 +327,10 @@ export async function deleteUser(
     await tx.deleteFrom('mfa_recovery_codes').where('user_id', '=', id).execute();
     await tx.deleteFrom('mfa_challenges').where('user_id', '=', id).execute();
     await tx.deleteFrom('users').where('id', '=', id).execute();
+    await bumpCredentials(tx);
   });
+  // Work of the user that was committing meanwhile (an upload in flight) left orphans: sweep them too.
+  await deleteOrphans(db, sharedDir);
   for (const j of owned) {
     const dir = j.work_dir ?? (jobs ? path.join(jobs.jobsDir, j.id) : undefined);
     if (dir) await rm(dir, { recursive: true, force: true }).catch(() => {});

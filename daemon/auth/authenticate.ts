@@ -3,8 +3,13 @@
  *
  * API keys are verified with one scrypt (their non-secret prefix finds the row). Successful
  * verifications are cached for KEY_CACHE_MS under the key's sha256, so a client hammering the API with
- * a key pays scrypt once a minute instead of on every request; deleting a key through this instance
- * drops it from the cache at once (other instances notice within KEY_CACHE_MS).
+ * a key pays scrypt once a minute instead of on every request. The cache is only trusted while the
+ * database's credentials version (daemon/auth/credentials-version.ts) is the one it was filled under:
+ * every revocation, rotation, deletion or role change, by any instance or by `kiln admin` on the data
+ * dir, bumps it, and the next request of every instance starts from an empty cache.
+ *
+ * A key that no longer works says why (error.details.reason): revoked, expired, rotated (its grace period
+ * after a rotation is over), owner-disabled, or unknown (never issued, or its owner was deleted).
  */
 import type { FastifyRequest } from 'fastify';
 import { KilnError } from '../../src/core/errors.js';
@@ -14,6 +19,7 @@ import type { Store } from '../store/db.js';
 import type { Role, UsersTable } from '../store/schema.js';
 import { findSession } from '../store/sessions.js';
 import { firstAdmin } from '../store/users.js';
+import { credentialsVersion } from './credentials-version.js';
 import { isApiKeyShape, sha256, verifySecret } from './secrets.js';
 
 export interface AuthUser {
@@ -25,6 +31,23 @@ export interface AuthUser {
   via: 'session' | 'api-key' | 'open' | 'service';
   sessionId?: string;
   apiKeyId?: string;
+  /** The calling API key's expiry (epoch ms; null: none): keys it makes may not outlive it. */
+  keyExpiresAt?: number | null;
+}
+
+export type KeyRefusal = 'revoked' | 'expired' | 'rotated' | 'owner-disabled' | 'unknown';
+
+const REFUSALS: Record<KeyRefusal, string> = {
+  revoked: 'The API key was revoked.',
+  expired: 'The API key has expired. Create a new one.',
+  rotated: 'The API key was rotated and its grace period is over: use the new key.',
+  'owner-disabled': 'The account that owns this API key is disabled.',
+  unknown: 'The API key is not valid (never issued, or its owner was deleted).',
+};
+
+/** 401 for an API key, with the reason in error.details.reason (and error.reason as api-key-<reason>). */
+export function keyRefused(reason: KeyRefusal, message = REFUSALS[reason]): KilnError {
+  return new KilnError('UNAUTHORIZED', message, { reason: `api-key-${reason}`, details: { reason } });
 }
 
 declare module 'fastify' {
@@ -48,6 +71,8 @@ function fromRow(u: UsersTable, via: AuthUser['via'], extra: Partial<AuthUser> =
 
 export class Authenticator {
   private keyCache = new Map<string, { user: AuthUser; until: number }>();
+  /** The credentials version the cache was filled under. */
+  private cacheVersion = -1;
   private openUser?: { user: AuthUser; until: number };
 
   constructor(
@@ -69,7 +94,13 @@ export class Authenticator {
     const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
     if (!m) throw new KilnError('UNAUTHORIZED', 'The Authorization header must be "Bearer <session token or API key>".');
     const token = m[1]!;
-    return isApiKeyShape(token) ? this.byApiKey(token) : this.bySession(token);
+    if (isApiKeyShape(token)) return this.byApiKey(token);
+    if (token.startsWith('si_'))
+      throw keyRefused(
+        'unknown',
+        'This is not a valid API key: kiln keys are si_ followed by 96 hexadecimal characters (check for a cut-off copy).',
+      );
+    return this.bySession(token);
   }
 
   private async bySession(token: string): Promise<AuthUser> {
@@ -77,28 +108,39 @@ export class Authenticator {
     if (!s) throw new KilnError('UNAUTHORIZED', 'The session token is not valid (signed out or never issued). Log in again.');
     if (s.expiresAt <= Date.now())
       throw new KilnError('UNAUTHORIZED', 'The session has expired. Log in again.', { reason: 'session-expired' });
+    if (s.user.disabled_at != null) throw new KilnError('UNAUTHORIZED', 'This account is disabled.', { reason: 'account-disabled' });
     return fromRow(s.user, 'session', { sessionId: s.sessionId });
   }
 
   private async byApiKey(key: string): Promise<AuthUser> {
+    const version = await credentialsVersion(this.store.db);
+    if (version !== this.cacheVersion) {
+      this.keyCache.clear();
+      this.cacheVersion = version;
+    }
     const cacheKey = sha256(key);
     const hit = this.keyCache.get(cacheKey);
-    if (hit && hit.until > Date.now()) return hit.user;
+    const now = Date.now();
+    if (hit && hit.until > now) return hit.user;
     if (hit) this.keyCache.delete(cacheKey);
     for (const row of await findKeysByPrefix(this.store.db, keyPrefix(key))) {
-      if (await verifySecret(key, row.key_hash)) {
-        const expiresAt = row.expires_at == null ? Infinity : Number(row.expires_at);
-        if (expiresAt <= Date.now())
-          throw new KilnError('UNAUTHORIZED', 'The API key has expired. Create a new one.', { reason: 'api-key-expired' });
-        const user = fromRow(row.user, 'api-key', { apiKeyId: row.id });
-        if (this.keyCache.size >= KEY_CACHE_MAX) this.keyCache.delete(this.keyCache.keys().next().value!);
-        // Never cache past the key's expiry.
-        this.keyCache.set(cacheKey, { user, until: Math.min(expiresAt, Date.now() + KEY_CACHE_MS) });
-        await touchApiKey(this.store.db, row.id);
-        return user;
-      }
+      if (!(await verifySecret(key, row.key_hash))) continue;
+      if (row.revoked_at != null) throw keyRefused('revoked');
+      const graceEnd = row.replaced_by ? Number(row.valid_until ?? 0) : Infinity;
+      if (graceEnd <= now) throw keyRefused('rotated');
+      const expiresAt = row.expires_at == null ? Infinity : Number(row.expires_at);
+      if (expiresAt <= now) throw keyRefused('expired');
+      if (row.user.disabled_at != null) throw keyRefused('owner-disabled');
+      // A rotated-out secret acts as the key it was replaced by.
+      const keyId = row.replaced_by ?? row.id;
+      const user = fromRow(row.user, 'api-key', { apiKeyId: keyId, keyExpiresAt: row.expires_at == null ? null : Number(row.expires_at) });
+      if (this.keyCache.size >= KEY_CACHE_MAX) this.keyCache.delete(this.keyCache.keys().next().value!);
+      // Never cache past the key's expiry or the end of its grace period.
+      this.keyCache.set(cacheKey, { user, until: Math.min(expiresAt, graceEnd, now + KEY_CACHE_MS) });
+      await touchApiKey(this.store.db, row.id);
+      return user;
     }
-    throw new KilnError('UNAUTHORIZED', 'The API key is not valid (revoked or never issued).');
+    throw keyRefused('unknown');
   }
 
   /** Drops cached verifications of a key (after it is deleted). */

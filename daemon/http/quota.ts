@@ -2,10 +2,17 @@
  * The per-user job storage quota (userQuotaMb: settings, team, USER_QUOTA_MB): what a user's jobs hold on disk until the sweeper
  * removes them — the outputs of finished jobs (their recorded size), the work directories of queued and
  * running ones (measured), and uploads still arriving at this instance. An upload that would pass the
- * quota is cut and answered 413. Concurrent uploads on other instances are seen once their job is recorded.
+ * quota is cut and answered 413.
+ *
+ * Parallel uploads of one user must not each see the same free room (issue #21): every chunk is
+ * checked against the stored bytes plus all of the user's uploads in flight at that moment (one
+ * synchronous check, so nothing interleaves), and an upload stays in flight until its answer is sent —
+ * by then its job is recorded and counted. Counting it twice meanwhile errs on the safe side. Uploads
+ * on other instances are seen once their job is recorded.
  */
 import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import { KilnError } from '../../src/core/errors.js';
 import type { Database } from '../store/schema.js';
@@ -13,6 +20,8 @@ import type { Database } from '../store/schema.js';
 const MB = 1048576;
 /** Bytes of uploads in progress per user, in this process. */
 const inFlight = new Map<string, number>();
+/** The charge of a request, released when its answer has been sent (installQuotaRelease). */
+const held = new WeakMap<FastifyRequest, QuotaCharge>();
 
 async function du(dir: string): Promise<number> {
   let total = 0;
@@ -29,6 +38,7 @@ async function du(dir: string): Promise<number> {
   return total;
 }
 
+/** What the user's jobs hold on disk, uploads in flight not included. */
 export async function jobStorageUsed(db: Kysely<Database>, userId: string): Promise<number> {
   // One aggregate for finished jobs (a user may hold thousands), a walk only of the few still running.
   const done = await db
@@ -45,7 +55,7 @@ export async function jobStorageUsed(db: Kysely<Database>, userId: string): Prom
     .where('owner_id', '=', userId)
     .where('status', 'in', ['queued', 'running'])
     .execute();
-  let used = (inFlight.get(userId) ?? 0) + Number(done?.bytes ?? 0);
+  let used = Number(done?.bytes ?? 0);
   for (const r of open) used += r.work_dir ? await du(r.work_dir) : 0;
   return used;
 }
@@ -53,28 +63,29 @@ export async function jobStorageUsed(db: Kysely<Database>, userId: string): Prom
 export interface QuotaCharge {
   /** Counts `n` more bytes of this upload; throws LIMIT_EXCEEDED past the quota. */
   add(n: number): void;
-  /** The upload has ended (on disk in its job, or failed): stop counting it as in flight. */
+  /** The upload has ended (its job recorded and answered, or failed): stop counting it as in flight. */
   release(): void;
 }
 
 export async function chargeQuota(db: Kysely<Database>, userId: string | undefined, quotaMb: number): Promise<QuotaCharge> {
   if (!userId || quotaMb <= 0) return { add() {}, release() {} };
   const limit = quotaMb * MB;
-  const usedBefore = await jobStorageUsed(db, userId);
+  const stored = await jobStorageUsed(db, userId);
   let mine = 0;
   let released = false;
-  const over = () =>
+  const over = (used: number) =>
     new KilnError(
       'LIMIT_EXCEEDED',
-      `This upload would pass your job storage quota of ${quotaMb} MB (USER_QUOTA_MB): ${Math.round(usedBefore / MB)} MB are held by your earlier jobs until they expire (outputTtlHours). Delete finished jobs, or wait.`,
-      { details: { quotaMb, usedMb: Math.round(usedBefore / MB) } },
+      `This upload would pass your job storage quota of ${quotaMb} MB (USER_QUOTA_MB): ${Math.round(used / MB)} MB are held by your earlier jobs and uploads until they expire (outputTtlHours). Delete finished jobs, or wait.`,
+      { details: { quotaMb, usedMb: Math.round(used / MB) } },
     );
-  if (usedBefore >= limit) throw over();
+  if (stored + (inFlight.get(userId) ?? 0) >= limit) throw over(stored + (inFlight.get(userId) ?? 0));
   return {
     add(n) {
+      const others = inFlight.get(userId) ?? 0;
       mine += n;
-      inFlight.set(userId, (inFlight.get(userId) ?? 0) + n);
-      if (usedBefore + mine > limit) throw over();
+      inFlight.set(userId, others + n);
+      if (stored + others + n > limit) throw over(stored + others - (mine - n));
     },
     release() {
       if (released) return;
@@ -84,4 +95,16 @@ export async function chargeQuota(db: Kysely<Database>, userId: string | undefin
       else inFlight.delete(userId);
     },
   };
+}
+
+/** Keeps a finished upload counted until the request's answer is sent (or its connection closes). */
+export function holdUntilAnswered(request: FastifyRequest, charge: QuotaCharge): void {
+  held.set(request, charge);
+}
+
+export function installQuotaRelease(app: FastifyInstance): void {
+  app.addHook('onRequest', async (request, reply) => {
+    // 'close' comes after the answer is sent and also when the client goes away: always, once.
+    reply.raw.once('close', () => held.get(request)?.release());
+  });
 }

@@ -1,11 +1,11 @@
 /**
  * Multipart uploads streamed straight to disk in the job's directory (never buffered whole), and the
  * mapping of form fields to a tool's inputs and settings. Limits, each answered 413 naming its number
- * and setting: a file (MAX_UPLOAD_MB), a text field (MAX_FIELD_KB; text fields together 4 times that),
+ * and setting: a file (MAX_UPLOAD_MB), a text field (MAX_FIELD_KB), text fields together (MAX_TEXT_KB,
+ * counted on the wire as they arrive: wire-guard.ts),
  * the number of fields, the whole request (MAX_REQUEST_MB), and the user's job storage (USER_QUOTA_MB).
  */
 import { createWriteStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -14,7 +14,8 @@ import { KilnError } from '../../src/core/errors.js';
 import { safeFileName } from '../../src/core/paths.js';
 import { coerceSettingValue, describeSettings } from '../../src/core/settings.js';
 import type { InputFile, Tool, ToolInputs } from '../../src/core/tool.js';
-import { chargeQuota } from './quota.js';
+import { chargeQuota, holdUntilAnswered } from './quota.js';
+import { WireGuard } from './wire-guard.js';
 
 const MB = 1048576;
 const MAX_FIELDS = 200;
@@ -39,7 +40,8 @@ export interface ParsedUpload {
 export async function readMultipart(request: FastifyRequest, dir: string, limits: UploadLimits): Promise<ParsedUpload> {
   const { config, store } = request.server.kiln;
   const maxRequest = config.maxRequestMb * MB;
-  const maxField = config.maxFieldKb * 1024;
+  const maxText = config.maxTextKb * 1024;
+  const maxField = Math.min(config.maxFieldKb * 1024, maxText);
   const tooBig = () =>
     new KilnError('LIMIT_EXCEEDED', `The request is larger than the limit of ${config.maxRequestMb} MB (MAX_REQUEST_MB).`, {
       details: { limitMb: config.maxRequestMb },
@@ -54,6 +56,10 @@ export async function readMultipart(request: FastifyRequest, dir: string, limits
     await drainBody(request);
     throw e;
   });
+  const textTooBig = () =>
+    new KilnError('LIMIT_EXCEEDED', `The text fields together are larger than the limit of ${config.maxTextKb} KB (MAX_TEXT_KB).`, {
+      details: { limitKb: config.maxTextKb },
+    });
   let total = 0;
   let textTotal = 0;
   let fieldCount = 0;
@@ -64,19 +70,38 @@ export async function readMultipart(request: FastifyRequest, dir: string, limits
   };
   const parts: UploadedPart[] = [];
   const fields = new Map<string, string>();
+  let wire: WireGuard | undefined;
   try {
-    const iter = request.parts({
-      // busboy's own limits one past ours, so going over is seen here and answered with our message.
-      limits: { fileSize: maxFileBytes, files: limits.maxFiles ?? 1000, fields: MAX_FIELDS + 1, fieldSize: maxField, parts: 1200 },
-    });
-    for await (const part of iter) {
+    const iter = request
+      .parts({
+        // busboy's own limits one past ours, so going over is seen here and answered with our message.
+        limits: { fileSize: maxFileBytes, files: limits.maxFiles ?? 1000, fields: MAX_FIELDS + 1, fieldSize: maxField, parts: 1200 },
+      })
+      [Symbol.asyncIterator]();
+    // The first next() sets the parser up and pipes the body into it: only then may the guard listen
+    // (a 'data' listener on an unpiped body would let bytes flow past the parser).
+    const first = iter.next();
+    wire = new WireGuard(request, { maxRequestBytes: maxRequest, textBudgetBytes: maxText, tooBig, textTooBig });
+    for (let step = await first; !step.done; step = await iter.next()) {
+      const part = step.value;
       if (part.type === 'file') {
         const name = safeFileName(part.filename || part.fieldname, 'upload');
+        const fileTooBig = () =>
+          new KilnError(
+            'LIMIT_EXCEEDED',
+            `${name} is larger than the upload limit of ${Math.round(maxFileBytes / MB)} MB (the maxUploadMb setting; MAX_UPLOAD_MB by default).`,
+            { details: { limitMb: Math.round(maxFileBytes / MB) } },
+          );
+        const guard = wire;
+        part.file.once('limit', () => guard.fileTruncated(fileTooBig));
         // The index keeps two uploads with the same name apart.
         const p = path.join(dir, `${parts.length}-${name}`);
+        let size = 0;
         const counter = new Transform({
           transform(chunk: Buffer, _enc, cb) {
             try {
+              guard.countFile(chunk.length);
+              size += chunk.length;
               count(chunk.length);
               cb(null, chunk);
             } catch (e) {
@@ -85,17 +110,15 @@ export async function readMultipart(request: FastifyRequest, dir: string, limits
           },
         });
         await pipeline(part.file, counter, createWriteStream(p));
-        if (part.file.truncated)
-          throw new KilnError(
-            'LIMIT_EXCEEDED',
-            `${name} is larger than the upload limit of ${Math.round(maxFileBytes / MB)} MB (the maxUploadMb setting; MAX_UPLOAD_MB by default).`,
-            { details: { limitMb: Math.round(maxFileBytes / MB) } },
-          );
-        parts.push({ field: part.fieldname, path: p, name, size: (await stat(p)).size });
+        if (part.file.truncated) throw fileTooBig();
+        // No await between parts but the file's own: text arriving meanwhile would queue up unchecked.
+        parts.push({ field: part.fieldname, path: p, name, size });
       } else {
-        const value = typeof part.value === 'string' ? part.value : String(part.value);
+        // A part declared application/json arrives parsed: back to its text, so it is counted and read as sent.
+        const value = typeof part.value === 'string' ? part.value : (JSON.stringify(part.value) ?? '');
         if (++fieldCount > MAX_FIELDS)
           throw new KilnError('LIMIT_EXCEEDED', `Too many form fields: at most ${MAX_FIELDS}.`, { details: { limit: MAX_FIELDS } });
+        if (part.valueTruncated && maxField < config.maxFieldKb * 1024) throw textTooBig();
         if (part.valueTruncated)
           throw new KilnError(
             'LIMIT_EXCEEDED',
@@ -105,25 +128,23 @@ export async function readMultipart(request: FastifyRequest, dir: string, limits
             },
           );
         textTotal += Buffer.byteLength(value);
-        if (textTotal > 4 * maxField)
-          throw new KilnError(
-            'LIMIT_EXCEEDED',
-            `The text fields together are larger than the limit of ${4 * config.maxFieldKb} KB (4 × MAX_FIELD_KB).`,
-            { details: { limitKb: 4 * config.maxFieldKb } },
-          );
+        if (textTotal > maxText) throw textTooBig();
         count(Buffer.byteLength(value));
         fields.set(part.fieldname, value);
       }
     }
   } catch (e) {
+    wire?.stop();
+    quota.release();
     if (e instanceof KilnError && e.code === 'LIMIT_EXCEEDED') await drainBody(request);
     // busboy's own fields limit (one past ours) surfaces as its error: answer with ours.
     if ((e as { code?: string }).code === 'FST_FIELDS_LIMIT')
       throw new KilnError('LIMIT_EXCEEDED', `Too many form fields: at most ${MAX_FIELDS}.`, { details: { limit: MAX_FIELDS }, cause: e });
     throw e;
-  } finally {
-    quota.release();
   }
+  wire.stop();
+  // Until the answer: the job that holds these files is recorded (and counted) by then.
+  holdUntilAnswered(request, quota);
   return { parts, fields };
 }
 
@@ -172,7 +193,10 @@ export function toToolInputs(tool: Tool, parts: UploadedPart[]): ToolInputs {
   for (const p of parts) {
     const { field, ...file } = p;
     if (field === 'file' || (field === 'files' && tool.input.kind === 'files')) {
-      if (tool.input.kind === 'file' && inputs.files.length === 1 && secondFile && !(inputs.extra.file?.length ?? 0)) {
+      // The second `file` of a one-file tool, or the only one of a settings-driven tool that can take a
+      // picture (meme-generator's custom-image mode), is the tool's extra `file`.
+      const toExtra = tool.input.kind === 'none' || (tool.input.kind === 'file' && inputs.files.length === 1);
+      if (toExtra && secondFile && !(inputs.extra.file?.length ?? 0)) {
         inputs.extra.file = [file];
       } else {
         inputs.files.push(file);

@@ -42,6 +42,11 @@ function namer() {
   };
 }
 
+/** The archive's name, as answered and as kept as a job's output. */
+export function batchArchiveName(tool: string): string {
+  return `${tool}-batch.zip`;
+}
+
 export function countItems(items: ManifestItem[]): BatchCounts {
   const failed = items.filter((m) => m.error).length;
   return { total: items.length, succeeded: items.length - failed, failed };
@@ -72,7 +77,7 @@ export async function writeBatchArchive(
   items: ManifestItem[],
 ): Promise<{ path: string; name: string; size: number }> {
   await mkdir(dir, { recursive: true });
-  const name = `${tool}-batch.zip`;
+  const name = batchArchiveName(tool);
   const file = path.join(dir, name);
   await pipeline(batchArchive(jobId, tool, items).outputStream, createWriteStream(file));
   return { path: file, name, size: (await stat(file)).size };

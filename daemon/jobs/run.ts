@@ -27,6 +27,8 @@ export interface RunSpec {
   workDir: string;
   /** Runs after a successful run (e.g. saving to the file library); its fields join the result. */
   afterSuccess?: (row: JobRow) => Promise<Record<string, unknown> | void>;
+  /** S3 mode: uploads the output; what the record keeps as output_path (daemon/storage/job-files.ts). */
+  storeOutput?: (file: string, name: string, contentType?: string) => Promise<string>;
 }
 
 export interface RunDeps {
@@ -38,7 +40,7 @@ export interface RunDeps {
 }
 
 /** queued → running, unless the job was cancelled (or given up) meanwhile; the runner becomes its owner. */
-async function claim(deps: RunDeps, id: string): Promise<boolean> {
+export async function claim(deps: RunDeps, id: string): Promise<boolean> {
   const r = await deps.db
     .updateTable('jobs')
     .set({ status: 'running', started_at: Date.now(), stage: 'starting', instance_id: deps.instanceId })
@@ -95,6 +97,8 @@ export async function executeRun(deps: RunDeps, req: RunSpec, signal: AbortSigna
       : undefined;
     if (extra && Object.keys(extra).length) patch.result = JSON.stringify({ ...JSON.parse(patch.result ?? '{}'), extra });
   }
+  if (req.storeOutput && patch.output_path && patch.output_name && !signal.aborted)
+    patch.output_path = await req.storeOutput(patch.output_path, patch.output_name, patch.content_type ?? undefined);
   if (!(await finishJob(db, req.id, patch))) {
     // Cancelled at the last moment: the output must not outlive the job.
     await rm(req.workDir, { recursive: true, force: true });

@@ -1,6 +1,7 @@
 /**
- * Scaled mode (several instances, a shared queue): cancelling a job another instance holds, and the
- * reaper that records as failed the jobs of instances that stopped sending heartbeats.
+ * Scaled mode (several instances, a shared queue): cancelling a job another instance holds, handing
+ * a job back to the queue when this instance stops, and the reaper that records as failed the jobs of
+ * instances that stopped sending heartbeats.
  */
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
@@ -23,6 +24,8 @@ export interface ScaledDeps {
   jobsDir: string;
   /** Records a job's failed end (and tells its streams) unless it has ended already. */
   fail(id: string, workDir: string, e: unknown): Promise<void>;
+  /** Removes what the job stored in object storage (nothing with local storage). */
+  removeObjects(id: string): Promise<void>;
 }
 
 /**
@@ -48,6 +51,7 @@ export async function cancelElsewhere(deps: ScaledDeps, row: JobRow): Promise<vo
       // A run pinned to its instance waits in that instance's local queue: the message drops it there.
       await shared.publishCancel(row.id).catch(() => {});
       if (row.work_dir) await rm(row.work_dir, { recursive: true, force: true });
+      await deps.removeObjects(row.id).catch(() => {});
       return;
     }
     await shared.publishCancel(row.id);
@@ -58,6 +62,24 @@ export async function cancelElsewhere(deps: ScaledDeps, row: JobRow): Promise<vo
     clearTimeout(timer);
     final.dispose();
   }
+}
+
+/**
+ * A job this instance was running when it stopped (SIGTERM after the grace period): back to queued,
+ * so the worker that takes it from the shared queue next claims it and runs it from the start. False
+ * when it is no longer this instance's running job (cancelled or ended meanwhile).
+ */
+export async function handBack(deps: ScaledDeps, id: string, instanceId: string): Promise<boolean> {
+  const r = await deps.db
+    .updateTable('jobs')
+    .set({ status: 'queued', progress: 0, stage: 'queued', started_at: null })
+    .where('id', '=', id)
+    .where('status', '=', 'running')
+    .where('instance_id', '=', instanceId)
+    .executeTakeFirst();
+  if (Number(r.numUpdatedRows) === 0) return false;
+  deps.events.publish(id, { type: 'progress', percent: 0, stage: 'queued' });
+  return true;
 }
 
 /**

@@ -13,15 +13,21 @@ import type { AuthUser } from '../auth/authenticate.js';
 import { newId } from '../auth/secrets.js';
 import { getSettings } from '../accounts/settings.js';
 import type { DaemonConfig } from '../config.js';
-import { isDistributed, type DistributedQueue, type JobQueue, type QueuedJob } from '../queue/queue.js';
+import { isDistributed, type DistributedQueue, type JobQueue, type QueuedJob, type WorkerOutcome } from '../queue/queue.js';
+import { LocalStorage } from '../storage/local.js';
+import type { ObjectStorage } from '../storage/storage.js';
+import { copyOutput, fetchInputs, removeJobObjects, removeStoredInputs, storeInputs, storesJobFiles } from '../storage/job-files.js';
 import type { Store } from '../store/db.js';
 import { finishJob, getJob, insertJob, isFinal, type JobRow } from '../store/jobs.js';
 import { JobEvents } from './events.js';
+import { executeBatch } from './batch-job.js';
+import { type LibrarySaver, outputStep, saveStep } from './steps.js';
+import { pipelineTarget } from './pipeline-target.js';
 import { failureRecord, redactSettings } from './records.js';
 import { executeRun, type RunDeps, type RunSpec } from './run.js';
-import { cancelElsewhere, Reaper, type ScaledDeps } from './scaled.js';
+import { cancelElsewhere, handBack, Reaper, type ScaledDeps } from './scaled.js';
 import { baseToolId, findTarget } from './targets.js';
-import { recoverLocal, sweepJobs } from './upkeep.js';
+import { recoverLocal, sweepJobs, Upkeep } from './upkeep.js';
 
 /** How often the sweeper looks whether a sweep is due. */
 const SWEEP_TICK_MS = 5000;
@@ -29,7 +35,15 @@ const SWEEP_TICK_MS = 5000;
 export interface SubmitRequest extends RunSpec {
   owner: AuthUser;
   clientJobId?: string;
+  /** A file library item the output is saved to as a new version (through setLibrarySaver). */
+  saveToFile?: string;
+  /** A pipeline run: its definition, so a worker on any instance can rebuild the target. */
+  pipeline?: { raw: unknown; name?: string };
+  /** Scaled mode: a batch (every input run on its own, the outputs in one ZIP; batch-job.ts). */
+  batch?: boolean;
 }
+
+export type { LibrarySaver };
 
 /** How a job ended, for listeners such as the metrics. */
 export interface FinishedJob {
@@ -46,14 +60,15 @@ export class JobService {
   private settled = new Map<string, Promise<JobRow | undefined>>();
   /** Runs driven outside the queue's single-task model (batch streams): cancel aborts them here. */
   private external = new Map<string, AbortController>();
-  private sweeper?: NodeJS.Timeout;
+  /** Periodic passes, each on one instance of a scaled deployment (upkeep.ts). */
+  readonly upkeep: Upkeep;
   private lastSweep = 0;
   private closing = false;
-  private reaper?: NodeJS.Timeout;
   /** Set in scaled mode: the shared queue, event bus and heartbeats. */
   private readonly shared?: DistributedQueue;
   private readonly scaled?: { deps: ScaledDeps; reaper: Reaper };
   private readonly runDeps: RunDeps;
+  private librarySaver?: LibrarySaver;
 
   constructor(
     private readonly store: Store,
@@ -61,6 +76,8 @@ export class JobService {
     private readonly config: DaemonConfig,
     readonly instanceId: string,
     private readonly log: FastifyBaseLogger,
+    /** Job inputs and outputs go through it when it is object storage (daemon/storage/job-files.ts). */
+    readonly storage: ObjectStorage = new LocalStorage(config.sharedDir),
   ) {
     this.shared = isDistributed(queue) ? queue : undefined;
     const shared = this.shared;
@@ -68,6 +85,10 @@ export class JobService {
       ? new JobEvents({ publish: (m) => shared.publishEvent(m), onMessage: (fn) => shared.onEvent(fn) })
       : new JobEvents();
     this.runDeps = { db: store.db, config, events: this.events, log, instanceId };
+    this.upkeep = new Upkeep(
+      (name, ttlMs) => queue.lead?.(name, ttlMs) ?? Promise.resolve(true),
+      (err, name) => log.error({ err, pass: name }, 'periodic pass failed'),
+    );
     if (shared) {
       const deps: ScaledDeps = {
         db: store.db,
@@ -75,12 +96,24 @@ export class JobService {
         events: this.events,
         jobsDir: this.jobsDir,
         fail: (id, dir, e) => this.fail(id, dir, e),
+        removeObjects: (id) => removeJobObjects(this.storage, id).then(() => {}),
       };
       this.scaled = { deps, reaper: new Reaper(deps, config.heartbeatMs) };
       // A cancel sent to another instance reaches batches driven here.
       shared.onCancel((id) => this.external.get(id)?.abort());
       shared.process((job, signal) => this.runQueued(job, signal));
     }
+  }
+
+  /** The file library registers how outputs are saved to its items (saveToFile). */
+  setLibrarySaver(fn: LibrarySaver): void {
+    this.librarySaver = fn;
+  }
+
+  /** Copies a finished job's output (a file, or an object in S3 mode) to a local file. */
+  copyOutput(row: JobRow, file: string): Promise<void> {
+    if (!row.output_path) throw new KilnError('NOT_FOUND', `Job ${row.id} has no output.`);
+    return copyOutput(this.storage, row.output_path, file);
   }
 
   /** Scaled mode: jobs run on any instance, events come over the shared bus. */
@@ -103,12 +136,15 @@ export class JobService {
   }
 
   async submit(req: SubmitRequest): Promise<JobRow> {
+    const viewer = { id: req.owner.id, role: req.owner.role };
+    // Before the record exists: without a library there is nothing to save to.
+    const afterSave = req.afterSuccess ?? saveStep(this.librarySaver, viewer, req.saveToFile);
     const row: JobRow = {
       id: req.id,
       owner_id: req.owner.id,
       tool: req.target.id,
       base_tool: baseToolId(req.target),
-      kind: 'run',
+      kind: req.batch ? 'batch' : 'run',
       settings: JSON.stringify(redactSettings(req.settings)),
       status: 'queued',
       progress: 0,
@@ -121,16 +157,17 @@ export class JobService {
       output_path: null,
       output_name: null,
       content_type: null,
-      original_size: null,
+      original_size: req.batch ? req.inputs.files.reduce((n, f) => n + f.size, 0) : null,
       processed_size: null,
       created_at: Date.now(),
       started_at: null,
       finished_at: null,
     };
     await insertJob(this.store.db, row);
-    // A run any instance can do goes to the shared queue; one with a follow-up closure (saving to the
-    // library) or a target built for this request (pipelines) runs here, its events still shared.
-    if (this.shared && !req.afterSuccess && findTarget(req.target.id) === req.target) {
+    // A run any instance can do goes to the shared queue: catalog tools and presets, pipelines (rebuilt
+    // from their definition), saves to the library (done by the worker). One with a follow-up closure or a
+    // target built only for this request runs here, its events still shared.
+    if (this.shared && !req.afterSuccess && (req.pipeline || findTarget(req.target.id) === req.target)) {
       const job: QueuedJob = {
         id: row.id,
         target: req.target.id,
@@ -138,13 +175,31 @@ export class JobService {
         inputs: req.inputs,
         workDir: req.workDir,
         ownerId: req.owner.id,
+        ...(req.saveToFile ? { saveToFile: { fileId: req.saveToFile, viewer } } : {}),
+        ...(req.pipeline ? { pipeline: req.pipeline } : {}),
+        ...(req.batch ? { batch: true } : {}),
       };
-      await this.shared.enqueue(job).catch((e) => this.fail(row.id, req.workDir, e));
+      await (async () => {
+        if (storesJobFiles(this.storage)) {
+          job.inputs = await storeInputs(this.storage, row.id, req.inputs);
+          job.stored = true;
+          // The inputs live in the bucket now; the worker fetches them wherever it runs.
+          await rm(req.workDir, { recursive: true, force: true });
+        }
+        await this.shared!.enqueue(job);
+      })().catch((e) => this.fail(row.id, req.workDir, e));
       return row;
     }
+    const spec: RunSpec = {
+      ...req,
+      afterSuccess: afterSave,
+      storeOutput: outputStep(this.storage, row.id),
+    };
     const done = this.queue
-      .run(row.id, (signal) => this.execute(req, signal))
+      .run(row.id, (signal) => this.execute(spec, signal))
       .catch((e) => this.fail(row.id, req.workDir, e))
+      // With object storage the output is in the bucket: nothing of the run stays on this disk.
+      .then(() => (spec.storeOutput ? rm(req.workDir, { recursive: true, force: true }) : undefined))
       .then(() => getJob(this.store.db, row.id))
       .catch(() => undefined)
       .finally(() => this.settled.delete(row.id));
@@ -153,18 +208,44 @@ export class JobService {
   }
 
   /** Scaled mode: a job from the shared queue, run by this instance's worker. */
-  private async runQueued(job: QueuedJob, signal: AbortSignal): Promise<void> {
+  private async runQueued(job: QueuedJob, signal: AbortSignal): Promise<WorkerOutcome> {
+    // Stored inputs (S3 mode) are fetched into this instance's own scratch directory.
+    const workDir = job.stored ? path.join(this.jobsDir, job.id) : job.workDir;
+    let handedBack = false;
     const done = (async () => {
-      const target = findTarget(job.target);
+      const target = job.pipeline ? pipelineTarget(job.pipeline.raw, job.pipeline.name).target : findTarget(job.target);
       if (!target) throw new KilnError('INTERNAL', `This instance has no tool ${job.target}; are the instances on different versions?`);
-      await this.execute({ ...job, target }, signal);
+      const inputs = job.stored ? await fetchInputs(this.storage, job.inputs, path.join(workDir, 'in')) : job.inputs;
+      const spec: RunSpec = {
+        id: job.id,
+        target,
+        settings: job.settings,
+        inputs,
+        workDir,
+        afterSuccess: job.saveToFile && saveStep(this.librarySaver, job.saveToFile.viewer, job.saveToFile.fileId),
+        storeOutput: outputStep(this.storage, job.id),
+      };
+      if (job.batch) {
+        const row = await executeBatch({ ...this.runDeps, queue: this.queue }, spec, signal);
+        if (row) this.ended(row);
+      } else await this.execute(spec, signal);
     })()
-      .catch((e) => this.fail(job.id, job.workDir, e))
+      .catch(async (e) => {
+        // Stopping with the job unfinished: another instance runs it again from its inputs.
+        if (this.closing && signal.aborted && (await handBack(this.scaled!.deps, job.id, this.instanceId))) handedBack = true;
+        else await this.fail(job.id, workDir, e);
+      })
+      .finally(async () => {
+        if (!job.stored) return;
+        await rm(workDir, { recursive: true, force: true });
+        if (!handedBack) await removeStoredInputs(this.storage, job.id).catch(() => {});
+      })
       .then(() => getJob(this.store.db, job.id))
       .catch(() => undefined)
       .finally(() => this.settled.delete(job.id));
     this.settled.set(job.id, done);
     await done;
+    return handedBack ? 'hand-back' : undefined;
   }
 
   private async execute(req: RunSpec, signal: AbortSignal): Promise<void> {
@@ -192,10 +273,12 @@ export class JobService {
     await rm(workDir, { recursive: true, force: true }).catch(() => {});
     const body = err.toJSON().error;
     const ended = await finishJob(this.store.db, id, failureRecord(err));
+    const row = await getJob(this.store.db, id).catch(() => undefined);
+    // Stored inputs and partial outputs go with the failure; a job that completed meanwhile keeps its output.
+    if (row?.status !== 'completed') await removeJobObjects(this.storage, id).catch(() => {});
     // Someone else recorded the end already (a cancel from another instance, the reaper) and told the streams.
     if (ended) {
       this.events.publish(id, { type: 'failed', error: body });
-      const row = await getJob(this.store.db, id).catch(() => undefined);
       if (row) this.ended(row);
     }
   }
@@ -297,6 +380,7 @@ export class JobService {
       instanceId: this.instanceId,
       jobsDir: this.jobsDir,
       scaled: !!this.shared,
+      storage: this.storage,
     });
   }
 
@@ -310,12 +394,8 @@ export class JobService {
 
   startSweeper(onError: (e: unknown) => void): void {
     // A short tick that sweeps when due: a changed interval applies from the next tick, no restart.
-    this.sweeper = setInterval(() => this.sweepIfDue().catch(onError), SWEEP_TICK_MS);
-    this.sweeper.unref();
-    if (this.shared) {
-      this.reaper = setInterval(() => this.reap().catch(onError), this.config.heartbeatMs);
-      this.reaper.unref();
-    }
+    this.upkeep.every('job-sweep', SWEEP_TICK_MS, () => this.sweepIfDue().catch(onError));
+    if (this.shared) this.upkeep.every('reaper', this.config.heartbeatMs, () => this.reap().catch(onError));
   }
 
   /** Jobs this instance is running or holding in its queue (what a drain waits for). */
@@ -332,8 +412,7 @@ export class JobService {
   }
 
   async close(): Promise<void> {
-    if (this.sweeper) clearInterval(this.sweeper);
-    if (this.reaper) clearInterval(this.reaper);
+    this.upkeep.close();
     this.closing = true;
     for (const c of this.external.values()) c.abort();
     await this.queue.close();

@@ -1,12 +1,15 @@
 /**
  * Keeping the jobs directory and table in order: the instance id that recovery goes by, recovery
- * after a restart, and the sweep of expired outputs, job records and sessions.
+ * after a restart, the sweep of expired outputs, job records and sessions, and the scheduler that runs
+ * each periodic pass on one instance of a scaled deployment.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { KilnError } from '../../src/core/errors.js';
 import { newId } from '../auth/secrets.js';
+import { removeJobObjects } from '../storage/job-files.js';
+import type { ObjectStorage } from '../storage/storage.js';
 import type { Store } from '../store/db.js';
 import { deleteJob, expiredJobs, finishJob, unfinishedJobs, updateJob } from '../store/jobs.js';
 import { deleteExpiredSessions } from '../store/sessions.js';
@@ -38,7 +41,7 @@ export async function recoverLocal(db: Store['db'], instanceId: string): Promise
  */
 export async function sweepJobs(
   db: Store['db'],
-  opts: { outputsBefore: number; recordsBefore: number; instanceId: string; jobsDir: string; scaled: boolean },
+  opts: { outputsBefore: number; recordsBefore: number; instanceId: string; jobsDir: string; scaled: boolean; storage?: ObjectStorage },
 ): Promise<number> {
   await deleteExpiredSessions(db);
   const records = opts.scaled
@@ -46,6 +49,7 @@ export async function sweepJobs(
     : await expiredJobs(db, opts.instanceId, opts.recordsBefore);
   for (const row of records) {
     await rm(row.work_dir ?? path.join(opts.jobsDir, row.id), { recursive: true, force: true });
+    if (opts.storage) await removeJobObjects(opts.storage, row.id);
     await deleteJob(db, row.id);
   }
   let outputs = db
@@ -58,6 +62,7 @@ export async function sweepJobs(
   const expired = await outputs.execute();
   for (const row of expired) {
     await rm(row.work_dir ?? path.join(opts.jobsDir, row.id), { recursive: true, force: true });
+    if (opts.storage) await removeJobObjects(opts.storage, row.id);
     await updateJob(db, row.id, { output_path: null });
   }
   return records.length + expired.length;
@@ -77,4 +82,43 @@ export async function instanceIdFor(dataDir: string, perProcess = false): Promis
     await writeFile(file, id + '\n');
   }
   return perProcess ? `${id}-${randomBytes(4).toString('hex')}` : id;
+}
+
+/**
+ * Periodic passes (the job sweep, the reaper, the library's blob sweep) run on one instance at a
+ * time: before each pass the instance takes or renews the pass's lease (JobQueue.lead; a Redis key
+ * with an expiry in scaled mode). The holder keeps it while it lives; when it stops, the lease lapses
+ * after three intervals (or at once on a clean stop) and another instance's next pass takes over.
+ */
+export class Upkeep {
+  private timers: NodeJS.Timeout[] = [];
+  private closed = false;
+
+  constructor(
+    private readonly lead: (name: string, ttlMs: number) => Promise<boolean>,
+    private readonly onError: (e: unknown, name: string) => void,
+  ) {}
+
+  every(name: string, ms: number, pass: () => Promise<unknown>): void {
+    if (this.closed) return;
+    let running = false;
+    const timer = setInterval(async () => {
+      if (running) return;
+      running = true;
+      try {
+        if (await this.lead(name, ms * 3)) await pass();
+      } catch (e) {
+        this.onError(e, name);
+      } finally {
+        running = false;
+      }
+    }, ms);
+    timer.unref();
+    this.timers.push(timer);
+  }
+
+  close(): void {
+    this.closed = true;
+    for (const t of this.timers.splice(0)) clearInterval(t);
+  }
 }

@@ -2,10 +2,29 @@
  * The library quota: the distinct content held by an owner's items (a version that repeats content
  * the owner already holds costs nothing), against the owner's live libraryQuotaMb (settings, team,
  * LIBRARY_QUOTA_MB) or a fixed number of bytes.
+ *
+ * Parallel uploads must not each see the same free room (issue #21: 8 uploads of 600 kB all passed a
+ * 1 MB quota). Before content is stored, its size is reserved in `quota_reservations` by one
+ * conditional INSERT … SELECT that counts what is held plus what others have reserved: atomic on
+ * SQLite (one statement, one writer) and, under a per-owner advisory lock, on PostgreSQL, across every
+ * instance. The reservation is dropped once the version is recorded (it then counts as held) or the
+ * upload failed; one left by a crashed process stops counting after RESERVATION_TTL_MS.
  */
-import type { Kysely } from 'kysely';
+import { PostgresAdapter, sql, type Kysely } from 'kysely';
 import { KilnError } from '../../src/core/errors.js';
+import { newId } from '../auth/secrets.js';
 import type { Database } from '../store/schema.js';
+
+const RESERVATION_TTL_MS = 3_600_000;
+
+declare module '../store/schema.js' {
+  interface Database {
+    quota_reservations: { id: string; owner_id: string; kind: string; bytes: number; created_at: number };
+  }
+}
+
+/** Ends a reservation; safe to call more than once. */
+export type Release = () => Promise<void>;
 
 export const DEFAULT_QUOTA_MB = 1024;
 
@@ -76,11 +95,63 @@ export class LibraryQuota {
     );
   }
 
-  /** Refuses `size` more bytes of content `hash` for the owner, unless the owner holds that content already. */
-  async check(ownerId: string, hash: string, size: number): Promise<void> {
+  /** Bytes reserved by uploads of the owner still being stored. */
+  async reserved(ownerId: string): Promise<number> {
+    const r = await this.db
+      .selectFrom('quota_reservations')
+      .select((eb) => eb.fn.sum<number | string | null>('bytes').as('total'))
+      .where('owner_id', '=', ownerId)
+      .where('kind', '=', 'library')
+      .where('created_at', '>', Date.now() - RESERVATION_TTL_MS)
+      .executeTakeFirst();
+    return Number(r?.total ?? 0);
+  }
+
+  /**
+   * Reserves `size` more bytes of content `hash` for the owner (nothing when the owner holds that
+   * content already); LIMIT_EXCEEDED when held + reserved + size passes the quota. Call the returned
+   * function once the content is recorded or has failed.
+   */
+  async reserve(ownerId: string, hash: string, size: number): Promise<Release> {
+    const none: Release = async () => {};
     const limit = await this.limit(ownerId);
-    if (limit === 0 || (await this.holds(ownerId, hash))) return;
-    const used = await this.usage(ownerId);
-    if (used + size > limit) throw this.error(used, size, limit);
+    if (limit === 0 || (await this.holds(ownerId, hash))) return none;
+    const id = newId();
+    const now = Date.now();
+    const insert = sql`
+      insert into quota_reservations (id, owner_id, kind, bytes, created_at)
+      select cast(${id} as text), cast(${ownerId} as text), 'library', cast(${size} as bigint), cast(${now} as bigint)
+      where (
+        select coalesce(sum(d.size), 0) from (
+          select distinct b.hash, b.size from library_versions v
+          join library_items i on i.id = v.item_id
+          join library_blobs b on b.hash = v.blob_hash
+          where i.owner_id = ${ownerId}
+        ) d
+      ) + (
+        select coalesce(sum(r.bytes), 0) from quota_reservations r
+        where r.owner_id = ${ownerId} and r.kind = 'library' and r.created_at > ${now - RESERVATION_TTL_MS}
+      ) + ${size} <= ${limit}`;
+    const inserted = await this.db.transaction().execute(async (tx) => {
+      // PostgreSQL runs concurrent statements on snapshots: serialise the owner's reservations. SQLite
+      // has one writer, and the single statement is atomic there.
+      if (this.db.getExecutor().adapter instanceof PostgresAdapter)
+        await sql`select pg_advisory_xact_lock(hashtext(${`kiln-library-quota:${ownerId}`}))`.execute(tx);
+      await tx
+        .deleteFrom('quota_reservations')
+        .where('created_at', '<=', now - RESERVATION_TTL_MS)
+        .execute();
+      return Number((await insert.execute(tx)).numAffectedRows ?? 0);
+    });
+    if (inserted !== 1) {
+      const used = (await this.usage(ownerId)) + (await this.reserved(ownerId));
+      throw this.error(used, size, limit);
+    }
+    let done = false;
+    return async () => {
+      if (done) return;
+      done = true;
+      await this.db.deleteFrom('quota_reservations').where('id', '=', id).execute();
+    };
   }
 }

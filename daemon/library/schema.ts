@@ -6,9 +6,13 @@ export interface LibraryBlobsTable {
   /** sha256 of the content, hex: the file lives at DATA_DIR/library/blobs/<hash[0..2]>/<hash>. */
   hash: string;
   size: number;
-  /** How many versions point at this content; the file goes when it reaches 0. */
+  /** How many versions point at this content; at 0 the object is removed by a later sweep (blobs.ts). */
   refs: number;
   created_at: number;
+  /** pending (being written), ready, deleting (claimed by a sweep): migration 0730. */
+  state: 'pending' | 'ready' | 'deleting';
+  /** Epoch ms of the last change of state or count. */
+  touched_at: number;
 }
 
 export interface LibraryItemsTable {

@@ -8,8 +8,7 @@
  * owner and admins change an item (a teammate gets FORBIDDEN). The quota is in quota.ts, the JSON
  * views in views.ts.
  */
-import { constants } from 'node:fs';
-import { copyFile, readdir, rm, stat } from 'node:fs/promises';
+import { readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { type Kysely, type Selectable, sql } from 'kysely';
 import { KilnError } from '../../src/core/errors.js';
@@ -18,13 +17,25 @@ import { sniffFile } from '../../src/core/sniff.js';
 import type { InputFile } from '../../src/core/tool.js';
 import { roleHas } from '../auth/permissions.js';
 import { newId } from '../auth/secrets.js';
+import { LocalStorage } from '../storage/local.js';
+import type { ObjectStorage } from '../storage/storage.js';
 import type { Database } from '../store/schema.js';
 import type { JobRow } from '../store/jobs.js';
+import { requireLiveUser } from '../store/users.js';
 import { BlobStore, hashFile, libraryDir } from './blobs.js';
 import { KeyedMutex } from './mutex.js';
 import { LibraryQuota } from './quota.js';
 import type { LibraryItemsTable, LibraryVersionsTable } from './schema.js';
-import { accessTo, checkScopeFor, onlyOwnerChanges, parseScope, type ScopeFilter, scopeCondition, type Sharer } from './sharing.js';
+import {
+  accessTo,
+  checkScopeFor,
+  onlyOwnerChanges,
+  parseScope,
+  type Scope,
+  type ScopeFilter,
+  scopeCondition,
+  type Sharer,
+} from './sharing.js';
 
 export type Viewer = Sharer;
 
@@ -70,8 +81,10 @@ export class LibraryService {
     private readonly db: Kysely<Database>,
     readonly dataDir: string,
     quotaBytes: number | ((ownerId: string) => Promise<number>),
+    /** Where content lives (daemon/storage); default: files under dataDir. */
+    storage: ObjectStorage = new LocalStorage(dataDir),
   ) {
-    this.blobs = new BlobStore(db, path.join(libraryDir(dataDir), 'blobs'));
+    this.blobs = new BlobStore(db, storage, path.join(libraryDir(dataDir), 'tmp'));
     this.quota = new LibraryQuota(db, quotaBytes);
   }
 
@@ -176,39 +189,54 @@ export class LibraryService {
       const scope = parseScope(opts.scope) ?? 'private';
       await checkScopeFor(this.db, viewer.id, scope);
       const d = await this.describe(content);
-      await this.quota.check(viewer.id, d.hash, d.size);
-      await this.blobs.add(content.path, d.hash, d.size, { move: opts.move ?? true });
-      const now = Date.now();
-      const item: ItemRow = {
-        id: newId(),
-        owner_id: viewer.id,
-        name: opts.name ? safeFileName(opts.name, d.name) : d.name,
-        content_type: d.contentType,
-        size: d.size,
-        latest_version: 1,
-        scope,
-        created_at: now,
-        updated_at: now,
-      };
+      const release = await this.quota.reserve(viewer.id, d.hash, d.size);
       try {
-        await this.db.insertInto('library_items').values(item).execute();
-        await this.db
-          .insertInto('library_versions')
-          .values(this.versionRow(item.id, 1, d, viewer.id, now, { source: 'upload' }))
-          .execute();
-      } catch (e) {
-        await this.db
-          .deleteFrom('library_items')
-          .where('id', '=', item.id)
-          .execute()
-          .catch(() => {});
-        await this.blobs.release(d.hash);
-        throw e;
+        return await this.insertItem(viewer, content, d, { ...opts, scope });
+      } finally {
+        await release();
       }
-      return item;
     } finally {
       if (opts.move ?? true) await rm(content.path, { force: true });
     }
+  }
+
+  /** Stores the content and records the item; runs under the quota reservation of its size. */
+  private async insertItem(
+    viewer: Viewer,
+    content: NewContent,
+    d: { hash: string; size: number; contentType: string; name: string },
+    opts: { name?: string; move?: boolean; scope: Scope },
+  ): Promise<ItemRow> {
+    await this.blobs.add(content.path, d.hash, d.size, { move: opts.move ?? true });
+    const now = Date.now();
+    const item: ItemRow = {
+      id: newId(),
+      owner_id: viewer.id,
+      name: opts.name ? safeFileName(opts.name, d.name) : d.name,
+      content_type: d.contentType,
+      size: d.size,
+      latest_version: 1,
+      scope: opts.scope,
+      created_at: now,
+      updated_at: now,
+    };
+    try {
+      await requireLiveUser(this.db, viewer.id); // an upload of a user deleted meanwhile is refused here (#21.9)
+      await this.db.insertInto('library_items').values(item).execute();
+      await this.db
+        .insertInto('library_versions')
+        .values(this.versionRow(item.id, 1, d, viewer.id, now, { source: 'upload' }))
+        .execute();
+    } catch (e) {
+      await this.db
+        .deleteFrom('library_items')
+        .where('id', '=', item.id)
+        .execute()
+        .catch(() => {});
+      await this.blobs.release(d.hash);
+      throw e;
+    }
+    return item;
   }
 
   private versionRow(
@@ -250,9 +278,13 @@ export class LibraryService {
       const item = await this.editable(viewer, itemId);
       const d = await this.describe(content);
       return await this.items.run(item.id, async () => {
-        await this.quota.check(item.owner_id, d.hash, d.size);
-        await this.blobs.add(content.path, d.hash, d.size, { move });
-        return this.appendVersion(item.id, viewer.id, d, origin);
+        const release = await this.quota.reserve(item.owner_id, d.hash, d.size);
+        try {
+          await this.blobs.add(content.path, d.hash, d.size, { move });
+          return await this.appendVersion(item.id, viewer.id, d, origin);
+        } finally {
+          await release();
+        }
       });
     } finally {
       if (move) await rm(content.path, { force: true });
@@ -363,7 +395,7 @@ export class LibraryService {
     const v = await this.version(item);
     const dest = path.join(dir, `lib-${v.name}`);
     // A copy (a reflink where the file system has them), so a tool can never alter stored content.
-    await copyFile(this.blobPath(v), dest, constants.COPYFILE_FICLONE);
+    await this.blobs.copyTo(v.blob_hash, dest);
     return { path: dest, name: v.name, size: Number(v.size) };
   }
 

@@ -5,6 +5,7 @@
  * jobs that any instance's worker picks up.
  */
 import type { ToolInputs } from '../../src/core/tool.js';
+import type { Role } from '../store/schema.js';
 
 export interface QueueState {
   kind: 'in-process' | 'redis';
@@ -26,11 +27,22 @@ export interface JobQueue {
   state(): QueueState;
   /** Scaled mode: the shared queue's counts (a round trip to Redis). */
   sharedCounts?(): Promise<QueueState['shared']>;
+  /**
+   * Scaled mode: whether this instance leads the periodic task `name` (the sweep, the reaper), taking
+   * or renewing a lease that lapses `ttlMs` after its holder stops renewing it. Absent: one instance, it
+   * always leads.
+   */
+  lead?(name: string, ttlMs: number): Promise<boolean>;
   /** Quick readiness check (the backing store answers). */
   ping(): Promise<void>;
+  /** Scaled mode: stops taking jobs from the shared queue (draining); jobs already here go on. */
+  stopIntake?(): Promise<void>;
   /** Stops taking work and aborts what runs. */
   close(): Promise<void>;
 }
+
+/** What a worker's handler answers: done (however the job ended), or handed back to the queue for another instance. */
+export type WorkerOutcome = void | 'hand-back';
 
 /** What a worker on any instance needs to run a job; the rest is in the job's database row. */
 export interface QueuedJob {
@@ -43,6 +55,14 @@ export interface QueuedJob {
   inputs: ToolInputs;
   workDir: string;
   ownerId: string;
+  /** S3 mode: `inputs` name object keys (daemon/storage/job-files.ts), fetched by the worker. */
+  stored?: boolean;
+  /** Save the output to this file library item as a new version, as this viewer. */
+  saveToFile?: { fileId: string; viewer: { id: string; role: Role } };
+  /** A pipeline run: the definition the worker rebuilds the target from (secrets included). */
+  pipeline?: { raw: unknown; name?: string };
+  /** A batch: every input run on its own, the outputs in one ZIP (daemon/jobs/batch-job.ts). */
+  batch?: true;
 }
 
 /** A message every instance receives (job events, cancel requests). */
@@ -55,8 +75,11 @@ export interface DistributedQueue extends JobQueue {
   remove(jobId: string): Promise<boolean>;
   /** Whether the shared queue still holds the job (waiting or active). */
   has(jobId: string): Promise<boolean>;
-  /** Starts this instance's worker; `signal` aborts on a cancel from any instance or on close. */
-  process(handler: (job: QueuedJob, signal: AbortSignal) => Promise<void>): void;
+  /**
+   * Starts this instance's worker; `signal` aborts on a cancel from any instance or on close. A handler
+   * answering 'hand-back' puts the job back in the shared queue (a shutdown) instead of ending it.
+   */
+  process(handler: (job: QueuedJob, signal: AbortSignal) => Promise<WorkerOutcome>): void;
   publishEvent(message: string): Promise<void>;
   onEvent(fn: BusHandler): void;
   /** Asks every instance to abort the job if it runs it. */

@@ -9,7 +9,7 @@ import type { Job, Queue, Worker } from 'bullmq';
 import type { Redis, RedisOptions } from 'ioredis';
 import { KilnError } from '../../src/core/errors.js';
 import { InProcessQueue } from './in-process.js';
-import type { BusHandler, DistributedQueue, QueuedJob, QueueState } from './queue.js';
+import type { BusHandler, DistributedQueue, QueuedJob, QueueState, WorkerOutcome } from './queue.js';
 
 export interface RedisQueueOptions {
   url: string;
@@ -31,8 +31,22 @@ function channels(prefix: string) {
     events: `${prefix}:kiln:events`,
     cancel: `${prefix}:kiln:cancel`,
     alive: (instanceId: string) => `${prefix}:kiln:instance:${instanceId}`,
+    lease: (name: string) => `${prefix}:kiln:lease:${name}`,
   };
 }
+
+/** Renews the lease when this instance holds it, takes it when nobody does: 1 when held after the call. */
+const LEASE_SCRIPT = `
+if redis.call('get', KEYS[1]) == ARGV[1] then
+  redis.call('pexpire', KEYS[1], ARGV[2])
+  return 1
+end
+if redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end
+return 0`;
+/** Lets go of a lease only if this instance holds it. */
+const UNLEASE_SCRIPT = `
+if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end
+return 0`;
 
 async function connect(url: string, extra: RedisOptions = {}): Promise<Redis> {
   const { Redis } = await import('ioredis');
@@ -135,6 +149,21 @@ export class RedisJobQueue implements DistributedQueue {
     return this.local.run(jobId, task);
   }
 
+  private leases = new Set<string>();
+
+  async lead(name: string, ttlMs: number): Promise<boolean> {
+    if (this.closed) return false;
+    const held =
+      (await withTimeout(
+        this.client.eval(LEASE_SCRIPT, 1, this.names.lease(name), this.o.instanceId, String(Math.max(1, Math.round(ttlMs)))),
+        COMMAND_TIMEOUT_MS,
+        'taking a lease',
+      )) === 1;
+    if (held) this.leases.add(name);
+    else this.leases.delete(name);
+    return held;
+  }
+
   async enqueue(job: QueuedJob): Promise<void> {
     if (this.closed) throw new KilnError('UNAVAILABLE', 'The daemon is shutting down.');
     // Outcomes live in the database: the queue only hands the job over, so it keeps no record of it.
@@ -160,7 +189,7 @@ export class RedisJobQueue implements DistributedQueue {
     return (await this.queue.getJob(bullId(jobId))) !== undefined;
   }
 
-  process(handler: (job: QueuedJob, signal: AbortSignal) => Promise<void>): void {
+  process(handler: (job: QueuedJob, signal: AbortSignal) => Promise<WorkerOutcome>): void {
     if (this.worker) throw new Error('the worker is already running');
     void import('bullmq').then(({ Worker, DelayedError }) => {
       if (this.closed) return;
@@ -178,10 +207,16 @@ export class RedisJobQueue implements DistributedQueue {
           const ac = new AbortController();
           // Registered before the handler claims the job, so a cancel that sees it running finds it here.
           this.active.set(job.data.id, ac);
+          let outcome: WorkerOutcome;
           try {
-            await handler(job.data, ac.signal);
+            outcome = await handler(job.data, ac.signal);
           } finally {
             this.active.delete(job.data.id);
+          }
+          // Handed back (this instance is stopping): waiting again, for whichever worker is free next.
+          if (outcome === 'hand-back' && token) {
+            await job.moveToDelayed(Date.now(), token);
+            throw new DelayedError();
           }
         },
         {
@@ -201,6 +236,10 @@ export class RedisJobQueue implements DistributedQueue {
     this.paused = true;
     await this.waitForWorker();
     await this.worker!.pause(true);
+  }
+
+  async stopIntake(): Promise<void> {
+    await this.pauseWorker();
   }
 
   resumeWorker(): void {
@@ -269,6 +308,8 @@ export class RedisJobQueue implements DistributedQueue {
     // BullMQ leaves connections it was handed open.
     this.workerConnection?.disconnect();
     await this.client.del(this.names.alive(this.o.instanceId)).catch(() => {});
+    // Another instance takes over the periodic tasks at its next pass, not when the lease lapses.
+    for (const name of this.leases) await this.client.eval(UNLEASE_SCRIPT, 1, this.names.lease(name), this.o.instanceId).catch(() => {});
     await this.queue.close().catch(() => {});
     this.subscriber.disconnect();
     await this.client.quit().catch(() => this.client.disconnect());

@@ -5,10 +5,12 @@ import { requireUser } from '../auth/authenticate.js';
 import { hasPermission } from '../auth/permissions.js';
 import { auditFrom } from '../accounts/audit.js';
 import { bodyObject } from '../accounts/body.js';
-import { createKeyWithExpiry, keyViews, parseExpiry } from '../accounts/keys.js';
+import { issueKey, keyInReach, keyViews, rotateKey } from '../accounts/keys.js';
 import { passwordLogin } from '../accounts/login.js';
-import { deleteApiKey, listApiKeys } from '../store/api-keys.js';
-import { deleteSession } from '../store/sessions.js';
+import { pruneAccounts } from '../accounts/retention.js';
+import { rateLimit } from '../accounts/throttle.js';
+import { listApiKeys, revokeApiKey } from '../store/api-keys.js';
+import { alsoOnSessionSweep, deleteSession } from '../store/sessions.js';
 import { errorResponses, json, okBody, pub, ref } from '../openapi/common.js';
 import type { RouteDoc } from '../openapi/route-doc.js';
 
@@ -25,6 +27,8 @@ function stringField(body: unknown, name: string, max = 1000): string {
 
 export async function authRoutes(app: FastifyInstance): Promise<void> {
   const { store, config, auth } = app.kiln;
+  // Audit and throttle retention rides on the job sweeper's session sweep.
+  alsoOnSessionSweep(store.db, (now) => pruneAccounts(store.db, config.accounts, config.sharedDir, now));
 
   app.post('/api/auth/login', { config: { public: true }, schema: LOGIN_DOC }, async (request, reply) => {
     const username = stringField(request.body, 'username', 200);
@@ -50,9 +54,20 @@ export async function authRoutes(app: FastifyInstance): Promise<void> {
   app.post('/api/v1/api-keys', { schema: CREATE_KEY_DOC }, async (request, reply) => {
     const user = requireUser(request);
     const name = stringField(request.body, 'name', 200);
-    const created = await createKeyWithExpiry(store.db, user.id, name, parseExpiry(bodyObject(request.body)));
-    await auditFrom(request, 'key.create', created.id, { name, expiresAt: created.expiresAt });
+    // Counted per caller before any work: a stolen credential cannot mint keys by the thousand.
+    await rateLimit(store, `key-create:${user.id}`, config.accounts.apiKeyCreatePerHour, 3_600_000, 'API keys created', reply);
+    const created = await issueKey(store.db, user, bodyObject(request.body), name);
+    await auditFrom(request, 'key.create', created.id, { name, expiresAt: created.expiresAt, owner: created.owner });
     return reply.code(201).send(created);
+  });
+
+  app.post('/api/v1/api-keys/:id/rotate', { schema: ROTATE_KEY_DOC }, async (request, reply) => {
+    const user = requireUser(request);
+    const { id } = request.params as { id: string };
+    await rateLimit(store, `key-create:${user.id}`, config.accounts.apiKeyCreatePerHour, 3_600_000, 'API keys created', reply);
+    const rotated = await rotateKey(store.db, user, id, config.accounts.apiKeyRotateGraceS * 1000);
+    await auditFrom(request, 'key.rotate', id, { previousKeyValidUntil: rotated.previousKeyValidUntil });
+    return rotated;
   });
 
   app.get('/api/v1/api-keys', { schema: LIST_KEYS_DOC }, async (request) => {
@@ -64,8 +79,8 @@ export async function authRoutes(app: FastifyInstance): Promise<void> {
   app.delete('/api/v1/api-keys/:id', { schema: DELETE_KEY_DOC }, async (request) => {
     const user = requireUser(request);
     const { id } = request.params as { id: string };
-    const ok = await deleteApiKey(store.db, id, hasPermission(request, 'keys:all') ? undefined : user.id);
-    if (!ok) throw new KilnError('NOT_FOUND', `No API key ${id}.`);
+    await keyInReach(store.db, user, id);
+    if (!(await revokeApiKey(store.db, id))) throw new KilnError('NOT_FOUND', `No API key ${id}.`);
     auth.forgetApiKey(id);
     await auditFrom(request, 'key.revoke', id);
     return { ok: true };
@@ -129,7 +144,7 @@ const SESSION_DOC: RouteDoc = {
     '200': json({
       type: 'object',
       required: ['user', 'via'],
-      properties: { user: ref('User'), via: { type: 'string', enum: ['session', 'api-key', 'open'] } },
+      properties: { user: ref('User'), via: { type: 'string', enum: ['session', 'api-key', 'open', 'service'] } },
     }),
     ...errorResponses([401]),
   },
@@ -146,7 +161,9 @@ const AUTH_CONFIG_DOC: RouteDoc = {
 const CREATE_KEY_DOC: RouteDoc = {
   operationId: 'createApiKey',
   tags: ['api-keys'],
-  summary: 'Create an API key (shown once).',
+  summary: 'Create an API key (shown once): for yourself, or (users:manage) for a service account with userId.',
+  description:
+    'A key never outlives the credential that made it: made with an expiring API key, it inherits that expiry and may not ask for a later one (400, reason expiry-beyond-parent); made from a session it may live as asked, or forever. At most API_KEY_CREATE_PER_HOUR (default 20) keys are created or rotated per account and hour (429 with Retry-After). A request with a key that no longer works gets 401 with error.details.reason: revoked, expired, rotated (its grace period after a rotation is over), owner-disabled, or unknown.',
   requestBody: {
     required: true,
     content: {
@@ -156,10 +173,15 @@ const CREATE_KEY_DOC: RouteDoc = {
           required: ['name'],
           properties: {
             name: { type: 'string', maxLength: 200 },
+            userId: {
+              type: 'string',
+              description: 'Issue the key for this service account (needs users:manage); people make their own keys. Default: the caller.',
+            },
             expiresInDays: {
               type: 'number',
               exclusiveMinimum: 0,
-              description: 'Lifetime in days (not with expiresAt). Without either the key does not expire.',
+              description:
+                'Lifetime in days (not with expiresAt). Without either the key does not expire, unless it is made with an expiring API key: then it inherits that expiry, and may not ask for a later one.',
             },
             expiresAt: { type: 'string', format: 'date-time', description: 'A future expiry (not with expiresInDays).' },
           },
@@ -171,17 +193,41 @@ const CREATE_KEY_DOC: RouteDoc = {
     '201': json(
       {
         type: 'object',
-        required: ['id', 'name', 'key', 'expiresAt'],
+        required: ['id', 'name', 'key', 'expiresAt', 'userId', 'owner'],
         properties: {
           id: { type: 'string' },
           name: { type: 'string' },
           key: { type: 'string', pattern: '^si_[0-9a-f]{96}$' },
           expiresAt: { type: ['string', 'null'], format: 'date-time' },
+          userId: { type: 'string', description: 'The owner of the key.' },
+          owner: { type: 'string', description: 'The owner’s username.' },
         },
       },
       'Created',
     ),
-    ...errorResponses([400, 401]),
+    ...errorResponses([400, 401, 403, 404, 429]),
+  },
+};
+
+const ROTATE_KEY_DOC: RouteDoc = {
+  operationId: 'rotateApiKey',
+  tags: ['api-keys'],
+  summary:
+    'Give a key a new secret (shown once). The old secret keeps working for API_KEY_ROTATE_GRACE_S (default 3600 s), then answers 401 with error.details.reason "rotated". Yours; with keys:all: anyone’s.',
+  parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
+  response: {
+    '200': json({
+      type: 'object',
+      required: ['id', 'name', 'key', 'expiresAt', 'previousKeyValidUntil'],
+      properties: {
+        id: { type: 'string', description: 'The same id: the key keeps its name, owner and expiry.' },
+        name: { type: 'string' },
+        key: { type: 'string', pattern: '^si_[0-9a-f]{96}$' },
+        expiresAt: { type: ['string', 'null'], format: 'date-time' },
+        previousKeyValidUntil: { type: 'string', format: 'date-time' },
+      },
+    }),
+    ...errorResponses([401, 404, 409, 429]),
   },
 };
 

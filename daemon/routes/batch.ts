@@ -7,20 +7,22 @@
  * be sent after the body, and a client must see failures without unzipping. With Prefer: respond-async
  * the answer is a 202 at once and the archive becomes the job's output (GET /api/v1/download/…).
  */
-import { mkdir, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { type ErrorCode, KilnError, toKilnError } from '../../src/core/errors.js';
-import { checkInputs, runTool, validateRequest } from '../../src/tools/run-tool.js';
+import { KilnError, toKilnError } from '../../src/core/errors.js';
+import { checkInputs, validateRequest } from '../../src/tools/run-tool.js';
 import { requireUser } from '../auth/authenticate.js';
 import { requirePermission } from '../auth/permissions.js';
 import { assembleSettings, readMultipart, type UploadedPart } from '../http/uploads.js';
 import { batchArchive, countItems, type ManifestItem, writeBatchArchive } from '../jobs/batch-archive.js';
+import { batchProgress, runBatchItems } from '../jobs/batch-run.js';
 import { preferredWait, syncAnswer } from '../jobs/answer.js';
-import { jobError, jobResult, redactSettings } from '../jobs/records.js';
+import { jobResult, redactSettings } from '../jobs/records.js';
+import { outputStep } from '../jobs/steps.js';
 import { baseToolId, findTarget, routeOf, targets, type Target } from '../jobs/targets.js';
-import { finishJob, getJob, insertJob, updateJob } from '../store/jobs.js';
-import { contentDisposition } from './download.js';
+import { finishJob, getJob, insertJob } from '../store/jobs.js';
+import { batchZipHeaders, recordedFailure, streamQueuedBatch } from './batch-queued.js';
 import { errorResponses } from '../openapi/common.js';
 import type { RouteDoc } from '../openapi/route-doc.js';
 import { misrouted, sectionParam, toolIdParam } from './tools.js';
@@ -71,10 +73,13 @@ async function refusedInputs(target: Target, files: UploadedPart[], postscript: 
   return new Map([...refused].map(([i, e]) => [i, e.toJSON().error]));
 }
 
+/** A batch's target; a pipeline's carries its definition, so a worker on any instance can rebuild it. */
+export type BatchTarget = Target | { target: Target; pipeline: { raw: unknown; name?: string } };
+
 /** Runs a batch of `target`, or of the target named by the request's text fields (ad-hoc pipelines). */
 export async function runBatch(
   app: FastifyInstance,
-  targetOrResolve: Target | ((fields: Map<string, string>) => Target),
+  targetOrResolve: BatchTarget | ((fields: Map<string, string>) => BatchTarget),
   request: FastifyRequest,
   reply: FastifyReply,
 ) {
@@ -87,6 +92,7 @@ export async function runBatch(
   let target: Target;
   let clientJobId: string | undefined;
   let refused: Map<number, ManifestItem['error']>;
+  let pipeline: { raw: unknown; name?: string } | undefined;
   try {
     if (!request.isMultipart())
       throw new KilnError(
@@ -94,7 +100,8 @@ export async function runBatch(
         'Send multipart/form-data with the inputs in repeated "files" fields and the settings as JSON in "settings".',
       );
     const parsed = await readMultipart(request, inDir, { maxFiles: MAX_BATCH_FILES });
-    target = typeof targetOrResolve === 'function' ? targetOrResolve(parsed.fields) : targetOrResolve;
+    const resolved = typeof targetOrResolve === 'function' ? targetOrResolve(parsed.fields) : targetOrResolve;
+    ({ target, pipeline } = 'tool' in resolved ? { target: resolved, pipeline: undefined } : resolved);
     files = parsed.parts.filter((p) => p.field === 'files' || p.field === 'file');
     const stray = parsed.parts.find((p) => p.field !== 'files' && p.field !== 'file');
     if (stray)
@@ -114,6 +121,15 @@ export async function runBatch(
     await rm(workDir, { recursive: true, force: true });
     throw e;
   }
+
+  // Prefer: respond-async: 202 now; the archive is kept as the job's output and downloaded later.
+  // (wait=N is not honoured here: a batch answers with its archive or not at all.)
+  const detached = preferredWait(request.headers.prefer, 0).applied === 'respond-async';
+
+  // Scaled mode: any instance's worker runs a catalog tool's or a pipeline's batch (batch-queued.ts).
+  // Inputs were checked above; a refused one fails there as it would here.
+  if (jobs.distributed && (pipeline || findTarget(target.id) === target))
+    return streamQueuedBatch(app, { id, owner: user, target, settings, files, workDir, pipeline, clientJobId, detached }, reply);
 
   const now = Date.now();
   await insertJob(store.db, {
@@ -141,9 +157,6 @@ export async function runBatch(
     finished_at: null,
   });
 
-  // Prefer: respond-async: 202 now; the archive is kept as the job's output and downloaded later.
-  // (wait=N is not honoured here: a batch answers with its archive or not at all.)
-  const detached = preferredWait(request.headers.prefer, 0).applied === 'respond-async';
   const res = reply.raw;
   const controller = new AbortController();
   // Before the answer starts, 'close' means the client went away; after, it may also mean the end.
@@ -151,20 +164,28 @@ export async function runBatch(
     if (!res.writableFinished) controller.abort();
   };
   if (!detached) res.on('close', onClientGone);
-  // On cancel the queue entries are dropped too, so waiting items end at once.
-  controller.signal.addEventListener(
-    'abort',
-    () => {
-      for (let i = 0; i < files.length; i++) jobs.queue.cancel(`${id}:${i}`);
-    },
-    { once: true },
-  );
-
+  let stored = false;
   const done = (async () => {
-    const items = await runItems(app, { id, target, settings, files, refused, workDir, signal: controller.signal });
+    const progress = batchProgress(store.db, jobs.events, id);
+    const items = await runBatchItems({
+      id,
+      target,
+      settings,
+      files: files.map((f) => ({ path: f.path, name: f.name, size: f.size })),
+      refused,
+      workDir,
+      queue: jobs.queue,
+      config,
+      signal: controller.signal,
+      onItem: progress.onItem,
+    });
+    await progress.flushed();
     if (controller.signal.aborted) throw new KilnError('CANCELLED', 'The batch was cancelled.');
     const counts = countItems(items);
     const out = detached ? await writeBatchArchive(path.join(workDir, 'out'), id, target.id, items) : undefined;
+    // With object storage a kept archive goes to the bucket, as any job's output does.
+    const storeOutput = out && outputStep(app.kiln.storage, id);
+    if (storeOutput) stored = true;
     // The job is completed and the outcome known before the first byte of the answer: its headers carry
     // the counts, and a client holding the whole ZIP always finds the job done.
     await finishJob(store.db, id, {
@@ -173,12 +194,12 @@ export async function runBatch(
       stage: 'done',
       finished_at: Date.now(),
       processed_size: out?.size ?? items.reduce((a, m) => a + (m.size ?? 0), 0),
-      output_path: out?.path ?? null,
+      output_path: out ? (storeOutput ? await storeOutput(out.path, out.name, 'application/zip') : out.path) : null,
       output_name: out?.name ?? null,
       result: JSON.stringify({ data: counts }),
     });
     const row = await getJob(store.db, id);
-    jobs.events.publish(id, { type: 'completed', result: row ? jobResult(row) : { jobId: id, data: counts } });
+    jobs.events.publish(id, { type: 'completed', result: { ...(row ? jobResult(row) : { jobId: id, data: counts }), ...counts } });
     if (!detached) await sendZip(reply, target, id, items);
   })();
   const finished = done
@@ -188,13 +209,13 @@ export async function runBatch(
       if (res.headersSent) return void res.destroy();
       // Nothing sent yet: the client (if still there) gets the error as recorded, with its status.
       const row = await getJob(store.db, id);
-      const err = row ? jobError(row) : toKilnError(e).toJSON().error;
-      throw new KilnError(err.code as ErrorCode, err.message, { details: err.details, reason: err.reason });
+      if (row) throw recordedFailure(row);
+      throw toKilnError(e);
     })
     .finally(async () => {
       res.off('close', onClientGone);
       // A detached batch keeps its archive (out/) until outputTtlHours; the inputs and items go now.
-      if (detached) for (const d of ['in', 'items']) await rm(path.join(workDir, d), { recursive: true, force: true });
+      if (detached && !stored) for (const d of ['in', 'items']) await rm(path.join(workDir, d), { recursive: true, force: true });
       else await rm(workDir, { recursive: true, force: true });
     });
   jobs.track(id, controller, finished);
@@ -207,86 +228,12 @@ export async function runBatch(
     .send(answer.body);
 }
 
-/**
- * Runs every accepted input as its own queued run (refused ones take no slot) and returns the manifest
- * items in input order; progress goes out as items end and is written in order.
- */
-async function runItems(
-  app: FastifyInstance,
-  b: {
-    id: string;
-    target: Target;
-    settings: Record<string, unknown>;
-    files: UploadedPart[];
-    refused: Map<number, ManifestItem['error']>;
-    workDir: string;
-    signal: AbortSignal;
-  },
-): Promise<ManifestItem[]> {
-  const { jobs, config, store } = app.kiln;
-  const { id, files } = b;
-  const items: ManifestItem[] = new Array(files.length);
-  let finished = 0;
-  let writes = Promise.resolve();
-  const ended = () => {
-    finished++;
-    const percent = Math.round((finished / files.length) * 100);
-    const stage = `${finished}/${files.length}`;
-    jobs.events.publish(id, { type: 'progress', percent, stage });
-    // Chained so an older progress write never lands after a newer one (or after the final record).
-    writes = writes.then(() => updateJob(store.db, id, { progress: percent, stage }).catch(() => {}));
-  };
-  await Promise.all(
-    files.map(async (f, i) => {
-      const error = b.refused.get(i);
-      if (error) {
-        items[i] = { input: f.name, error };
-        return ended();
-      }
-      const itemDir = path.join(b.workDir, 'items', String(i));
-      try {
-        await mkdir(itemDir, { recursive: true });
-        const outcome = await jobs.queue.run(`${id}:${i}`, (signal) =>
-          runTool(b.target.tool, { files: [{ path: f.path, name: f.name, size: f.size }], extra: {} }, b.settings, {
-            workDir: itemDir,
-            dataDir: config.dataDir,
-            signal: AbortSignal.any([signal, b.signal]),
-            validated: true,
-            allowPostScript: config.allowPostScript,
-          }),
-        );
-        const item: ManifestItem = { input: f.name };
-        if (outcome.output) {
-          item.output = outcome.output.name;
-          item.path = outcome.output.path;
-          item.size = outcome.processedSize;
-        }
-        if (outcome.data !== undefined) item.data = outcome.data;
-        items[i] = item;
-      } catch (e) {
-        items[i] = { input: f.name, error: toKilnError(e).toJSON().error };
-      }
-      ended();
-    }),
-  );
-  await writes;
-  return items;
-}
-
 /** The ZIP answer: X-Job-Id and the counts in its headers, then the archive. */
 async function sendZip(reply: FastifyReply, target: Target, id: string, items: ManifestItem[]): Promise<void> {
   const counts = countItems(items);
   reply.hijack();
   const res = reply.raw;
-  res.writeHead(200, {
-    'content-type': 'application/zip',
-    'content-disposition': contentDisposition(`${target.id}-batch.zip`),
-    'x-job-id': id,
-    'x-batch-total': String(counts.total),
-    'x-batch-succeeded': String(counts.succeeded),
-    'x-batch-failed': String(counts.failed),
-    'cache-control': 'no-store',
-  });
+  res.writeHead(200, batchZipHeaders(target.id, id, counts));
   const zip = batchArchive(id, target.id, items);
   const sent = new Promise<void>((resolve, reject) => {
     zip.outputStream.on('error', reject);

@@ -1,10 +1,9 @@
 /** GET /api/v1/download/:jobId/:filename: streams a finished job's output, with Range support. */
-import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
 import type { FastifyInstance } from 'fastify';
 import { KilnError } from '../../src/core/errors.js';
 import { binary, errorResponses, ref } from '../openapi/common.js';
 import type { RouteDoc } from '../openapi/route-doc.js';
+import { openOutput, outputInfo, storedKey } from '../storage/job-files.js';
 import { jobId, visibleJob } from './jobs.js';
 
 /** RFC 6266: an ASCII fallback plus the exact UTF-8 name in filename*. */
@@ -49,15 +48,27 @@ export async function downloadRoutes(app: FastifyInstance): Promise<void> {
       throw new KilnError('NOT_FOUND', `The output of job ${jobId} has expired (outputs are kept for outputTtlHours).`);
     if (!row.output_path || !row.output_name || row.output_name !== filename)
       throw new KilnError('NOT_FOUND', `Job ${jobId} has no file named ${filename}.`);
-    const st = await stat(row.output_path).catch(() => undefined);
+    const storage = app.kiln.storage;
+    // A bucket that does not answer is 503 (UNAVAILABLE), not "expired".
+    const st = await outputInfo(storage, row.output_path);
     if (!st) throw new KilnError('NOT_FOUND', `The output of job ${jobId} has expired or was removed.`);
+    // S3_DOWNLOADS=redirect: the client fetches the output from the bucket itself.
+    const key = storedKey(row.output_path);
+    const direct =
+      key &&
+      (await storage.presign?.(key, {
+        expiresS: 300,
+        disposition: contentDisposition(row.output_name),
+        contentType: row.content_type ?? undefined,
+      }));
+    if (direct) return reply.code(302).header('location', direct).header('cache-control', 'no-store').send();
     const range = parseRange(request.headers.range, st.size);
     reply
       .header('content-type', row.content_type ?? 'application/octet-stream')
       .header('content-disposition', contentDisposition(row.output_name))
       .header('accept-ranges', 'bytes')
       .header('x-content-type-options', 'nosniff')
-      .header('last-modified', st.mtime.toUTCString());
+      .header('last-modified', new Date(st.modifiedAt).toUTCString());
     if (range === 'invalid') {
       return reply
         .code(416)
@@ -70,10 +81,10 @@ export async function downloadRoutes(app: FastifyInstance): Promise<void> {
         .code(206)
         .header('content-range', `bytes ${range.start}-${range.end}/${st.size}`)
         .header('content-length', range.end - range.start + 1);
-      return reply.send(createReadStream(row.output_path, { start: range.start, end: range.end }));
+      return reply.send(await openOutput(storage, row.output_path, range));
     }
     reply.header('content-length', st.size);
-    return reply.send(createReadStream(row.output_path));
+    return reply.send(await openOutput(storage, row.output_path));
   });
 }
 

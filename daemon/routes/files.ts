@@ -4,7 +4,6 @@
  * as a new version. Other users' private items answer 404, never 403; a teammate's `team` item can be
  * listed, downloaded and used as an input, and changing it answers 403 (daemon/library/sharing.ts).
  */
-import { createReadStream } from 'node:fs';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { KilnError } from '../../src/core/errors.js';
 import { requireUser } from '../auth/authenticate.js';
@@ -20,6 +19,8 @@ declare module '../context.js' {
     library?: LibraryService;
   }
 }
+
+const LIBRARY_SWEEP_MS = 10 * 60_000;
 
 function versionParam(raw: string | undefined, what = 'version'): number | undefined {
   if (raw === undefined || raw === '' || raw === 'latest') return undefined;
@@ -46,12 +47,17 @@ export async function filesRoutes(app: FastifyInstance): Promise<void> {
   /** The owner's live limits (their team's overrides over the settings and the environment). */
   const limitsOf = async (ownerId: string) =>
     app.kiln.limits.forUser(await db.selectFrom('users').select('team_id as teamId').where('id', '=', ownerId).executeTakeFirst());
-  const library = new LibraryService(db, app.kiln.config.sharedDir, async (ownerId) =>
-    Math.round((await limitsOf(ownerId)).libraryQuotaMb * 1048576),
+  const library = new LibraryService(
+    db,
+    app.kiln.config.sharedDir,
+    async (ownerId) => Math.round((await limitsOf(ownerId)).libraryQuotaMb * 1048576),
+    app.kiln.storage,
   );
   app.kiln.library = library;
   // Uploads cut short by a crash leave partial files; an hour is far beyond any upload in progress.
   await library.sweepScratch(3_600_000).catch(() => {});
+  // Content left without references or half-written by a stopped instance (library/blobs.ts).
+  app.kiln.jobs.upkeep.every('library-sweep', LIBRARY_SWEEP_MS, () => library.blobs.sweep());
   app.kiln.fileLibrary = {
     async resolveInput(user, fileId, inDir) {
       return library.materialize(user, fileId, inDir);
@@ -178,8 +184,11 @@ export async function filesRoutes(app: FastifyInstance): Promise<void> {
   });
 }
 
-function sendVersion(request: FastifyRequest, reply: FastifyReply, library: LibraryService, v: VersionRow) {
+async function sendVersion(request: FastifyRequest, reply: FastifyReply, library: LibraryService, v: VersionRow) {
   const size = Number(v.size);
+  // S3_DOWNLOADS=redirect: the client fetches the content from the bucket itself.
+  const direct = await library.blobs.presignedUrl(v.blob_hash, { disposition: contentDisposition(v.name), contentType: v.content_type });
+  if (direct) return reply.code(302).header('location', direct).header('cache-control', 'no-store').send();
   reply
     .header('content-type', v.content_type)
     .header('content-disposition', contentDisposition(v.name))
@@ -202,8 +211,8 @@ function sendVersion(request: FastifyRequest, reply: FastifyReply, library: Libr
       .code(206)
       .header('content-range', `bytes ${range.start}-${range.end}/${size}`)
       .header('content-length', range.end - range.start + 1);
-    return reply.send(createReadStream(library.blobPath(v), { start: range.start, end: range.end }));
+    return reply.send(await library.blobs.open(v.blob_hash, range));
   }
   reply.header('content-length', size);
-  return reply.send(createReadStream(library.blobPath(v)));
+  return reply.send(await library.blobs.open(v.blob_hash));
 }

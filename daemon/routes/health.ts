@@ -19,8 +19,23 @@ async function check(fn: () => Promise<unknown>): Promise<{ ok: boolean; error?:
   }
 }
 
+/** A bucket that does not answer within this long counts as unavailable (readiness must answer fast). */
+const OBJECT_STORAGE_TIMEOUT_MS = 3000;
+
+function within<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    p,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}
+
 export async function healthRoutes(app: FastifyInstance): Promise<void> {
-  const { store, jobs, config } = app.kiln;
+  const { store, jobs, config, storage: objects } = app.kiln;
+  // Checked only when configured: local storage is the disk check.
+  const objectStorage = objects.kind === 's3' ? () => check(() => within(objects.ping(), OBJECT_STORAGE_TIMEOUT_MS)) : undefined;
 
   app.get('/api/v1/health', { config: { public: true }, schema: HEALTH_DOC }, async (_request, reply) => {
     const db = await check(() => store.ping());
@@ -44,33 +59,41 @@ export async function healthRoutes(app: FastifyInstance): Promise<void> {
   // Public, so it answers only ok/not ok per check: free and total bytes (and error texts that could
   // name paths or hosts) are shown on /api/v1/admin/health alone.
   app.get('/api/v1/readyz', { config: { public: true }, schema: READYZ_DOC }, async (_request, reply) => {
-    const [db, q, d] = await Promise.all([
+    const [db, q, d, o] = await Promise.all([
       check(() => store.ping()),
       check(() => jobs.queue.ping()),
       disk().catch((e: Error) => ({ ok: false, error: e.message })),
+      objectStorage?.(),
     ]);
     const brief = (c: { ok: boolean }, what: string) => (c.ok ? { ok: true } : { ok: false, error: `${what} unavailable` });
     const database = brief(db, 'database');
     const queue = brief(q, 'queue');
     const storage = d.ok ? { ok: true } : { ok: false, error: 'low disk space or data directory unavailable' };
+    const bucket = o && brief(o, 'object storage');
     // A draining instance (SIGTERM received) must get no new traffic from the load balancer.
-    const ready = !app.kiln.draining && database.ok && queue.ok && storage.ok;
+    const ready = !app.kiln.draining && database.ok && queue.ok && storage.ok && (bucket?.ok ?? true);
     return reply.code(ready ? 200 : 503).send({
       status: ready ? 'ready' : 'not-ready',
       ...(app.kiln.draining ? { draining: true } : {}),
-      checks: { database, queue, disk: storage },
+      checks: { database, queue, disk: storage, ...(bucket ? { objectStorage: bucket } : {}) },
     });
   });
 
   app.get('/api/v1/admin/health', { schema: ADMIN_HEALTH_DOC }, async (request) => {
     requirePermission(request, 'system:health');
     const database = await check(() => store.ping());
-    const storage = await disk().catch((e: Error) => ({ ok: false, error: e.message }));
+    const [storage, bucket] = await Promise.all([disk().catch((e: Error) => ({ ok: false, error: e.message })), objectStorage?.()]);
     return {
-      status: database.ok ? 'healthy' : 'unhealthy',
+      status: database.ok && (bucket?.ok ?? true) ? 'healthy' : 'unhealthy',
       version: VERSION,
       uptimeSeconds: Math.round((Date.now() - app.kiln.startedAt) / 1000),
-      storage: { mode: 'local', dataDir: config.dataDir, sharedDir: config.sharedDir, ...storage },
+      storage: {
+        mode: objects.kind,
+        dataDir: config.dataDir,
+        sharedDir: config.sharedDir,
+        ...storage,
+        ...(bucket ? { objectStorage: { ...objects.describe(), ...bucket } } : {}),
+      },
       database: { kind: store.kind, ...database },
       queue: { ...jobs.queue.state(), shared: await jobs.queue.sharedCounts?.() },
       gpu: await detectGpu(),
@@ -97,6 +120,7 @@ const readiness = {
         queue: checkSchema,
         // Public: ok/not ok only; the figures are on /api/v1/admin/health.
         disk: checkSchema,
+        objectStorage: { ...checkSchema, description: 'Present when object storage (S3_BUCKET) is configured: the bucket answers.' },
       },
     },
   },
@@ -111,13 +135,27 @@ const adminHealth = {
     storage: {
       type: 'object',
       properties: {
-        mode: { const: 'local' },
+        mode: { type: 'string', enum: ['local', 's3'], description: 'Where blobs live: files under sharedDir, or an S3 bucket.' },
         dataDir: { type: 'string' },
         sharedDir: { type: 'string' },
-        ok: { type: 'boolean' },
+        ok: { type: 'boolean', description: 'Free space on the shared (or scratch) directory.' },
         freeBytes: { type: 'integer' },
         totalBytes: { type: 'integer' },
         error: { type: 'string' },
+        objectStorage: {
+          type: 'object',
+          description: 'With S3_BUCKET: the bucket, endpoint and region, and whether it answers.',
+          properties: {
+            kind: { const: 's3' },
+            endpoint: { type: ['string', 'null'] },
+            bucket: { type: 'string' },
+            region: { type: 'string' },
+            prefix: { type: ['string', 'null'] },
+            downloads: { type: 'string', enum: ['proxy', 'redirect'] },
+            ok: { type: 'boolean' },
+            error: { type: 'string' },
+          },
+        },
       },
     },
     database: {
@@ -158,7 +196,7 @@ const READYZ_DOC: RouteDoc = {
   ...pub,
   operationId: 'readyz',
   tags: ['health'],
-  summary: 'Readiness: database, queue and disk space.',
+  summary: 'Readiness: database, queue, disk space and, when configured, object storage.',
   response: { '200': json(readiness, 'Ready.'), '503': json(readiness, 'Not ready: the failing check says why.') },
 };
 

@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { KilnError } from '../../src/core/errors.js';
 import { audit, auditFrom } from '../accounts/audit.js';
 import { bodyObject, optStr, str } from '../accounts/body.js';
-import { failLogin, issueSession } from '../accounts/login.js';
+import { failLogin, guardedCheck, issueSession, wrongCurrentPassword } from '../accounts/login.js';
 import {
   clearMfa,
   confirmEnrollment,
@@ -16,7 +16,6 @@ import {
   useTotp,
 } from '../accounts/mfa.js';
 import { getBranding, requireFeature } from '../accounts/settings.js';
-import { checkLocked, recordFailure, throttleKeys } from '../accounts/throttle.js';
 import { requireTarget } from '../accounts/users.js';
 import { requireInteractiveUser, requireUser } from '../auth/authenticate.js';
 import { requirePermission } from '../auth/permissions.js';
@@ -37,20 +36,22 @@ export async function mfaRoutes(app: FastifyInstance): Promise<void> {
    * The second factor is changed only by the person: a signed-in session plus the current password.
    * An API key or a stolen session alone must never enrol, confirm or remove it.
    */
-  const proveOwner = async (request: FastifyRequest, reply: FastifyReply) => {
+  /** `final` false: a code is checked next, so a right password must not forgive earlier wrong codes. */
+  const proveOwner = async (request: FastifyRequest, reply: FastifyReply, final = true) => {
     const caller = requireInteractiveUser(request);
     const u = await me(caller.id);
     if (!u.password_hash) return u; // SSO-only accounts have no password: the session is their proof.
     const password = str(bodyObject(request.body ?? {}), 'password');
-    const keys = throttleKeys(u.username, request.ip);
-    await checkLocked(db, keys, reply);
-    if (!(await verifySecret(password, u.password_hash))) {
-      // Counted like a failed login: a stolen session cannot guess the password here without limit.
-      const { locked } = await recordFailure(db, keys, ctx.config.accounts);
-      await auditFrom(request, 'login.failure', u.username, { why: 'mfa: wrong current password' });
-      if (locked) await checkLocked(db, keys, reply);
-      throw new KilnError('FORBIDDEN', 'The current password is wrong.', { reason: 'wrong-password' });
-    }
+    // Counted like a login attempt: a stolen session cannot guess the password here without limit.
+    await guardedCheck(
+      ctx,
+      request,
+      reply,
+      u.username,
+      () => verifySecret(password, u.password_hash),
+      () => wrongCurrentPassword(ctx, request, reply, u.username, 'mfa: wrong current password'),
+      final,
+    );
     return u;
   };
 
@@ -92,20 +93,26 @@ export async function mfaRoutes(app: FastifyInstance): Promise<void> {
       });
     const user = await findUserById(db, challenge.userId);
     if (!user) throw new KilnError('UNAUTHORIZED', 'The MFA challenge is unknown, used or expired. Log in again.');
-    // Second-factor guesses count toward the same lock as password guesses.
-    await checkLocked(db, throttleKeys(user.username, request.ip), reply);
-    const ok = code ? await useTotp(db, ctx.dataKey, user, code) : await useRecoveryCode(db, user.id, recoveryCode!);
-    if (!ok) {
-      await failChallenge(db, challenge.id);
-      return failLogin(
-        ctx,
-        request,
-        reply,
-        user.username,
-        code ? 'mfa-code' : 'mfa-recovery-code',
-        'The code is wrong or was already used.',
-      );
-    }
+    // Second-factor guesses count toward the same lock as password guesses (the password step did not
+    // clear the count: only a completed sign-in does).
+    await guardedCheck(
+      ctx,
+      request,
+      reply,
+      user.username,
+      () => (code ? useTotp(db, ctx.dataKey, user, code) : useRecoveryCode(db, user.id, recoveryCode!)),
+      async () => {
+        await failChallenge(db, challenge.id);
+        return failLogin(
+          ctx,
+          request,
+          reply,
+          user.username,
+          code ? 'mfa-code' : 'mfa-recovery-code',
+          'The code is wrong or was already used.',
+        );
+      },
+    );
     if (!(await consumeChallenge(db, challenge.id)))
       throw new KilnError('UNAUTHORIZED', 'The MFA challenge is unknown, used or expired. Log in again.');
     if (recoveryCode)
@@ -129,11 +136,27 @@ export async function mfaRoutes(app: FastifyInstance): Promise<void> {
   app.post('/api/auth/mfa/disable', async (request, reply) => {
     const u0 = await me(requireInteractiveUser(request).id);
     if (Number(u0.mfa_enabled ?? 0) !== 1 && !u0.mfa_pending_secret) throw new KilnError('CONFLICT', 'MFA is not enabled.');
-    const u = await proveOwner(request, reply);
     // A code, when sent, must be right too; the password is what is always required.
     const code = optStr(bodyObject(request.body), 'code', 20);
-    if (code && !(await useTotp(db, ctx.dataKey, u, code)))
-      throw new KilnError('FORBIDDEN', 'The code is wrong or was already used.', { reason: 'mfa-proof-invalid' });
+    const u = await proveOwner(request, reply, !code);
+    if (code)
+      await guardedCheck(
+        ctx,
+        request,
+        reply,
+        u.username,
+        () => useTotp(db, ctx.dataKey, u, code),
+        () =>
+          wrongCurrentPassword(
+            ctx,
+            request,
+            reply,
+            u.username,
+            'mfa/disable: wrong code',
+            'The code is wrong or was already used.',
+            'mfa-proof-invalid',
+          ),
+      );
     await clearMfa(db, u.id);
     await auditFrom(request, 'mfa.disable', u.username);
     return { enabled: false };

@@ -2,17 +2,9 @@
 import type { FastifyInstance } from 'fastify';
 import { KilnError } from '../../src/core/errors.js';
 import { finishOidc, startOidc, type OidcPending } from '../accounts/oidc.js';
-import { finishSso, putSsoRequest, requireSso, takeSsoRequest } from '../accounts/sso.js';
+import { cookie, finishSso, putSsoRequest, requireSso, takeSsoRequest } from '../accounts/sso.js';
 
 const COOKIE = 'kiln_oidc_state';
-
-function cookie(header: string | undefined, name: string): string | undefined {
-  for (const part of (header ?? '').split(';')) {
-    const [k, ...v] = part.trim().split('=');
-    if (k === name) return v.join('=');
-  }
-  return undefined;
-}
 
 export async function oidcRoutes(app: FastifyInstance): Promise<void> {
   const ctx = app.kiln;

@@ -8,34 +8,24 @@
 import { rm } from 'node:fs/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { KilnError } from '../../src/core/errors.js';
-import { isBatchable } from '../../src/core/tool.js';
-import { pipelineTool, validatePipeline, type ResolvedStep } from '../../src/pipelines/pipeline.js';
+import { validatePipeline } from '../../src/pipelines/pipeline.js';
 import { checkInputs, validateRequest } from '../../src/tools/run-tool.js';
 import { requireUser } from '../auth/authenticate.js';
 import { requirePermission } from '../auth/permissions.js';
 import { readMultipart, toToolInputs } from '../http/uploads.js';
 import { preferredWait, syncAnswer } from '../jobs/answer.js';
-import { redactSettings } from '../jobs/records.js';
-import type { Target } from '../jobs/targets.js';
+import { type PipelineTarget, pipelineTarget } from '../jobs/pipeline-target.js';
 import { PipelineStore, pipelineView } from '../library/pipelines.js';
 import { parseScopeFilter } from '../library/sharing.js';
-import type { JobRow } from '../store/jobs.js';
 import { runBatch } from './batch.js';
 
-interface Resolved {
-  target: Target;
-  /** What the job record keeps as its settings: the steps, secrets redacted. */
-  record: Record<string, unknown>;
+interface Resolved extends PipelineTarget {
+  /** The definition as validated (secrets in clear): a worker on another instance rebuilds the target from it. */
+  definition: { raw: unknown; name?: string };
 }
 
 function toTarget(raw: unknown, fallbackName?: string): Resolved {
-  const { pipeline, steps } = validatePipeline(raw);
-  const name = pipeline.name ?? fallbackName ?? 'pipeline';
-  const tool = pipelineTool(steps, name);
-  return {
-    target: { id: `pipeline:${name}`, section: tool.section, tool, batchable: isBatchable(tool) },
-    record: { pipeline: name, steps: steps.map((s: ResolvedStep) => ({ tool: s.tool.id, settings: redactSettings(s.settings) })) },
-  };
+  return { ...pipelineTarget(raw, fallbackName), definition: { raw, name: fallbackName } };
 }
 
 /** The ad-hoc pipeline in the multipart field "pipeline" (a JSON string). */
@@ -86,7 +76,17 @@ export async function pipelineRoutes(app: FastifyInstance): Promise<void> {
   });
 
   app.post('/api/v1/pipelines/run', (request, reply) => runOne(app, request, reply, (fields) => fromField(fields)));
-  app.post('/api/v1/pipelines/batch', (request, reply) => runBatch(app, (fields) => fromField(fields).target, request, reply));
+  app.post('/api/v1/pipelines/batch', (request, reply) =>
+    runBatch(
+      app,
+      (fields) => {
+        const { target, definition } = fromField(fields);
+        return { target, pipeline: definition };
+      },
+      request,
+      reply,
+    ),
+  );
 
   app.get('/api/v1/pipelines/:id', async (request) => {
     const user = requireUser(request);
@@ -121,8 +121,8 @@ export async function pipelineRoutes(app: FastifyInstance): Promise<void> {
     return runOne(app, request, reply, () => resolved);
   });
   app.post('/api/v1/pipelines/:id/batch', async (request, reply) => {
-    const { target } = await saved(request);
-    return runBatch(app, target, request, reply);
+    const { target, definition } = await saved(request);
+    return runBatch(app, { target, pipeline: definition }, request, reply);
   });
 }
 
@@ -144,7 +144,7 @@ async function runOne(
       });
     const parsed = await readMultipart(request, inDir, {});
     // Validation of every step happens here, before the upload is queued.
-    const { target, record } = resolve(parsed.fields);
+    const { target, record, definition } = resolve(parsed.fields);
     const fileId = parsed.fields.get('fileId');
     const library = app.kiln.fileLibrary;
     if (fileId && !library)
@@ -157,9 +157,17 @@ async function runOne(
     // The input's kind from its bytes before queueing, as for a tool run: 415 now, never a 202 that fails.
     await checkInputs(target.tool, inputs, config.allowPostScript);
     const clientJobId = parsed.fields.get('clientJobId')?.slice(0, 200);
-    const afterSuccess =
-      fileId && library ? async (row: JobRow) => ({ savedFileId: await library.saveOutput(user, fileId, row) }) : undefined;
-    await jobs.submit({ id, owner: user, target, settings: record, inputs, workDir, clientJobId, afterSuccess });
+    await jobs.submit({
+      id,
+      owner: user,
+      target,
+      settings: record,
+      inputs,
+      workDir,
+      clientJobId,
+      saveToFile: fileId,
+      pipeline: definition,
+    });
   } catch (e) {
     await rm(workDir, { recursive: true, force: true });
     throw e;

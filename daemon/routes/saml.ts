@@ -1,8 +1,10 @@
 /** SAML sign-in: SP metadata, the AuthnRequest redirect, and the assertion consumer service. */
 import type { FastifyInstance } from 'fastify';
 import { KilnError } from '../../src/core/errors.js';
-import { finishSaml, samlFor } from '../accounts/saml.js';
-import { finishSso, requireSso } from '../accounts/sso.js';
+import { finishSaml, samlFor, startSaml, takeBinding } from '../accounts/saml.js';
+import { cookie, finishSso, requireSso } from '../accounts/sso.js';
+
+const COOKIE = 'kiln_saml_state';
 
 export async function samlRoutes(app: FastifyInstance): Promise<void> {
   const ctx = app.kiln;
@@ -18,11 +20,16 @@ export async function samlRoutes(app: FastifyInstance): Promise<void> {
     return reply.type('application/samlmetadata+xml; charset=utf-8').send(saml.generateServiceProviderMetadata(null, null));
   });
 
-  app.get('/api/auth/saml/login', { config: { public: true } }, async (request, reply) => {
+  app.get('/api/auth/saml/login', { config: { public: true } }, async (_request, reply) => {
     await requireSso(ctx, 'saml');
-    const saml = await samlFor(ctx.config.accounts.saml!, ctx.store.db);
-    const relay = (request.query as { RelayState?: string }).RelayState ?? '';
-    return reply.redirect(await saml.getAuthorizeUrlAsync(relay.slice(0, 80), undefined, {}), 302);
+    const c = ctx.config.accounts.saml!;
+    const { url, binding } = await startSaml(c, ctx.store.db);
+    // Binds the round trip to this browser. The IdP posts back cross-site, which a SameSite=Lax cookie
+    // would not survive: over https the cookie is SameSite=None; Secure. Over plain http (a local IdP on
+    // the same site only) browsers refuse SameSite=None without Secure, so it stays Lax there.
+    const attrs = c.callbackUrl.startsWith('https:') ? 'SameSite=None; Secure' : 'SameSite=Lax';
+    void reply.header('set-cookie', `${COOKIE}=${binding}; Path=/api/auth/saml; HttpOnly; ${attrs}; Max-Age=600`);
+    return reply.redirect(url, 302);
   });
 
   app.post('/api/auth/saml/callback', { config: { public: true } }, async (request, reply) => {
@@ -34,7 +41,9 @@ export async function samlRoutes(app: FastifyInstance): Promise<void> {
         'USAGE_ERROR',
         'Post the form field SAMLResponse (application/x-www-form-urlencoded) from the identity provider.',
       );
-    const identity = await finishSaml(ctx.config.accounts.saml!, ctx.store.db, response);
+    const requestId = await takeBinding(ctx.store.db, body?.RelayState, cookie(request.headers.cookie, COOKIE));
+    void reply.header('set-cookie', `${COOKIE}=; Path=/api/auth/saml; HttpOnly; Max-Age=0`);
+    const identity = await finishSaml(ctx.config.accounts.saml!, ctx.store.db, response, requestId);
     return finishSso(ctx, request, reply, identity, ctx.config.accounts.saml!.adminGroup);
   });
 }

@@ -13,7 +13,6 @@ import { requireUser } from '../auth/authenticate.js';
 import { requirePermission } from '../auth/permissions.js';
 import { assembleSettings, readMultipart, toToolInputs, type ParsedUpload } from '../http/uploads.js';
 import { preferredWait, syncAnswer } from '../jobs/answer.js';
-import type { JobRow } from '../store/jobs.js';
 import { errorResponses } from '../openapi/common.js';
 import type { RouteDoc } from '../openapi/route-doc.js';
 import { findTarget, routeOf, targets, type Target } from '../jobs/targets.js';
@@ -93,9 +92,7 @@ async function runTarget(app: FastifyInstance, target: Target, request: FastifyR
     await checkInputs(target.tool, inputs, config.allowPostScript);
     await target.tool.preflight?.(settings, { dataDir: config.dataDir, inputs });
     const clientJobId = req.fields.get('clientJobId')?.slice(0, 200);
-    const afterSuccess =
-      fileId && library ? async (row: JobRow) => ({ savedFileId: await library.saveOutput(user, fileId, row) }) : undefined;
-    await jobs.submit({ id, owner: user, target, settings, inputs, workDir, clientJobId, afterSuccess });
+    await jobs.submit({ id, owner: user, target, settings, inputs, workDir, clientJobId, saveToFile: fileId });
   } catch (e) {
     await rm(workDir, { recursive: true, force: true });
     throw e;

@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { KilnError } from '../../src/core/errors.js';
 import { auditFrom } from '../accounts/audit.js';
 import { bodyObject, str } from '../accounts/body.js';
+import { guardedCheck, wrongCurrentPassword } from '../accounts/login.js';
 import { deleteUser, listUsers, registerUser, requireTarget, setPassword, updateUser, userView } from '../accounts/users.js';
 import { requireInteractiveUser, requireUser } from '../auth/authenticate.js';
 import { requirePermission } from '../auth/permissions.js';
@@ -18,12 +19,20 @@ export async function userRoutes(app: FastifyInstance): Promise<void> {
     return { users: await listUsers(db) };
   });
 
-  app.post('/api/auth/register', async (request, reply) => {
-    requirePermission(request, 'users:manage');
-    const user = await registerUser(db, requireUser(request), bodyObject(request.body));
-    await auditFrom(request, 'user.create', user.username, { id: user.id, role: user.role, team: user.team_id });
-    return reply.code(201).send({ user: await userView(db, user) });
-  });
+  // POST /api/auth/users is the resource-style name of the same action (issue #22); both stay.
+  for (const url of ['/api/auth/register', '/api/auth/users']) {
+    app.post(url, async (request, reply) => {
+      requirePermission(request, 'users:manage');
+      const user = await registerUser(db, requireUser(request), bodyObject(request.body));
+      await auditFrom(request, 'user.create', user.username, {
+        id: user.id,
+        role: user.role,
+        team: user.team_id,
+        ...(Number(user.service ?? 0) === 1 ? { service: true } : {}),
+      });
+      return reply.code(201).send({ user: await userView(db, user) });
+    });
+  }
 
   app.put('/api/auth/users/:id', async (request) => {
     requirePermission(request, 'users:manage');
@@ -39,7 +48,14 @@ export async function userRoutes(app: FastifyInstance): Promise<void> {
     const target = await requireTarget(db, requireUser(request), id);
     const body = bodyObject(request.body);
     // An admin resetting its own password keeps the session it is using, like change-password.
-    await setPassword(db, auth, target, str(body, 'newPassword'), target.id === request.user!.id ? request.user!.sessionId : undefined);
+    await setPassword(
+      db,
+      auth,
+      target,
+      str(body, 'newPassword'),
+      target.id === request.user!.id ? request.user!.sessionId : undefined,
+      app.kiln.config.dataDir,
+    );
     await auditFrom(request, 'password.reset', target.username, { id });
     return { ok: true };
   });
@@ -52,22 +68,27 @@ export async function userRoutes(app: FastifyInstance): Promise<void> {
     return { ok: true, ...counts };
   });
 
-  app.post('/api/auth/change-password', async (request) => {
+  app.post('/api/auth/change-password', async (request, reply) => {
     const caller = requireInteractiveUser(request);
     const body = bodyObject(request.body);
     const current = str(body, 'currentPassword');
     const next = str(body, 'newPassword');
     const user = await findUserById(db, caller.id);
     if (!user) throw new KilnError('UNAUTHORIZED', 'The account no longer exists.');
-    if (!(await verifySecret(current, user.password_hash))) {
-      await auditFrom(request, 'login.failure', user.username, { why: 'change-password: wrong current password' });
-      throw new KilnError('FORBIDDEN', 'The current password is wrong.', { reason: 'wrong-password' });
-    }
+    // Counted like a login attempt: a stolen session cannot guess the password here without limit.
+    await guardedCheck(
+      app.kiln,
+      request,
+      reply,
+      user.username,
+      () => verifySecret(current, user.password_hash),
+      () => wrongCurrentPassword(app.kiln, request, reply, user.username, 'change-password: wrong current password'),
+    );
     if (current === next)
       throw new KilnError('VALIDATION_ERROR', 'The new password must differ from the current one.', {
         details: [{ path: 'newPassword', message: 'unchanged' }],
       });
-    await setPassword(db, auth, user, next, caller.sessionId);
+    await setPassword(db, auth, user, next, caller.sessionId, app.kiln.config.dataDir);
     await auditFrom(request, 'password.change', user.username);
     return { ok: true, keptSession: !!caller.sessionId };
   });

@@ -34,6 +34,18 @@ export async function deleteSession(db: Kysely<Database>, sessionId: string): Pr
   await db.deleteFrom('sessions').where('id', '=', sessionId).execute();
 }
 
+/**
+ * More account upkeep to run with each sweep of expired sessions, per database: the accounts routes
+ * register their retention here (daemon/accounts/retention.ts), so the job sweeper (daemon/jobs/upkeep.ts)
+ * prunes account rows on its existing schedule without knowing about them.
+ */
+const accountSweeps = new WeakMap<Kysely<Database>, (now: number) => Promise<unknown>>();
+
+export function alsoOnSessionSweep(db: Kysely<Database>, sweep: (now: number) => Promise<unknown>): void {
+  accountSweeps.set(db, sweep);
+}
+
 export async function deleteExpiredSessions(db: Kysely<Database>, now = Date.now()): Promise<void> {
   await db.deleteFrom('sessions').where('expires_at', '<', now).execute();
+  await accountSweeps.get(db)?.(now);
 }

@@ -1,5 +1,6 @@
 /** User records. The accounts features (teams, MFA, SSO) build on these functions. */
 import type { Kysely } from 'kysely';
+import { KilnError } from '../../src/core/errors.js';
 import { hashSecret, newId } from '../auth/secrets.js';
 import type { Database, Role, UsersTable } from './schema.js';
 
@@ -23,7 +24,7 @@ export async function findUserById(db: Kysely<Database>, id: string): Promise<Us
 
 export async function createUser(
   db: Kysely<Database>,
-  u: { username: string; password: string | null; role: Role; teamId?: string | null },
+  u: { username: string; password: string | null; role: Role; teamId?: string | null; service?: boolean },
 ): Promise<UserRow> {
   const now = Date.now();
   const row: UserRow = {
@@ -34,6 +35,7 @@ export async function createUser(
     team_id: u.teamId ?? null,
     created_at: now,
     updated_at: now,
+    ...(u.service ? { service: 1 } : {}),
   };
   await db.insertInto('users').values(row).execute();
   return row;
@@ -42,4 +44,20 @@ export async function createUser(
 /** The first admin: the one AUTH_ENABLED=false acts as, and the fallback owner of open-mode jobs. */
 export async function firstAdmin(db: Kysely<Database>): Promise<UserRow | undefined> {
   return db.selectFrom('users').selectAll().where('role', '=', 'admin').orderBy('created_at').limit(1).executeTakeFirst();
+}
+
+/**
+ * Work that commits long after its request was authenticated (an upload streaming in) checks here that
+ * its user still exists: what a user deleted meanwhile sends is refused, not left owned by nobody.
+ */
+export async function requireLiveUser(db: Kysely<Database>, id: string): Promise<void> {
+  const u = await db.selectFrom('users').select(['id', 'disabled_at']).where('id', '=', id).executeTakeFirst();
+  if (!u)
+    throw new KilnError('UNAUTHORIZED', 'The account was deleted while this request ran; nothing was saved.', {
+      reason: 'account-deleted',
+    });
+  if (u.disabled_at != null)
+    throw new KilnError('UNAUTHORIZED', 'The account was disabled while this request ran; nothing was saved.', {
+      reason: 'account-disabled',
+    });
 }

@@ -158,20 +158,24 @@ export class WatchFolders {
     if (done.status !== 'completed' || !done.output_path || !done.output_name) {
       return done.status === 'completed' ? { ok: true, jobId: id } : { ok: false, jobId: id, error: jobError(done) };
     }
-    const output = await deliver(done.output_path, path.join(row.output_path, path.dirname(rel)), done.output_name);
+    const output = await deliver(
+      (tmp) => this.jobs.copyOutput(done!, tmp),
+      path.join(row.output_path, path.dirname(rel)),
+      done.output_name,
+    );
     const data = jobResult(done).data as Record<string, unknown> | undefined;
     return { ok: true, jobId: id, output, ...(data ? { data } : {}) };
   }
 }
 
 /** Copies a job's output into `dir` under `name` (or name-2, name-3… when taken), atomically. */
-async function deliver(src: string, dir: string, name: string): Promise<string> {
+async function deliver(copy: (dest: string) => Promise<void>, dir: string, name: string): Promise<string> {
   await mkdir(dir, { recursive: true });
   const ext = path.extname(name);
   let dest = path.join(dir, name);
   for (let n = 2; existsSync(dest); n++) dest = path.join(dir, `${name.slice(0, name.length - ext.length)}-${n}${ext}`);
   const tmp = path.join(dir, `.${path.basename(dest)}.kiln-partial`);
-  await copyFile(src, tmp);
+  await copy(tmp);
   await rename(tmp, dest);
   return dest;
 }

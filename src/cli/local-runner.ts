@@ -3,8 +3,8 @@
  * for multi-file tools. Each run gets its own workspace, removed afterwards; outputs are moved into
  * place atomically, so an interrupted run never leaves a half-written file.
  */
-import { createReadStream, createWriteStream, existsSync } from 'node:fs';
-import { copyFile, mkdir, rename, rm, readdir, stat } from 'node:fs/promises';
+import { createWriteStream, existsSync } from 'node:fs';
+import { readdir } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
@@ -13,9 +13,11 @@ import { defaultDataDir } from '../core/paths.js';
 import type { InputFile, Tool, ToolInputs } from '../core/tool.js';
 import { createWorkspace } from '../core/workspace.js';
 import { inputFile, runTool, validateRequest } from '../tools/run-tool.js';
-import { conformOutput, formatFromOutputName } from './output-format.js';
-import { parseOutputOption, resolveOutputPath, type OutputTarget } from './output-naming.js';
+import { deliverOutput } from './deliver.js';
+import { formatFromOutputName } from './output-format.js';
+import { parseOutputOption, writePolicy, type OutputTarget } from './output-naming.js';
 import { createProgress } from './progress.js';
+import { inFlagWords } from './tool-command.js';
 
 export interface LocalRunRequest {
   tool: Tool;
@@ -27,7 +29,12 @@ export interface LocalRunRequest {
   output?: string;
   json?: boolean;
   quiet?: boolean;
+  /** May replace an input file. */
   force?: boolean;
+  /** --no-clobber: never replace an existing file (the default replaces earlier outputs). */
+  noClobber?: boolean;
+  /** --zip: a multi-output tool's ZIP is written whole instead of as separate files. */
+  zip?: boolean;
   concurrency?: number;
   signal: AbortSignal;
   /** Progress for a caller that draws its own view (the interactive mode): percent of the run or the batch. */
@@ -38,12 +45,16 @@ export interface LocalRunRequest {
   silent?: boolean;
   /** Where outputs go when no -o is given (default: the current directory). */
   defaultDir?: string;
+  /** Settings errors name the command-line flags (`--left is required`), not the settings. */
+  flagWords?: boolean;
 }
 
 export interface ItemResult {
   input: string | null;
   ok: boolean;
   output?: string;
+  /** Every file written, when a multi-output tool wrote several (`output` is then their directory or pattern). */
+  outputs?: string[];
   originalSize?: number;
   processedSize?: number;
   data?: Record<string, unknown>;
@@ -87,43 +98,33 @@ async function resolveInput(arg: string, dir: string): Promise<InputFile> {
   return inputFile(path.resolve(arg), path.basename(arg));
 }
 
-/** Moves a finished output into place: same filesystem → rename, else copy to a temp name then rename. */
-async function deliver(src: string, dest: string): Promise<void> {
-  await mkdir(path.dirname(dest), { recursive: true });
-  const tmp = path.join(path.dirname(dest), `.${path.basename(dest)}.kiln-partial-${process.pid}`);
-  try {
-    try {
-      await rename(src, tmp);
-    } catch {
-      await copyFile(src, tmp);
-    }
-    await rename(tmp, dest);
-  } catch (e) {
-    await rm(tmp, { force: true });
-    throw e;
-  }
-}
-
 export async function runLocal(req: LocalRunRequest): Promise<ItemResult[]> {
   const { tool } = req;
   const dataDir = defaultDataDir();
   const groups: string[][] = tool.input.kind === 'file' ? req.inputs.map((i) => [i]) : [req.inputs];
   if (tool.input.kind === 'file' && req.inputs.length === 0) throw new KilnError('USAGE_ERROR', `kiln ${req.name} needs an input file.`);
   if (req.inputs.filter((i) => i === '-').length > 1) throw new KilnError('USAGE_ERROR', 'stdin (-) can be read once.');
-  const target: OutputTarget = parseOutputOption(req.output, groups.length);
+  const policy = writePolicy({ clobber: !req.noClobber, force: req.force });
+  const target: OutputTarget = parseOutputOption(req.output, groups.length, {
+    stdinInput: req.inputs.includes('-') && !req.json && !req.silent,
+  });
   // The output's name decides its format (`-o out.png`): set it now for tools that have a format setting.
   const settings = target.kind === 'file' ? formatFromOutputName(tool, req.name, req.settings, target.path!) : req.settings;
   const allInputs = [...req.inputs.filter((i) => i !== '-'), ...Object.values(req.extra).flat()];
 
   // Settings errors are the same for every item: report once, before any work.
-  validateRequest(
-    tool,
-    {
-      files: groups[0]!.map((p) => ({ path: p, name: p, size: 0 })),
-      extra: Object.fromEntries(Object.entries(req.extra).map(([k, v]) => [k, v.map((p) => ({ path: p, name: p, size: 0 }))])),
-    },
-    settings,
-  );
+  try {
+    validateRequest(
+      tool,
+      {
+        files: groups[0]!.map((p) => ({ path: p, name: p, size: 0 })),
+        extra: Object.fromEntries(Object.entries(req.extra).map(([k, v]) => [k, v.map((p) => ({ path: p, name: p, size: 0 }))])),
+      },
+      settings,
+    );
+  } catch (e) {
+    throw req.flagWords ? inFlagWords(toKilnError(e), tool) : e;
+  }
 
   const batch = groups.length > 1;
   const progress = createProgress({
@@ -158,13 +159,12 @@ export async function runLocal(req: LocalRunRequest): Promise<ItemResult[]> {
             },
       });
       let outPath: string | undefined;
+      let outputs: string[] | undefined;
       let processedSize = outcome.processedSize;
       if (outcome.output) {
-        if (target.kind === 'stdout') {
-          if (req.silent) throw new KilnError('USAGE_ERROR', 'Standard output is not available here: name an output file or directory.');
-          await pipeline(createReadStream(outcome.output.path), process.stdout, { end: false } as never);
-          outPath = '-';
-        } else if (
+        if (target.kind === 'stdout' && req.silent)
+          throw new KilnError('USAGE_ERROR', 'Standard output is not available here: name an output file or directory.');
+        if (
           target.kind === 'default' &&
           outcome.data &&
           outcome.output.contentType === 'application/json' &&
@@ -173,29 +173,37 @@ export async function runLocal(req: LocalRunRequest): Promise<ItemResult[]> {
           // Data-only tools print their JSON when no -o is given (with --json it is in the result line).
           if (!req.json && !req.silent) process.stdout.write(JSON.stringify(outcome.data, null, 2) + '\n');
         } else {
-          let name = outcome.output.name;
-          if (usedNames.has(name)) name = dedupe(name, usedNames);
-          usedNames.add(name);
-          outPath = resolveOutputPath(target, name, req.name, allInputs, !!req.force, req.defaultDir);
-          const output =
-            target.kind === 'file'
-              ? await conformOutput(tool, req.name, outcome.output, outPath, { workDir: ws.dir, dataDir, signal: req.signal })
-              : outcome.output;
-          if (output !== outcome.output) processedSize = (await stat(output.path)).size;
-          await deliver(output.path, outPath);
+          const d = await deliverOutput(outcome.output, {
+            tool,
+            name: req.name,
+            target,
+            inputs: allInputs,
+            inputName: label ?? undefined,
+            policy,
+            defaultDir: req.defaultDir,
+            zip: req.zip,
+            usedNames,
+            workDir: ws.dir,
+            dataDir,
+            signal: req.signal,
+          });
+          outPath = d.output;
+          outputs = d.outputs;
+          if (d.processedSize !== undefined) processedSize = d.processedSize;
         }
       }
       results[i] = {
         input: label,
         ok: true,
         output: outPath,
+        ...(outputs ? { outputs } : {}),
         originalSize: outcome.originalSize,
         processedSize,
         ...(outcome.data ? { data: outcome.data } : {}),
         exitCode: EXIT.OK,
       };
     } catch (e) {
-      const err = toKilnError(e);
+      const err = req.flagWords ? inFlagWords(toKilnError(e), tool) : toKilnError(e);
       results[i] = { input: label, ok: false, error: err.toJSON().error, exitCode: err.exitCode };
     } finally {
       await ws.dispose();
@@ -215,16 +223,6 @@ export async function runLocal(req: LocalRunRequest): Promise<ItemResult[]> {
   );
   progress.stop();
   return results.filter(Boolean);
-}
-
-/** `a.png`, then `a-2.png`, `a-3.png`… for outputs of one batch that would share a name. */
-export function dedupe(name: string, used: Set<string>): string {
-  const ext = path.extname(name);
-  const base = name.slice(0, name.length - ext.length);
-  for (let n = 2; ; n++) {
-    const candidate = `${base}-${n}${ext}`;
-    if (!used.has(candidate)) return candidate;
-  }
 }
 
 /** The --json line of an item: everything but the internal exit code. */

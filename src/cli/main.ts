@@ -2,13 +2,15 @@
  * kiln's entry point. Only the command that was asked for is built (a tool's subcommand is made from
  * its declaration on demand), which keeps start-up short for scripts that call kiln thousands of times.
  */
-import { CommanderError } from 'commander';
+import { type Command, CommanderError } from 'commander';
 import { EXIT, KilnError, toKilnError } from '../core/errors.js';
-import { loadTool } from '../tools/lazy.js';
-import { findPreset, presetTool } from '../tools/presets.js';
+import { closestName } from '../core/settings.js';
+import { loadTool, toolIds } from '../tools/lazy.js';
+import { findPreset, PRESETS, presetTool } from '../tools/presets.js';
 import { batchExitCode, expandInputs, runLocal, type LocalRunRequest } from './local-runner.js';
+import { writePolicy } from './output-naming.js';
 import { topProgram } from './program.js';
-import { buildToolCommand, camelFlag, settingsFromOptions, type ToolCommandOptions } from './tool-command.js';
+import { buildToolCommand, camelFlag, inFlagWords, settingsFromOptions, type ToolCommandOptions } from './tool-command.js';
 import type { Tool } from '../core/tool.js';
 
 export interface Invocation {
@@ -28,9 +30,20 @@ async function resolveInvocation(name: string): Promise<Invocation | undefined> 
   return preset && base ? { tool: presetTool(preset, base), name } : undefined;
 }
 
-function fail(e: unknown, json = false): never {
+/**
+ * `--json` anywhere before `--`: every failure, usage errors included, also prints one JSON line on
+ * stdout, so a script's stdout always parses.
+ */
+let jsonMode = false;
+
+export function wantsJson(argv: string[]): boolean {
+  const end = argv.indexOf('--');
+  return (end < 0 ? argv : argv.slice(0, end)).includes('--json');
+}
+
+function fail(e: unknown): never {
   const err = toKilnError(e);
-  if (json) process.stdout.write(JSON.stringify({ ok: false, ...err.toJSON() }) + '\n');
+  if (jsonMode) process.stdout.write(JSON.stringify({ input: null, ok: false, ...err.toJSON() }) + '\n');
   process.stderr.write(
     `kiln: ${err.message}${err.code === 'INTERNAL' && process.env.KILN_DEBUG ? `\n${(err.cause as Error)?.stack ?? ''}` : ''}\n`,
   );
@@ -52,14 +65,14 @@ async function runToolCommand(inv: Invocation, argv: string[]): Promise<void> {
   try {
     cmd.parse(argv, { from: 'user' });
   } catch (e) {
-    if (e instanceof CommanderError) process.exit(e.exitCode === 0 ? 0 : EXIT.USAGE);
+    if (e instanceof CommanderError) commanderFailure(e);
     throw e;
   }
   let settings: Record<string, unknown>;
   try {
     settings = settingsFromOptions(inv.tool, opts);
   } catch (e) {
-    fail(e, opts.json);
+    fail(inFlagWords(toKilnError(e), inv.tool));
   }
   const extra: Record<string, string[]> = {};
   for (const x of inv.tool.input.extra ?? []) {
@@ -67,6 +80,10 @@ async function runToolCommand(inv: Invocation, argv: string[]): Promise<void> {
     if (v !== undefined) extra[x.field] = Array.isArray(v) ? (v as string[]) : [String(v)];
   }
   const inputs = await expandInputs(parsedInputs);
+  // A tool driven by its settings that can also take a picture (meme-generator's custom-image mode):
+  // the positional input is that picture (`kiln meme-generator cat.jpg …` = `--file cat.jpg`).
+  const optionalFile = inv.tool.input.kind === 'none' ? inv.tool.input.extra?.find((x) => x.field === 'file') : undefined;
+  if (optionalFile && inputs.length === 1 && !extra.file) extra.file = [inputs.pop()!];
   // Second files may also come as positional inputs (`kiln compare a.png b.png`).
   if (inv.tool.input.kind === 'file') {
     for (const x of inv.tool.input.extra ?? []) {
@@ -92,20 +109,24 @@ async function runToolCommand(inv: Invocation, argv: string[]): Promise<void> {
     json: opts.json,
     quiet: opts.quiet,
     force: opts.force,
+    noClobber: writePolicy(opts).clobber === false,
+    zip: opts.zip,
     concurrency,
     signal: ac.signal,
+    flagWords: true,
   };
   // Remote when asked (--server, KILN_SERVER) or when the profile names a server, unless --local.
   const { readProfileSync, profileName, resolveServer } = await import('./profiles.js');
-  const server = opts.local ? undefined : resolveServer({ server: opts.server, profile: opts.profile });
+  const server = opts.local ? undefined : resolveServer({ server: opts.server, profile: opts.profile, insecureHttp: !!opts.insecureHttp });
   // The profile's default output directory stands in for -o DIR/.
   const defaultOut = readProfileSync(profileName(opts.profile)).output;
   if (request.output === undefined && defaultOut) request.output = defaultOut.endsWith('/') ? defaultOut : defaultOut + '/';
   const fileId = opts.fileId as string | undefined;
   if (!server && fileId)
-    fail(new KilnError('USAGE_ERROR', "--file-id names an item of a server's library: add --server URL (or log in first)."), opts.json);
-  if (!server && opts.async)
-    fail(new KilnError('USAGE_ERROR', '--async queues the run on a server: add --server URL (or log in first).'), opts.json);
+    fail(new KilnError('USAGE_ERROR', "--file-id names an item of a server's library: add --server URL (or log in first)."));
+  if (!server && opts.async) fail(new KilnError('USAGE_ERROR', '--async queues the run on a server: add --server URL (or log in first).'));
+  // Said once, so nobody wonders where their files went (a logged-in profile sends runs to its server).
+  if (server && !opts.quiet) process.stderr.write(`kiln: running on ${server.url} (--local runs on this machine)\n`);
   const results = server
     ? await (await import('./remote-runner.js')).runRemote({ ...request, server, fileId, async: !!opts.async })
     : await runLocal(request);
@@ -128,19 +149,42 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
     topProgram().outputHelp();
     return;
   }
+  jsonMode = wantsJson(argv);
   const inv = first && !first.startsWith('-') ? await resolveInvocation(first) : undefined;
   if (inv) return runToolCommand(inv, argv.slice(1));
   const program = topProgram();
+  // An unknown command is an error even with --help (which would print the general help and exit 0).
+  if (first && !first.startsWith('-') && !program.commands.some((c) => c.name() === first) && first !== 'help')
+    unknownCommand(program, first);
   program.exitOverride();
   try {
     await program.parseAsync(argv, { from: 'user' });
   } catch (e) {
-    if (e instanceof CommanderError) {
-      if (e.code === 'commander.unknownCommand') process.stderr.write(`Run \`kiln tools\` to list the tools.\n`);
-      process.exit(e.exitCode === 0 ? 0 : EXIT.USAGE);
-    }
+    if (e instanceof CommanderError) commanderFailure(e);
     throw e;
   }
+}
+
+/** commander has printed its message on stderr; --json adds the line on stdout. Exit 0 only for --help/--version. */
+function commanderFailure(e: CommanderError): never {
+  if (e.exitCode === 0) process.exit(0);
+  if (jsonMode) {
+    const message = e.message.replace(/^error: /, '');
+    process.stdout.write(JSON.stringify({ input: null, ok: false, error: { code: 'USAGE_ERROR', message } }) + '\n');
+  }
+  process.exit(EXIT.USAGE);
+}
+
+/** `kiln resiz`: the nearest tool, preset or command by edit distance, then exit 2. */
+function unknownCommand(program: Command, name: string): never {
+  const names = [...toolIds(), ...PRESETS.map((p) => p.id), ...program.commands.map((c) => c.name())];
+  const near = closestName(name, names, name.length <= 4 ? 1 : 2);
+  fail(
+    new KilnError(
+      'USAGE_ERROR',
+      `Unknown tool or command "${name}".${near ? ` Did you mean ${near}?` : ''} Run \`kiln tools\` to list the tools, \`kiln --help\` for the commands.`,
+    ),
+  );
 }
 
 // `kiln tools | head` closes the pipe early: that is not an error.

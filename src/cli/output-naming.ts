@@ -1,24 +1,46 @@
 /**
- * Where the CLI writes each output. Rules (README "Output files"):
+ * Where the CLI writes each output: one rule for tools (local and remote), pipelines, `jobs download`
+ * and `files get` (README "Output files"):
  * - `-o FILE`: exactly there (one input only).
- * - `-o DIR/` (trailing slash or an existing directory): DIR/<output name>, DIR created if needed.
- * - no -o: the current directory, under the output's own name; if that would hit the input or an
- *   existing file, `<stem>-<tool>.<ext>` instead.
- * - an input is never overwritten unless --force.
+ * - `-o DIR/` (trailing slash or an existing directory): DIR/<the output's own name>, DIR created.
+ * - no -o: the current directory, `<stem>-<tool>.<ext>` (deterministic: a rerun writes the same name);
+ *   commands that fetch a named file (`files get`) keep the file's own name.
+ * - `-` as the only input and stdout redirected (not a terminal), no -o: the output goes to stdout.
+ * - an existing output is replaced (`--overwrite`, the default) or refused (`--no-clobber`, exit 2);
+ *   an input file is never replaced unless --force.
+ * Names may come from a server: only their base name is used, and the resolved path must stay inside
+ * the chosen directory.
  */
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { KilnError } from '../core/errors.js';
-import { stem } from '../core/paths.js';
+import { safeFileName, stem } from '../core/paths.js';
 
 export interface OutputTarget {
-  /** '-' = stdout */
   kind: 'file' | 'dir' | 'stdout' | 'default';
   path?: string;
 }
 
-export function parseOutputOption(o: string | undefined, inputCount: number): OutputTarget {
-  if (o === undefined) return { kind: 'default' };
+export interface WritePolicy {
+  /** false = `--no-clobber`: an existing file is never replaced. */
+  clobber: boolean;
+  /** `--force`: an input file may be replaced too. */
+  force: boolean;
+}
+
+/** The policy from a command's flags (`--overwrite`, `--no-clobber`, `--force`); both at once is a usage error. */
+export function writePolicy(o: { overwrite?: unknown; clobber?: unknown; force?: unknown }): WritePolicy {
+  if (o.overwrite && o.clobber === false)
+    throw new KilnError('USAGE_ERROR', '--overwrite and --no-clobber contradict each other: pick one.');
+  return { clobber: o.clobber !== false, force: !!o.force };
+}
+
+export function parseOutputOption(o: string | undefined, inputCount: number, opts: { stdinInput?: boolean } = {}): OutputTarget {
+  if (o === undefined) {
+    // `cat a.jpg | kiln resize - --width 100 > b.jpg`: a pipe in, a redirect out.
+    if (opts.stdinInput && inputCount === 1 && !process.stdout.isTTY) return { kind: 'stdout' };
+    return { kind: 'default' };
+  }
   if (o === '-') {
     if (inputCount > 1) throw new KilnError('USAGE_ERROR', '-o - (stdout) takes a single input.');
     return { kind: 'stdout' };
@@ -29,30 +51,63 @@ export function parseOutputOption(o: string | undefined, inputCount: number): Ou
   return { kind: 'file', path: path.resolve(o) };
 }
 
+/** A name that came from a tool or a server, reduced to a plain base name (`../../x` → `x`). */
+export function plainName(name: string, fallback = 'output'): string {
+  let decoded = name;
+  try {
+    decoded = decodeURIComponent(name);
+  } catch {
+    // Not percent-encoded: the name as it is.
+  }
+  return safeFileName(decoded, fallback);
+}
+
+/**
+ * `<stem>-<tool>.<ext>`: the default output name in the current directory. The stem is the input's
+ * (photo.jpg → photo-resize.jpg), the extension the output's.
+ */
+export function defaultOutputName(outputName: string, toolId: string, inputName?: string): string {
+  const name = plainName(outputName);
+  const from = inputName && inputName !== '-' ? plainName(inputName) : name;
+  return `${stem(from)}-${plainName(toolId, 'kiln')}${path.extname(name)}`;
+}
+
 export function resolveOutputPath(
   target: OutputTarget,
   outputName: string,
-  toolId: string,
+  /** The tool (or pipeline) id for `<stem>-<tool>.<ext>`; undefined keeps the output's own name. */
+  toolId: string | undefined,
   inputPaths: string[],
-  force: boolean,
+  policy: WritePolicy,
   defaultDir = process.cwd(),
+  /** The input the output was made from, for the default name's stem. */
+  inputName?: string,
 ): string {
   const inputs = new Set(inputPaths.map((p) => path.resolve(p)));
   let p: string;
   if (target.kind === 'file') p = target.path!;
-  else if (target.kind === 'dir') p = path.join(target.path!, outputName);
   else {
-    p = path.resolve(defaultDir, outputName);
-    if (inputs.has(p) || existsSync(p)) {
-      const ext = path.extname(outputName);
-      p = path.resolve(defaultDir, `${stem(outputName)}-${toolId}${ext}`);
-    }
+    const dir = target.kind === 'dir' ? target.path! : path.resolve(defaultDir);
+    const name = target.kind === 'default' && toolId ? defaultOutputName(outputName, toolId, inputName) : plainName(outputName);
+    p = path.join(dir, name);
+    const rel = path.relative(dir, p);
+    if (!rel || rel.startsWith('..') || path.isAbsolute(rel))
+      throw new KilnError('USAGE_ERROR', `The output name "${outputName}" would leave ${dir}; refused.`);
   }
-  if (inputs.has(p) && !force) {
-    throw new KilnError(
-      'OUTPUT_EXISTS',
-      `Refusing to overwrite the input ${path.relative(process.cwd(), p) || p}; choose another -o or pass --force.`,
-    );
-  }
+  const shown = path.relative(process.cwd(), p) || p;
+  if (inputs.has(p) && !policy.force)
+    throw new KilnError('OUTPUT_EXISTS', `Refusing to overwrite the input ${shown}; choose another -o or pass --force.`);
+  if (!policy.clobber && !inputs.has(p) && existsSync(p))
+    throw new KilnError('OUTPUT_EXISTS', `${shown} exists and --no-clobber is set; choose another -o or drop --no-clobber.`);
   return p;
+}
+
+/** `a.png`, then `a-2.png`, `a-3.png`… for files of one run that would share a name. */
+export function dedupe(name: string, used: Set<string>): string {
+  const ext = path.extname(name);
+  const base = name.slice(0, name.length - ext.length);
+  for (let n = 2; ; n++) {
+    const candidate = `${base}-${n}${ext}`;
+    if (!used.has(candidate)) return candidate;
+  }
 }

@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type Conf from 'conf';
 import { KilnError } from '../core/errors.js';
+import { checkPlainHttp } from './remote/transport.js';
 
 export interface Profile {
   server?: string;
@@ -16,6 +17,12 @@ export interface Profile {
   keyId?: string;
   /** Where the key is: 'keyring' or 'file'. */
   keyStore?: 'keyring' | 'file';
+  /** The server of the last logout: `kiln login` without a URL goes back to it (runs are local meanwhile). */
+  lastServer?: string;
+  /** SHA-256 fingerprint of the server's self-signed certificate, pinned at login (remote/transport.ts). */
+  tlsFingerprint?: string;
+  /** `kiln login --insecure-http` was given for this (plain http, not loopback) server. */
+  insecureHttp?: boolean;
 }
 
 interface Store {
@@ -109,12 +116,19 @@ export interface ServerChoice {
  * The server a command talks to: --server, else KILN_SERVER, else the profile's server. Reads the
  * config file synchronously only when there is one, so local runs stay quick.
  */
-export function resolveServer(o: { server?: string; profile?: string }): ServerChoice | undefined {
+export function resolveServer(o: { server?: string; profile?: string; insecureHttp?: boolean }): ServerChoice | undefined {
   const profile = profileName(o.profile);
   const explicit = o.server ?? process.env.KILN_SERVER;
   const p = readProfileSync(profile);
-  if (explicit) return { url: normalizeServer(explicit), profile, output: p.output };
-  if (p.server) return { url: normalizeServer(p.server), profile, output: p.output };
+  const choose = (raw: string): ServerChoice => {
+    const url = normalizeServer(raw);
+    // --insecure-http (program.ts sets KILN_INSECURE_HTTP for the run), or given at login for this server.
+    const allowed = o.insecureHttp === true || /^(1|true|yes)$/i.test(process.env.KILN_INSECURE_HTTP ?? '');
+    checkPlainHttp(url, allowed || (p.insecureHttp === true && p.server === url));
+    return { url, profile, output: p.output };
+  };
+  if (explicit) return choose(explicit);
+  if (p.server) return choose(p.server);
   if (o.profile && o.profile !== 'default')
     throw new KilnError('USAGE_ERROR', `Profile ${profile} has no server: kiln config set server URL --profile ${profile}`);
   return undefined;

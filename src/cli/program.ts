@@ -6,12 +6,18 @@
 import { Argument, Command, Option } from 'commander';
 import { VERSION } from '../core/version.js';
 import { addAdminCommand } from './commands/admin-program.js';
+import { addKeysCommand } from './commands/keys.js';
 
 /** Flags shared by every command that talks to a server. */
 export function addServerOptions(cmd: Command): Command {
   return cmd
     .option('--server <url>', "kiln server to use (env KILN_SERVER; default: the profile's server)")
-    .option('--profile <name>', 'configuration profile (env KILN_PROFILE; default: "default")');
+    .option('--profile <name>', 'configuration profile (env KILN_PROFILE; default: "default")')
+    .option('--insecure-http', 'allow plain http to a server on another machine (env KILN_INSECURE_HTTP=1)')
+    .hook('preAction', (_cmd, action) => {
+      // Read where the server is chosen (profiles.ts resolveServer), however the command reaches it.
+      if (action.opts().insecureHttp) process.env.KILN_INSECURE_HTTP = '1';
+    });
 }
 
 export function topProgram(): Command {
@@ -91,11 +97,15 @@ export function topProgram(): Command {
     .description('sign in to a kiln server: prompts for user name, password (and MFA code), stores an API key in the OS keyring')
     .argument('[url]', "server URL (default: the profile's server)")
     .option('--profile <name>', 'configuration profile to store the server and key in')
+    .option('--tls-fingerprint <sha256>', "pin this SHA-256 fingerprint of the server's certificate (as `kiln serve` prints it)")
+    .option('--insecure-http', 'allow plain http to a server on another machine (the password crosses the network readable)')
     .addHelpText(
       'after',
-      '\nThe password is never a flag. Without a terminal, the answers are read as lines on stdin: user name, password, then the MFA code if the server asks.\nWhere no OS keyring exists, the key is stored in $XDG_CONFIG_HOME/kiln/credentials.json (mode 0600). For CI, skip login: set KILN_API_KEY.\n',
+      '\nThe password is never a flag. Without a terminal, the answers are read as lines on stdin: user name, password, then the MFA code if the server asks.\nWhere no OS keyring exists, the key is stored in $XDG_CONFIG_HOME/kiln/credentials.json (mode 0600). For CI, skip login: set KILN_API_KEY.\nA certificate no authority of this machine vouches for (TLS_SELF_SIGNED=true) is shown by its fingerprint and pinned for the profile once you accept it (or give --tls-fingerprint); a different certificate later is refused.\n',
     )
-    .action(async (url: string | undefined, o: { profile?: string }) => (await import('./commands/login.js')).loginCommand(url, o));
+    .action(async (url: string | undefined, o: { profile?: string; tlsFingerprint?: string; insecureHttp?: boolean }) =>
+      (await import('./commands/login.js')).loginCommand(url, o),
+    );
   program
     .command('logout')
     .description("revoke this machine's API key on the server and forget it")
@@ -204,8 +214,11 @@ export function topProgram(): Command {
       .command('download')
       .description("download a finished job's output")
       .argument('<id>', 'job id')
-      .option('-o, --output <path>', 'output file, or directory ending in / (default: current directory); - = stdout')
-      .option('-f, --force', 'allow overwriting an existing file')
+      .option('-o, --output <path>', 'output file, or directory ending in / (created); default: ./<name>-<tool>.<ext>; - = stdout')
+      .option('--overwrite', 'replace an existing file (the default)')
+      .option('--no-clobber', 'never replace an existing file (exit 2)')
+      .option('--zip', 'keep the ZIP of a tool that made several files, instead of the separate files')
+      .option('-f, --force', 'same as --overwrite (kept for scripts)')
       .option('--json', 'print one JSON result line'),
   ).action(async (id: string, o: Record<string, string | boolean | undefined>) => (await import('./commands/jobs.js')).jobsDownload(id, o));
 
@@ -214,24 +227,30 @@ export function topProgram(): Command {
     .description(
       'run pipelines (plain JSON files: {"steps": [{"tool": "resize", "settings": {...}}, ...]}) locally, or keep them on a server',
     );
-  pipeline
-    .command('run')
-    .description('run a pipeline file (or a name in ~/.config/kiln/pipelines/) on the inputs, locally')
+  addServerOptions(pipeline.command('run'))
+    .description(
+      'run a pipeline file (or a name in ~/.config/kiln/pipelines/) on the inputs locally; any other NAME is a pipeline saved on the server',
+    )
+    .option('--local', 'never use a server: NAME must be a local pipeline file')
     .argument('<pipeline>', 'FILE.json or NAME')
     .argument('<inputs...>', 'input files (globs allowed)')
-    .option('-o, --output <path>', 'output file, or directory ending in /')
+    .option('-o, --output <path>', 'output file, directory ending in / (created), or a %d pattern for several files')
     .option('--json', 'one JSON result line per input')
     .option('-q, --quiet', 'no progress bar')
-    .option('-f, --force', 'allow overwriting existing files')
+    .option('--overwrite', 'replace existing outputs (the default)')
+    .option('--no-clobber', 'never replace an existing file (exit 2)')
+    .option('--zip', 'keep a ZIP of several outputs whole instead of writing the files')
+    .option('-f, --force', 'allow overwriting an input file')
     .option('--concurrency <n>', 'inputs processed at once')
     .action(async (ref: string, inputs: string[], o: Record<string, string | boolean | undefined>) =>
       (await import('./commands/pipeline.js')).pipelineRunCommand(ref, inputs, o as never),
     );
   pipeline
     .command('validate')
-    .description('check every step of a pipeline file without running it')
+    .description('check every step of a pipeline file without running it; every problem is listed')
     .argument('<pipeline>', 'FILE.json or NAME')
-    .action(async (ref: string) => (await import('./commands/pipeline.js')).pipelineValidateCommand(ref));
+    .option('--json', 'one JSON line: the steps, or the error with every problem in details')
+    .action(async (ref: string, o: { json?: boolean }) => (await import('./commands/pipeline.js')).pipelineValidateCommand(ref, o));
   addServerOptions(
     pipeline
       .command('save')
@@ -293,8 +312,10 @@ export function topProgram(): Command {
       .description('download an item (its newest version, or --ver N)')
       .argument('<id>', 'item id')
       .option('--ver <n>', "version number (--version is kiln's own)")
-      .option('-o, --output <path>', 'output file, or directory ending in /; - = stdout')
-      .option('-f, --force', 'allow overwriting an existing file'),
+      .option('-o, --output <path>', "output file, or directory ending in / (created); default: the item's name; - = stdout")
+      .option('--overwrite', 'replace an existing file (the default)')
+      .option('--no-clobber', 'never replace an existing file (exit 2)')
+      .option('-f, --force', 'same as --overwrite (kept for scripts)'),
   ).action(async (id: string, o: Record<string, string | boolean | undefined>) => (await import('./commands/files.js')).filesGet(id, o));
   libraryOptions(
     files.command('versions').description("an item's versions: who, when, which tool and settings").argument('<id>', 'item id'),
@@ -328,17 +349,26 @@ export function topProgram(): Command {
     .option('--env <NAME=VALUE...>', 'daemon setting for the service (e.g. MAX_UPLOAD_MB=512); no secrets')
     .option('--known-hosts <file>', 'known_hosts file to check the host key against (default: ~/.ssh/known_hosts)')
     .option('--insecure-accept-host-key', 'accept an unknown host key without checking it')
+    .option('--tls-cert <file>', 'serve https with this certificate (PEM; uploaded into the data dir); default: a self-signed one, pinned')
+    .option('--tls-key <file>', 'the private key of --tls-cert (PEM; stored 0600)')
+    .option('--behind-proxy <url>', 'listen on 127.0.0.1 only, behind your TLS reverse proxy serving this https URL')
+    .option('--insecure-http', 'serve plain http (trusted networks only)')
     .action(async (target: string, o: Record<string, string | boolean | undefined>) =>
       (await import('./commands/deploy.js')).deployCommand(target, o),
     );
 
   addAdminCommand(program);
+  addKeysCommand(program);
 
   program.addHelpText(
     'after',
     `\nTools: run \`kiln tools\` for the list, \`kiln <tool> --help\` for its settings.\n` +
       `Remote: add --server URL (or set KILN_SERVER, or \`kiln login URL\`) to run any tool on a kiln server.\n` +
-      `Interactive: run \`kiln\` with no arguments in a terminal.\n`,
+      `Interactive: run \`kiln\` with no arguments in a terminal.\n` +
+      `Outputs: -o FILE (its name picks the format), -o DIR/ (created), -o page-%d.png for tools that make several files\n` +
+      `  (--zip keeps their ZIP); without -o, ./<input>-<tool>.<ext>. An existing output is replaced (--overwrite, the\n` +
+      `  default) unless --no-clobber; an input only with --force. \`cat a.jpg | kiln resize - --width 99 > b.jpg\` works.\n` +
+      `Scripts: --json prints one JSON line per input or per error on stdout; exit codes in the README.\n`,
   );
   return program;
 }

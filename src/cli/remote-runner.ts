@@ -6,18 +6,20 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { copyFile, mkdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { EXIT, KilnError, toKilnError } from '../core/errors.js';
-import { formatOfFileName } from '../core/formats.js';
+import { contentTypeFor } from '../core/mime.js';
 import { defaultDataDir } from '../core/paths.js';
 import { createWorkspace } from '../core/workspace.js';
-import { dedupe, stripExit, type ItemResult, type LocalRunRequest } from './local-runner.js';
-import { conformOutput, formatFromOutputName } from './output-format.js';
-import { parseOutputOption, resolveOutputPath, type OutputTarget } from './output-naming.js';
+import { deliverOutput } from './deliver.js';
+import { stripExit, type ItemResult, type LocalRunRequest } from './local-runner.js';
+import { formatFromOutputName } from './output-format.js';
+import { parseOutputOption, plainName, writePolicy, type OutputTarget } from './output-naming.js';
+import { writeOutput } from './output-write.js';
 import { createProgress } from './progress.js';
+import { inFlagWords } from './tool-command.js';
 import type { ServerChoice } from './profiles.js';
 import { connect, serverError, type FormPart, type RemoteClient } from './remote/client.js';
 
@@ -27,6 +29,8 @@ export interface RemoteRunRequest extends LocalRunRequest {
   async?: boolean;
   /** A library item on the server used instead of an uploaded input. */
   fileId?: string;
+  /** The route to post to, when it is not the tool's (a saved pipeline: /api/v1/pipelines/NAME/run). */
+  route?: string;
 }
 
 /** Uploads at a time for a batch: the server does the work, the link is the limit. */
@@ -40,8 +44,8 @@ interface JobOutcome {
   data?: Record<string, unknown>;
 }
 
-export function routeFor(req: Pick<LocalRunRequest, 'tool' | 'name'>): string {
-  return `/api/v1/tools/${req.tool.section}/${req.name}`;
+export function routeFor(req: Pick<RemoteRunRequest, 'tool' | 'name' | 'route'>): string {
+  return req.route ?? `/api/v1/tools/${req.tool.section}/${req.name}`;
 }
 
 /** Form parts of one run: the settings, the main files, the extra files by their field names. */
@@ -99,27 +103,12 @@ async function follow(
   throw new KilnError('UNAVAILABLE', `The progress stream of job ${jobId} ended without a result.`);
 }
 
-/** Streams a download to a temp name beside the destination, then renames: never a partial file. */
-async function download(client: RemoteClient, url: string, dest: string | '-', signal: AbortSignal): Promise<void> {
-  const res = await client.stream(url, signal);
-  const body = Readable.fromWeb(res.body as never);
-  if (dest === '-') {
-    await pipeline(body, process.stdout, { end: false } as never);
-    return;
-  }
-  await mkdir(path.dirname(dest), { recursive: true });
-  const tmp = path.join(path.dirname(dest), `.${path.basename(dest)}.kiln-partial-${process.pid}-${randomUUID().slice(0, 8)}`);
-  try {
-    await pipeline(body, createWriteStream(tmp), { signal });
-    await rename(tmp, dest);
-  } catch (e) {
-    await rm(tmp, { force: true });
-    throw e;
-  }
-}
-
-function nameOf(downloadUrl: string): string {
-  return decodeURIComponent(downloadUrl.split('?')[0]!.split('/').pop() ?? 'output');
+/**
+ * The file name at the end of a server's download URL, as a plain base name: the server is not trusted
+ * to name paths (`..%2F..%2Fx` is `x`).
+ */
+export function nameOf(downloadUrl: string): string {
+  return plainName(downloadUrl.split('?')[0]!.split('/').pop() ?? '', 'output');
 }
 
 export async function runRemote(request: RemoteRunRequest): Promise<ItemResult[]> {
@@ -132,7 +121,10 @@ export async function runRemote(request: RemoteRunRequest): Promise<ItemResult[]
   if (req.fileId && req.inputs.length > 0 && tool.input.kind === 'file')
     throw new KilnError('USAGE_ERROR', '--file-id replaces the input file: give one or the other.');
   if (req.inputs.filter((i) => i === '-').length > 1) throw new KilnError('USAGE_ERROR', 'stdin (-) can be read once.');
-  const target: OutputTarget = parseOutputOption(req.output, groups.length);
+  const policy = writePolicy({ clobber: !req.noClobber, force: req.force });
+  const target: OutputTarget = parseOutputOption(req.output, groups.length, {
+    stdinInput: req.inputs.includes('-') && !req.json && !req.silent,
+  });
   // The output's name decides its format, as for a local run (src/cli/output-format.ts).
   if (target.kind === 'file') req = { ...req, settings: formatFromOutputName(tool, req.name, req.settings, target.path!) };
   const allInputs = [...req.inputs.filter((i) => i !== '-'), ...Object.values(req.extra).flat()];
@@ -185,42 +177,46 @@ export async function runRemote(request: RemoteRunRequest): Promise<ItemResult[]
       const outcome = res.status === 202 ? await follow(client, jobId!, req.signal, onProgress) : (res.body as unknown as JobOutcome);
       running.delete(outcome.jobId);
       let outPath: string | undefined;
+      let outputs: string[] | undefined;
       if (outcome.downloadUrl) {
         const name = nameOf(outcome.downloadUrl);
+        if (target.kind === 'stdout' && req.silent)
+          throw new KilnError('USAGE_ERROR', 'Standard output is not available here: name an output file or directory.');
         if (target.kind === 'stdout') {
-          if (req.silent) throw new KilnError('USAGE_ERROR', 'Standard output is not available here: name an output file or directory.');
-          await download(client, outcome.downloadUrl, '-', req.signal);
+          await writeOutput(Readable.fromWeb((await client.stream(outcome.downloadUrl, req.signal)).body as never), '-', req.signal);
           outPath = '-';
         } else if (target.kind === 'default' && outcome.data && name.endsWith('.json')) {
           // Data-only tools print their JSON when no -o is given, as locally (with --json it is in the result line).
           if (!req.json && !req.silent) process.stdout.write(JSON.stringify(outcome.data, null, 2) + '\n');
         } else {
-          let n = name;
-          if (usedNames.has(n)) n = dedupe(n, usedNames);
-          usedNames.add(n);
-          outPath = resolveOutputPath(target, n, req.name, allInputs, !!req.force, req.defaultDir);
           onProgress?.(100, 'downloading');
-          if (target.kind === 'file' && formatOfFileName(n) !== formatOfFileName(outPath)) {
-            // Another format than the name asks for: fetch it aside, convert (or refuse), then move into place.
-            const aside = await createWorkspace();
-            try {
-              const got = path.join(aside.dir, n);
-              await download(client, outcome.downloadUrl, got, req.signal);
-              const out = await conformOutput(tool, req.name, { path: got, name: n, contentType: '' }, outPath, {
+          // Fetched aside first, then put in place by the same rule as a local run (src/cli/deliver.ts).
+          const aside = await createWorkspace();
+          try {
+            const got = path.join(aside.dir, name);
+            await writeOutput(Readable.fromWeb((await client.stream(outcome.downloadUrl, req.signal)).body as never), got, req.signal);
+            const d = await deliverOutput(
+              { path: got, name, contentType: contentTypeFor(name) },
+              {
+                tool,
+                name: req.name,
+                target,
+                inputs: allInputs,
+                inputName: label ?? undefined,
+                policy,
+                defaultDir: req.defaultDir,
+                zip: req.zip,
+                usedNames,
                 workDir: aside.dir,
                 dataDir: defaultDataDir(),
                 signal: req.signal,
-              });
-              const dest = outPath;
-              await mkdir(path.dirname(dest), { recursive: true });
-              await rename(out.path, dest).catch(async () => {
-                await copyFile(out.path, `${dest}.kiln-partial`);
-                await rename(`${dest}.kiln-partial`, dest);
-              });
-            } finally {
-              await aside.dispose();
-            }
-          } else await download(client, outcome.downloadUrl, outPath, req.signal);
+              },
+            );
+            outPath = d.output;
+            outputs = d.outputs;
+          } finally {
+            await aside.dispose();
+          }
         }
       } else if (outcome.data && !req.json && !req.silent && target.kind !== 'stdout') {
         process.stdout.write(JSON.stringify(outcome.data, null, 2) + '\n');
@@ -229,6 +225,7 @@ export async function runRemote(request: RemoteRunRequest): Promise<ItemResult[]
         input: label,
         ok: true,
         output: outPath,
+        ...(outputs ? { outputs } : {}),
         originalSize: outcome.originalSize,
         processedSize: outcome.processedSize,
         ...(outcome.data ? { data: outcome.data } : {}),
@@ -236,7 +233,7 @@ export async function runRemote(request: RemoteRunRequest): Promise<ItemResult[]
         exitCode: EXIT.OK,
       };
     } catch (e) {
-      const err = toKilnError(e);
+      const err = req.flagWords ? inFlagWords(toKilnError(e), tool) : toKilnError(e);
       results[i] = { input: label, ok: false, ...(jobId ? ({ jobId } as object) : {}), error: err.toJSON().error, exitCode: err.exitCode };
     } finally {
       done++;

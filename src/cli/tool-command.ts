@@ -15,12 +15,17 @@ export interface ToolCommandOptions {
   json?: boolean;
   quiet?: boolean;
   force?: boolean;
+  overwrite?: boolean;
+  /** false with --no-clobber */
+  clobber?: boolean;
+  zip?: boolean;
   concurrency?: string;
   server?: string;
   profile?: string;
   local?: boolean;
   fileId?: string;
   async?: boolean;
+  insecureHttp?: boolean;
   [flag: string]: unknown;
 }
 
@@ -38,9 +43,17 @@ export const COMMON_FLAGS = [
   'help',
   'file-id',
   'async',
+  'overwrite',
+  'no-clobber',
+  'clobber',
+  'zip',
+  'insecure-http',
 ];
 
-export function settingHelp(s: SettingInfo): string {
+export function settingHelp(setting: SettingInfo): string {
+  // zod's .int() says ±2^53-1 where no bound was meant: that is no bound to a reader.
+  const bound = (n: number | undefined) => (n !== undefined && Math.abs(n) < Number.MAX_SAFE_INTEGER ? n : undefined);
+  const s = { ...setting, min: bound(setting.min), max: bound(setting.max) };
   const parts: string[] = [];
   if (s.description) parts.push(s.description.replace(/\.$/, ''));
   // commander lists enum choices itself.
@@ -65,8 +78,17 @@ function valueName(s: SettingInfo): string {
 export function buildToolCommand(tool: Tool, nameOverride?: string): Command {
   const cmd = new Command(nameOverride ?? tool.id);
   cmd.description(tool.summary);
-  if (tool.input.kind === 'none') cmd.argument('[inputs...]', 'no input file: this tool is driven by its settings');
-  else if (tool.input.kind === 'files') cmd.argument('<inputs...>', `${tool.input.min}-${tool.input.max} input files, used together`);
+  // The tool command is parsed on its own (main.ts), so commander does not know it runs under `kiln`.
+  cmd.configureHelp({ commandUsage: (c) => `kiln ${c.name()} ${c.usage()}` });
+  if (tool.input.kind === 'none') {
+    const picture = tool.input.extra?.find((x) => x.field === 'file' && !x.required);
+    cmd.argument(
+      '[inputs...]',
+      picture
+        ? `optional: ${picture.description} (same as --${picture.flag ?? 'file'})`
+        : 'no input file: this tool is driven by its settings',
+    );
+  } else if (tool.input.kind === 'files') cmd.argument('<inputs...>', `${tool.input.min}-${tool.input.max} input files, used together`);
   else cmd.argument('<inputs...>', 'input files (several or a glob run as a batch; - = stdin)');
 
   for (const s of describeSettings(tool)) {
@@ -89,15 +111,22 @@ export function buildToolCommand(tool: Tool, nameOverride?: string): Command {
     cmd.addOption(new Option(`--${flag} <file${x.indexed ? 's...' : ''}>`, `${x.description}${x.required ? ' (required)' : ''}`));
   }
   cmd
-    .option('-o, --output <path>', 'output file, or directory ending in / (default: current directory); - = stdout')
+    .option(
+      '-o, --output <path>',
+      'output file, directory ending in / (created), or a %d pattern for several files; default: ./<input>-<tool>.<ext>; - = stdout',
+    )
     .option('--settings <json>', 'settings as one JSON object (flags win over it)')
-    .option('--json', 'print one JSON result line per input on stdout')
+    .option('--json', 'print one JSON result line per input (or per error) on stdout')
     .option('-q, --quiet', 'no progress output')
+    .option('--overwrite', 'replace existing outputs (the default)')
+    .option('--no-clobber', 'never replace an existing file: refuse with exit 2')
+    .option('--zip', 'keep the ZIP of a tool that writes several files, instead of the separate files')
     .option('-f, --force', 'allow overwriting an input file')
     .option('--concurrency <n>', 'parallel runs for a batch (default: number of cores; with --server: 4 uploads)')
     .option('--server <url>', "run on this kiln server (env KILN_SERVER; default: the profile's server, if any)")
     .option('--profile <name>', 'configuration profile for the server and its key (env KILN_PROFILE)')
     .option('--local', 'run locally even when a server is configured')
+    .option('--insecure-http', 'allow plain http to a server on another machine (env KILN_INSECURE_HTTP=1)')
     .option('--async', 'with --server: print the job id once the run is queued and exit (kiln jobs watch|download ID later)');
   if (tool.input.kind !== 'none')
     cmd.option('--file-id <id>', "with --server: run on this item of the server's file library instead of an upload");
@@ -132,4 +161,28 @@ export function settingsFromOptions(tool: Tool, opts: ToolCommandOptions): Recor
 /** commander's attribute name for a flag: kebab → camel. */
 export function camelFlag(flag: string): string {
   return flag.replace(/-([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+}
+
+/**
+ * A settings error in the words of the command line: `--left is required` where the daemon says
+ * `left is required`. Problems about the settings as a whole keep their message.
+ */
+export function inFlagWords(err: KilnError, tool: Tool): KilnError {
+  if (err.code !== 'VALIDATION_ERROR' || !Array.isArray(err.details)) return err;
+  const flags = new Map(describeSettings(tool).map((s) => [s.name, s.flag]));
+  const problems = err.details as { path?: unknown; message?: unknown }[];
+  // A rule about the settings as a whole ("mode every needs everyN"): camelCase names are unambiguous
+  // enough to become flags; plain words (range, width) stay as written.
+  if (problems.length === 1 && problems[0]!.path === 'settings') {
+    const message = err.message.replace(/\b[a-z]+[A-Z][A-Za-z0-9]*\b/g, (w) => (flags.has(w) ? `--${flags.get(w)}` : w));
+    return message === err.message
+      ? err
+      : new KilnError('VALIDATION_ERROR', message, { details: err.details, reason: err.reason, cause: err });
+  }
+  if (!problems.every((p) => typeof p.path === 'string' && typeof p.message === 'string' && flags.has(p.path.split('.')[0]!))) return err;
+  const worded = problems.map((p) => {
+    const [top, ...rest] = (p.path as string).split('.');
+    return `--${flags.get(top!)}${rest.length ? `.${rest.join('.')}` : ''} ${String(p.message).replace(/^unknown setting/, 'is not a setting')}`;
+  });
+  return new KilnError('VALIDATION_ERROR', `${worded.join('; ')}.`, { details: err.details, reason: err.reason, cause: err });
 }

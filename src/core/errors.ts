@@ -47,7 +47,11 @@ export const ERROR_TABLE = {
   FORBIDDEN: { status: 403, exit: EXIT.OTHER, meaning: 'the credentials lack a permission' },
   NOT_FOUND: { status: 404, exit: EXIT.OTHER, meaning: 'no such route, tool, job, file or record (or not yours)' },
   CONFLICT: { status: 409, exit: EXIT.OTHER, meaning: 'the request conflicts with the current state' },
-  OUTPUT_EXISTS: { status: 409, exit: EXIT.USAGE, meaning: 'the output path exists or is an input; pass --force to overwrite' },
+  OUTPUT_EXISTS: {
+    status: 409,
+    exit: EXIT.USAGE,
+    meaning: 'the output would replace an input file (pass --force) or an existing file under --no-clobber',
+  },
   JOB_NOT_READY: { status: 409, exit: EXIT.OTHER, meaning: 'the job has not finished yet' },
   RATE_LIMITED: { status: 429, exit: EXIT.OTHER, meaning: 'too many requests' },
   CANCELLED: { status: 499, exit: EXIT.INTERRUPTED, meaning: 'the run was cancelled' },

@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { KilnError, type FieldProblem } from './errors.js';
-import { formatChoice } from './formats.js';
+import { issuePhrase, respellAll } from './settings-words.js';
 import type { Tool } from './tool.js';
 
 export interface SettingInfo {
@@ -124,13 +124,21 @@ export function parseSettings(tool: Tool, raw: unknown): Record<string, unknown>
       },
     );
   }
-  const res = tool.settings.safeParse(withFormatSpellings(tool, input as Record<string, unknown>));
+  // `jpeg`, `white`, `00:01:30` are accepted where the schema says jpg, #rrggbb, 90 (settings-words.ts).
+  const spelled = withImpliedModes(tool, respellAll(describeSettings(tool), input as Record<string, unknown>));
+  const res = tool.settings.safeParse(spelled);
   if (!res.success) {
-    const problems: FieldProblem[] = res.error.issues.map((i) => ({ path: i.path.join('.') || 'settings', message: i.message }));
+    // In the user's words: "left is required", not the validation library's "expected number, received undefined".
+    const problems: FieldProblem[] = res.error.issues.map((i) => ({
+      path: i.path.join('.') || 'settings',
+      message: issuePhrase(i, spelled),
+    }));
     throw new KilnError(
       'VALIDATION_ERROR',
-      `Invalid settings for ${tool.id}: ${problems.map((p) => `${p.path}: ${p.message}`).join('; ')}.`,
-      { details: problems },
+      `Invalid settings for ${tool.id}: ${problems.map((p) => `${p.path} ${p.message}`).join('; ')}.`,
+      {
+        details: problems,
+      },
     );
   }
   const settings = res.data as Record<string, unknown>;
@@ -139,20 +147,42 @@ export function parseSettings(tool: Tool, raw: unknown): Record<string, unknown>
   return settings;
 }
 
+/** A mode's own setting given alone sets the mode (Tool.implies); given with another mode, it is refused. */
+function withImpliedModes(tool: Tool, input: Record<string, unknown>): Record<string, unknown> {
+  let out = input;
+  for (const [setting, implied] of Object.entries(tool.implies ?? {})) {
+    if (input[setting] === undefined) continue;
+    for (const [key, value] of Object.entries(implied)) {
+      if (input[key] === undefined) out = { ...out, [key]: value };
+      else if (input[key] !== value)
+        throw new KilnError('VALIDATION_ERROR', `${setting} applies to ${key} ${value}, not ${String(input[key])}: drop one of them.`, {
+          details: [{ path: setting, message: `applies to ${key} ${value} only, not ${String(input[key])}` }],
+        });
+    }
+  }
+  return out;
+}
+
 function suggest(name: string, known: Set<string>): string {
+  const best = closestName(name, known);
+  return best ? ` (did you mean ${best}?)` : '';
+}
+
+/** The candidate nearest to `name` by edit distance, if near enough to be a typo (for "did you mean"). */
+export function closestName(name: string, candidates: Iterable<string>, maxDistance = 2): string | undefined {
   let best: string | undefined;
-  let bestD = 3;
-  for (const k of known) {
-    const d = distance(name.toLowerCase(), k.toLowerCase());
+  let bestD = maxDistance + 1;
+  for (const k of candidates) {
+    const d = editDistance(name.toLowerCase(), k.toLowerCase());
     if (d < bestD) {
       bestD = d;
       best = k;
     }
   }
-  return best ? ` (did you mean ${best}?)` : '';
+  return best;
 }
 
-function distance(a: string, b: string): number {
+export function editDistance(a: string, b: string): number {
   const dp = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array(b.length).fill(0)] as number[]);
   for (let j = 1; j <= b.length; j++) dp[0]![j] = j;
   for (let i = 1; i <= a.length; i++)
@@ -194,19 +224,4 @@ export function coerceSettingValue(info: SettingInfo | undefined, value: string)
     return Number.isFinite(n) ? n : value;
   }
   return value;
-}
-
-/**
- * Format choices take their usual other spellings: `jpeg` where the tool says `jpg` and the reverse,
- * `tif`, `mkv`… (src/core/formats.ts). Only values the schema would refuse are touched.
- */
-function withFormatSpellings(tool: Tool, input: Record<string, unknown>): Record<string, unknown> {
-  let out = input;
-  for (const s of describeSettings(tool)) {
-    const v = input[s.name];
-    if (typeof v !== 'string' || !s.enum || s.enum.includes(v)) continue;
-    const choice = formatChoice(s.enum.map(String), v);
-    if (choice !== undefined) out = { ...out, [s.name]: choice };
-  }
-  return out;
 }

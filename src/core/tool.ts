@@ -121,6 +121,13 @@ export interface ToolNeeds {
   /** Bundles that add an optional feature; the tool still runs without them. */
   optionalBundles?: string[];
   /**
+   * Which setting values need which of the optional bundles: `{ 'face-detection': { mode: ['face'] } }`
+   * says smart-crop's face mode needs face detection and its other modes do not. runTool refuses such a
+   * run (FEATURE_NOT_INSTALLED, naming the setting) before any work; each bundle named here is also in
+   * `optionalBundles`, so installing the tool's features installs it.
+   */
+  bundlesBySetting?: Record<string, Record<string, readonly unknown[]>>;
+  /**
    * The tool has a weaker fallback for some requests when `bundles` are missing (transcription:
    * pocketsphinx for English). runTool then leaves the bundle check to the tool, which throws
    * FEATURE_NOT_INSTALLED itself where the fallback cannot serve and names the engine that ran in
@@ -147,6 +154,11 @@ export interface ToolDef<S extends SettingsSchema> {
    * or return a message. Kept apart from the schema so the schema stays a plain object for flags and OpenAPI.
    */
   check?: (settings: z.output<S>) => string | void;
+  /**
+   * Settings that belong to one mode imply it: `{ targetSizeKb: { mode: 'targetSize' } }` sets the mode
+   * when only targetSizeKb is given, and refuses a request that names another mode (parseSettings).
+   */
+  implies?: Record<string, Record<string, string>>;
   needs?: ToolNeeds;
   /**
    * Refusals that need the uploaded file or the installed state but no work (a page count, a runtime

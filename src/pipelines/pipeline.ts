@@ -109,7 +109,10 @@ export function producedKind(tool: Tool, settings: Record<string, unknown>, inpu
   return FAMILY_KIND[tool.section];
 }
 
-/** Validates the whole pipeline; throws VALIDATION_ERROR naming the step. */
+/**
+ * Validates the whole pipeline; throws one VALIDATION_ERROR that lists every problem, each naming its
+ * step (a file with three mistakes is fixed in one round, not three).
+ */
 export function validatePipeline(raw: unknown): { pipeline: Pipeline; steps: ResolvedStep[] } {
   const parsed = PipelineSchema.safeParse(raw);
   if (!parsed.success) {
@@ -120,19 +123,25 @@ export function validatePipeline(raw: unknown): { pipeline: Pipeline; steps: Res
   }
   const pipeline = parsed.data;
   const steps: ResolvedStep[] = [];
+  const problems: { path: string; message: string; code: KilnError['code'] }[] = [];
+  const problem = (path: string, message: string, code: KilnError['code'] = 'VALIDATION_ERROR') => {
+    problems.push({ path, message, code });
+  };
   let kind: FileKind | undefined;
   pipeline.steps.forEach((step, index) => {
     const label = `step ${index + 1} (${step.tool})`;
     const tool = resolveToolOrPreset(step.tool);
-    if (!tool)
-      throw new KilnError('VALIDATION_ERROR', `${label}: no tool or preset named ${step.tool}.`, {
-        details: [{ path: `steps.${index}.tool`, message: 'unknown tool' }],
-      });
+    if (!tool) {
+      // What comes next cannot be type-checked against an unknown step.
+      kind = undefined;
+      problem(`steps.${index}.tool`, `${label}: no tool or preset named ${step.tool}.`);
+      return;
+    }
     if (index > 0 && tool.input.kind === 'none')
-      throw new KilnError('VALIDATION_ERROR', `${label}: ${tool.id} takes no input file, so it can only be the first step.`);
+      problem(`steps.${index}.tool`, `${label}: ${tool.id} takes no input file, so it can only be the first step.`);
     if ((tool.input.extra ?? []).some((x) => x.required))
-      throw new KilnError('VALIDATION_ERROR', `${label}: ${tool.id} needs a second file, which a pipeline cannot give.`);
-    let settings: Record<string, unknown>;
+      problem(`steps.${index}.tool`, `${label}: ${tool.id} needs a second file, which a pipeline cannot give.`);
+    let settings: Record<string, unknown> | undefined;
     try {
       settings = validateRequest(
         tool,
@@ -145,20 +154,28 @@ export function validatePipeline(raw: unknown): { pipeline: Pipeline; steps: Res
       );
     } catch (e) {
       const err = toKilnError(e);
-      throw new KilnError(err.code, `${label}: ${err.message}`, { details: err.details });
+      problem(`steps.${index}.settings`, `${label}: ${err.message}`, err.code);
     }
-    if (index > 0 && kind && !fits(kind, tool)) {
-      throw new KilnError(
-        'VALIDATION_ERROR',
+    if (index > 0 && kind && !fits(kind, tool))
+      problem(
+        `steps.${index}`,
         `${label}: it takes ${tool.input.kind === 'none' ? 'no file' : tool.input.accept.join(', ')}, but step ${index} produces ${kind.ext === '*' ? kind.mime.split('/')[0] : kind.ext}.`,
-        {
-          details: [{ path: `steps.${index}`, message: 'input type does not fit the previous step' }],
-        },
       );
-    }
-    kind = producedKind(tool, settings, kind);
-    steps.push({ index, tool, settings });
+    kind = producedKind(tool, settings ?? step.settings, kind);
+    if (settings) steps.push({ index, tool, settings });
   });
+  if (problems.length === 1) {
+    const [p] = problems;
+    throw new KilnError(p!.code, p!.message, { details: [{ path: p!.path, message: p!.message }] });
+  }
+  if (problems.length)
+    throw new KilnError(
+      'VALIDATION_ERROR',
+      `${problems.length} problems in the pipeline:\n${problems.map((p) => `  ${p.message}`).join('\n')}`,
+      {
+        details: problems.map(({ path, message }) => ({ path, message })),
+      },
+    );
   return { pipeline, steps };
 }
 
@@ -226,6 +243,7 @@ export function pipelineLabel(p: Pipeline, file?: string): string {
  */
 export function pipelineTool(steps: ResolvedStep[], name: string): Tool {
   const first = steps[0]!.tool;
+  const last = steps[steps.length - 1]!.tool;
   const input = first.input.kind === 'none' ? first.input : { ...first.input, extra: [] };
   return defineTool({
     id: 'pipeline',
@@ -234,7 +252,8 @@ export function pipelineTool(steps: ResolvedStep[], name: string): Tool {
     summary: `Pipeline ${name}: ${steps.map((s) => s.tool.id).join(' → ')}`,
     input,
     settings: z.object({}),
-    output: 'the output of the last step',
+    // The last step's own words: the CLI writes a "ZIP of …" as separate files, as for the tool.
+    output: `the output of the last step: ${last.output}`,
     async run(ctx, inputs) {
       const out = await runPipeline(steps, inputs.files, {
         workDir: ctx.workDir,

@@ -3,6 +3,7 @@
  * names what is missing and exactly how to install it (CLI and HTTP).
  */
 import { KilnError } from '../core/errors.js';
+import type { Tool } from '../core/tool.js';
 import { findBundle } from '../ai/bundles/list.js';
 import { missingBundles } from '../ai/features.js';
 import { ARCHIVE_INDEX } from '../ai/install/archive.js';
@@ -53,6 +54,23 @@ export function featureNotInstalled(toolId: string, missing: string[], what?: st
 export async function requireBundles(dataDir: string, toolId: string, bundles: string[]): Promise<void> {
   const missing = await missingBundles(dataDir, bundles);
   if (missing.length) throw featureNotInstalled(toolId, missing);
+}
+
+/**
+ * The bundles a run of `tool` with these settings needs, checked before any work: the tool's own
+ * (`needs.bundles`, unless the tool has a fallback and checks them itself) and the ones its setting
+ * values ask for (`needs.bundlesBySetting`).
+ */
+export async function requireRunBundles(dataDir: string, tool: Tool, settings: Record<string, unknown>): Promise<void> {
+  const needs = tool.needs;
+  if (needs?.bundles?.length && !needs.bundleFallback) await requireBundles(dataDir, tool.id, needs.bundles);
+  for (const [bundle, when] of Object.entries(needs?.bundlesBySetting ?? {})) {
+    const setting = Object.keys(when).find((k) => when[k]!.includes(settings[k]));
+    if (setting === undefined) continue;
+    const missing = await missingBundles(dataDir, [bundle]);
+    const value = settings[setting];
+    if (missing.length) throw featureNotInstalled(tool.id, missing, value === true ? setting : `${setting} ${String(value)}`);
+  }
 }
 
 /**

@@ -32,3 +32,17 @@ export async function loadTool(id: string): Promise<Tool | undefined> {
   // Not a tool (maybe a preset or a command). test/catalog/coverage.test.ts checks every tool loads here.
   return undefined;
 }
+
+/** Every tool id, read from the sections' list texts (no tool module is imported): for suggestions. */
+export function toolIds(): string[] {
+  const ids: string[] = [];
+  for (const section of SECTIONS) {
+    try {
+      const text = readFileSync(fileURLToPath(listUrl(section)), 'utf8');
+      for (const m of text.matchAll(/from '\.\/(?:[\w-]+\/)*([a-z0-9-]+)\.js'/g)) ids.push(m[1]!);
+    } catch {
+      // A section without a list (a partial build) has no tools to suggest.
+    }
+  }
+  return ids;
+}

@@ -18,7 +18,8 @@ import { requireKind } from '../core/sniff.js';
 import type { InputFile, OutputFile, RunContext, Tool, ToolInputs } from '../core/tool.js';
 import { zipFiles } from '../core/zip.js';
 import { requireEngine } from '../engines/registry.js';
-import { requireBundles } from './bundles.js';
+import { requireRunBundles } from './bundles.js';
+import { outputFile } from './_shared/output.js';
 
 export interface RunOptions {
   /** The run's private directory (a Workspace's dir). Outputs are written under `<workDir>/out`. */
@@ -73,7 +74,7 @@ export async function runTool(tool: Tool, inputs: ToolInputs, rawSettings: unkno
   let remembered = false;
   try {
     await Promise.all((tool.needs?.engines ?? []).map((e) => requireEngine(e)));
-    if (tool.needs?.bundles?.length && !tool.needs.bundleFallback) await requireBundles(opts.dataDir, tool.id, tool.needs.bundles);
+    await requireRunBundles(opts.dataDir, tool, settings);
     await checkInputs(tool, inputs, opts.allowPostScript !== false);
     for (const f of allInputs) if (f.type) rememberKind(f.path, f.type);
     remembered = true;
@@ -105,13 +106,13 @@ export async function runTool(tool: Tool, inputs: ToolInputs, rawSettings: unkno
     if (result.outputs.length > 1) {
       const zipPath = ctx.out('zip');
       await zipFiles(result.outputs, zipPath);
-      output = { path: zipPath, name: path.basename(zipPath), contentType: 'application/zip' };
+      output = outputFile(zipPath);
     } else if (result.outputs.length === 1) {
       output = result.outputs[0]!;
     } else if (result.data) {
       const jsonPath = ctx.out('json');
       await writeFile(jsonPath, JSON.stringify(result.data, null, 2) + '\n');
-      output = { path: jsonPath, name: path.basename(jsonPath), contentType: 'application/json' };
+      output = outputFile(jsonPath);
     }
     if (output) {
       const st = await stat(output.path).catch(() => undefined);

@@ -5,16 +5,15 @@
  * (boxes drawn on the photos) and are pinned coarsely.
  */
 import assert from 'node:assert/strict';
-import { cpSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { before, describe, it } from 'node:test';
 import sharp from 'sharp';
 import { findBundle } from '../../src/ai/bundles/list.js';
 import { exec } from '../../src/core/process.js';
-import { createWorkspace } from '../../src/core/workspace.js';
 import { type DetectedFaces, detectFaces } from '../../src/ai/tasks/faces.js';
-import { getTool } from '../../src/tools/index.js';
-import { inputFile, type RunOutcome, runTool } from '../../src/tools/run-tool.js';
+import type { RunOutcome } from '../../src/tools/run-tool.js';
+import { runKept } from './run-kept.js';
 import { kiln } from '../helpers/cli.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { cachedTarball, installForTest } from './install-helper.js';
@@ -40,19 +39,8 @@ const CENTRES: Record<number, [number, number][]> = {
 
 const centre = (b: { x: number; y: number; width: number; height: number }) => [b.x + b.width / 2, b.y + b.height / 2];
 
-async function run(id: string, file: string, settings: Record<string, unknown>): Promise<RunOutcome & { file?: string }> {
-  const ws = await createWorkspace();
-  try {
-    const out = await runTool(getTool(id), { files: [await inputFile(file)], extra: {} }, settings, { workDir: ws.dir, dataDir });
-    let kept: string | undefined;
-    if (out.output) {
-      kept = path.join(mkdtempSync(path.join(dir, 'out-')), out.output.name);
-      cpSync(out.output.path, kept);
-    }
-    return { ...out, file: kept };
-  } finally {
-    await ws.dispose();
-  }
+function run(id: string, file: string, settings: Record<string, unknown>): Promise<RunOutcome & { file?: string }> {
+  return runKept(dir, dataDir, id, file, settings);
 }
 
 async function rgba(file: string) {
@@ -286,6 +274,21 @@ describe('content-aware-resize protectFaces', () => {
 });
 
 describe('without the bundle', () => {
+  // needs.bundlesBySetting: only smart-crop's face mode needs face detection.
+  it('smart-crop subject and trim modes run; face mode exits 4 with FEATURE_NOT_INSTALLED naming the mode', async () => {
+    const empty = tempDir('kiln-nofaces-crop-');
+    for (const mode of ['subject', 'trim', 'attention', 'content']) {
+      const r = await runKept(empty, empty, 'smart-crop', sample(1), { mode, width: 200, height: 100 });
+      const meta = await sharp(r.file!).metadata();
+      assert.ok(meta.width! > 0 && meta.width! <= 1920, `${mode}: ${meta.width}`);
+    }
+    const res = await kiln(['smart-crop', sample(1), '--mode', 'face', '-o', path.join(empty, 'face.jpg')], {
+      env: { KILN_DATA_DIR: empty },
+    });
+    assert.equal(res.code, 4, res.stderr);
+    assert.match(res.stderr, /smart-crop \(mode face\) needs the feature bundle face-detection.*`kiln features install smart-crop`/);
+  });
+
   it('kiln blur-faces exits 4 with FEATURE_NOT_INSTALLED naming the install command', async () => {
     const empty = tempDir('kiln-nofaces-');
     const out = path.join(empty, 'out.jpg');

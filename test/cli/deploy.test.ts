@@ -15,6 +15,8 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { X509Certificate } from 'node:crypto';
+import { Agent, fetch } from 'undici';
 import { kiln, REPO } from '../helpers/cli.js';
 
 const SSHD = ['/usr/sbin/sshd', '/usr/bin/sshd'].find((p) => existsSync(p));
@@ -161,14 +163,20 @@ describe('kiln deploy over SSH', {
   it('installs, starts, answers health, prints URL and admin password; re-running upgrades in place and keeps the data', async () => {
     const first = await kiln(args(), { env: { SSH_AUTH_SOCK: '' } });
     assert.equal(first.code, 0, `${first.stderr}\n${first.stdout}\nsshd: ${sshdLog}`);
-    const url = `http://127.0.0.1:${kilnPort}`;
+    // https by default, with the daemon's own certificate: the login line carries its fingerprint.
+    const url = `https://127.0.0.1:${kilnPort}`;
     assert.ok(first.stdout.includes(`is running at ${url}`), first.stdout);
+    const fp = new X509Certificate(readFileSync(path.join(dataDir, 'tls', 'cert.pem'))).fingerprint256;
+    assert.ok(first.stdout.includes(`Next: kiln login ${url} --tls-fingerprint ${fp}`), first.stdout);
+    // The test checks the fingerprint itself (above); this agent only skips the authority check.
+    const dispatcher = new Agent({ connect: { rejectUnauthorized: false } });
     const password = /Initial admin password \(user "admin"\): (\S+)/.exec(first.stdout)?.[1];
     assert.ok(password, first.stdout);
     assert.equal(readFileSync(path.join(dataDir, 'initial-admin-password'), 'utf8').trim(), password);
-    const health = await fetch(`${url}/api/v1/health`);
+    const health = await fetch(`${url}/api/v1/health`, { dispatcher });
     assert.equal(health.status, 200);
     const login = await fetch(`${url}/api/auth/login`, {
+      dispatcher,
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ username: 'admin', password }),
@@ -177,6 +185,7 @@ describe('kiln deploy over SSH', {
     const { token } = (await login.json()) as { token: string };
     const key = (await (
       await fetch(`${url}/api/v1/api-keys`, {
+        dispatcher,
         method: 'POST',
         headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
         body: JSON.stringify({ name: 'survives upgrades' }),
@@ -196,13 +205,16 @@ describe('kiln deploy over SSH', {
     assert.throws(() => process.kill(Number(pid1), 0), 'the old daemon is gone');
     assert.match(readFileSync(`/proc/${pid2}/cmdline`, 'utf8'), /main\.js\0serve/, 'the pid file names the running daemon');
     // Same data dir: the key made before the upgrade still works, the admin password is unchanged.
-    const jobs = await fetch(`${url}/api/v1/jobs`, { headers: { authorization: `Bearer ${key.key}` } });
+    const jobs = await fetch(`${url}/api/v1/jobs`, { dispatcher, headers: { authorization: `Bearer ${key.key}` } });
     assert.equal(jobs.status, 200);
     const again = await fetch(`${url}/api/auth/login`, {
+      dispatcher,
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ username: 'admin', password }),
     });
     assert.equal(again.status, 200);
+    // The certificate is kept across upgrades: the pin of the first login still holds.
+    assert.equal(new X509Certificate(readFileSync(path.join(dataDir, 'tls', 'cert.pem'))).fingerprint256, fp);
   });
 });

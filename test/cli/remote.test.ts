@@ -318,6 +318,7 @@ describe('kiln remote mode', () => {
     assert.ok((JSON.parse(list.stdout) as { jobId: string }[]).some((j) => j.jobId === jobId));
     const human = await kiln(['jobs', 'list', '--server', srv.url], { env: env() });
     assert.match(human.stdout, new RegExp(`${jobId}\\s+resize\\s+completed`), human.stderr);
+    assert.match(human.stdout, /^JOB\s+TOOL\s+STATUS\s+CREATED\s+OUTPUT\n/, 'jobs list has a header');
     const get = await kiln(['jobs', 'get', jobId, '--server', srv.url], { env: env() });
     assert.match(get.stdout, /status\s+completed/);
     const dl = path.join(dir, 'jobdl') + '/';
@@ -325,8 +326,13 @@ describe('kiln remote mode', () => {
     const d = await kiln(['jobs', 'download', jobId, '-o', dl, '--server', srv.url], { env: env() });
     assert.equal(d.code, 0, d.stderr);
     assert.equal((await sharp(path.join(dl, 'j.png')).metadata()).width, 16);
-    const again = await kiln(['jobs', 'download', jobId, '-o', dl, '--server', srv.url], { env: env() });
+    const again = await kiln(['jobs', 'download', jobId, '-o', dl, '--server', srv.url, '--no-clobber'], { env: env() });
     assert.equal(again.code, 2);
+    // jobs download writes where -o DIR/ says, created when missing (it used to fail with a raw ENOENT).
+    const fresh = path.join(dir, 'jobdl-new', 'sub') + '/';
+    const made = await kiln(['jobs', 'download', jobId, '-o', fresh, '--server', srv.url], { env: env() });
+    assert.equal(made.code, 0, made.stderr);
+    assert.equal((await sharp(path.join(fresh, 'j.png')).metadata()).width, 16);
     const w = await kiln(['jobs', 'watch', jobId, '--json', '--server', srv.url], { env: env() });
     assert.equal(w.code, 0, w.stderr);
     assert.equal((JSON.parse(w.stdout.trim().split('\n').at(-1)!) as { event: string }).event, 'completed');

@@ -9,7 +9,7 @@ import { describe, it } from 'node:test';
 import { z } from 'zod';
 import { forgetKind, rememberKind, sniffedKind } from '../../src/core/sniffed-kinds.js';
 import { defineTool, type ToolInputs } from '../../src/core/tool.js';
-import { localInputs } from '../../src/engines/ffmpeg.js';
+import { localInputs } from '../../src/engines/ffmpeg/run.js';
 import { findTool } from '../../src/tools/index.js';
 import { inputFile, runTool } from '../../src/tools/run-tool.js';
 import { tempDir } from '../helpers/fixtures.js';

@@ -55,6 +55,17 @@ async function createPgSchema(base: string): Promise<{ url: string; drop: () => 
   };
 }
 
+async function s3For(dataDir: string): Promise<{ env: Record<string, string>; close(): Promise<void> }> {
+  const { startS3 } = await import('./scale.js');
+  const server = await startS3(mkdtempSync(path.join(path.dirname(dataDir), 'kiln-s3-')));
+  process.env.AWS_ACCESS_KEY_ID ??= server.accessKeyId;
+  process.env.AWS_SECRET_ACCESS_KEY ??= server.secretAccessKey;
+  return {
+    env: { S3_ENDPOINT: server.endpoint, S3_BUCKET: server.bucket, S3_FORCE_PATH_STYLE: 'true', S3_REGION: 'us-east-1' },
+    close: () => server.close(),
+  };
+}
+
 export async function login(url: string, username: string, password: string): Promise<string> {
   const res = await fetch(`${url}/api/auth/login`, {
     method: 'POST',
@@ -68,15 +79,19 @@ export async function login(url: string, username: string, password: string): Pr
 export async function startServer(opts: StartOptions = {}): Promise<TestServer> {
   const dataDir = opts.dataDir ?? mkdtempSync(path.join(process.env.KILN_TMP_DIR ?? tmpdir(), 'kiln-daemon-'));
   const pg = process.env.KILN_TEST_PG ? await createPgSchema(process.env.KILN_TEST_PG) : undefined;
+  // KILN_TEST_S3=1: every server keeps its blobs in a bucket of its own s3rver (the suites on object storage).
+  const s3 = process.env.KILN_TEST_S3 ? await s3For(dataDir) : undefined;
   const adminPassword = opts.generatePassword ? '' : randomBytes(12).toString('hex');
   const env: Record<string, string> = {
     ADMIN_USERNAME: 'admin',
     ...(adminPassword ? { ADMIN_PASSWORD: adminPassword } : {}),
     ...(pg ? { DATABASE_URL: pg.url } : {}),
+    ...(s3?.env ?? {}),
     JOB_CONCURRENCY: '2',
     ...opts.env,
   };
   const cleanup = async () => {
+    await s3?.close();
     if (!opts.dataDir) rmSync(dataDir, { recursive: true, force: true });
     await pg?.drop();
   };

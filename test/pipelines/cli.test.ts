@@ -137,7 +137,8 @@ describe('kiln pipeline save|list and kiln files against a server', () => {
     const get = await kiln(['files', 'get', item.id, '--ver', '1', '-o', dest], { env });
     assert.equal(get.code, 0, get.stderr);
     assert.deepEqual(readFileSync(dest), readFileSync(png));
-    const exists = await kiln(['files', 'get', item.id, '-o', dest], { env });
+    // An existing file is replaced by default (README "Output files"); --no-clobber refuses it.
+    const exists = await kiln(['files', 'get', item.id, '-o', dest, '--no-clobber'], { env });
     assert.equal(exists.code, EXIT.USAGE);
     const rmv = await kiln(['files', 'rm', item.id, '--ver', '1'], { env });
     assert.equal(rmv.code, 0, rmv.stderr);

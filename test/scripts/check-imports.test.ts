@@ -62,6 +62,25 @@ describe('check-imports', () => {
     ]);
   });
 
+  // The engine adapters know no tool: not its helpers, not even a type from a tool's _shared folder.
+  it('reports an engine in a subfolder that imports tool code, a type-only import too', () => {
+    const root = tempDir();
+    const put = (file: string, text: string) => {
+      mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
+      writeFileSync(path.join(root, file), text);
+    };
+    put('src/tools/video/_shared/transcode-video.ts', 'export type Opts = { vf?: string };\nexport const transcodeVideo = () => 1;\n');
+    put(
+      'src/engines/ffmpeg/run.ts',
+      "import type { Opts } from '../../tools/video/_shared/transcode-video.js';\nimport { transcodeVideo } from '../../tools/video/_shared/transcode-video.js';\nexport const run = (o: Opts) => transcodeVideo() + (o.vf ? 1 : 0);\n",
+    );
+    const found = checkImports(root).map((v) => `${v.file}:${v.line}: ${v.message.split(':')[0]}`);
+    assert.deepEqual(found, [
+      'src/engines/ffmpeg/run.ts:1: ai/engines imports tools (src/tools/video/_shared/transcode-video.ts)',
+      'src/engines/ffmpeg/run.ts:2: ai/engines imports tools (src/tools/video/_shared/transcode-video.ts)',
+    ]);
+  });
+
   it('finds nothing to report in this checkout', () => {
     assert.deepEqual(checkImports(REPO), []);
   });

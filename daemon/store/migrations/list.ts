@@ -6,4 +6,7 @@ export { default as m0200Library } from './0200-library.js';
 export { default as m0201Pipelines } from './0201-pipelines.js';
 export { default as m0500WatchFolders } from './0500-watch-folders.js';
 export { default as m0600Hardening } from './0600-hardening.js';
+export { default as m0700Accounts } from './0700-accounts.js';
+export { default as m0710QuotaReservations } from './0710-quota-reservations.js';
 export { default as m0720Sharing } from './0720-sharing.js';
+export { default as m0730BlobStates } from './0730-blob-states.js';

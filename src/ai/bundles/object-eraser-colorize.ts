@@ -11,6 +11,9 @@ import { defineBundle } from './manifest.js';
  * - ddcolor.onnx: DDColor (Kang et al.), Apache-2.0; an ONNX export of a DDColor checkpoint
  *   (1×3×512×512 grey RGB → 1×2×512×512 a*b*).
  */
+export const LAMA_FILE = 'lama-fp32.onnx';
+export const DDCOLOR_FILE = 'ddcolor.onnx';
+
 export default defineBundle({
   id: 'object-eraser-colorize',
   version: '1.0.0-1',
@@ -21,14 +24,14 @@ export default defineBundle({
   runtimes: ['onnxruntime'],
   files: [
     {
-      name: 'lama-fp32.onnx',
+      name: LAMA_FILE,
       size: null,
       sha256: null,
       source: { kind: 'import' },
       usedBy: ['erase-object (masks beyond the classical limit)', 'ai-canvas-expand tier balanced/high', 'restore-photo scratch fill'],
     },
     {
-      name: 'ddcolor.onnx',
+      name: DDCOLOR_FILE,
       size: null,
       sha256: null,
       source: { kind: 'import' },

@@ -33,23 +33,65 @@ const MEDIUM: NpmPin = {
   size: 11361705,
 };
 
-const npm = (tarball: NpmPin, member: string, name: string, size: number, sha256: string): BundleFile => ({
-  name,
-  size,
-  sha256,
-  source: { kind: 'npm', tarball, members: [`package/models/${member}`] },
-});
-
 /** Bundle file names of one super-resolution network: its topology and its weights. */
 export const esrganFiles = (variant: 'slim' | 'medium', scale: number) => ({
   topology: `esrgan-${variant}-x${scale}.json`,
   weights: `esrgan-${variant}-x${scale}.bin`,
 });
 
+type Pinned = Record<2 | 3 | 4, [bytes: number, sha256: string]>;
+
+/** The pinned members of each tarball, per scale: `x<scale>/model.json` and its one weights shard. */
+const NETWORKS: { variant: 'slim' | 'medium'; pin: NpmPin; topology: Pinned; weights: Pinned }[] = [
+  {
+    variant: 'slim',
+    pin: SLIM,
+    topology: {
+      2: [12336, '8efb488c2caed0196a6163e3f06798f9245e92623ffd50654a26c372e09150ea'],
+      3: [12336, '642208758cf6c42a4f88745894b45cc03776681a46027b85963f01fe003e9917'],
+      4: [12336, '3a2eaa642232567e7d2a2e7638c9704f42f63f355fc656c18aa78bf2da1d903d'],
+    },
+    weights: {
+      2: [888300, '5cb464ae4d390ce0a771afd5feaf60fbfcdb18ab48a56db98cdf6b88202369de'],
+      3: [907260, '9d344609abd1e29bd3924f9c4e9ffaa1aee6be7c3586bab0f52863597858a2ba'],
+      4: [933804, '82637daaf3ba024df5e9da2389e8992e7a6e8a992ba6268ce6bc490c92e9516e'],
+    },
+  },
+  {
+    variant: 'medium',
+    pin: MEDIUM,
+    topology: {
+      2: [30051, '197b99be1f385b9f7914ecd8fd6e9ebf65833859807aae90666188dbc39cbf93'],
+      3: [30051, 'fcf99e8e6b98b19e496d4ceb9d381b0d1236a6e62fbc3952eedf70b9596d8a8a'],
+      4: [30051, '6abcf2a497bb361a9b75afbab390a2bc0df88236c7b7c96edc1c2cdbdbec8e3c'],
+    },
+    weights: {
+      2: [2772940, '6a210f30f209192bad4650ea4f619adadbd36228e998aa49a4195c6e7ec70761'],
+      3: [2791900, 'e164821f4251957f5037fb93d1e9a719c17d4346e102bf24d8e8fb60757df48b'],
+      4: [2818444, 'ed791214e78e498dd42ce5da0e16b78a1047732e5d99467aaead2a90cb566a69'],
+    },
+  },
+];
+
+const member = (tarball: NpmPin, path: string, name: string, size: number, sha256: string): BundleFile => ({
+  name,
+  size,
+  sha256,
+  source: { kind: 'npm', tarball, members: [`package/models/${path}`] },
+});
+
+const esrgan: BundleFile[] = NETWORKS.flatMap(({ variant, pin, topology, weights }) =>
+  ([2, 3, 4] as const).flatMap((scale) => {
+    const names = esrganFiles(variant, scale);
+    return [
+      member(pin, `x${scale}/model.json`, names.topology, ...topology[scale]),
+      member(pin, `x${scale}/group1-shard1of1.bin`, names.weights, ...weights[scale]),
+    ];
+  }),
+);
+
 export const GFPGAN_FILE = 'gfpgan-v1.4.onnx';
 export const DENOISE_FILE = 'denoise.onnx';
-
-const f = esrganFiles;
 
 export default defineBundle({
   id: 'upscale-enhance',
@@ -60,36 +102,7 @@ export default defineBundle({
     'Super-resolution weights from @upscalerjs/esrgan-slim and -medium (MIT). GFPGAN v1.4 (Apache-2.0) and the denoiser (SCUNet Apache-2.0 / NAFNet MIT) are installed by import only. CodeFormer is not offered: its S-Lab licence forbids commercial use.',
   runtimes: ['tfjs', 'onnxruntime'],
   files: [
-    npm(SLIM, 'x2/model.json', f('slim', 2).topology, 12336, '8efb488c2caed0196a6163e3f06798f9245e92623ffd50654a26c372e09150ea'),
-    npm(SLIM, 'x2/group1-shard1of1.bin', f('slim', 2).weights, 888300, '5cb464ae4d390ce0a771afd5feaf60fbfcdb18ab48a56db98cdf6b88202369de'),
-    npm(SLIM, 'x3/model.json', f('slim', 3).topology, 12336, '642208758cf6c42a4f88745894b45cc03776681a46027b85963f01fe003e9917'),
-    npm(SLIM, 'x3/group1-shard1of1.bin', f('slim', 3).weights, 907260, '9d344609abd1e29bd3924f9c4e9ffaa1aee6be7c3586bab0f52863597858a2ba'),
-    npm(SLIM, 'x4/model.json', f('slim', 4).topology, 12336, '3a2eaa642232567e7d2a2e7638c9704f42f63f355fc656c18aa78bf2da1d903d'),
-    npm(SLIM, 'x4/group1-shard1of1.bin', f('slim', 4).weights, 933804, '82637daaf3ba024df5e9da2389e8992e7a6e8a992ba6268ce6bc490c92e9516e'),
-    npm(MEDIUM, 'x2/model.json', f('medium', 2).topology, 30051, '197b99be1f385b9f7914ecd8fd6e9ebf65833859807aae90666188dbc39cbf93'),
-    npm(
-      MEDIUM,
-      'x2/group1-shard1of1.bin',
-      f('medium', 2).weights,
-      2772940,
-      '6a210f30f209192bad4650ea4f619adadbd36228e998aa49a4195c6e7ec70761',
-    ),
-    npm(MEDIUM, 'x3/model.json', f('medium', 3).topology, 30051, 'fcf99e8e6b98b19e496d4ceb9d381b0d1236a6e62fbc3952eedf70b9596d8a8a'),
-    npm(
-      MEDIUM,
-      'x3/group1-shard1of1.bin',
-      f('medium', 3).weights,
-      2791900,
-      'e164821f4251957f5037fb93d1e9a719c17d4346e102bf24d8e8fb60757df48b',
-    ),
-    npm(MEDIUM, 'x4/model.json', f('medium', 4).topology, 30051, '6abcf2a497bb361a9b75afbab390a2bc0df88236c7b7c96edc1c2cdbdbec8e3c'),
-    npm(
-      MEDIUM,
-      'x4/group1-shard1of1.bin',
-      f('medium', 4).weights,
-      2818444,
-      'ed791214e78e498dd42ce5da0e16b78a1047732e5d99467aaead2a90cb566a69',
-    ),
+    ...esrgan,
     { name: GFPGAN_FILE, size: null, sha256: null, source: { kind: 'import' }, usedBy: ['enhance-faces', 'upscale faceEnhance'] },
     {
       name: DENOISE_FILE,

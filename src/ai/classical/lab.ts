@@ -34,31 +34,3 @@ export function labToRgb(L: number, a: number, bb: number): [number, number, num
   const q = (v: number) => Math.max(0, Math.min(255, Math.round(fromLinear(Math.max(0, Math.min(1, v))) * 255)));
   return [q(r), q(g), q(b)];
 }
-
-/** Bilinear resampling of planar float data (`planes` planes of sw×sh) to dw×dh. */
-export function resizePlanes(src: Float32Array, planes: number, sw: number, sh: number, dw: number, dh: number): Float32Array {
-  const dst = new Float32Array(planes * dw * dh);
-  const fx = sw / dw;
-  const fy = sh / dh;
-  for (let y = 0; y < dh; y++) {
-    const sy = Math.min(sh - 1, Math.max(0, (y + 0.5) * fy - 0.5));
-    const y0 = Math.floor(sy);
-    const y1 = Math.min(sh - 1, y0 + 1);
-    const wy = sy - y0;
-    for (let x = 0; x < dw; x++) {
-      const sx = Math.min(sw - 1, Math.max(0, (x + 0.5) * fx - 0.5));
-      const x0 = Math.floor(sx);
-      const x1 = Math.min(sw - 1, x0 + 1);
-      const wx = sx - x0;
-      for (let p = 0; p < planes; p++) {
-        const o = p * sw * sh;
-        const a = src[o + y0 * sw + x0]!;
-        const b = src[o + y0 * sw + x1]!;
-        const c = src[o + y1 * sw + x0]!;
-        const d = src[o + y1 * sw + x1]!;
-        dst[p * dw * dh + y * dw + x] = (a * (1 - wx) + b * wx) * (1 - wy) + (c * (1 - wx) + d * wx) * wy;
-      }
-    }
-  }
-  return dst;
-}

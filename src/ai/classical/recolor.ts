@@ -3,6 +3,7 @@
  * predicted (sampled up bilinearly, row by row), or the classical split-tone tint. Pure computation;
  * tasks/colorize.ts runs it in a worker thread (recolor-worker.ts).
  */
+import { bilinearAt } from '../models/resample.js';
 import { labToRgb, rgbToLab } from './lab.js';
 
 export interface ColorImage {
@@ -58,18 +59,9 @@ export function recolorJob(job: RecolorJob): Uint8Array {
   const fx = size / img.width;
   const fy = size / img.height;
   const sample = (x: number, y: number): [number, number] => {
-    const sx = Math.min(size - 1, Math.max(0, (x + 0.5) * fx - 0.5));
-    const sy = Math.min(size - 1, Math.max(0, (y + 0.5) * fy - 0.5));
-    const x0 = Math.floor(sx);
-    const y0 = Math.floor(sy);
-    const x1 = Math.min(size - 1, x0 + 1);
-    const y1 = Math.min(size - 1, y0 + 1);
-    const wx = sx - x0;
-    const wy = sy - y0;
-    const at = (o: number) =>
-      (ab[o + y0 * size + x0]! * (1 - wx) + ab[o + y0 * size + x1]! * wx) * (1 - wy) +
-      (ab[o + y1 * size + x0]! * (1 - wx) + ab[o + y1 * size + x1]! * wx) * wy;
-    return [at(0), at(plane)];
+    const sx = (x + 0.5) * fx - 0.5;
+    const sy = (y + 0.5) * fy - 0.5;
+    return [bilinearAt(ab, size, size, 1, 0, sx, sy), bilinearAt(ab, size, size, 1, plane, sx, sy)];
   };
   return recolor(img, sample, intensity);
 }

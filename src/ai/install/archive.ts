@@ -18,7 +18,7 @@ import type { BundleManifest } from '../bundles/manifest.js';
 import { cacheDir, stagingDir } from '../paths.js';
 import { verifiedFile, integrityDigest } from './download.js';
 import { downloadsOf, importOnly, installBundle, type InstallOptions, installRuntime, isRuntimeInstalled } from './installer.js';
-import { commitInstall, type InstalledFile, linkOf, newStaging, readInstalled } from './layout.js';
+import { commitBundle, type InstalledFile, linkOf, newStaging, readInstalled } from './layout.js';
 import { fetchTarball } from './npm.js';
 
 export const ARCHIVE_INDEX = 'kiln-bundle.json';
@@ -169,15 +169,7 @@ export async function importBundle(
       else await copyFile(src, path.join(staged, f.name));
       files.push({ name: f.name, size: st.size, sha256: digest });
     }
-    await commitInstall(dataDir, staged, {
-      kind: 'bundle',
-      id: bundle.id,
-      version: bundle.version,
-      bytes: files.reduce((n, f) => n + f.size, 0),
-      installedAt: new Date().toISOString(),
-      via: 'import',
-      files,
-    });
+    await commitBundle(dataDir, staged, bundle, files, 'import');
     staged = undefined;
     return { bundle: bundle.id, version: bundle.version };
   } finally {

@@ -14,7 +14,7 @@ import { cacheDir, stagingDir } from '../paths.js';
 import { findRuntime } from '../runtimes/list.js';
 import { type NpmPin, platformKey, type RuntimeManifest } from '../runtimes/manifest.js';
 import { cachedDownload, type Digest } from './download.js';
-import { commitInstall, type InstalledFile, linkOf, newStaging, readInstalled } from './layout.js';
+import { commitBundle, commitInstall, type InstalledFile, linkOf, newStaging, readInstalled } from './layout.js';
 import { extractTarball, fetchTarball } from './npm.js';
 
 export type InstallProgress = (bytesDone: number, bytesTotal: number, stage: string) => void;
@@ -256,15 +256,7 @@ export async function installBundle(dataDir: string, bundle: BundleManifest, opt
       files.push({ name: f.name, size: got.size, sha256: got.sha256 });
     }
     m.stage('switching');
-    await commitInstall(dataDir, staged, {
-      kind: 'bundle',
-      id: bundle.id,
-      version: bundle.version,
-      bytes: files.reduce((n, f) => n + f.size, 0),
-      installedAt: new Date().toISOString(),
-      via: 'download',
-      files,
-    });
+    await commitBundle(dataDir, staged, bundle, files, 'download');
     return 'installed';
   } catch (e) {
     await rm(staged, { recursive: true, force: true });

@@ -64,6 +64,25 @@ export async function commitInstall(dataDir: string, staged: string, record: Ins
   if (previous) await rm(path.resolve(path.dirname(link), previous), { recursive: true, force: true });
 }
 
+/** commitInstall for a bundle: its record from the files that were staged and verified. */
+export function commitBundle(
+  dataDir: string,
+  staged: string,
+  bundle: { id: string; version: string },
+  files: InstalledFile[],
+  via: InstalledRecord['via'],
+): Promise<void> {
+  return commitInstall(dataDir, staged, {
+    kind: 'bundle',
+    id: bundle.id,
+    version: bundle.version,
+    bytes: files.reduce((n, f) => n + f.size, 0),
+    installedAt: new Date().toISOString(),
+    via,
+    files,
+  });
+}
+
 /** Removes an install: the link first (readers stop seeing it), then its directory. */
 export async function removeInstall(dataDir: string, kind: InstalledRecord['kind'], id: string): Promise<boolean> {
   const link = linkOf(dataDir, kind, id);

@@ -5,6 +5,7 @@
  * scales the a*b* planes to the photo's size and puts them under the photo's own lightness, so detail
  * stays at full resolution.
  */
+import { DDCOLOR_FILE } from '../bundles/object-eraser-colorize.js';
 import { defineModel } from '../model.js';
 import { ortSession } from '../runtimes/ort-session.js';
 import type { OrtApi, OrtSession } from '../runtimes/ort-types.js';
@@ -26,9 +27,9 @@ export default defineModel<DDColorInput, DDColorOutput, { ort: OrtApi; session: 
   id: 'ddcolor',
   bundle: 'object-eraser-colorize',
   runtime: 'onnxruntime',
-  files: ['ddcolor.onnx'],
+  files: [DDCOLOR_FILE],
   async load(ctx) {
-    return ortSession(ctx, 'ddcolor.onnx');
+    return ortSession(ctx, DDCOLOR_FILE);
   },
   async predict({ ort, session }, input, ctx) {
     const S = DDCOLOR_SIZE;

@@ -8,6 +8,7 @@
  *
  * A tile smaller than 512 (a small image) is padded by reflection to 512 and cropped back; tasks/inpaint.ts never sends a larger one.
  */
+import { LAMA_FILE } from '../bundles/object-eraser-colorize.js';
 import { defineModel } from '../model.js';
 import { ortSession } from '../runtimes/ort-session.js';
 import type { OrtApi, OrtSession } from '../runtimes/ort-types.js';
@@ -113,4 +114,4 @@ function lama(id: string, file: string) {
   });
 }
 
-export const lamaFp32 = lama('lama-fp32', 'lama-fp32.onnx');
+export const lamaFp32 = lama('lama-fp32', LAMA_FILE);

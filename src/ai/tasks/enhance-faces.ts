@@ -6,6 +6,7 @@
  * crop's outer 12 %), so nothing outside the faces changes and there is no visible edge.
  */
 import { GFPGAN_SIZE, type FaceRestoreOutput } from '../models/gfpgan.js';
+import { bilinearAt } from '../models/resample.js';
 import { type ModelCall, type RunInfo, runModel } from '../run-model.js';
 import type { Face, Point } from './faces.js';
 
@@ -66,23 +67,6 @@ export function invert(m: Similarity): Similarity {
   return { a, b, tx: -(a * m.tx - b * m.ty), ty: -(b * m.tx + a * m.ty) };
 }
 
-/** Bilinear sample of channel c at (x, y) from interleaved pixels, edges clamped. */
-function sample(px: Uint8Array, w: number, h: number, ch: number, x: number, y: number, c: number): number {
-  const fx = Math.min(w - 1, Math.max(0, x));
-  const fy = Math.min(h - 1, Math.max(0, y));
-  const x0 = Math.floor(fx);
-  const y0 = Math.floor(fy);
-  const x1 = Math.min(w - 1, x0 + 1);
-  const y1 = Math.min(h - 1, y0 + 1);
-  const wx = fx - x0;
-  const wy = fy - y0;
-  const a = px[(y0 * w + x0) * ch + c]!;
-  const b = px[(y0 * w + x1) * ch + c]!;
-  const d = px[(y1 * w + x0) * ch + c]!;
-  const e = px[(y1 * w + x1) * ch + c]!;
-  return (a * (1 - wx) + b * wx) * (1 - wy) + (d * (1 - wx) + e * wx) * wy;
-}
-
 export interface Image {
   width: number;
   height: number;
@@ -99,7 +83,7 @@ export function alignedCrop(img: Image, m: Similarity, S = GFPGAN_SIZE): Uint8Ar
     for (let u = 0; u < S; u++) {
       const p = apply(inv, { x: u + 0.5, y: v + 0.5 });
       for (let c = 0; c < 3; c++)
-        out[(v * S + u) * 3 + c] = Math.round(sample(img.data, img.width, img.height, img.channels, p.x - 0.5, p.y - 0.5, c));
+        out[(v * S + u) * 3 + c] = Math.round(bilinearAt(img.data, img.width, img.height, img.channels, c, p.x - 0.5, p.y - 0.5));
     }
   }
   return out;
@@ -133,7 +117,7 @@ export function pasteFace(img: Image, restored: Uint8Array, m: Similarity, stren
       if (w <= 0) continue;
       const i = (y * img.width + x) * img.channels;
       for (let c = 0; c < 3; c++) {
-        const r = sample(restored, S, S, 3, t.x - 0.5, t.y - 0.5, c);
+        const r = bilinearAt(restored, S, S, 3, c, t.x - 0.5, t.y - 0.5);
         img.data[i + c] = Math.round(img.data[i + c]! * (1 - w) + r * w);
       }
       changed++;

@@ -12,7 +12,7 @@ import { rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { KilnError } from '../../core/errors.js';
 import { exec } from '../../core/process.js';
-import { probe } from '../../engines/ffmpeg.js';
+import { probe } from '../../engines/ffmpeg/probe.js';
 import { requireEngine } from '../../engines/registry.js';
 import { missingBundles } from '../features.js';
 import type { WhisperOutput } from '../models/whisper.js';

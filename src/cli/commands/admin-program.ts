@@ -7,7 +7,7 @@ import { Argument, type Command } from 'commander';
 type Opts = Record<string, string | boolean | undefined>;
 
 /** Where to act, the same choice the tool commands make: a server when one is given or configured, else the data dir. */
-function target(cmd: Command): Command {
+export function target(cmd: Command): Command {
   return cmd
     .option(
       '--server <url>',
@@ -34,10 +34,14 @@ export function addAdminCommand(program: Command): void {
   target(
     users
       .command('add')
-      .description('create a user; the password is asked for (or read as one line from stdin)')
+      .alias('create')
+      .description(
+        'create a user; the password is asked for (or read as one line from stdin). --service: a service account for CI, with no password, signing in only with keys an admin issues',
+      )
       .argument('<username>')
       .addArgument(new Argument('[role]', 'admin | user').choices(['admin', 'user']))
-      .option('--team <team>', 'team id or name'),
+      .option('--team <team>', 'team id or name')
+      .option('--service', 'a service account: no password, no MFA; keys from `kiln keys create --user`'),
   ).action(async (username: string, role: string | undefined, o: Opts) => (await load()).usersAdd(username, { ...o, role }));
   target(
     users

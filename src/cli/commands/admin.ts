@@ -6,8 +6,8 @@
  * acting with an admin's authority under the same rules as the HTTP API (password strength, the
  * last admin stays). Output and exit codes are the same both ways. Passwords come from a hidden
  * prompt, or one line on stdin without a terminal: never from a flag.
- * A running daemon sees local changes at once, except API-key revocations, which it may honour from
- * its verification cache for up to a minute (a revocation through the server takes effect at once).
+ * A running daemon sees local changes at once, API-key revocations and user deletions included (they
+ * bump the credentials version every daemon checks its key cache against).
  */
 import { KilnError } from '../../core/errors.js';
 import { defaultDataDir } from '../../core/paths.js';
@@ -22,7 +22,7 @@ export interface AdminOptions {
   local?: boolean;
 }
 
-type Db = import('kysely').Kysely<import('../../../daemon/store/schema.js').Database>;
+export type Db = import('kysely').Kysely<import('../../../daemon/store/schema.js').Database>;
 type UserView = import('../../../daemon/accounts/users.js').UserView;
 interface KeyView {
   id: string;
@@ -34,7 +34,7 @@ interface KeyView {
   expired: boolean;
 }
 
-const OPERATOR = { id: 'cli', username: 'kiln admin (local)', role: 'admin' as const, teamId: null, via: 'open' as const };
+export const OPERATOR = { id: 'cli', username: 'kiln admin (local)', role: 'admin' as const, teamId: null, via: 'open' as const };
 
 /** The server to administer, chosen like the tool commands choose theirs; none means the data dir. */
 async function remote(o: AdminOptions): Promise<RemoteClient | undefined> {
@@ -50,7 +50,7 @@ async function remote(o: AdminOptions): Promise<RemoteClient | undefined> {
 }
 
 /** Runs the remote or the local variant of a command; both end with the prompts closed. */
-async function either<T>(o: AdminOptions, viaServer: (c: RemoteClient) => Promise<T>, onDisk: (db: Db) => Promise<T>): Promise<T> {
+export async function either<T>(o: AdminOptions, viaServer: (c: RemoteClient) => Promise<T>, onDisk: (db: Db) => Promise<T>): Promise<T> {
   const c = await remote(o);
   if (!c) return withStore(o, onDisk);
   try {
@@ -72,11 +72,11 @@ async function withStore<T>(o: AdminOptions, f: (db: Db) => Promise<T>): Promise
   }
 }
 
-function noUser(username: string): KilnError {
+export function noUser(username: string): KilnError {
   return new KilnError('NOT_FOUND', `No user ${username}. \`kiln admin users list\` shows them.`);
 }
 
-async function userByName(db: Db, username: string) {
+export async function userByName(db: Db, username: string) {
   const { findUserByName } = await import('../../../daemon/store/users.js');
   const u = await findUserByName(db, username);
   if (!u) throw noUser(username);
@@ -84,7 +84,7 @@ async function userByName(db: Db, username: string) {
 }
 
 /** The API addresses users by id, the CLI by name. A non-admin key fails here with the server's 403. */
-async function remoteUsers(c: RemoteClient): Promise<UserView[]> {
+export async function remoteUsers(c: RemoteClient): Promise<UserView[]> {
   return (await c.json<{ users: UserView[] }>('GET', '/api/auth/users')).users;
 }
 
@@ -103,11 +103,11 @@ async function newPassword(): Promise<string> {
   return p;
 }
 
-function out(o: AdminOptions, data: unknown, text: string): void {
+export function out(o: AdminOptions, data: unknown, text: string): void {
   process.stdout.write(o.json ? JSON.stringify(data, null, 2) + '\n' : text);
 }
 
-async function audit(
+export async function audit(
   db: Db,
   event: import('../../../daemon/accounts/audit.js').AuditEvent,
   target: string,
@@ -126,19 +126,27 @@ export async function usersList(o: AdminOptions): Promise<void> {
   out(o, users, `${'USER'.padEnd(24)} ${'ROLE'.padEnd(6)} ${'TEAM'.padEnd(14)} MFA SSO\n${rows.join('')}`);
 }
 
-export async function usersAdd(username: string, o: AdminOptions & { role?: string; team?: string }): Promise<void> {
-  const body = { username, role: o.role ?? 'user', ...(o.team ? { team: o.team } : {}) };
+export async function usersAdd(username: string, o: AdminOptions & { role?: string; team?: string; service?: boolean }): Promise<void> {
+  const body = { username, role: o.role ?? 'user', ...(o.team ? { team: o.team } : {}), ...(o.service ? { service: true } : {}) };
+  // A service account has no password: nothing to ask.
+  const secret = async () => (o.service ? {} : { password: await newPassword() });
   const u = await either(
     o,
-    async (c) => (await c.json<{ user: UserView }>('POST', '/api/auth/register', { ...body, password: await newPassword() })).user,
+    async (c) => (await c.json<{ user: UserView }>('POST', '/api/auth/users', { ...body, ...(await secret()) })).user,
     async (db) => {
       const { registerUser, userView } = await import('../../../daemon/accounts/users.js');
-      const created = await registerUser(db, OPERATOR, { ...body, password: await newPassword() });
-      await audit(db, 'user.create', created.username, { id: created.id, role: created.role });
+      const created = await registerUser(db, OPERATOR, { ...body, ...(await secret()) });
+      await audit(db, 'user.create', created.username, { id: created.id, role: created.role, ...(o.service ? { service: true } : {}) });
       return userView(db, created);
     },
   );
-  out(o, u, `Created ${u.username} (${u.role}).\n`);
+  out(
+    o,
+    u,
+    o.service
+      ? `Created the service account ${u.username} (${u.role}); issue its keys with \`kiln keys create <name> --user ${u.username}\`.\n`
+      : `Created ${u.username} (${u.role}).\n`,
+  );
 }
 
 export async function usersSetRole(username: string, role: string, o: AdminOptions): Promise<void> {
@@ -171,7 +179,7 @@ export async function usersResetPassword(username: string, o: AdminOptions): Pro
     async (db) => {
       const { setPassword } = await import('../../../daemon/accounts/users.js');
       const u = await userByName(db, username);
-      await setPassword(db, undefined, u, await newPassword());
+      await setPassword(db, undefined, u, await newPassword(), undefined, o.dataDir ?? defaultDataDir());
       await audit(db, 'password.reset', u.username, { id: u.id });
     },
   );
@@ -267,8 +275,8 @@ export async function keysRevoke(id: string, o: AdminOptions): Promise<void> {
       }
     },
     async (db) => {
-      const { deleteApiKey } = await import('../../../daemon/store/api-keys.js');
-      if (!(await deleteApiKey(db, id))) throw noKey(id);
+      const { revokeApiKey } = await import('../../../daemon/store/api-keys.js');
+      if (!(await revokeApiKey(db, id))) throw noKey(id);
       await audit(db, 'key.revoke', id);
     },
   );

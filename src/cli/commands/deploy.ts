@@ -2,8 +2,10 @@
  * `kiln deploy ssh://user@host[:port]`: installs (or upgrades) kiln on a server and starts it.
  * Checks Node >= 20.9 there, uploads a release built from this checkout, installs its production
  * dependencies with npm, starts it as a systemd unit (root with systemd) or a detached process with
- * a pid file, waits for /api/v1/health, and prints the URL and the initial admin password. The data
- * directory lives outside the releases, so an upgrade keeps users, keys and jobs.
+ * a pid file, waits for /api/v1/health, and prints the URL, the initial admin password and the login
+ * line. It serves https (deploy/transport.ts): its own certificate, pinned through the login line, the
+ * admin's, or loopback behind a TLS proxy. The data directory lives outside the releases, so an
+ * upgrade keeps users, keys and jobs.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import os from 'node:os';
@@ -22,6 +24,7 @@ import {
   type Layout,
 } from '../deploy/remote-scripts.js';
 import { checkHostKey, fingerprint, parseSshTarget, type SshTarget } from '../deploy/ssh-target.js';
+import { fingerprintOf, loginLine, planTransport, remoteCertPaths, transportSettings } from '../deploy/transport.js';
 
 type Opts = Record<string, string | boolean | undefined>;
 
@@ -84,6 +87,13 @@ async function connect(t: SshTarget, o: Opts) {
       },
     } as never);
   } catch (e) {
+    if (verdict?.result === 'revoked') {
+      throw new KilnError(
+        'FORBIDDEN',
+        `The host key of ${t.host}:${t.port} (${verdict.fp}) is marked @revoked in ${knownHosts}: it must never be trusted (--insecure-accept-host-key does not override this). Give the server a new host key, then list that one.`,
+        { reason: 'host-key-revoked' },
+      );
+    }
     if (verdict?.result === 'changed') {
       throw new KilnError(
         'FORBIDDEN',
@@ -121,7 +131,7 @@ export async function deployCommand(target: string, o: Opts): Promise<void> {
   const t = parseSshTarget(target);
   const port = Number(o.port ?? 1349);
   if (!Number.isInteger(port) || port < 1 || port > 65535) throw new KilnError('USAGE_ERROR', `--port must be 1-65535 (got ${o.port}).`);
-  const host = (o.host as string | undefined) ?? '0.0.0.0';
+  const plan = planTransport(o);
 
   log(`connecting to ${t.user}@${t.host}:${t.port}`);
   const ssh = await connect(t, o);
@@ -139,13 +149,18 @@ export async function deployCommand(target: string, o: Opts): Promise<void> {
     if (facts.tar !== 'yes') throw new KilnError('FEATURE_INCOMPATIBLE', `${t.host} has no tar.`);
     const root = facts.uid === '0';
     const home = facts.home || (root ? '/root' : `/home/${t.user}`);
+    const dataDir = (o.dataDir as string | undefined) ?? (root ? '/var/lib/kiln' : `${home}/.local/share/kiln`);
+    const served = transportSettings(plan, dataDir, (o.host as string | undefined) ?? '0.0.0.0');
+    const host = served.host;
     const layout: Layout = {
       dir: (o.dir as string | undefined) ?? (root ? '/opt/kiln' : `${home}/.local/lib/kiln`),
-      dataDir: (o.dataDir as string | undefined) ?? (root ? '/var/lib/kiln' : `${home}/.local/share/kiln`),
+      dataDir,
       port,
       host,
       node: facts.node,
-      env: parseEnv(o.env as string[] | undefined),
+      // Given --env settings come after, so an admin can still override (e.g. PUBLIC_HOSTS).
+      env: [...served.env, ...parseEnv(o.env as string[] | undefined)],
+      tls: plan.kind === 'self-signed' || plan.kind === 'cert',
     };
     for (const p of [layout.dir, layout.dataDir])
       if (!p.startsWith('/')) throw new KilnError('USAGE_ERROR', `Remote paths must be absolute (got ${p}).`);
@@ -161,6 +176,17 @@ export async function deployCommand(target: string, o: Opts): Promise<void> {
       `set -eu\nmkdir -p ${sq(incoming)} ${sq(layout.dir + '/releases')} ${sq(layout.dataDir)}\nchmod 700 ${sq(layout.dataDir)}\n`,
       'Creating directories',
     );
+    if (plan.kind === 'cert') {
+      const to = remoteCertPaths(layout.dataDir);
+      await run(
+        ssh,
+        `set -eu\nmkdir -p ${sq(layout.dataDir + '/tls')}\nchmod 700 ${sq(layout.dataDir + '/tls')}\n`,
+        'Creating the TLS directory',
+      );
+      await ssh.putFile(plan.certFile, to.cert);
+      await ssh.putFile(plan.keyFile, to.key);
+      await run(ssh, `chmod 600 ${sq(to.cert)} ${sq(to.key)}\n`, 'Protecting the TLS key');
+    }
     const remoteTgz = `${incoming}/kiln-${release.id}.tgz`;
     await ssh.putFile(release.file, remoteTgz);
     await run(ssh, installScript(layout, release.id, remoteTgz, facts.npm), 'Installing kiln');
@@ -184,15 +210,29 @@ export async function deployCommand(target: string, o: Opts): Promise<void> {
     }
     const pw = await ssh.execCommand(`cat ${sq(layout.dataDir + '/initial-admin-password')} 2>/dev/null || true`);
     const shownHost = host === '0.0.0.0' || host === '::' ? t.host : host;
-    const url = `http://${shownHost.includes(':') ? `[${shownHost}]` : shownHost}:${port}`;
+    const url = `${layout.tls ? 'https' : 'http'}://${shownHost.includes(':') ? `[${shownHost}]` : shownHost}:${port}`;
     process.stdout.write(`kiln ${release.id.split('-')[0]} is running at ${url}\n`);
+    // Read over SSH, whose host key was checked: the fingerprint in the login line can be trusted.
+    const fingerprint =
+      plan.kind === 'self-signed'
+        ? fingerprintOf((await ssh.execCommand(`cat ${sq(layout.dataDir + '/tls/cert.pem')}`)).stdout)
+        : undefined;
+    if (fingerprint) process.stdout.write(`TLS certificate (self-signed) SHA-256 fingerprint: ${fingerprint}\n`);
+    if (plan.kind === 'proxy')
+      process.stdout.write(
+        `It listens on 127.0.0.1 only: point your TLS reverse proxy for ${plan.url.origin} at http://127.0.0.1:${port} (docs/OPERATIONS.md).\n`,
+      );
+    if (plan.kind === 'http')
+      process.stdout.write(
+        'Plain http (--insecure-http): passwords and keys cross the network readable. Use it on a trusted network only.\n',
+      );
     const password = pw.stdout.trim();
     if (password)
       process.stdout.write(
         `Initial admin password (user "admin"): ${password}\n(It is in ${layout.dataDir}/initial-admin-password on the server; change it after the first login.)\n`,
       );
     else process.stdout.write('The admin account already exists (its password was set on the first deploy).\n');
-    process.stdout.write(`Next: kiln login ${url}\n`);
+    process.stdout.write(`Next: ${loginLine(plan, shownHost, port, fingerprint)}\n`);
   } finally {
     ssh.dispose();
     await ws.dispose();

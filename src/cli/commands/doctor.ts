@@ -1,5 +1,5 @@
 import { allEngineStatus } from '../../engines/registry.js';
-import { ffmpegDoctorNotes } from '../../engines/ffmpeg.js';
+import { ffmpegDoctorNotes } from '../../engines/ffmpeg/capabilities.js';
 import { TOOLS } from '../../tools/index.js';
 import { defaultDataDir } from '../../core/paths.js';
 import { listFeatures } from '../../ai/features.js';

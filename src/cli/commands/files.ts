@@ -3,14 +3,14 @@
  * CLI's API client), or of a local data dir when no server is configured or --local is given (the
  * store is opened directly; the local user is the data dir's first admin, who sees every item).
  */
-import { createWriteStream, existsSync } from 'node:fs';
-import { copyFile, rename, rm } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { copyFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { KilnError } from '../../core/errors.js';
 import { defaultDataDir } from '../../core/paths.js';
-import { parseOutputOption, resolveOutputPath } from '../output-naming.js';
+import { parseOutputOption, plainName, resolveOutputPath, writePolicy } from '../output-naming.js';
+import { writeOutput } from '../output-write.js';
 import { resolveServer } from '../profiles.js';
 import { connect, type RemoteClient } from '../remote/client.js';
 
@@ -131,8 +131,7 @@ async function localBackend(dataDir: string): Promise<Backend> {
     },
     async download(id, version, dest) {
       const v = await lib.version(await lib.item(me, id), version);
-      const { createReadStream } = await import('node:fs');
-      await writeOut(createReadStream(lib.blobPath(v)), dest);
+      await writeOut(await lib.blobs.open(v.blob_hash), dest);
     },
     async remove(id, version) {
       if (version) await lib.deleteVersion(me, id, version);
@@ -142,21 +141,8 @@ async function localBackend(dataDir: string): Promise<Backend> {
   };
 }
 
-async function writeOut(src: Readable, dest: string): Promise<void> {
-  if (dest === '-') {
-    await pipeline(src, process.stdout, { end: false } as never);
-    return;
-  }
-  // Written beside the target and renamed, so an interrupted download leaves no half file.
-  const tmp = `${dest}.kiln-partial-${process.pid}`;
-  try {
-    await pipeline(src, createWriteStream(tmp));
-    await rename(tmp, dest);
-  } catch (e) {
-    await rm(tmp, { force: true });
-    throw e;
-  }
-}
+/** Written beside the target and renamed (src/cli/output-write.ts): an interrupted download leaves no half file. */
+const writeOut = (src: Readable, dest: string) => writeOutput(src, dest);
 
 async function backend(o: Opts): Promise<Backend> {
   const server = o.local ? undefined : resolveServer({ server: o.server as string | undefined, profile: o.profile as string | undefined });
@@ -248,15 +234,15 @@ export async function filesVersions(id: string, o: Opts): Promise<void> {
 
 export async function filesGet(id: string, o: Opts): Promise<void> {
   const version = posInt(o.ver, '--ver');
+  const policy = writePolicy(o);
   await withBackend(o, async (b) => {
-    const name = await b.fetchName(id, version);
+    // The item's own name (a server's name is used as a base name only).
+    const name = plainName(await b.fetchName(id, version), 'download');
     const target = parseOutputOption(o.output as string | undefined, 1);
-    const dest = target.kind === 'stdout' ? '-' : resolveOutputPath(target, name, 'files', [], !!o.force);
-    if (dest !== '-' && !o.force && existsSync(dest))
-      throw new KilnError('OUTPUT_EXISTS', `${path.relative(process.cwd(), dest) || dest} exists; choose another -o or pass --force.`);
+    const dest = target.kind === 'stdout' ? '-' : resolveOutputPath(target, name, undefined, [], policy);
     await b.download(id, version, dest);
     if (o.json) process.stdout.write(JSON.stringify({ id, version: version ?? null, ok: true, output: dest }) + '\n');
-    else if (dest !== '-') process.stderr.write(`${dest}\n`);
+    else if (dest !== '-') process.stderr.write(`${path.relative(process.cwd(), dest) || dest}\n`);
   });
 }
 

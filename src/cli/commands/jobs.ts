@@ -1,7 +1,16 @@
 /** `kiln jobs list|get|watch|download` against a kiln server. */
 import path from 'node:path';
-import { EXIT, KilnError, toKilnError } from '../../core/errors.js';
-import { parseOutputOption, resolveOutputPath } from '../output-naming.js';
+import { Readable } from 'node:stream';
+import { EXIT, KilnError } from '../../core/errors.js';
+import { parseOutputOption, plainName, resolveOutputPath, writePolicy } from '../output-naming.js';
+import { writeOutput } from '../output-write.js';
+import { contentTypeFor } from '../../core/mime.js';
+import { defaultDataDir } from '../../core/paths.js';
+import type { Tool } from '../../core/tool.js';
+import { createWorkspace } from '../../core/workspace.js';
+import { loadTool } from '../../tools/lazy.js';
+import { findPreset, presetTool } from '../../tools/presets.js';
+import { deliverOutput } from '../deliver.js';
 import { createProgress } from '../progress.js';
 import { resolveServer } from '../profiles.js';
 import { connect, serverError, type RemoteClient } from '../remote/client.js';
@@ -44,10 +53,13 @@ export async function jobsList(o: Opts): Promise<void> {
     return;
   }
   const w = Math.max(...jobs.map((j) => j.tool.length), 4);
+  const idW = Math.max(...jobs.map((j) => j.jobId.length), 3);
+  // A header for people; scripts read --json.
+  process.stdout.write(`${'JOB'.padEnd(idW)}  ${'TOOL'.padEnd(w)}  ${'STATUS'.padEnd(12)}  CREATED  OUTPUT\n`);
   for (const j of jobs) {
     const status = j.status === 'running' || j.status === 'queued' ? `${j.status} ${j.progress.percent}%` : j.status;
     process.stdout.write(
-      `${j.jobId}  ${j.tool.padEnd(w)}  ${status.padEnd(12)}  ${j.createdAt ?? ''}  ${j.outputName ?? j.error?.code ?? ''}\n`,
+      `${j.jobId.padEnd(idW)}  ${j.tool.padEnd(w)}  ${status.padEnd(12)}  ${j.createdAt ?? ''}  ${j.outputName ?? j.error?.code ?? ''}\n`,
     );
   }
 }
@@ -99,7 +111,17 @@ export async function jobsWatch(id: string, o: Opts): Promise<void> {
   }
 }
 
+/** The tool (or preset) a job ran, when this kiln knows it (pipelines and unknown ids: undefined). */
+async function knownTool(id: string): Promise<Tool | undefined> {
+  const tool = await loadTool(id);
+  if (tool) return tool;
+  const preset = findPreset(id);
+  const base = preset && (await loadTool(preset.tool));
+  return preset && base ? presetTool(preset, base) : undefined;
+}
+
 export async function jobsDownload(id: string, o: Opts): Promise<void> {
+  const policy = writePolicy(o);
   const c = await client(o);
   const j = await c.json<JobView>('GET', jobPath(id));
   if (j.status !== 'completed') {
@@ -108,34 +130,40 @@ export async function jobsDownload(id: string, o: Opts): Promise<void> {
   }
   if (!j.result?.downloadUrl || !j.outputName) throw new KilnError('NOT_FOUND', `Job ${id} has no output file.`);
   const target = parseOutputOption(o.output as string | undefined, 1);
-  const dest = target.kind === 'stdout' ? '-' : resolveOutputPath(target, j.outputName, j.tool, [], !!o.force);
-  if (dest !== '-' && target.kind !== 'file' && !o.force) {
-    const { existsSync } = await import('node:fs');
-    if (existsSync(dest))
-      throw new KilnError('OUTPUT_EXISTS', `${path.relative(process.cwd(), dest) || dest} exists; choose another -o or pass --force.`);
-  }
-  const { Readable } = await import('node:stream');
-  const { pipeline } = await import('node:stream/promises');
-  const { createWriteStream } = await import('node:fs');
-  const { rename, rm } = await import('node:fs/promises');
-  try {
-    const res = await c.stream(j.result.downloadUrl);
-    if (dest === '-') await pipeline(Readable.fromWeb(res.body as never), process.stdout, { end: false } as never);
-    else {
-      const tmp = `${dest}.kiln-partial-${process.pid}`;
-      try {
-        await pipeline(Readable.fromWeb(res.body as never), createWriteStream(tmp));
-        await rename(tmp, dest);
-      } catch (e) {
-        await rm(tmp, { force: true });
-        throw e;
-      }
+  const name = plainName(j.outputName);
+  const tool = target.kind === 'stdout' ? undefined : await knownTool(j.tool);
+  let dest: string;
+  if (!tool) {
+    // The server's name is used as a base name only; the tool id names the default (`<stem>-<tool>.<ext>`).
+    dest = target.kind === 'stdout' ? '-' : resolveOutputPath(target, name, j.tool, [], policy);
+    await writeOutput(Readable.fromWeb((await c.stream(j.result.downloadUrl)).body as never), dest);
+  } else {
+    // A known tool: the same rule as a run (format from the -o name, several files unpacked unless --zip).
+    const aside = await createWorkspace();
+    try {
+      const got = path.join(aside.dir, name);
+      await writeOutput(Readable.fromWeb((await c.stream(j.result.downloadUrl)).body as never), got);
+      const ac = new AbortController();
+      const d = await deliverOutput(
+        { path: got, name, contentType: contentTypeFor(name) },
+        {
+          tool,
+          name: j.tool,
+          target,
+          inputs: [],
+          policy,
+          zip: !!o.zip,
+          usedNames: new Set(),
+          workDir: aside.dir,
+          dataDir: defaultDataDir(),
+          signal: ac.signal,
+        },
+      );
+      dest = d.output;
+    } finally {
+      await aside.dispose();
     }
-    if (o.json) process.stdout.write(JSON.stringify({ jobId: id, ok: true, output: dest }) + '\n');
-    else if (dest !== '-') process.stderr.write(`${dest}\n`);
-  } catch (e) {
-    const err = toKilnError(e);
-    if (o.json) process.stdout.write(JSON.stringify({ jobId: id, ok: false, ...err.toJSON() }) + '\n');
-    throw err;
   }
+  if (o.json) process.stdout.write(JSON.stringify({ jobId: id, ok: true, output: dest }) + '\n');
+  else if (dest !== '-') process.stderr.write(`${path.relative(process.cwd(), dest) || dest}\n`);
 }

@@ -10,25 +10,36 @@ import { deleteKey, loadKey, saveKey } from '../credentials.js';
 import { getProfile, normalizeServer, profileName, updateProfile } from '../profiles.js';
 import { ask, closePrompts } from '../prompt.js';
 import { RemoteClient } from '../remote/client.js';
+import { loginTransport } from '../remote/transport.js';
 
-export function machineKeyName(): string {
+/** The key's name says whose it is (the kiln user who logged in) and where it lives. */
+export function machineKeyName(kilnUser?: string): string {
   let user = 'user';
   try {
     user = os.userInfo().username;
   } catch {
     user = process.env.USER ?? 'user';
   }
-  return `kiln CLI ${user}@${os.hostname()}`;
+  return `kiln CLI ${kilnUser ? `${kilnUser} on ` : ''}${user}@${os.hostname()}`;
 }
 
-export async function loginCommand(url: string | undefined, o: { profile?: string }): Promise<void> {
+export async function loginCommand(
+  url: string | undefined,
+  o: { profile?: string; tlsFingerprint?: string; insecureHttp?: boolean },
+): Promise<void> {
   const profile = profileName(o.profile);
   const existing = await getProfile(profile);
-  const raw = url ?? process.env.KILN_SERVER ?? existing.server;
+  const raw = url ?? process.env.KILN_SERVER ?? existing.server ?? existing.lastServer;
   if (!raw) throw new KilnError('USAGE_ERROR', 'Which server? kiln login https://kiln.example.com');
   const server = normalizeServer(raw);
-  const anon = new RemoteClient(server);
   try {
+    // Before the password is asked for: a server that fails here never sees it.
+    const transport = await loginTransport(
+      server,
+      { ...o, pinned: existing.server === server ? existing.tlsFingerprint : undefined },
+      async (q) => /^y(es)?$/i.test((await ask(q)).trim()),
+    );
+    const anon = new RemoteClient(server, undefined, transport.pin);
     const username = (await ask('Username: ')).trim();
     if (!username) throw new KilnError('USAGE_ERROR', 'A user name is needed.');
     const password = await ask('Password: ', { hidden: true });
@@ -41,20 +52,31 @@ export async function loginCommand(url: string | undefined, o: { profile?: strin
       res = await anon.json('POST', '/api/auth/mfa/complete', { mfaToken: res.mfaToken, code });
     }
     if (!res.token) throw new KilnError('UNAUTHORIZED', 'The server did not open a session.');
-    const session = new RemoteClient(server, res.token);
-    const key = await session.json<{ id: string; name: string; key: string }>('POST', '/api/v1/api-keys', { name: machineKeyName() });
+    const session = new RemoteClient(server, res.token, transport.pin);
+    const key = await session.json<{ id: string; name: string; key: string }>('POST', '/api/v1/api-keys', {
+      name: machineKeyName(username),
+    });
     // The session was only the way to the key.
     await session.json('POST', '/api/auth/logout').catch(() => {});
     // A new login replaces this machine's previous key for the profile.
     if (existing.keyId && existing.server === server) {
       const old = await loadKey(profile, server, existing.keyStore).catch(() => undefined);
-      if (old) await new RemoteClient(server, old).json('DELETE', `/api/v1/api-keys/${encodeURIComponent(existing.keyId)}`).catch(() => {});
+      if (old)
+        await new RemoteClient(server, old, transport.pin)
+          .json('DELETE', `/api/v1/api-keys/${encodeURIComponent(existing.keyId)}`)
+          .catch(() => {});
     }
     if (existing.server && existing.server !== server) await deleteKey(profile, existing.server);
     const store = await saveKey(profile, server, key.key);
-    await updateProfile(profile, { server, keyId: key.id, keyStore: store });
+    await updateProfile(profile, {
+      server,
+      keyId: key.id,
+      keyStore: store,
+      tlsFingerprint: transport.pin,
+      insecureHttp: transport.insecureHttp,
+    });
     process.stderr.write(
-      `Logged in to ${server} as ${username}. API key "${key.name}" stored in ${store === 'keyring' ? 'the OS keyring' : 'the credentials file'}${profile !== 'default' ? ` (profile ${profile})` : ''}.\n`,
+      `${transport.pin ? `Pinned the certificate ${transport.pin}.\n` : ''}Logged in to ${server} as ${username}. API key "${key.name}" stored in ${store === 'keyring' ? 'the OS keyring' : 'the credentials file'}${profile !== 'default' ? ` (profile ${profile})` : ''}.\n`,
     );
   } finally {
     closePrompts();
@@ -68,7 +90,7 @@ export async function logoutCommand(o: { profile?: string }): Promise<void> {
   const key = await loadKey(profile, p.server, p.keyStore);
   if (key && p.keyId && !process.env.KILN_API_KEY) {
     try {
-      await new RemoteClient(p.server, key).json('DELETE', `/api/v1/api-keys/${encodeURIComponent(p.keyId)}`);
+      await new RemoteClient(p.server, key, p.tlsFingerprint).json('DELETE', `/api/v1/api-keys/${encodeURIComponent(p.keyId)}`);
     } catch (e) {
       // A key the server no longer knows is as good as revoked; anything else must be said.
       const code = (e as KilnError).code;
@@ -81,6 +103,7 @@ export async function logoutCommand(o: { profile?: string }): Promise<void> {
     }
   }
   await deleteKey(profile, p.server);
-  await updateProfile(profile, { keyId: undefined, keyStore: undefined });
-  process.stderr.write(`Logged out of ${p.server}; the API key is revoked and forgotten.\n`);
+  // Runs are local again; `kiln login` without a URL returns to this server.
+  await updateProfile(profile, { keyId: undefined, keyStore: undefined, server: undefined, lastServer: p.server });
+  process.stderr.write(`Logged out of ${p.server}; the API key is revoked and forgotten. Tools run locally again.\n`);
 }

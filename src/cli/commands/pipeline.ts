@@ -8,15 +8,23 @@ import { existsSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { KilnError } from '../../core/errors.js';
-import { pipelineLabel, pipelineTool, validatePipeline } from '../../pipelines/pipeline.js';
+import { pipelineLabel, pipelineTool, type ResolvedStep, resolveToolOrPreset, validatePipeline } from '../../pipelines/pipeline.js';
 import { batchExitCode, expandInputs, runLocal } from '../local-runner.js';
+import { writePolicy } from '../output-naming.js';
 
 export function pipelineDir(): string {
   return path.join(process.env.XDG_CONFIG_HOME || path.join(os.homedir(), '.config'), 'kiln', 'pipelines');
 }
 
+/** The local pipeline file a reference names: the path itself, or NAME.json in the pipelines folder. */
+export function localPipelineFile(ref: string): string | undefined {
+  if (existsSync(ref)) return ref;
+  const named = path.join(pipelineDir(), `${ref}.json`);
+  return /^[\w.-]+$/.test(ref) && existsSync(named) ? named : undefined;
+}
+
 export function loadPipelineFile(ref: string): { raw: unknown; file: string } {
-  const file = existsSync(ref) ? ref : path.join(pipelineDir(), `${ref}.json`);
+  const file = localPipelineFile(ref) ?? path.join(pipelineDir(), `${ref}.json`);
   if (!existsSync(file)) throw new KilnError('NOT_FOUND', `No pipeline file ${ref} (nor ${file}).`);
   try {
     return { raw: JSON.parse(readFileSync(file, 'utf8')), file };
@@ -25,25 +33,45 @@ export function loadPipelineFile(ref: string): { raw: unknown; file: string } {
   }
 }
 
-export async function pipelineValidateCommand(ref: string): Promise<void> {
+export async function pipelineValidateCommand(ref: string, o: { json?: boolean } = {}): Promise<void> {
   const { raw, file } = loadPipelineFile(ref);
   const { pipeline, steps } = validatePipeline(raw);
+  if (o.json) {
+    const view = steps.map((s) => ({ tool: s.tool.id, settings: s.settings }));
+    process.stdout.write(JSON.stringify({ ok: true, name: pipelineLabel(pipeline, file), steps: view }) + '\n');
+    return;
+  }
   process.stdout.write(`${pipelineLabel(pipeline, file)}: ${steps.length} step(s) valid: ${steps.map((s) => s.tool.id).join(' → ')}\n`);
 }
 
 export async function pipelineRunCommand(
   ref: string,
   inputs: string[],
-  o: { output?: string; json?: boolean; quiet?: boolean; force?: boolean; concurrency?: string },
+  o: {
+    output?: string;
+    server?: string;
+    profile?: string;
+    local?: boolean;
+    json?: boolean;
+    quiet?: boolean;
+    force?: boolean;
+    overwrite?: boolean;
+    clobber?: boolean;
+    zip?: boolean;
+    concurrency?: string;
+  },
 ): Promise<void> {
-  const { raw, file } = loadPipelineFile(ref);
-  const { pipeline, steps } = validatePipeline(raw);
-  const tool = pipelineTool(steps, pipelineLabel(pipeline, file));
   const ac = new AbortController();
   process.once('SIGINT', () => ac.abort());
-  const results = await runLocal({
+  // A pipeline file here runs here; otherwise NAME is a pipeline saved on the server (when there is one).
+  const { resolveServer } = await import('../profiles.js');
+  const server = localPipelineFile(ref) || o.local ? undefined : resolveServer({ server: o.server, profile: o.profile });
+  const { name, steps } = server ? await savedPipeline(ref, o) : localPipeline(ref);
+  const tool = pipelineTool(steps, name);
+  if (server && !o.quiet) process.stderr.write(`kiln: running the pipeline ${name} saved on ${server.url}\n`);
+  const request = {
     tool,
-    name: pipelineLabel(pipeline, file),
+    name,
     inputs: await expandInputs(inputs),
     extra: {},
     settings: {},
@@ -51,15 +79,45 @@ export async function pipelineRunCommand(
     json: o.json,
     quiet: o.quiet,
     force: o.force,
+    noClobber: writePolicy(o).clobber === false,
+    zip: o.zip,
     concurrency: o.concurrency ? Number(o.concurrency) : undefined,
     signal: ac.signal,
-  });
+  };
+  const results = server
+    ? await (await import('../remote-runner.js')).runRemote({
+        ...request,
+        server,
+        route: `/api/v1/pipelines/${encodeURIComponent(ref)}/run`,
+      })
+    : await runLocal(request);
   if (ac.signal.aborted) process.exit(130);
   if (!o.json) for (const r of results) if (!r.ok) process.stderr.write(`kiln: ${r.input ? r.input + ': ' : ''}${r.error!.message}\n`);
   process.exitCode = batchExitCode(results);
 }
 
 type ServerOpts = Record<string, string | boolean | undefined>;
+
+function localPipeline(ref: string): { name: string; steps: ResolvedStep[] } {
+  const { raw, file } = loadPipelineFile(ref);
+  const { pipeline, steps } = validatePipeline(raw);
+  return { name: pipelineLabel(pipeline, file), steps };
+}
+
+/**
+ * A pipeline saved on the server, fetched to know what it takes and makes (the server validates it
+ * again when it runs; its secret settings come back redacted, so they are not checked here).
+ */
+async function savedPipeline(ref: string, o: ServerOpts): Promise<{ name: string; steps: ResolvedStep[] }> {
+  const c = await serverClient(o);
+  const saved = await c.json<SavedPipeline>('GET', `/api/v1/pipelines/${encodeURIComponent(ref)}`);
+  const steps = saved.steps.map((s, index) => {
+    const tool = resolveToolOrPreset(s.tool);
+    if (!tool) throw new KilnError('VALIDATION_ERROR', `The saved pipeline ${saved.name} uses ${s.tool}, which this kiln does not know.`);
+    return { index, tool, settings: s.settings };
+  });
+  return { name: saved.name, steps };
+}
 
 async function serverClient(o: ServerOpts) {
   const { resolveServer } = await import('../profiles.js');

@@ -32,11 +32,22 @@ export async function serveCommand(o: ServeOptions): Promise<void> {
   const address = app.server.address();
   const where =
     typeof address === 'object' && address
-      ? `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`
+      ? `${app.kiln.tls ? 'https' : 'http'}://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`
       : String(address);
   process.stderr.write(
     `kiln listening on ${where} (data in ${config.dataDir}, ${app.kiln.store.kind}, auth ${config.authEnabled ? 'on' : 'OFF'})\n`,
   );
+  const tls = app.kiln.tls;
+  const { isLoopback } = await import('../../../daemon/config.js');
+  if (!tls && !isLoopback(config.host))
+    process.stderr.write(
+      `Warning: plain http on ${config.host}: passwords and API keys cross the network readable. Serve https (TLS_SELF_SIGNED=true, or TLS_CERT_FILE and TLS_KEY_FILE), or bind 127.0.0.1 behind a TLS reverse proxy.\n`,
+    );
+  // Clients compare this with what `kiln login` shows before pinning a self-signed certificate.
+  if (tls)
+    process.stderr.write(
+      `TLS certificate${tls.selfSigned ? ' (self-signed)' : ''} ${tls.certFile}\nSHA-256 fingerprint: ${tls.fingerprint}\n`,
+    );
   const engines = await warmEngines((m) => app.log.warn(m));
 
   await new Promise<void>((resolve) => {

@@ -36,7 +36,7 @@ function positiveInt(v: string | undefined, flag: string, dflt: number, min = 1)
 async function chooseTool(
   o: WatchCommandOptions,
   toolArgs: string[],
-): Promise<{ tool: Tool; name: string; settings: Record<string, unknown> }> {
+): Promise<{ tool: Tool; name: string; settings: Record<string, unknown>; zip?: boolean }> {
   const chosen = [o.tool, o.preset, o.pipeline].filter(Boolean).length;
   if (chosen !== 1) throw new KilnError('USAGE_ERROR', 'Name exactly one of --tool ID, --preset ID or --pipeline FILE|NAME.');
   if (o.pipeline) {
@@ -75,13 +75,13 @@ async function chooseTool(
   } catch (e) {
     throw new KilnError('USAGE_ERROR', `--tool ${id}: ${(e as Error).message.replace(/^error: /, '')}`);
   }
-  return { tool, name: id, settings: settingsFromOptions(tool, opts) };
+  return { tool, name: id, settings: settingsFromOptions(tool, opts), zip: !!opts.zip };
 }
 
 export async function watchCommand(inDir: string, o: WatchCommandOptions, toolArgs: string[]): Promise<void> {
   if (!statSync(inDir, { throwIfNoEntry: false })?.isDirectory()) throw new KilnError('NOT_FOUND', `No folder ${inDir} to watch.`);
   if (!o.output) throw new KilnError('USAGE_ERROR', 'Name the output folder: -o OUT_DIR');
-  const { tool, name, settings } = await chooseTool(o, toolArgs);
+  const { tool, name, settings, zip } = await chooseTool(o, toolArgs);
   const { validateRequest } = await import('../../tools/run-tool.js');
   // Bad settings are refused now, not once per arriving file.
   validateRequest(tool, { files: [{ path: 'x', name: 'x', size: 0 }], extra: {} }, settings);
@@ -94,6 +94,7 @@ export async function watchCommand(inDir: string, o: WatchCommandOptions, toolAr
     tool,
     name,
     settings,
+    zip,
     recursive: !!o.recursive,
     keep: !!o.keep,
     initial: !!o.initial,

@@ -15,6 +15,8 @@ export interface Layout {
   port: number;
   host: string;
   node: string;
+  /** The daemon serves https (its own certificate or the admin's). */
+  tls?: boolean;
 }
 
 /** What the remote has: node and its version, npm, systemd, who we are. One line per fact. */
@@ -138,17 +140,29 @@ echo "started=detached pid=$(cat "$PIDFILE")"
 `;
 }
 
-/** Polls /api/v1/health on the remote itself (its loopback), with the remote's node. */
+/**
+ * Polls /api/v1/health on the remote itself (its loopback), with the remote's node. Over https the
+ * certificate is not checked here: nothing secret is sent, and the client pins it later.
+ */
 export function healthScript(l: Layout, timeoutS: number): string {
-  const url = `http://${l.host === '0.0.0.0' || l.host === '::' ? '127.0.0.1' : l.host.includes(':') ? `[${l.host}]` : l.host}:${l.port}/api/v1/health`;
+  const host = l.host === '0.0.0.0' || l.host === '::' ? '127.0.0.1' : l.host.includes(':') ? `[${l.host}]` : l.host;
+  const url = `${l.tls ? 'https' : 'http'}://${host}:${l.port}/api/v1/health`;
   return `${sq(l.node)} -e ${sq(`
 const end = Date.now() + ${timeoutS * 1000};
+const get = (url) => new Promise((resolve) => {
+  const req = require(url.startsWith('https:') ? 'https' : 'http').get(url, { rejectUnauthorized: false }, (res) => {
+    let body = '';
+    res.setEncoding('utf8');
+    res.on('data', (d) => (body += d));
+    res.on('end', () => resolve(res.statusCode === 200 ? body : undefined));
+  });
+  req.on('error', () => resolve(undefined));
+  req.setTimeout(5000, () => req.destroy());
+});
 (async () => {
   for (;;) {
-    try {
-      const r = await fetch(${JSON.stringify(url)});
-      if (r.ok) { console.log('health=' + JSON.stringify(await r.json())); process.exit(0); }
-    } catch {}
+    const body = await get(${JSON.stringify(url)});
+    if (body) { console.log('health=' + JSON.stringify(JSON.parse(body))); process.exit(0); }
     if (Date.now() > end) { console.log('health=timeout'); process.exit(1); }
     await new Promise((r) => setTimeout(r, 300));
   }

@@ -7,6 +7,7 @@
 import { openAsBlob } from 'node:fs';
 import { KilnError, ERROR_TABLE, type ErrorCode } from '../../core/errors.js';
 import { VERSION } from '../../core/version.js';
+import { pinnedDispatcher, untrustedCertificateError } from './transport.js';
 
 export interface ServerErrorBody {
   code: string;
@@ -16,6 +17,7 @@ export interface ServerErrorBody {
 }
 
 type Undici = typeof import('undici');
+type Dispatcher = import('undici').Dispatcher;
 let undici: Promise<Undici> | undefined;
 function lib(): Promise<Undici> {
   return (undici ??= import('undici'));
@@ -53,17 +55,29 @@ export interface FormPart {
 }
 
 export class RemoteClient {
+  private dispatcher?: Promise<Dispatcher>;
+
   constructor(
     readonly server: string,
     private readonly apiKey?: string,
+    /** SHA-256 fingerprint of the server's certificate pinned by `kiln login` (transport.ts). */
+    readonly tlsPin?: string,
   ) {}
 
   get hasKey(): boolean {
     return !!this.apiKey;
   }
 
+  /**
+   * An absolute URL on this server. Paths and links come from the server too (a job's `downloadUrl`):
+   * one that points at another origin is refused, so the API key is never sent anywhere else.
+   */
   url(p: string): string {
-    return new URL(p, this.server + '/').toString();
+    const u = new URL(p, this.server + '/');
+    const own = new URL(this.server).origin;
+    if (u.origin !== own)
+      throw new KilnError('FORBIDDEN', `The server at ${this.server} pointed to another origin (${u.origin}); kiln only talks to ${own}.`);
+    return u.toString();
   }
 
   private headers(extra: Record<string, string> = {}): Record<string, string> {
@@ -75,18 +89,36 @@ export class RemoteClient {
     init: { method: string; body?: unknown; headers?: Record<string, string>; signal?: AbortSignal },
   ): Promise<Response> {
     const { fetch } = await lib();
+    if (this.tlsPin && this.server.startsWith('https:')) this.dispatcher ??= pinnedDispatcher(this.server, this.tlsPin);
+    const dispatcher = this.dispatcher ? { dispatcher: await this.dispatcher } : {};
+    let target = this.url(p);
     try {
-      return (await fetch(this.url(p), {
-        method: init.method,
-        body: init.body as never,
-        headers: this.headers(init.headers),
-        signal: init.signal,
-      })) as unknown as Response;
+      // Redirects are followed here, and only within the server's origin (the key goes with them).
+      for (let hops = 0; ; hops++) {
+        const res = (await fetch(target, {
+          method: init.method,
+          body: init.body as never,
+          headers: this.headers(init.headers),
+          signal: init.signal,
+          redirect: 'manual',
+          ...dispatcher,
+        })) as unknown as Response;
+        const location = res.status >= 300 && res.status < 400 ? res.headers.get('location') : null;
+        if (!location || hops >= 5 || init.method !== 'GET') return res;
+        await res.body?.cancel().catch(() => undefined);
+        target = this.url(new URL(location, target).toString());
+      }
     } catch (e) {
+      if (e instanceof KilnError) throw e;
       const err = e as Error & { cause?: { code?: string; message?: string } };
       if (err.name === 'AbortError') throw e;
+      // A pinned certificate that changed: the connection was dropped before anything was sent.
+      if (err.cause instanceof KilnError) throw err.cause;
       const why = err.cause?.code ?? err.cause?.message ?? err.message;
-      throw new KilnError('UNAVAILABLE', `Cannot reach the kiln server at ${this.server} (${why}).`, { cause: e });
+      throw (
+        untrustedCertificateError(this.server, why, e) ??
+        new KilnError('UNAVAILABLE', `Cannot reach the kiln server at ${this.server} (${why}).`, { cause: e })
+      );
     }
   }
 
@@ -257,5 +289,6 @@ export async function connect(server: { url: string; profile: string }): Promise
   const { readProfileSync } = await import('../profiles.js');
   const p = readProfileSync(server.profile);
   const key = await loadKey(server.profile, server.url, p.server === server.url ? p.keyStore : undefined);
-  return new RemoteClient(server.url, key);
+  // The pin belongs to the profile's server: another URL is checked against the system's authorities.
+  return new RemoteClient(server.url, key, p.server === server.url ? p.tlsFingerprint : undefined);
 }

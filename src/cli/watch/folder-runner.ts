@@ -19,6 +19,8 @@ export interface WatchOptions
   /** Shown in logs: the tool, preset or pipeline name. */
   name: string;
   settings: Record<string, unknown>;
+  /** Keep a multi-output tool's ZIP whole (`--zip` after --tool) instead of writing its files. */
+  zip?: boolean;
   json: boolean;
   quiet: boolean;
 }
@@ -42,6 +44,7 @@ export async function watchFolder(o: WatchOptions): Promise<{ processed: number;
           inputs: [file],
           extra: {},
           settings: o.settings,
+          zip: o.zip,
           // Mirrors sub-folders (--recursive) so equal names in two folders do not meet.
           output: path.join(outDir, path.dirname(rel)) + path.sep,
           quiet: true,

@@ -1,7 +1,8 @@
 /**
  * SAML round trip: the SP-initiated AuthnRequest from /login, a response signed here with an IdP key
  * and certificate made by node-forge and xml-crypto, and the refusals: unsigned, tampered, signed by
- * another key, expired, wrong audience, unsolicited and replayed.
+ * another key, expired, wrong audience, unsolicited, replayed, posted by another browser (login CSRF),
+ * addressed to another service provider; and the second factor asked of a SAML user with TOTP.
  */
 import assert from 'node:assert/strict';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
@@ -99,7 +100,11 @@ describe('SAML sign-in', () => {
   });
   after(() => s.close());
 
-  /** Starts an SP-initiated login and returns the AuthnRequest's ID. */
+  /** The browser side of each started login: the RelayState the IdP echoes and the cookie /login set. */
+  const flows = new Map<string, { relay: string; cookie: string }>();
+  let lastFlow: { relay: string; cookie: string } | undefined;
+
+  /** Starts an SP-initiated login (as a browser) and returns the AuthnRequest's ID. */
   async function requestId(): Promise<string> {
     const r = await call(s, 'GET', '/api/auth/saml/login', { token: null });
     assert.equal(r.status, 302);
@@ -108,15 +113,24 @@ describe('SAML sign-in', () => {
     const xml = inflateRawSync(Buffer.from(loc.searchParams.get('SAMLRequest')!, 'base64')).toString();
     assert.match(xml, /AuthnRequest/);
     assert.match(xml, new RegExp(`AssertionConsumerServiceURL="${callback}"`));
-    return /ID="([^"]+)"/.exec(xml)![1]!;
+    const id = /ID="([^"]+)"/.exec(xml)![1]!;
+    const cookie = /kiln_saml_state=([^;]+)/.exec(r.headers.get('set-cookie') ?? '')![1]!;
+    lastFlow = { relay: loc.searchParams.get('RelayState')!, cookie };
+    assert.equal(lastFlow.relay, cookie, 'the RelayState is the cookie value');
+    flows.set(id, lastFlow);
+    return id;
   }
 
-  const post = (xml: string) =>
-    fetch(callback, {
+  /** Posts a response from the browser that started its request (or as told). */
+  const post = (xml: string, as?: { relay?: string; cookie?: string }) => {
+    const flow = flows.get(/InResponseTo="([^"]+)"/.exec(xml)?.[1] ?? '') ?? lastFlow!;
+    const { relay, cookie } = { ...flow, ...as };
+    return fetch(callback, {
       method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ SAMLResponse: Buffer.from(xml).toString('base64') }),
+      headers: { 'content-type': 'application/x-www-form-urlencoded', ...(cookie ? { cookie: `kiln_saml_state=${cookie}` } : {}) },
+      body: new URLSearchParams({ SAMLResponse: Buffer.from(xml).toString('base64'), ...(relay ? { RelayState: relay } : {}) }),
     }).then(async (r) => ({ status: r.status, json: await r.json() }));
+  };
 
   it('serves SP metadata naming the entity and the assertion consumer service', async () => {
     const r = await call(s, 'GET', '/api/auth/saml/metadata', { token: null });
@@ -205,8 +219,8 @@ describe('SAML sign-in', () => {
       const res = await fetch(callback, {
         method: 'POST',
         redirect: 'manual',
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({ SAMLResponse: Buffer.from(xml).toString('base64') }),
+        headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: `kiln_saml_state=${lastFlow!.cookie}` },
+        body: new URLSearchParams({ SAMLResponse: Buffer.from(xml).toString('base64'), RelayState: lastFlow!.relay }),
       });
       assert.equal(res.status, 303);
       const loc = new URL(res.headers.get('location')!);
@@ -261,11 +275,79 @@ describe('SAML sign-in', () => {
     }
     const users = (await call(s, 'GET', '/api/auth/users')).json.users;
     assert.ok(!users.some((u: { username: string }) => u.username === 'eve@example.test'));
+    await requestId();
     const bad = await fetch(callback, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body: 'SAMLResponse=',
     });
     assert.equal(bad.status, 400);
+  });
+
+  it("binds the flow to the browser: a response for someone else's request, or without the cookie, signs nobody in (login CSRF)", async () => {
+    // The attacker starts a sign-in in their own browser and gets a valid signed response for it.
+    const attackerRequest = await requestId();
+    const attackerFlow = lastFlow!;
+    const forged = signAssertion(responseXml({ inResponseTo: attackerRequest, nameId: 'mallory@example.test', callback }), idp);
+    // The victim's browser is made to post it: it carries its own cookie (or none), never the attacker's.
+    await requestId();
+    const victimFlow = lastFlow!;
+    const withVictimCookie = await post(forged, { relay: attackerFlow.relay, cookie: victimFlow.cookie });
+    assert.equal(withVictimCookie.status, 401, JSON.stringify(withVictimCookie.json));
+    assert.equal(withVictimCookie.json.error.reason, 'saml-state-mismatch');
+    const noCookie = await post(forged, { relay: attackerFlow.relay, cookie: '' });
+    assert.equal(noCookie.status, 401);
+    assert.equal(noCookie.json.error.reason, 'saml-state-mismatch');
+    // Even with the victim's own RelayState and cookie, a response to another request is refused (InResponseTo).
+    const crossed = await post(forged, victimFlow);
+    assert.equal(crossed.status, 401, JSON.stringify(crossed.json));
+    assert.equal(crossed.json.error.reason, 'saml-state-mismatch');
+    assert.equal(crossed.json.token, undefined);
+  });
+
+  it('refuses a response addressed to another service provider (Destination, Recipient)', async () => {
+    const other = 'https://other-sp.example.test/saml/acs';
+    const id = await requestId();
+    const wrongDestination = signAssertion(responseXml({ inResponseTo: id, nameId: 'gus@example.test', callback }), idp).replace(
+      `Destination="${callback}"`,
+      `Destination="${other}"`,
+    );
+    const d = await post(wrongDestination);
+    assert.equal(d.status, 401, JSON.stringify(d.json));
+    assert.match(d.json.error.message, /other-sp/);
+    const id2 = await requestId();
+    const wrongRecipient = signAssertion(
+      responseXml({ inResponseTo: id2, nameId: 'gus@example.test', callback }).replace(`Recipient="${callback}"`, `Recipient="${other}"`),
+      idp,
+    );
+    const r = await post(wrongRecipient);
+    assert.equal(r.status, 401, JSON.stringify(r.json));
+    assert.equal(r.json.error.reason, 'saml-invalid');
+    assert.match(r.json.error.message, /other-sp/);
+    const users = (await call(s, 'GET', '/api/auth/users')).json.users;
+    assert.ok(!users.some((u: { username: string }) => u.username === 'gus@example.test'));
+  });
+
+  it('a SAML user with TOTP is asked for the second factor: no session from the assertion alone', async () => {
+    const first = await post(signAssertion(responseXml({ inResponseTo: await requestId(), nameId: 'hal@example.test', callback }), idp));
+    assert.equal(first.status, 200);
+    const token = first.json.token;
+    // An SSO-only account has no password: its session is the proof for enrolment.
+    const e = await call(s, 'POST', '/api/auth/mfa/enroll', { token, body: {} });
+    assert.equal(e.status, 200, JSON.stringify(e.json));
+    const { Secret, TOTP } = await import('otpauth');
+    const totp = new TOTP({ secret: Secret.fromBase32(e.json.secret), digits: 6, period: 30, algorithm: 'SHA1' });
+    const v = await call(s, 'POST', '/api/auth/mfa/verify', { token, body: { code: totp.generate({ timestamp: Date.now() - 30_000 }) } });
+    assert.equal(v.status, 200, JSON.stringify(v.json));
+    const again = await post(signAssertion(responseXml({ inResponseTo: await requestId(), nameId: 'hal@example.test', callback }), idp));
+    assert.equal(again.status, 200);
+    assert.equal(again.json.token, undefined);
+    assert.equal(again.json.requiresMfa, true);
+    const done = await call(s, 'POST', '/api/auth/mfa/complete', {
+      token: null,
+      body: { mfaToken: again.json.mfaToken, code: totp.generate() },
+    });
+    assert.equal(done.status, 200, JSON.stringify(done.json));
+    assert.ok(done.json.token);
   });
 });

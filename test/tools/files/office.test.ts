@@ -1,35 +1,20 @@
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import yazl from 'yazl';
 import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
-import { getTool } from '../../../src/tools/index.js';
-import { runTool, inputFile } from '../../../src/tools/run-tool.js';
 import { createWorkspace } from '../../../src/core/workspace.js';
 import type { KilnError } from '../../../src/core/errors.js';
 import { officeConvert, officeConvertCold, officePoolStatus, shutdownOffice, warmOffice } from '../../../src/engines/office.js';
 import { tempDir } from '../../helpers/fixtures.js';
+import { pdfPages, pdfText, runDoc } from './doc-helpers.js';
 
 const dir = tempDir();
 after(() => shutdownOffice());
 
-async function run(tool: string, file: string, settings: Record<string, unknown> = {}, keep?: string) {
-  const ws = await createWorkspace();
-  try {
-    const out = await runTool(getTool(tool), { files: [await inputFile(file)], extra: {} }, settings, { workDir: ws.dir, dataDir: dir });
-    const dest = path.join(dir, keep ?? out.output!.name);
-    writeFileSync(dest, readFileSync(out.output!.path));
-    return dest;
-  } finally {
-    await ws.dispose();
-  }
-}
-
-const pdfText = (p: string) => execFileSync('pdftotext', ['-layout', p, '-'], { encoding: 'utf8' });
-const pdfPages = (p: string) => Number(/Pages:\s+(\d+)/.exec(execFileSync('pdfinfo', [p], { encoding: 'utf8' }))![1]);
+const run = (tool: string, file: string, settings: Record<string, unknown> = {}, keep?: string) => runDoc(dir, tool, file, settings, keep);
 
 async function makeDocx(p: string) {
   const d = await import('docx');

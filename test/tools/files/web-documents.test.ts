@@ -6,32 +6,17 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import yauzl from 'yauzl';
-import { getTool } from '../../../src/tools/index.js';
-import { runTool, inputFile } from '../../../src/tools/run-tool.js';
-import { createWorkspace } from '../../../src/core/workspace.js';
 import type { KilnError } from '../../../src/core/errors.js';
 import { chromiumPid, keepChromiumWarm, shutdownChromium } from '../../../src/engines/chromium.js';
 import { tempDir } from '../../helpers/fixtures.js';
+import { pdfPages, pdfText, runDoc } from './doc-helpers.js';
 import { kiln } from '../../helpers/cli.js';
 
 const dir = tempDir();
 keepChromiumWarm();
 after(() => shutdownChromium());
 
-async function run(tool: string, file: string, settings: Record<string, unknown> = {}, keep?: string) {
-  const ws = await createWorkspace();
-  try {
-    const out = await runTool(getTool(tool), { files: [await inputFile(file)], extra: {} }, settings, { workDir: ws.dir, dataDir: dir });
-    const dest = path.join(dir, keep ?? out.output!.name);
-    writeFileSync(dest, readFileSync(out.output!.path));
-    return dest;
-  } finally {
-    await ws.dispose();
-  }
-}
-
-const pdfText = (p: string) => execFileSync('pdftotext', ['-layout', p, '-'], { encoding: 'utf8' });
-const pdfPages = (p: string) => Number(/Pages:\s+(\d+)/.exec(execFileSync('pdfinfo', [p], { encoding: 'utf8' }))![1]);
+const run = (tool: string, file: string, settings: Record<string, unknown> = {}, keep?: string) => runDoc(dir, tool, file, settings, keep);
 
 /** Names of the entries of a ZIP in order. */
 function zipEntries(p: string): Promise<{ names: string[]; read: (n: string) => Promise<string>; firstCompressed: boolean }> {

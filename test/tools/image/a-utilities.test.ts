@@ -76,9 +76,9 @@ describe('find-duplicates', () => {
 });
 
 describe('color-palette', () => {
-  it('finds the colors and their shares, and writes a swatch', async () => {
+  it('finds the colors and their shares, and writes a swatch when asked', async () => {
     const src = await solid(dir, 'pal.png', 40, 40, (x) => (x < 30 ? [255, 0, 0] : [0, 0, 255]));
-    const r = await runA('color-palette', [src], { count: 2 }, {}, dir);
+    const r = await runA('color-palette', [src], { count: 2, swatch: true }, {}, dir);
     const colors = r.data!.colors as { color: string; share: number }[];
     assert.deepEqual(
       colors.map((c) => c.color),

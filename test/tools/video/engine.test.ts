@@ -4,7 +4,12 @@ import { mkdirSync, readdirSync, writeFileSync, readFileSync, existsSync } from 
 import path from 'node:path';
 import { describe, it, before } from 'node:test';
 import type { KilnError } from '../../../src/core/errors.js';
-import { atempoChain, displaySize, ffmpegCapabilities, padSize, probe, probeVideo, runFfmpeg } from '../../../src/engines/ffmpeg.js';
+import { ffmpegCapabilities } from '../../../src/engines/ffmpeg/capabilities.js';
+import { displaySize, probe } from '../../../src/engines/ffmpeg/probe.js';
+import { runFfmpeg } from '../../../src/engines/ffmpeg/run.js';
+import { atempoChain } from '../../../src/tools/audio/_shared/tempo.js';
+import { padSize } from '../../../src/tools/video/_shared/pad.js';
+import { probeVideo } from '../../../src/tools/video/_shared/video-input.js';
 import { makeImage, tempDir } from '../../helpers/fixtures.js';
 import { ffprobe, makeAudio, makeVideo, runMedia, stream } from '../../helpers/media.js';
 

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { localInputs, runFfmpeg } from '../../../src/engines/ffmpeg.js';
+import { localInputs, runFfmpeg } from '../../../src/engines/ffmpeg/run.js';
 import { tempDir } from '../../helpers/fixtures.js';
 import { makeVideo } from '../../helpers/media.js';
 

@@ -220,6 +220,13 @@ describe('video-color / aspect-pad / blur-pad / watermark-video', () => {
     const top = (5 * 160 + 80) * 3;
     assert.ok(f.data[top]! > 200 && f.data[top + 1]! < 60 && f.data[top + 2]! < 60, `bar pixel ${[...f.data.subarray(top, top + 3)]}`);
   });
+  // The one colour setting of kiln (tools/_shared/color.ts): a CSS name works here as in the image tools.
+  it('takes a CSS colour name for the bars', async () => {
+    const r = await runMedia(dir, 'aspect-pad', [clip], { target: '9:16', color: 'lime' });
+    const f = frameRgb(r.path, 0.5);
+    const top = (5 * 160 + 80) * 3;
+    assert.ok(f.data[top]! < 60 && f.data[top + 1]! > 200 && f.data[top + 2]! < 60, `bar pixel ${[...f.data.subarray(top, top + 3)]}`);
+  });
   it('blur-pads to 1:1 with a blurred background (not flat bars)', async () => {
     const r = await runMedia(dir, 'blur-pad', [clip], { target: '1:1', blur: 10 });
     const v = stream(ffprobe(r.path), 'video')!;
@@ -248,6 +255,22 @@ describe('video-color / aspect-pad / blur-pad / watermark-video', () => {
     };
     assert.ok(bright(160, 320, 180, 240) > 200, 'text bottom-right');
     assert.equal(bright(0, 160, 0, 120), 0, 'nothing top-left');
+  });
+  it("burns text at the colour's own alpha times opacity", async () => {
+    const flat = makeVideo(dir, 'flat-alpha.mp4', { source: 'color=c=black', durationS: 1, width: 320, height: 240 });
+    const peak = async (color: string, opacity: number) => {
+      const r = await runMedia(dir, 'watermark-video', [flat], { text: 'KILN', position: 'br', fontSize: 60, opacity, color });
+      const f = frameRgb(r.path, 0.5);
+      let max = 0;
+      for (let i = 0; i < f.data.length; i += 3) max = Math.max(max, f.data[i]!);
+      return max;
+    };
+    const full = await peak('white', 1);
+    const half = await peak('#ffffff80', 1);
+    const quarter = await peak('#ffffff80', 0.5);
+    assert.ok(full > 230, `opaque white peaks at ${full}`);
+    assert.ok(half > 100 && half < 160, `half-alpha white peaks at ${half}`);
+    assert.ok(quarter > 45 && quarter < 95, `half alpha at opacity 0.5 peaks at ${quarter}`);
   });
 });
 

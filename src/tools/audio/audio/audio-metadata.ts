@@ -1,6 +1,12 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import { audioCodecArgs, audioFormatOf, outputFile, probe, probeAudio, progressSpan, runFfmpeg } from '../../../engines/ffmpeg.js';
+import { audioCodecArgs } from '../../../engines/ffmpeg/codecs.js';
+import { audioFormatOf } from '../../../engines/ffmpeg/containers.js';
+import { probe } from '../../../engines/ffmpeg/probe.js';
+import { runFfmpeg } from '../../../engines/ffmpeg/run.js';
+import { outputFile } from '../../_shared/output.js';
+import { progressSpan } from '../../_shared/progress.js';
+import { probeAudio } from '../_shared/audio-input.js';
 
 const KEYS = ['title', 'artist', 'album'] as const;
 

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import { probeAudio, transcodeAudio } from '../../../engines/ffmpeg.js';
+import { probeAudio } from '../_shared/audio-input.js';
+import { transcodeAudio } from '../_shared/transcode-audio.js';
 
 export default defineTool({
   id: 'convert-audio',

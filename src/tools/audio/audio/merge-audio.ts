@@ -1,6 +1,10 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import { audioCodecArgs, outputFile, probeAudio, progressSpan, runFfmpeg } from '../../../engines/ffmpeg.js';
+import { audioCodecArgs } from '../../../engines/ffmpeg/codecs.js';
+import { runFfmpeg } from '../../../engines/ffmpeg/run.js';
+import { outputFile } from '../../_shared/output.js';
+import { progressSpan } from '../../_shared/progress.js';
+import { probeAudio } from '../_shared/audio-input.js';
 
 export default defineTool({
   id: 'merge-audio',

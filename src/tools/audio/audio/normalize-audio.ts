@@ -1,6 +1,9 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import { LOUDNORM_TARGET, measureLoudnorm, probeAudio, progressSpan, transcodeAudio } from '../../../engines/ffmpeg.js';
+import { progressSpan } from '../../_shared/progress.js';
+import { probeAudio } from '../_shared/audio-input.js';
+import { LOUDNORM_TARGET, measureLoudnorm } from '../_shared/loudness.js';
+import { transcodeAudio } from '../_shared/transcode-audio.js';
 
 export default defineTool({
   id: 'normalize-audio',

@@ -1,6 +1,9 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import { atempoChain, ffmpegCapabilities, probeAudio, transcodeAudio } from '../../../engines/ffmpeg.js';
+import { ffmpegCapabilities } from '../../../engines/ffmpeg/capabilities.js';
+import { probeAudio } from '../_shared/audio-input.js';
+import { atempoChain } from '../_shared/tempo.js';
+import { transcodeAudio } from '../_shared/transcode-audio.js';
 
 export default defineTool({
   id: 'pitch-shift',

@@ -1,6 +1,11 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import { audioCodecArgs, outputFile, probeAudio, progressSpan, requireStartInside, runFfmpeg } from '../../../engines/ffmpeg.js';
+import { audioCodecArgs } from '../../../engines/ffmpeg/codecs.js';
+import { runFfmpeg } from '../../../engines/ffmpeg/run.js';
+import { outputFile } from '../../_shared/output.js';
+import { progressSpan } from '../../_shared/progress.js';
+import { clipLength } from '../../_shared/time-range.js';
+import { probeAudio } from '../_shared/audio-input.js';
 
 export default defineTool({
   id: 'ringtone-maker',
@@ -19,8 +24,7 @@ export default defineTool({
   async run(ctx, { files }, s) {
     const input = files[0]!;
     const info = await probeAudio(input, ctx.signal);
-    requireStartInside(info, s.startS);
-    const dur = Math.min(s.durationS, (info.duration || s.startS + s.durationS) - s.startS);
+    const dur = clipLength(info, s.startS, { durationS: s.durationS });
     const out = ctx.out('m4r');
     await runFfmpeg(
       ['-ss', String(s.startS), '-i', input.path, '-t', dur.toFixed(6), '-map', '0:a:0', '-vn', ...audioCodecArgs('m4r', 192)],

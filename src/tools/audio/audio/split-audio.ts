@@ -2,7 +2,13 @@ import path from 'node:path';
 import { z } from 'zod';
 import { KilnError } from '../../../core/errors.js';
 import { defineTool, type OutputFile } from '../../../core/tool.js';
-import { audioCodecArgs, audioFormatOf, detectSilences, outputFile, probeAudio, progressSpan, runFfmpeg } from '../../../engines/ffmpeg.js';
+import { audioCodecArgs } from '../../../engines/ffmpeg/codecs.js';
+import { audioFormatOf } from '../../../engines/ffmpeg/containers.js';
+import { runFfmpeg } from '../../../engines/ffmpeg/run.js';
+import { outputFile } from '../../_shared/output.js';
+import { progressSpan } from '../../_shared/progress.js';
+import { probeAudio } from '../_shared/audio-input.js';
+import { detectSilences } from '../_shared/silence.js';
 
 /** More pieces than this is almost certainly a wrong setting (and one ffmpeg run each). */
 const MAX_SEGMENTS = 1000;

@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import { checkRange, probeAudio, requireStartInside, transcodeAudio } from '../../../engines/ffmpeg.js';
+import { checkRange, clipLength } from '../../_shared/time-range.js';
+import { probeAudio } from '../_shared/audio-input.js';
+import { transcodeAudio } from '../_shared/transcode-audio.js';
 
 export default defineTool({
   id: 'trim-audio',
@@ -20,8 +22,7 @@ export default defineTool({
   async run(ctx, { files }, s) {
     const input = files[0]!;
     const info = await probeAudio(input, ctx.signal);
-    requireStartInside(info, s.startS);
-    const dur = Math.min(s.endS, info.duration || s.endS) - s.startS;
+    const dur = clipLength(info, s.startS, { endS: s.endS });
     return transcodeAudio(ctx, input, info, {
       inputArgs: ['-ss', String(s.startS)],
       outArgs: ['-t', dur.toFixed(6)],

@@ -1,6 +1,9 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import { colorSetting, ffColor, outputFile, probeAudio, runFfmpeg } from '../../../engines/ffmpeg.js';
+import { runFfmpeg } from '../../../engines/ffmpeg/run.js';
+import { colorSchema, ffmpegColor } from '../../_shared/color.js';
+import { outputFile } from '../../_shared/output.js';
+import { probeAudio } from '../_shared/audio-input.js';
 
 export default defineTool({
   id: 'waveform-image',
@@ -12,7 +15,7 @@ export default defineTool({
   settings: z.object({
     width: z.int().min(256).max(3840).default(1024).describe('Image width.'),
     height: z.int().min(64).max(1080).default(256).describe('Image height.'),
-    color: colorSetting('#4f46e5').describe('Waveform color.'),
+    color: colorSchema('#4f46e5').describe('Waveform color.'),
   }),
   needs: { engines: ['ffmpeg', 'ffprobe'] },
   output: 'PNG image',
@@ -27,7 +30,7 @@ export default defineTool({
         '-i',
         input.path,
         '-filter_complex',
-        `[0:a:0]aformat=channel_layouts=mono,showwavespic=s=${s.width}x${s.height}:colors=${ffColor(s.color)}:scale=sqrt[v]`,
+        `[0:a:0]aformat=channel_layouts=mono,showwavespic=s=${s.width}x${s.height}:colors=${ffmpegColor(s.color)}:scale=sqrt[v]`,
         '-map',
         '[v]',
         '-frames:v',

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
 import { convertOfficeFile } from '../../../engines/office.js';
+import { outputFile } from '../../_shared/output.js';
 
 export default defineTool({
   id: 'convert-spreadsheet',
@@ -20,6 +21,6 @@ export default defineTool({
   async run(ctx, { files }, s) {
     const out = ctx.out(s.format);
     await convertOfficeFile(files[0]!, s.format, out, { workDir: ctx.workDir, signal: ctx.signal, progress: ctx.progress });
-    return { outputs: [{ path: out, name: out.split('/').pop()!, contentType: '' }] };
+    return { outputs: [outputFile(out)] };
   },
 });

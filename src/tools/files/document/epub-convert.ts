@@ -6,6 +6,7 @@ import { defineTool } from '../../../core/tool.js';
 import { guardZip } from '../../../core/zip-guard.js';
 import { htmlToPdf } from '../../../engines/chromium.js';
 import { toDocx, toMarkdown, toStandaloneHtml } from '../../../engines/pandoc.js';
+import { outputFile } from '../../_shared/output.js';
 
 export default defineTool({
   id: 'epub-convert',
@@ -39,6 +40,6 @@ export default defineTool({
       ctx.progress(50, 'rendering');
       await htmlToPdf(await readFile(html), out, { signal: ctx.signal, timeoutMs: 180_000 });
     }
-    return { outputs: [{ path: out, name: out.split('/').pop()!, contentType: '' }] };
+    return { outputs: [outputFile(out)] };
   },
 });

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
 import { htmlToPdf } from '../../../engines/chromium.js';
+import { outputFile } from '../../_shared/output.js';
 
 export default defineTool({
   id: 'html-to-pdf',
@@ -21,6 +22,6 @@ export default defineTool({
     const out = ctx.out('pdf');
     ctx.progress(10, 'rendering');
     await htmlToPdf(await readFile(files[0]!.path), out, { signal: ctx.signal });
-    return { outputs: [{ path: out, name: out.split('/').pop()!, contentType: 'application/pdf' }] };
+    return { outputs: [outputFile(out)] };
   },
 });

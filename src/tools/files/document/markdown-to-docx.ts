@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
 import { MARKDOWN_IN, toDocx } from '../../../engines/pandoc.js';
+import { outputFile } from '../../_shared/output.js';
 
 export default defineTool({
   id: 'markdown-to-docx',
@@ -17,6 +18,6 @@ export default defineTool({
   async run(ctx, { files }) {
     const out = ctx.out('docx');
     await toDocx(files[0]!.path, MARKDOWN_IN, out, { workDir: ctx.workDir, signal: ctx.signal });
-    return { outputs: [{ path: out, name: out.split('/').pop()!, contentType: '' }] };
+    return { outputs: [outputFile(out)] };
   },
 });

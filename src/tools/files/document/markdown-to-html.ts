@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { stem } from '../../../core/paths.js';
 import { defineTool } from '../../../core/tool.js';
 import { MARKDOWN_IN, toStandaloneHtml } from '../../../engines/pandoc.js';
+import { outputFile } from '../../_shared/output.js';
 
 export default defineTool({
   id: 'markdown-to-html',
@@ -20,6 +21,6 @@ export default defineTool({
   async run(ctx, { files }) {
     const out = ctx.out('html');
     await toStandaloneHtml(files[0]!.path, MARKDOWN_IN, out, { workDir: ctx.workDir, signal: ctx.signal, title: stem(files[0]!.name) });
-    return { outputs: [{ path: out, name: out.split('/').pop()!, contentType: 'text/html' }] };
+    return { outputs: [outputFile(out, { contentType: 'text/html' })] };
   },
 });

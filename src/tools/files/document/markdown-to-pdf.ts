@@ -5,6 +5,7 @@ import { stem } from '../../../core/paths.js';
 import { defineTool } from '../../../core/tool.js';
 import { htmlToPdf } from '../../../engines/chromium.js';
 import { MARKDOWN_IN, toStandaloneHtml } from '../../../engines/pandoc.js';
+import { outputFile } from '../../_shared/output.js';
 
 export default defineTool({
   id: 'markdown-to-pdf',
@@ -26,6 +27,6 @@ export default defineTool({
     ctx.progress(40, 'rendering');
     const out = ctx.out('pdf');
     await htmlToPdf(await readFile(html), out, { signal: ctx.signal });
-    return { outputs: [{ path: out, name: out.split('/').pop()!, contentType: 'application/pdf' }] };
+    return { outputs: [outputFile(out)] };
   },
 });

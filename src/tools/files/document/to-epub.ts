@@ -5,6 +5,7 @@ import { stem } from '../../../core/paths.js';
 import { defineTool } from '../../../core/tool.js';
 import { guardZip } from '../../../core/zip-guard.js';
 import { MARKDOWN_IN, textToHtml, toEpub } from '../../../engines/pandoc.js';
+import { outputFile } from '../../_shared/output.js';
 
 export default defineTool({
   id: 'to-epub',
@@ -39,6 +40,6 @@ export default defineTool({
     const out = ctx.out('epub');
     ctx.progress(10, 'building');
     await toEpub(src, from, out, { workDir: ctx.workDir, signal: ctx.signal, title });
-    return { outputs: [{ path: out, name: out.split('/').pop()!, contentType: 'application/epub+zip' }] };
+    return { outputs: [outputFile(out)] };
   },
 });

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
 import { convertOfficeFile } from '../../../engines/office.js';
+import { outputFile } from '../../_shared/output.js';
 
 export default defineTool({
   id: 'wordprocessor-to-pdf',
@@ -17,6 +18,6 @@ export default defineTool({
   async run(ctx, { files }) {
     const out = ctx.out('pdf');
     await convertOfficeFile(files[0]!, 'pdf-writer', out, { workDir: ctx.workDir, signal: ctx.signal, progress: ctx.progress });
-    return { outputs: [{ path: out, name: out.split('/').pop()!, contentType: 'application/pdf' }] };
+    return { outputs: [outputFile(out)] };
   },
 });

@@ -3,7 +3,7 @@ import type { Sharp } from 'sharp';
 import { KilnError } from '../../../core/errors.js';
 import type { InputFile } from '../../../core/tool.js';
 import { getSharp, MAX_INPUT_PIXELS } from '../../../engines/sharp.js';
-import { parseColor } from './color.js';
+import { parseColor } from '../../_shared/color.js';
 import { openInput } from './decode.js';
 
 export interface Loaded {

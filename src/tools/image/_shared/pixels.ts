@@ -5,7 +5,7 @@
 import type { InputFile, OutputFile, RunContext } from '../../../core/tool.js';
 import { sameFormatAs, writeImage, type ImageFormat } from '../../../engines/sharp.js';
 import { openInput } from './decode.js';
-import { outputFile } from './output.js';
+import { outputFile } from '../../_shared/output.js';
 
 export interface Raw {
   data: Uint8ClampedArray;

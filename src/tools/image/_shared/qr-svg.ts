@@ -3,7 +3,7 @@
  * matrix comes from the `qrcode` package; the shapes are ours, so every style stays scannable:
  * modules keep their grid cell, and rounded shapes stay inside it.
  */
-import { svgPaint } from './color.js';
+import { svgPaint } from '../../_shared/color.js';
 
 export type DotStyle = 'square' | 'rounded' | 'dots';
 export type CornerStyle = 'square' | 'rounded' | 'dot';

@@ -4,7 +4,7 @@
  */
 import { getSharp } from '../../../engines/sharp.js';
 import type { Raw } from './pixels.js';
-import { parseColor } from './color.js';
+import { parseColor } from '../../_shared/color.js';
 import { xmlEscape } from './xml.js';
 
 export interface TextSpec {

@@ -2,7 +2,7 @@ import type { Sharp } from 'sharp';
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
 import { getSharp, sameFormatAs, writeImage } from '../../../engines/sharp.js';
-import { outputFile } from '../_shared/output.js';
+import { outputFile } from '../../_shared/output.js';
 import { openInput } from '../_shared/decode.js';
 
 const SEPIA: [[number, number, number], [number, number, number], [number, number, number]] = [

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import { colorSchema, parseColor } from '../_shared/color.js';
+import { colorSchema, parseColor } from '../../_shared/color.js';
 import { outputFormat, readRgba, writeRaw } from '../_shared/pixels.js';
 
 export default defineTool({

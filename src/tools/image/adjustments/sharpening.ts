@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
 import { getSharp, writeImage } from '../../../engines/sharp.js';
 import { outputFormat } from '../_shared/pixels.js';
-import { outputFile } from '../_shared/output.js';
+import { outputFile } from '../../_shared/output.js';
 import { openInput } from '../_shared/decode.js';
 
 const DENOISE_MEDIAN = { off: 0, light: 3, medium: 5, strong: 7 } as const;

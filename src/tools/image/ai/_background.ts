@@ -5,13 +5,13 @@
  * the arithmetic exact; blurs are three passes of a separable box filter (a close Gaussian).
  */
 import type { Sharp } from 'sharp';
-import { outputFile } from '../_shared/output.js';
+import { outputFile } from '../../_shared/output.js';
 import { KilnError } from '../../../core/errors.js';
 import type { InputFile, OutputFile, RunContext } from '../../../core/tool.js';
 import { getSharp, type ImageFormat, writeImage } from '../../../engines/sharp.js';
 import { foregroundMatte, type MatteModel } from '../../../ai/tasks/matte.js';
 import type { RunInfo } from '../../../ai/run-model.js';
-import { parseColor } from '../_shared/color.js';
+import { parseColor } from '../../_shared/color.js';
 import { openInput } from '../_shared/decode.js';
 
 /** The user-facing model names (the catalog's `model` is a free string) and the files they run. */

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { LAMA_FILE } from '../../../ai/bundles/object-eraser-colorize.js';
 import { inpaint, workSide } from '../../../ai/tasks/inpaint.js';
 import { defineTool } from '../../../core/tool.js';
 import { checkCanvas } from '../_shared/layout.js';
@@ -7,7 +8,6 @@ import {
   ERASER,
   formatSetting,
   hasModelFile,
-  LAMA_FILE,
   missingModelFile,
   modelData,
   outFormat,

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import { colorSchema } from '../_shared/color.js';
+import { colorSchema } from '../../_shared/color.js';
 import { composite, feather, gradientBackground, matte, readPicture, runData, solidBackground, writeComposite } from './_background.js';
 
 export default defineTool({

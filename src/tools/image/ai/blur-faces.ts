@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { outputFile } from '../_shared/output.js';
+import { outputFile } from '../../_shared/output.js';
 import { defineTool } from '../../../core/tool.js';
 import { getSharp, sameFormatAs, supportsAlpha, writeImage } from '../../../engines/sharp.js';
 import { decodeOriented, faceData, findFaces, pixelBox } from './face-common.js';

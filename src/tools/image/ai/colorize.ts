@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { colorizeDDColor, colorizeTint } from '../../../ai/tasks/colorize.js';
 import { defineTool } from '../../../core/tool.js';
-import { DDCOLOR_FILE, decodeRgb, ERASER, hasModelFile, missingModelFile, modelData, outFormat, writeRgb } from './inpaint-common.js';
+import { DDCOLOR_FILE } from '../../../ai/bundles/object-eraser-colorize.js';
+import { decodeRgb, ERASER, hasModelFile, missingModelFile, modelData, outFormat, writeRgb } from './inpaint-common.js';
 
 export default defineTool({
   id: 'colorize',

@@ -3,7 +3,7 @@ import { KilnError } from '../../../core/errors.js';
 import { defineTool } from '../../../core/tool.js';
 import { getSharp, sameFormatAs, writeImage } from '../../../engines/sharp.js';
 import { isBundleInstalled } from '../../bundles.js';
-import { outputFile } from '../_shared/output.js';
+import { outputFile } from '../../_shared/output.js';
 import type { SeamJob } from '../_shared/seam-worker.js';
 import { openInput } from '../_shared/decode.js';
 import { runWorker } from '../../../core/worker.js';

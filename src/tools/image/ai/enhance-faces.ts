@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { KilnError } from '../../../core/errors.js';
-import { outputFile } from '../_shared/output.js';
+import { outputFile } from '../../_shared/output.js';
 import { defineTool } from '../../../core/tool.js';
 import { getSharp, writeImage } from '../../../engines/sharp.js';
 import { GFPGAN_FILE } from '../../../ai/bundles/upscale-enhance.js';

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { holeHalfWidth } from '../../../ai/classical/patchmatch.js';
+import { LAMA_FILE } from '../../../ai/bundles/object-eraser-colorize.js';
+import { holeHalfWidth } from '../../../ai/classical/patchmatch/hole.js';
 import { inpaint } from '../../../ai/tasks/inpaint.js';
 import { KilnError } from '../../../core/errors.js';
 import { defineTool } from '../../../core/tool.js';
@@ -10,7 +11,6 @@ import {
   ERASER,
   formatSetting,
   hasModelFile,
-  LAMA_FILE,
   missingModelFile,
   modelData,
   outFormat,

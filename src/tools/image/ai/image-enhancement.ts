@@ -6,7 +6,7 @@ import { denoiseRgb, mixRgb } from '../../../ai/tasks/upscale.js';
 import { isBundleFileInstalled, isBundleInstalled } from '../../bundles.js';
 import { analyse, type Analysis } from '../_shared/enhance-analysis.js';
 import { outputFormat } from '../_shared/pixels.js';
-import { outputFile } from '../_shared/output.js';
+import { outputFile } from '../../_shared/output.js';
 import { openInput } from '../_shared/decode.js';
 
 const SCENES = ['auto', 'portrait', 'landscape', 'low-light', 'food', 'document'] as const;

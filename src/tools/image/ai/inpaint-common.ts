@@ -8,7 +8,7 @@ import type { InputFile, OutputFile, RunContext } from '../../../core/tool.js';
 import { getSharp, type ImageFormat, normalizeFormat, sameFormatAs, supportsAlpha, writeImage } from '../../../engines/sharp.js';
 import { featureNotInstalled, isBundleFileInstalled, isBundleInstalled, requireImportedFile } from '../../bundles.js';
 import { openInput } from '../_shared/decode.js';
-import { outputFile } from '../_shared/output.js';
+import { outputFile } from '../../_shared/output.js';
 
 export const FORMATS = ['auto', 'png', 'jpg', 'jpeg', 'webp', 'tiff', 'gif', 'avif', 'heic', 'heif', 'jxl'] as const;
 
@@ -67,8 +67,6 @@ export async function writeRgb(ctx: RunContext, img: RgbImage, format: ImageForm
 }
 
 export const ERASER = 'object-eraser-colorize';
-export const LAMA_FILE = 'lama-fp32.onnx';
-export const DDCOLOR_FILE = 'ddcolor.onnx';
 
 /** The model file of a bundle is installed (an import-only file counts once imported). */
 export const hasModelFile = (dataDir: string, bundle: string, file: string) => isBundleFileInstalled(dataDir, bundle, file);

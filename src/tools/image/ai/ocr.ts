@@ -51,13 +51,7 @@ export default defineTool({
           blocks: r.page.blocks,
           enhance: r.enhance,
           ms: r.ms,
-          provenance: await provenance({
-            quality: chosen.quality,
-            requested: chosen.requested,
-            language: s.language,
-            lease: chosen.lease,
-            warnings: chosen.warnings,
-          }),
+          provenance: await provenance({ ...chosen, language: s.language }),
         },
       };
     } finally {

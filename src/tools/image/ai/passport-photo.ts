@@ -5,12 +5,12 @@
  * of the height), optional print sheet; JPEG quality searched down to maxFileSizeKb. The CLI and the
  * plain tool route run both phases at once; the daemon's analyze/generate routes split them.
  */
-import { outputFile } from '../_shared/output.js';
+import { outputFile } from '../../_shared/output.js';
 import { z } from 'zod';
 import { KilnError } from '../../../core/errors.js';
 import { defineTool, type OutputFile, type RunContext } from '../../../core/tool.js';
 import { getSharp } from '../../../engines/sharp.js';
-import { colorSchema, parseColor } from '../_shared/color.js';
+import { colorSchema, parseColor } from '../../_shared/color.js';
 import { composite, matte, type Picture, readPicture, solidBackground } from './_background.js';
 import { documentTypesOf, findRule, type PhotoRule, RULE_COUNTRIES } from './passport-rules.js';
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { KilnError } from '../../../core/errors.js';
 import { defineTool } from '../../../core/tool.js';
-import { colorSchema } from '../_shared/color.js';
+import { colorSchema } from '../../_shared/color.js';
 import {
   type Background,
   blurredBackground,

@@ -9,7 +9,8 @@ import { restoreFaces } from '../../../ai/tasks/enhance-faces.js';
 import { detectFaces } from '../../../ai/tasks/faces.js';
 import { noiseSigma } from './denoise-common.js';
 import { nonLocalMeansOffThread } from './nlm-worker.js';
-import { DDCOLOR_FILE, decodeRgb, dilate, ERASER, hasModelFile, LAMA_FILE, modelData, outFormat, writeRgb } from './inpaint-common.js';
+import { DDCOLOR_FILE, LAMA_FILE } from '../../../ai/bundles/object-eraser-colorize.js';
+import { decodeRgb, dilate, ERASER, hasModelFile, modelData, outFormat, writeRgb } from './inpaint-common.js';
 
 const PRESETS = {
   light: { scratchRemoval: false, fidelity: 0.85, denoiseStrength: 15 },

@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import type { Sharp } from 'sharp';
-import { outputFile } from '../_shared/output.js';
+import { outputFile } from '../../_shared/output.js';
 import { defineTool } from '../../../core/tool.js';
 import type { DetectedFaces } from '../../../ai/tasks/faces.js';
 import { getSharp, sameFormatAs, supportsAlpha, writeImage } from '../../../engines/sharp.js';
-import { colorSchema, parseColor } from '../_shared/color.js';
+import { colorSchema, parseColor } from '../../_shared/color.js';
 import { decodeOriented, type Decoded, faceData, findFaces } from './face-common.js';
 
 interface Rect {
@@ -121,7 +121,7 @@ export default defineTool({
     targetSize: z.int().min(1).optional().describe('Target size in pixels of the padded output.'),
     quality: z.int().min(1).max(100).optional().describe('Output quality.'),
   }),
-  needs: { bundles: ['face-detection'] },
+  needs: { optionalBundles: ['face-detection'], bundlesBySetting: { 'face-detection': { mode: ['face'] } } },
   execution: 'long',
   output: 'image in the input format',
   examples: [

@@ -1,17 +1,17 @@
 import { z } from 'zod';
 import { KilnError } from '../../../core/errors.js';
 import { MAX_INPUT_PIXELS } from '../../../core/limits.js';
-import { outputFile } from '../_shared/output.js';
+import { outputFile } from '../../_shared/output.js';
 import { defineTool } from '../../../core/tool.js';
-import { getSharp, normalizeFormat, sameFormatAs, supportsAlpha, writeImage } from '../../../engines/sharp.js';
+import { getSharp, supportsAlpha, writeImage } from '../../../engines/sharp.js';
 import { detectFaces } from '../../../ai/tasks/faces.js';
 import { restoreFaces } from '../../../ai/tasks/enhance-faces.js';
 import { denoiseRgb, mixRgb, superResolve } from '../../../ai/tasks/upscale.js';
 import { DENOISE_FILE, GFPGAN_FILE } from '../../../ai/bundles/upscale-enhance.js';
-import { requireBundles, requireImportedFile } from '../../bundles.js';
+import { requireImportedFile } from '../../bundles.js';
 import { decodeOriented } from './face-common.js';
+import { formatSetting, outFormat } from './inpaint-common.js';
 
-const FORMATS = ['auto', 'png', 'jpg', 'jpeg', 'webp', 'tiff', 'gif', 'avif', 'heic', 'heif', 'jxl'] as const;
 const MODELS = { auto: 'medium', slim: 'slim', medium: 'medium', 'esrgan-slim': 'slim', 'esrgan-medium': 'medium' } as const;
 
 /** RGB of RGBA. */
@@ -47,13 +47,17 @@ export default defineTool({
     model: z.string().default('auto').describe("Model variant: auto (medium), slim or medium ('esrgan-' prefix accepted)."),
     faceEnhance: z.boolean().default(false).describe('Restore detected faces with GFPGAN after upscaling.'),
     denoise: z.number().min(0).max(1).default(0).describe('Neural denoising strength before upscaling (0 = off).'),
-    format: z.enum(FORMATS).default('auto').describe('Output format; auto keeps the input format.'),
+    format: formatSetting.describe('Output format; auto keeps the input format.'),
     quality: z.number().int().min(1).max(100).default(95).describe('Output encoding quality.'),
   }),
   check(s) {
     if (!(s.model in MODELS)) return `model must be one of ${Object.keys(MODELS).join(', ')} (got ${s.model}).`;
   },
-  needs: { bundles: ['upscale-enhance'], optionalBundles: ['face-detection'] },
+  needs: {
+    bundles: ['upscale-enhance'],
+    optionalBundles: ['face-detection'],
+    bundlesBySetting: { 'face-detection': { faceEnhance: [true] } },
+  },
   execution: 'long',
   output: 'image, scale × the input',
   examples: [
@@ -64,10 +68,8 @@ export default defineTool({
   async run(ctx, { files }, s) {
     const input = files[0]!;
     const variant = MODELS[s.model as keyof typeof MODELS];
-    if (s.faceEnhance) {
-      await requireBundles(ctx.dataDir, 'upscale', ['face-detection']);
-      await requireImportedFile(ctx.dataDir, 'upscale', 'upscale-enhance', GFPGAN_FILE, 'upscale faceEnhance');
-    }
+    // face-detection is checked by runTool (needs.bundlesBySetting); the GFPGAN file comes only by import.
+    if (s.faceEnhance) await requireImportedFile(ctx.dataDir, 'upscale', 'upscale-enhance', GFPGAN_FILE, 'upscale faceEnhance');
     if (s.denoise > 0) await requireImportedFile(ctx.dataDir, 'upscale', 'upscale-enhance', DENOISE_FILE, 'upscale denoise');
     const sharp = await getSharp();
     const img = await decodeOriented(input, ctx);
@@ -126,7 +128,7 @@ export default defineTool({
     }
     ctx.signal.throwIfAborted();
     let out = sharp(Buffer.from(pixels.buffer, pixels.byteOffset, pixels.byteLength), { raw: { width: pw, height: ph, channels: 3 } });
-    const format = s.format === 'auto' ? sameFormatAs(input.type?.ext) : normalizeFormat(s.format);
+    const format = outFormat(input, s.format);
     if (img.hasAlpha && supportsAlpha(format)) {
       const alpha = await img.image().extractChannel(3).resize(outW, outH, { fit: 'fill', kernel: 'lanczos3' }).raw().toBuffer();
       out = sharp(

@@ -4,7 +4,7 @@ import type { Sharp } from 'sharp';
 import { z } from 'zod';
 import { defineTool, type RunContext } from '../../../core/tool.js';
 import { encode, isAnimatedFormat, sameFormatAs, visibleSize, writeImage, type ImageFormat } from '../../../engines/sharp.js';
-import { outputFile } from '../_shared/output.js';
+import { outputFile } from '../../_shared/output.js';
 import { openInput } from '../_shared/decode.js';
 import { checkAbort } from '../_shared/cancel.js';
 
@@ -38,8 +38,9 @@ export default defineTool({
   check: (s) => {
     if (s.mode === 'targetSize' && s.targetSizeKb === undefined) return 'mode targetSize needs targetSizeKb.';
   },
+  implies: { targetSizeKb: { mode: 'targetSize' } },
   output: 'image in the input format',
-  examples: ['photo.jpg --quality 60 -o small.jpg', 'photo.jpg --mode target-size --target-size-kb 200'],
+  examples: ['photo.jpg --quality 60 -o small.jpg', 'photo.jpg --target-size-kb 200 -o small.jpg'],
   async run(ctx, { files }, s) {
     const input = files[0]!;
     const ext = input.type?.ext;

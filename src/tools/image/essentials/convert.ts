@@ -3,7 +3,7 @@ import { defineTool } from '../../../core/tool.js';
 import { isAnimatedFormat, writeImage, type ImageFormat } from '../../../engines/sharp.js';
 import { openInput } from '../_shared/decode.js';
 import { writeEps } from '../_shared/eps-writer.js';
-import { outputFile } from '../_shared/output.js';
+import { outputFile } from '../../_shared/output.js';
 
 // 'eps' is outside the catalog's public enum (decision D09): the png-to-eps and jpg-to-eps presets fix it.
 const FORMATS = ['jpg', 'png', 'webp', 'avif', 'tiff', 'gif', 'heic', 'heif', 'eps'] as const;

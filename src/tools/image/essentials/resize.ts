@@ -3,7 +3,7 @@ import { defineTool } from '../../../core/tool.js';
 import { isAnimatedFormat, sameFormatAs, visibleSize, writeImage } from '../../../engines/sharp.js';
 import { SOCIAL_PRESETS, SOCIAL_PRESET_IDS } from '../_shared/social-presets.js';
 import { openInput } from '../_shared/decode.js';
-import { outputFile } from '../_shared/output.js';
+import { outputFile } from '../../_shared/output.js';
 
 export default defineTool({
   id: 'resize',

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
 import { getSharp, isAnimatedFormat, mapFrames, sameFormatAs, supportsAlpha, writeImage } from '../../../engines/sharp.js';
-import { outputFile } from '../_shared/output.js';
+import { outputFile } from '../../_shared/output.js';
 import { openInput } from '../_shared/decode.js';
 
 export default defineTool({

@@ -3,10 +3,10 @@ import { z } from 'zod';
 import { KilnError } from '../../../core/errors.js';
 import { defineTool } from '../../../core/tool.js';
 import { zipFiles } from '../../../core/zip.js';
-import { colorSchema, svgPaint } from '../_shared/color.js';
+import { colorSchema, svgPaint } from '../../_shared/color.js';
 import { decodeAnimation, frameImage, joinAnimation, mapFrames, MIN_GIF_DELAY, type Animation } from '../_shared/animation.js';
 import { checkCanvas } from '../_shared/layout.js';
-import { outputFile } from '../_shared/output.js';
+import { outputFile } from '../../_shared/output.js';
 import { checkAbort } from '../_shared/cancel.js';
 import { xmlEscape } from '../_shared/xml.js';
 

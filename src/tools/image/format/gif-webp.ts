@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
 import { decodeAnimation, joinAnimation, mapFrames } from '../_shared/animation.js';
-import { outputFile } from '../_shared/output.js';
+import { outputFile } from '../../_shared/output.js';
 
 export default defineTool({
   id: 'gif-webp',

@@ -4,8 +4,8 @@ import { z } from 'zod';
 import { KilnError } from '../../../core/errors.js';
 import { defineTool } from '../../../core/tool.js';
 import { getSharp, MAX_INPUT_PIXELS, normalizeFormat, writeImage } from '../../../engines/sharp.js';
-import { colorSchema, parseColor } from '../_shared/color.js';
-import { outputFile } from '../_shared/output.js';
+import { colorSchema, parseColor } from '../../_shared/color.js';
+import { outputFile } from '../../_shared/output.js';
 import { sanitizeSvg } from '../_shared/svg-sanitize.js';
 
 /** Largest SVG text accepted after decompression (an .svgz can be a zip bomb). */

@@ -2,7 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
 import { potraceSvg, toPbm } from '../../../engines/potrace.js';
-import { outputFile } from '../_shared/output.js';
+import { outputFile } from '../../_shared/output.js';
 import type { TraceJob } from '../_shared/trace-worker.js';
 import { runWorker } from '../../../core/worker.js';
 import { openInput } from '../_shared/decode.js';

@@ -2,10 +2,10 @@ import { z } from 'zod';
 import { KilnError } from '../../../core/errors.js';
 import { defineTool } from '../../../core/tool.js';
 import { getSharp } from '../../../engines/sharp.js';
-import { colorSchema, parseColor, svgPaint } from '../_shared/color.js';
+import { colorSchema, parseColor, svgPaint } from '../../_shared/color.js';
 import { FRAMES, layoutFrame } from '../_shared/device-frames.js';
 import { checkCanvas, loadUpright, roundCorners } from '../_shared/layout.js';
-import { outputFile } from '../_shared/output.js';
+import { outputFile } from '../../_shared/output.js';
 import { xmlEscape } from '../_shared/xml.js';
 
 const SOCIAL: Record<string, { width: number; height: number }> = {

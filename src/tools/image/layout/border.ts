@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
 import { getSharp, sameFormatAs, writeImage } from '../../../engines/sharp.js';
-import { colorSchema, parseColor, svgPaint, type Rgba } from '../_shared/color.js';
+import { colorSchema, parseColor, svgPaint, type Rgba } from '../../_shared/color.js';
 import { checkCanvas, loadUpright, roundCorners, shadowPng } from '../_shared/layout.js';
-import { outputFile } from '../_shared/output.js';
+import { outputFile } from '../../_shared/output.js';
 import { roundRect } from '../_shared/qr-svg.js';
 
 export default defineTool({

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
 import { getSharp } from '../../../engines/sharp.js';
-import { colorSchema, parseColor, svgPaint } from '../_shared/color.js';
+import { colorSchema, parseColor, svgPaint } from '../../_shared/color.js';
 import { loadUpright } from '../_shared/layout.js';
-import { outputFile } from '../_shared/output.js';
+import { outputFile } from '../../_shared/output.js';
 
 export default defineTool({
   id: 'circle-crop',

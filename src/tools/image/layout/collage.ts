@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import { KilnError } from '../../../core/errors.js';
 import { defineTool } from '../../../core/tool.js';
-import { colorSchema } from '../_shared/color.js';
+import { colorSchema } from '../../_shared/color.js';
 import { COLLAGE_TEMPLATE_IDS, COLLAGE_TEMPLATES, layoutTemplate } from '../_shared/collage-templates.js';
 import { canvas, checkCanvas, coverTile, loadUpright } from '../_shared/layout.js';
-import { outputFile } from '../_shared/output.js';
+import { outputFile } from '../../_shared/output.js';
 import { checkAbort } from '../_shared/cancel.js';
 
 export default defineTool({

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
 import { getSharp, sameFormatAs, writeImage } from '../../../engines/sharp.js';
-import { colorSchema, parseColor } from '../_shared/color.js';
+import { colorSchema, parseColor } from '../../_shared/color.js';
 import { checkCanvas, loadUpright } from '../_shared/layout.js';
-import { outputFile } from '../_shared/output.js';
+import { outputFile } from '../../_shared/output.js';
 
 const RATIOS: Record<string, [number, number]> = { '16:9': [16, 9], '9:16': [9, 16], '1:1': [1, 1], '4:3': [4, 3], '3:4': [3, 4] };
 

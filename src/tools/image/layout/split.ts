@@ -4,7 +4,7 @@ import { KilnError } from '../../../core/errors.js';
 import { defineTool } from '../../../core/tool.js';
 import { zipFiles } from '../../../core/zip.js';
 import { getSharp, sameFormatAs, writeImage } from '../../../engines/sharp.js';
-import { outputFile } from '../_shared/output.js';
+import { outputFile } from '../../_shared/output.js';
 import { openInput } from '../_shared/decode.js';
 import { checkAbort } from '../_shared/cancel.js';
 

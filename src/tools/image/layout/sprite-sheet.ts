@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
 import { getSharp } from '../../../engines/sharp.js';
-import { colorSchema, parseColor } from '../_shared/color.js';
+import { colorSchema, parseColor } from '../../_shared/color.js';
 import { checkCanvas, loadUpright, type Loaded } from '../_shared/layout.js';
-import { outputFile } from '../_shared/output.js';
+import { outputFile } from '../../_shared/output.js';
 import { checkAbort } from '../_shared/cancel.js';
 
 export default defineTool({

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import { colorSchema } from '../_shared/color.js';
+import { colorSchema } from '../../_shared/color.js';
 import { align, canvas, checkCanvas, loadUpright, type Loaded } from '../_shared/layout.js';
-import { outputFile } from '../_shared/output.js';
+import { outputFile } from '../../_shared/output.js';
 import { checkAbort } from '../_shared/cancel.js';
 
 export default defineTool({

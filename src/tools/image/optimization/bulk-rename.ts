@@ -5,7 +5,7 @@ import { KilnError } from '../../../core/errors.js';
 import { safeFileName, stem } from '../../../core/paths.js';
 import { defineTool } from '../../../core/tool.js';
 import { getSharp } from '../../../engines/sharp.js';
-import { outputFile } from '../_shared/output.js';
+import { outputFile } from '../../_shared/output.js';
 
 export default defineTool({
   id: 'bulk-rename',

@@ -4,7 +4,7 @@ import { KilnError } from '../../../core/errors.js';
 import { exec } from '../../../core/process.js';
 import { defineTool } from '../../../core/tool.js';
 import { requireEngine } from '../../../engines/registry.js';
-import { outputFile } from '../_shared/output.js';
+import { outputFile } from '../../_shared/output.js';
 
 const EXIF_DATE = /^(\d{4}):(\d{2}):(\d{2}) (\d{2}):(\d{2}):(\d{2})$/;
 const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?)?(Z|[+-]\d{2}:?\d{2})?$/;

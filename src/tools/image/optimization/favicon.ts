@@ -3,8 +3,8 @@ import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
 import { getSharp } from '../../../engines/sharp.js';
 import { writeIco } from '../_shared/ico.js';
-import { colorSchema, parseColor } from '../_shared/color.js';
-import { outputFile } from '../_shared/output.js';
+import { colorSchema, parseColor } from '../../_shared/color.js';
+import { outputFile } from '../../_shared/output.js';
 import { openInput } from '../_shared/decode.js';
 
 const PNGS: { name: string; size: number }[] = [

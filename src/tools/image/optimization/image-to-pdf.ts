@@ -4,7 +4,7 @@ import { KilnError } from '../../../core/errors.js';
 import type { InputFile, RunContext } from '../../../core/tool.js';
 import { defineTool } from '../../../core/tool.js';
 import { getPdfLib } from '../../../engines/pdf-lib.js';
-import { outputFile } from '../_shared/output.js';
+import { outputFile } from '../../_shared/output.js';
 import { checkAbort } from '../_shared/cancel.js';
 import { openInput } from '../_shared/decode.js';
 

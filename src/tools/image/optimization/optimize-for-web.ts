@@ -2,7 +2,7 @@ import { stat } from 'node:fs/promises';
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
 import { isAnimatedFormat, visibleSize, writeImage, type ImageFormat } from '../../../engines/sharp.js';
-import { outputFile } from '../_shared/output.js';
+import { outputFile } from '../../_shared/output.js';
 import { openInput } from '../_shared/decode.js';
 
 export default defineTool({

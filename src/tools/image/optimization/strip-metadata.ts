@@ -4,7 +4,7 @@ import { defineTool } from '../../../core/tool.js';
 import { exec } from '../../../core/process.js';
 import { engineStatus } from '../../../engines/registry.js';
 import { isAnimatedFormat, sameFormatAs, writeImage } from '../../../engines/sharp.js';
-import { outputFile } from '../_shared/output.js';
+import { outputFile } from '../../_shared/output.js';
 import { openInput } from '../_shared/decode.js';
 
 // Formats ExifTool rewrites in place without touching the pixels.

@@ -2,7 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { KilnError } from '../../../core/errors.js';
 import { defineTool } from '../../../core/tool.js';
-import { outputFile } from '../_shared/output.js';
+import { outputFile } from '../../_shared/output.js';
 
 type Symbology = 'code128' | 'ean13' | 'upca' | 'code39' | 'itf14' | 'datamatrix';
 

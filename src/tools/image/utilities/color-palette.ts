@@ -13,14 +13,15 @@ export default defineTool({
   summary: 'Extract the dominant colors of an image.',
   description:
     'k-means (k-means++ seeding with a fixed seed, so results repeat) on a downsampled copy, ignoring mostly transparent pixels. ' +
-    'Colors are ordered by their share of the pixels; a PNG swatch strip with one band per color (width proportional to its share) is the file output.',
+    'Colors are ordered by their share of the pixels. The answer is JSON (spec decision D24); with swatch, a PNG strip with one band per color (width proportional to its share) is written as well.',
   input: { kind: 'file', accept: ['image/*'] },
   settings: z.object({
     count: z.int().min(2).max(16).default(8).describe('Number of dominant colors.'),
     format: z.enum(['hex', 'rgb']).default('hex').describe('Color notation.'),
+    swatch: z.boolean().default(false).describe('Also write a PNG swatch strip of the colors (the file output).'),
   }),
-  output: 'JSON colors with shares, plus a PNG swatch',
-  examples: ['photo.jpg --count 5 --json'],
+  output: 'JSON colors with shares (and a PNG swatch with swatch)',
+  examples: ['photo.jpg --count 5', 'photo.jpg --swatch -o palette.png'],
   async run(ctx, { files }, s) {
     const raw = await readRgba(files[0]!, ctx.workDir, ANALYSIS_SIDE);
     const pts: number[] = [];
@@ -42,8 +43,9 @@ export default defineTool({
           percent: +((100 * c.count) / n).toFixed(2),
         };
       });
-    const swatch = await writeRaw(ctx, swatchStrip(colors), 'png', '-palette');
-    return { outputs: [swatch], data: { format: s.format, count: colors.length, colors, analysedPixels: n } };
+    const data = { format: s.format, count: colors.length, colors, analysedPixels: n };
+    if (!s.swatch) return { outputs: [], data };
+    return { outputs: [await writeRaw(ctx, swatchStrip(colors), 'png', '-palette')], data };
   },
 });
 

@@ -5,7 +5,7 @@ import { KilnError } from '../../../core/errors.js';
 import { defineTool } from '../../../core/tool.js';
 import { withPage } from '../../../engines/chromium.js';
 import { getSharp } from '../../../engines/sharp.js';
-import { outputFile } from '../_shared/output.js';
+import { outputFile } from '../../_shared/output.js';
 
 /**
  * Where a page may be fetched from. Loopback, private, link-local, CGNAT, multicast and reserved

@@ -3,8 +3,8 @@ import { z } from 'zod';
 import { KilnError } from '../../../core/errors.js';
 import { defineTool } from '../../../core/tool.js';
 import { getSharp } from '../../../engines/sharp.js';
-import { colorSchema, parseColor } from '../_shared/color.js';
-import { outputFile } from '../_shared/output.js';
+import { colorSchema, parseColor } from '../../_shared/color.js';
+import { outputFile } from '../../_shared/output.js';
 import { logoModules, qrSvg } from '../_shared/qr-svg.js';
 import { openInput } from '../_shared/decode.js';
 

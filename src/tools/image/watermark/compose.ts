@@ -3,10 +3,9 @@ import type { Blend } from 'sharp';
 import { KilnError } from '../../../core/errors.js';
 import { defineTool } from '../../../core/tool.js';
 import { writeImage } from '../../../engines/sharp.js';
-import { outputFormat } from '../_shared/pixels.js';
+import { outputFormat, readRgba } from '../_shared/pixels.js';
 import { clipLayer, layerInput, loadLayer } from '../_shared/layer.js';
-import { outputFile } from '../_shared/output.js';
-import { openInput } from '../_shared/decode.js';
+import { outputFile } from '../../_shared/output.js';
 
 export default defineTool({
   id: 'compose',
@@ -36,9 +35,7 @@ export default defineTool({
   examples: ['base.jpg --overlay sticker.png --x 40 --y 40 --blend multiply'],
   async run(ctx, { files, extra }, s) {
     const input = files[0]!;
-    const base = await openInput(input, ctx.workDir);
-    base.autoOrient();
-    const { data, info } = await base.ensureAlpha().raw().toBuffer({ resolveWithObject: true });
+    const { data, ...info } = await readRgba(input, ctx.workDir);
     const x = Math.round(s.x);
     const y = Math.round(s.y);
     const layer = await loadLayer(extra.overlay![0]!, ctx.workDir, { opacity: s.opacity / 100 });

@@ -6,8 +6,8 @@ import { clipLayer, layerInput } from '../_shared/layer.js';
 import { MEME_FONT_IDS, memeFont } from '../_shared/meme-fonts.js';
 import { layoutBoxes, MEME_TEMPLATE_IDS, MEME_TEMPLATES, TEXT_LAYOUTS, type MemeBox } from '../_shared/meme-templates.js';
 import { outline, renderText } from '../_shared/text.js';
-import { colorSchema } from '../_shared/color.js';
-import { outputFile } from '../_shared/output.js';
+import { colorSchema } from '../../_shared/color.js';
+import { outputFile } from '../../_shared/output.js';
 import { checkAbort } from '../_shared/cancel.js';
 import { openInput } from '../_shared/decode.js';
 

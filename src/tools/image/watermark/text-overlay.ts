@@ -1,12 +1,11 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
 import { getSharp, writeImage } from '../../../engines/sharp.js';
-import { outputFormat } from '../_shared/pixels.js';
+import { outputFormat, readRgba } from '../_shared/pixels.js';
 import { layerInput, clipLayer } from '../_shared/layer.js';
 import { renderText } from '../_shared/text.js';
-import { colorSchema, svgPaint } from '../_shared/color.js';
-import { outputFile } from '../_shared/output.js';
-import { openInput } from '../_shared/decode.js';
+import { colorSchema, svgPaint } from '../../_shared/color.js';
+import { outputFile } from '../../_shared/output.js';
 
 export default defineTool({
   id: 'text-overlay',
@@ -38,9 +37,7 @@ export default defineTool({
   examples: ['photo.jpg --text "Hello" --font-size 64 --background "#00000099" --padding 16 --border-radius 12'],
   async run(ctx, { files }, s) {
     const input = files[0]!;
-    const base = await openInput(input, ctx.workDir);
-    base.autoOrient();
-    const { data, info } = await base.ensureAlpha().raw().toBuffer({ resolveWithObject: true });
+    const { data, ...info } = await readRgba(input, ctx.workDir);
     const W = info.width;
     const H = info.height;
     const pad = s.background ? s.padding : 0;

@@ -1,10 +1,9 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
 import { writeImage } from '../../../engines/sharp.js';
-import { outputFormat } from '../_shared/pixels.js';
+import { outputFormat, readRgba } from '../_shared/pixels.js';
 import { clipLayer, layerInput, loadLayer } from '../_shared/layer.js';
-import { outputFile } from '../_shared/output.js';
-import { openInput } from '../_shared/decode.js';
+import { outputFile } from '../../_shared/output.js';
 
 export default defineTool({
   id: 'watermark-image',
@@ -28,9 +27,7 @@ export default defineTool({
   examples: ['photo.jpg --watermark logo.png --position top-left --opacity 70'],
   async run(ctx, { files, extra }, s) {
     const input = files[0]!;
-    const base = await openInput(input, ctx.workDir);
-    base.autoOrient();
-    const { data, info } = await base.ensureAlpha().raw().toBuffer({ resolveWithObject: true });
+    const { data, ...info } = await readRgba(input, ctx.workDir);
     const W = info.width;
     const H = info.height;
     const layer = await loadLayer(extra.watermark![0]!, ctx.workDir, {

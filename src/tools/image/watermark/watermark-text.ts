@@ -4,9 +4,9 @@ import { KilnError } from '../../../core/errors.js';
 import { defineTool } from '../../../core/tool.js';
 import { fontFile } from '../../../engines/fonts.js';
 import { getSharp, sameFormatAs, writeImage } from '../../../engines/sharp.js';
-import { outputFile } from '../_shared/output.js';
+import { outputFile } from '../../_shared/output.js';
 import { openInput } from '../_shared/decode.js';
-import { colorSchema, hexOf } from '../_shared/color.js';
+import { colorSchema, hexOf } from '../../_shared/color.js';
 
 export default defineTool({
   id: 'watermark-text',

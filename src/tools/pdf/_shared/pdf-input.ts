@@ -2,6 +2,7 @@
 import path from 'node:path';
 import type { InputFile, OutputFile, RunContext } from '../../../core/tool.js';
 import { inspectPdf, qpdf, type PdfInfo } from '../../../engines/qpdf.js';
+import { outputFile } from '../../_shared/output.js';
 
 export interface OpenedPdf extends PdfInfo {
   /** The file to process: the input itself, or a decrypted copy (see below). */
@@ -25,7 +26,7 @@ export async function openPdf(ctx: RunContext, file: InputFile, opts: { decrypt?
 }
 
 export function pdfOutput(p: string): OutputFile {
-  return { path: p, name: path.basename(p), contentType: 'application/pdf' };
+  return outputFile(p, { contentType: 'application/pdf' });
 }
 
 export const PDF_ACCEPT = ['.pdf'];

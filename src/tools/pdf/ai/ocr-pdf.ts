@@ -156,13 +156,7 @@ export default defineTool({
           text: results.map((p) => p.text).join('\n\f\n'),
           pageCount: pdf.pages,
           pages: results,
-          provenance: await provenance({
-            quality: chosen.quality,
-            requested: chosen.requested,
-            language: s.language,
-            lease: chosen.lease,
-            warnings: chosen.warnings,
-          }),
+          provenance: await provenance({ ...chosen, language: s.language }),
         },
       };
     } finally {

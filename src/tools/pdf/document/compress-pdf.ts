@@ -26,6 +26,7 @@ export default defineTool({
   check: (s) => {
     if (s.mode === 'targetSize' && s.targetSizeKb === undefined) return 'compress-pdf mode targetSize needs targetSizeKb.';
   },
+  implies: { targetSizeKb: { mode: 'targetSize' } },
   needs: { engines: ['qpdf', 'ghostscript'] },
   output: 'PDF',
   examples: ['scan.pdf --quality 40 -o small.pdf', 'scan.pdf --mode targetSize --target-size-kb 500 -o small.pdf'],

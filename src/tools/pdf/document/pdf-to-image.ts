@@ -2,11 +2,11 @@ import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { KilnError } from '../../../core/errors.js';
-import { contentTypeFor } from '../../../core/mime.js';
 import { defineTool } from '../../../core/tool.js';
 import { pageBoxes, renderPage } from '../../../engines/poppler.js';
 import { resolveRange } from '../../../engines/qpdf.js';
 import { IMAGE_FORMATS, MAX_INPUT_PIXELS, openImage, writeImage } from '../../../engines/sharp.js';
+import { outputFile } from '../../_shared/output.js';
 import { openPdf, PDF_ACCEPT } from '../_shared/pdf-input.js';
 
 const LOSSY = new Set(['jpg', 'webp', 'avif', 'heic', 'heif', 'jxl']);
@@ -61,7 +61,7 @@ export default defineTool({
       const img = await openImage(png);
       await writeImage(img, out, s.format, { quality: LOSSY.has(s.format) ? s.quality : undefined });
       await rm(png, { force: true });
-      outputs.push({ path: out, name: path.basename(out), contentType: contentTypeFor(out) });
+      outputs.push(outputFile(out));
     }
     return { outputs, data: { pages, dpi: s.dpi, format: s.format } };
   },

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
 import { pdfToText } from '../../../engines/poppler.js';
 import { openPdf, PDF_ACCEPT } from '../_shared/pdf-input.js';
+import { outputFile } from '../../_shared/output.js';
 
 export default defineTool({
   id: 'pdf-to-text',
@@ -19,6 +20,6 @@ export default defineTool({
     const pdf = await openPdf(ctx, files[0]!);
     const out = ctx.out('txt');
     await pdfToText(pdf.path, out, { signal: ctx.signal });
-    return { outputs: [{ path: out, name: out.split('/').pop()!, contentType: 'text/plain; charset=utf-8' }], data: { pages: pdf.pages } };
+    return { outputs: [outputFile(out)], data: { pages: pdf.pages } };
   },
 });

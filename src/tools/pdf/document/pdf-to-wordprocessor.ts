@@ -15,6 +15,7 @@ import { KilnError } from '../../../core/errors.js';
 import { exec } from '../../../core/process.js';
 import { defineTool } from '../../../core/tool.js';
 import { requireEngine } from '../../../engines/registry.js';
+import { outputFile } from '../../_shared/output.js';
 
 interface Frag {
   top: number;
@@ -299,6 +300,6 @@ export default defineTool({
     ctx.progress(85, 'writing');
     const out = ctx.out('docx');
     await writeFile(out, await d.Packer.toBuffer(doc));
-    return { outputs: [{ path: out, name: out.split('/').pop()!, contentType: '' }] };
+    return { outputs: [outputFile(out)] };
   },
 });

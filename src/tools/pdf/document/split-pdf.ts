@@ -6,6 +6,7 @@ import { zipFiles } from '../../../core/zip.js';
 import { defineTool } from '../../../core/tool.js';
 import { qpdf, resolveRange, selectPages } from '../../../engines/qpdf.js';
 import { openPdf, pdfOutput, PDF_ACCEPT } from '../_shared/pdf-input.js';
+import { outputFile } from '../../_shared/output.js';
 
 export default defineTool({
   id: 'split-pdf',
@@ -28,6 +29,7 @@ export default defineTool({
     if (s.mode === 'range' && !s.range?.trim()) return 'split-pdf mode range needs range (e.g. 1-3,z).';
     if (s.mode === 'every' && s.everyN === undefined) return 'split-pdf mode every needs everyN.';
   },
+  implies: { everyN: { mode: 'every' } },
   needs: { engines: ['qpdf'] },
   output: 'PDF (mode range) or ZIP of PDFs (mode every)',
   examples: ['report.pdf --range 1-3,z -o first-and-last.pdf', 'report.pdf --mode every --every-n 2 -o parts.zip'],
@@ -58,7 +60,7 @@ export default defineTool({
     const zip = ctx.out('zip', '-parts');
     await zipFiles(parts, zip);
     return {
-      outputs: [{ path: zip, name: path.basename(zip), contentType: 'application/zip' }],
+      outputs: [outputFile(zip)],
       data: { parts: parts.length, everyN: n, sourcePages: pdf.pages },
     };
   },

@@ -1,6 +1,10 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import { colorSetting, displaySize, ffColor, padSize, probeVideo, transcodeVideo } from '../../../engines/ffmpeg.js';
+import { displaySize } from '../../../engines/ffmpeg/probe.js';
+import { colorSchema, ffmpegColor } from '../../_shared/color.js';
+import { padSize } from '../_shared/pad.js';
+import { transcodeVideo } from '../_shared/transcode-video.js';
+import { probeVideo } from '../_shared/video-input.js';
 
 export default defineTool({
   id: 'aspect-pad',
@@ -11,7 +15,7 @@ export default defineTool({
   input: { kind: 'file', accept: ['video/*'] },
   settings: z.object({
     target: z.enum(['16:9', '9:16', '1:1', '4:3', '3:4']).default('9:16').describe('Target aspect ratio.'),
-    color: colorSetting('#000000').describe('Bar color.'),
+    color: colorSchema('#000000').describe('Bar color.'),
   }),
   needs: { engines: ['ffmpeg', 'ffprobe'] },
   output: 'video in the input format',
@@ -21,7 +25,7 @@ export default defineTool({
     const info = await probeVideo(input, ctx.signal);
     const src = displaySize(info.video);
     const dst = padSize(src, s.target);
-    const vf = `scale=${src.width}:${src.height},setsar=1,pad=${dst.width}:${dst.height}:(ow-iw)/2:(oh-ih)/2:color=${ffColor(s.color)}`;
+    const vf = `scale=${src.width}:${src.height},setsar=1,pad=${dst.width}:${dst.height}:(ow-iw)/2:(oh-ih)/2:color=${ffmpegColor(s.color)}`;
     return transcodeVideo(ctx, input, info, { vf, stage: 'padding' });
   },
 });

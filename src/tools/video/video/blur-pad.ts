@@ -1,6 +1,9 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import { displaySize, padSize, probeVideo, transcodeVideo } from '../../../engines/ffmpeg.js';
+import { displaySize } from '../../../engines/ffmpeg/probe.js';
+import { padSize } from '../_shared/pad.js';
+import { transcodeVideo } from '../_shared/transcode-video.js';
+import { probeVideo } from '../_shared/video-input.js';
 
 export default defineTool({
   id: 'blur-pad',

@@ -3,7 +3,11 @@ import path from 'node:path';
 import { z } from 'zod';
 import { KilnError } from '../../../core/errors.js';
 import { defineTool } from '../../../core/tool.js';
-import { displaySize, ffmpegCapabilities, probeVideo, transcodeVideo } from '../../../engines/ffmpeg.js';
+import { ffmpegCapabilities } from '../../../engines/ffmpeg/capabilities.js';
+import { displaySize } from '../../../engines/ffmpeg/probe.js';
+import { transcodeVideo } from '../_shared/transcode-video.js';
+import { VIDEO_AND_SUBTITLES } from '../_shared/subtitle-input.js';
+import { probeVideo } from '../_shared/video-input.js';
 
 /** libass scales SRT styles from a 288-line script to the frame height. */
 const ASS_PLAY_RES_Y = 288;
@@ -15,19 +19,7 @@ export default defineTool({
   summary: 'Render a subtitle file permanently into the video frames.',
   description:
     'SRT, VTT, ASS or SSA rendered with libass (the subtitles filter); fontSize is in pixels of the output frame and overrides the file’s own size.',
-  input: {
-    kind: 'file',
-    accept: ['video/*'],
-    extra: [
-      {
-        field: 'file',
-        flag: 'subtitles',
-        accept: ['subtitle/*'],
-        required: true,
-        description: 'Subtitle file: SRT, VTT, ASS or SSA (second file part)',
-      },
-    ],
-  },
+  input: VIDEO_AND_SUBTITLES,
   settings: z.object({
     fontSize: z.int().min(8).max(72).default(24).describe('Subtitle font size.'),
   }),

@@ -1,6 +1,9 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import { COMPRESSION, displaySize, even, probeVideo, transcodeVideo } from '../../../engines/ffmpeg.js';
+import { COMPRESSION } from '../../../engines/ffmpeg/codecs.js';
+import { displaySize, even } from '../../../engines/ffmpeg/probe.js';
+import { transcodeVideo } from '../_shared/transcode-video.js';
+import { probeVideo } from '../_shared/video-input.js';
 
 const SHORT_SIDE = { '1080p': 1080, '720p': 720, '480p': 480 } as const;
 

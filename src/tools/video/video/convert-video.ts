@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import { probeVideo, QUALITY, transcodeVideo } from '../../../engines/ffmpeg.js';
+import { QUALITY } from '../../../engines/ffmpeg/codecs.js';
+import { transcodeVideo } from '../_shared/transcode-video.js';
+import { probeVideo } from '../_shared/video-input.js';
 
 export default defineTool({
   id: 'convert-video',

@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
 import { KilnError } from '../../../core/errors.js';
-import { even, probeVideo, transcodeVideo } from '../../../engines/ffmpeg.js';
+import { even } from '../../../engines/ffmpeg/probe.js';
+import { transcodeVideo } from '../_shared/transcode-video.js';
+import { probeVideo } from '../_shared/video-input.js';
 
 export default defineTool({
   id: 'crop-video',

@@ -1,6 +1,12 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import { outputFile, progressSpan, probeVideo, runFfmpeg, muxArgs, type VideoContainer } from '../../../engines/ffmpeg.js';
+import { muxArgs } from '../../../engines/ffmpeg/codecs.js';
+import type { VideoContainer } from '../../../engines/ffmpeg/containers.js';
+import { runFfmpeg } from '../../../engines/ffmpeg/run.js';
+import { outputFile } from '../../_shared/output.js';
+import { progressSpan } from '../../_shared/progress.js';
+import { VIDEO_AND_SUBTITLES } from '../_shared/subtitle-input.js';
+import { probeVideo } from '../_shared/video-input.js';
 
 /** Subtitle codec per container; AVI holds no text subtitles, so it becomes MKV (streams copied). */
 const TARGET: Record<string, { container: VideoContainer; codec: string }> = {
@@ -17,19 +23,7 @@ export default defineTool({
   summary: 'Mux a subtitle file into the video as a switchable track.',
   description:
     'Streams are copied; the subtitles become a soft track tagged with the language: mov_text in MP4/MOV, SRT in MKV, WebVTT in WebM. Other containers become MKV.',
-  input: {
-    kind: 'file',
-    accept: ['video/*'],
-    extra: [
-      {
-        field: 'file',
-        flag: 'subtitles',
-        accept: ['subtitle/*'],
-        required: true,
-        description: 'Subtitle file: SRT, VTT, ASS or SSA (second file part)',
-      },
-    ],
-  },
+  input: VIDEO_AND_SUBTITLES,
   settings: z.object({
     language: z
       .string()

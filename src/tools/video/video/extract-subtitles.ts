@@ -1,7 +1,10 @@
 import { z } from 'zod';
 import { KilnError } from '../../../core/errors.js';
 import { defineTool } from '../../../core/tool.js';
-import { outputFile, probe, progressSpan, runFfmpeg } from '../../../engines/ffmpeg.js';
+import { probe } from '../../../engines/ffmpeg/probe.js';
+import { runFfmpeg } from '../../../engines/ffmpeg/run.js';
+import { outputFile } from '../../_shared/output.js';
+import { progressSpan } from '../../_shared/progress.js';
 
 /** Picture-based subtitle codecs: there is no text to write as SRT. */
 const BITMAP = new Set(['dvd_subtitle', 'hdmv_pgs_subtitle', 'dvb_subtitle', 'xsub']);

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import { probeVideo, transcodeVideo } from '../../../engines/ffmpeg.js';
+import { transcodeVideo } from '../_shared/transcode-video.js';
+import { probeVideo } from '../_shared/video-input.js';
 
 export default defineTool({
   id: 'gif-to-video',

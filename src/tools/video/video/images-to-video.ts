@@ -1,7 +1,10 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import { encodeVideoArgs, outputFile, progressSpan, runFfmpeg } from '../../../engines/ffmpeg.js';
+import { encodeVideoArgs } from '../../../engines/ffmpeg/codecs.js';
+import { runFfmpeg } from '../../../engines/ffmpeg/run.js';
+import { outputFile } from '../../_shared/output.js';
+import { progressSpan } from '../../_shared/progress.js';
 import { openImage } from '../../../engines/sharp.js';
 
 const SIZE = { '1080p': [1920, 1080], '720p': [1280, 720], square: [1080, 1080] } as const;

@@ -1,6 +1,11 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import { displaySize, encodeVideoArgs, outputFile, probeVideo, progressSpan, runFfmpeg } from '../../../engines/ffmpeg.js';
+import { encodeVideoArgs } from '../../../engines/ffmpeg/codecs.js';
+import { displaySize } from '../../../engines/ffmpeg/probe.js';
+import { runFfmpeg } from '../../../engines/ffmpeg/run.js';
+import { outputFile } from '../../_shared/output.js';
+import { progressSpan } from '../../_shared/progress.js';
+import { probeVideo } from '../_shared/video-input.js';
 
 export default defineTool({
   id: 'merge-videos',

@@ -1,17 +1,12 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import {
-  audioCodecArgsForVideo,
-  keepsContainer,
-  muxArgs,
-  outputFile,
-  probeAudio,
-  probeVideo,
-  progressSpan,
-  runFfmpeg,
-  encodeVideoArgs,
-  videoContainerOf,
-} from '../../../engines/ffmpeg.js';
+import { audioCodecArgsForVideo, muxArgs, encodeVideoArgs } from '../../../engines/ffmpeg/codecs.js';
+import { keepsContainer, videoContainerOf } from '../../../engines/ffmpeg/containers.js';
+import { runFfmpeg } from '../../../engines/ffmpeg/run.js';
+import { outputFile } from '../../_shared/output.js';
+import { progressSpan } from '../../_shared/progress.js';
+import { probeAudio } from '../../audio/_shared/audio-input.js';
+import { probeVideo } from '../_shared/video-input.js';
 
 export default defineTool({
   id: 'replace-audio',

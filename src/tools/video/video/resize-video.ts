@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import { displaySize, even, probeVideo, transcodeVideo } from '../../../engines/ffmpeg.js';
+import { displaySize, even } from '../../../engines/ffmpeg/probe.js';
+import { transcodeVideo } from '../_shared/transcode-video.js';
+import { probeVideo } from '../_shared/video-input.js';
 
 const PRESET_HEIGHT = { '2160p': 2160, '1440p': 1440, '1080p': 1080, '720p': 720, '480p': 480, '360p': 360 } as const;
 

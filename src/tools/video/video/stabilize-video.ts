@@ -2,7 +2,11 @@ import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
 import path from 'node:path';
 import { KilnError } from '../../../core/errors.js';
-import { ffmpegCapabilities, probeVideo, progressSpan, runFfmpeg, transcodeVideo } from '../../../engines/ffmpeg.js';
+import { ffmpegCapabilities } from '../../../engines/ffmpeg/capabilities.js';
+import { runFfmpeg } from '../../../engines/ffmpeg/run.js';
+import { progressSpan } from '../../_shared/progress.js';
+import { transcodeVideo } from '../_shared/transcode-video.js';
+import { probeVideo } from '../_shared/video-input.js';
 
 export default defineTool({
   id: 'stabilize-video',

@@ -1,17 +1,12 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import {
-  checkRange,
-  encodeVideoArgs,
-  keepsContainer,
-  muxArgs,
-  outputFile,
-  probeVideo,
-  progressSpan,
-  requireStartInside,
-  runFfmpeg,
-  videoContainerOf,
-} from '../../../engines/ffmpeg.js';
+import { encodeVideoArgs, muxArgs } from '../../../engines/ffmpeg/codecs.js';
+import { keepsContainer, videoContainerOf } from '../../../engines/ffmpeg/containers.js';
+import { runFfmpeg } from '../../../engines/ffmpeg/run.js';
+import { outputFile } from '../../_shared/output.js';
+import { progressSpan } from '../../_shared/progress.js';
+import { checkRange, clipLength } from '../../_shared/time-range.js';
+import { probeVideo } from '../_shared/video-input.js';
 
 export default defineTool({
   id: 'trim-video',
@@ -34,8 +29,7 @@ export default defineTool({
   async run(ctx, { files }, s) {
     const input = files[0]!;
     const info = await probeVideo(input, ctx.signal);
-    requireStartInside(info, s.startS);
-    const dur = Math.min(s.endS, info.duration || s.endS) - s.startS;
+    const dur = clipLength(info, s.startS, { endS: s.endS });
     const container = videoContainerOf(input.type?.ext);
     const out = ctx.out(container);
     const copy = !s.precise && keepsContainer(input.type?.ext);

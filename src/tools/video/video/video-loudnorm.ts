@@ -1,18 +1,14 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import {
-  audioCodecArgsForVideo,
-  keepsContainer,
-  measureLoudnorm,
-  muxArgs,
-  outputFile,
-  probeAudio,
-  probeVideo,
-  progressSpan,
-  runFfmpeg,
-  transcodeVideo,
-  videoContainerOf,
-} from '../../../engines/ffmpeg.js';
+import { audioCodecArgsForVideo, muxArgs } from '../../../engines/ffmpeg/codecs.js';
+import { keepsContainer, videoContainerOf } from '../../../engines/ffmpeg/containers.js';
+import { runFfmpeg } from '../../../engines/ffmpeg/run.js';
+import { outputFile } from '../../_shared/output.js';
+import { progressSpan } from '../../_shared/progress.js';
+import { probeAudio } from '../../audio/_shared/audio-input.js';
+import { measureLoudnorm } from '../../audio/_shared/loudness.js';
+import { transcodeVideo } from '../_shared/transcode-video.js';
+import { probeVideo } from '../_shared/video-input.js';
 
 export default defineTool({
   id: 'video-loudnorm',

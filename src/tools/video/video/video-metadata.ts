@@ -1,15 +1,12 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import {
-  keepsContainer,
-  muxArgs,
-  outputFile,
-  probeVideo,
-  progressSpan,
-  runFfmpeg,
-  transcodeVideo,
-  videoContainerOf,
-} from '../../../engines/ffmpeg.js';
+import { muxArgs } from '../../../engines/ffmpeg/codecs.js';
+import { keepsContainer, videoContainerOf } from '../../../engines/ffmpeg/containers.js';
+import { runFfmpeg } from '../../../engines/ffmpeg/run.js';
+import { outputFile } from '../../_shared/output.js';
+import { progressSpan } from '../../_shared/progress.js';
+import { transcodeVideo } from '../_shared/transcode-video.js';
+import { probeVideo } from '../_shared/video-input.js';
 
 export default defineTool({
   id: 'video-metadata',

@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import { atempoChain, probeVideo, transcodeVideo } from '../../../engines/ffmpeg.js';
+import { atempoChain } from '../../audio/_shared/tempo.js';
+import { transcodeVideo } from '../_shared/transcode-video.js';
+import { probeVideo } from '../_shared/video-input.js';
 
 export default defineTool({
   id: 'video-speed',

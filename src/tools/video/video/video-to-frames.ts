@@ -3,9 +3,11 @@ import { defineTool } from '../../../core/tool.js';
 import { mkdir, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { KilnError } from '../../../core/errors.js';
-import { contentTypeFor } from '../../../core/mime.js';
 import type { OutputFile } from '../../../core/tool.js';
-import { probeVideo, progressSpan, runFfmpeg } from '../../../engines/ffmpeg.js';
+import { runFfmpeg } from '../../../engines/ffmpeg/run.js';
+import { outputFile } from '../../_shared/output.js';
+import { progressSpan } from '../../_shared/progress.js';
+import { probeVideo } from '../_shared/video-input.js';
 
 /** A ZIP of more frames than this is rarely what anyone wants and can fill a disk. */
 const MAX_FRAMES = Number(process.env.KILN_MAX_FRAMES) || 10_000;
@@ -83,7 +85,7 @@ export default defineTool({
     }
     const names = (await readdir(dir)).filter((n) => !n.startsWith('.')).sort();
     if (names.length === 0) throw new KilnError('UNSUPPORTED_INPUT', `No frames could be decoded from ${input.name}.`);
-    const outputs: OutputFile[] = names.map((n) => ({ path: path.join(dir, n), name: n, contentType: contentTypeFor(n) }));
+    const outputs: OutputFile[] = names.map((n) => outputFile(path.join(dir, n)));
     return { outputs, data: { frames: names.length } };
   },
 });

@@ -1,7 +1,11 @@
 import { z } from 'zod';
 import { KilnError } from '../../../core/errors.js';
 import { defineTool } from '../../../core/tool.js';
-import { outputFile, probeVideo, progressSpan, requireStartInside, runFfmpeg } from '../../../engines/ffmpeg.js';
+import { runFfmpeg } from '../../../engines/ffmpeg/run.js';
+import { outputFile } from '../../_shared/output.js';
+import { progressSpan } from '../../_shared/progress.js';
+import { clipLength } from '../../_shared/time-range.js';
+import { probeVideo } from '../_shared/video-input.js';
 
 /** GIFs grow fast; the spec caps the clip. */
 const MAX_S = 60;
@@ -35,8 +39,7 @@ export default defineTool({
   async run(ctx, { files }, s) {
     const input = files[0]!;
     const info = await probeVideo(input, ctx.signal);
-    requireStartInside(info, s.startS);
-    const dur = Math.min(s.durationS, (info.duration || s.startS + s.durationS) - s.startS);
+    const dur = clipLength(info, s.startS, { durationS: s.durationS });
     const out = ctx.out('gif');
     const graph = `[0:v]fps=${s.fps},scale=${s.width}:-1:flags=lanczos,split[a][b];[a]palettegen=stats_mode=diff[p];[b][p]paletteuse=dither=bayer:bayer_scale=5:diff_mode=rectangle[v]`;
     await runFfmpeg(

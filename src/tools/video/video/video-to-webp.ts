@@ -1,6 +1,9 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import { outputFile, probeVideo, progressSpan, runFfmpeg } from '../../../engines/ffmpeg.js';
+import { runFfmpeg } from '../../../engines/ffmpeg/run.js';
+import { outputFile } from '../../_shared/output.js';
+import { progressSpan } from '../../_shared/progress.js';
+import { probeVideo } from '../_shared/video-input.js';
 
 export default defineTool({
   id: 'video-to-webp',

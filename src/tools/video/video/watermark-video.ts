@@ -4,7 +4,10 @@ import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { KilnError } from '../../../core/errors.js';
-import { colorSetting, ffColor, ffmpegCapabilities, probeVideo, transcodeVideo } from '../../../engines/ffmpeg.js';
+import { ffmpegCapabilities } from '../../../engines/ffmpeg/capabilities.js';
+import { colorSchema, ffmpegColor } from '../../_shared/color.js';
+import { transcodeVideo } from '../_shared/transcode-video.js';
+import { probeVideo } from '../_shared/video-input.js';
 
 const M = 'max(8\\,h*0.03)';
 const POS = {
@@ -33,7 +36,7 @@ export default defineTool({
     position: z.enum(['tl', 'tc', 'tr', 'l', 'c', 'r', 'bl', 'bc', 'br']).default('br').describe('Position on the frame.'),
     fontSize: z.int().min(8).max(120).default(36).describe('Font size.'),
     opacity: z.number().min(0.05).max(1).default(0.5).describe('Opacity.'),
-    color: colorSetting('#ffffff').describe('Text color.'),
+    color: colorSchema('#ffffff').describe('Text color.'),
   }),
   needs: { engines: ['ffmpeg', 'ffprobe'] },
   output: 'video in the input format',
@@ -47,7 +50,7 @@ export default defineTool({
     await writeFile(path.join(ctx.workDir, 'watermark.txt'), s.text);
     const [x, y] = POS[s.position];
     const font = existsSync(FONT) ? `fontfile=${FONT}` : 'font=Sans';
-    const vf = `drawtext=${font}:textfile=watermark.txt:expansion=none:fontsize=${s.fontSize}:fontcolor=${ffColor(s.color)}@${s.opacity}:x=${x}:y=${y}`;
+    const vf = `drawtext=${font}:textfile=watermark.txt:expansion=none:fontsize=${s.fontSize}:fontcolor=${ffmpegColor(s.color, s.opacity)}:x=${x}:y=${y}`;
     return transcodeVideo(ctx, input, info, { vf, cwd: ctx.workDir, stage: 'watermarking' });
   },
 });

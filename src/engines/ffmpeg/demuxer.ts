@@ -3,7 +3,7 @@
  * ffmpeg's own choice (image2 options such as -loop would not apply to a forced png_pipe), and types
  * not listed are probed as before, still inside `-protocol_whitelist file,pipe`.
  */
-import { sniffedKind } from '../core/sniffed-kinds.js';
+import { sniffedKind } from '../../core/sniffed-kinds.js';
 
 const DEMUXERS: Record<string, string> = {
   mp4: 'mov',

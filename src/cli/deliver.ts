@@ -1,0 +1,133 @@
+/**
+ * Puts one finished output where the naming rule says (src/cli/output-naming.ts), for local and remote
+ * runs alike. A multi-output tool's ZIP (pdf-to-image, split, video-to-frames…) is unpacked into
+ * separate files: `-o DIR/`, a numbered pattern (`-o page-%d.png`, `%03d` pads), or without -o a
+ * `<stem>-<tool>/` directory; `--zip` or an `-o NAME.zip` keeps the ZIP. Every destination is checked
+ * (inputs, --no-clobber) before the first byte is written.
+ */
+import { randomUUID } from 'node:crypto';
+import { stat } from 'node:fs/promises';
+import path from 'node:path';
+import { KilnError } from '../core/errors.js';
+import { stem } from '../core/paths.js';
+import type { OutputFile, Tool } from '../core/tool.js';
+import { conformOutput } from './output-format.js';
+import { dedupe, defaultOutputName, type OutputTarget, resolveOutputPath, type WritePolicy } from './output-naming.js';
+import { writeOutput } from './output-write.js';
+
+export interface DeliverOptions {
+  tool: Tool;
+  /** Displayed tool name (preset or pipeline id): the `<tool>` of default names. */
+  name: string;
+  target: OutputTarget;
+  /** Every input path of the run: never overwritten without --force. */
+  inputs: string[];
+  /** The input this output was made from (default name's stem). */
+  inputName?: string;
+  policy: WritePolicy;
+  defaultDir?: string;
+  /** --zip: keep a multi-output tool's ZIP whole. */
+  zip?: boolean;
+  /** Paths already given in this batch (two inputs named alike get `-2`). */
+  usedNames: Set<string>;
+  workDir: string;
+  dataDir: string;
+  signal: AbortSignal;
+}
+
+export interface Delivered {
+  /** The file written, `-`, or for several files their directory or pattern. */
+  output: string;
+  /** Every file written, when there are several. */
+  outputs?: string[];
+  /** Size after a format conversion (the output's name asked for another format). */
+  processedSize?: number;
+}
+
+const PATTERN = /%(\d*)d/;
+
+/** The tool's declared output says "ZIP of …": its ZIP is a set of files, not an archive product. */
+export function isMultiOutput(tool: Tool, file: Pick<OutputFile, 'name' | 'contentType'>): boolean {
+  return (file.contentType === 'application/zip' || /\.zip$/i.test(file.name)) && /\bZIP of\b/i.test(tool.output);
+}
+
+/**
+ * Reserves a destination for this batch: two inputs named alike (a/x.png, b/x.png) get x.png and x-2.png
+ * in one directory. Synchronous, so parallel items never pick the same name.
+ */
+function claim(dest: string, renumber: boolean, o: DeliverOptions): string {
+  let p = dest;
+  if (renumber && o.usedNames.has(p)) {
+    const dir = path.dirname(p);
+    const taken = new Set([...o.usedNames].filter((u) => path.dirname(u) === dir).map((u) => path.basename(u)));
+    p = resolveOutputPath({ kind: 'dir', path: dir }, dedupe(path.basename(p), taken), undefined, o.inputs, o.policy);
+  }
+  o.usedNames.add(p);
+  return p;
+}
+
+function numbered(pattern: string, n: number): string {
+  return pattern.replace(PATTERN, (_, width: string) => String(n).padStart(Number(width) || 0, '0'));
+}
+
+export async function deliverOutput(file: OutputFile, o: DeliverOptions): Promise<Delivered> {
+  const { target } = o;
+  if (target.kind === 'stdout') {
+    await writeOutput(file.path, '-', o.signal);
+    return { output: '-' };
+  }
+  const keepZip = o.zip || (target.kind === 'file' && /\.zip$/i.test(target.path!));
+  if (!keepZip && isMultiOutput(o.tool, file)) return deliverMany(file, o);
+  const toolId = o.tool.input.kind === 'none' ? undefined : o.name;
+  // A pattern with one output: the first number.
+  const single: OutputTarget =
+    target.kind === 'file' && PATTERN.test(path.basename(target.path!)) ? { kind: 'file', path: numbered(target.path!, 1) } : target;
+  const dest = claim(
+    resolveOutputPath(single, file.name, toolId, o.inputs, o.policy, o.defaultDir, o.inputName),
+    single.kind !== 'file',
+    o,
+  );
+  const output =
+    single.kind === 'file'
+      ? await conformOutput(o.tool, o.name, file, dest, { workDir: o.workDir, dataDir: o.dataDir, signal: o.signal })
+      : file;
+  const processedSize = output !== file ? (await stat(output.path)).size : undefined;
+  await writeOutput(output.path, dest, o.signal);
+  return { output: dest, ...(processedSize !== undefined ? { processedSize } : {}) };
+}
+
+async function deliverMany(zip: OutputFile, o: DeliverOptions): Promise<Delivered> {
+  // Loaded only here: a plain run does not pay for the ZIP reader at start-up.
+  const { unzipFiles } = await import('./output-unzip.js');
+  const files = await unzipFiles(zip.path, path.join(o.workDir, `unzipped-${randomUUID().slice(0, 8)}`));
+  let dests: string[];
+  let shown: string;
+  if (o.target.kind === 'file') {
+    const pattern = o.target.path!;
+    if (!PATTERN.test(path.basename(pattern)))
+      throw new KilnError(
+        'USAGE_ERROR',
+        `${o.name} writes ${files.length} files here: give -o DIR/, a numbered name such as -o ${stem(pattern)}-%d${path.extname(pattern) || path.extname(files[0]?.name ?? '')}, or --zip to keep the ZIP.`,
+      );
+    dests = files.map((f, i) => {
+      const p = numbered(pattern, i + 1);
+      return resolveOutputPath(
+        { kind: 'file', path: path.extname(p) ? p : p + path.extname(f.name) },
+        f.name,
+        undefined,
+        o.inputs,
+        o.policy,
+      );
+    });
+    shown = pattern;
+  } else {
+    const dir =
+      o.target.kind === 'dir'
+        ? o.target.path!
+        : path.resolve(o.defaultDir ?? process.cwd(), stem(defaultOutputName(zip.name, o.name, o.inputName)));
+    dests = files.map((f) => claim(resolveOutputPath({ kind: 'dir', path: dir }, f.name, undefined, o.inputs, o.policy), true, o));
+    shown = dir + path.sep;
+  }
+  for (let i = 0; i < files.length; i++) await writeOutput(files[i]!.path, dests[i]!, o.signal);
+  return { output: shown, outputs: dests };
+}

@@ -1,0 +1,104 @@
+/** Encoder and muxer arguments: the codec choices every media tool shares, per container and quality. */
+import type { AudioFormat, VideoContainer } from './containers.js';
+import { FFMPEG_THREADS } from './slots.js';
+
+/**
+ * Quality levels. CRF for H.264 (x264 default 23), VP9 (constant quality with -b:v 0) and qscale for
+ * MPEG-4 Part 2; audio bitrate follows.
+ *   high: x264 CRF 18, VP9 CRF 24, mpeg4 q 2, audio 192k
+ *   balanced: x264 CRF 23, VP9 CRF 32, mpeg4 q 4, audio 128k
+ *   small: x264 CRF 28, VP9 CRF 40, mpeg4 q 8, audio 96k
+ */
+export interface VideoQuality {
+  x264Crf: number;
+  vp9Crf: number;
+  mpeg4Q: number;
+  audioKbps: number;
+}
+
+export const QUALITY: Record<'high' | 'balanced' | 'small', VideoQuality> = {
+  high: { x264Crf: 18, vp9Crf: 24, mpeg4Q: 2, audioKbps: 192 },
+  balanced: { x264Crf: 23, vp9Crf: 32, mpeg4Q: 4, audioKbps: 128 },
+  small: { x264Crf: 28, vp9Crf: 40, mpeg4Q: 8, audioKbps: 96 },
+};
+
+/** compress-video's strengths: light = convert's balanced, each step about 5 CRF (roughly half the bitrate) further. */
+export const COMPRESSION: Record<'light' | 'balanced' | 'strong', VideoQuality> = {
+  light: { x264Crf: 23, vp9Crf: 32, mpeg4Q: 4, audioKbps: 128 },
+  balanced: { x264Crf: 28, vp9Crf: 38, mpeg4Q: 8, audioKbps: 128 },
+  strong: { x264Crf: 33, vp9Crf: 45, mpeg4Q: 14, audioKbps: 64 },
+};
+
+/** Video encoder args that fit the container (mp4/mov/mkv: H.264, webm: VP9, avi: MPEG-4 Part 2). */
+export function videoCodecArgs(container: VideoContainer, q: VideoQuality = QUALITY.balanced): string[] {
+  const threads = ['-threads', String(FFMPEG_THREADS)];
+  switch (container) {
+    case 'webm':
+      // deadline good + cpu-used 5 keeps VP9 usable on two cores; row-mt spreads rows over threads.
+      return [
+        '-c:v',
+        'libvpx-vp9',
+        '-crf',
+        String(q.vp9Crf),
+        '-b:v',
+        '0',
+        '-deadline',
+        'good',
+        '-cpu-used',
+        '5',
+        '-row-mt',
+        '1',
+        '-pix_fmt',
+        'yuv420p',
+        ...threads,
+      ];
+    case 'avi':
+      return ['-c:v', 'mpeg4', '-q:v', String(q.mpeg4Q), '-pix_fmt', 'yuv420p', ...threads];
+    default:
+      // veryfast: near the size of medium at a fraction of the time on small machines.
+      return ['-c:v', 'libx264', '-preset', 'veryfast', '-crf', String(q.x264Crf), '-pix_fmt', 'yuv420p', ...threads];
+  }
+}
+
+/** Audio encoder args that fit the video container (AAC, Opus for webm, MP3 for avi). */
+export function audioCodecArgsForVideo(container: VideoContainer, kbps = 128): string[] {
+  if (container === 'webm') return ['-c:a', 'libopus', '-b:a', `${kbps}k`];
+  if (container === 'avi') return ['-c:a', 'libmp3lame', '-b:a', `${kbps}k`];
+  return ['-c:a', 'aac', '-b:a', `${kbps}k`];
+}
+
+/** Muxer flags: MP4/MOV get their index at the front (faststart) so playback starts before the download ends. */
+export function muxArgs(container: VideoContainer | 'm4a' | 'm4r'): string[] {
+  if (container === 'mp4' || container === 'mov' || container === 'm4a') return ['-movflags', '+faststart'];
+  if (container === 'm4r') return ['-f', 'ipod', '-movflags', '+faststart'];
+  return [];
+}
+
+/** Full encode args for a video output with optional audio. */
+export function encodeVideoArgs(container: VideoContainer, opts: { quality?: VideoQuality; audio: boolean }): string[] {
+  const q = opts.quality ?? QUALITY.balanced;
+  return [
+    ...videoCodecArgs(container, q),
+    ...(opts.audio ? audioCodecArgsForVideo(container, q.audioKbps) : ['-an']),
+    ...muxArgs(container),
+  ];
+}
+
+/** Encoder args for an audio file format (bitrate only matters for lossy formats). */
+export function audioCodecArgs(format: AudioFormat | 'm4r', kbps = 192): string[] {
+  switch (format) {
+    case 'mp3':
+      return ['-c:a', 'libmp3lame', '-b:a', `${kbps}k`];
+    case 'wav':
+      return ['-c:a', 'pcm_s16le'];
+    case 'flac':
+      return ['-c:a', 'flac'];
+    case 'ogg':
+      return ['-c:a', 'libvorbis', '-b:a', `${kbps}k`];
+    case 'opus':
+      return ['-c:a', 'libopus', '-b:a', `${Math.min(kbps, 256)}k`];
+    case 'm4a':
+    case 'm4r':
+      return ['-c:a', 'aac', '-b:a', `${kbps}k`, ...muxArgs(format)];
+  }
+}

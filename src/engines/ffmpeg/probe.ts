@@ -1,0 +1,133 @@
+/** ffprobe as typed data: streams, duration, codecs, fps, rotation and display size of a media file. */
+import path from 'node:path';
+import { KilnError } from '../../core/errors.js';
+import { exec, type ExecResult } from '../../core/process.js';
+
+export interface MediaStream {
+  index: number;
+  type: 'video' | 'audio' | 'subtitle' | 'data' | 'attachment';
+  codec: string;
+  width?: number;
+  height?: number;
+  /** Average frame rate (frames per second). */
+  fps?: number;
+  sampleRate?: number;
+  channels?: number;
+  channelLayout?: string;
+  language?: string;
+  frames?: number;
+  /** Clockwise display rotation in degrees (0, 90, 180, 270). */
+  rotation: number;
+  /** Attached cover art (an mp3's picture), not a moving picture. */
+  attachedPic: boolean;
+  tags: Record<string, string>;
+}
+
+export interface MediaInfo {
+  /** Seconds (0 when unknown). */
+  duration: number;
+  formatName: string;
+  streams: MediaStream[];
+  /** First moving-picture stream. */
+  video?: MediaStream;
+  audio?: MediaStream;
+  subtitles: MediaStream[];
+  tags: Record<string, string>;
+}
+
+interface RawStream {
+  index: number;
+  codec_type?: string;
+  codec_name?: string;
+  width?: number;
+  height?: number;
+  avg_frame_rate?: string;
+  r_frame_rate?: string;
+  sample_rate?: string;
+  channels?: number;
+  channel_layout?: string;
+  nb_frames?: string;
+  duration?: string;
+  tags?: Record<string, string>;
+  disposition?: Record<string, number>;
+  side_data_list?: { rotation?: number }[];
+}
+
+function rate(r: string | undefined): number | undefined {
+  if (!r) return undefined;
+  const [a, b] = r.split('/').map(Number);
+  if (!a || !b || !Number.isFinite(a / b)) return undefined;
+  return a / b;
+}
+
+function lowerKeys(t: Record<string, string> | undefined): Record<string, string> {
+  return Object.fromEntries(Object.entries(t ?? {}).map(([k, v]) => [k.toLowerCase(), v]));
+}
+
+/** Streams, duration, codecs, fps and rotation of a media file. Unreadable files are UNSUPPORTED_INPUT. */
+export async function probe(file: string, opts: { signal?: AbortSignal; name?: string } = {}): Promise<MediaInfo> {
+  let res: ExecResult;
+  try {
+    res = await exec('ffprobe', ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', file], {
+      signal: opts.signal,
+      timeoutMs: 60_000,
+      failCode: 'UNSUPPORTED_INPUT',
+    });
+  } catch (e) {
+    if (e instanceof KilnError && e.code === 'UNSUPPORTED_INPUT') {
+      throw new KilnError(
+        'UNSUPPORTED_INPUT',
+        `${opts.name ?? path.basename(file)} could not be read as media: ${e.message.replace(/^ffprobe failed \(exit \d+\): /, '')}`,
+      );
+    }
+    throw e;
+  }
+  const j = JSON.parse(res.stdout || '{}') as {
+    streams?: RawStream[];
+    format?: { duration?: string; format_name?: string; tags?: Record<string, string> };
+  };
+  const streams: MediaStream[] = (j.streams ?? []).map((s) => {
+    const rot = Number(s.side_data_list?.find((d) => d.rotation !== undefined)?.rotation ?? s.tags?.rotate ?? 0);
+    const type = (['video', 'audio', 'subtitle', 'attachment'].includes(s.codec_type ?? '') ? s.codec_type : 'data') as MediaStream['type'];
+    return {
+      index: s.index,
+      type,
+      codec: s.codec_name ?? 'unknown',
+      width: s.width,
+      height: s.height,
+      fps: type === 'video' ? (rate(s.avg_frame_rate) ?? rate(s.r_frame_rate)) : undefined,
+      sampleRate: s.sample_rate ? Number(s.sample_rate) : undefined,
+      channels: s.channels,
+      channelLayout: s.channel_layout,
+      language: s.tags?.language,
+      frames: s.nb_frames ? Number(s.nb_frames) : undefined,
+      // ffprobe reports the display matrix counter-clockwise; people think clockwise.
+      rotation: ((-rot % 360) + 360) % 360,
+      attachedPic: s.disposition?.attached_pic === 1,
+      tags: lowerKeys(s.tags),
+    };
+  });
+  const streamDur = Math.max(0, ...(j.streams ?? []).map((s) => Number(s.duration) || 0));
+  const duration = Number(j.format?.duration) || streamDur || 0;
+  return {
+    duration,
+    formatName: j.format?.format_name ?? '',
+    streams,
+    video: streams.find((s) => s.type === 'video' && !s.attachedPic),
+    audio: streams.find((s) => s.type === 'audio'),
+    subtitles: streams.filter((s) => s.type === 'subtitle'),
+    tags: lowerKeys(j.format?.tags),
+  };
+}
+
+/** Width and height as displayed (rotation applied), rounded down to even numbers for 4:2:0 encoders. */
+export function displaySize(v: MediaStream): { width: number; height: number } {
+  const w = v.width ?? 0;
+  const h = v.height ?? 0;
+  const [dw, dh] = v.rotation === 90 || v.rotation === 270 ? [h, w] : [w, h];
+  return { width: even(dw), height: even(dh) };
+}
+
+export function even(n: number): number {
+  return Math.max(2, Math.floor(n / 2) * 2);
+}

@@ -1,0 +1,38 @@
+import type { InputFile, RunContext, ToolResult } from '../../../core/tool.js';
+import { audioCodecArgs } from '../../../engines/ffmpeg/codecs.js';
+import { type AudioFormat, audioFormatOf } from '../../../engines/ffmpeg/containers.js';
+import type { MediaInfo } from '../../../engines/ffmpeg/probe.js';
+import { runFfmpeg } from '../../../engines/ffmpeg/run.js';
+import { outputFile } from '../../_shared/output.js';
+import { progressSpan } from '../../_shared/progress.js';
+
+/** The common shape of an audio tool: one input, an -af chain, written in the input's own format. */
+export async function transcodeAudio(
+  ctx: RunContext,
+  input: InputFile,
+  info: MediaInfo,
+  o: {
+    af?: string;
+    inputArgs?: string[];
+    outArgs?: string[];
+    durationS?: number;
+    format?: AudioFormat;
+    kbps?: number;
+    stage?: string;
+    progress?: [number, number];
+  } = {},
+): Promise<ToolResult> {
+  const format = o.format ?? audioFormatOf(input.type?.ext);
+  const out = ctx.out(format);
+  const args = [...(o.inputArgs ?? []), '-i', input.path, '-map', '0:a:0', '-vn', '-sn'];
+  if (o.af) args.push('-af', o.af);
+  args.push(...audioCodecArgs(format, o.kbps ?? 192), '-map_metadata', '0', ...(o.outArgs ?? []));
+  const [from, to] = o.progress ?? [0, 100];
+  await runFfmpeg(args, {
+    signal: ctx.signal,
+    durationS: o.durationS ?? info.duration,
+    onProgress: progressSpan(ctx, from, to, o.stage ?? 'encoding'),
+    output: out,
+  });
+  return { outputs: [outputFile(out)] };
+}

@@ -1,0 +1,128 @@
+/**
+ * The remote CLI treats every name and URL a server sends as hostile (issue #21 item 2): a fake kiln
+ * server (node:http) answers with `..%2F..%2Fpwned.txt` download URLs, `../../x` output names and links
+ * to another origin; a second server on that other origin records whether the API key reached it.
+ */
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { kiln } from '../helpers/cli.js';
+import { makeImage, tempDir } from '../helpers/fixtures.js';
+
+const KEY = 'kiln_test_secret_key';
+
+function listen(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<{ server: Server; url: string }> {
+  const server = createServer(handler);
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => resolve({ server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` })),
+  );
+}
+
+describe('the remote CLI does not trust the server', () => {
+  const root = tempDir('kiln-hostile-');
+  // The run happens two levels down, so `../../` would land inside root where it can be seen.
+  const cwd = path.join(root, 'a', 'b');
+  let hostile: { server: Server; url: string };
+  let other: { server: Server; url: string };
+  const otherSaw: { auth: string | undefined; url: string }[] = [];
+  let photo: string;
+
+  const json = (res: ServerResponse, body: unknown, status = 200) =>
+    res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+  const job = (id: string, outputName: string, downloadUrl: string) => ({
+    jobId: id,
+    tool: 'resize',
+    status: 'completed',
+    progress: { percent: 100, stage: null },
+    result: { downloadUrl },
+    error: null,
+    outputName,
+    createdAt: null,
+    finishedAt: null,
+  });
+
+  before(async () => {
+    mkdirSync(cwd, { recursive: true });
+    photo = await makeImage(cwd, 'photo.png', 20, 20);
+    other = await listen((req, res) => {
+      otherSaw.push({ auth: req.headers.authorization, url: req.url ?? '' });
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('stolen');
+    });
+    hostile = await listen((req, res) => {
+      req.resume();
+      const u = req.url ?? '';
+      if (req.method === 'POST' && u === '/api/v1/tools/image/resize')
+        return json(res, { jobId: 'j1', downloadUrl: '/api/v1/download/j1/..%2F..%2Fpwned.txt', originalSize: 1, processedSize: 5 });
+      if (u.startsWith('/api/v1/download/')) return res.writeHead(200, { 'content-type': 'text/plain' }).end('bytes');
+      if (u === '/api/v1/download-redirect') return res.writeHead(302, { location: `${other.url}/redirected` }).end();
+      if (u === '/api/v1/jobs/j2') return json(res, job('j2', '../../x', `${other.url}/steal`));
+      if (u === '/api/v1/jobs/j3') return json(res, job('j3', '../../x', '/api/v1/download/j3/..%2F..%2Fy'));
+      if (u === '/api/v1/jobs/j4') return json(res, job('j4', 'r.txt', '/api/v1/download-redirect'));
+      if (u === '/api/v1/files/f1/versions')
+        return json(res, {
+          versions: [
+            {
+              version: 1,
+              name: '../../evil.txt',
+              size: 5,
+              contentType: 'text/plain',
+              sha256: '',
+              createdBy: 'u',
+              createdAt: '',
+              source: 'upload',
+              tool: null,
+              settings: null,
+              restoredFrom: null,
+            },
+          ],
+        });
+      if (u.startsWith('/api/v1/files/f1/download')) return res.writeHead(200, { 'content-type': 'text/plain' }).end('item');
+      json(res, { error: { code: 'NOT_FOUND', message: `no ${u}` } }, 404);
+    });
+  });
+  after(() => {
+    hostile.server.close();
+    other.server.close();
+  });
+
+  const env = () => ({ XDG_CONFIG_HOME: path.join(root, 'cfg'), KILN_API_KEY: KEY, KILN_SERVER: '' });
+  const nothingOutside = () => {
+    for (const up of [root, path.join(root, 'a')])
+      for (const n of ['pwned.txt', 'x', 'y', 'evil.txt']) assert.equal(existsSync(path.join(up, n)), false, `${n} written above the run`);
+  };
+
+  it('a tool run keeps a ..%2F download name inside -o DIR/', async () => {
+    const r = await kiln(['resize', photo, '--width', '5', '-o', 'out/', '--server', hostile.url], { cwd, env: env() });
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(readdirSync(path.join(cwd, 'out')), ['pwned.txt']);
+    nothingOutside();
+  });
+
+  it('jobs download: a ../../x output name stays in the directory; a link to another origin is refused and gets no key', async () => {
+    const ok = await kiln(['jobs', 'download', 'j3', '-o', 'dl/', '--server', hostile.url], { cwd, env: env() });
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.deepEqual(readdirSync(path.join(cwd, 'dl')), ['x']);
+    assert.equal(readFileSync(path.join(cwd, 'dl', 'x'), 'utf8'), 'bytes');
+    const stolen = await kiln(['jobs', 'download', 'j2', '-o', 'dl2/', '--server', hostile.url, '--json'], { cwd, env: env() });
+    assert.equal(stolen.code, 1);
+    assert.equal((JSON.parse(stolen.stdout) as { error: { code: string } }).error.code, 'FORBIDDEN');
+    const redirected = await kiln(['jobs', 'download', 'j4', '-o', 'dl3/', '--server', hostile.url], { cwd, env: env() });
+    assert.equal(redirected.code, 1);
+    assert.match(redirected.stderr, /another origin/);
+    assert.deepEqual(otherSaw, [], 'the other origin was never contacted');
+    nothingOutside();
+  });
+
+  it('files get: a ../../evil.txt item name is written as got/evil.txt (got/ created)', async () => {
+    const r = await kiln(['files', 'get', 'f1', '-o', 'got/', '--server', hostile.url], { cwd, env: env() });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(readFileSync(path.join(cwd, 'got', 'evil.txt'), 'utf8'), 'item');
+    const def = await kiln(['files', 'get', 'f1', '--server', hostile.url], { cwd, env: env() });
+    assert.equal(def.code, 0, def.stderr);
+    assert.equal(readFileSync(path.join(cwd, 'evil.txt'), 'utf8'), 'item');
+    nothingOutside();
+  });
+});

@@ -1,0 +1,110 @@
+/**
+ * Issue #21 item 6: quotas hold under concurrency. Eight parallel 600 kB uploads against a 1 MB quota
+ * (LIBRARY_QUOTA_MB for the file library, USER_QUOTA_MB for job storage): at most one is stored, the
+ * others answer 413, and nothing stays reserved or on disk for the refused ones. Runs on PostgreSQL
+ * too when KILN_TEST_PG is set (test/helpers/server.ts).
+ */
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { existsSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import sharp from 'sharp';
+import { makeUser } from '../daemon/accounts/http.js';
+import { api, startServer, type TestServer } from '../helpers/server.js';
+
+const KB600 = 600 * 1024;
+
+/** A PNG of noise (it does not compress) of about `bytes`. */
+async function noisePng(bytes: number): Promise<Uint8Array<ArrayBuffer>> {
+  const side = Math.ceil(Math.sqrt(bytes / 3));
+  return new Uint8Array(
+    await sharp(randomBytes(side * side * 3), { raw: { width: side, height: side, channels: 3 } })
+      .png({ compressionLevel: 0 })
+      .toBuffer(),
+  );
+}
+
+function parallel<T>(n: number, f: (i: number) => Promise<T>): Promise<T[]> {
+  return Promise.all(Array.from({ length: n }, (_, i) => f(i)));
+}
+
+function tally(results: { status: number; text: string }[]): { ok: number; refused: number } {
+  for (const r of results) assert.ok([200, 201, 413].includes(r.status), `${r.status}: ${r.text}`);
+  for (const r of results.filter((x) => x.status === 413)) assert.match(r.text, /LIMIT_EXCEEDED/);
+  return { ok: results.filter((r) => r.status !== 413).length, refused: results.filter((r) => r.status === 413).length };
+}
+
+describe('library quota under parallel uploads', () => {
+  let s: TestServer;
+  before(async () => {
+    // The quota is read when the library starts.
+    process.env.LIBRARY_QUOTA_MB = '1';
+    try {
+      s = await startServer();
+    } finally {
+      delete process.env.LIBRARY_QUOTA_MB;
+    }
+  });
+  after(() => s.close());
+
+  it('8 parallel 600 kB uploads with LIBRARY_QUOTA_MB=1: at most one is stored', async () => {
+    const user = await makeUser(s, 'lib-racer');
+    const results = await parallel(8, (i) => {
+      const f = new FormData();
+      f.append('file', new File([randomBytes(KB600)], `part-${i}.bin`));
+      return api(s, user.token, 'POST', '/api/v1/files', f);
+    });
+    const { ok, refused } = tally(results);
+    assert.ok(ok <= 1, `${ok} of 8 uploads were stored`);
+    assert.ok(refused >= 7);
+    const usage = await api(s, user.token, 'GET', '/api/v1/files/usage');
+    assert.ok(usage.body.usedBytes <= 1048576, `${usage.body.usedBytes} bytes stored against a 1 MB quota`);
+    assert.equal(usage.body.usedBytes, ok * KB600);
+    // Reservations are released, refused uploads leave no scratch file, and the room is usable again.
+    const left = await s.app.kiln.store.db.selectFrom('quota_reservations').selectAll().execute();
+    assert.deepEqual(left, []);
+    const tmp = path.join(s.dataDir, 'library', 'tmp');
+    assert.deepEqual(existsSync(tmp) ? readdirSync(tmp) : [], []);
+    if (ok === 0) {
+      const one = new FormData();
+      one.append('file', new File([randomBytes(KB600)], 'alone.bin'));
+      assert.equal((await api(s, user.token, 'POST', '/api/v1/files', one)).status, 201);
+    }
+    // New versions race the same way: 600 kB held leaves room for one 300 kB version.
+    const mine = (await api(s, user.token, 'GET', '/api/v1/files')).body.items[0];
+    const again = await parallel(3, () => {
+      const f = new FormData();
+      f.append('file', new File([randomBytes(300 * 1024)], 'new.bin'));
+      return api(s, user.token, 'POST', `/api/v1/files/${mine.id}/versions`, f);
+    });
+    assert.ok(tally(again).ok <= 1);
+  });
+});
+
+describe('job storage quota under parallel uploads', () => {
+  let s: TestServer;
+  before(async () => {
+    s = await startServer({ env: { USER_QUOTA_MB: '1', SYNC_WAIT_MS: '30000' } });
+  });
+  after(() => s.close());
+
+  it('8 parallel 600 kB uploads with USER_QUOTA_MB=1: at most one job is run', async () => {
+    const user = await makeUser(s, 'job-racer');
+    const png = await noisePng(KB600);
+    assert.ok(png.length > KB600 && png.length < 1048576, `${png.length} B`);
+    const side = (await sharp(png).metadata()).width!;
+    // Same size out as in: a finished job holds about 600 kB of output until it is swept.
+    const results = await parallel(8, () => {
+      const f = new FormData();
+      f.append('file', new File([png], 'noise.png'));
+      f.append('settings', JSON.stringify({ width: side }));
+      return api(s, user.token, 'POST', '/api/v1/tools/image/resize', f);
+    });
+    const { ok } = tally(results);
+    assert.ok(ok <= 1, `${ok} of 8 jobs ran against a 1 MB quota`);
+    // Refused uploads leave nothing behind.
+    const jobs = await s.app.kiln.store.db.selectFrom('jobs').select('id').where('owner_id', '=', user.id).execute();
+    assert.equal(jobs.length, ok);
+  });
+});
