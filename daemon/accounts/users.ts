@@ -20,7 +20,7 @@ import { hashSecret } from '../auth/secrets.js';
 import { revokeUserKeys } from '../store/api-keys.js';
 import type { Database, Role, UsersTable } from '../store/schema.js';
 import { isFinal, type JobRow } from '../store/jobs.js';
-import { createUser, findUserById, findUserByName } from '../store/users.js';
+import { createUser, findUserById, findUserByName, LOCAL_OWNER } from '../store/users.js';
 import { ROLE_RANK } from './schema.js';
 
 export const ROLES: Role[] = ['admin', 'user'];
@@ -288,13 +288,18 @@ async function deleteOwnedLibrary(db: Kysely<Database>, sharedDir: string, userI
  */
 export async function deleteOrphans(db: Kysely<Database>, sharedDir: string): Promise<{ files: number; pipelines: number }> {
   const live = db.selectFrom('users').select('id');
-  const items = await db.selectFrom('library_items').select(['id', 'owner_id']).where('owner_id', 'not in', live).execute();
+  const items = await db
+    .selectFrom('library_items')
+    .select(['id', 'owner_id'])
+    .where('owner_id', 'not in', live)
+    .where('owner_id', '!=', LOCAL_OWNER)
+    .execute();
   if (items.length) {
     const { LibraryService } = await import('../library/service.js');
     const library = new LibraryService(db, sharedDir, 0);
     for (const it of items) await library.deleteItem({ id: it.owner_id, role: 'user' }, it.id).catch(() => {});
   }
-  const r = await db.deleteFrom('pipelines').where('owner_id', 'not in', live).executeTakeFirst();
+  const r = await db.deleteFrom('pipelines').where('owner_id', 'not in', live).where('owner_id', '!=', LOCAL_OWNER).executeTakeFirst();
   return { files: items.length, pipelines: Number(r.numDeletedRows) };
 }
 

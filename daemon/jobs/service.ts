@@ -417,6 +417,7 @@ export class JobService {
     for (const c of this.external.values()) c.abort();
     await this.queue.close();
     // Let aborted runs record their end before the database closes.
-    await Promise.race([Promise.allSettled([...this.settled.values()]), new Promise((r) => setTimeout(r, 5000))]);
+    // (unref: once they have, a pending timer would hold the process for the rest of the 5 s.)
+    await Promise.race([Promise.allSettled([...this.settled.values()]), new Promise((r) => setTimeout(r, 5000).unref())]);
   }
 }

@@ -65,7 +65,25 @@ function addHashed(zip: yazl.ZipFile, src: string, name: string): Promise<{ sha2
   return done;
 }
 
-export async function backupDataDir(dataDir: string, outFile: string): Promise<BackupManifest> {
+/** How many snapshots a backup takes at most when files are deleted while it copies their blobs. */
+const ATTEMPTS = 3;
+
+/** `blobRoot`: where `library/blobs` and the data key live (SHARED_DIR when set; the data dir otherwise). */
+export async function backupDataDir(dataDir: string, outFile: string, blobRoot = dataDir): Promise<BackupManifest> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await backupOnce(dataDir, outFile, blobRoot);
+    } catch (e) {
+      // A blob the snapshot refers to was deleted meanwhile (its last version went): a new snapshot no
+      // longer refers to it, so trying again gives a consistent backup.
+      if (!(e instanceof KilnError && e.reason === BLOB_GONE) || attempt >= ATTEMPTS) throw e;
+    }
+  }
+}
+
+const BLOB_GONE = 'blob-deleted-during-backup';
+
+async function backupOnce(dataDir: string, outFile: string, blobRoot: string): Promise<BackupManifest> {
   const dbFile = path.join(dataDir, DB_ENTRY);
   if (!existsSync(dbFile))
     throw new KilnError(
@@ -73,7 +91,7 @@ export async function backupDataDir(dataDir: string, outFile: string): Promise<B
       `No kiln database in ${dataDir} (is DATABASE_URL set? PostgreSQL is backed up with pg_dump: docs/OPERATIONS.md).`,
     );
   const work = await mkdtemp(path.join(path.dirname(path.resolve(outFile)), '.kiln-backup-'));
-  const partial = `${outFile}.partial-${process.pid}`;
+  const partial = `${outFile}.partial-${path.basename(work)}`;
   try {
     const { default: Sqlite } = await import('better-sqlite3');
     const snapshot = path.join(work, DB_ENTRY);
@@ -90,7 +108,13 @@ export async function backupDataDir(dataDir: string, outFile: string): Promise<B
     try {
       const hasLibrary = snap.prepare("select 1 from sqlite_master where type = 'table' and name = 'library_blobs'").get();
       blobs = hasLibrary
-        ? (snap.prepare('select hash, size from library_blobs order by hash').all() as { hash: string; size: number }[])
+        ? (snap
+            // Only content stored and ready: a pending upload or a removal under way has no version
+            // pointing at it (the restored daemon's sweep clears such rows).
+            .prepare(
+              `select hash, size from library_blobs ${hasColumn(snap, 'library_blobs', 'state') ? "where state = 'ready'" : ''} order by hash`,
+            )
+            .all() as { hash: string; size: number }[])
         : [];
       migrations = (snap.prepare('select name from kysely_migration order by name').all() as { name: string }[]).map((r) => r.name);
     } finally {
@@ -98,25 +122,31 @@ export async function backupDataDir(dataDir: string, outFile: string): Promise<B
     }
 
     const zip = new yazl.ZipFile();
-    const written = pipeline(zip.outputStream, createWriteStream(partial));
+    // 0600 whatever the umask: the archive holds the database and the data key.
+    const written = pipeline(zip.outputStream, createWriteStream(partial, { mode: 0o600 }));
+    // Awaited below on success; on a failure before that, its rejection must not go unhandled.
+    written.catch(() => undefined);
     const files: BackupFile[] = [];
     const db = await addHashed(zip, snapshot, DB_ENTRY);
     files.push({ path: DB_ENTRY, ...db });
     // The data key (when it lives in the data dir rather than SECRET_KEY): without it the restored
     // database's encrypted secrets could not be read, and the daemon would refuse to start on it.
-    const keyFile = path.join(dataDir, KEY_FILE);
+    const keyFile = path.join(blobRoot, KEY_FILE);
     if (existsSync(keyFile)) files.push({ path: KEY_FILE, ...(await addHashed(zip, keyFile, KEY_FILE)) });
     for (const b of blobs) {
-      const src = blobPath(dataDir, b.hash);
+      const src = blobPath(blobRoot, b.hash);
       const rel = `library/blobs/${b.hash.slice(0, 2)}/${b.hash}`;
-      const st = await stat(src).catch(() => undefined);
       // Deleted after the snapshot was taken (its last version went): the snapshot still needs it.
-      if (!st)
-        throw new KilnError(
+      const gone = () =>
+        new KilnError(
           'CONFLICT',
-          `Library blob ${b.hash} went away during the backup (a file was deleted meanwhile); run the backup again.`,
+          `Library blob ${b.hash} went away during the backup (files were deleted meanwhile, ${ATTEMPTS} times in a row); run the backup again.`,
+          { reason: BLOB_GONE },
         );
-      const got = await addHashed(zip, src, rel);
+      if (!(await stat(src).catch(() => undefined))) throw gone();
+      const got = await addHashed(zip, src, rel).catch((e: NodeJS.ErrnoException) => {
+        throw e.code === 'ENOENT' ? gone() : e;
+      });
       if (got.sha256 !== b.hash)
         throw new KilnError('INTERNAL', `Library blob ${b.hash} is damaged on disk (its content hashes to ${got.sha256}).`);
       files.push({ path: rel, ...got });
@@ -140,6 +170,10 @@ export async function backupDataDir(dataDir: string, outFile: string): Promise<B
   } finally {
     await rm(work, { recursive: true, force: true });
   }
+}
+
+function hasColumn(db: { prepare(sql: string): { all(): unknown[] } }, table: string, column: string): boolean {
+  return (db.prepare(`pragma table_info(${table})`).all() as { name: string }[]).some((c) => c.name === column);
 }
 
 function openZip(file: string): Promise<yauzl.ZipFile> {

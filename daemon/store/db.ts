@@ -120,7 +120,7 @@ export async function pendingMigrations(store: Store): Promise<string[]> {
  * A database a newer kiln has migrated is left alone: running old code on it could corrupt it. The way
  * back from an upgrade is the backup taken before it (docs/OPERATIONS.md).
  */
-async function refuseNewerSchema(store: Store): Promise<void> {
+export async function refuseNewerSchema(store: Store): Promise<void> {
   const known = new Set(MIGRATIONS.map((m) => m.name));
   const unknown = (await appliedMigrations(store)).filter((n) => !known.has(n));
   if (unknown.length)

@@ -50,7 +50,14 @@ export async function firstAdmin(db: Kysely<Database>): Promise<UserRow | undefi
  * Work that commits long after its request was authenticated (an upload streaming in) checks here that
  * its user still exists: what a user deleted meanwhile sends is refused, not left owned by nobody.
  */
+/**
+ * The owner of library items the local CLI stores in a data dir where no daemon has made an admin yet
+ * (`kiln files upload` before the first `kiln serve`): no user row, yet alive.
+ */
+export const LOCAL_OWNER = 'local';
+
 export async function requireLiveUser(db: Kysely<Database>, id: string): Promise<void> {
+  if (id === LOCAL_OWNER) return;
   const u = await db.selectFrom('users').select(['id', 'disabled_at']).where('id', '=', id).executeTakeFirst();
   if (!u)
     throw new KilnError('UNAUTHORIZED', 'The account was deleted while this request ran; nothing was saved.', {

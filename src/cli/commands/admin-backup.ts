@@ -22,19 +22,34 @@ export async function backupCommand(o: Opts): Promise<void> {
       'USAGE_ERROR',
       "DATABASE_URL is set: back up PostgreSQL with pg_dump and the data dir's library/ (docs/OPERATIONS.md).",
     );
+  if (process.env.S3_BUCKET)
+    throw new KilnError(
+      'USAGE_ERROR',
+      "S3_BUCKET is set: the library's content is in the bucket; back up the database and the bucket as docs/OPERATIONS.md says.",
+    );
   const { backupDataDir } = await import('../../../daemon/store/backup.js');
   const out = path.resolve(o.output as string);
   const started = Date.now();
-  const m = await backupDataDir(dataDirOf(o), out);
+  const dataDir = dataDirOf(o);
+  const m = await backupDataDir(dataDir, out, process.env.SHARED_DIR ? path.resolve(process.env.SHARED_DIR) : dataDir);
   const bytes = m.files.reduce((a, f) => a + f.size, 0);
+  const blobs = m.files.filter((f) => f.path.startsWith('library/')).length;
+  // Besides the database and the blobs, only the data key (when it lives in the data dir).
+  const key = m.files.length > blobs + 1 ? ', the data key' : '';
   say(
     o,
     { ok: true, file: out, files: m.files.length, bytes, migrations: m.migrations.length, ms: Date.now() - started },
-    `Backup written to ${out}: the database and ${m.files.length - 1} library file(s), ${(bytes / 1048576).toFixed(1)} MB, every digest in manifest.json.\n`,
+    `Backup written to ${out}: the database${key} and ${blobs} library file(s), ${(bytes / 1048576).toFixed(1)} MB, every digest in manifest.json; readable only by you.\n`,
   );
 }
 
 export async function restoreCommand(file: string, o: Opts): Promise<void> {
+  // The daemon would keep using PostgreSQL and never see the restored SQLite database.
+  if (process.env.DATABASE_URL)
+    throw new KilnError(
+      'USAGE_ERROR',
+      'DATABASE_URL is set: restore PostgreSQL with pg_restore and put the library/ back (docs/OPERATIONS.md); unset it to restore a SQLite backup.',
+    );
   const { restoreBackup } = await import('../../../daemon/store/backup.js');
   const dir = dataDirOf(o);
   const m = await restoreBackup(path.resolve(file), dir);
@@ -58,12 +73,14 @@ export async function restoreCommand(file: string, o: Opts): Promise<void> {
 }
 
 export async function migrateCommand(o: Opts): Promise<void> {
-  const { openStore, pendingMigrations } = await import('../../../daemon/store/db.js');
+  const { openStore, pendingMigrations, refuseNewerSchema } = await import('../../../daemon/store/db.js');
   const dataDir = dataDirOf(o);
   const target = { dataDir, databaseUrl: process.env.DATABASE_URL || undefined };
   const probe = await openStore({ ...target, migrate: false });
   let pending: string[];
   try {
+    // A database a newer kiln migrated is not "up to date": say so, as the daemon would.
+    await refuseNewerSchema(probe);
     pending = await pendingMigrations(probe);
   } finally {
     await probe.close();

@@ -102,7 +102,7 @@ function remoteBackend(c: RemoteClient): Backend {
 
 async function localBackend(dataDir: string): Promise<Backend> {
   const { openStore } = await import('../../../daemon/store/db.js');
-  const { firstAdmin } = await import('../../../daemon/store/users.js');
+  const { firstAdmin, LOCAL_OWNER } = await import('../../../daemon/store/users.js');
   const { LibraryService } = await import('../../../daemon/library/service.js');
   const { itemView, versionView } = await import('../../../daemon/library/views.js');
   const { quotaBytesFromEnv } = await import('../../../daemon/library/quota.js');
@@ -110,7 +110,7 @@ async function localBackend(dataDir: string): Promise<Backend> {
   const lib = new LibraryService(store.db, dataDir, quotaBytesFromEnv());
   // Items uploaded here belong to the data dir's admin (or a local owner before any daemon ran).
   const admin = await firstAdmin(store.db);
-  const me = { id: admin?.id ?? 'local', role: 'admin' as const };
+  const me = { id: admin?.id ?? LOCAL_OWNER, role: 'admin' as const };
   return {
     async list(q) {
       const { parseScopeFilter } = await import('../../../daemon/library/sharing.js');

@@ -12,7 +12,7 @@ export interface ServeOptions {
 }
 
 export async function serveCommand(o: ServeOptions): Promise<void> {
-  const [{ checkNetworkSafety, resolveConfig }, { buildServer }, { drain }] = await Promise.all([
+  const [{ checkNetworkSafety, resolveConfig }, { buildServer }, { answersSent, drain }] = await Promise.all([
     import('../../../daemon/config.js'),
     import('../../../daemon/server.js'),
     import('../../../daemon/drain.js'),
@@ -56,9 +56,12 @@ export async function serveCommand(o: ServeOptions): Promise<void> {
       if (stopping) process.exit(130); // A second signal means "now".
       stopping = true;
       process.stderr.write(`${signal}: draining (up to ${graceMs / 1000} s for running jobs)…\n`);
+      const deadline = Date.now() + graceMs;
       drain(app, graceMs)
-        .then((finished) => {
+        .then(async (finished) => {
           if (!finished) process.stderr.write('grace period over: cancelling the jobs still running\n');
+          // Results of the jobs that finished are still being sent: close() would cut them.
+          else await answersSent(app, deadline);
           return app.close();
         })
         .then(() => engines.stop())

@@ -77,6 +77,8 @@ export class Instance {
   ready: Promise<void> | undefined;
   busy = false;
   restarts = 0;
+  /** Aborted by dispose(): a start-up in progress stops at its next step instead of outliving the pool. */
+  private readonly stopping = new AbortController();
 
   /** `onUp` runs each time the process is up (the pool registers its exit hook then). */
   constructor(
@@ -105,6 +107,7 @@ export class Instance {
   }
 
   private async launch(warm: boolean): Promise<void> {
+    const signal = this.stopping.signal;
     if (!this.profileDir) {
       this.profileDir = await mkdtemp(path.join(tmpdir(), 'kiln-office-'));
       this.profileUrl = pathToFileURL(this.profileDir).href;
@@ -112,6 +115,7 @@ export class Instance {
     }
     const bin = await officeBinary();
     const sock = pipePath(this.profileUrl);
+    if (signal.aborted) throw new KilnError('CANCELLED', 'LibreOffice is shutting down.');
     if (!existsSync(path.join(this.profileDir, 'user', 'config'))) {
       // A fresh profile makes soffice.bin initialise it and exit with 81 (it expects its launcher to
       // start it again), after its pipe already appeared: do that first pass on its own.
@@ -119,11 +123,13 @@ export class Instance {
         env: officeEnv(this.profileDir),
         timeoutMs: START_TIMEOUT_MS,
         okCodes: [0, EXIT_RESTART],
+        signal,
       });
     }
     for (let attempt = 0; attempt < 3; attempt++) {
       // A socket left by a killed instance would make us think the new one is up.
       await unlink(sock).catch(() => undefined);
+      if (signal.aborted) throw new KilnError('CANCELLED', 'LibreOffice is shutting down.');
       // A persistent child: spawned directly (not through exec(), which waits for exit) and unref'd so
       // that a CLI run never waits on the warm instance; exit handlers below stop it.
       const child = spawn(bin, [...COMMON, `-env:UserInstallation=${this.profileUrl}`, 'private:factory/swriter'], {
@@ -136,7 +142,11 @@ export class Instance {
       child.once('error', () => undefined);
       let up: 'up' | number;
       try {
-        up = await Promise.race([waitFor(() => existsSync(sock), START_TIMEOUT_MS).then(() => 'up' as const), exited]);
+        // The poll also ends when the child exits (killed by dispose() too): a poll left running would
+        // hold the daemon's event loop, and so its exit, for up to START_TIMEOUT_MS.
+        const ended = () => child.exitCode !== null || child.signalCode !== null;
+        await waitFor(() => existsSync(sock) || ended(), START_TIMEOUT_MS);
+        up = ended() ? await exited : 'up';
       } catch (e) {
         this.kill();
         throw e;
@@ -171,6 +181,7 @@ export class Instance {
       {
         env: officeEnv(this.profileDir),
         timeoutMs: START_TIMEOUT_MS,
+        signal: this.stopping.signal,
       },
     ).catch(() => undefined);
   }
@@ -183,7 +194,12 @@ export class Instance {
   }
 
   async dispose(): Promise<void> {
+    // A start-up still running (the daemon stopped during its warm-up) would otherwise go on spawning
+    // soffice.bin into a removed profile after the daemon has gone: stop it and wait for it to end.
+    this.stopping.abort();
+    const starting = this.ready;
     this.kill();
+    await starting?.catch(() => undefined);
     if (this.profileDir) await rm(this.profileDir, { recursive: true, force: true }).catch(() => undefined);
     if (this.profileUrl) await unlink(pipePath(this.profileUrl)).catch(() => undefined);
     this.profileDir = '';
