@@ -20,8 +20,19 @@ export interface DaemonConfig {
   adminUsername: string;
   adminPassword?: string;
   syncWaitMs: number;
-  jobTtlHours: number;
+  /*
+   * Defaults of the live limits (daemon/http/limits.ts): PUT /api/v1/settings and per-team overrides
+   * change them without a restart; these environment values apply where nothing is set.
+   */
+  /** How long finished outputs are kept (OUTPUT_TTL_HOURS; JOB_TTL_HOURS is its old name). */
+  outputTtlHours: number;
+  /** How long finished job records are kept, outputs gone or not (JOB_RECORD_TTL_HOURS; never less than the output TTL). */
+  jobRecordTtlHours: number;
+  /** How often expired outputs, job records and sessions are swept (SWEEP_INTERVAL_S). */
+  sweepIntervalS: number;
   maxUploadMb: number;
+  /** The file library's quota per user (LIBRARY_QUOTA_MB; 0 = no quota). */
+  libraryQuotaMb: number;
   jobConcurrency: number;
   databaseUrl?: string;
   redisUrl?: string;
@@ -143,6 +154,7 @@ function defaultTextKb(fieldKb: number): number {
 
 export function resolveConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = process.env): DaemonConfig {
   const dataDir = path.resolve(flags.dataDir ?? defaultDataDir(env));
+  const outputTtlHours = env.OUTPUT_TTL_HOURS?.trim() ? num(env, 'OUTPUT_TTL_HOURS', 24, 0.01) : num(env, 'JOB_TTL_HOURS', 24, 0.01);
   const port = flags.port !== undefined ? Number(flags.port) : num(env, 'PORT', 1349);
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new KilnError('USAGE_ERROR', `The port must be an integer 0-65535 (got "${flags.port ?? env.PORT}").`);
@@ -156,8 +168,11 @@ export function resolveConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = 
     adminUsername: env.ADMIN_USERNAME || 'admin',
     adminPassword: env.ADMIN_PASSWORD || undefined,
     syncWaitMs: num(env, 'SYNC_WAIT_MS', 10_000),
-    jobTtlHours: num(env, 'JOB_TTL_HOURS', 24),
+    outputTtlHours,
+    jobRecordTtlHours: Math.max(outputTtlHours, num(env, 'JOB_RECORD_TTL_HOURS', 168, 0.01)),
+    sweepIntervalS: num(env, 'SWEEP_INTERVAL_S', 600, 10),
     maxUploadMb: num(env, 'MAX_UPLOAD_MB', 2048, 0),
+    libraryQuotaMb: num(env, 'LIBRARY_QUOTA_MB', 1024, 0),
     jobConcurrency: Math.max(1, Math.floor(num(env, 'JOB_CONCURRENCY', os.availableParallelism(), 1))),
     databaseUrl: env.DATABASE_URL || undefined,
     redisUrl: env.REDIS_URL || undefined,

@@ -9,6 +9,7 @@ import type { InputFile } from '../src/core/tool.js';
 import type { Authenticator, AuthUser } from './auth/authenticate.js';
 import type { BootstrapResult } from './auth/bootstrap.js';
 import type { DaemonConfig } from './config.js';
+import type { LiveLimits } from './http/limits.js';
 import type { JobService } from './jobs/service.js';
 import type { ObjectStorage } from './storage/storage.js';
 import type { Store } from './store/db.js';
@@ -42,6 +43,8 @@ export interface DaemonContext {
   dataKey: Buffer;
   /** Blobs: local disk under sharedDir, or S3 (daemon/storage). */
   storage: ObjectStorage;
+  /** Upload size, quotas, rate limit, TTLs as set now (settings, team overrides, environment). */
+  limits: LiveLimits;
 }
 
 declare module 'fastify' {

@@ -14,11 +14,13 @@ import { checkDataKey, encryptClearMfaSecrets, loadDataKey } from './auth/data-k
 import { ensureAdmin } from './auth/bootstrap.js';
 import type { DaemonConfig } from './config.js';
 import type { DaemonContext } from './context.js';
+import { installCompression } from './http/compress.js';
 import { installErrorHandling } from './http/errors.js';
 import { installHostGuard } from './http/host-guard.js';
 import { installQuotaRelease } from './http/quota.js';
 import { loadTls, type TlsMaterial } from './http/tls.js';
 import { loggerOptions } from './http/logging.js';
+import { LiveLimits } from './http/limits.js';
 import { RateLimiter } from './http/rate-limit.js';
 import { installBodyIdleTimeout } from './http/timeouts.js';
 import { installDrainGuard } from './drain.js';
@@ -122,6 +124,7 @@ export async function buildServer(config: DaemonConfig): Promise<FastifyInstance
       dataKey,
       storage,
       tls,
+      limits: new LiveLimits(store.db, config),
     };
     app.decorate('kiln', ctx);
     // Runs with fileId save through the file library hook, on whichever instance runs them.
@@ -138,10 +141,11 @@ export async function buildServer(config: DaemonConfig): Promise<FastifyInstance
     // The tool routes name their own limits (http/uploads.ts).
     await app.register(multipart, { limits: { fileSize: config.maxUploadMb * 1048576, fields: 20, fieldSize: 64 * 1024 } });
     installErrorHandling(app, config.maxUploadMb);
+    installCompression(app);
 
     installHostGuard(app, config);
     installQuotaRelease(app);
-    const limiter = new RateLimiter(config.rateLimitPerMinute);
+    const limiter = new RateLimiter((request) => ctx.limits.peekUser(request.user).rateLimitPerMinute);
     app.addHook('onRequest', async (request, reply) => {
       const url = request.routeOptions.url;
       // Unknown routes fall through to the 404 handler.

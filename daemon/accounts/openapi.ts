@@ -1,4 +1,5 @@
 /** OpenAPI 3.1 paths of the accounts routes, merged into the daemon's document (daemon/openapi/document.ts). */
+import { SETTINGS_PATCH_SCHEMA, SETTINGS_SCHEMA } from './settings.js';
 type Json = Record<string, unknown>;
 
 const obj = (properties: Json = {}, required?: string[]): Json => ({ type: 'object', properties, ...(required ? { required } : {}) });
@@ -47,12 +48,7 @@ const CREATE_USER = (operationId: string, summary: string): Json =>
   );
 const SESSION = obj({ token: str, expiresAt: { type: 'string', format: 'date-time' }, user: obj({ id: str, username: str, role: str }) });
 const TEAM = obj({ id: str, name: str, createdAt: str, members: { type: 'array', items: obj({ id: str, username: str }) } });
-const SETTINGS = obj({
-  syncWindowMs: { type: 'integer', minimum: 0 },
-  jobTtlHours: { type: 'number' },
-  features: obj({ mfa: bool, oidc: bool, saml: bool }),
-  ssoDefaultRole: { type: 'string', enum: ['user', 'admin'] },
-});
+const SETTINGS = SETTINGS_SCHEMA;
 const BRANDING = obj({
   productName: str,
   colors: obj({ primary: str, accent: str, background: str }),
@@ -324,8 +320,8 @@ export function accountPaths(): Json {
       put: op(
         'updateSettings',
         'settings',
-        'Change settings (settings:write; partial).',
-        { requestBody: body(SETTINGS) },
+        'Change settings (settings:write; partial; a limit or TTL set to null goes back to its environment default). Limits apply without a restart, on every instance within 2 s; teams override them at /api/v1/teams/{id}/limits.',
+        { requestBody: body(SETTINGS_PATCH_SCHEMA) },
         { '200': ok(obj({ settings: SETTINGS })) },
         [400, 401, 403],
       ),

@@ -1,5 +1,5 @@
 /**
- * The per-user job storage quota (USER_QUOTA_MB): what a user's jobs hold on disk until the sweeper
+ * The per-user job storage quota (userQuotaMb: settings, team, USER_QUOTA_MB): what a user's jobs hold on disk until the sweeper
  * removes them — the outputs of finished jobs (their recorded size), the work directories of queued and
  * running ones (measured), and uploads still arriving at this instance. An upload that would pass the
  * quota is cut and answered 413.
@@ -46,6 +46,8 @@ export async function jobStorageUsed(db: Kysely<Database>, userId: string): Prom
     .select((eb) => eb.fn.sum<number | string | null>('processed_size').as('bytes'))
     .where('owner_id', '=', userId)
     .where('status', 'not in', ['queued', 'running'])
+    // Only outputs still held: the sweep removes them (outputTtlHours) long before the records go.
+    .where('output_path', 'is not', null)
     .executeTakeFirst();
   const open = await db
     .selectFrom('jobs')
@@ -74,7 +76,7 @@ export async function chargeQuota(db: Kysely<Database>, userId: string | undefin
   const over = (used: number) =>
     new KilnError(
       'LIMIT_EXCEEDED',
-      `This upload would pass your job storage quota of ${quotaMb} MB (USER_QUOTA_MB): ${Math.round(used / MB)} MB are held by your earlier jobs and uploads until they expire (JOB_TTL_HOURS). Delete finished jobs, or wait.`,
+      `This upload would pass your job storage quota of ${quotaMb} MB (USER_QUOTA_MB): ${Math.round(used / MB)} MB are held by your earlier jobs and uploads until they expire (outputTtlHours). Delete finished jobs, or wait.`,
       { details: { quotaMb, usedMb: Math.round(used / MB) } },
     );
   if (stored + (inFlight.get(userId) ?? 0) >= limit) throw over(stored + (inFlight.get(userId) ?? 0));

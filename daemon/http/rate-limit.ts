@@ -1,8 +1,9 @@
 /**
  * A request rate limit per caller (the user, or the address when anonymous): a token bucket per key
- * holding RATE_LIMIT_PER_MINUTE tokens, refilled at that rate, so a burst up to a minute's worth passes
- * and a steady flood is answered 429 with Retry-After. Kept in memory per instance (a limit behind a
- * load balancer is per instance). Health probes are not counted.
+ * holding a minute's worth of tokens, refilled at that rate, so a burst up to a minute's worth passes
+ * and a steady flood is answered 429 with Retry-After. The rate is live (rateLimitPerMinute: settings,
+ * the user's team, RATE_LIMIT_PER_MINUTE). Kept in memory per instance (a limit behind a load balancer
+ * is per instance). Health probes are not counted.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { KilnError } from '../../src/core/errors.js';
@@ -13,24 +14,31 @@ const MAX_KEYS = 50_000;
 interface Bucket {
   tokens: number;
   at: number;
+  /** The rate the bucket was last filled at (a live change applies from the next request). */
+  perMinute: number;
 }
 
 export class RateLimiter {
   private readonly buckets = new Map<string, Bucket>();
+  private readonly rateOf: (request: FastifyRequest) => number;
 
-  constructor(private readonly perMinute: number) {}
+  /** `perMinute`: a fixed rate, or the caller's rate now. */
+  constructor(perMinute: number | ((request: FastifyRequest) => number)) {
+    this.rateOf = typeof perMinute === 'number' ? () => perMinute : perMinute;
+  }
 
   /** 0 when the request may go on, else the seconds until it may. */
-  take(key: string, now = Date.now()): number {
-    const rate = this.perMinute / 60_000;
+  take(key: string, perMinute: number, now = Date.now()): number {
+    const rate = perMinute / 60_000;
     let b = this.buckets.get(key);
     if (!b) {
       if (this.buckets.size >= MAX_KEYS) this.prune(now);
-      b = { tokens: this.perMinute, at: now };
+      b = { tokens: perMinute, at: now, perMinute };
       this.buckets.set(key, b);
     }
-    b.tokens = Math.min(this.perMinute, b.tokens + (now - b.at) * rate);
+    b.tokens = Math.min(perMinute, b.tokens + (now - b.at) * rate);
     b.at = now;
+    b.perMinute = perMinute;
     if (b.tokens >= 1) {
       b.tokens -= 1;
       return 0;
@@ -40,20 +48,21 @@ export class RateLimiter {
 
   /** Drops buckets that have refilled (they hold nothing a new bucket would not). */
   private prune(now: number): void {
-    for (const [k, b] of this.buckets) if (b.tokens + (now - b.at) * (this.perMinute / 60_000) >= this.perMinute) this.buckets.delete(k);
+    for (const [k, b] of this.buckets) if (b.tokens + (now - b.at) * (b.perMinute / 60_000) >= b.perMinute) this.buckets.delete(k);
   }
 
   check(request: FastifyRequest, reply: FastifyReply): void {
-    if (this.perMinute <= 0 || EXEMPT.has(request.routeOptions.url ?? '')) return;
+    const perMinute = this.rateOf(request);
+    if (perMinute <= 0 || EXEMPT.has(request.routeOptions.url ?? '')) return;
     const key = request.user ? `user:${request.user.id}` : `ip:${request.ip}`;
-    const wait = this.take(key);
+    const wait = this.take(key, perMinute);
     if (wait > 0) {
       void reply.header('retry-after', String(wait));
       throw new KilnError(
         'RATE_LIMITED',
-        `Too many requests: at most ${this.perMinute} a minute (RATE_LIMIT_PER_MINUTE). Try again in ${wait} s.`,
+        `Too many requests: at most ${perMinute} a minute (the rateLimitPerMinute setting; RATE_LIMIT_PER_MINUTE by default). Try again in ${wait} s.`,
         {
-          details: { retryAfterSeconds: wait },
+          details: { retryAfterSeconds: wait, limitPerMinute: perMinute },
         },
       );
     }

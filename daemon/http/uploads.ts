@@ -21,7 +21,8 @@ const MB = 1048576;
 const MAX_FIELDS = 200;
 
 export interface UploadLimits {
-  maxFileBytes: number;
+  /** Largest file; by default the requester's live limit (maxUploadMb: settings, team, MAX_UPLOAD_MB). */
+  maxFileBytes?: number;
   maxFiles?: number;
 }
 
@@ -49,7 +50,9 @@ export async function readMultipart(request: FastifyRequest, dir: string, limits
     await drainBody(request);
     throw tooBig();
   }
-  const quota = await chargeQuota(store.db, request.user?.id, config.userQuotaMb).catch(async (e: unknown) => {
+  const live = await request.server.kiln.limits.forUser(request.user);
+  const maxFileBytes = limits.maxFileBytes ?? live.maxUploadMb * MB;
+  const quota = await chargeQuota(store.db, request.user?.id, live.userQuotaMb).catch(async (e: unknown) => {
     await drainBody(request);
     throw e;
   });
@@ -72,7 +75,7 @@ export async function readMultipart(request: FastifyRequest, dir: string, limits
     const iter = request
       .parts({
         // busboy's own limits one past ours, so going over is seen here and answered with our message.
-        limits: { fileSize: limits.maxFileBytes, files: limits.maxFiles ?? 1000, fields: MAX_FIELDS + 1, fieldSize: maxField, parts: 1200 },
+        limits: { fileSize: maxFileBytes, files: limits.maxFiles ?? 1000, fields: MAX_FIELDS + 1, fieldSize: maxField, parts: 1200 },
       })
       [Symbol.asyncIterator]();
     // The first next() sets the parser up and pipes the body into it: only then may the guard listen
@@ -86,7 +89,8 @@ export async function readMultipart(request: FastifyRequest, dir: string, limits
         const fileTooBig = () =>
           new KilnError(
             'LIMIT_EXCEEDED',
-            `${name} is larger than the upload limit of ${Math.round(limits.maxFileBytes / MB)} MB (MAX_UPLOAD_MB).`,
+            `${name} is larger than the upload limit of ${Math.round(maxFileBytes / MB)} MB (the maxUploadMb setting; MAX_UPLOAD_MB by default).`,
+            { details: { limitMb: Math.round(maxFileBytes / MB) } },
           );
         const guard = wire;
         part.file.once('limit', () => guard.fileTruncated(fileTooBig));

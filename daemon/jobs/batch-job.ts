@@ -4,34 +4,27 @@
  * instance that took the request streams it back when it is done and any instance serves it again at
  * /api/v1/download/<id>/<tool>-batch.zip.
  */
-import { createWriteStream } from 'node:fs';
-import { mkdir, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import { pipeline } from 'node:stream/promises';
-import yazl from 'yazl';
 import { KilnError } from '../../src/core/errors.js';
 import type { JobQueue } from '../queue/queue.js';
-import { finishJob, getJob, updateJob, type JobRow } from '../store/jobs.js';
-import { runBatchItems } from './batch-run.js';
+import { finishJob, getJob, type JobRow } from '../store/jobs.js';
+import { batchArchiveName, countItems, writeBatchArchive } from './batch-archive.js';
+import { batchProgress, runBatchItems } from './batch-run.js';
 import { jobResult } from './records.js';
 import { claim, type RunDeps, type RunSpec } from './run.js';
 
 export const BATCH_ZIP_TYPE = 'application/zip';
 
 export function batchZipName(targetId: string): string {
-  return `${targetId}-batch.zip`;
+  return batchArchiveName(targetId);
 }
 
 /** Runs the batch; the completed row, or undefined when it was not run (cancelled before, or at the last moment). */
 export async function executeBatch(deps: RunDeps & { queue: JobQueue }, req: RunSpec, signal: AbortSignal): Promise<JobRow | undefined> {
   if (!(await claim(deps, req.id))) return undefined;
-  const name = batchZipName(req.target.id);
-  const outDir = path.join(req.workDir, 'out');
-  await mkdir(outDir, { recursive: true });
-  const file = path.join(outDir, name);
-  const zip = new yazl.ZipFile();
-  const written = pipeline(zip.outputStream, createWriteStream(file));
-  const { summary, processed } = await runBatchItems({
+  const progress = batchProgress(deps.db, deps.events, req.id);
+  const items = await runBatchItems({
     id: req.id,
     target: req.target,
     settings: req.settings,
@@ -40,19 +33,17 @@ export async function executeBatch(deps: RunDeps & { queue: JobQueue }, req: Run
     queue: deps.queue,
     config: deps.config,
     signal,
-    zip,
-    onItem: (finished, total) => {
-      const percent = Math.round((finished / total) * 100);
-      deps.events.publish(req.id, { type: 'progress', percent, stage: `${finished}/${total}` });
-      updateJob(deps.db, req.id, { progress: percent, stage: `${finished}/${total}` }).catch(() => {});
-    },
+    onItem: progress.onItem,
   });
-  zip.end();
-  await written;
+  await progress.flushed();
   if (signal.aborted) throw new KilnError('CANCELLED', 'The batch was cancelled.');
+  // The outputs in input order, whatever order they ended in.
+  const out = await writeBatchArchive(path.join(req.workDir, 'out'), req.id, req.target.id, items);
+  const name = out.name;
+  const file = out.path;
   await rm(path.join(req.workDir, 'items'), { recursive: true, force: true });
   await rm(path.join(req.workDir, 'in'), { recursive: true, force: true });
-  const counts = { total: summary.total, succeeded: summary.succeeded, failed: summary.failed };
+  const counts = countItems(items);
   const outputPath = req.storeOutput ? await req.storeOutput(file, name, BATCH_ZIP_TYPE) : file;
   const patch = {
     status: 'completed' as const,
@@ -62,7 +53,7 @@ export async function executeBatch(deps: RunDeps & { queue: JobQueue }, req: Run
     output_path: outputPath,
     output_name: name,
     content_type: BATCH_ZIP_TYPE,
-    processed_size: processed,
+    processed_size: out.size,
     result: JSON.stringify({ data: counts }),
   };
   if (!(await finishJob(deps.db, req.id, patch))) {

@@ -1,72 +1,42 @@
 /**
- * The items of a batch: each input run through the tool (at most JOB_CONCURRENCY at once, in this
- * instance's local queue), each output added to a ZIP as soon as it is done, then a manifest.json
- * listing every input with its output name or its error. Used by the batch route when the batch
+ * The items of a batch: each accepted input run through the tool (at most JOB_CONCURRENCY at once, in
+ * this instance's local queue; inputs refused from their bytes take no slot), returned in input order
+ * with where each output is, for the archive (batch-archive.ts). Used by the batch route when the batch
  * runs where it was posted, and by the worker of any instance when it came through the shared queue.
  */
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import type yazl from 'yazl';
 import { toKilnError } from '../../src/core/errors.js';
 import type { InputFile } from '../../src/core/tool.js';
 import { runTool } from '../../src/tools/run-tool.js';
 import type { DaemonConfig } from '../config.js';
 import type { JobQueue } from '../queue/queue.js';
+import type { Store } from '../store/db.js';
+import { updateJob } from '../store/jobs.js';
+import type { ManifestItem } from './batch-archive.js';
+import type { JobEvents } from './events.js';
 import type { Target } from './targets.js';
-
-const STORED = /\.(jpe?g|png|webp|avif|gif|mp4|webm|mov|mp3|m4a|ogg|opus|zip|pdf|heic|docx|xlsx|pptx|epub)$/i;
-
-export interface ManifestItem {
-  input: string;
-  output?: string;
-  size?: number;
-  data?: unknown;
-  error?: { code: string; message: string; details?: unknown; reason?: string };
-}
-
-export interface BatchSummary {
-  jobId: string;
-  tool: string;
-  total: number;
-  succeeded: number;
-  failed: number;
-  items: ManifestItem[];
-}
 
 export interface BatchItems {
   id: string;
   target: Target;
   settings: Record<string, unknown>;
   files: InputFile[];
+  /** Inputs already refused from their bytes, by index: they are not run. */
+  refused?: Map<number, ManifestItem['error']>;
   workDir: string;
   queue: JobQueue;
   config: Pick<DaemonConfig, 'dataDir' | 'allowPostScript'>;
   signal: AbortSignal;
-  zip: yazl.ZipFile;
   /** After each item, with how many are done. */
   onItem(finished: number, total: number): void;
 }
 
-/** Unique names inside one archive, assigned as entries arrive. */
-function namer() {
-  const seen = new Set<string>(['manifest.json']);
-  return (name: string) => {
-    let n = name;
-    for (let i = 2; seen.has(n); i++) {
-      const dot = name.lastIndexOf('.');
-      n = dot > 0 ? `${name.slice(0, dot)} (${i})${name.slice(dot)}` : `${name} (${i})`;
-    }
-    seen.add(n);
-    return n;
-  };
-}
-
-/** Runs every item and adds the manifest; the caller ends the ZIP. The total size of the outputs is `processed`. */
-export async function runBatchItems(b: BatchItems): Promise<{ summary: BatchSummary; processed: number }> {
-  const uniq = namer();
-  const manifest: ManifestItem[] = new Array(b.files.length);
+/** Runs every item; the items in input order, each with its output's path and size or its error. */
+export async function runBatchItems(b: BatchItems): Promise<ManifestItem[]> {
+  const items: ManifestItem[] = new Array(b.files.length);
   let finished = 0;
-  let processed = 0;
+  const ended = () => b.onItem(++finished, b.files.length);
   // On cancel the queue entries are dropped too, so waiting items end at once.
   const dropWaiting = () => {
     for (let i = 0; i < b.files.length; i++) b.queue.cancel(`${b.id}:${i}`);
@@ -75,6 +45,11 @@ export async function runBatchItems(b: BatchItems): Promise<{ summary: BatchSumm
   try {
     await Promise.all(
       b.files.map(async (f, i) => {
+        const error = b.refused?.get(i);
+        if (error) {
+          items[i] = { input: f.name, error };
+          return ended();
+        }
         const itemDir = path.join(b.workDir, 'items', String(i));
         try {
           await mkdir(itemDir, { recursive: true });
@@ -89,32 +64,46 @@ export async function runBatchItems(b: BatchItems): Promise<{ summary: BatchSumm
           );
           const item: ManifestItem = { input: f.name };
           if (outcome.output) {
-            item.output = uniq(outcome.output.name);
+            item.output = outcome.output.name;
+            item.path = outcome.output.path;
             item.size = outcome.processedSize;
-            processed += outcome.processedSize;
-            b.zip.addFile(outcome.output.path, item.output, { compress: !STORED.test(item.output) });
           }
           if (outcome.data !== undefined) item.data = outcome.data;
-          manifest[i] = item;
+          items[i] = item;
         } catch (e) {
-          manifest[i] = { input: f.name, error: toKilnError(e).toJSON().error };
+          items[i] = { input: f.name, error: toKilnError(e).toJSON().error };
         }
-        finished++;
-        b.onItem(finished, b.files.length);
+        ended();
       }),
     );
   } finally {
     b.signal.removeEventListener('abort', dropWaiting);
   }
-  const failed = manifest.filter((m) => m.error).length;
-  const summary: BatchSummary = {
-    jobId: b.id,
-    tool: b.target.id,
-    total: b.files.length,
-    succeeded: b.files.length - failed,
-    failed,
-    items: manifest,
+  return items;
+}
+
+/**
+ * A batch's progress: published as items end, and written to its record in order (an older write never
+ * lands after a newer one, or after the final record: await `flushed()` before writing that).
+ */
+export function batchProgress(
+  db: Store['db'],
+  events: JobEvents,
+  id: string,
+): { onItem(finished: number, total: number): void; flushed(): Promise<void> } {
+  let writes = Promise.resolve();
+  return {
+    onItem(finished, total) {
+      const percent = Math.round((finished / total) * 100);
+      const stage = `${finished}/${total}`;
+      events.publish(id, { type: 'progress', percent, stage });
+      writes = writes.then(() =>
+        updateJob(db, id, { progress: percent, stage }).then(
+          () => {},
+          () => {},
+        ),
+      );
+    },
+    flushed: () => writes,
   };
-  b.zip.addBuffer(Buffer.from(JSON.stringify(summary, null, 2) + '\n'), 'manifest.json');
-  return { summary, processed };
 }

@@ -54,7 +54,12 @@ export class JobEvents {
 
   /** The id the next event will carry. */
   nextId(jobId: string): number {
-    return (this.seq.get(jobId) ?? 0) + 1;
+    return this.lastId(jobId) + 1;
+  }
+
+  /** The id of the last progress event seen for a running job (0 when none, or once it has ended). */
+  lastId(jobId: string): number {
+    return this.seq.get(jobId) ?? 0;
   }
 
   subscribe(jobId: string, fn: (e: JobEventWithId) => void): () => void {

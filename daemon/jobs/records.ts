@@ -14,8 +14,9 @@ export function redactSettings(settings: Record<string, unknown>): Record<string
   );
 }
 
-export function downloadUrl(row: Pick<JobRow, 'id' | 'output_name'>): string | undefined {
-  return row.output_name ? `/api/v1/download/${row.id}/${encodeURIComponent(row.output_name)}` : undefined;
+/** Where the output downloads; none once the sweep removed it (outputTtlHours). */
+export function downloadUrl(row: Pick<JobRow, 'id' | 'output_name' | 'output_path'>): string | undefined {
+  return row.output_name && row.output_path ? `/api/v1/download/${row.id}/${encodeURIComponent(row.output_name)}` : undefined;
 }
 
 /** The result body of a finished run (HTTP 200 and the SSE `completed` event). */

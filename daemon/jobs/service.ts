@@ -11,6 +11,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { KilnError, toKilnError } from '../../src/core/errors.js';
 import type { AuthUser } from '../auth/authenticate.js';
 import { newId } from '../auth/secrets.js';
+import { getSettings } from '../accounts/settings.js';
 import type { DaemonConfig } from '../config.js';
 import { isDistributed, type DistributedQueue, type JobQueue, type QueuedJob, type WorkerOutcome } from '../queue/queue.js';
 import { LocalStorage } from '../storage/local.js';
@@ -27,6 +28,9 @@ import { executeRun, type RunDeps, type RunSpec } from './run.js';
 import { cancelElsewhere, handBack, Reaper, type ScaledDeps } from './scaled.js';
 import { baseToolId, findTarget } from './targets.js';
 import { recoverLocal, sweepJobs, Upkeep } from './upkeep.js';
+
+/** How often the sweeper looks whether a sweep is due. */
+const SWEEP_TICK_MS = 5000;
 
 export interface SubmitRequest extends RunSpec {
   owner: AuthUser;
@@ -58,6 +62,7 @@ export class JobService {
   private external = new Map<string, AbortController>();
   /** Periodic passes, each on one instance of a scaled deployment (upkeep.ts). */
   readonly upkeep: Upkeep;
+  private lastSweep = 0;
   private closing = false;
   /** Set in scaled mode: the shared queue, event bus and heartbeats. */
   private readonly shared?: DistributedQueue;
@@ -363,11 +368,15 @@ export class JobService {
     return this.shared ? this.reap() : recoverLocal(this.store.db, this.instanceId);
   }
 
-  /** Removes finished jobs (records and files) older than JOB_TTL_HOURS, and expired sessions. */
+  /**
+   * Removes outputs older than outputTtlHours and job records older than jobRecordTtlHours (live
+   * settings, environment defaults), and expired sessions.
+   */
   async sweep(now = Date.now()): Promise<number> {
-    const before = now - this.config.jobTtlHours * 3_600_000;
+    const s = await getSettings(this.store.db, this.config);
     return sweepJobs(this.store.db, {
-      before,
+      outputsBefore: now - s.outputTtlHours * 3_600_000,
+      recordsBefore: now - s.jobRecordTtlHours * 3_600_000,
       instanceId: this.instanceId,
       jobsDir: this.jobsDir,
       scaled: !!this.shared,
@@ -375,9 +384,17 @@ export class JobService {
     });
   }
 
+  /** Sweeps when sweepIntervalS (a live setting) has passed since the last sweep; null when not due. */
+  async sweepIfDue(now = Date.now()): Promise<number | null> {
+    const { sweepIntervalS } = await getSettings(this.store.db, this.config);
+    if (now - this.lastSweep < sweepIntervalS * 1000) return null;
+    this.lastSweep = now;
+    return this.sweep(now);
+  }
+
   startSweeper(onError: (e: unknown) => void): void {
-    const every = Math.min(10 * 60_000, Math.max(10_000, (this.config.jobTtlHours * 3_600_000) / 4));
-    this.upkeep.every('job-sweep', every, () => this.sweep().catch(onError));
+    // A short tick that sweeps when due: a changed interval applies from the next tick, no restart.
+    this.upkeep.every('job-sweep', SWEEP_TICK_MS, () => this.sweepIfDue().catch(onError));
     if (this.shared) this.upkeep.every('reaper', this.config.heartbeatMs, () => this.reap().catch(onError));
   }
 

@@ -1,7 +1,7 @@
 /**
  * Keeping the jobs directory and table in order: the instance id that recovery goes by, recovery
- * after a restart, the sweep of expired jobs and sessions, and the scheduler that runs each periodic
- * pass on one instance of a scaled deployment.
+ * after a restart, the sweep of expired outputs, job records and sessions, and the scheduler that runs
+ * each periodic pass on one instance of a scaled deployment.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -11,7 +11,7 @@ import { newId } from '../auth/secrets.js';
 import { removeJobObjects } from '../storage/job-files.js';
 import type { ObjectStorage } from '../storage/storage.js';
 import type { Store } from '../store/db.js';
-import { deleteJob, expiredJobs, finishJob, unfinishedJobs } from '../store/jobs.js';
+import { deleteJob, expiredJobs, finishJob, unfinishedJobs, updateJob } from '../store/jobs.js';
 import { deleteExpiredSessions } from '../store/sessions.js';
 
 /** One instance's (local mode) jobs left unfinished by a restart can never finish: say so and free their files. */
@@ -34,23 +34,38 @@ export async function recoverLocal(db: Store['db'], instanceId: string): Promise
 }
 
 /**
- * Removes finished jobs (records and files) that ended before `before`, and expired sessions. In scaled
- * mode the files are on the shared volume, so any instance removes any job's; otherwise only its own.
+ * The sweep: outputs of jobs finished before `outputsBefore` are removed (the record stays, without its
+ * output), records finished before `recordsBefore` go with whatever files are left, and expired sessions
+ * go. In scaled mode the files are on the shared volume, so any instance removes any job's; otherwise
+ * only its own. Returns how many jobs it touched.
  */
 export async function sweepJobs(
   db: Store['db'],
-  opts: { before: number; instanceId: string; jobsDir: string; scaled: boolean; storage?: ObjectStorage },
+  opts: { outputsBefore: number; recordsBefore: number; instanceId: string; jobsDir: string; scaled: boolean; storage?: ObjectStorage },
 ): Promise<number> {
   await deleteExpiredSessions(db);
-  const rows = opts.scaled
-    ? await db.selectFrom('jobs').selectAll().where('finished_at', '<', opts.before).limit(500).execute()
-    : await expiredJobs(db, opts.instanceId, opts.before);
-  for (const row of rows) {
+  const records = opts.scaled
+    ? await db.selectFrom('jobs').selectAll().where('finished_at', '<', opts.recordsBefore).limit(500).execute()
+    : await expiredJobs(db, opts.instanceId, opts.recordsBefore);
+  for (const row of records) {
     await rm(row.work_dir ?? path.join(opts.jobsDir, row.id), { recursive: true, force: true });
     if (opts.storage) await removeJobObjects(opts.storage, row.id);
     await deleteJob(db, row.id);
   }
-  return rows.length;
+  let outputs = db
+    .selectFrom('jobs')
+    .selectAll()
+    .where('finished_at', '<', opts.outputsBefore)
+    .where('output_path', 'is not', null)
+    .limit(500);
+  if (!opts.scaled) outputs = outputs.where('instance_id', '=', opts.instanceId);
+  const expired = await outputs.execute();
+  for (const row of expired) {
+    await rm(row.work_dir ?? path.join(opts.jobsDir, row.id), { recursive: true, force: true });
+    if (opts.storage) await removeJobObjects(opts.storage, row.id);
+    await updateJob(db, row.id, { output_path: null });
+  }
+  return records.length + expired.length;
 }
 
 /**

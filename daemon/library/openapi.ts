@@ -189,11 +189,18 @@ const runBatch = (adHoc: boolean): Json => ({
 });
 const batchResponses: Json = {
   '200': {
-    description: 'A ZIP archive streamed as the runs finish, ending with manifest.json (every input with its output name or its error).',
-    headers: { 'X-Job-Id': { description: 'The batch job id.', schema: str } },
+    description:
+      'A ZIP archive, streamed once every run has ended (the job is completed before its first byte): the outputs in input order, then manifest.json (every input with its output name or its error). Inputs are checked from their bytes first; when none is one the pipeline takes: 415 and no job.',
+    headers: {
+      'X-Job-Id': { description: 'The batch job id.', schema: str },
+      'X-Batch-Total': { description: 'Inputs in the batch.', schema: { type: 'integer' } },
+      'X-Batch-Succeeded': { description: 'Inputs that gave an output.', schema: { type: 'integer' } },
+      'X-Batch-Failed': { description: 'Inputs that failed (their errors are in manifest.json).', schema: { type: 'integer' } },
+    },
     content: { 'application/zip': { schema: binary } },
   },
-  ...err(400, 401, 403, 404, 413),
+  '202': { ...ACCEPTED, description: "With `Prefer: respond-async`: at once; the archive becomes the job's output." },
+  ...err(400, 401, 403, 404, 413, 415),
 };
 
 function op(operationId: string, tag: string, summary: string, extra: Json): Json {

@@ -1,6 +1,7 @@
 /**
  * The library quota: the distinct content held by an owner's items (a version that repeats content
- * the owner already holds costs nothing), against LIBRARY_QUOTA_MB.
+ * the owner already holds costs nothing), against the owner's live libraryQuotaMb (settings, team,
+ * LIBRARY_QUOTA_MB) or a fixed number of bytes.
  *
  * Parallel uploads must not each see the same free room (issue #21: 8 uploads of 600 kB all passed a
  * 1 MB quota). Before content is stored, its size is reserved in `quota_reservations` by one
@@ -41,11 +42,20 @@ function mb(bytes: number): string {
 }
 
 export class LibraryQuota {
+  private readonly limitOf: (ownerId: string) => Promise<number>;
+
   constructor(
     private readonly db: Kysely<Database>,
-    /** 0: no quota. */
-    readonly bytes: number,
-  ) {}
+    /** Bytes an owner may hold (0: no quota), fixed or the owner's value now. */
+    bytes: number | ((ownerId: string) => Promise<number>),
+  ) {
+    this.limitOf = typeof bytes === 'number' ? async () => bytes : bytes;
+  }
+
+  /** The owner's quota in bytes now (0: none). */
+  limit(ownerId: string): Promise<number> {
+    return this.limitOf(ownerId);
+  }
 
   /** Bytes of distinct content held by the owner's items. */
   async usage(ownerId: string): Promise<number> {
@@ -77,11 +87,11 @@ export class LibraryQuota {
     return !!r;
   }
 
-  error(used: number, adding: number): KilnError {
+  error(used: number, adding: number, limit: number): KilnError {
     return new KilnError(
       'LIMIT_EXCEEDED',
-      `Storage quota exceeded: this file needs ${mb(adding)} but ${mb(Math.max(0, this.bytes - used))} of your ${mb(this.bytes)} library quota is left (LIBRARY_QUOTA_MB). Delete items or old versions to make room.`,
-      { reason: 'quota', details: { quotaBytes: this.bytes, usedBytes: used, neededBytes: adding } },
+      `Storage quota exceeded: this file needs ${mb(adding)} but ${mb(Math.max(0, limit - used))} of your ${mb(limit)} library quota is left (the libraryQuotaMb setting; LIBRARY_QUOTA_MB by default). Delete items or old versions to make room.`,
+      { reason: 'quota', details: { quotaBytes: limit, usedBytes: used, neededBytes: adding } },
     );
   }
 
@@ -104,7 +114,8 @@ export class LibraryQuota {
    */
   async reserve(ownerId: string, hash: string, size: number): Promise<Release> {
     const none: Release = async () => {};
-    if (this.bytes === 0 || (await this.holds(ownerId, hash))) return none;
+    const limit = await this.limit(ownerId);
+    if (limit === 0 || (await this.holds(ownerId, hash))) return none;
     const id = newId();
     const now = Date.now();
     const insert = sql`
@@ -120,7 +131,7 @@ export class LibraryQuota {
       ) + (
         select coalesce(sum(r.bytes), 0) from quota_reservations r
         where r.owner_id = ${ownerId} and r.kind = 'library' and r.created_at > ${now - RESERVATION_TTL_MS}
-      ) + ${size} <= ${this.bytes}`;
+      ) + ${size} <= ${limit}`;
     const inserted = await this.db.transaction().execute(async (tx) => {
       // PostgreSQL runs concurrent statements on snapshots: serialise the owner's reservations. SQLite
       // has one writer, and the single statement is atomic there.
@@ -134,7 +145,7 @@ export class LibraryQuota {
     });
     if (inserted !== 1) {
       const used = (await this.usage(ownerId)) + (await this.reserved(ownerId));
-      throw this.error(used, size);
+      throw this.error(used, size, limit);
     }
     let done = false;
     return async () => {

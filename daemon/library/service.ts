@@ -80,7 +80,7 @@ export class LibraryService {
   constructor(
     private readonly db: Kysely<Database>,
     readonly dataDir: string,
-    quotaBytes: number,
+    quotaBytes: number | ((ownerId: string) => Promise<number>),
     /** Where content lives (daemon/storage); default: files under dataDir. */
     storage: ObjectStorage = new LocalStorage(dataDir),
   ) {

@@ -14,6 +14,7 @@ import { errorResponseComponents, schemas } from './components.js';
 import { MCP_TAGS, mcpPaths } from './mcp.js';
 import { routeDocPaths, type RegisteredRoute } from './route-doc.js';
 import { toolPaths } from './tool-operations.js';
+import { targets } from '../jobs/targets.js';
 
 type Json = Record<string, unknown>;
 
@@ -29,6 +30,42 @@ const PLUGIN_PATHS: Json = {
     },
   },
 };
+
+/**
+ * The library's operations under the tag `library`: the module tags them `files` after its routes, which
+ * is also the name of the section of file tools, and one tag must not name two things.
+ */
+function libraryTagged(paths: Json): Json {
+  const retag = (t: string) => (t === 'files' ? 'library' : t);
+  return Object.fromEntries(
+    Object.entries(paths).map(([p, item]) => [
+      p,
+      Object.fromEntries(
+        Object.entries(item as Record<string, Json>).map(([m, op]) => [
+          m,
+          Array.isArray(op.tags) ? { ...op, tags: op.tags.map(retag) } : op,
+        ]),
+      ),
+    ]),
+  );
+}
+
+/** Each section's tag, naming only the groups that have tools in that section. */
+function sectionTags(): Json[] {
+  return SECTIONS.map((s) => {
+    const groups = [
+      ...new Set(
+        targets()
+          .filter((t) => t.section === s)
+          .map((t) => t.tool.group),
+      ),
+    ];
+    const titles = Object.entries(GROUP_TITLES)
+      .filter(([g]) => groups.includes(g as keyof typeof GROUP_TITLES))
+      .map(([, title]) => title);
+    return { name: s, description: `${s} tools and presets${titles.length ? ` (groups: ${titles.join(', ')})` : ''}` };
+  });
+}
 
 /** Path items merged method by method (two sources may describe different methods of one path). */
 function mergePaths(...parts: Json[]): Json {
@@ -48,7 +85,7 @@ export function openApiDocument(routes: readonly RegisteredRoute[]): Json {
     routeDocPaths(routes),
     PLUGIN_PATHS,
     accountPaths(),
-    libraryPaths(),
+    libraryTagged(libraryPaths()),
     mcpPaths(),
     watchFolderPaths(),
     featurePaths(),
@@ -67,7 +104,7 @@ export function openApiDocument(routes: readonly RegisteredRoute[]): Json {
     servers: [{ url: '/' }],
     security: [{ bearer: [] }],
     tags: [
-      ...SECTIONS.map((s) => ({ name: s, description: `${s} tools and presets (groups: ${Object.values(GROUP_TITLES).join(', ')})` })),
+      ...sectionTags(),
       { name: 'auth' },
       { name: 'api-keys' },
       { name: 'jobs' },
@@ -75,7 +112,10 @@ export function openApiDocument(routes: readonly RegisteredRoute[]): Json {
       { name: 'health' },
       { name: 'docs' },
       ...ACCOUNT_TAGS.map((name) => ({ name })),
-      ...LIBRARY_TAGS.map((name) => ({ name })),
+      ...LIBRARY_TAGS.map((t) => (t === 'files' ? 'library' : t)).map((name) => ({
+        name,
+        ...(name === 'library' ? { description: 'the file library (/api/v1/files)' } : {}),
+      })),
       ...MCP_TAGS.map((name) => ({ name })),
       ...WATCH_TAGS.map((name) => ({ name })),
       ...FEATURE_TAGS.map((name) => ({ name })),

@@ -118,7 +118,8 @@ function batchOperation(t: Target, settingsRef: Json): Json {
     tags: [t.section],
     summary: `Batch ${t.id}: one ZIP for many inputs.`,
     description:
-      'Each input runs as its own run; the ZIP streams out as outputs finish and ends with manifest.json (every input with its output name or its error).',
+      "Each input is checked from its bytes first (an input the tool does not take fails in the manifest without running; when no input is one the tool takes, 415 and no job), then runs as its own run. The answer starts once every run has ended: its headers carry the job id and the counts, so a failure is seen without unzipping; the ZIP holds the outputs in input order and manifest.json (every input with its output name or its error). To follow progress meanwhile, send a clientJobId and find the job with GET /api/v1/jobs?clientJobId=…. With `Prefer: respond-async` the answer is 202 at once and the archive becomes the job's output (its downloadUrl once completed); `wait=N` is not honoured on batches.",
+    parameters: [PREFER],
     requestBody: {
       required: true,
       content: {
@@ -129,6 +130,7 @@ function batchOperation(t: Target, settingsRef: Json): Json {
             properties: {
               files: { type: 'array', items: binary, description: 'Repeated `files` parts.' },
               settings: { ...settingsRef, description: 'Settings for every input, as a JSON object string.' },
+              clientJobId: { type: 'string', maxLength: 200, description: 'Caller-chosen id to find the batch job while it runs.' },
             },
           },
           encoding: { settings: { contentType: 'application/json' } },
@@ -137,11 +139,17 @@ function batchOperation(t: Target, settingsRef: Json): Json {
     },
     responses: {
       '200': {
-        description: 'A ZIP archive streamed as the runs finish.',
-        headers: { 'X-Job-Id': { description: 'The batch job id.', schema: { type: 'string' } } },
+        description: 'A ZIP archive, streamed once every run has ended (the job is completed before its first byte).',
+        headers: {
+          'X-Job-Id': { description: 'The batch job id.', schema: { type: 'string' } },
+          'X-Batch-Total': { description: 'Inputs in the batch.', schema: { type: 'integer' } },
+          'X-Batch-Succeeded': { description: 'Inputs that gave an output.', schema: { type: 'integer' } },
+          'X-Batch-Failed': { description: 'Inputs that failed (their errors are in manifest.json).', schema: { type: 'integer' } },
+        },
         content: { 'application/zip': { schema: binary } },
       },
-      ...errorResponses([400, 401, 403, 404, 413]),
+      '202': ACCEPTED,
+      ...errorResponses([400, 401, 403, 404, 413, 415, 499]),
     },
   };
 }

@@ -1,21 +1,46 @@
 /**
  * A batch in scaled mode: queued like any run, so the worker of any instance runs it and stores its
- * ZIP; this response sends the headers at once (X-Job-Id first, progress from any instance's
- * /api/v1/jobs/<id>/progress) and streams the ZIP when the job has completed. A client that goes away
- * cancels the batch, wherever it runs.
+ * ZIP (outputs in input order); this response waits for the job (progress from any instance's
+ * /api/v1/jobs/<id>/progress; the client finds the job by its clientJobId meanwhile), then sends
+ * X-Job-Id and the counts in X-Batch-Total/Succeeded/Failed and streams the ZIP. A failed or cancelled
+ * batch is answered with its recorded error; with Prefer: respond-async the answer is a 202 at once.
+ * A client that goes away before the answer cancels the batch, wherever it runs.
  */
 import { pipeline } from 'node:stream/promises';
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import { type ErrorCode, KilnError } from '../../src/core/errors.js';
 import type { AuthUser } from '../auth/authenticate.js';
 import type { UploadedPart } from '../http/uploads.js';
+import type { BatchCounts } from '../jobs/batch-archive.js';
 import { BATCH_ZIP_TYPE, batchZipName } from '../jobs/batch-job.js';
+import { syncAnswer } from '../jobs/answer.js';
+import { jobError } from '../jobs/records.js';
 import type { Target } from '../jobs/targets.js';
 import { openOutput } from '../storage/job-files.js';
-import { getJob, isFinal } from '../store/jobs.js';
+import { getJob, isFinal, type JobRow } from '../store/jobs.js';
 import { contentDisposition } from './download.js';
 
 /** How long the response waits for a queued batch: as long as a client keeps the connection. */
 const WAIT_MS = 24 * 3_600_000;
+
+/** The headers of a batch's ZIP answer: the job and the outcome, so a client sees failures without unzipping. */
+export function batchZipHeaders(targetId: string, id: string, counts: BatchCounts): Record<string, string> {
+  return {
+    'content-type': BATCH_ZIP_TYPE,
+    'content-disposition': contentDisposition(batchZipName(targetId)),
+    'x-job-id': id,
+    'x-batch-total': String(counts.total),
+    'x-batch-succeeded': String(counts.succeeded),
+    'x-batch-failed': String(counts.failed),
+    'cache-control': 'no-store',
+  };
+}
+
+/** A job that did not complete, as the error it recorded (its code decides the status). */
+export function recordedFailure(row: JobRow): KilnError {
+  const err = jobError(row);
+  return new KilnError(err.code as ErrorCode, err.message, { details: err.details, reason: err.reason });
+}
 
 export async function streamQueuedBatch(
   app: FastifyInstance,
@@ -27,9 +52,12 @@ export async function streamQueuedBatch(
     files: UploadedPart[];
     workDir: string;
     pipeline?: { raw: unknown; name?: string };
+    clientJobId?: string;
+    /** Prefer: respond-async: 202 now, the archive downloaded later. */
+    detached: boolean;
   },
   reply: FastifyReply,
-): Promise<void> {
+): Promise<FastifyReply | undefined> {
   const { jobs, storage } = app.kiln;
   await jobs.submit({
     id: b.id,
@@ -40,16 +68,16 @@ export async function streamQueuedBatch(
     workDir: b.workDir,
     batch: true,
     pipeline: b.pipeline,
+    clientJobId: b.clientJobId,
   });
-  reply.hijack();
+  if (b.detached) {
+    const answer = await syncAnswer(jobs, b.id, 0);
+    return reply
+      .code(answer.status)
+      .headers({ ...answer.headers, 'preference-applied': 'respond-async' })
+      .send(answer.body);
+  }
   const res = reply.raw;
-  res.writeHead(200, {
-    'content-type': BATCH_ZIP_TYPE,
-    'content-disposition': contentDisposition(batchZipName(b.target.id)),
-    'x-job-id': b.id,
-    'cache-control': 'no-store',
-  });
-  res.flushHeaders();
   let ended = false;
   const onClientGone = () => {
     if (ended || res.writableFinished) return;
@@ -58,18 +86,21 @@ export async function streamQueuedBatch(
       .catch(() => {});
   };
   res.on('close', onClientGone);
+  let row: JobRow | undefined;
   try {
-    const row = await jobs.wait(b.id, WAIT_MS);
-    ended = true;
-    if (row?.status !== 'completed' || !row.output_path) {
-      res.destroy();
-      return;
-    }
-    await pipeline(await openOutput(storage, row.output_path), res);
-  } catch {
-    res.destroy();
+    row = await jobs.wait(b.id, WAIT_MS);
   } finally {
     ended = true;
     res.off('close', onClientGone);
   }
+  if (!row) throw new KilnError('TIMEOUT', `The batch did not end within ${WAIT_MS / 3_600_000} hours; see GET /api/v1/jobs/${b.id}.`);
+  if (row.status !== 'completed') throw recordedFailure(row);
+  if (!row.output_path) throw new KilnError('INTERNAL', 'The batch completed without its archive.');
+  const counts = (JSON.parse(row.result ?? '{}') as { data?: BatchCounts }).data ?? { total: b.files.length, succeeded: 0, failed: 0 };
+  // Opened before the first byte: a missing archive is still answered as an error.
+  const archive = await openOutput(storage, row.output_path);
+  reply.hijack();
+  res.writeHead(200, batchZipHeaders(b.target.id, b.id, counts));
+  await pipeline(archive, res).catch(() => res.destroy());
+  return undefined;
 }

@@ -1,28 +1,33 @@
 /**
- * POST /api/v1/tools/<section>/<tool_id>/batch: repeated `files` + `settings`. Inputs stream to disk,
- * then a ZIP streams back (X-Job-Id first) with each output added as soon as it is done, and a
- * manifest.json listing every input with its output name or its error.
+ * POST /api/v1/tools/<section>/<tool_id>/batch: repeated `files` + `settings`. Inputs stream to disk and
+ * are checked from their bytes (refused ones take no queue slot; all refused → 415, no job), each runs
+ * as its own queued run, then the ZIP streams back with X-Job-Id and the counts in X-Batch-Total,
+ * X-Batch-Succeeded and X-Batch-Failed, the outputs in input order, and a manifest.json listing every
+ * input with its output name or its error. The answer starts once every run has ended: headers cannot
+ * be sent after the body, and a client must see failures without unzipping. With Prefer: respond-async
+ * the answer is a 202 at once and the archive becomes the job's output (GET /api/v1/download/…).
  */
 import { rm } from 'node:fs/promises';
+import path from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import yazl from 'yazl';
-import { KilnError } from '../../src/core/errors.js';
-import { validateRequest } from '../../src/tools/run-tool.js';
+import { KilnError, toKilnError } from '../../src/core/errors.js';
+import { checkInputs, validateRequest } from '../../src/tools/run-tool.js';
 import { requireUser } from '../auth/authenticate.js';
 import { requirePermission } from '../auth/permissions.js';
 import { assembleSettings, readMultipart, type UploadedPart } from '../http/uploads.js';
-import { runBatchItems } from '../jobs/batch-run.js';
-import { redactSettings } from '../jobs/records.js';
+import { batchArchive, countItems, type ManifestItem, writeBatchArchive } from '../jobs/batch-archive.js';
+import { batchProgress, runBatchItems } from '../jobs/batch-run.js';
+import { preferredWait, syncAnswer } from '../jobs/answer.js';
+import { jobResult, redactSettings } from '../jobs/records.js';
+import { outputStep } from '../jobs/steps.js';
 import { baseToolId, findTarget, routeOf, targets, type Target } from '../jobs/targets.js';
-import { finishJob, insertJob, updateJob } from '../store/jobs.js';
-import { streamQueuedBatch } from './batch-queued.js';
-import { contentDisposition } from './download.js';
+import { finishJob, getJob, insertJob } from '../store/jobs.js';
+import { batchZipHeaders, recordedFailure, streamQueuedBatch } from './batch-queued.js';
 import { errorResponses } from '../openapi/common.js';
 import type { RouteDoc } from '../openapi/route-doc.js';
 import { misrouted, sectionParam, toolIdParam } from './tools.js';
 
 const MAX_BATCH_FILES = 500;
-
 export async function batchRoutes(app: FastifyInstance): Promise<void> {
   for (const target of targets()) {
     if (target.batchable) app.post(routeOf(target) + '/batch', (request, reply) => runBatch(app, target, request, reply));
@@ -39,6 +44,33 @@ export async function batchRoutes(app: FastifyInstance): Promise<void> {
     if (t && !t.batchable) throw new KilnError('NOT_FOUND', `${toolId} has no batch route; it runs at POST ${routeOf(t)}.`);
     throw misrouted(section, toolId, '/batch');
   });
+}
+
+/**
+ * The inputs the tool does not take, by index, from their bytes (before anything is queued). When it
+ * takes none of them the whole batch is refused with UNSUPPORTED_INPUT (415) and no job is made.
+ */
+async function refusedInputs(target: Target, files: UploadedPart[], postscript: boolean): Promise<Map<number, ManifestItem['error']>> {
+  const refused = new Map<number, KilnError>();
+  await Promise.all(
+    files.map((f, i) =>
+      checkInputs(target.tool, { files: [{ path: f.path, name: f.name, size: f.size }], extra: {} }, postscript).catch((e: unknown) =>
+        refused.set(i, toKilnError(e)),
+      ),
+    ),
+  );
+  if (refused.size === files.length) {
+    const all = [...refused.values()];
+    if (all.length === 1) throw all[0]!;
+    throw new KilnError(
+      'UNSUPPORTED_INPUT',
+      `None of the ${all.length} files is one ${target.id} takes: ${all.map((e) => e.message).join(' ')}`,
+      {
+        details: all.map((e) => e.toJSON().error),
+      },
+    );
+  }
+  return new Map([...refused].map(([i, e]) => [i, e.toJSON().error]));
 }
 
 /** A batch's target; a pipeline's carries its definition, so a worker on any instance can rebuild it. */
@@ -58,6 +90,8 @@ export async function runBatch(
   let files: UploadedPart[];
   let settings: Record<string, unknown>;
   let target: Target;
+  let clientJobId: string | undefined;
+  let refused: Map<number, ManifestItem['error']>;
   let pipeline: { raw: unknown; name?: string } | undefined;
   try {
     if (!request.isMultipart())
@@ -65,7 +99,7 @@ export async function runBatch(
         'VALIDATION_ERROR',
         'Send multipart/form-data with the inputs in repeated "files" fields and the settings as JSON in "settings".',
       );
-    const parsed = await readMultipart(request, inDir, { maxFileBytes: config.maxUploadMb * 1048576, maxFiles: MAX_BATCH_FILES });
+    const parsed = await readMultipart(request, inDir, { maxFiles: MAX_BATCH_FILES });
     const resolved = typeof targetOrResolve === 'function' ? targetOrResolve(parsed.fields) : targetOrResolve;
     ({ target, pipeline } = 'tool' in resolved ? { target: resolved, pipeline: undefined } : resolved);
     files = parsed.parts.filter((p) => p.field === 'files' || p.field === 'file');
@@ -81,14 +115,21 @@ export async function runBatch(
     if (parsed.fields.get('fileId')) throw new KilnError('VALIDATION_ERROR', 'fileId: the file library is not available for batch runs.');
     const raw = assembleSettings(target.tool, parsed.fields.get('settings'), parsed.fields);
     settings = validateRequest(target.tool, { files: [files[0]!], extra: {} }, raw);
+    clientJobId = parsed.fields.get('clientJobId')?.slice(0, 200) || undefined;
+    refused = await refusedInputs(target, files, config.allowPostScript);
   } catch (e) {
     await rm(workDir, { recursive: true, force: true });
     throw e;
   }
 
+  // Prefer: respond-async: 202 now; the archive is kept as the job's output and downloaded later.
+  // (wait=N is not honoured here: a batch answers with its archive or not at all.)
+  const detached = preferredWait(request.headers.prefer, 0).applied === 'respond-async';
+
   // Scaled mode: any instance's worker runs a catalog tool's or a pipeline's batch (batch-queued.ts).
+  // Inputs were checked above; a refused one fails there as it would here.
   if (jobs.distributed && (pipeline || findTarget(target.id) === target))
-    return streamQueuedBatch(app, { id, owner: user, target, settings, files, workDir, pipeline }, reply);
+    return streamQueuedBatch(app, { id, owner: user, target, settings, files, workDir, pipeline, clientJobId, detached }, reply);
 
   const now = Date.now();
   await insertJob(store.db, {
@@ -103,7 +144,7 @@ export async function runBatch(
     stage: `0/${files.length}`,
     result: null,
     error: null,
-    client_job_id: null,
+    client_job_id: clientJobId ?? null,
     instance_id: jobs.instanceId,
     work_dir: workDir,
     output_path: null,
@@ -116,74 +157,92 @@ export async function runBatch(
     finished_at: null,
   });
 
-  reply.hijack();
   const res = reply.raw;
-  res.writeHead(200, {
-    'content-type': 'application/zip',
-    'content-disposition': contentDisposition(`${target.id}-batch.zip`),
-    'x-job-id': id,
-    'cache-control': 'no-store',
-  });
-  res.flushHeaders();
-
   const controller = new AbortController();
+  // Before the answer starts, 'close' means the client went away; after, it may also mean the end.
   const onClientGone = () => {
     if (!res.writableFinished) controller.abort();
   };
-  res.on('close', onClientGone);
-
+  if (!detached) res.on('close', onClientGone);
+  let stored = false;
   const done = (async () => {
-    const zip = new yazl.ZipFile();
-    const zipDone = new Promise<void>((resolve, reject) => {
-      zip.outputStream.on('error', reject);
-      res.on('error', reject);
-      res.on('close', resolve);
-      zip.outputStream.on('end', resolve);
-    });
-    zip.outputStream.pipe(res);
-    const { summary, processed } = await runBatchItems({
+    const progress = batchProgress(store.db, jobs.events, id);
+    const items = await runBatchItems({
       id,
       target,
       settings,
       files: files.map((f) => ({ path: f.path, name: f.name, size: f.size })),
+      refused,
       workDir,
       queue: jobs.queue,
       config,
       signal: controller.signal,
-      zip,
-      onItem: (finished, total) => {
-        const percent = Math.round((finished / total) * 100);
-        jobs.events.publish(id, { type: 'progress', percent, stage: `${finished}/${total}` });
-        updateJob(store.db, id, { progress: percent, stage: `${finished}/${total}` }).catch(() => {});
-      },
+      onItem: progress.onItem,
     });
-    const { failed } = summary;
+    await progress.flushed();
     if (controller.signal.aborted) throw new KilnError('CANCELLED', 'The batch was cancelled.');
-    // Completed before the archive's last bytes go out: a client that holds the whole ZIP must find the
-    // job done, even on a loaded machine where the stream would end before a later database write.
+    const counts = countItems(items);
+    const out = detached ? await writeBatchArchive(path.join(workDir, 'out'), id, target.id, items) : undefined;
+    // With object storage a kept archive goes to the bucket, as any job's output does.
+    const storeOutput = out && outputStep(app.kiln.storage, id);
+    if (storeOutput) stored = true;
+    // The job is completed and the outcome known before the first byte of the answer: its headers carry
+    // the counts, and a client holding the whole ZIP always finds the job done.
     await finishJob(store.db, id, {
       status: 'completed',
       progress: 100,
       stage: 'done',
       finished_at: Date.now(),
-      processed_size: processed,
-      result: JSON.stringify({ data: { total: files.length, succeeded: files.length - failed, failed } }),
+      processed_size: out?.size ?? items.reduce((a, m) => a + (m.size ?? 0), 0),
+      output_path: out ? (storeOutput ? await storeOutput(out.path, out.name, 'application/zip') : out.path) : null,
+      output_name: out?.name ?? null,
+      result: JSON.stringify({ data: counts }),
     });
-    jobs.events.publish(id, { type: 'completed', result: { jobId: id, total: files.length, succeeded: files.length - failed, failed } });
-    zip.end();
-    await zipDone;
+    const row = await getJob(store.db, id);
+    jobs.events.publish(id, { type: 'completed', result: { ...(row ? jobResult(row) : { jobId: id, data: counts }), ...counts } });
+    if (!detached) await sendZip(reply, target, id, items);
   })();
   const finished = done
     .catch(async (e) => {
       await jobs.fail(id, workDir, e);
-      res.destroy();
+      if (detached) return;
+      if (res.headersSent) return void res.destroy();
+      // Nothing sent yet: the client (if still there) gets the error as recorded, with its status.
+      const row = await getJob(store.db, id);
+      if (row) throw recordedFailure(row);
+      throw toKilnError(e);
     })
     .finally(async () => {
       res.off('close', onClientGone);
-      await rm(workDir, { recursive: true, force: true });
+      // A detached batch keeps its archive (out/) until outputTtlHours; the inputs and items go now.
+      if (detached && !stored) for (const d of ['in', 'items']) await rm(path.join(workDir, d), { recursive: true, force: true });
+      else await rm(workDir, { recursive: true, force: true });
     });
   jobs.track(id, controller, finished);
-  await finished;
+  if (!detached) return finished;
+  finished.catch(() => {});
+  const answer = await syncAnswer(jobs, id, 0);
+  return reply
+    .code(answer.status)
+    .headers({ ...answer.headers, 'preference-applied': 'respond-async' })
+    .send(answer.body);
+}
+
+/** The ZIP answer: X-Job-Id and the counts in its headers, then the archive. */
+async function sendZip(reply: FastifyReply, target: Target, id: string, items: ManifestItem[]): Promise<void> {
+  const counts = countItems(items);
+  reply.hijack();
+  const res = reply.raw;
+  res.writeHead(200, batchZipHeaders(target.id, id, counts));
+  const zip = batchArchive(id, target.id, items);
+  const sent = new Promise<void>((resolve, reject) => {
+    zip.outputStream.on('error', reject);
+    res.on('error', reject);
+    res.on('close', resolve);
+    zip.outputStream.on('end', resolve);
+  });
+  zip.outputStream.pipe(res);
+  await sent;
 }
 
 const MISROUTED_BATCH_DOC: RouteDoc = {

@@ -44,6 +44,8 @@ export async function downloadRoutes(app: FastifyInstance): Promise<void> {
         );
       throw new KilnError('NOT_FOUND', `Job ${jobId} has no output (it ${row.status === 'failed' ? 'failed' : 'was cancelled'}).`);
     }
+    if (!row.output_path && row.output_name === filename)
+      throw new KilnError('NOT_FOUND', `The output of job ${jobId} has expired (outputs are kept for outputTtlHours).`);
     if (!row.output_path || !row.output_name || row.output_name !== filename)
       throw new KilnError('NOT_FOUND', `Job ${jobId} has no file named ${filename}.`);
     const storage = app.kiln.storage;

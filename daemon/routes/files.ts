@@ -7,7 +7,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { KilnError } from '../../src/core/errors.js';
 import { requireUser } from '../auth/authenticate.js';
-import { quotaBytesFromEnv } from '../library/quota.js';
 import { LibraryService, type VersionRow } from '../library/service.js';
 import { parseScopeFilter } from '../library/sharing.js';
 import { teamUsage } from '../library/team-usage.js';
@@ -44,7 +43,16 @@ function intQuery(raw: string | undefined, name: string, def: number): number {
 }
 
 export async function filesRoutes(app: FastifyInstance): Promise<void> {
-  const library = new LibraryService(app.kiln.store.db, app.kiln.config.sharedDir, quotaBytesFromEnv(), app.kiln.storage);
+  const db = app.kiln.store.db;
+  /** The owner's live limits (their team's overrides over the settings and the environment). */
+  const limitsOf = async (ownerId: string) =>
+    app.kiln.limits.forUser(await db.selectFrom('users').select('team_id as teamId').where('id', '=', ownerId).executeTakeFirst());
+  const library = new LibraryService(
+    db,
+    app.kiln.config.sharedDir,
+    async (ownerId) => Math.round((await limitsOf(ownerId)).libraryQuotaMb * 1048576),
+    app.kiln.storage,
+  );
   app.kiln.library = library;
   // Uploads cut short by a crash leave partial files; an hour is far beyond any upload in progress.
   await library.sweepScratch(3_600_000).catch(() => {});
@@ -61,11 +69,12 @@ export async function filesRoutes(app: FastifyInstance): Promise<void> {
 
   async function upload(request: FastifyRequest, ownerId: string) {
     const used = await library.quota.usage(ownerId);
-    const remaining = library.quota.bytes === 0 ? Infinity : Math.max(0, library.quota.bytes - used);
+    const quota = await library.quota.limit(ownerId);
+    const remaining = quota === 0 ? Infinity : Math.max(0, quota - used);
     const { file, fields } = await readLibraryUpload(request, await library.blobs.tmpDir(), {
-      maxUploadBytes: app.kiln.config.maxUploadMb * 1048576,
+      maxUploadBytes: (await app.kiln.limits.forUser(request.user)).maxUploadMb * 1048576,
       remainingQuota: remaining,
-      quotaError: (n) => library.quota.error(used, n),
+      quotaError: (n) => library.quota.error(used, n, quota),
     });
     if (!file)
       throw new KilnError('VALIDATION_ERROR', 'No file: send the content in the multipart field "file".', {
@@ -98,7 +107,7 @@ export async function filesRoutes(app: FastifyInstance): Promise<void> {
 
   app.get('/api/v1/files/usage', async (request) => {
     const user = requireUser(request);
-    const usage = { usedBytes: await library.quota.usage(user.id), quotaBytes: library.quota.bytes || null };
+    const usage = { usedBytes: await library.quota.usage(user.id), quotaBytes: (await library.quota.limit(user.id)) || null };
     // What the user's team shares (its members' `team` items), counted once per distinct content.
     return user.teamId ? { ...usage, team: { id: user.teamId, usedBytes: await teamUsage(app.kiln.store.db, user.teamId) } } : usage;
   });

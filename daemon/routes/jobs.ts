@@ -63,7 +63,14 @@ export async function jobRoutes(app: FastifyInstance): Promise<void> {
       // Proxies such as nginx must not buffer the stream.
       'x-accel-buffering': 'no',
     });
-    const send = (id: number, e: JobEvent) => {
+    // Ids are unique and increasing on a stream and across its reconnects: an event carries the id it was
+    // published with, raised past the last one this client saw (Last-Event-ID on a reconnect) so a
+    // snapshot of the state or an event from before the reconnect never repeats or goes back.
+    let lastSent = lastEventId(request.headers['last-event-id']);
+    let sentLive = false;
+    const send = (sourceId: number, e: JobEvent) => {
+      const id = Math.max(sourceId, lastSent + 1);
+      lastSent = id;
       const { type, ...payload } = e;
       const body =
         type === 'progress'
@@ -90,6 +97,7 @@ export async function jobRoutes(app: FastifyInstance): Promise<void> {
       return end();
     }
     unsubscribe = jobs.events.subscribe(row.id, ({ id, event }) => {
+      sentLive = true;
       send(id, event);
       if (event.type !== 'progress') end();
     });
@@ -112,10 +120,17 @@ export async function jobRoutes(app: FastifyInstance): Promise<void> {
     if (!closed && now && isFinal(now.status)) {
       send(jobs.events.nextId(row.id), finalEvent(now));
       end();
-    } else if (!closed && now) {
-      send(jobs.events.nextId(row.id), { type: 'progress', percent: now.progress, stage: now.stage ?? undefined });
+    } else if (!closed && now && !sentLive) {
+      // The state so far, unless a live event (newer than this read) already went out.
+      send(jobs.events.lastId(row.id), { type: 'progress', percent: now.progress, stage: now.stage ?? undefined });
     }
   });
+}
+
+/** The Last-Event-ID a reconnecting EventSource sends: the id to continue after (0 when absent or not a number). */
+function lastEventId(header: string | string[] | undefined): number {
+  const n = Number([header ?? ''].flat()[0]);
+  return Number.isSafeInteger(n) && n > 0 ? n : 0;
 }
 
 export const jobId = { name: 'jobId', in: 'path', required: true, schema: { type: 'string' } };
@@ -161,7 +176,7 @@ const JOB_PROGRESS_DOC: RouteDoc = {
   tags: ['jobs'],
   summary: 'Progress as server-sent events.',
   description:
-    'Events carry ids. `progress` {percent, stage}; the stream ends with `completed` (the run result) or `failed` (an error body). A comment line is sent every 15 s. A client connecting after the end gets the final event at once.',
+    'Events carry unique, increasing ids; a client reconnecting with `Last-Event-ID` gets the current state and the events after it, with ids above the one it sent. `progress` {percent, stage}; the stream ends with `completed` (the run result) or `failed` (an error body). A comment line is sent every 15 s. A client connecting after the end gets the final event at once.',
   parameters: [jobId],
   response: {
     '200': { description: 'An event stream.', content: { 'text/event-stream': { schema: { type: 'string' } } } },

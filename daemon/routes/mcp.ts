@@ -82,14 +82,15 @@ export async function mcpRoutes(app: FastifyInstance): Promise<void> {
 }
 
 async function runAsJob(app: FastifyInstance, request: FastifyRequest, user: AuthUser, call: McpCall): Promise<McpRunResult> {
-  const { jobs, config, store } = app.kiln;
+  const { jobs, store } = app.kiln;
   const target = findTarget(call.entry.tool.id);
   if (!target) throw new KilnError('NOT_FOUND', `No tool named ${call.entry.tool.id}.`);
   const { id, workDir, inDir } = await jobs.allocate();
   try {
     let n = 0;
+    const maxBytes = (await app.kiln.limits.forUser(user)).maxUploadMb * 1048576;
     const fetchRef = async (ref: string): Promise<InputFile> => {
-      if (/^https?:\/\//i.test(ref)) return downloadUrlInput(ref, inDir, n++, config.maxUploadMb * 1048576, call.signal);
+      if (/^https?:\/\//i.test(ref)) return downloadUrlInput(ref, inDir, n++, maxBytes, call.signal);
       const library = app.kiln.fileLibrary;
       if (!library) throw new KilnError('VALIDATION_ERROR', 'The file library is not available on this server: give URLs.');
       return library.resolveInput(user, ref, inDir, request);

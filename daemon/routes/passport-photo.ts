@@ -39,7 +39,7 @@ export async function passportPhotoRoutes(app: FastifyInstance): Promise<void> {
 
   /** Kept analyses older than the job TTL go; run on each analyze, so no timer is needed. */
   async function sweep(): Promise<void> {
-    const before = Date.now() - app.kiln.config.jobTtlHours * 3_600_000;
+    const before = Date.now() - (await app.kiln.limits.settings()).outputTtlHours * 3_600_000;
     for (const name of await readdir(keptDir()).catch(() => [] as string[])) {
       const st = await stat(path.join(keptDir(), name)).catch(() => undefined);
       if (st && st.mtimeMs < before) await rm(path.join(keptDir(), name), { recursive: true, force: true });
@@ -59,10 +59,7 @@ export async function passportPhotoRoutes(app: FastifyInstance): Promise<void> {
     const { id, workDir } = await app.kiln.jobs.allocate();
     const dir = path.join(keptDir(), id);
     try {
-      const parsed = await readMultipart(request, path.join(workDir, 'in'), {
-        maxFileBytes: app.kiln.config.maxUploadMb * 1048576,
-        maxFiles: 1,
-      });
+      const parsed = await readMultipart(request, path.join(workDir, 'in'), { maxFiles: 1 });
       const part = parsed.parts.find((p) => p.field === 'file');
       if (!part)
         throw new KilnError('VALIDATION_ERROR', 'analyze needs the portrait in the field "file".', {
@@ -126,7 +123,7 @@ export async function passportPhotoRoutes(app: FastifyInstance): Promise<void> {
       await rm(workDir, { recursive: true, force: true });
       throw e;
     }
-    const { waitMs, applied } = preferredWait(request.headers.prefer, app.kiln.config.syncWaitMs);
+    const { waitMs, applied } = preferredWait(request.headers.prefer, (await app.kiln.limits.settings()).syncWindowMs);
     const answer = await syncAnswer(app.kiln.jobs, id, waitMs);
     if (applied) reply.header('preference-applied', applied);
     return reply.code(answer.status).headers(answer.headers).send(answer.body);

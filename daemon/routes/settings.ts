@@ -1,4 +1,4 @@
-/** The settings record, branding (with the logo) and the audit log. */
+/** The settings record (with the live limits), per-team limits, branding (with the logo) and the audit log. */
 import type { FastifyInstance } from 'fastify';
 import { KilnError } from '../../src/core/errors.js';
 import { auditFrom, auditView, listAudit } from '../accounts/audit.js';
@@ -10,10 +10,15 @@ import {
   LOGO_MAX_BYTES,
   readLogo,
   saveLogo,
+  getTeamLimits,
+  TEAM_LIMITS_SCHEMA,
   updateBranding,
   updateSettings,
+  updateTeamLimits,
 } from '../accounts/settings.js';
 import { hasPermission, requirePermission } from '../auth/permissions.js';
+import { errorResponses, json } from '../openapi/common.js';
+import type { RouteDoc } from '../openapi/route-doc.js';
 
 export async function settingsRoutes(app: FastifyInstance): Promise<void> {
   const { store, config } = app.kiln;
@@ -27,14 +32,43 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
   app.get('/api/v1/settings', async (request) => {
     const settings = await getSettings(db, config);
     if (hasPermission(request, 'settings:write')) return { settings };
-    return { settings: { features: settings.features, jobTtlHours: settings.jobTtlHours } };
+    return { settings: { features: settings.features, outputTtlHours: settings.outputTtlHours, jobTtlHours: settings.jobTtlHours } };
   });
 
   app.put('/api/v1/settings', async (request) => {
     requirePermission(request, 'settings:write');
     const { settings, changed } = await updateSettings(db, config, request.body);
+    // This instance applies the change at once; the others within LIVE_LIMITS_MS.
+    await app.kiln.limits.refresh();
     await auditFrom(request, 'settings.update', null, { changed, settings });
     return { settings };
+  });
+
+  // Per-team limits: a team's members get these over the server's values (the rest follow the server).
+  const teamName = async (id: string) => {
+    const t = await db.selectFrom('teams').select('name').where('id', '=', id).executeTakeFirst();
+    if (!t) throw new KilnError('NOT_FOUND', `No team ${id}.`);
+    return t.name;
+  };
+  const teamLimitsView = async (id: string) => {
+    const limits = await getTeamLimits(db, id);
+    return { teamId: id, limits, effective: await app.kiln.limits.forUser({ teamId: id }) };
+  };
+  app.get('/api/v1/teams/:id/limits', { schema: GET_TEAM_LIMITS_DOC }, async (request) => {
+    requirePermission(request, 'settings:write');
+    const { id } = request.params as { id: string };
+    await teamName(id);
+    return teamLimitsView(id);
+  });
+
+  app.put('/api/v1/teams/:id/limits', { schema: PUT_TEAM_LIMITS_DOC }, async (request) => {
+    requirePermission(request, 'settings:write');
+    const { id } = request.params as { id: string };
+    const name = await teamName(id);
+    const limits = await updateTeamLimits(db, id, request.body);
+    await app.kiln.limits.refresh();
+    await auditFrom(request, 'settings.update', name, { team: id, changed: Object.keys(bodyKeys(request.body)), limits });
+    return teamLimitsView(id);
   });
 
   // Public: the sign-in page shows the branding before anyone is signed in.
@@ -94,3 +128,43 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
     return { events: rows.map(auditView) };
   });
 }
+
+function bodyKeys(body: unknown): Record<string, unknown> {
+  return body && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
+}
+
+const LIMITS = {
+  type: 'object',
+  properties: Object.fromEntries(
+    ['maxUploadMb', 'libraryQuotaMb', 'userQuotaMb', 'rateLimitPerMinute'].map((k) => [k, { type: 'number' }]),
+  ),
+};
+const TEAM_LIMITS = {
+  type: 'object',
+  required: ['teamId', 'limits', 'effective'],
+  properties: {
+    teamId: { type: 'string' },
+    limits: { ...LIMITS, description: "The team's own values (what it overrides)." },
+    effective: { ...LIMITS, description: "What the team's members get now: these over the server's settings." },
+  },
+};
+const teamId = { name: 'id', in: 'path', required: true, schema: { type: 'string' } };
+
+const GET_TEAM_LIMITS_DOC: RouteDoc = {
+  operationId: 'getTeamLimits',
+  tags: ['settings'],
+  summary: "A team's limits: its overrides and what its members get (settings:write).",
+  parameters: [teamId],
+  response: { '200': json(TEAM_LIMITS), ...errorResponses([401, 403, 404]) },
+};
+
+const PUT_TEAM_LIMITS_DOC: RouteDoc = {
+  operationId: 'updateTeamLimits',
+  tags: ['settings'],
+  summary: "Set a team's limits (settings:write; partial, null clears one).",
+  description:
+    "maxUploadMb, libraryQuotaMb, userQuotaMb and rateLimitPerMinute for the team's members, over the server's settings; applied without a restart (on every instance within 2 s). Audited as settings.update.",
+  parameters: [teamId],
+  requestBody: { required: true, content: { 'application/json': { schema: TEAM_LIMITS_SCHEMA } } },
+  response: { '200': json(TEAM_LIMITS), ...errorResponses([400, 401, 403, 404]) },
+};

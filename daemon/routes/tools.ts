@@ -1,13 +1,14 @@
 /**
  * POST /api/v1/tools/<section>/<tool_id>: one route per catalog tool and preset. The upload streams
- * into the job's directory, the request is validated before queueing, then the route waits up to
- * SYNC_WAIT_MS: done → 200 with the result, otherwise 202 with the job id.
+ * into the job's directory, the request is validated (settings, and the inputs' kinds from their bytes)
+ * before queueing, then the route waits up to SYNC_WAIT_MS: done → 200 with the result, otherwise 202
+ * with the job id.
  */
 import { rm } from 'node:fs/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { KilnError } from '../../src/core/errors.js';
 import { SECTIONS } from '../../src/core/tool.js';
-import { validateRequest } from '../../src/tools/run-tool.js';
+import { checkInputs, validateRequest } from '../../src/tools/run-tool.js';
 import { requireUser } from '../auth/authenticate.js';
 import { requirePermission } from '../auth/permissions.js';
 import { assembleSettings, readMultipart, toToolInputs, type ParsedUpload } from '../http/uploads.js';
@@ -39,13 +40,12 @@ export function misrouted(section: string, toolId: string, suffix = ''): KilnErr
 }
 
 async function readRequest(
-  app: FastifyInstance,
   target: Target,
   request: FastifyRequest,
   inDir: string,
 ): Promise<ParsedUpload & { settingsJson?: string; jsonSettings?: unknown }> {
   if (request.isMultipart()) {
-    const parsed = await readMultipart(request, inDir, { maxFileBytes: app.kiln.config.maxUploadMb * 1048576 });
+    const parsed = await readMultipart(request, inDir, {});
     return { ...parsed, settingsJson: parsed.fields.get('settings') };
   }
   if (target.tool.input.kind === 'none') return { parts: [], fields: new Map(), jsonSettings: request.body ?? {} };
@@ -64,7 +64,7 @@ async function runTarget(app: FastifyInstance, target: Target, request: FastifyR
   const { jobs, config } = app.kiln;
   const { id, workDir, inDir } = await jobs.allocate();
   try {
-    const req = await readRequest(app, target, request, inDir);
+    const req = await readRequest(target, request, inDir);
     const fileId = req.fields.get('fileId');
     const library = app.kiln.fileLibrary;
     if (fileId && !library)
@@ -87,6 +87,9 @@ async function runTarget(app: FastifyInstance, target: Target, request: FastifyR
       raw = assembleSettings(target.tool, req.settingsJson, req.fields);
     }
     const settings = validateRequest(target.tool, inputs, raw);
+    // The inputs' kinds from their bytes before queueing: a wrong file is refused now (415), not by a
+    // 202 whose job fails later.
+    await checkInputs(target.tool, inputs, config.allowPostScript);
     await target.tool.preflight?.(settings, { dataDir: config.dataDir, inputs });
     const clientJobId = req.fields.get('clientJobId')?.slice(0, 200);
     await jobs.submit({ id, owner: user, target, settings, inputs, workDir, clientJobId, saveToFile: fileId });
@@ -94,7 +97,7 @@ async function runTarget(app: FastifyInstance, target: Target, request: FastifyR
     await rm(workDir, { recursive: true, force: true });
     throw e;
   }
-  const { waitMs, applied } = preferredWait(request.headers.prefer, config.syncWaitMs);
+  const { waitMs, applied } = preferredWait(request.headers.prefer, (await app.kiln.limits.settings()).syncWindowMs);
   const answer = await syncAnswer(jobs, id, waitMs);
   if (applied) reply.header('preference-applied', applied);
   return reply.code(answer.status).headers(answer.headers).send(answer.body);

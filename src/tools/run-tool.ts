@@ -147,7 +147,11 @@ export async function runTool(tool: Tool, inputs: ToolInputs, rawSettings: unkno
   }
 }
 
-async function checkInputs(tool: Tool, inputs: ToolInputs, postscript: boolean): Promise<void> {
+/**
+ * Every input's kind from its bytes, refused (UNSUPPORTED_INPUT) unless the tool takes it. runTool calls
+ * it; the daemon calls it too before it queues a job, so a wrong file is answered at once, never by a 202.
+ */
+export async function checkInputs(tool: Tool, inputs: ToolInputs, postscript: boolean): Promise<void> {
   const accept = tool.input.kind === 'none' ? [] : tool.input.accept;
   await Promise.all(inputs.files.map(async (f) => (f.type = await requireKind(f.path, f.name, accept, { postscript, taker: tool.id }))));
   for (const x of tool.input.extra ?? []) {

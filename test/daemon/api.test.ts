@@ -144,10 +144,14 @@ describe('daemon HTTP API', () => {
   it('streams a failed event for a job that fails in the background', async () => {
     const lazy = await startServer({ env: { SYNC_WAIT_MS: '0' } });
     try {
+      // A JPEG signature with garbage after it: accepted from its bytes, fails in the decoder.
       const bad = path.join(dir, 'junk.jpg');
-      await writeFile(bad, Buffer.from('this is not an image at all, just words'.repeat(10)));
+      await writeFile(
+        bad,
+        Buffer.concat([Buffer.from([0xff, 0xd8, 0xff, 0xe0]), Buffer.from('JFIF\0 but nothing decodable after it'.repeat(10))]),
+      );
       const r = await post(lazy, '/api/v1/tools/image/resize', await form({ file: await filePart(bad), settings: '{"width": 30}' }));
-      assert.equal(r.status, 202);
+      assert.equal(r.status, 202, JSON.stringify(r.json));
       const ev = await readSse(`${lazy.url}/api/v1/jobs/${r.json.jobId}/progress`, lazy.token);
       const last = ev.events.at(-1)!;
       assert.equal(last.event, 'failed');
@@ -258,7 +262,7 @@ describe('daemon HTTP API', () => {
     assert.equal((await huge.json()).error.code, 'LIMIT_EXCEEDED');
   });
 
-  it('removes finished jobs and their files after JOB_TTL_HOURS', async () => {
+  it('removes outputs after outputTtlHours (24) and job records after jobRecordTtlHours (168)', async () => {
     const r = await post(s, '/api/v1/tools/image/resize', await form({ file: await filePart(jpg), settings: '{"width": 12}' }));
     assert.equal(r.status, 200);
     // The job's files: its directory, or its objects when the server keeps them in a bucket (KILN_TEST_S3).
@@ -267,12 +271,22 @@ describe('daemon HTTP API', () => {
       for await (const _ of s.app.kiln.storage.list(`jobs/${r.json.jobId}/`)) return true;
       return false;
     };
+    const jobUrl = `${s.url}/api/v1/jobs/${r.json.jobId}`;
     assert.ok(await jobFiles());
     assert.equal(await s.app.kiln.jobs.sweep(Date.now()), 0, 'nothing is old yet');
     const removed = await s.app.kiln.jobs.sweep(Date.now() + 25 * 3_600_000);
     assert.ok(removed >= 1);
     assert.equal(await jobFiles(), false);
-    assert.equal((await fetch(s.url + r.json.downloadUrl, { headers: auth(s.token) })).status, 404);
+    const gone = await fetch(s.url + r.json.downloadUrl, { headers: auth(s.token) });
+    assert.equal(gone.status, 404);
+    assert.match((await gone.json()).error.message, /expired/);
+    // The record stays, without a download link.
+    const kept = await (await fetch(jobUrl, { headers: auth(s.token) })).json();
+    assert.equal(kept.status, 'completed');
+    assert.equal(kept.result.downloadUrl, undefined);
+    assert.equal((await fetch(jobUrl, { headers: auth(s.token) })).status, 200);
+    await s.app.kiln.jobs.sweep(Date.now() + 169 * 3_600_000);
+    assert.equal((await fetch(jobUrl, { headers: auth(s.token) })).status, 404);
   });
 
   it('refuses uploads over MAX_UPLOAD_MB with 413 LIMIT_EXCEEDED', async () => {
@@ -298,6 +312,11 @@ describe('daemon HTTP API', () => {
     const res = await fetch(`${s.url}/api/v1/tools/image/resize/batch`, { method: 'POST', headers: auth(s.token), body: fd });
     assert.equal(res.status, 200);
     assert.equal(res.headers.get('content-type'), 'application/zip');
+    // The outcome is in the headers: no need to unzip to see that one input failed.
+    assert.deepEqual(
+      ['x-batch-total', 'x-batch-succeeded', 'x-batch-failed'].map((h) => res.headers.get(h)),
+      ['3', '2', '1'],
+    );
     const jobId = res.headers.get('x-job-id');
     assert.match(jobId ?? '', /^[0-9a-f]{24}$/);
     const entries = await readZip(Buffer.from(await res.arrayBuffer()));
@@ -317,6 +336,7 @@ describe('daemon HTTP API', () => {
     const job = await (await fetch(`${s.url}/api/v1/jobs/${jobId}`, { headers: auth(s.token) })).json();
     assert.equal(job.status, 'completed');
     assert.equal(job.kind, 'batch');
+    assert.deepEqual(job.result.data, { total: 3, succeeded: 2, failed: 1 });
     // The files are removed once the archive has been read out, just after the last byte is sent.
     for (let i = 0; i < 50 && existsSync(path.join(s.dataDir, 'jobs', jobId!)); i++) await new Promise((r) => setTimeout(r, 20));
     assert.equal(existsSync(path.join(s.dataDir, 'jobs', jobId!)), false);

@@ -47,6 +47,19 @@ describe('API description', () => {
     }
   });
 
+  it('names each tag once, files tools apart from the library, and a section tag only its own groups', async () => {
+    const doc = parse(await (await fetch(`${s.url}/api/v1/openapi.yaml`)).text());
+    const names = doc.tags.map((t: { name: string }) => t.name);
+    assert.deepEqual(names, [...new Set(names)], 'no tag twice');
+    assert.deepEqual(doc.paths['/api/v1/files'].post.tags, ['library']);
+    assert.deepEqual(doc.paths['/api/v1/tools/files/convert-document'].post.tags, ['files']);
+    const tag = (n: string) => doc.tags.find((t: { name: string }) => t.name === n).description as string;
+    assert.match(tag('audio'), /\(groups: audio\)$/);
+    assert.doesNotMatch(tag('audio'), /AI tools|watermark/);
+    assert.match(tag('image'), /AI tools/);
+    assert.doesNotMatch(tag('image'), /\baudio\b/);
+  });
+
   it('serves the interactive docs with local assets', async () => {
     const page = await fetch(`${s.url}/api/docs/`);
     assert.equal(page.status, 200);

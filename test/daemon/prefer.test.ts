@@ -10,6 +10,7 @@ import sharp from 'sharp';
 import { kiln } from '../helpers/cli.js';
 import { makeImage, tempDir } from '../helpers/fixtures.js';
 import { api, filePart, form, startServer, type TestServer } from '../helpers/server.js';
+import { readZip } from '../helpers/zip.js';
 
 describe('Prefer: respond-async and wait=N', () => {
   let s: TestServer;
@@ -57,6 +58,40 @@ describe('Prefer: respond-async and wait=N', () => {
     const p = await run('/api/v1/pipelines/run', 'respond-async', { file: await filePart(img), pipeline });
     assert.equal(p.status, 202);
     assert.ok(p.headers.get('location'));
+  });
+
+  it('respond-async on a batch: 202 at once, the job counts its outcome and its archive downloads later', async () => {
+    const a = await makeImage(dir, 'c.png', 90, 40);
+    const b = await makeImage(dir, 'd.jpg', 60, 60);
+    const fd = new FormData();
+    fd.append('files', await filePart(a));
+    fd.append('files', await filePart(b));
+    fd.append('files', new File([Buffer.from('no picture here, just words\n'.repeat(5))], 'e.png'));
+    fd.append('settings', '{"width": 12}');
+    const res = await fetch(`${s.url}/api/v1/tools/image/resize/batch`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${s.token}`, prefer: 'respond-async' },
+      body: fd,
+    });
+    assert.equal(res.status, 202, await res.clone().text());
+    assert.equal(res.headers.get('preference-applied'), 'respond-async');
+    const { jobId } = await res.json();
+    assert.equal(res.headers.get('location'), `/api/v1/jobs/${jobId}`);
+    let job: any;
+    for (let i = 0; i < 200; i++) {
+      job = (await api(s, s.token, 'GET', `/api/v1/jobs/${jobId}`)).body;
+      if (job.status !== 'running') break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.equal(job.status, 'completed', JSON.stringify(job));
+    assert.deepEqual(job.result.data, { total: 3, succeeded: 2, failed: 1 });
+    assert.equal(job.result.downloadUrl, `/api/v1/download/${jobId}/resize-batch.zip`);
+    const zip = await fetch(`${s.url}${job.result.downloadUrl}`, { headers: { authorization: `Bearer ${s.token}` } });
+    assert.equal(zip.status, 200);
+    const entries = await readZip(Buffer.from(await zip.arrayBuffer()));
+    assert.deepEqual([...entries.keys()], ['c.png', 'd.jpg', 'manifest.json']);
+    assert.equal((await sharp(entries.get('d.jpg')!).metadata()).width, 12);
+    assert.equal(JSON.parse(entries.get('manifest.json')!.toString()).items[2].error.code, 'UNSUPPORTED_INPUT');
   });
 
   it('kiln <tool> --server --async prints the job id and exits; the job downloads later', async () => {

@@ -286,23 +286,49 @@ describe('scale-out on S3: three daemons, PostgreSQL, Redis, an S3 bucket, no sh
   });
 
   it('runs a batch posted to A on another instance: progress streamed from B, the ZIP back to A and again from C', async () => {
-    await worker(a).pauseWorker();
+    // No worker takes it until B's progress stream is open: the answer (and its X-Job-Id) starts only
+    // once the batch has ended, so the client finds the job by the clientJobId it chose.
+    for (const s of [a, b, c]) await worker(s).pauseWorker();
     try {
       const inputs = await Promise.all([40, 50, 60].map((w) => makeImage(dir, `b${w}.png`, w, 30, { format: 'png' })));
-      const res = await fetch(`${a.url}/api/v1/tools/image/resize/batch`, {
+      const answer = fetch(`${a.url}/api/v1/tools/image/resize/batch`, {
         method: 'POST',
         headers: auth(a.token),
-        body: await form({ files: await Promise.all(inputs.map((p) => filePart(p))), settings: '{"width": 20}' }),
+        body: await form({
+          files: await Promise.all(inputs.map((p) => filePart(p))),
+          settings: '{"width": 20}',
+          clientJobId: 's3-scaled-batch',
+        }),
       });
-      assert.equal(res.status, 200);
-      const jobId = res.headers.get('x-job-id')!;
+      let jobId = '';
+      for (let i = 0; i < 400 && !jobId; i++) {
+        jobId = (await getJson(b, '/api/v1/jobs?clientJobId=s3-scaled-batch')).jobs[0]?.jobId ?? '';
+        if (!jobId) await new Promise((r) => setTimeout(r, 50));
+      }
+      assert.ok(jobId, 'the queued batch is listed by its clientJobId');
       const progress = readSse(`${b.url}/api/v1/jobs/${jobId}/progress`, b.token, 30_000);
+      // The stream's first event (the state so far) shows it is subscribed before any item runs.
+      await new Promise((r) => setTimeout(r, 300));
+      worker(b).resumeWorker();
+      worker(c).resumeWorker();
+      const res = await answer;
+      assert.equal(res.status, 200);
+      assert.equal(res.headers.get('x-job-id'), jobId);
+      assert.deepEqual(
+        ['x-batch-total', 'x-batch-succeeded', 'x-batch-failed'].map((h) => res.headers.get(h)),
+        ['3', '3', '0'],
+      );
       const zip = await readZip(Buffer.from(await res.arrayBuffer()));
       const { events } = await progress;
       assert.equal(events.at(-1)?.event, 'completed');
       assert.ok(events.some((e) => e.event === 'progress' && (e.data as { stage?: string }).stage === '3/3'));
       const manifest = JSON.parse(zip.get('manifest.json')!.toString());
       assert.equal(manifest.succeeded, 3);
+      // In input order, whatever order the items ended in.
+      assert.deepEqual(
+        manifest.items.map((m: { input: string }) => m.input),
+        ['b40.png', 'b50.png', 'b60.png'],
+      );
       for (const m of manifest.items) assert.equal((await sharp(zip.get(m.output)!).metadata()).width, 20);
       const row = await a.app.kiln.store.db.selectFrom('jobs').selectAll().where('id', '=', jobId).executeTakeFirstOrThrow();
       assert.equal(row.kind, 'batch');
@@ -312,7 +338,7 @@ describe('scale-out on S3: three daemons, PostgreSQL, Redis, an S3 bucket, no sh
       assert.deepEqual([...(await readZip(again.buf)).keys()].sort(), [...zip.keys()].sort());
       assert.deepEqual(await keys(c.app.kiln.storage, `jobs/${jobId}/`), [`jobs/${jobId}/out/resize-batch.zip`]);
     } finally {
-      worker(a).resumeWorker();
+      for (const s of [a, b, c]) worker(s).resumeWorker();
     }
   });
 

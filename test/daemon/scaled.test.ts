@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -20,6 +21,7 @@ import type { RedisJobQueue } from '../../daemon/queue/redis.js';
 import { KILN } from '../helpers/cli.js';
 import { makeImage, tempDir } from '../helpers/fixtures.js';
 import { filePart, form, login, readSse, startServer, type TestServer } from '../helpers/server.js';
+import { readZip } from '../helpers/zip.js';
 
 const PG = process.env.KILN_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const REDIS = process.env.KILN_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -300,22 +302,81 @@ describe('scaled mode: two daemons, PostgreSQL, Redis, one shared directory', { 
 
   it('cancels on A a batch streaming from B', async () => {
     const inputs = await Promise.all([1, 2, 3, 4].map((i) => filePart(longClip, `clip${i}.mp4`)));
-    const res = await fetch(`${b.url}/api/v1/tools/video/compress-video/batch`, {
+    // The answer (and its X-Job-Id) starts only when every run has ended: the client finds its running
+    // batch by the clientJobId it chose.
+    const answer = fetch(`${b.url}/api/v1/tools/video/compress-video/batch`, {
       method: 'POST',
       headers: auth(b.token),
-      body: await form({ files: inputs, settings: '{"quality": "strong"}' }),
+      body: await form({ files: inputs, settings: '{"quality": "strong"}', clientJobId: 'scaled-batch' }),
     });
-    assert.equal(res.status, 200);
-    const jobId = res.headers.get('x-job-id')!;
-    const body = res.arrayBuffer().catch(() => undefined);
+    let jobId = '';
+    for (let i = 0; i < 400 && !jobId; i++) {
+      jobId = (await getJson(a, '/api/v1/jobs?clientJobId=scaled-batch')).jobs[0]?.jobId ?? '';
+      if (!jobId) await sleep(50);
+    }
     await until(a, jobId, (j) => j.status === 'running');
     const t0 = Date.now();
     const view = await (await fetch(`${a.url}/api/v1/jobs/${jobId}/cancel`, { method: 'POST', headers: auth(a.token) })).json();
     assert.equal(view.status, 'cancelled');
     assert.ok(Date.now() - t0 < 5000, `cancel took ${Date.now() - t0} ms`);
-    await body;
+    const res = await answer;
+    assert.equal(res.status, 499);
+    assert.equal((await res.json()).error.code, 'CANCELLED');
     for (let i = 0; i < 40 && b.app.kiln.jobs.queue.state().running > 0; i++) await sleep(50);
     assert.equal(b.app.kiln.jobs.queue.state().running, 0);
+  });
+
+  it('checks a queued batch before queueing it, answers its counts in the headers and honours respond-async', async () => {
+    const jobCount = async () =>
+      Number(
+        (
+          await a.app.kiln.store.db
+            .selectFrom('jobs')
+            .select((eb) => eb.fn.countAll().as('n'))
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
+    const words = path.join(dir, 'words.png');
+    await writeFile(words, 'plain words, not a picture\n'.repeat(10));
+    const pics = await Promise.all([50, 30].map((w) => makeImage(dir, `q${w}.png`, w, 20, { format: 'png' })));
+    const post = (files: string[], headers: Record<string, string> = {}) =>
+      Promise.all(files.map((f) => filePart(f))).then(async (parts) =>
+        fetch(`${b.url}/api/v1/tools/image/resize/batch`, {
+          method: 'POST',
+          headers: { ...auth(b.token), ...headers },
+          body: await form({ files: parts, settings: '{"width": 10}' }),
+        }),
+      );
+    // Every input refused from its bytes: 415 at once, nothing queued.
+    const before = await jobCount();
+    const none = await post([words]);
+    assert.equal(none.status, 415);
+    assert.equal((await none.json()).error.code, 'UNSUPPORTED_INPUT');
+    assert.equal(await jobCount(), before);
+    // A mixed batch: the counts in the headers, the archive in input order, the refused input in the manifest.
+    const mixed = await post([pics[0]!, words, pics[1]!]);
+    assert.equal(mixed.status, 200);
+    assert.deepEqual(
+      ['x-batch-total', 'x-batch-succeeded', 'x-batch-failed'].map((h) => mixed.headers.get(h)),
+      ['3', '2', '1'],
+    );
+    const zip = await readZip(Buffer.from(await mixed.arrayBuffer()));
+    assert.deepEqual([...zip.keys()], ['q50.png', 'q30.png', 'manifest.json']);
+    const manifest = JSON.parse(zip.get('manifest.json')!.toString());
+    assert.equal(manifest.items[1].error.code, 'UNSUPPORTED_INPUT');
+    const row = await getJson(a, `/api/v1/jobs/${mixed.headers.get('x-job-id')}`);
+    assert.equal(row.status, 'completed');
+    assert.deepEqual(row.result.data, { total: 3, succeeded: 2, failed: 1 });
+    // Prefer: respond-async: 202 at once; the archive downloads later from any instance.
+    const detached = await post([pics[1]!, pics[0]!], { prefer: 'respond-async' });
+    assert.equal(detached.status, 202);
+    assert.equal(detached.headers.get('preference-applied'), 'respond-async');
+    const { jobId } = await detached.json();
+    const done = await until(a, jobId, (j) => j.status === 'completed');
+    assert.deepEqual(done.result.data, { total: 2, succeeded: 2, failed: 0 });
+    const later = await fetch(a.url + done.result.downloadUrl, { headers: auth(a.token) });
+    assert.equal(later.status, 200);
+    assert.deepEqual([...(await readZip(Buffer.from(await later.arrayBuffer()))).keys()], ['q30.png', 'q50.png', 'manifest.json']);
   });
 
   it('fails, never leaves running, a job whose instance vanished without a word', async () => {

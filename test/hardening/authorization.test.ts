@@ -104,6 +104,8 @@ const EXPECTED: Record<string, Access> = {
   // A user sees only its own team (no members); admins see and manage all.
   'GET /api/v1/teams': 'auth',
   'GET /api/v1/teams/:id': 'admin',
+  'GET /api/v1/teams/:id/limits': 'admin',
+  'PUT /api/v1/teams/:id/limits': 'admin',
   // The generic tool routes answer for sections and ids the catalog does not have.
   'POST /api/v1/tools/:section/:toolId': 'auth',
   'POST /api/v1/tools/:section/:toolId/batch': 'auth',

@@ -38,13 +38,8 @@ function tally(results: { status: number; text: string }[]): { ok: number; refus
 describe('library quota under parallel uploads', () => {
   let s: TestServer;
   before(async () => {
-    // The quota is read when the library starts.
-    process.env.LIBRARY_QUOTA_MB = '1';
-    try {
-      s = await startServer();
-    } finally {
-      delete process.env.LIBRARY_QUOTA_MB;
-    }
+    // The daemon's configuration: the live libraryQuotaMb falls back to it.
+    s = await startServer({ env: { LIBRARY_QUOTA_MB: '1' } });
   });
   after(() => s.close());
 

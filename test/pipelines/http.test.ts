@@ -125,9 +125,18 @@ describe('pipelines over HTTP', () => {
     });
     assert.equal(res.status, 200);
     assert.equal(res.headers.get('content-type'), 'application/zip');
+    // As a tool's batch: the counts in the headers, the inputs in order.
+    assert.deepEqual(
+      ['x-batch-total', 'x-batch-succeeded', 'x-batch-failed'].map((h) => res.headers.get(h)),
+      ['2', '2', '0'],
+    );
     const entries = await readZip(Buffer.from(await res.arrayBuffer()));
     const manifest = JSON.parse(entries.get('manifest.json')!.toString());
     assert.equal(manifest.succeeded, 2, JSON.stringify(manifest));
+    assert.deepEqual(
+      manifest.items.map((m: { input: string }) => m.input),
+      ['wide.jpg', 'other.png'],
+    );
     for (const item of manifest.items) assert.equal((await sharp(entries.get(item.output)!).metadata()).format, 'webp');
 
     // An ad-hoc pipeline over many files: the pipeline travels in its own form field.

@@ -19,11 +19,18 @@ describe('settings, branding and audit', () => {
     const u = await makeUser(s, 'reader');
     const r = await call(s, 'GET', '/api/v1/settings', { token: u.token });
     assert.equal(r.status, 200);
-    assert.deepEqual(r.json.settings, { jobTtlHours: 24, features: { mfa: true, oidc: true, saml: true } });
+    assert.deepEqual(r.json.settings, { outputTtlHours: 24, jobTtlHours: 24, features: { mfa: true, oidc: true, saml: true } });
     const a = await call(s, 'GET', '/api/v1/settings');
     assert.deepEqual(a.json.settings, {
       syncWindowMs: s.config.syncWaitMs,
+      outputTtlHours: 24,
+      jobRecordTtlHours: 168,
+      sweepIntervalS: 600,
       jobTtlHours: 24,
+      maxUploadMb: s.config.maxUploadMb,
+      libraryQuotaMb: s.config.libraryQuotaMb,
+      userQuotaMb: s.config.userQuotaMb,
+      rateLimitPerMinute: s.config.rateLimitPerMinute,
       features: { mfa: true, oidc: true, saml: true },
       ssoDefaultRole: 'user',
     });
@@ -41,8 +48,8 @@ describe('settings, branding and audit', () => {
     const w = await call(s, 'PUT', '/api/v1/settings', { body: { syncWindowMs: 0, jobTtlHours: 2, ssoDefaultRole: 'admin' } });
     assert.equal(w.status, 200);
     assert.equal(w.json.settings.jobTtlHours, 2);
+    assert.equal(w.json.settings.outputTtlHours, 2, 'jobTtlHours is the old name of outputTtlHours');
     assert.equal(w.json.settings.features.mfa, true, 'untouched keys stay');
-    assert.equal(s.config.jobTtlHours, 2);
     const jpg = await makeImage(dir, 'a.jpg', 40, 30);
     const run = await call(s, 'POST', '/api/v1/tools/image/resize', {
       token: u.token,
@@ -51,7 +58,7 @@ describe('settings, branding and audit', () => {
     assert.equal(run.status, 202, 'a zero sync window answers at once with a job');
     // Survives a restart (stored, and applied at start).
     s = await s.restart();
-    assert.equal(s.config.jobTtlHours, 2);
+    assert.equal((await s.app.kiln.limits.settings()).outputTtlHours, 2);
     assert.equal(s.config.syncWaitMs, 0);
     assert.equal((await call(s, 'PUT', '/api/v1/settings', { body: { syncWindowMs: 10_000, ssoDefaultRole: 'user' } })).status, 200);
   });

@@ -207,13 +207,8 @@ describe('file library', () => {
 describe('file library quota and asynchronous runs', () => {
   let s: TestServer;
   before(async () => {
-    // The quota is read when the library starts; 0.1 MB leaves room for one 60 KB file.
-    process.env.LIBRARY_QUOTA_MB = '0.1';
-    try {
-      s = await startServer({ env: { SYNC_WAIT_MS: '0' } });
-    } finally {
-      delete process.env.LIBRARY_QUOTA_MB;
-    }
+    // 0.1 MB leaves room for one 60 KB file.
+    s = await startServer({ env: { SYNC_WAIT_MS: '0', LIBRARY_QUOTA_MB: '0.1' } });
   });
   after(() => s.close());
 
