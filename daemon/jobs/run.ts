@@ -55,6 +55,9 @@ export async function executeRun(deps: RunDeps, req: RunSpec, signal: AbortSigna
   const db = deps.db;
   if (!(await claim(deps, req.id))) return undefined;
   let lastWrite = 0;
+  // Progress writes go one after the other and are awaited before the final record: on a pool of
+  // connections (PostgreSQL) a late progress write would otherwise land after it (a completed job at 0 %).
+  let progressWrites: Promise<unknown> = Promise.resolve();
   const outcome = await runTool(req.target.tool, req.inputs, req.settings, {
     workDir: req.workDir,
     dataDir: deps.config.dataDir,
@@ -66,7 +69,7 @@ export async function executeRun(deps: RunDeps, req: RunSpec, signal: AbortSigna
       const now = Date.now();
       if (now - lastWrite >= PROGRESS_WRITE_MS || percent === 100) {
         lastWrite = now;
-        updateJob(db, req.id, { progress: percent, stage: stage ?? null }).catch(() => {});
+        progressWrites = progressWrites.then(() => updateJob(db, req.id, { progress: percent, stage: stage ?? null }).catch(() => {}));
       }
     },
   });
@@ -82,6 +85,7 @@ export async function executeRun(deps: RunDeps, req: RunSpec, signal: AbortSigna
     processed_size: outcome.processedSize,
     finished_at: Date.now(),
   };
+  await progressWrites;
   // The inputs are no longer needed; the output stays until the TTL sweep.
   await rm(path.join(req.workDir, 'in'), { recursive: true, force: true });
   // The follow-up (saving to the library) runs before the job is marked completed, so every view of
