@@ -173,7 +173,10 @@ export function inFlagWords(err: KilnError, tool: Tool): KilnError {
   const problems = err.details as { path?: unknown; message?: unknown }[];
   // A rule about the settings as a whole ("mode every needs everyN"): camelCase names are unambiguous
   // enough to become flags; plain words (range, width) stay as written.
-  if (problems.length === 1 && problems[0]!.path === 'settings') {
+  // So is a tool's own refusal whose message says more than its details (html-to-image: "… points to a
+  // private address …; an administrator can allow it …" with the detail "address not allowed").
+  const detailed = problems.every((p) => typeof p.message === 'string' && err.message.includes(p.message));
+  if ((problems.length === 1 && problems[0]!.path === 'settings') || !detailed) {
     const message = err.message.replace(/\b[a-z]+[A-Z][A-Za-z0-9]*\b/g, (w) => (flags.has(w) ? `--${flags.get(w)}` : w));
     return message === err.message
       ? err

@@ -155,9 +155,13 @@ function withImpliedModes(tool: Tool, input: Record<string, unknown>): Record<st
     for (const [key, value] of Object.entries(implied)) {
       if (input[key] === undefined) out = { ...out, [key]: value };
       else if (input[key] !== value)
-        throw new KilnError('VALIDATION_ERROR', `${setting} applies to ${key} ${value}, not ${String(input[key])}: drop one of them.`, {
-          details: [{ path: setting, message: `applies to ${key} ${value} only, not ${String(input[key])}` }],
-        });
+        throw new KilnError(
+          'VALIDATION_ERROR',
+          `${setting} applies to ${key} ${value} only, not ${String(input[key])}: drop one of them.`,
+          {
+            details: [{ path: setting, message: `applies to ${key} ${value} only, not ${String(input[key])}` }],
+          },
+        );
     }
   }
   return out;
