@@ -262,7 +262,8 @@ export async function keysList(o: AdminOptions & { user?: string }): Promise<voi
   out(o, keys, rows.join('') || 'No API keys.\n');
 }
 
-const noKey = (id: string) => new KilnError('NOT_FOUND', `No API key ${id}. \`kiln admin keys list\` shows them.`);
+/** One revoke for `kiln keys revoke` and `kiln admin keys revoke`. */
+const noKey = (id: string) => new KilnError('NOT_FOUND', `No API key ${id}. \`kiln keys list\` shows them.`);
 
 export async function keysRevoke(id: string, o: AdminOptions): Promise<void> {
   await either(

@@ -98,26 +98,6 @@ async function keysRotate(id: string, o: AdminOptions): Promise<void> {
   );
 }
 
-async function keysRevoke(id: string, o: AdminOptions): Promise<void> {
-  const a = await admin();
-  await a.either(
-    o,
-    async (c) => {
-      try {
-        await c.json('DELETE', `/api/v1/api-keys/${encodeURIComponent(id)}`);
-      } catch (e) {
-        throw (e as KilnError).code === 'NOT_FOUND' ? noKey(id) : e;
-      }
-    },
-    async (db) => {
-      const { revokeApiKey } = await import('../../../daemon/store/api-keys.js');
-      if (!(await revokeApiKey(db, id))) throw noKey(id);
-      await a.audit(db, 'key.revoke', id);
-    },
-  );
-  a.out(o, { id, revoked: true }, `Revoked ${id}.\n`);
-}
-
 async function keysList(o: AdminOptions & Opts): Promise<void> {
   const a = await admin();
   const keys = await a.either<KeyView[]>(
@@ -161,7 +141,7 @@ export function addKeysCommand(program: Command): void {
       .argument('<id>'),
   ).action(async (id: string, o: Opts) => keysRotate(id, o));
   target(keys.command('revoke').description('revoke an API key by id').argument('<id>')).action(async (id: string, o: Opts) =>
-    keysRevoke(id, o),
+    (await admin()).keysRevoke(id, o),
   );
   target(keys.command('list').description('list API keys (never the secrets)').option('--user <username>', "only this user's keys")).action(
     async (o: Opts) => keysList(o),
