@@ -34,20 +34,42 @@ function find(dir) {
 const filter = process.argv.slice(2);
 let files = find(path.resolve('dist', 'test')).sort();
 if (filter.length) files = files.filter((f) => filter.some((x) => f.includes(x)));
-const home = mkdtempSync(path.join(tmpdir(), 'kiln-test-'));
-for (const d of ['data', 'tmp', 'config', 'work']) mkdirSync(path.join(home, d));
-// The tests run in a scratch directory: a test that forgets -o cannot litter the checkout.
-const r = spawnSync(process.execPath, ['--test', '--test-concurrency=2', '--test-timeout=600000', ...files], {
-  cwd: path.join(home, 'work'),
-  stdio: 'inherit',
-  env: {
-    ...process.env,
-    KILN_DATA_DIR: path.join(home, 'data'),
-    KILN_TMP_DIR: path.join(home, 'tmp'),
-    XDG_CONFIG_HOME: path.join(home, 'config'),
-    // Model downloads are verified by digest and kept between test files and runs (bundles are 100+ MB).
-    KILN_AI_CACHE_DIR: process.env.KILN_AI_CACHE_DIR || path.join(tmpdir(), 'kiln-ai-cache'),
-  },
-});
-rmSync(home, { recursive: true, force: true });
-process.exit(r.status ?? 1);
+/** One run of node's test runner over `list` in a fresh private home; its exit status. */
+function runTests(list, extraEnv = {}) {
+  const home = mkdtempSync(path.join(tmpdir(), 'kiln-test-'));
+  for (const d of ['data', 'tmp', 'config', 'work']) mkdirSync(path.join(home, d));
+  // The tests run in a scratch directory: a test that forgets -o cannot litter the checkout.
+  const r = spawnSync(process.execPath, ['--test', '--test-concurrency=2', '--test-timeout=600000', ...list], {
+    cwd: path.join(home, 'work'),
+    stdio: 'inherit',
+    env: {
+      ...process.env,
+      KILN_DATA_DIR: path.join(home, 'data'),
+      KILN_TMP_DIR: path.join(home, 'tmp'),
+      XDG_CONFIG_HOME: path.join(home, 'config'),
+      // Model downloads are verified by digest and kept between test files and runs (bundles are 100+ MB).
+      KILN_AI_CACHE_DIR: process.env.KILN_AI_CACHE_DIR || path.join(tmpdir(), 'kiln-ai-cache'),
+      ...extraEnv,
+    },
+  });
+  rmSync(home, { recursive: true, force: true });
+  return r.status ?? 1;
+}
+
+let status = runTests(files);
+// The full run (no filter) runs the library, pipelines and job API suites once more with every test
+// server's blobs in an s3rver bucket (KILN_TEST_S3=1, test/helpers/server.ts): the same routes on
+// object storage. About a minute; KILN_TEST_S3=0 skips it, KILN_TEST_S3=1 already ran everything so.
+const S3_SUITES = ['test/daemon/library/library.test.js', 'test/pipelines/http.test.js', 'test/daemon/prefer.test.js'];
+if (!filter.length && !process.env.KILN_TEST_S3) {
+  const s3Files = files.filter((f) => S3_SUITES.some((x) => f.endsWith(path.join('dist', x))));
+  if (s3Files.length !== S3_SUITES.length) {
+    console.error(`The object-storage pass lists ${S3_SUITES.join(', ')}; found only ${s3Files.length} of them.`);
+    status ||= 1;
+  } else {
+    console.log('\n# The same library, pipelines and job API suites on object storage (KILN_TEST_S3=1)');
+    const s3Status = runTests(s3Files, { KILN_TEST_S3: '1' });
+    status ||= s3Status;
+  }
+}
+process.exit(status);
