@@ -31,6 +31,7 @@ import { createQueue } from './queue/create.js';
 import * as routeModules from './routes/list.js';
 import { trackRoutes } from './openapi/route-doc.js';
 import { createStorage } from './storage/create.js';
+import { objectArchiveStore } from './features/archive-store.js';
 import { openStore } from './store/db.js';
 import { deleteExpiredSessions } from './store/sessions.js';
 import { localLeases, redisLeases } from './watch/lock.js';
@@ -104,12 +105,18 @@ export async function buildServer(config: DaemonConfig): Promise<FastifyInstance
     await deleteExpiredSessions(store.db);
     const leases = config.redisUrl ? await redisLeases(config.redisUrl, config.redisPrefix, instanceId) : localLeases();
     const watchFolders = new WatchFolders(store, jobs, leases, app.log, dataKey);
-    const features = new InstallQueue(config.dataDir, (e) => {
-      const event = e.type === 'installed' ? 'feature.installed' : 'feature.failed';
-      audit(store.db, { event, target: e.bundle, details: { by: e.by, via: e.via, error: e.error } }).catch((err) =>
-        app.log.error({ err }, 'audit of a feature install failed'),
-      );
-    });
+    const features = new InstallQueue(
+      config.dataDir,
+      (e) => {
+        const event = e.type === 'installed' ? 'feature.installed' : 'feature.failed';
+        audit(store.db, { event, target: e.bundle, details: { by: e.by, via: e.via, error: e.error } }).catch((err) =>
+          app.log.error({ err }, 'audit of a feature install failed'),
+        );
+      },
+      // With S3, bundles installed on one instance are kept in the bucket and installed from there by
+      // the others (docs/SCALING.md); on a local disk each data dir has its own, as before.
+      storage.kind === 's3' ? { archives: objectArchiveStore(storage), warn: (msg, err) => app.log.warn({ err }, msg) } : {},
+    );
     const ctx: DaemonContext = {
       config,
       store,

@@ -29,11 +29,15 @@ export async function featureRoutes(app: FastifyInstance): Promise<void> {
 
   app.get('/api/v1/admin/features', async (request) => {
     requirePermission(request, 'features:manage');
+    // Scaled with S3: a bundle another instance keeps in the bucket and this one lacks is queued here
+    // (installed from the bucket), so the list shows it queued or installing rather than missing.
+    await features.syncFromArchives();
     return { features: await listFeatures(dataDir, features) };
   });
 
   app.get('/api/v1/admin/features/:bundle', async (request) => {
     requirePermission(request, 'features:manage');
+    await features.syncFromArchives();
     return featureStatus(dataDir, (request.params as { bundle: string }).bundle, features);
   });
 

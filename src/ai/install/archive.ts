@@ -19,7 +19,7 @@ import { cacheDir, stagingDir } from '../paths.js';
 import { verifiedFile, integrityDigest } from './download.js';
 import { downloadsOf, importOnly, installBundle, type InstallOptions, installRuntime, isRuntimeInstalled } from './installer.js';
 import { commitBundle, type InstalledFile, linkOf, newStaging, readInstalled } from './layout.js';
-import { fetchTarball } from './npm.js';
+import { fetchTarball, tarballCachePath } from './npm.js';
 
 export const ARCHIVE_INDEX = 'kiln-bundle.json';
 
@@ -74,6 +74,18 @@ export async function exportBundle(
     return { bytes: (await stat(outFile)).size };
   } finally {
     await rm(dir, { recursive: true, force: true });
+    await rm(part, { force: true });
+  }
+}
+
+/** Copies a verified file into the download cache under its cache name (atomically). */
+async function keepInCache(file: string, cached: string): Promise<void> {
+  await mkdir(path.dirname(cached), { recursive: true });
+  const part = `${cached}.${process.pid}.${Date.now()}.part`;
+  try {
+    await copyFile(file, part);
+    await rename(part, cached);
+  } finally {
     await rm(part, { force: true });
   }
 }
@@ -134,7 +146,11 @@ export async function importBundle(
           throw bad(`${p.name}@${p.version} in the archive is missing or does not match its pinned integrity.`, 'digest-mismatch');
         }
       }
-      await installRuntime(dataDir, r, async (p) => path.join(dir, 'runtimes', tarName(p.name, p.version)), opts);
+      // Verified tarballs go to the cache too: an export from this machine (another instance's copy,
+      // daemon/features/archive-store.ts) then needs no download either.
+      for (const p of r.packages)
+        await keepInCache(path.join(dir, 'runtimes', tarName(p.name, p.version)), tarballCachePath(p, cacheDir(dataDir)));
+      await installRuntime(dataDir, r, async (p) => tarballCachePath(p, cacheDir(dataDir)), opts);
     }
     staged = await newStaging(dataDir, `bundle-${bundle.id}-${bundle.version}`);
     const files: InstalledFile[] = [];

@@ -49,6 +49,12 @@ export async function verifiedFile(file: string, digest: Digest, size?: number):
   }
 }
 
+/** Where the verified copy of `url` (pinned by `digest`) is kept in `cache`. */
+export function cachePath(cache: string, url: string, digest: Digest): string {
+  const key = createHash('sha256').update(`${digest.algorithm}:${digest.value}`).digest('hex');
+  return path.join(cache, `${key}${path.extname(new URL(url).pathname) || '.bin'}`);
+}
+
 /**
  * The cached copy of `url`, downloading it when missing. Size and digest are checked before the file
  * is kept; a mismatch fails with reason `digest-mismatch` / `size-mismatch` and keeps nothing.
@@ -63,8 +69,7 @@ export async function cachedDownload(opts: {
   onBytes?: FetchProgress;
 }): Promise<string> {
   const { url, what, digest, size, cache, signal, onBytes } = opts;
-  const key = createHash('sha256').update(`${digest.algorithm}:${digest.value}`).digest('hex');
-  const file = path.join(cache, `${key}${path.extname(new URL(url).pathname) || '.bin'}`);
+  const file = cachePath(cache, url, digest);
   if (await verifiedFile(file, digest, size)) {
     onBytes?.(size ?? (await stat(file)).size);
     return file;

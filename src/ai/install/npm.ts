@@ -6,7 +6,7 @@
 import { mkdir } from 'node:fs/promises';
 import { exec } from '../../core/process.js';
 import type { NpmPin } from '../runtimes/manifest.js';
-import { cachedDownload, integrityDigest } from './download.js';
+import { cachedDownload, cachePath, integrityDigest } from './download.js';
 
 export function registryUrl(env: NodeJS.ProcessEnv = process.env): string {
   return (env.KILN_NPM_REGISTRY || env.npm_config_registry || 'https://registry.npmjs.org/').replace(/\/*$/, '/');
@@ -15,6 +15,11 @@ export function registryUrl(env: NodeJS.ProcessEnv = process.env): string {
 export function tarballUrl(pin: NpmPin, env: NodeJS.ProcessEnv = process.env): string {
   const base = pin.name.split('/').pop()!;
   return `${registryUrl(env)}${pin.name}/-/${base}-${pin.version}.tgz`;
+}
+
+/** Where fetchTarball keeps the verified tarball of `pin` in `cache`. */
+export function tarballCachePath(pin: NpmPin, cache: string): string {
+  return cachePath(cache, tarballUrl(pin), integrityDigest(pin.integrity));
 }
 
 export function fetchTarball(pin: NpmPin, cache: string, opts: { signal?: AbortSignal; onBytes?: (n: number) => void } = {}) {

@@ -4,13 +4,15 @@
  * so it survives a restart: an install cut off by a restart is queued again and starts over from its
  * verified cache. Installed bundles leave the queue; failed ones stay, with the reason, until retried.
  */
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { KilnError } from '../../core/errors.js';
-import { findBundle } from '../bundles/list.js';
-import { queueFile } from '../paths.js';
+import { BUNDLES, findBundle } from '../bundles/list.js';
+import type { BundleManifest } from '../bundles/manifest.js';
+import { queueFile, stagingDir } from '../paths.js';
 import { installBundle, isBundleCurrent, isRuntimeInstalled, downloadsOf } from './installer.js';
-import { importBundle } from './archive.js';
+import { exportBundle, importBundle } from './archive.js';
+import type { BundleArchiveStore } from './archive-store.js';
 import { clearStaging, removeInstall } from './layout.js';
 
 export interface QueueEntry {
@@ -27,7 +29,25 @@ export interface QueueEntry {
   by?: string;
 }
 
-export type InstallEvent = { type: 'installed' | 'failed'; bundle: string; by?: string; error?: string; via?: 'download' | 'import' };
+/** `shared`: installed from the archive another instance kept in the archive store. */
+export type InstallEvent = {
+  type: 'installed' | 'failed';
+  bundle: string;
+  by?: string;
+  error?: string;
+  via?: 'download' | 'import' | 'shared';
+};
+
+export interface InstallQueueOptions {
+  /**
+   * Scaled mode with object storage: every bundle installed or imported here is kept there as an
+   * archive (once per version), and a bundle this instance lacks is installed from it, verified like
+   * any import, before anything is downloaded.
+   */
+  archives?: BundleArchiveStore;
+  /** Failures that do not fail the install (keeping its archive for the other instances). */
+  warn?: (message: string, err: unknown) => void;
+}
 
 export class InstallQueue {
   private entries: QueueEntry[] = [];
@@ -41,6 +61,7 @@ export class InstallQueue {
   constructor(
     readonly dataDir: string,
     private readonly onEvent: (e: InstallEvent) => void = () => {},
+    private readonly opts: InstallQueueOptions = {},
   ) {}
 
   /** Loads the queue, re-queues an install a restart cut off, removes its staging and starts work. */
@@ -55,6 +76,71 @@ export class InstallQueue {
     await clearStaging(this.dataDir);
     await this.save(true);
     this.kick();
+    void this.syncFromArchives();
+  }
+
+  /**
+   * Queues every bundle this instance lacks whose archive another instance kept in the archive store
+   * (none without a store; a failed entry waits for the admin's retry). Answers the bundles queued.
+   */
+  async syncFromArchives(): Promise<string[]> {
+    const store = this.opts.archives;
+    if (!store || this.stopped) return [];
+    const wanted: string[] = [];
+    try {
+      for (const b of BUNDLES) {
+        if (this.entries.some((e) => e.bundle === b.id) || (await this.isReady(b))) continue;
+        if (await store.has(b.id, b.version)) wanted.push(b.id);
+      }
+    } catch (e) {
+      this.opts.warn?.('could not look for bundle archives in object storage', e);
+      return [];
+    }
+    if (!wanted.length) return [];
+    return (await this.enqueue(wanted)).queued;
+  }
+
+  private async isReady(b: BundleManifest): Promise<boolean> {
+    const runtimes = await Promise.all(downloadsOf(b).runtimes.map((r) => isRuntimeInstalled(this.dataDir, r)));
+    return runtimes.every(Boolean) && (await isBundleCurrent(this.dataDir, b));
+  }
+
+  /** Installs `b` from the archive store when it keeps an archive of it; false when it does not. */
+  private async installShared(b: BundleManifest, signal: AbortSignal): Promise<boolean> {
+    const store = this.opts.archives;
+    if (!store) return false;
+    await mkdir(stagingDir(this.dataDir), { recursive: true });
+    const dir = await mkdtemp(path.join(stagingDir(this.dataDir), 'shared-'));
+    try {
+      const file = path.join(dir, 'bundle.tar');
+      if (!(await store.get(b.id, b.version, file))) return false;
+      await importBundle(this.dataDir, file, { signal });
+      return true;
+    } catch (e) {
+      if (signal.aborted) throw e;
+      // A kept archive that is unreachable or fails its checks: the pinned download is still right.
+      this.opts.warn?.(`installing ${b.id} from its archive in object storage failed; downloading it`, e);
+      return false;
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+
+  /** Keeps the installed `b` in the archive store for the other instances (exported from this install). */
+  private async share(b: BundleManifest): Promise<void> {
+    const store = this.opts.archives;
+    if (!store) return;
+    await mkdir(stagingDir(this.dataDir), { recursive: true });
+    const dir = await mkdtemp(path.join(stagingDir(this.dataDir), 'share-'));
+    try {
+      const file = path.join(dir, 'bundle.tar');
+      await exportBundle(this.dataDir, b, file);
+      await store.put(b.id, b.version, file);
+    } catch (e) {
+      this.opts.warn?.(`keeping ${b.id} in object storage for the other instances failed`, e);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   }
 
   /** Queues the bundles not yet installed; answers which were queued and which were already there. */
@@ -64,8 +150,7 @@ export class InstallQueue {
     for (const id of bundles) {
       const b = findBundle(id);
       if (!b) throw new KilnError('NOT_FOUND', `No feature bundle ${id}.`);
-      const runtimesReady = (await Promise.all(downloadsOf(b).runtimes.map((r) => isRuntimeInstalled(this.dataDir, r)))).every(Boolean);
-      if ((await isBundleCurrent(this.dataDir, b)) && runtimesReady) {
+      if (await this.isReady(b)) {
         installed.push(id);
         continue;
       }
@@ -100,7 +185,12 @@ export class InstallQueue {
 
   /** Installs an uploaded archive (air-gapped), in turn with queued installs. */
   async importArchive(archive: string, by?: string): Promise<{ bundle: string; version: string }> {
-    const r = await this.exclusive(() => importBundle(this.dataDir, archive));
+    const r = await this.exclusive(async () => {
+      const got = await importBundle(this.dataDir, archive);
+      // The whole install, not the upload: an archive may carry only the import-only files.
+      await this.share(findBundle(got.bundle)!);
+      return got;
+    });
     this.entries = this.entries.filter((e) => e.bundle !== r.bundle);
     await this.save(true);
     this.onEvent({ type: 'installed', bundle: r.bundle, by, via: 'import' });
@@ -159,17 +249,21 @@ export class InstallQueue {
     Object.assign(e, { state: 'installing', startedAt: new Date().toISOString(), bytesDone: 0 });
     await this.save(true);
     try {
-      await this.exclusive(() =>
-        installBundle(this.dataDir, findBundle(e.bundle)!, {
+      const b = findBundle(e.bundle)!;
+      const via = await this.exclusive(async () => {
+        if (await this.installShared(b, signal)) return 'shared' as const;
+        await installBundle(this.dataDir, b, {
           signal,
           onProgress: (bytesDone, bytesTotal, stage) => {
             Object.assign(e, { bytesDone, bytesTotal, stage });
             void this.save(false);
           },
-        }),
-      );
+        });
+        await this.share(b);
+        return 'download' as const;
+      });
       this.entries = this.entries.filter((x) => x !== e);
-      this.onEvent({ type: 'installed', bundle: e.bundle, by: e.by });
+      this.onEvent({ type: 'installed', bundle: e.bundle, by: e.by, via });
     } catch (err) {
       if (this.stopped) return;
       const k = err instanceof KilnError ? err : undefined;
