@@ -27,17 +27,20 @@ export async function featureRoutes(app: FastifyInstance): Promise<void> {
   const { config, features } = app.kiln;
   const dataDir = config.dataDir;
 
+  /** At most 3 s: a bucket that does not answer must not hold up the list (the sync goes on behind). */
+  const syncShared = () => Promise.race([features.syncFromArchives(), new Promise((r) => setTimeout(r, 3000).unref())]);
+
   app.get('/api/v1/admin/features', async (request) => {
     requirePermission(request, 'features:manage');
     // Scaled with S3: a bundle another instance keeps in the bucket and this one lacks is queued here
     // (installed from the bucket), so the list shows it queued or installing rather than missing.
-    await features.syncFromArchives();
+    await syncShared();
     return { features: await listFeatures(dataDir, features) };
   });
 
   app.get('/api/v1/admin/features/:bundle', async (request) => {
     requirePermission(request, 'features:manage');
-    await features.syncFromArchives();
+    await syncShared();
     return featureStatus(dataDir, (request.params as { bundle: string }).bundle, features);
   });
 
