@@ -20,6 +20,8 @@ export interface DaemonConfig {
   adminUsername: string;
   adminPassword?: string;
   syncWaitMs: number;
+  /** With object storage: how often an instance looks for AI bundles another instance installed (BUNDLE_SYNC_S). */
+  bundleSyncS: number;
   /*
    * Defaults of the live limits (daemon/http/limits.ts): PUT /api/v1/settings and per-team overrides
    * change them without a restart; these environment values apply where nothing is set.
@@ -168,6 +170,7 @@ export function resolveConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = 
     adminUsername: env.ADMIN_USERNAME || 'admin',
     adminPassword: env.ADMIN_PASSWORD || undefined,
     syncWaitMs: num(env, 'SYNC_WAIT_MS', 10_000),
+    bundleSyncS: num(env, 'BUNDLE_SYNC_S', 60, 1),
     outputTtlHours,
     jobRecordTtlHours: Math.max(outputTtlHours, num(env, 'JOB_RECORD_TTL_HOURS', 168, 0.01)),
     sweepIntervalS: num(env, 'SWEEP_INTERVAL_S', 600, 10),

@@ -115,7 +115,13 @@ export async function buildServer(config: DaemonConfig): Promise<FastifyInstance
       },
       // With S3, bundles installed on one instance are kept in the bucket and installed from there by
       // the others (docs/SCALING.md); on a local disk each data dir has its own, as before.
-      storage.kind === 's3' ? { archives: objectArchiveStore(storage), warn: (msg, err) => app.log.warn({ err }, msg) } : {},
+      storage.kind === 's3'
+        ? {
+            archives: objectArchiveStore(storage),
+            syncEveryMs: config.bundleSyncS * 1000,
+            warn: (msg, err) => app.log.warn({ err }, msg),
+          }
+        : {},
     );
     const ctx: DaemonContext = {
       config,

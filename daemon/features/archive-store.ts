@@ -39,6 +39,11 @@ export function objectArchiveStore(storage: ObjectStorage): BundleArchiveStore {
       for await (const o of storage.list(prefix(bundle, version))) if (o.key !== key) older.push(o.key);
       for (const k of older) await storage.delete(k);
     },
+    async drop(bundle) {
+      const keys: string[] = [];
+      for await (const o of storage.list(`${objectKey('bundles', bundle)}/`)) keys.push(o.key);
+      for (const k of keys) await storage.delete(k);
+    },
     async has(bundle, version) {
       return !!(await newest(bundle, version));
     },

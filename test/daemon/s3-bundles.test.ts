@@ -162,6 +162,36 @@ describe('AI bundle archives in the bucket: imported on one instance, installed 
     }
   });
 
+  it('a running instance picks up a bundle installed elsewhere by itself; removing it drops the shared archive', async () => {
+    const store = objectArchiveStore(a.app.kiln.storage);
+    await store.drop(BUNDLE);
+    assert.deepEqual(await bundleKeys(), []);
+    // Started while the bucket holds nothing: only the periodic look (BUNDLE_SYNC_S) can bring the bundle.
+    const d = await startServer({ generatePassword: true, env: { ...env, BUNDLE_SYNC_S: '1' } });
+    try {
+      d.token = await login(d.url, 'admin', env.ADMIN_PASSWORD!);
+      const blurFaces = async () =>
+        ((await api(d, 'GET', '/api/v1/tools')).json.tools as { id: string; available: boolean }[]).find((t) => t.id === 'blur-faces')!;
+      assert.equal((await blurFaces()).available, false);
+      await store.put(BUNDLE, version, archive);
+      let available = false;
+      for (let i = 0; i < 300 && !available; i++) {
+        available = (await blurFaces()).available;
+        if (!available) await sleep(100);
+      }
+      assert.ok(available, 'blur-faces became available without an admin listing the features');
+      // An admin removes it here: the shared archive goes too, so no instance brings it back.
+      assert.equal((await api(d, 'DELETE', `/api/v1/admin/features/${BUNDLE}`)).status < 300, true);
+      assert.deepEqual(await bundleKeys(), []);
+      await sleep(1500);
+      const st = (await api(d, 'GET', '/api/v1/admin/features')).json.features.find((f: { id: string }) => f.id === BUNDLE);
+      assert.equal(st.state, 'missing', JSON.stringify(st));
+    } finally {
+      await d.close();
+      await store.put(BUNDLE, version, archive);
+    }
+  });
+
   it('refuses a kept archive whose bytes no longer match the digest it is kept under', async () => {
     const store = objectArchiveStore(a.app.kiln.storage);
     const [key] = await bundleKeys();

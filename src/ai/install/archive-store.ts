@@ -11,4 +11,6 @@ export interface BundleArchiveStore {
   has(bundle: string, version: string): Promise<boolean>;
   /** Copies the kept archive to `dest`, checked against its digest; false when none is kept. */
   get(bundle: string, version: string, dest: string): Promise<boolean>;
+  /** Drops every kept archive of `bundle` (an admin removed it: other instances must not bring it back). */
+  drop(bundle: string): Promise<void>;
 }

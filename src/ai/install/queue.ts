@@ -45,9 +45,14 @@ export interface InstallQueueOptions {
    * any import, before anything is downloaded.
    */
   archives?: BundleArchiveStore;
+  /** How often a running instance looks for archives it lacks (default SYNC_EVERY_MS). */
+  syncEveryMs?: number;
   /** Failures that do not fail the install (keeping its archive for the other instances). */
   warn?: (message: string, err: unknown) => void;
 }
+
+/** With an archive store: how often an instance looks for bundles the others installed. */
+export const SYNC_EVERY_MS = 60_000;
 
 export class InstallQueue {
   private entries: QueueEntry[] = [];
@@ -55,6 +60,7 @@ export class InstallQueue {
   private saving = Promise.resolve();
   private lastSave = 0;
   private stopped = false;
+  private syncTimer: NodeJS.Timeout | undefined;
   /** Serialises installs, imports and removals of this data dir. */
   private lock: Promise<unknown> = Promise.resolve();
 
@@ -77,6 +83,12 @@ export class InstallQueue {
     await this.save(true);
     this.kick();
     void this.syncFromArchives();
+    // A bundle another instance installs while this one runs arrives within SYNC_EVERY_MS, without an
+    // admin listing features here.
+    if (this.opts.archives) {
+      this.syncTimer = setInterval(() => void this.syncFromArchives(), this.opts.syncEveryMs ?? SYNC_EVERY_MS);
+      this.syncTimer.unref();
+    }
   }
 
   /**
@@ -200,6 +212,9 @@ export class InstallQueue {
   /** Removes an installed bundle (and stops its install if one runs). Runtimes stay for other bundles. */
   async remove(bundle: string): Promise<boolean> {
     await this.cancel(bundle);
+    // Removed here, it must not come back from the shared archive (the other instances keep their copy
+    // until an admin removes it there too).
+    await this.opts.archives?.drop(bundle).catch((e: unknown) => this.opts.warn?.('could not drop the shared bundle archive', e));
     return this.exclusive(() => removeInstall(this.dataDir, 'bundle', bundle));
   }
 
@@ -225,6 +240,7 @@ export class InstallQueue {
   /** Stops the running install (it stays `installing` on disk, so the next start queues it again). */
   async stop(): Promise<void> {
     this.stopped = true;
+    clearInterval(this.syncTimer);
     const r = this.running;
     if (r) {
       r.abort.abort();
