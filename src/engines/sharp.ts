@@ -26,6 +26,24 @@ export function getSharp(): Promise<SharpFn> {
   return sharpMod;
 }
 
+/** Formats sharp decodes itself (the check below leaves the others to their own engines). */
+const SHARP_READS = new Set(['jpg', 'png', 'webp', 'avif', 'tiff', 'gif']);
+
+/**
+ * Whether `file` (of sniffed kind `kind`) decodes completely: false when sharp cannot read every pixel,
+ * undefined for kinds sharp does not read. Used on failures only, to tell a bad input from our own.
+ */
+export async function decodesFully(file: string, kind: string | undefined): Promise<boolean | undefined> {
+  if (!kind || !SHARP_READS.has(kind)) return undefined;
+  const sharp = await getSharp();
+  try {
+    await sharp(file, { failOn: 'truncated', limitInputPixels: MAX_INPUT_PIXELS, animated: true }).raw().toBuffer();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Environment for the Debian vips CLI. Loading sharp sets VIPSHOME to its bundled libvips, which makes the
  * system vips look for its heif/jxl modules there and fail with "not a known file format".

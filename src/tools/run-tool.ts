@@ -18,6 +18,7 @@ import { requireKind } from '../core/sniff.js';
 import type { InputFile, OutputFile, RunContext, Tool, ToolInputs } from '../core/tool.js';
 import { zipFiles } from '../core/zip.js';
 import { requireEngine } from '../engines/registry.js';
+import { decodesFully } from '../engines/sharp.js';
 import { requireRunBundles } from './bundles.js';
 import { outputFile } from './_shared/output.js';
 
@@ -138,13 +139,26 @@ export async function runTool(tool: Tool, inputs: ToolInputs, rawSettings: unkno
     if (signal.aborted) throw new KilnError('CANCELLED', 'The run was cancelled.');
     const all = [...inputs.files, ...Object.values(inputs.extra).flat()];
     throw scrubError(
-      toKilnError(e),
+      await blameInput(toKilnError(e), all),
       all.map((f) => ({ path: f.path, name: f.name })),
       [opts.workDir, opts.dataDir, process.env.KILN_TMP_DIR ?? '', tmpdir()],
     );
   } finally {
     if (remembered) for (const f of allInputs) if (f.type) forgetKind(f.path);
   }
+}
+
+/**
+ * libvips sometimes reports an input it cannot decode as "Unknown error" or as a failed write of the
+ * output (seen with truncated PNGs while other jobs ran beside it): before an internal failure is
+ * answered, an image input that does not decode completely takes the blame (UNSUPPORTED_INPUT, a 4xx).
+ */
+async function blameInput(err: KilnError, files: InputFile[]): Promise<KilnError> {
+  if (err.code !== 'INTERNAL') return err;
+  for (const f of files)
+    if ((await decodesFully(f.path, f.type?.ext)) === false)
+      return new KilnError('UNSUPPORTED_INPUT', `The input ${f.name} could not be decoded (it is damaged or truncated).`, { cause: err });
+  return err;
 }
 
 /**
