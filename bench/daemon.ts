@@ -12,7 +12,7 @@ import sharp from 'sharp';
 import { resolveConfig } from '../daemon/config.js';
 import { buildServer } from '../daemon/server.js';
 import { imageFixtures } from './image.js';
-import { Bench, type BenchOptions, type FamilyResult } from './lib.js';
+import { BENCH_PASSWORD, Bench, type BenchOptions, benchApiKey, type FamilyResult } from './lib.js';
 
 function multipart(file: Buffer, name: string, settings: object): { body: Buffer; type: string } {
   const boundary = '----kilnbench' + Math.random().toString(16).slice(2);
@@ -51,27 +51,14 @@ export async function benchDaemon(o: BenchOptions, inProcessMs?: number): Promis
   const photo = (await imageFixtures(o)).big;
   const seconds = o.smoke ? 1 : o.n >= 10 ? 10 : 5;
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'kiln-bench-daemon-'));
-  const config = { ...resolveConfig({ port: 0, dataDir }, {}), adminPassword: 'bench-admin-password-1', logger: false, syncWaitMs: 60000 };
+  const config = { ...resolveConfig({ port: 0, dataDir }, {}), adminPassword: BENCH_PASSWORD, logger: false, syncWaitMs: 60000 };
   const app = await buildServer(config);
   try {
     await app.listen({ port: 0, host: '127.0.0.1' });
     const addr = app.server.address() as { port: number };
     const base = `http://127.0.0.1:${addr.port}`;
-    const login = (await (
-      await fetch(`${base}/api/auth/login`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ username: 'admin', password: 'bench-admin-password-1' }),
-      })
-    ).json()) as { token: string };
-    const key = (await (
-      await fetch(`${base}/api/v1/api-keys`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${login.token}` },
-        body: JSON.stringify({ name: 'bench' }),
-      })
-    ).json()) as { key: string };
-    const auth = { authorization: `Bearer ${key.key}` };
+    const key = await benchApiKey(base);
+    const auth = { authorization: `Bearer ${key}` };
 
     b.heading(
       `daemon on loopback, 2 connections, ${o.smoke ? 'a few requests' : `${seconds} s`} each, API-key auth (ms/op = 1000 / req/s)`,

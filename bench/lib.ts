@@ -221,3 +221,20 @@ export function dir(...parts: string[]): string {
   mkdirSync(d, { recursive: true });
   return d;
 }
+
+/** The admin password the bench daemons start with. */
+export const BENCH_PASSWORD = 'bench-admin-password-1';
+
+/** Signs in as the bench admin and makes an API key: the bench's requests then carry no session. */
+export async function benchApiKey(base: string, password = BENCH_PASSWORD): Promise<string> {
+  const post = async (route: string, body: unknown, token?: string) =>
+    (
+      await fetch(`${base}${route}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+        body: JSON.stringify(body),
+      })
+    ).json();
+  const login = (await post('/api/auth/login', { username: 'admin', password })) as { token: string };
+  return ((await post('/api/v1/api-keys', { name: 'bench' }, login.token)) as { key: string }).key;
+}

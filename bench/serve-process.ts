@@ -7,7 +7,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { KILN_BIN } from './lib.js';
+import { BENCH_PASSWORD, benchApiKey, KILN_BIN } from './lib.js';
 
 export interface ServeProcess {
   base: string;
@@ -21,7 +21,7 @@ export interface ServeProcess {
   stop(): Promise<void>;
 }
 
-const PASSWORD = 'bench-admin-password-1';
+const PASSWORD = BENCH_PASSWORD;
 
 function statusKb(pid: number, field: string): number {
   const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
@@ -85,25 +85,12 @@ export async function startServe(env: NodeJS.ProcessEnv = {}, opts: { viaNode?: 
     });
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const login = (await (
-    await fetch(`${base}/api/auth/login`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ username: 'admin', password: PASSWORD }),
-    })
-  ).json()) as { token: string };
-  const key = (await (
-    await fetch(`${base}/api/v1/api-keys`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${login.token}` },
-      body: JSON.stringify({ name: 'bench' }),
-    })
-  ).json()) as { key: string };
+  const key = await benchApiKey(base, PASSWORD);
   const pid = child.pid!;
   return {
     base,
     pid,
-    auth: { authorization: `Bearer ${key.key}` },
+    auth: { authorization: `Bearer ${key}` },
     rssMb: () => statusKb(pid, 'VmRSS') / 1024,
     childrenMb() {
       const out: Record<string, number> = {};
