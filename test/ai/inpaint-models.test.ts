@@ -10,6 +10,7 @@ import sharp from 'sharp';
 import { labToRgb, rgbToLab } from '../../src/ai/classical/lab.js';
 import { findBundle } from '../../src/ai/bundles/list.js';
 import { featureStatus } from '../../src/ai/features.js';
+import { detectScratchesModel } from '../../src/ai/tasks/restore.js';
 import { ARCHIVE_INDEX, importBundle } from '../../src/ai/install/archive.js';
 import type { KilnError } from '../../src/core/errors.js';
 import { exec } from '../../src/core/process.js';
@@ -191,6 +192,27 @@ describe('with imported models (tiny networks of the same shapes)', () => {
     let white = 0;
     for (let p = 0; p < W * H; p++) if (scratch[p] && out.data[p * 3 + 1]! > 240) white++;
     assert.equal(white, 0, 'no scratch left');
+    // The detector reports each tile and stops between tiles when cancelled.
+    const grey = new Uint8Array(W * H).fill(128);
+    const stages: string[] = [];
+    await detectScratchesModel(grey, W, H, 0.5, { dataDir: modelData, progress: (_f, s) => s && stages.push(s) });
+    assert.deepEqual(
+      stages,
+      [1, 2, 3, 4].map((i) => `scratches: tile ${i}/4`),
+    );
+    const abort = new AbortController();
+    let runs = 0;
+    await assert.rejects(
+      detectScratchesModel(grey, W, H, 0.5, {
+        dataDir: modelData,
+        signal: abort.signal,
+        progress: (_f, s) => {
+          if (s) runs++;
+          if (runs === 2) abort.abort();
+        },
+      }),
+    );
+    assert.equal(runs, 2, 'no tile started after the cancel');
   });
 
   // Imported models are the admin's files: a replaced file is used at once by the warm model host, and a

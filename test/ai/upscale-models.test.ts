@@ -106,6 +106,31 @@ describe('imported GFPGAN and denoiser (tiny ONNX networks of the same shapes)',
       for (let x = 1; x < W - 1; x++)
         for (let c = 0; c < 3; c++) max = Math.max(max, Math.abs(whole.rgb[(y * W + x) * 3 + c]! - tiled.rgb[(y * W + x) * 3 + c]!));
     assert.ok(max <= 1, `tiled vs untiled ${max}`);
+    // Progress per tile, and a cancel stops between tiles.
+    const stages: string[] = [];
+    await denoiseRgb({ width: W, height: H, rgb: px.slice() }, { dataDir, progress: (_f, s) => s && stages.push(s) }, { tile: 24 });
+    assert.deepEqual(
+      stages,
+      [1, 2, 3, 4, 5, 6].map((i) => `tile ${i}/6`),
+    );
+    const abort = new AbortController();
+    let seen = 0;
+    await assert.rejects(
+      denoiseRgb(
+        { width: W, height: H, rgb: px.slice() },
+        {
+          dataDir,
+          signal: abort.signal,
+          progress: () => {
+            seen++;
+            abort.abort();
+          },
+        },
+        { tile: 24 },
+      ),
+      (e: KilnError) => e.code === 'CANCELLED',
+    );
+    assert.equal(seen, 1, 'the run answered at the cancel: no progress after it');
   });
 
   it('noise-removal balanced/maximum run the network and say so', async () => {

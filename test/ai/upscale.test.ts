@@ -11,7 +11,7 @@ import sharp from 'sharp';
 import { findBundle } from '../../src/ai/bundles/list.js';
 import { DENOISE_FILE, GFPGAN_FILE } from '../../src/ai/bundles/upscale-enhance.js';
 import { featureStatus } from '../../src/ai/features.js';
-import { runTiled } from '../../src/ai/models/tiles.js';
+import { runTiled, tileSide } from '../../src/ai/models/tiles.js';
 import { runModel } from '../../src/ai/run-model.js';
 import { superResolve } from '../../src/ai/tasks/upscale.js';
 import { exec } from '../../src/core/process.js';
@@ -203,6 +203,14 @@ describe('upscale (ESRGAN/RDN on tfjs)', () => {
 
 describe('tiling (tiles.ts)', () => {
   const ctx = { signal: new AbortController().signal, progress: () => {} };
+  it('derives the tile side from the memory budget (KILN_AI_TILE_MB, default 256) unless KILN_AI_TILE sets it', () => {
+    // The denoiser's 2 KB per pixel: 256 MiB → 362 px a side, 64 MiB → 181 px.
+    assert.equal(tileSide(2048, {}), 362);
+    assert.equal(tileSide(2048, { KILN_AI_TILE_MB: '64' }), 181);
+    assert.equal(tileSide(2048, { KILN_AI_TILE_MB: 'lots' }), 362, 'an unreadable budget is the default');
+    assert.equal(tileSide(2048, { KILN_AI_TILE: '100', KILN_AI_TILE_MB: '64' }), 100);
+    assert.equal(tileSide(1 << 30, {}), 32, 'never below 32 px');
+  });
   it('reassembles an identity network exactly, at any tile size', async () => {
     const W = 53;
     const H = 37;
