@@ -143,6 +143,17 @@ describe('imported GFPGAN and denoiser (tiny ONNX networks of the same shapes)',
     assert.ok(sigma.after < sigma.before * 0.7, JSON.stringify(sigma));
     const m = await run('noise-removal', src, { tier: 'maximum' });
     assert.equal(m.data!.selfEnsemble, true);
+    // upscale --denoise runs the same network first, at that strength.
+    const up = await run('upscale', src, { scale: 2, model: 'slim', denoise: 0.5, format: 'png' });
+    assert.deepEqual(up.data!.denoise, {
+      strength: 0.5,
+      method: 'neural',
+      model: 'denoise',
+      tiles: 1,
+      ms: (up.data!.denoise as { ms: number }).ms,
+    });
+    assert.equal(up.data!.model, 'esrgan-slim-x2');
+    assert.equal((await sharp(up.file!).metadata()).width, 192);
   });
 
   it('image-enhancement deepEnhance runs the denoiser and says which model ran', async () => {
@@ -189,5 +200,16 @@ describe('imported GFPGAN and denoiser (tiny ONNX networks of the same shapes)',
     const half = await run('enhance-faces', face, { strength: 0.5, onlyCenterFace: true });
     assert.equal(half.data!.faces, 1);
     assert.equal(half.data!.detected, 3);
+    // The catalog spelling centerFace does the same; onlyCenterFace wins when both are sent.
+    assert.equal((await run('enhance-faces', face, { centerFace: true })).data!.faces, 1);
+    assert.equal((await run('enhance-faces', face, { centerFace: true, onlyCenterFace: false })).data!.faces, 3);
+    // No face: nothing ran and the data says so; the picture is unchanged.
+    const blank = path.join(dir, 'blank.png');
+    await sharp({ create: { width: 120, height: 90, channels: 3, background: '#8a9' } })
+      .png()
+      .toFile(blank);
+    const none = await run('enhance-faces', blank, {});
+    assert.deepEqual([none.data!.faces, none.data!.method, none.data!.model], [0, 'none', null]);
+    assert.deepEqual((await rgb(none.file!)).data, (await rgb(blank)).data);
   });
 });

@@ -124,7 +124,7 @@ export default defineTool({
       const faces = await detectFaces({ width: pw, height: ph, rgb: pixels.slice() }, { minConfidence: 0.5 }, call);
       ctx.progress(82, 'restoring faces');
       const restored = await restoreFaces({ width: pw, height: ph, channels: 3, data: pixels }, faces, 1, call);
-      data.faceEnhance = { faces: faces.length, model: restored.info?.model ?? 'gfpgan', detector: faces.info.model };
+      data.faceEnhance = { faces: faces.length, model: restored.info?.model ?? null, detector: faces.info.model };
     }
     ctx.signal.throwIfAborted();
     let out = sharp(Buffer.from(pixels.buffer, pixels.byteOffset, pixels.byteLength), { raw: { width: pw, height: ph, channels: 3 } });
