@@ -169,6 +169,35 @@ describe('batch routes and CLI flags without models', () => {
     assert.match(item!.error.message, /upscale-enhance/);
   });
 
+  it('POST ai-canvas-expand (tier fast) and restore-photo: the sides and steps the settings ask for, and nothing else', async () => {
+    const src = await png('http-expand.png', texture(48, 40, 9), 48, 40);
+    const post = async (tool: string, settings: Record<string, unknown>) =>
+      api(s, s.token, 'POST', `/api/v1/tools/image/${tool}`, await form({ file: await filePart(src), settings: JSON.stringify(settings) }));
+    const expand = await post('ai-canvas-expand', { extendLeft: 16, extendBottom: 8, tier: 'fast', format: 'png' });
+    assert.equal(expand.status, 200, expand.text);
+    assert.deepEqual([expand.body.data.method, expand.body.data.model], ['patchmatch', null]);
+    const dl = await fetch(s.url + expand.body.downloadUrl, { headers: { authorization: `Bearer ${s.token}` } });
+    const m = await sharp(Buffer.from(await dl.arrayBuffer())).metadata();
+    assert.deepEqual([m.width, m.height], [64, 48]);
+    // Every step off: no step runs and the photo comes back as it was (PNG, lossless).
+    const off = { scratchRemoval: false, faceEnhancement: false, denoise: false, colorize: false };
+    const none = await post('restore-photo', off);
+    assert.equal(none.status, 200, none.text);
+    assert.deepEqual(none.body.data.steps, []);
+    const back = await fetch(s.url + none.body.downloadUrl, { headers: { authorization: `Bearer ${s.token}` } });
+    assert.deepEqual((await rgbOf(Buffer.from(await back.arrayBuffer()))).data, (await rgbOf(src)).data);
+    // One at a time: the step list follows the settings, in the documented order.
+    const steps = async (settings: Record<string, unknown>) =>
+      ((await post('restore-photo', { ...off, ...settings })).body.data.steps as { step: string }[]).map((x) => x.step);
+    assert.deepEqual(await steps({ denoise: true }), ['denoise']);
+    assert.deepEqual(await steps({ denoise: true, denoiseStrength: 0 }), [], 'strength 0 is no denoise');
+    assert.deepEqual(await steps({ scratchRemoval: true, colorize: true }), ['scratches', 'colorize']);
+    // mode presets scratchRemoval (heavy on, light off) unless it is sent.
+    assert.deepEqual(await steps({ mode: 'heavy', scratchRemoval: undefined }), ['scratches']);
+    assert.deepEqual(await steps({ mode: 'light', scratchRemoval: undefined }), []);
+    assert.deepEqual(await steps({ mode: 'light', scratchRemoval: true }), ['scratches'], 'an explicit value wins over the preset');
+  });
+
   it('erase-object has no batch route (its mask is a second file); the single route and the CLI take the mask', async () => {
     const r = await api(
       s,

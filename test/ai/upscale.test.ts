@@ -19,6 +19,7 @@ import type { KilnError } from '../../src/core/errors.js';
 import { kiln } from '../helpers/cli.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { api, filePart, form, startServer, type TestServer } from '../helpers/server.js';
+import { readZip } from '../helpers/zip.js';
 import { cachedTarball } from './install-helper.js';
 import { dir, edgeEnergy, gradients, noisyChecker, prepare, psnr, rgb, run } from './upscale-fixtures.js';
 
@@ -81,6 +82,7 @@ describe('upscale (ESRGAN/RDN on tfjs)', () => {
       const r = await run('upscale', src, { scale, format: 'png' });
       const out = await rgb(r.file!);
       assert.deepEqual([out.width, out.height], [256, 256]);
+      assert.equal((await sharp(r.file!).metadata()).isPalette, false, 'PNG keeps every colour (a quality is no palette)');
       assert.equal(r.data!.model, `esrgan-medium-x${scale}`);
       assert.equal(r.data!.method, 'neural super-resolution');
       assert.equal(r.data!.provider, 'tfjs-wasm');
@@ -252,6 +254,7 @@ describe('noise-removal', () => {
 
   it('quick: classical non-local means, no model; noise drops and edges stay', async (t) => {
     const r = await run('noise-removal', noisy, { tier: 'quick' });
+    assert.equal((await sharp(r.file!).metadata()).isPalette, false, 'PNG keeps every colour');
     assert.equal(r.data!.method, 'non-local means');
     assert.equal(r.data!.model, null);
     const sigma = r.data!.noiseSigma as { before: number; after: number };
@@ -309,6 +312,29 @@ describe('over HTTP', () => {
     const dl = await fetch(s.url + r.body.downloadUrl, { headers: { authorization: `Bearer ${s.token}` } });
     const m = await sharp(Buffer.from(await dl.arrayBuffer())).metadata();
     assert.deepEqual([m.width, m.height], [128, 128]);
+    // The batch route: each input at exactly scale ×, and the manifest says which network ran for each.
+    await sharp(path.join(dir, 'chart-64.png')).extract({ left: 0, top: 0, width: 30, height: 20 }).toFile(path.join(dir, 'part.png'));
+    const zip = await fetch(`${s.url}/api/v1/tools/image/upscale/batch`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${s.token}` },
+      body: await form({
+        files: [await filePart(path.join(dir, 'chart-64.png')), await filePart(path.join(dir, 'part.png'))],
+        settings: JSON.stringify({ scale: 3, model: 'slim', format: 'webp', quality: 90 }),
+      }),
+    });
+    assert.equal(zip.status, 200, await zip.clone().text());
+    const entries = await readZip(Buffer.from(await zip.arrayBuffer()));
+    const { items } = JSON.parse(entries.get('manifest.json')!.toString()) as {
+      items: { output: string; data: Record<string, unknown> }[];
+    };
+    for (const [i, size] of [
+      [0, [192, 192]],
+      [1, [90, 60]],
+    ] as const) {
+      assert.equal(items[i]!.data.model, 'esrgan-slim-x3');
+      const meta = await sharp(entries.get(items[i]!.output)!).metadata();
+      assert.deepEqual([meta.format, meta.width, meta.height], ['webp', ...size]);
+    }
     const nr = await api(
       s,
       s.token,

@@ -10,7 +10,7 @@ import { denoiseRgb, mixRgb, superResolve } from '../../../ai/tasks/upscale.js';
 import { DENOISE_FILE, GFPGAN_FILE } from '../../../ai/bundles/upscale-enhance.js';
 import { requireImportedFile } from '../../bundles.js';
 import { decodeOriented } from './face-common.js';
-import { formatSetting, outFormat } from './inpaint-common.js';
+import { formatSetting, lossyQuality, outFormat } from './inpaint-common.js';
 
 const MODELS = { auto: 'medium', slim: 'slim', medium: 'medium', 'esrgan-slim': 'slim', 'esrgan-medium': 'medium' } as const;
 
@@ -143,7 +143,7 @@ export default defineTool({
     }
     ctx.progress(92, 'encoding');
     const dest = ctx.out(format);
-    await writeImage(out, dest, format, { quality: s.quality });
+    await writeImage(out, dest, format, { quality: lossyQuality(format, s.quality) });
     return {
       outputs: [outputFile(dest)],
       data: {
