@@ -137,6 +137,8 @@ describe('with imported models (tiny networks of the same shapes)', () => {
     const out = await rgbOf(r.file!);
     assert.deepEqual([out.width, out.height], [250, 180]);
     assert.deepEqual([...out.data.subarray((179 * 250 + 249) * 3, (179 * 250 + 249) * 3 + 3)], [128, 128, 128]);
+    const high = await run('ai-canvas-expand', input, { extendTop: 20, tier: 'high', format: 'webp' }, {}, modelData);
+    assert.deepEqual([high.data?.method, high.data?.model, high.data?.height], ['lama', 'lama-fp32', 170]);
   });
 
   it('colorize runs DDColor: a*b* from the network under the photo’s own lightness, scaled by intensity', async () => {
@@ -161,7 +163,7 @@ describe('with imported models (tiny networks of the same shapes)', () => {
       assert.ok(Math.abs(a - 10) < 2, `a* ${a}`);
       assert.ok(Math.abs(b - (40 * G - 10)) < 2, `b* ${b} vs ${40 * G - 10}`);
     }
-    const half = await run('colorize', input, { intensity: 0.5 }, {}, modelData);
+    const half = await run('colorize', input, { intensity: 0.5, model: 'ddcolor' }, {}, modelData);
     const h = await rgbOf(half.file!);
     const [, a] = rgbToLab(h.data[(100 * W + 40) * 3]!, h.data[(100 * W + 40) * 3 + 1]!, h.data[(100 * W + 40) * 3 + 2]!);
     assert.ok(Math.abs(a - 5) < 1.5, `half intensity a* ${a}`);

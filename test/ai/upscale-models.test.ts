@@ -143,6 +143,8 @@ describe('imported GFPGAN and denoiser (tiny ONNX networks of the same shapes)',
     assert.ok(sigma.after < sigma.before * 0.7, JSON.stringify(sigma));
     const m = await run('noise-removal', src, { tier: 'maximum' });
     assert.equal(m.data!.selfEnsemble, true);
+    const q = await run('noise-removal', src, { tier: 'quality', format: 'jpeg', quality: 70 });
+    assert.deepEqual([q.data!.overlap, q.data!.selfEnsemble, (await sharp(q.file!).metadata()).format], [32, false, 'jpeg']);
     // upscale --denoise runs the same network first, at that strength.
     const up = await run('upscale', src, { scale: 2, model: 'slim', denoise: 0.5, format: 'png' });
     assert.deepEqual(up.data!.denoise, {

@@ -266,6 +266,27 @@ describe('noise-removal', () => {
     assert.ok(Math.abs(at(14, 8) - at(17, 8)) > 80, `edge ${at(14, 8)} → ${at(17, 8)}`);
   });
 
+  it('quick: colorNoise sets the chroma filtering, detailPreservation keeps luma texture', async () => {
+    // Chroma deviation (max − min channel) inside a flat checker square, away from its edges.
+    const chroma = async (file: string) => {
+      const o = await rgb(file);
+      let sum = 0;
+      for (let y = 20; y < 28; y++)
+        for (let x = 20; x < 28; x++) {
+          const p = o.data.subarray((y * 96 + x) * 3, (y * 96 + x) * 3 + 3);
+          sum += Math.max(...p) - Math.min(...p);
+        }
+      return sum / 64;
+    };
+    const none = await run('noise-removal', noisy, { tier: 'quick', colorNoise: 0 });
+    const full = await run('noise-removal', noisy, { tier: 'quick', colorNoise: 100 });
+    assert.ok((await chroma(full.file!)) < (await chroma(none.file!)) * 0.6, 'more colour noise removed at colorNoise 100');
+    const keep = await run('noise-removal', noisy, { tier: 'quick', detailPreservation: 100 });
+    const smooth = await run('noise-removal', noisy, { tier: 'quick', detailPreservation: 0 });
+    const after = (r: typeof keep) => (r.data!.noiseSigma as { after: number }).after;
+    assert.ok(after(keep) > after(smooth), `luma σ left: ${after(keep)} (detail 100) vs ${after(smooth)} (detail 0)`);
+  });
+
   it('balanced without the imported denoiser: FEATURE_NOT_INSTALLED naming the import (never a classical result)', async () => {
     await assert.rejects(run('noise-removal', noisy, { tier: 'balanced' }), (e: KilnError) => {
       assert.equal(e.code, 'FEATURE_NOT_INSTALLED');
