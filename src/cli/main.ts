@@ -9,7 +9,6 @@ import { loadTool, toolIds } from '../tools/lazy.js';
 import { findPreset, PRESETS, presetTool } from '../tools/presets.js';
 import { batchExitCode, expandInputs, runLocal, type LocalRunRequest } from './local-runner.js';
 import { writePolicy } from './output-naming.js';
-import { topProgram } from './program.js';
 import { buildToolCommand, camelFlag, inFlagWords, settingsFromOptions, type ToolCommandOptions } from './tool-command.js';
 import type { Tool } from '../core/tool.js';
 
@@ -143,16 +142,18 @@ async function runToolCommand(inv: Invocation, argv: string[]): Promise<void> {
 
 export async function main(argv = process.argv.slice(2)): Promise<void> {
   const first = argv[0];
+  // The other commands' program (and what they import) loads only when no tool was named.
+  const topProgram = async () => (await import('./program.js')).topProgram();
   if (argv.length === 0) {
     // A person at a terminal gets the interactive mode; a script (no TTY) gets the help and status 0.
     if (process.stdin.isTTY && process.stdout.isTTY && !process.env.CI) return (await import('./interactive/run.js')).runInteractive();
-    topProgram().outputHelp();
+    (await topProgram()).outputHelp();
     return;
   }
   jsonMode = wantsJson(argv);
   const inv = first && !first.startsWith('-') ? await resolveInvocation(first) : undefined;
   if (inv) return runToolCommand(inv, argv.slice(1));
-  const program = topProgram();
+  const program = await topProgram();
   // An unknown command is an error even with --help (which would print the general help and exit 0).
   if (first && !first.startsWith('-') && !program.commands.some((c) => c.name() === first) && first !== 'help')
     unknownCommand(program, first);
