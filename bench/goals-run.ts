@@ -1,7 +1,7 @@
 /**
  * `npm run bench` (no family named): every row of issue 17 in one table. One `kiln serve` process
  * serves the daemon rows; the CLI rows run while it settles after start-up (they never touch it), so
- * its idle memory is read without waiting twice. `quick` (--quick): fewer rounds, smaller batches and
+ * its idle memory is read without waiting twice. `quick` (--quick): fewer rounds, fewer requests and
  * a 5-s clip, under 3 minutes on the 2-core CI machine.
  */
 import { cliBatch, cliResize, cliStartup, photo, transcode } from './goal-cli.js';
@@ -41,7 +41,7 @@ export async function runGoals(o: BenchOptions): Promise<Row[]> {
   try {
     rows.push(await cliStartup(rounds));
     rows.push(await cliResize(o, big, rounds));
-    rows.push(await cliBatch(o, quick ? 20 : 100, quick ? 1 : 2));
+    rows.push(await cliBatch(o, 100, quick ? 1 : 2));
     const waited = (Date.now() - started) / 1000;
     const { row: idle, idleMb } = await idleRow(s, Math.max(6, SETTLE_S - waited));
     rows.push(idle);

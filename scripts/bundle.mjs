@@ -50,6 +50,8 @@ function packageName(spec) {
   return spec.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0];
 }
 
+const ZOD_LOCALES = /[\\/]node_modules[\\/]zod[\\/]v4[\\/]locales[\\/]index\.js$/;
+
 const isBare = (spec) => !spec.startsWith('.') && !spec.startsWith('/') && !spec.startsWith('node:') && !spec.includes(':');
 const inNodeModules = (file) => file.split(path.sep).includes('node_modules');
 
@@ -120,6 +122,10 @@ const kilnPlugin = {
     });
     b.onLoad({ filter: /\.(c|m)?js$/ }, async (args) => {
       if (args.path === LAZY) return { contents: await lazyReplacement(), loader: 'js', resolveDir: path.dirname(LAZY) };
+      // zod's `locales` namespace holds the error messages of ~60 languages (a third of the zod chunk every
+      // command parses); kiln uses only English, which zod installs itself from locales/en.js.
+      if (ZOD_LOCALES.test(args.path))
+        return { contents: "export { default as en } from './en.js';\n", loader: 'js', resolveDir: path.dirname(args.path) };
       let text = readFileSync(args.path, 'utf8');
       const rel = path.relative(OUT_DIR, args.path).split(path.sep).join('/');
       if (text.includes('import.meta.url'))

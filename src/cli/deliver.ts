@@ -12,7 +12,7 @@ import { KilnError } from '../core/errors.js';
 import { stem } from '../core/paths.js';
 import type { OutputFile, Tool } from '../core/tool.js';
 import { conformOutput } from './output-format.js';
-import { dedupe, defaultOutputName, type OutputTarget, resolveOutputPath, type WritePolicy } from './output-naming.js';
+import { dedupe, defaultOutputName, type OutputTarget, resolveOutputPath, writePolicy, type WritePolicy } from './output-naming.js';
 import { writeOutput } from './output-write.js';
 
 export interface DeliverOptions {
@@ -33,6 +33,38 @@ export interface DeliverOptions {
   workDir: string;
   dataDir: string;
   signal: AbortSignal;
+}
+
+/** What a run request says about delivery (LocalRunRequest and RemoteRunRequest have these fields). */
+export interface DeliveryRequest {
+  tool: Tool;
+  name: string;
+  inputs: string[];
+  extra: Record<string, string[]>;
+  force?: boolean;
+  noClobber?: boolean;
+  defaultDir?: string;
+  zip?: boolean;
+  signal: AbortSignal;
+}
+
+/**
+ * The delivery options every item of one run shares, for the local and the remote runner alike; each
+ * item adds its own inputName and workDir. usedNames is the batch's, so it is made here once.
+ */
+export function runDelivery(req: DeliveryRequest, target: OutputTarget, dataDir: string): Omit<DeliverOptions, 'inputName' | 'workDir'> {
+  return {
+    tool: req.tool,
+    name: req.name,
+    target,
+    inputs: [...req.inputs.filter((i) => i !== '-'), ...Object.values(req.extra).flat()],
+    policy: writePolicy({ clobber: !req.noClobber, force: req.force }),
+    defaultDir: req.defaultDir,
+    zip: req.zip,
+    usedNames: new Set(),
+    dataDir,
+    signal: req.signal,
+  };
 }
 
 export interface Delivered {

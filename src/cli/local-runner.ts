@@ -13,9 +13,9 @@ import { defaultDataDir } from '../core/paths.js';
 import type { InputFile, Tool, ToolInputs } from '../core/tool.js';
 import { createWorkspace } from '../core/workspace.js';
 import { inputFile, runTool, validateRequest } from '../tools/run-tool.js';
-import { deliverOutput } from './deliver.js';
+import { deliverOutput, runDelivery } from './deliver.js';
 import { formatFromOutputName } from './output-format.js';
-import { parseOutputOption, writePolicy, type OutputTarget } from './output-naming.js';
+import { parseOutputOption, type OutputTarget } from './output-naming.js';
 import { createProgress } from './progress.js';
 import { inFlagWords } from './tool-command.js';
 
@@ -104,13 +104,12 @@ export async function runLocal(req: LocalRunRequest): Promise<ItemResult[]> {
   const groups: string[][] = tool.input.kind === 'file' ? req.inputs.map((i) => [i]) : [req.inputs];
   if (tool.input.kind === 'file' && req.inputs.length === 0) throw new KilnError('USAGE_ERROR', `kiln ${req.name} needs an input file.`);
   if (req.inputs.filter((i) => i === '-').length > 1) throw new KilnError('USAGE_ERROR', 'stdin (-) can be read once.');
-  const policy = writePolicy({ clobber: !req.noClobber, force: req.force });
   const target: OutputTarget = parseOutputOption(req.output, groups.length, {
     stdinInput: req.inputs.includes('-') && !req.json && !req.silent,
   });
   // The output's name decides its format (`-o out.png`): set it now for tools that have a format setting.
   const settings = target.kind === 'file' ? formatFromOutputName(tool, req.name, req.settings, target.path!) : req.settings;
-  const allInputs = [...req.inputs.filter((i) => i !== '-'), ...Object.values(req.extra).flat()];
+  const delivery = runDelivery(req, target, dataDir);
 
   // Settings errors are the same for every item: report once, before any work.
   try {
@@ -133,7 +132,6 @@ export async function runLocal(req: LocalRunRequest): Promise<ItemResult[]> {
     label: req.name,
     unit: batch ? 'items' : 'percent',
   });
-  const usedNames = new Set<string>();
   const results: ItemResult[] = new Array(groups.length);
   let done = 0;
   let next = 0;
@@ -173,20 +171,7 @@ export async function runLocal(req: LocalRunRequest): Promise<ItemResult[]> {
           // Data-only tools print their JSON when no -o is given (with --json it is in the result line).
           if (!req.json && !req.silent) process.stdout.write(JSON.stringify(outcome.data, null, 2) + '\n');
         } else {
-          const d = await deliverOutput(outcome.output, {
-            tool,
-            name: req.name,
-            target,
-            inputs: allInputs,
-            inputName: label ?? undefined,
-            policy,
-            defaultDir: req.defaultDir,
-            zip: req.zip,
-            usedNames,
-            workDir: ws.dir,
-            dataDir,
-            signal: req.signal,
-          });
+          const d = await deliverOutput(outcome.output, { ...delivery, inputName: label ?? undefined, workDir: ws.dir });
           outPath = d.output;
           outputs = d.outputs;
           if (d.processedSize !== undefined) processedSize = d.processedSize;

@@ -7,9 +7,9 @@ import { EXIT, KilnError, toKilnError } from '../core/errors.js';
 import { closestName } from '../core/settings.js';
 import { loadTool, toolIds } from '../tools/lazy.js';
 import { findPreset, PRESETS, presetTool } from '../tools/presets.js';
+import { restoreCaEnv, trustDeferredCa } from './deferred-ca.js';
 import { batchExitCode, expandInputs, runLocal, type LocalRunRequest } from './local-runner.js';
 import { writePolicy } from './output-naming.js';
-import { topProgram } from './program.js';
 import { buildToolCommand, camelFlag, inFlagWords, settingsFromOptions, type ToolCommandOptions } from './tool-command.js';
 import type { Tool } from '../core/tool.js';
 
@@ -127,6 +127,7 @@ async function runToolCommand(inv: Invocation, argv: string[]): Promise<void> {
   if (!server && opts.async) fail(new KilnError('USAGE_ERROR', '--async queues the run on a server: add --server URL (or log in first).'));
   // Said once, so nobody wonders where their files went (a logged-in profile sends runs to its server).
   if (server && !opts.quiet) process.stderr.write(`kiln: running on ${server.url} (--local runs on this machine)\n`);
+  if (server) await trustDeferredCa();
   const results = server
     ? await (await import('./remote-runner.js')).runRemote({ ...request, server, fileId, async: !!opts.async })
     : await runLocal(request);
@@ -142,17 +143,25 @@ async function runToolCommand(inv: Invocation, argv: string[]): Promise<void> {
 }
 
 export async function main(argv = process.argv.slice(2)): Promise<void> {
+  restoreCaEnv();
   const first = argv[0];
+  // The other commands' program (and what they import) loads only when no tool was named.
+  const topProgram = async () => (await import('./program.js')).topProgram();
   if (argv.length === 0) {
     // A person at a terminal gets the interactive mode; a script (no TTY) gets the help and status 0.
-    if (process.stdin.isTTY && process.stdout.isTTY && !process.env.CI) return (await import('./interactive/run.js')).runInteractive();
-    topProgram().outputHelp();
+    if (process.stdin.isTTY && process.stdout.isTTY && !process.env.CI) {
+      await trustDeferredCa();
+      return (await import('./interactive/run.js')).runInteractive();
+    }
+    (await topProgram()).outputHelp();
     return;
   }
   jsonMode = wantsJson(argv);
   const inv = first && !first.startsWith('-') ? await resolveInvocation(first) : undefined;
   if (inv) return runToolCommand(inv, argv.slice(1));
-  const program = topProgram();
+  // Any other command may reach a server (login, jobs, features install, deploy…).
+  await trustDeferredCa();
+  const program = await topProgram();
   // An unknown command is an error even with --help (which would print the general help and exit 0).
   if (first && !first.startsWith('-') && !program.commands.some((c) => c.name() === first) && first !== 'help')
     unknownCommand(program, first);

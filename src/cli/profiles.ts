@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type Conf from 'conf';
 import { KilnError } from '../core/errors.js';
-import { checkPlainHttp } from './remote/transport.js';
+import { checkPlainHttp } from './remote/plain-http.js';
 
 export interface Profile {
   server?: string;

@@ -13,10 +13,10 @@ import { EXIT, KilnError, toKilnError } from '../core/errors.js';
 import { contentTypeFor } from '../core/mime.js';
 import { defaultDataDir } from '../core/paths.js';
 import { createWorkspace } from '../core/workspace.js';
-import { deliverOutput } from './deliver.js';
+import { deliverOutput, runDelivery } from './deliver.js';
 import { stripExit, type ItemResult, type LocalRunRequest } from './local-runner.js';
 import { formatFromOutputName } from './output-format.js';
-import { parseOutputOption, plainName, writePolicy, type OutputTarget } from './output-naming.js';
+import { parseOutputOption, plainName, type OutputTarget } from './output-naming.js';
 import { writeOutput } from './output-write.js';
 import { createProgress } from './progress.js';
 import { inFlagWords } from './tool-command.js';
@@ -121,13 +121,12 @@ export async function runRemote(request: RemoteRunRequest): Promise<ItemResult[]
   if (req.fileId && req.inputs.length > 0 && tool.input.kind === 'file')
     throw new KilnError('USAGE_ERROR', '--file-id replaces the input file: give one or the other.');
   if (req.inputs.filter((i) => i === '-').length > 1) throw new KilnError('USAGE_ERROR', 'stdin (-) can be read once.');
-  const policy = writePolicy({ clobber: !req.noClobber, force: req.force });
   const target: OutputTarget = parseOutputOption(req.output, groups.length, {
     stdinInput: req.inputs.includes('-') && !req.json && !req.silent,
   });
   // The output's name decides its format, as for a local run (src/cli/output-format.ts).
   if (target.kind === 'file') req = { ...req, settings: formatFromOutputName(tool, req.name, req.settings, target.path!) };
-  const allInputs = [...req.inputs.filter((i) => i !== '-'), ...Object.values(req.extra).flat()];
+  const delivery = runDelivery(req, target, defaultDataDir());
   const client = await connect(req.server);
 
   // stdin is spooled to a file so the upload can stream it with a known length.
@@ -145,7 +144,6 @@ export async function runRemote(request: RemoteRunRequest): Promise<ItemResult[]
     label: req.name,
     unit: batch ? 'items' : 'percent',
   });
-  const usedNames = new Set<string>();
   const results: ItemResult[] = new Array(groups.length);
   const running = new Set<string>();
   // Uploads whose answer (and job id) has not come yet: found again by their clientJobId after Ctrl-C.
@@ -197,20 +195,7 @@ export async function runRemote(request: RemoteRunRequest): Promise<ItemResult[]
             await writeOutput(Readable.fromWeb((await client.stream(outcome.downloadUrl, req.signal)).body as never), got, req.signal);
             const d = await deliverOutput(
               { path: got, name, contentType: contentTypeFor(name) },
-              {
-                tool,
-                name: req.name,
-                target,
-                inputs: allInputs,
-                inputName: label ?? undefined,
-                policy,
-                defaultDir: req.defaultDir,
-                zip: req.zip,
-                usedNames,
-                workDir: aside.dir,
-                dataDir: defaultDataDir(),
-                signal: req.signal,
-              },
+              { ...delivery, inputName: label ?? undefined, workDir: aside.dir },
             );
             outPath = d.output;
             outputs = d.outputs;

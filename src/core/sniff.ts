@@ -5,6 +5,7 @@
 import { open } from 'node:fs/promises';
 import path from 'node:path';
 import { KilnError } from './errors.js';
+import { sniffCommonImage } from './sniff-common.js';
 import type { AcceptToken } from './tool.js';
 
 export interface FileKind {
@@ -48,6 +49,8 @@ export async function sniffFile(filePath: string, originalName = filePath): Prom
     await fh.close();
   }
   if (head.length === 0) throw new KilnError('UNSUPPORTED_INPUT', `${path.basename(originalName)} is empty.`);
+  const common = sniffCommonImage(head);
+  if (common) return common;
 
   fileTypeMod ??= import('file-type');
   const { fileTypeFromFile } = await fileTypeMod;

@@ -16,10 +16,8 @@ import { scrubError } from '../core/scrub-paths.js';
 import { forgetKind, rememberKind } from '../core/sniffed-kinds.js';
 import { requireKind } from '../core/sniff.js';
 import type { InputFile, OutputFile, RunContext, Tool, ToolInputs } from '../core/tool.js';
-import { zipFiles } from '../core/zip.js';
 import { requireEngine } from '../engines/registry.js';
 import { decodesFully } from '../engines/sharp.js';
-import { requireRunBundles } from './bundles.js';
 import { outputFile } from './_shared/output.js';
 
 export interface RunOptions {
@@ -75,7 +73,9 @@ export async function runTool(tool: Tool, inputs: ToolInputs, rawSettings: unkno
   let remembered = false;
   try {
     await Promise.all((tool.needs?.engines ?? []).map((e) => requireEngine(e)));
-    await requireRunBundles(opts.dataDir, tool, settings);
+    // The bundle checks (and the AI install code they read) load only for tools that declare bundles.
+    if (tool.needs?.bundles?.length || tool.needs?.bundlesBySetting)
+      await (await import('./bundles.js')).requireRunBundles(opts.dataDir, tool, settings);
     await checkInputs(tool, inputs, opts.allowPostScript !== false);
     for (const f of allInputs) if (f.type) rememberKind(f.path, f.type);
     remembered = true;
@@ -106,7 +106,7 @@ export async function runTool(tool: Tool, inputs: ToolInputs, rawSettings: unkno
     let output: OutputFile | undefined;
     if (result.outputs.length > 1) {
       const zipPath = ctx.out('zip');
-      await zipFiles(result.outputs, zipPath);
+      await (await import('../core/zip.js')).zipFiles(result.outputs, zipPath);
       output = outputFile(zipPath);
     } else if (result.outputs.length === 1) {
       output = result.outputs[0]!;

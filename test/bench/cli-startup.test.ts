@@ -74,6 +74,24 @@ function sourcesOf(urls: string[]): string[] {
 const SERVER_ONLY =
   /^dist\/daemon\/|^dist\/src\/cli\/commands\/serve|node_modules\/(fastify|@fastify\/[^/]+|pg|better-sqlite3|kysely|ioredis|bullmq|@node-saml\/node-saml|openid-client|@aws-sdk\/[^/]+)\//;
 
+/** What a local JPEG resize needs none of (each loads lazily where it is used; zod's English locale only). */
+const LOCAL_RUN_NEEDLESS =
+  /node_modules\/(file-type|yazl|cli-progress)\/|^dist\/src\/ai\/|^dist\/src\/cli\/(program|remote\/transport)\.js$|^dist\/src\/tools\/bundles\.js$/;
+const OTHER_ZOD_LOCALES = /node_modules\/zod\/v4\/locales\/(?!en\.js$|index\.js$)/;
+
+/** Runs `exe` as a program (a shell script first), with only the given variables of `names` set. */
+function program(exe: string, args: string[], names: string[], env: NodeJS.ProcessEnv = {}): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    const env2 = { ...process.env, ...env };
+    for (const k of names) if (!(k in env)) delete env2[k];
+    const child = spawn(exe, args, { env: env2, stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (b: Buffer) => (out += b));
+    child.on('error', reject);
+    child.on('close', () => resolve(out));
+  });
+}
+
 describe('CLI bundle', { concurrency: 2 }, () => {
   const dir = tempDir('kiln-startup-');
 
@@ -110,8 +128,19 @@ describe('CLI bundle', { concurrency: 2 }, () => {
       );
       const bad = sources.filter((s) => SERVER_ONLY.test(s));
       assert.deepEqual(bad, [], `${env.KILN_NO_BUNDLE ? 'dist/src' : 'bundle'}: a local run loaded server code`);
+      assert.deepEqual(
+        sources.filter((s) => LOCAL_RUN_NEEDLESS.test(s)),
+        [],
+        `${env.KILN_NO_BUNDLE ? 'dist/src' : 'bundle'}: a local JPEG resize loaded what it does not use`,
+      );
       // The bundle is the point: a handful of files instead of ~300.
-      if (!env.KILN_NO_BUNDLE) assert.ok(urls.length < 80, `the bundled run loaded ${urls.length} files`);
+      if (!env.KILN_NO_BUNDLE) {
+        assert.ok(urls.length < 80, `the bundled run loaded ${urls.length} files`);
+        assert.deepEqual(
+          sources.filter((s) => OTHER_ZOD_LOCALES.test(s)),
+          [],
+        );
+      }
     }
   });
 
@@ -163,19 +192,28 @@ describe('CLI bundle', { concurrency: 2 }, () => {
     );
     const exe = path.join(root, 'bin', 'kiln');
     const direct = (args: string[], env: NodeJS.ProcessEnv = {}) =>
-      new Promise<string>((resolve, reject) => {
-        const env2 = { ...process.env, ...env };
-        for (const k of ['MALLOC_ARENA_MAX', 'MALLOC_MMAP_THRESHOLD_', 'MALLOC_TRIM_THRESHOLD_']) if (!(k in env)) delete env2[k];
-        const child = spawn(exe, args, { env: env2, stdio: ['ignore', 'pipe', 'inherit'] });
-        let out = '';
-        child.stdout.on('data', (b: Buffer) => (out += b));
-        child.on('error', reject);
-        child.on('close', () => resolve(out));
-      });
+      program(exe, args, ['MALLOC_ARENA_MAX', 'MALLOC_MMAP_THRESHOLD_', 'MALLOC_TRIM_THRESHOLD_'], env);
     assert.equal(await direct(['serve', '--port', '0']), '2 131072 131072');
     assert.equal(await direct(['resize', 'x.jpg']), '- - -');
     assert.equal(await direct(['serve'], { MALLOC_ARENA_MAX: '8' }), '8 131072 131072');
     // Through node the preamble is a comment: the same program, no shell.
     assert.equal((await run([exe, 'serve'])).stdout, '- - -');
+  });
+
+  test('bin/kiln run as a program hands NODE_EXTRA_CA_CERTS over as KILN_DEFERRED_CA_CERTS, except to serve', async () => {
+    const root = path.join(dir, 'deferred-ca');
+    mkdirSync(path.join(root, 'bin'), { recursive: true });
+    mkdirSync(path.join(root, 'dist', 'src', 'cli'), { recursive: true });
+    copyFileSync(KILN, path.join(root, 'bin', 'kiln'));
+    writeFileSync(path.join(root, 'package.json'), '{"type":"module"}');
+    writeFileSync(
+      path.join(root, 'dist', 'src', 'cli', 'main.js'),
+      "process.stdout.write(['NODE_EXTRA_CA_CERTS', 'KILN_DEFERRED_CA_CERTS'].map((k) => process.env[k] ?? '-').join(' '));",
+    );
+    const exe = path.join(root, 'bin', 'kiln');
+    const names = ['NODE_EXTRA_CA_CERTS', 'KILN_DEFERRED_CA_CERTS'];
+    assert.equal(await program(exe, ['resize', 'x.jpg'], names, { NODE_EXTRA_CA_CERTS: '/ca.pem' }), '- /ca.pem');
+    assert.equal(await program(exe, ['serve'], names, { NODE_EXTRA_CA_CERTS: '/ca.pem' }), '/ca.pem -');
+    assert.equal(await program(exe, ['resize', 'x.jpg'], names), '- -');
   });
 });

@@ -8,6 +8,9 @@ import net from 'node:net';
 import tls from 'node:tls';
 import type { Dispatcher } from 'undici';
 import { KilnError } from '../../core/errors.js';
+import { checkPlainHttp, isLoopbackHost } from './plain-http.js';
+
+export { checkPlainHttp, isLoopbackHost };
 
 /** `AB:CD:…` (64 hex digits, as node and `kiln serve` print it) from any spelling of a SHA-256 fingerprint. */
 export function normalizeFingerprint(raw: string): string {
@@ -19,24 +22,6 @@ export function normalizeFingerprint(raw: string): string {
   if (!/^[0-9A-F]{64}$/.test(hex))
     throw new KilnError('USAGE_ERROR', `Not a SHA-256 certificate fingerprint: ${raw} (64 hex digits, colons optional).`);
   return hex.match(/../g)!.join(':');
-}
-
-export function isLoopbackHost(hostname: string): boolean {
-  const h = hostname.replace(/^\[|\]$/g, '').toLowerCase();
-  return h === 'localhost' || h.endsWith('.localhost') || h === '::1' || (net.isIPv4(h) && h.startsWith('127.'));
-}
-
-/** Plain http only to this machine, unless the user says otherwise: keys and passwords would cross the network readable. */
-export function checkPlainHttp(server: string, allowed: boolean): void {
-  const u = new URL(server);
-  if (u.protocol !== 'http:' || allowed || isLoopbackHost(u.hostname)) return;
-  const https = new URL(server);
-  https.protocol = 'https:';
-  throw new KilnError(
-    'USAGE_ERROR',
-    `Refusing plain http to ${u.host}: the password and the API key would cross the network readable. Use ${https.toString().replace(/\/$/, '')} (serve with TLS_SELF_SIGNED=true or TLS_CERT_FILE/TLS_KEY_FILE, or behind a TLS proxy), or pass --insecure-http if this network is trusted.`,
-    { reason: 'insecure-http' },
-  );
 }
 
 export interface PeerCertificate {

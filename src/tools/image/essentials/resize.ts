@@ -36,10 +36,9 @@ export default defineTool({
     const input = files[0]!;
     // Animated GIF and WebP keep every frame (sharp resizes each page of the strip).
     const img = await openInput(input, ctx.workDir, ctx.signal, { animated: isAnimatedFormat(input.type?.ext) });
-    const meta = await img.metadata();
-    // EXIF orientation first, so width means the width a person sees.
-    if ((meta.orientation ?? 1) > 1) img.autoOrient();
-    const { width: srcW, height: srcH } = visibleSize(meta);
+    // EXIF orientation first, so width means the width a person sees (without one, sharp leaves the
+    // pixels as they are). The header is read separately only when a percentage needs the source size.
+    img.autoOrient();
     let width = s.width;
     let height = s.height;
     let fit = s.fit ?? 'contain';
@@ -47,6 +46,7 @@ export default defineTool({
       ({ width, height } = SOCIAL_PRESETS[s.preset]);
       fit = s.fit ?? 'cover';
     } else if (s.percentage !== undefined && width === undefined && height === undefined) {
+      const { width: srcW, height: srcH } = visibleSize(await img.metadata());
       width = Math.max(1, Math.round((srcW * s.percentage) / 100));
       height = Math.max(1, Math.round((srcH * s.percentage) / 100));
       fit = 'fill';
