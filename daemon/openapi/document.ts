@@ -18,7 +18,7 @@ import { targets } from '../jobs/targets.js';
 
 type Json = Record<string, unknown>;
 
-/** Routes registered by plugins, which cannot carry our schema: the docs page of @fastify/swagger-ui. */
+/** Routes that carry no schema of their own: the docs page of @fastify/swagger-ui (openapi/swagger-ui.ts). */
 const PLUGIN_PATHS: Json = {
   '/api/docs': {
     get: {

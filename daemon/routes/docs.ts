@@ -1,35 +1,44 @@
-/** /api/v1/openapi.yaml, the interactive docs at /api/docs (served offline), /llms.txt, /llms-full.txt. */
-import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
+/**
+ * /api/v1/openapi.yaml, the interactive docs at /api/docs (served offline), /llms.txt, /llms-full.txt.
+ * Each is built on its first request and kept: the document describes ~800 operations (138 ms and a few
+ * MB to build), and an idle daemon that nobody reads the docs of should not hold it, nor the YAML writer.
+ */
 import type { FastifyInstance } from 'fastify';
-import { stringify } from 'yaml';
-import { openApiDocument } from '../openapi/document.js';
-import { llmsFull, llmsSummary } from '../openapi/llms.js';
 import { pub } from '../openapi/common.js';
 import { registeredRoutes, type RouteDoc } from '../openapi/route-doc.js';
+import { swaggerUiRoutes } from '../openapi/swagger-ui.js';
 
 export async function docsRoutes(app: FastifyInstance): Promise<void> {
-  let yamlText: string | undefined;
+  // Asked for only once the app serves requests: every route is registered by then (the fixed routes'
+  // descriptions are their own schemas).
+  const document = once(async () => (await import('../openapi/document.js')).openApiDocument(registeredRoutes(app)));
+  const yamlText = once(async () => {
+    const [{ stringify }, doc] = await Promise.all([import('yaml'), document()]);
+    return stringify(doc, { aliasDuplicateObjects: false });
+  });
+  const llms = once(() => import('../openapi/llms.js'));
+  app.get('/api/v1/openapi.yaml', { config: { public: true }, schema: OPENAPI_DOC }, async (_r, reply) =>
+    reply.type('application/yaml; charset=utf-8').send(await yamlText()),
+  );
   let short: string | undefined;
   let full: string | undefined;
-  // Built once every route is registered: the fixed routes' descriptions are their own schemas.
-  const document: Record<string, unknown> = {};
-  app.addHook('onReady', async () => {
-    Object.assign(document, openApiDocument(registeredRoutes(app)));
-  });
-  app.get('/api/v1/openapi.yaml', { config: { public: true }, schema: OPENAPI_DOC }, async (_r, reply) =>
-    reply.type('application/yaml; charset=utf-8').send((yamlText ??= stringify(document, { aliasDuplicateObjects: false }))),
-  );
   app.get('/llms.txt', { config: { public: true }, schema: LLMS_DOC }, async (_r, reply) =>
-    reply.type('text/plain; charset=utf-8').send((short ??= llmsSummary())),
+    reply.type('text/plain; charset=utf-8').send((short ??= (await llms()).llmsSummary())),
   );
   app.get('/llms-full.txt', { config: { public: true }, schema: LLMS_FULL_DOC }, async (_r, reply) =>
-    reply.type('text/plain; charset=utf-8').send((full ??= llmsFull())),
+    reply.type('text/plain; charset=utf-8').send((full ??= (await llms()).llmsFull())),
   );
+  await swaggerUiRoutes(app, document);
+}
 
-  // The UI reads the same document; its assets come from the package, not a CDN.
-  await app.register(swagger, { mode: 'static', specification: { document: document as never } });
-  await app.register(swaggerUi, { routePrefix: '/api/docs', uiConfig: { docExpansion: 'none', deepLinking: true, validatorUrl: null } });
+/** `make()` on the first call, its promise shared by every later one; a failure is not kept. */
+function once<T>(make: () => Promise<T>): () => Promise<T> {
+  let p: Promise<T> | undefined;
+  return () =>
+    (p ??= make().catch((e) => {
+      p = undefined;
+      throw e;
+    }));
 }
 
 const OPENAPI_DOC: RouteDoc = {

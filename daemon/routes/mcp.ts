@@ -3,16 +3,17 @@
  * authentication, permissions and limits as every route. Inputs are library file ids or URLs; a call is
  * an ordinary job (listed, cancellable, followed over SSE) whose result carries its download URL.
  * Sessions live on the instance that opened them (a load balancer needs sticky sessions for MCP) and
- * belong to the user who opened them.
+ * belong to the user who opened them. The MCP SDK (with its own JSON Schema validator and HTTP layer)
+ * and the tool list are loaded on the first MCP request: most daemons never serve one.
  */
 import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { KilnError, type ErrorCode } from '../../src/core/errors.js';
 import type { InputFile } from '../../src/core/tool.js';
-import { catalogEntries } from '../../src/mcp/catalog.js';
-import { createMcpServer, type McpCall, type McpRunResult } from '../../src/mcp/server.js';
+import type { McpEntry } from '../../src/mcp/catalog.js';
+import type { McpCall, McpRunResult } from '../../src/mcp/server.js';
 import { missingBundles } from '../../src/ai/features.js';
 import { validateRequest } from '../../src/tools/run-tool.js';
 import { type AuthUser, requireUser } from '../auth/authenticate.js';
@@ -31,8 +32,23 @@ interface Session {
   lastSeen: number;
 }
 
+interface McpModules {
+  StreamableHTTPServerTransport: typeof StreamableHTTPServerTransport;
+  createMcpServer: typeof import('../../src/mcp/server.js').createMcpServer;
+  entries: McpEntry[];
+}
+
+async function loadMcp(): Promise<McpModules> {
+  const [{ StreamableHTTPServerTransport }, { createMcpServer }, { catalogEntries }] = await Promise.all([
+    import('@modelcontextprotocol/sdk/server/streamableHttp.js'),
+    import('../../src/mcp/server.js'),
+    import('../../src/mcp/catalog.js'),
+  ]);
+  return { StreamableHTTPServerTransport, createMcpServer, entries: catalogEntries() };
+}
+
 export async function mcpRoutes(app: FastifyInstance): Promise<void> {
-  const entries = catalogEntries();
+  let mcp: Promise<McpModules> | undefined;
   const sessions = new Map<string, Session>();
   const sweep = setInterval(() => {
     const now = Date.now();
@@ -53,6 +69,11 @@ export async function mcpRoutes(app: FastifyInstance): Promise<void> {
       throw new KilnError('NOT_FOUND', 'No such MCP session (it expired or belongs to someone else): initialize a new one.');
     if (!session) {
       if (request.method !== 'POST') throw new KilnError('VALIDATION_ERROR', 'Start an MCP session with a POST of the initialize request.');
+      mcp ??= loadMcp().catch((e) => {
+        mcp = undefined;
+        throw e;
+      });
+      const { StreamableHTTPServerTransport, createMcpServer, entries } = await mcp;
       const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
         onsessioninitialized: (id) => {

@@ -1,162 +1,179 @@
 /**
  * One warm headless Chromium (Debian's /usr/bin/chromium driven by playwright-core), shared by
- * html-to-pdf, markdown-to-pdf, epub-convert and html-to-image. Each job gets its own browser context
- * (no cookies, cache or storage shared between jobs). The browser is relaunched when it dies.
+ * html-to-pdf, markdown-to-pdf, epub-convert and html-to-image. The browser and playwright-core live
+ * in a worker thread (chromium/worker.ts) that ends with the browser: playwright-core costs ~28 MB of
+ * heap (~80 MB resident) once imported, and a daemon that printed one PDF kept all of it for good.
  *
- * Documents rendered to PDF never reach the network: the page is served from a fake origin
- * (http://kiln.document/) by request interception, every other request is aborted, WebSockets are
- * closed and the context is switched offline. file:// is never used, so a page cannot read local files.
+ * Work is sent as page tasks: a named export of a module, which the worker imports and calls with a
+ * fresh page of a fresh browser context (no cookies, cache or storage shared between jobs), plus the
+ * task's arguments (structured-cloneable, as is its result) and an `io` to report progress and events.
+ * htmlToPdf (chromium/pdf-page.ts) is one; a tool with its own page logic keeps it in a module of its own.
  *
- * Keeping it warm: the browser's pipes keep the Node event loop alive, so a one-shot CLI would never
- * exit. By default the browser is closed once it has been idle for KILN_CHROMIUM_IDLE_MS (1 s); the
- * daemon calls keepChromiumWarm() so that it stays up until shutdownChromium().
+ * Keeping it warm: a one-shot CLI must exit, so by default the browser (and its thread) stop once idle
+ * for KILN_CHROMIUM_IDLE_MS (1 s); the daemon calls keepChromiumWarm() with its engine idle time.
  */
-import { readFile, realpath } from 'node:fs/promises';
-import path from 'node:path';
-import type { Browser, BrowserContext, BrowserContextOptions, Page, Route } from 'playwright-core';
-import { KilnError } from '../core/errors.js';
+import { readFile, readdir, realpath } from 'node:fs/promises';
+import { Worker } from 'node:worker_threads';
+import type { BrowserContextOptions } from 'playwright-core';
+import { type ErrorCode, KilnError } from '../core/errors.js';
+import type { FromWorker, TaskRef, ToWorker } from './chromium/protocol.js';
 import { requireEngine } from './registry.js';
 
-const FLAGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--no-first-run',
-  '--disable-sync',
-  '--disable-dev-shm-usage',
-  '--dns-prefetch-disable',
-  '--disable-domain-reliability',
-  '--disable-breakpad',
-  '--force-webrtc-ip-handling-policy=disable_non_proxied_udp',
-  // Chromium itself must never reach the network: every request we allow is intercepted and answered
-  // by Node. Anything that slips past interception finds no DNS and a proxy that does not exist.
-  '--host-resolver-rules=MAP * ~NOTFOUND',
-  '--proxy-server=http://kiln-no-network.invalid:1',
-  '--proxy-bypass-list=<-loopback>',
-];
+export { DOC_ORIGIN } from './chromium/pdf-page.js';
 
-let browserP: Promise<Browser> | undefined;
-let active = 0;
+/** What a page task gets besides its page, context and arguments (in the worker). */
+export interface PageTaskIo {
+  /** Aborted when the job is cancelled (the context is closed as well). */
+  signal: AbortSignal;
+  progress(percent: number, stage?: string): void;
+  /** An event for the caller's `onEvent` (e.g. `blocked` with a URL). */
+  emit(name: string, data: unknown): void;
+}
+
+export interface PageJob {
+  signal?: AbortSignal;
+  timeoutMs?: number;
+  progress?(percent: number, stage?: string): void;
+  onEvent?(name: string, data: unknown): void;
+}
+
+interface Pending {
+  resolve(v: unknown): void;
+  reject(e: unknown): void;
+  job: PageJob;
+}
+
+let worker: Worker | undefined;
+let closing: Promise<void> | undefined;
+let nextId = 1;
+const pending = new Map<number, Pending>();
 let idleMs = Number(process.env.KILN_CHROMIUM_IDLE_MS) || 1000;
 let idleTimer: NodeJS.Timeout | undefined;
 
-async function launch(): Promise<Browser> {
-  const exe = await requireEngine('chromium');
-  const { chromium } = await import('playwright-core');
-  // Playwright gives every launch a fresh temporary user-data-dir and removes it on close.
-  const browser = await chromium.launch({ executablePath: exe, args: FLAGS, headless: true, chromiumSandbox: false, timeout: 60_000 });
-  browser.on('disconnected', () => {
-    if (current === browser) {
-      current = undefined;
-      browserP = undefined;
+function startWorker(): Worker {
+  const w = new Worker(new URL('./chromium/worker.js', import.meta.url));
+  w.on('message', (m: FromWorker) => {
+    if (m.type === 'closed') return;
+    const p = pending.get(m.id);
+    if (!p) return;
+    if (m.type === 'event') {
+      if (m.name === 'progress') {
+        const d = m.data as { percent: number; stage?: string };
+        p.job.progress?.(d.percent, d.stage);
+      } else p.job.onEvent?.(m.name, m.data);
+      return;
     }
+    pending.delete(m.id);
+    if (m.type === 'done') p.resolve(m.value);
+    else
+      p.reject(
+        new KilnError((m.error.code ?? 'INTERNAL') as ErrorCode, m.error.message, { details: m.error.details, reason: m.error.reason }),
+      );
+    if (pending.size === 0) armIdleStop();
   });
-  current = browser;
-  return browser;
+  const lost = (why: string) => {
+    if (worker !== w) return;
+    worker = undefined;
+    for (const [id, p] of pending) {
+      pending.delete(id);
+      p.reject(new KilnError('INTERNAL', `Chromium failed: ${why}`));
+    }
+  };
+  w.on('error', (e) => lost(e.message));
+  w.on('exit', (code) => lost(`its thread ended (${code})`));
+  return w;
 }
-let current: Browser | undefined;
 
-function getBrowser(): Promise<Browser> {
-  if (current && !current.isConnected()) browserP = undefined;
-  browserP ??= launch().catch((e) => {
-    browserP = undefined;
-    throw e instanceof KilnError ? e : new KilnError('ENGINE_MISSING', `Chromium could not start: ${(e as Error).message.split('\n')[0]}`);
-  });
-  return browserP;
+function armIdleStop(): void {
+  if (idleTimer) clearTimeout(idleTimer);
+  // (setTimeout takes at most 2^31-1 ms: anything longer is as good as never.)
+  if (Number.isFinite(idleMs) && idleMs <= 2 ** 31 - 1) idleTimer = setTimeout(() => void shutdownChromium(), idleMs);
 }
 
 /**
  * Keeps the browser running for `ms` after its last job (the daemon passes KILN_ENGINE_IDLE_S), or
- * until shutdownChromium() when Infinity. Playwright itself kills the browser when the process exits.
+ * until shutdownChromium() when Infinity.
  */
 export function keepChromiumWarm(ms = Infinity): void {
   idleMs = ms;
   if (idleTimer) clearTimeout(idleTimer);
 }
 
-/** Closes the browser. Safe to call more than once. */
-export async function shutdownChromium(): Promise<void> {
+/** Closes the browser and ends its thread (running tasks fail). Safe to call more than once. */
+export function shutdownChromium(): Promise<void> {
   if (idleTimer) clearTimeout(idleTimer);
-  const p = browserP;
-  browserP = undefined;
-  current = undefined;
-  if (p) await p.then((b) => b.close()).catch(() => undefined);
+  const w = worker;
+  if (!w) return closing ?? Promise.resolve();
+  worker = undefined;
+  const done = new Promise<void>((resolve) => {
+    const t = setTimeout(resolve, 10_000);
+    w.on('message', (m: FromWorker) => {
+      if (m.type !== 'closed') return;
+      clearTimeout(t);
+      resolve();
+    });
+    w.once('exit', () => {
+      clearTimeout(t);
+      resolve();
+    });
+  });
+  w.postMessage({ type: 'close' } satisfies ToWorker);
+  closing = done
+    .then(() => w.terminate())
+    .then(
+      () => undefined,
+      () => undefined,
+    );
+  for (const [id, p] of pending) {
+    pending.delete(id);
+    p.reject(new KilnError('CANCELLED', 'Chromium was shut down.'));
+  }
+  return closing;
 }
 
 /**
- * The browser's process id (tests kill it to check the relaunch). Playwright does not expose it on
- * Browser; the browser is our direct child process running the Chromium binary. Linux only.
+ * The browser's process id (tests kill it to check the relaunch): our direct child process running
+ * the Chromium binary (the worker thread spawns it in this process). Linux only.
  */
 export async function chromiumPid(): Promise<number | undefined> {
-  if (!current) return undefined;
-  const { readdir } = await import('node:fs/promises');
+  if (!worker) return undefined;
   for (const d of await readdir('/proc')) {
     if (!/^\d+$/.test(d)) continue;
     const st = await readFile(`/proc/${d}/stat`, 'utf8').catch(() => '');
     // Fields after the parenthesised command: state, ppid, …
-    const m = /\) \S+ (\d+)/.exec(st);
-    if (m && Number(m[1]) === process.pid && /chrom/i.test(st.slice(st.indexOf('('), st.lastIndexOf(')')))) return Number(d);
+    const m = /\) (\S+) (\d+)/.exec(st);
+    if (m && m[1] !== 'Z' && Number(m[2]) === process.pid && /chrom/i.test(st.slice(st.indexOf('('), st.lastIndexOf(')'))))
+      return Number(d);
   }
   return undefined;
 }
 
 /**
- * Runs fn with a fresh context and page; the context is always closed afterwards and the job's
- * time-out and cancel signal close it early.
+ * Runs a page task in the Chromium worker with a fresh context (`options`) and page; the context is
+ * always closed afterwards, and the job's time-out and cancel signal close it early.
  */
-export async function withPage<T>(
-  opts: BrowserContextOptions,
-  fn: (page: Page, ctx: BrowserContext) => Promise<T>,
-  job: { signal?: AbortSignal; timeoutMs?: number } = {},
-): Promise<T> {
+export async function withPage<T>(options: BrowserContextOptions, task: TaskRef, job: PageJob = {}): Promise<T> {
   if (job.signal?.aborted) throw new KilnError('CANCELLED', 'The run was cancelled.');
-  active++;
+  const exe = await requireEngine('chromium');
+  // A stop still under way ends the old thread first (its browser is closing).
+  if (closing && !worker) await closing;
   if (idleTimer) clearTimeout(idleTimer);
-  let context: BrowserContext | undefined;
-  let timedOut = false;
-  const timeoutMs = job.timeoutMs ?? 60_000;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    void context?.close().catch(() => undefined);
-  }, timeoutMs);
-  const onAbort = () => void context?.close().catch(() => undefined);
+  worker ??= startWorker();
+  const w = worker;
+  const id = nextId++;
+  const onAbort = () => w.postMessage({ type: 'abort', id } satisfies ToWorker);
+  // (Finding the engine took a moment: the job may have been cancelled meanwhile.)
+  if (job.signal?.aborted) throw new KilnError('CANCELLED', 'The run was cancelled.');
   job.signal?.addEventListener('abort', onAbort, { once: true });
   try {
-    let browser = await getBrowser();
-    try {
-      context = await browser.newContext({ serviceWorkers: 'block', acceptDownloads: false, ...opts });
-    } catch {
-      // The browser died between jobs: one relaunch.
-      await shutdownChromium();
-      browser = await getBrowser();
-      context = await browser.newContext({ serviceWorkers: 'block', acceptDownloads: false, ...opts });
-    }
-    const page = await context.newPage();
-    page.setDefaultTimeout(timeoutMs);
-    return await fn(page, context);
-  } catch (e) {
-    if (job.signal?.aborted) throw new KilnError('CANCELLED', 'The run was cancelled.');
-    if (timedOut) throw new KilnError('TIMEOUT', `Rendering took longer than ${Math.round(timeoutMs / 1000)} s.`);
-    if (e instanceof KilnError) throw e;
-    const msg = (e as Error).message?.split('\n')[0] ?? String(e);
-    if (/Timeout .* exceeded/i.test(msg)) throw new KilnError('TIMEOUT', `Rendering timed out: ${msg}`);
-    throw new KilnError('INTERNAL', `Chromium failed: ${msg}`);
+    return (await new Promise((resolve, reject) => {
+      pending.set(id, { resolve, reject, job });
+      w.postMessage({ type: 'run', id, exe, options, task, timeoutMs: job.timeoutMs ?? 60_000 } satisfies ToWorker);
+    })) as T;
   } finally {
-    clearTimeout(timer);
     job.signal?.removeEventListener('abort', onAbort);
-    await context?.close().catch(() => undefined);
-    active--;
-    // (setTimeout takes at most 2^31-1 ms: anything longer is as good as never.)
-    if (active === 0 && Number.isFinite(idleMs) && idleMs <= 2 ** 31 - 1) {
-      idleTimer = setTimeout(() => void shutdownChromium(), idleMs);
-    }
   }
 }
-
-/** The fake origin offline documents are served from. `.invalid` can never resolve (RFC 2606). */
-export const DOC_ORIGIN = 'http://kiln.invalid';
 
 export interface PdfOptions {
   /** Directory whose files the document may use (images of an EPUB…); nothing outside it is served. */
@@ -168,77 +185,20 @@ export interface PdfOptions {
 }
 
 /**
- * Prints an HTML document to PDF with every network request blocked. The document is served from
- * DOC_ORIGIN; relative references resolve to files under baseDir.
+ * Prints an HTML document to PDF with every network request blocked (chromium/pdf-page.ts). The
+ * document is served from DOC_ORIGIN; relative references resolve to files under baseDir.
  */
 export async function htmlToPdf(html: string | Buffer, outPath: string, o: PdfOptions = {}): Promise<void> {
-  const base = o.baseDir ? await realpath(o.baseDir) : undefined;
+  const baseDir = o.baseDir ? await realpath(o.baseDir) : undefined;
   await withPage(
     { offline: false, javaScriptEnabled: true, bypassCSP: false },
-    async (page, ctx) => {
-      await ctx.routeWebSocket(/.*/, (ws) => {
-        o.onBlocked?.(ws.url());
-        void ws.close();
-      });
-      await ctx.route('**/*', (route) => serveOffline(route, html, base, o.onBlocked));
-      // Offline as a second wall: anything the router did not see (pings, beacons) fails too.
-      await ctx.setOffline(true);
-      await page.goto(`${DOC_ORIGIN}/index.html`, { waitUntil: 'load' });
-      await page.emulateMedia({ media: 'print' });
-      await page.pdf({
-        path: outPath,
-        format: 'A4',
-        printBackground: true,
-        preferCSSPageSize: true,
-        margin: { top: '16mm', bottom: '16mm', left: '14mm', right: '14mm' },
-      });
+    { module: new URL('./chromium/pdf-page.js', import.meta.url).href, name: 'printPdf', args: { html, outPath, baseDir } },
+    {
+      signal: o.signal,
+      timeoutMs: o.timeoutMs,
+      onEvent: (name, data) => {
+        if (name === 'blocked') o.onBlocked?.(data as string);
+      },
     },
-    { signal: o.signal, timeoutMs: o.timeoutMs },
   );
-}
-
-async function serveOffline(
-  route: Route,
-  html: string | Buffer,
-  base: string | undefined,
-  onBlocked?: (url: string) => void,
-): Promise<void> {
-  const url = route.request().url();
-  if (url.startsWith('data:') || url.startsWith('blob:')) return route.continue();
-  if (!url.startsWith(DOC_ORIGIN + '/')) {
-    onBlocked?.(url);
-    return route.abort('blockedbyclient');
-  }
-  const rel = decodeURIComponent(new URL(url).pathname).replace(/^\/+/, '');
-  if (rel === 'index.html')
-    return route.fulfill({ status: 200, contentType: 'text/html; charset=utf-8', body: typeof html === 'string' ? html : html });
-  if (!base) return route.fulfill({ status: 404, body: '' });
-  const file = path.resolve(base, rel);
-  try {
-    const real = await realpath(file);
-    if (!real.startsWith(base + path.sep)) throw new Error('outside');
-    return route.fulfill({ status: 200, body: await readFile(real), contentType: guessType(real) });
-  } catch {
-    return route.fulfill({ status: 404, body: '' });
-  }
-}
-
-function guessType(p: string): string {
-  const ext = path.extname(p).toLowerCase();
-  const map: Record<string, string> = {
-    '.css': 'text/css',
-    '.png': 'image/png',
-    '.jpg': 'image/jpeg',
-    '.jpeg': 'image/jpeg',
-    '.gif': 'image/gif',
-    '.svg': 'image/svg+xml',
-    '.webp': 'image/webp',
-    '.xhtml': 'application/xhtml+xml',
-    '.html': 'text/html',
-    '.woff': 'font/woff',
-    '.woff2': 'font/woff2',
-    '.ttf': 'font/ttf',
-    '.otf': 'font/otf',
-  };
-  return map[ext] ?? 'application/octet-stream';
 }

@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
 import { engineIdleMs } from '../../src/cli/commands/serve.js';
@@ -13,6 +14,7 @@ import { chromiumPid, keepChromiumWarm, shutdownChromium, withPage } from '../..
 import { OFFICE_TARGETS, officeConvert, officePoolStatus, setOfficeIdleStop, shutdownOffice } from '../../src/engines/office.js';
 import { KILN } from '../helpers/cli.js';
 import { tempDir } from '../helpers/fixtures.js';
+import { PAGE_TASKS } from '../helpers/page-tasks.js';
 
 const dir = tempDir('kiln-idle-');
 
@@ -106,16 +108,43 @@ describe('engines stop when idle', { concurrency: 1 }, () => {
   test('Chromium stops after its idle time and relaunches for the next page', async () => {
     keepChromiumWarm(1000);
     try {
-      const text = await withPage({}, async (page) => {
-        await page.setContent('<p id="x">idle</p>');
-        return page.textContent('#x');
-      });
+      const text = await withPage({}, { module: PAGE_TASKS, name: 'textOf', args: { html: '<p id="x">idle</p>', selector: '#x' } });
       assert.equal(text, 'idle');
       const pid = await chromiumPid();
       assert.ok(pid && running(pid), 'the browser runs after the job');
       await until(() => !running(pid), 20_000, 'the idle browser to stop');
       assert.equal(await chromiumPid(), undefined);
-      assert.equal(await withPage({}, async (page) => page.evaluate(() => 1 + 1)), 2);
+      const progress: number[] = [];
+      const sum = await withPage(
+        {},
+        { module: PAGE_TASKS, name: 'evaluateSum', args: { x: 1, y: 1 } },
+        { progress: (p) => progress.push(p) },
+      );
+      assert.equal(sum, 2);
+      assert.deepEqual(progress, [50]);
+    } finally {
+      await shutdownChromium();
+    }
+  });
+
+  test('playwright-core runs in the worker only: this thread never loads it, errors keep their code', async () => {
+    keepChromiumWarm(Number.POSITIVE_INFINITY);
+    try {
+      await assert.rejects(withPage({}, { module: PAGE_TASKS, name: 'refuse', args: { reason: 'test-reason' } }), {
+        code: 'UNSUPPORTED_INPUT',
+        reason: 'test-reason',
+      });
+      const controller = new AbortController();
+      const waiting = withPage({}, { module: PAGE_TASKS, name: 'waitForever', args: {} }, { signal: controller.signal });
+      setTimeout(() => controller.abort(), 300);
+      await assert.rejects(waiting, { code: 'CANCELLED' });
+      await assert.rejects(withPage({}, { module: PAGE_TASKS, name: 'waitForever', args: {} }, { timeoutMs: 500 }), { code: 'TIMEOUT' });
+      const loaded = Object.keys(createRequire(import.meta.url).cache).filter((k) => k.includes('playwright-core'));
+      assert.deepEqual(loaded, [], 'playwright-core was loaded outside the worker');
+      const pid = await chromiumPid();
+      assert.ok(pid && running(pid), 'the browser is our child process');
+      await shutdownChromium();
+      await until(() => !running(pid), 10_000, 'the browser to stop with its worker');
     } finally {
       await shutdownChromium();
     }
