@@ -89,6 +89,10 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
     ...(pg ? { DATABASE_URL: pg.url } : {}),
     ...(s3?.env ?? {}),
     JOB_CONCURRENCY: '2',
+    // A test that expects a synchronous answer must not get 202 because a loaded machine made the job
+    // outlast the default 10-s window (a cold LibreOffice start, seen in the metrics test); tests of the
+    // window itself set their own.
+    SYNC_WAIT_MS: '120000',
     ...opts.env,
   };
   const cleanup = async () => {

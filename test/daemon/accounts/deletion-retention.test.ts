@@ -55,8 +55,9 @@ describe('user deletion and retention', () => {
   });
 
   it('the job sweeper prunes audit events and idle throttle counters after their retention, never a running lock', async () => {
-    // ~0.9 s of retention, so the test can wait it out.
-    const s = await startServer({ env: { AUDIT_RETENTION_DAYS: '0.00001', THROTTLE_RETENTION_DAYS: '0.00001', LOGIN_MAX_FAILURES: '2' } });
+    // A day of retention, and the rows made two days old in the database: no race with slow logins on a
+    // loaded machine (scrypt), and the lock itself still runs (only its counter's first_at moves back).
+    const s = await startServer({ env: { AUDIT_RETENTION_DAYS: '1', THROTTLE_RETENTION_DAYS: '1', LOGIN_MAX_FAILURES: '2' } });
     try {
       const db = s.app.kiln.store.db;
       const fail = (username: string) => call(s, 'POST', '/api/auth/login', { token: null, body: { username, password: 'wrong-wrong' } });
@@ -66,7 +67,15 @@ describe('user deletion and retention', () => {
       const before = await db.selectFrom('login_throttle').select('key').execute();
       assert.ok(before.length >= 12, `${before.length} throttle rows`);
       assert.ok((await db.selectFrom('audit_events').select('id').execute()).length >= 7);
-      await new Promise((r) => setTimeout(r, 1200));
+      const twoDays = 2 * 86_400_000;
+      await db
+        .updateTable('login_throttle')
+        .set((eb) => ({ first_at: eb('first_at', '-', twoDays) }))
+        .execute();
+      await db
+        .updateTable('audit_events')
+        .set((eb) => ({ at: eb('at', '-', twoDays) }))
+        .execute();
       await s.app.kiln.jobs.sweep();
       const keys = (await db.selectFrom('login_throttle').select('key').execute()).map((r) => r.key);
       assert.ok(
