@@ -215,7 +215,7 @@ export function buildWhisperModel(h: WhisperHparams = TINY_HPARAMS, seed = 14, o
   const parts: Buffer[] = [];
   const ints = (...v: number[]) => {
     const b = Buffer.alloc(4 * v.length);
-    v.forEach((x, i) => b.writeInt32LE(x, i * 4));
+    for (const [i, x] of v.entries()) b.writeInt32LE(x, i * 4);
     parts.push(b);
   };
   ints(GGML_MAGIC, h.nVocab, h.nAudioCtx, h.nAudioState, h.nAudioHead, h.nAudioLayer);
