@@ -36,7 +36,7 @@ export async function png(name: string, data: Buffer, W: number, H: number, chan
   return file;
 }
 
-export async function rgbOf(file: string) {
+export async function rgbOf(file: string | Buffer) {
   const { data, info } = await sharp(file).removeAlpha().raw().toBuffer({ resolveWithObject: true });
   return { data, width: info.width, height: info.height };
 }

@@ -3,22 +3,23 @@
  * the real ones' shapes (test/ai/onnx-builder.ts), so loaders, pre/post-processing and tiling run for real.
  */
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import sharp from 'sharp';
 import { labToRgb, rgbToLab } from '../../src/ai/classical/lab.js';
 import { findBundle } from '../../src/ai/bundles/list.js';
 import { featureStatus } from '../../src/ai/features.js';
+import { detectScratchesModel } from '../../src/ai/tasks/restore.js';
 import { ARCHIVE_INDEX, importBundle } from '../../src/ai/install/archive.js';
-import { downloadsOf } from '../../src/ai/install/installer.js';
 import type { KilnError } from '../../src/core/errors.js';
 import { exec } from '../../src/core/process.js';
 import { tempDir } from '../helpers/fixtures.js';
+import { kiln } from '../helpers/cli.js';
 import { api, filePart, form, startServer } from '../helpers/server.js';
 import { GFPGAN_FILE } from '../../src/ai/bundles/upscale-enhance.js';
 import { cachedTarball, installForTest } from './install-helper.js';
+import { importArchive as importModels } from './import-helper.js';
 import { gfpganLike, onnxModel } from './onnx-builder.js';
 import { dir, emptyData, mae, png, rgbOf, run, scene, texture } from './inpaint-fixtures.js';
 
@@ -30,20 +31,23 @@ import { dir, emptyData, mae, png, rgbOf, run, scene, texture } from './inpaint-
 describe('with imported models (tiny networks of the same shapes)', () => {
   const modelData = tempDir('kiln-inpaint-models-');
 
-  /** LaMa's interface: image 1×3×512×512 + mask 1×1×512×512 → 1×3×512×512; here image + 0.5·mask, so a filled hole is mid grey. */
-  const lamaLike = () =>
+  /**
+   * LaMa's interface: image 1×3×512×512 + mask 1×1×512×512 → 1×3×512×512; here image + fill·mask, so a
+   * filled hole is grey `fill` (mid grey by default). `side` other than 512 makes a LaMa of another interface.
+   */
+  const lamaLike = (fill = 0.5, side = 512) =>
     onnxModel({
       name: 'lama-like',
       nodes: [
-        { op: 'Mul', inputs: ['mask', 'half'], outputs: ['m2'] },
+        { op: 'Mul', inputs: ['mask', 'fill'], outputs: ['m2'] },
         { op: 'Add', inputs: ['image', 'm2'], outputs: ['output'] },
       ],
-      initializers: [{ name: 'half', dims: [1], values: [0.5] }],
+      initializers: [{ name: 'fill', dims: [1], values: [fill] }],
       inputs: [
-        { name: 'image', shape: [1, 3, 512, 512] },
-        { name: 'mask', shape: [1, 1, 512, 512] },
+        { name: 'image', shape: [1, 3, side, side] },
+        { name: 'mask', shape: [1, 1, side, side] },
       ],
-      outputs: [{ name: 'output', shape: [1, 3, 512, 512] }],
+      outputs: [{ name: 'output', shape: [1, 3, side, side] }],
     });
   /** DDColor's interface: 1×3×512×512 → a*b* 1×2×512×512; here a* = 10, b* = 40·G − 10 (G the grey input, 0–1), inside sRGB's gamut. */
   const ddcolorLike = () =>
@@ -70,37 +74,12 @@ describe('with imported models (tiny networks of the same shapes)', () => {
       outputs: [{ name: 'output', shape: [1, 1, 512, 512] }],
     });
 
-  async function importArchive(bundleId: string, files: Record<string, Buffer>): Promise<void> {
-    const b = findBundle(bundleId)!;
-    const pack = mkdtempSync(path.join(dir, 'pack-'));
-    mkdirSync(path.join(pack, 'files'));
-    mkdirSync(path.join(pack, 'runtimes'));
-    const index = {
-      format: 'kiln-bundle/1',
-      bundle: b.id,
-      version: b.version,
-      files: Object.entries(files).map(([name, data]) => ({
-        name,
-        size: data.length,
-        sha256: createHash('sha256').update(data).digest('hex'),
-      })),
-      runtimes: [] as unknown[],
-    };
-    for (const [name, data] of Object.entries(files)) writeFileSync(path.join(pack, 'files', name), data);
-    for (const r of downloadsOf(b).runtimes) {
-      const packages = [];
-      for (const p of r.packages) {
-        const file = `${p.name.replace('/', '+')}-${p.version}.tgz`;
-        symlinkSync(await cachedTarball(p), path.join(pack, 'runtimes', file));
-        packages.push({ name: p.name, version: p.version, integrity: p.integrity, file });
-      }
-      index.runtimes.push({ id: r.id, version: r.version, packages });
-    }
-    writeFileSync(path.join(pack, ARCHIVE_INDEX), JSON.stringify(index, null, 2));
-    const archive = path.join(dir, `${bundleId}-${Date.now()}.tar`);
-    await exec('tar', ['-chf', archive, '-C', pack, ARCHIVE_INDEX, 'files', 'runtimes']);
-    assert.deepEqual(await importBundle(modelData, archive), { bundle: b.id, version: b.version });
-  }
+  // Only the first import of a bundle carries the onnxruntime tarballs; later ones reuse the installed runtime.
+  const imported = new Set<string>();
+  const importArchive = async (bundleId: string, files: Record<string, Buffer>) => {
+    await importModels(modelData, dir, bundleId, files, !imported.has(bundleId));
+    imported.add(bundleId);
+  };
 
   it('a bundle imported without ddcolor.onnx: colorize names the missing file', async () => {
     await importArchive('object-eraser-colorize', { 'lama-fp32.onnx': lamaLike() });
@@ -158,6 +137,8 @@ describe('with imported models (tiny networks of the same shapes)', () => {
     const out = await rgbOf(r.file!);
     assert.deepEqual([out.width, out.height], [250, 180]);
     assert.deepEqual([...out.data.subarray((179 * 250 + 249) * 3, (179 * 250 + 249) * 3 + 3)], [128, 128, 128]);
+    const high = await run('ai-canvas-expand', input, { extendTop: 20, tier: 'high', format: 'webp' }, {}, modelData);
+    assert.deepEqual([high.data?.method, high.data?.model, high.data?.height], ['lama', 'lama-fp32', 170]);
   });
 
   it('colorize runs DDColor: a*b* from the network under the photo’s own lightness, scaled by intensity', async () => {
@@ -182,7 +163,7 @@ describe('with imported models (tiny networks of the same shapes)', () => {
       assert.ok(Math.abs(a - 10) < 2, `a* ${a}`);
       assert.ok(Math.abs(b - (40 * G - 10)) < 2, `b* ${b} vs ${40 * G - 10}`);
     }
-    const half = await run('colorize', input, { intensity: 0.5 }, {}, modelData);
+    const half = await run('colorize', input, { intensity: 0.5, model: 'ddcolor' }, {}, modelData);
     const h = await rgbOf(half.file!);
     const [, a] = rgbToLab(h.data[(100 * W + 40) * 3]!, h.data[(100 * W + 40) * 3 + 1]!, h.data[(100 * W + 40) * 3 + 2]!);
     assert.ok(Math.abs(a - 5) < 1.5, `half intensity a* ${a}`);
@@ -213,6 +194,86 @@ describe('with imported models (tiny networks of the same shapes)', () => {
     let white = 0;
     for (let p = 0; p < W * H; p++) if (scratch[p] && out.data[p * 3 + 1]! > 240) white++;
     assert.equal(white, 0, 'no scratch left');
+    // The detector reports each tile and stops between tiles when cancelled.
+    const grey = new Uint8Array(W * H).fill(128);
+    const stages: string[] = [];
+    await detectScratchesModel(grey, W, H, 0.5, { dataDir: modelData, progress: (_f, s) => s && stages.push(s) });
+    assert.deepEqual(
+      stages,
+      [1, 2, 3, 4].map((i) => `scratches: tile ${i}/4`),
+    );
+    const abort = new AbortController();
+    let runs = 0;
+    await assert.rejects(
+      detectScratchesModel(grey, W, H, 0.5, {
+        dataDir: modelData,
+        signal: abort.signal,
+        progress: (_f, s) => {
+          if (s) runs++;
+          if (runs === 2) abort.abort();
+        },
+      }),
+    );
+    assert.equal(runs, 2, 'no tile started after the cancel');
+  });
+
+  // Imported models are the admin's files: a replaced file is used at once by the warm model host, and a
+  // file with another interface fails as FEATURE_INCOMPATIBLE naming it (never INTERNAL, never a wrong picture).
+  /** Three planes in, the same out: neither LaMa (image and mask) nor DDColor (a*b*). */
+  const identity512 = () =>
+    onnxModel({
+      name: 'identity',
+      nodes: [{ op: 'Identity', inputs: ['input'], outputs: ['output'] }],
+      initializers: [],
+      inputs: [{ name: 'input', shape: [1, 3, 512, 512] }],
+      outputs: [{ name: 'output', shape: [1, 3, 512, 512] }],
+    });
+  /** erase-object with a mask too large for PatchMatch, so LaMa runs; the grey it put in the hole. */
+  async function eraseLarge(): Promise<{ grey: number; data: Record<string, unknown> }> {
+    const W = 96;
+    const H = 72;
+    const input = await png('iface.png', texture(W, H), W, H);
+    const mask = Buffer.alloc(W * H);
+    for (let y = 16; y < 56; y++) for (let x = 20; x < 76; x++) mask[y * W + x] = 255;
+    const r = await run('erase-object', input, { format: 'png' }, { mask: await png('iface-mask.png', mask, W, H, 1) }, modelData);
+    const out = await rgbOf(r.file!);
+    return { grey: out.data[(36 * W + 48) * 3]!, data: r.data! };
+  }
+
+  it('a re-imported model file is what the next run uses (the warm model is replaced)', async () => {
+    await importArchive('object-eraser-colorize', { 'lama-fp32.onnx': lamaLike() });
+    const first = await eraseLarge();
+    assert.equal(first.data.method, 'lama');
+    assert.equal(first.grey, 128);
+    await importArchive('object-eraser-colorize', { 'lama-fp32.onnx': lamaLike(0.25) });
+    const second = await eraseLarge();
+    assert.equal(second.grey, 64, 'the newly imported LaMa ran, not the one still loaded');
+  });
+
+  it('a file of another interface answers FEATURE_INCOMPATIBLE naming it (CLI exit 4)', async () => {
+    const incompatible = (file: string, got: RegExp) => (e: KilnError) => {
+      assert.equal(e.code, 'FEATURE_INCOMPATIBLE', e.message);
+      assert.equal(e.reason, 'model-interface');
+      assert.match(e.message, new RegExp(`imported ${file.replace('.', '\\.')}`));
+      assert.match(e.message, got);
+      assert.match(e.message, /kiln features import FILE/);
+      return true;
+    };
+    // A 256-px LaMa: onnxruntime refuses the 512² feeds.
+    await importArchive('object-eraser-colorize', {
+      'lama-fp32.onnx': lamaLike(0.5, 256),
+      'ddcolor.onnx': identity512(),
+    });
+    await assert.rejects(eraseLarge(), incompatible('lama-fp32.onnx', /invalid dimensions/i));
+    // DDColor answering three planes: caught on its output, before any colour is made of it.
+    const grey = await png('iface-grey.png', Buffer.alloc(32 * 32 * 3, 120), 32, 32);
+    await assert.rejects(run('colorize', grey, {}, {}, modelData), incompatible('ddcolor.onnx', /answered 1×3×512×512 where 1×2×512×512/));
+    // A one-input network where LaMa takes image and mask: refused when it is loaded.
+    await importArchive('object-eraser-colorize', { 'lama-fp32.onnx': identity512() });
+    await assert.rejects(eraseLarge(), incompatible('lama-fp32.onnx', /takes 1 input/));
+    const res = await kiln(['colorize', grey, '-o', path.join(dir, 'iface-c.png'), '--json'], { env: { KILN_DATA_DIR: modelData } });
+    assert.equal(res.code, 4, res.stderr);
+    assert.equal(JSON.parse(res.stdout).error.code, 'FEATURE_INCOMPATIBLE');
   });
 });
 

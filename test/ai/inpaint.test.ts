@@ -13,6 +13,10 @@ import { holeHalfWidth } from '../../src/ai/classical/patchmatch/hole.js';
 import { labToRgb, rgbToLab } from '../../src/ai/classical/lab.js';
 import { lamaOutput, lamaTensors, reflect } from '../../src/ai/models/lama.js';
 import { fillInTiles, maskBox } from '../../src/ai/tasks/inpaint.js';
+import type { KilnError } from '../../src/core/errors.js';
+import { createWorkspace } from '../../src/core/workspace.js';
+import { getTool } from '../../src/tools/index.js';
+import { inputFile, runTool } from '../../src/tools/run-tool.js';
 import { kiln } from '../helpers/cli.js';
 import { dir, emptyData, mae, png, rgbOf, run, scene, texture } from './inpaint-fixtures.js';
 
@@ -214,6 +218,33 @@ describe('erase-object', () => {
     assert.match(err.message, /object-eraser-colorize/);
     assert.match(err.message, /kiln features import FILE/);
     assert.equal(err.details.install.cli, 'kiln features import FILE');
+  });
+
+  it('a cancel ends the PatchMatch worker mid-tile: CANCELLED, and no later tile starts', async () => {
+    const W = 1100;
+    const H = 100;
+    const input = await png('wire.png', texture(W, H), W, H);
+    const wire = Buffer.alloc(W * H);
+    for (let y = 48; y < 52; y++) for (let x = 20; x < 1080; x++) wire[y * W + x] = 255;
+    const maskFile = await png('wire-mask.png', wire, W, H, 1);
+    const ws = await createWorkspace();
+    const abort = new AbortController();
+    const tiles: string[] = [];
+    try {
+      const inputs = { files: [await inputFile(input)], extra: { mask: [await inputFile(maskFile)] } };
+      const onProgress = (_p: number, stage?: string) => {
+        if (stage?.startsWith('tile ')) tiles.push(stage);
+        if (stage?.startsWith('tile 2/')) abort.abort();
+      };
+      await assert.rejects(
+        runTool(getTool('erase-object'), inputs, {}, { workDir: ws.dir, dataDir: emptyData, signal: abort.signal, onProgress }),
+        (e: KilnError) => e.code === 'CANCELLED',
+      );
+    } finally {
+      await ws.dispose();
+    }
+    assert.equal(tiles.length, 2, `tiles begun: ${tiles.join(', ')}`);
+    assert.match(tiles[1]!, /^tile 2\/[3-9]$/);
   });
 
   it('refuses an empty mask', async () => {

@@ -106,6 +106,31 @@ describe('imported GFPGAN and denoiser (tiny ONNX networks of the same shapes)',
       for (let x = 1; x < W - 1; x++)
         for (let c = 0; c < 3; c++) max = Math.max(max, Math.abs(whole.rgb[(y * W + x) * 3 + c]! - tiled.rgb[(y * W + x) * 3 + c]!));
     assert.ok(max <= 1, `tiled vs untiled ${max}`);
+    // Progress per tile, and a cancel stops between tiles.
+    const stages: string[] = [];
+    await denoiseRgb({ width: W, height: H, rgb: px.slice() }, { dataDir, progress: (_f, s) => s && stages.push(s) }, { tile: 24 });
+    assert.deepEqual(
+      stages,
+      [1, 2, 3, 4, 5, 6].map((i) => `tile ${i}/6`),
+    );
+    const abort = new AbortController();
+    let seen = 0;
+    await assert.rejects(
+      denoiseRgb(
+        { width: W, height: H, rgb: px.slice() },
+        {
+          dataDir,
+          signal: abort.signal,
+          progress: () => {
+            seen++;
+            abort.abort();
+          },
+        },
+        { tile: 24 },
+      ),
+      (e: KilnError) => e.code === 'CANCELLED',
+    );
+    assert.equal(seen, 1, 'the run answered at the cancel: no progress after it');
   });
 
   it('noise-removal balanced/maximum run the network and say so', async () => {
@@ -118,6 +143,19 @@ describe('imported GFPGAN and denoiser (tiny ONNX networks of the same shapes)',
     assert.ok(sigma.after < sigma.before * 0.7, JSON.stringify(sigma));
     const m = await run('noise-removal', src, { tier: 'maximum' });
     assert.equal(m.data!.selfEnsemble, true);
+    const q = await run('noise-removal', src, { tier: 'quality', format: 'jpeg', quality: 70 });
+    assert.deepEqual([q.data!.overlap, q.data!.selfEnsemble, (await sharp(q.file!).metadata()).format], [32, false, 'jpeg']);
+    // upscale --denoise runs the same network first, at that strength.
+    const up = await run('upscale', src, { scale: 2, model: 'slim', denoise: 0.5, format: 'png' });
+    assert.deepEqual(up.data!.denoise, {
+      strength: 0.5,
+      method: 'neural',
+      model: 'denoise',
+      tiles: 1,
+      ms: (up.data!.denoise as { ms: number }).ms,
+    });
+    assert.equal(up.data!.model, 'esrgan-slim-x2');
+    assert.equal((await sharp(up.file!).metadata()).width, 192);
   });
 
   it('image-enhancement deepEnhance runs the denoiser and says which model ran', async () => {
@@ -164,5 +202,16 @@ describe('imported GFPGAN and denoiser (tiny ONNX networks of the same shapes)',
     const half = await run('enhance-faces', face, { strength: 0.5, onlyCenterFace: true });
     assert.equal(half.data!.faces, 1);
     assert.equal(half.data!.detected, 3);
+    // The catalog spelling centerFace does the same; onlyCenterFace wins when both are sent.
+    assert.equal((await run('enhance-faces', face, { centerFace: true })).data!.faces, 1);
+    assert.equal((await run('enhance-faces', face, { centerFace: true, onlyCenterFace: false })).data!.faces, 3);
+    // No face: nothing ran and the data says so; the picture is unchanged.
+    const blank = path.join(dir, 'blank.png');
+    await sharp({ create: { width: 120, height: 90, channels: 3, background: '#8a9' } })
+      .png()
+      .toFile(blank);
+    const none = await run('enhance-faces', blank, {});
+    assert.deepEqual([none.data!.faces, none.data!.method, none.data!.model], [0, 'none', null]);
+    assert.deepEqual((await rgb(none.file!)).data, (await rgb(blank)).data);
   });
 });

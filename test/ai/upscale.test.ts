@@ -11,7 +11,7 @@ import sharp from 'sharp';
 import { findBundle } from '../../src/ai/bundles/list.js';
 import { DENOISE_FILE, GFPGAN_FILE } from '../../src/ai/bundles/upscale-enhance.js';
 import { featureStatus } from '../../src/ai/features.js';
-import { runTiled } from '../../src/ai/models/tiles.js';
+import { runTiled, tileSide } from '../../src/ai/models/tiles.js';
 import { runModel } from '../../src/ai/run-model.js';
 import { superResolve } from '../../src/ai/tasks/upscale.js';
 import { exec } from '../../src/core/process.js';
@@ -19,6 +19,7 @@ import type { KilnError } from '../../src/core/errors.js';
 import { kiln } from '../helpers/cli.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { api, filePart, form, startServer, type TestServer } from '../helpers/server.js';
+import { readZip } from '../helpers/zip.js';
 import { cachedTarball } from './install-helper.js';
 import { dir, edgeEnergy, gradients, noisyChecker, prepare, psnr, rgb, run } from './upscale-fixtures.js';
 
@@ -81,6 +82,7 @@ describe('upscale (ESRGAN/RDN on tfjs)', () => {
       const r = await run('upscale', src, { scale, format: 'png' });
       const out = await rgb(r.file!);
       assert.deepEqual([out.width, out.height], [256, 256]);
+      assert.equal((await sharp(r.file!).metadata()).isPalette, false, 'PNG keeps every colour (a quality is no palette)');
       assert.equal(r.data!.model, `esrgan-medium-x${scale}`);
       assert.equal(r.data!.method, 'neural super-resolution');
       assert.equal(r.data!.provider, 'tfjs-wasm');
@@ -203,6 +205,14 @@ describe('upscale (ESRGAN/RDN on tfjs)', () => {
 
 describe('tiling (tiles.ts)', () => {
   const ctx = { signal: new AbortController().signal, progress: () => {} };
+  it('derives the tile side from the memory budget (KILN_AI_TILE_MB, default 256) unless KILN_AI_TILE sets it', () => {
+    // The denoiser's 2 KB per pixel: 256 MiB → 362 px a side, 64 MiB → 181 px.
+    assert.equal(tileSide(2048, {}), 362);
+    assert.equal(tileSide(2048, { KILN_AI_TILE_MB: '64' }), 181);
+    assert.equal(tileSide(2048, { KILN_AI_TILE_MB: 'lots' }), 362, 'an unreadable budget is the default');
+    assert.equal(tileSide(2048, { KILN_AI_TILE: '100', KILN_AI_TILE_MB: '64' }), 100);
+    assert.equal(tileSide(1 << 30, {}), 32, 'never below 32 px');
+  });
   it('reassembles an identity network exactly, at any tile size', async () => {
     const W = 53;
     const H = 37;
@@ -244,6 +254,7 @@ describe('noise-removal', () => {
 
   it('quick: classical non-local means, no model; noise drops and edges stay', async (t) => {
     const r = await run('noise-removal', noisy, { tier: 'quick' });
+    assert.equal((await sharp(r.file!).metadata()).isPalette, false, 'PNG keeps every colour');
     assert.equal(r.data!.method, 'non-local means');
     assert.equal(r.data!.model, null);
     const sigma = r.data!.noiseSigma as { before: number; after: number };
@@ -253,6 +264,27 @@ describe('noise-removal', () => {
     // Across a checker edge (x 15 → 16 in row 8) the contrast remains.
     const at = (x: number, y: number) => out.data[(y * 96 + x) * 3]!;
     assert.ok(Math.abs(at(14, 8) - at(17, 8)) > 80, `edge ${at(14, 8)} → ${at(17, 8)}`);
+  });
+
+  it('quick: colorNoise sets the chroma filtering, detailPreservation keeps luma texture', async () => {
+    // Chroma deviation (max − min channel) inside a flat checker square, away from its edges.
+    const chroma = async (file: string) => {
+      const o = await rgb(file);
+      let sum = 0;
+      for (let y = 20; y < 28; y++)
+        for (let x = 20; x < 28; x++) {
+          const p = o.data.subarray((y * 96 + x) * 3, (y * 96 + x) * 3 + 3);
+          sum += Math.max(...p) - Math.min(...p);
+        }
+      return sum / 64;
+    };
+    const none = await run('noise-removal', noisy, { tier: 'quick', colorNoise: 0 });
+    const full = await run('noise-removal', noisy, { tier: 'quick', colorNoise: 100 });
+    assert.ok((await chroma(full.file!)) < (await chroma(none.file!)) * 0.6, 'more colour noise removed at colorNoise 100');
+    const keep = await run('noise-removal', noisy, { tier: 'quick', detailPreservation: 100 });
+    const smooth = await run('noise-removal', noisy, { tier: 'quick', detailPreservation: 0 });
+    const after = (r: typeof keep) => (r.data!.noiseSigma as { after: number }).after;
+    assert.ok(after(keep) > after(smooth), `luma σ left: ${after(keep)} (detail 100) vs ${after(smooth)} (detail 0)`);
   });
 
   it('balanced without the imported denoiser: FEATURE_NOT_INSTALLED naming the import (never a classical result)', async () => {
@@ -301,6 +333,29 @@ describe('over HTTP', () => {
     const dl = await fetch(s.url + r.body.downloadUrl, { headers: { authorization: `Bearer ${s.token}` } });
     const m = await sharp(Buffer.from(await dl.arrayBuffer())).metadata();
     assert.deepEqual([m.width, m.height], [128, 128]);
+    // The batch route: each input at exactly scale ×, and the manifest says which network ran for each.
+    await sharp(path.join(dir, 'chart-64.png')).extract({ left: 0, top: 0, width: 30, height: 20 }).toFile(path.join(dir, 'part.png'));
+    const zip = await fetch(`${s.url}/api/v1/tools/image/upscale/batch`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${s.token}` },
+      body: await form({
+        files: [await filePart(path.join(dir, 'chart-64.png')), await filePart(path.join(dir, 'part.png'))],
+        settings: JSON.stringify({ scale: 3, model: 'slim', format: 'webp', quality: 90 }),
+      }),
+    });
+    assert.equal(zip.status, 200, await zip.clone().text());
+    const entries = await readZip(Buffer.from(await zip.arrayBuffer()));
+    const { items } = JSON.parse(entries.get('manifest.json')!.toString()) as {
+      items: { output: string; data: Record<string, unknown> }[];
+    };
+    for (const [i, size] of [
+      [0, [192, 192]],
+      [1, [90, 60]],
+    ] as const) {
+      assert.equal(items[i]!.data.model, 'esrgan-slim-x3');
+      const meta = await sharp(entries.get(items[i]!.output)!).metadata();
+      assert.deepEqual([meta.format, meta.width, meta.height], ['webp', ...size]);
+    }
     const nr = await api(
       s,
       s.token,

@@ -2,6 +2,7 @@
  * The model host's worker: loads runtimes and models on first use, keeps them warm, runs
  * predictions off the main thread and drops models unused for the idle time. One per process.
  */
+import { realpath } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { parentPort } from 'node:worker_threads';
@@ -25,10 +26,14 @@ interface Loaded {
   loadMs: number;
   lastUsed: number;
   busy: number;
+  /** The install the model's files were read from (the bundle link's target, an immutable store dir). */
+  installed: string;
 }
 
 const runtimes = new Map<string, Promise<{ api: unknown; dir: string; provider?: string }>>();
 const models = new Map<string, Promise<Loaded>>();
+/** Models whose bundle was reinstalled or re-imported while they were loaded: freed once no run uses them. */
+const retired = new Set<Loaded>();
 const running = new Map<number, AbortController>();
 let idleMs = 300_000;
 
@@ -58,10 +63,26 @@ function loadRuntime(id: string, dataDir: string): Promise<{ api: unknown; dir: 
   return p;
 }
 
-function loadModel(id: string, dataDir: string): { loaded: Promise<Loaded>; warm: boolean } {
+/** Where a bundle's link points now: a reinstall or an import switches it to a new store dir. */
+function installedDir(dataDir: string, bundle: string): Promise<string> {
+  return realpath(bundleLink(dataDir, bundle)).catch(() => '');
+}
+
+/**
+ * The model warm if it was loaded from the bundle's current install. After a reinstall or an import
+ * (e.g. an admin replacing gfpgan-v1.4.onnx) the old session would keep answering until idle, so it
+ * is retired and the new files are loaded.
+ */
+async function loadModel(id: string, dataDir: string): Promise<{ entry: Loaded; warm: boolean }> {
   const key = `${id}@${dataDir}`;
-  const existing = models.get(key);
-  if (existing) return { loaded: existing, warm: true };
+  for (let p = models.get(key); p; p = models.get(key)) {
+    const l = await p;
+    if (l.installed === (await installedDir(dataDir, l.def.bundle))) return { entry: l, warm: true };
+    if (models.get(key) === p) {
+      models.delete(key);
+      retired.add(l);
+    }
+  }
   const loaded = (async () => {
     const loader = MODELS[id];
     if (!loader) throw new KilnError('INTERNAL', `Unknown model ${id}.`);
@@ -69,14 +90,18 @@ function loadModel(id: string, dataDir: string): { loaded: Promise<Loaded>; warm
     const t0 = performance.now();
     const rt = await loadRuntime(def.runtime, dataDir);
     const device = chooseDevice(def.runtime, rt.dir);
-    const dir = bundleLink(dataDir, def.bundle);
-    const state = await def.load({ file: (name) => path.join(dir, name), runtime: rt.api, device });
+    const installed = await installedDir(dataDir, def.bundle);
+    const state = await def.load({
+      file: (name) => path.join(installed || bundleLink(dataDir, def.bundle), name),
+      runtime: rt.api,
+      device,
+    });
     const provider = rt.provider ?? providerName(device);
-    return { def, state, device, provider, loadMs: Math.round(performance.now() - t0), lastUsed: Date.now(), busy: 0 };
+    return { def, state, device, provider, loadMs: Math.round(performance.now() - t0), lastUsed: Date.now(), busy: 0, installed };
   })();
   loaded.catch(() => models.delete(key));
   models.set(key, loaded);
-  return { loaded, warm: false };
+  return { entry: await loaded, warm: false };
 }
 
 function wire(e: unknown): WireError {
@@ -89,8 +114,9 @@ async function run(m: Extract<ToWorker, { type: 'run' }>): Promise<void> {
   running.set(m.id, abort);
   let entry: Loaded | undefined;
   try {
-    const { loaded, warm } = loadModel(m.model, m.dataDir);
-    entry = await loaded;
+    const r = await loadModel(m.model, m.dataDir);
+    entry = r.entry;
+    const warm = r.warm;
     entry.busy++;
     const t0 = performance.now();
     const output = await entry.def.predict(entry.state, m.input, {
@@ -119,6 +145,11 @@ async function run(m: Extract<ToWorker, { type: 'run' }>): Promise<void> {
 
 async function sweep(): Promise<void> {
   const now = Date.now();
+  for (const l of retired) {
+    if (l.busy) continue;
+    retired.delete(l);
+    await l.def.dispose?.(l.state).catch(() => {});
+  }
   for (const [key, p] of models) {
     const l = await p.catch(() => undefined);
     if (l && !l.busy && now - l.lastUsed >= idleMs) {

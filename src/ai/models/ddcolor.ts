@@ -9,8 +9,11 @@ import { DDCOLOR_FILE } from '../bundles/object-eraser-colorize.js';
 import { defineModel } from '../model.js';
 import { ortSession } from '../runtimes/ort-session.js';
 import type { OrtApi, OrtSession } from '../runtimes/ort-types.js';
+import { checkInputCount, type Contract, firstOutput, runImported } from './onnx-contract.js';
 
 export const DDCOLOR_SIZE = 512;
+
+const contract: Contract = { file: DDCOLOR_FILE, bundle: 'object-eraser-colorize', expected: 'grey RGB 1×3×512×512 → a*b* 1×2×512×512' };
 
 export interface DDColorInput {
   /** Grey RGB (lightness only) at DDCOLOR_SIZE², interleaved, 8-bit. */
@@ -29,7 +32,9 @@ export default defineModel<DDColorInput, DDColorOutput, { ort: OrtApi; session: 
   runtime: 'onnxruntime',
   files: [DDCOLOR_FILE],
   async load(ctx) {
-    return ortSession(ctx, DDCOLOR_FILE);
+    const s = await ortSession(ctx, DDCOLOR_FILE);
+    checkInputCount(s.session, 1, contract);
+    return s;
   },
   async predict({ ort, session }, input, ctx) {
     const S = DDCOLOR_SIZE;
@@ -42,12 +47,9 @@ export default defineModel<DDColorInput, DDColorOutput, { ort: OrtApi; session: 
       data[2 * plane + p] = input.rgb[p * 3 + 2]! / 255;
     }
     ctx.signal.throwIfAborted();
-    const out = await session.run({ [session.inputNames[0]!]: new ort.Tensor('float32', data, [1, 3, S, S]) });
+    const out = await runImported(session, { [session.inputNames[0]!]: new ort.Tensor('float32', data, [1, 3, S, S]) }, contract);
     ctx.signal.throwIfAborted();
-    const o = out[session.outputNames[0]!]!;
-    if (o.dims.length !== 4 || o.dims[1] !== 2 || o.dims[2] !== S || o.dims[3] !== S) {
-      throw new Error(`ddcolor: output of shape ${o.dims.join('×')}, expected 1×2×${S}×${S}`);
-    }
+    const o = firstOutput(out, session, [1, 2, S, S], contract);
     ctx.progress(1);
     return { size: S, ab: Float32Array.from(o.data as Float32Array) };
   },

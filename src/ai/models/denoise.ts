@@ -5,15 +5,21 @@
  * Tiles (tiles.ts) are padded by edge repetition to a multiple of 16 (what U-Net-like denoisers
  * need) and cropped back; the context margin is 16 px and the feathered overlap 16 px.
  */
-import { KilnError } from '../../core/errors.js';
 import { DENOISE_FILE } from '../bundles/upscale-enhance.js';
 import { defineModel } from '../model.js';
 import { ortSession } from '../runtimes/ort-session.js';
 import type { OrtApi, OrtSession } from '../runtimes/ort-types.js';
+import { checkInputCount, type Contract, firstOutput, runImported } from './onnx-contract.js';
 import { cropFloat, fromPlanar, padEdge, toPlanar } from './onnx-image.js';
 import { type RgbImage, runTiled, tileSide } from './tiles.js';
 
 export const DENOISE_MULTIPLE = 16;
+
+const contract: Contract = {
+  file: DENOISE_FILE,
+  bundle: 'upscale-enhance',
+  expected: 'RGB 1×3×H×W in 0–1, any H and W that are multiples of 16 → the same shape',
+};
 
 export interface DenoiseInput extends RgbImage {
   tile?: number;
@@ -31,7 +37,9 @@ export default defineModel<DenoiseInput, DenoiseOutput, { ort: OrtApi; session: 
   runtime: 'onnxruntime',
   files: [DENOISE_FILE],
   async load(ctx) {
-    return ortSession(ctx, DENOISE_FILE);
+    const s = await ortSession(ctx, DENOISE_FILE);
+    checkInputCount(s.session, 1, contract);
+    return s;
   },
   async predict({ ort, session }, input, ctx) {
     const M = DENOISE_MULTIPLE;
@@ -47,14 +55,8 @@ export default defineModel<DenoiseInput, DenoiseOutput, { ort: OrtApi; session: 
         const pw = Math.ceil(region.width / M) * M;
         const ph = Math.ceil(region.height / M) * M;
         const data = toPlanar(padEdge(region.rgb, region.width, region.height, pw, ph), pw, ph);
-        const r = await session.run({ [session.inputNames[0]!]: new ort.Tensor('float32', data, [1, 3, ph, pw]) });
-        const y = r[session.outputNames[0]!]!;
-        if (y.dims.length !== 4 || y.dims[1] !== 3 || y.dims[2] !== ph || y.dims[3] !== pw) {
-          throw new KilnError(
-            'INTERNAL',
-            `denoise: the model answered ${y.dims.join('×')} for 1×3×${ph}×${pw}; it must keep the input's shape.`,
-          );
-        }
+        const r = await runImported(session, { [session.inputNames[0]!]: new ort.Tensor('float32', data, [1, 3, ph, pw]) }, contract);
+        const y = firstOutput(r, session, [1, 3, ph, pw], contract);
         return cropFloat(fromPlanar(y.data as Float32Array, pw, ph), pw, region.width, region.height);
       },
       ctx,

@@ -10,9 +10,12 @@ import { GFPGAN_FILE } from '../bundles/upscale-enhance.js';
 import { defineModel } from '../model.js';
 import { ortSession } from '../runtimes/ort-session.js';
 import type { OrtApi, OrtSession } from '../runtimes/ort-types.js';
+import { checkInputCount, type Contract, firstOutput, runImported } from './onnx-contract.js';
 import { fromPlanar, toPlanar } from './onnx-image.js';
 
 export const GFPGAN_SIZE = 512;
+
+const contract: Contract = { file: GFPGAN_FILE, bundle: 'upscale-enhance', expected: 'RGB 1×3×512×512 in −1…1 → the same' };
 
 export interface FaceRestoreInput {
   count: number;
@@ -32,7 +35,9 @@ export default defineModel<FaceRestoreInput, FaceRestoreOutput, { ort: OrtApi; s
   runtime: 'onnxruntime',
   files: [GFPGAN_FILE],
   async load(ctx) {
-    return ortSession(ctx, GFPGAN_FILE);
+    const s = await ortSession(ctx, GFPGAN_FILE);
+    checkInputCount(s.session, 1, contract);
+    return s;
   },
   async predict({ ort, session }, input, ctx) {
     const S = GFPGAN_SIZE;
@@ -42,10 +47,8 @@ export default defineModel<FaceRestoreInput, FaceRestoreOutput, { ort: OrtApi; s
     for (let i = 0; i < input.count; i++) {
       ctx.signal.throwIfAborted();
       const data = toPlanar(input.rgb.subarray(i * one, (i + 1) * one), S, S, 0.5, 0.5);
-      const r = await session.run({ [session.inputNames[0]!]: new ort.Tensor('float32', data, [1, 3, S, S]) });
-      const y = r[session.outputNames[0]!]!;
-      if (y.dims.join('x') !== `1x3x${S}x${S}`)
-        throw new KilnError('INTERNAL', `gfpgan: the model answered ${y.dims.join('×')}, not 1×3×${S}×${S}.`);
+      const r = await runImported(session, { [session.inputNames[0]!]: new ort.Tensor('float32', data, [1, 3, S, S]) }, contract);
+      const y = firstOutput(r, session, [1, 3, S, S], contract);
       const px = fromPlanar(y.data as Float32Array, S, S, 0.5, 0.5);
       for (let j = 0; j < one; j++) rgb[i * one + j] = Math.round(px[j]!);
       ctx.progress((i + 1) / input.count, `face ${i + 1}/${input.count}`);

@@ -12,6 +12,7 @@ import { LAMA_FILE } from '../bundles/object-eraser-colorize.js';
 import { defineModel } from '../model.js';
 import { ortSession } from '../runtimes/ort-session.js';
 import type { OrtApi, OrtSession } from '../runtimes/ort-types.js';
+import { checkInputCount, type Contract, firstOutput, runImported } from './onnx-contract.js';
 
 export const LAMA_SIZE = 512;
 
@@ -80,13 +81,20 @@ export function lamaOutput(out: Float32Array, w: number, h: number, S = LAMA_SIZ
 }
 
 function lama(id: string, file: string) {
+  const contract: Contract = {
+    file,
+    bundle: 'object-eraser-colorize',
+    expected: 'image 1×3×512×512 and mask 1×1×512×512 → 1×3×512×512',
+  };
   return defineModel<LamaInput, LamaOutput, { ort: OrtApi; session: OrtSession }>({
     id,
     bundle: 'object-eraser-colorize',
     runtime: 'onnxruntime',
     files: [file],
     async load(ctx) {
-      return ortSession(ctx, file);
+      const s = await ortSession(ctx, file);
+      checkInputCount(s.session, 2, contract);
+      return s;
     },
     async predict({ ort, session }, input, ctx) {
       const S = LAMA_SIZE;
@@ -95,15 +103,16 @@ function lama(id: string, file: string) {
       const maskName = names.find((n) => /mask/i.test(n)) ?? names[1]!;
       const imageName = names.find((n) => n !== maskName)!;
       ctx.signal.throwIfAborted();
-      const out = await session.run({
-        [imageName]: new ort.Tensor('float32', t.image, [1, 3, S, S]),
-        [maskName]: new ort.Tensor('float32', t.mask, [1, 1, S, S]),
-      });
+      const out = await runImported(
+        session,
+        {
+          [imageName]: new ort.Tensor('float32', t.image, [1, 3, S, S]),
+          [maskName]: new ort.Tensor('float32', t.mask, [1, 1, S, S]),
+        },
+        contract,
+      );
       ctx.signal.throwIfAborted();
-      const o = out[session.outputNames[0]!]!;
-      if (o.dims.length !== 4 || o.dims[1] !== 3 || o.dims[2] !== S || o.dims[3] !== S) {
-        throw new Error(`${id}: output of shape ${o.dims.join('×')}, expected 1×3×${S}×${S}`);
-      }
+      const o = firstOutput(out, session, [1, 3, S, S], contract);
       const rgb = lamaOutput(o.data as Float32Array, input.width, input.height, S);
       ctx.progress(1);
       return { width: input.width, height: input.height, rgb };

@@ -6,8 +6,15 @@
 import { defineModel } from '../model.js';
 import { ortSession } from '../runtimes/ort-session.js';
 import type { OrtApi, OrtSession } from '../runtimes/ort-types.js';
+import { checkInputCount, type Contract, firstOutput, runImported } from './onnx-contract.js';
 
 export const SCRATCH_TILE = 512;
+
+const contract: Contract = {
+  file: 'scratch-detection.onnx',
+  bundle: 'photo-restoration',
+  expected: 'grey 1×1×512×512 in −1…1 → logits 1×1×512×512',
+};
 
 export interface ScratchInput {
   size: number;
@@ -27,7 +34,9 @@ export default defineModel<ScratchInput, ScratchOutput, { ort: OrtApi; session: 
   runtime: 'onnxruntime',
   files: ['scratch-detection.onnx'],
   async load(ctx) {
-    return ortSession(ctx, 'scratch-detection.onnx');
+    const s = await ortSession(ctx, contract.file);
+    checkInputCount(s.session, 1, contract);
+    return s;
   },
   async predict({ ort, session }, input, ctx) {
     const S = input.size;
@@ -36,11 +45,8 @@ export default defineModel<ScratchInput, ScratchOutput, { ort: OrtApi; session: 
     const data = new Float32Array(S * S);
     for (let i = 0; i < S * S; i++) data[i] = (input.grey[i]! / 255 - 0.5) / 0.5;
     ctx.signal.throwIfAborted();
-    const out = await session.run({ [session.inputNames[0]!]: new ort.Tensor('float32', data, [1, 1, S, S]) });
-    const o = out[session.outputNames[0]!]!;
-    if (o.dims.length !== 4 || o.dims[1] !== 1 || o.dims[2] !== S || o.dims[3] !== S) {
-      throw new Error(`scratch-detection: output of shape ${o.dims.join('×')}, expected 1×1×${S}×${S}`);
-    }
+    const out = await runImported(session, { [session.inputNames[0]!]: new ort.Tensor('float32', data, [1, 1, S, S]) }, contract);
+    const o = firstOutput(out, session, [1, 1, S, S], contract);
     const logits = o.data as Float32Array;
     const prob = new Uint8Array(S * S);
     for (let i = 0; i < S * S; i++) prob[i] = Math.round(255 / (1 + Math.exp(-logits[i]!)));

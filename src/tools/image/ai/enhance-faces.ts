@@ -66,11 +66,14 @@ export default defineTool({
     const dest = ctx.out('png');
     await writeImage(out, dest, 'png');
     const det = faceData(faces);
+    // No face found: GFPGAN did not run and the image is unchanged; the data must not say otherwise.
+    const ran = r.info !== undefined;
     return {
       outputs: [outputFile(dest)],
       data: {
-        method: 'neural face restoration',
-        model: r.info?.model ?? 'gfpgan',
+        method: ran ? 'neural face restoration' : 'none',
+        model: r.info?.model ?? null,
+        ...(!ran && { note: 'No face was found at this sensitivity: the image is unchanged.' }),
         device: r.info?.device ?? det.device,
         provider: r.info?.provider ?? det.provider,
         faces: faces.length,

@@ -44,6 +44,14 @@ export function outFormat(input: InputFile, format: (typeof FORMATS)[number] | u
   return !format || format === 'auto' ? sameFormatAs(input.type?.ext) : normalizeFormat(format);
 }
 
+/**
+ * The encoder quality for `format`: none for PNG and GIF. For PNG a quality below 100 means palette
+ * quantisation (256 colours), which would undo what a network or filter just did.
+ */
+export function lossyQuality(format: ImageFormat, quality: number | undefined): number | undefined {
+  return format === 'png' || format === 'gif' ? undefined : quality;
+}
+
 export async function writeRgb(ctx: RunContext, img: RgbImage, format: ImageFormat, quality?: number): Promise<OutputFile> {
   const sharp = await getSharp();
   const n = img.width * img.height;
@@ -58,10 +66,8 @@ export async function writeRgb(ctx: RunContext, img: RgbImage, format: ImageForm
   }
   const out = ctx.out(format);
   ctx.progress(92, 'encoding');
-  // PNG and GIF take no quality here (for PNG a quality means palette quantisation).
-  const lossy = format !== 'png' && format !== 'gif';
   await writeImage(sharp(buf, { raw: { width: img.width, height: img.height, channels: ch } }), out, format, {
-    quality: lossy ? quality : undefined,
+    quality: lossyQuality(format, quality),
   });
   return outputFile(out);
 }

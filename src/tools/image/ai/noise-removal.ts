@@ -8,6 +8,7 @@ import { requireImportedFile } from '../../bundles.js';
 import { noiseSigma } from './denoise-common.js';
 import { nonLocalMeansOffThread } from './nlm-worker.js';
 import { decodeOriented } from './face-common.js';
+import { lossyQuality } from './inpaint-common.js';
 
 const TIERS = ['quick', 'balanced', 'quality', 'maximum'] as const;
 const FORMATS = ['original', 'png', 'jpeg', 'webp', 'avif', 'jxl'] as const;
@@ -145,7 +146,7 @@ export default defineTool({
     if (!img.hasAlpha || !supportsAlpha(format)) out = out.removeAlpha();
     ctx.progress(92, 'encoding');
     const dest = ctx.out(format);
-    await writeImage(out, dest, format, { quality: s.quality });
+    await writeImage(out, dest, format, { quality: lossyQuality(format, s.quality) });
     return {
       outputs: [outputFile(dest)],
       data: { tier: s.tier, ...data, noiseSigma: { before: +sigmaBefore.toFixed(2), after: +sigmaAfter.toFixed(2) } },

@@ -111,7 +111,8 @@ export default defineTool({
         const restored = await restoreFaces({ width: W, height: H, channels: 3, data: rgb }, faces, strength, call(63, 68));
         steps.push({
           step: 'faces',
-          method: 'gfpgan',
+          // No face found: GFPGAN did not run.
+          method: restored.info ? 'gfpgan' : 'none',
           faces: faces.length,
           detector: faces.info.model,
           model: restored.info?.model ?? null,

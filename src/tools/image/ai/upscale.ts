@@ -10,7 +10,7 @@ import { denoiseRgb, mixRgb, superResolve } from '../../../ai/tasks/upscale.js';
 import { DENOISE_FILE, GFPGAN_FILE } from '../../../ai/bundles/upscale-enhance.js';
 import { requireImportedFile } from '../../bundles.js';
 import { decodeOriented } from './face-common.js';
-import { formatSetting, outFormat } from './inpaint-common.js';
+import { formatSetting, lossyQuality, outFormat } from './inpaint-common.js';
 
 const MODELS = { auto: 'medium', slim: 'slim', medium: 'medium', 'esrgan-slim': 'slim', 'esrgan-medium': 'medium' } as const;
 
@@ -124,7 +124,7 @@ export default defineTool({
       const faces = await detectFaces({ width: pw, height: ph, rgb: pixels.slice() }, { minConfidence: 0.5 }, call);
       ctx.progress(82, 'restoring faces');
       const restored = await restoreFaces({ width: pw, height: ph, channels: 3, data: pixels }, faces, 1, call);
-      data.faceEnhance = { faces: faces.length, model: restored.info?.model ?? 'gfpgan', detector: faces.info.model };
+      data.faceEnhance = { faces: faces.length, model: restored.info?.model ?? null, detector: faces.info.model };
     }
     ctx.signal.throwIfAborted();
     let out = sharp(Buffer.from(pixels.buffer, pixels.byteOffset, pixels.byteLength), { raw: { width: pw, height: ph, channels: 3 } });
@@ -143,7 +143,7 @@ export default defineTool({
     }
     ctx.progress(92, 'encoding');
     const dest = ctx.out(format);
-    await writeImage(out, dest, format, { quality: s.quality });
+    await writeImage(out, dest, format, { quality: lossyQuality(format, s.quality) });
     return {
       outputs: [outputFile(dest)],
       data: {
