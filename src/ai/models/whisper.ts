@@ -59,6 +59,22 @@ function watchdogMs(env: NodeJS.ProcessEnv = process.env): number {
   return (Number.isFinite(s) && s > 0 ? s : 600) * 1000;
 }
 
+/**
+ * Settles when the chunk running now on `ctx` has ended, which its own promise never says after a
+ * stop or a failure: the binding runs one transcription at a time on a context (a lock), so a 10 ms
+ * one queued now starts right after, and whisper.cpp answers it at once (under 100 ms of audio, no
+ * language to detect). It clears the context's results, which nobody reads after a stop. Queued
+ * only once the chunk is given up: queued earlier it could clear a chunk's results before the
+ * binding reads them.
+ */
+function chunkEnd(ctx: WhisperContext): Promise<unknown> {
+  try {
+    return ctx.transcribeData(new Int16Array(160).buffer, { language: 'en', maxThreads: 1, temperature: 0 }).promise;
+  } catch (e) {
+    return Promise.reject(e);
+  }
+}
+
 function whisper(id: string, file: string) {
   return defineModel<WhisperInput, WhisperOutput, Loaded>({
     id,
@@ -102,17 +118,25 @@ function whisper(id: string, file: string) {
       // stays pending for ever (seen with a model whose vocabulary lacks " ", which whisper.cpp
       // looks up). And stop() only raises a flag that whisper.cpp does not read mid-chunk (no abort
       // callback): the chunk runs to its end in the background. So an abort answers at once, and a
-      // watchdog gives up after far longer than a 30 s chunk takes on a CPU.
+      // watchdog gives up after far longer than a 30 s chunk takes on a CPU; either way the chunk
+      // still running is handed to the host (abandon), which keeps the worker until it ends.
       let timer: NodeJS.Timeout | undefined;
       let onAbort: (() => void) | undefined;
+      let abandoned = false;
+      const abandon = () => {
+        if (abandoned) return;
+        abandoned = true;
+        void handle.stop().catch(() => {});
+        ctx.linger?.(chunkEnd(loaded.ctx));
+      };
       const guard = new Promise<never>((_, reject) => {
         onAbort = () => {
-          void handle.stop().catch(() => {});
+          abandon();
           reject(new KilnError('CANCELLED', 'The run was cancelled.'));
         };
         ctx.signal.addEventListener('abort', onAbort, { once: true });
         timer = setTimeout(() => {
-          void handle.stop().catch(() => {});
+          abandon();
           reject(
             new KilnError(
               'INTERNAL',
