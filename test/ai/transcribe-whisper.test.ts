@@ -15,6 +15,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import transcriptionBundle from '../../src/ai/bundles/transcription.js';
 import { modelHost } from '../../src/ai/host/host.js';
+import { featureStatus } from '../../src/ai/features.js';
 import { ARCHIVE_INDEX } from '../../src/ai/install/archive.js';
 import { downloadsOf, installRuntime } from '../../src/ai/install/installer.js';
 import { commitBundle, newStaging } from '../../src/ai/install/layout.js';
@@ -150,8 +151,7 @@ describe('transcription on whisper.cpp (a tiny model built by the test)', () => 
     const r = await kiln(['features', 'import', archive], { env: { KILN_DATA_DIR: d } });
     assert.equal(r.code, 3, r.stderr);
     assert.match(r.stderr, /ggml-base\.bin in the archive does not match its pin .*SHA-1/);
-    const list = await kiln(['features', 'list', '--json'], { env: { KILN_DATA_DIR: d } });
-    assert.match(list.stdout, /"id":"transcription"[^\n]*"state":"missing"/);
+    assert.equal((await featureStatus(d, 'transcription')).state, 'missing');
   });
 
   it('transcribe-audio -o out.srt: whisper.cpp decodes, cues ordered inside the audio, the result names the file that ran', async () => {
@@ -223,9 +223,10 @@ describe('transcription on whisper.cpp (a tiny model built by the test)', () => 
     assertOrderedInside(cueTimes(vtt), speechS + 0.1, 'vtt');
   });
 
-  it('cancel in the middle of a chunk answers at once; the model still serves the next run', async () => {
+  it('cancel mid-chunk answers at once; the stopped chunk runs out, then the idle model is released without harm and loads again', async () => {
     const ac = new AbortController();
-    const stages: string[] = [];
+    const fractions: number[] = [];
+    let calls = 0;
     let cancelledAt = 0;
     const run = transcribe(long, {
       toolId: 'transcribe-audio',
@@ -233,10 +234,11 @@ describe('transcription on whisper.cpp (a tiny model built by the test)', () => 
       workDir: dir,
       language: 'en',
       signal: ac.signal,
-      progress: (_f, stage) => {
-        stages.push(stage);
-        // The second chunk has started in whisper.cpp.
-        if (!cancelledAt && /^transcribing [1-9]\d/.test(stage)) {
+      progress: (f) => {
+        fractions.push(f);
+        // The first call is the task's own (chunk 1 begins); the second is whisper.cpp's, at the start
+        // of its first window, before it encodes: the whole chunk's work is still ahead.
+        if (++calls === 2) {
           cancelledAt = performance.now();
           ac.abort();
         }
@@ -247,26 +249,29 @@ describe('transcription on whisper.cpp (a tiny model built by the test)', () => 
       assert.ok(e.code === 'CANCELLED' || e.name === 'AbortError', `${e.name} ${e.code}: ${e.message}`);
       return true;
     });
-    assert.ok(cancelledAt > 0, `never reached the second chunk: ${stages}`);
+    assert.ok(cancelledAt > 0, `no progress from whisper.cpp: ${fractions}`);
     assert.ok(performance.now() - cancelledAt < 1000, `answered ${Math.round(performance.now() - cancelledAt)} ms after the cancel`);
-    const again = await transcribe(speech, { toolId: 'transcribe-audio', dataDir, workDir: dir, language: 'en' });
-    assert.equal(again.engine, 'whisper.cpp');
-    assert.ok(again.segments.length >= 1);
-  });
-
-  it('an idle model is released, and loads again on the next run', async () => {
-    await runModel('whisper-base', { pcm: new Int16Array(16000 * 2), language: 'en' }, { dataDir });
-    assert.deepEqual(await loadedModels(), ['whisper-base']);
+    // The host keeps the model and its worker until the stopped chunk has run out in whisper.cpp;
+    // then the idle release (1 s here) stops the worker. Stopping it under the running chunk
+    // aborted this whole process (what a daemon did at its idle release after a cancelled job).
     const t0 = Date.now();
-    while ((await loadedModels()).length && Date.now() - t0 < 10_000) await new Promise((r) => setTimeout(r, 250));
-    assert.deepEqual(await loadedModels(), [], 'still loaded 10 s after its last use (idle 1 s)');
-    const r = await runModel<{ model: string }>('whisper-base', { pcm: new Int16Array(16000 * 2), language: 'en' }, { dataDir });
+    while ((await loadedModels()).length && Date.now() - t0 < 15_000) await new Promise((r) => setTimeout(r, 250));
+    assert.deepEqual(await loadedModels(), [], 'still loaded 15 s after the cancel (idle 1 s)');
+    const r = await runModel<{ model: string; segments: unknown[] }>(
+      'whisper-base',
+      { pcm: new Int16Array(16000 * 2), language: 'en' },
+      { dataDir },
+    );
     assert.equal(r.info.warm, false);
     assert.equal(r.output.model, 'whisper-custom-64x1');
+    assert.deepEqual(await loadedModels(), ['whisper-base']);
   });
 
+  // These two share one more data dir (one more runtime install): the second replaces its model.
+  const bad = path.join(dir, 'bad');
+
   it('a truncated model file: FEATURE_NOT_INSTALLED (model-load) naming the reinstall', async () => {
-    const d = path.join(dir, 'truncated');
+    const d = bad;
     await withRuntime(d);
     const whole = await readFile(modelFile);
     await installModel(d, whole.subarray(0, Math.floor(whole.length * 0.6)));
@@ -283,17 +288,19 @@ describe('transcription on whisper.cpp (a tiny model built by the test)', () => 
   });
 
   it('a model that loads but that whisper.cpp cannot run: the watchdog answers (the binding never settles a failure)', async () => {
-    const d = path.join(dir, 'no-blank');
-    await withRuntime(d);
+    const d = bad;
     await installModel(d, buildWhisperModel(undefined, 14, { blankToken: false }));
     const t0 = performance.now();
-    const r = await kiln(['transcribe-audio', speech, '-o', path.join(dir, 'nb.txt')], {
+    // `en`: no language detection first, so whisper.cpp reaches its failure sooner.
+    const r = await kiln(['transcribe-audio', speech, '--language', 'en', '-o', path.join(dir, 'nb.txt')], {
       env: { KILN_DATA_DIR: d, KILN_WHISPER_CHUNK_TIMEOUT_S: '2' },
     });
-    // Exit 1 (INTERNAL), or an abort at exit when whisper.cpp is still busy with the abandoned chunk
-    // as the process tears down: the addon throws from its completion callback (known, not fixed).
-    assert.ok(r.code === 1 || r.code === -1 || r.code === 134, `exit ${r.code}: ${r.stderr}`);
+    // INTERNAL's exit code, after the abandoned chunk has run out: no abort at exit (exit 134,
+    // "terminate called", when the process tore down its worker under the running chunk).
+    assert.equal(r.code, 1, r.stderr);
+    assert.doesNotMatch(r.stderr, /terminate called/);
     assert.match(r.stderr, /whisper\.cpp gave no answer within 2 s/);
-    assert.ok(performance.now() - t0 < 20_000);
+    assert.ok(!(await stat(path.join(dir, 'nb.txt')).catch(() => undefined)), 'no output written');
+    assert.ok(performance.now() - t0 < 30_000);
   });
 });

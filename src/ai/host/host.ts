@@ -85,7 +85,8 @@ class ModelHost {
   private settle(): void {
     if (!this.idle()) return;
     for (const w of this.drainWaiters.splice(0)) w();
-    this.worker?.unref();
+    // A run's end can come while a stats question is on its way, which needs the worker referenced.
+    if (!this.statsWaiters.size) this.worker?.unref();
     clearTimeout(this.idleTimer);
     const ms = idleMs();
     this.idleTimer = setTimeout(() => {
