@@ -22,6 +22,12 @@ export interface PredictContext {
   signal: AbortSignal;
   /** fraction 0-1 of this prediction (tiles done…). */
   progress(fraction: number, stage?: string): void;
+  /**
+   * Native work this prediction leaves running after it answers (a stopped whisper.cpp chunk runs to
+   * its end): the host keeps its worker, and the model counts as busy, until `work` settles, because
+   * tearing the worker down under running native work aborts the process.
+   */
+  linger?(work: Promise<unknown>): void;
 }
 
 export interface ModelDef<I = unknown, O = unknown, S = unknown> {

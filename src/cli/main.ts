@@ -131,7 +131,13 @@ async function runToolCommand(inv: Invocation, argv: string[]): Promise<void> {
   const results = server
     ? await (await import('./remote-runner.js')).runRemote({ ...request, server, fileId, async: !!opts.async })
     : await runLocal(request);
-  if (interrupted) process.exit(EXIT.INTERRUPTED);
+  if (interrupted) {
+    // Not process.exit(): native work a cancelled run left running (a whisper.cpp chunk runs to its
+    // end) must end before the process does, or its teardown aborts the process (exit 134). Only the
+    // AI host holds the process for that; a second Ctrl-C ends it at once.
+    process.exitCode = EXIT.INTERRUPTED;
+    return;
+  }
   if (!opts.json) {
     for (const r of results) {
       if (!r.ok) process.stderr.write(`kiln: ${r.input ? r.input + ': ' : ''}${r.error!.message}\n`);

@@ -2,7 +2,11 @@
  * The main-thread side of the model host: one worker per process, started on the first prediction,
  * referenced only while a prediction runs (an idle host never keeps the CLI alive) and stopped after
  * the idle time with nothing running, which frees every model. A cancelled prediction answers at
- * once; the worker stops the model at its next check (between tiles).
+ * once; the worker stops the model at its next check (between tiles). A run stays open until the
+ * worker says it is done, native work it left running included (a stopped whisper.cpp chunk runs to
+ * its end): until then the worker stays referenced and is not stopped, because a worker torn down
+ * under running native work aborts the whole process (the addon's completion callback throws
+ * during the teardown).
  */
 import { Worker } from 'node:worker_threads';
 import { KilnError, type ErrorCode, ERROR_TABLE } from '../../core/errors.js';
@@ -23,6 +27,9 @@ export function idleMs(env: NodeJS.ProcessEnv = process.env): number {
 class ModelHost {
   private worker: Worker | undefined;
   private pending = new Map<number, Pending>();
+  /** Runs the worker has not reported done, answered or cancelled ones included. */
+  private open = new Set<number>();
+  private drainWaiters: (() => void)[] = [];
   private statsWaiters = new Map<number, (loaded: string[]) => void>();
   private nextId = 1;
   private idleTimer: NodeJS.Timeout | undefined;
@@ -48,6 +55,7 @@ class ModelHost {
   private failAll(e: KilnError): void {
     for (const p of this.pending.values()) p.reject(e);
     this.pending.clear();
+    this.open.clear();
     this.settle();
   }
 
@@ -56,6 +64,10 @@ class ModelHost {
       this.statsWaiters.get(m.id)?.(m.loaded);
       this.statsWaiters.delete(m.id);
       return;
+    }
+    if (m.type === 'done') {
+      this.open.delete(m.id);
+      return this.settle();
     }
     const p = this.pending.get(m.id);
     if (!p) return;
@@ -71,14 +83,20 @@ class ModelHost {
 
   /** After each answer: unreference the worker when nothing runs, and stop it after the idle time. */
   private settle(): void {
-    if (this.pending.size) return;
-    this.worker?.unref();
+    if (!this.idle()) return;
+    for (const w of this.drainWaiters.splice(0)) w();
+    // A run's end can come while a stats question is on its way, which needs the worker referenced.
+    if (!this.statsWaiters.size) this.worker?.unref();
     clearTimeout(this.idleTimer);
     const ms = idleMs();
     this.idleTimer = setTimeout(() => {
-      if (!this.pending.size) void this.worker?.terminate();
+      if (this.idle()) void this.worker?.terminate();
     }, ms);
     this.idleTimer.unref();
+  }
+
+  private idle(): boolean {
+    return !this.pending.size && !this.open.size;
   }
 
   run(
@@ -92,6 +110,7 @@ class ModelHost {
     clearTimeout(this.idleTimer);
     w.ref();
     const id = this.nextId++;
+    this.open.add(id);
     return new Promise<{ output: unknown; info: RunInfo }>((resolve, reject) => {
       const onAbort = () => {
         if (!this.pending.delete(id)) return;
@@ -127,12 +146,21 @@ class ModelHost {
       this.statsWaiters.set(id, resolve);
       w.postMessage({ type: 'stats', id } satisfies ToWorker);
     }).finally(() => {
-      if (!this.pending.size) w.unref();
+      if (this.idle()) w.unref();
     });
   }
 
-  async stop(): Promise<void> {
+  /** Stops the worker, after its open runs end (at most `waitMs`: past that it is stopped anyway). */
+  async stop(waitMs = 60_000): Promise<void> {
     clearTimeout(this.idleTimer);
+    if (this.worker && !this.idle()) {
+      let timer: NodeJS.Timeout | undefined;
+      await new Promise<void>((resolve) => {
+        this.drainWaiters.push(resolve);
+        timer = setTimeout(resolve, waitMs);
+      });
+      clearTimeout(timer);
+    }
     await this.worker?.terminate();
   }
 }

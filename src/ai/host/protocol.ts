@@ -26,4 +26,6 @@ export type FromWorker =
   | { type: 'result'; id: number; output: unknown; info: RunInfo }
   | { type: 'error'; id: number; error: WireError }
   | { type: 'progress'; id: number; fraction: number; stage?: string }
+  /** After the result or error: the run, and any native work it left running, has ended. */
+  | { type: 'done'; id: number }
   | { type: 'stats'; id: number; loaded: string[] };

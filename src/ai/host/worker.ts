@@ -113,6 +113,7 @@ async function run(m: Extract<ToWorker, { type: 'run' }>): Promise<void> {
   const abort = new AbortController();
   running.set(m.id, abort);
   let entry: Loaded | undefined;
+  const lingering: Promise<unknown>[] = [];
   try {
     const r = await loadModel(m.model, m.dataDir);
     entry = r.entry;
@@ -122,6 +123,7 @@ async function run(m: Extract<ToWorker, { type: 'run' }>): Promise<void> {
     const output = await entry.def.predict(entry.state, m.input, {
       signal: abort.signal,
       progress: (fraction, stage) => post({ type: 'progress', id: m.id, fraction, stage }),
+      linger: (work) => lingering.push(work),
     });
     const info = {
       model: m.model,
@@ -135,11 +137,15 @@ async function run(m: Extract<ToWorker, { type: 'run' }>): Promise<void> {
   } catch (e) {
     post({ type: 'error', id: m.id, error: wire(e) });
   } finally {
+    // The caller has its answer; native work the prediction left running ends before the model
+    // counts as free (no sweep disposes it) and before the host may stop this worker.
+    await Promise.allSettled(lingering);
     if (entry) {
       entry.busy--;
       entry.lastUsed = Date.now();
     }
     running.delete(m.id);
+    post({ type: 'done', id: m.id });
   }
 }
 

@@ -6,6 +6,7 @@
 import { availableParallelism } from 'node:os';
 import { KilnError } from '../../core/errors.js';
 import { defineModel } from '../model.js';
+import { readGgmlWhisperHeader, whisperModelName } from './whisper-ggml.js';
 
 export interface WhisperInput {
   /** 16 kHz mono s16le samples. */
@@ -22,6 +23,8 @@ export interface WhisperSegment {
 }
 
 export interface WhisperOutput {
+  /** The model that ran, by the shape its file declares (whisper-ggml.ts), e.g. whisper-base. */
+  model: string;
   language: string;
   segments: WhisperSegment[];
 }
@@ -34,6 +37,11 @@ interface TranscribeHandle {
 interface WhisperContext {
   transcribeData(pcm: ArrayBuffer, options: Record<string, unknown>): TranscribeHandle;
   release(): Promise<void>;
+}
+
+interface Loaded {
+  ctx: WhisperContext;
+  name: string;
 }
 
 export interface WhisperModule {
@@ -51,54 +59,90 @@ function watchdogMs(env: NodeJS.ProcessEnv = process.env): number {
   return (Number.isFinite(s) && s > 0 ? s : 600) * 1000;
 }
 
+/**
+ * Settles when the chunk running now on `ctx` has ended, which its own promise never says after a
+ * stop or a failure: the binding runs one transcription at a time on a context (a lock), so a 10 ms
+ * one queued now starts right after, and whisper.cpp answers it at once (under 100 ms of audio, no
+ * language to detect). It clears the context's results, which nobody reads after a stop. Queued
+ * only once the chunk is given up: queued earlier it could clear a chunk's results before the
+ * binding reads them.
+ */
+function chunkEnd(ctx: WhisperContext): Promise<unknown> {
+  try {
+    return ctx.transcribeData(new Int16Array(160).buffer, { language: 'en', maxThreads: 1, temperature: 0 }).promise;
+  } catch (e) {
+    return Promise.reject(e);
+  }
+}
+
 function whisper(id: string, file: string) {
-  return defineModel<WhisperInput, WhisperOutput, WhisperContext>({
+  return defineModel<WhisperInput, WhisperOutput, Loaded>({
     id,
     bundle: 'transcription',
     runtime: 'whisper',
     files: [file],
     async load(ctx) {
       const mod = ctx.runtime as WhisperModule;
-      try {
-        return new mod.WhisperContext({ filePath: ctx.file(file), useGpu: false });
-      } catch (e) {
-        throw new KilnError(
+      const failed = (why: string) =>
+        new KilnError(
           'FEATURE_NOT_INSTALLED',
-          `The Whisper model ${file} could not be loaded (${(e as Error).message}): reinstall the transcription bundle with \`kiln features install transcription\`, or import it with \`kiln features import FILE\`.`,
+          `The Whisper model ${file} could not be loaded (${why}): reinstall the transcription bundle with \`kiln features install transcription\`, or import it with \`kiln features import FILE\`.`,
           { reason: 'model-load' },
         );
+      const header = await readGgmlWhisperHeader(ctx.file(file)).catch((e: Error) => {
+        throw failed(e.message);
+      });
+      if (!header) throw failed('not a whisper.cpp ggml file');
+      try {
+        // whisper.cpp reads the whole file here and refuses a truncated or misshapen one.
+        return { ctx: await new mod.WhisperContext({ filePath: ctx.file(file), useGpu: false }), name: whisperModelName(header) };
+      } catch (e) {
+        throw failed((e as Error).message);
       }
     },
-    async predict(wctx, input, ctx) {
+    async predict(loaded, input, ctx) {
       ctx.signal.throwIfAborted();
       const pcm = input.pcm;
       const buf =
         pcm.byteOffset === 0 && pcm.byteLength === pcm.buffer.byteLength
           ? (pcm.buffer as ArrayBuffer)
           : (pcm.buffer.slice(pcm.byteOffset, pcm.byteOffset + pcm.byteLength) as ArrayBuffer);
-      const handle = wctx.transcribeData(buf, {
+      const handle = loaded.ctx.transcribeData(buf, {
         language: input.language,
         maxThreads: threads(),
         temperature: 0,
         onProgress: (p: number) => ctx.progress(Math.min(1, p / 100), 'transcribing'),
       });
-      // The binding settles its promise only on success: a failed or stopped transcription leaves it
-      // pending for ever (seen with a weightless test model). So an abort answers at once, and a
-      // watchdog gives up after far longer than a 30 s chunk ever takes on a CPU.
+      // @fugood/whisper.node 1.1.3 settles its promise only on success: on a failure or a stop its
+      // worker calls back with the error alone, and the promise, which waits for two arguments,
+      // stays pending for ever (seen with a model whose vocabulary lacks " ", which whisper.cpp
+      // looks up). And stop() only raises a flag that whisper.cpp does not read mid-chunk (no abort
+      // callback): the chunk runs to its end in the background. So an abort answers at once, and a
+      // watchdog gives up after far longer than a 30 s chunk takes on a CPU; either way the chunk
+      // still running is handed to the host (abandon), which keeps the worker until it ends.
       let timer: NodeJS.Timeout | undefined;
       let onAbort: (() => void) | undefined;
+      let abandoned = false;
+      const abandon = () => {
+        if (abandoned) return;
+        abandoned = true;
+        void handle.stop().catch(() => {});
+        ctx.linger?.(chunkEnd(loaded.ctx));
+      };
       const guard = new Promise<never>((_, reject) => {
         onAbort = () => {
-          void handle.stop().catch(() => {});
+          abandon();
           reject(new KilnError('CANCELLED', 'The run was cancelled.'));
         };
         ctx.signal.addEventListener('abort', onAbort, { once: true });
         timer = setTimeout(() => {
-          void handle.stop().catch(() => {});
+          abandon();
           reject(
-            new KilnError('INTERNAL', `whisper.cpp gave no answer within ${Math.round(watchdogMs() / 1000)} s for one chunk.`, {
-              reason: 'whisper-stalled',
-            }),
+            new KilnError(
+              'INTERNAL',
+              `whisper.cpp gave no answer within ${Math.round(watchdogMs() / 1000)} s for one chunk: the transcription failed inside whisper.cpp (which reports no reason) or the CPU is far too slow for this model (KILN_WHISPER_CHUNK_TIMEOUT_S sets the limit).`,
+              { reason: 'whisper-stalled' },
+            ),
           );
         }, watchdogMs());
       });
@@ -106,6 +150,7 @@ function whisper(id: string, file: string) {
         const r = await Promise.race([handle.promise, guard]);
         ctx.signal.throwIfAborted();
         return {
+          model: loaded.name,
           language: r.language || input.language,
           segments: r.segments.map((s) => ({ t0: s.t0, t1: s.t1, text: s.text })),
         };
@@ -114,8 +159,8 @@ function whisper(id: string, file: string) {
         if (onAbort) ctx.signal.removeEventListener('abort', onAbort);
       }
     },
-    async dispose(wctx) {
-      await wctx.release();
+    async dispose(loaded) {
+      await loaded.ctx.release();
     },
   });
 }

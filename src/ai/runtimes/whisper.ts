@@ -33,7 +33,10 @@ export default defineRuntime({
   async init(entry) {
     const m = entry as { loadWhisperModule(variant?: string): Promise<unknown>; toggleNativeLog?(on: boolean): Promise<void> | void };
     const mod = await m.loadWhisperModule('default');
-    // whisper.cpp logs every model load to stderr; kiln reports through its own errors.
+    // Meant to quiet whisper.cpp, but "off" restores its default logger, which writes every model
+    // load to stderr. Routing the log into JS instead (toggleNativeLog(true)) aborts the process at
+    // exit after a stalled transcription (the addon throws from its log callback during teardown),
+    // so the log stays on stderr.
     await m.toggleNativeLog?.(false);
     return mod;
   },

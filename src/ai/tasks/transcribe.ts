@@ -15,7 +15,8 @@ import { exec } from '../../core/process.js';
 import { probe } from '../../engines/ffmpeg/probe.js';
 import { requireEngine } from '../../engines/registry.js';
 import { missingBundles } from '../features.js';
-import type { WhisperOutput } from '../models/whisper.js';
+import { readInstalled } from '../install/layout.js';
+import { WHISPER_MODEL_FILE, type WhisperOutput } from '../models/whisper.js';
 import { runModel } from '../run-model.js';
 import { type PcmChunk, pcmChunks } from './pcm.js';
 import type { Segment } from './subtitles.js';
@@ -40,7 +41,10 @@ export interface TranscribeOptions {
 
 export interface Transcript {
   engine: 'whisper.cpp' | 'pocketsphinx';
+  /** whisper-base, whisper-custom-64x1… (by what the file declares), or cmusphinx-en-us. */
   model: string;
+  /** Whisper only: the bundle file that ran and the SHA-256 recorded when it was installed. */
+  modelFile?: { name: string; sha256: string };
   language: string;
   /** False when the language was assumed, not detected. */
   languageDetected: boolean;
@@ -118,7 +122,7 @@ async function whisperChunk(c: PcmChunk, language: string, o: TranscribeOptions,
       text: s.text.trim(),
     }))
     .filter((s) => s.text && keep(c, s));
-  return { segments, language: output.language, device: info.device };
+  return { segments, language: output.language, device: info.device, model: output.model };
 }
 
 interface Word {
@@ -205,9 +209,13 @@ export async function transcribe(file: string, o: TranscribeOptions): Promise<Tr
   const segments: Segment[] = [];
   const words: Word[] = [];
   let chunks = 0;
+  let model = engine === 'whisper' ? 'whisper' : 'cmusphinx-en-us';
+  // Chunks overlap, so a chunk starts before the previous one ended: progress never goes back.
+  let done = 0;
   const report = (c: PcmChunk, f: number) => {
     const total = durationS > 0 ? durationS : c.endS;
-    o.progress?.(Math.min(1, (c.startS + f * (c.endS - c.startS)) / total), `transcribing ${Math.round(c.startS)} s`);
+    done = Math.max(done, Math.min(1, (c.startS + f * (c.endS - c.startS)) / total));
+    o.progress?.(done, `transcribing ${Math.round(c.startS)} s`);
   };
   for await (const c of pcmChunks(file, { signal: o.signal, windowS: o.windowS })) {
     chunks++;
@@ -220,6 +228,7 @@ export async function transcribe(file: string, o: TranscribeOptions): Promise<Tr
         languageDetected = true;
       }
       device = r.device;
+      model = r.model;
       segments.push(...r.segments);
     } else {
       words.push(...(await pocketsphinxChunk(c, o)));
@@ -234,10 +243,15 @@ export async function transcribe(file: string, o: TranscribeOptions): Promise<Tr
     if (o.language === 'auto') warnings.push('Language detection needs the Whisper model; the speech was assumed to be English.');
     language = 'en';
   }
+  // Chunks overlap by a second: a long segment kept by one chunk may start after the first kept by the next.
+  segments.sort((a, b) => a.start - b.start);
   const text = segments.map((s) => s.text).join(' ');
+  const installed = engine === 'whisper' ? (await readInstalled(o.dataDir, 'bundle', 'transcription'))?.files : undefined;
+  const modelFile = installed?.find((f) => f.name === WHISPER_MODEL_FILE);
   return {
     engine: engine === 'whisper' ? 'whisper.cpp' : 'pocketsphinx',
-    model: engine === 'whisper' ? 'whisper-base' : 'cmusphinx-en-us',
+    model,
+    ...(modelFile && { modelFile: { name: modelFile.name, sha256: modelFile.sha256 } }),
     language,
     languageDetected,
     durationS: Math.round(durationS * 1000) / 1000,

@@ -31,6 +31,7 @@ export async function transcriptTool(
     data: {
       engine: t.engine,
       model: t.model,
+      ...(t.modelFile && { modelFile: t.modelFile }),
       language: t.language,
       languageDetected: t.languageDetected,
       durationS: t.durationS,
