@@ -237,9 +237,14 @@ export async function updateSettings(
   return { settings, changed: Object.keys(p.data) };
 }
 
+/** The app_settings row of a team's overrides: keyed by the team id, so it is deleted with the team (teams.ts). */
+export function teamLimitsKey(teamId: string): string {
+  return `team-limits:${teamId}`;
+}
+
 /** A team's overrides (only the limits it sets). */
 export async function getTeamLimits(db: Kysely<Database>, teamId: string): Promise<Partial<Limits>> {
-  return (await readRow<Partial<Limits>>(db, `team-limits:${teamId}`)) ?? {};
+  return (await readRow<Partial<Limits>>(db, teamLimitsKey(teamId))) ?? {};
 }
 
 /** Every team's overrides, by team id (what the live limits cache holds). */
@@ -257,8 +262,8 @@ export async function updateTeamLimits(db: Kysely<Database>, teamId: string, bod
     if (v === null) delete next[k as keyof Limits];
     else next[k as keyof Limits] = v;
   }
-  if (Object.keys(next).length === 0) await db.deleteFrom('app_settings').where('key', '=', `team-limits:${teamId}`).execute();
-  else await writeRow(db, `team-limits:${teamId}`, next);
+  if (Object.keys(next).length === 0) await db.deleteFrom('app_settings').where('key', '=', teamLimitsKey(teamId)).execute();
+  else await writeRow(db, teamLimitsKey(teamId), next);
   return next;
 }
 

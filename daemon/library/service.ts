@@ -268,8 +268,11 @@ export class LibraryService {
     const item = await this.editable(viewer, itemId);
     await this.items.run(item.id, async () => {
       const versions = await this.versions(item);
-      await this.db.deleteFrom('library_versions').where('item_id', '=', item.id).execute();
-      await this.db.deleteFrom('library_items').where('id', '=', item.id).execute();
+      // One transaction: a failure between the two never leaves versions without their item, or an item without versions.
+      await this.db.transaction().execute(async (tx) => {
+        await tx.deleteFrom('library_versions').where('item_id', '=', item.id).execute();
+        await tx.deleteFrom('library_items').where('id', '=', item.id).execute();
+      });
       for (const v of versions) await this.blobs.release(v.blob_hash);
     });
   }
