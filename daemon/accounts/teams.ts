@@ -11,9 +11,11 @@ import { teamLimitsKey } from './settings.js';
 
 export async function deleteTeam(db: Kysely<Database>, id: string): Promise<void> {
   await db.transaction().execute(async (tx) => {
+    // The team row first: on PostgreSQL its lock orders this after a limits write under way (settings.ts),
+    // whose row the delete below then sees.
+    await tx.deleteFrom('teams').where('id', '=', id).execute();
     await tx.updateTable('users').set({ team_id: null, updated_at: Date.now() }).where('team_id', '=', id).execute();
     await tx.deleteFrom('app_settings').where('key', '=', teamLimitsKey(id)).execute();
-    await tx.deleteFrom('teams').where('id', '=', id).execute();
     // Cached API-key verifications (in every instance) carry the members' old team, and with it its limits.
     await bumpCredentials(tx);
   });
