@@ -115,11 +115,17 @@ export function accountPaths(): Json {
       delete: op(
         'deleteUser',
         'users',
-        'Delete a user with its sessions, API keys, jobs, library files and pipelines (users:manage; target authority).',
+        'Delete a user with its sessions, API keys, jobs, library files, pipelines and watch folders (users:manage; target authority).',
         { parameters: [idParam()] },
         {
           '200': ok(
-            obj({ ok: bool, jobsDeleted: { type: 'integer' }, filesDeleted: { type: 'integer' }, pipelinesDeleted: { type: 'integer' } }),
+            obj({
+              ok: bool,
+              jobsDeleted: { type: 'integer' },
+              filesDeleted: { type: 'integer' },
+              pipelinesDeleted: { type: 'integer' },
+              watchFoldersDeleted: { type: 'integer' },
+            }),
           ),
         },
         [401, 403, 404, 409],

@@ -4,7 +4,7 @@
  * back to its environment default (SYNC_WAIT_MS, OUTPUT_TTL_HOURS, MAX_UPLOAD_MB…). The limits among them
  * are read live (daemon/http/limits.ts), with per-team overrides in rows `team-limits:<teamId>`.
  */
-import type { Kysely } from 'kysely';
+import { type Kysely, PostgresAdapter } from 'kysely';
 import { z } from 'zod';
 import { KilnError } from '../../src/core/errors.js';
 import type { DaemonConfig } from '../config.js';
@@ -237,9 +237,14 @@ export async function updateSettings(
   return { settings, changed: Object.keys(p.data) };
 }
 
+/** The app_settings row of a team's overrides: keyed by the team id, so it is deleted with the team (teams.ts). */
+export function teamLimitsKey(teamId: string): string {
+  return `team-limits:${teamId}`;
+}
+
 /** A team's overrides (only the limits it sets). */
 export async function getTeamLimits(db: Kysely<Database>, teamId: string): Promise<Partial<Limits>> {
-  return (await readRow<Partial<Limits>>(db, `team-limits:${teamId}`)) ?? {};
+  return (await readRow<Partial<Limits>>(db, teamLimitsKey(teamId))) ?? {};
 }
 
 /** Every team's overrides, by team id (what the live limits cache holds). */
@@ -248,18 +253,25 @@ export async function allTeamLimits(db: Kysely<Database>): Promise<Map<string, P
   return new Map(rows.map((r) => [r.key.slice('team-limits:'.length), JSON.parse(r.value) as Partial<Limits>]));
 }
 
-/** Sets or clears (null) a team's overrides; the row goes when nothing is left. */
+/** Sets or clears (null) a team's overrides; the row goes when nothing is left. NOT_FOUND without the team. */
 export async function updateTeamLimits(db: Kysely<Database>, teamId: string, body: unknown): Promise<Partial<Limits>> {
   const p = LimitsPatch.safeParse(body ?? {});
   if (!p.success) throw validation(p.error);
-  const next: Partial<Limits> = await getTeamLimits(db, teamId);
-  for (const [k, v] of Object.entries(p.data)) {
-    if (v === null) delete next[k as keyof Limits];
-    else next[k as keyof Limits] = v;
-  }
-  if (Object.keys(next).length === 0) await db.deleteFrom('app_settings').where('key', '=', `team-limits:${teamId}`).execute();
-  else await writeRow(db, `team-limits:${teamId}`, next);
-  return next;
+  return db.transaction().execute(async (tx) => {
+    // Checked in the transaction that writes, the team row locked on PostgreSQL (SQLite has one writer):
+    // a team deleted meanwhile (teams.ts) never gets a limits row written after its own went.
+    let team = tx.selectFrom('teams').select('id').where('id', '=', teamId);
+    if (tx.getExecutor().adapter instanceof PostgresAdapter) team = team.forUpdate();
+    if (!(await team.executeTakeFirst())) throw new KilnError('NOT_FOUND', `No team ${teamId}.`);
+    const next: Partial<Limits> = await getTeamLimits(tx, teamId);
+    for (const [k, v] of Object.entries(p.data)) {
+      if (v === null) delete next[k as keyof Limits];
+      else next[k as keyof Limits] = v;
+    }
+    if (Object.keys(next).length === 0) await tx.deleteFrom('app_settings').where('key', '=', teamLimitsKey(teamId)).execute();
+    else await writeRow(tx, teamLimitsKey(teamId), next);
+    return next;
+  });
 }
 
 export async function featureEnabled(db: Kysely<Database>, config: DaemonConfig, f: Feature): Promise<boolean> {

@@ -308,6 +308,7 @@ export interface DeletedUser {
   jobsDeleted: number;
   filesDeleted: number;
   pipelinesDeleted: number;
+  watchFoldersDeleted: number;
 }
 
 export async function deleteUser(
@@ -323,8 +324,12 @@ export async function deleteUser(
   const { files, pipelines } = await deleteOwnedLibrary(db, sharedDir, id);
   const owned = await db.selectFrom('jobs').selectAll().where('owner_id', '=', id).execute();
   if (jobs) for (const j of owned) if (!isFinal(j.status)) await jobs.cancel(j).catch(() => {});
-  await db.transaction().execute(async (tx) => {
+  const watchFolders = await db.transaction().execute(async (tx) => {
     await tx.deleteFrom('jobs').where('owner_id', '=', id).execute();
+    // A watch folder runs every file as a job of its owner: without the owner each file would only fail.
+    const folders = await tx.deleteFrom('watch_folders').where('owner_id', '=', id).executeTakeFirst();
+    // Room held by uploads in flight (each is refused at commit, and its own release finds nothing).
+    await tx.deleteFrom('quota_reservations').where('owner_id', '=', id).execute();
     // Sessions, keys, recovery codes and challenges go with the row (foreign keys cascade); deleted explicitly
     // too so a database without enforced foreign keys ends in the same state.
     await tx.deleteFrom('sessions').where('user_id', '=', id).execute();
@@ -333,6 +338,7 @@ export async function deleteUser(
     await tx.deleteFrom('mfa_challenges').where('user_id', '=', id).execute();
     await tx.deleteFrom('users').where('id', '=', id).execute();
     await bumpCredentials(tx);
+    return Number(folders.numDeletedRows);
   });
   // Work of the user that was committing meanwhile (an upload in flight) left orphans: sweep them too.
   await deleteOrphans(db, sharedDir);
@@ -341,5 +347,5 @@ export async function deleteUser(
     if (dir) await rm(dir, { recursive: true, force: true }).catch(() => {});
   }
   auth?.forgetUser(id);
-  return { user: target, jobsDeleted: owned.length, filesDeleted: files, pipelinesDeleted: pipelines };
+  return { user: target, jobsDeleted: owned.length, filesDeleted: files, pipelinesDeleted: pipelines, watchFoldersDeleted: watchFolders };
 }

@@ -6,14 +6,13 @@
  * Ownership: a viewer sees its own items, the `team` items of its teammates (sharing.ts), and all
  * items when its role has files:all; anything else is NOT_FOUND, so item ids leak nothing. Only the
  * owner and admins change an item (a teammate gets FORBIDDEN). The quota is in quota.ts, the JSON
- * views in views.ts.
+ * views in views.ts, the list query in listing.ts, what a new version records in content.ts.
  */
 import { readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { type Kysely, type Selectable, sql } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
 import { KilnError } from '../../src/core/errors.js';
 import { safeFileName } from '../../src/core/paths.js';
-import { sniffFile } from '../../src/core/sniff.js';
 import type { InputFile } from '../../src/core/tool.js';
 import { roleHas } from '../auth/permissions.js';
 import { newId } from '../auth/secrets.js';
@@ -22,55 +21,20 @@ import type { ObjectStorage } from '../storage/storage.js';
 import type { Database } from '../store/schema.js';
 import type { JobRow } from '../store/jobs.js';
 import { requireLiveUser } from '../store/users.js';
-import { BlobStore, hashFile, libraryDir } from './blobs.js';
+import { BlobStore, libraryDir } from './blobs.js';
+import { type ContentFacts, describeContent, type NewContent, type VersionOrigin, versionRow } from './content.js';
+import { type ItemPage, type ListQuery, listItems } from './listing.js';
 import { KeyedMutex } from './mutex.js';
 import { LibraryQuota } from './quota.js';
 import type { LibraryItemsTable, LibraryVersionsTable } from './schema.js';
-import {
-  accessTo,
-  checkScopeFor,
-  onlyOwnerChanges,
-  parseScope,
-  type Scope,
-  type ScopeFilter,
-  scopeCondition,
-  type Sharer,
-} from './sharing.js';
+import { accessTo, checkScopeFor, onlyOwnerChanges, parseScope, type Scope, type Sharer } from './sharing.js';
+
+export type { NewContent, VersionOrigin } from './content.js';
 
 export type Viewer = Sharer;
 
 export type ItemRow = Selectable<LibraryItemsTable>;
 export type VersionRow = LibraryVersionsTable;
-
-export interface NewContent {
-  /** A file the library may take over (moved into the blob store, or deleted). */
-  path: string;
-  name: string;
-  /** Known already when the upload hashed it while streaming. */
-  hash?: string;
-  size?: number;
-}
-
-export interface VersionOrigin {
-  source: 'upload' | 'tool' | 'restore';
-  tool?: string | null;
-  settings?: string | null;
-  jobId?: string | null;
-  restoredFrom?: number | null;
-}
-
-/** `type` filters: a family (image, video, audio, text), a full content type, or an extension. */
-function typeFilter(type: string): { prefix?: string; exact?: string; ext?: string } {
-  const t = type.trim().toLowerCase();
-  if (t.includes('/')) return t.endsWith('/*') ? { prefix: t.slice(0, -1) } : { exact: t };
-  if (['image', 'video', 'audio', 'text', 'font'].includes(t)) return { prefix: `${t}/` };
-  if (t === 'pdf') return { exact: 'application/pdf' };
-  return { ext: '.' + t.replace(/^\./, '') };
-}
-
-function escapeLike(s: string): string {
-  return s.replace(/[\\%_]/g, (c) => '\\' + c);
-}
 
 export class LibraryService {
   readonly blobs: BlobStore;
@@ -111,34 +75,8 @@ export class LibraryService {
     return { row, access };
   }
 
-  async list(
-    viewer: Viewer,
-    q: { page?: number; pageSize?: number; type?: string; name?: string; owner?: string; scope?: ScopeFilter },
-  ): Promise<{ items: ItemRow[]; total: number; page: number; pageSize: number }> {
-    const page = Math.max(1, Math.floor(q.page ?? 1));
-    const pageSize = Math.min(200, Math.max(1, Math.floor(q.pageSize ?? 50)));
-    let base = this.db.selectFrom('library_items');
-    const visible = await scopeCondition(this.db, viewer, this.seesAll(viewer), q.scope ?? 'all');
-    if (visible) base = base.where(visible);
-    // Narrows within what the viewer sees (a teammate's shared items, or anyone's for an admin).
-    if (q.owner) base = base.where('owner_id', '=', q.owner);
-    // SQLite has no default LIKE escape character, so it is named explicitly (PostgreSQL accepts it too).
-    if (q.name) base = base.where(sql<boolean>`lower(name) like ${`%${escapeLike(q.name.toLowerCase())}%`} escape '\\'`);
-    if (q.type) {
-      const f = typeFilter(q.type);
-      if (f.prefix) base = base.where(sql<boolean>`content_type like ${`${escapeLike(f.prefix)}%`} escape '\\'`);
-      if (f.exact) base = base.where('content_type', '=', f.exact);
-      if (f.ext) base = base.where(sql<boolean>`lower(name) like ${`%${escapeLike(f.ext)}`} escape '\\'`);
-    }
-    const total = Number((await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
-    const items = await base
-      .selectAll()
-      .orderBy('updated_at', 'desc')
-      .orderBy('id')
-      .limit(pageSize)
-      .offset((page - 1) * pageSize)
-      .execute();
-    return { items, total, page, pageSize };
+  async list(viewer: Viewer, q: ListQuery): Promise<ItemPage> {
+    return listItems(this.db, viewer, this.seesAll(viewer), q);
   }
 
   async versions(item: ItemRow): Promise<VersionRow[]> {
@@ -175,20 +113,12 @@ export class LibraryService {
     return this.blobs.pathOf(v.blob_hash);
   }
 
-  private async describe(c: NewContent): Promise<{ hash: string; size: number; contentType: string; name: string }> {
-    const name = safeFileName(c.name, 'file');
-    const hash = c.hash ?? (await hashFile(c.path));
-    const size = c.size ?? (await stat(c.path)).size;
-    const kind = await sniffFile(c.path, name);
-    return { hash, size, contentType: kind.mime, name };
-  }
-
   /** A new item whose first version is `content`. */
   async create(viewer: Viewer, content: NewContent, opts: { name?: string; move?: boolean; scope?: unknown } = {}): Promise<ItemRow> {
     try {
       const scope = parseScope(opts.scope) ?? 'private';
       await checkScopeFor(this.db, viewer.id, scope);
-      const d = await this.describe(content);
+      const d = await describeContent(content);
       const release = await this.quota.reserve(viewer.id, d.hash, d.size);
       try {
         return await this.insertItem(viewer, content, d, { ...opts, scope });
@@ -204,7 +134,7 @@ export class LibraryService {
   private async insertItem(
     viewer: Viewer,
     content: NewContent,
-    d: { hash: string; size: number; contentType: string; name: string },
+    d: ContentFacts,
     opts: { name?: string; move?: boolean; scope: Scope },
   ): Promise<ItemRow> {
     await this.blobs.add(content.path, d.hash, d.size, { move: opts.move ?? true });
@@ -225,7 +155,7 @@ export class LibraryService {
       await this.db.insertInto('library_items').values(item).execute();
       await this.db
         .insertInto('library_versions')
-        .values(this.versionRow(item.id, 1, d, viewer.id, now, { source: 'upload' }))
+        .values(versionRow(item.id, 1, d, viewer.id, now, { source: 'upload' }))
         .execute();
     } catch (e) {
       await this.db
@@ -239,32 +169,6 @@ export class LibraryService {
     return item;
   }
 
-  private versionRow(
-    itemId: string,
-    version: number,
-    d: { hash: string; size: number; contentType: string; name: string },
-    by: string,
-    now: number,
-    origin: VersionOrigin,
-  ): VersionRow {
-    return {
-      id: newId(),
-      item_id: itemId,
-      version,
-      blob_hash: d.hash,
-      name: d.name,
-      size: d.size,
-      content_type: d.contentType,
-      created_by: by,
-      created_at: now,
-      source: origin.source,
-      tool: origin.tool ?? null,
-      settings: origin.settings ?? null,
-      job_id: origin.jobId ?? null,
-      restored_from: origin.restoredFrom ?? null,
-    };
-  }
-
   /** Adds `content` as the newest version of a visible item. */
   async addVersion(
     viewer: Viewer,
@@ -276,7 +180,7 @@ export class LibraryService {
     const move = opts.move ?? true;
     try {
       const item = await this.editable(viewer, itemId);
-      const d = await this.describe(content);
+      const d = await describeContent(content);
       return await this.items.run(item.id, async () => {
         const release = await this.quota.reserve(item.owner_id, d.hash, d.size);
         try {
@@ -295,7 +199,7 @@ export class LibraryService {
   private async appendVersion(
     itemId: string,
     by: string,
-    d: { hash: string; size: number; contentType: string; name: string },
+    d: ContentFacts,
     origin: VersionOrigin,
   ): Promise<{ item: ItemRow; version: VersionRow }> {
     const current = await this.db.selectFrom('library_items').selectAll().where('id', '=', itemId).executeTakeFirst();
@@ -311,7 +215,7 @@ export class LibraryService {
     // Numbers are never reused, even after the newest version was deleted.
     const n = Math.max(Number(last?.m ?? 0), current.latest_version) + 1;
     const now = Date.now();
-    const version = this.versionRow(itemId, n, d, by, now, origin);
+    const version = versionRow(itemId, n, d, by, now, origin);
     try {
       await this.db.insertInto('library_versions').values(version).execute();
     } catch (e) {
@@ -364,8 +268,11 @@ export class LibraryService {
     const item = await this.editable(viewer, itemId);
     await this.items.run(item.id, async () => {
       const versions = await this.versions(item);
-      await this.db.deleteFrom('library_versions').where('item_id', '=', item.id).execute();
-      await this.db.deleteFrom('library_items').where('id', '=', item.id).execute();
+      // One transaction: a failure between the two never leaves versions without their item, or an item without versions.
+      await this.db.transaction().execute(async (tx) => {
+        await tx.deleteFrom('library_versions').where('item_id', '=', item.id).execute();
+        await tx.deleteFrom('library_items').where('id', '=', item.id).execute();
+      });
       for (const v of versions) await this.blobs.release(v.blob_hash);
     });
   }

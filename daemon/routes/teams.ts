@@ -7,6 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { KilnError } from '../../src/core/errors.js';
 import { auditFrom } from '../accounts/audit.js';
 import { bodyObject, str } from '../accounts/body.js';
+import { deleteTeam } from '../accounts/teams.js';
 import { hasPermission, requirePermission } from '../auth/permissions.js';
 import { newId } from '../auth/secrets.js';
 
@@ -72,11 +73,9 @@ export async function teamRoutes(app: FastifyInstance): Promise<void> {
     requirePermission(request, 'teams:manage');
     const { id } = request.params as { id: string };
     const before = await view(id);
-    // Members stay, without a team.
-    await db.transaction().execute(async (tx) => {
-      await tx.updateTable('users').set({ team_id: null, updated_at: Date.now() }).where('team_id', '=', id).execute();
-      await tx.deleteFrom('teams').where('id', '=', id).execute();
-    });
+    await deleteTeam(db, id);
+    for (const m of before.members) app.kiln.auth.forgetUser(m.id);
+    await app.kiln.limits.refresh();
     await auditFrom(request, 'team.delete', before.name, { id, members: before.members.length });
     return { ok: true };
   });

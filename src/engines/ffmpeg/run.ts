@@ -17,8 +17,9 @@ import { acquireSlot } from './slots.js';
 
 export interface RunFfmpegOptions {
   signal?: AbortSignal;
-  /** Expected output duration in seconds; out_time against it gives the percent. */
-  durationS?: number;
+  /** Expected output duration in seconds; out_time against it gives the percent. A function when it is
+   * known only after ffmpeg started (a probe running alongside); 0 meanwhile, so no percent is reported. */
+  durationS?: number | (() => number);
   /** Percent 0-100 of this ffmpeg run. */
   onProgress?: (percent: number) => void;
   /**
@@ -67,7 +68,7 @@ export async function runFfmpeg(args: string[], opts: RunFfmpegOptions = {}): Pr
     ...localInputs(args),
   ];
   if (tmp) full.push(tmp);
-  const total = (opts.durationS ?? 0) * 1e6;
+  const total = () => (typeof opts.durationS === 'function' ? opts.durationS() : (opts.durationS ?? 0)) * 1e6;
   let last = -1;
   const release = await acquireSlot(opts.signal);
   try {
@@ -78,8 +79,8 @@ export async function runFfmpeg(args: string[], opts: RunFfmpegOptions = {}): Pr
       onStdoutLine: (line) => {
         if (!opts.onProgress) return;
         const m = /^out_time_(?:us|ms)=(\d+)/.exec(line);
-        if (m && total > 0) {
-          const pct = Math.min(99, Math.floor((Number(m[1]) / total) * 100));
+        if (m && total() > 0) {
+          const pct = Math.min(99, Math.floor((Number(m[1]) / total()) * 100));
           if (pct > last) {
             last = pct;
             opts.onProgress(pct);

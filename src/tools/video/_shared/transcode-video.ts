@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { MAX_INPUT_PIXELS } from '../../../core/limits.js';
 import type { InputFile, RunContext, ToolResult } from '../../../core/tool.js';
 import { encodeVideoArgs, type VideoQuality } from '../../../engines/ffmpeg/codecs.js';
 import { type VideoContainer, videoContainerOf } from '../../../engines/ffmpeg/containers.js';
@@ -7,51 +8,91 @@ import { runFfmpeg } from '../../../engines/ffmpeg/run.js';
 import { outputFile } from '../../_shared/output.js';
 import { progressSpan } from '../../_shared/progress.js';
 
+export interface TranscodeOptions {
+  vf?: string;
+  af?: string;
+  /** -filter_complex graph; its outputs are mapped with `maps`. */
+  complex?: string;
+  maps?: string[];
+  audio?: boolean;
+  inputArgs?: string[];
+  extraInputs?: string[];
+  outArgs?: string[];
+  durationS?: number;
+  container?: VideoContainer;
+  quality?: VideoQuality;
+  stage?: string;
+  progress?: [number, number];
+  cwd?: string;
+}
+
 /**
  * The common shape of a video tool: one input, optional filters, re-encoded into the input's own
  * container (or `container`), audio re-encoded or dropped, progress against the output's duration.
+ *
+ * `info` may be the probe still running (issue #17): ffprobe and ffmpeg each load ~200 shared libraries
+ * before any work (~0.2 s of CPU apiece), so a plain re-encode starts both at once instead of one after
+ * the other. Until the probe answers, ffmpeg's decoders refuse frames over the pixel limit themselves
+ * (-max_pixels) and the audio map is optional; when the probe refuses the input, ffmpeg is stopped and
+ * the probe's error is the answer. Filters that depend on the streams (`af`, `complex`) wait for it.
  */
 export async function transcodeVideo(
   ctx: RunContext,
   input: InputFile,
-  info: MediaInfo,
-  o: {
-    vf?: string;
-    af?: string;
-    /** -filter_complex graph; its outputs are mapped with `maps`. */
-    complex?: string;
-    maps?: string[];
-    audio?: boolean;
-    inputArgs?: string[];
-    extraInputs?: string[];
-    outArgs?: string[];
-    durationS?: number;
-    container?: VideoContainer;
-    quality?: VideoQuality;
-    stage?: string;
-    progress?: [number, number];
-    cwd?: string;
-  } = {},
+  info: MediaInfo | Promise<MediaInfo>,
+  o: TranscodeOptions = {},
+): Promise<ToolResult> {
+  if (info instanceof Promise && (o.af || o.complex)) info = await info;
+  if (!(info instanceof Promise)) return encode(ctx, input, info, o, ctx.signal);
+  const probing = info;
+  // The probe's failure is handled below, after ffmpeg has stopped; never an unhandled rejection meanwhile.
+  probing.catch(() => {});
+  const stop = new AbortController();
+  const onAbort = () => stop.abort();
+  ctx.signal.addEventListener('abort', onAbort, { once: true });
+  let known: MediaInfo | undefined;
+  const running = encode(ctx, input, undefined, o, stop.signal, () => known?.duration ?? 0);
+  running.catch(() => {});
+  try {
+    known = await probing.catch(async (e: unknown) => {
+      stop.abort();
+      await running.catch(() => {});
+      throw e;
+    });
+    return await running;
+  } finally {
+    ctx.signal.removeEventListener('abort', onAbort);
+  }
+}
+
+function encode(
+  ctx: RunContext,
+  input: InputFile,
+  info: MediaInfo | undefined,
+  o: TranscodeOptions,
+  signal: AbortSignal,
+  laterDuration?: () => number,
 ): Promise<ToolResult> {
   const container = o.container ?? videoContainerOf(input.type?.ext);
-  const audio = o.audio ?? !!info.audio;
+  // undefined: not known yet (the probe is running), so the first audio stream is mapped if there is one.
+  const audio = o.audio ?? (info ? !!info.audio : undefined);
   const out = ctx.out(container);
-  const args = [...(o.inputArgs ?? []), '-i', path.resolve(input.path), ...(o.extraInputs ?? [])];
+  const guard = info ? [] : ['-max_pixels', String(MAX_INPUT_PIXELS)];
+  const args = [...guard, ...(o.inputArgs ?? []), '-i', path.resolve(input.path), ...(o.extraInputs ?? [])];
   if (o.complex) args.push('-filter_complex', o.complex, ...(o.maps ?? []).flatMap((m) => ['-map', m]));
   else {
     args.push('-map', '0:v:0');
-    if (audio) args.push('-map', '0:a:0');
+    if (audio !== false) args.push('-map', audio ? '0:a:0' : '0:a:0?');
     if (o.vf) args.push('-vf', o.vf);
     if (o.af && audio) args.push('-af', o.af);
   }
-  args.push(...encodeVideoArgs(container, { quality: o.quality, audio }), '-map_metadata', '0', ...(o.outArgs ?? []));
+  args.push(...encodeVideoArgs(container, { quality: o.quality, audio: audio !== false }), '-map_metadata', '0', ...(o.outArgs ?? []));
   const [from, to] = o.progress ?? [0, 100];
-  await runFfmpeg(args, {
-    signal: ctx.signal,
-    durationS: o.durationS ?? info.duration,
+  return runFfmpeg(args, {
+    signal,
+    durationS: o.durationS ?? (info ? info.duration : laterDuration),
     onProgress: progressSpan(ctx, from, to, o.stage ?? 'encoding'),
     output: out,
     cwd: o.cwd,
-  });
-  return { outputs: [outputFile(out)] };
+  }).then(() => ({ outputs: [outputFile(out)] }));
 }

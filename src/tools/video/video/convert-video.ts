@@ -23,7 +23,11 @@ export default defineTool({
   examples: ['clip.mov --format mp4 -o clip.mp4', 'clip.mp4 --format webm --quality small -o clip.webm'],
   async run(ctx, { files }, s) {
     const input = files[0]!;
-    const info = await probeVideo(input, ctx.signal);
-    return transcodeVideo(ctx, input, info, { container: s.format, quality: QUALITY[s.quality], stage: 'converting' });
+    // Not awaited: the probe runs while ffmpeg starts (transcodeVideo), and its refusal still wins.
+    return transcodeVideo(ctx, input, probeVideo(input, ctx.signal), {
+      container: s.format,
+      quality: QUALITY[s.quality],
+      stage: 'converting',
+    });
   },
 });
