@@ -15,21 +15,10 @@
 import { mkdir, rename, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { GGML_MAGIC, type GgmlWhisperHeader } from '../../src/ai/models/whisper-ggml.js';
 
-export interface WhisperHparams {
-  nVocab: number;
-  nAudioCtx: number;
-  nAudioState: number;
-  nAudioHead: number;
-  nAudioLayer: number;
-  nTextCtx: number;
-  nTextState: number;
-  nTextHead: number;
-  nTextLayer: number;
-  nMels: number;
-  /** 0: every tensor f32; 1: matrices f16, vectors and positional embeddings f32 (as the published files). */
-  ftype: 0 | 1;
-}
+/** The header fields of kiln's own reader; ftype 0: every tensor f32; 1: matrices f16, vectors and positional embeddings f32 (as the published files). */
+export type WhisperHparams = GgmlWhisperHeader & { ftype: 0 | 1 };
 
 export const TINY_HPARAMS: WhisperHparams = {
   nVocab: 51865,
@@ -45,7 +34,6 @@ export const TINY_HPARAMS: WhisperHparams = {
   ftype: 0,
 };
 
-const GGML_MAGIC = 0x67676d6c;
 const N_FFT = 201; // 1 + 400/2: whisper.cpp's 25 ms window at 16 kHz
 const TEXT_TOKENS = 50257;
 

@@ -95,6 +95,20 @@ function program(exe: string, args: string[], names: string[], env: NodeJS.Proce
 describe('CLI bundle', { concurrency: 2 }, () => {
   const dir = tempDir('kiln-startup-');
 
+  /** A copy of bin/kiln whose "CLI" prints the given variables as it sees them; returns its path. */
+  const envEcho = (name: string, vars: string[]): string => {
+    const root = path.join(dir, name);
+    mkdirSync(path.join(root, 'bin'), { recursive: true });
+    mkdirSync(path.join(root, 'dist', 'src', 'cli'), { recursive: true });
+    copyFileSync(KILN, path.join(root, 'bin', 'kiln'));
+    writeFileSync(path.join(root, 'package.json'), '{"type":"module"}');
+    writeFileSync(
+      path.join(root, 'dist', 'src', 'cli', 'main.js'),
+      `process.stdout.write(${JSON.stringify(vars)}.map((k) => process.env[k] ?? '-').join(' '));`,
+    );
+    return path.join(root, 'bin', 'kiln');
+  };
+
   test('the build made a bundle newer than the tsc output, so bin/kiln runs it', () => {
     const main = path.join(BUNDLE, 'main.js');
     assert.ok(existsSync(main), 'dist/bundle/main.js is missing: run node scripts/bundle.mjs after tsc (npm run build does)');
@@ -181,16 +195,7 @@ describe('CLI bundle', { concurrency: 2 }, () => {
   });
 
   test("bin/kiln run as a program sets the malloc tunables for serve only, and keeps the user's", async () => {
-    const root = path.join(dir, 'tunables');
-    mkdirSync(path.join(root, 'bin'), { recursive: true });
-    mkdirSync(path.join(root, 'dist', 'src', 'cli'), { recursive: true });
-    copyFileSync(KILN, path.join(root, 'bin', 'kiln'));
-    writeFileSync(path.join(root, 'package.json'), '{"type":"module"}');
-    writeFileSync(
-      path.join(root, 'dist', 'src', 'cli', 'main.js'),
-      "process.stdout.write(['MALLOC_ARENA_MAX', 'MALLOC_MMAP_THRESHOLD_', 'MALLOC_TRIM_THRESHOLD_'].map((k) => process.env[k] ?? '-').join(' '));",
-    );
-    const exe = path.join(root, 'bin', 'kiln');
+    const exe = envEcho('tunables', ['MALLOC_ARENA_MAX', 'MALLOC_MMAP_THRESHOLD_', 'MALLOC_TRIM_THRESHOLD_']);
     const direct = (args: string[], env: NodeJS.ProcessEnv = {}) =>
       program(exe, args, ['MALLOC_ARENA_MAX', 'MALLOC_MMAP_THRESHOLD_', 'MALLOC_TRIM_THRESHOLD_'], env);
     assert.equal(await direct(['serve', '--port', '0']), '2 131072 131072');
@@ -201,16 +206,7 @@ describe('CLI bundle', { concurrency: 2 }, () => {
   });
 
   test('bin/kiln run as a program hands NODE_EXTRA_CA_CERTS over as KILN_DEFERRED_CA_CERTS, except to serve', async () => {
-    const root = path.join(dir, 'deferred-ca');
-    mkdirSync(path.join(root, 'bin'), { recursive: true });
-    mkdirSync(path.join(root, 'dist', 'src', 'cli'), { recursive: true });
-    copyFileSync(KILN, path.join(root, 'bin', 'kiln'));
-    writeFileSync(path.join(root, 'package.json'), '{"type":"module"}');
-    writeFileSync(
-      path.join(root, 'dist', 'src', 'cli', 'main.js'),
-      "process.stdout.write(['NODE_EXTRA_CA_CERTS', 'KILN_DEFERRED_CA_CERTS'].map((k) => process.env[k] ?? '-').join(' '));",
-    );
-    const exe = path.join(root, 'bin', 'kiln');
+    const exe = envEcho('deferred-ca', ['NODE_EXTRA_CA_CERTS', 'KILN_DEFERRED_CA_CERTS']);
     const names = ['NODE_EXTRA_CA_CERTS', 'KILN_DEFERRED_CA_CERTS'];
     assert.equal(await program(exe, ['resize', 'x.jpg'], names, { NODE_EXTRA_CA_CERTS: '/ca.pem' }), '- /ca.pem');
     assert.equal(await program(exe, ['serve'], names, { NODE_EXTRA_CA_CERTS: '/ca.pem' }), '/ca.pem -');

@@ -6,7 +6,7 @@
  */
 import { open } from 'node:fs/promises';
 
-const GGML_MAGIC = 0x67676d6c;
+export const GGML_MAGIC = 0x67676d6c;
 
 export interface GgmlWhisperHeader {
   nVocab: number;
