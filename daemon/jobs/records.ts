@@ -3,7 +3,9 @@
  * built from it (the run result of HTTP 200 and SSE, the error, the public JSON of GET /jobs).
  */
 import type { KilnError } from '../../src/core/errors.js';
+import type { ToolInputs } from '../../src/core/tool.js';
 import type { JobRow } from '../store/jobs.js';
+import { baseToolId, type Target } from './targets.js';
 
 /** Settings that must not be kept in job records (passwords for protect/unlock-pdf and the like). */
 const SECRET_SETTING = /password|secret|passphrase|token/i;
@@ -12,6 +14,46 @@ export function redactSettings(settings: Record<string, unknown>): Record<string
   return Object.fromEntries(
     Object.entries(settings).map(([k, v]) => [k, SECRET_SETTING.test(k) && v !== undefined && v !== '' ? '[redacted]' : v]),
   );
+}
+
+/** What a submitted job's record is made from (JobService.submit). */
+export interface NewJob {
+  id: string;
+  owner: { id: string };
+  target: Target;
+  settings: Record<string, unknown>;
+  inputs: ToolInputs;
+  workDir: string;
+  clientJobId?: string;
+  batch?: boolean;
+}
+
+/** The record of a job just submitted: queued, owned by `instanceId` until a worker claims it. */
+export function newJobRow(req: NewJob, instanceId: string): JobRow {
+  return {
+    id: req.id,
+    owner_id: req.owner.id,
+    tool: req.target.id,
+    base_tool: baseToolId(req.target),
+    kind: req.batch ? 'batch' : 'run',
+    settings: JSON.stringify(redactSettings(req.settings)),
+    status: 'queued',
+    progress: 0,
+    stage: 'queued',
+    result: null,
+    error: null,
+    client_job_id: req.clientJobId ?? null,
+    instance_id: instanceId,
+    work_dir: req.workDir,
+    output_path: null,
+    output_name: null,
+    content_type: null,
+    original_size: req.batch ? req.inputs.files.reduce((n, f) => n + f.size, 0) : null,
+    processed_size: null,
+    created_at: Date.now(),
+    started_at: null,
+    finished_at: null,
+  };
 }
 
 /** Where the output downloads; none once the sweep removed it (outputTtlHours). */

@@ -10,7 +10,7 @@ import type { ToolInputs } from '../../src/core/tool.js';
 import { runTool } from '../../src/tools/run-tool.js';
 import type { DaemonConfig } from '../config.js';
 import type { Store } from '../store/db.js';
-import { finishJob, getJob, updateJob, type JobRow } from '../store/jobs.js';
+import { claimJob, finishJobRow, getJob, updateJob, type JobRow } from '../store/jobs.js';
 import type { JobEvents } from './events.js';
 import { jobResult } from './records.js';
 import type { Target } from './targets.js';
@@ -40,21 +40,19 @@ export interface RunDeps {
 }
 
 /** queued → running, unless the job was cancelled (or given up) meanwhile; the runner becomes its owner. */
-export async function claim(deps: RunDeps, id: string): Promise<boolean> {
-  const r = await deps.db
-    .updateTable('jobs')
-    .set({ status: 'running', started_at: Date.now(), stage: 'starting', instance_id: deps.instanceId })
-    .where('id', '=', id)
-    .where('status', '=', 'queued')
-    .executeTakeFirst();
-  return Number(r.numUpdatedRows) > 0;
+export function claim(deps: RunDeps, id: string): Promise<boolean> {
+  return claimJob(deps.db, id, deps.instanceId);
 }
 
 /** Runs the job; the completed row, or undefined when it was not run (cancelled before, or at the last moment). */
 export async function executeRun(deps: RunDeps, req: RunSpec, signal: AbortSignal): Promise<JobRow | undefined> {
   const db = deps.db;
   if (!(await claim(deps, req.id))) return undefined;
-  let lastWrite = 0;
+  // The claim recorded 0 % 'starting': the first write is due PROGRESS_WRITE_MS later. A short run
+  // writes no progress at all, its final record says 100 % (SSE subscribers get every step meanwhile).
+  let lastWrite = Date.now();
+  // 100 % is written ahead of the final record only when a follow-up step comes between them.
+  const followUp = !!(req.afterSuccess || req.storeOutput);
   // Progress writes go one after the other and are awaited before the final record: on a pool of
   // connections (PostgreSQL) a late progress write would otherwise land after it (a completed job at 0 %).
   let progressWrites: Promise<unknown> = Promise.resolve();
@@ -67,7 +65,7 @@ export async function executeRun(deps: RunDeps, req: RunSpec, signal: AbortSigna
     onProgress: (percent, stage) => {
       deps.events.publish(req.id, { type: 'progress', percent, stage });
       const now = Date.now();
-      if (now - lastWrite >= PROGRESS_WRITE_MS || percent === 100) {
+      if (percent === 100 ? followUp : now - lastWrite >= PROGRESS_WRITE_MS) {
         lastWrite = now;
         progressWrites = progressWrites.then(() => updateJob(db, req.id, { progress: percent, stage: stage ?? null }).catch(() => {}));
       }
@@ -86,8 +84,10 @@ export async function executeRun(deps: RunDeps, req: RunSpec, signal: AbortSigna
     finished_at: Date.now(),
   };
   await progressWrites;
-  // The inputs are no longer needed; the output stays until the TTL sweep.
-  await rm(path.join(req.workDir, 'in'), { recursive: true, force: true });
+  // The inputs are no longer needed (the output stays until the TTL sweep); they go while the rest
+  // is recorded, and are gone before the run counts as settled.
+  const inputsGone = rm(path.join(req.workDir, 'in'), { recursive: true, force: true });
+  inputsGone.catch(() => {}); // awaited below; this only keeps an early throw from leaving it unhandled
   // The follow-up (saving to the library) runs before the job is marked completed, so every view of
   // a completed job — the row, the 200 answer, the SSE event — already carries its fields.
   if (req.afterSuccess && !signal.aborted) {
@@ -103,12 +103,12 @@ export async function executeRun(deps: RunDeps, req: RunSpec, signal: AbortSigna
   }
   if (req.storeOutput && patch.output_path && patch.output_name && !signal.aborted)
     patch.output_path = await req.storeOutput(patch.output_path, patch.output_name, patch.content_type ?? undefined);
-  if (!(await finishJob(db, req.id, patch))) {
+  const [, row] = await Promise.all([inputsGone, finishJobRow(db, req.id, patch)]);
+  if (!row) {
     // Cancelled at the last moment: the output must not outlive the job.
     await rm(req.workDir, { recursive: true, force: true });
     return undefined;
   }
-  const row = await getJob(db, req.id);
-  if (row) deps.events.publish(req.id, { type: 'completed', result: jobResult(row) });
+  deps.events.publish(req.id, { type: 'completed', result: jobResult(row) });
   return row;
 }

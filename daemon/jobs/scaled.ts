@@ -23,7 +23,7 @@ export interface ScaledDeps {
   events: JobEvents;
   jobsDir: string;
   /** Records a job's failed end (and tells its streams) unless it has ended already. */
-  fail(id: string, workDir: string, e: unknown): Promise<void>;
+  fail(id: string, workDir: string, e: unknown): Promise<unknown>;
   /** Removes what the job stored in object storage (nothing with local storage). */
   removeObjects(id: string): Promise<void>;
 }

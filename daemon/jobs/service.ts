@@ -18,16 +18,17 @@ import { LocalStorage } from '../storage/local.js';
 import type { ObjectStorage } from '../storage/storage.js';
 import { copyOutput, fetchInputs, removeJobObjects, removeStoredInputs, storeInputs, storesJobFiles } from '../storage/job-files.js';
 import type { Store } from '../store/db.js';
-import { finishJob, getJob, insertJob, isFinal, type JobRow } from '../store/jobs.js';
+import { finishJobRow, getJob, insertJob, isFinal, type JobRow } from '../store/jobs.js';
 import { JobEvents } from './events.js';
 import { executeBatch } from './batch-job.js';
 import { type LibrarySaver, outputStep, saveStep } from './steps.js';
 import { pipelineTarget } from './pipeline-target.js';
-import { failureRecord, redactSettings } from './records.js';
+import { failureRecord, newJobRow } from './records.js';
 import { executeRun, type RunDeps, type RunSpec } from './run.js';
 import { cancelElsewhere, handBack, Reaper, type ScaledDeps } from './scaled.js';
-import { baseToolId, findTarget } from './targets.js';
+import { findTarget } from './targets.js';
 import { recoverLocal, sweepJobs, Upkeep } from './upkeep.js';
+import { within } from './within.js';
 
 /** How often the sweeper looks whether a sweep is due. */
 const SWEEP_TICK_MS = 5000;
@@ -139,30 +140,7 @@ export class JobService {
     const viewer = { id: req.owner.id, role: req.owner.role };
     // Before the record exists: without a library there is nothing to save to.
     const afterSave = req.afterSuccess ?? saveStep(this.librarySaver, viewer, req.saveToFile);
-    const row: JobRow = {
-      id: req.id,
-      owner_id: req.owner.id,
-      tool: req.target.id,
-      base_tool: baseToolId(req.target),
-      kind: req.batch ? 'batch' : 'run',
-      settings: JSON.stringify(redactSettings(req.settings)),
-      status: 'queued',
-      progress: 0,
-      stage: 'queued',
-      result: null,
-      error: null,
-      client_job_id: req.clientJobId ?? null,
-      instance_id: this.instanceId,
-      work_dir: req.workDir,
-      output_path: null,
-      output_name: null,
-      content_type: null,
-      original_size: req.batch ? req.inputs.files.reduce((n, f) => n + f.size, 0) : null,
-      processed_size: null,
-      created_at: Date.now(),
-      started_at: null,
-      finished_at: null,
-    };
+    const row = newJobRow(req, this.instanceId);
     await insertJob(this.store.db, row);
     // A run any instance can do goes to the shared queue: catalog tools and presets, pipelines (rebuilt
     // from their definition), saves to the library (done by the worker). One with a follow-up closure or a
@@ -199,8 +177,12 @@ export class JobService {
       .run(row.id, (signal) => this.execute(spec, signal))
       .catch((e) => this.fail(row.id, req.workDir, e))
       // With object storage the output is in the bucket: nothing of the run stays on this disk.
-      .then(() => (spec.storeOutput ? rm(req.workDir, { recursive: true, force: true }) : undefined))
-      .then(() => getJob(this.store.db, row.id))
+      .then(async (ended) => {
+        if (spec.storeOutput) await rm(req.workDir, { recursive: true, force: true });
+        // The run recorded its end and returned that row: no second read (only a run that never
+        // started, or was cancelled at the last moment, leaves the reading to here).
+        return ended ?? getJob(this.store.db, row.id);
+      })
       .catch(() => undefined)
       .finally(() => this.settled.delete(row.id));
     this.settled.set(row.id, done);
@@ -248,9 +230,11 @@ export class JobService {
     return handedBack ? 'hand-back' : undefined;
   }
 
-  private async execute(req: RunSpec, signal: AbortSignal): Promise<void> {
+  /** The run's final row, or undefined when it did not run to its end here. */
+  private async execute(req: RunSpec, signal: AbortSignal): Promise<JobRow | undefined> {
     const row = await executeRun(this.runDeps, req, signal);
     if (row) this.ended(row);
+    return row;
   }
 
   /** Tells listeners (metrics) how a job ended, with its tool and how long it ran. */
@@ -260,7 +244,8 @@ export class JobService {
     this.finished.emit('job', { tool: row.tool, kind: row.kind, status: row.status, ms } satisfies FinishedJob);
   }
 
-  async fail(id: string, workDir: string, e: unknown): Promise<void> {
+  /** Records the failure (unless the job has ended already); the job's row as it is then. */
+  async fail(id: string, workDir: string, e: unknown): Promise<JobRow | undefined> {
     // A shutdown aborts runs too, but nobody cancelled them: they failed, as after a crash.
     // Shutting down after the grace period: the run is given up on purpose, and a client waiting for it
     // gets 503 (try again, elsewhere), not an internal error.
@@ -272,15 +257,16 @@ export class JobService {
     if (err.code === 'INTERNAL') this.log.error({ err: e, jobId: id }, 'job failed');
     await rm(workDir, { recursive: true, force: true }).catch(() => {});
     const body = err.toJSON().error;
-    const ended = await finishJob(this.store.db, id, failureRecord(err));
-    const row = await getJob(this.store.db, id).catch(() => undefined);
+    const ended = await finishJobRow(this.store.db, id, failureRecord(err));
+    const row = ended ?? (await getJob(this.store.db, id).catch(() => undefined));
     // Stored inputs and partial outputs go with the failure; a job that completed meanwhile keeps its output.
     if (row?.status !== 'completed') await removeJobObjects(this.storage, id).catch(() => {});
     // Someone else recorded the end already (a cancel from another instance, the reaper) and told the streams.
     if (ended) {
       this.events.publish(id, { type: 'failed', error: body });
-      if (row) this.ended(row);
+      this.ended(ended);
     }
+    return row;
   }
 
   /**
@@ -308,30 +294,19 @@ export class JobService {
       const row = await getJob(this.store.db, id);
       return row && isFinal(row.status) ? row : undefined;
     }
-    if (ms <= 0) return undefined;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const timeout = new Promise<undefined>((resolve) => {
-      timer = setTimeout(() => resolve(undefined), ms);
-    });
-    try {
-      return await Promise.race([p, timeout]);
-    } finally {
-      clearTimeout(timer);
-    }
+    return ms > 0 ? within(p, ms) : undefined;
   }
 
   /** Scaled mode: a job another instance runs ends when its final event arrives (or the row says so). */
   private async waitShared(id: string, ms: number): Promise<JobRow | undefined> {
     const final = this.events.finalEvent(id);
-    let timer: ReturnType<typeof setTimeout> | undefined;
     try {
       const before = await getJob(this.store.db, id);
       if (!before || isFinal(before.status)) return before;
-      await Promise.race([final.done, new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
+      await within(final.done, ms);
       const row = await getJob(this.store.db, id);
       return row && isFinal(row.status) ? row : undefined;
     } finally {
-      clearTimeout(timer);
       final.dispose();
     }
   }

@@ -9,6 +9,7 @@ import { KilnError } from '../../src/core/errors.js';
 import { VERSION } from '../../src/core/version.js';
 import { MIGRATIONS, migrationProvider } from './migrations.js';
 import type { Database } from './schema.js';
+import { cachingDatabase } from './statement-cache.js';
 
 export type StoreKind = 'sqlite' | 'postgres';
 
@@ -60,7 +61,7 @@ async function openSqlite(dataDir: string): Promise<Store> {
   raw.pragma('synchronous = NORMAL');
   raw.pragma('foreign_keys = ON');
   raw.pragma('busy_timeout = 5000');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: raw }) });
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: cachingDatabase(raw) }) });
   return {
     db,
     kind: 'sqlite',

@@ -1,5 +1,6 @@
 /** Job records: every HTTP run is one row, so results and failures survive restarts. */
 import type { Kysely } from 'kysely';
+import { runCompiled } from './compiled.js';
 import type { Database, JobStatus, JobsTable } from './schema.js';
 
 export type JobRow = JobsTable;
@@ -10,22 +11,55 @@ export function isFinal(s: JobStatus): boolean {
   return FINAL_STATUSES.includes(s);
 }
 
+const UNFINISHED: JobStatus[] = ['queued', 'running'];
+
+// The queries every request runs go through runCompiled (compiled once per shape); a shape is the
+// columns written, in order, which fixes the SQL text.
+
 export async function insertJob(db: Kysely<Database>, row: JobRow): Promise<void> {
-  await db.insertInto('jobs').values(row).execute();
+  const cols = Object.keys(row) as (keyof JobRow)[];
+  await runCompiled(db, `insert:${cols.join()}`, Object.values(row), () => db.insertInto('jobs').values(row));
 }
 
 export async function getJob(db: Kysely<Database>, id: string): Promise<JobRow | undefined> {
-  return db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirst();
+  const r = await runCompiled(db, 'get', [id], () => db.selectFrom('jobs').selectAll().where('id', '=', id));
+  return r.rows[0];
 }
 
 export async function updateJob(db: Kysely<Database>, id: string, patch: Partial<JobRow>): Promise<void> {
-  await db.updateTable('jobs').set(patch).where('id', '=', id).execute();
+  await runCompiled(db, `update:${Object.keys(patch).join()}`, [...Object.values(patch), id], () =>
+    db.updateTable('jobs').set(patch).where('id', '=', id),
+  );
+}
+
+/** queued → running, unless the job was cancelled (or given up) meanwhile; false when it was not claimed. */
+export async function claimJob(db: Kysely<Database>, id: string, instanceId: string, now = Date.now()): Promise<boolean> {
+  const set = { status: 'running' as const, started_at: now, stage: 'starting', instance_id: instanceId };
+  const r = await runCompiled(db, 'claim', [...Object.values(set), id, 'queued'], () =>
+    db.updateTable('jobs').set(set).where('id', '=', id).where('status', '=', 'queued'),
+  );
+  return Number(r.numAffectedRows ?? 0) > 0;
+}
+
+/**
+ * Moves a job to a final state unless it already is in one (cancel and finish may race); the row as
+ * it is now, or undefined when it had ended already. One statement (RETURNING, which SQLite and
+ * PostgreSQL both have) instead of an update and a read.
+ */
+export async function finishJobRow(
+  db: Kysely<Database>,
+  id: string,
+  patch: Partial<JobRow> & { status: JobStatus },
+): Promise<JobRow | undefined> {
+  const r = await runCompiled(db, `finish:${Object.keys(patch).join()}`, [...Object.values(patch), id, ...UNFINISHED], () =>
+    db.updateTable('jobs').set(patch).where('id', '=', id).where('status', 'in', UNFINISHED).returningAll(),
+  );
+  return r.rows[0];
 }
 
 /** Moves a job to a final state unless it already is in one (cancel and finish may race). */
 export async function finishJob(db: Kysely<Database>, id: string, patch: Partial<JobRow> & { status: JobStatus }): Promise<boolean> {
-  const r = await db.updateTable('jobs').set(patch).where('id', '=', id).where('status', 'in', ['queued', 'running']).executeTakeFirst();
-  return Number(r.numUpdatedRows) > 0;
+  return (await finishJobRow(db, id, patch)) !== undefined;
 }
 
 export async function listJobs(

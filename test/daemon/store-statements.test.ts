@@ -1,0 +1,125 @@
+/**
+ * The job queries every request runs: SQLite statements prepared once (statement-cache.ts), queries
+ * compiled once per shape (compiled.ts) and never cached when their values would bind out of order, and
+ * the one-statement finish (UPDATE … RETURNING).
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import BetterSqlite from 'better-sqlite3';
+import { runCompiled } from '../../daemon/store/compiled.js';
+import { openStore } from '../../daemon/store/db.js';
+import { claimJob, finishJob, finishJobRow, getJob, insertJob, updateJob, type JobRow } from '../../daemon/store/jobs.js';
+import { cachingDatabase } from '../../daemon/store/statement-cache.js';
+import { tempDir } from '../helpers/fixtures.js';
+
+function jobRow(id: string): JobRow {
+  return {
+    id,
+    owner_id: 'u1',
+    tool: 'resize',
+    base_tool: 'resize',
+    kind: 'run',
+    settings: '{"width":10}',
+    status: 'queued',
+    progress: 0,
+    stage: 'queued',
+    result: null,
+    error: null,
+    client_job_id: null,
+    instance_id: 'i1',
+    work_dir: `/tmp/${id}`,
+    output_path: null,
+    output_name: null,
+    content_type: null,
+    original_size: 123,
+    processed_size: null,
+    created_at: 1000,
+    started_at: null,
+    finished_at: null,
+  };
+}
+
+describe('statement cache', () => {
+  it('hands back the statement prepared for the same SQL, evicts the least recently used past its bound', () => {
+    const raw = new BetterSqlite(':memory:');
+    let prepared = 0;
+    const counting = {
+      prepare(sql: string) {
+        prepared++;
+        return raw.prepare(sql);
+      },
+      close: () => raw.close(),
+    };
+    const db = cachingDatabase(counting, 2);
+    const a = db.prepare('select 1 as v');
+    assert.equal(db.prepare('select 1 as v'), a);
+    db.prepare('select 2 as v');
+    db.prepare('select 1 as v'); // most recent again: 'select 2' is the one to go
+    db.prepare('select 3 as v');
+    assert.equal(db.cachedStatements(), 2);
+    assert.equal(prepared, 3);
+    assert.equal(db.prepare('select 1 as v'), a);
+    assert.notEqual(db.prepare('select 2 as v'), undefined);
+    assert.equal(prepared, 4);
+    assert.deepEqual(db.prepare('select 3 as v').all([]), [{ v: 3 }]);
+    db.close();
+    assert.equal(raw.open, false);
+  });
+});
+
+describe('job queries', () => {
+  it('insert, claim, progress, finish and read give the same rows on every call, finishing only once', async () => {
+    const store = await openStore({ dataDir: tempDir('kiln-stmt-') });
+    try {
+      for (const id of ['a'.repeat(24), 'b'.repeat(24)]) {
+        await insertJob(store.db, jobRow(id));
+        assert.equal((await getJob(store.db, id))?.status, 'queued');
+        assert.equal(await claimJob(store.db, id, 'i2', 2000), true);
+        assert.equal(await claimJob(store.db, id, 'i2', 2001), false, 'a running job is not claimed twice');
+        await updateJob(store.db, id, { progress: 40, stage: 'resizing' });
+        const running = await getJob(store.db, id);
+        assert.deepEqual([running?.status, running?.progress, running?.stage, running?.instance_id], ['running', 40, 'resizing', 'i2']);
+        const done = await finishJobRow(store.db, id, {
+          status: 'completed',
+          progress: 100,
+          stage: 'done',
+          output_name: 'x.jpg',
+          finished_at: 3000,
+        });
+        assert.deepEqual(done, await getJob(store.db, id));
+        assert.deepEqual(
+          [done?.status, done?.output_name, Number(done?.started_at), Number(done?.original_size)],
+          ['completed', 'x.jpg', 2000, 123],
+        );
+        assert.equal(await finishJobRow(store.db, id, { status: 'failed', finished_at: 4000 }), undefined);
+        assert.equal(await finishJob(store.db, id, { status: 'cancelled' }), false);
+        assert.equal((await getJob(store.db, id))?.status, 'completed');
+      }
+      assert.equal(await getJob(store.db, 'c'.repeat(24)), undefined);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('compiles a shape once, and never caches one whose listed values differ from what it binds', async () => {
+    const store = await openStore({ dataDir: tempDir('kiln-stmt-') });
+    try {
+      const id = 'd'.repeat(24);
+      await insertJob(store.db, jobRow(id));
+      let builds = 0;
+      const build = () => {
+        builds++;
+        return store.db.selectFrom('jobs').select('tool').where('id', '=', id).where('progress', '=', 0);
+      };
+      for (let i = 0; i < 3; i++) assert.deepEqual((await runCompiled(store.db, 'test:ok', [id, 0], build)).rows, [{ tool: 'resize' }]);
+      assert.equal(builds, 1);
+      // Listed in the wrong order: the cached text would bind id to progress. It runs as built, every time.
+      builds = 0;
+      for (let i = 0; i < 3; i++)
+        assert.deepEqual((await runCompiled(store.db, 'test:swapped', [0, id], build)).rows, [{ tool: 'resize' }]);
+      assert.equal(builds, 3);
+    } finally {
+      await store.close();
+    }
+  });
+});
