@@ -73,17 +73,27 @@ function multipart(file: Buffer, name: string, settings: object): { body: Buffer
  * Resize 4000×3000 → 800 wide: the daemon under 2 connections (upload and download included) against
  * sharp in this process doing the same two at a time from the file, in alternating time windows.
  */
-/** POSTs `body` and reads the whole answer; throws unless it is 200. Plain node:http: little client work. */
-function postRaw(url: string, headers: Record<string, string>, body: Buffer): Promise<void> {
+/** One plain node:http request (little client work); resolves with the status and the whole body. */
+function httpCall(url: string, method: string, headers: Record<string, string>, body?: Buffer): Promise<{ status: number; body: Buffer }> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest(url, { method: 'POST', headers: { ...headers, 'content-length': String(body.length) } }, (res) => {
-      res.resume();
-      res.on('end', () => (res.statusCode === 200 ? resolve() : reject(new Error(`HTTP ${res.statusCode}`))));
+    const req = httpRequest(url, { method, headers: body ? { ...headers, 'content-length': String(body.length) } : headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks) }));
       res.on('error', reject);
     });
     req.on('error', reject);
     req.end(body);
   });
+}
+
+/** POSTs a tool run and downloads its output (the synchronous answer is a download reference); throws unless both are 200. */
+async function runAndDownload(base: string, url: string, headers: Record<string, string>, body: Buffer): Promise<void> {
+  const run = await httpCall(url, 'POST', headers, body);
+  if (run.status !== 200) throw new Error(`HTTP ${run.status}: ${run.body.toString().slice(0, 200)}`);
+  const { downloadUrl } = JSON.parse(run.body.toString()) as { downloadUrl: string };
+  const out = await httpCall(base + downloadUrl, 'GET', { authorization: headers.authorization ?? '' });
+  if (out.status !== 200 || out.body.length < 100) throw new Error(`download: HTTP ${out.status}, ${out.body.length} bytes`);
 }
 
 /**
@@ -114,7 +124,7 @@ export async function throughputRow(s: ServeProcess, big: string, windows: numbe
     const url = `${s.base}/api/v1/tools/image/resize`;
     sharp.concurrency(0);
     const [daemon, local] = await interleave(windows, [
-      () => rate(windowS, () => postRaw(url, { ...s.auth, 'content-type': m.type }, m.body)),
+      () => rate(windowS, () => runAndDownload(s.base, url, { ...s.auth, 'content-type': m.type }, m.body)),
       () =>
         rate(windowS, async () => {
           await sharp(big).resize({ width: 800 }).jpeg({ quality: 90 }).toBuffer();
