@@ -258,6 +258,15 @@ export function encode(img: Sharp, format: ImageFormat, o: EncodeOptions = {}): 
 }
 
 /**
+ * The encoder quality for `format` when a setting means "quality of a lossy format": none for PNG and
+ * GIF. encode() reads a PNG quality below 100 as palette quantisation (256 colours) — what compress asks
+ * for — which would band a gradient or undo what a network or filter just did.
+ */
+export function lossyQuality(format: ImageFormat, quality: number | undefined): number | undefined {
+  return format === 'png' || format === 'gif' ? undefined : quality;
+}
+
+/**
  * Writes an image in any of IMAGE_FORMATS. HEIC (HEVC) and JXL are encoded by the Debian vips CLI from a
  * lossless intermediate, since sharp's prebuilt libvips has no encoder for them.
  */

@@ -92,6 +92,19 @@ describe('svg-to-raster', () => {
     const jp = await pixel(j.file!, 75, 25);
     assert.ok(jp[0]! > 110 && jp[0]! < 145 && jp[2]! > 240, `jpeg flattens on white: ${jp}`);
   });
+  it('a PNG keeps full colour: the default quality (for lossy formats) does not quantise it to a palette', async () => {
+    const grad = path.join(dir, 'gradient.svg');
+    writeFileSync(
+      grad,
+      '<svg xmlns="http://www.w3.org/2000/svg" width="256" height="256"><defs><linearGradient id="h"><stop offset="0" stop-color="#000000"/><stop offset="1" stop-color="#ff0000"/></linearGradient><linearGradient id="v" x2="0" y2="1"><stop offset="0" stop-color="#00ff00" stop-opacity="0"/><stop offset="1" stop-color="#00ff00"/></linearGradient></defs><rect width="256" height="256" fill="url(#h)"/><rect width="256" height="256" fill="url(#v)"/></svg>',
+    );
+    const r = await runB(dir, 'svg-to-raster', [grad], { width: 256 });
+    assert.equal((await sharp(r.file!).metadata()).isPalette, false);
+    const { data, info } = await sharp(r.file!).raw().toBuffer({ resolveWithObject: true });
+    const colours = new Set<number>();
+    for (let i = 0; i < data.length; i += info.channels) colours.add((data[i]! << 16) | (data[i + 1]! << 8) | data[i + 2]!);
+    assert.ok(colours.size > 256, `${colours.size} colours`);
+  });
   it('reads .svgz', async () => {
     const z = path.join(dir, 'shape.svgz');
     writeFileSync(z, gzipSync(svg));

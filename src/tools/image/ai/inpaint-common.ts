@@ -5,7 +5,15 @@
  */
 import { z } from 'zod';
 import type { InputFile, OutputFile, RunContext } from '../../../core/tool.js';
-import { getSharp, type ImageFormat, normalizeFormat, sameFormatAs, supportsAlpha, writeImage } from '../../../engines/sharp.js';
+import {
+  getSharp,
+  type ImageFormat,
+  lossyQuality,
+  normalizeFormat,
+  sameFormatAs,
+  supportsAlpha,
+  writeImage,
+} from '../../../engines/sharp.js';
 import { featureNotInstalled, isBundleFileInstalled, isBundleInstalled, requireImportedFile } from '../../bundles.js';
 import { openInput } from '../_shared/decode.js';
 import { outputFile } from '../../_shared/output.js';
@@ -42,14 +50,6 @@ export async function decodeRgb(input: InputFile, ctx: RunContext): Promise<RgbI
 
 export function outFormat(input: InputFile, format: (typeof FORMATS)[number] | undefined): ImageFormat {
   return !format || format === 'auto' ? sameFormatAs(input.type?.ext) : normalizeFormat(format);
-}
-
-/**
- * The encoder quality for `format`: none for PNG and GIF. For PNG a quality below 100 means palette
- * quantisation (256 colours), which would undo what a network or filter just did.
- */
-export function lossyQuality(format: ImageFormat, quality: number | undefined): number | undefined {
-  return format === 'png' || format === 'gif' ? undefined : quality;
 }
 
 export async function writeRgb(ctx: RunContext, img: RgbImage, format: ImageFormat, quality?: number): Promise<OutputFile> {

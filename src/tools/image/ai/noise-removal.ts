@@ -1,14 +1,13 @@
 import { z } from 'zod';
 import { outputFile } from '../../_shared/output.js';
 import { defineTool } from '../../../core/tool.js';
-import { getSharp, sameFormatAs, supportsAlpha, writeImage } from '../../../engines/sharp.js';
+import { getSharp, lossyQuality, sameFormatAs, supportsAlpha, writeImage } from '../../../engines/sharp.js';
 import { DENOISE_FILE } from '../../../ai/bundles/upscale-enhance.js';
 import { denoiseRgb } from '../../../ai/tasks/upscale.js';
 import { requireImportedFile } from '../../bundles.js';
 import { noiseSigma } from './denoise-common.js';
 import { nonLocalMeansOffThread } from './nlm-worker.js';
 import { decodeOriented } from './face-common.js';
-import { lossyQuality } from './inpaint-common.js';
 
 const TIERS = ['quick', 'balanced', 'quality', 'maximum'] as const;
 const FORMATS = ['original', 'png', 'jpeg', 'webp', 'avif', 'jxl'] as const;

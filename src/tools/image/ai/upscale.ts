@@ -3,14 +3,14 @@ import { KilnError } from '../../../core/errors.js';
 import { MAX_INPUT_PIXELS } from '../../../core/limits.js';
 import { outputFile } from '../../_shared/output.js';
 import { defineTool } from '../../../core/tool.js';
-import { getSharp, supportsAlpha, writeImage } from '../../../engines/sharp.js';
+import { getSharp, lossyQuality, supportsAlpha, writeImage } from '../../../engines/sharp.js';
 import { detectFaces } from '../../../ai/tasks/faces.js';
 import { restoreFaces } from '../../../ai/tasks/enhance-faces.js';
 import { denoiseRgb, mixRgb, superResolve } from '../../../ai/tasks/upscale.js';
 import { DENOISE_FILE, GFPGAN_FILE } from '../../../ai/bundles/upscale-enhance.js';
 import { requireImportedFile } from '../../bundles.js';
 import { decodeOriented } from './face-common.js';
-import { formatSetting, lossyQuality, outFormat } from './inpaint-common.js';
+import { formatSetting, outFormat } from './inpaint-common.js';
 
 const MODELS = { auto: 'medium', slim: 'slim', medium: 'medium', 'esrgan-slim': 'slim', 'esrgan-medium': 'medium' } as const;
 

@@ -3,7 +3,7 @@ import { gunzipSync } from 'node:zlib';
 import { z } from 'zod';
 import { KilnError } from '../../../core/errors.js';
 import { defineTool } from '../../../core/tool.js';
-import { getSharp, MAX_INPUT_PIXELS, normalizeFormat, writeImage } from '../../../engines/sharp.js';
+import { getSharp, lossyQuality, MAX_INPUT_PIXELS, normalizeFormat, writeImage } from '../../../engines/sharp.js';
 import { colorSchema, parseColor } from '../../_shared/color.js';
 import { outputFile } from '../../_shared/output.js';
 import { sanitizeSvg } from '../_shared/svg-sanitize.js';
@@ -100,7 +100,7 @@ export default defineTool({
     img = img.withMetadata({ density: s.dpi });
     const ext = format === 'jpg' ? 'jpg' : format;
     const out = ctx.out(ext);
-    await writeImage(img, out, format, { quality: s.quality });
+    await writeImage(img, out, format, { quality: lossyQuality(format, s.quality) });
     return { outputs: [outputFile(out)], data: { width: tw, height: th, intrinsic: { width: bw, height: bh }, sanitized: report } };
   },
 });
