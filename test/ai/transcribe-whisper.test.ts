@@ -29,6 +29,7 @@ import type { KilnError } from '../../src/core/errors.js';
 import { exec } from '../../src/core/process.js';
 import { kiln } from '../helpers/cli.js';
 import { tempDir } from '../helpers/fixtures.js';
+import { videoWithSound } from '../helpers/media.js';
 import { sharedCacheDir } from './install-helper.js';
 import { buildWhisperModel, tinyWhisperModelFile } from './whisper-model.js';
 
@@ -97,25 +98,7 @@ describe('transcription on whisper.cpp (a tiny model built by the test)', () => 
     // 75 s: the speech over and over with pauses, so the chunker cuts in pauses and makes 3 chunks.
     long = path.join(dir, 'long.flac');
     await exec('ffmpeg', ['-v', 'error', '-stream_loop', '-1', '-i', speech, '-t', '75', '-ac', '1', long]);
-    video = path.join(dir, 'talk.mp4');
-    await exec('ffmpeg', [
-      '-v',
-      'error',
-      '-f',
-      'lavfi',
-      '-i',
-      `color=c=gray:s=96x64:r=5:d=${speechS.toFixed(2)}`,
-      '-i',
-      speech,
-      '-shortest',
-      '-c:v',
-      'libx264',
-      '-pix_fmt',
-      'yuv420p',
-      '-c:a',
-      'aac',
-      video,
-    ]);
+    video = videoWithSound(dir, 'talk.mp4', speech, speechS);
   });
   after(async () => {
     await modelHost.stop();

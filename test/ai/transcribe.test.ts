@@ -32,6 +32,7 @@ import type { KilnError } from '../../src/core/errors.js';
 import { exec } from '../../src/core/process.js';
 import { kiln } from '../helpers/cli.js';
 import { tempDir } from '../helpers/fixtures.js';
+import { videoWithSound } from '../helpers/media.js';
 
 const SENTENCES = [
   'The quick brown fox jumps over the lazy dog.',
@@ -128,27 +129,7 @@ describe('transcription', () => {
     speechS = Number(stdout);
     assert.ok(Math.abs(speechS - t) < 0.1, `speech is ${speechS} s, ${t} s expected`);
     // The same speech as the sound of a small video, for auto-subtitles.
-    video = path.join(dir, 'talk.mp4');
-    await exec('ffmpeg', [
-      '-v',
-      'error',
-      '-f',
-      'lavfi',
-      '-i',
-      `color=c=gray:s=160x120:r=10:d=${speechS.toFixed(2)}`,
-      '-i',
-      speech,
-      '-shortest',
-      '-c:v',
-      'libx264',
-      '-pix_fmt',
-      'yuv420p',
-      '-c:a',
-      'aac',
-      '-b:a',
-      '128k',
-      video,
-    ]);
+    video = videoWithSound(dir, 'talk.mp4', speech, speechS);
   });
   after(async () => {
     await modelHost.stop();

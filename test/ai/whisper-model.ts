@@ -15,6 +15,7 @@
 import { mkdir, rename, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { mulberry32 } from '../../src/ai/classical/patchmatch/completion.js';
 import { GGML_MAGIC, type GgmlWhisperHeader } from '../../src/ai/models/whisper-ggml.js';
 
 /** The header fields of kiln's own reader; ftype 0: every tensor f32; 1: matrices f16, vectors and positional embeddings f32 (as the published files). */
@@ -36,18 +37,6 @@ export const TINY_HPARAMS: WhisperHparams = {
 
 const N_FFT = 201; // 1 + 400/2: whisper.cpp's 25 ms window at 16 kHz
 const TEXT_TOKENS = 50257;
-
-/** mulberry32: a small seeded PRNG, so the same seed writes the same bytes. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** IEEE half from a float (round to nearest; the weights here are small and normal). */
 const f32 = new Float32Array(1);
@@ -199,7 +188,7 @@ function isHalf(h: WhisperHparams, x: Tensor): boolean {
  * transcription (a model that loads and cannot transcribe).
  */
 export function buildWhisperModel(h: WhisperHparams = TINY_HPARAMS, seed = 14, opts: { blankToken?: boolean } = {}): Buffer {
-  const rand = prng(seed);
+  const rand = mulberry32(seed);
   const parts: Buffer[] = [];
   const ints = (...v: number[]) => {
     const b = Buffer.alloc(4 * v.length);

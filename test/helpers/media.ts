@@ -50,6 +50,28 @@ export function makeVideo(dir: string, name: string, o: VideoOpts = {}): string 
   return p;
 }
 
+/** A small grey video whose sound is `audio` (speech for auto-subtitles), as long as the audio. */
+export function videoWithSound(dir: string, name: string, audio: string, durationS: number): string {
+  const p = path.join(dir, name);
+  ff([
+    '-f',
+    'lavfi',
+    '-i',
+    `color=c=gray:s=160x120:r=10:d=${durationS.toFixed(2)}`,
+    '-i',
+    audio,
+    '-shortest',
+    '-c:v',
+    'libx264',
+    '-pix_fmt',
+    'yuv420p',
+    '-c:a',
+    'aac',
+    p,
+  ]);
+  return p;
+}
+
 export type AudioKind = 'sine' | 'chirp-up' | 'left-only' | 'noisy-sine' | 'noise';
 
 /** A small audio file. chirp-up rises from 200 Hz to 2000 Hz; left-only has a tone on the left and silence on the right. */
