@@ -10,6 +10,7 @@ import type { Authenticator, AuthUser } from './auth/authenticate.js';
 import type { BootstrapResult } from './auth/bootstrap.js';
 import type { DaemonConfig } from './config.js';
 import type { LiveLimits } from './http/limits.js';
+import type { MemoryInputs } from './http/memory-inputs.js';
 import type { JobService } from './jobs/service.js';
 import type { ObjectStorage } from './storage/storage.js';
 import type { Store } from './store/db.js';
@@ -45,6 +46,8 @@ export interface DaemonContext {
   storage: ObjectStorage;
   /** Upload size, quotas, rate limit, TTLs as set now (settings, team overrides, environment). */
   limits: LiveLimits;
+  /** The budget of uploads held in memory; undefined when scaled or MEMORY_INPUTS_MB=0 (http/memory-inputs.ts). */
+  memoryInputs?: MemoryInputs;
 }
 
 declare module 'fastify' {

@@ -28,6 +28,8 @@ import { installMetrics } from './metrics.js';
 import { JobService } from './jobs/service.js';
 import { instanceIdFor } from './jobs/upkeep.js';
 import { createQueue } from './queue/create.js';
+import { isDistributed } from './queue/queue.js';
+import { MemoryInputs } from './http/memory-inputs.js';
 import * as routeModules from './routes/list.js';
 import { trackRoutes } from './openapi/route-doc.js';
 import { createStorage } from './storage/create.js';
@@ -138,6 +140,7 @@ export async function buildServer(config: DaemonConfig): Promise<FastifyInstance
       storage,
       tls,
       limits: new LiveLimits(store.db, config),
+      memoryInputs: isDistributed(queue) || !config.memoryInputsMb ? undefined : new MemoryInputs(config.memoryInputsMb * 1048576),
     };
     app.decorate('kiln', ctx);
     // Runs with fileId save through the file library hook, on whichever instance runs them.

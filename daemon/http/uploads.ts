@@ -1,5 +1,6 @@
 /**
- * Multipart uploads streamed straight to disk in the job's directory (never buffered whole), and the
+ * Multipart uploads streamed straight to disk in the job's directory (buffered whole only when the
+ * caller holds room for the body in memory: memory-inputs.ts), and the
  * mapping of form fields to a tool's inputs and settings. Limits, each answered 413 naming its number
  * and setting: a file (MAX_UPLOAD_MB), a text field (MAX_FIELD_KB), text fields together (MAX_TEXT_KB,
  * counted on the wire as they arrive: wire-guard.ts),
@@ -7,7 +8,7 @@
  */
 import { createWriteStream } from 'node:fs';
 import path from 'node:path';
-import { Transform } from 'node:stream';
+import { Transform, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { FastifyRequest } from 'fastify';
 import { KilnError } from '../../src/core/errors.js';
@@ -24,6 +25,11 @@ export interface UploadLimits {
   /** Largest file; by default the requester's live limit (maxUploadMb: settings, team, MAX_UPLOAD_MB). */
   maxFileBytes?: number;
   maxFiles?: number;
+  /**
+   * Keep file parts in memory (InputFile.bytes, their paths left unwritten) rather than in the directory:
+   * an arena at least as large as the whole body (memory-inputs.ts), the parts copied in one after another.
+   */
+  arena?: Buffer;
 }
 
 export interface UploadedPart extends InputFile {
@@ -61,6 +67,7 @@ export async function readMultipart(request: FastifyRequest, dir: string, limits
       details: { limitKb: config.maxTextKb },
     });
   let total = 0;
+  let arenaUsed = 0;
   let textTotal = 0;
   let fieldCount = 0;
   const count = (n: number) => {
@@ -109,10 +116,21 @@ export async function readMultipart(request: FastifyRequest, dir: string, limits
             }
           },
         });
-        await pipeline(part.file, counter, createWriteStream(p));
+        const arena = limits.arena;
+        const start = arenaUsed;
+        const sink = arena
+          ? new Writable({
+              // The body's declared length bounds its parts: they always fit.
+              write(chunk: Buffer, _enc, cb) {
+                arenaUsed += chunk.copy(arena, arenaUsed);
+                cb();
+              },
+            })
+          : createWriteStream(p);
+        await pipeline(part.file, counter, sink);
         if (part.file.truncated) throw fileTooBig();
         // No await between parts but the file's own: text arriving meanwhile would queue up unchecked.
-        parts.push({ field: part.fieldname, path: p, name, size });
+        parts.push({ field: part.fieldname, path: p, name, size, ...(arena ? { bytes: arena.subarray(start, arenaUsed) } : {}) });
       } else {
         // A part declared application/json arrives parsed: back to its text, so it is counted and read as sent.
         const value = typeof part.value === 'string' ? part.value : (JSON.stringify(part.value) ?? '');

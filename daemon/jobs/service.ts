@@ -42,6 +42,8 @@ export interface SubmitRequest extends RunSpec {
   pipeline?: { raw: unknown; name?: string };
   /** Scaled mode: a batch (every input run on its own, the outputs in one ZIP; batch-job.ts). */
   batch?: boolean;
+  /** Frees what the inputs held (their memory reservation) once the run has settled. */
+  release?: () => void;
 }
 
 export type { LibrarySaver };
@@ -184,7 +186,10 @@ export class JobService {
         return ended ?? getJob(this.store.db, row.id);
       })
       .catch(() => undefined)
-      .finally(() => this.settled.delete(row.id));
+      .finally(() => {
+        this.settled.delete(row.id);
+        req.release?.();
+      });
     this.settled.set(row.id, done);
     return row;
   }

@@ -1,8 +1,8 @@
 /**
  * POST /api/v1/tools/<section>/<tool_id>: one route per catalog tool and preset. The upload streams
- * into the job's directory, the request is validated (settings, and the inputs' kinds from their bytes)
- * before queueing, then the route waits up to SYNC_WAIT_MS: done → 200 with the result, otherwise 202
- * with the job id.
+ * into the job's directory (or into memory, while there is room, for a tool that declares inMemory),
+ * the request is validated (settings, and the inputs' kinds from their bytes) before queueing, then the
+ * route waits up to SYNC_WAIT_MS: done → 200 with the result, otherwise 202 with the job id.
  */
 import { rm } from 'node:fs/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -43,9 +43,10 @@ async function readRequest(
   target: Target,
   request: FastifyRequest,
   inDir: string,
+  arena: Buffer | undefined,
 ): Promise<ParsedUpload & { settingsJson?: string; jsonSettings?: unknown }> {
   if (request.isMultipart()) {
-    const parsed = await readMultipart(request, inDir, {});
+    const parsed = await readMultipart(request, inDir, { arena });
     return { ...parsed, settingsJson: parsed.fields.get('settings') };
   }
   if (target.tool.input.kind === 'none') return { parts: [], fields: new Map(), jsonSettings: request.body ?? {} };
@@ -63,8 +64,15 @@ async function runTarget(app: FastifyInstance, target: Target, request: FastifyR
   requirePermission(request, 'tools:use');
   const { jobs, config } = app.kiln;
   const { id, workDir, inDir } = await jobs.allocate();
+  // A tool that reads its upload through openInput takes it from memory while there is room for it.
+  const input = target.tool.input;
+  const memory =
+    input.kind === 'file' && input.inMemory && request.isMultipart()
+      ? app.kiln.memoryInputs?.reserve(Number(request.headers['content-length']))
+      : undefined;
+  const release = memory?.release;
   try {
-    const req = await readRequest(target, request, inDir);
+    const req = await readRequest(target, request, inDir, memory?.arena);
     const fileId = req.fields.get('fileId');
     const library = app.kiln.fileLibrary;
     if (fileId && !library)
@@ -92,8 +100,9 @@ async function runTarget(app: FastifyInstance, target: Target, request: FastifyR
     await checkInputs(target.tool, inputs, config.allowPostScript);
     await target.tool.preflight?.(settings, { dataDir: config.dataDir, inputs });
     const clientJobId = req.fields.get('clientJobId')?.slice(0, 200);
-    await jobs.submit({ id, owner: user, target, settings, inputs, workDir, clientJobId, saveToFile: fileId });
+    await jobs.submit({ id, owner: user, target, settings, inputs, workDir, clientJobId, saveToFile: fileId, release });
   } catch (e) {
+    release?.();
     await rm(workDir, { recursive: true, force: true });
     throw e;
   }

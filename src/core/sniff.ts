@@ -38,27 +38,31 @@ const TEXT_EXT_MIME: Record<string, string> = {
 
 let fileTypeMod: Promise<typeof import('file-type')> | undefined;
 
-export async function sniffFile(filePath: string, originalName = filePath): Promise<FileKind> {
-  const fh = await open(filePath, 'r');
-  let head: Buffer;
-  try {
-    const buf = Buffer.alloc(HEAD);
-    const { bytesRead } = await fh.read(buf, 0, HEAD, 0);
-    head = buf.subarray(0, bytesRead);
-  } finally {
-    await fh.close();
-  }
+/** The kind of a file on disk, or of bytes held in memory (`name` then gives the extension to fall back on). */
+export async function sniffFile(source: string | Buffer, originalName = typeof source === 'string' ? source : ''): Promise<FileKind> {
+  const head = typeof source === 'string' ? await readHead(source) : source.subarray(0, HEAD);
   if (head.length === 0) throw new KilnError('UNSUPPORTED_INPUT', `${path.basename(originalName)} is empty.`);
   const common = sniffCommonImage(head);
   if (common) return common;
 
   fileTypeMod ??= import('file-type');
-  const { fileTypeFromFile } = await fileTypeMod;
-  const ft = await fileTypeFromFile(filePath);
+  const ft =
+    typeof source === 'string' ? await (await fileTypeMod).fileTypeFromFile(source) : await (await fileTypeMod).fileTypeFromBuffer(source);
   if (ft && ft.ext !== 'xml') return { ext: normalizeExt(ft.ext), mime: ft.mime, text: false };
   // file-type calls every document that starts with <?xml "xml": SVG is told apart by its content.
   const kind = sniffText(head, originalName);
   return ft && kind.ext === 'txt' ? { ext: 'xml', mime: 'application/xml', text: true } : kind;
+}
+
+async function readHead(filePath: string): Promise<Buffer> {
+  const fh = await open(filePath, 'r');
+  try {
+    const buf = Buffer.alloc(HEAD);
+    const { bytesRead } = await fh.read(buf, 0, HEAD, 0);
+    return buf.subarray(0, bytesRead);
+  } finally {
+    await fh.close();
+  }
 }
 
 function sniffText(head: Buffer, name: string): FileKind {
@@ -144,20 +148,20 @@ export function describeAccept(accept: AcceptToken[]): string {
   return accept.map((t) => (t.endsWith('/*') ? `${t.slice(0, -2)} files` : t)).join(', ');
 }
 
-/** Sniffs and checks a file against the accept list; UNSUPPORTED_INPUT names what was expected and found. */
 /**
  * The file's kind, refused unless it is one of `accept`. PostScript (EPS/PS) is a program, not a
  * picture: reading it means running Ghostscript's interpreter on it, so a caller serving strangers
  * (the daemon) passes `postscript: false` and such files are refused before any engine sees them.
  */
 export async function requireKind(
-  filePath: string,
+  /** The file's path, or its bytes when held in memory. */
+  source: string | Buffer,
   name: string,
   accept: AcceptToken[],
   /** taker: who refuses the file, named in the message (a tool or preset id). */
   opts: { postscript?: boolean; taker?: string } = {},
 ): Promise<FileKind> {
-  const kind = await sniffFile(filePath, name);
+  const kind = await sniffFile(source, name);
   if (kind.ext === 'eps' && opts.postscript === false && matchesAccept(kind, accept)) {
     throw new KilnError(
       'UNSUPPORTED_INPUT',

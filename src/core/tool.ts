@@ -59,16 +59,26 @@ export interface ExtraInput {
 }
 
 export type InputSpec =
-  /** One file in the form field `file`. */
-  | { kind: 'file'; accept: AcceptToken[]; extra?: ExtraInput[] }
+  /**
+   * One file in the form field `file`. `inMemory`: run() reads the file only through openInput
+   * (src/tools/image/_shared/decode.ts), so an upload the daemon kept in memory is handed over as is
+   * (InputFile.bytes); for any other tool runTool writes such an input to its path first.
+   */
+  | { kind: 'file'; accept: AcceptToken[]; extra?: ExtraInput[]; inMemory?: boolean }
   /** Several files, repeated form field `file` (catalog D12). */
   | { kind: 'files'; accept: AcceptToken[]; min: number; max: number; extra?: ExtraInput[] }
   /** No upload: the settings are the JSON body (barcode-generate, html-to-image). Optional files may still come in `extra`. */
   | { kind: 'none'; extra?: ExtraInput[] };
 
 export interface InputFile {
-  /** Absolute path on disk (inside the run's workspace or the user's file for the CLI). */
+  /**
+   * Absolute path on disk (inside the run's workspace or the user's file for the CLI). With `bytes`,
+   * where the file goes if something needs it on disk (onDisk(), src/core/input-bytes.ts); until then
+   * nothing is there.
+   */
   path: string;
+  /** The content, when the daemon kept a small upload in memory (daemon/http/memory-inputs.ts). */
+  bytes?: Buffer;
   /** The original file name as the user gave it (used to name outputs). */
   name: string;
   size: number;

@@ -33,7 +33,7 @@ const SHARP_READS = new Set(['jpg', 'png', 'webp', 'avif', 'tiff', 'gif']);
  * Whether `file` (of sniffed kind `kind`) decodes completely: false when sharp cannot read every pixel,
  * undefined for kinds sharp does not read. Used on failures only, to tell a bad input from our own.
  */
-export async function decodesFully(file: string, kind: string | undefined): Promise<boolean | undefined> {
+export async function decodesFully(file: string | Buffer, kind: string | undefined): Promise<boolean | undefined> {
   if (!kind || !SHARP_READS.has(kind)) return undefined;
   const sharp = await getSharp();
   try {
@@ -79,20 +79,29 @@ function tempName(workDir: string, ext: string): string {
 }
 
 /**
- * Opens an image for processing. JXL (which sharp cannot decode) is converted first with vips, EPS is
- * rasterized by Ghostscript. `animated` keeps all frames of GIF/WebP.
+ * Whether openImage hands a file of kind `ext` to sharp as it is (bytes in memory will do), rather than
+ * to another engine first. sharp's bundled libheif decodes AV1 only; iPhone HEIC is HEVC, which Debian's
+ * libheif (through the vips CLI) reads. Without a workDir HEIF stays with sharp (AV1-coded files open).
+ */
+export function decodesInProcess(ext: string | undefined, workDir?: string): boolean {
+  return !(ext === 'jxl' || ext === 'eps' || ((ext === 'heic' || ext === 'heif') && workDir));
+}
+
+/**
+ * Opens an image (a path, or bytes held in memory) for processing. JXL (which sharp cannot decode) is
+ * converted first with vips, EPS is rasterized by Ghostscript: both need `file` as a path. `animated`
+ * keeps all frames of GIF/WebP.
  */
 export async function openImage(
-  file: string,
+  file: string | Buffer,
   opts: { animated?: boolean; workDir?: string; ext?: string; signal?: AbortSignal } & SharpOptions = {},
 ): Promise<Sharp> {
   const sharp = await getSharp();
   const { animated, workDir, ext, signal, ...rest } = opts;
   let src = file;
-  // sharp's bundled libheif decodes AV1 only; iPhone HEIC is HEVC, which Debian's libheif (through the vips CLI) reads.
-  // Without a workDir HEIF stays with sharp as before (AV1-coded files still open).
-  if (ext === 'jxl' || ext === 'eps' || ((ext === 'heic' || ext === 'heif') && workDir)) {
-    if (!workDir) throw new KilnError('INTERNAL', `openImage needs a workDir for ${ext.toUpperCase()} input`);
+  if (!decodesInProcess(ext, workDir)) {
+    if (!workDir) throw new KilnError('INTERNAL', `openImage needs a workDir for ${ext!.toUpperCase()} input`);
+    if (typeof file !== 'string') throw new KilnError('INTERNAL', `openImage needs ${ext!.toUpperCase()} input on disk`);
     src = tempName(workDir, 'png');
     if (ext === 'eps') await rasterizeEps(file, src, { dpi: EPS_DPI, signal });
     else await exec(await requireEngine('vips'), ['copy', file, src], { failCode: 'UNSUPPORTED_INPUT', signal, env: vipsEnv() });

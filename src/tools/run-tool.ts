@@ -14,6 +14,7 @@ import { safeFileName, stem } from '../core/paths.js';
 import { parseSettings } from '../core/settings.js';
 import { scrubError } from '../core/scrub-paths.js';
 import { forgetKind, rememberKind } from '../core/sniffed-kinds.js';
+import { onDisk, source } from '../core/input-bytes.js';
 import { requireKind } from '../core/sniff.js';
 import type { InputFile, OutputFile, RunContext, Tool, ToolInputs } from '../core/tool.js';
 import { requireEngine } from '../engines/registry.js';
@@ -77,6 +78,8 @@ export async function runTool(tool: Tool, inputs: ToolInputs, rawSettings: unkno
     if (tool.needs?.bundles?.length || tool.needs?.bundlesBySetting)
       await (await import('./bundles.js')).requireRunBundles(opts.dataDir, tool, settings);
     await checkInputs(tool, inputs, opts.allowPostScript !== false);
+    // An input held in memory goes over as is only to a tool that reads it through openInput.
+    if (!(tool.input.kind === 'file' && tool.input.inMemory)) await Promise.all(allInputs.map(onDisk));
     for (const f of allInputs) if (f.type) rememberKind(f.path, f.type);
     remembered = true;
     await tool.preflight?.(settings, { dataDir: opts.dataDir, inputs });
@@ -115,9 +118,11 @@ export async function runTool(tool: Tool, inputs: ToolInputs, rawSettings: unkno
       await writeFile(jsonPath, JSON.stringify(result.data, null, 2) + '\n');
       output = outputFile(jsonPath);
     }
+    let processedSize = 0;
     if (output) {
       const st = await stat(output.path).catch(() => undefined);
       if (!st?.isFile()) throw new KilnError('INTERNAL', `${tool.id} did not write its output.`);
+      processedSize = st.size;
       output = { ...output, name: safeFileName(output.name), contentType: output.contentType || contentTypeFor(output.name) };
     }
     ctx.progress(100, 'done');
@@ -131,7 +136,7 @@ export async function runTool(tool: Tool, inputs: ToolInputs, rawSettings: unkno
       data: result.data,
       settings,
       originalSize,
-      processedSize: output ? (await stat(output.path)).size : 0,
+      processedSize,
     };
   } catch (e) {
     // Nothing half-written survives a failed run.
@@ -156,7 +161,7 @@ export async function runTool(tool: Tool, inputs: ToolInputs, rawSettings: unkno
 async function blameInput(err: KilnError, files: InputFile[]): Promise<KilnError> {
   if (err.code !== 'INTERNAL') return err;
   for (const f of files)
-    if ((await decodesFully(f.path, f.type?.ext)) === false)
+    if ((await decodesFully(source(f), f.type?.ext)) === false)
       return new KilnError('UNSUPPORTED_INPUT', `The input ${f.name} could not be decoded (it is damaged or truncated).`, { cause: err });
   return err;
 }
@@ -167,12 +172,12 @@ async function blameInput(err: KilnError, files: InputFile[]): Promise<KilnError
  */
 export async function checkInputs(tool: Tool, inputs: ToolInputs, postscript: boolean): Promise<void> {
   const accept = tool.input.kind === 'none' ? [] : tool.input.accept;
-  await Promise.all(inputs.files.map(async (f) => (f.type = await requireKind(f.path, f.name, accept, { postscript, taker: tool.id }))));
-  for (const x of tool.input.extra ?? []) {
-    await Promise.all(
-      (inputs.extra[x.field] ?? []).map(async (f: InputFile) => (f.type = await requireKind(f.path, f.name, x.accept, { postscript }))),
-    );
-  }
+  // Bytes held in memory cannot have changed since the daemon's route checked them: no second look.
+  const check = async (f: InputFile, acc: string[], taker?: string) => {
+    if (!(f.bytes && f.type)) f.type = await requireKind(source(f), f.name, acc, { postscript, taker });
+  };
+  await Promise.all(inputs.files.map((f) => check(f, accept, tool.id)));
+  for (const x of tool.input.extra ?? []) await Promise.all((inputs.extra[x.field] ?? []).map((f) => check(f, x.accept)));
 }
 
 async function emptyDir(dir: string): Promise<void> {

@@ -26,7 +26,7 @@ export default defineTool({
     'Then modulate: saturation × (1 + saturation/100), hue rotation in degrees. Then the effect: grayscale (luminance), sepia (the usual ' +
     'sepia recombination matrix) or invert (negate, alpha untouched). Last, sharpness 1-100 runs an unsharp mask with sigma 0.5-3. ' +
     'Animated GIF/WebP input gives a still image of the first frame.',
-  input: { kind: 'file', accept: ['image/*'] },
+  input: { kind: 'file', accept: ['image/*'], inMemory: true },
   settings: z.object({
     brightness: pct(-100, 100, 0, 'Brightness shift.'),
     contrast: pct(-100, 100, 0, 'Contrast shift.'),

@@ -15,7 +15,7 @@ export default defineTool({
   description:
     'adaptive: libvips sharpen in the L channel of LAB (sigma, m1, m2, x1, y2, y3). unsharp-mask: original + amount% × (original − Gaussian blur of radius), ' +
     'skipped where the difference is at most threshold. high-pass: convolution with a 3×3 or 5×5 high-pass kernel scaled by strength. denoise runs a median filter first.',
-  input: { kind: 'file', accept: ['image/*'] },
+  input: { kind: 'file', accept: ['image/*'], inMemory: true },
   settings: z.object({
     method: z.enum(['adaptive', 'unsharp-mask', 'high-pass']).default('adaptive').describe('Sharpening algorithm.'),
     sigma: z.number().min(0.5).max(10).default(1).describe('Gaussian sigma (adaptive).'),

@@ -29,7 +29,7 @@ export default defineTool({
     'mode targetSize searches for the best quality whose file is at most targetSizeKb (binary search on quality for JPEG/WebP/AVIF/HEIF/TIFF, ' +
     'fewer palette colours for PNG/GIF); when even the lowest setting is too big the image is downscaled step by step. ' +
     'If the target cannot be met the smallest result is returned with targetMet false. data reports the size and quality used.',
-  input: { kind: 'file', accept: ['image/*'] },
+  input: { kind: 'file', accept: ['image/*'], inMemory: true },
   settings: z.object({
     mode: z.enum(['quality', 'targetSize']).default('quality').describe('Compress by quality level or search for a target size.'),
     quality: z.int().min(1).max(100).default(80).describe("Quality level used in mode 'quality'."),

@@ -17,7 +17,7 @@ export default defineTool({
     'Writes jpg, png, webp, avif, tiff, gif, heic (HEVC, through the vips CLI) or heif (AV1). quality applies to the lossy encoders (JPEG, WebP, AVIF, HEIC/HEIF, TIFF) and, below 100, makes PNG palette-based; the encoder default is used when omitted. ' +
     'Extension (catalog D09): format eps writes Encapsulated PostScript (level 2, one pixel per point; DCT-coded when quality is given, lossless otherwise). ' +
     'EPS input is rasterized by Ghostscript at 300 dpi. Animated GIF/WebP stay animated when converted to GIF or WebP.',
-  input: { kind: 'file', accept: ['image/*'] },
+  input: { kind: 'file', accept: ['image/*'], inMemory: true },
   settings: z.object({
     format: z.enum(FORMATS).describe('Target format (eps: extension used by the png-to-eps/jpg-to-eps presets).'),
     quality: z.int().min(1).max(100).optional().describe('Encoder quality for lossy formats; encoder default when omitted.'),

@@ -13,7 +13,7 @@ export default defineTool({
   description:
     'left/top/width/height describe the region in the image as it is displayed (EXIF orientation applied), in pixels or in percent of the width and height. ' +
     'A region reaching outside the image is refused with the image size in the message. Animated GIF and WebP stay animated (every frame is cropped).',
-  input: { kind: 'file', accept: ['image/*'] },
+  input: { kind: 'file', accept: ['image/*'], inMemory: true },
   settings: z.object({
     left: z.number().min(0).describe("X offset of the crop region (unit per 'unit')."),
     top: z.number().min(0).describe('Y offset of the crop region.'),

@@ -13,7 +13,7 @@ export default defineTool({
   description:
     'Give width and/or height (the other side follows the aspect ratio), or percentage, or one of 23 social-media presets. ' +
     'fit decides how the image fills a box of both width and height. withoutEnlargement never upscales.',
-  input: { kind: 'file', accept: ['image/*'] },
+  input: { kind: 'file', accept: ['image/*'], inMemory: true },
   settings: z.object({
     width: z.int().min(1).max(16383).optional().describe('Target width in pixels.'),
     height: z.int().min(1).max(16383).optional().describe('Target height in pixels.'),

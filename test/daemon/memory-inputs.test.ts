@@ -1,0 +1,158 @@
+/**
+ * Uploads held in memory (daemon/http/memory-inputs.ts): a tool that declares `input.inMemory` gets its
+ * upload as bytes, every other one from disk; the arenas come back after each job, the budget sends what
+ * does not fit to disk, and a wrong or damaged file is refused as from disk.
+ */
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import sharp from 'sharp';
+import { MemoryInputs } from '../../daemon/http/memory-inputs.js';
+import { createWorkspace } from '../../src/core/workspace.js';
+import { getTool } from '../../src/tools/index.js';
+import { runTool } from '../../src/tools/run-tool.js';
+import { makeImage, makePhoto, tempDir } from '../helpers/fixtures.js';
+import { filePart, form, startServer, type TestServer } from '../helpers/server.js';
+
+const KB = 1024;
+const MB = 1024 * KB;
+
+describe('MemoryInputs', () => {
+  it('leases arenas by size class, reuses the smallest that fits and keeps to its limit', () => {
+    const m = new MemoryInputs(8 * MB);
+    const a = m.reserve(100)!;
+    assert.equal(a.arena.length, 64 * KB);
+    const b = m.reserve(3 * MB + 1)!;
+    assert.equal(b.arena.length, 4 * MB);
+    assert.deepEqual(m.usage, { leased: 4 * MB + 64 * KB, free: 0 });
+    // 4 MB more would pass 8 MB.
+    assert.equal(m.reserve(4 * MB), undefined);
+    b.release();
+    b.release();
+    assert.deepEqual(m.usage, { leased: 64 * KB, free: 4 * MB });
+    // The free 4-MB arena serves a 2-MB body rather than a new one being allocated.
+    const c = m.reserve(2 * MB)!;
+    assert.equal(c.arena, b.arena);
+    c.release();
+    a.release();
+    // A body larger than any free arena drops free ones to make room.
+    const d = m.reserve(7 * MB)!;
+    assert.equal(d.arena.length, 7 * MB);
+    assert.ok(m.usage.leased + m.usage.free <= 8 * MB);
+    for (const bad of [0, -1, Number.NaN, 1.5, Number.POSITIVE_INFINITY]) assert.equal(m.reserve(bad), undefined);
+  });
+});
+
+describe('uploads held in memory', () => {
+  let s: TestServer;
+  let small: TestServer;
+  const dir = tempDir('kiln-memin-');
+  before(async () => {
+    [s, small] = await Promise.all([startServer(), startServer({ env: { MEMORY_INPUTS_MB: '1' } })]);
+  });
+  after(async () => {
+    await Promise.all([s.close(), small.close()]);
+  });
+
+  const post = async (srv: TestServer, route: string, fields: Record<string, string | Blob>) => {
+    const r = await fetch(`${srv.url}/api/v1/tools/${route}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${srv.token}` },
+      body: await form(fields),
+    });
+    return { status: r.status, body: (await r.json()) as any };
+  };
+  const download = async (srv: TestServer, url: string) =>
+    Buffer.from(await (await fetch(srv.url + url, { headers: { authorization: `Bearer ${srv.token}` } })).arrayBuffer());
+  const memory = (srv: TestServer) => srv.app.kiln.memoryInputs!.usage;
+  /** What the job left in its input directory (nothing of an upload held in memory is ever written). */
+  const inputsOnDisk = (srv: TestServer, jobId: string) => {
+    const d = path.join(srv.config.dataDir, 'jobs', jobId, 'in');
+    return existsSync(d) ? readdirSync(d) : [];
+  };
+
+  it('runs resize from memory and gives the arena back', async () => {
+    const src = await makeImage(dir, 'wide.jpg', 400, 200);
+    const r = await post(s, 'image/resize', { file: await filePart(src), settings: '{"width":100}' });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    const out = await sharp(await download(s, r.body.downloadUrl))
+      .raw()
+      .toBuffer({ resolveWithObject: true });
+    assert.deepEqual([out.info.width, out.info.height], [100, 50]);
+    // Left red, right blue, as drawn.
+    assert.ok(out.data[(25 * 100 + 10) * 3]! > 200 && out.data[(25 * 100 + 90) * 3 + 2]! > 200);
+    assert.equal(memory(s).leased, 0);
+    assert.ok(memory(s).free > 0, 'the upload went through an arena');
+    assert.deepEqual(inputsOnDisk(s, r.body.jobId), []);
+  });
+
+  it('writes the bytes to disk for an engine that reads files (a Photoshop file through ImageMagick)', async () => {
+    const psd = path.join(dir, 'layers.psd');
+    execFileSync('convert', ['-size', '120x60', 'xc:red', '-fill', 'blue', '-draw', 'rectangle 60,0 119,59', psd]);
+    const r = await post(s, 'image/resize', { file: await filePart(psd), settings: '{"width":60}' });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    const { data, info } = await sharp(await download(s, r.body.downloadUrl))
+      .removeAlpha()
+      .raw()
+      .toBuffer({ resolveWithObject: true });
+    assert.deepEqual([info.width, info.height], [60, 30]);
+    assert.deepEqual([...data.subarray((15 * 60 + 10) * 3, (15 * 60 + 10) * 3 + 3)], [255, 0, 0]);
+    assert.deepEqual([...data.subarray((15 * 60 + 50) * 3, (15 * 60 + 50) * 3 + 3)], [0, 0, 255]);
+    assert.equal(memory(s).leased, 0);
+  });
+
+  it('gives a tool that reads paths its upload on disk, without an arena', async () => {
+    const src = await makeImage(dir, 'turn.png', 40, 20);
+    const before = memory(s);
+    const r = await post(s, 'image/rotate', { file: await filePart(src), settings: '{"angle":90}' });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    const meta = await sharp(await download(s, r.body.downloadUrl)).metadata();
+    assert.deepEqual([meta.width, meta.height], [20, 40]);
+    assert.deepEqual(memory(s), before);
+  });
+
+  it('refuses a file whose bytes are not an image, and a damaged one, and frees their arenas', async () => {
+    const text = path.join(dir, 'fake.jpg');
+    await writeFile(text, 'this is plain text, not a JPEG\n'.repeat(20));
+    const wrong = await post(s, 'image/resize', { file: await filePart(text), settings: '{"width":10}' });
+    assert.equal(wrong.status, 415);
+    assert.equal(wrong.body.error.code, 'UNSUPPORTED_INPUT');
+    const whole = await readFile(await makePhoto(dir, 'cut.png', 400, 300));
+    const cut = path.join(dir, 'cut-half.png');
+    await writeFile(cut, whole.subarray(0, whole.length >> 1));
+    const damaged = await post(s, 'image/resize', { file: await filePart(cut), settings: '{"width":100}' });
+    assert.equal(damaged.status, 415, JSON.stringify(damaged.body));
+    assert.equal(damaged.body.error.code, 'UNSUPPORTED_INPUT');
+    assert.equal(memory(s).leased, 0);
+  });
+
+  it('streams a body larger than the budget to disk as before', async () => {
+    const big = await makePhoto(dir, 'big.jpg', 2000, 1600);
+    assert.ok((await readFile(big)).length > MB, 'the photo is larger than MEMORY_INPUTS_MB=1');
+    const r = await post(small, 'image/resize', { file: await filePart(big), settings: '{"width":140}' });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.equal((await sharp(await download(small, r.body.downloadUrl)).metadata()).width, 140);
+    assert.deepEqual(memory(small), { leased: 0, free: 0 });
+  });
+});
+
+describe('runTool with an input held in memory', () => {
+  const dir = tempDir('kiln-memin-run-');
+  it('writes it to its path first for a tool that reads paths', async () => {
+    const bytes = await readFile(await makeImage(dir, 'src.png', 40, 20));
+    const ws = await createWorkspace();
+    try {
+      const file = { path: path.join(ws.dir, 'in', '0-src.png'), name: 'src.png', size: bytes.length, bytes };
+      const out = await runTool(getTool('rotate'), { files: [file], extra: {} }, { angle: 90 }, { workDir: ws.dir, dataDir: dir });
+      assert.deepEqual(await readFile(file.path), bytes);
+      assert.equal(file.bytes, undefined, 'the bytes are dropped once on disk');
+      const meta = await sharp(out.output!.path).metadata();
+      assert.deepEqual([meta.width, meta.height], [20, 40]);
+    } finally {
+      await ws.dispose();
+    }
+  });
+});
