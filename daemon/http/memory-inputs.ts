@@ -8,13 +8,22 @@
  * which the file parts are copied as they arrive. Arenas are reused, because fresh memory is what costs
  * here: touching 10 MB of new pages took 20–40 ms of CPU, copying into pages already mapped about 1 ms.
  * Bounded: MEMORY_INPUTS_MB of arenas, leased and free together, jobs waiting in the queue included. A
- * body that does not fit, or whose size is not declared up front, streams to disk as before. Free
- * arenas are dropped after IDLE_MS without uploads, so an idle daemon gives the memory back.
+ * body that does not fit, or whose size is not declared up front, streams to disk as before. A free
+ * arena unused for KEEP_MS is dropped (under steady traffic arenas come back within milliseconds), and
+ * after IDLE_MS without uploads the rest go and one full collection gives their memory back.
  */
+import { fullGc } from '../system/full-gc.js';
 
 const KB = 1024;
 const MB = 1024 * KB;
+const KEEP_MS = 5_000;
 const IDLE_MS = 30_000;
+
+interface FreeArena {
+  arena: Buffer;
+  /** When it was given back. */
+  since: number;
+}
 
 export interface MemoryLease {
   /** Room for the whole request body; file parts are copied into it one after the other. */
@@ -33,16 +42,22 @@ function sizeClass(bytes: number): number {
 
 export class MemoryInputs {
   /** Arenas not leased now, kept for the next bodies. */
-  private free: Buffer[] = [];
+  private free: FreeArena[] = [];
+  /** Arenas were dropped since the last full collection. */
+  private dropped = false;
   private leasedBytes = 0;
   private freeBytes = 0;
   private idleTimer?: NodeJS.Timeout;
 
-  constructor(private readonly limitBytes: number) {}
+  constructor(
+    private readonly limitBytes: number,
+    private readonly times = { keepMs: KEEP_MS, idleMs: IDLE_MS },
+  ) {}
 
   /** An arena for a body of `bytes`, or undefined when there is no room for it. */
   reserve(bytes: number): MemoryLease | undefined {
     if (!Number.isSafeInteger(bytes) || bytes <= 0) return undefined;
+    this.prune(Date.now() - this.times.keepMs);
     const arena = this.reuse(bytes) ?? this.allocate(sizeClass(bytes));
     if (!arena) return undefined;
     this.leasedBytes += arena.length;
@@ -53,7 +68,7 @@ export class MemoryInputs {
         if (!held) return;
         held = false;
         this.leasedBytes -= arena.length;
-        this.free.push(arena);
+        this.free.push({ arena, since: Date.now() });
         this.freeBytes += arena.length;
         this.dropWhenIdle();
       },
@@ -68,27 +83,42 @@ export class MemoryInputs {
   /** The smallest free arena that holds `bytes`. */
   private reuse(bytes: number): Buffer | undefined {
     let best = -1;
-    for (let i = 0; i < this.free.length; i++)
-      if (this.free[i]!.length >= bytes && (best < 0 || this.free[i]!.length < this.free[best]!.length)) best = i;
+    for (let i = 0; i < this.free.length; i++) {
+      const size = this.free[i]!.arena.length;
+      if (size >= bytes && (best < 0 || size < this.free[best]!.arena.length)) best = i;
+    }
     if (best < 0) return undefined;
-    const [arena] = this.free.splice(best, 1);
-    this.freeBytes -= arena!.length;
+    const [{ arena }] = this.free.splice(best, 1) as [FreeArena];
+    this.freeBytes -= arena.length;
     return arena;
   }
 
   /** A new arena, dropping free ones (too small for this body) to make room under the limit. */
   private allocate(size: number): Buffer | undefined {
     if (this.leasedBytes + size > this.limitBytes) return undefined;
-    while (this.leasedBytes + this.freeBytes + size > this.limitBytes) this.freeBytes -= this.free.shift()!.length;
+    while (this.leasedBytes + this.freeBytes + size > this.limitBytes) this.drop(this.free.shift()!);
     return Buffer.allocUnsafeSlow(size);
+  }
+
+  /** Drops the free arenas given back before `before`. */
+  private prune(before: number): void {
+    for (const f of this.free.filter((x) => x.since < before)) this.drop(f);
+    this.free = this.free.filter((x) => x.since >= before);
+  }
+
+  private drop(f: FreeArena): void {
+    this.freeBytes -= f.arena.length;
+    this.dropped = true;
   }
 
   private dropWhenIdle(): void {
     clearTimeout(this.idleTimer);
     this.idleTimer = setTimeout(() => {
-      this.free = [];
-      this.freeBytes = 0;
-    }, IDLE_MS);
+      this.prune(Number.POSITIVE_INFINITY);
+      if (!this.dropped || this.leasedBytes > 0) return;
+      this.dropped = false;
+      fullGc().catch(() => {});
+    }, this.times.idleMs);
     this.idleTimer.unref();
   }
 }

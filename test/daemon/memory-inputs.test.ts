@@ -44,6 +44,20 @@ describe('MemoryInputs', () => {
     assert.ok(m.usage.leased + m.usage.free <= 8 * MB);
     for (const bad of [0, -1, Number.NaN, 1.5, Number.POSITIVE_INFINITY]) assert.equal(m.reserve(bad), undefined);
   });
+
+  it('drops a free arena left unused, and every free one once uploads stop', async () => {
+    const m = new MemoryInputs(64 * MB, { keepMs: 100, idleMs: 400 });
+    const big = m.reserve(10 * MB)!;
+    big.release();
+    await new Promise((r) => setTimeout(r, 150));
+    // Small bodies keep coming; the big arena, unused for longer than keepMs, is not kept for them.
+    const small = m.reserve(KB)!;
+    assert.notEqual(small.arena, big.arena);
+    small.release();
+    assert.deepEqual(m.usage, { leased: 0, free: 64 * KB });
+    await new Promise((r) => setTimeout(r, 500));
+    assert.deepEqual(m.usage, { leased: 0, free: 0 });
+  });
 });
 
 describe('uploads held in memory', () => {
