@@ -201,6 +201,7 @@ interface DeleteCounts {
   jobsDeleted: number;
   filesDeleted: number;
   pipelinesDeleted: number;
+  watchFoldersDeleted: number;
 }
 
 export async function usersDelete(username: string, o: AdminOptions & { yes?: boolean }): Promise<void> {
@@ -232,7 +233,7 @@ export async function usersDelete(username: string, o: AdminOptions & { yes?: bo
   out(
     o,
     { username, deleted: true, ...counts },
-    `Deleted ${username} with ${counts.jobsDeleted} job(s), ${counts.filesDeleted} library file(s) and ${counts.pipelinesDeleted} pipeline(s).\n`,
+    `Deleted ${username} with ${counts.jobsDeleted} job(s), ${counts.filesDeleted} library file(s), ${counts.pipelinesDeleted} pipeline(s) and ${counts.watchFoldersDeleted} watch folder(s).\n`,
   );
 }
 

@@ -50,6 +50,7 @@ describe('kiln admin (local data dir)', () => {
     assert.match(refuse.stderr, /--yes/);
     const del = await admin(['users', 'delete', 'olga', '--yes']);
     assert.equal(del.code, 0, del.stderr);
+    assert.match(del.stdout, /Deleted olga with 0 job\(s\), 0 library file\(s\), 0 pipeline\(s\) and 0 watch folder\(s\)\./);
     assert.equal(
       (await call(s, 'POST', '/api/auth/login', { token: null, body: { username: 'olga', password: 'Fresh-New-Pass-5' } })).status,
       401,
