@@ -3,7 +3,7 @@
 // compiled test file with node's test runner. Test data lives in a private temp dir.
 import { spawnSync } from 'node:child_process';
 import { readdirSync, mkdtempSync, mkdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -31,15 +31,34 @@ function find(dir) {
   return out;
 }
 
+// node --test starts the files in the order given, two at a time: the longest go first, so the run does
+// not end with one of them alone on a core (measured per file, docs/DEVELOPING.md "Test duration").
+const LONGEST = [
+  'hardening/hostile-input',
+  'hardening/authorization',
+  'tools/audio/audio',
+  'ai/background',
+  'ai/transcribe',
+  'daemon/drain',
+  'bench/bench-smoke',
+  'presets/presets',
+];
+const rank = (f) => {
+  const i = LONGEST.findIndex((x) => f.endsWith(path.join('dist', 'test', `${x}.test.js`)));
+  return i < 0 ? LONGEST.length : i;
+};
 const filter = process.argv.slice(2);
-let files = find(path.resolve('dist', 'test')).sort();
+let files = find(path.resolve('dist', 'test'))
+  .sort()
+  .sort((a, b) => rank(a) - rank(b));
 if (filter.length) files = files.filter((f) => filter.some((x) => f.includes(x)));
+const CONCURRENCY = 2;
 /** One run of node's test runner over `list` in a fresh private home; its exit status. */
 function runTests(list, extraEnv = {}) {
   const home = mkdtempSync(path.join(tmpdir(), 'kiln-test-'));
   for (const d of ['data', 'tmp', 'config', 'work']) mkdirSync(path.join(home, d));
   // The tests run in a scratch directory: a test that forgets -o cannot litter the checkout.
-  const r = spawnSync(process.execPath, ['--test', '--test-concurrency=2', '--test-timeout=600000', ...list], {
+  const r = spawnSync(process.execPath, ['--test', `--test-concurrency=${CONCURRENCY}`, '--test-timeout=600000', ...list], {
     cwd: path.join(home, 'work'),
     stdio: 'inherit',
     env: {
@@ -49,6 +68,10 @@ function runTests(list, extraEnv = {}) {
       XDG_CONFIG_HOME: path.join(home, 'config'),
       // Model downloads are verified by digest and kept between test files and runs (bundles are 100+ MB).
       KILN_AI_CACHE_DIR: process.env.KILN_AI_CACHE_DIR || path.join(tmpdir(), 'kiln-ai-cache'),
+      // Two test files run at once, and onnxruntime gives each model a spinning thread per core: two AI
+      // suites side by side then fight over the cores (the background and host suites together: 117 s, and 73 s with
+      // the cores shared out). Each model gets its share of the cores instead; the same code path runs.
+      KILN_AI_THREADS: process.env.KILN_AI_THREADS || String(Math.max(1, Math.floor(availableParallelism() / CONCURRENCY))),
       ...extraEnv,
     },
   });
