@@ -31,26 +31,9 @@ function find(dir) {
   return out;
 }
 
-// node --test starts the files in the order given, two at a time: the longest go first, so the run does
-// not end with one of them alone on a core (measured per file, docs/DEVELOPING.md "Test duration").
-const LONGEST = [
-  'hardening/hostile-input',
-  'hardening/authorization',
-  'tools/audio/audio',
-  'ai/background',
-  'ai/transcribe',
-  'daemon/drain',
-  'bench/bench-smoke',
-  'presets/presets',
-];
-const rank = (f) => {
-  const i = LONGEST.findIndex((x) => f.endsWith(path.join('dist', 'test', `${x}.test.js`)));
-  return i < 0 ? LONGEST.length : i;
-};
 const filter = process.argv.slice(2);
-let files = find(path.resolve('dist', 'test'))
-  .sort()
-  .sort((a, b) => rank(a) - rank(b));
+// node --test (v20) sorts the files itself and starts them in that order, two at a time.
+let files = find(path.resolve('dist', 'test')).sort();
 if (filter.length) files = files.filter((f) => filter.some((x) => f.includes(x)));
 const CONCURRENCY = 2;
 // KILN_TEST_TIMES=<file>: every test file's process appends its wall and CPU time there
@@ -73,8 +56,8 @@ function runTests(list, extraEnv = {}) {
       // Model downloads are verified by digest and kept between test files and runs (bundles are 100+ MB).
       KILN_AI_CACHE_DIR: process.env.KILN_AI_CACHE_DIR || path.join(tmpdir(), 'kiln-ai-cache'),
       // Two test files run at once, and onnxruntime gives each model a spinning thread per core: two AI
-      // suites side by side then fight over the cores (the background and host suites together: 117 s, and 73 s with
-      // the cores shared out). Each model gets its share of the cores instead; the same code path runs.
+      // suites side by side then fight over the cores (the background and host suites together: 117 s,
+      // 73 s with the cores shared out). Each model gets its share instead; the same code path runs.
       KILN_AI_THREADS: process.env.KILN_AI_THREADS || String(Math.max(1, Math.floor(availableParallelism() / CONCURRENCY))),
       ...(times && { KILN_TEST_TIMES: times }),
       ...extraEnv,
