@@ -2,10 +2,10 @@
 // Runs the static checks (Biome's formatter and linter, the import rules of ARCHITECTURE.md), then every
 // compiled test file with node's test runner. Test data lives in a private temp dir.
 import { spawnSync } from 'node:child_process';
-import { readdirSync, mkdtempSync, mkdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, mkdtempSync, mkdirSync, rmSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 // A few seconds: both read the sources only (the import checker is compiled by the build into dist/scripts).
@@ -32,14 +32,20 @@ function find(dir) {
 }
 
 const filter = process.argv.slice(2);
+// node --test (v20) sorts the files itself and starts them in that order, two at a time.
 let files = find(path.resolve('dist', 'test')).sort();
 if (filter.length) files = files.filter((f) => filter.some((x) => f.includes(x)));
+const CONCURRENCY = 2;
+// KILN_TEST_TIMES=<file>: every test file's process appends its wall and CPU time there
+// (scripts/test-times.mjs), and the run ends with the longest files listed.
+const times = process.env.KILN_TEST_TIMES ? path.resolve(process.env.KILN_TEST_TIMES) : undefined;
+const timesArgs = times ? ['--import', pathToFileURL(path.join(root, 'scripts', 'test-times.mjs')).href] : [];
 /** One run of node's test runner over `list` in a fresh private home; its exit status. */
 function runTests(list, extraEnv = {}) {
   const home = mkdtempSync(path.join(tmpdir(), 'kiln-test-'));
   for (const d of ['data', 'tmp', 'config', 'work']) mkdirSync(path.join(home, d));
   // The tests run in a scratch directory: a test that forgets -o cannot litter the checkout.
-  const r = spawnSync(process.execPath, ['--test', '--test-concurrency=2', '--test-timeout=600000', ...list], {
+  const r = spawnSync(process.execPath, [...timesArgs, '--test', `--test-concurrency=${CONCURRENCY}`, '--test-timeout=600000', ...list], {
     cwd: path.join(home, 'work'),
     stdio: 'inherit',
     env: {
@@ -49,6 +55,11 @@ function runTests(list, extraEnv = {}) {
       XDG_CONFIG_HOME: path.join(home, 'config'),
       // Model downloads are verified by digest and kept between test files and runs (bundles are 100+ MB).
       KILN_AI_CACHE_DIR: process.env.KILN_AI_CACHE_DIR || path.join(tmpdir(), 'kiln-ai-cache'),
+      // Two test files run at once, and onnxruntime gives each model a spinning thread per core: two AI
+      // suites side by side then fight over the cores (the background and host suites together: 117 s,
+      // 73 s with the cores shared out). Each model gets its share instead; the same code path runs.
+      KILN_AI_THREADS: process.env.KILN_AI_THREADS || String(Math.max(1, Math.floor(availableParallelism() / CONCURRENCY))),
+      ...(times && { KILN_TEST_TIMES: times }),
       ...extraEnv,
     },
   });
@@ -72,4 +83,26 @@ if (!filter.length && !process.env.KILN_TEST_S3) {
     status ||= s3Status;
   }
 }
+if (times) printTimes(times);
 process.exit(status);
+
+/** The 25 longest test files of the runs logged in `file`, with their CPU time and share of the total. */
+function printTimes(file) {
+  const rows = readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => l.split('\t'))
+    .map(([f, wall, cpu]) => ({
+      name: path.relative(path.join(root, 'dist', 'test'), f),
+      wall: Number(wall) / 1000,
+      cpu: Number(cpu) / 1000,
+    }));
+  const total = rows.reduce((sum, r) => sum + r.wall, 0);
+  const cpu = rows.reduce((sum, r) => sum + r.cpu, 0);
+  console.log(`\n# ${rows.length} test files: ${total.toFixed(0)} s of wall time in all, ${cpu.toFixed(0)} s of CPU (${file})`);
+  console.log('#   wall s  share   cpu s  file');
+  for (const r of rows.sort((a, b) => b.wall - a.wall).slice(0, 25))
+    console.log(
+      `# ${r.wall.toFixed(1).padStart(8)} ${((100 * r.wall) / total).toFixed(1).padStart(5)}% ${r.cpu.toFixed(1).padStart(7)}  ${r.name}`,
+    );
+}
