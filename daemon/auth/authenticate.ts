@@ -6,7 +6,8 @@
  * a key pays scrypt once a minute instead of on every request. The cache is only trusted while the
  * database's credentials version (daemon/auth/credentials-version.ts) is the one it was filled under:
  * every revocation, rotation, deletion or role change, by any instance or by `kiln admin` on the data
- * dir, bumps it, and the next request of every instance starts from an empty cache.
+ * dir, bumps it, and the next request of every instance starts from an empty cache. Refusals are cached
+ * the same way, so replaying a revoked or expired key does not cost a scrypt per request.
  *
  * A key that no longer works says why (error.details.reason): revoked, expired, rotated (its grace period
  * after a rotation is over), owner-disabled, or unknown (never issued, or its owner was deleted).
@@ -70,7 +71,8 @@ function fromRow(u: UsersTable, via: AuthUser['via'], extra: Partial<AuthUser> =
 }
 
 export class Authenticator {
-  private keyCache = new Map<string, { user: AuthUser; until: number }>();
+  /** Verifications by the key's sha256: its user, or why it is refused. */
+  private keyCache = new Map<string, { user?: AuthUser; refused?: KeyRefusal; until: number }>();
   /** The credentials version the cache was filled under. */
   private cacheVersion = -1;
   private openUser?: { user: AuthUser; until: number };
@@ -121,36 +123,51 @@ export class Authenticator {
     const cacheKey = sha256(key);
     const hit = this.keyCache.get(cacheKey);
     const now = Date.now();
-    if (hit && hit.until > now) return hit.user;
+    if (hit && hit.until > now) {
+      if (hit.refused) throw keyRefused(hit.refused);
+      return hit.user!;
+    }
     if (hit) this.keyCache.delete(cacheKey);
+    const checked = await this.checkKey(key, now);
+    if (this.keyCache.size >= KEY_CACHE_MAX) this.keyCache.delete(this.keyCache.keys().next().value!);
+    // A refusal stands until the credentials change (a revoked key stays revoked): a client replaying an
+    // old key costs one scrypt a minute, not one per request.
+    if (typeof checked === 'string') {
+      this.keyCache.set(cacheKey, { refused: checked, until: now + KEY_CACHE_MS });
+      throw keyRefused(checked);
+    }
+    this.keyCache.set(cacheKey, { user: checked.user, until: checked.until });
+    await touchApiKey(this.store.db, checked.rowId);
+    return checked.user;
+  }
+
+  /** The key's user and how long that may be cached, or why the key is refused: one scrypt per candidate row. */
+  private async checkKey(key: string, now: number): Promise<{ user: AuthUser; until: number; rowId: string } | KeyRefusal> {
     for (const row of await findKeysByPrefix(this.store.db, keyPrefix(key))) {
       if (!(await verifySecret(key, row.key_hash))) continue;
-      if (row.revoked_at != null) throw keyRefused('revoked');
+      if (row.revoked_at != null) return 'revoked';
       const graceEnd = row.replaced_by ? Number(row.valid_until ?? 0) : Infinity;
-      if (graceEnd <= now) throw keyRefused('rotated');
+      if (graceEnd <= now) return 'rotated';
       const expiresAt = row.expires_at == null ? Infinity : Number(row.expires_at);
-      if (expiresAt <= now) throw keyRefused('expired');
-      if (row.user.disabled_at != null) throw keyRefused('owner-disabled');
+      if (expiresAt <= now) return 'expired';
+      if (row.user.disabled_at != null) return 'owner-disabled';
       // A rotated-out secret acts as the key it was replaced by.
       const keyId = row.replaced_by ?? row.id;
       const user = fromRow(row.user, 'api-key', { apiKeyId: keyId, keyExpiresAt: row.expires_at == null ? null : Number(row.expires_at) });
-      if (this.keyCache.size >= KEY_CACHE_MAX) this.keyCache.delete(this.keyCache.keys().next().value!);
       // Never cache past the key's expiry or the end of its grace period.
-      this.keyCache.set(cacheKey, { user, until: Math.min(expiresAt, graceEnd, now + KEY_CACHE_MS) });
-      await touchApiKey(this.store.db, row.id);
-      return user;
+      return { user, until: Math.min(expiresAt, graceEnd, now + KEY_CACHE_MS), rowId: row.id };
     }
-    throw keyRefused('unknown');
+    return 'unknown';
   }
 
   /** Drops cached verifications of a key (after it is deleted). */
   forgetApiKey(keyId: string): void {
-    for (const [k, v] of this.keyCache) if (v.user.apiKeyId === keyId) this.keyCache.delete(k);
+    for (const [k, v] of this.keyCache) if (v.user?.apiKeyId === keyId) this.keyCache.delete(k);
   }
 
   /** Drops every cached key of a user (password change, role change, deletion). */
   forgetUser(userId: string): void {
-    for (const [k, v] of this.keyCache) if (v.user.id === userId) this.keyCache.delete(k);
+    for (const [k, v] of this.keyCache) if (v.user?.id === userId) this.keyCache.delete(k);
     if (this.openUser?.user.id === userId) this.openUser = undefined;
   }
 }

@@ -129,6 +129,22 @@ describe('service accounts and API keys', () => {
     assert.doesNotMatch(malformed.json.error.message, /session/);
   });
 
+  it('a revoked key replayed is refused from the cache, not by a scrypt per request', async () => {
+    const u = await makeUser(s, 'replayer');
+    const k = await call(s, 'POST', '/api/v1/api-keys', { token: u.token, body: { name: 'old-ci' } });
+    assert.equal((await session(s, k.json.key)).status, 200);
+    assert.equal((await call(s, 'DELETE', `/api/v1/api-keys/${k.json.id}`, { token: u.token })).status, 200);
+    // The first refusal verifies the secret (one scrypt, ~40 ms of CPU); the replays find it cached.
+    let t = performance.now();
+    assertRefused(await session(s, k.json.key), 'revoked');
+    const first = performance.now() - t;
+    const REPLAYS = 30;
+    t = performance.now();
+    for (let i = 0; i < REPLAYS; i++) assertRefused(await session(s, k.json.key), 'revoked');
+    const replay = (performance.now() - t) / REPLAYS;
+    assert.ok(replay < first / 3, `a replay took ${replay.toFixed(1)} ms, the first refusal ${first.toFixed(1)} ms`);
+  });
+
   it('a key never outlives the key that made it (#21.4)', async () => {
     const u = await makeUser(s, 'minter2');
     const parent = await call(s, 'POST', '/api/v1/api-keys', { token: u.token, body: { name: 'parent', expiresInDays: 1 } });
