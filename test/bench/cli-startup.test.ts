@@ -194,7 +194,7 @@ describe('CLI bundle', { concurrency: 2 }, () => {
     assert.equal((await run([path.join(root, 'bin', 'kiln'), '--version'])).stdout, '9.9.9\n');
   });
 
-  test("bin/kiln run as a program sets the malloc tunables for serve only, and keeps the user's", async () => {
+  test("bin/kiln run as a program sets the malloc tunables and the young-generation cap for serve only, and keeps the user's", async () => {
     const exe = envEcho('tunables', ['MALLOC_ARENA_MAX', 'MALLOC_MMAP_THRESHOLD_', 'MALLOC_TRIM_THRESHOLD_']);
     const direct = (args: string[], env: NodeJS.ProcessEnv = {}) =>
       program(exe, args, ['MALLOC_ARENA_MAX', 'MALLOC_MMAP_THRESHOLD_', 'MALLOC_TRIM_THRESHOLD_'], env);
@@ -203,6 +203,14 @@ describe('CLI bundle', { concurrency: 2 }, () => {
     assert.equal(await direct(['serve'], { MALLOC_ARENA_MAX: '8' }), '8 131072 131072');
     // Through node the preamble is a comment: the same program, no shell.
     assert.equal((await run([exe, 'serve'])).stdout, '- - -');
+    // V8's young generation is capped for serve; a flag of the user's comes later and wins.
+    const opts = envEcho('node-options', ['NODE_OPTIONS']);
+    assert.equal(await program(opts, ['serve'], ['NODE_OPTIONS']), '--max-semi-space-size=8');
+    assert.equal(
+      await program(opts, ['serve'], ['NODE_OPTIONS'], { NODE_OPTIONS: '--max-semi-space-size=16' }),
+      '--max-semi-space-size=8 --max-semi-space-size=16',
+    );
+    assert.equal(await program(opts, ['resize', 'x.jpg'], ['NODE_OPTIONS']), '-');
   });
 
   test('bin/kiln run as a program hands NODE_EXTRA_CA_CERTS over as KILN_DEFERRED_CA_CERTS, except to serve', async () => {

@@ -118,10 +118,12 @@ export function engineIdleMs(warn: (m: string) => void = () => undefined): numbe
 }
 
 /**
- * Start-up grows V8's heap to ~75 MB (the young generation alone to 32 MB) for ~35 MB of live data, and
- * V8 gives it back only when its memory reducer runs, which an idle daemon may not trigger for a
- * minute or more. One full collection once start-up is over, while little is being allocated, lets V8
- * shrink it: measured 133 → 102 MB RSS right away. `KILN_SETTLE_HEAP_MS=0` turns it off.
+ * Start-up grows V8's heap (the young generation to its cap, bin/kiln's --max-semi-space-size) for
+ * ~27 MB of live data, and V8 gives it back only when its memory reducer runs, which an idle daemon may
+ * not trigger for a minute or more. A full collection once start-up is over compacts the old
+ * generation; a young one after it finds the young generation empty and may shrink it (V8 11.3 resizes
+ * it after a scavenge only when the recent allocation rate reads low, which it mostly but not always
+ * does: hence the cap). `KILN_SETTLE_HEAP_MS=0` turns it off.
  */
 function settleStartupHeap(): void {
   const ms = Number(process.env.KILN_SETTLE_HEAP_MS ?? 10_000);
@@ -129,6 +131,9 @@ function settleStartupHeap(): void {
   setTimeout(async () => {
     const [{ setFlagsFromString }, { runInNewContext }] = await Promise.all([import('node:v8'), import('node:vm')]);
     setFlagsFromString('--expose-gc');
-    (runInNewContext('gc') as () => void)();
+    const gc = runInNewContext('gc') as (o?: { type: 'minor' }) => void;
+    // Without options: node 20's V8 runs gc({type: 'major'}) as a young collection.
+    gc();
+    gc({ type: 'minor' });
   }, ms).unref();
 }

@@ -87,8 +87,8 @@ ${envLines(l)
   .map(([k, v]) => `Environment=${JSON.stringify(`${k}=${v}`)}`)
   .join('\n')}
 # glibc malloc: two arenas and a fixed mmap threshold keep the daemon's memory near its idle size (bin/kiln sets
-# the same when it starts serve; here node is started directly).
-Environment="MALLOC_ARENA_MAX=2" "MALLOC_MMAP_THRESHOLD_=131072" "MALLOC_TRIM_THRESHOLD_=131072"
+# the same when it starts serve; here node is started directly), and V8's young generation capped.
+Environment="MALLOC_ARENA_MAX=2" "MALLOC_MMAP_THRESHOLD_=131072" "MALLOC_TRIM_THRESHOLD_=131072" "NODE_OPTIONS=--max-semi-space-size=8"
 WorkingDirectory=${l.dir}/current
 ExecStart=${l.node} ${l.dir}/current/dist/src/cli/main.js serve
 Restart=on-failure
