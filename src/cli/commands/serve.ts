@@ -120,20 +120,13 @@ export function engineIdleMs(warn: (m: string) => void = () => undefined): numbe
 /**
  * Start-up grows V8's heap (the young generation to its cap, bin/kiln's --max-semi-space-size) for
  * ~27 MB of live data, and V8 gives it back only when its memory reducer runs, which an idle daemon may
- * not trigger for a minute or more. A full collection once start-up is over compacts the old
- * generation; a young one after it finds the young generation empty and may shrink it (V8 11.3 resizes
- * it after a scavenge only when the recent allocation rate reads low, which it mostly but not always
- * does: hence the cap). `KILN_SETTLE_HEAP_MS=0` turns it off.
+ * not trigger for a minute or more. fullGc() once start-up is over lets it shrink (the young generation
+ * mostly but not always: hence the cap). `KILN_SETTLE_HEAP_MS=0` turns it off.
  */
 function settleStartupHeap(): void {
   const ms = Number(process.env.KILN_SETTLE_HEAP_MS ?? 10_000);
   if (!(ms > 0)) return;
-  setTimeout(async () => {
-    const [{ setFlagsFromString }, { runInNewContext }] = await Promise.all([import('node:v8'), import('node:vm')]);
-    setFlagsFromString('--expose-gc');
-    const gc = runInNewContext('gc') as (o?: { type: 'minor' }) => void;
-    // Without options: node 20's V8 runs gc({type: 'major'}) as a young collection.
-    gc();
-    gc({ type: 'minor' });
+  setTimeout(() => {
+    import('../../../daemon/system/full-gc.js').then((m) => m.fullGc()).catch(() => {});
   }, ms).unref();
 }
