@@ -10,14 +10,20 @@
  * Bounded: MEMORY_INPUTS_MB of arenas, leased and free together, jobs waiting in the queue included. A
  * body that does not fit, or whose size is not declared up front, streams to disk as before. A free
  * arena unused for KEEP_MS is dropped (under steady traffic arenas come back within milliseconds), and
- * after IDLE_MS without uploads the rest go and one full collection gives their memory back.
+ * after IDLE_MS without uploads the rest go and one full collection gives their memory back. V8 does
+ * not count arenas it has not seen allocated as pressure, so once GC_AFTER_BYTES of them have been
+ * dropped under traffic (a burst of large uploads is over) one collection runs then too, at most once
+ * per IDLE_MS: a pause of tens of milliseconds against that much memory held for minutes.
  */
 import { fullGc } from '../system/full-gc.js';
 
 const KB = 1024;
 const MB = 1024 * KB;
-const KEEP_MS = 5_000;
+const KEEP_MS = 1_000;
+/** Free arenas kept at most: a few more than the uploads in flight at once on a small machine. */
+const KEEP_FREE = 4;
 const IDLE_MS = 30_000;
+const GC_AFTER_BYTES = 8 * MB;
 
 interface FreeArena {
   arena: Buffer;
@@ -32,10 +38,14 @@ export interface MemoryLease {
   release(): void;
 }
 
-/** Arena sizes: powers of two from 64 KB below 1 MB, whole MBs above, so that similar bodies share arenas. */
+/**
+ * Arena sizes: powers of two from 256 KB below 1 MB, whole MBs above, so that similar bodies share
+ * arenas. Never below glibc's mmap threshold (bin/kiln sets 128 KB): a small arena kept from the main
+ * heap would pin the memory above it, which glibc then cannot give back.
+ */
 function sizeClass(bytes: number): number {
   if (bytes >= MB) return Math.ceil(bytes / MB) * MB;
-  let size = 64 * KB;
+  let size = 256 * KB;
   while (size < bytes) size *= 2;
   return size;
 }
@@ -43,8 +53,9 @@ function sizeClass(bytes: number): number {
 export class MemoryInputs {
   /** Arenas not leased now, kept for the next bodies. */
   private free: FreeArena[] = [];
-  /** Arenas were dropped since the last full collection. */
-  private dropped = false;
+  /** Bytes of arenas dropped since the last full collection. */
+  private droppedBytes = 0;
+  private lastGc = 0;
   private leasedBytes = 0;
   private freeBytes = 0;
   private idleTimer?: NodeJS.Timeout;
@@ -70,6 +81,7 @@ export class MemoryInputs {
         this.leasedBytes -= arena.length;
         this.free.push({ arena, since: Date.now() });
         this.freeBytes += arena.length;
+        if (this.free.length > KEEP_FREE) this.drop(this.free.shift()!);
         this.dropWhenIdle();
       },
     };
@@ -104,20 +116,26 @@ export class MemoryInputs {
   private prune(before: number): void {
     for (const f of this.free.filter((x) => x.since < before)) this.drop(f);
     this.free = this.free.filter((x) => x.since >= before);
+    if (this.droppedBytes >= GC_AFTER_BYTES && Date.now() - this.lastGc >= this.times.idleMs) this.collect();
   }
 
   private drop(f: FreeArena): void {
     this.freeBytes -= f.arena.length;
-    this.dropped = true;
+    this.droppedBytes += f.arena.length;
+  }
+
+  private collect(): void {
+    this.droppedBytes = 0;
+    this.lastGc = Date.now();
+    // After the current request's work: the arena it leases is not garbage.
+    setImmediate(() => void fullGc().catch(() => {}));
   }
 
   private dropWhenIdle(): void {
     clearTimeout(this.idleTimer);
     this.idleTimer = setTimeout(() => {
       this.prune(Number.POSITIVE_INFINITY);
-      if (!this.dropped || this.leasedBytes > 0) return;
-      this.dropped = false;
-      fullGc().catch(() => {});
+      if (this.droppedBytes > 0 && this.leasedBytes === 0) this.collect();
     }, this.times.idleMs);
     this.idleTimer.unref();
   }

@@ -24,15 +24,15 @@ describe('MemoryInputs', () => {
   it('leases arenas by size class, reuses the smallest that fits and keeps to its limit', () => {
     const m = new MemoryInputs(8 * MB);
     const a = m.reserve(100)!;
-    assert.equal(a.arena.length, 64 * KB);
+    assert.equal(a.arena.length, 256 * KB);
     const b = m.reserve(3 * MB + 1)!;
     assert.equal(b.arena.length, 4 * MB);
-    assert.deepEqual(m.usage, { leased: 4 * MB + 64 * KB, free: 0 });
+    assert.deepEqual(m.usage, { leased: 4 * MB + 256 * KB, free: 0 });
     // 4 MB more would pass 8 MB.
     assert.equal(m.reserve(4 * MB), undefined);
     b.release();
     b.release();
-    assert.deepEqual(m.usage, { leased: 64 * KB, free: 4 * MB });
+    assert.deepEqual(m.usage, { leased: 256 * KB, free: 4 * MB });
     // The free 4-MB arena serves a 2-MB body rather than a new one being allocated.
     const c = m.reserve(2 * MB)!;
     assert.equal(c.arena, b.arena);
@@ -54,7 +54,7 @@ describe('MemoryInputs', () => {
     const small = m.reserve(KB)!;
     assert.notEqual(small.arena, big.arena);
     small.release();
-    assert.deepEqual(m.usage, { leased: 0, free: 64 * KB });
+    assert.deepEqual(m.usage, { leased: 0, free: 256 * KB });
     await new Promise((r) => setTimeout(r, 500));
     assert.deepEqual(m.usage, { leased: 0, free: 0 });
   });
