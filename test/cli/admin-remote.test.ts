@@ -111,7 +111,7 @@ describe('kiln admin against a server', () => {
     assert.match(refuse.stderr, /--yes/);
     const del = await admin(['users', 'delete', 'olga', '--yes']);
     assert.equal(del.code, 0, del.stderr);
-    assert.match(del.stdout, /^Deleted olga with 0 job\(s\), 0 library file\(s\) and 0 pipeline\(s\)\.\n$/);
+    assert.match(del.stdout, /^Deleted olga with 0 job\(s\), 0 library file\(s\), 0 pipeline\(s\) and 0 watch folder\(s\)\.\n$/);
     assert.equal(
       (await call(s, 'POST', '/api/auth/login', { token: null, body: { username: 'olga', password: 'Fresh-New-Pass-5' } })).status,
       401,
