@@ -129,11 +129,12 @@ export class Authenticator {
     }
     if (hit) this.keyCache.delete(cacheKey);
     const checked = await this.checkKey(key, now);
-    if (this.keyCache.size >= KEY_CACHE_MAX) this.keyCache.delete(this.keyCache.keys().next().value!);
-    // A refusal stands until the credentials change (a revoked key stays revoked): a client replaying an
-    // old key costs one scrypt a minute, not one per request.
+    if (checked !== 'unknown' && this.keyCache.size >= KEY_CACHE_MAX) this.keyCache.delete(this.keyCache.keys().next().value!);
+    // A refusal of a key that was issued stands until the credentials change (a revoked key stays
+    // revoked): replaying it costs one scrypt a minute, not one per request. Unknown keys are not cached:
+    // made up by the thousand, they would push the keys in use out of the cache.
     if (typeof checked === 'string') {
-      this.keyCache.set(cacheKey, { refused: checked, until: now + KEY_CACHE_MS });
+      if (checked !== 'unknown') this.keyCache.set(cacheKey, { refused: checked, until: now + KEY_CACHE_MS });
       throw keyRefused(checked);
     }
     this.keyCache.set(cacheKey, { user: checked.user, until: checked.until });

@@ -10,10 +10,8 @@
  * Bounded: MEMORY_INPUTS_MB of arenas, leased and free together, jobs waiting in the queue included. A
  * body that does not fit, or whose size is not declared up front, streams to disk as before. A free
  * arena unused for KEEP_MS is dropped (under steady traffic arenas come back within milliseconds), and
- * after IDLE_MS without uploads the rest go and one full collection gives their memory back. V8 does
- * not count arenas it has not seen allocated as pressure, so once GC_AFTER_BYTES of them have been
- * dropped under traffic (a burst of large uploads is over) one collection runs then too, at most once
- * per IDLE_MS: a pause of tens of milliseconds against that much memory held for minutes.
+ * after IDLE_MS without uploads the rest go and one full collection gives their memory back (V8 frees
+ * a dropped arena only when a collection finds it).
  */
 import { fullGc } from '../system/full-gc.js';
 
@@ -23,7 +21,6 @@ const KEEP_MS = 1_000;
 /** Free arenas kept at most: a few more than the uploads in flight at once on a small machine. */
 const KEEP_FREE = 4;
 const IDLE_MS = 30_000;
-const GC_AFTER_BYTES = 8 * MB;
 
 interface FreeArena {
   arena: Buffer;
@@ -53,9 +50,8 @@ function sizeClass(bytes: number): number {
 export class MemoryInputs {
   /** Arenas not leased now, kept for the next bodies. */
   private free: FreeArena[] = [];
-  /** Bytes of arenas dropped since the last full collection. */
-  private droppedBytes = 0;
-  private lastGc = 0;
+  /** Arenas were dropped since the last full collection. */
+  private dropped = false;
   private leasedBytes = 0;
   private freeBytes = 0;
   private idleTimer?: NodeJS.Timeout;
@@ -116,26 +112,20 @@ export class MemoryInputs {
   private prune(before: number): void {
     for (const f of this.free.filter((x) => x.since < before)) this.drop(f);
     this.free = this.free.filter((x) => x.since >= before);
-    if (this.droppedBytes >= GC_AFTER_BYTES && Date.now() - this.lastGc >= this.times.idleMs) this.collect();
   }
 
   private drop(f: FreeArena): void {
     this.freeBytes -= f.arena.length;
-    this.droppedBytes += f.arena.length;
-  }
-
-  private collect(): void {
-    this.droppedBytes = 0;
-    this.lastGc = Date.now();
-    // After the current request's work: the arena it leases is not garbage.
-    setImmediate(() => void fullGc().catch(() => {}));
+    this.dropped = true;
   }
 
   private dropWhenIdle(): void {
     clearTimeout(this.idleTimer);
     this.idleTimer = setTimeout(() => {
       this.prune(Number.POSITIVE_INFINITY);
-      if (this.droppedBytes > 0 && this.leasedBytes === 0) this.collect();
+      if (!this.dropped || this.leasedBytes > 0) return;
+      this.dropped = false;
+      fullGc().catch(() => {});
     }, this.times.idleMs);
     this.idleTimer.unref();
   }

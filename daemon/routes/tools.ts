@@ -7,7 +7,7 @@
 import { rm } from 'node:fs/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { KilnError } from '../../src/core/errors.js';
-import { SECTIONS } from '../../src/core/tool.js';
+import { readsInputInMemory, SECTIONS } from '../../src/core/tool.js';
 import { checkInputs, validateRequest } from '../../src/tools/run-tool.js';
 import { requireUser } from '../auth/authenticate.js';
 import { requirePermission } from '../auth/permissions.js';
@@ -65,9 +65,8 @@ async function runTarget(app: FastifyInstance, target: Target, request: FastifyR
   const { jobs, config } = app.kiln;
   const { id, workDir, inDir } = await jobs.allocate();
   // A tool that reads its upload through openInput takes it from memory while there is room for it.
-  const input = target.tool.input;
   const memory =
-    input.kind === 'file' && input.inMemory && request.isMultipart()
+    readsInputInMemory(target.tool) && request.isMultipart()
       ? app.kiln.memoryInputs?.reserve(Number(request.headers['content-length']))
       : undefined;
   const release = memory?.release;

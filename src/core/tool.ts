@@ -70,6 +70,11 @@ export type InputSpec =
   /** No upload: the settings are the JSON body (barcode-generate, html-to-image). Optional files may still come in `extra`. */
   | { kind: 'none'; extra?: ExtraInput[] };
 
+/** Whether the tool takes an upload held in memory as it is (InputSpec `inMemory`). */
+export function readsInputInMemory(tool: { input: InputSpec }): boolean {
+  return tool.input.kind === 'file' && tool.input.inMemory === true;
+}
+
 export interface InputFile {
   /**
    * Absolute path on disk (inside the run's workspace or the user's file for the CLI). With `bytes`,

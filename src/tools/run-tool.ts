@@ -16,7 +16,7 @@ import { scrubError } from '../core/scrub-paths.js';
 import { forgetKind, rememberKind } from '../core/sniffed-kinds.js';
 import { onDisk, source } from '../core/input-bytes.js';
 import { requireKind } from '../core/sniff.js';
-import type { InputFile, OutputFile, RunContext, Tool, ToolInputs } from '../core/tool.js';
+import { readsInputInMemory, type InputFile, type OutputFile, type RunContext, type Tool, type ToolInputs } from '../core/tool.js';
 import { requireEngine } from '../engines/registry.js';
 import { decodesFully } from '../engines/sharp.js';
 import { outputFile } from './_shared/output.js';
@@ -79,7 +79,7 @@ export async function runTool(tool: Tool, inputs: ToolInputs, rawSettings: unkno
       await (await import('./bundles.js')).requireRunBundles(opts.dataDir, tool, settings);
     await checkInputs(tool, inputs, opts.allowPostScript !== false);
     // An input held in memory goes over as is only to a tool that reads it through openInput.
-    if (!(tool.input.kind === 'file' && tool.input.inMemory)) await Promise.all(allInputs.map(onDisk));
+    if (!readsInputInMemory(tool)) await Promise.all(allInputs.map(onDisk));
     for (const f of allInputs) if (f.type) rememberKind(f.path, f.type);
     remembered = true;
     await tool.preflight?.(settings, { dataDir: opts.dataDir, inputs });
