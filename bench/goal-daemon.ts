@@ -142,14 +142,21 @@ export async function throughputRow(s: ServeProcess, big: string, windows: numbe
   });
 }
 
+/**
+ * What the daemon keeps once a burst of requests is over: read 3 s after the last answer (the daemon
+ * gives freed C heap pages back after HEAP_TRIM_MS, 1 s, without jobs; memory inputs are let go 1 s
+ * after use), with the reading at the last answer beside it.
+ */
 export async function mixedRow(s: ServeProcess, idleMb: number, n: number): Promise<Row> {
-  return row(`daemon RSS after ${n} mixed image requests`, async () => {
+  return row(`daemon RSS 3 s after ${n} mixed image requests`, async () => {
     if (!idleMb) throw new Error('no idle measurement');
     const mix = await mixedImageRequests();
     await runMix(s, mix, n);
+    const atOnce = s.rssMb();
+    await new Promise((r) => setTimeout(r, 3000));
     const after = s.rssMb();
     return {
-      kiln: mb(after),
+      kiln: `${mb(after)} (at the last answer ${mb(atOnce)})`,
       reference: `idle ${mb(idleMb)}`,
       ratio: after / idleMb,
       value: after / idleMb,

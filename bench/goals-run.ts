@@ -23,7 +23,7 @@ const ORDER = [
   'CLI `kiln --version',
   'CLI batch',
   'daemon idle RSS',
-  'daemon RSS after',
+  'daemon RSS',
   'engine first use: LibreOffice',
   'Office → PDF',
   'engine first use: Chromium',

@@ -71,6 +71,8 @@ export interface DaemonConfig {
   maxRequestMb: number;
   /** Request bodies held in memory at once for tools that read uploads from there (MEMORY_INPUTS_MB; 0 = none). */
   memoryInputsMb: number;
+  /** Quiet time after the last job before the C heap's free pages go back to the system (HEAP_TRIM_MS; 0 = never). */
+  heapTrimMs: number;
   /** Job inputs and outputs one user may hold until they are swept (USER_QUOTA_MB; 0 = no quota). */
   userQuotaMb: number;
   /** Time a client has to send its request headers (HEADERS_TIMEOUT_S). */
@@ -195,6 +197,7 @@ export function resolveConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = 
     maxTextKb: num(env, 'MAX_TEXT_KB', defaultTextKb(num(env, 'MAX_FIELD_KB', 1024, 1)), 1),
     maxRequestMb: num(env, 'MAX_REQUEST_MB', 4096, 1),
     memoryInputsMb: num(env, 'MEMORY_INPUTS_MB', 64, 0),
+    heapTrimMs: num(env, 'HEAP_TRIM_MS', 1000, 0),
     userQuotaMb: num(env, 'USER_QUOTA_MB', 10240, 0),
     headersTimeoutS: num(env, 'HEADERS_TIMEOUT_S', 30, 0.1),
     bodyIdleTimeoutS: num(env, 'BODY_IDLE_TIMEOUT_S', 60, 0.1),

@@ -38,6 +38,7 @@ import { openStore } from './store/db.js';
 import { deleteExpiredSessions } from './store/sessions.js';
 import { localLeases, redisLeases } from './watch/lock.js';
 import { WatchFolders } from './watch/service.js';
+import { QuietTrim } from './system/heap-trim.js';
 
 declare module './context.js' {
   interface DaemonContext {
@@ -148,6 +149,9 @@ export async function buildServer(config: DaemonConfig): Promise<FastifyInstance
       if (!ctx.fileLibrary) throw new KilnError('VALIDATION_ERROR', 'fileId: the file library is not available on this server.');
       return ctx.fileLibrary.saveOutput(viewer, fileId, row);
     });
+    // Freed C heap pages go back to the system once jobs pause (system/heap-trim.ts).
+    const heapTrim = new QuietTrim(config.heapTrimMs, () => jobs.busy());
+    jobs.finished.on('job', () => heapTrim.poke());
     // Before the routes: its onResponse hook must see every one of them.
     ctx.registry = await installMetrics(app);
     installDrainGuard(app);
@@ -191,6 +195,7 @@ export async function buildServer(config: DaemonConfig): Promise<FastifyInstance
       await watchFolders.close();
       await features.stop();
       await jobs.close();
+      heapTrim.close();
     });
     app.addHook('onClose', async () => {
       await storage.close().catch(() => {});
