@@ -48,6 +48,12 @@ let closing: Promise<void> | undefined;
 let nextId = 1;
 const pending = new Map<number, Pending>();
 let idleMs = Number(process.env.KILN_CHROMIUM_IDLE_MS) || 1000;
+/**
+ * Whether the worker opens the next job's context and page in advance (worker.ts): for a browser kept
+ * warm between jobs (keepChromiumWarm, the daemon), not for a one-shot CLI run whose browser stops 1 s
+ * after its job.
+ */
+let spares = false;
 let idleTimer: NodeJS.Timeout | undefined;
 
 function startWorker(): Worker {
@@ -96,6 +102,7 @@ function armIdleStop(): void {
  */
 export function keepChromiumWarm(ms = Infinity): void {
   idleMs = ms;
+  spares = true;
   if (idleTimer) clearTimeout(idleTimer);
 }
 
@@ -168,7 +175,15 @@ export async function withPage<T>(options: BrowserContextOptions, task: TaskRef,
   try {
     return (await new Promise((resolve, reject) => {
       pending.set(id, { resolve, reject, job });
-      w.postMessage({ type: 'run', id, exe, options, task, timeoutMs: job.timeoutMs ?? 60_000 } satisfies ToWorker);
+      w.postMessage({
+        type: 'run',
+        id,
+        exe,
+        options,
+        task,
+        timeoutMs: job.timeoutMs ?? 60_000,
+        spare: spares,
+      } satisfies ToWorker);
     })) as T;
   } finally {
     job.signal?.removeEventListener('abort', onAbort);

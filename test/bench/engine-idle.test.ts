@@ -127,6 +127,29 @@ describe('engines stop when idle', { concurrency: 1 }, () => {
     }
   });
 
+  test("a browser kept warm opens the next job's page in advance, in a fresh context", async () => {
+    keepChromiumWarm(Number.POSITIVE_INFINITY);
+    const state = (options: object, setCookie = false) =>
+      withPage<{ openedAt: number; cookies: number }>(options, { module: PAGE_TASKS, name: 'pageState', args: { setCookie } });
+    try {
+      const first = await state({}, true);
+      assert.equal(first.cookies, 0);
+      // The spare opens once the job has ended; give it time on a loaded machine.
+      await new Promise((r) => setTimeout(r, 3000));
+      const sent = Date.now();
+      const second = await state({});
+      assert.ok(second.openedAt < sent, `the page was opened ${(second.openedAt - sent).toFixed(0)} ms after the job was sent`);
+      assert.equal(second.cookies, 0, 'the spare context is as fresh as a new one');
+      // Other context options: a page of their own, opened for the job.
+      await new Promise((r) => setTimeout(r, 3000));
+      const sentOther = Date.now();
+      const other = await state({ viewport: { width: 320, height: 200 } });
+      assert.ok(other.openedAt >= sentOther - 5, 'a job with other options does not get the spare');
+    } finally {
+      await shutdownChromium();
+    }
+  });
+
   test('playwright-core runs in the worker only: this thread never loads it, errors keep their code', async () => {
     keepChromiumWarm(Number.POSITIVE_INFINITY);
     try {

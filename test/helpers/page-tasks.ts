@@ -26,3 +26,18 @@ export async function refuse(_page: Page, _ctx: BrowserContext, a: { reason: str
 export async function waitForever(page: Page): Promise<void> {
   await page.waitForSelector('#never', { timeout: 600_000 });
 }
+
+/**
+ * When the page was opened (its blank document's time origin, ms since the epoch) and how many
+ * cookies its context holds; `setCookie` leaves one behind for the next job to (not) find.
+ */
+export async function pageState(
+  page: Page,
+  ctx: BrowserContext,
+  a: { setCookie?: boolean },
+): Promise<{ openedAt: number; cookies: number }> {
+  const openedAt = await page.evaluate(() => performance.timeOrigin);
+  const cookies = (await ctx.cookies()).length;
+  if (a.setCookie) await ctx.addCookies([{ name: 'left', value: 'behind', url: 'http://kiln.invalid/' }]);
+  return { openedAt, cookies };
+}

@@ -9,7 +9,16 @@ export interface TaskRef {
 }
 
 export type ToWorker =
-  | { type: 'run'; id: number; exe: string; options: BrowserContextOptions; task: TaskRef; timeoutMs: number }
+  | {
+      type: 'run';
+      id: number;
+      exe: string;
+      options: BrowserContextOptions;
+      task: TaskRef;
+      timeoutMs: number;
+      /** Open the next job's context and page once this one ends (a browser kept warm between jobs). */
+      spare: boolean;
+    }
   | { type: 'abort'; id: number }
   /** Close the browser; the worker answers `closed`, then the caller ends the thread. */
   | { type: 'close' };
