@@ -171,10 +171,10 @@ export async function buildServer(config: DaemonConfig): Promise<FastifyInstance
       // Unknown routes fall through to the 404 handler.
       if (!url) return limiter.check(request, reply);
       if (request.routeOptions.config?.public || PUBLIC_PREFIXES.some((p) => url.startsWith(p))) {
-        if (!config.authEnabled) request.user = await ctx.auth.identify(request);
+        if (!config.authEnabled) request.user = await ctx.auth.identify(request, reply);
         return limiter.check(request, reply);
       }
-      const user = await ctx.auth.identify(request);
+      const user = await ctx.auth.identify(request, reply);
       if (!user) limiter.check(request, reply);
       if (!user)
         throw new KilnError(

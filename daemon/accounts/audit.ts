@@ -22,6 +22,8 @@ export type AuditEvent =
   | 'key.create'
   | 'key.revoke'
   | 'key.rotate'
+  | 'key.auth-failure'
+  | 'key.auth-locked'
   | 'mfa.enroll'
   | 'mfa.enable'
   | 'mfa.disable'

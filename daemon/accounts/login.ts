@@ -12,7 +12,7 @@ import { createSession } from '../store/sessions.js';
 import { findUserByName } from '../store/users.js';
 import { audit } from './audit.js';
 import { createChallenge } from './mfa.js';
-import { attemptFailed, attemptSucceeded, reserveAttempt, sleep, throttleKeys } from './throttle.js';
+import { attemptSucceeded, failedAttempt, reserveAttempt, throttleKeys } from './throttle.js';
 
 export async function issueSession(
   ctx: DaemonContext,
@@ -31,17 +31,13 @@ export async function failLogin(
   why: string,
   message = 'Wrong username or password.',
 ): Promise<never> {
-  const keys = throttleKeys(username, request.ip);
-  const { delayMs, locked, lockedUntil } = await attemptFailed(ctx.store, keys, ctx.config.accounts);
-  await audit(ctx.store.db, { event: locked ? 'login.locked' : 'login.failure', target: username, ip: request.ip, details: { why } });
-  if (delayMs) await sleep(delayMs);
-  if (locked) {
-    const seconds = Math.max(1, Math.ceil((lockedUntil - Date.now()) / 1000));
-    void reply.header('retry-after', String(seconds));
-    throw new KilnError('RATE_LIMITED', `Too many failed sign-in attempts. Try again in ${seconds} s.`, {
-      details: { retryAfterSeconds: seconds },
-    });
-  }
+  await failedAttempt(
+    ctx.store,
+    throttleKeys(username, request.ip),
+    ctx.config.accounts,
+    (locked) => ({ event: locked ? 'login.locked' : 'login.failure', target: username, ip: request.ip, details: { why } }),
+    reply,
+  );
   throw new KilnError('UNAUTHORIZED', message);
 }
 

@@ -21,12 +21,17 @@
  * So someone guessing the admin's password locks only their own address out; the admin, from another
  * address, still signs in. Unknown usernames are counted like real ones, so a lock reveals nothing about
  * who exists. The address is the client's as fastify sees it: behind a reverse proxy set TRUST_PROXY.
+ *
+ * API-key secrets are counted by the same functions under counters of their own (keyThrottleKeys): the
+ * key's public prefix takes the username's place (never locked), and only the pair is reserved up front
+ * (daemon/auth/authenticate.ts says why).
  */
 import type { FastifyReply } from 'fastify';
 import type { Kysely, Transaction } from 'kysely';
 import { KilnError } from '../../src/core/errors.js';
 import type { Store } from '../store/db.js';
 import type { Database } from '../store/schema.js';
+import { type AuditInput, audit } from './audit.js';
 import type { AccountsConfig } from './config.js';
 
 const STEP_DELAY_MS = 250;
@@ -36,15 +41,39 @@ const MAX_LOCK_MS = 24 * 3_600_000;
 /** A pair's history of locks is forgotten after this long without a failure past its last lock. */
 const LOCK_MEMORY_MS = 24 * 3_600_000;
 
+type Role = 'pair' | 'ip' | 'user';
+const ROLES: Role[] = ['pair', 'ip', 'user'];
+
 export interface ThrottleKeys {
+  /** Over all addresses: never locked, only slowed down. */
   user: string;
   ip: string;
   pair: string;
+  /** The counters an attempt reserves before its check; the others count only failures (and refuse while locked). */
+  reserved: readonly Role[];
+  /** What the 429 says there were too many of. */
+  what: string;
 }
 
 export function throttleKeys(username: string, ip: string): ThrottleKeys {
   const name = username.toLowerCase();
-  return { user: `user:${name}`, ip: `ip:${ip}`, pair: `pair:${ip} ${name}` };
+  return { user: `user:${name}`, ip: `ip:${ip}`, pair: `pair:${ip} ${name}`, reserved: ROLES, what: 'failed sign-in attempts' };
+}
+
+/**
+ * The counters of an API key's secret: its public prefix, the address, the pair. The address is not
+ * reserved: a client sending many different (right) keys at once through one address, as after every
+ * credentials change empties the verification caches, would otherwise fill the address's limit with
+ * attempts in flight and lock it.
+ */
+export function keyThrottleKeys(prefix: string, ip: string): ThrottleKeys {
+  return {
+    user: `apikey:${prefix}`,
+    ip: `apikey-ip:${ip}`,
+    pair: `apikey-pair:${ip} ${prefix}`,
+    reserved: ['pair', 'user'],
+    what: 'failed API-key attempts',
+  };
 }
 
 interface Row {
@@ -55,16 +84,17 @@ interface Row {
   locks: number;
 }
 
-function limitOf(key: string, c: AccountsConfig): number {
-  if (key.startsWith('user:')) return Infinity;
-  return key.startsWith('ip:') ? c.loginMaxFailures * 5 : c.loginMaxFailures;
+function limitOf(role: Role, c: AccountsConfig): number {
+  if (role === 'user') return Infinity;
+  return role === 'ip' ? c.loginMaxFailures * 5 : c.loginMaxFailures;
 }
 
 function lockMs(c: AccountsConfig): number {
   return c.loginLockMinutes * 60_000;
 }
 
-function rateLimited(until: number, now: number, reply?: FastifyReply, what = 'failed sign-in attempts'): KilnError {
+/** RATE_LIMITED until `until`, with Retry-After on the reply when there is one (and retryAfterSeconds in the details). */
+function rateLimited(until: number, now: number, reply: FastifyReply | undefined, what: string): KilnError {
   const seconds = Math.max(1, Math.ceil((until - now) / 1000));
   if (reply) void reply.header('retry-after', String(seconds));
   return new KilnError('RATE_LIMITED', `Too many ${what}. Try again in ${seconds} s.`, { details: { retryAfterSeconds: seconds } });
@@ -131,16 +161,16 @@ export async function reserveAttempt(
   const refused = await withCounters(store, [keys.pair, keys.ip, keys.user], now, (rows) => {
     const locked = [keys.pair, keys.ip].map((k) => rows.get(k)!).find((r) => r.locked_until !== null && r.locked_until > now);
     if (locked) return { write: [], result: locked.locked_until! };
-    const next = [keys.pair, keys.ip, keys.user].map((k) => current(rows.get(k)!, c, now));
-    const full = next.find((r) => r.failures >= limitOf(r.key, c));
+    const next = keys.reserved.map((role) => ({ role, row: current(rows.get(keys[role])!, c, now) }));
+    const full = next.find(({ role, row }) => row.failures >= limitOf(role, c));
     if (full) {
       // The limit is already in flight or spent: lock now, so the answer can say how long to wait.
       const until = now + lockMs(c);
-      return { write: [{ ...full, locked_until: until }], result: until };
+      return { write: [{ ...full.row, locked_until: until }], result: until };
     }
-    return { write: next.map((r) => ({ ...r, failures: r.failures + 1 })), result: 0 };
+    return { write: next.map(({ row }) => ({ ...row, failures: row.failures + 1 })), result: 0 };
   });
-  if (refused) throw rateLimited(refused, now, reply);
+  if (refused) throw rateLimited(refused, now, reply, keys.what);
 }
 
 /**
@@ -156,26 +186,52 @@ export async function attemptFailed(
   return withCounters(store, [keys.pair, keys.ip, keys.user], now, (rows) => {
     let delayMs = 0;
     let lockedUntil = 0;
-    const write: Row[] = [];
-    for (const key of [keys.pair, keys.ip, keys.user]) {
-      const r = rows.get(key)!;
-      const half = Math.ceil(c.loginMaxFailures / 2) * (key.startsWith('ip:') ? 5 : 1);
+    const write = new Map<string, Row>();
+    for (const role of ROLES) {
+      const stored = rows.get(keys[role])!;
+      const lockedNow = stored.locked_until !== null && stored.locked_until > now;
+      // A counter the attempt did not reserve counts its failure now.
+      let r = stored;
+      if (!keys.reserved.includes(role) && !lockedNow) {
+        const cur = current(stored, c, now);
+        r = { ...cur, failures: cur.failures + 1 };
+        write.set(r.key, r);
+      }
+      const half = Math.ceil(c.loginMaxFailures / 2) * (role === 'ip' ? 5 : 1);
       if (r.failures > half) delayMs = Math.max(delayMs, Math.min(MAX_DELAY_MS, (r.failures - half) * STEP_DELAY_MS));
-      if (key.startsWith('user:') || (r.locked_until !== null && r.locked_until > now)) {
-        if (r.locked_until !== null && r.locked_until > now) lockedUntil = Math.max(lockedUntil, r.locked_until);
+      if (role === 'user' || lockedNow) {
+        if (lockedNow) lockedUntil = Math.max(lockedUntil, stored.locked_until!);
         continue;
       }
       const cur = current(r, c, now);
-      const escalate = key.startsWith('pair:') && cur.locks > 0;
-      if (escalate || cur.failures >= limitOf(key, c)) {
+      const escalate = role === 'pair' && cur.locks > 0;
+      if (escalate || cur.failures >= limitOf(role, c)) {
         const ms = escalate ? Math.min(MAX_LOCK_MS, lockMs(c) * 2 ** cur.locks) : lockMs(c);
         const until = now + ms;
         lockedUntil = Math.max(lockedUntil, until);
-        write.push({ ...cur, failures: Math.max(cur.failures, limitOf(key, c)), locked_until: until, locks: cur.locks + 1 });
+        write.set(r.key, { ...cur, failures: Math.max(cur.failures, limitOf(role, c)), locked_until: until, locks: cur.locks + 1 });
       }
     }
-    return { write, result: { delayMs, locked: lockedUntil > now, lockedUntil } };
+    return { write: [...write.values()], result: { delayMs, locked: lockedUntil > now, lockedUntil } };
   });
+}
+
+/**
+ * Counts a failed (reserved) attempt, records it in the audit log, waits out the slow-down, and throws
+ * RATE_LIMITED (Retry-After on the reply) when the pair or the address is now locked; returns otherwise,
+ * for the caller to give its own answer to a wrong secret.
+ */
+export async function failedAttempt(
+  store: Store,
+  keys: ThrottleKeys,
+  c: AccountsConfig,
+  record: (locked: boolean) => AuditInput,
+  reply?: FastifyReply,
+): Promise<void> {
+  const { delayMs, locked, lockedUntil } = await attemptFailed(store, keys, c);
+  await audit(store.db, record(locked));
+  if (delayMs) await sleep(delayMs);
+  if (locked) throw rateLimited(lockedUntil, Date.now(), reply, keys.what);
 }
 
 /**
@@ -185,9 +241,9 @@ export async function attemptFailed(
  */
 export async function attemptSucceeded(store: Store, keys: ThrottleKeys, final: boolean, now = Date.now()): Promise<void> {
   await withCounters(store, [keys.pair, keys.ip, keys.user], now, (rows) => ({
-    write: [keys.pair, keys.ip, keys.user].map((k) => {
-      const r = rows.get(k)!;
-      if (final && k === keys.pair) return { ...r, failures: 0, locked_until: null, locks: 0 };
+    write: keys.reserved.map((role) => {
+      const r = rows.get(keys[role])!;
+      if (final && role === 'pair') return { ...r, failures: 0, locked_until: null, locks: 0 };
       return { ...r, failures: Math.max(0, r.failures - 1) };
     }),
     result: undefined,
@@ -198,7 +254,7 @@ export async function attemptSucceeded(store: Store, keys: ThrottleKeys, final: 
 export async function checkLocked(db: Kysely<Database>, keys: ThrottleKeys, reply: FastifyReply, now = Date.now()): Promise<void> {
   const rows = await db.selectFrom('login_throttle').selectAll().where('key', 'in', [keys.pair, keys.ip]).execute();
   const until = Math.max(0, ...rows.map((r) => Number(r.locked_until ?? 0)));
-  if (until > now) throw rateLimited(until, now, reply);
+  if (until > now) throw rateLimited(until, now, reply, keys.what);
 }
 
 /**

@@ -13,7 +13,7 @@ export async function metricsRoutes(app: FastifyInstance): Promise<void> {
     const bearer = /^Bearer\s+(.+)$/i.exec(request.headers.authorization ?? '')?.[1];
     const byToken = !!token && !!bearer && bearer.length === token.length && timingSafeEqual(Buffer.from(bearer), Buffer.from(token));
     if (!byToken) {
-      const user = await app.kiln.auth.identify(request);
+      const user = await app.kiln.auth.identify(request, reply);
       if (!user) throw new KilnError('UNAUTHORIZED', 'Metrics need an admin key or session, or METRICS_TOKEN as the bearer.');
       if (!roleHas(user.role, 'system:health')) throw new KilnError('FORBIDDEN', 'Metrics are for admins (system:health).');
     }
