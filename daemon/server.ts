@@ -100,7 +100,7 @@ export async function buildServer(config: DaemonConfig): Promise<FastifyInstance
     const storage = await createStorage(config);
     const instanceId = await instanceIdFor(config.dataDir, !!config.redisUrl);
     const queue = await createQueue(config, instanceId);
-    // Models now share the cores with the other jobs the queue runs at once (src/ai/threads.ts).
+    // Models run beside the other jobs the queue runs at once: their idle threads sleep (src/ai/threads.ts).
     shareCores(config.jobConcurrency);
     const jobs = new JobService(store, queue, config, instanceId, app.log, storage);
     await jobs.recover().catch(async (e) => {

@@ -1,7 +1,6 @@
 /**
- * The threads a model runs with (src/ai/threads.ts): every core and spinning in the CLI, the share of
- * the daemon's concurrent jobs (JOB_CONCURRENCY, told by buildServer) and no spinning in the daemon,
- * KILN_AI_THREADS over both, never fewer than one; and what ortSession() asks of the real onnxruntime (installed from the shared verified
+ * The threads a model runs with (src/ai/threads.ts): every core, spinning in the CLI and not in the
+ * daemon (told by buildServer), KILN_AI_THREADS over both, never fewer than one; and what ortSession() asks of the real onnxruntime (installed from the shared verified
  * cache): the thread count opens that many intra-op threads, and the session options' `extra` object
  * is read by the binding (a value of the wrong type is refused), so the spinning switch is not dropped.
  */
@@ -28,12 +27,10 @@ describe('AI threads: the rule', () => {
     assert.deepEqual(aiThreads({}, undefined, 1), { threads: 1, spin: true });
   });
 
-  it('the daemon: cores / jobs at once, rounded down, never below 1, not spinning', () => {
-    assert.deepEqual(aiThreads({}, 2, 8), { threads: 4, spin: false });
-    assert.deepEqual(aiThreads({}, 3, 8), { threads: 2, spin: false });
-    assert.deepEqual(aiThreads({}, 2, 2), { threads: 1, spin: false });
-    assert.deepEqual(aiThreads({}, 3, 2), { threads: 1, spin: false });
-    assert.deepEqual(aiThreads({}, 1, 4), { threads: 4, spin: false });
+  it('the daemon: every core too (one inference at a time), not spinning', () => {
+    assert.deepEqual(aiThreads({}, 2, 8), { threads: 8, spin: false });
+    assert.deepEqual(aiThreads({}, 3, 2), { threads: 2, spin: false });
+    assert.deepEqual(aiThreads({}, 1, 1), { threads: 1, spin: false });
   });
 
   it('KILN_AI_THREADS wins in both; a value that is not a whole number above 0 is ignored', () => {
@@ -41,14 +38,14 @@ describe('AI threads: the rule', () => {
     assert.deepEqual(aiThreads({ KILN_AI_THREADS: '3' }, undefined, 8), { threads: 3, spin: true });
     assert.deepEqual(aiThreads({ KILN_AI_THREADS: '16' }, 4, 2), { threads: 16, spin: false });
     for (const bad of ['0', '-2', '1.5', 'four', ''])
-      assert.deepEqual(aiThreads({ KILN_AI_THREADS: bad }, 2, 8), { threads: 4, spin: false }, `KILN_AI_THREADS=${bad}`);
+      assert.deepEqual(aiThreads({ KILN_AI_THREADS: bad }, 2, 8), { threads: 8, spin: false }, `KILN_AI_THREADS=${bad}`);
   });
 
   it('shareCores sets the share the defaults read, at least one job; undefined gives the CLI rule back', () => {
     try {
       shareCores(4);
       assert.equal(sharedWith(), 4);
-      assert.deepEqual(aiThreads({}, sharedWith(), 8), { threads: 2, spin: false });
+      assert.deepEqual(aiThreads({}, sharedWith(), 8), { threads: 8, spin: false });
       shareCores(0);
       assert.equal(sharedWith(), 1);
       shareCores(undefined);
@@ -59,7 +56,7 @@ describe('AI threads: the rule', () => {
     }
   });
 
-  it('a daemon shares the cores with its JOB_CONCURRENCY', async () => {
+  it('a daemon tells the rule its JOB_CONCURRENCY', async () => {
     const s = await startServer({ env: { JOB_CONCURRENCY: '3' } });
     try {
       assert.equal(sharedWith(), 3);
