@@ -7,6 +7,7 @@ import path from 'node:path';
 import multipart from '@fastify/multipart';
 import Fastify, { type FastifyInstance, type FastifyPluginAsync } from 'fastify';
 import { InstallQueue } from '../src/ai/install/queue.js';
+import { shareCores } from '../src/ai/threads.js';
 import { KilnError } from '../src/core/errors.js';
 import { audit } from './accounts/audit.js';
 import { Authenticator } from './auth/authenticate.js';
@@ -100,6 +101,8 @@ export async function buildServer(config: DaemonConfig): Promise<FastifyInstance
     const storage = await createStorage(config);
     const instanceId = await instanceIdFor(config.dataDir, !!config.redisUrl);
     const queue = await createQueue(config, instanceId);
+    // Models run beside the other jobs the queue runs at once: their idle threads sleep (src/ai/threads.ts).
+    shareCores(config.jobConcurrency);
     const jobs = new JobService(store, queue, config, instanceId, app.log, storage);
     await jobs.recover().catch(async (e) => {
       await queue.close();

@@ -1,14 +1,17 @@
 /**
  * The model host with a real model (ISNet from the background-removal bundle, installed from the
  * shared verified cache): a second prediction reuses the warm model, a cancelled one answers at once,
- * a missing bundle is FEATURE_NOT_INSTALLED, and the worker (with every model) goes after the idle time.
+ * a missing bundle is FEATURE_NOT_INSTALLED, the worker (with every model) goes after the idle time,
+ * and a worker started in a daemon loads its models with the daemon's share of the cores.
  */
 import assert from 'node:assert/strict';
+import { availableParallelism } from 'node:os';
 import { after, before, describe, it } from 'node:test';
 import { findBundle } from '../../src/ai/bundles/list.js';
 import { modelHost } from '../../src/ai/host/host.js';
 import { installBundle } from '../../src/ai/install/installer.js';
 import { loadedModels, runModel } from '../../src/ai/run-model.js';
+import { shareCores } from '../../src/ai/threads.js';
 import type { KilnError } from '../../src/core/errors.js';
 import { tempDir } from '../helpers/fixtures.js';
 
@@ -38,6 +41,8 @@ describe('model host', () => {
     assert.equal(first.info.model, 'isnet-fp16');
     assert.equal(first.info.device, 'cpu');
     assert.equal(first.info.provider, 'CPUExecutionProvider');
+    // This process is no daemon: onnxruntime's threads spin (KILN_AI_THREADS, set by the test runner, counts them).
+    assert.equal(first.info.threads.spin, true);
     assert.equal(first.output.alpha.length, S * S);
     const second = await runModel<{ alpha: Uint8Array }>('isnet-fp16', input(), { dataDir });
     assert.equal(second.info.warm, true);
@@ -68,5 +73,23 @@ describe('model host', () => {
     assert.ok((await loadedModels()).length > 0);
     await new Promise((r) => setTimeout(r, 3000));
     assert.deepEqual(await loadedModels(), []);
+  });
+
+  it('a worker started after shareCores loads models on every core, not spinning', async () => {
+    await modelHost.stop();
+    // The worker copies the environment when it starts: without KILN_AI_THREADS the rule decides.
+    const env = process.env.KILN_AI_THREADS;
+    delete process.env.KILN_AI_THREADS;
+    shareCores(2 * availableParallelism());
+    try {
+      const r = await runModel<{ alpha: Uint8Array }>('isnet-fp16', input(), { dataDir });
+      assert.equal(r.info.warm, false);
+      assert.deepEqual(r.info.threads, { threads: availableParallelism(), spin: false });
+      assert.equal(r.output.alpha.length, S * S);
+    } finally {
+      shareCores(undefined);
+      if (env !== undefined) process.env.KILN_AI_THREADS = env;
+      await modelHost.stop();
+    }
   });
 });

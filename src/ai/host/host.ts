@@ -10,6 +10,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import { KilnError, type ErrorCode, ERROR_TABLE } from '../../core/errors.js';
+import { sharedWith } from '../threads.js';
 import type { FromWorker, RunInfo, ToWorker } from './protocol.js';
 
 interface Pending {
@@ -37,7 +38,7 @@ class ModelHost {
   private start(): Worker {
     if (this.worker) return this.worker;
     const w = new Worker(new URL('./worker.js', import.meta.url));
-    w.postMessage({ type: 'idle', ms: idleMs() } satisfies ToWorker);
+    w.postMessage({ type: 'settings', idleMs: idleMs(), sharedWith: sharedWith() } satisfies ToWorker);
     w.on('message', (m: FromWorker) => this.onMessage(m));
     w.on('error', (e) => this.failAll(new KilnError('INTERNAL', `The AI worker failed: ${e.message}`)));
     w.on('exit', (code) => {

@@ -1,9 +1,12 @@
 /** Messages between the model host (main thread) and its worker. */
+import type { AiThreads } from '../threads.js';
+
 export type ToWorker =
   | { type: 'run'; id: number; model: string; dataDir: string; input: unknown }
   | { type: 'cancel'; id: number }
   | { type: 'stats'; id: number }
-  | { type: 'idle'; ms: number };
+  /** First message to a new worker: what only the main thread knows. */
+  | { type: 'settings'; idleMs: number; sharedWith: number | undefined };
 
 export interface RunInfo {
   model: string;
@@ -13,6 +16,8 @@ export interface RunInfo {
   warm: boolean;
   loadMs: number;
   runMs: number;
+  /** The threads the model was loaded to use (src/ai/threads.ts). */
+  threads: AiThreads;
 }
 
 export interface WireError {

@@ -11,6 +11,7 @@ import type { ModelDef } from '../model.js';
 import { MODELS } from '../models/list.js';
 import { bundleLink, runtimeLink } from '../paths.js';
 import { findRuntime } from '../runtimes/list.js';
+import { type AiThreads, aiThreads, shareCores } from '../threads.js';
 import { chooseDevice, type Device, providerName } from './device.js';
 import type { FromWorker, ToWorker, WireError } from './protocol.js';
 import { transferables } from './transfer.js';
@@ -28,6 +29,8 @@ interface Loaded {
   busy: number;
   /** The install the model's files were read from (the bundle link's target, an immutable store dir). */
   installed: string;
+  /** The threads it was loaded to use (onnxruntime fixes them when it opens a session). */
+  threads: AiThreads;
 }
 
 const runtimes = new Map<string, Promise<{ api: unknown; dir: string; provider?: string }>>();
@@ -91,13 +94,24 @@ async function loadModel(id: string, dataDir: string): Promise<{ entry: Loaded; 
     const rt = await loadRuntime(def.runtime, dataDir);
     const device = chooseDevice(def.runtime, rt.dir);
     const installed = await installedDir(dataDir, def.bundle);
+    const threads = aiThreads();
     const state = await def.load({
       file: (name) => path.join(installed || bundleLink(dataDir, def.bundle), name),
       runtime: rt.api,
       device,
     });
     const provider = rt.provider ?? providerName(device);
-    return { def, state, device, provider, loadMs: Math.round(performance.now() - t0), lastUsed: Date.now(), busy: 0, installed };
+    return {
+      def,
+      state,
+      device,
+      provider,
+      loadMs: Math.round(performance.now() - t0),
+      lastUsed: Date.now(),
+      busy: 0,
+      installed,
+      threads,
+    };
   })();
   loaded.catch(() => models.delete(key));
   models.set(key, loaded);
@@ -132,6 +146,7 @@ async function run(m: Extract<ToWorker, { type: 'run' }>): Promise<void> {
       warm,
       loadMs: warm ? 0 : entry.loadMs,
       runMs: Math.round(performance.now() - t0),
+      threads: entry.threads,
     };
     post({ type: 'result', id: m.id, output, info }, transferables(output));
   } catch (e) {
@@ -170,8 +185,10 @@ setInterval(() => void sweep(), 5_000).unref();
 port.on('message', (m: ToWorker) => {
   if (m.type === 'run') void run(m);
   else if (m.type === 'cancel') running.get(m.id)?.abort();
-  else if (m.type === 'idle') idleMs = m.ms;
-  else if (m.type === 'stats') {
+  else if (m.type === 'settings') {
+    idleMs = m.idleMs;
+    shareCores(m.sharedWith);
+  } else if (m.type === 'stats') {
     void Promise.all([...models.keys()].map((k) => k.split('@')[0]!)).then((loaded) => post({ type: 'stats', id: m.id, loaded }));
   }
 });

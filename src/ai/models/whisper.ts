@@ -3,9 +3,9 @@
  * (one chunk; the task streams long audio through in chunks), segments with times in ms relative to
  * the chunk out, and the language whisper decoded in (detected when asked for `auto`).
  */
-import { availableParallelism } from 'node:os';
 import { KilnError } from '../../core/errors.js';
 import { defineModel } from '../model.js';
+import { aiThreads } from '../threads.js';
 import { readGgmlWhisperHeader, whisperModelName } from './whisper-ggml.js';
 
 export interface WhisperInput {
@@ -46,11 +46,6 @@ interface Loaded {
 
 export interface WhisperModule {
   WhisperContext: new (o: { filePath: string; useGpu?: boolean }) => WhisperContext;
-}
-
-function threads(env: NodeJS.ProcessEnv = process.env): number {
-  const n = Number(env.KILN_AI_THREADS);
-  return Number.isInteger(n) && n > 0 ? n : availableParallelism();
 }
 
 /** KILN_WHISPER_CHUNK_TIMEOUT_S: longest wait for one chunk (default 600 s). */
@@ -109,7 +104,7 @@ function whisper(id: string, file: string) {
           : (pcm.buffer.slice(pcm.byteOffset, pcm.byteOffset + pcm.byteLength) as ArrayBuffer);
       const handle = loaded.ctx.transcribeData(buf, {
         language: input.language,
-        maxThreads: threads(),
+        maxThreads: aiThreads().threads,
         temperature: 0,
         onProgress: (p: number) => ctx.progress(Math.min(1, p / 100), 'transcribing'),
       });
