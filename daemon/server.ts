@@ -39,7 +39,8 @@ import { openStore } from './store/db.js';
 import { deleteExpiredSessions } from './store/sessions.js';
 import { localLeases, redisLeases } from './watch/lock.js';
 import { WatchFolders } from './watch/service.js';
-import { QuietTrim } from './system/heap-trim.js';
+import { QuietTrim, trimNativeHeap } from './system/heap-trim.js';
+import { fullGc } from './system/full-gc.js';
 
 declare module './context.js' {
   interface DaemonContext {
@@ -152,8 +153,17 @@ export async function buildServer(config: DaemonConfig): Promise<FastifyInstance
       if (!ctx.fileLibrary) throw new KilnError('VALIDATION_ERROR', 'fileId: the file library is not available on this server.');
       return ctx.fileLibrary.saveOutput(viewer, fileId, row);
     });
-    // Freed C heap pages go back to the system once jobs pause (system/heap-trim.ts).
-    const heapTrim = new QuietTrim(config.heapTrimMs, () => jobs.busy());
+    // Once jobs pause (system/heap-trim.ts): the free upload arenas go, a full collection frees what V8
+    // held (dropped arenas, buffers of the jobs), then the C heap's free pages go back to the system.
+    const heapTrim = new QuietTrim(
+      config.heapTrimMs,
+      () => jobs.busy(),
+      async () => {
+        ctx.memoryInputs?.dropFree();
+        await fullGc();
+        trimNativeHeap();
+      },
+    );
     jobs.finished.on('job', () => heapTrim.poke());
     // Before the routes: its onResponse hook must see every one of them.
     ctx.registry = await installMetrics(app);

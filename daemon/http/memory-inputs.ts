@@ -83,6 +83,15 @@ export class MemoryInputs {
     };
   }
 
+  /**
+   * Drops every free arena now, for the daemon's quiet moment after its jobs (system/heap-trim.ts),
+   * whose full collection then frees them: the idle timer has nothing left to collect.
+   */
+  dropFree(): void {
+    this.prune(Number.POSITIVE_INFINITY);
+    this.dropped = false;
+  }
+
   /** Bytes of arenas leased now and kept free (for tests and metrics). */
   get usage(): { leased: number; free: number } {
     return { leased: this.leasedBytes, free: this.freeBytes };

@@ -57,7 +57,10 @@ export class QuietTrim {
     clearTimeout(this.timer);
     this.timer = setTimeout(() => {
       if (this.busy() > 0) this.poke();
-      else this.trim();
+      else
+        void Promise.resolve()
+          .then(this.trim)
+          .catch(() => {});
     }, this.quietMs);
     this.timer.unref();
   }

@@ -43,6 +43,13 @@ describe('MemoryInputs', () => {
     assert.equal(d.arena.length, 7 * MB);
     assert.ok(m.usage.leased + m.usage.free <= 8 * MB);
     for (const bad of [0, -1, Number.NaN, 1.5, Number.POSITIVE_INFINITY]) assert.equal(m.reserve(bad), undefined);
+    // The daemon's quiet moment: every free arena goes, a leased one stays.
+    const e = m.reserve(300 * KB)!;
+    d.release();
+    assert.ok(m.usage.free > 0);
+    m.dropFree();
+    assert.deepEqual(m.usage, { leased: 512 * KB, free: 0 });
+    e.release();
   });
 
   it('drops a free arena left unused, and every free one once uploads stop', async () => {
