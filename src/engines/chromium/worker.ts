@@ -57,7 +57,15 @@ function openSpare(browser: Browser, options: BrowserContextOptions): void {
   const key = JSON.stringify(options);
   if (spare?.key === key && spare.browser === browser) return;
   dropSpare();
-  const ready = browser.newContext(options).then(async (context) => ({ context, page: await context.newPage() }));
+  const ready = browser.newContext(options).then(async (context) => {
+    try {
+      return { context, page: await context.newPage() };
+    } catch (e) {
+      // A context without its page is of no use to anyone: it goes now, not with the browser.
+      await context.close().catch(() => undefined);
+      throw e;
+    }
+  });
   ready.catch(() => undefined);
   spare = { key, browser, ready };
 }
