@@ -37,6 +37,11 @@ export interface RunDeps {
   events: JobEvents;
   log: FastifyBaseLogger;
   instanceId: string;
+  /**
+   * Told the moment the completed row is recorded, before anything else is awaited: a client that
+   * reads the job completed finds it counted (metrics) too.
+   */
+  ended?: (row: JobRow) => void;
 }
 
 /** queued → running, unless the job was cancelled (or given up) meanwhile; the runner becomes its owner. */
@@ -103,7 +108,9 @@ export async function executeRun(deps: RunDeps, req: RunSpec, signal: AbortSigna
   }
   if (req.storeOutput && patch.output_path && patch.output_name && !signal.aborted)
     patch.output_path = await req.storeOutput(patch.output_path, patch.output_name, patch.content_type ?? undefined);
-  const [, row] = await Promise.all([inputsGone, finishJobRow(db, req.id, patch)]);
+  const row = await finishJobRow(db, req.id, patch);
+  if (row) deps.ended?.(row);
+  await inputsGone;
   if (!row) {
     // Cancelled at the last moment: the output must not outlive the job.
     await rm(req.workDir, { recursive: true, force: true });

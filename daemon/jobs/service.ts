@@ -87,7 +87,7 @@ export class JobService {
     this.events = shared
       ? new JobEvents({ publish: (m) => shared.publishEvent(m), onMessage: (fn) => shared.onEvent(fn) })
       : new JobEvents();
-    this.runDeps = { db: store.db, config, events: this.events, log, instanceId };
+    this.runDeps = { db: store.db, config, events: this.events, log, instanceId, ended: (row) => this.ended(row) };
     this.upkeep = new Upkeep(
       (name, ttlMs) => queue.lead?.(name, ttlMs) ?? Promise.resolve(true),
       (err, name) => log.error({ err, pass: name }, 'periodic pass failed'),
@@ -237,9 +237,8 @@ export class JobService {
 
   /** The run's final row, or undefined when it did not run to its end here. */
   private async execute(req: RunSpec, signal: AbortSignal): Promise<JobRow | undefined> {
-    const row = await executeRun(this.runDeps, req, signal);
-    if (row) this.ended(row);
-    return row;
+    // (executeRun tells listeners through runDeps.ended as soon as the row is recorded.)
+    return executeRun(this.runDeps, req, signal);
   }
 
   /** Tells listeners (metrics) how a job ended, with its tool and how long it ran. */
