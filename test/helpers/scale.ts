@@ -4,18 +4,25 @@
  */
 import { randomBytes } from 'node:crypto';
 
-/** Why the scaled suites cannot run here, or undefined when PostgreSQL and Redis both answer. */
-export async function unavailable(pgUrl: string, redisUrl: string): Promise<string | undefined> {
+/** Why PostgreSQL cannot be used here, or undefined when it answers. */
+export async function pgUnavailable(pgUrl: string): Promise<string | undefined> {
   const { default: pg } = await import('pg');
   const c = new pg.Client({ connectionString: pgUrl, connectionTimeoutMillis: 3000 });
   try {
     await c.connect();
     await c.query('select 1');
+    return undefined;
   } catch (e) {
     return `PostgreSQL not reachable at ${pgUrl}: ${(e as Error).message}`;
   } finally {
     await c.end().catch(() => {});
   }
+}
+
+/** Why the scaled suites cannot run here, or undefined when PostgreSQL and Redis both answer. */
+export async function unavailable(pgUrl: string, redisUrl: string): Promise<string | undefined> {
+  const pgProblem = await pgUnavailable(pgUrl);
+  if (pgProblem) return pgProblem;
   const { Redis } = await import('ioredis');
   const r = new Redis(redisUrl, { lazyConnect: true, connectTimeout: 3000, maxRetriesPerRequest: 1, retryStrategy: () => null });
   r.on('error', () => {});

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { login, startServer, type TestServer } from '../../helpers/server.js';
+import { pgSchema, pgUnavailable } from '../../helpers/scale.js';
 import { call, type Res } from './http.js';
 
 const LOCK_S = 3;
@@ -166,33 +167,14 @@ it('a secret seen failing is refused without a scrypt, from any address', async 
 
 const PG = process.env.KILN_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
-async function pgUnavailable(): Promise<string | undefined> {
-  const { default: pg } = await import('pg');
-  const c = new pg.Client({ connectionString: PG, connectionTimeoutMillis: 3000 });
-  try {
-    await c.connect();
-    return undefined;
-  } catch (e) {
-    return `PostgreSQL not reachable at ${PG}: ${(e as Error).message}`;
-  } finally {
-    await c.end().catch(() => {});
-  }
-}
-
-describe('API-key secret throttle, two daemons on one PostgreSQL database', { skip: await pgUnavailable() }, () => {
-  const schema = `kiln_t_${randomBytes(6).toString('hex')}`;
+describe('API-key secret throttle, two daemons on one PostgreSQL database', { skip: await pgUnavailable(PG) }, () => {
+  let schema: Awaited<ReturnType<typeof pgSchema>> | undefined;
   const password = `kt-${randomBytes(8).toString('hex')}`;
   let a: TestServer;
   let b: TestServer;
   before(async () => {
-    const { default: pg } = await import('pg');
-    const c = new pg.Client({ connectionString: PG });
-    await c.connect();
-    await c.query(`CREATE SCHEMA ${schema}`);
-    await c.end();
-    const u = new URL(PG);
-    u.searchParams.set('options', `-c search_path=${schema}`);
-    const env = { ...ENV, DATABASE_URL: u.toString(), ADMIN_PASSWORD: password, SECRET_KEY: randomBytes(32).toString('hex') };
+    schema = await pgSchema(PG);
+    const env = { ...ENV, DATABASE_URL: schema.url, ADMIN_PASSWORD: password, SECRET_KEY: randomBytes(32).toString('hex') };
     // ADMIN_PASSWORD set: both start on the one admin of the shared database (the helper signs nobody in).
     a = await startServer({ generatePassword: true, env });
     b = await startServer({ generatePassword: true, env });
@@ -201,11 +183,7 @@ describe('API-key secret throttle, two daemons on one PostgreSQL database', { sk
   });
   after(async () => {
     await Promise.allSettled([a?.close(), b?.close()]);
-    const { default: pg } = await import('pg');
-    const c = new pg.Client({ connectionString: PG });
-    await c.connect();
-    await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-    await c.end();
+    await schema?.drop();
   });
 
   it('failures counted on one instance lock the pair on the other', async () => {
