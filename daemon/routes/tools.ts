@@ -63,13 +63,17 @@ async function runTarget(app: FastifyInstance, target: Target, request: FastifyR
   const user = requireUser(request);
   requirePermission(request, 'tools:use');
   const { jobs, config } = app.kiln;
-  const { id, workDir, inDir } = await jobs.allocate();
   // A tool that reads its upload through openInput takes it from memory while there is room for it.
   const memory =
     readsInputInMemory(target.tool) && request.isMultipart()
       ? app.kiln.memoryInputs?.reserve(Number(request.headers['content-length']))
       : undefined;
   const release = memory?.release;
+  // Uploads held in memory need no upload directory.
+  const { id, workDir, inDir } = await jobs.allocate({ inDir: !memory }).catch((e: unknown) => {
+    release?.();
+    throw e;
+  });
   try {
     const req = await readRequest(target, request, inDir, memory?.arena);
     const fileId = req.fields.get('fileId');
