@@ -9,6 +9,7 @@ import Fastify, { type FastifyInstance, type FastifyPluginAsync } from 'fastify'
 import { InstallQueue } from '../src/ai/install/queue.js';
 import { shareCores } from '../src/ai/threads.js';
 import { KilnError } from '../src/core/errors.js';
+import { onEngineStopped } from '../src/engines/idle-stop.js';
 import { audit } from './accounts/audit.js';
 import { Authenticator } from './auth/authenticate.js';
 import { checkDataKey, encryptClearMfaSecrets, loadDataKey } from './auth/data-key.js';
@@ -165,6 +166,8 @@ export async function buildServer(config: DaemonConfig): Promise<FastifyInstance
       },
     );
     jobs.finished.on('job', () => heapTrim.poke());
+    // A warm engine stopping after its idle time leaves its freed pages too (Chromium's thread above all).
+    const unwatchEngines = onEngineStopped(() => heapTrim.poke());
     // Before the routes: its onResponse hook must see every one of them.
     ctx.registry = await installMetrics(app);
     installDrainGuard(app);
@@ -208,6 +211,7 @@ export async function buildServer(config: DaemonConfig): Promise<FastifyInstance
       await watchFolders.close();
       await features.stop();
       await jobs.close();
+      unwatchEngines();
       heapTrim.close();
     });
     app.addHook('onClose', async () => {

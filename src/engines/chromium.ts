@@ -17,6 +17,7 @@ import { Worker } from 'node:worker_threads';
 import type { BrowserContextOptions } from 'playwright-core';
 import { type ErrorCode, KilnError } from '../core/errors.js';
 import type { FromWorker, TaskRef, ToWorker } from './chromium/protocol.js';
+import { engineStopped } from './idle-stop.js';
 import { requireEngine } from './registry.js';
 
 export { DOC_ORIGIN } from './chromium/pdf-page.js';
@@ -93,7 +94,8 @@ function startWorker(): Worker {
 function armIdleStop(): void {
   if (idleTimer) clearTimeout(idleTimer);
   // (setTimeout takes at most 2^31-1 ms: anything longer is as good as never.)
-  if (Number.isFinite(idleMs) && idleMs <= 2 ** 31 - 1) idleTimer = setTimeout(() => void shutdownChromium(), idleMs);
+  if (Number.isFinite(idleMs) && idleMs <= 2 ** 31 - 1)
+    idleTimer = setTimeout(() => void shutdownChromium().then(() => engineStopped('chromium')), idleMs);
 }
 
 /**

@@ -20,6 +20,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { KilnError } from '../core/errors.js';
 import { exec } from '../core/process.js';
+import { engineStopped } from './idle-stop.js';
 import { COMMON, EXIT_RESTART, Instance, officeBinary, officeEnv, pipePath, seedProfile } from './office/instance.js';
 
 const POOL_SIZE = Math.min(2, Math.max(1, Number(process.env.KILN_OFFICE_POOL) || 1));
@@ -52,6 +53,7 @@ function armIdleStop(): void {
     idleTimer = undefined;
     if (instances.some((i) => i.busy)) return;
     for (const i of instances) i.kill();
+    engineStopped('office');
   }, idleMs);
   idleTimer.unref();
 }

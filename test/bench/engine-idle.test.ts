@@ -11,6 +11,7 @@ import path from 'node:path';
 import { after, describe, test } from 'node:test';
 import { engineIdleMs } from '../../src/cli/commands/serve.js';
 import { chromiumPid, keepChromiumWarm, shutdownChromium, withPage } from '../../src/engines/chromium.js';
+import { onEngineStopped } from '../../src/engines/idle-stop.js';
 import { OFFICE_TARGETS, officeConvert, officePoolStatus, setOfficeIdleStop, shutdownOffice } from '../../src/engines/office.js';
 import { KILN } from '../helpers/cli.js';
 import { tempDir } from '../helpers/fixtures.js';
@@ -90,16 +91,21 @@ describe('engines stop when idle', { concurrency: 1 }, () => {
 
   test('the LibreOffice pool stops after its idle time and restarts for the next conversion', async () => {
     setOfficeIdleStop(1500);
+    const stopped: string[] = [];
+    const unwatch = onEngineStopped((e) => stopped.push(e));
     try {
       assert.equal((await toPdf('first')).subarray(0, 5).toString(), '%PDF-');
       const pid = officePoolStatus().pids[0];
       assert.ok(pid && running(pid), 'an instance runs after the conversion');
       await until(() => !running(pid), 30_000, 'the idle instance to stop');
       assert.equal(officePoolStatus().pids[0], undefined);
+      // The daemon trims its heap on this (daemon/server.ts).
+      assert.deepEqual(stopped, ['office']);
       assert.equal((await toPdf('second')).subarray(0, 5).toString(), '%PDF-');
       const again = officePoolStatus().pids[0];
       assert.ok(again && again !== pid && running(again), 'a new instance did the second conversion');
     } finally {
+      unwatch();
       setOfficeIdleStop(Number.POSITIVE_INFINITY);
       await shutdownOffice();
     }
@@ -107,6 +113,8 @@ describe('engines stop when idle', { concurrency: 1 }, () => {
 
   test('Chromium stops after its idle time and relaunches for the next page', async () => {
     keepChromiumWarm(1000);
+    const stopped: string[] = [];
+    const unwatch = onEngineStopped((e) => stopped.push(e));
     try {
       const text = await withPage({}, { module: PAGE_TASKS, name: 'textOf', args: { html: '<p id="x">idle</p>', selector: '#x' } });
       assert.equal(text, 'idle');
@@ -114,6 +122,8 @@ describe('engines stop when idle', { concurrency: 1 }, () => {
       assert.ok(pid && running(pid), 'the browser runs after the job');
       await until(() => !running(pid), 20_000, 'the idle browser to stop');
       assert.equal(await chromiumPid(), undefined);
+      await until(() => stopped.length > 0, 10_000, 'the stop to be announced');
+      assert.deepEqual(stopped, ['chromium']);
       const progress: number[] = [];
       const sum = await withPage(
         {},
@@ -123,6 +133,7 @@ describe('engines stop when idle', { concurrency: 1 }, () => {
       assert.equal(sum, 2);
       assert.deepEqual(progress, [50]);
     } finally {
+      unwatch();
       await shutdownChromium();
     }
   });
