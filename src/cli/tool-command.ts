@@ -122,7 +122,7 @@ export function buildToolCommand(tool: Tool, nameOverride?: string): Command {
     .option('--no-clobber', 'never replace an existing file: refuse with exit 2')
     .option('--zip', 'keep the ZIP of a tool that writes several files, instead of the separate files')
     .option('-f, --force', 'allow overwriting an input file')
-    .option('--concurrency <n>', 'parallel runs for a batch (default: number of cores; with --server: 4 uploads)')
+    .option('--concurrency <n>', 'parallel runs for a batch (default: number of cores, one more for image tools; with --server: 4 uploads)')
     .option('--server <url>', "run on this kiln server (env KILN_SERVER; default: the profile's server, if any)")
     .option('--profile <name>', 'configuration profile for the server and its key (env KILN_PROFILE)')
     .option('--local', 'run locally even when a server is configured')
