@@ -245,8 +245,12 @@ export class JobService {
     return executeRun(this.runDeps, req, signal);
   }
 
-  /** Tells listeners (metrics) how a job ended, with its tool and how long it ran. */
-  private ended(row: JobRow): void {
+  /**
+   * Tells listeners (metrics, the heap trim) how a job ended, with its tool and how long it ran. Runs
+   * from the queue and failures come here by themselves; a run driven outside the queue (a batch answered
+   * as it streams) calls it once its completed row is recorded.
+   */
+  ended(row: JobRow): void {
     if (this.finished.listenerCount('job') === 0) return;
     const ms = row.started_at && row.finished_at ? Number(row.finished_at) - Number(row.started_at) : undefined;
     this.finished.emit('job', { tool: row.tool, kind: row.kind, status: row.status, ms } satisfies FinishedJob);

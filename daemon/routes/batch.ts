@@ -199,6 +199,7 @@ export async function runBatch(
       result: JSON.stringify({ data: counts }),
     });
     const row = await getJob(store.db, id);
+    if (row) jobs.ended(row);
     jobs.events.publish(id, { type: 'completed', result: { ...(row ? jobResult(row) : { jobId: id, data: counts }), ...counts } });
     if (!detached) await sendZip(reply, target, id, items);
   })();

@@ -157,6 +157,14 @@ describe('GET /metrics', () => {
     const office = await api(s, s.token, 'POST', '/api/v1/tools/files/wordprocessor-to-pdf', await form({ file: await filePart(rtf) }));
     assert.equal(office.status, 200, office.text);
     assert.equal((await api(s, s.token, 'GET', '/api/v1/jobs/no-such-job')).status, 404);
+    // A batch streams its ZIP outside the queue: it counts too, as kind batch, once the ZIP has come.
+    const batch = await fetch(`${s.url}/api/v1/tools/image/rotate/batch`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${s.token}` },
+      body: await form({ files: [await filePart(img), await filePart(img)], settings: '{"angle": 90}' }),
+    });
+    assert.equal(batch.status, 200);
+    assert.ok((await batch.arrayBuffer()).byteLength > 100);
     const scrape = async () => {
       const res = await fetch(`${s.url}/metrics`, { headers: { authorization: `Bearer ${s.token}` } });
       assert.equal(res.status, 200);
@@ -203,6 +211,7 @@ describe('GET /metrics', () => {
     assert.equal(one('kiln_jobs_total', { tool: 'resize', status: 'failed' }), 1);
     assert.equal(one('kiln_jobs_total', { tool: 'wordprocessor-to-pdf', status: 'completed' }), 1);
     assert.equal(one('kiln_jobs_total', { tool: 'compress-video', status: 'completed' }), 1);
+    assert.equal(one('kiln_jobs_total', { tool: 'rotate', kind: 'batch', status: 'completed' }), 1);
     assert.equal(types.get('kiln_job_duration_seconds'), 'histogram');
     assert.equal(one('kiln_job_duration_seconds_count', { tool: 'resize', status: 'completed' }), 1);
     assert.ok(one('kiln_job_duration_seconds_sum', { tool: 'resize', status: 'completed' }) > 0);
