@@ -8,7 +8,7 @@
  * owner and admins change an item (a teammate gets FORBIDDEN). The quota is in quota.ts, the JSON
  * views in views.ts, the list query in listing.ts, what a new version records in content.ts.
  */
-import { mkdir, readdir, rm, stat } from 'node:fs/promises';
+import { readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Kysely, Selectable } from 'kysely';
 import { KilnError } from '../../src/core/errors.js';
@@ -301,8 +301,6 @@ export class LibraryService {
     const item = await this.item(viewer, itemId);
     const v = await this.version(item);
     const dest = path.join(dir, `lib-${v.name}`);
-    // The job's upload directory is made only when something is written to it (JobService.allocate).
-    await mkdir(dir, { recursive: true });
     // A copy (a reflink where the file system has them), so a tool can never alter stored content.
     await this.blobs.copyTo(v.blob_hash, dest);
     return { path: dest, name: v.name, size: Number(v.size) };

@@ -4,7 +4,7 @@
  * the request is validated (settings, and the inputs' kinds from their bytes) before queueing, then the
  * route waits up to SYNC_WAIT_MS: done → 200 with the result, otherwise 202 with the job id.
  */
-import { rm } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { KilnError } from '../../src/core/errors.js';
 import { readsInputInMemory, SECTIONS } from '../../src/core/tool.js';
@@ -84,8 +84,11 @@ async function runTarget(app: FastifyInstance, target: Target, request: FastifyR
       });
     const inputs = toToolInputs(target.tool, req.parts);
     // A library item stands in for the upload when no file was sent.
-    if (fileId && library && inputs.files.length === 0 && target.tool.input.kind !== 'none')
+    if (fileId && library && inputs.files.length === 0 && target.tool.input.kind !== 'none') {
+      // It writes the item into inDir, which allocate left unmade for an upload held in memory.
+      await mkdir(inDir, { recursive: true });
       inputs.files.push(await library.resolveInput(user, fileId, inDir, request));
+    }
     let raw: Record<string, unknown>;
     if (req.jsonSettings !== undefined) {
       if (typeof req.jsonSettings !== 'object' || req.jsonSettings === null || Array.isArray(req.jsonSettings)) {
