@@ -12,16 +12,7 @@ import sharp from 'sharp';
 import { resolveConfig } from '../daemon/config.js';
 import { buildServer } from '../daemon/server.js';
 import { imageFixtures } from './image.js';
-import { BENCH_PASSWORD, Bench, type BenchOptions, benchApiKey, type FamilyResult } from './lib.js';
-
-function multipart(file: Buffer, name: string, settings: object): { body: Buffer; type: string } {
-  const boundary = '----kilnbench' + Math.random().toString(16).slice(2);
-  const head = Buffer.from(
-    `--${boundary}\r\nContent-Disposition: form-data; name="settings"\r\n\r\n${JSON.stringify(settings)}\r\n` +
-      `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${name}"\r\nContent-Type: image/jpeg\r\n\r\n`,
-  );
-  return { body: Buffer.concat([head, file, Buffer.from(`\r\n--${boundary}--\r\n`)]), type: `multipart/form-data; boundary=${boundary}` };
-}
+import { BENCH_PASSWORD, Bench, type BenchOptions, benchApiKey, type FamilyResult, multipart } from './lib.js';
 
 /** Requests per second under load; a run where nothing succeeded is a failure, not a number. */
 async function load(b: Bench, key: string, title: string, opts: autocannon.Options): Promise<number | undefined> {

@@ -10,7 +10,7 @@ import { pathToFileURL } from 'node:url';
 import sharp from 'sharp';
 import { makeDocx, makeMarkdown } from './docs.js';
 import { type Row, interleave, median, ms, row } from './goals.js';
-import { dir, have, requireOutput, shAsync, type BenchOptions } from './lib.js';
+import { dir, have, multipart, requireOutput, shAsync, type BenchOptions } from './lib.js';
 import { type ImageRequest, mixedImageRequests, postTool, runMix } from './memory.js';
 import { type ServeProcess, settledRssMb } from './serve-process.js';
 
@@ -60,19 +60,6 @@ export async function latencyRow(s: ServeProcess, rounds: number): Promise<Row> 
   });
 }
 
-function multipart(file: Buffer, name: string, settings: object): { body: Buffer; type: string } {
-  const boundary = `----kilngoal${Math.random().toString(16).slice(2)}`;
-  const head = Buffer.from(
-    `--${boundary}\r\nContent-Disposition: form-data; name="settings"\r\n\r\n${JSON.stringify(settings)}\r\n` +
-      `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${name}"\r\nContent-Type: image/jpeg\r\n\r\n`,
-  );
-  return { body: Buffer.concat([head, file, Buffer.from(`\r\n--${boundary}--\r\n`)]), type: `multipart/form-data; boundary=${boundary}` };
-}
-
-/**
- * Resize 4000×3000 → 800 wide: the daemon under 2 connections (upload and download included) against
- * sharp in this process doing the same two at a time from the file, in alternating time windows.
- */
 /** One plain node:http request (little client work); resolves with the status and the whole body. */
 function httpCall(url: string, method: string, headers: Record<string, string>, body?: Buffer): Promise<{ status: number; body: Buffer }> {
   return new Promise((resolve, reject) => {

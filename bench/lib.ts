@@ -238,3 +238,13 @@ export async function benchApiKey(base: string, password = BENCH_PASSWORD): Prom
   const login = (await post('/api/auth/login', { username: 'admin', password })) as { token: string };
   return ((await post('/api/v1/api-keys', { name: 'bench' }, login.token)) as { key: string }).key;
 }
+
+/** A tool request as one multipart body built once (settings, then the JPEG `file`), for load loops. */
+export function multipart(file: Buffer, name: string, settings: object): { body: Buffer; type: string } {
+  const boundary = `----kilnbench${Math.random().toString(16).slice(2)}`;
+  const head = Buffer.from(
+    `--${boundary}\r\nContent-Disposition: form-data; name="settings"\r\n\r\n${JSON.stringify(settings)}\r\n` +
+      `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${name}"\r\nContent-Type: image/jpeg\r\n\r\n`,
+  );
+  return { body: Buffer.concat([head, file, Buffer.from(`\r\n--${boundary}--\r\n`)]), type: `multipart/form-data; boundary=${boundary}` };
+}
