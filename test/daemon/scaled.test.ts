@@ -21,37 +21,13 @@ import type { RedisJobQueue } from '../../daemon/queue/redis.js';
 import { KILN } from '../helpers/cli.js';
 import { makeImage, tempDir } from '../helpers/fixtures.js';
 import { filePart, form, login, readSse, startServer, type TestServer } from '../helpers/server.js';
+import { pgSchema, unavailable } from '../helpers/scale.js';
 import { readZip } from '../helpers/zip.js';
 
 const PG = process.env.KILN_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const REDIS = process.env.KILN_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
-async function unavailable(): Promise<string | undefined> {
-  const { default: pg } = await import('pg');
-  const c = new pg.Client({ connectionString: PG, connectionTimeoutMillis: 3000 });
-  try {
-    await c.connect();
-    await c.query('select 1');
-  } catch (e) {
-    return `PostgreSQL not reachable at ${PG}: ${(e as Error).message}`;
-  } finally {
-    await c.end().catch(() => {});
-  }
-  const { Redis } = await import('ioredis');
-  const r = new Redis(REDIS, { lazyConnect: true, connectTimeout: 3000, maxRetriesPerRequest: 1, retryStrategy: () => null });
-  r.on('error', () => {});
-  try {
-    await r.connect();
-    await r.ping();
-  } catch (e) {
-    return `Redis not reachable at ${REDIS}: ${(e as Error).message}`;
-  } finally {
-    r.disconnect();
-  }
-  return undefined;
-}
-
-const skip = await unavailable();
+const skip = await unavailable(PG, REDIS);
 const auth = (token: string) => ({ authorization: `Bearer ${token}` });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const worker = (s: TestServer) => s.app.kiln.jobs.queue as RedisJobQueue;
@@ -90,20 +66,14 @@ describe('scaled mode: two daemons, PostgreSQL, Redis, one shared directory', { 
   let longClip: string;
   let shortClip: string;
   const prefix = `kiln_t_${randomBytes(6).toString('hex')}`;
-  const schema = `kiln_t_${randomBytes(6).toString('hex')}`;
+  let db: Awaited<ReturnType<typeof pgSchema>> | undefined;
   let env: Record<string, string>;
 
   before(async () => {
     shared = mkdtempSync(path.join(process.env.KILN_TMP_DIR ?? tmpdir(), 'kiln-shared-'));
-    const { default: pg } = await import('pg');
-    const c = new pg.Client({ connectionString: PG });
-    await c.connect();
-    await c.query(`CREATE SCHEMA ${schema}`);
-    await c.end();
-    const u = new URL(PG);
-    u.searchParams.set('options', `-c search_path=${schema}`);
+    db = await pgSchema(PG);
     const common = {
-      DATABASE_URL: u.toString(),
+      DATABASE_URL: db.url,
       REDIS_URL: REDIS,
       REDIS_PREFIX: prefix,
       SHARED_DIR: shared,
@@ -137,11 +107,7 @@ describe('scaled mode: two daemons, PostgreSQL, Redis, one shared directory', { 
     await Promise.allSettled([a?.close(), b?.close()]);
     const { purgeRedisPrefix } = await import('../../daemon/queue/redis.js');
     await purgeRedisPrefix(REDIS, prefix).catch(() => {});
-    const { default: pg } = await import('pg');
-    const c = new pg.Client({ connectionString: PG });
-    await c.connect();
-    await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-    await c.end();
+    await db?.drop();
     rmSync(shared, { recursive: true, force: true });
   });
 

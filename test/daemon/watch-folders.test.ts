@@ -13,6 +13,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import sharp from 'sharp';
 import { makeImage, tempDir } from '../helpers/fixtures.js';
+import { pgSchema, unavailable } from '../helpers/scale.js';
 import { api, login, startServer, type TestServer } from '../helpers/server.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -147,48 +148,19 @@ describe('watch folders on the daemon', () => {
 const PG = process.env.KILN_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const REDIS = process.env.KILN_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
-async function servicesDown(): Promise<string | undefined> {
-  const { default: pg } = await import('pg');
-  const c = new pg.Client({ connectionString: PG, connectionTimeoutMillis: 3000 });
-  try {
-    await c.connect();
-  } catch (e) {
-    return `PostgreSQL not reachable: ${(e as Error).message}`;
-  } finally {
-    await c.end().catch(() => {});
-  }
-  const { Redis } = await import('ioredis');
-  const r = new Redis(REDIS, { lazyConnect: true, connectTimeout: 3000, maxRetriesPerRequest: 1, retryStrategy: () => null });
-  r.on('error', () => {});
-  try {
-    await r.connect();
-  } catch (e) {
-    return `Redis not reachable: ${(e as Error).message}`;
-  } finally {
-    r.disconnect();
-  }
-  return undefined;
-}
-
-describe('watch folders with two instances (PostgreSQL + Redis)', { skip: await servicesDown() }, () => {
+describe('watch folders with two instances (PostgreSQL + Redis)', { skip: await unavailable(PG, REDIS) }, () => {
   let a: TestServer;
   let b: TestServer;
   const dir = tempDir('kiln-wf2-');
-  const schema = `kiln_t_${randomBytes(6).toString('hex')}`;
+  let db: Awaited<ReturnType<typeof pgSchema>> | undefined;
   const prefix = `kiln_t_${randomBytes(6).toString('hex')}`;
   let shared: string;
 
   before(async () => {
     shared = mkdtempSync(path.join(process.env.KILN_TMP_DIR ?? tmpdir(), 'kiln-wf-shared-'));
-    const { default: pg } = await import('pg');
-    const c = new pg.Client({ connectionString: PG });
-    await c.connect();
-    await c.query(`CREATE SCHEMA ${schema}`);
-    await c.end();
-    const u = new URL(PG);
-    u.searchParams.set('options', `-c search_path=${schema}`);
+    db = await pgSchema(PG);
     const env = {
-      DATABASE_URL: u.toString(),
+      DATABASE_URL: db.url,
       REDIS_URL: REDIS,
       REDIS_PREFIX: prefix,
       SHARED_DIR: shared,
@@ -203,11 +175,7 @@ describe('watch folders with two instances (PostgreSQL + Redis)', { skip: await 
     await Promise.allSettled([a?.close(), b?.close()]);
     const { purgeRedisPrefix } = await import('../../daemon/queue/redis.js');
     await purgeRedisPrefix(REDIS, prefix).catch(() => {});
-    const { default: pg } = await import('pg');
-    const c = new pg.Client({ connectionString: PG });
-    await c.connect();
-    await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-    await c.end();
+    await db?.drop();
   });
 
   it('one instance watches the folder, each file is processed once, and the other takes over', async () => {

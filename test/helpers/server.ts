@@ -11,6 +11,7 @@ import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { resolveConfig, type DaemonConfig } from '../../daemon/config.js';
 import { buildServer } from '../../daemon/server.js';
+import { pgSchema, startS3 } from './scale.js';
 
 export interface TestServer {
   url: string;
@@ -35,28 +36,7 @@ export interface StartOptions {
   dataDir?: string;
 }
 
-async function createPgSchema(base: string): Promise<{ url: string; drop: () => Promise<void> }> {
-  const { default: pg } = await import('pg');
-  const schema = `kiln_t_${randomBytes(6).toString('hex')}`;
-  const client = new pg.Client({ connectionString: base });
-  await client.connect();
-  await client.query(`CREATE SCHEMA ${schema}`);
-  await client.end();
-  const u = new URL(base);
-  u.searchParams.set('options', `-c search_path=${schema}`);
-  return {
-    url: u.toString(),
-    async drop() {
-      const c = new pg.Client({ connectionString: base });
-      await c.connect();
-      await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-      await c.end();
-    },
-  };
-}
-
 async function s3For(dataDir: string): Promise<{ env: Record<string, string>; close(): Promise<void> }> {
-  const { startS3 } = await import('./scale.js');
   const server = await startS3(mkdtempSync(path.join(path.dirname(dataDir), 'kiln-s3-')));
   process.env.AWS_ACCESS_KEY_ID ??= server.accessKeyId;
   process.env.AWS_SECRET_ACCESS_KEY ??= server.secretAccessKey;
@@ -78,7 +58,7 @@ export async function login(url: string, username: string, password: string): Pr
 
 export async function startServer(opts: StartOptions = {}): Promise<TestServer> {
   const dataDir = opts.dataDir ?? mkdtempSync(path.join(process.env.KILN_TMP_DIR ?? tmpdir(), 'kiln-daemon-'));
-  const pg = process.env.KILN_TEST_PG ? await createPgSchema(process.env.KILN_TEST_PG) : undefined;
+  const pg = process.env.KILN_TEST_PG ? await pgSchema(process.env.KILN_TEST_PG) : undefined;
   // KILN_TEST_S3=1: every server keeps its blobs in a bucket of its own s3rver (the suites on object storage);
   // 0 (scripts/test.mjs's switch to skip that pass) means off, as unset.
   const s3 = process.env.KILN_TEST_S3 && process.env.KILN_TEST_S3 !== '0' ? await s3For(dataDir) : undefined;

@@ -13,6 +13,7 @@ import { createUser } from '../../../daemon/store/users.js';
 import { EXIT } from '../../../src/core/errors.js';
 import { kiln } from '../../helpers/cli.js';
 import { makeImage, tempDir } from '../../helpers/fixtures.js';
+import { pgUnavailable } from '../../helpers/scale.js';
 import { api, filePart, form, login, startServer, type TestServer } from '../../helpers/server.js';
 
 const dir = tempDir('kiln-share-');
@@ -339,21 +340,7 @@ describe('kiln files and kiln pipeline --scope', () => {
   });
 });
 
-async function pgProblem(): Promise<string | undefined> {
-  const { default: pg } = await import('pg');
-  const c = new pg.Client({ connectionString: PG, connectionTimeoutMillis: 3000 });
-  try {
-    await c.connect();
-    return undefined;
-  } catch (e) {
-    return (e as Error).message;
-  } finally {
-    await c.end().catch(() => {});
-  }
-}
-
-const problem = await pgProblem();
-describe('teams that share (PostgreSQL)', { skip: problem && `PostgreSQL not reachable at ${PG}: ${problem}` }, () => {
+describe('teams that share (PostgreSQL)', { skip: await pgUnavailable(PG) }, () => {
   let s: TestServer;
   before(async () => {
     const was = process.env.KILN_TEST_PG;
