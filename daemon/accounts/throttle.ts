@@ -20,7 +20,8 @@
  *
  * So someone guessing the admin's password locks only their own address out; the admin, from another
  * address, still signs in. Unknown usernames are counted like real ones, so a lock reveals nothing about
- * who exists. The address is the client's as fastify sees it: behind a reverse proxy set TRUST_PROXY.
+ * who exists. The address is the client's as fastify sees it (behind a reverse proxy set TRUST_PROXY),
+ * an IPv6 one counted by its /64 (http/client-net.ts).
  *
  * API-key secrets are counted by the same functions under counters of their own (keyThrottleKeys): the
  * key's public prefix takes the username's place (never locked), and only the pair is reserved up front
@@ -31,6 +32,7 @@ import type { Kysely, Transaction } from 'kysely';
 import { KilnError } from '../../src/core/errors.js';
 import type { Store } from '../store/db.js';
 import type { Database } from '../store/schema.js';
+import { clientNet } from '../http/client-net.js';
 import { type AuditInput, audit } from './audit.js';
 import type { AccountsConfig } from './config.js';
 
@@ -47,6 +49,7 @@ const ROLES: Role[] = ['pair', 'ip', 'user'];
 export interface ThrottleKeys {
   /** Over all addresses: never locked, only slowed down. */
   user: string;
+  /** The client's network (clientNet: an IPv4 address, an IPv6 /64), and the pair of it and the name. */
   ip: string;
   pair: string;
   /** The counters an attempt reserves before its check; the others count only failures (and refuse while locked). */
@@ -55,8 +58,9 @@ export interface ThrottleKeys {
   what: string;
 }
 
-export function throttleKeys(username: string, ip: string): ThrottleKeys {
+export function throttleKeys(username: string, address: string): ThrottleKeys {
   const name = username.toLowerCase();
+  const ip = clientNet(address);
   return { user: `user:${name}`, ip: `ip:${ip}`, pair: `pair:${ip} ${name}`, reserved: ROLES, what: 'failed sign-in attempts' };
 }
 
@@ -66,7 +70,8 @@ export function throttleKeys(username: string, ip: string): ThrottleKeys {
  * credentials change empties the verification caches, would otherwise fill the address's limit with
  * attempts in flight and lock it.
  */
-export function keyThrottleKeys(prefix: string, ip: string): ThrottleKeys {
+export function keyThrottleKeys(prefix: string, address: string): ThrottleKeys {
+  const ip = clientNet(address);
   return {
     user: `apikey:${prefix}`,
     ip: `apikey-ip:${ip}`,

@@ -1,5 +1,6 @@
 /**
- * A request rate limit per caller (the user, or the address when anonymous): a token bucket per key
+ * A request rate limit per caller (the user, or the address when anonymous: an IPv6 one by its /64,
+ * client-net.ts): a token bucket per key
  * holding a minute's worth of tokens, refilled at that rate, so a burst up to a minute's worth passes
  * and a steady flood is answered 429 with Retry-After. The rate is live (rateLimitPerMinute: settings,
  * the user's team, RATE_LIMIT_PER_MINUTE). Kept in memory per instance (a limit behind a load balancer
@@ -7,6 +8,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { KilnError } from '../../src/core/errors.js';
+import { clientNet } from './client-net.js';
 
 export const EXEMPT = new Set(['/api/v1/health', '/api/v1/readyz']);
 const MAX_KEYS = 50_000;
@@ -54,7 +56,7 @@ export class RateLimiter {
   check(request: FastifyRequest, reply: FastifyReply): void {
     const perMinute = this.rateOf(request);
     if (perMinute <= 0 || EXEMPT.has(request.routeOptions.url ?? '')) return;
-    const key = request.user ? `user:${request.user.id}` : `ip:${request.ip}`;
+    const key = request.user ? `user:${request.user.id}` : `ip:${clientNet(request.ip)}`;
     const wait = this.take(key, perMinute);
     if (wait > 0) {
       void reply.header('retry-after', String(wait));

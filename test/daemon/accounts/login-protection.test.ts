@@ -120,6 +120,28 @@ describe('login protection', () => {
     }
   });
 
+  it('counts an IPv6 client by its /64: new addresses in it do not escape the lock, another /64 is not locked', async () => {
+    const s = await startServer({ env: { LOGIN_MAX_FAILURES: '3', LOGIN_LOCK_MINUTES: '1', TRUST_PROXY: '127.0.0.1' } });
+    try {
+      const from = (ip: string, password: string) =>
+        call(s, 'POST', '/api/auth/login', { token: null, body: { username: 'admin', password }, headers: { 'x-forwarded-for': ip } });
+      const statuses: number[] = [];
+      // One host of 2001:db8:77:1::/64 takes a fresh address for every guess.
+      for (let i = 1; i <= 3; i++) statuses.push((await from(`2001:db8:77:1:${i.toString(16)}::${i}`, `guess-${i}`)).status);
+      assert.deepEqual(statuses, [401, 401, 429]);
+      assert.equal((await from('2001:db8:77:1:ffff::abcd', s.adminPassword)).status, 429, 'a new address of the same /64');
+      const elsewhere = await from('2001:db8:77:2::1', s.adminPassword);
+      assert.equal(elsewhere.status, 200, JSON.stringify(elsewhere.json));
+      // The audit keeps the address itself.
+      const audit = await call(s, 'GET', '/api/v1/admin/audit?event=login.failure', { token: elsewhere.json.token });
+      assert.equal(audit.status, 200, JSON.stringify(audit.json));
+      const ips = (audit.json.events as { ip: string }[]).map((e) => e.ip);
+      assert.ok(ips.includes('2001:db8:77:1:1::1'), ips.join(' '));
+    } finally {
+      await s.close();
+    }
+  });
+
   it('locks an address that tries many usernames', async () => {
     const s = await startServer({ env: { LOGIN_MAX_FAILURES: '2', LOGIN_LOCK_MINUTES: '1' } });
     try {
