@@ -63,14 +63,21 @@ export async function jobStorageUsed(db: Kysely<Database>, userId: string): Prom
 export interface QuotaCharge {
   /** Counts `n` more bytes of this upload; throws LIMIT_EXCEEDED past the quota. */
   add(n: number): void;
+  /**
+   * The upload is complete: checks it once more against what the user's jobs hold now. add() counts
+   * against the jobs as they were when the upload began; a parallel upload of the same user whose job
+   * finished meanwhile has left the in-flight count (answered) for the stored one, which that reading
+   * did not see — under load, two of eight parallel uploads passed a quota with room for one.
+   */
+  confirm(): Promise<void>;
   /** The upload has ended (its job recorded and answered, or failed): stop counting it as in flight. */
   release(): void;
 }
 
 export async function chargeQuota(db: Kysely<Database>, userId: string | undefined, quotaMb: number): Promise<QuotaCharge> {
-  if (!userId || quotaMb <= 0) return { add() {}, release() {} };
+  if (!userId || quotaMb <= 0) return { add() {}, async confirm() {}, release() {} };
   const limit = quotaMb * MB;
-  const stored = await jobStorageUsed(db, userId);
+  let stored = await jobStorageUsed(db, userId);
   let mine = 0;
   let released = false;
   const over = (used: number) =>
@@ -86,6 +93,13 @@ export async function chargeQuota(db: Kysely<Database>, userId: string | undefin
       mine += n;
       inFlight.set(userId, others + n);
       if (stored + others + n > limit) throw over(stored + others - (mine - n));
+    },
+    async confirm() {
+      // On SQLite the reading is synchronous underneath: no answer (and release) of another upload
+      // can come between it and the sum below.
+      stored = await jobStorageUsed(db, userId);
+      const others = (inFlight.get(userId) ?? 0) - mine;
+      if (stored + others + mine > limit) throw over(stored + others);
     },
     release() {
       if (released) return;

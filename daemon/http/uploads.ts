@@ -151,6 +151,7 @@ export async function readMultipart(request: FastifyRequest, dir: string, limits
         fields.set(part.fieldname, value);
       }
     }
+    await quota.confirm();
   } catch (e) {
     wire?.stop();
     quota.release();

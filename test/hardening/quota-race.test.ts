@@ -10,6 +10,8 @@ import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import sharp from 'sharp';
+import { chargeQuota } from '../../daemon/http/quota.js';
+import { insertJob } from '../../daemon/store/jobs.js';
 import { makeUser } from '../daemon/accounts/http.js';
 import { api, startServer, type TestServer } from '../helpers/server.js';
 
@@ -101,5 +103,44 @@ describe('job storage quota under parallel uploads', () => {
     // Refused uploads leave nothing behind.
     const jobs = await s.app.kiln.store.db.selectFrom('jobs').select('id').where('owner_id', '=', user.id).execute();
     assert.equal(jobs.length, ok);
+  });
+
+  it("an upload that began before a parallel one's job finished is checked against that job's output at its end", async () => {
+    // The interleaving a loaded machine produced (2 of 8 jobs ran): B reads what the user's jobs hold,
+    // A's job then finishes and A is answered (its upload leaves the in-flight count), then B's bytes come.
+    const user = await makeUser(s, 'job-racer-2');
+    const db = s.app.kiln.store.db;
+    const b = await chargeQuota(db, user.id, 1);
+    const a = await chargeQuota(db, user.id, 1);
+    a.add(KB600);
+    await a.confirm();
+    await insertJob(db, {
+      id: randomBytes(12).toString('hex'),
+      owner_id: user.id,
+      tool: 'resize',
+      base_tool: 'resize',
+      kind: 'run',
+      settings: '{}',
+      status: 'completed',
+      progress: 100,
+      stage: 'done',
+      result: '{}',
+      error: null,
+      client_job_id: null,
+      instance_id: s.app.kiln.jobs.instanceId,
+      work_dir: null,
+      output_path: '/nowhere/out.png',
+      output_name: 'out.png',
+      content_type: 'image/png',
+      original_size: KB600,
+      processed_size: KB600,
+      created_at: Date.now(),
+      started_at: Date.now(),
+      finished_at: Date.now(),
+    });
+    a.release();
+    b.add(KB600); // against the reading from before A's job ended: passes
+    await assert.rejects(b.confirm(), { code: 'LIMIT_EXCEEDED' });
+    b.release();
   });
 });
