@@ -212,10 +212,11 @@ export async function runLocal(req: LocalRunRequest): Promise<ItemResult[]> {
 
 /**
  * Runs at once in a local batch: one per core, and one more for the image tools that declare inMemory
- * (resize, convert, compress, crop…: sharp in this process, no program started). Each of their runs waits on the file system a few times (its workspace, the output's
- * rename and delivery, the clean-up) while its core idles; the extra run fills those gaps (100 × 3 MP
- * resize on 2 cores: 1.65 → 1.52 s). Tools that run a program (ffmpeg, LibreOffice) or a model keep
- * one per core: their runs hardly wait, and each holds far more memory.
+ * (resize, convert, compress, crop…: sharp in this process, no program started). Each of their runs
+ * waits on the file system a few times (its workspace, the output's rename and delivery, the clean-up)
+ * while its core idles; the extra run fills those gaps (100 × 3 MP resize on 2 cores: 1.65 → 1.52 s).
+ * Tools that run a program (ffmpeg, LibreOffice) or a model keep one per core: their runs hardly wait,
+ * and each holds far more memory.
  */
 function defaultConcurrency(tool: Tool): number {
   return os.availableParallelism() + (readsInputInMemory(tool) ? 1 : 0);

@@ -1,8 +1,8 @@
 /**
  * Who is told when a warm engine (LibreOffice, Chromium) has stopped after its idle time: the daemon
- * trims its heap then (daemon/system/heap-trim.ts). Chromium's thread and the pool's bookkeeping leave
- * their freed pages in the C heap, where they stay resident until a trim: the bench read the daemon at
- * ~120–150 MB after its engines had stopped against ~86 MB before their first use.
+ * trims its heap then (daemon/system/heap-trim.ts), as after jobs, since Chromium's thread and the
+ * pool's bookkeeping leave freed pages in the C heap. A small gain, measured in the bench's engine rows
+ * (`node dist/bench/run.js --quick`): 114 MB at the stop, 110 MB a few seconds later.
  */
 type Listener = (engine: 'office' | 'chromium') => void;
 
