@@ -132,7 +132,8 @@ export class JobService {
   /**
    * A fresh job id and its private directory (uploads go to `<dir>/in`). `inDir: false` when the uploads
    * stay in memory: nothing is created then (whatever later writes a file there creates the directory,
-   * the run its `out`), which saves a small request two directory creations on its way (0.5–1.5 ms here).
+   * the run its `out` with the job's directory), which saves a small request the creation of `in`
+   * (0.2–1 ms on this machine's ext4; 64×64 resize over HTTP 8.0 → 6.3 ms with it).
    */
   async allocate(opts: { inDir?: boolean } = {}): Promise<{ id: string; workDir: string; inDir: string }> {
     const id = newId();

@@ -3,9 +3,9 @@
  * KILN_TEST_PG_URL overrides the database; the suite is skipped when none answers.
  */
 import { test } from 'node:test';
-import { pgUnavailable } from '../helpers/scale.js';
+import { pgUnavailable, TEST_PG_URL } from '../helpers/scale.js';
 
-const base = process.env.KILN_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const base = TEST_PG_URL;
 
 const problem = await pgUnavailable(base);
 if (problem) {

@@ -18,10 +18,10 @@ import { exportBundle } from '../../src/ai/install/archive.js';
 import { installForTest, sharedCacheDir } from '../ai/install-helper.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { login, startServer, type TestServer } from '../helpers/server.js';
-import { pgSchema, startS3, unavailable } from '../helpers/scale.js';
+import { pgSchema, startS3, TEST_PG_URL, TEST_REDIS_URL, unavailable } from '../helpers/scale.js';
 
-const PG = process.env.KILN_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-const REDIS = process.env.KILN_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const PG = TEST_PG_URL;
+const REDIS = TEST_REDIS_URL;
 const skip = await unavailable(PG, REDIS);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const BUNDLE = 'face-detection';

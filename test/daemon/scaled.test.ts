@@ -21,11 +21,11 @@ import type { RedisJobQueue } from '../../daemon/queue/redis.js';
 import { KILN } from '../helpers/cli.js';
 import { makeImage, tempDir } from '../helpers/fixtures.js';
 import { filePart, form, login, readSse, startServer, type TestServer } from '../helpers/server.js';
-import { pgSchema, unavailable } from '../helpers/scale.js';
+import { pgSchema, TEST_PG_URL, TEST_REDIS_URL, unavailable } from '../helpers/scale.js';
 import { readZip } from '../helpers/zip.js';
 
-const PG = process.env.KILN_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-const REDIS = process.env.KILN_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const PG = TEST_PG_URL;
+const REDIS = TEST_REDIS_URL;
 
 const skip = await unavailable(PG, REDIS);
 const auth = (token: string) => ({ authorization: `Bearer ${token}` });

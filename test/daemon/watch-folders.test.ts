@@ -13,7 +13,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import sharp from 'sharp';
 import { makeImage, tempDir } from '../helpers/fixtures.js';
-import { pgSchema, unavailable } from '../helpers/scale.js';
+import { pgSchema, TEST_PG_URL, TEST_REDIS_URL, unavailable } from '../helpers/scale.js';
 import { api, login, startServer, type TestServer } from '../helpers/server.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -145,8 +145,8 @@ describe('watch folders on the daemon', () => {
   });
 });
 
-const PG = process.env.KILN_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-const REDIS = process.env.KILN_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const PG = TEST_PG_URL;
+const REDIS = TEST_REDIS_URL;
 
 describe('watch folders with two instances (PostgreSQL + Redis)', { skip: await unavailable(PG, REDIS) }, () => {
   let a: TestServer;

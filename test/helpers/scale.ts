@@ -4,6 +4,10 @@
  */
 import { randomBytes } from 'node:crypto';
 
+/** PostgreSQL (trust) and Redis on this machine, unless KILN_TEST_PG_URL / KILN_TEST_REDIS_URL name others. */
+export const TEST_PG_URL = process.env.KILN_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+export const TEST_REDIS_URL = process.env.KILN_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
 /** Why PostgreSQL cannot be used here, or undefined when it answers. */
 export async function pgUnavailable(pgUrl: string): Promise<string | undefined> {
   const { default: pg } = await import('pg');

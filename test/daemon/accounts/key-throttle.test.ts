@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { login, startServer, type TestServer } from '../../helpers/server.js';
-import { pgSchema, pgUnavailable } from '../../helpers/scale.js';
+import { pgSchema, pgUnavailable, TEST_PG_URL } from '../../helpers/scale.js';
 import { call, type Res } from './http.js';
 
 const LOCK_S = 3;
@@ -165,7 +165,7 @@ it('a secret seen failing is refused without a scrypt, from any address', async 
   }
 });
 
-const PG = process.env.KILN_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const PG = TEST_PG_URL;
 
 describe('API-key secret throttle, two daemons on one PostgreSQL database', { skip: await pgUnavailable(PG) }, () => {
   let schema: Awaited<ReturnType<typeof pgSchema>> | undefined;

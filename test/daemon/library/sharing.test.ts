@@ -13,11 +13,11 @@ import { createUser } from '../../../daemon/store/users.js';
 import { EXIT } from '../../../src/core/errors.js';
 import { kiln } from '../../helpers/cli.js';
 import { makeImage, tempDir } from '../../helpers/fixtures.js';
-import { pgUnavailable } from '../../helpers/scale.js';
+import { pgUnavailable, TEST_PG_URL } from '../../helpers/scale.js';
 import { api, filePart, form, login, startServer, type TestServer } from '../../helpers/server.js';
 
 const dir = tempDir('kiln-share-');
-const PG = process.env.KILN_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const PG = TEST_PG_URL;
 
 interface People {
   alice: string;
