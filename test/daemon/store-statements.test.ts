@@ -1,14 +1,19 @@
 /**
  * The job queries every request runs: SQLite statements prepared once (statement-cache.ts), queries
  * compiled once per shape (compiled.ts) and never cached when their values would bind out of order, and
- * the one-statement finish (UPDATE … RETURNING).
+ * the one-statement finish (UPDATE … RETURNING), and the indexes that keep the per-request ones from
+ * reading the whole jobs table.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import path from 'node:path';
 import BetterSqlite from 'better-sqlite3';
+import { Kysely, SqliteDialect } from 'kysely';
+import { jobStorageUsed } from '../../daemon/http/quota.js';
 import { runCompiled } from '../../daemon/store/compiled.js';
 import { openStore } from '../../daemon/store/db.js';
-import { claimJob, finishJob, finishJobRow, getJob, insertJob, updateJob, type JobRow } from '../../daemon/store/jobs.js';
+import { claimJob, finishJob, finishJobRow, getJob, insertJob, listJobs, updateJob, type JobRow } from '../../daemon/store/jobs.js';
+import type { Database } from '../../daemon/store/schema.js';
 import { cachingDatabase } from '../../daemon/store/statement-cache.js';
 import { tempDir } from '../helpers/fixtures.js';
 
@@ -120,6 +125,46 @@ describe('job queries', () => {
       assert.equal(builds, 3);
     } finally {
       await store.close();
+    }
+  });
+});
+
+describe('job indexes', () => {
+  it("reads the admin's newest jobs and a user's quota from indexes, not by scanning the table", async () => {
+    const dataDir = tempDir('kiln-plan-');
+    await (await openStore({ dataDir })).close();
+    // The statements the daemon's own functions send, planned by SQLite on the migrated schema.
+    const raw = new BetterSqlite(path.join(dataDir, 'kiln.db'));
+    const sent: string[] = [];
+    const db = new Kysely<Database>({
+      dialect: new SqliteDialect({
+        database: {
+          prepare(sql: string) {
+            sent.push(sql);
+            return raw.prepare(sql);
+          },
+          close: () => raw.close(),
+        },
+      }),
+    });
+    try {
+      const plan = async (run: () => Promise<unknown>) => {
+        sent.length = 0;
+        await run();
+        return sent.map((sql) => {
+          const holes = sql.split('?').length - 1;
+          const rows = raw.prepare(`explain query plan ${sql}`).all(...Array(holes).fill(null)) as { detail: string }[];
+          return rows.map((r) => r.detail).join('; ');
+        });
+      };
+      const [list] = await plan(() => listJobs(db, { limit: 20, offset: 0 }));
+      assert.match(list!, /jobs_created/);
+      assert.doesNotMatch(list!, /TEMP B-TREE/);
+      const [held, open] = await plan(() => jobStorageUsed(db, 'u1'));
+      assert.match(held!, /jobs_owner_held/);
+      assert.match(open!, /jobs_owner_status \(owner_id=\? AND status=\?\)/);
+    } finally {
+      await db.destroy();
     }
   });
 });
