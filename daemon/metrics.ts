@@ -11,7 +11,10 @@ import type { FinishedJob } from './jobs/service.js';
 export async function installMetrics(app: FastifyInstance): Promise<Registry> {
   const { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } = await import('prom-client');
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
+  // The event-loop delay histogram samples with a timer: prom-client's 10 ms woke the idle daemon 99
+  // times a second (1.35 % CPU idle); at 100 ms it wakes 11 times (0.8 %), and a block of the loop
+  // long enough to matter still shows in the percentiles.
+  collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 100 });
   const requests = new Counter({
     name: 'kiln_http_requests_total',
     help: 'HTTP requests by method, route and status.',

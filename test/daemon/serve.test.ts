@@ -63,6 +63,28 @@ describe('kiln serve', () => {
     assert.equal(await exited, 0);
   });
 
+  it('idle, wakes its main thread about ten times a second, not a hundred', async () => {
+    const child = spawn(process.execPath, [KILN, 'serve', '--port', '0', '--data-dir', path.join(dir, 'idle-data')], {
+      env: baseEnv({ ADMIN_PASSWORD: 'idle-password-1' }),
+    });
+    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+    try {
+      await listening(child);
+      // Voluntary context switches of the main thread: each time it sleeps in the event loop and wakes.
+      const switches = async () =>
+        Number(/^voluntary_ctxt_switches:\s+(\d+)/m.exec(await readFile(`/proc/${child.pid}/task/${child.pid}/status`, 'utf8'))![1]);
+      await new Promise((r) => setTimeout(r, 1000));
+      const before = await switches();
+      await new Promise((r) => setTimeout(r, 3000));
+      const perSecond = ((await switches()) - before) / 3;
+      // The event-loop delay histogram of /metrics sampled every 10 ms: ~100 a second.
+      assert.ok(perSecond < 40, `${perSecond} wake-ups a second`);
+    } finally {
+      child.kill('SIGTERM');
+    }
+    assert.equal(await exited, 0);
+  });
+
   it('refuses a non-loopback address with auth disabled unless --allow-open-network', async () => {
     const r = await kiln(['serve', '--host', '0.0.0.0', '--port', '0', '--data-dir', path.join(dir, 'open')], {
       env: baseEnv({ AUTH_ENABLED: 'false' }),
