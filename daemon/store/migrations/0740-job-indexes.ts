@@ -18,7 +18,8 @@ const migration: NamedMigration = {
     await db.schema.createIndex('jobs_created').on('jobs').column('created_at').execute();
     // The user's queued and running jobs (their work directories count toward the quota).
     await db.schema.createIndex('jobs_owner_status').on('jobs').columns(['owner_id', 'status']).execute();
-    // The outputs a user still holds, summed from the index alone: only rows with an output are in it.
+    // The outputs a user still holds (the quota's sum): only rows with an output are in it, so the sum
+    // visits those, not every job the user ever ran.
     await db.schema
       .createIndex('jobs_owner_held')
       .on('jobs')
