@@ -77,7 +77,7 @@ describe('kiln serve', () => {
       const before = await switches();
       await new Promise((r) => setTimeout(r, 3000));
       const perSecond = ((await switches()) - before) / 3;
-      // The event-loop delay histogram of /metrics sampled every 10 ms: ~100 a second.
+      // With the event-loop delay histogram of /metrics sampling every 10 ms it read ~100 a second.
       assert.ok(perSecond < 40, `${perSecond} wake-ups a second`);
     } finally {
       child.kill('SIGTERM');
