@@ -10,6 +10,7 @@ describe('clientNet', () => {
     assert.equal(clientNet('203.0.113.9'), '203.0.113.9');
     assert.equal(clientNet('::ffff:203.0.113.9'), '203.0.113.9');
     assert.equal(clientNet('::FFFF:198.51.100.7'), '198.51.100.7');
+    assert.equal(clientNet('::ffff:c000:221'), '192.0.2.33', 'mapped, written in hexadecimal');
   });
 
   it('counts an IPv6 address by its /64, whatever its spelling', () => {

@@ -7,6 +7,7 @@ import { lookup } from 'node:dns/promises';
 import net from 'node:net';
 import type { BrowserContext, Page } from 'playwright-core';
 import { KilnError } from '../../../core/errors.js';
+import { ipv4Of, ipv6Groups, mappedIPv4 } from '../../../core/ipv6.js';
 import type { PageTaskIo } from '../../../engines/chromium.js';
 
 /**
@@ -49,36 +50,18 @@ for (const [a, p] of [
 ] as const)
   BLOCKED.addSubnet(a, p, 'ipv6');
 
-/** The eight 16-bit groups of an IPv6 address (any spelling, a trailing dotted quad included). */
-function v6Groups(addr: string): number[] | undefined {
-  let a = addr.toLowerCase().split('%')[0]!;
-  const quad = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(a);
-  if (quad) {
-    const [b0, b1, b2, b3] = quad.slice(1).map(Number) as [number, number, number, number];
-    a = `${a.slice(0, quad.index)}${((b0 << 8) | b1).toString(16)}:${((b2 << 8) | b3).toString(16)}`;
-  }
-  const halves = a.split('::');
-  if (halves.length > 2) return undefined;
-  const head = halves[0] ? halves[0].split(':') : [];
-  const tail = halves.length === 2 && halves[1] ? halves[1].split(':') : [];
-  const fill = halves.length === 2 ? 8 - head.length - tail.length : 0;
-  const groups = [...head, ...Array<string>(Math.max(fill, 0)).fill('0'), ...tail].map((g) => parseInt(g, 16));
-  return groups.length === 8 && groups.every((g) => g >= 0 && g <= 0xffff) ? groups : undefined;
-}
-
-const v4Of = (hi: number, lo: number) => `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
-
 /**
  * IPv4 hidden in an IPv6 address, checked as IPv4: mapped (::ffff:0:0/96), the well-known NAT64 prefix
  * (64:ff9b::/96) and 6to4 (2002::/16), whatever the spelling. The IPv4-compatible range (::/96) and
  * local-use NAT64 (64:ff9b:1::/48) are refused whole in BLOCKED.
  */
 function embeddedV4(addr: string): string | undefined {
-  const g = v6Groups(addr);
+  const g = ipv6Groups(addr);
   if (!g) return undefined;
-  if (g.slice(0, 5).every((x) => x === 0) && g[5] === 0xffff) return v4Of(g[6]!, g[7]!);
-  if (g[0] === 0x64 && g[1] === 0xff9b && g.slice(2, 6).every((x) => x === 0)) return v4Of(g[6]!, g[7]!);
-  if (g[0] === 0x2002) return v4Of(g[1]!, g[2]!);
+  const mapped = mappedIPv4(g);
+  if (mapped) return mapped;
+  if (g[0] === 0x64 && g[1] === 0xff9b && g.slice(2, 6).every((x) => x === 0)) return ipv4Of(g[6]!, g[7]!);
+  if (g[0] === 0x2002) return ipv4Of(g[1]!, g[2]!);
   return undefined;
 }
 
