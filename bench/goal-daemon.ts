@@ -3,11 +3,12 @@
  * request, resize throughput against sharp in this process, memory after a run of mixed requests, and
  * the engines it starts on first use (LibreOffice, Chromium) with their stop after the idle time.
  */
+import { spawn } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import sharp from 'sharp';
 import { makeDocx, makeMarkdown } from './docs.js';
 import { type Row, interleave, median, ms, row } from './goals.js';
@@ -111,31 +112,57 @@ async function rate(windowS: number, work: () => Promise<void>): Promise<number>
   return done / ((performance.now() - t0) / 1000);
 }
 
+/** bench/http-floor.ts as its own process; resolves once it listens. */
+async function startHttpFloor(): Promise<{ base: string; stop(): void }> {
+  const child = spawn(process.execPath, [fileURLToPath(new URL('http-floor.js', import.meta.url))], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const base = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (b: Buffer) => {
+      out += b.toString();
+      const m = /listening on (http:\/\/\S+)/.exec(out);
+      if (m) resolve(m[1]!);
+    });
+    child.once('exit', (code) => reject(new Error(`http-floor exited ${code}`)));
+  });
+  return { base, stop: () => child.kill() };
+}
+
 /**
  * Resize 4000×3000 → 800 wide: the daemon under 2 connections (upload and download included) against
- * sharp in this process doing the same two at a time from the file, in alternating time windows.
+ * sharp in this process doing the same two at a time from the file, in alternating time windows. The
+ * floor beside them: the same requests to the least HTTP service that does this resize
+ * (bench/http-floor.ts), which shows what node's HTTP alone costs on these cores.
  */
 export async function throughputRow(s: ServeProcess, big: string, windows: number, windowS: number): Promise<Row> {
   return row('daemon resize → 800 w, 2 connections (upload + download)', async () => {
     const m = multipart(readFileSync(big), 'photo.jpg', { width: 800 });
-    const url = `${s.base}/api/v1/tools/image/resize`;
-    sharp.concurrency(0);
-    const [daemon, local] = await interleave(windows, [
-      () => rate(windowS, () => runAndDownload(s.base, url, { ...s.auth, 'content-type': m.type }, m.body)),
-      () =>
-        rate(windowS, async () => {
-          await sharp(big).resize({ width: 800 }).jpeg({ quality: 90 }).toBuffer();
-        }),
-    ]);
-    const k = median(daemon!);
-    const l = median(local!);
-    return {
-      kiln: `${k.toFixed(1)} req/s`,
-      reference: `sharp in process ${l.toFixed(1)} ops/s`,
-      ratio: k / l,
-      value: k / l,
-      goal: { on: 'ratio', op: '>=', target: 0.9 },
-    };
+    const floor = await startHttpFloor();
+    try {
+      sharp.concurrency(0);
+      const [daemon, local, bare] = await interleave(windows, [
+        () =>
+          rate(windowS, () => runAndDownload(s.base, `${s.base}/api/v1/tools/image/resize`, { ...s.auth, 'content-type': m.type }, m.body)),
+        () =>
+          rate(windowS, async () => {
+            await sharp(big).resize({ width: 800 }).jpeg({ quality: 90 }).toBuffer();
+          }),
+        () => rate(windowS, () => runAndDownload(floor.base, `${floor.base}/resize`, { 'content-type': m.type }, m.body)),
+      ]);
+      const k = median(daemon!);
+      const l = median(local!);
+      const f = median(bare!);
+      return {
+        kiln: `${k.toFixed(1)} req/s`,
+        reference: `sharp in process ${l.toFixed(1)} ops/s; floor: node HTTP + sharp alone ${f.toFixed(1)} req/s (${(f / l).toFixed(2)}×)`,
+        ratio: k / l,
+        value: k / l,
+        goal: { on: 'ratio', op: '>=', target: 0.9 },
+      };
+    } finally {
+      floor.stop();
+    }
   });
 }
 

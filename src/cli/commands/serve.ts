@@ -12,11 +12,14 @@ export interface ServeOptions {
 }
 
 export async function serveCommand(o: ServeOptions): Promise<void> {
-  const [{ checkNetworkSafety, isLoopback, resolveConfig }, { buildServer }, { answersSent, drain }] = await Promise.all([
-    import('../../../daemon/config.js'),
-    import('../../../daemon/server.js'),
-    import('../../../daemon/drain.js'),
-  ]);
+  const [{ checkNetworkSafety, isLoopback, resolveConfig }, { buildServer }, { answersSent, drain }, { steadyHeapGrowth }] =
+    await Promise.all([
+      import('../../../daemon/config.js'),
+      import('../../../daemon/server.js'),
+      import('../../../daemon/drain.js'),
+      import('../../../daemon/system/heap-growth.js'),
+    ]);
+  steadyHeapGrowth();
   const config = resolveConfig({ port: o.port, host: o.host, dataDir: o.dataDir, allowOpenNetwork: o.allowOpenNetwork });
   checkNetworkSafety(config);
   const graceMs = shutdownGraceMs();
