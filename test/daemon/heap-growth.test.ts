@@ -19,13 +19,19 @@ const HEAP_GROWTH = pathToFileURL(path.resolve(path.dirname(fileURLToPath(import
  */
 function limitsAfterCollections(): { live: number; limit: number }[] {
   const script = `
+    import { PerformanceObserver, constants } from 'node:perf_hooks';
     import { steadyHeapGrowth } from ${JSON.stringify(HEAP_GROWTH)};
     steadyHeapGrowth([]);
+    let full = 0;
+    new PerformanceObserver((list) => {
+      for (const e of list.getEntries()) if (e.detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR) full++;
+    }).observe({ entryTypes: ['gc'] });
     const kept = [];
     for (let i = 0; i < 24; i++) kept.push(Array.from({ length: 20_000 }, (_, j) => ({ i, j, s: 'x' + j })));
-    // Garbage that outlives a young collection or two, as request state does, so the old generation grows.
+    // Garbage that outlives a young collection or two, as request state does, so the old generation
+    // grows: until three full collections have run (however slow the machine), or 30 s.
     const t0 = Date.now();
-    for (let round = 0; Date.now() - t0 < 2500; round++) {
+    for (let round = 0; full < 3 && Date.now() - t0 < 30_000; round++) {
       const batch = Array.from({ length: 5_000 }, (_, j) => ({ round, j, s: 'y' + j }));
       await new Promise((r) => setTimeout(r, 2));
       kept[round % 24][0] = batch;
