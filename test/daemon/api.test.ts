@@ -262,6 +262,48 @@ describe('daemon HTTP API', () => {
     assert.equal((await huge.json()).error.code, 'LIMIT_EXCEEDED');
   });
 
+  it('answers what the router and the HTTP parser refuse in the one error shape too', async () => {
+    const shape = async (res: Response, status: number, code: string) => {
+      const text = await res.text();
+      assert.equal(res.status, status, text);
+      const body = JSON.parse(text);
+      assert.equal(body.error.code, code, text);
+      assert.doesNotMatch(text, /FST_|statusCode/);
+    };
+    // A percent sign that does not decode, a path parameter past maxParamLength.
+    await shape(await fetch(`${s.url}/api/v1/jobs/%ZZ`, { headers: auth(s.token) }), 400, 'USAGE_ERROR');
+    await shape(await fetch(`${s.url}/api/v1/jobs/${'a'.repeat(1100)}`, { headers: auth(s.token) }), 404, 'NOT_FOUND');
+    // A multipart body cut off inside a part was a 500 INTERNAL ("Unexpected end of multipart data").
+    await shape(
+      await fetch(`${s.url}/api/v1/tools/image/resize`, {
+        method: 'POST',
+        headers: { ...auth(s.token), 'content-type': 'multipart/form-data; boundary=zz' },
+        body: '--zz\r\nContent-Disposition: form-data; name="file"; filename="a.jpg"\r\n\r\nabc',
+      }),
+      400,
+      'USAGE_ERROR',
+    );
+    // Headers over node's limit never reach fastify: 431 as HTTP has it, with the one body.
+    await shape(await fetch(`${s.url}/api/v1/health`, { headers: { 'x-big': 'a'.repeat(20_000) } }), 431, 'LIMIT_EXCEEDED');
+    assert.equal((await fetch(`${s.url}/api/v1/health`)).status, 200);
+  });
+
+  it('refuses a repeated query parameter with 400, never a 500', async () => {
+    for (const route of [
+      '/api/v1/jobs?clientJobId=a&clientJobId=b',
+      '/api/v1/files?name=a&name=b',
+      '/api/v1/files?type=a&type=b&owner=x',
+    ]) {
+      const res = await fetch(s.url + route, { headers: auth(s.token) });
+      const body = await res.json();
+      assert.equal(res.status, 400, `${route}: ${JSON.stringify(body)}`);
+      assert.equal(body.error.code, 'VALIDATION_ERROR');
+      assert.equal(body.error.details[0].message, 'given more than once');
+    }
+    const one = await fetch(`${s.url}/api/v1/jobs?clientJobId=a&limit=1`, { headers: auth(s.token) });
+    assert.equal(one.status, 200);
+  });
+
   it('removes outputs after outputTtlHours (24) and job records after jobRecordTtlHours (168)', async () => {
     const r = await post(s, '/api/v1/tools/image/resize', await form({ file: await filePart(jpg), settings: '{"width": 12}' }));
     assert.equal(r.status, 200);
