@@ -4,6 +4,8 @@
  * failing step naming itself, and an image step followed by a PDF step.
  */
 import assert from 'node:assert/strict';
+import { readdir } from 'node:fs/promises';
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { PDFDocument } from '@cantoo/pdf-lib';
 import sharp from 'sharp';
@@ -115,6 +117,12 @@ describe('pipelines over HTTP', () => {
     assert.deepEqual(
       job.body.settings.steps.map((x: any) => x.tool),
       ['resize', 'rotate', 'convert'],
+    );
+    // The job keeps its result only: the steps' intermediate files stayed beside it until the output expired.
+    const kept = await readdir(path.join(s.dataDir, 'jobs', run.body.jobId)).catch(() => []);
+    assert.deepEqual(
+      kept.filter((n) => n !== 'out'),
+      [],
     );
 
     const png = await makeImage(dir, 'other.png', 40, 40, { format: 'png' });
