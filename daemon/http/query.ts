@@ -20,3 +20,17 @@ export function installSingleQueryValues(app: FastifyInstance): void {
       );
   });
 }
+
+/**
+ * A whole-number query parameter (page, limit, offset…): `def` when absent, 400 when it is not a whole
+ * number of at least `min`. An upper bound is the route's to apply (lists clamp to their largest page).
+ */
+export function intQuery(raw: string | undefined, name: string, def: number, min = 1): number {
+  if (raw === undefined || raw === '') return def;
+  const n = Number(raw);
+  if (!Number.isSafeInteger(n) || n < min)
+    throw new KilnError('VALIDATION_ERROR', `${name} must be a whole number ≥ ${min} (got "${raw}").`, {
+      details: [{ path: name, message: min === 0 ? 'expected a non-negative integer' : 'expected a positive integer' }],
+    });
+  return n;
+}

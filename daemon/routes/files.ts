@@ -12,6 +12,7 @@ import { parseScopeFilter } from '../library/sharing.js';
 import { teamUsage } from '../library/team-usage.js';
 import { itemView, versionView } from '../library/views.js';
 import { readLibraryUpload } from '../library/upload.js';
+import { intQuery } from '../http/query.js';
 import { contentDisposition, parseRange } from './download.js';
 
 declare module '../context.js' {
@@ -28,16 +29,6 @@ function versionParam(raw: string | undefined, what = 'version'): number | undef
   if (!Number.isInteger(n) || n < 1)
     throw new KilnError('VALIDATION_ERROR', `${what} must be a whole number ≥ 1 (got "${raw}").`, {
       details: [{ path: what, message: 'expected a positive integer' }],
-    });
-  return n;
-}
-
-function intQuery(raw: string | undefined, name: string, def: number): number {
-  if (raw === undefined || raw === '') return def;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1)
-    throw new KilnError('VALIDATION_ERROR', `${name} must be a whole number ≥ 1 (got "${raw}").`, {
-      details: [{ path: name, message: 'expected a positive integer' }],
     });
   return n;
 }

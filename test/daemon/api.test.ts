@@ -288,6 +288,29 @@ describe('daemon HTTP API', () => {
     assert.equal((await fetch(`${s.url}/api/v1/health`)).status, 200);
   });
 
+  it('pages the job list with limit and offset; one that is not a whole number is 400, not the default', async () => {
+    const list = async (q: string) => {
+      const res = await fetch(`${s.url}/api/v1/jobs${q}`, { headers: auth(s.token) });
+      return { status: res.status, body: (await res.json()) as any };
+    };
+    const all = await list('?limit=500');
+    assert.ok(all.body.jobs.length >= 2, JSON.stringify(all.body));
+    const second = await list('?limit=1&offset=1');
+    assert.equal(second.status, 200);
+    assert.deepEqual([second.body.limit, second.body.offset, second.body.jobs.length], [1, 1, 1]);
+    assert.equal(second.body.jobs[0].jobId, all.body.jobs[1].jobId);
+    // Above the largest page it is clamped and says so.
+    assert.equal((await list('?limit=100000')).body.limit, 500);
+    for (const q of ['?limit=abc', '?limit=0', '?limit=2.5', '?offset=-1', '?offset=x']) {
+      const r = await list(q);
+      assert.equal(r.status, 400, `${q}: ${JSON.stringify(r.body)}`);
+      assert.equal(r.body.error.code, 'VALIDATION_ERROR');
+      assert.equal(r.body.error.details[0].path, q.slice(1).split('=')[0]);
+    }
+    const audit = await fetch(`${s.url}/api/v1/admin/audit?limit=abc`, { headers: auth(s.token) });
+    assert.equal(audit.status, 400);
+  });
+
   it('refuses a repeated query parameter with 400, never a 500', async () => {
     for (const route of [
       '/api/v1/jobs?clientJobId=a&clientJobId=b',
