@@ -145,6 +145,30 @@ describe('file library', () => {
     assert.equal((await bytes(s, s.token, `/api/v1/files/${b.body.id}/download`)).status, 200);
   });
 
+  it('refuses an upload with two file parts as a request error (400), keeping nothing', async () => {
+    const png = await makeImage(dir, 'twice.png', 20, 20, { format: 'png' });
+    const before = (await api(s, s.token, 'GET', '/api/v1/files')).body.total;
+    const blobs = await blobCount(s);
+    const fd = await form({ file: [await filePart(png), await filePart(png)] });
+    // It was 413 LIMIT_EXCEEDED ("reach files limit"), as if the upload were too large.
+    const two = await api(s, s.token, 'POST', '/api/v1/files', fd);
+    assert.equal(two.status, 400, two.text);
+    assert.equal(two.body.error.code, 'VALIDATION_ERROR');
+    assert.equal(two.body.error.details[0].path, 'file');
+    const item = (await api(s, s.token, 'GET', '/api/v1/files')).body.items[0].id as string;
+    const version = await api(
+      s,
+      s.token,
+      'POST',
+      `/api/v1/files/${item}/versions`,
+      await form({ file: [await filePart(png), await filePart(png)] }),
+    );
+    assert.equal(version.status, 400, version.text);
+    assert.equal((await api(s, s.token, 'GET', '/api/v1/files')).body.total, before);
+    assert.equal(await blobCount(s), blobs);
+    assert.deepEqual(readdirSync(path.join(s.dataDir, 'library', 'tmp')), []);
+  });
+
   it('lets a user touch only its own items (404 for others); admins see all', async () => {
     const db = s.app.kiln.store.db;
     await createUser(db, { username: 'bob', password: 'bob-password-1', role: 'user' });
