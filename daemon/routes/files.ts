@@ -13,7 +13,7 @@ import { teamUsage } from '../library/team-usage.js';
 import { itemView, versionView } from '../library/views.js';
 import { readLibraryUpload } from '../library/upload.js';
 import { intQuery } from '../http/query.js';
-import { contentDisposition, parseRange } from './download.js';
+import { contentDisposition, parseRange, unsatisfiable } from './download.js';
 
 declare module '../context.js' {
   interface DaemonContext {
@@ -180,6 +180,8 @@ async function sendVersion(request: FastifyRequest, reply: FastifyReply, library
   // S3_DOWNLOADS=redirect: the client fetches the content from the bucket itself.
   const direct = await library.blobs.presignedUrl(v.blob_hash, { disposition: contentDisposition(v.name), contentType: v.content_type });
   if (direct) return reply.code(302).header('location', direct).header('cache-control', 'no-store').send();
+  const range = parseRange(request.headers.range, size);
+  if (range === 'invalid') return unsatisfiable(reply, size);
   reply
     .header('content-type', v.content_type)
     .header('content-disposition', contentDisposition(v.name))
@@ -189,14 +191,6 @@ async function sendVersion(request: FastifyRequest, reply: FastifyReply, library
     .header('content-security-policy', "default-src 'none'; sandbox")
     .header('etag', `"${v.blob_hash}"`)
     .header('x-kiln-version', String(v.version));
-  const range = parseRange(request.headers.range, size);
-  if (range === 'invalid') {
-    return reply
-      .code(416)
-      .type('application/json; charset=utf-8')
-      .header('content-range', `bytes */${size}`)
-      .send(new KilnError('USAGE_ERROR', `The Range header does not fit a file of ${size} bytes.`).toJSON());
-  }
   if (range) {
     reply
       .code(206)

@@ -75,6 +75,11 @@ describe('daemon HTTP API', () => {
     const outside = await fetch(s.url + r.json.downloadUrl, { headers: { ...auth(s.token), range: `bytes=${body.length}-` } });
     assert.equal(outside.status, 416);
     assert.equal(outside.headers.get('content-range'), `bytes */${body.length}`);
+    // The error alone: not saved by a browser under the file's name, not validated as the file.
+    assert.equal(outside.headers.get('content-type'), 'application/json; charset=utf-8');
+    assert.equal(outside.headers.get('content-disposition'), null);
+    assert.equal(outside.headers.get('last-modified'), null);
+    assert.equal((await outside.json()).error.code, 'USAGE_ERROR');
     const wrongName = await fetch(`${s.url}/api/v1/download/${r.json.jobId}/other.jpg`, { headers: auth(s.token) });
     assert.equal(wrongName.status, 404);
 

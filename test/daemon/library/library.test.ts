@@ -53,6 +53,20 @@ describe('file library', () => {
     assert.equal(first.status, 200);
     assert.equal(first.headers.get('content-type'), 'image/png');
     assert.deepEqual(first.buf, await import('node:fs/promises').then((f) => f.readFile(png)));
+    const part = await fetch(`${s.url}/api/v1/files/${id}/download`, { headers: { ...auth(s.token), range: 'bytes=0-3' } });
+    assert.equal(part.status, 206);
+    assert.deepEqual(Buffer.from(await part.arrayBuffer()), first.buf.subarray(0, 4));
+    // A range outside the file: the error alone, without the file's name, ETag or version headers.
+    const outside = await fetch(`${s.url}/api/v1/files/${id}/download`, {
+      headers: { ...auth(s.token), range: `bytes=${first.buf.length}-` },
+    });
+    assert.equal(outside.status, 416);
+    assert.equal(outside.headers.get('content-range'), `bytes */${first.buf.length}`);
+    assert.deepEqual(
+      ['content-disposition', 'etag', 'x-kiln-version'].map((h) => outside.headers.get(h)),
+      [null, null, null],
+    );
+    assert.equal((await outside.json()).error.code, 'USAGE_ERROR');
 
     // A tool run on the item saves its output as version 2 (200 answer carries savedFileId).
     const run = await api(
