@@ -65,6 +65,9 @@ export async function jobRoutes(app: FastifyInstance): Promise<void> {
       // Proxies such as nginx must not buffer the stream.
       'x-accel-buffering': 'no',
     });
+    // HEAD (fastify answers it with this handler): the headers alone, at once. Without this the answer
+    // waited for the job's end, with not even its headers sent while it ran.
+    if (request.method === 'HEAD') return void res.end();
     // Ids are unique and increasing on a stream and across its reconnects: an event carries the id it was
     // published with, raised past the last one this client saw (Last-Event-ID on a reconnect) so a
     // snapshot of the state or an event from before the reconnect never repeats or goes back.

@@ -146,6 +146,21 @@ describe('progress stream ids', () => {
     assert.deepEqual(ids(fresh), [1]);
   });
 
+  it('answers HEAD on the stream of a running job with its headers at once', async () => {
+    const { jobId, release } = await queuedJob();
+    try {
+      const head = await fetch(`${s.url}/api/v1/jobs/${jobId}/progress`, {
+        method: 'HEAD',
+        headers: { authorization: `Bearer ${s.token}` },
+        signal: AbortSignal.timeout(3000),
+      });
+      assert.equal(head.status, 200);
+      assert.match(head.headers.get('content-type') ?? '', /^text\/event-stream/);
+    } finally {
+      await release();
+    }
+  });
+
   it("a batch's completed event carries the same result live, on a late stream and in the job", async () => {
     let free = () => {};
     const blocker = s.app.kiln.jobs.queue.run(`blocker-${Math.random()}`, () => new Promise<void>((r) => (free = r)));
