@@ -27,8 +27,9 @@ export function installSingleQueryValues(app: FastifyInstance): void {
  */
 export function intQuery(raw: string | undefined, name: string, def: number, min = 1): number {
   if (raw === undefined || raw === '') return def;
-  const n = Number(raw);
-  if (!Number.isSafeInteger(n) || n < min)
+  // Digits only: Number() would also take "1e3", "0x10" or " 7".
+  const n = /^\d{1,15}$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!(n >= min))
     throw new KilnError('VALIDATION_ERROR', `${name} must be a whole number ≥ ${min} (got "${raw}").`, {
       details: [{ path: name, message: min === 0 ? 'expected a non-negative integer' : 'expected a positive integer' }],
     });

@@ -306,7 +306,7 @@ describe('daemon HTTP API', () => {
     assert.equal(second.body.jobs[0].jobId, all.body.jobs[1].jobId);
     // Above the largest page it is clamped and says so.
     assert.equal((await list('?limit=100000')).body.limit, 500);
-    for (const q of ['?limit=abc', '?limit=0', '?limit=2.5', '?offset=-1', '?offset=x']) {
+    for (const q of ['?limit=abc', '?limit=0', '?limit=2.5', '?offset=-1', '?offset=x', '?offset=1e3', '?limit=0x10']) {
       const r = await list(q);
       assert.equal(r.status, 400, `${q}: ${JSON.stringify(r.body)}`);
       assert.equal(r.body.error.code, 'VALIDATION_ERROR');
