@@ -84,7 +84,11 @@ const CLIENT_ERRORS: Record<string, { status: number; code: ErrorCode; message: 
     code: 'LIMIT_EXCEEDED',
     message: `The request headers are larger than the limit (${maxHeaderSize} bytes).`,
   },
-  ERR_HTTP_REQUEST_TIMEOUT: { status: 408, code: 'TIMEOUT', message: 'The request was not received in time (REQUEST_TIMEOUT_S).' },
+  ERR_HTTP_REQUEST_TIMEOUT: {
+    status: 408,
+    code: 'TIMEOUT',
+    message: 'The request was not received in time (HEADERS_TIMEOUT_S, REQUEST_TIMEOUT_S).',
+  },
 };
 
 /**
