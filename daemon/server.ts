@@ -17,9 +17,10 @@ import { ensureAdmin } from './auth/bootstrap.js';
 import type { DaemonConfig } from './config.js';
 import type { DaemonContext } from './context.js';
 import { installCompression } from './http/compress.js';
-import { installErrorHandling } from './http/errors.js';
+import { clientErrorHandler, frameworkErrors, installErrorHandling } from './http/errors.js';
 import { installHostGuard } from './http/host-guard.js';
 import { installQuotaRelease } from './http/quota.js';
+import { installSingleQueryValues } from './http/query.js';
 import { loadTls, type TlsMaterial } from './http/tls.js';
 import { loggerOptions } from './http/logging.js';
 import { LiveLimits } from './http/limits.js';
@@ -90,6 +91,9 @@ export async function buildServer(config: DaemonConfig): Promise<FastifyInstance
     // Download URLs carry the output's file name (up to 255 bytes, percent-encoded up to three times
     // longer): fastify's default of 100 answered 414 for outputs of long or non-Latin file names.
     routerOptions: { maxParamLength: 1024 },
+    // What the router and node's HTTP parser refuse before any route, in the one error shape too.
+    frameworkErrors,
+    clientErrorHandler,
   });
   // Before any plugin, so routes of every plugin are seen (the OpenAPI document reads their schemas).
   trackRoutes(app);
@@ -200,6 +204,8 @@ export async function buildServer(config: DaemonConfig): Promise<FastifyInstance
       request.user = user;
       limiter.check(request, reply);
     });
+    // After the credentials check: a caller without them learns nothing about the routes' parameters.
+    installSingleQueryValues(app);
 
     for (const plugin of Object.values(routeModules) as FastifyPluginAsync[]) await app.register(plugin);
 

@@ -2,7 +2,9 @@
  * One error shape for every route, `{error: {code, message, details?, reason?}}`, including the errors
  * fastify and its plugins raise themselves (bad JSON, content types, sizes, unknown routes).
  */
-import type { FastifyError, FastifyInstance } from 'fastify';
+import { maxHeaderSize } from 'node:http';
+import type { Socket } from 'node:net';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ERROR_TABLE, KilnError, toKilnError, type ErrorCode } from '../../src/core/errors.js';
 
 const BY_STATUS: Record<number, ErrorCode> = {
@@ -49,13 +51,64 @@ export function toHttpError(e: unknown, maxUploadMb: number): KilnError {
   if (err instanceof SyntaxError && (err as FastifyError).statusCode === 400)
     return new KilnError('USAGE_ERROR', `The body is not valid JSON: ${err.message}`, { cause: e });
   // Busboy reports truncated or malformed multipart bodies as plain errors.
-  if (/^(Multipart|Malformed|Unexpected end of form|Part terminated early)/i.test(err?.message ?? '')) {
+  // (busboy: "Unexpected end of form"; @fastify/busboy, which @fastify/multipart uses: "… of multipart data".)
+  if (/^(Multipart|Malformed|Unexpected end of (form|multipart data)|Part terminated early)/i.test(err?.message ?? '')) {
     return new KilnError('USAGE_ERROR', `The multipart body is malformed: ${err.message}`, { cause: e });
   }
   const status = err?.statusCode;
   if (status && status >= 400 && status < 500 && BY_STATUS[status]) return new KilnError(BY_STATUS[status]!, err.message, { cause: e });
   return toKilnError(e);
 }
+
+/**
+ * Fastify's `frameworkErrors`: what the router refuses before any route or hook runs, in the one shape.
+ * A path parameter over maxParamLength (1024) names nothing that exists (ids are 24 hex digits, file
+ * names at most 255 bytes), hence 404.
+ */
+export function frameworkErrors(e: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
+  const err =
+    e.code === 'FST_ERR_BAD_URL'
+      ? new KilnError(
+          'USAGE_ERROR',
+          'The URL path is not valid: a percent-encoded part does not decode (a "%" must be followed by two hex digits).',
+        )
+      : e.code === 'FST_ERR_MAX_PARAM_LENGTH'
+        ? new KilnError('NOT_FOUND', 'A path segment is longer than any id or file name can be (1024 characters).')
+        : toKilnError(e);
+  void reply.code(ERROR_TABLE[err.code].status).type('application/json; charset=utf-8').send(err.toJSON());
+}
+
+const CLIENT_ERRORS: Record<string, { status: number; code: ErrorCode; message: string }> = {
+  HPE_HEADER_OVERFLOW: {
+    status: 431,
+    code: 'LIMIT_EXCEEDED',
+    message: `The request headers are larger than the limit (${maxHeaderSize} bytes).`,
+  },
+  ERR_HTTP_REQUEST_TIMEOUT: {
+    status: 408,
+    code: 'TIMEOUT',
+    message: 'The request was not received in time (HEADERS_TIMEOUT_S, REQUEST_TIMEOUT_S).',
+  },
+};
+
+/**
+ * Fastify's `clientErrorHandler`: a request node cannot parse (headers too large, malformed HTTP, too
+ * slow) never reaches fastify, so fastify's default answered in its own shape. This one answers with the
+ * one error body; the status stays the one HTTP has for the case (431, 408, 400), the only answers whose
+ * status is not their code's.
+ */
+export function clientErrorHandler(e: NodeJS.ErrnoException, socket: Socket): void {
+  if (e.code === 'ECONNRESET' || socket.destroyed) return;
+  const known = CLIENT_ERRORS[e.code ?? ''] ?? { status: 400, code: 'USAGE_ERROR', message: 'The request is not valid HTTP.' };
+  const body = JSON.stringify(new KilnError(known.code, known.message).toJSON());
+  if (socket.writable)
+    socket.write(
+      `HTTP/1.1 ${known.status} ${STATUS_TEXT[known.status]}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json; charset=utf-8\r\nConnection: close\r\n\r\n${body}`,
+    );
+  socket.destroy(e);
+}
+
+const STATUS_TEXT: Record<number, string> = { 400: 'Bad Request', 408: 'Request Timeout', 431: 'Request Header Fields Too Large' };
 
 export function installErrorHandling(app: FastifyInstance, maxUploadMb: number): void {
   app.setErrorHandler((e, request, reply) => {

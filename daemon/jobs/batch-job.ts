@@ -61,6 +61,7 @@ export async function executeBatch(deps: RunDeps & { queue: JobQueue }, req: Run
     return undefined;
   }
   const row = await getJob(deps.db, req.id);
-  if (row) deps.events.publish(req.id, { type: 'completed', result: { ...jobResult(row), ...counts } });
+  // The same result as GET /api/v1/jobs/:id and a late stream's event: the counts are in result.data.
+  if (row) deps.events.publish(req.id, { type: 'completed', result: jobResult(row) });
   return row;
 }

@@ -31,7 +31,9 @@ export async function readLibraryUpload(
   const fields = new Map<string, string>();
   let file: Required<NewContent> | undefined;
   try {
-    for await (const part of request.parts({ limits: { fileSize: limits.maxUploadBytes, files: 1, fields: 20 } })) {
+    // files: 2, so that a second file part is seen and refused as what it is (one item is one file),
+    // not as busboy's files limit (413 "reach files limit", as if the upload were too large).
+    for await (const part of request.parts({ limits: { fileSize: limits.maxUploadBytes, files: 2, fields: 20 } })) {
       if (part.type !== 'file') {
         fields.set(part.fieldname, String(part.value));
         continue;
@@ -39,6 +41,10 @@ export async function readLibraryUpload(
       if (part.fieldname !== 'file')
         throw new KilnError('VALIDATION_ERROR', `Unknown file field "${part.fieldname}": send the file in "file".`, {
           details: [{ path: part.fieldname, message: 'unknown file field' }],
+        });
+      if (file)
+        throw new KilnError('VALIDATION_ERROR', 'One file per upload: the request has a second "file" part.', {
+          details: [{ path: 'file', message: 'only one file' }],
         });
       const name = safeFileName(part.filename || 'upload', 'upload');
       const p = path.join(tmpDir, `${newId()}.part`);

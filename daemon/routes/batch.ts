@@ -200,7 +200,8 @@ export async function runBatch(
     });
     const row = await getJob(store.db, id);
     if (row) jobs.ended(row);
-    jobs.events.publish(id, { type: 'completed', result: { ...(row ? jobResult(row) : { jobId: id, data: counts }), ...counts } });
+    // The same result as GET /api/v1/jobs/:id and a late stream's event: the counts are in result.data.
+    jobs.events.publish(id, { type: 'completed', result: row ? jobResult(row) : { jobId: id, data: counts } });
     if (!detached) await sendZip(reply, target, id, items);
   })();
   const finished = done

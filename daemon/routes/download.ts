@@ -1,5 +1,5 @@
 /** GET /api/v1/download/:jobId/:filename: streams a finished job's output, with Range support. */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { KilnError } from '../../src/core/errors.js';
 import { binary, errorResponses, ref } from '../openapi/common.js';
 import type { RouteDoc } from '../openapi/route-doc.js';
@@ -30,6 +30,19 @@ export function parseRange(header: string | undefined, size: number): { start: n
   }
   if (start > end || start >= size) return 'invalid';
   return { start, end };
+}
+
+/**
+ * 416 for a Range outside the file: the error body alone, without the file's Content-Disposition (a
+ * browser would save the JSON under the file's name) or its validators.
+ */
+export function unsatisfiable(reply: FastifyReply, size: number): FastifyReply {
+  return reply
+    .code(416)
+    .type('application/json; charset=utf-8')
+    .header('accept-ranges', 'bytes')
+    .header('content-range', `bytes */${size}`)
+    .send(new KilnError('USAGE_ERROR', `The Range header does not fit a file of ${size} bytes.`).toJSON());
 }
 
 export async function downloadRoutes(app: FastifyInstance): Promise<void> {
@@ -63,19 +76,13 @@ export async function downloadRoutes(app: FastifyInstance): Promise<void> {
       }));
     if (direct) return reply.code(302).header('location', direct).header('cache-control', 'no-store').send();
     const range = parseRange(request.headers.range, st.size);
+    if (range === 'invalid') return unsatisfiable(reply, st.size);
     reply
       .header('content-type', row.content_type ?? 'application/octet-stream')
       .header('content-disposition', contentDisposition(row.output_name))
       .header('accept-ranges', 'bytes')
       .header('x-content-type-options', 'nosniff')
       .header('last-modified', new Date(st.modifiedAt).toUTCString());
-    if (range === 'invalid') {
-      return reply
-        .code(416)
-        .type('application/json; charset=utf-8')
-        .header('content-range', `bytes */${st.size}`)
-        .send(new KilnError('USAGE_ERROR', `The Range header does not fit a file of ${st.size} bytes.`).toJSON());
-    }
     if (range) {
       reply
         .code(206)

@@ -12,7 +12,8 @@ import { parseScopeFilter } from '../library/sharing.js';
 import { teamUsage } from '../library/team-usage.js';
 import { itemView, versionView } from '../library/views.js';
 import { readLibraryUpload } from '../library/upload.js';
-import { contentDisposition, parseRange } from './download.js';
+import { intQuery } from '../http/query.js';
+import { contentDisposition, parseRange, unsatisfiable } from './download.js';
 
 declare module '../context.js' {
   interface DaemonContext {
@@ -28,16 +29,6 @@ function versionParam(raw: string | undefined, what = 'version'): number | undef
   if (!Number.isInteger(n) || n < 1)
     throw new KilnError('VALIDATION_ERROR', `${what} must be a whole number ≥ 1 (got "${raw}").`, {
       details: [{ path: what, message: 'expected a positive integer' }],
-    });
-  return n;
-}
-
-function intQuery(raw: string | undefined, name: string, def: number): number {
-  if (raw === undefined || raw === '') return def;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1)
-    throw new KilnError('VALIDATION_ERROR', `${name} must be a whole number ≥ 1 (got "${raw}").`, {
-      details: [{ path: name, message: 'expected a positive integer' }],
     });
   return n;
 }
@@ -189,6 +180,8 @@ async function sendVersion(request: FastifyRequest, reply: FastifyReply, library
   // S3_DOWNLOADS=redirect: the client fetches the content from the bucket itself.
   const direct = await library.blobs.presignedUrl(v.blob_hash, { disposition: contentDisposition(v.name), contentType: v.content_type });
   if (direct) return reply.code(302).header('location', direct).header('cache-control', 'no-store').send();
+  const range = parseRange(request.headers.range, size);
+  if (range === 'invalid') return unsatisfiable(reply, size);
   reply
     .header('content-type', v.content_type)
     .header('content-disposition', contentDisposition(v.name))
@@ -198,14 +191,6 @@ async function sendVersion(request: FastifyRequest, reply: FastifyReply, library
     .header('content-security-policy', "default-src 'none'; sandbox")
     .header('etag', `"${v.blob_hash}"`)
     .header('x-kiln-version', String(v.version));
-  const range = parseRange(request.headers.range, size);
-  if (range === 'invalid') {
-    return reply
-      .code(416)
-      .type('application/json; charset=utf-8')
-      .header('content-range', `bytes */${size}`)
-      .send(new KilnError('USAGE_ERROR', `The Range header does not fit a file of ${size} bytes.`).toJSON());
-  }
   if (range) {
     reply
       .code(206)

@@ -2,6 +2,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { KilnError } from '../../src/core/errors.js';
 import { requireUser } from '../auth/authenticate.js';
+import { intQuery } from '../http/query.js';
 import { hasPermission } from '../auth/permissions.js';
 import type { JobEvent } from '../jobs/events.js';
 import { jobError, jobResult, jobView } from '../jobs/records.js';
@@ -30,8 +31,9 @@ export async function jobRoutes(app: FastifyInstance): Promise<void> {
   app.get('/api/v1/jobs', { schema: LIST_JOBS_DOC }, async (request) => {
     const user = requireUser(request);
     const q = request.query as { limit?: string; offset?: string; status?: string; clientJobId?: string };
-    const limit = Math.min(500, Math.max(1, Number(q.limit ?? 50) || 50));
-    const offset = Math.max(0, Number(q.offset ?? 0) || 0);
+    // As the library's list: a limit or offset that is not a whole number is refused, not read as the default.
+    const limit = Math.min(500, intQuery(q.limit, 'limit', 50));
+    const offset = intQuery(q.offset, 'offset', 0, 0);
     const statuses = ['queued', 'running', 'completed', 'failed', 'cancelled'];
     if (q.status && !statuses.includes(q.status)) throw new KilnError('VALIDATION_ERROR', `status must be one of ${statuses.join(', ')}.`);
     // Admins see every job; others only their own.
@@ -63,6 +65,9 @@ export async function jobRoutes(app: FastifyInstance): Promise<void> {
       // Proxies such as nginx must not buffer the stream.
       'x-accel-buffering': 'no',
     });
+    // HEAD (fastify answers it with this handler): the headers alone, at once. Without this the answer
+    // waited for the job's end, with not even its headers sent while it ran.
+    if (request.method === 'HEAD') return void res.end();
     // Ids are unique and increasing on a stream and across its reconnects: an event carries the id it was
     // published with, raised past the last one this client saw (Last-Event-ID on a reconnect) so a
     // snapshot of the state or an event from before the reconnect never repeats or goes back.

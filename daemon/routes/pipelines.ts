@@ -12,7 +12,7 @@ import { validatePipeline } from '../../src/pipelines/pipeline.js';
 import { checkInputs, validateRequest } from '../../src/tools/run-tool.js';
 import { requireUser } from '../auth/authenticate.js';
 import { requirePermission } from '../auth/permissions.js';
-import { readMultipart, toToolInputs } from '../http/uploads.js';
+import { assembleSettings, readMultipart, toToolInputs } from '../http/uploads.js';
 import { preferredWait, syncAnswer } from '../jobs/answer.js';
 import { type PipelineTarget, pipelineTarget } from '../jobs/pipeline-target.js';
 import { PipelineStore, pipelineView } from '../library/pipelines.js';
@@ -153,7 +153,9 @@ async function runOne(
       });
     const inputs = toToolInputs(target.tool, parsed.parts);
     if (fileId && library && inputs.files.length === 0) inputs.files.push(await library.resolveInput(user, fileId, inDir, request));
-    validateRequest(target.tool, inputs, {});
+    // A pipeline takes no settings of its own: a `settings` field or a stray text field is refused as on
+    // its batch route and on a tool's, never silently dropped.
+    validateRequest(target.tool, inputs, assembleSettings(target.tool, parsed.fields.get('settings'), parsed.fields));
     // The input's kind from its bytes before queueing, as for a tool run: 415 now, never a 202 that fails.
     await checkInputs(target.tool, inputs, config.allowPostScript);
     const clientJobId = parsed.fields.get('clientJobId')?.slice(0, 200);

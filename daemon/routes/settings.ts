@@ -17,6 +17,7 @@ import {
   updateTeamLimits,
 } from '../accounts/settings.js';
 import { hasPermission, requirePermission } from '../auth/permissions.js';
+import { intQuery } from '../http/query.js';
 import { errorResponses, json } from '../openapi/common.js';
 import type { RouteDoc } from '../openapi/route-doc.js';
 
@@ -120,7 +121,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
   app.get('/api/v1/admin/audit', async (request) => {
     requirePermission(request, 'audit:read');
     const q = request.query as { limit?: string; before?: string; event?: string; actor?: string };
-    const limit = Math.min(500, Math.max(1, Number(q.limit ?? 100) || 100));
+    const limit = Math.min(500, intQuery(q.limit, 'limit', 100));
     const before = q.before ? Date.parse(q.before) : undefined;
     if (q.before && !Number.isFinite(before))
       throw new KilnError('VALIDATION_ERROR', 'before must be an ISO 8601 date.', { details: [{ path: 'before', message: 'invalid' }] });

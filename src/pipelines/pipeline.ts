@@ -11,7 +11,7 @@ import { KilnError, toKilnError } from '../core/errors.js';
 import { contentTypeFor } from '../core/mime.js';
 import { matchesAccept, type FileKind } from '../core/sniff.js';
 import { defineTool, type InputFile, type Tool } from '../core/tool.js';
-import { createWorkspace } from '../core/workspace.js';
+import { createWorkspace, type Workspace } from '../core/workspace.js';
 import { findTool } from '../tools/index.js';
 import { findPreset, presetTool } from '../tools/presets.js';
 import { inputFile, runTool, validateRequest, type RunOutcome } from '../tools/run-tool.js';
@@ -194,47 +194,62 @@ function fits(kind: FileKind, tool: Tool): boolean {
 export interface PipelineRunOptions {
   workDir: string;
   dataDir: string;
+  /** Where the last step's output is moved. */
+  outDir: string;
   signal?: AbortSignal;
   onProgress?: (percent: number, stage?: string) => void;
 }
 
 /**
- * Runs validated steps on the inputs; each step's output is the next step's input. The last outcome is
- * the pipeline's result (its output lives under workDir).
+ * Runs validated steps on the inputs; each step's output is the next step's input. The last output is
+ * moved into `opts.outDir`, and no step's files outlive the run: a step's workspace goes once the next
+ * step has read it (the daemon keeps a job's directory until its output expires, and every
+ * intermediate file used to stay there with it).
  */
 export async function runPipeline(steps: ResolvedStep[], files: InputFile[], opts: PipelineRunOptions): Promise<RunOutcome> {
   let current = files;
   let outcome: RunOutcome | undefined;
   const originalSize = files.reduce((a, f) => a + f.size, 0);
-  for (const step of steps) {
-    const label = `step ${step.index + 1}/${steps.length} (${step.tool.id})`;
-    // Each step's files stay until the caller removes workDir: the next step reads them.
-    const ws = await createWorkspace(opts.workDir, `step${step.index + 1}-`);
-    // The stage names the step and its own percent; the percent is the whole pipeline's.
-    const report = (p: number, stage?: string) =>
-      opts.onProgress?.(((step.index + p / 100) / steps.length) * 100, `${label} ${Math.round(p)}%${stage ? ': ' + stage : ''}`);
-    report(0, 'starting');
-    try {
-      outcome = await runTool(step.tool, { files: current, extra: {} }, step.settings, {
-        workDir: ws.dir,
-        dataDir: opts.dataDir,
-        signal: opts.signal,
-        validated: true,
-        onProgress: report,
-      });
-    } catch (e) {
-      const err = toKilnError(e);
-      throw new KilnError(err.code, `${label}: ${err.message}`, { details: err.details, reason: err.reason });
+  const workspaces: Workspace[] = [];
+  try {
+    for (const step of steps) {
+      const label = `step ${step.index + 1}/${steps.length} (${step.tool.id})`;
+      const ws = await createWorkspace(opts.workDir, `step${step.index + 1}-`);
+      workspaces.push(ws);
+      // The stage names the step and its own percent; the percent is the whole pipeline's.
+      const report = (p: number, stage?: string) =>
+        opts.onProgress?.(((step.index + p / 100) / steps.length) * 100, `${label} ${Math.round(p)}%${stage ? ': ' + stage : ''}`);
+      report(0, 'starting');
+      try {
+        outcome = await runTool(step.tool, { files: current, extra: {} }, step.settings, {
+          workDir: ws.dir,
+          dataDir: opts.dataDir,
+          signal: opts.signal,
+          validated: true,
+          onProgress: report,
+        });
+      } catch (e) {
+        const err = toKilnError(e);
+        throw new KilnError(err.code, `${label}: ${err.message}`, { details: err.details, reason: err.reason });
+      }
+      if (!outcome.output) throw new KilnError('VALIDATION_ERROR', `${label} produced no file for the next step.`);
+      // The previous step's files were this step's input; unless this step handed one back as its output.
+      const previous = workspaces.at(-2);
+      if (previous && !isInside(outcome.output.path, previous.dir)) await previous.dispose();
+      current = [await inputFile(outcome.output.path, outcome.output.name)];
     }
-    if (!outcome.output) throw new KilnError('VALIDATION_ERROR', `${label} produced no file for the next step.`);
-    current = [await inputFile(outcome.output.path, outcome.output.name)];
+    const output = outcome!.output!;
+    const dest = path.join(opts.outDir, output.name);
+    await rename(output.path, dest);
+    return { ...outcome!, output: { ...output, path: dest }, originalSize };
+  } finally {
+    for (const ws of workspaces) await ws.dispose();
   }
-  return { ...outcome!, originalSize };
 }
 
-/** A pipeline file's name without directories, for messages. */
-export function pipelineLabel(p: Pipeline, file?: string): string {
-  return p.name ?? (file ? path.basename(file, '.json') : 'pipeline');
+function isInside(file: string, dir: string): boolean {
+  const rel = path.relative(dir, file);
+  return !rel.startsWith('..') && !path.isAbsolute(rel);
 }
 
 /**
@@ -258,12 +273,16 @@ export function pipelineTool(steps: ResolvedStep[], name: string): Tool {
       const out = await runPipeline(steps, inputs.files, {
         workDir: ctx.workDir,
         dataDir: ctx.dataDir,
+        outDir: ctx.outDir,
         signal: ctx.signal,
         onProgress: (p, s) => ctx.progress(p, s),
       });
-      const dest = path.join(ctx.outDir, out.output!.name);
-      await rename(out.output!.path, dest);
-      return { outputs: [{ ...out.output!, path: dest }], data: out.data };
+      return { outputs: [out.output!], data: out.data };
     },
   });
+}
+
+/** A pipeline file's name without directories, for messages. */
+export function pipelineLabel(p: Pipeline, file?: string): string {
+  return p.name ?? (file ? path.basename(file, '.json') : 'pipeline');
 }

@@ -75,6 +75,11 @@ describe('daemon HTTP API', () => {
     const outside = await fetch(s.url + r.json.downloadUrl, { headers: { ...auth(s.token), range: `bytes=${body.length}-` } });
     assert.equal(outside.status, 416);
     assert.equal(outside.headers.get('content-range'), `bytes */${body.length}`);
+    // The error alone: not saved by a browser under the file's name, not validated as the file.
+    assert.equal(outside.headers.get('content-type'), 'application/json; charset=utf-8');
+    assert.equal(outside.headers.get('content-disposition'), null);
+    assert.equal(outside.headers.get('last-modified'), null);
+    assert.equal((await outside.json()).error.code, 'USAGE_ERROR');
     const wrongName = await fetch(`${s.url}/api/v1/download/${r.json.jobId}/other.jpg`, { headers: auth(s.token) });
     assert.equal(wrongName.status, 404);
 
@@ -260,6 +265,71 @@ describe('daemon HTTP API', () => {
     });
     assert.equal(huge.status, 413);
     assert.equal((await huge.json()).error.code, 'LIMIT_EXCEEDED');
+  });
+
+  it('answers what the router and the HTTP parser refuse in the one error shape too', async () => {
+    const shape = async (res: Response, status: number, code: string) => {
+      const text = await res.text();
+      assert.equal(res.status, status, text);
+      const body = JSON.parse(text);
+      assert.equal(body.error.code, code, text);
+      assert.doesNotMatch(text, /FST_|statusCode/);
+    };
+    // A percent sign that does not decode, a path parameter past maxParamLength.
+    await shape(await fetch(`${s.url}/api/v1/jobs/%ZZ`, { headers: auth(s.token) }), 400, 'USAGE_ERROR');
+    await shape(await fetch(`${s.url}/api/v1/jobs/${'a'.repeat(1100)}`, { headers: auth(s.token) }), 404, 'NOT_FOUND');
+    // A multipart body cut off inside a part was a 500 INTERNAL ("Unexpected end of multipart data").
+    await shape(
+      await fetch(`${s.url}/api/v1/tools/image/resize`, {
+        method: 'POST',
+        headers: { ...auth(s.token), 'content-type': 'multipart/form-data; boundary=zz' },
+        body: '--zz\r\nContent-Disposition: form-data; name="file"; filename="a.jpg"\r\n\r\nabc',
+      }),
+      400,
+      'USAGE_ERROR',
+    );
+    // Headers over node's limit never reach fastify: 431 as HTTP has it, with the one body.
+    await shape(await fetch(`${s.url}/api/v1/health`, { headers: { 'x-big': 'a'.repeat(20_000) } }), 431, 'LIMIT_EXCEEDED');
+    assert.equal((await fetch(`${s.url}/api/v1/health`)).status, 200);
+  });
+
+  it('pages the job list with limit and offset; one that is not a whole number is 400, not the default', async () => {
+    const list = async (q: string) => {
+      const res = await fetch(`${s.url}/api/v1/jobs${q}`, { headers: auth(s.token) });
+      return { status: res.status, body: (await res.json()) as any };
+    };
+    const all = await list('?limit=500');
+    assert.ok(all.body.jobs.length >= 2, JSON.stringify(all.body));
+    const second = await list('?limit=1&offset=1');
+    assert.equal(second.status, 200);
+    assert.deepEqual([second.body.limit, second.body.offset, second.body.jobs.length], [1, 1, 1]);
+    assert.equal(second.body.jobs[0].jobId, all.body.jobs[1].jobId);
+    // Above the largest page it is clamped and says so.
+    assert.equal((await list('?limit=100000')).body.limit, 500);
+    for (const q of ['?limit=abc', '?limit=0', '?limit=2.5', '?offset=-1', '?offset=x', '?offset=1e3', '?limit=0x10']) {
+      const r = await list(q);
+      assert.equal(r.status, 400, `${q}: ${JSON.stringify(r.body)}`);
+      assert.equal(r.body.error.code, 'VALIDATION_ERROR');
+      assert.equal(r.body.error.details[0].path, q.slice(1).split('=')[0]);
+    }
+    const audit = await fetch(`${s.url}/api/v1/admin/audit?limit=abc`, { headers: auth(s.token) });
+    assert.equal(audit.status, 400);
+  });
+
+  it('refuses a repeated query parameter with 400, never a 500', async () => {
+    for (const route of [
+      '/api/v1/jobs?clientJobId=a&clientJobId=b',
+      '/api/v1/files?name=a&name=b',
+      '/api/v1/files?type=a&type=b&owner=x',
+    ]) {
+      const res = await fetch(s.url + route, { headers: auth(s.token) });
+      const body = await res.json();
+      assert.equal(res.status, 400, `${route}: ${JSON.stringify(body)}`);
+      assert.equal(body.error.code, 'VALIDATION_ERROR');
+      assert.equal(body.error.details[0].message, 'given more than once');
+    }
+    const one = await fetch(`${s.url}/api/v1/jobs?clientJobId=a&limit=1`, { headers: auth(s.token) });
+    assert.equal(one.status, 200);
   });
 
   it('removes outputs after outputTtlHours (24) and job records after jobRecordTtlHours (168)', async () => {

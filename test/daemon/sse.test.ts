@@ -1,6 +1,7 @@
 /**
  * Progress streams over real HTTP: event ids are unique and increase on a stream and across a reconnect
- * with Last-Event-ID, for a real resize held in the queue behind a blocker and then run.
+ * with Last-Event-ID, for a real resize held in the queue behind a blocker and then run; a batch's final
+ * event is the same live and late.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -143,5 +144,55 @@ describe('progress stream ids', () => {
     // Without Last-Event-ID (or with garbage) a new stream starts from 1.
     const fresh = await readEvents(url, s.token, { lastEventId: 'not-a-number' });
     assert.deepEqual(ids(fresh), [1]);
+  });
+
+  it('answers HEAD on the stream of a running job with its headers at once', async () => {
+    const { jobId, release } = await queuedJob();
+    try {
+      const head = await fetch(`${s.url}/api/v1/jobs/${jobId}/progress`, {
+        method: 'HEAD',
+        headers: { authorization: `Bearer ${s.token}` },
+        signal: AbortSignal.timeout(3000),
+      });
+      assert.equal(head.status, 200);
+      assert.match(head.headers.get('content-type') ?? '', /^text\/event-stream/);
+    } finally {
+      await release();
+    }
+  });
+
+  it("a batch's completed event carries the same result live, on a late stream and in the job", async () => {
+    let free = () => {};
+    const blocker = s.app.kiln.jobs.queue.run(`blocker-${Math.random()}`, () => new Promise<void>((r) => (free = r)));
+    const res = await fetch(`${s.url}/api/v1/tools/image/resize/batch`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${s.token}`, prefer: 'respond-async' },
+      body: await form({ files: [await filePart(jpg), await filePart(jpg)], settings: '{"width": 40}' }),
+    });
+    assert.equal(res.status, 202, await res.clone().text());
+    const { jobId } = (await res.json()) as { jobId: string };
+    const url = `${s.url}/api/v1/jobs/${jobId}/progress`;
+    let released = false;
+    const live = await readEvents(url, s.token, {
+      stop: () => {
+        // Subscribed while the items wait behind the blocker: the end comes as a live event.
+        if (!released) {
+          released = true;
+          free();
+        }
+        return false;
+      },
+    });
+    await blocker;
+    assert.ok(released);
+    assert.equal(live.at(-1)?.event, 'completed', JSON.stringify(live));
+    const late = await readEvents(url, s.token);
+    assert.equal(late.at(-1)?.event, 'completed');
+    const job = await (await fetch(`${s.url}/api/v1/jobs/${jobId}`, { headers: { authorization: `Bearer ${s.token}` } })).json();
+    // The live event had the counts at its top level too (total, succeeded, failed), which neither the
+    // late event nor the job's result has: one shape, the counts in data.
+    assert.deepEqual(live.at(-1)!.data, late.at(-1)!.data);
+    assert.deepEqual(live.at(-1)!.data, job.result);
+    assert.deepEqual((live.at(-1)!.data as { data: unknown }).data, { total: 2, succeeded: 2, failed: 0 });
   });
 });

@@ -4,6 +4,8 @@
  * failing step naming itself, and an image step followed by a PDF step.
  */
 import assert from 'node:assert/strict';
+import { readdir } from 'node:fs/promises';
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { PDFDocument } from '@cantoo/pdf-lib';
 import sharp from 'sharp';
@@ -116,6 +118,12 @@ describe('pipelines over HTTP', () => {
       job.body.settings.steps.map((x: any) => x.tool),
       ['resize', 'rotate', 'convert'],
     );
+    // The job keeps its result only: the steps' intermediate files stayed beside it until the output expired.
+    const kept = await readdir(path.join(s.dataDir, 'jobs', run.body.jobId)).catch(() => []);
+    assert.deepEqual(
+      kept.filter((n) => n !== 'out'),
+      [],
+    );
 
     const png = await makeImage(dir, 'other.png', 40, 40, { format: 'png' });
     const res = await fetch(`${s.url}/api/v1/pipelines/thumbs/batch`, {
@@ -191,7 +199,15 @@ describe('pipelines over HTTP', () => {
     );
     assert.equal(invalid.status, 400);
     assert.match(invalid.body.error.message, /step 2 \(no-such-tool\)/);
-    // Nothing ran: no job was recorded for the refused request.
+    // A pipeline takes no settings of its own: a settings or stray text field is refused (it was dropped
+    // silently on this route while the batch route refused it), and nothing runs.
+    for (const extra of [{ settings: '{"width": 5}' }, { width: '5' }] as Record<string, string>[]) {
+      const stray = await api(s, s.token, 'POST', '/api/v1/pipelines/run', await form({ file: await filePart(jpg), pipeline, ...extra }));
+      assert.equal(stray.status, 400, stray.text);
+      assert.equal(stray.body.error.code, 'VALIDATION_ERROR');
+      assert.match(stray.body.error.message, /width/);
+    }
+    // Nothing ran: no job was recorded for the refused requests.
     const jobs = await api(s, s.token, 'GET', '/api/v1/jobs?limit=100');
     assert.ok(!jobs.body.jobs.some((j: any) => j.status === 'failed'));
 

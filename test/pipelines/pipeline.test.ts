@@ -16,7 +16,12 @@ async function run(raw: unknown, file: string) {
   const ws = await createWorkspace();
   const progress: number[] = [];
   try {
-    const out = await runPipeline(steps, [await inputFile(file)], { workDir: ws.dir, dataDir: dir, onProgress: (p) => progress.push(p) });
+    const out = await runPipeline(steps, [await inputFile(file)], {
+      workDir: ws.dir,
+      dataDir: dir,
+      outDir: ws.dir,
+      onProgress: (p) => progress.push(p),
+    });
     return { buf: readFileSync(out.output!.path), name: out.output!.name, progress };
   } finally {
     await ws.dispose();

@@ -53,6 +53,20 @@ describe('file library', () => {
     assert.equal(first.status, 200);
     assert.equal(first.headers.get('content-type'), 'image/png');
     assert.deepEqual(first.buf, await import('node:fs/promises').then((f) => f.readFile(png)));
+    const part = await fetch(`${s.url}/api/v1/files/${id}/download`, { headers: { ...auth(s.token), range: 'bytes=0-3' } });
+    assert.equal(part.status, 206);
+    assert.deepEqual(Buffer.from(await part.arrayBuffer()), first.buf.subarray(0, 4));
+    // A range outside the file: the error alone, without the file's name, ETag or version headers.
+    const outside = await fetch(`${s.url}/api/v1/files/${id}/download`, {
+      headers: { ...auth(s.token), range: `bytes=${first.buf.length}-` },
+    });
+    assert.equal(outside.status, 416);
+    assert.equal(outside.headers.get('content-range'), `bytes */${first.buf.length}`);
+    assert.deepEqual(
+      ['content-disposition', 'etag', 'x-kiln-version'].map((h) => outside.headers.get(h)),
+      [null, null, null],
+    );
+    assert.equal((await outside.json()).error.code, 'USAGE_ERROR');
 
     // A tool run on the item saves its output as version 2 (200 answer carries savedFileId).
     const run = await api(
@@ -143,6 +157,30 @@ describe('file library', () => {
     // Deleting one of the two items keeps the shared content for the other.
     await api(s, s.token, 'DELETE', `/api/v1/files/${a.body.id}`);
     assert.equal((await bytes(s, s.token, `/api/v1/files/${b.body.id}/download`)).status, 200);
+  });
+
+  it('refuses an upload with two file parts as a request error (400), keeping nothing', async () => {
+    const png = await makeImage(dir, 'twice.png', 20, 20, { format: 'png' });
+    const before = (await api(s, s.token, 'GET', '/api/v1/files')).body.total;
+    const blobs = await blobCount(s);
+    const fd = await form({ file: [await filePart(png), await filePart(png)] });
+    // It was 413 LIMIT_EXCEEDED ("reach files limit"), as if the upload were too large.
+    const two = await api(s, s.token, 'POST', '/api/v1/files', fd);
+    assert.equal(two.status, 400, two.text);
+    assert.equal(two.body.error.code, 'VALIDATION_ERROR');
+    assert.equal(two.body.error.details[0].path, 'file');
+    const item = (await api(s, s.token, 'GET', '/api/v1/files')).body.items[0].id as string;
+    const version = await api(
+      s,
+      s.token,
+      'POST',
+      `/api/v1/files/${item}/versions`,
+      await form({ file: [await filePart(png), await filePart(png)] }),
+    );
+    assert.equal(version.status, 400, version.text);
+    assert.equal((await api(s, s.token, 'GET', '/api/v1/files')).body.total, before);
+    assert.equal(await blobCount(s), blobs);
+    assert.deepEqual(readdirSync(path.join(s.dataDir, 'library', 'tmp')), []);
   });
 
   it('lets a user touch only its own items (404 for others); admins see all', async () => {
