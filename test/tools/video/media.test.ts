@@ -71,6 +71,15 @@ describe('video-to-gif / video-to-webp / gif-to-video', () => {
     assert.equal(meta.pages, 10);
     assert.equal(meta.loop, 1);
   });
+  it('a one-frame video gives a one-frame GIF, WebP and change-fps output (was an empty GIF, exit 0)', async () => {
+    const one = makeVideo(dir, 'one-frame.mp4', { durationS: 0.04, audio: false });
+    assert.equal(frameCount(one), 1);
+    for (const tool of ['video-to-gif', 'video-to-webp'] as const) {
+      const meta = await sharp((await runMedia(dir, tool, [one], { width: 64 })).path, { animated: true }).metadata();
+      assert.deepEqual([meta.width, meta.pages ?? 1], [64, 1], tool);
+    }
+    assert.equal(frameCount((await runMedia(dir, 'change-fps', [one], { fps: 1 })).path), 1);
+  });
   it('turns a GIF into MP4 and WebM video', async () => {
     const gif = (await runMedia(dir, 'video-to-gif', [clip], { fps: 10, width: 81, durationS: 1 })).path;
     const r = await runMedia(dir, 'gif-to-video', [gif], { format: 'mp4' });
