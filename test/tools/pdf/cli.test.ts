@@ -30,6 +30,17 @@ describe('PDF tools from the command line', () => {
     const r = await kiln(['extract-pages', src, '--range', '2-7', '-o', path.join(dir, 'never.pdf')]);
     assert.equal(r.code, 2, r.stderr);
     assert.match(r.stderr, /3 pages/);
+    assert.doesNotMatch(r.stderr, /\.\./, 'one period, not "3 pages.."');
+  });
+
+  it('setting problems read as one sentence: "--password must not be empty", "--range r0 … page)."', async () => {
+    const src = await makeTextPdf(path.join(dir, 'in3.pdf'), numbered(2));
+    const empty = await kiln(['unlock-pdf', src, '--password', '', '-o', path.join(dir, 'never3.pdf')]);
+    assert.equal(empty.code, 2, empty.stderr);
+    assert.match(empty.stderr, /--password must not be empty\.\n/);
+    const r0 = await kiln(['rotate-pdf', src, '--range', 'r0', '-o', path.join(dir, 'never4.pdf')]);
+    assert.equal(r0.code, 2, r0.stderr);
+    assert.match(r0.stderr, /--range r0 is not a page \(r1 is the last page\)\.\n/);
   });
 
   it('an encrypted PDF exits with the input code and points at unlock-pdf', async () => {
