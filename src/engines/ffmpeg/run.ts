@@ -102,7 +102,8 @@ export async function runFfmpeg(args: string[], opts: RunFfmpegOptions = {}): Pr
     });
     // ffmpeg can exit 0 having written nothing: "Error writing trailer of x.gif: Invalid argument" when no
     // frame reached the muxer (a one-frame clip through fps=12). An empty file is never a result.
-    if (tmp && !opts.allowEmpty && (await stat(tmp).catch(() => undefined))?.size === 0) {
+    // No file at all (an image muxer given no frame: -ss past the last frame) is the same answer, not an ENOENT.
+    if (tmp && !opts.allowEmpty && ((await stat(tmp).catch(() => undefined))?.size ?? 0) === 0) {
       throw new KilnError(
         'UNSUPPORTED_INPUT',
         'ffmpeg wrote nothing: the input (or the chosen part of it) gave no frames or samples to encode.',

@@ -107,6 +107,17 @@ describe('video-to-frames', () => {
     await assert.rejects(runMedia(dir, 'video-to-frames', [clip], { mode: 'timestamps', timestamps: '1,abc' }), isCode('VALIDATION_ERROR'));
     await assert.rejects(runMedia(dir, 'video-to-frames', [clip], { mode: 'timestamps', timestamps: '9' }), isCode('VALIDATION_ERROR'));
   });
+  it('a timestamp after the last frame starts but before the end gives the last frame (was ENOENT, exit 1)', async () => {
+    // The 2 s clip at 25 fps: its last frame starts at 1.96 s; at 1.99 s an input seek decodes nothing.
+    const r = await runMedia(dir, 'video-to-frames', [clip], { mode: 'timestamps', timestamps: '1,1.99' });
+    const { readZip } = await import('../../helpers/zip.js');
+    const files = await readZip(r.path);
+    assert.deepEqual([...files.keys()].sort(), ['frame-001-1s.png', 'frame-002-1.99s.png']);
+    const got = await sharp(files.get('frame-002-1.99s.png')!).removeAlpha().raw().toBuffer();
+    const last = frameRgb(clip, 1.96);
+    assert.ok(frameDiff(last, { data: got }) < 1, 'the last frame');
+    assert.ok(frameDiff(frameRgb(clip, 1), { data: got }) > 1, 'not some other frame');
+  });
 });
 
 describe('merge-videos / images-to-video', () => {
