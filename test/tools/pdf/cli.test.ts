@@ -43,6 +43,20 @@ describe('PDF tools from the command line', () => {
     assert.match(r0.stderr, /--range r0 is not a page \(r1 is the last page\)\.\n/);
   });
 
+  it('split-pdf --mode every giving one part writes it to -o one.pdf (was "writes 1 files here", exit 2)', async () => {
+    const src = await makeTextPdf(path.join(dir, 'in4.pdf'), numbered(3));
+    const one = path.join(dir, 'one.pdf');
+    const r = await kiln(['split-pdf', src, '--mode', 'every', '--every-n', '5', '-o', one]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(pageTexts(one), ['Page 1', 'Page 2', 'Page 3']);
+    const png = await kiln(['split-pdf', src, '--mode', 'every', '--every-n', '5', '-o', path.join(dir, 'one.png')]);
+    assert.equal(png.code, 2, 'another extension still asks for a pattern');
+    assert.match(png.stderr, /writes 1 file here/);
+    const two = await kiln(['split-pdf', src, '--mode', 'every', '--every-n', '2', '-o', path.join(dir, 'two.pdf')]);
+    assert.equal(two.code, 2);
+    assert.match(two.stderr, /writes 2 files here/);
+  });
+
   it('an encrypted PDF exits with the input code and points at unlock-pdf', async () => {
     const src = await makeTextPdf(path.join(dir, 'plain.pdf'), numbered(2));
     const locked = path.join(dir, 'locked.pdf');
