@@ -136,10 +136,18 @@ async function deliverMany(zip: OutputFile, o: DeliverOptions): Promise<Delivere
   let shown: string;
   if (o.target.kind === 'file') {
     const pattern = o.target.path!;
+    // One file in the ZIP (split-pdf --every-n 5 of 5 pages) and -o one.pdf: that file is the answer
+    // (it was "writes 1 files here: give -o DIR/ …", exit 2). Another extension still asks for a pattern.
+    const only = files.length === 1 && !PATTERN.test(path.basename(pattern)) ? files[0]! : undefined;
+    if (only && path.extname(only.name).toLowerCase() === path.extname(pattern).toLowerCase()) {
+      const dest = resolveOutputPath({ kind: 'file', path: pattern }, only.name, undefined, o.inputs, o.policy);
+      await writeOutput(only.path, dest, o.signal);
+      return { output: dest, outputs: [dest] };
+    }
     if (!PATTERN.test(path.basename(pattern)))
       throw new KilnError(
         'USAGE_ERROR',
-        `${o.name} writes ${files.length} files here: give -o DIR/, a numbered name such as -o ${stem(pattern)}-%d${path.extname(pattern) || path.extname(files[0]?.name ?? '')}, or --zip to keep the ZIP.`,
+        `${o.name} writes ${files.length} file${files.length === 1 ? '' : 's'} here: give -o DIR/, a numbered name such as -o ${stem(pattern)}-%d${path.extname(pattern) || path.extname(files[0]?.name ?? '')}, or --zip to keep the ZIP.`,
       );
     dests = files.map((f, i) => {
       const p = numbered(pattern, i + 1);

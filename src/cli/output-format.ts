@@ -80,13 +80,20 @@ export async function conformOutput(
   const family = formatFamily(actual);
   const fixed = !!formatSetting(tool) || tool.presetOf?.fixed.format !== undefined;
   const converterId = family === formatFamily(wanted) && !fixed ? CONVERTERS[family!] : undefined;
-  const refuse = () =>
+  const refuse = (why = '') =>
     new KilnError(
       'USAGE_ERROR',
-      `${name} wrote ${upper(actual)} here, but the output is named ${path.basename(outPath)}: name it .${actual}${formatSetting(tool) ? ` or choose --${formatSetting(tool)!.name === 'format' ? 'format' : 'output-format'}` : ''}.`,
+      `${name} wrote ${upper(actual)} here, but the output is named ${path.basename(outPath)}: name it .${actual}${formatSetting(tool) ? ` or choose --${formatSetting(tool)!.name === 'format' ? 'format' : 'output-format'}` : ''}${why}.`,
       { details: [{ path: 'output', message: `${actual} output, ${wanted} name` }] },
     );
   if (!converterId) throw refuse();
+  if (family === 'video') {
+    // convert-video keeps the first video and audio stream only: embed-subtitles' track (-o soft.mkv from
+    // an MP4) was silently dropped, exit 0. A conversion that would lose a subtitle track is refused.
+    const { probe } = await import('../engines/ffmpeg/probe.js');
+    const subtitles = (await probe(output.path, { signal: opts.signal, name: output.name })).subtitles.length;
+    if (subtitles > 0) throw refuse(` (converting to ${upper(wanted)} would drop its subtitle track${subtitles === 1 ? '' : 's'})`);
+  }
   const converter = await loadTool(converterId);
   const fs = converter && formatSetting(converter);
   const choice = fs && formatChoice(fs.choices, wanted);

@@ -185,7 +185,11 @@ export function inFlagWords(err: KilnError, tool: Tool): KilnError {
   if (!problems.every((p) => typeof p.path === 'string' && typeof p.message === 'string' && flags.has(p.path.split('.')[0]!))) return err;
   const worded = problems.map((p) => {
     const [top, ...rest] = (p.path as string).split('.');
-    return `--${flags.get(top!)}${rest.length ? `.${rest.join('.')}` : ''} ${String(p.message).replace(/^unknown setting/, 'is not a setting')}`;
+    // The sentence ends once, below ("… the PDF has 5 pages." was printed with two periods).
+    const message = String(p.message)
+      .replace(/^unknown setting/, 'is not a setting')
+      .replace(/\.+$/, '');
+    return `--${flags.get(top!)}${rest.length ? `.${rest.join('.')}` : ''} ${message}`;
   });
   return new KilnError('VALIDATION_ERROR', `${worded.join('; ')}.`, { details: err.details, reason: err.reason, cause: err });
 }

@@ -63,7 +63,8 @@ const TYPE_WORDS: Record<string, string> = {
 /** A zod issue as a phrase that follows the setting's name: "is required", "must be at most 100". */
 export function issuePhrase(issue: z.core.$ZodIssue, input: Record<string, unknown>): string {
   const i = issue as z.core.$ZodIssue & Record<string, unknown>;
-  const unit = (n: unknown) => (i.origin === 'string' ? ` characters` : i.origin === 'array' ? ` item${n === 1 ? '' : 's'}` : '');
+  const unit = (n: unknown) =>
+    i.origin === 'string' ? ` character${n === 1 ? '' : 's'}` : i.origin === 'array' ? ` item${n === 1 ? '' : 's'}` : '';
   switch (issue.code) {
     case 'invalid_type': {
       const top = issue.path.length === 1 ? input[String(issue.path[0])] : 0;
@@ -71,6 +72,8 @@ export function issuePhrase(issue: z.core.$ZodIssue, input: Record<string, unkno
       return `must be ${TYPE_WORDS[String(i.expected)] ?? String(i.expected)}`;
     }
     case 'too_small':
+      // "--password needs at least 1 characters" read oddly: a required text of min 1 must not be empty.
+      if (i.origin === 'string' && Number(i.minimum) === 1) return 'must not be empty';
       if (i.origin === 'string' || i.origin === 'array') return `needs at least ${i.minimum}${unit(i.minimum)}`;
       return i.inclusive === false ? `must be more than ${i.minimum}` : `must be at least ${i.minimum}`;
     case 'too_big':

@@ -139,8 +139,14 @@ export async function drawAnchoredText(
 ): Promise<{ cx: number; cy: number }> {
   const { rgb, degrees } = await getPdfLib();
   const { width: W, height: H } = visibleSize(page);
-  const tw = o.font.widthOfTextAtSize(text, o.size);
-  const th = o.font.heightAtSize(o.size, { descender: false });
+  // Several lines ("CONFIDENTIAL\nDRAFT") are one block, each line centred in it: measured as one string,
+  // the block was as wide as both lines and one line high, and landed off its anchor.
+  const lines = text.split(/\r\n|\r|\n/);
+  const widths = lines.map((l) => o.font.widthOfTextAtSize(l, o.size));
+  const tw = Math.max(...widths);
+  const lineH = o.font.heightAtSize(o.size, { descender: false });
+  const lead = o.size * 1.2;
+  const th = lineH + (lines.length - 1) * lead;
   const t = ((o.rotation ?? 0) * Math.PI) / 180;
   const bw = Math.abs(tw * Math.cos(t)) + Math.abs(th * Math.sin(t));
   const bh = Math.abs(tw * Math.sin(t)) + Math.abs(th * Math.cos(t));
@@ -148,20 +154,24 @@ export async function drawAnchoredText(
   const row = o.anchor.startsWith('t') ? 't' : o.anchor.startsWith('b') ? 'b' : 'c';
   const cx = col === 'l' ? o.margin + bw / 2 : col === 'r' ? W - o.margin - bw / 2 : W / 2;
   const cy = row === 'b' ? o.margin + bh / 2 : row === 't' ? H - o.margin - bh / 2 : H / 2;
-  // Baseline origin: the centre minus the half-size vector of the text, rotated.
-  const vx = cx - (Math.cos(t) * tw) / 2 + (Math.sin(t) * th) / 2;
-  const vy = cy - (Math.sin(t) * tw) / 2 - (Math.cos(t) * th) / 2;
-  const u = visibleToUser(page, vx, vy, o.rotation ?? 0);
   const c = o.color ?? { r: 0, g: 0, b: 0 };
-  page.drawText(text, {
-    x: u.x,
-    y: u.y,
-    size: o.size,
-    font: o.font,
-    color: rgb(c.r, c.g, c.b),
-    opacity: o.opacity ?? 1,
-    rotate: degrees(u.angle),
-  });
+  for (const [i, line] of lines.entries()) {
+    // Baseline origin of the line in the block (centre at 0,0, unrotated), then rotated about the centre.
+    const lx = -widths[i]! / 2;
+    const ly = th / 2 - lineH - i * lead;
+    const vx = cx + Math.cos(t) * lx - Math.sin(t) * ly;
+    const vy = cy + Math.sin(t) * lx + Math.cos(t) * ly;
+    const u = visibleToUser(page, vx, vy, o.rotation ?? 0);
+    page.drawText(line, {
+      x: u.x,
+      y: u.y,
+      size: o.size,
+      font: o.font,
+      color: rgb(c.r, c.g, c.b),
+      opacity: o.opacity ?? 1,
+      rotate: degrees(u.angle),
+    });
+  }
   return { cx, cy };
 }
 

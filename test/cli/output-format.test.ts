@@ -10,7 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import sharp from 'sharp';
 import { kiln } from '../helpers/cli.js';
 import { makeImage, tempDir } from '../helpers/fixtures.js';
-import { ffprobe, makeAudio, makeVideo } from '../helpers/media.js';
+import { ffprobe, makeAudio, makeSrt, makeVideo } from '../helpers/media.js';
 import { api, filePart, form, startServer, type TestServer } from '../helpers/server.js';
 
 const imageFormat = async (p: string) => (await sharp(p).metadata()).format;
@@ -69,6 +69,19 @@ describe('output format follows the output file name', () => {
     const t = await kiln(['trim-audio', wav, '--start-s', '0', '--end-s', '0.5', '-o', mp3]);
     assert.equal(t.code, 0, t.stderr);
     assert.equal(ffprobe(mp3).format.format_name, 'mp3');
+  });
+
+  it('a conversion by name that would drop a subtitle track is refused: embed-subtitles clip.mp4 -o soft.mkv', async () => {
+    const clip = makeVideo(dir, 'clip3.mp4', { durationS: 1 });
+    const srt = makeSrt(dir, 'clip3.srt', [{ start: 0.1, end: 0.8, text: 'Hello' }]);
+    const mkv = path.join(dir, 'soft.mkv');
+    const r = await kiln(['embed-subtitles', clip, srt, '-o', mkv]);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /name it \.mp4 \(converting to MKV would drop its subtitle track\)/);
+    assert.equal(existsSync(mkv), false, 'was an MKV without the subtitle track, exit 0');
+    const mp4 = path.join(dir, 'soft.mp4');
+    assert.equal((await kiln(['embed-subtitles', clip, srt, '-o', mp4])).code, 0);
+    assert.ok(ffprobe(mp4).streams.some((x) => x.codec_type === 'subtitle'));
   });
 });
 

@@ -134,6 +134,7 @@ export interface Probed {
   streams: {
     codec_type: string;
     codec_name: string;
+    pix_fmt?: string;
     width?: number;
     height?: number;
     avg_frame_rate?: string;

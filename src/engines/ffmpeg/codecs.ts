@@ -60,6 +60,24 @@ export function videoCodecArgs(container: VideoContainer, q: VideoQuality = QUAL
   }
 }
 
+/**
+ * H.264 in 4:2:0 (and vidstab) refuses odd sides ("width not divisible by 2"): this crop drops the last
+ * column and/or row of an odd-sized frame (101x75 -> 100x74) and is a no-op for even ones. Cropping rather
+ * than scaling keeps every other pixel as it was; sides round down to even as `even()` does elsewhere.
+ */
+export const EVEN_SIDES_FILTER = 'crop=trunc(iw/2)*2:trunc(ih/2)*2:0:0';
+
+/** The filter a video must pass through before this container's encoder (H.264 ones), or undefined (VP9, MPEG-4 take odd sides). */
+export function evenSidesFilter(container: VideoContainer): string | undefined {
+  return container === 'webm' || container === 'avi' ? undefined : EVEN_SIDES_FILTER;
+}
+
+/** A -vf chain with the container's even-sides crop appended when its encoder needs it. */
+export function withEvenSides(container: VideoContainer, vf?: string): string | undefined {
+  const even = evenSidesFilter(container);
+  return [vf, even].filter((f) => !!f).join(',') || undefined;
+}
+
 /** Audio encoder args that fit the video container (AAC, Opus for webm, MP3 for avi). */
 export function audioCodecArgsForVideo(container: VideoContainer, kbps = 128): string[] {
   if (container === 'webm') return ['-c:a', 'libopus', '-b:a', `${kbps}k`];

@@ -8,7 +8,7 @@
  * typed wrapper over exec() with `-progress pipe:1` gives the same progress with far less surface.
  */
 import { randomBytes } from 'node:crypto';
-import { rename, rm } from 'node:fs/promises';
+import { rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { KilnError } from '../../core/errors.js';
 import { exec, type ExecResult } from '../../core/process.js';
@@ -28,6 +28,8 @@ export interface RunFfmpegOptions {
    * Without it the args must name their own outputs (analysis passes, image sequences in a temp dir).
    */
   output?: string;
+  /** An empty output is normally a failure (below); true for formats where empty is an answer (an SRT of a track without cues). */
+  allowEmpty?: boolean;
   onStderrLine?: (line: string) => void;
   /** Working directory: filters that take file names (subtitles, textfile, vidstab) get plain relative names. */
   cwd?: string;
@@ -98,6 +100,18 @@ export async function runFfmpeg(args: string[], opts: RunFfmpegOptions = {}): Pr
       }
       throw e;
     });
+    // ffmpeg can exit 0 having written nothing: "Error writing trailer of x.gif: Invalid argument" when no
+    // frame reached the muxer (a one-frame clip through fps=12). An empty file is never a result.
+    // No file at all (an image muxer given no frame: -ss past the last frame) is the same answer, not an ENOENT.
+    if (tmp && !opts.allowEmpty && ((await stat(tmp).catch(() => undefined))?.size ?? 0) === 0) {
+      throw new KilnError(
+        'UNSUPPORTED_INPUT',
+        'ffmpeg wrote nothing: the input (or the chosen part of it) gave no frames or samples to encode.',
+        {
+          reason: 'empty-output',
+        },
+      );
+    }
     if (tmp && opts.output) await rename(tmp, opts.output);
     return res;
   } catch (e) {

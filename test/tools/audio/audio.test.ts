@@ -79,7 +79,17 @@ describe('normalize-audio', () => {
   });
   it('refuses digital silence', async () => {
     const silent = makeAudio(dir, 'silent.wav', { volume: 0 });
-    await assert.rejects(runMedia(dir, 'normalize-audio', [silent]), isCode('UNSUPPORTED_INPUT'));
+    await assert.rejects(
+      runMedia(dir, 'normalize-audio', [silent]),
+      (e: KilnError) => e.code === 'UNSUPPORTED_INPUT' && e.reason === 'silent-audio',
+    );
+  });
+  it('a 0.2 s beep is too short to measure, not "silent"', async () => {
+    const beep = makeAudio(dir, 'beep.wav', { durationS: 0.2 });
+    await assert.rejects(
+      runMedia(dir, 'normalize-audio', [beep]),
+      (e: KilnError) => e.code === 'UNSUPPORTED_INPUT' && e.reason === 'audio-too-short' && /too short/.test(e.message),
+    );
   });
 });
 

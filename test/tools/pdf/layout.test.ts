@@ -168,6 +168,22 @@ describe('layout tools (pdf-lib)', () => {
     );
   });
 
+  it('watermark-pdf centres a text of several lines as one block, each line centred (was off to the lower left)', async () => {
+    const r = await runPdfTool(dir, 'watermark-pdf', [eight], { text: 'NORTH\nSOUTH', position: 'c', rotation: 0, fontSize: 30 });
+    const bbox = execFileSync('pdftotext', ['-bbox', '-f', '1', '-l', '1', r.file!, '-']).toString();
+    const box = (word: string) => {
+      const m = new RegExp(`xMin="([\\d.]+)" yMin="([\\d.]+)" xMax="([\\d.]+)" yMax="([\\d.]+)">${word}<`).exec(bbox);
+      assert.ok(m, `${word} in ${bbox.slice(0, 600)}`);
+      const [x0, y0, x1, y1] = m.slice(1).map(Number) as [number, number, number, number];
+      return { cx: (x0 + x1) / 2, cy: (y0 + y1) / 2 };
+    };
+    const [north, south] = [box('NORTH'), box('SOUTH')];
+    for (const b of [north, south]) assert.ok(Math.abs(b.cx - 150) < 3, `centred across: ${JSON.stringify(b)}`);
+    // One line above the other (36 pt apart at 30 pt), the pair centred on the page's middle (y 200 from the top).
+    assert.ok(Math.abs(south.cy - north.cy - 36) < 2, `${north.cy} / ${south.cy}`);
+    assert.ok(Math.abs((north.cy + south.cy) / 2 - 200) < 6, `${north.cy} / ${south.cy}`);
+  });
+
   it('watermark-pdf top-right corner', async () => {
     const r = await runPdfTool(dir, 'watermark-pdf', [eight], { text: 'DRAFT', position: 'tr', rotation: 0, fontSize: 20 });
     assert.equal(textIn(r.file!, 1, 150, 0, 150, 60), 'DRAFT');

@@ -106,6 +106,16 @@ describe('runFfmpeg', () => {
     assert.equal(seen.at(-1), 100);
     assert.deepEqual(readdirSync(outDir), ['x.mp4']);
   });
+  it('an empty output (ffmpeg exits 0 after "Error writing trailer") is UNSUPPORTED_INPUT, nothing left behind', async () => {
+    const outDir = path.join(dir, 'run-empty');
+    mkdirSync(outDir);
+    // One frame at 25 fps through fps=12: no frame reaches the GIF muxer, and ffmpeg 5/6 still exits 0.
+    await assert.rejects(
+      runFfmpeg(['-f', 'lavfi', '-i', 'testsrc=s=32x32:r=25:d=0.04', '-vf', 'fps=12'], { output: path.join(outDir, 'x.gif') }),
+      (e: KilnError) => e.code === 'UNSUPPORTED_INPUT' && e.reason === 'empty-output',
+    );
+    assert.deepEqual(readdirSync(outDir), []);
+  });
   it('on abort kills ffmpeg and leaves no output or temp file', async () => {
     const outDir = path.join(dir, 'run2');
     mkdirSync(outDir);

@@ -71,6 +71,15 @@ describe('video-to-gif / video-to-webp / gif-to-video', () => {
     assert.equal(meta.pages, 10);
     assert.equal(meta.loop, 1);
   });
+  it('a one-frame video gives a one-frame GIF, WebP and change-fps output (was an empty GIF, exit 0)', async () => {
+    const one = makeVideo(dir, 'one-frame.mp4', { durationS: 0.04, audio: false });
+    assert.equal(frameCount(one), 1);
+    for (const tool of ['video-to-gif', 'video-to-webp'] as const) {
+      const meta = await sharp((await runMedia(dir, tool, [one], { width: 64 })).path, { animated: true }).metadata();
+      assert.deepEqual([meta.width, meta.pages ?? 1], [64, 1], tool);
+    }
+    assert.equal(frameCount((await runMedia(dir, 'change-fps', [one], { fps: 1 })).path), 1);
+  });
   it('turns a GIF into MP4 and WebM video', async () => {
     const gif = (await runMedia(dir, 'video-to-gif', [clip], { fps: 10, width: 81, durationS: 1 })).path;
     const r = await runMedia(dir, 'gif-to-video', [gif], { format: 'mp4' });
@@ -97,6 +106,17 @@ describe('video-to-frames', () => {
     await assert.rejects(runMedia(dir, 'video-to-frames', [clip], { mode: 'timestamps', timestamps: '' }), isCode('VALIDATION_ERROR'));
     await assert.rejects(runMedia(dir, 'video-to-frames', [clip], { mode: 'timestamps', timestamps: '1,abc' }), isCode('VALIDATION_ERROR'));
     await assert.rejects(runMedia(dir, 'video-to-frames', [clip], { mode: 'timestamps', timestamps: '9' }), isCode('VALIDATION_ERROR'));
+  });
+  it('a timestamp after the last frame starts but before the end gives the last frame (was ENOENT, exit 1)', async () => {
+    // The 2 s clip at 25 fps: its last frame starts at 1.96 s; at 1.99 s an input seek decodes nothing.
+    const r = await runMedia(dir, 'video-to-frames', [clip], { mode: 'timestamps', timestamps: '1,1.99' });
+    const { readZip } = await import('../../helpers/zip.js');
+    const files = await readZip(r.path);
+    assert.deepEqual([...files.keys()].sort(), ['frame-001-1s.png', 'frame-002-1.99s.png']);
+    const got = await sharp(files.get('frame-002-1.99s.png')!).removeAlpha().raw().toBuffer();
+    const last = frameRgb(clip, 1.96);
+    assert.ok(frameDiff(last, { data: got }) < 1, 'the last frame');
+    assert.ok(frameDiff(frameRgb(clip, 1), { data: got }) > 1, 'not some other frame');
   });
 });
 

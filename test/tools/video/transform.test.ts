@@ -82,6 +82,35 @@ describe('compress-video', () => {
   });
 });
 
+/** A 1 s 101x75 clip: testsrc (testsrc2 rounds its size to even) as H.264 4:4:4 (which takes odd sides) or FFV1 RGB. */
+const oddClip = (name: string, codec: string[]) => {
+  const p = path.join(dir, name);
+  execFileSync('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc=s=101x75:r=25:d=1', ...codec, p]);
+  return p;
+};
+
+describe('odd-sided input (101x75)', () => {
+  // H.264 in 4:2:0 refuses odd sides ("width not divisible by 2"): the re-encoding tools failed with INTERNAL.
+  it('re-encodes into H.264 cropped to even sides; VP9 keeps them', async () => {
+    const odd = oddClip('odd.mkv', ['-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv444p']);
+    const cases: [string, Record<string, unknown>][] = [
+      ['convert-video', { format: 'mp4' }],
+      ['compress-video', {}],
+      ['trim-video', { startS: 0, endS: 0.6, precise: true }],
+      ['video-color', { brightness: 0.1 }],
+      ['reverse-video', {}],
+    ];
+    for (const [tool, settings] of cases) {
+      const r = await runMedia(dir, tool, [odd], settings);
+      const v = stream(ffprobe(r.path), 'video')!;
+      assert.deepEqual([v.codec_name, v.width, v.height, v.pix_fmt], ['h264', 100, 74, 'yuv420p'], tool);
+      assert.ok(frameCount(r.path) >= 14, `${tool} frames ${frameCount(r.path)}`);
+    }
+    const webm = stream(ffprobe((await runMedia(dir, 'convert-video', [odd], { format: 'webm', quality: 'small' })).path), 'video')!;
+    assert.deepEqual([webm.width, webm.height], [101, 75]);
+  });
+});
+
 describe('trim-video', () => {
   it('cuts frame-accurately with precise', async () => {
     const r = await runMedia(dir, 'trim-video', [clip], { startS: 0.52, endS: 1.48, precise: true });
@@ -317,5 +346,18 @@ describe('stabilize-video', () => {
     assert.ok(before > 5, `the input shakes: ${before}`);
     assert.ok(afterwards < before * 0.3, `motion between frames ${before} -> ${afterwards}`);
     assert.ok(r.progress.some((x) => x > 0 && x < 45) || r.progress.some((x) => x >= 45 && x < 100), r.progress.join(','));
+  });
+  it('takes odd sides and packed RGB, which libvidstab aborts on (exit 128)', async () => {
+    const odd = oddClip('odd-stab.mp4', ['-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv444p']);
+    const rgb = makeVideo(dir, 'rgb-stab.mkv', { durationS: 1, audio: false, extra: ['-c:v', 'ffv1', '-pix_fmt', 'bgr0'] });
+    for (const [file, size] of [
+      [odd, [100, 74]],
+      [rgb, [160, 120]],
+    ] as const) {
+      const r = await runMedia(dir, 'stabilize-video', [file], { smoothing: 5 });
+      const v = stream(ffprobe(r.path), 'video')!;
+      assert.deepEqual([v.width, v.height], size, file);
+      assert.equal(frameCount(r.path), 25, file);
+    }
   });
 });

@@ -41,6 +41,11 @@ export async function measureLoudnorm(
   if (!m) throw new KilnError('INTERNAL', 'ffmpeg loudnorm did not report its measurement.');
   const j = JSON.parse(m[0]) as LoudnormMeasure;
   if (!Number.isFinite(Number(j.input_i))) {
+    // A peak but no integrated loudness: shorter than one 400 ms gating block (a 0.2 s beep), not silence.
+    if (Number.isFinite(Number(j.input_tp)))
+      throw new KilnError('UNSUPPORTED_INPUT', 'The audio is too short to measure its loudness: EBU R128 needs at least 0.4 s of sound.', {
+        reason: 'audio-too-short',
+      });
     throw new KilnError('UNSUPPORTED_INPUT', 'The audio is silent: there is no loudness to normalize.', { reason: 'silent-audio' });
   }
   return `loudnorm=I=${t.i}:TP=${t.tp}:LRA=${t.lra}:measured_I=${j.input_i}:measured_TP=${j.input_tp}:measured_LRA=${j.input_lra}:measured_thresh=${j.input_thresh}:offset=${j.target_offset}:linear=true`;

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { MAX_INPUT_PIXELS } from '../../../core/limits.js';
 import type { InputFile, RunContext, ToolResult } from '../../../core/tool.js';
-import { encodeVideoArgs, type VideoQuality } from '../../../engines/ffmpeg/codecs.js';
+import { encodeVideoArgs, type VideoQuality, withEvenSides } from '../../../engines/ffmpeg/codecs.js';
 import { type VideoContainer, videoContainerOf } from '../../../engines/ffmpeg/containers.js';
 import type { MediaInfo } from '../../../engines/ffmpeg/probe.js';
 import { runFfmpeg } from '../../../engines/ffmpeg/run.js';
@@ -83,7 +83,9 @@ function encode(
   else {
     args.push('-map', '0:v:0');
     if (audio !== false) args.push('-map', audio ? '0:a:0' : '0:a:0?');
-    if (o.vf) args.push('-vf', o.vf);
+    // H.264 refuses odd sides (a 101x75 input): the even-sides crop ends every chain that feeds it.
+    const vf = withEvenSides(container, o.vf);
+    if (vf) args.push('-vf', vf);
     if (o.af && audio) args.push('-af', o.af);
   }
   args.push(...encodeVideoArgs(container, { quality: o.quality, audio: audio !== false }), '-map_metadata', '0', ...(o.outArgs ?? []));

@@ -36,6 +36,7 @@ export default defineTool({
       durationS: info.duration,
       onProgress: progressSpan(ctx, 0, 100, 'extracting'),
       output: out,
+      allowEmpty: true,
     });
     return { outputs: [outputFile(out)], data: { codec: sub.codec, language: sub.language ?? null } };
   },

@@ -33,7 +33,7 @@ export default defineTool({
     const pads: string[] = [];
     infos.forEach((info, i) => {
       parts.push(
-        `[${i}:v:0]scale=${W}:${H}:force_original_aspect_ratio=decrease,pad=${W}:${H}:(ow-iw)/2:(oh-ih)/2,setsar=1,fps=${fps.toFixed(6)},format=yuv420p,settb=AVTB,setpts=PTS-STARTPTS[v${i}]`,
+        `[${i}:v:0]scale=${W}:${H}:force_original_aspect_ratio=decrease,pad=${W}:${H}:(ow-iw)/2:(oh-ih)/2,setsar=1,fps=${fps.toFixed(6)}:round=up,format=yuv420p,settb=AVTB,setpts=PTS-STARTPTS[v${i}]`,
       );
       if (audio) {
         // Each clip's audio is cut or padded to that clip's length, so picture and sound stay in step.

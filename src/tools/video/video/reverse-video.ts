@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import { encodeVideoArgs, muxArgs } from '../../../engines/ffmpeg/codecs.js';
+import { encodeVideoArgs, muxArgs, withEvenSides } from '../../../engines/ffmpeg/codecs.js';
 import { videoContainerOf } from '../../../engines/ffmpeg/containers.js';
 import { displaySize } from '../../../engines/ffmpeg/probe.js';
 import { outputFile } from '../../_shared/output.js';
@@ -49,7 +49,7 @@ export default defineTool({
         '0:v:0',
         ...(audio ? ['-map', '0:a:0', '-af', 'areverse'] : []),
         '-vf',
-        'reverse',
+        withEvenSides(container, 'reverse')!,
         ...encodeVideoArgs(container, { audio }),
       ],
       joinArgs: ['-map', '0', '-c', 'copy', ...muxArgs(container)],

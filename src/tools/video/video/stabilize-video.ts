@@ -3,10 +3,18 @@ import { defineTool } from '../../../core/tool.js';
 import path from 'node:path';
 import { KilnError } from '../../../core/errors.js';
 import { ffmpegCapabilities } from '../../../engines/ffmpeg/capabilities.js';
+import { EVEN_SIDES_FILTER } from '../../../engines/ffmpeg/codecs.js';
 import { runFfmpeg } from '../../../engines/ffmpeg/run.js';
 import { progressSpan } from '../../_shared/progress.js';
 import { transcodeVideo } from '../_shared/transcode-video.js';
 import { probeVideo } from '../_shared/video-input.js';
+
+/**
+ * What both vidstab passes see: libvidstab asserts even sides (it aborts on 101x75) and planar YUV (it
+ * aborts on the packed RGB of an FFV1 or PNG-in-MOV recording), so the frames are even-cropped and made
+ * 4:2:0 first, the same in both passes so the motion file fits the frames it transforms.
+ */
+const VIDSTAB_INPUT = `${EVEN_SIDES_FILTER},format=yuv420p`;
 
 export default defineTool({
   id: 'stabilize-video',
@@ -44,7 +52,7 @@ export default defineTool({
         '-map',
         '0:v:0',
         '-vf',
-        'vidstabdetect=shakiness=6:accuracy=15:result=motion.trf',
+        `${VIDSTAB_INPUT},vidstabdetect=shakiness=6:accuracy=15:result=motion.trf`,
         '-f',
         'null',
         '-',
@@ -56,7 +64,7 @@ export default defineTool({
         cwd: ctx.workDir,
       },
     );
-    const vf = `vidstabtransform=input=motion.trf:smoothing=${s.smoothing}:zoom=0:optzoom=1,unsharp=5:5:0.8:3:3:0.4`;
+    const vf = `${VIDSTAB_INPUT},vidstabtransform=input=motion.trf:smoothing=${s.smoothing}:zoom=0:optzoom=1,unsharp=5:5:0.8:3:3:0.4`;
     return transcodeVideo(ctx, input, info, { vf, cwd: ctx.workDir, progress: [45, 100], stage: 'stabilizing' });
   },
 });

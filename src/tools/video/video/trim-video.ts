@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import { encodeVideoArgs, muxArgs } from '../../../engines/ffmpeg/codecs.js';
+import { encodeVideoArgs, muxArgs, withEvenSides } from '../../../engines/ffmpeg/codecs.js';
 import { keepsContainer, videoContainerOf } from '../../../engines/ffmpeg/containers.js';
 import { runFfmpeg } from '../../../engines/ffmpeg/run.js';
 import { outputFile } from '../../_shared/output.js';
@@ -35,7 +35,10 @@ export default defineTool({
     const copy = !s.precise && keepsContainer(input.type?.ext);
     const audio = !!info.audio;
     const maps = ['-map', '0:v:0', ...(audio ? ['-map', '0:a:0'] : [])];
-    const codec = copy ? ['-c', 'copy', '-avoid_negative_ts', 'make_zero', ...muxArgs(container)] : encodeVideoArgs(container, { audio });
+    const vf = copy ? undefined : withEvenSides(container);
+    const codec = copy
+      ? ['-c', 'copy', '-avoid_negative_ts', 'make_zero', ...muxArgs(container)]
+      : [...(vf ? ['-vf', vf] : []), ...encodeVideoArgs(container, { audio })];
     // -ss before -i: a fast seek; when re-encoding ffmpeg still decodes from the keyframe and drops frames up to startS exactly.
     await runFfmpeg(['-ss', String(s.startS), '-i', input.path, '-t', dur.toFixed(6), ...maps, ...codec, '-map_metadata', '0'], {
       signal: ctx.signal,

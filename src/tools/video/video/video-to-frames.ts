@@ -61,9 +61,15 @@ export default defineTool({
       for (const [i, t] of ts.entries()) {
         ctx.progress((i / ts.length) * 100, `frame ${i + 1}/${ts.length}`);
         const name = `frame-${String(i + 1).padStart(3, '0')}-${t}s.${s.format}`;
+        const output = path.join(dir, name);
         await runFfmpeg(['-ss', String(t), '-i', input.path, '-map', '0:v:0', '-frames:v', '1', ...enc, '-update', '1'], {
           signal: ctx.signal,
-          output: path.join(dir, name),
+          output,
+        }).catch((e: unknown) => {
+          // A time after the last frame starts but before the end (2.99 s of a 3 s clip at 25 fps, whose last
+          // frame starts at 2.96 s; or a longer audio track) decodes nothing: the last frame is what shows then.
+          if (!(e instanceof KilnError && e.reason === 'empty-output')) throw e;
+          return runFfmpeg(['-sseof', '-1', '-i', input.path, '-map', '0:v:0', ...enc, '-update', '1'], { signal: ctx.signal, output });
         });
       }
     } else {

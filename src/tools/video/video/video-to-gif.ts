@@ -41,7 +41,9 @@ export default defineTool({
     const info = await probeVideo(input, ctx.signal);
     const dur = clipLength(info, s.startS, { durationS: s.durationS });
     const out = ctx.out('gif');
-    const graph = `[0:v]fps=${s.fps},scale=${s.width}:-1:flags=lanczos,split[a][b];[a]palettegen=stats_mode=diff[p];[b][p]paletteuse=dither=bayer:bayer_scale=5:diff_mode=rectangle[v]`;
+    // round=up: a clip shorter than one GIF frame (a one-frame video) still gives its frame, not an empty GIF
+    // (round=near drops it: 0.04 s is under half of 1/12 s); longer clips get the same frame count.
+    const graph = `[0:v]fps=${s.fps}:round=up,scale=${s.width}:-1:flags=lanczos,split[a][b];[a]palettegen=stats_mode=diff[p];[b][p]paletteuse=dither=bayer:bayer_scale=5:diff_mode=rectangle[v]`;
     await runFfmpeg(
       ['-ss', String(s.startS), '-t', dur.toFixed(6), '-i', input.path, '-filter_complex', graph, '-map', '[v]', '-loop', '0'],
       {

@@ -32,7 +32,7 @@ export default defineTool({
         '-map',
         '0:v:0',
         '-vf',
-        `fps=${s.fps},scale=${s.width}:-1:flags=lanczos`,
+        `fps=${s.fps}:round=up,scale=${s.width}:-1:flags=lanczos`,
         '-an',
         '-c:v',
         'libwebp_anim',
