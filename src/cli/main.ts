@@ -91,11 +91,14 @@ async function runToolCommand(inv: Invocation, argv: string[]): Promise<void> {
     }
   }
   const ac = new AbortController();
-  let interrupted = false;
-  process.once('SIGINT', () => {
-    interrupted = true;
-    ac.abort();
-  });
+  // Ctrl-C, and SIGTERM from timeout(1), xargs or a service manager: the run is aborted so its workspace
+  // (temp dir, partial outputs) is removed; without a handler SIGTERM ended the process on the spot.
+  let interrupted: 'SIGINT' | 'SIGTERM' | undefined;
+  for (const sig of ['SIGINT', 'SIGTERM'] as const)
+    process.once(sig, () => {
+      interrupted ??= sig;
+      ac.abort();
+    });
   const concurrency = opts.concurrency ? Number(opts.concurrency) : undefined;
   if (concurrency !== undefined && (!Number.isInteger(concurrency) || concurrency < 1))
     fail(new KilnError('USAGE_ERROR', '--concurrency takes a whole number >= 1.'));
@@ -135,7 +138,8 @@ async function runToolCommand(inv: Invocation, argv: string[]): Promise<void> {
     // Not process.exit(): native work a cancelled run left running (a whisper.cpp chunk runs to its
     // end) must end before the process does, or its teardown aborts the process (exit 134). Only the
     // AI host holds the process for that; a second Ctrl-C ends it at once.
-    process.exitCode = EXIT.INTERRUPTED;
+    // 128 + the signal's number, as a shell reports a process the signal ended: 130 (Ctrl-C), 143 (SIGTERM).
+    process.exitCode = interrupted === 'SIGTERM' ? 143 : EXIT.INTERRUPTED;
     return;
   }
   if (!opts.json) {

@@ -104,6 +104,9 @@ export function buildToolCommand(tool: Tool, nameOverride?: string): Command {
         return v;
       });
     }
+    // A list setting given several times collects every value (`--keywords sea --keywords boats`);
+    // commander would keep only the last one, silently dropping the rest.
+    else if (s.type === 'array') opt.argParser((value: string, previous: string[] | undefined) => [...(previous ?? []), value]);
     cmd.addOption(opt);
   }
   for (const x of tool.input.extra ?? []) {
@@ -153,7 +156,13 @@ export function settingsFromOptions(tool: Tool, opts: ToolCommandOptions): Recor
     const key = camelFlag(s.flag);
     const v = opts[key];
     if (v === undefined) continue;
-    settings[s.name] = v === true ? true : coerceSettingValue(s, String(v));
+    if (Array.isArray(v))
+      // Each occurrence of a list flag is a comma list, a JSON array or one JSON item: they are joined.
+      settings[s.name] = v.flatMap((one) => {
+        const c = coerceSettingValue(s, String(one));
+        return Array.isArray(c) ? c : [c];
+      });
+    else settings[s.name] = v === true ? true : coerceSettingValue(s, String(v));
   }
   return settings;
 }

@@ -1,14 +1,37 @@
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import sharp from 'sharp';
-import { kiln } from '../helpers/cli.js';
+import { KILN, kiln } from '../helpers/cli.js';
 import { makeImage, tempDir } from '../helpers/fixtures.js';
 
 const dir = tempDir();
 
 describe('kiln CLI', () => {
+  it('SIGTERM aborts a run like Ctrl-C: exit 143, its workspace removed, no output', async () => {
+    // Noise compresses slowly: the run is still going when the signal comes.
+    const src = path.join(dir, 'term-noise.png');
+    await sharp({
+      create: { width: 5000, height: 5000, channels: 3, background: '#000000', noise: { type: 'gaussian', mean: 128, sigma: 40 } },
+    })
+      .png({ compressionLevel: 0 })
+      .toFile(src);
+    const tmp = path.join(dir, 'term-tmp');
+    mkdirSync(tmp);
+    const out = path.join(dir, 'term-out.png');
+    const child = spawn(process.execPath, [KILN, 'compress', src, '-q', '-o', out], { env: { ...process.env, KILN_TMP_DIR: tmp } });
+    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+    // Signalled once the run has its workspace, i.e. while it is processing.
+    for (let i = 0; i < 300 && readdirSync(tmp).length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    assert.ok(readdirSync(tmp).length > 0, 'the run never made its workspace');
+    await new Promise((r) => setTimeout(r, 300));
+    child.kill('SIGTERM');
+    assert.equal(await exited, 143);
+    assert.deepEqual(readdirSync(tmp), []);
+    assert.ok(!existsSync(out));
+  });
   it('resizes a file with -o', async () => {
     const src = await makeImage(dir, 'p.jpg', 400, 200);
     const out = path.join(dir, 'small.jpg');

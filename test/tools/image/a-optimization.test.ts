@@ -62,6 +62,15 @@ describe('edit-metadata', () => {
     await assert.rejects(runA('edit-metadata', [src], { gps: { lat: 91, lon: 0 } }), (e: KilnError) => e.code === 'VALIDATION_ERROR');
     await assert.rejects(runA('edit-metadata', [src], { dateTime: 'yesterday' }), (e: KilnError) => e.code === 'VALIDATION_ERROR');
   });
+  it('CLI: a repeated --keywords keeps every value (each one a word or a comma list)', async () => {
+    const src = await makeImage(dir, 'meta-cli.jpg', 10, 10);
+    const out = path.join(dir, 'meta-cli-out.jpg');
+    const res = await kiln(['edit-metadata', src, '--keywords', 'sea', '--keywords', 'boats, nets', '--title', 'T', '-o', out, '-q']);
+    assert.equal(res.code, 0, res.stderr);
+    const j = JSON.parse(execFileSync('exiftool', ['-j', '-XMP-dc:Subject', '-IPTC:Keywords', out]).toString())[0];
+    assert.deepEqual(j.Subject, ['sea', 'boats', 'nets']);
+    assert.deepEqual(j.Keywords, ['sea', 'boats', 'nets']);
+  });
 });
 
 describe('bulk-rename', () => {

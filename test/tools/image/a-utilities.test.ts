@@ -73,6 +73,19 @@ describe('find-duplicates', () => {
     assert.equal((r.data!.skipped as unknown[]).length, 1);
     await assert.rejects(runA('find-duplicates', [photo], {}), (e: KilnError) => e.code === 'VALIDATION_ERROR');
   });
+
+  it('reports the size a person sees: an EXIF-rotated JPEG and its upright copy list the same width and height', async () => {
+    const rotated = path.join(dir, 'dup-rot6.jpg');
+    await sharp(await makePhoto(dir, 'dup-src.jpg', 320, 160))
+      .jpeg()
+      .withMetadata({ orientation: 6 })
+      .toFile(rotated);
+    const upright = path.join(dir, 'dup-upright.jpg');
+    await sharp(rotated).autoOrient().jpeg().toFile(upright);
+    const r = await runA('find-duplicates', [rotated, upright], {});
+    const files = (r.data!.groups as { files: { name: string; width: number; height: number }[] }[])[0]!.files;
+    for (const f of files) assert.deepEqual([f.name, f.width, f.height], [f.name, 160, 320]);
+  });
 });
 
 describe('color-palette', () => {

@@ -3,6 +3,7 @@ import { defineTool } from '../../../core/tool.js';
 import { hammingDistance, perceptualHash } from '../_shared/phash.js';
 import { checkAbort } from '../_shared/cancel.js';
 import { openInput } from '../_shared/decode.js';
+import { visibleSize } from '../../../engines/sharp.js';
 
 export default defineTool({
   id: 'find-duplicates',
@@ -34,17 +35,10 @@ export default defineTool({
       checkAbort(ctx.signal);
       try {
         const img = await openInput(f, ctx.workDir);
-        const meta = await img.metadata();
+        // The size a person sees (EXIF orientation applied), as compare and info's display size report it.
+        const { width, height } = visibleSize(await img.metadata());
         const hash = await perceptualHash(img);
-        items.push({
-          index,
-          name: f.name,
-          hash,
-          pixels: (meta.width ?? 0) * (meta.height ?? 0),
-          size: f.size,
-          width: meta.width ?? 0,
-          height: meta.height ?? 0,
-        });
+        items.push({ index, name: f.name, hash, pixels: width * height, size: f.size, width, height });
       } catch (e) {
         skipped.push({ name: f.name, reason: `could not be decoded: ${(e as Error).message.split('\n')[0]}` });
       }
