@@ -138,8 +138,7 @@ async function runToolCommand(inv: Invocation, argv: string[]): Promise<void> {
     // Not process.exit(): native work a cancelled run left running (a whisper.cpp chunk runs to its
     // end) must end before the process does, or its teardown aborts the process (exit 134). Only the
     // AI host holds the process for that; a second Ctrl-C ends it at once.
-    // 128 + the signal's number, as a shell reports a process the signal ended: 130 (Ctrl-C), 143 (SIGTERM).
-    process.exitCode = interrupted === 'SIGTERM' ? 143 : EXIT.INTERRUPTED;
+    process.exitCode = interrupted === 'SIGTERM' ? EXIT.TERMINATED : EXIT.INTERRUPTED;
     return;
   }
   if (!opts.json) {

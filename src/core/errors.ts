@@ -14,7 +14,7 @@ export interface ErrorKind {
   meaning: string;
 }
 
-/** CLI exit codes. 5 (batch partly failed) and 130 (interrupted) are set by the CLI runner itself. */
+/** CLI exit codes. 5 (batch partly failed), 130 (Ctrl-C) and 143 (SIGTERM) are set by the CLI runner itself. */
 export const EXIT = {
   OK: 0,
   OTHER: 1,
@@ -23,6 +23,8 @@ export const EXIT = {
   MISSING: 4,
   PARTIAL: 5,
   INTERRUPTED: 130,
+  /** 128 + SIGTERM's number, as a shell reports a process the signal ended (timeout, xargs, a service manager). */
+  TERMINATED: 143,
 } as const;
 
 export const ERROR_TABLE = {
