@@ -69,6 +69,7 @@ export async function startServe(env: NodeJS.ProcessEnv = {}, opts: { viaNode?: 
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let err = '';
+  // A daemon that never listens (a bad flag, a port in use) leaves no data dir behind.
   const base = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`kiln serve did not listen: ${err.slice(0, 300)}`)), 60_000);
     child.stderr!.on('data', (b: Buffer) => {
@@ -83,6 +84,10 @@ export async function startServe(env: NodeJS.ProcessEnv = {}, opts: { viaNode?: 
       clearTimeout(timer);
       reject(new Error(`kiln serve exited ${code}: ${err.slice(0, 300)}`));
     });
+  }).catch((e: unknown) => {
+    child.kill('SIGKILL');
+    rmSync(dataDir, { recursive: true, force: true });
+    throw e;
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const key = await benchApiKey(base, PASSWORD);
