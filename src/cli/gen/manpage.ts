@@ -207,6 +207,7 @@ export function manPage(): string {
     [EXIT.OK]: 'Success (for a batch: every input succeeded).',
     [EXIT.PARTIAL]: 'A batch partly failed: some inputs succeeded, others did not (see the JSON lines or the messages).',
     [EXIT.INTERRUPTED]: 'Interrupted (Ctrl\\-C); a remote job is cancelled on the server.',
+    [EXIT.TERMINATED]: 'Terminated (SIGTERM, as sent by timeout, xargs or a service manager): the run stops as on Ctrl\\-C.',
   };
   for (const code of [...new Set([...Object.values(EXIT)])].sort((a, b) => a - b)) {
     const errors = byExit.get(code) ?? [];
