@@ -23,14 +23,10 @@ declare module '../context.js' {
 
 const LIBRARY_SWEEP_MS = 10 * 60_000;
 
+/** A version number from the path or query: undefined for none or `latest`, 400 unless a whole number ≥ 1. */
 function versionParam(raw: string | undefined, what = 'version'): number | undefined {
   if (raw === undefined || raw === '' || raw === 'latest') return undefined;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1)
-    throw new KilnError('VALIDATION_ERROR', `${what} must be a whole number ≥ 1 (got "${raw}").`, {
-      details: [{ path: what, message: 'expected a positive integer' }],
-    });
-  return n;
+  return intQuery(raw, what, 1);
 }
 
 export async function filesRoutes(app: FastifyInstance): Promise<void> {
