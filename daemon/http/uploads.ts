@@ -52,13 +52,14 @@ export async function readMultipart(request: FastifyRequest, dir: string, limits
     new KilnError('LIMIT_EXCEEDED', `The request is larger than the limit of ${config.maxRequestMb} MB (MAX_REQUEST_MB).`, {
       details: { limitMb: config.maxRequestMb },
     });
-  if (Number(request.headers['content-length'] ?? 0) > maxRequest) {
+  const declared = request.headers['content-length'] === undefined ? undefined : Number(request.headers['content-length']);
+  if ((declared ?? 0) > maxRequest) {
     await drainBody(request);
     throw tooBig();
   }
   const live = await request.server.kiln.limits.forUser(request.user);
   const maxFileBytes = limits.maxFileBytes ?? live.maxUploadMb * MB;
-  const quota = await chargeQuota(store.db, request.user?.id, live.userQuotaMb).catch(async (e: unknown) => {
+  const quota = await chargeQuota(store.db, request.user?.id, live.userQuotaMb, declared).catch(async (e: unknown) => {
     await drainBody(request);
     throw e;
   });

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import sharp from 'sharp';
 import { chargeQuota } from '../../daemon/http/quota.js';
-import { insertJob } from '../../daemon/store/jobs.js';
+import { insertJob, type JobRow } from '../../daemon/store/jobs.js';
 import { makeUser } from '../daemon/accounts/http.js';
 import { api, startServer, type TestServer } from '../helpers/server.js';
 
@@ -25,6 +25,35 @@ async function noisePng(bytes: number): Promise<Uint8Array<ArrayBuffer>> {
       .png({ compressionLevel: 0 })
       .toBuffer(),
   );
+}
+
+/** The record of a finished job whose output of `bytes` is still held (counts toward the quota). */
+function heldOutput(ownerId: string, instanceId: string, bytes: number): JobRow {
+  const now = Date.now();
+  return {
+    id: randomBytes(12).toString('hex'),
+    owner_id: ownerId,
+    tool: 'resize',
+    base_tool: 'resize',
+    kind: 'run',
+    settings: '{}',
+    status: 'completed',
+    progress: 100,
+    stage: 'done',
+    result: '{}',
+    error: null,
+    client_job_id: null,
+    instance_id: instanceId,
+    work_dir: null,
+    output_path: '/nowhere/out.png',
+    output_name: 'out.png',
+    content_type: 'image/png',
+    original_size: bytes,
+    processed_size: bytes,
+    created_at: now,
+    started_at: now,
+    finished_at: now,
+  };
 }
 
 function parallel<T>(n: number, f: (i: number) => Promise<T>): Promise<T[]> {
@@ -114,33 +143,24 @@ describe('job storage quota under parallel uploads', () => {
     const a = await chargeQuota(db, user.id, 1);
     a.add(KB600);
     await a.confirm();
-    await insertJob(db, {
-      id: randomBytes(12).toString('hex'),
-      owner_id: user.id,
-      tool: 'resize',
-      base_tool: 'resize',
-      kind: 'run',
-      settings: '{}',
-      status: 'completed',
-      progress: 100,
-      stage: 'done',
-      result: '{}',
-      error: null,
-      client_job_id: null,
-      instance_id: s.app.kiln.jobs.instanceId,
-      work_dir: null,
-      output_path: '/nowhere/out.png',
-      output_name: 'out.png',
-      content_type: 'image/png',
-      original_size: KB600,
-      processed_size: KB600,
-      created_at: Date.now(),
-      started_at: Date.now(),
-      finished_at: Date.now(),
-    });
+    await insertJob(db, heldOutput(user.id, s.app.kiln.jobs.instanceId, KB600));
     a.release();
     b.add(KB600); // against the reading from before A's job ended: passes
     await assert.rejects(b.confirm(), { code: 'LIMIT_EXCEEDED' });
     b.release();
+  });
+
+  it('a user at the quota: a large declared body is refused before its bytes, a small one once they are in', async () => {
+    const user = await makeUser(s, 'job-full');
+    const db = s.app.kiln.store.db;
+    await insertJob(db, heldOutput(user.id, s.app.kiln.jobs.instanceId, 1048576));
+    // Large (or undeclared): the reading comes first and refuses at once.
+    await assert.rejects(chargeQuota(db, user.id, 1, 5 * 1048576), { code: 'LIMIT_EXCEEDED' });
+    await assert.rejects(chargeQuota(db, user.id, 1), { code: 'LIMIT_EXCEEDED' });
+    // Small: one reading, after the body (confirm), which refuses it all the same.
+    const small = await chargeQuota(db, user.id, 1, 2000);
+    small.add(1500);
+    await assert.rejects(small.confirm(), { code: 'LIMIT_EXCEEDED' });
+    small.release();
   });
 });
