@@ -35,7 +35,11 @@ export async function idleRow(s: ServeProcess, settleS: number): Promise<{ row: 
   return { row: r, idleMb };
 }
 
-/** One small resize (64×64 JPEG) over HTTP against GET /api/v1/jobs, sequential, interleaved. */
+/**
+ * One small resize (64×64 JPEG) over HTTP against GET /api/v1/jobs, sequential, interleaved; beside
+ * them sharp alone and the same POST to the least HTTP resize service (bench/http-floor.ts), sent by
+ * the same client: what node's HTTP and multipart cost on these cores before any of kiln's work.
+ */
 export async function latencyRow(s: ServeProcess, rounds: number): Promise<Row> {
   return row('one daemon request, 64×64 image', async () => {
     const file = await sharp({ create: { width: 64, height: 64, channels: 3, background: '#3366cc' } })
@@ -47,27 +51,33 @@ export async function latencyRow(s: ServeProcess, rounds: number): Promise<Row> 
     // runs it (src/engines/sharp.ts): the same small input again would be a cache hit.
     sharp.cache(false);
     const alone = path.join(os.tmpdir(), `kiln-bench-tiny-${process.pid}.jpg`);
-    const [post, list, engine] = await interleave(rounds, [
-      () => postTool(s, req).then(() => undefined),
-      async () => {
-        const res = await fetch(`${s.base}/api/v1/jobs`, { headers: s.auth });
-        await res.arrayBuffer();
-        if (res.status !== 200) throw new Error(`GET /api/v1/jobs: HTTP ${res.status}`);
-      },
-      async () => {
-        await sharp(file).autoOrient().resize({ width: 32, fit: 'inside' }).jpeg({ quality: 90 }).toFile(alone);
-      },
-    ]);
-    rmSync(alone, { force: true });
-    const k = median(post!);
-    const l = median(list!);
-    return {
-      kiln: ms(k),
-      reference: `GET /api/v1/jobs ${ms(l)}; sharp alone ${ms(median(engine!))}`,
-      ratio: k / l,
-      value: k,
-      goal: { on: 'kiln', op: '<=', target: 5, unit: 'ms' },
-    };
+    const floor = await startHttpFloor();
+    try {
+      const [post, list, engine, bare] = await interleave(rounds, [
+        () => postTool(s, req).then(() => undefined),
+        async () => {
+          const res = await fetch(`${s.base}/api/v1/jobs`, { headers: s.auth });
+          await res.arrayBuffer();
+          if (res.status !== 200) throw new Error(`GET /api/v1/jobs: HTTP ${res.status}`);
+        },
+        async () => {
+          await sharp(file).autoOrient().resize({ width: 32, fit: 'inside' }).jpeg({ quality: 90 }).toFile(alone);
+        },
+        () => postTool(s, req, `${floor.base}/resize`).then(() => undefined),
+      ]);
+      const k = median(post!);
+      const l = median(list!);
+      return {
+        kiln: ms(k),
+        reference: `GET /api/v1/jobs ${ms(l)}; sharp alone ${ms(median(engine!))}; floor: node HTTP + sharp alone ${ms(median(bare!))}`,
+        ratio: k / l,
+        value: k,
+        goal: { on: 'kiln', op: '<=', target: 5, unit: 'ms' },
+      };
+    } finally {
+      floor.stop();
+      rmSync(alone, { force: true });
+    }
   });
 }
 

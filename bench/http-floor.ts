@@ -1,5 +1,5 @@
 /**
- * The floor of the daemon throughput row: the least an HTTP resize service can do, started as its own
+ * The floor of the daemon's request rows: the least an HTTP resize service can do, started as its own
  * program like `kiln serve`. It takes the same multipart POST, holds the body in memory, resizes the
  * file part with sharp as kiln's resize does, keeps the output in memory and answers with a download
  * path that a GET fetches once. No accounts, jobs, database, disk or limits: what the daemon costs
@@ -14,6 +14,11 @@ sharp.concurrency(0);
 sharp.cache(false);
 const outputs = new Map<string, Buffer>();
 let made = 0;
+
+/** The width asked for in the settings part (`{"width":N}`), 800 when there is none. */
+function width(body: Buffer): number {
+  return Number(/"width":(\d+)/.exec(body.toString('latin1'))?.[1] ?? 800);
+}
 
 /** The bytes of the multipart part that carries a file name (the bench sends exactly one). */
 function filePart(body: Buffer, contentType: string): Buffer {
@@ -37,10 +42,11 @@ const server = createServer((req, res) => {
   req.on('data', (c: Buffer) => chunks.push(c));
   req.on('end', async () => {
     try {
-      const input = filePart(Buffer.concat(chunks), req.headers['content-type'] ?? '');
+      const body = Buffer.concat(chunks);
+      const input = filePart(body, req.headers['content-type'] ?? '');
       const out = await sharp(input, { failOn: 'error' })
         .autoOrient()
-        .resize({ width: 800, fit: 'inside' })
+        .resize({ width: width(body), fit: 'inside' })
         .jpeg({ quality: 90, progressive: false })
         .toBuffer();
       const url = `/out/${made++}`;

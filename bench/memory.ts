@@ -41,11 +41,16 @@ export async function mixedImageRequests(): Promise<ImageRequest[]> {
 }
 
 /** One request through the HTTP API; throws unless the output came back. */
-export async function postTool(s: ServeProcess, r: ImageRequest): Promise<number> {
+/** `url`: another service taking the same request (bench/http-floor.ts); the tool's route by default. */
+export async function postTool(s: Pick<ServeProcess, 'base' | 'auth'>, r: ImageRequest, url?: string): Promise<number> {
   const form = new FormData();
   form.set('settings', JSON.stringify(r.settings));
   form.set('file', new Blob([new Uint8Array(r.file)], { type: r.type }), r.name);
-  const res = await fetch(`${s.base}/api/v1/tools/${r.section ?? 'image'}/${r.tool}`, { method: 'POST', headers: s.auth, body: form });
+  const res = await fetch(url ?? `${s.base}/api/v1/tools/${r.section ?? 'image'}/${r.tool}`, {
+    method: 'POST',
+    headers: s.auth,
+    body: form,
+  });
   const body = Buffer.from(await res.arrayBuffer());
   if (res.status !== 200) throw new Error(`${r.tool}: HTTP ${res.status} ${body.toString().slice(0, 200)}`);
   return body.length;
