@@ -6,7 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, test } from 'node:test';
@@ -191,6 +192,10 @@ describe('CLI bundle', { concurrency: 2 }, () => {
     assert.equal(await which({ KILN_NO_BUNDLE: '1' }), 'src');
     utimesSync(src, new Date(3_000_000), new Date(3_000_000));
     assert.equal(await which(), 'src', 'a stale bundle ran');
+    // A deployed release: every mtime 0 (tar --mtime=@0) and no bundle.
+    rmSync(bundled);
+    utimesSync(src, new Date(0), new Date(0));
+    assert.equal(await which(), 'src', 'a missing bundle was taken for a current one');
     assert.equal((await run([path.join(root, 'bin', 'kiln'), '--version'])).stdout, '9.9.9\n');
   });
 
@@ -211,6 +216,21 @@ describe('CLI bundle', { concurrency: 2 }, () => {
       '--max-semi-space-size=8 --max-semi-space-size=16',
     );
     assert.equal(await program(opts, ['resize', 'x.jpg'], ['NODE_OPTIONS']), '-');
+  });
+
+  test("bin/kiln run as a program gives libuv's pool room for the runs at once plus four, and keeps the user's size", async () => {
+    const exe = envEcho('pool', ['UV_THREADPOOL_SIZE']);
+    // nproc, which the preamble asks, also reads OpenMP's variables.
+    const names = ['UV_THREADPOOL_SIZE', 'JOB_CONCURRENCY', 'OMP_NUM_THREADS', 'OMP_THREAD_LIMIT'];
+    const size = (args: string[], env: NodeJS.ProcessEnv = {}) => program(exe, args, names, env);
+    // serve: JOB_CONCURRENCY jobs, the cores when it is unset or not a whole number (as daemon/config.ts reads it).
+    assert.equal(await size(['serve']), String(os.availableParallelism() + 4));
+    assert.equal(await size(['serve'], { JOB_CONCURRENCY: '12' }), '16');
+    assert.equal(await size(['serve'], { JOB_CONCURRENCY: 'lots' }), String(os.availableParallelism() + 4));
+    assert.equal(await size(['serve'], { JOB_CONCURRENCY: '5000' }), '1024');
+    assert.equal(await size(['serve'], { UV_THREADPOOL_SIZE: '7', JOB_CONCURRENCY: '12' }), '7');
+    assert.equal(await size(['resize', 'x.jpg']), '16');
+    assert.equal(await size(['resize', 'x.jpg'], { UV_THREADPOOL_SIZE: '3' }), '3');
   });
 
   test('bin/kiln run as a program hands NODE_EXTRA_CA_CERTS over as KILN_DEFERRED_CA_CERTS, except to serve', async () => {

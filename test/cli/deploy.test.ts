@@ -192,7 +192,14 @@ describe('kiln deploy over SSH', {
       })
     ).json()) as { key: string };
     const pid1 = readFileSync(path.join(dataDir, 'kiln.pid'), 'utf8').trim();
-    assert.match(readFileSync(`/proc/${pid1}/cmdline`, 'utf8'), /main\.js\0serve/, 'the pid file names the running daemon');
+    assert.match(readFileSync(`/proc/${pid1}/cmdline`, 'utf8'), /bin\/kiln\0serve/, 'the pid file names the running daemon');
+    // Started through bin/kiln's shell part: node has the malloc tunables and a libuv pool for its jobs.
+    const environ = readFileSync(`/proc/${pid1}/environ`, 'utf8').split('\0');
+    assert.ok(environ.includes('MALLOC_ARENA_MAX=2'), 'no malloc tunables');
+    assert.ok(
+      environ.some((e) => /^UV_THREADPOOL_SIZE=\d+$/.test(e)),
+      'no libuv pool size',
+    );
     const current1 = readFileSync(path.join(installDir, 'current', 'package.json'), 'utf8');
     assert.match(current1, /"name": "kiln"/);
     assert.ok(existsSync(path.join(installDir, 'current', 'dist', 'src', 'cli', 'main.js')));
@@ -203,7 +210,7 @@ describe('kiln deploy over SSH', {
     const pid2 = readFileSync(path.join(dataDir, 'kiln.pid'), 'utf8').trim();
     assert.notEqual(pid2, pid1, 'the daemon was restarted');
     assert.throws(() => process.kill(Number(pid1), 0), 'the old daemon is gone');
-    assert.match(readFileSync(`/proc/${pid2}/cmdline`, 'utf8'), /main\.js\0serve/, 'the pid file names the running daemon');
+    assert.match(readFileSync(`/proc/${pid2}/cmdline`, 'utf8'), /bin\/kiln\0serve/, 'the pid file names the running daemon');
     // Same data dir: the key made before the upgrade still works, the admin password is unchanged.
     const jobs = await fetch(`${url}/api/v1/jobs`, { dispatcher, headers: { authorization: `Bearer ${key.key}` } });
     assert.equal(jobs.status, 200);

@@ -74,7 +74,18 @@ function envLines(l: Layout): [string, string][] {
   return [['PORT', String(l.port)], ['HOST', l.host], ['DATA_DIR', l.dataDir], ['NODE_ENV', 'production'], ...(l.env ?? [])];
 }
 
+/**
+ * The daemon starts through bin/kiln, whose shell part sets what node must have before it starts
+ * (glibc's malloc tunables, V8's young-generation cap, libuv's pool size for JOB_CONCURRENCY jobs)
+ * and then runs the `node` first on PATH: the one this deploy found.
+ */
+function serveCommand(l: Layout): { path: string; argv: string[] } {
+  const nodeDir = l.node.slice(0, l.node.lastIndexOf('/')) || '/';
+  return { path: `${nodeDir}:/usr/local/bin:/usr/bin:/bin`, argv: [`${l.dir}/current/bin/kiln`, 'serve'] };
+}
+
 export function systemdUnit(l: Layout, user: string): string {
+  const serve = serveCommand(l);
   return `[Unit]
 Description=kiln: image, video, audio and document tools over HTTP
 After=network-online.target
@@ -83,14 +94,10 @@ Wants=network-online.target
 [Service]
 Type=simple
 User=${user}
-${envLines(l)
-  .map(([k, v]) => `Environment=${JSON.stringify(`${k}=${v}`)}`)
-  .join('\n')}
-# glibc malloc: two arenas and a fixed mmap threshold keep the daemon's memory near its idle size (bin/kiln sets
-# the same when it starts serve; here node is started directly), and V8's young generation capped.
-Environment="MALLOC_ARENA_MAX=2" "MALLOC_MMAP_THRESHOLD_=131072" "MALLOC_TRIM_THRESHOLD_=131072" "NODE_OPTIONS=--max-semi-space-size=8"
+${[...envLines(l), ['PATH', serve.path]].map(([k, v]) => `Environment=${JSON.stringify(`${k}=${v}`)}`).join('\n')}
+# bin/kiln sets glibc's malloc tunables, V8's young-generation cap and libuv's pool size, then runs node.
 WorkingDirectory=${l.dir}/current
-ExecStart=${l.node} ${l.dir}/current/dist/src/cli/main.js serve
+ExecStart=${serve.argv.join(' ')}
 Restart=on-failure
 RestartSec=3
 KillSignal=SIGTERM
@@ -117,9 +124,8 @@ echo "started=systemd"
 
 /** Without systemd: stop the previous process (pid file), start a detached one with its log beside. */
 export function detachedStartScript(l: Layout): string {
-  const env = envLines(l)
-    .map(([k, v]) => `${k}=${sq(v)}`)
-    .join(' ');
+  const serve = serveCommand(l);
+  const env = [...envLines(l), ['PATH', serve.path]].map(([k, v]) => `${k}=${sq(v)}`).join(' ');
   return `set -eu
 DATA=${sq(l.dataDir)}
 PIDFILE="$DATA/kiln.pid"
@@ -136,7 +142,7 @@ if [ -f "$PIDFILE" ]; then
 fi
 cd ${sq(l.dir + '/current')}
 # setsid may fork (when it would be a group leader): the shell it runs writes its own pid, then execs node.
-${env} nohup setsid sh -c 'echo $$ > "$1"; shift; exec "$@"' sh "$PIDFILE" ${sq(l.node)} ${sq(l.dir + '/current/dist/src/cli/main.js')} serve >>"$DATA/kiln.log" 2>&1 </dev/null &
+${env} nohup setsid sh -c 'echo $$ > "$1"; shift; exec "$@"' sh "$PIDFILE" ${serve.argv.map(sq).join(' ')} >>"$DATA/kiln.log" 2>&1 </dev/null &
 i=0
 while [ ! -s "$PIDFILE" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done
 echo "started=detached pid=$(cat "$PIDFILE")"
