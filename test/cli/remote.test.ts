@@ -264,7 +264,9 @@ describe('kiln remote mode', () => {
       const { TOTP, Secret } = await import('otpauth');
       const totp = new TOTP({ secret: Secret.fromBase32(enroll.body.secret), digits: 6, period: 30, algorithm: 'SHA1' });
       // Enrollment uses the previous period's code (the server accepts ±1 step), login the current one.
-      const verify = await api(m, 'POST', '/api/auth/mfa/verify', { code: totp.generate({ timestamp: Date.now() - 30_000 }) });
+      const verify = await api<{ recoveryCodes: string[] }>(m, 'POST', '/api/auth/mfa/verify', {
+        code: totp.generate({ timestamp: Date.now() - 30_000 }),
+      });
       assert.equal(verify.status, 200, JSON.stringify(verify.body));
       const cfg = path.join(dir, 'cfg-mfa');
       const e = { XDG_CONFIG_HOME: cfg, KILN_API_KEY: '', KILN_SERVER: '', KILN_CREDENTIAL_STORE: 'file' };
@@ -278,7 +280,14 @@ describe('kiln remote mode', () => {
       // Without the third line the CLI says what is missing instead of hanging.
       const none = await kiln(['login', m.url], { env: e, input: `admin\n${m.adminPassword}\n` });
       assert.equal(none.code, 2);
-      assert.match(none.stderr, /No answer on stdin for "MFA code"/);
+      assert.match(none.stderr, /No answer on stdin for "MFA code/);
+      // Someone whose authenticator is lost signs in with a recovery code instead, once.
+      const recovery = verify.body.recoveryCodes[0]!;
+      const rec = await kiln(['login', m.url], { env: e, input: `admin\n${m.adminPassword}\n${recovery}\n` });
+      assert.equal(rec.code, 0, rec.stderr);
+      const again = await kiln(['login', m.url], { env: e, input: `admin\n${m.adminPassword}\n${recovery}\n` });
+      assert.equal(again.code, 1);
+      assert.match(again.stderr, /code is wrong or was already used/);
     } finally {
       await m.close();
     }

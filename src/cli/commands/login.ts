@@ -1,5 +1,5 @@
 /**
- * `kiln login [URL]`: user name and password (and the MFA code when the server asks) from the terminal,
+ * `kiln login [URL]`: user name and password (and the MFA code or a recovery code when the server asks) from the terminal,
  * or as lines on stdin when there is none; a session is opened only to create this machine's API key,
  * then closed. The key goes to the OS keyring (file fallback, see credentials.ts).
  * `kiln logout`: revokes that key on the server and forgets it.
@@ -48,8 +48,11 @@ export async function loginCommand(
       password,
     });
     if (res.requiresMfa && res.mfaToken) {
-      const code = (await ask('MFA code: ')).trim();
-      res = await anon.json('POST', '/api/auth/mfa/complete', { mfaToken: res.mfaToken, code });
+      // Six digits are the authenticator's code; anything else is a recovery code (XXXX-XXXX-XXXX-XXXX),
+      // the way in for someone whose authenticator is lost: the server takes each in its own field.
+      const answer = (await ask('MFA code (or a recovery code): ')).trim();
+      const proof = /^\d{6}$/.test(answer) ? { code: answer } : { recoveryCode: answer };
+      res = await anon.json('POST', '/api/auth/mfa/complete', { mfaToken: res.mfaToken, ...proof });
     }
     if (!res.token) throw new KilnError('UNAUTHORIZED', 'The server did not open a session.');
     const session = new RemoteClient(server, res.token, transport.pin);
