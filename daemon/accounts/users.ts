@@ -226,7 +226,11 @@ export async function updateUser(
         .set({ ...patch, updated_at: Date.now() })
         .where('id', '=', id)
         .execute();
-      if (patch.disabled_at) await tx.deleteFrom('sessions').where('user_id', '=', id).execute();
+      if (patch.disabled_at) {
+        await tx.deleteFrom('sessions').where('user_id', '=', id).execute();
+        // A sign-in waiting for its second factor would otherwise still end in a session.
+        await tx.deleteFrom('mfa_challenges').where('user_id', '=', id).execute();
+      }
       // Cached API-key verifications (in every instance) carry the old role and standing.
       await bumpCredentials(tx);
     });

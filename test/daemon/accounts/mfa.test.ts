@@ -219,6 +219,23 @@ describe('TOTP MFA', () => {
     assert.equal((await call(s, 'POST', '/api/auth/users/nobody/mfa/reset')).status, 404);
   });
 
+  it('an account disabled between the password and the code gets no session from its pending challenge', async () => {
+    const u = await makeUser(s, 'mfa-disabled');
+    const { secret } = await enable(s, u.token);
+    const l = await call(s, 'POST', '/api/auth/login', { token: null, body: { username: 'mfa-disabled', password: STRONG } });
+    assert.equal(l.json.requiresMfa, true);
+    assert.equal((await call(s, 'PUT', `/api/auth/users/${u.id}`, { body: { disabled: true } })).status, 200);
+    const c = await call(s, 'POST', '/api/auth/mfa/complete', { token: null, body: { mfaToken: l.json.mfaToken, code: codeAt(secret) } });
+    assert.equal(c.status, 401, JSON.stringify(c.json));
+    assert.equal(c.json.token, undefined);
+    // Newest first: nothing after the challenge claims a sign-in.
+    const events = (await call(s, 'GET', '/api/v1/admin/audit?event=login')).json.events
+      .filter((e: { target: string }) => e.target === 'mfa-disabled')
+      .map((e: { event: string }) => e.event);
+    assert.equal(events[0], 'login.mfa-challenge', events.join(', '));
+    assert.equal(await s.app.kiln.store.db.selectFrom('sessions').select('id').where('user_id', '=', u.id).executeTakeFirst(), undefined);
+  });
+
   it('the mfa feature switched off: enroll answers 403 FEATURE_DISABLED', async () => {
     const u = await makeUser(s, 'mfa-f');
     assert.equal((await call(s, 'GET', '/api/v1/settings', { token: u.token })).json.settings.features.mfa, true);
