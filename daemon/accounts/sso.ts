@@ -16,7 +16,7 @@ import type { Kysely } from 'kysely';
 import { KilnError } from '../../src/core/errors.js';
 import type { DaemonContext } from '../context.js';
 import type { Database, Role, UsersTable } from '../store/schema.js';
-import { createUser, findUserById, findUserByName } from '../store/users.js';
+import { createUser, findUserById, findUserByName, findUserByNameAnyCase } from '../store/users.js';
 import { audit } from './audit.js';
 import { issueSession } from './login.js';
 import { createChallenge } from './mfa.js';
@@ -77,9 +77,10 @@ function baseUsername(id: SsoIdentity): string {
   return raw.replace(/[^A-Za-z0-9._@+-]/g, '-').slice(0, 90) || `${id.provider}-user`;
 }
 
+/** The identity's name, else that name numbered: never an existing name, nor a case variant of one (an IdP user calling itself "Admin"). */
 async function freeUsername(db: Kysely<Database>, base: string): Promise<string> {
-  if (!(await findUserByName(db, base))) return base;
-  for (let i = 2; i < 1000; i++) if (!(await findUserByName(db, `${base}-${i}`))) return `${base}-${i}`;
+  if (!(await findUserByNameAnyCase(db, base))) return base;
+  for (let i = 2; i < 1000; i++) if (!(await findUserByNameAnyCase(db, `${base}-${i}`))) return `${base}-${i}`;
   throw new KilnError('CONFLICT', `No free username near ${base}.`);
 }
 

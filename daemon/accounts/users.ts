@@ -20,7 +20,7 @@ import { hashSecret } from '../auth/secrets.js';
 import { revokeUserKeys } from '../store/api-keys.js';
 import type { Database, Role, UsersTable } from '../store/schema.js';
 import { isFinal, type JobRow } from '../store/jobs.js';
-import { createUser, findUserById, findUserByName, LOCAL_OWNER } from '../store/users.js';
+import { createUser, findUserById, findUserByNameAnyCase, LOCAL_OWNER } from '../store/users.js';
 import { ROLE_RANK } from './schema.js';
 
 export const ROLES: Role[] = ['admin', 'user'];
@@ -167,11 +167,19 @@ export async function registerUser(db: Kysely<Database>, actor: AuthUser, body: 
     throw new KilnError('VALIDATION_ERROR', 'password is required (a string).', { details: [{ path: 'password', message: 'required' }] });
   if (!service) checkPasswordStrength(body.password as string, username);
   const teamId = body.team === undefined ? null : await resolveTeam(db, body.team);
-  if (await findUserByName(db, username)) throw new KilnError('CONFLICT', `The username ${username} is taken.`);
+  const taken = async () => {
+    const other = await findUserByNameAnyCase(db, username);
+    if (other)
+      throw new KilnError(
+        'CONFLICT',
+        `The username ${username} is taken${other.username !== username ? ` (by ${other.username}: names differing only in case are one name)` : ''}.`,
+      );
+  };
+  await taken();
   try {
     return await createUser(db, { username, password: service ? null : (body.password as string), role, teamId, service });
   } catch (e) {
-    if (await findUserByName(db, username)) throw new KilnError('CONFLICT', `The username ${username} is taken.`);
+    await taken();
     throw e;
   }
 }

@@ -18,6 +18,7 @@ const ACCOUNTS: Record<string, { preferred_username: string; email: string; grou
   linked: { preferred_username: 'linked-sso', email: 'linked@example.test', groups: [] },
   boss: { preferred_username: 'boss-sso', email: 'boss@example.test', groups: [] },
   careful: { preferred_username: 'careful-sso', email: 'careful@example.test', groups: [] },
+  mimic: { preferred_username: 'ADMIN', email: 'mimic@example.test', groups: [] },
 };
 
 /** A browser's cookie jar for one origin, enough for the provider's interaction cookies. */
@@ -233,6 +234,14 @@ describe('OIDC sign-in against a real provider', () => {
     } finally {
       s.config.accounts.ssoLinkExisting = false;
     }
+  });
+
+  it('an IdP user calling itself a case variant of a local name gets a numbered name, not a look-alike', async () => {
+    const r = await ssoAs('mimic');
+    assert.equal(r.status, 200, JSON.stringify(r.json));
+    assert.equal(r.json.created, true);
+    assert.equal(r.json.user.username, 'ADMIN-2');
+    assert.equal(r.json.user.role, 'user');
   });
 
   it('an SSO user with MFA still answers the MFA challenge', async () => {

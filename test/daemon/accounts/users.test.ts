@@ -25,6 +25,10 @@ describe('users and authority rules', () => {
     assert.equal(r.json.user.password, undefined);
     const dup = await call(s, 'POST', '/api/auth/register', { body: { username: 'ann', password: STRONG } });
     assert.equal(dup.status, 409);
+    // A case variant is the same name to people (and to the login throttle): no look-alike accounts.
+    const variant = await call(s, 'POST', '/api/auth/register', { body: { username: 'ANN', password: STRONG } });
+    assert.equal(variant.status, 409, JSON.stringify(variant.json));
+    assert.equal(variant.json.error.code, 'CONFLICT');
     const weak = await call(s, 'POST', '/api/auth/register', { body: { username: 'bob', password: 'short' } });
     assert.equal(weak.status, 400);
     assert.equal(weak.json.error.code, 'VALIDATION_ERROR');
