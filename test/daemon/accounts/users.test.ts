@@ -5,6 +5,8 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
+import type { KilnError } from '../../../src/core/errors.js';
+import { resolveConfig } from '../../../daemon/config.js';
 import { makeImage, tempDir } from '../../helpers/fixtures.js';
 import { filePart, form, startServer, type TestServer } from '../../helpers/server.js';
 import { call, makeUser, STRONG } from './http.js';
@@ -333,6 +335,18 @@ describe('change-password, sessions and API keys', () => {
 });
 
 describe('session lifetime', () => {
+  it('SESSION_DURATION_HOURS of 0 or past any date is refused at start, not answered with dead or failed sign-ins', () => {
+    const hours = (v: string) => resolveConfig({}, { SESSION_DURATION_HOURS: v }).sessionDurationHours;
+    assert.equal(hours('12'), 12);
+    assert.equal(hours(String(24 * 3650)), 24 * 3650);
+    for (const bad of ['0', '-1', 'abc', '1e12'])
+      assert.throws(
+        () => hours(bad),
+        (e: KilnError) => e.code === 'USAGE_ERROR' && /SESSION_DURATION_HOURS/.test(e.message),
+        bad,
+      );
+  });
+
   it('an expired session gets 401 (SESSION_DURATION_HOURS)', async () => {
     const s = await startServer({ env: { SESSION_DURATION_HOURS: String(1.5 / 3600) } });
     try {
