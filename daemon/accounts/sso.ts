@@ -15,6 +15,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import { KilnError } from '../../src/core/errors.js';
 import type { DaemonContext } from '../context.js';
+import { bumpCredentials } from '../auth/credentials-version.js';
 import type { Database, Role, UsersTable } from '../store/schema.js';
 import { createUser, findUserById, findUserByName, findUserByNameAnyCase } from '../store/users.js';
 import { audit } from './audit.js';
@@ -138,9 +139,19 @@ export async function userForIdentity(
     await db.updateTable('users').set({ sso_provider: id.provider, sso_subject: id.subject }).where('id', '=', row.id).execute();
     user = row;
     created = true;
-  } else if (isAdmin && user.role !== 'admin') {
-    await db.updateTable('users').set({ role: 'admin', updated_at: Date.now() }).where('id', '=', user.id).execute();
+  } else if (isAdmin && user.role !== 'admin' && user.disabled_at == null) {
+    // A promotion like any other: in the audit log, and cached key verifications (every instance) forgotten.
+    await db.transaction().execute(async (tx) => {
+      await tx.updateTable('users').set({ role: 'admin', updated_at: Date.now() }).where('id', '=', user!.id).execute();
+      await bumpCredentials(tx);
+    });
     ctx.auth.forgetUser(user.id);
+    await audit(db, {
+      event: 'user.update',
+      actor: null,
+      target: user.username,
+      details: { id: user.id, role: { from: user.role, to: 'admin' }, via: id.provider, group: adminGroup },
+    });
   }
   return { user: (await findUserById(db, user.id))!, created };
 }
