@@ -256,6 +256,23 @@ describe('kiln remote mode', () => {
     );
   });
 
+  it('logout revokes the stored key also when KILN_API_KEY is set in the shell', async () => {
+    const cfg = path.join(dir, 'cfg-logout-env');
+    const e = { XDG_CONFIG_HOME: cfg, KILN_API_KEY: '', KILN_SERVER: '', KILN_CREDENTIAL_STORE: 'file' };
+    const r = await kiln(['login', srv.url], { env: e, input: `admin\n${srv.adminPassword}\n` });
+    assert.equal(r.code, 0, r.stderr);
+    const stored = Object.values(
+      JSON.parse(readFileSync(path.join(cfg, 'kiln', 'credentials.json'), 'utf8')) as Record<string, string>,
+    )[0]!;
+    assert.equal((await api(srv, 'GET', '/api/auth/session', undefined, stored)).status, 200);
+    const out = await kiln(['logout'], { env: { ...e, KILN_API_KEY: apiKey } });
+    assert.equal(out.code, 0, out.stderr);
+    assert.match(out.stderr, /revoked/);
+    assert.equal((await api(srv, 'GET', '/api/auth/session', undefined, stored)).status, 401);
+    // The shell's own key is not the one revoked.
+    assert.equal((await api(srv, 'GET', '/api/auth/session', undefined, apiKey)).status, 200);
+  });
+
   it('login asks for the MFA code when the server requires it', async () => {
     const m = await startServer();
     try {

@@ -6,7 +6,7 @@
  */
 import os from 'node:os';
 import { KilnError } from '../../core/errors.js';
-import { deleteKey, loadKey, saveKey } from '../credentials.js';
+import { deleteKey, loadStoredKey, saveKey } from '../credentials.js';
 import { getProfile, normalizeServer, profileName, updateProfile } from '../profiles.js';
 import { ask, closePrompts } from '../prompt.js';
 import { RemoteClient } from '../remote/client.js';
@@ -63,7 +63,7 @@ export async function loginCommand(
     await session.json('POST', '/api/auth/logout').catch(() => {});
     // A new login replaces this machine's previous key for the profile.
     if (existing.keyId && existing.server === server) {
-      const old = await loadKey(profile, server, existing.keyStore).catch(() => undefined);
+      const old = await loadStoredKey(profile, server, existing.keyStore).catch(() => undefined);
       if (old)
         await new RemoteClient(server, old, transport.pin)
           .json('DELETE', `/api/v1/api-keys/${encodeURIComponent(existing.keyId)}`)
@@ -90,8 +90,10 @@ export async function logoutCommand(o: { profile?: string }): Promise<void> {
   const profile = profileName(o.profile);
   const p = await getProfile(profile);
   if (!p.server) throw new KilnError('USAGE_ERROR', `Profile ${profile} has no server; nothing to log out of.`);
-  const key = await loadKey(profile, p.server, p.keyStore);
-  if (key && p.keyId && !process.env.KILN_API_KEY) {
+  // The key this login stored, revoked with itself, also when KILN_API_KEY is set (it used to be skipped
+  // then, and the stored key stayed valid on the server while the message said it was revoked).
+  const key = await loadStoredKey(profile, p.server, p.keyStore);
+  if (key && p.keyId) {
     try {
       await new RemoteClient(p.server, key, p.tlsFingerprint).json('DELETE', `/api/v1/api-keys/${encodeURIComponent(p.keyId)}`);
     } catch (e) {
