@@ -21,3 +21,15 @@ export function str(body: Record<string, unknown>, name: string, max = 1000): st
 export function optStr(body: Record<string, unknown>, name: string, max = 1000): string | undefined {
   return body[name] === undefined || body[name] === null || body[name] === '' ? undefined : str(body, name, max);
 }
+
+/**
+ * Refuses fields the route does not know: a typo ("rol": "admin") must not be ignored silently and the
+ * action done without it.
+ */
+export function onlyFields(body: Record<string, unknown>, allowed: readonly string[], where: string): void {
+  for (const k of Object.keys(body))
+    if (!allowed.includes(k))
+      throw new KilnError('VALIDATION_ERROR', `Unknown field ${k}: ${where} takes only ${allowed.join(', ')}.`, {
+        details: [{ path: k, message: 'unknown' }],
+      });
+}

@@ -21,6 +21,7 @@ import { revokeUserKeys } from '../store/api-keys.js';
 import type { Database, Role, UsersTable } from '../store/schema.js';
 import { isFinal, type JobRow } from '../store/jobs.js';
 import { createUser, findUserById, findUserByNameAnyCase, LOCAL_OWNER } from '../store/users.js';
+import { onlyFields } from './body.js';
 import { ROLE_RANK } from './schema.js';
 
 export const ROLES: Role[] = ['admin', 'user'];
@@ -153,6 +154,7 @@ export async function resolveTeam(db: Kysely<Database>, team: unknown): Promise<
 }
 
 export async function registerUser(db: Kysely<Database>, actor: AuthUser, body: Record<string, unknown>): Promise<UsersTable> {
+  onlyFields(body, ['username', 'password', 'role', 'team', 'service'], 'a new user');
   const username = checkUsername(body.username);
   const role = body.role === undefined ? 'user' : parseRole(body.role);
   requireRoleAuthority(actor, role);
@@ -194,11 +196,7 @@ export async function updateUser(
   const target = await requireTarget(db, actor, id);
   const patch: Partial<UsersTable> = {};
   const changes: Record<string, unknown> = {};
-  for (const k of Object.keys(body))
-    if (k !== 'role' && k !== 'team' && k !== 'disabled')
-      throw new KilnError('VALIDATION_ERROR', `Unknown field ${k}: only role, team and disabled can be changed here.`, {
-        details: [{ path: k, message: 'unknown' }],
-      });
+  onlyFields(body, ['role', 'team', 'disabled'], 'a user update');
   if (body.role !== undefined) {
     const role = parseRole(body.role);
     requireRoleAuthority(actor, role);

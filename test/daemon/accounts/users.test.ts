@@ -31,6 +31,10 @@ describe('users and authority rules', () => {
     const variant = await call(s, 'POST', '/api/auth/register', { body: { username: 'ANN', password: STRONG } });
     assert.equal(variant.status, 409, JSON.stringify(variant.json));
     assert.equal(variant.json.error.code, 'CONFLICT');
+    // A misspelt field is refused, not ignored (the user would be made without the role asked for).
+    const typo = await call(s, 'POST', '/api/auth/register', { body: { username: 'bob', password: STRONG, rol: 'admin' } });
+    assert.equal(typo.status, 400, JSON.stringify(typo.json));
+    assert.deepEqual(typo.json.error.details, [{ path: 'rol', message: 'unknown' }]);
     const weak = await call(s, 'POST', '/api/auth/register', { body: { username: 'bob', password: 'short' } });
     assert.equal(weak.status, 400);
     assert.equal(weak.json.error.code, 'VALIDATION_ERROR');
