@@ -281,6 +281,10 @@ describe('change-password, sessions and API keys', () => {
 
     const bad = await call(s, 'POST', '/api/v1/api-keys', { token: u.token, body: { name: 'x', expiresAt: '2001-01-01T00:00:00Z' } });
     assert.equal(bad.status, 400);
+    // A misspelt expiry is refused: ignored, it would have made a key that never expires.
+    const typo = await call(s, 'POST', '/api/v1/api-keys', { token: u.token, body: { name: 'x', expiresInDay: 1 } });
+    assert.equal(typo.status, 400, JSON.stringify(typo.json));
+    assert.deepEqual(typo.json.error.details, [{ path: 'expiresInDay', message: 'unknown' }]);
     const both = await call(s, 'POST', '/api/v1/api-keys', {
       token: u.token,
       body: { name: 'x', expiresAt: new Date(Date.now() + 9e6).toISOString(), expiresInDays: 1 },
