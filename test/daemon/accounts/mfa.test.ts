@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { Secret, TOTP } from 'otpauth';
+import { Secret, TOTP, URI } from 'otpauth';
 import { startServer, type TestServer } from '../../helpers/server.js';
 import { call, makeUser, STRONG } from './http.js';
 
@@ -234,6 +234,20 @@ describe('TOTP MFA', () => {
       .map((e: { event: string }) => e.event);
     assert.equal(events[0], 'login.mfa-challenge', events.join(', '));
     assert.equal(await s.app.kiln.store.db.selectFrom('sessions').select('id').where('user_id', '=', u.id).executeTakeFirst(), undefined);
+  });
+
+  it('a product name with a colon still gives an otpauth URI whose account is the username', async () => {
+    assert.equal((await call(s, 'PUT', '/api/v1/branding', { body: { productName: 'Acme: Media' } })).status, 200);
+    try {
+      const u = await makeUser(s, 'mfa-colon');
+      const e = await call(s, 'POST', '/api/auth/mfa/enroll', { token: u.token, body: { password: STRONG } });
+      assert.equal(e.status, 200, JSON.stringify(e.json));
+      const parsed = URI.parse(e.json.otpauthUri);
+      assert.equal(parsed.label, 'mfa-colon');
+      assert.equal(parsed.issuer, 'Acme Media');
+    } finally {
+      await call(s, 'PUT', '/api/v1/branding', { body: { productName: 'kiln' } });
+    }
   });
 
   it('the mfa feature switched off: enroll answers 403 FEATURE_DISABLED', async () => {
