@@ -33,3 +33,18 @@ export function onlyFields(body: Record<string, unknown>, allowed: readonly stri
         details: [{ path: k, message: 'unknown' }],
       });
 }
+
+/**
+ * A name people read in lists (an API key's, a team's): trimmed, not blank, and without control
+ * characters, which would let one user write terminal escapes or fake lines into an admin's
+ * `kiln keys list`.
+ */
+export function label(body: Record<string, unknown>, name: string, max: number): string {
+  const v = str(body, name, max).trim();
+  if (!v) throw new KilnError('VALIDATION_ERROR', `${name} must not be blank.`, { details: [{ path: name, message: 'blank' }] });
+  if (/[\u0000-\u001f\u007f-\u009f]/.test(v))
+    throw new KilnError('VALIDATION_ERROR', `${name} must not contain control characters (line breaks, escapes).`, {
+      details: [{ path: name, message: 'control characters' }],
+    });
+  return v;
+}

@@ -4,7 +4,7 @@ import { KilnError } from '../../src/core/errors.js';
 import { requireUser } from '../auth/authenticate.js';
 import { hasPermission } from '../auth/permissions.js';
 import { auditFrom } from '../accounts/audit.js';
-import { bodyObject } from '../accounts/body.js';
+import { bodyObject, label } from '../accounts/body.js';
 import { issueKey, keyInReach, keyViews, rotateKey } from '../accounts/keys.js';
 import { passwordLogin } from '../accounts/login.js';
 import { pruneAccounts } from '../accounts/retention.js';
@@ -53,7 +53,7 @@ export async function authRoutes(app: FastifyInstance): Promise<void> {
 
   app.post('/api/v1/api-keys', { schema: CREATE_KEY_DOC }, async (request, reply) => {
     const user = requireUser(request);
-    const name = stringField(request.body, 'name', 200);
+    const name = label(bodyObject(request.body), 'name', 200);
     // Counted per caller before any work: a stolen credential cannot mint keys by the thousand.
     await rateLimit(store, `key-create:${user.id}`, config.accounts.apiKeyCreatePerHour, 3_600_000, 'API keys created', reply);
     const created = await issueKey(store.db, user, bodyObject(request.body), name);

@@ -285,6 +285,13 @@ describe('change-password, sessions and API keys', () => {
     const typo = await call(s, 'POST', '/api/v1/api-keys', { token: u.token, body: { name: 'x', expiresInDay: 1 } });
     assert.equal(typo.status, 400, JSON.stringify(typo.json));
     assert.deepEqual(typo.json.error.details, [{ path: 'expiresInDay', message: 'unknown' }]);
+    // A key's name is shown in an admin's `kiln keys list`: no terminal escapes or fake lines, not blank.
+    for (const name of ['evil\u001b[2J', 'a\nfake line', '   ']) {
+      const r = await call(s, 'POST', '/api/v1/api-keys', { token: u.token, body: { name } });
+      assert.equal(r.status, 400, `${JSON.stringify(name)}: ${JSON.stringify(r.json)}`);
+      assert.equal(r.json.error.code, 'VALIDATION_ERROR');
+    }
+    assert.equal((await call(s, 'POST', '/api/v1/api-keys', { token: u.token, body: { name: ' laptop ' } })).json.name, 'laptop');
     const both = await call(s, 'POST', '/api/v1/api-keys', {
       token: u.token,
       body: { name: 'x', expiresAt: new Date(Date.now() + 9e6).toISOString(), expiresInDays: 1 },
@@ -310,6 +317,7 @@ describe('change-password, sessions and API keys', () => {
     const u = await makeUser(s, 'ivy');
     const t = (await call(s, 'POST', '/api/v1/teams', { body: { name: 'Ops' } })).json.team;
     assert.equal((await call(s, 'POST', '/api/v1/teams', { body: { name: 'Ops' } })).status, 409);
+    assert.equal((await call(s, 'POST', '/api/v1/teams', { body: { name: 'Ops\u001b[31m' } })).status, 400);
     assert.equal((await call(s, 'PUT', `/api/auth/users/${u.id}`, { body: { team: t.id } })).json.user.team.name, 'Ops');
     assert.equal((await call(s, 'GET', '/api/auth/session', { token: u.token })).json.user.teamId, t.id);
     const renamed = await call(s, 'PUT', `/api/v1/teams/${t.id}`, { body: { name: 'Platform' } });
