@@ -39,6 +39,12 @@ export async function authRoutes(app: FastifyInstance): Promise<void> {
 
   app.post('/api/auth/logout', { schema: LOGOUT_DOC }, async (request) => {
     const user = requireUser(request);
+    // An API key has no session: "ok" would tell a script its key is done with while it stays valid (and
+    // write a logout that did not happen into the audit log).
+    if (user.via === 'api-key')
+      throw new KilnError('CONFLICT', 'An API key has no session to end: revoke the key with DELETE /api/v1/api-keys/:id.', {
+        reason: 'api-key-no-session',
+      });
     if (user.sessionId) await deleteSession(store.db, user.sessionId);
     await auditFrom(request, 'logout');
     return { ok: true };
@@ -132,8 +138,8 @@ const LOGIN_DOC: RouteDoc = {
 const LOGOUT_DOC: RouteDoc = {
   operationId: 'logout',
   tags: ['auth'],
-  summary: 'End the current session.',
-  response: { '200': json(okBody), ...errorResponses([401]) },
+  summary: 'End the current session (an API key, which has none, gets 409: revoke it instead).',
+  response: { '200': json(okBody), ...errorResponses([401, 409]) },
 };
 
 const SESSION_DOC: RouteDoc = {

@@ -108,6 +108,11 @@ describe('TOTP MFA', () => {
     });
     assert.equal(next.status, 200);
 
+    // An API key has no session to end: told so, not "ok" while it stays valid.
+    const key = await call(s, 'POST', '/api/v1/api-keys', { token: next.json.token, body: { name: 'k' } });
+    const keyLogout = await call(s, 'POST', '/api/auth/logout', { token: key.json.key });
+    assert.equal(keyLogout.status, 409, JSON.stringify(keyLogout.json));
+    assert.equal(keyLogout.json.error.reason, 'api-key-no-session');
     // Logout destroys the session.
     assert.equal((await call(s, 'POST', '/api/auth/logout', { token: next.json.token })).status, 200);
     assert.equal((await call(s, 'GET', '/api/auth/session', { token: next.json.token })).status, 401);
