@@ -25,7 +25,9 @@ async function totpFor(secretBase32: string, label: string, issuer: string) {
 }
 
 /** The time step a code belongs to, or null when it does not match (±1 step). */
-export async function matchTotp(secretBase32: string, code: string, now = Date.now()): Promise<number | null> {
+export async function matchTotp(secretBase32: string, typed: string, now = Date.now()): Promise<number | null> {
+  // Authenticator apps show the code as "123 456", and that is what gets copied.
+  const code = typed.replace(/\s+/g, '');
   if (!/^\d{6}$/.test(code)) return null;
   const totp = await totpFor(secretBase32, 'x', 'kiln');
   const delta = totp.validate({ token: code, timestamp: now, window: 1 });

@@ -51,7 +51,7 @@ export async function loginCommand(
       // Six digits are the authenticator's code; anything else is a recovery code (XXXX-XXXX-XXXX-XXXX),
       // the way in for someone whose authenticator is lost: the server takes each in its own field.
       const answer = (await ask('MFA code (or a recovery code): ')).trim();
-      const proof = /^\d{6}$/.test(answer) ? { code: answer } : { recoveryCode: answer };
+      const proof = /^\d{6}$/.test(answer.replace(/\s+/g, '')) ? { code: answer } : { recoveryCode: answer };
       res = await anon.json('POST', '/api/auth/mfa/complete', { mfaToken: res.mfaToken, ...proof });
     }
     if (!res.token) throw new KilnError('UNAUTHORIZED', 'The server did not open a session.');
