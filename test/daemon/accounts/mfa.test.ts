@@ -204,6 +204,22 @@ describe('TOTP MFA', () => {
     assert.equal((await call(s, 'GET', '/api/auth/mfa', { token: u.token })).json.enabled, false);
   });
 
+  it('an account without a password (SSO) switches MFA off only with a current code, not by its session alone', async () => {
+    const u = await makeUser(s, 'mfa-sso-only');
+    const { secret } = await enable(s, u.token);
+    await s.app.kiln.store.db
+      .updateTable('users')
+      .set({ password_hash: null, sso_provider: 'oidc', sso_subject: 'x' })
+      .where('id', '=', u.id)
+      .execute();
+    const bare = await call(s, 'POST', '/api/auth/mfa/disable', { token: u.token, body: {} });
+    assert.equal(bare.status, 400, JSON.stringify(bare.json));
+    assert.equal((await call(s, 'GET', '/api/auth/mfa', { token: u.token })).json.enabled, true);
+    const withCode = await call(s, 'POST', '/api/auth/mfa/disable', { token: u.token, body: { code: codeAt(secret) } });
+    assert.equal(withCode.status, 200, JSON.stringify(withCode.json));
+    assert.equal((await call(s, 'GET', '/api/auth/mfa', { token: u.token })).json.enabled, false);
+  });
+
   it('admin reset: MFA off for that user, audited', async () => {
     const u = await makeUser(s, 'mfa-e');
     await enable(s, u.token);
