@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import type { KilnError } from '../../../src/core/errors.js';
+import { resolveAccountsConfig } from '../../../daemon/accounts/config.js';
 import { resolveConfig } from '../../../daemon/config.js';
 import { makeImage, tempDir } from '../../helpers/fixtures.js';
 import { filePart, form, startServer, type TestServer } from '../../helpers/server.js';
@@ -347,6 +348,19 @@ describe('change-password, sessions and API keys', () => {
     const users = (await call(s, 'GET', '/api/auth/users')).json.users;
     assert.equal(users.find((x: { username: string }) => x.username === 'ivy').team, null);
     assert.equal((await call(s, 'DELETE', `/api/v1/teams/${t.id}`)).status, 404);
+  });
+});
+
+describe('account limits from the environment', () => {
+  it('LOGIN_MAX_FAILURES and API_KEY_CREATE_PER_HOUR below one whole attempt are refused at start (0.5 floored to 0 locked everyone out)', () => {
+    assert.equal(resolveAccountsConfig({ LOGIN_MAX_FAILURES: '3.7' }).loginMaxFailures, 3);
+    for (const name of ['LOGIN_MAX_FAILURES', 'API_KEY_CREATE_PER_HOUR'])
+      for (const bad of ['0.5', '0', '-1'])
+        assert.throws(
+          () => resolveAccountsConfig({ [name]: bad }),
+          (e: KilnError) => e.code === 'USAGE_ERROR' && e.message.includes(name),
+          `${name}=${bad}`,
+        );
   });
 });
 
