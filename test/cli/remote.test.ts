@@ -273,6 +273,20 @@ describe('kiln remote mode', () => {
     assert.equal((await api(srv, 'GET', '/api/auth/session', undefined, apiKey)).status, 200);
   });
 
+  it('logging the profile in to another server revokes its key on the previous one', async () => {
+    const cfg = path.join(dir, 'cfg-switch');
+    const e = { XDG_CONFIG_HOME: cfg, KILN_API_KEY: '', KILN_SERVER: '', KILN_CREDENTIAL_STORE: 'file' };
+    const file = path.join(cfg, 'kiln', 'credentials.json');
+    assert.equal((await kiln(['login', srv.url], { env: e, input: `admin\n${srv.adminPassword}\n` })).code, 0);
+    const first = Object.values(JSON.parse(readFileSync(file, 'utf8')) as Record<string, string>)[0]!;
+    const r = await kiln(['login', slow.url], { env: e, input: `admin\n${slow.adminPassword}\n` });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal((await api(srv, 'GET', '/api/auth/session', undefined, first)).status, 401);
+    const second = Object.values(JSON.parse(readFileSync(file, 'utf8')) as Record<string, string>);
+    assert.equal(second.length, 1);
+    assert.equal((await api(slow, 'GET', '/api/auth/session', undefined, second[0])).status, 200);
+  });
+
   it('login asks for the MFA code when the server requires it', async () => {
     const m = await startServer();
     try {

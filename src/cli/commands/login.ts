@@ -61,11 +61,13 @@ export async function loginCommand(
     });
     // The session was only the way to the key.
     await session.json('POST', '/api/auth/logout').catch(() => {});
-    // A new login replaces this machine's previous key for the profile.
-    if (existing.keyId && existing.server === server) {
-      const old = await loadStoredKey(profile, server, existing.keyStore).catch(() => undefined);
+    // A new login replaces this machine's previous key for the profile: revoked where it was made (also
+    // on the profile's previous server, where it would otherwise stay valid, forgotten by everyone).
+    if (existing.keyId && existing.server) {
+      const same = existing.server === server;
+      const old = await loadStoredKey(profile, existing.server, existing.keyStore).catch(() => undefined);
       if (old)
-        await new RemoteClient(server, old, transport.pin)
+        await new RemoteClient(existing.server, old, same ? transport.pin : existing.tlsFingerprint)
           .json('DELETE', `/api/v1/api-keys/${encodeURIComponent(existing.keyId)}`)
           .catch(() => {});
     }
