@@ -361,6 +361,9 @@ describe('account limits from the environment', () => {
           (e: KilnError) => e.code === 'USAGE_ERROR' && e.message.includes(name),
           `${name}=${bad}`,
         );
+    // A grace past any date made every rotation fail with 500.
+    assert.equal(resolveAccountsConfig({ API_KEY_ROTATE_GRACE_S: '0' }).apiKeyRotateGraceS, 0);
+    assert.throws(() => resolveAccountsConfig({ API_KEY_ROTATE_GRACE_S: '1e13' }), /API_KEY_ROTATE_GRACE_S/);
   });
 });
 
