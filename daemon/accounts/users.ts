@@ -124,17 +124,25 @@ export async function requireTarget(db: Kysely<Database>, actor: AuthUser, id: s
   return target;
 }
 
-async function adminCount(db: Kysely<Database>): Promise<number> {
+/** Enabled admins other than `exceptId`: the ones who could still administer the server. */
+async function otherActiveAdmins(db: Kysely<Database>, exceptId: string): Promise<number> {
   const r = await db
     .selectFrom('users')
     .select((eb) => eb.fn.countAll<number>().as('n'))
     .where('role', '=', 'admin')
+    .where('disabled_at', 'is', null)
+    .where('id', '!=', exceptId)
     .executeTakeFirstOrThrow();
   return Number(r.n);
 }
 
+/**
+ * The last enabled admin is neither demoted, disabled nor deleted. Disabled admins do not count: with
+ * one, the only enabled admin could demote or delete itself and leave nobody able to administer.
+ */
 async function requireNotLastAdmin(db: Kysely<Database>, target: UsersTable, what: string): Promise<void> {
-  if (target.role === 'admin' && (await adminCount(db)) <= 1)
+  if (target.role !== 'admin' || target.disabled_at != null) return;
+  if ((await otherActiveAdmins(db, target.id)) === 0)
     throw new KilnError('CONFLICT', `${target.username} is the last admin and cannot be ${what}; make another user admin first.`);
 }
 

@@ -80,6 +80,13 @@ describe('users and authority rules', () => {
     assert.match(demote.json.error.message, /last admin/);
     const del = await call(s, 'DELETE', `/api/auth/users/${adminId}`);
     assert.equal(del.status, 409);
+    // A disabled admin cannot administer: it does not make the enabled one "not the last".
+    const dormant = await makeUser(s, 'dormant-admin', 'admin');
+    assert.equal((await call(s, 'PUT', `/api/auth/users/${dormant.id}`, { body: { disabled: true } })).status, 200);
+    const demoteBeside = await call(s, 'PUT', `/api/auth/users/${adminId}`, { body: { role: 'user' } });
+    assert.equal(demoteBeside.status, 409, JSON.stringify(demoteBeside.json));
+    assert.equal((await call(s, 'DELETE', `/api/auth/users/${adminId}`)).status, 409);
+    assert.equal((await call(s, 'DELETE', `/api/auth/users/${dormant.id}`)).status, 200);
     // With a second admin, demoting the first works.
     const second = await makeUser(s, 'second-admin', 'admin');
     assert.equal((await call(s, 'PUT', `/api/auth/users/${adminId}`, { body: { role: 'user' } })).status, 200);
