@@ -177,8 +177,9 @@ const CREATE_KEY_DOC: RouteDoc = {
         schema: {
           type: 'object',
           required: ['name'],
+          additionalProperties: false,
           properties: {
-            name: { type: 'string', maxLength: 200 },
+            name: { type: 'string', maxLength: 200, description: 'Trimmed; not blank, no control characters.' },
             userId: {
               type: 'string',
               description: 'Issue the key for this service account (needs users:manage); people make their own keys. Default: the caller.',
