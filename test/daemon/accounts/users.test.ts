@@ -247,6 +247,21 @@ describe('change-password, sessions and API keys', () => {
     );
   });
 
+  it('an SSO account (no password) is told it has none to change, not that its current one is wrong', async () => {
+    const u = await makeUser(s, 'sso-only-pw');
+    await s.app.kiln.store.db
+      .updateTable('users')
+      .set({ password_hash: null, sso_provider: 'oidc', sso_subject: 'pw' })
+      .where('id', '=', u.id)
+      .execute();
+    const r = await call(s, 'POST', '/api/auth/change-password', {
+      token: u.token,
+      body: { currentPassword: 'anything-at-all', newPassword: 'Another-Horse-43' },
+    });
+    assert.equal(r.status, 409, JSON.stringify(r.json));
+    assert.equal(r.json.error.reason, 'no-password');
+  });
+
   it('tampered session tokens and API keys are refused', async () => {
     const u = await makeUser(s, 'tamper');
     const key = (await call(s, 'POST', '/api/v1/api-keys', { token: u.token, body: { name: 't' } })).json.key as string;
