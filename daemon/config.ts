@@ -105,12 +105,23 @@ export interface ConfigFlags {
   allowOpenNetwork?: boolean;
 }
 
-function num(env: NodeJS.ProcessEnv, name: string, def: number, min = 0): number {
+function num(env: NodeJS.ProcessEnv, name: string, def: number, min = 0, max = Infinity): number {
   const raw = env[name];
   if (raw === undefined || raw.trim() === '') return def;
   const n = Number(raw);
-  if (!Number.isFinite(n) || n < min) throw new KilnError('USAGE_ERROR', `${name} must be a number ≥ ${min} (got "${raw}").`);
+  if (!Number.isFinite(n) || n < min || n > max)
+    throw new KilnError('USAGE_ERROR', `${name} must be a number ≥ ${min}${max < Infinity ? ` and ≤ ${max}` : ''} (got "${raw}").`);
   return n;
+}
+
+/**
+ * SESSION_DURATION_HOURS: above zero (a session over as it is issued would sign everyone out at once) and
+ * at most ten years (far beyond, the expiry is no valid date and every sign-in failed with 500).
+ */
+function sessionHours(env: NodeJS.ProcessEnv): number {
+  const h = num(env, 'SESSION_DURATION_HOURS', 168, 0, 24 * 3650);
+  if (h === 0) throw new KilnError('USAGE_ERROR', 'SESSION_DURATION_HOURS must be above 0 (got "0").');
+  return h;
 }
 
 /** TRUST_PROXY: true/false, a hop count, or addresses/CIDRs of the proxies (fastify's trustProxy). */
@@ -170,7 +181,7 @@ export function resolveConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = 
     dataDir,
     sharedDir: env.SHARED_DIR ? path.resolve(env.SHARED_DIR) : dataDir,
     authEnabled: bool(env, 'AUTH_ENABLED', true),
-    sessionDurationHours: num(env, 'SESSION_DURATION_HOURS', 168, 0),
+    sessionDurationHours: sessionHours(env),
     adminUsername: env.ADMIN_USERNAME || 'admin',
     adminPassword: env.ADMIN_PASSWORD || undefined,
     syncWaitMs: num(env, 'SYNC_WAIT_MS', 10_000),

@@ -21,3 +21,30 @@ export function str(body: Record<string, unknown>, name: string, max = 1000): st
 export function optStr(body: Record<string, unknown>, name: string, max = 1000): string | undefined {
   return body[name] === undefined || body[name] === null || body[name] === '' ? undefined : str(body, name, max);
 }
+
+/**
+ * Refuses fields the route does not know: a typo ("rol": "admin") must not be ignored silently and the
+ * action done without it.
+ */
+export function onlyFields(body: Record<string, unknown>, allowed: readonly string[], where: string): void {
+  for (const k of Object.keys(body))
+    if (!allowed.includes(k))
+      throw new KilnError('VALIDATION_ERROR', `Unknown field ${k}: ${where} takes only ${allowed.join(', ')}.`, {
+        details: [{ path: k, message: 'unknown' }],
+      });
+}
+
+/**
+ * A name people read in lists (an API key's, a team's): trimmed, not blank, and without control
+ * characters, which would let one user write terminal escapes or fake lines into an admin's
+ * `kiln keys list`.
+ */
+export function label(body: Record<string, unknown>, name: string, max: number): string {
+  const v = str(body, name, max).trim();
+  if (!v) throw new KilnError('VALIDATION_ERROR', `${name} must not be blank.`, { details: [{ path: name, message: 'blank' }] });
+  if (/[\u0000-\u001f\u007f-\u009f]/.test(v))
+    throw new KilnError('VALIDATION_ERROR', `${name} must not contain control characters (line breaks, escapes).`, {
+      details: [{ path: name, message: 'control characters' }],
+    });
+  return v;
+}

@@ -46,12 +46,28 @@ export interface AccountsConfig {
   ssoSuccessRedirect?: string;
 }
 
-function positive(env: NodeJS.ProcessEnv, name: string, def: number, allowZero = false): number {
+function positive(env: NodeJS.ProcessEnv, name: string, def: number, allowZero = false, max = Infinity): number {
   const raw = env[name];
   if (raw === undefined || raw.trim() === '') return def;
   const n = Number(raw);
-  if (!Number.isFinite(n) || n < 0 || (n === 0 && !allowZero))
-    throw new KilnError('USAGE_ERROR', `${name} must be a ${allowZero ? 'number ≥ 0' : 'positive number'} (got "${raw}").`);
+  if (!Number.isFinite(n) || n < 0 || (n === 0 && !allowZero) || n > max)
+    throw new KilnError(
+      'USAGE_ERROR',
+      `${name} must be a ${allowZero ? 'number ≥ 0' : 'positive number'}${max < Infinity ? ` ≤ ${max}` : ''} (got "${raw}").`,
+    );
+  return n;
+}
+
+/** A rotated-out secret's grace: at most 30 days (far beyond, its end is no valid date and rotation failed with 500). */
+const MAX_ROTATE_GRACE_S = 30 * 86_400;
+
+/**
+ * A count of at least 1: 0.5 passed as positive and was floored to 0, and a limit of 0 refuses every
+ * attempt (LOGIN_MAX_FAILURES: nobody could sign in any more; API_KEY_CREATE_PER_HOUR: no key be made).
+ */
+function count(env: NodeJS.ProcessEnv, name: string, def: number): number {
+  const n = Math.floor(positive(env, name, def));
+  if (n < 1) throw new KilnError('USAGE_ERROR', `${name} must be a whole number ≥ 1 (got "${env[name]}").`);
   return n;
 }
 
@@ -69,10 +85,10 @@ function requireAll(env: NodeJS.ProcessEnv, names: string[], what: string): bool
 
 export function resolveAccountsConfig(env: NodeJS.ProcessEnv): AccountsConfig {
   const c: AccountsConfig = {
-    loginMaxFailures: Math.floor(positive(env, 'LOGIN_MAX_FAILURES', 10)),
+    loginMaxFailures: count(env, 'LOGIN_MAX_FAILURES', 10),
     loginLockMinutes: positive(env, 'LOGIN_LOCK_MINUTES', 15),
-    apiKeyRotateGraceS: positive(env, 'API_KEY_ROTATE_GRACE_S', 3600, true),
-    apiKeyCreatePerHour: Math.floor(positive(env, 'API_KEY_CREATE_PER_HOUR', 20)),
+    apiKeyRotateGraceS: positive(env, 'API_KEY_ROTATE_GRACE_S', 3600, true, MAX_ROTATE_GRACE_S),
+    apiKeyCreatePerHour: count(env, 'API_KEY_CREATE_PER_HOUR', 20),
     auditRetentionDays: positive(env, 'AUDIT_RETENTION_DAYS', 365),
     throttleRetentionDays: positive(env, 'THROTTLE_RETENTION_DAYS', 2),
     ssoSuccessRedirect: env.SSO_SUCCESS_REDIRECT || undefined,

@@ -12,6 +12,7 @@ import { roleHas } from '../auth/permissions.js';
 import { apiKeyInfo, createApiKey, findLiveKey, rotateApiKey } from '../store/api-keys.js';
 import type { ApiKeysTable, Database } from '../store/schema.js';
 import { findUserById } from '../store/users.js';
+import { onlyFields } from './body.js';
 
 const MAX_DAYS = 3650;
 
@@ -86,6 +87,8 @@ export async function issueKey(
   body: Record<string, unknown>,
   name: string,
 ): Promise<{ id: string; name: string; key: string; expiresAt: string | null; userId: string; owner: string }> {
+  // A misspelt expiry ("expiresInDay") ignored would make a key that never expires.
+  onlyFields(body, ['name', 'userId', 'expiresInDays', 'expiresAt'], 'a new API key');
   const owner = await keyOwner(db, caller, body.userId);
   const expiresAt = boundedExpiry(caller, parseExpiry(body));
   const k = await createApiKey(db, owner.id, name, expiresAt);

@@ -18,11 +18,16 @@ const RECOVERY_CODES = 10;
 
 async function totpFor(secretBase32: string, label: string, issuer: string) {
   const { TOTP, Secret } = await import('otpauth');
-  return new TOTP({ issuer, label, algorithm: 'SHA1', digits: 6, period: 30, secret: Secret.fromBase32(secretBase32) });
+  // The Key URI format forbids a colon in the issuer: the label is "issuer:account", and an app splitting
+  // at the first colon showed "Media:ann" as the account of a product named "Acme: Media".
+  const safeIssuer = issuer.replace(/:/g, ' ').replace(/\s+/g, ' ').trim() || 'kiln';
+  return new TOTP({ issuer: safeIssuer, label, algorithm: 'SHA1', digits: 6, period: 30, secret: Secret.fromBase32(secretBase32) });
 }
 
 /** The time step a code belongs to, or null when it does not match (±1 step). */
-export async function matchTotp(secretBase32: string, code: string, now = Date.now()): Promise<number | null> {
+export async function matchTotp(secretBase32: string, typed: string, now = Date.now()): Promise<number | null> {
+  // Authenticator apps show the code as "123 456", and that is what gets copied.
+  const code = typed.replace(/\s+/g, '');
   if (!/^\d{6}$/.test(code)) return null;
   const totp = await totpFor(secretBase32, 'x', 'kiln');
   const delta = totp.validate({ token: code, timestamp: now, window: 1 });

@@ -41,6 +41,7 @@ const CREATE_USER = (operationId: string, summary: string): Json =>
           team: { type: ['string', 'null'] },
         }),
         required: ['username'],
+        additionalProperties: false,
       }),
     },
     { '201': ok(obj({ user: USER }), 'Created') },
@@ -97,8 +98,8 @@ export function accountPaths(): Json {
         "Change a user's role, team or standing (users:manage; target authority; the last admin stays an enabled admin).",
         {
           parameters: [idParam()],
-          requestBody: body(
-            obj({
+          requestBody: body({
+            ...obj({
               role: { type: 'string', enum: ['admin', 'user'] },
               team: { type: ['string', 'null'] },
               disabled: {
@@ -107,7 +108,8 @@ export function accountPaths(): Json {
                   'true: ends its sessions, refuses its sign-ins, and its API keys answer 401 owner-disabled; false: enables it again.',
               },
             }),
-          ),
+            additionalProperties: false,
+          }),
         },
         { '200': ok(obj({ user: USER })) },
         [400, 401, 403, 404, 409],

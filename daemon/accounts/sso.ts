@@ -15,8 +15,9 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import { KilnError } from '../../src/core/errors.js';
 import type { DaemonContext } from '../context.js';
+import { bumpCredentials } from '../auth/credentials-version.js';
 import type { Database, Role, UsersTable } from '../store/schema.js';
-import { createUser, findUserById, findUserByName } from '../store/users.js';
+import { createUser, findUserById, findUserByName, findUserByNameAnyCase } from '../store/users.js';
 import { audit } from './audit.js';
 import { issueSession } from './login.js';
 import { createChallenge } from './mfa.js';
@@ -77,9 +78,10 @@ function baseUsername(id: SsoIdentity): string {
   return raw.replace(/[^A-Za-z0-9._@+-]/g, '-').slice(0, 90) || `${id.provider}-user`;
 }
 
+/** The identity's name, else that name numbered: never an existing name, nor a case variant of one (an IdP user calling itself "Admin"). */
 async function freeUsername(db: Kysely<Database>, base: string): Promise<string> {
-  if (!(await findUserByName(db, base))) return base;
-  for (let i = 2; i < 1000; i++) if (!(await findUserByName(db, `${base}-${i}`))) return `${base}-${i}`;
+  if (!(await findUserByNameAnyCase(db, base))) return base;
+  for (let i = 2; i < 1000; i++) if (!(await findUserByNameAnyCase(db, `${base}-${i}`))) return `${base}-${i}`;
   throw new KilnError('CONFLICT', `No free username near ${base}.`);
 }
 
@@ -137,9 +139,19 @@ export async function userForIdentity(
     await db.updateTable('users').set({ sso_provider: id.provider, sso_subject: id.subject }).where('id', '=', row.id).execute();
     user = row;
     created = true;
-  } else if (isAdmin && user.role !== 'admin') {
-    await db.updateTable('users').set({ role: 'admin', updated_at: Date.now() }).where('id', '=', user.id).execute();
+  } else if (isAdmin && user.role !== 'admin' && user.disabled_at == null) {
+    // A promotion like any other: in the audit log, and cached key verifications (every instance) forgotten.
+    await db.transaction().execute(async (tx) => {
+      await tx.updateTable('users').set({ role: 'admin', updated_at: Date.now() }).where('id', '=', user!.id).execute();
+      await bumpCredentials(tx);
+    });
     ctx.auth.forgetUser(user.id);
+    await audit(db, {
+      event: 'user.update',
+      actor: null,
+      target: user.username,
+      details: { id: user.id, role: { from: user.role, to: 'admin' }, via: id.provider, group: adminGroup },
+    });
   }
   return { user: (await findUserById(db, user.id))!, created };
 }

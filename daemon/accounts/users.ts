@@ -20,7 +20,8 @@ import { hashSecret } from '../auth/secrets.js';
 import { revokeUserKeys } from '../store/api-keys.js';
 import type { Database, Role, UsersTable } from '../store/schema.js';
 import { isFinal, type JobRow } from '../store/jobs.js';
-import { createUser, findUserById, findUserByName, LOCAL_OWNER } from '../store/users.js';
+import { createUser, findUserById, findUserByNameAnyCase, LOCAL_OWNER } from '../store/users.js';
+import { onlyFields } from './body.js';
 import { ROLE_RANK } from './schema.js';
 
 export const ROLES: Role[] = ['admin', 'user'];
@@ -123,17 +124,25 @@ export async function requireTarget(db: Kysely<Database>, actor: AuthUser, id: s
   return target;
 }
 
-async function adminCount(db: Kysely<Database>): Promise<number> {
+/** Enabled admins other than `exceptId`: the ones who could still administer the server. */
+async function otherActiveAdmins(db: Kysely<Database>, exceptId: string): Promise<number> {
   const r = await db
     .selectFrom('users')
     .select((eb) => eb.fn.countAll<number>().as('n'))
     .where('role', '=', 'admin')
+    .where('disabled_at', 'is', null)
+    .where('id', '!=', exceptId)
     .executeTakeFirstOrThrow();
   return Number(r.n);
 }
 
+/**
+ * The last enabled admin is neither demoted, disabled nor deleted. Disabled admins do not count: with
+ * one, the only enabled admin could demote or delete itself and leave nobody able to administer.
+ */
 async function requireNotLastAdmin(db: Kysely<Database>, target: UsersTable, what: string): Promise<void> {
-  if (target.role === 'admin' && (await adminCount(db)) <= 1)
+  if (target.role !== 'admin' || target.disabled_at != null) return;
+  if ((await otherActiveAdmins(db, target.id)) === 0)
     throw new KilnError('CONFLICT', `${target.username} is the last admin and cannot be ${what}; make another user admin first.`);
 }
 
@@ -153,6 +162,7 @@ export async function resolveTeam(db: Kysely<Database>, team: unknown): Promise<
 }
 
 export async function registerUser(db: Kysely<Database>, actor: AuthUser, body: Record<string, unknown>): Promise<UsersTable> {
+  onlyFields(body, ['username', 'password', 'role', 'team', 'service'], 'a new user');
   const username = checkUsername(body.username);
   const role = body.role === undefined ? 'user' : parseRole(body.role);
   requireRoleAuthority(actor, role);
@@ -167,11 +177,19 @@ export async function registerUser(db: Kysely<Database>, actor: AuthUser, body: 
     throw new KilnError('VALIDATION_ERROR', 'password is required (a string).', { details: [{ path: 'password', message: 'required' }] });
   if (!service) checkPasswordStrength(body.password as string, username);
   const teamId = body.team === undefined ? null : await resolveTeam(db, body.team);
-  if (await findUserByName(db, username)) throw new KilnError('CONFLICT', `The username ${username} is taken.`);
+  const taken = async () => {
+    const other = await findUserByNameAnyCase(db, username);
+    if (other)
+      throw new KilnError(
+        'CONFLICT',
+        `The username ${username} is taken${other.username !== username ? ` (by ${other.username}: names differing only in case are one name)` : ''}.`,
+      );
+  };
+  await taken();
   try {
     return await createUser(db, { username, password: service ? null : (body.password as string), role, teamId, service });
   } catch (e) {
-    if (await findUserByName(db, username)) throw new KilnError('CONFLICT', `The username ${username} is taken.`);
+    await taken();
     throw e;
   }
 }
@@ -186,11 +204,7 @@ export async function updateUser(
   const target = await requireTarget(db, actor, id);
   const patch: Partial<UsersTable> = {};
   const changes: Record<string, unknown> = {};
-  for (const k of Object.keys(body))
-    if (k !== 'role' && k !== 'team' && k !== 'disabled')
-      throw new KilnError('VALIDATION_ERROR', `Unknown field ${k}: only role, team and disabled can be changed here.`, {
-        details: [{ path: k, message: 'unknown' }],
-      });
+  onlyFields(body, ['role', 'team', 'disabled'], 'a user update');
   if (body.role !== undefined) {
     const role = parseRole(body.role);
     requireRoleAuthority(actor, role);
@@ -226,7 +240,11 @@ export async function updateUser(
         .set({ ...patch, updated_at: Date.now() })
         .where('id', '=', id)
         .execute();
-      if (patch.disabled_at) await tx.deleteFrom('sessions').where('user_id', '=', id).execute();
+      if (patch.disabled_at) {
+        await tx.deleteFrom('sessions').where('user_id', '=', id).execute();
+        // A sign-in waiting for its second factor would otherwise still end in a session.
+        await tx.deleteFrom('mfa_challenges').where('user_id', '=', id).execute();
+      }
       // Cached API-key verifications (in every instance) carry the old role and standing.
       await bumpCredentials(tx);
     });

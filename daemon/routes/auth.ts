@@ -4,7 +4,7 @@ import { KilnError } from '../../src/core/errors.js';
 import { requireUser } from '../auth/authenticate.js';
 import { hasPermission } from '../auth/permissions.js';
 import { auditFrom } from '../accounts/audit.js';
-import { bodyObject } from '../accounts/body.js';
+import { bodyObject, label } from '../accounts/body.js';
 import { issueKey, keyInReach, keyViews, rotateKey } from '../accounts/keys.js';
 import { passwordLogin } from '../accounts/login.js';
 import { pruneAccounts } from '../accounts/retention.js';
@@ -39,6 +39,12 @@ export async function authRoutes(app: FastifyInstance): Promise<void> {
 
   app.post('/api/auth/logout', { schema: LOGOUT_DOC }, async (request) => {
     const user = requireUser(request);
+    // An API key has no session: "ok" would tell a script its key is done with while it stays valid (and
+    // write a logout that did not happen into the audit log).
+    if (user.via === 'api-key')
+      throw new KilnError('CONFLICT', 'An API key has no session to end: revoke the key with DELETE /api/v1/api-keys/:id.', {
+        reason: 'api-key-no-session',
+      });
     if (user.sessionId) await deleteSession(store.db, user.sessionId);
     await auditFrom(request, 'logout');
     return { ok: true };
@@ -53,7 +59,7 @@ export async function authRoutes(app: FastifyInstance): Promise<void> {
 
   app.post('/api/v1/api-keys', { schema: CREATE_KEY_DOC }, async (request, reply) => {
     const user = requireUser(request);
-    const name = stringField(request.body, 'name', 200);
+    const name = label(bodyObject(request.body), 'name', 200);
     // Counted per caller before any work: a stolen credential cannot mint keys by the thousand.
     await rateLimit(store, `key-create:${user.id}`, config.accounts.apiKeyCreatePerHour, 3_600_000, 'API keys created', reply);
     const created = await issueKey(store.db, user, bodyObject(request.body), name);
@@ -132,8 +138,8 @@ const LOGIN_DOC: RouteDoc = {
 const LOGOUT_DOC: RouteDoc = {
   operationId: 'logout',
   tags: ['auth'],
-  summary: 'End the current session.',
-  response: { '200': json(okBody), ...errorResponses([401]) },
+  summary: 'End the current session (an API key, which has none, gets 409: revoke it instead).',
+  response: { '200': json(okBody), ...errorResponses([401, 409]) },
 };
 
 const SESSION_DOC: RouteDoc = {
@@ -171,8 +177,9 @@ const CREATE_KEY_DOC: RouteDoc = {
         schema: {
           type: 'object',
           required: ['name'],
+          additionalProperties: false,
           properties: {
-            name: { type: 'string', maxLength: 200 },
+            name: { type: 'string', maxLength: 200, description: 'Trimmed; not blank, no control characters.' },
             userId: {
               type: 'string',
               description: 'Issue the key for this service account (needs users:manage); people make their own keys. Default: the caller.',

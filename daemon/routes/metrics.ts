@@ -11,7 +11,10 @@ export async function metricsRoutes(app: FastifyInstance): Promise<void> {
   const token = app.kiln.config.metricsToken;
   app.get('/metrics', { config: { public: true }, schema: METRICS_DOC }, async (request, reply) => {
     const bearer = /^Bearer\s+(.+)$/i.exec(request.headers.authorization ?? '')?.[1];
-    const byToken = !!token && !!bearer && bearer.length === token.length && timingSafeEqual(Buffer.from(bearer), Buffer.from(token));
+    // Bytes, not characters: a Latin-1 header character is two UTF-8 bytes, and timingSafeEqual throws
+    // (a 500) on buffers of different lengths.
+    const given = Buffer.from(bearer ?? '');
+    const byToken = !!token && !!bearer && given.length === Buffer.byteLength(token) && timingSafeEqual(given, Buffer.from(token));
     if (!byToken) {
       const user = await app.kiln.auth.identify(request, reply);
       if (!user) throw new KilnError('UNAUTHORIZED', 'Metrics need an admin key or session, or METRICS_TOKEN as the bearer.');

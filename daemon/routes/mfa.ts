@@ -138,6 +138,12 @@ export async function mfaRoutes(app: FastifyInstance): Promise<void> {
     if (Number(u0.mfa_enabled ?? 0) !== 1 && !u0.mfa_pending_secret) throw new KilnError('CONFLICT', 'MFA is not enabled.');
     // A code, when sent, must be right too; the password is what is always required.
     const code = optStr(bodyObject(request.body), 'code', 20);
+    // An account without a password (SSO only) has nothing but the session to show: a stolen session
+    // alone must not remove the second factor, so the current code is required there.
+    if (!u0.password_hash && Number(u0.mfa_enabled ?? 0) === 1 && !code)
+      throw new KilnError('VALIDATION_ERROR', 'This account has no password: switch MFA off with a current code (code).', {
+        details: [{ path: 'code', message: 'required' }],
+      });
     const u = await proveOwner(request, reply, !code);
     if (code)
       await guardedCheck(

@@ -6,15 +6,13 @@
 import type { FastifyInstance } from 'fastify';
 import { KilnError } from '../../src/core/errors.js';
 import { auditFrom } from '../accounts/audit.js';
-import { bodyObject, str } from '../accounts/body.js';
+import { bodyObject, label } from '../accounts/body.js';
 import { deleteTeam } from '../accounts/teams.js';
 import { hasPermission, requirePermission } from '../auth/permissions.js';
 import { newId } from '../auth/secrets.js';
 
 function teamName(body: Record<string, unknown>): string {
-  const name = str(body, 'name', 100).trim();
-  if (!name) throw new KilnError('VALIDATION_ERROR', 'name must not be blank.', { details: [{ path: 'name', message: 'blank' }] });
-  return name;
+  return label(body, 'name', 100);
 }
 
 export async function teamRoutes(app: FastifyInstance): Promise<void> {

@@ -75,6 +75,11 @@ export async function userRoutes(app: FastifyInstance): Promise<void> {
     const next = str(body, 'newPassword');
     const user = await findUserById(db, caller.id);
     if (!user) throw new KilnError('UNAUTHORIZED', 'The account no longer exists.');
+    // Nothing to check a current password against: said so, not "wrong password" counted toward a lock.
+    if (!user.password_hash)
+      throw new KilnError('CONFLICT', `${user.username} signs in through single sign-on and has no password to change.`, {
+        reason: 'no-password',
+      });
     // Counted like a login attempt: a stolen session cannot guess the password here without limit.
     await guardedCheck(
       app.kiln,

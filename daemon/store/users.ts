@@ -18,6 +18,23 @@ export async function findUserByName(db: Kysely<Database>, username: string): Pr
   return db.selectFrom('users').selectAll().where('username', '=', username).executeTakeFirst();
 }
 
+/**
+ * The user whose name is `username`, else one whose name differs from it only in letter case: to people
+ * "Ann" and "ann" are one name (the login throttle counts them as one too), so a new account must not
+ * take a case variant of an existing one. Usernames are ASCII (checkUsername), which lower() folds alike
+ * on SQLite and PostgreSQL.
+ */
+export async function findUserByNameAnyCase(db: Kysely<Database>, username: string): Promise<UserRow | undefined> {
+  return (
+    (await findUserByName(db, username)) ??
+    db
+      .selectFrom('users')
+      .selectAll()
+      .where((eb) => eb(eb.fn('lower', ['username']), '=', username.toLowerCase()))
+      .executeTakeFirst()
+  );
+}
+
 export async function findUserById(db: Kysely<Database>, id: string): Promise<UserRow | undefined> {
   return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
 }

@@ -84,6 +84,14 @@ export async function saveKey(profile: string, server: string, key: string): Pro
 /** The key for a profile and server: KILN_API_KEY, else the store the profile says, else both. */
 export async function loadKey(profile: string, server: string, store?: KeyStore): Promise<string | undefined> {
   if (process.env.KILN_API_KEY) return process.env.KILN_API_KEY;
+  return loadStoredKey(profile, server, store);
+}
+
+/**
+ * The key `kiln login` stored for a profile and server, whatever KILN_API_KEY says: the one to revoke
+ * when logging out or logging in again (KILN_API_KEY is some other key, and maybe nobody's to revoke).
+ */
+export async function loadStoredKey(profile: string, server: string, store?: KeyStore): Promise<string | undefined> {
   if (store !== 'file' && forced() !== 'file') {
     try {
       const v = await (await keyringEntry(profile, server)).getPassword();

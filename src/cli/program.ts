@@ -101,7 +101,7 @@ export function topProgram(): Command {
     .option('--insecure-http', 'allow plain http to a server on another machine (the password crosses the network readable)')
     .addHelpText(
       'after',
-      '\nThe password is never a flag. Without a terminal, the answers are read as lines on stdin: user name, password, then the MFA code if the server asks.\nWhere no OS keyring exists, the key is stored in $XDG_CONFIG_HOME/kiln/credentials.json (mode 0600). For CI, skip login: set KILN_API_KEY.\nA certificate no authority of this machine vouches for (TLS_SELF_SIGNED=true) is shown by its fingerprint and pinned for the profile once you accept it (or give --tls-fingerprint); a different certificate later is refused.\n',
+      '\nThe password is never a flag. Without a terminal, the answers are read as lines on stdin: user name, password, then the MFA code (or a recovery code) if the server asks.\nWhere no OS keyring exists, the key is stored in $XDG_CONFIG_HOME/kiln/credentials.json (mode 0600). For CI, skip login: set KILN_API_KEY.\nA certificate no authority of this machine vouches for (TLS_SELF_SIGNED=true) is shown by its fingerprint and pinned for the profile once you accept it (or give --tls-fingerprint); a different certificate later is refused.\n',
     )
     .action(async (url: string | undefined, o: { profile?: string; tlsFingerprint?: string; insecureHttp?: boolean }) =>
       (await import('./commands/login.js')).loginCommand(url, o),

@@ -256,6 +256,37 @@ describe('kiln remote mode', () => {
     );
   });
 
+  it('logout revokes the stored key also when KILN_API_KEY is set in the shell', async () => {
+    const cfg = path.join(dir, 'cfg-logout-env');
+    const e = { XDG_CONFIG_HOME: cfg, KILN_API_KEY: '', KILN_SERVER: '', KILN_CREDENTIAL_STORE: 'file' };
+    const r = await kiln(['login', srv.url], { env: e, input: `admin\n${srv.adminPassword}\n` });
+    assert.equal(r.code, 0, r.stderr);
+    const stored = Object.values(
+      JSON.parse(readFileSync(path.join(cfg, 'kiln', 'credentials.json'), 'utf8')) as Record<string, string>,
+    )[0]!;
+    assert.equal((await api(srv, 'GET', '/api/auth/session', undefined, stored)).status, 200);
+    const out = await kiln(['logout'], { env: { ...e, KILN_API_KEY: apiKey } });
+    assert.equal(out.code, 0, out.stderr);
+    assert.match(out.stderr, /revoked/);
+    assert.equal((await api(srv, 'GET', '/api/auth/session', undefined, stored)).status, 401);
+    // The shell's own key is not the one revoked.
+    assert.equal((await api(srv, 'GET', '/api/auth/session', undefined, apiKey)).status, 200);
+  });
+
+  it('logging the profile in to another server revokes its key on the previous one', async () => {
+    const cfg = path.join(dir, 'cfg-switch');
+    const e = { XDG_CONFIG_HOME: cfg, KILN_API_KEY: '', KILN_SERVER: '', KILN_CREDENTIAL_STORE: 'file' };
+    const file = path.join(cfg, 'kiln', 'credentials.json');
+    assert.equal((await kiln(['login', srv.url], { env: e, input: `admin\n${srv.adminPassword}\n` })).code, 0);
+    const first = Object.values(JSON.parse(readFileSync(file, 'utf8')) as Record<string, string>)[0]!;
+    const r = await kiln(['login', slow.url], { env: e, input: `admin\n${slow.adminPassword}\n` });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal((await api(srv, 'GET', '/api/auth/session', undefined, first)).status, 401);
+    const second = Object.values(JSON.parse(readFileSync(file, 'utf8')) as Record<string, string>);
+    assert.equal(second.length, 1);
+    assert.equal((await api(slow, 'GET', '/api/auth/session', undefined, second[0])).status, 200);
+  });
+
   it('login asks for the MFA code when the server requires it', async () => {
     const m = await startServer();
     try {
@@ -264,7 +295,9 @@ describe('kiln remote mode', () => {
       const { TOTP, Secret } = await import('otpauth');
       const totp = new TOTP({ secret: Secret.fromBase32(enroll.body.secret), digits: 6, period: 30, algorithm: 'SHA1' });
       // Enrollment uses the previous period's code (the server accepts ±1 step), login the current one.
-      const verify = await api(m, 'POST', '/api/auth/mfa/verify', { code: totp.generate({ timestamp: Date.now() - 30_000 }) });
+      const verify = await api<{ recoveryCodes: string[] }>(m, 'POST', '/api/auth/mfa/verify', {
+        code: totp.generate({ timestamp: Date.now() - 30_000 }),
+      });
       assert.equal(verify.status, 200, JSON.stringify(verify.body));
       const cfg = path.join(dir, 'cfg-mfa');
       const e = { XDG_CONFIG_HOME: cfg, KILN_API_KEY: '', KILN_SERVER: '', KILN_CREDENTIAL_STORE: 'file' };
@@ -278,7 +311,14 @@ describe('kiln remote mode', () => {
       // Without the third line the CLI says what is missing instead of hanging.
       const none = await kiln(['login', m.url], { env: e, input: `admin\n${m.adminPassword}\n` });
       assert.equal(none.code, 2);
-      assert.match(none.stderr, /No answer on stdin for "MFA code"/);
+      assert.match(none.stderr, /No answer on stdin for "MFA code/);
+      // Someone whose authenticator is lost signs in with a recovery code instead, once.
+      const recovery = verify.body.recoveryCodes[0]!;
+      const rec = await kiln(['login', m.url], { env: e, input: `admin\n${m.adminPassword}\n${recovery}\n` });
+      assert.equal(rec.code, 0, rec.stderr);
+      const again = await kiln(['login', m.url], { env: e, input: `admin\n${m.adminPassword}\n${recovery}\n` });
+      assert.equal(again.code, 1);
+      assert.match(again.stderr, /code is wrong or was already used/);
     } finally {
       await m.close();
     }

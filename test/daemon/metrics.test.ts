@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
+import http from 'node:http';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { makeImage, tempDir } from '../helpers/fixtures.js';
@@ -229,6 +230,15 @@ describe('GET /metrics', () => {
     assert.equal((await fetch(`${s.url}/metrics`)).status, 401);
     assert.equal((await fetch(`${s.url}/metrics`, { headers: { authorization: 'Bearer wrong-token-of-some-length' } })).status, 401);
     assert.equal((await fetch(`${s.url}/metrics`, { headers: { authorization: 'Bearer scrape-secret-0123456789' } })).status, 200);
+    // As many characters as the token but more bytes (a Latin-1 header byte is two in UTF-8): 401, not 500.
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = http.get(`${s.url}/metrics`, { headers: { authorization: 'Bearer scrape-secret-012345678\u00e9' } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on('error', reject);
+    });
+    assert.equal(status, 401);
     await api(s, s.token, 'POST', '/api/auth/register', { username: 'metric-user', password: 'Correct-Horse-42', role: 'user' });
     const user = await login(s.url, 'metric-user', 'Correct-Horse-42');
     assert.equal((await fetch(`${s.url}/metrics`, { headers: { authorization: `Bearer ${user}` } })).status, 403);

@@ -1,12 +1,12 @@
 /**
- * `kiln login [URL]`: user name and password (and the MFA code when the server asks) from the terminal,
+ * `kiln login [URL]`: user name and password (and the MFA code or a recovery code when the server asks) from the terminal,
  * or as lines on stdin when there is none; a session is opened only to create this machine's API key,
  * then closed. The key goes to the OS keyring (file fallback, see credentials.ts).
  * `kiln logout`: revokes that key on the server and forgets it.
  */
 import os from 'node:os';
 import { KilnError } from '../../core/errors.js';
-import { deleteKey, loadKey, saveKey } from '../credentials.js';
+import { deleteKey, loadStoredKey, saveKey } from '../credentials.js';
 import { getProfile, normalizeServer, profileName, updateProfile } from '../profiles.js';
 import { ask, closePrompts } from '../prompt.js';
 import { RemoteClient } from '../remote/client.js';
@@ -48,8 +48,11 @@ export async function loginCommand(
       password,
     });
     if (res.requiresMfa && res.mfaToken) {
-      const code = (await ask('MFA code: ')).trim();
-      res = await anon.json('POST', '/api/auth/mfa/complete', { mfaToken: res.mfaToken, code });
+      // Six digits are the authenticator's code; anything else is a recovery code (XXXX-XXXX-XXXX-XXXX),
+      // the way in for someone whose authenticator is lost: the server takes each in its own field.
+      const answer = (await ask('MFA code (or a recovery code): ')).trim();
+      const proof = /^\d{6}$/.test(answer.replace(/\s+/g, '')) ? { code: answer } : { recoveryCode: answer };
+      res = await anon.json('POST', '/api/auth/mfa/complete', { mfaToken: res.mfaToken, ...proof });
     }
     if (!res.token) throw new KilnError('UNAUTHORIZED', 'The server did not open a session.');
     const session = new RemoteClient(server, res.token, transport.pin);
@@ -58,11 +61,13 @@ export async function loginCommand(
     });
     // The session was only the way to the key.
     await session.json('POST', '/api/auth/logout').catch(() => {});
-    // A new login replaces this machine's previous key for the profile.
-    if (existing.keyId && existing.server === server) {
-      const old = await loadKey(profile, server, existing.keyStore).catch(() => undefined);
+    // A new login replaces this machine's previous key for the profile: revoked where it was made (also
+    // on the profile's previous server, where it would otherwise stay valid, forgotten by everyone).
+    if (existing.keyId && existing.server) {
+      const same = existing.server === server;
+      const old = await loadStoredKey(profile, existing.server, existing.keyStore).catch(() => undefined);
       if (old)
-        await new RemoteClient(server, old, transport.pin)
+        await new RemoteClient(existing.server, old, same ? transport.pin : existing.tlsFingerprint)
           .json('DELETE', `/api/v1/api-keys/${encodeURIComponent(existing.keyId)}`)
           .catch(() => {});
     }
@@ -87,8 +92,10 @@ export async function logoutCommand(o: { profile?: string }): Promise<void> {
   const profile = profileName(o.profile);
   const p = await getProfile(profile);
   if (!p.server) throw new KilnError('USAGE_ERROR', `Profile ${profile} has no server; nothing to log out of.`);
-  const key = await loadKey(profile, p.server, p.keyStore);
-  if (key && p.keyId && !process.env.KILN_API_KEY) {
+  // The key this login stored, revoked with itself, also when KILN_API_KEY is set (it used to be skipped
+  // then, and the stored key stayed valid on the server while the message said it was revoked).
+  const key = await loadStoredKey(profile, p.server, p.keyStore);
+  if (key && p.keyId) {
     try {
       await new RemoteClient(p.server, key, p.tlsFingerprint).json('DELETE', `/api/v1/api-keys/${encodeURIComponent(p.keyId)}`);
     } catch (e) {

@@ -168,7 +168,7 @@ export function manPage(): string {
   out.push(
     '.PP',
     `${bold('kiln login')} never takes the password from a flag. Without a terminal it reads its answers as lines on standard input: ` +
-      'user name, password, then the MFA code when the server asks for one. The API key it creates goes to the OS keyring, or, where there is none, ' +
+      'user name, password, then the MFA code (or one of the recovery codes) when the server asks for one. The API key it creates goes to the OS keyring, or, where there is none, ' +
       `to ${italic('$XDG_CONFIG_HOME/kiln/credentials.json')} (mode 0600). In CI, set ${bold('KILN_API_KEY')} instead.`,
   );
 

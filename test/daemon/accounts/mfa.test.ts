@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { Secret, TOTP } from 'otpauth';
+import { Secret, TOTP, URI } from 'otpauth';
 import { startServer, type TestServer } from '../../helpers/server.js';
 import { call, makeUser, STRONG } from './http.js';
 
@@ -102,12 +102,19 @@ describe('TOTP MFA', () => {
     const l2 = await call(s, 'POST', '/api/auth/login', { token: null, body: { username: 'mfa-b', password: STRONG } });
     const replay = await call(s, 'POST', '/api/auth/mfa/complete', { token: null, body: { mfaToken: l2.json.mfaToken, code } });
     assert.equal(replay.status, 401, 'a used code is refused');
+    // Written as authenticator apps show it ("123 456"), as it is copied from them.
+    const spaced = codeAt(secret, 1).replace(/^(\d{3})/, '$1 ');
     const next = await call(s, 'POST', '/api/auth/mfa/complete', {
       token: null,
-      body: { mfaToken: l2.json.mfaToken, code: codeAt(secret, 1) },
+      body: { mfaToken: l2.json.mfaToken, code: spaced },
     });
     assert.equal(next.status, 200);
 
+    // An API key has no session to end: told so, not "ok" while it stays valid.
+    const key = await call(s, 'POST', '/api/v1/api-keys', { token: next.json.token, body: { name: 'k' } });
+    const keyLogout = await call(s, 'POST', '/api/auth/logout', { token: key.json.key });
+    assert.equal(keyLogout.status, 409, JSON.stringify(keyLogout.json));
+    assert.equal(keyLogout.json.error.reason, 'api-key-no-session');
     // Logout destroys the session.
     assert.equal((await call(s, 'POST', '/api/auth/logout', { token: next.json.token })).status, 200);
     assert.equal((await call(s, 'GET', '/api/auth/session', { token: next.json.token })).status, 401);
@@ -197,6 +204,22 @@ describe('TOTP MFA', () => {
     assert.equal((await call(s, 'GET', '/api/auth/mfa', { token: u.token })).json.enabled, false);
   });
 
+  it('an account without a password (SSO) switches MFA off only with a current code, not by its session alone', async () => {
+    const u = await makeUser(s, 'mfa-sso-only');
+    const { secret } = await enable(s, u.token);
+    await s.app.kiln.store.db
+      .updateTable('users')
+      .set({ password_hash: null, sso_provider: 'oidc', sso_subject: 'x' })
+      .where('id', '=', u.id)
+      .execute();
+    const bare = await call(s, 'POST', '/api/auth/mfa/disable', { token: u.token, body: {} });
+    assert.equal(bare.status, 400, JSON.stringify(bare.json));
+    assert.equal((await call(s, 'GET', '/api/auth/mfa', { token: u.token })).json.enabled, true);
+    const withCode = await call(s, 'POST', '/api/auth/mfa/disable', { token: u.token, body: { code: codeAt(secret) } });
+    assert.equal(withCode.status, 200, JSON.stringify(withCode.json));
+    assert.equal((await call(s, 'GET', '/api/auth/mfa', { token: u.token })).json.enabled, false);
+  });
+
   it('admin reset: MFA off for that user, audited', async () => {
     const u = await makeUser(s, 'mfa-e');
     await enable(s, u.token);
@@ -217,6 +240,37 @@ describe('TOTP MFA', () => {
     assert.ok(events.includes('mfa.reset mfa-e'));
     assert.ok(events.includes('mfa.enable mfa-e'));
     assert.equal((await call(s, 'POST', '/api/auth/users/nobody/mfa/reset')).status, 404);
+  });
+
+  it('an account disabled between the password and the code gets no session from its pending challenge', async () => {
+    const u = await makeUser(s, 'mfa-disabled');
+    const { secret } = await enable(s, u.token);
+    const l = await call(s, 'POST', '/api/auth/login', { token: null, body: { username: 'mfa-disabled', password: STRONG } });
+    assert.equal(l.json.requiresMfa, true);
+    assert.equal((await call(s, 'PUT', `/api/auth/users/${u.id}`, { body: { disabled: true } })).status, 200);
+    const c = await call(s, 'POST', '/api/auth/mfa/complete', { token: null, body: { mfaToken: l.json.mfaToken, code: codeAt(secret) } });
+    assert.equal(c.status, 401, JSON.stringify(c.json));
+    assert.equal(c.json.token, undefined);
+    // Newest first: nothing after the challenge claims a sign-in.
+    const events = (await call(s, 'GET', '/api/v1/admin/audit?event=login')).json.events
+      .filter((e: { target: string }) => e.target === 'mfa-disabled')
+      .map((e: { event: string }) => e.event);
+    assert.equal(events[0], 'login.mfa-challenge', events.join(', '));
+    assert.equal(await s.app.kiln.store.db.selectFrom('sessions').select('id').where('user_id', '=', u.id).executeTakeFirst(), undefined);
+  });
+
+  it('a product name with a colon still gives an otpauth URI whose account is the username', async () => {
+    assert.equal((await call(s, 'PUT', '/api/v1/branding', { body: { productName: 'Acme: Media' } })).status, 200);
+    try {
+      const u = await makeUser(s, 'mfa-colon');
+      const e = await call(s, 'POST', '/api/auth/mfa/enroll', { token: u.token, body: { password: STRONG } });
+      assert.equal(e.status, 200, JSON.stringify(e.json));
+      const parsed = URI.parse(e.json.otpauthUri);
+      assert.equal(parsed.label, 'mfa-colon');
+      assert.equal(parsed.issuer, 'Acme Media');
+    } finally {
+      await call(s, 'PUT', '/api/v1/branding', { body: { productName: 'kiln' } });
+    }
   });
 
   it('the mfa feature switched off: enroll answers 403 FEATURE_DISABLED', async () => {

@@ -18,6 +18,8 @@ const ACCOUNTS: Record<string, { preferred_username: string; email: string; grou
   linked: { preferred_username: 'linked-sso', email: 'linked@example.test', groups: [] },
   boss: { preferred_username: 'boss-sso', email: 'boss@example.test', groups: [] },
   careful: { preferred_username: 'careful-sso', email: 'careful@example.test', groups: [] },
+  mimic: { preferred_username: 'ADMIN', email: 'mimic@example.test', groups: [] },
+  rising: { preferred_username: 'rising-sso', email: 'rising@example.test', groups: [] },
 };
 
 /** A browser's cookie jar for one origin, enough for the provider's interaction cookies. */
@@ -233,6 +235,35 @@ describe('OIDC sign-in against a real provider', () => {
     } finally {
       s.config.accounts.ssoLinkExisting = false;
     }
+  });
+
+  it('joining the admin group promotes at the next sign-in, in the audit log; a disabled account is not promoted', async () => {
+    const first = await ssoAs('rising');
+    assert.equal(first.json.user.role, 'user');
+    ACCOUNTS.rising!.groups = ['kiln-admins'];
+    const second = await ssoAs('rising');
+    assert.equal(second.status, 200, JSON.stringify(second.json));
+    assert.equal(second.json.user.role, 'admin');
+    const events = (await call(s, 'GET', '/api/v1/admin/audit?event=user.update')).json.events;
+    const promoted = events.find((e: { target: string }) => e.target === 'rising-sso');
+    assert.ok(promoted, JSON.stringify(events));
+    assert.deepEqual(promoted.details.role, { from: 'user', to: 'admin' });
+
+    ACCOUNTS.careful2 = { preferred_username: 'quiet-sso', email: 'quiet@example.test', groups: [] };
+    const quiet = await ssoAs('careful2');
+    assert.equal((await call(s, 'PUT', `/api/auth/users/${quiet.json.user.id}`, { body: { disabled: true } })).status, 200);
+    ACCOUNTS.careful2.groups = ['kiln-admins'];
+    assert.equal((await ssoAs('careful2')).status, 401);
+    const users = (await call(s, 'GET', '/api/auth/users')).json.users;
+    assert.equal(users.find((u: { username: string }) => u.username === 'quiet-sso').role, 'user');
+  });
+
+  it('an IdP user calling itself a case variant of a local name gets a numbered name, not a look-alike', async () => {
+    const r = await ssoAs('mimic');
+    assert.equal(r.status, 200, JSON.stringify(r.json));
+    assert.equal(r.json.created, true);
+    assert.equal(r.json.user.username, 'ADMIN-2');
+    assert.equal(r.json.user.role, 'user');
   });
 
   it('an SSO user with MFA still answers the MFA challenge', async () => {

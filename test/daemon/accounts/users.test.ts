@@ -5,6 +5,9 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
+import type { KilnError } from '../../../src/core/errors.js';
+import { resolveAccountsConfig } from '../../../daemon/accounts/config.js';
+import { resolveConfig } from '../../../daemon/config.js';
 import { makeImage, tempDir } from '../../helpers/fixtures.js';
 import { filePart, form, startServer, type TestServer } from '../../helpers/server.js';
 import { call, makeUser, STRONG } from './http.js';
@@ -25,6 +28,14 @@ describe('users and authority rules', () => {
     assert.equal(r.json.user.password, undefined);
     const dup = await call(s, 'POST', '/api/auth/register', { body: { username: 'ann', password: STRONG } });
     assert.equal(dup.status, 409);
+    // A case variant is the same name to people (and to the login throttle): no look-alike accounts.
+    const variant = await call(s, 'POST', '/api/auth/register', { body: { username: 'ANN', password: STRONG } });
+    assert.equal(variant.status, 409, JSON.stringify(variant.json));
+    assert.equal(variant.json.error.code, 'CONFLICT');
+    // A misspelt field is refused, not ignored (the user would be made without the role asked for).
+    const typo = await call(s, 'POST', '/api/auth/register', { body: { username: 'bob', password: STRONG, rol: 'admin' } });
+    assert.equal(typo.status, 400, JSON.stringify(typo.json));
+    assert.deepEqual(typo.json.error.details, [{ path: 'rol', message: 'unknown' }]);
     const weak = await call(s, 'POST', '/api/auth/register', { body: { username: 'bob', password: 'short' } });
     assert.equal(weak.status, 400);
     assert.equal(weak.json.error.code, 'VALIDATION_ERROR');
@@ -69,6 +80,13 @@ describe('users and authority rules', () => {
     assert.match(demote.json.error.message, /last admin/);
     const del = await call(s, 'DELETE', `/api/auth/users/${adminId}`);
     assert.equal(del.status, 409);
+    // A disabled admin cannot administer: it does not make the enabled one "not the last".
+    const dormant = await makeUser(s, 'dormant-admin', 'admin');
+    assert.equal((await call(s, 'PUT', `/api/auth/users/${dormant.id}`, { body: { disabled: true } })).status, 200);
+    const demoteBeside = await call(s, 'PUT', `/api/auth/users/${adminId}`, { body: { role: 'user' } });
+    assert.equal(demoteBeside.status, 409, JSON.stringify(demoteBeside.json));
+    assert.equal((await call(s, 'DELETE', `/api/auth/users/${adminId}`)).status, 409);
+    assert.equal((await call(s, 'DELETE', `/api/auth/users/${dormant.id}`)).status, 200);
     // With a second admin, demoting the first works.
     const second = await makeUser(s, 'second-admin', 'admin');
     assert.equal((await call(s, 'PUT', `/api/auth/users/${adminId}`, { body: { role: 'user' } })).status, 200);
@@ -229,6 +247,21 @@ describe('change-password, sessions and API keys', () => {
     );
   });
 
+  it('an SSO account (no password) is told it has none to change, not that its current one is wrong', async () => {
+    const u = await makeUser(s, 'sso-only-pw');
+    await s.app.kiln.store.db
+      .updateTable('users')
+      .set({ password_hash: null, sso_provider: 'oidc', sso_subject: 'pw' })
+      .where('id', '=', u.id)
+      .execute();
+    const r = await call(s, 'POST', '/api/auth/change-password', {
+      token: u.token,
+      body: { currentPassword: 'anything-at-all', newPassword: 'Another-Horse-43' },
+    });
+    assert.equal(r.status, 409, JSON.stringify(r.json));
+    assert.equal(r.json.error.reason, 'no-password');
+  });
+
   it('tampered session tokens and API keys are refused', async () => {
     const u = await makeUser(s, 'tamper');
     const key = (await call(s, 'POST', '/api/v1/api-keys', { token: u.token, body: { name: 't' } })).json.key as string;
@@ -271,6 +304,17 @@ describe('change-password, sessions and API keys', () => {
 
     const bad = await call(s, 'POST', '/api/v1/api-keys', { token: u.token, body: { name: 'x', expiresAt: '2001-01-01T00:00:00Z' } });
     assert.equal(bad.status, 400);
+    // A misspelt expiry is refused: ignored, it would have made a key that never expires.
+    const typo = await call(s, 'POST', '/api/v1/api-keys', { token: u.token, body: { name: 'x', expiresInDay: 1 } });
+    assert.equal(typo.status, 400, JSON.stringify(typo.json));
+    assert.deepEqual(typo.json.error.details, [{ path: 'expiresInDay', message: 'unknown' }]);
+    // A key's name is shown in an admin's `kiln keys list`: no terminal escapes or fake lines, not blank.
+    for (const name of ['evil\u001b[2J', 'a\nfake line', '   ']) {
+      const r = await call(s, 'POST', '/api/v1/api-keys', { token: u.token, body: { name } });
+      assert.equal(r.status, 400, `${JSON.stringify(name)}: ${JSON.stringify(r.json)}`);
+      assert.equal(r.json.error.code, 'VALIDATION_ERROR');
+    }
+    assert.equal((await call(s, 'POST', '/api/v1/api-keys', { token: u.token, body: { name: ' laptop ' } })).json.name, 'laptop');
     const both = await call(s, 'POST', '/api/v1/api-keys', {
       token: u.token,
       body: { name: 'x', expiresAt: new Date(Date.now() + 9e6).toISOString(), expiresInDays: 1 },
@@ -296,6 +340,7 @@ describe('change-password, sessions and API keys', () => {
     const u = await makeUser(s, 'ivy');
     const t = (await call(s, 'POST', '/api/v1/teams', { body: { name: 'Ops' } })).json.team;
     assert.equal((await call(s, 'POST', '/api/v1/teams', { body: { name: 'Ops' } })).status, 409);
+    assert.equal((await call(s, 'POST', '/api/v1/teams', { body: { name: 'Ops\u001b[31m' } })).status, 400);
     assert.equal((await call(s, 'PUT', `/api/auth/users/${u.id}`, { body: { team: t.id } })).json.user.team.name, 'Ops');
     assert.equal((await call(s, 'GET', '/api/auth/session', { token: u.token })).json.user.teamId, t.id);
     const renamed = await call(s, 'PUT', `/api/v1/teams/${t.id}`, { body: { name: 'Platform' } });
@@ -328,7 +373,35 @@ describe('change-password, sessions and API keys', () => {
   });
 });
 
+describe('account limits from the environment', () => {
+  it('LOGIN_MAX_FAILURES and API_KEY_CREATE_PER_HOUR below one whole attempt are refused at start (0.5 floored to 0 locked everyone out)', () => {
+    assert.equal(resolveAccountsConfig({ LOGIN_MAX_FAILURES: '3.7' }).loginMaxFailures, 3);
+    for (const name of ['LOGIN_MAX_FAILURES', 'API_KEY_CREATE_PER_HOUR'])
+      for (const bad of ['0.5', '0', '-1'])
+        assert.throws(
+          () => resolveAccountsConfig({ [name]: bad }),
+          (e: KilnError) => e.code === 'USAGE_ERROR' && e.message.includes(name),
+          `${name}=${bad}`,
+        );
+    // A grace past any date made every rotation fail with 500.
+    assert.equal(resolveAccountsConfig({ API_KEY_ROTATE_GRACE_S: '0' }).apiKeyRotateGraceS, 0);
+    assert.throws(() => resolveAccountsConfig({ API_KEY_ROTATE_GRACE_S: '1e13' }), /API_KEY_ROTATE_GRACE_S/);
+  });
+});
+
 describe('session lifetime', () => {
+  it('SESSION_DURATION_HOURS of 0 or past any date is refused at start, not answered with dead or failed sign-ins', () => {
+    const hours = (v: string) => resolveConfig({}, { SESSION_DURATION_HOURS: v }).sessionDurationHours;
+    assert.equal(hours('12'), 12);
+    assert.equal(hours(String(24 * 3650)), 24 * 3650);
+    for (const bad of ['0', '-1', 'abc', '1e12'])
+      assert.throws(
+        () => hours(bad),
+        (e: KilnError) => e.code === 'USAGE_ERROR' && /SESSION_DURATION_HOURS/.test(e.message),
+        bad,
+      );
+  });
+
   it('an expired session gets 401 (SESSION_DURATION_HOURS)', async () => {
     const s = await startServer({ env: { SESSION_DURATION_HOURS: String(1.5 / 3600) } });
     try {
