@@ -139,6 +139,13 @@ export function validatePipeline(raw: unknown): { pipeline: Pipeline; steps: Res
     }
     if (index > 0 && tool.input.kind === 'none')
       problem(`steps.${index}.tool`, `${label}: ${tool.id} takes no input file, so it can only be the first step.`);
+    // A later step is handed the one file the step before made: a tool that needs several (merge-pdf)
+    // would otherwise run on that one alone, since steps run with their counts taken as validated.
+    if (index > 0 && tool.input.kind === 'files' && tool.input.min > 1)
+      problem(
+        `steps.${index}.tool`,
+        `${label}: ${tool.id} needs at least ${tool.input.min} files, but a step after the first is given only the one file the step before it made; make it the first step.`,
+      );
     if ((tool.input.extra ?? []).some((x) => x.required))
       problem(`steps.${index}.tool`, `${label}: ${tool.id} needs a second file, which a pipeline cannot give.`);
     let settings: Record<string, unknown> | undefined;

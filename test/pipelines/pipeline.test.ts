@@ -64,6 +64,19 @@ describe('pipelines', () => {
     );
   });
 
+  it('refuses a several-file tool after the first step: it would get one file', () => {
+    // compress-pdf → merge-pdf used to "merge" the one compressed PDF and answer 200.
+    assert.throws(
+      () => validatePipeline({ steps: [{ tool: 'compress-pdf' }, { tool: 'merge-pdf' }] }),
+      (e: KilnError) =>
+        e.code === 'VALIDATION_ERROR' &&
+        /step 2 \(merge-pdf\).*at least 2 files/.test(e.message) &&
+        JSON.stringify(e.details).includes('steps.1.tool'),
+    );
+    // First, it gets every input; a later tool that takes one file or more is fine.
+    assert.doesNotThrow(() => validatePipeline({ steps: [{ tool: 'merge-pdf' }, { tool: 'compress-pdf' }] }));
+  });
+
   it('runs three image steps in order with step progress', async () => {
     const src = await makeImage(dir, 'p.jpg', 400, 200);
     const r = await run(
