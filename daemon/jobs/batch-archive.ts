@@ -28,16 +28,20 @@ export interface BatchCounts {
   failed: number;
 }
 
-/** Unique names inside one archive, assigned in input order. */
+/**
+ * Unique names inside one archive, assigned in input order. Compared without case: unzipped on macOS or
+ * Windows, Photo.jpg and photo.jpg (or MANIFEST.json and manifest.json) are one file, and the later one
+ * would silently replace the earlier.
+ */
 function namer() {
   const seen = new Set<string>(['manifest.json']);
   return (name: string) => {
     let n = name;
-    for (let i = 2; seen.has(n); i++) {
+    for (let i = 2; seen.has(n.toLowerCase()); i++) {
       const dot = name.lastIndexOf('.');
       n = dot > 0 ? `${name.slice(0, dot)} (${i})${name.slice(dot)}` : `${name} (${i})`;
     }
-    seen.add(n);
+    seen.add(n.toLowerCase());
     return n;
   };
 }
