@@ -73,9 +73,11 @@ const PRODUCES: Record<string, (s: Record<string, unknown>) => string> = {
   'svg-to-raster': (s) => String(s.format ?? 'png'),
   vectorize: () => 'svg',
   'split-pdf': (s) => (s.mode === 'every' ? 'zip' : 'pdf'),
+  // Its `format` is a colour notation (hex, rgb), not a file type: JSON, or the PNG strip with swatch.
+  'color-palette': (s) => (s.swatch ? 'png' : 'json'),
 };
 const ZIP_TOOLS = new Set(['split', 'favicon', 'bulk-rename', 'video-to-frames', 'split-audio']);
-const DATA_TOOLS = new Set(['info', 'find-duplicates', 'barcode-read', 'image-to-base64', 'pdf-metadata-read']);
+const DATA_TOOLS = new Set(['info', 'find-duplicates', 'barcode-read', 'image-to-base64', 'pdf-metadata-read', 'ocr']);
 
 function kindOf(ext: string): FileKind {
   const e = ext.toLowerCase().replace(/^\./, '');

@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import type { KilnError } from '../../src/core/errors.js';
 import { createWorkspace } from '../../src/core/workspace.js';
 import { producedKind, runPipeline, validatePipeline } from '../../src/pipelines/pipeline.js';
+import { TOOLS } from '../../src/tools/index.js';
 import { inputFile } from '../../src/tools/run-tool.js';
 import { makeImage, tempDir } from '../helpers/fixtures.js';
 
@@ -125,6 +126,23 @@ describe('pipelines', () => {
     );
     const m = await sharp(r.buf).metadata();
     assert.deepEqual([m.format, m.width], ['png', 32]);
+  });
+
+  it('knows a tool that answers JSON makes no image for the next step (ocr, color-palette)', () => {
+    // ocr → resize used to pass validation, run the whole OCR, then fail with resize refusing a.json.
+    assert.throws(
+      () => validatePipeline({ steps: [{ tool: 'ocr' }, { tool: 'resize', settings: { width: 10 } }] }),
+      (e: KilnError) => e.code === 'VALIDATION_ERROR' && /step 2 \(resize\).*step 1 produces json/.test(e.message),
+    );
+    // color-palette's format is a colour notation: JSON by default, its PNG strip with swatch.
+    assert.throws(
+      () => validatePipeline({ steps: [{ tool: 'color-palette' }, { tool: 'resize', settings: { width: 10 } }] }),
+      (e: KilnError) => /step 1 produces json/.test(e.message),
+    );
+    assert.doesNotThrow(() => validatePipeline({ steps: [{ tool: 'color-palette', settings: { swatch: true } }, { tool: 'png-to-jpg' }] }));
+    // Every tool that declares a JSON answer is known to make one.
+    for (const tool of TOOLS.filter((t) => /^JSON\b/.test(t.output) && t.input.kind !== 'none'))
+      assert.equal(producedKind(tool, tool.settings.parse({}), undefined)?.ext, 'json', tool.id);
   });
 
   it('knows a preset makes its own output type: jpg-to-pdf then rotate-pdf', async () => {
