@@ -73,6 +73,12 @@ const PRODUCES: Record<string, (s: Record<string, unknown>) => string> = {
   'svg-to-raster': (s) => String(s.format ?? 'png'),
   vectorize: () => 'svg',
   'split-pdf': (s) => (s.mode === 'every' ? 'zip' : 'pdf'),
+  // Always PNG, whatever the input's format (the transparency of the circle, a chart, restored faces).
+  'circle-crop': () => 'png',
+  'enhance-faces': () => 'png',
+  histogram: () => 'png',
+  collage: () => 'png',
+  stitch: () => 'png',
   // Its `format` is a colour notation (hex, rgb), not a file type: JSON, or the PNG strip with swatch.
   'color-palette': (s) => (s.swatch ? 'png' : 'json'),
 };

@@ -128,6 +128,17 @@ describe('pipelines', () => {
     assert.deepEqual([m.format, m.width], ['png', 32]);
   });
 
+  it('knows a tool that always writes PNG makes PNG for the next step, whatever it was given', async () => {
+    // circle-crop → jpg-to-webp on a JPEG passed validation, cropped, then failed on a-circle.png (exit 3).
+    assert.throws(
+      () => validatePipeline({ steps: [{ tool: 'circle-crop' }, { tool: 'jpg-to-webp' }] }),
+      (e: KilnError) => e.code === 'VALIDATION_ERROR' && /step 2 \(jpg-to-webp\).*step 1 produces png/.test(e.message),
+    );
+    const r = await run({ steps: [{ tool: 'circle-crop' }, { tool: 'png-to-webp' }] }, await makeImage(dir, 'round.jpg', 40, 40));
+    const m = await sharp(r.buf).metadata();
+    assert.deepEqual([m.format, m.width, m.hasAlpha], ['webp', 40, true]);
+  });
+
   it('knows a tool that answers JSON makes no image for the next step (ocr, color-palette)', () => {
     // ocr → resize used to pass validation, run the whole OCR, then fail with resize refusing a.json.
     assert.throws(
