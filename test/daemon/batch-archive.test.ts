@@ -7,7 +7,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { buffer } from 'node:stream/consumers';
 import { describe, it } from 'node:test';
-import { batchArchive, type ManifestItem } from '../../daemon/jobs/batch-archive.js';
+import { batchArchive, batchArchiveName, type ManifestItem } from '../../daemon/jobs/batch-archive.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { readZip } from '../helpers/zip.js';
 
@@ -40,5 +40,11 @@ describe('batch archive', () => {
       manifest.items.map((m: ManifestItem) => m.output),
       names.slice(0, 3),
     );
+  });
+
+  it('is named so that any system can save it: no colon from a pipeline target', () => {
+    assert.equal(batchArchiveName('png-to-jpg'), 'png-to-jpg-batch.zip');
+    // It was pipeline:web.thumbs-batch.zip.
+    assert.equal(batchArchiveName('pipeline:web.thumbs'), 'pipeline-web.thumbs-batch.zip');
   });
 });
