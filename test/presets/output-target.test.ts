@@ -4,7 +4,7 @@
  * stable code, the other inputs' outputs kept and no hidden partial file left behind.
  */
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import sharp from 'sharp';
@@ -35,5 +35,19 @@ describe('preset output targets', () => {
     const ok = await kiln(['png-to-jpg', a, '-o', 'new/sub/a.jpg', '--local'], { cwd: dir });
     assert.equal(ok.code, 0, ok.stderr);
     assert.equal((await sharp(path.join(dir, 'new/sub/a.jpg')).metadata()).format, 'jpeg');
+  });
+
+  it('names an output that cannot be written, keeps the others and leaves no partial file', async () => {
+    const a = await makeImage(dir, 'c.png', 8, 8, { format: 'png' });
+    const b = await makeImage(dir, 'd.png', 8, 8, { format: 'png' });
+    const out = path.join(dir, 'out');
+    mkdirSync(path.join(out, 'c.jpg'), { recursive: true });
+    const r = await kiln(['png-to-jpg', a, b, '-o', `${out}/`, '--local'], { cwd: dir });
+    assert.equal(r.code, EXIT.PARTIAL, r.stderr);
+    // It was the raw rename error naming the hidden .c.jpg.kiln-partial-… file.
+    assert.match(r.stderr, /Cannot write out\/c\.jpg: a directory of that name is in the way/);
+    assert.doesNotMatch(r.stderr, /kiln-partial/);
+    assert.deepEqual(readdirSync(out).sort(), ['c.jpg', 'd.jpg']);
+    assert.equal((await sharp(path.join(out, 'd.jpg')).metadata()).format, 'jpeg');
   });
 });
