@@ -33,6 +33,20 @@ const threeSteps = () =>
   });
 
 describe('kiln pipeline (local)', () => {
+  it('refuses a --concurrency that is no whole number >= 1 before running, as a tool does', async () => {
+    const a = await makeImage(dir, 'conc.jpg', 20, 10);
+    const out = path.join(dir, 'conc') + '/';
+    for (const bad of ['abc', '0', '1.5']) {
+      // 'abc' was Number('abc') = NaN, taken as "the default": exit 0.
+      const r = await kiln(['pipeline', 'run', threeSteps(), a, '-o', out, '--concurrency', bad, '--local']);
+      assert.equal(r.code, EXIT.USAGE, `${bad}: ${r.stderr}`);
+      assert.match(r.stderr, /--concurrency takes a whole number >= 1/);
+      const tool = await kiln(['resize', a, '--width', '5', '-o', out, '--concurrency', bad, '--local']);
+      assert.equal(tool.code, EXIT.USAGE, `${bad}: ${tool.stderr}`);
+    }
+    assert.equal((await kiln(['pipeline', 'run', threeSteps(), a, '-o', out, '--concurrency', '2', '--local'])).code, 0);
+  });
+
   it('runs three image steps on two inputs into a directory', async () => {
     const a = await makeImage(dir, 'a.jpg', 80, 40);
     const b = await makeImage(dir, 'b.png', 80, 40, { format: 'png' });

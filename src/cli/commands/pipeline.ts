@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { KilnError } from '../../core/errors.js';
 import { pipelineLabel, pipelineTool, type ResolvedStep, resolveToolOrPreset, validatePipeline } from '../../pipelines/pipeline.js';
-import { batchExitCode, expandInputs, runLocal } from '../local-runner.js';
+import { batchExitCode, expandInputs, parseConcurrency, runLocal } from '../local-runner.js';
 import { writePolicy } from '../output-naming.js';
 
 export function pipelineDir(): string {
@@ -61,6 +61,8 @@ export async function pipelineRunCommand(
     concurrency?: string;
   },
 ): Promise<void> {
+  // As for a tool: `--concurrency abc` was taken as NaN and the batch ran with the default.
+  const concurrency = parseConcurrency(o.concurrency);
   const ac = new AbortController();
   process.once('SIGINT', () => ac.abort());
   // A pipeline file here runs here; otherwise NAME is a pipeline saved on the server (when there is one).
@@ -81,7 +83,7 @@ export async function pipelineRunCommand(
     force: o.force,
     noClobber: writePolicy(o).clobber === false,
     zip: o.zip,
-    concurrency: o.concurrency ? Number(o.concurrency) : undefined,
+    concurrency,
     signal: ac.signal,
   };
   const results = server
