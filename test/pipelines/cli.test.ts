@@ -133,6 +133,29 @@ describe('kiln pipeline save|list and kiln files against a server', () => {
     assert.equal(run.status, 200);
   });
 
+  it('runs a pipeline whose first step takes no file, locally and saved on the server', async () => {
+    // kiln pipeline run needed <inputs...>, and the server's run route wanted multipart with a "file".
+    const file = writeJson('qr.json', {
+      name: 'qr',
+      steps: [{ tool: 'qr-generate', settings: { data: 'hello', size: 120 } }, { tool: 'png-to-jpg' }],
+    });
+    for (const [where, ref, extra] of [
+      ['local', file, ['--local']],
+      ['server', 'qr', []],
+    ] as const) {
+      if (where === 'server') assert.equal((await kiln(['pipeline', 'save', file], { env })).code, 0);
+      const out = path.join(dir, `qr-${where}`) + '/';
+      const r = await kiln(['pipeline', 'run', ref, '-o', out, '--json', ...extra], { env });
+      assert.equal(r.code, 0, `${where}: ${r.stderr}`);
+      const meta = await sharp(readFileSync(JSON.parse(r.stdout).output)).metadata();
+      assert.equal(meta.format, 'jpeg', where);
+    }
+    // A pipeline that takes a file still needs one.
+    const web = await kiln(['pipeline', 'run', threeSteps(), '--local'], { env });
+    assert.equal(web.code, EXIT.USAGE, web.stderr);
+    assert.match(web.stderr, /needs an input file/);
+  });
+
   it('uploads, lists, shows versions, downloads and removes library items', async () => {
     const png = await makeImage(dir, 'lib.png', 30, 30, { format: 'png' });
     const up = await kiln(['files', 'upload', png, '--json'], { env });
