@@ -4,7 +4,7 @@
  * on a local data dir.
  */
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { PDFDocument } from '@cantoo/pdf-lib';
@@ -90,6 +90,15 @@ describe('kiln pipeline (local)', () => {
     const ok = await kiln(['pipeline', 'validate', threeSteps()]);
     assert.equal(ok.code, 0, ok.stderr);
     assert.match(ok.stdout, /resize → rotate → convert/);
+  });
+
+  it('says a directory given as the pipeline is one, not "invalid JSON: EISDIR"', async () => {
+    const folder = path.join(dir, 'pipelines-folder');
+    mkdirSync(folder, { recursive: true });
+    const r = await kiln(['pipeline', 'validate', folder]);
+    assert.equal(r.code, EXIT.USAGE, r.stderr);
+    assert.match(r.stderr, /pipelines-folder is a directory; give a pipeline file/);
+    assert.doesNotMatch(r.stderr, /EISDIR|not valid JSON/);
   });
 });
 

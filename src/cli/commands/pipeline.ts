@@ -4,7 +4,7 @@
  * `kiln pipeline validate FILE.json` checks it without running. NAME is looked up in
  * `$XDG_CONFIG_HOME/kiln/pipelines/NAME.json`.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { KilnError } from '../../core/errors.js';
@@ -26,8 +26,11 @@ export function localPipelineFile(ref: string): string | undefined {
 export function loadPipelineFile(ref: string): { raw: unknown; file: string } {
   const file = localPipelineFile(ref) ?? path.join(pipelineDir(), `${ref}.json`);
   if (!existsSync(file)) throw new KilnError('NOT_FOUND', `No pipeline file ${ref} (nor ${file}).`);
+  // Reading and parsing fail apart: a directory is not "invalid JSON: EISDIR".
+  if (statSync(file).isDirectory()) throw new KilnError('USAGE_ERROR', `${file} is a directory; give a pipeline file (NAME.json).`);
+  const text = readFileSync(file, 'utf8');
   try {
-    return { raw: JSON.parse(readFileSync(file, 'utf8')), file };
+    return { raw: JSON.parse(text), file };
   } catch (e) {
     throw new KilnError('VALIDATION_ERROR', `${file} is not valid JSON: ${(e as Error).message}`);
   }
