@@ -59,6 +59,7 @@ export async function readMultipart(request: FastifyRequest, dir: string, limits
   }
   const live = await request.server.kiln.limits.forUser(request.user);
   const maxFileBytes = limits.maxFileBytes ?? live.maxUploadMb * MB;
+  const maxFiles = limits.maxFiles ?? 1000;
   const quota = await chargeQuota(store.db, request.user?.id, live.userQuotaMb, declared).catch(async (e: unknown) => {
     await drainBody(request);
     throw e;
@@ -83,7 +84,7 @@ export async function readMultipart(request: FastifyRequest, dir: string, limits
     const iter = request
       .parts({
         // busboy's own limits one past ours, so going over is seen here and answered with our message.
-        limits: { fileSize: maxFileBytes, files: limits.maxFiles ?? 1000, fields: MAX_FIELDS + 1, fieldSize: maxField, parts: 1200 },
+        limits: { fileSize: maxFileBytes, files: maxFiles, fields: MAX_FIELDS + 1, fieldSize: maxField, parts: 1200 },
       })
       [Symbol.asyncIterator]();
     // The first next() sets the parser up and pipes the body into it: only then may the guard listen
@@ -156,10 +157,17 @@ export async function readMultipart(request: FastifyRequest, dir: string, limits
   } catch (e) {
     wire?.stop();
     quota.release();
-    if (e instanceof KilnError && e.code === 'LIMIT_EXCEEDED') await drainBody(request);
+    const code = (e as { code?: string }).code;
+    if ((e instanceof KilnError && e.code === 'LIMIT_EXCEEDED') || code === 'FST_FILES_LIMIT') await drainBody(request);
     // busboy's own fields limit (one past ours) surfaces as its error: answer with ours.
-    if ((e as { code?: string }).code === 'FST_FIELDS_LIMIT')
+    if (code === 'FST_FIELDS_LIMIT')
       throw new KilnError('LIMIT_EXCEEDED', `Too many form fields: at most ${MAX_FIELDS}.`, { details: { limit: MAX_FIELDS }, cause: e });
+    // Its files limit is ours: say what the limit is, not busboy's "reach files limit".
+    if (code === 'FST_FILES_LIMIT')
+      throw new KilnError('LIMIT_EXCEEDED', `Too many files: at most ${maxFiles} in one request.`, {
+        details: { limit: maxFiles },
+        cause: e,
+      });
     throw e;
   }
   wire.stop();

@@ -28,23 +28,31 @@ export interface BatchCounts {
   failed: number;
 }
 
-/** Unique names inside one archive, assigned in input order. */
+/**
+ * Unique names inside one archive, assigned in input order. Compared without case: unzipped on macOS or
+ * Windows, Photo.jpg and photo.jpg (or MANIFEST.json and manifest.json) are one file, and the later one
+ * would silently replace the earlier.
+ */
 function namer() {
   const seen = new Set<string>(['manifest.json']);
   return (name: string) => {
     let n = name;
-    for (let i = 2; seen.has(n); i++) {
+    for (let i = 2; seen.has(n.toLowerCase()); i++) {
       const dot = name.lastIndexOf('.');
       n = dot > 0 ? `${name.slice(0, dot)} (${i})${name.slice(dot)}` : `${name} (${i})`;
     }
-    seen.add(n);
+    seen.add(n.toLowerCase());
     return n;
   };
 }
 
-/** The archive's name, as answered and as kept as a job's output. */
+/**
+ * The archive's name, as answered and as kept as a job's output. A pipeline's target id is
+ * `pipeline:<name>`: a colon is no file name on Windows (a browser renames it, `curl -OJ` fails there),
+ * so it is `pipeline-<name>-batch.zip`.
+ */
 export function batchArchiveName(tool: string): string {
-  return `${tool}-batch.zip`;
+  return `${tool.replace(/[^\w.-]+/g, '-')}-batch.zip`;
 }
 
 export function countItems(items: ManifestItem[]): BatchCounts {

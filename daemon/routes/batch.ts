@@ -36,14 +36,21 @@ export async function batchRoutes(app: FastifyInstance): Promise<void> {
     const { section, toolId } = request.params as { section: string; toolId: string };
     const t = findTarget(toolId);
     if (t && t.section === section && !t.batchable) {
-      throw new KilnError(
-        'NOT_FOUND',
-        `${toolId} has no batch route: it takes ${t.tool.input.kind === 'files' ? 'several files in one run' : t.tool.input.kind === 'none' ? 'no input file' : 'a required second file'}. Use POST ${routeOf(t)}.`,
-      );
+      throw new KilnError('NOT_FOUND', `${toolId} has no batch route: ${whyNoBatch(t.tool)}. Use POST ${routeOf(t)}.`);
     }
     if (t && !t.batchable) throw new KilnError('NOT_FOUND', `${toolId} has no batch route; it runs at POST ${routeOf(t)}.`);
     throw misrouted(section, toolId, '/batch');
   });
+}
+
+/** Why a tool is not batched, in its own terms (remove-background's second file is optional, say). */
+function whyNoBatch(tool: Target['tool']): string {
+  const input = tool.input;
+  if (input.kind === 'files') return 'it takes several files in one run';
+  if (input.kind === 'none') return 'it takes no input file';
+  const second = (input.extra ?? []).find((x) => x.required);
+  if (second) return 'it takes a required second file';
+  return 'it is not one of the batch tools (catalog: batchEligible false)';
 }
 
 /**

@@ -49,6 +49,16 @@ function fromField(fields: Map<string, string>): Resolved {
   return toTarget(raw);
 }
 
+/** A JSON body's fields as the text fields of a form (an object value, such as "pipeline", as its JSON). */
+function jsonFields(body: unknown): Map<string, string> {
+  if (body === undefined || body === null) return new Map();
+  if (typeof body !== 'object' || Array.isArray(body))
+    throw new KilnError('VALIDATION_ERROR', 'The JSON body must be an object.', {
+      details: [{ path: 'body', message: 'expected an object' }],
+    });
+  return new Map(Object.entries(body).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]));
+}
+
 function jsonBody(request: FastifyRequest): unknown {
   if (request.isMultipart()) throw new KilnError('VALIDATION_ERROR', 'Send the pipeline as a JSON body (content-type application/json).');
   return request.body;
@@ -138,13 +148,16 @@ async function runOne(
   const { jobs, config } = app.kiln;
   const { id, workDir, inDir } = await jobs.allocate();
   try {
-    if (!request.isMultipart())
+    const multipart = request.isMultipart();
+    // A JSON body (or none) is a request without an upload, as for a tool that takes no file: a pipeline
+    // whose first step makes its own input (qr-generate → png-to-jpg), which `kiln pipeline run NAME` sends so.
+    const parsed = multipart ? await readMultipart(request, inDir, {}) : { parts: [], fields: jsonFields(request.body) };
+    // Validation of every step happens here, before the upload is queued.
+    const { target, record, definition } = resolve(parsed.fields);
+    if (!multipart && target.tool.input.kind !== 'none')
       throw new KilnError('VALIDATION_ERROR', 'Send multipart/form-data with the input in "file" (or a library item in "fileId").', {
         details: [{ path: 'file', message: 'required' }],
       });
-    const parsed = await readMultipart(request, inDir, {});
-    // Validation of every step happens here, before the upload is queued.
-    const { target, record, definition } = resolve(parsed.fields);
     const fileId = parsed.fields.get('fileId');
     const library = app.kiln.fileLibrary;
     if (fileId && !library)

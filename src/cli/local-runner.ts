@@ -228,6 +228,14 @@ export function stripExit(r: ItemResult): Omit<ItemResult, 'exitCode'> {
   return rest;
 }
 
+/** `--concurrency N` of a batch (tools and pipelines): a whole number >= 1, or undefined for the default. */
+export function parseConcurrency(raw: string | undefined): number | undefined {
+  if (raw === undefined) return undefined;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1) throw new KilnError('USAGE_ERROR', `--concurrency takes a whole number >= 1 (got "${raw}").`);
+  return n;
+}
+
 export function batchExitCode(results: ItemResult[]): number {
   const failed = results.filter((r) => !r.ok);
   if (failed.length === 0) return EXIT.OK;

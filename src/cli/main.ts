@@ -8,7 +8,7 @@ import { closestName } from '../core/settings.js';
 import { loadTool, toolIds } from '../tools/lazy.js';
 import { findPreset, PRESETS, presetTool } from '../tools/presets.js';
 import { restoreCaEnv, trustDeferredCa } from './deferred-ca.js';
-import { batchExitCode, expandInputs, runLocal, type LocalRunRequest } from './local-runner.js';
+import { batchExitCode, expandInputs, parseConcurrency, runLocal, type LocalRunRequest } from './local-runner.js';
 import { writePolicy } from './output-naming.js';
 import { buildToolCommand, camelFlag, inFlagWords, settingsFromOptions, type ToolCommandOptions } from './tool-command.js';
 import type { Tool } from '../core/tool.js';
@@ -99,9 +99,12 @@ async function runToolCommand(inv: Invocation, argv: string[]): Promise<void> {
       interrupted ??= sig;
       ac.abort();
     });
-  const concurrency = opts.concurrency ? Number(opts.concurrency) : undefined;
-  if (concurrency !== undefined && (!Number.isInteger(concurrency) || concurrency < 1))
-    fail(new KilnError('USAGE_ERROR', '--concurrency takes a whole number >= 1.'));
+  let concurrency: number | undefined;
+  try {
+    concurrency = parseConcurrency(opts.concurrency);
+  } catch (e) {
+    fail(e);
+  }
   const request: LocalRunRequest = {
     tool: inv.tool,
     name: inv.name,

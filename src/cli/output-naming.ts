@@ -46,9 +46,27 @@ export function parseOutputOption(o: string | undefined, inputCount: number, opt
     return { kind: 'stdout' };
   }
   const isDir = o.endsWith('/') || o.endsWith(path.sep) || (existsSync(o) && statSync(o).isDirectory());
-  if (isDir) return { kind: 'dir', path: path.resolve(o) };
+  if (isDir) {
+    refuseFileInPath(o, path.resolve(o));
+    return { kind: 'dir', path: path.resolve(o) };
+  }
   if (inputCount > 1) throw new KilnError('USAGE_ERROR', `Several inputs need an output directory: -o ${o}/`);
+  refuseFileInPath(o, path.dirname(path.resolve(o)));
   return { kind: 'file', path: path.resolve(o) };
+}
+
+/**
+ * Before any work: the directory the outputs go to must be one, or be creatable. `-o notes.txt/` (an
+ * existing file) or `-o notes.txt/x.jpg` used to run every input and then fail each with mkdir's EEXIST.
+ */
+function refuseFileInPath(o: string, dir: string): void {
+  for (let d = dir; ; d = path.dirname(d)) {
+    if (existsSync(d)) {
+      if (statSync(d).isDirectory()) return;
+      throw new KilnError('USAGE_ERROR', `-o ${o}: ${path.relative(process.cwd(), d) || d} is a file, not a directory; choose another -o.`);
+    }
+    if (path.dirname(d) === d) return;
+  }
 }
 
 /** A name that came from a tool or a server, reduced to a plain base name (`../../x` → `x`). */

@@ -9,6 +9,7 @@ import { copyFile, mkdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { KilnError } from '../core/errors.js';
 
 /** `from` is a finished file (moved, or copied across file systems) or a stream (a download). */
 export async function writeOutput(from: string | Readable, dest: string, signal?: AbortSignal): Promise<void> {
@@ -17,9 +18,9 @@ export async function writeOutput(from: string | Readable, dest: string, signal?
     await pipeline(src, process.stdout, { end: false, ...(signal ? { signal } : {}) } as never);
     return;
   }
-  await mkdir(path.dirname(dest), { recursive: true });
   const tmp = path.join(path.dirname(dest), `.${path.basename(dest)}.kiln-partial-${process.pid}-${randomUUID().slice(0, 8)}`);
   try {
+    await mkdir(path.dirname(dest), { recursive: true });
     if (typeof from === 'string') {
       try {
         await rename(from, tmp);
@@ -30,6 +31,26 @@ export async function writeOutput(from: string | Readable, dest: string, signal?
     await rename(tmp, dest);
   } catch (e) {
     await rm(tmp, { force: true });
-    throw e;
+    throw writeFailure(e, dest);
   }
 }
+
+/** Why the destination cannot be written, naming it (not the hidden temp name) with a stable code. */
+function writeFailure(e: unknown, dest: string): unknown {
+  const code = (e as NodeJS.ErrnoException).code;
+  const why = WRITE_ERRORS[code ?? ''];
+  if (!why) return e;
+  const shown = path.relative(process.cwd(), dest) || dest;
+  return new KilnError(code === 'ENOSPC' ? 'UNAVAILABLE' : 'USAGE_ERROR', `Cannot write ${shown}: ${why} (${code}).`, { cause: e });
+}
+
+const WRITE_ERRORS: Record<string, string> = {
+  EACCES: 'permission denied; choose another -o',
+  EPERM: 'not permitted; choose another -o',
+  EROFS: 'the file system is read-only; choose another -o',
+  ENOENT: 'its directory cannot be created there; choose another -o',
+  ENOTDIR: 'a part of its path is a file, not a directory; choose another -o',
+  EISDIR: 'a directory of that name is in the way; choose another -o',
+  EEXIST: 'a part of its path is a file, not a directory; choose another -o',
+  ENOSPC: 'no space left on the device',
+};

@@ -233,7 +233,8 @@ export function topProgram(): Command {
     )
     .option('--local', 'never use a server: NAME must be a local pipeline file')
     .argument('<pipeline>', 'FILE.json or NAME')
-    .argument('<inputs...>', 'input files (globs allowed)')
+    // Optional: a pipeline whose first step makes its own input (qr-generate → png-to-jpg) takes none.
+    .argument('[inputs...]', 'input files (globs allowed); none when the first step takes no file (qr-generate)')
     .option('-o, --output <path>', 'output file, directory ending in / (created), or a %d pattern for several files')
     .option('--json', 'one JSON result line per input')
     .option('-q, --quiet', 'no progress bar')

@@ -73,9 +73,17 @@ const PRODUCES: Record<string, (s: Record<string, unknown>) => string> = {
   'svg-to-raster': (s) => String(s.format ?? 'png'),
   vectorize: () => 'svg',
   'split-pdf': (s) => (s.mode === 'every' ? 'zip' : 'pdf'),
+  // Always PNG, whatever the input's format (the transparency of the circle, a chart, restored faces).
+  'circle-crop': () => 'png',
+  'enhance-faces': () => 'png',
+  histogram: () => 'png',
+  collage: () => 'png',
+  stitch: () => 'png',
+  // Its `format` is a colour notation (hex, rgb), not a file type: JSON, or the PNG strip with swatch.
+  'color-palette': (s) => (s.swatch ? 'png' : 'json'),
 };
 const ZIP_TOOLS = new Set(['split', 'favicon', 'bulk-rename', 'video-to-frames', 'split-audio']);
-const DATA_TOOLS = new Set(['info', 'find-duplicates', 'barcode-read', 'image-to-base64', 'pdf-metadata-read']);
+const DATA_TOOLS = new Set(['info', 'find-duplicates', 'barcode-read', 'image-to-base64', 'pdf-metadata-read', 'ocr']);
 
 function kindOf(ext: string): FileKind {
   const e = ext.toLowerCase().replace(/^\./, '');
@@ -139,6 +147,13 @@ export function validatePipeline(raw: unknown): { pipeline: Pipeline; steps: Res
     }
     if (index > 0 && tool.input.kind === 'none')
       problem(`steps.${index}.tool`, `${label}: ${tool.id} takes no input file, so it can only be the first step.`);
+    // A later step is handed the one file the step before made: a tool that needs several (merge-pdf)
+    // would otherwise run on that one alone, since steps run with their counts taken as validated.
+    if (index > 0 && tool.input.kind === 'files' && tool.input.min > 1)
+      problem(
+        `steps.${index}.tool`,
+        `${label}: ${tool.id} needs at least ${tool.input.min} files, but a step after the first is given only the one file the step before it made; make it the first step.`,
+      );
     if ((tool.input.extra ?? []).some((x) => x.required))
       problem(`steps.${index}.tool`, `${label}: ${tool.id} needs a second file, which a pipeline cannot give.`);
     let settings: Record<string, unknown> | undefined;

@@ -420,6 +420,11 @@ describe('daemon HTTP API', () => {
     const wrong = await post(s, '/api/v1/tools/pdf/resize/batch', await form({ files: [await filePart(jpg)] }));
     assert.equal(wrong.status, 404);
     assert.match(wrong.json.error.message, /\/api\/v1\/tools\/image\/resize\/batch/);
+    // Not batched, and not for a second file: remove-background's backgroundImage is optional.
+    const unbatched = await post(s, '/api/v1/tools/image/remove-background/batch', await form({ files: [await filePart(jpg)] }));
+    assert.equal(unbatched.status, 404);
+    assert.doesNotMatch(unbatched.json.error.message, /second file/);
+    assert.match(unbatched.json.error.message, /not one of the batch tools.*POST \/api\/v1\/tools\/image\/remove-background\./);
   });
 
   it('requires credentials: 401 without, with a bad token, and after logout', async () => {

@@ -4,7 +4,7 @@
  * of that length and freezing every other request.
  */
 import assert from 'node:assert/strict';
-import { writeFile } from 'node:fs/promises';
+import { readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { PDFDocument } from '@cantoo/pdf-lib';
@@ -54,6 +54,24 @@ describe('indexed upload fields', () => {
     assert.match((await above.json()).error.message, /sig0 to sig99/);
     const dup = await post({ file: await filePart(pdf), sig0: await filePart(sig), placements: '[]' });
     assert.notEqual(dup.status, 500);
+  });
+
+  it('refuses a batch of more than 500 files naming the limit, and keeps no job', async () => {
+    const png = await filePart(await makeImage(dir, 'tiny.png', 2, 2, { format: 'png' }));
+    const jobs = () => readdir(path.join(s.dataDir, 'jobs')).catch(() => []);
+    const before = await jobs();
+    const res = await fetch(`${s.url}/api/v1/tools/image/png-to-jpg/batch`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${s.token}` },
+      body: await form({ files: Array.from({ length: 501 }, () => png) }),
+    });
+    assert.equal(res.status, 413);
+    const body = (await res.json()) as { error: { code: string; message: string; details: unknown } };
+    // It used to be busboy's own words: "Too many parts in the upload: reach files limit".
+    assert.equal(body.error.code, 'LIMIT_EXCEEDED');
+    assert.match(body.error.message, /^Too many files: at most 500 in one request/);
+    assert.deepEqual(body.error.details, { limit: 500 });
+    assert.deepEqual(await jobs(), before);
   });
 
   it('keeps the order of the indices it takes (sig0 and sig3 are the first and second signature)', async () => {

@@ -4,7 +4,7 @@
  * on a local data dir.
  */
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { PDFDocument } from '@cantoo/pdf-lib';
@@ -33,6 +33,20 @@ const threeSteps = () =>
   });
 
 describe('kiln pipeline (local)', () => {
+  it('refuses a --concurrency that is no whole number >= 1 before running, as a tool does', async () => {
+    const a = await makeImage(dir, 'conc.jpg', 20, 10);
+    const out = path.join(dir, 'conc') + '/';
+    for (const bad of ['abc', '0', '1.5']) {
+      // 'abc' was Number('abc') = NaN, taken as "the default": exit 0.
+      const r = await kiln(['pipeline', 'run', threeSteps(), a, '-o', out, '--concurrency', bad, '--local']);
+      assert.equal(r.code, EXIT.USAGE, `${bad}: ${r.stderr}`);
+      assert.match(r.stderr, /--concurrency takes a whole number >= 1/);
+      const tool = await kiln(['resize', a, '--width', '5', '-o', out, '--concurrency', bad, '--local']);
+      assert.equal(tool.code, EXIT.USAGE, `${bad}: ${tool.stderr}`);
+    }
+    assert.equal((await kiln(['pipeline', 'run', threeSteps(), a, '-o', out, '--concurrency', '2', '--local'])).code, 0);
+  });
+
   it('runs three image steps on two inputs into a directory', async () => {
     const a = await makeImage(dir, 'a.jpg', 80, 40);
     const b = await makeImage(dir, 'b.png', 80, 40, { format: 'png' });
@@ -77,6 +91,15 @@ describe('kiln pipeline (local)', () => {
     assert.equal(ok.code, 0, ok.stderr);
     assert.match(ok.stdout, /resize → rotate → convert/);
   });
+
+  it('says a directory given as the pipeline is one, not "invalid JSON: EISDIR"', async () => {
+    const folder = path.join(dir, 'pipelines-folder');
+    mkdirSync(folder, { recursive: true });
+    const r = await kiln(['pipeline', 'validate', folder]);
+    assert.equal(r.code, EXIT.USAGE, r.stderr);
+    assert.match(r.stderr, /pipelines-folder is a directory; give a pipeline file/);
+    assert.doesNotMatch(r.stderr, /EISDIR|not valid JSON/);
+  });
 });
 
 describe('kiln pipeline save|list and kiln files against a server', () => {
@@ -117,6 +140,29 @@ describe('kiln pipeline save|list and kiln files against a server', () => {
       })(),
     });
     assert.equal(run.status, 200);
+  });
+
+  it('runs a pipeline whose first step takes no file, locally and saved on the server', async () => {
+    // kiln pipeline run needed <inputs...>, and the server's run route wanted multipart with a "file".
+    const file = writeJson('qr.json', {
+      name: 'qr',
+      steps: [{ tool: 'qr-generate', settings: { data: 'hello', size: 120 } }, { tool: 'png-to-jpg' }],
+    });
+    for (const [where, ref, extra] of [
+      ['local', file, ['--local']],
+      ['server', 'qr', []],
+    ] as const) {
+      if (where === 'server') assert.equal((await kiln(['pipeline', 'save', file], { env })).code, 0);
+      const out = path.join(dir, `qr-${where}`) + '/';
+      const r = await kiln(['pipeline', 'run', ref, '-o', out, '--json', ...extra], { env });
+      assert.equal(r.code, 0, `${where}: ${r.stderr}`);
+      const meta = await sharp(readFileSync(JSON.parse(r.stdout).output)).metadata();
+      assert.equal(meta.format, 'jpeg', where);
+    }
+    // A pipeline that takes a file still needs one.
+    const web = await kiln(['pipeline', 'run', threeSteps(), '--local'], { env });
+    assert.equal(web.code, EXIT.USAGE, web.stderr);
+    assert.match(web.stderr, /needs an input file/);
   });
 
   it('uploads, lists, shows versions, downloads and removes library items', async () => {

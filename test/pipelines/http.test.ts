@@ -133,6 +133,7 @@ describe('pipelines over HTTP', () => {
     });
     assert.equal(res.status, 200);
     assert.equal(res.headers.get('content-type'), 'application/zip');
+    assert.match(res.headers.get('content-disposition') ?? '', /filename="pipeline-thumbs-batch\.zip"/);
     // As a tool's batch: the counts in the headers, the inputs in order.
     assert.deepEqual(
       ['x-batch-total', 'x-batch-succeeded', 'x-batch-failed'].map((h) => res.headers.get(h)),

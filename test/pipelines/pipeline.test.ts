@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import type { KilnError } from '../../src/core/errors.js';
 import { createWorkspace } from '../../src/core/workspace.js';
 import { producedKind, runPipeline, validatePipeline } from '../../src/pipelines/pipeline.js';
+import { TOOLS } from '../../src/tools/index.js';
 import { inputFile } from '../../src/tools/run-tool.js';
 import { makeImage, tempDir } from '../helpers/fixtures.js';
 
@@ -64,6 +65,19 @@ describe('pipelines', () => {
     );
   });
 
+  it('refuses a several-file tool after the first step: it would get one file', () => {
+    // compress-pdf → merge-pdf used to "merge" the one compressed PDF and answer 200.
+    assert.throws(
+      () => validatePipeline({ steps: [{ tool: 'compress-pdf' }, { tool: 'merge-pdf' }] }),
+      (e: KilnError) =>
+        e.code === 'VALIDATION_ERROR' &&
+        /step 2 \(merge-pdf\).*at least 2 files/.test(e.message) &&
+        JSON.stringify(e.details).includes('steps.1.tool'),
+    );
+    // First, it gets every input; a later tool that takes one file or more is fine.
+    assert.doesNotThrow(() => validatePipeline({ steps: [{ tool: 'merge-pdf' }, { tool: 'compress-pdf' }] }));
+  });
+
   it('runs three image steps in order with step progress', async () => {
     const src = await makeImage(dir, 'p.jpg', 400, 200);
     const r = await run(
@@ -112,6 +126,34 @@ describe('pipelines', () => {
     );
     const m = await sharp(r.buf).metadata();
     assert.deepEqual([m.format, m.width], ['png', 32]);
+  });
+
+  it('knows a tool that always writes PNG makes PNG for the next step, whatever it was given', async () => {
+    // circle-crop → jpg-to-webp on a JPEG passed validation, cropped, then failed on a-circle.png (exit 3).
+    assert.throws(
+      () => validatePipeline({ steps: [{ tool: 'circle-crop' }, { tool: 'jpg-to-webp' }] }),
+      (e: KilnError) => e.code === 'VALIDATION_ERROR' && /step 2 \(jpg-to-webp\).*step 1 produces png/.test(e.message),
+    );
+    const r = await run({ steps: [{ tool: 'circle-crop' }, { tool: 'png-to-webp' }] }, await makeImage(dir, 'round.jpg', 40, 40));
+    const m = await sharp(r.buf).metadata();
+    assert.deepEqual([m.format, m.width, m.hasAlpha], ['webp', 40, true]);
+  });
+
+  it('knows a tool that answers JSON makes no image for the next step (ocr, color-palette)', () => {
+    // ocr → resize used to pass validation, run the whole OCR, then fail with resize refusing a.json.
+    assert.throws(
+      () => validatePipeline({ steps: [{ tool: 'ocr' }, { tool: 'resize', settings: { width: 10 } }] }),
+      (e: KilnError) => e.code === 'VALIDATION_ERROR' && /step 2 \(resize\).*step 1 produces json/.test(e.message),
+    );
+    // color-palette's format is a colour notation: JSON by default, its PNG strip with swatch.
+    assert.throws(
+      () => validatePipeline({ steps: [{ tool: 'color-palette' }, { tool: 'resize', settings: { width: 10 } }] }),
+      (e: KilnError) => /step 1 produces json/.test(e.message),
+    );
+    assert.doesNotThrow(() => validatePipeline({ steps: [{ tool: 'color-palette', settings: { swatch: true } }, { tool: 'png-to-jpg' }] }));
+    // Every tool that declares a JSON answer is known to make one.
+    for (const tool of TOOLS.filter((t) => /^JSON\b/.test(t.output) && t.input.kind !== 'none'))
+      assert.equal(producedKind(tool, tool.settings.parse({}), undefined)?.ext, 'json', tool.id);
   });
 
   it('knows a preset makes its own output type: jpg-to-pdf then rotate-pdf', async () => {

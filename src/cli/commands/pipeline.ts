@@ -4,12 +4,12 @@
  * `kiln pipeline validate FILE.json` checks it without running. NAME is looked up in
  * `$XDG_CONFIG_HOME/kiln/pipelines/NAME.json`.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { KilnError } from '../../core/errors.js';
 import { pipelineLabel, pipelineTool, type ResolvedStep, resolveToolOrPreset, validatePipeline } from '../../pipelines/pipeline.js';
-import { batchExitCode, expandInputs, runLocal } from '../local-runner.js';
+import { batchExitCode, expandInputs, parseConcurrency, runLocal } from '../local-runner.js';
 import { writePolicy } from '../output-naming.js';
 
 export function pipelineDir(): string {
@@ -26,8 +26,11 @@ export function localPipelineFile(ref: string): string | undefined {
 export function loadPipelineFile(ref: string): { raw: unknown; file: string } {
   const file = localPipelineFile(ref) ?? path.join(pipelineDir(), `${ref}.json`);
   if (!existsSync(file)) throw new KilnError('NOT_FOUND', `No pipeline file ${ref} (nor ${file}).`);
+  // Reading and parsing fail apart: a directory is not "invalid JSON: EISDIR".
+  if (statSync(file).isDirectory()) throw new KilnError('USAGE_ERROR', `${file} is a directory; give a pipeline file (NAME.json).`);
+  const text = readFileSync(file, 'utf8');
   try {
-    return { raw: JSON.parse(readFileSync(file, 'utf8')), file };
+    return { raw: JSON.parse(text), file };
   } catch (e) {
     throw new KilnError('VALIDATION_ERROR', `${file} is not valid JSON: ${(e as Error).message}`);
   }
@@ -61,6 +64,8 @@ export async function pipelineRunCommand(
     concurrency?: string;
   },
 ): Promise<void> {
+  // As for a tool: `--concurrency abc` was taken as NaN and the batch ran with the default.
+  const concurrency = parseConcurrency(o.concurrency);
   const ac = new AbortController();
   process.once('SIGINT', () => ac.abort());
   // A pipeline file here runs here; otherwise NAME is a pipeline saved on the server (when there is one).
@@ -81,7 +86,7 @@ export async function pipelineRunCommand(
     force: o.force,
     noClobber: writePolicy(o).clobber === false,
     zip: o.zip,
-    concurrency: o.concurrency ? Number(o.concurrency) : undefined,
+    concurrency,
     signal: ac.signal,
   };
   const results = server

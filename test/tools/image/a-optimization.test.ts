@@ -105,6 +105,42 @@ describe('image-to-pdf', () => {
     assert.deepEqual([Math.round(a5.getPage(0).getWidth()), Math.round(a5.getPage(0).getHeight())], [420, 595]);
     await assert.rejects(runA('image-to-pdf', [png], { pageSize: 'A5', margin: 300 }), (e: KilnError) => e.code === 'VALIDATION_ERROR');
   });
+  it('makes every page of a multi-page TIFF a page (tiff-to-pdf kept the first only)', async () => {
+    const colors = ['red', 'blue', 'lime'];
+    const pages = await Promise.all(
+      colors.map((c) =>
+        sharp({ create: { width: 40, height: 20, channels: 3, background: c } })
+          .png()
+          .toBuffer(),
+      ),
+    );
+    const tiff = path.join(dir, 'scan.tiff');
+    await sharp(pages, { join: { animated: true } })
+      .tiff()
+      .toFile(tiff);
+    for (const targetSize of [undefined, { value: 2, unit: 'KB' }]) {
+      const r = await runA('image-to-pdf', [tiff], targetSize ? { targetSize } : {}, {}, dir);
+      assert.equal(r.data!.pages, 3);
+      assert.equal((await PDFDocument.load(readFileSync(r.kept!))).getPageCount(), 3);
+      // In order: the middle of each rendered page is that TIFF page's colour.
+      const middles: number[][] = [];
+      for (let page = 1; page <= 3; page++) {
+        const png = execFileSync('pdftoppm', ['-r', '20', '-f', String(page), '-l', String(page), '-png', r.kept!]);
+        const { data, info } = await sharp(png).raw().toBuffer({ resolveWithObject: true });
+        const i = (Math.floor(info.height / 2) * info.width + Math.floor(info.width / 2)) * info.channels;
+        middles.push([...data.subarray(i, i + 3)].map((v) => (v > 128 ? 1 : 0)));
+      }
+      assert.deepEqual(
+        middles,
+        [
+          [1, 0, 0],
+          [0, 0, 1],
+          [0, 1, 0],
+        ],
+        JSON.stringify(targetSize),
+      );
+    }
+  });
   it('targetSize recompresses until the PDF fits', async () => {
     const big = await makePhoto(dir, 'big.png', 900, 700);
     const plain = await runA('image-to-pdf', [big], {});

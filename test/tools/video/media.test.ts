@@ -90,6 +90,17 @@ describe('video-to-gif / video-to-webp / gif-to-video', () => {
     const w = await runMedia(dir, 'gif-to-video', [gif], { format: 'webm' });
     assert.equal(stream(ffprobe(w.path), 'video')!.codec_name, 'vp9');
   });
+  it('refuses a GIF one pixel wide for H.264 by name, and makes it WebM', async () => {
+    // A 1x1 tracking GIF: the even-sides crop left 0x0 and ffmpeg failed ("Error reinitializing filters", exit 1).
+    const dot = await makeImage(dir, 'dot.gif', 1, 1, { format: 'gif' });
+    for (const format of ['mp4', 'mov'])
+      await assert.rejects(
+        runMedia(dir, 'gif-to-video', [dot], { format }),
+        (e: KilnError) => e.code === 'UNSUPPORTED_INPUT' && /dot\.gif is 1x1 pixels: .*H\.264.*at least 2/.test(e.message),
+      );
+    const w = stream(ffprobe((await runMedia(dir, 'gif-to-video', [dot], { format: 'webm' })).path), 'video')!;
+    assert.deepEqual([w.codec_name, w.width, w.height], ['vp9', 1, 1]);
+  });
 });
 
 describe('video-to-frames', () => {

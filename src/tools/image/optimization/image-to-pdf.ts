@@ -36,7 +36,7 @@ export default defineTool({
   group: 'optimization',
   summary: 'Place one or more images on PDF pages; base tool of the image-to-PDF presets.',
   description:
-    'One image per page, fitted inside the margins and centered. JPEGs are embedded as they are (no re-encoding); other formats as lossless PNG. ' +
+    'One image per page (each page of a multi-page TIFF too), fitted inside the margins and centered. JPEGs are embedded as they are (no re-encoding); other formats as lossless PNG. ' +
     'With targetSize, images are re-encoded as JPEG with falling quality, then smaller pixel sizes, until the PDF fits; data.targetMet says whether it did.',
   input: { kind: 'files', accept: ['image/*'], min: 1, max: 500 },
   settings: z.object({
@@ -64,14 +64,14 @@ export default defineTool({
     let [pw, ph] = PAGE_SIZES[s.pageSize] as readonly [number, number];
     if (s.orientation === 'landscape') [pw, ph] = [ph, pw];
     const limit = s.targetSize ? s.targetSize.value * (s.targetSize.unit === 'MB' ? 1024 * 1024 : 1024) : Infinity;
-    const original = await Promise.all(files.map((f) => prepare(ctx, f)));
+    const original = (await Promise.all(files.map((f) => preparePages(ctx, f)))).flat();
     let bytes = await build(original, pw, ph, s.margin);
     let step = -1;
     while (bytes.length > limit && step < LADDER.length - 1) {
       checkAbort(ctx.signal);
       step++;
       ctx.progress(20 + (70 * step) / LADDER.length, 'recompressing');
-      const imgs = await Promise.all(files.map((f) => prepare(ctx, f, LADDER[step])));
+      const imgs = (await Promise.all(files.map((f) => preparePages(ctx, f, LADDER[step])))).flat();
       bytes = await build(imgs, pw, ph, s.margin);
     }
     const out = ctx.out('pdf');
@@ -79,7 +79,7 @@ export default defineTool({
     return {
       outputs: [outputFile(out)],
       data: {
-        pages: files.length,
+        pages: original.length,
         pageSize: s.pageSize,
         orientation: s.orientation,
         pageWidthPt: pw,
@@ -98,8 +98,32 @@ export default defineTool({
   },
 });
 
-async function prepare(ctx: RunContext, f: InputFile, recompress?: { quality: number; maxSide?: number }): Promise<Embedded> {
-  const img = await openInput(f, ctx.workDir);
+type Recompress = { quality: number; maxSide?: number };
+
+/**
+ * Every page of a multi-page TIFF (a scanned document, a fax) becomes a page of its own: tiff-to-pdf
+ * kept only the first and dropped the rest without a word. Other images are one page (a GIF's first frame).
+ */
+async function preparePages(ctx: RunContext, f: InputFile, recompress?: Recompress): Promise<Embedded[]> {
+  const pages = f.type?.ext === 'tiff' ? ((await (await openInput(f, ctx.workDir)).metadata()).pages ?? 1) : 1;
+  if (pages > MAX_PAGES)
+    throw new KilnError('LIMIT_EXCEEDED', `${f.name} has ${pages} pages; a PDF is made of at most ${MAX_PAGES}.`, {
+      details: { file: f.name, pages, limit: MAX_PAGES },
+    });
+  if (pages === 1) return [await prepare(ctx, f, recompress)];
+  const out: Embedded[] = [];
+  // One page at a time: a long scan decoded all at once would hold every page in memory together.
+  for (let page = 0; page < pages; page++) {
+    checkAbort(ctx.signal);
+    out.push(await prepare(ctx, f, recompress, page));
+  }
+  return out;
+}
+
+const MAX_PAGES = 500;
+
+async function prepare(ctx: RunContext, f: InputFile, recompress?: Recompress, page?: number): Promise<Embedded> {
+  const img = await openInput(f, ctx.workDir, ctx.signal, page === undefined ? {} : { page });
   const meta = await img.metadata();
   const upright = (meta.orientation ?? 1) === 1;
   if (!recompress && f.type?.ext === 'jpg' && upright && meta.space !== 'cmyk') {

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { KilnError } from '../../../core/errors.js';
 import { MAX_INPUT_PIXELS } from '../../../core/limits.js';
 import type { InputFile, RunContext, ToolResult } from '../../../core/tool.js';
 import { encodeVideoArgs, type VideoQuality, withEvenSides } from '../../../engines/ffmpeg/codecs.js';
@@ -43,7 +44,10 @@ export async function transcodeVideo(
   o: TranscodeOptions = {},
 ): Promise<ToolResult> {
   if (info instanceof Promise && (o.af || o.complex)) info = await info;
-  if (!(info instanceof Promise)) return encode(ctx, input, info, o, ctx.signal);
+  if (!(info instanceof Promise)) {
+    refuseTooThin(input, info, o);
+    return encode(ctx, input, info, o, ctx.signal);
+  }
   const probing = info;
   // The probe's failure is handled below, after ffmpeg has stopped; never an unhandled rejection meanwhile.
   probing.catch(() => {});
@@ -59,10 +63,34 @@ export async function transcodeVideo(
       await running.catch(() => {});
       throw e;
     });
+    // Known before ffmpeg's own failure is read: the clear refusal is the answer, not its filter error.
+    try {
+      refuseTooThin(input, known, o);
+    } catch (e) {
+      stop.abort();
+      await running.catch(() => {});
+      throw e;
+    }
     return await running;
   } finally {
     ctx.signal.removeEventListener('abort', onAbort);
   }
+}
+
+/**
+ * H.264 (MP4, MOV, MKV) needs even sides: the even-sides crop takes an odd side down by one, so a side of
+ * one pixel (a 1x1 tracking GIF) would be cropped to nothing and ffmpeg fail with "Error reinitializing
+ * filters". Refused by name instead; VP9 (WebM) and MPEG-4 (AVI) take it.
+ */
+function refuseTooThin(input: InputFile, info: MediaInfo, o: TranscodeOptions): void {
+  const container = o.container ?? videoContainerOf(input.type?.ext);
+  const v = info.video;
+  if (o.complex || !v || !withEvenSides(container) || ((v.width ?? 2) >= 2 && (v.height ?? 2) >= 2)) return;
+  throw new KilnError(
+    'UNSUPPORTED_INPUT',
+    `${input.name} is ${v.width}x${v.height} pixels: ${container.toUpperCase()} (H.264) needs at least 2 pixels each way; WebM or AVI take it.`,
+    { details: { file: input.name, width: v.width, height: v.height } },
+  );
 }
 
 function encode(

@@ -9,7 +9,7 @@ export default defineTool({
   group: 'video',
   summary: 'Convert an animated GIF to MP4, WebM or MOV.',
   description:
-    'H.264 for MP4 and MOV, VP9 for WebM; odd GIF sizes are trimmed by one pixel to the even size those codecs need. Transparency becomes black.',
+    'H.264 for MP4 and MOV, VP9 for WebM; odd GIF sizes are trimmed by one pixel to the even size those codecs need (a GIF one pixel wide or high becomes WebM only). Transparency becomes black.',
   input: { kind: 'file', accept: ['.gif'] },
   settings: z.object({
     format: z.enum(['mp4', 'webm', 'mov']).default('mp4').describe('Output container.'),
@@ -23,7 +23,9 @@ export default defineTool({
     return transcodeVideo(ctx, input, info, {
       container: s.format,
       audio: false,
-      vf: 'scale=trunc(iw/2)*2:trunc(ih/2)*2,setsar=1',
+      // The even sides MP4 and MOV need come from transcodeVideo's crop (a 1x1 GIF is refused there);
+      // WebM takes any size, a 1x1 GIF too.
+      vf: 'setsar=1',
       stage: 'converting',
     });
   },
