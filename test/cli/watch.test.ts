@@ -155,4 +155,25 @@ describe('kiln watch', () => {
     assert.equal(readdirSync(outDir).filter((n) => n.includes('partial')).length, 0, 'no partial output');
     for (const o of outputs) assert.equal(ffprobe(path.join(outDir, o)).format.format_name.includes('webm'), true);
   });
+
+  it('refuses an output folder where its outputs would be watched again', async () => {
+    const dir = tempDir('kiln-watch-');
+    const inDir = path.join(dir, 'in');
+    await mkdir(inDir);
+    // The folder itself, and a sub-folder of a recursive watch: each output would be a new input (it
+    // looped, in/out/out/out/…, or moved every output to .failed/).
+    for (const args of [
+      ['-o', inDir],
+      ['-o', path.join(inDir, 'out'), '--recursive'],
+    ]) {
+      const w = startWatch([inDir, '--tool', 'resize', '--width', '10', ...args], dir);
+      // A watcher that starts anyway is stopped, and fails the test.
+      const timer = setTimeout(() => w.child.kill('SIGTERM'), 10_000);
+      const code = await w.exit;
+      clearTimeout(timer);
+      assert.equal(code, 2, w.stderr());
+      assert.match(w.stderr(), /outputs would be taken as new files/);
+    }
+    assert.deepEqual(readdirSync(inDir), [], 'nothing written into the watched folder');
+  });
 });
