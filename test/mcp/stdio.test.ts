@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -125,6 +125,22 @@ describe('kiln mcp (stdio)', () => {
       arguments: { input, width: 20, output: path.join(dir, 'after-errors.png') },
     })) as Result;
     assert.notEqual(ok.isError, true);
+  });
+
+  it('never replaces an output: calls at once and a file already there each keep theirs', async () => {
+    const sub = path.join(dir, 'at-once');
+    await mkdir(sub);
+    const input = await makeImage(sub, 'c.png', 60, 40);
+    // The default name of the first call (<stem>-<tool>.<ext>) is a file the user had.
+    await writeFile(path.join(sub, 'c-resize.png'), 'kept');
+    const widths = [11, 12, 13, 14];
+    const results = (await Promise.all(
+      widths.map((width) => client.callTool({ name: 'resize', arguments: { input, width } })),
+    )) as Result[];
+    const paths = results.map((r) => r.structuredContent!.outputs[0].path as string);
+    assert.equal(new Set(paths).size, widths.length, `one file per call: ${paths}`);
+    for (const [i, p] of paths.entries()) assert.equal((await sharp(p).metadata()).width, widths[i], p);
+    assert.equal(await readFile(path.join(sub, 'c-resize.png'), 'utf8'), 'kept');
   });
 
   it('reports progress and stops a long video run when the call is cancelled', async () => {

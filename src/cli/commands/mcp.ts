@@ -67,6 +67,9 @@ export async function mcpCommand(o: McpOptions): Promise<void> {
   const { createMcpServer } = await import('../../mcp/server.js');
   const { StdioServerTransport } = await import('@modelcontextprotocol/sdk/server/stdio.js');
 
+  // Calls run at once and an agent reads each answer's path later: no call may replace another's
+  // output, nor a file that was there before (the schema promises it).
+  const claimed = new Set<string>();
   const mcp = createMcpServer({
     entries,
     refs: 'paths',
@@ -81,6 +84,7 @@ export async function mcpCommand(o: McpOptions): Promise<void> {
         output: call.output,
         // Next to the input by default, named by the CLI's rule, as an agent expects.
         defaultDir: call.inputs[0] ? path.dirname(path.resolve(call.inputs[0])) : process.cwd(),
+        claimed,
         quiet: true,
         silent: true,
         concurrency: 1,
