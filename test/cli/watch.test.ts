@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
-import { copyFile, mkdir, open, readFile, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, open, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import sharp from 'sharp';
@@ -175,5 +175,22 @@ describe('kiln watch', () => {
       assert.match(w.stderr(), /outputs would be taken as new files/);
     }
     assert.deepEqual(readdirSync(inDir), [], 'nothing written into the watched folder');
+  });
+
+  it('stops with an error when the watched folder is deleted', async () => {
+    const dir = tempDir('kiln-watch-');
+    const inDir = path.join(dir, 'in');
+    await mkdir(inDir);
+    const w = startWatch([inDir, '--tool', 'resize', '--width', '10', '-o', path.join(dir, 'out'), '--interval-ms', '100'], dir);
+    await w.ready();
+    await rm(inDir, { recursive: true });
+    // It logged the failed scan ten times a second and never ended.
+    const timer = setTimeout(() => w.child.kill('SIGTERM'), 10_000);
+    const code = await w.exit;
+    clearTimeout(timer);
+    // NOT_FOUND's exit status.
+    assert.equal(code, 1, w.stderr());
+    assert.match(w.stderr(), /is gone/);
+    assert.doesNotMatch(w.stderr(), /scanning/);
   });
 });
