@@ -127,6 +127,25 @@ describe('kiln mcp (stdio)', () => {
     assert.notEqual(ok.isError, true);
   });
 
+  it('refuses arguments it would otherwise ignore: an output that is no path, an input for a tool without files', async () => {
+    const sub = path.join(dir, 'ignored');
+    await mkdir(sub);
+    const input = await makeImage(sub, 'i.png', 40, 40);
+    for (const output of [5, '', { path: 'x.png' }]) {
+      const r = (await client.callTool({ name: 'resize', arguments: { input, width: 10, output } })) as Result;
+      assert.equal(r.isError, true, `output ${JSON.stringify(output)}: ${JSON.stringify(r)}`);
+      assert.equal(r.structuredContent!.error.code, 'VALIDATION_ERROR');
+      assert.equal(r.structuredContent!.error.details[0].path, 'output');
+    }
+    const barcode = (await client.callTool({ name: 'barcode-generate', arguments: { text: 'x', input } })) as Result;
+    assert.equal(barcode.isError, true, JSON.stringify(barcode));
+    assert.equal(barcode.structuredContent!.error.code, 'VALIDATION_ERROR');
+    const info = (await client.callTool({ name: 'info', arguments: { input, output: path.join(sub, 'info.json') } })) as Result;
+    assert.equal(info.isError, true, JSON.stringify(info));
+    assert.equal(info.structuredContent!.error.code, 'VALIDATION_ERROR');
+    assert.deepEqual(readdirSync(sub), ['i.png'], 'nothing written');
+  });
+
   it('never replaces an output: calls at once and a file already there each keep theirs', async () => {
     const sub = path.join(dir, 'at-once');
     await mkdir(sub);
