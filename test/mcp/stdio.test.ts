@@ -3,6 +3,7 @@
  * from the catalog, real runs whose outputs are decoded, errors as isError results, cancellation.
  */
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -182,6 +183,35 @@ describe('kiln mcp (stdio)', () => {
     assert.deepEqual(readdirSync(vdir), ['long.mp4']);
     const after = (await client.callTool({ name: 'info', arguments: { input: await makeImage(dir, 'later.png', 8, 8) } })) as Result;
     assert.notEqual(after.isError, true);
+  });
+
+  it('answers a line that is not JSON, or not JSON-RPC, with an error of id null and keeps serving', async () => {
+    const child = spawn(process.execPath, [path.join(REPO, 'dist', 'src', 'cli', 'main.js'), 'mcp', '--local'], {
+      env: { ...process.env, KILN_SERVER: '' },
+    });
+    const lines: Record<string, any>[] = [];
+    let buf = '';
+    child.stdout.on('data', (b: Buffer) => {
+      buf += b.toString();
+      for (let i = buf.indexOf('\n'); i >= 0; i = buf.indexOf('\n')) {
+        lines.push(JSON.parse(buf.slice(0, i)));
+        buf = buf.slice(i + 1);
+      }
+    });
+    const init = { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } };
+    child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: init })}\n`);
+    child.stdin.write('{"jsonrpc": "2.0", "id": 2, "method": \n');
+    child.stdin.write(`${JSON.stringify({ hello: 'world' })}\n`);
+    child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'ping' })}\n`);
+    try {
+      // They were dropped without an answer: the client waited for ever.
+      for (let i = 0; i < 200 && !lines.some((l) => l.id === 3); i++) await new Promise((r) => setTimeout(r, 50));
+      const errors = lines.filter((l) => l.id === null).map((l) => l.error.code);
+      assert.deepEqual(errors, [-32700, -32600], JSON.stringify(lines));
+      assert.deepEqual(lines.find((l) => l.id === 3)?.result, {});
+    } finally {
+      child.kill();
+    }
   });
 
   it('exposes a subset with --tools and --section', async () => {

@@ -102,6 +102,14 @@ export async function mcpCommand(o: McpOptions): Promise<void> {
     },
   });
   const transport = new StdioServerTransport();
+  // The SDK drops a line it cannot read (no JSON, no JSON-RPC message) and tells only onerror: the
+  // client would wait for an answer for ever. JSON-RPC answers it with id null.
+  transport.onerror = (e) => {
+    const code = e instanceof SyntaxError ? -32700 : e?.name === 'ZodError' ? -32600 : undefined;
+    if (code === undefined) return;
+    const message = code === -32700 ? `Parse error: ${e.message}` : 'Invalid Request: not a JSON-RPC 2.0 message';
+    transport.send({ jsonrpc: '2.0', id: null, error: { code, message } } as never).catch(() => {});
+  };
   const closed = new Promise<void>((resolve) => {
     transport.onclose = resolve;
     process.stdin.once('end', resolve);
