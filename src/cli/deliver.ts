@@ -31,7 +31,7 @@ export interface DeliverOptions {
   zip?: boolean;
   /** Paths already given in this batch (two inputs named alike get `-2`). */
   usedNames: Set<string>;
-  /** A default or directory destination that exists already gets the next free number too (`kiln mcp`). */
+  /** A default or directory destination that exists already gets the next free number too (`kiln mcp`, `kiln watch`). */
   keepExisting?: boolean;
   workDir: string;
   dataDir: string;
@@ -49,7 +49,7 @@ export interface DeliveryRequest {
   defaultDir?: string;
   zip?: boolean;
   /**
-   * Destinations claimed across runs (`kiln mcp`, whose calls run at once): a default or directory
+   * Destinations claimed across runs (`kiln mcp` and `kiln watch`, whose runs overlap): a default or directory
    * destination that is claimed or exists gets the next free number, so no run replaces another's output.
    */
   claimed?: Set<string>;
