@@ -102,6 +102,10 @@ describe('kiln watch', () => {
     await mkdir(path.join(inDir, 'sub'), { recursive: true });
     await writeFile(path.join(inDir, 'broken.jpg'), 'not a jpeg at all');
     await makeImage(path.join(inDir, 'sub'), 'ok.png', 40, 20);
+    // Office's owner file of an open document and an editor's backup: not inputs, left where they are
+    // (they were processed, failed, and moved to .failed/ under Word's feet).
+    await writeFile(path.join(inDir, '~$report.jpg'), 'owner file');
+    await writeFile(path.join(inDir, 'photo.jpg~'), 'backup');
     const w = startWatch([inDir, '--preset', 'png-to-jpg', '-o', path.join(dir, 'out'), '--initial', '-r', '--stable-ms', '200'], dir);
     await w.until(2);
     const failed = w.lines.find((l) => !l.ok)!;
@@ -111,6 +115,8 @@ describe('kiln watch', () => {
     assert.ok(existsSync(path.join(inDir, '.failed', 'broken.jpg')));
     assert.equal((await sharp(path.join(dir, 'out', 'sub', 'ok.jpg')).metadata()).format, 'jpeg', 'sub-folders are mirrored');
     assert.equal(await stop(w), 5, 'exit status 5 when a file failed');
+    assert.equal(w.lines.length, 2, JSON.stringify(w.lines));
+    assert.deepEqual(listFiles(inDir).sort(), ['photo.jpg~', 'sub', '~$report.jpg']);
   });
 
   it('processes 50 files two at a time', async () => {
