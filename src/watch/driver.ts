@@ -66,6 +66,13 @@ export async function driveFolder(o: DriveOptions): Promise<{ processed: number;
     const started = Date.now();
     const r = await o.run(file, rel);
     if (o.signal.aborted && !r.ok) return;
+    // Deleted or moved away while it waited its turn (or during the run): nothing to process or to
+    // move aside, and no failure of the folder's.
+    if (!r.ok && !existsSync(file)) {
+      scanner.forget(file);
+      o.onError(`${rel} disappeared before it was processed.`);
+      return;
+    }
     const { output, ...rest } = r;
     const line: FolderLine = { ...rest, input: rel, ms: Date.now() - started };
     if (output) line.output = show(output);

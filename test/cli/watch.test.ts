@@ -185,6 +185,34 @@ describe('kiln watch', () => {
     );
   });
 
+  it('a file deleted while it waits its turn is no failure', async () => {
+    const dir = tempDir('kiln-watch-');
+    const inDir = path.join(dir, 'in');
+    const outDir = path.join(dir, 'out');
+    await mkdir(inDir);
+    const w = startWatch(
+      [inDir, '--tool', 'convert-video', '--format', 'webm', '-o', outDir, '--stable-ms', '100', '--interval-ms', '100'],
+      dir,
+    );
+    await w.ready();
+    // A long run first, so the next file waits in the queue.
+    makeVideo(inDir, 'long.mp4', { width: 320, height: 240, durationS: 8, audio: false });
+    await new Promise((r) => setTimeout(r, 800));
+    makeVideo(dir, 'short.mp4', { width: 64, height: 48, durationS: 1, audio: false });
+    await copyFile(path.join(dir, 'short.mp4'), path.join(inDir, 'short.mp4'));
+    await new Promise((r) => setTimeout(r, 600));
+    await rm(path.join(inDir, 'short.mp4'));
+    await w.until(1);
+    await new Promise((r) => setTimeout(r, 500));
+    // It failed with NOT_FOUND, could not be moved to .failed/, and made the exit status 5.
+    assert.equal(await stop(w), 0, w.stderr());
+    assert.deepEqual(
+      w.lines.map((l) => [l.input, l.ok]),
+      [['long.mp4', true]],
+    );
+    assert.equal(existsSync(path.join(inDir, '.failed')), false);
+  });
+
   it('refuses an output folder where its outputs would be watched again', async () => {
     const dir = tempDir('kiln-watch-');
     const inDir = path.join(dir, 'in');
