@@ -23,13 +23,19 @@ import { downloadUrl, jobError, jobResult } from '../jobs/records.js';
 import { findTarget } from '../jobs/targets.js';
 import { getJob, isFinal } from '../store/jobs.js';
 
-/** An idle session is closed after this long. */
-const SESSION_IDLE_MS = 30 * 60_000;
+/** An idle session is closed after this long (KILN_MCP_IDLE_MS; default 30 minutes). */
+function sessionIdleMs(): number {
+  const ms = Number(process.env.KILN_MCP_IDLE_MS);
+  return Number.isFinite(ms) && ms > 0 ? ms : 30 * 60_000;
+}
 
 interface Session {
   transport: StreamableHTTPServerTransport;
   userId: string;
+  /** When its last request ended (or began, while none is open). */
   lastSeen: number;
+  /** Requests still open (a call waiting for its job, the GET event stream): the session is not idle. */
+  open: number;
 }
 
 interface McpModules {
@@ -50,10 +56,15 @@ async function loadMcp(): Promise<McpModules> {
 export async function mcpRoutes(app: FastifyInstance): Promise<void> {
   let mcp: Promise<McpModules> | undefined;
   const sessions = new Map<string, Session>();
-  const sweep = setInterval(() => {
-    const now = Date.now();
-    for (const [, s] of sessions) if (now - s.lastSeen > SESSION_IDLE_MS) void s.transport.close();
-  }, 60_000);
+  const idleMs = sessionIdleMs();
+  // Closing a session aborts its calls: one waiting for a long job is not idle.
+  const sweep = setInterval(
+    () => {
+      const now = Date.now();
+      for (const [, s] of sessions) if (s.open === 0 && now - s.lastSeen > idleMs) void s.transport.close();
+    },
+    Math.min(60_000, idleMs),
+  );
   sweep.unref();
   app.addHook('onClose', async () => {
     clearInterval(sweep);
@@ -77,7 +88,7 @@ export async function mcpRoutes(app: FastifyInstance): Promise<void> {
       const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
         onsessioninitialized: (id) => {
-          sessions.set(id, { transport, userId: user.id, lastSeen: Date.now() });
+          sessions.set(id, session!);
         },
       });
       transport.onclose = () => {
@@ -93,11 +104,17 @@ export async function mcpRoutes(app: FastifyInstance): Promise<void> {
         run: (call) => runAsJob(app, request, user, call),
       });
       await server.connect(transport);
-      session = { transport, userId: user.id, lastSeen: Date.now() };
+      session = { transport, userId: user.id, lastSeen: Date.now(), open: 0 };
     }
-    session.lastSeen = Date.now();
+    const current = session;
+    current.lastSeen = Date.now();
+    current.open++;
+    reply.raw.once('close', () => {
+      current.open--;
+      current.lastSeen = Date.now();
+    });
     reply.hijack();
-    await session.transport.handleRequest(request.raw, reply.raw, request.body);
+    await current.transport.handleRequest(request.raw, reply.raw, request.body);
   };
   for (const method of ['POST', 'GET', 'DELETE'] as const) app.route({ method, url: '/api/v1/mcp', handler: handle });
 }

@@ -36,6 +36,8 @@ interface Running {
 
 export class WatchFolders {
   private running = new Map<string, Running>();
+  /** Why a folder stopped on its own (e.g. it was deleted): shown in its status until it runs again. */
+  private stoppedBy = new Map<string, string>();
   private timer?: NodeJS.Timeout;
   private closed = false;
 
@@ -67,6 +69,7 @@ export class WatchFolders {
     const rows = await listWatchFolders(this.store.db);
     const ids = new Set(rows.map((r) => r.id));
     for (const [id, r] of this.running) if (!ids.has(id)) await this.stopOne(id, r);
+    for (const id of this.stoppedBy.keys()) if (!ids.has(id)) this.stoppedBy.delete(id);
     for (const row of rows) {
       const held = await this.leases.hold(row.id).catch(() => false);
       const r = this.running.get(row.id);
@@ -77,9 +80,10 @@ export class WatchFolders {
 
   status(id: string): { active: boolean; processed: number; failed: number; lastError?: string } {
     const r = this.running.get(id);
+    const stoppedBy = this.stoppedBy.get(id);
     return r
       ? { active: true, processed: r.processed, failed: r.failed, lastError: r.lastError }
-      : { active: false, processed: 0, failed: 0 };
+      : { active: false, processed: 0, failed: 0, ...(stoppedBy ? { lastError: stoppedBy } : {}) };
   }
 
   async close(): Promise<void> {
@@ -126,9 +130,13 @@ export class WatchFolders {
         state.lastError = message;
         this.log.warn({ watchFolder: row.id }, message);
       },
+      onStarted: () => this.stoppedBy.delete(row.id),
     }).catch((e) => {
-      state.lastError = (e as Error).message;
-      this.log.error({ err: e, watchFolder: row.id }, 'watch folder stopped');
+      // The next sync starts it again (a folder deleted, then made again, is watched again); the
+      // same failure each time is logged once.
+      const message = (e as Error).message;
+      if (this.stoppedBy.get(row.id) !== message) this.log.error({ err: e, watchFolder: row.id }, 'watch folder stopped');
+      this.stoppedBy.set(row.id, message);
       this.running.delete(row.id);
     });
     this.running.set(row.id, state);

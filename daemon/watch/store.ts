@@ -9,6 +9,7 @@ import { newId } from '../auth/secrets.js';
 import type { Database } from '../store/schema.js';
 import { findUserById } from '../store/users.js';
 import { redactedDefinition, sealDefinition } from '../library/pipelines.js';
+import { insideFolder } from '../../src/watch/paths.js';
 
 /** The encryption scope of a watch folder's pipeline copy. */
 export const watchScope = (id: string) => `watch-folder:${id}`;
@@ -108,7 +109,7 @@ export async function createWatchFolder(
   const outDir = path.resolve(b.outputPath);
   if (!(await stat(inDir).catch(() => undefined))?.isDirectory())
     throw new KilnError('VALIDATION_ERROR', `No folder ${inDir} on the server.`);
-  if (outDir === inDir || outDir.startsWith(inDir + path.sep))
+  if (insideFolder(inDir, outDir))
     throw new KilnError('VALIDATION_ERROR', 'outputPath must not be inside the watched folder (outputs would be processed again).');
   await mkdir(outDir, { recursive: true }).catch((e: Error) => {
     throw new KilnError('VALIDATION_ERROR', `outputPath cannot be created: ${e.message}`);

@@ -6,6 +6,7 @@
  * (inputs, --no-clobber) before the first byte is written.
  */
 import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { KilnError } from '../core/errors.js';
@@ -30,6 +31,8 @@ export interface DeliverOptions {
   zip?: boolean;
   /** Paths already given in this batch (two inputs named alike get `-2`). */
   usedNames: Set<string>;
+  /** A default or directory destination that exists already gets the next free number too (`kiln mcp`, `kiln watch`). */
+  keepExisting?: boolean;
   workDir: string;
   dataDir: string;
   signal: AbortSignal;
@@ -45,6 +48,11 @@ export interface DeliveryRequest {
   noClobber?: boolean;
   defaultDir?: string;
   zip?: boolean;
+  /**
+   * Destinations claimed across runs (`kiln mcp` and `kiln watch`, whose runs overlap): a default or directory
+   * destination that is claimed or exists gets the next free number, so no run replaces another's output.
+   */
+  claimed?: Set<string>;
   signal: AbortSignal;
 }
 
@@ -61,7 +69,8 @@ export function runDelivery(req: DeliveryRequest, target: OutputTarget, dataDir:
     policy: writePolicy({ clobber: !req.noClobber, force: req.force }),
     defaultDir: req.defaultDir,
     zip: req.zip,
-    usedNames: new Set(),
+    usedNames: req.claimed ?? new Set(),
+    keepExisting: !!req.claimed,
     dataDir,
     signal: req.signal,
   };
@@ -89,10 +98,11 @@ export function isMultiOutput(tool: Tool, file: Pick<OutputFile, 'name' | 'conte
  */
 function claim(dest: string, renumber: boolean, o: DeliverOptions): string {
   let p = dest;
-  if (renumber && o.usedNames.has(p)) {
+  const taken = (q: string) => o.usedNames.has(q) || (!!o.keepExisting && existsSync(q));
+  if (renumber && taken(p)) {
     const dir = path.dirname(p);
-    const taken = new Set([...o.usedNames].filter((u) => path.dirname(u) === dir).map((u) => path.basename(u)));
-    p = resolveOutputPath({ kind: 'dir', path: dir }, dedupe(path.basename(p), taken), undefined, o.inputs, o.policy);
+    const name = dedupe(path.basename(p), (n) => taken(path.join(dir, n)));
+    p = resolveOutputPath({ kind: 'dir', path: dir }, name, undefined, o.inputs, o.policy);
   }
   o.usedNames.add(p);
   return p;

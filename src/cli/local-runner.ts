@@ -45,6 +45,8 @@ export interface LocalRunRequest {
   silent?: boolean;
   /** Where outputs go when no -o is given (default: the current directory). */
   defaultDir?: string;
+  /** Destinations claimed by earlier and concurrent runs: never replaced (`kiln mcp`, `kiln watch`; see deliver.ts). */
+  claimed?: Set<string>;
   /** Settings errors name the command-line flags (`--left is required`), not the settings. */
   flagWords?: boolean;
 }

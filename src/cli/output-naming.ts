@@ -121,11 +121,12 @@ export function resolveOutputPath(
 }
 
 /** `a.png`, then `a-2.png`, `a-3.png`… for files of one run that would share a name. */
-export function dedupe(name: string, used: Set<string>): string {
+export function dedupe(name: string, used: Set<string> | ((candidate: string) => boolean)): string {
+  const taken = typeof used === 'function' ? used : (c: string) => used.has(c);
   const ext = path.extname(name);
   const base = name.slice(0, name.length - ext.length);
   for (let n = 2; ; n++) {
     const candidate = `${base}-${n}${ext}`;
-    if (!used.has(candidate)) return candidate;
+    if (!taken(candidate)) return candidate;
   }
 }

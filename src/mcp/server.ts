@@ -132,8 +132,10 @@ function splitArguments(entry: McpEntry, args: Record<string, unknown>, refs: Fi
       });
     return list as string[];
   };
+  // A tool without a file has no `input` (nor `output` when it writes none, or on the daemon): such an
+  // argument stays among the settings, which refuse it as unknown, as the schema says.
   const inputs = spec.kind === 'none' ? [] : refList(settings.input, 'input');
-  delete settings.input;
+  if (spec.kind !== 'none') delete settings.input;
   if (spec.kind === 'file' && inputs.length !== 1)
     throw new KilnError('VALIDATION_ERROR', `${entry.tool.id} takes one input file in "input".`, {
       details: [{ path: 'input', message: 'required' }],
@@ -145,8 +147,15 @@ function splitArguments(entry: McpEntry, args: Record<string, unknown>, refs: Fi
     delete settings[key];
   }
   let output: string | undefined;
-  if (refs === 'paths' && typeof settings.output === 'string') output = settings.output;
-  delete settings.output;
+  if (refs === 'paths' && !entry.dataOnly && settings.output !== undefined) {
+    // Ignoring a wrong one would write the result somewhere the caller did not ask for.
+    if (typeof settings.output !== 'string' || !settings.output)
+      throw new KilnError('VALIDATION_ERROR', 'output: give a file path, or a directory ending in /, as a string.', {
+        details: [{ path: 'output', message: 'expected a non-empty string' }],
+      });
+    output = settings.output;
+    delete settings.output;
+  }
   return { entry, inputs, extra, settings, output };
 }
 

@@ -4,11 +4,13 @@
  * bookkeeping here. A processed original moves to IN/.done/ (or stays, `keep`, remembered in
  * IN/.kiln-watch.json); a failed one to IN/.failed/ with `<name>.error.json` beside it. When the signal
  * aborts, no new file is taken and the runs in flight are awaited (they see the same signal): an
- * aborted run's original stays where it is.
+ * aborted run's original stays where it is. When the folder itself disappears, the runs in flight are
+ * awaited and the drive fails with NOT_FOUND.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { KilnError } from '../core/errors.js';
 import { FolderScanner } from './scanner.js';
 
 export interface FolderRunResult {
@@ -64,6 +66,13 @@ export async function driveFolder(o: DriveOptions): Promise<{ processed: number;
     const started = Date.now();
     const r = await o.run(file, rel);
     if (o.signal.aborted && !r.ok) return;
+    // Deleted or moved away while it waited its turn (or during the run): nothing to process or to
+    // move aside, and no failure of the folder's.
+    if (!r.ok && !existsSync(file)) {
+      scanner.forget(file);
+      o.onError(`${rel} disappeared before it was processed.`);
+      return;
+    }
     const { output, ...rest } = r;
     const line: FolderLine = { ...rest, input: rel, ms: Date.now() - started };
     if (output) line.output = show(output);
@@ -103,6 +112,8 @@ export async function driveFolder(o: DriveOptions): Promise<{ processed: number;
     }
   };
 
+  /** Aborted when the folder itself has disappeared. */
+  const gone = new AbortController();
   const scanner = new FolderScanner({
     dir: inDir,
     recursive: o.recursive,
@@ -114,15 +125,24 @@ export async function driveFolder(o: DriveOptions): Promise<{ processed: number;
       queue.push(file);
       pump();
     },
-    onError: (e) => o.onError(`scanning ${inDir}: ${(e as Error).message}`),
+    onError: (e) => {
+      // The folder itself is gone (deleted, renamed, unmounted): every scan would fail the same way,
+      // so stop and say so once rather than log the error every interval forever.
+      if (!statSync(inDir, { throwIfNoEntry: false })?.isDirectory()) gone.abort();
+      else o.onError(`scanning ${inDir}: ${(e as Error).message}`);
+    },
   });
   await scanner.start();
-  o.onStarted?.();
-  await new Promise<void>((resolve) =>
-    o.signal.aborted ? resolve() : o.signal.addEventListener('abort', () => resolve(), { once: true }),
-  );
+  if (!gone.signal.aborted) o.onStarted?.();
+  await new Promise<void>((resolve) => {
+    for (const s of [o.signal, gone.signal])
+      if (s.aborted) resolve();
+      else s.addEventListener('abort', () => resolve(), { once: true });
+  });
   scanner.stop();
   await Promise.allSettled([...active]);
+  if (gone.signal.aborted && !o.signal.aborted)
+    throw new KilnError('NOT_FOUND', `The watched folder ${inDir} is gone (deleted or moved): stopped watching.`);
   return { processed, failed };
 }
 

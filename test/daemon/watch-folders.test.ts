@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync } from 'node:fs';
-import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -100,6 +100,31 @@ describe('watch folders on the daemon', () => {
     const { exec } = await import('../../src/core/process.js');
     await exec('qpdf', ['--check', '--password=hunter2-secret', out]);
     await assert.rejects(exec('qpdf', ['--check', out]), 'without the password the output does not open');
+    assert.equal((await api(s, s.token, 'DELETE', `/api/v1/admin/watch-folders/${created.body.id}`)).status, 204);
+  });
+
+  it('a deleted folder shows why it stopped, and is watched again once it is back', async () => {
+    const inDir = path.join(dir, 'vanishing');
+    const outDir = path.join(dir, 'vanishing-out');
+    await mkdir(inDir);
+    const created = await api(s, s.token, 'POST', '/api/v1/admin/watch-folders', {
+      path: inDir,
+      outputPath: outDir,
+      // A name of its own: the next test counts the thumbs jobs.
+      pipeline: { ...resizeTo30, name: 'vanishing' },
+      stableMs: 300,
+    });
+    assert.equal(created.status, 201, created.text);
+    const status = async () => (await api(s, s.token, 'GET', `/api/v1/admin/watch-folders/${created.body.id}`)).body.status;
+    await waitFor('the folder watched', async () => (await status()).active);
+    await rm(inDir, { recursive: true });
+    // It stayed "active", failing its scan every second.
+    await waitFor('the folder stopped', async () => !(await status()).active);
+    assert.match((await status()).lastError, /is gone/);
+    await mkdir(inDir);
+    await makeImage(inDir, 'back.png', 60, 60);
+    await waitFor('the output of a file in the folder made again', () => existsSync(path.join(outDir, 'back.png')));
+    assert.equal((await status()).lastError, undefined);
     assert.equal((await api(s, s.token, 'DELETE', `/api/v1/admin/watch-folders/${created.body.id}`)).status, 204);
   });
 

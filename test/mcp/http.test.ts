@@ -161,3 +161,57 @@ describe('MCP over HTTP on the daemon', () => {
     }
   });
 });
+
+describe('MCP session idle time on the daemon', () => {
+  it('a call waiting for a long job keeps its session open; an idle session is closed', async () => {
+    process.env.KILN_MCP_IDLE_MS = '1000';
+    const s = await startServer();
+    const dir = tempDir('kiln-mcp-idle-');
+    const client = new Client({ name: 'kiln-test', version: '1.0.0' });
+    try {
+      const key = (await api(s, s.token, 'POST', '/api/v1/api-keys', { name: 'idle' })).body.key;
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(`${s.url}/api/v1/mcp`), { requestInit: { headers: { authorization: `Bearer ${key}` } } }),
+      );
+      const video = makeVideo(dir, 'idle.mp4', { width: 640, height: 360, durationS: 20, audio: false });
+      const item = await api(s, key, 'POST', '/api/v1/files', await form({ file: await filePart(video) }));
+      const started = Date.now();
+      // The sweep took the session for idle one second into the call and so cancelled its job.
+      const r = (await client.callTool({ name: 'convert-video', arguments: { input: item.body.id, format: 'webm' } }, undefined, {
+        timeout: 120_000,
+      })) as Result;
+      assert.notEqual(r.isError, true, JSON.stringify(r));
+      assert.ok(Date.now() - started > 2500, 'the call outlasted the idle time and a sweep');
+      // A session with no request open (here one without its event stream) is closed once idle.
+      const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+      const init = await fetch(`${s.url}/api/v1/mcp`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+        }),
+      });
+      const sid = init.headers.get('mcp-session-id')!;
+      await init.text();
+      const list = () =>
+        fetch(`${s.url}/api/v1/mcp`, {
+          method: 'POST',
+          headers: { ...headers, 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'ping' }),
+        });
+      const alive = await list();
+      await alive.text();
+      assert.equal(alive.status, 200);
+      await new Promise((r) => setTimeout(r, 2500));
+      const gone = await list();
+      assert.equal(gone.status, 404, await gone.text());
+    } finally {
+      delete process.env.KILN_MCP_IDLE_MS;
+      await client.close().catch(() => {});
+      await s.close();
+    }
+  });
+});

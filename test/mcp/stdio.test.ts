@@ -3,8 +3,9 @@
  * from the catalog, real runs whose outputs are decoded, errors as isError results, cancellation.
  */
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -127,6 +128,41 @@ describe('kiln mcp (stdio)', () => {
     assert.notEqual(ok.isError, true);
   });
 
+  it('refuses arguments it would otherwise ignore: an output that is no path, an input for a tool without files', async () => {
+    const sub = path.join(dir, 'ignored');
+    await mkdir(sub);
+    const input = await makeImage(sub, 'i.png', 40, 40);
+    for (const output of [5, '', { path: 'x.png' }]) {
+      const r = (await client.callTool({ name: 'resize', arguments: { input, width: 10, output } })) as Result;
+      assert.equal(r.isError, true, `output ${JSON.stringify(output)}: ${JSON.stringify(r)}`);
+      assert.equal(r.structuredContent!.error.code, 'VALIDATION_ERROR');
+      assert.equal(r.structuredContent!.error.details[0].path, 'output');
+    }
+    const barcode = (await client.callTool({ name: 'barcode-generate', arguments: { text: 'x', input } })) as Result;
+    assert.equal(barcode.isError, true, JSON.stringify(barcode));
+    assert.equal(barcode.structuredContent!.error.code, 'VALIDATION_ERROR');
+    const info = (await client.callTool({ name: 'info', arguments: { input, output: path.join(sub, 'info.json') } })) as Result;
+    assert.equal(info.isError, true, JSON.stringify(info));
+    assert.equal(info.structuredContent!.error.code, 'VALIDATION_ERROR');
+    assert.deepEqual(readdirSync(sub), ['i.png'], 'nothing written');
+  });
+
+  it('never replaces an output: calls at once and a file already there each keep theirs', async () => {
+    const sub = path.join(dir, 'at-once');
+    await mkdir(sub);
+    const input = await makeImage(sub, 'c.png', 60, 40);
+    // The default name of the first call (<stem>-<tool>.<ext>) is a file the user had.
+    await writeFile(path.join(sub, 'c-resize.png'), 'kept');
+    const widths = [11, 12, 13, 14];
+    const results = (await Promise.all(
+      widths.map((width) => client.callTool({ name: 'resize', arguments: { input, width } })),
+    )) as Result[];
+    const paths = results.map((r) => r.structuredContent!.outputs[0].path as string);
+    assert.equal(new Set(paths).size, widths.length, `one file per call: ${paths}`);
+    for (const [i, p] of paths.entries()) assert.equal((await sharp(p).metadata()).width, widths[i], p);
+    assert.equal(await readFile(path.join(sub, 'c-resize.png'), 'utf8'), 'kept');
+  });
+
   it('reports progress and stops a long video run when the call is cancelled', async () => {
     const vdir = tempDir('kiln-mcp-video-');
     const input = makeVideo(vdir, 'long.mp4', { width: 640, height: 360, durationS: 30, audio: false });
@@ -147,6 +183,35 @@ describe('kiln mcp (stdio)', () => {
     assert.deepEqual(readdirSync(vdir), ['long.mp4']);
     const after = (await client.callTool({ name: 'info', arguments: { input: await makeImage(dir, 'later.png', 8, 8) } })) as Result;
     assert.notEqual(after.isError, true);
+  });
+
+  it('answers a line that is not JSON, or not JSON-RPC, with an error of id null and keeps serving', async () => {
+    const child = spawn(process.execPath, [path.join(REPO, 'dist', 'src', 'cli', 'main.js'), 'mcp', '--local'], {
+      env: { ...process.env, KILN_SERVER: '' },
+    });
+    const lines: Record<string, any>[] = [];
+    let buf = '';
+    child.stdout.on('data', (b: Buffer) => {
+      buf += b.toString();
+      for (let i = buf.indexOf('\n'); i >= 0; i = buf.indexOf('\n')) {
+        lines.push(JSON.parse(buf.slice(0, i)));
+        buf = buf.slice(i + 1);
+      }
+    });
+    const init = { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } };
+    child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: init })}\n`);
+    child.stdin.write('{"jsonrpc": "2.0", "id": 2, "method": \n');
+    child.stdin.write(`${JSON.stringify({ hello: 'world' })}\n`);
+    child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'ping' })}\n`);
+    try {
+      // They were dropped without an answer: the client waited for ever.
+      for (let i = 0; i < 200 && !lines.some((l) => l.id === 3); i++) await new Promise((r) => setTimeout(r, 50));
+      const errors = lines.filter((l) => l.id === null).map((l) => l.error.code);
+      assert.deepEqual(errors, [-32700, -32600], JSON.stringify(lines));
+      assert.deepEqual(lines.find((l) => l.id === 3)?.result, {});
+    } finally {
+      child.kill();
+    }
   });
 
   it('exposes a subset with --tools and --section', async () => {

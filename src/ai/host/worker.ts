@@ -8,6 +8,8 @@ import path from 'node:path';
 import { parentPort } from 'node:worker_threads';
 import { KilnError } from '../../core/errors.js';
 import type { ModelDef } from '../model.js';
+import { findBundle } from '../bundles/list.js';
+import { importOnly } from '../install/installer.js';
 import { MODELS } from '../models/list.js';
 import { bundleLink, runtimeLink } from '../paths.js';
 import { findRuntime } from '../runtimes/list.js';
@@ -95,11 +97,15 @@ async function loadModel(id: string, dataDir: string): Promise<{ entry: Loaded; 
     const device = chooseDevice(def.runtime, rt.dir);
     const installed = await installedDir(dataDir, def.bundle);
     const threads = aiThreads();
-    const state = await def.load({
-      file: (name) => path.join(installed || bundleLink(dataDir, def.bundle), name),
-      runtime: rt.api,
-      device,
-    });
+    const state = await def
+      .load({
+        file: (name) => path.join(installed || bundleLink(dataDir, def.bundle), name),
+        runtime: rt.api,
+        device,
+      })
+      .catch((e: unknown) => {
+        throw e instanceof KilnError ? e : modelLoadFailed(def, e);
+      });
     const provider = rt.provider ?? providerName(device);
     return {
       def,
@@ -116,6 +122,25 @@ async function loadModel(id: string, dataDir: string): Promise<{ entry: Loaded; 
   loaded.catch(() => models.delete(key));
   models.set(key, loaded);
   return { entry: await loaded, warm: false };
+}
+
+/**
+ * The runtime could not open a model's file (not a network at all, truncated, another format): an
+ * imported file is not checked against a digest, and an installed one can be damaged on disk. Said as
+ * FEATURE_INCOMPATIBLE naming the file and what replaces it, not as an internal error.
+ */
+function modelLoadFailed(def: ModelDef<unknown, unknown, unknown>, e: unknown): KilnError {
+  const files = findBundle(def.bundle)?.files.filter((f) => def.files.includes(f.name)) ?? [];
+  const imported = files.some(importOnly);
+  const cause = ((e as Error)?.message ?? String(e)).split('\n')[0]!.trim();
+  const remedy = imported
+    ? 'Import a good copy: `kiln features import FILE`, or as an admin POST /api/v1/admin/features/import (docs/AI.md).'
+    : `Install the bundle again: \`kiln features remove ${def.bundle}\`, then \`kiln features install ${def.bundle}\`.`;
+  return new KilnError(
+    'FEATURE_INCOMPATIBLE',
+    `The ${imported ? 'imported ' : ''}${def.files.join(', ')} (${def.bundle} bundle) could not be loaded: ${cause}. ${remedy}`,
+    { reason: 'model-load', details: { bundle: def.bundle, files: def.files, model: def.id } },
+  );
 }
 
 function wire(e: unknown): WireError {

@@ -67,6 +67,9 @@ export async function mcpCommand(o: McpOptions): Promise<void> {
   const { createMcpServer } = await import('../../mcp/server.js');
   const { StdioServerTransport } = await import('@modelcontextprotocol/sdk/server/stdio.js');
 
+  // Calls run at once and an agent reads each answer's path later: no call may replace another's
+  // output, nor a file that was there before (the schema promises it).
+  const claimed = new Set<string>();
   const mcp = createMcpServer({
     entries,
     refs: 'paths',
@@ -81,6 +84,7 @@ export async function mcpCommand(o: McpOptions): Promise<void> {
         output: call.output,
         // Next to the input by default, named by the CLI's rule, as an agent expects.
         defaultDir: call.inputs[0] ? path.dirname(path.resolve(call.inputs[0])) : process.cwd(),
+        claimed,
         quiet: true,
         silent: true,
         concurrency: 1,
@@ -98,6 +102,14 @@ export async function mcpCommand(o: McpOptions): Promise<void> {
     },
   });
   const transport = new StdioServerTransport();
+  // The SDK drops a line it cannot read (no JSON, no JSON-RPC message) and tells only onerror: the
+  // client would wait for an answer for ever. JSON-RPC answers it with id null.
+  transport.onerror = (e) => {
+    const code = e instanceof SyntaxError ? -32700 : e?.name === 'ZodError' ? -32600 : undefined;
+    if (code === undefined) return;
+    const message = code === -32700 ? `Parse error: ${e.message}` : 'Invalid Request: not a JSON-RPC 2.0 message';
+    transport.send({ jsonrpc: '2.0', id: null, error: { code, message } } as never).catch(() => {});
+  };
   const closed = new Promise<void>((resolve) => {
     transport.onclose = resolve;
     process.stdin.once('end', resolve);

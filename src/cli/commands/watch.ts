@@ -4,6 +4,7 @@
  * after --tool and are parsed by that tool's generated command, so they have the usual types and errors.
  */
 import { statSync } from 'node:fs';
+import path from 'node:path';
 import { KilnError } from '../../core/errors.js';
 import type { Tool } from '../../core/tool.js';
 import { loadTool } from '../../tools/lazy.js';
@@ -81,6 +82,14 @@ async function chooseTool(
 export async function watchCommand(inDir: string, o: WatchCommandOptions, toolArgs: string[]): Promise<void> {
   if (!statSync(inDir, { throwIfNoEntry: false })?.isDirectory()) throw new KilnError('NOT_FOUND', `No folder ${inDir} to watch.`);
   if (!o.output) throw new KilnError('USAGE_ERROR', 'Name the output folder: -o OUT_DIR');
+  // Outputs written where the scan looks would be taken as new files: processed again and again
+  // (-o IN/out --recursive), or refused and moved to .failed/ (-o IN). A sub-folder is fine otherwise.
+  const { insideFolder } = await import('../../watch/paths.js');
+  if (path.resolve(o.output) === path.resolve(inDir) || (o.recursive && insideFolder(inDir, o.output)))
+    throw new KilnError(
+      'USAGE_ERROR',
+      `-o ${o.output} is ${o.recursive ? 'inside ' : ''}the watched folder: its outputs would be taken as new files. Choose a folder outside ${inDir}.`,
+    );
   const { tool, name, settings, zip } = await chooseTool(o, toolArgs);
   const { validateRequest } = await import('../../tools/run-tool.js');
   // Bad settings are refused now, not once per arriving file.

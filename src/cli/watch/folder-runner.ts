@@ -29,6 +29,9 @@ export async function watchFolder(o: WatchOptions): Promise<{ processed: number;
   const inDir = path.resolve(o.inDir);
   const outDir = path.resolve(o.outDir);
   await mkdir(outDir, { recursive: true });
+  // A file of the same name arriving later (a.png today, a.png tomorrow) must not replace the first
+  // one's output: each output takes a free name (a-2.png), as the originals in .done/ do.
+  const claimed = new Set<string>();
   const log = (line: string) => {
     if (!o.quiet) process.stderr.write(`kiln watch: ${line}\n`);
   };
@@ -47,6 +50,7 @@ export async function watchFolder(o: WatchOptions): Promise<{ processed: number;
           zip: o.zip,
           // Mirrors sub-folders (--recursive) so equal names in two folders do not meet.
           output: path.join(outDir, path.dirname(rel)) + path.sep,
+          claimed,
           quiet: true,
           silent: true,
           concurrency: 1,
