@@ -5,7 +5,7 @@
  * folder's output path (sub-folders mirrored, never over an existing file); the original moves to
  * .done/ or .failed/ as with `kiln watch`.
  */
-import { copyFile, mkdir, rename, rm, stat } from 'node:fs/promises';
+import { copyFile, rename, rm, stat } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
@@ -24,6 +24,7 @@ import type { Store } from '../store/db.js';
 import { findUserById } from '../store/users.js';
 import { type FolderLeases, RENEW_MS } from './lock.js';
 import { listWatchFolders, type WatchFolderRow, watchScope } from './store.js';
+import { makeDir } from '../../src/core/make-dir.js';
 
 interface Running {
   row: WatchFolderRow;
@@ -178,7 +179,7 @@ export class WatchFolders {
 
 /** Copies a job's output into `dir` under `name` (or name-2, name-3… when taken), atomically. */
 async function deliver(copy: (dest: string) => Promise<void>, dir: string, name: string): Promise<string> {
-  await mkdir(dir, { recursive: true });
+  await makeDir(dir);
   const ext = path.extname(name);
   let dest = path.join(dir, name);
   for (let n = 2; existsSync(dest); n++) dest = path.join(dir, `${name.slice(0, name.length - ext.length)}-${n}${ext}`);

@@ -1,5 +1,5 @@
 /** The watch_folders table (migration 0500): what an admin configured, validated on the way in. */
-import { mkdir, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
@@ -10,6 +10,7 @@ import type { Database } from '../store/schema.js';
 import { findUserById } from '../store/users.js';
 import { redactedDefinition, sealDefinition } from '../library/pipelines.js';
 import { insideFolder } from '../../src/watch/paths.js';
+import { makeDir } from '../../src/core/make-dir.js';
 
 /** The encryption scope of a watch folder's pipeline copy. */
 export const watchScope = (id: string) => `watch-folder:${id}`;
@@ -111,7 +112,7 @@ export async function createWatchFolder(
     throw new KilnError('VALIDATION_ERROR', `No folder ${inDir} on the server.`);
   if (insideFolder(inDir, outDir))
     throw new KilnError('VALIDATION_ERROR', 'outputPath must not be inside the watched folder (outputs would be processed again).');
-  await mkdir(outDir, { recursive: true }).catch((e: Error) => {
+  await makeDir(outDir).catch((e: Error) => {
     throw new KilnError('VALIDATION_ERROR', `outputPath cannot be created: ${e.message}`);
   });
   if (!!b.pipeline === !!b.pipelineId)

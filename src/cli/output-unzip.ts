@@ -4,7 +4,6 @@
  * names are numbered, and the entry count and inflated size are capped (src/core/zip-guard.ts limits).
  */
 import { createWriteStream } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -12,6 +11,7 @@ import yauzl from 'yauzl';
 import { KilnError } from '../core/errors.js';
 import { DEFAULT_ZIP_LIMITS } from '../core/zip-guard.js';
 import { dedupe, plainName } from './output-naming.js';
+import { makeDir } from '../core/make-dir.js';
 
 export interface UnzippedFile {
   path: string;
@@ -19,7 +19,7 @@ export interface UnzippedFile {
 }
 
 export async function unzipFiles(zipPath: string, intoDir: string): Promise<UnzippedFile[]> {
-  await mkdir(intoDir, { recursive: true });
+  await makeDir(intoDir);
   const zip = await new Promise<yauzl.ZipFile>((resolve, reject) =>
     yauzl.open(zipPath, { lazyEntries: true }, (err, z) => (err || !z ? reject(err ?? new Error('no zip')) : resolve(z))),
   );

@@ -5,11 +5,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { copyFile, mkdir, rename, rm } from 'node:fs/promises';
+import { copyFile, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { KilnError } from '../core/errors.js';
+import { makeDir } from '../core/make-dir.js';
 
 /** `from` is a finished file (moved, or copied across file systems) or a stream (a download). */
 export async function writeOutput(from: string | Readable, dest: string, signal?: AbortSignal): Promise<void> {
@@ -20,7 +21,7 @@ export async function writeOutput(from: string | Readable, dest: string, signal?
   }
   const tmp = path.join(path.dirname(dest), `.${path.basename(dest)}.kiln-partial-${process.pid}-${randomUUID().slice(0, 8)}`);
   try {
-    await mkdir(path.dirname(dest), { recursive: true });
+    await makeDir(path.dirname(dest));
     if (typeof from === 'string') {
       try {
         await rename(from, tmp);

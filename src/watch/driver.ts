@@ -8,10 +8,11 @@
  * awaited and the drive fails with NOT_FOUND.
  */
 import { existsSync, statSync } from 'node:fs';
-import { mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { readFile, rename, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { KilnError } from '../core/errors.js';
 import { FolderScanner } from './scanner.js';
+import { makeDir } from '../core/make-dir.js';
 
 export interface FolderRunResult {
   ok: boolean;
@@ -154,7 +155,7 @@ async function fingerprint(file: string): Promise<string> {
 /** Moves IN/<rel> to IN/<bucket>/<rel>, never over an existing file (a later file of the same name). */
 async function moveAside(inDir: string, bucket: string, rel: string): Promise<string> {
   const dest0 = path.join(inDir, bucket, rel);
-  await mkdir(path.dirname(dest0), { recursive: true });
+  await makeDir(path.dirname(dest0));
   let dest = dest0;
   const ext = path.extname(dest0);
   for (let n = 2; existsSync(dest) || existsSync(dest + '.error.json'); n++)

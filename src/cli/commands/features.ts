@@ -10,6 +10,7 @@ import { defaultDataDir } from '../../core/paths.js';
 import { createProgress } from '../progress.js';
 import { resolveServer } from '../profiles.js';
 import { connect, type RemoteClient } from '../remote/client.js';
+import { makeDir } from '../../core/make-dir.js';
 
 type Opts = Record<string, string | boolean | undefined>;
 type Status = import('../../ai/features.js').FeatureStatus;
@@ -257,7 +258,7 @@ export async function featuresImport(file: string | undefined, o: Opts): Promise
 
 /** `kiln features build-ocr-runtime --key KEY -o DIR`: the release tooling (the private key stays with the releaser). */
 export async function featuresBuildOcrRuntime(o: Opts): Promise<void> {
-  const { mkdir, readFile, writeFile } = await import('node:fs/promises');
+  const { readFile, writeFile } = await import('node:fs/promises');
   const { buildRelease } = await import('../../ai/ocr/release.js');
   const { INDEX_FILE } = await import('../../ai/ocr/release-index.js');
   const { cacheDir } = await import('../../ai/paths.js');
@@ -269,7 +270,7 @@ export async function featuresBuildOcrRuntime(o: Opts): Promise<void> {
   if (o.recipe === false) delete index.assemble;
   const { signIndex } = await import('../../ai/ocr/release-index.js');
   const signed = o.recipe === false ? signIndex(index, key) : index;
-  await mkdir(out, { recursive: true });
+  await makeDir(out);
   await writeFile(path.join(out, signed.archive.file), archive);
   await writeFile(path.join(out, INDEX_FILE), `${JSON.stringify(signed, null, 2)}\n`);
   if (o.json)

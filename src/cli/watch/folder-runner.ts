@@ -1,15 +1,9 @@
-/**
- * `kiln watch`: each complete file of the folder goes through the local runner (same validation, naming
- * and atomic outputs as `kiln <tool>`); src/watch/driver.ts does the folder bookkeeping. Stopping
- * (Ctrl-C, SIGTERM) takes no new file and aborts the runs in flight: their originals stay where they
- * are and no output is half-written.
- */
-import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { toKilnError } from '../../core/errors.js';
 import type { Tool } from '../../core/tool.js';
 import { type DriveOptions, driveFolder } from '../../watch/driver.js';
 import { runLocal } from '../local-runner.js';
+import { makeDir } from '../../core/make-dir.js';
 
 /** The folder's own options are the driver's; the CLI adds what runs and how it reports. */
 export interface WatchOptions
@@ -28,7 +22,7 @@ export interface WatchOptions
 export async function watchFolder(o: WatchOptions): Promise<{ processed: number; failed: number }> {
   const inDir = path.resolve(o.inDir);
   const outDir = path.resolve(o.outDir);
-  await mkdir(outDir, { recursive: true });
+  await makeDir(outDir);
   // A file of the same name arriving later (a.png today, a.png tomorrow) must not replace the first
   // one's output: each output takes a free name (a-2.png), as the originals in .done/ do.
   const claimed = new Set<string>();
