@@ -4,6 +4,7 @@ import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, it } from 'node:test';
+import { ERROR_TABLE } from '../../src/core/errors.js';
 import { KILN, kiln } from '../helpers/cli.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { makeVideo } from '../helpers/media.js';
@@ -91,6 +92,23 @@ describe('kiln serve', () => {
     });
     assert.notEqual(r.code, 0);
     assert.match(r.stderr, /--allow-open-network/);
+  });
+
+  it('refuses a SHUTDOWN_GRACE_S that is no number of seconds at start, before listening', async () => {
+    for (const bad of ['10m', '-5', '1e309', 'yes']) {
+      const child = spawn(process.execPath, [KILN, 'serve', '--port', '0', '--data-dir', path.join(dir, 'grace-bad')], {
+        env: baseEnv({ ADMIN_PASSWORD: 'Grace-Admin-Pass-42', SHUTDOWN_GRACE_S: bad }),
+      });
+      let stderr = '';
+      // A daemon that starts anyway is stopped here, so the test fails rather than hangs.
+      child.stderr.on('data', (b: Buffer) => {
+        stderr += b;
+        if (stderr.includes('listening on')) child.kill('SIGKILL');
+      });
+      const code = await new Promise<number | null>((resolve) => child.on('close', (c) => resolve(c)));
+      assert.equal(code, ERROR_TABLE.USAGE_ERROR.exit, `SHUTDOWN_GRACE_S=${bad}: ${stderr}`);
+      assert.match(stderr, /SHUTDOWN_GRACE_S must be a number of seconds/);
+    }
   });
 
   async function startDaemon(name: string, env: Record<string, string>) {

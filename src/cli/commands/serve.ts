@@ -4,6 +4,8 @@
  * (daemon-shutdown), the warm engines stop, and the process exits 0. A second signal stops at once.
  * Only JSON log lines go to stdout; the banner and the first admin password go to stderr.
  */
+import { KilnError } from '../../core/errors.js';
+
 export interface ServeOptions {
   port?: string;
   host?: string;
@@ -82,10 +84,16 @@ export async function serveCommand(o: ServeOptions): Promise<void> {
   process.exitCode = 0;
 }
 
-function shutdownGraceMs(): number {
-  const raw = process.env.SHUTDOWN_GRACE_S;
-  const s = raw === undefined || raw === '' ? 30 : Number(raw);
-  return Number.isFinite(s) && s >= 0 ? s * 1000 : 30_000;
+/**
+ * SHUTDOWN_GRACE_S in ms. A bad value is refused at start like every other setting: it used to fall
+ * back to 30 s silently, so a typo such as `10m` surfaced only as transcodes cancelled on a restart.
+ */
+export function shutdownGraceMs(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env.SHUTDOWN_GRACE_S;
+  if (raw === undefined || raw.trim() === '') return 30_000;
+  const s = Number(raw);
+  if (!Number.isFinite(s) || s < 0) throw new KilnError('USAGE_ERROR', `SHUTDOWN_GRACE_S must be a number of seconds ≥ 0 (got "${raw}").`);
+  return s * 1000;
 }
 
 /**
