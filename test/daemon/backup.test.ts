@@ -14,6 +14,7 @@ import { pipeline } from 'node:stream/promises';
 import yazl from 'yazl';
 import { Kysely, Migrator, SqliteDialect } from 'kysely';
 import { MIGRATIONS, migrationProvider } from '../../daemon/store/migrations.js';
+import { ERROR_TABLE } from '../../src/core/errors.js';
 import { kiln } from '../helpers/cli.js';
 import { daemonEnv } from '../helpers/daemon-process.js';
 import { makeImage, makePhoto, tempDir } from '../helpers/fixtures.js';
@@ -184,6 +185,30 @@ describe('backup and restore', () => {
     assert.notEqual(r.code, 0);
     assert.match(r.stderr, /damaged|invalid|CRC|crc/i);
     assert.deepEqual(readdirSync(target), [], 'nothing written');
+  });
+
+  it('refuses an archive whose compressed database does not inflate, or whose manifest is no JSON, with UNSUPPORTED_INPUT', async () => {
+    const bytes = Buffer.from(await readFile(backup));
+    // kiln.db is the first entry and the only compressed one: damage its deflate stream (the process
+    // used to die of an unhandled stream error while looking for the manifest).
+    assert.equal(bytes.subarray(30, 37).toString(), 'kiln.db');
+    for (let i = 200; i < 400; i++) bytes[i] = bytes[i]! ^ 0x55;
+    const inflate = path.join(dir, 'bad-deflate.zip');
+    await writeFile(inflate, bytes);
+    const zip = new yazl.ZipFile();
+    for (const [name, data] of await readZip(backup))
+      zip.addBuffer(name === 'manifest.json' ? Buffer.from('{"format": "kiln-backup",') : data, name);
+    zip.end();
+    const badJson = path.join(dir, 'bad-manifest.zip');
+    await pipeline(zip.outputStream, createWriteStream(badJson));
+    for (const file of [inflate, badJson]) {
+      const target = mkdtempSync(path.join(process.env.KILN_TMP_DIR ?? tmpdir(), 'kiln-restored-'));
+      const r = await kiln(['admin', 'restore', file, '--data-dir', target, '--json']);
+      assert.equal(r.code, ERROR_TABLE.UNSUPPORTED_INPUT.exit, `${path.basename(file)}: ${r.stderr}`);
+      assert.equal(JSON.parse(r.stdout).error.code, 'UNSUPPORTED_INPUT', r.stdout);
+      assert.doesNotMatch(r.stderr, /at .*\(node:|Unhandled/);
+      assert.deepEqual(readdirSync(target), [], 'nothing written');
+    }
   });
 
   it('a daemon refuses a database a newer kiln has migrated; migrate --dry-run lists what is pending', async () => {
