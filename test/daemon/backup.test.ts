@@ -211,6 +211,21 @@ describe('backup and restore', () => {
     }
   });
 
+  it('refuses an -o in a missing directory, or naming a directory, with USAGE_ERROR before writing', async () => {
+    const folder = mkdtempSync(path.join(dir, 'out-'));
+    for (const [out, why] of [
+      [path.join(folder, 'missing', 'b.zip'), /its directory cannot be created/],
+      [folder, /a directory of that name is in the way/],
+    ] as const) {
+      const r = await kiln(['admin', 'backup', '-o', out, '--data-dir', s.dataDir, '--json']);
+      assert.equal(r.code, ERROR_TABLE.USAGE_ERROR.exit, r.stderr);
+      assert.equal(JSON.parse(r.stdout).error.code, 'USAGE_ERROR');
+      assert.match(r.stderr, why);
+    }
+    assert.deepEqual(readdirSync(folder), [], 'nothing written');
+    assert.ok(!readdirSync(dir).some((n) => n.includes('.partial') || n.startsWith('.kiln-backup-')), 'no temp files left');
+  });
+
   it('a daemon refuses a database a newer kiln has migrated; migrate --dry-run lists what is pending', async () => {
     const target = mkdtempSync(path.join(process.env.KILN_TMP_DIR ?? tmpdir(), 'kiln-newer-'));
     assert.equal((await kiln(['admin', 'restore', backup, '--data-dir', target])).code, 0);
