@@ -195,7 +195,9 @@ export function resolveConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = 
     databaseUrl: env.DATABASE_URL || undefined,
     redisUrl: env.REDIS_URL || undefined,
     redisPrefix: env.REDIS_PREFIX || 'kiln',
-    heartbeatMs: num(env, 'KILN_HEARTBEAT_MS', 5000, 50),
+    // Whole milliseconds up to an hour: Redis takes 3 × this as an integer PX expiry, and refused a
+    // fraction or a huge value only once the daemon started ("ERR value is not an integer").
+    heartbeatMs: Math.round(num(env, 'KILN_HEARTBEAT_MS', 5000, 50, 3_600_000)),
     allowOpenNetwork: flags.allowOpenNetwork === true || bool(env, 'ALLOW_OPEN_NETWORK', false),
     allowPostScript: bool(env, 'ALLOW_POSTSCRIPT', false),
     metricsToken: env.METRICS_TOKEN || undefined,
