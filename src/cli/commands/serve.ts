@@ -36,7 +36,11 @@ export async function serveCommand(o: ServeOptions): Promise<void> {
   // Started before listening, awaited on stop: the signal handlers below must be in place as soon as
   // the listening line is out (a SIGTERM right after it used to kill the process unhandled).
   const engines = warmEngines((m) => app.log.warn(m));
-  await app.listen({ port: config.port, host: config.host });
+  await app.listen({ port: config.port, host: config.host }).catch(async (e: NodeJS.ErrnoException) => {
+    await app.close().catch(() => {});
+    await engines.then((x) => x.stop()).catch(() => {});
+    throw listenFailure(e, config.host, config.port);
+  });
   const address = app.server.address();
   const where =
     typeof address === 'object' && address
@@ -82,6 +86,21 @@ export async function serveCommand(o: ServeOptions): Promise<void> {
     process.on('SIGTERM', stop);
   });
   process.exitCode = 0;
+}
+
+/**
+ * Why the daemon cannot listen, as the admin's to fix (USAGE_ERROR): these came out as node's bare
+ * `listen EADDRINUSE` or `getaddrinfo ENOTFOUND` with the exit code of an internal error.
+ */
+function listenFailure(e: NodeJS.ErrnoException, host: string, port: number): unknown {
+  const why: Record<string, string> = {
+    EADDRINUSE: `port ${port} is already in use on ${host}: stop what uses it or choose another --port (PORT)`,
+    EACCES: `listening on port ${port} is not permitted: choose a port above 1023 or grant the right to bind it`,
+    EADDRNOTAVAIL: `${host} is no address of this machine: choose another --host (HOST)`,
+    ENOTFOUND: `the host name ${host} does not resolve: choose another --host (HOST)`,
+  };
+  const text = why[e.code ?? ''];
+  return text ? new KilnError('USAGE_ERROR', `Cannot listen: ${text}.`, { cause: e }) : e;
 }
 
 /**
