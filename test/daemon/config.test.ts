@@ -17,4 +17,10 @@ describe('daemon configuration from the environment', () => {
     assert.equal(resolveConfig({ dataDir: '/tmp/kiln-config-test' }, { KILN_HEARTBEAT_MS: '100.5' }).heartbeatMs % 1, 0);
     assert.equal(resolveConfig({ dataDir: '/tmp/kiln-config-test' }, {}).heartbeatMs, 5000);
   });
+
+  it('FEATURE_IMPORT_MAX_MB: a bad value is refused at start, no longer replaced by 8192 without a word', () => {
+    for (const bad of ['8G', '0', '-1', '1e309', 'yes']) usage({ FEATURE_IMPORT_MAX_MB: bad }, /FEATURE_IMPORT_MAX_MB must be a number/);
+    assert.equal(resolveConfig({ dataDir: '/tmp/kiln-config-test' }, { FEATURE_IMPORT_MAX_MB: '0.5' }).featureImportMaxMb, 0.5);
+    assert.equal(resolveConfig({ dataDir: '/tmp/kiln-config-test' }, {}).featureImportMaxMb, 8192);
+  });
 });
