@@ -234,6 +234,13 @@ export async function readManifest(file: string): Promise<BackupManifest> {
       manifest = undefined; // Refused below like any other manifest that is not one.
     }
   });
+  // A later archive format is a newer kiln's backup, not a foreign file: say which to restore it with.
+  if (manifest?.format === 'kiln-backup' && typeof manifest.version === 'number' && manifest.version > 1)
+    throw new KilnError(
+      'FEATURE_INCOMPATIBLE',
+      `The backup was made by a newer kiln (${manifest.kilnVersion}, backup format ${manifest.version}): restore it with that version.`,
+      { reason: 'backup-newer-than-kiln' },
+    );
   const validFile = (f: unknown) =>
     !!f &&
     typeof (f as BackupFile).path === 'string' &&

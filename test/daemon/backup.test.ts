@@ -226,6 +226,24 @@ describe('backup and restore', () => {
     assert.ok(!readdirSync(dir).some((n) => n.includes('.partial') || n.startsWith('.kiln-backup-')), 'no temp files left');
   });
 
+  it('a backup in a newer archive format is FEATURE_INCOMPATIBLE naming its kiln, not "not a kiln backup"', async () => {
+    const entries = await readZip(backup);
+    const manifest = JSON.parse(entries.get('manifest.json')!.toString('utf8'));
+    Object.assign(manifest, { version: 2, kilnVersion: '99.0.0' });
+    const zip = new yazl.ZipFile();
+    for (const [name, data] of entries) zip.addBuffer(name === 'manifest.json' ? Buffer.from(JSON.stringify(manifest)) : data, name);
+    zip.end();
+    const newer = path.join(dir, 'newer-format.zip');
+    await pipeline(zip.outputStream, createWriteStream(newer));
+    const target = mkdtempSync(path.join(process.env.KILN_TMP_DIR ?? tmpdir(), 'kiln-restored-'));
+    const r = await kiln(['admin', 'restore', newer, '--data-dir', target, '--json']);
+    const err = JSON.parse(r.stdout).error;
+    assert.equal(err.code, 'FEATURE_INCOMPATIBLE', r.stdout);
+    assert.equal(err.reason, 'backup-newer-than-kiln');
+    assert.match(err.message, /99\.0\.0/);
+    assert.deepEqual(readdirSync(target), [], 'nothing written');
+  });
+
   it('a daemon refuses a database a newer kiln has migrated; migrate --dry-run lists what is pending', async () => {
     const target = mkdtempSync(path.join(process.env.KILN_TMP_DIR ?? tmpdir(), 'kiln-newer-'));
     assert.equal((await kiln(['admin', 'restore', backup, '--data-dir', target])).code, 0);
