@@ -69,6 +69,8 @@ export interface DaemonConfig {
   maxTextKb: number;
   /** Largest multipart request, all parts together (MAX_REQUEST_MB). */
   maxRequestMb: number;
+  /** Largest AI bundle archive POST /api/v1/admin/features/import takes (FEATURE_IMPORT_MAX_MB). */
+  featureImportMaxMb: number;
   /** Request bodies held in memory at once for tools that read uploads from there (MEMORY_INPUTS_MB; 0 = none). */
   memoryInputsMb: number;
   /** Quiet time after the last job before the C heap's free pages go back to the system (HEAP_TRIM_MS; 0 = never). */
@@ -111,6 +113,13 @@ function num(env: NodeJS.ProcessEnv, name: string, def: number, min = 0, max = I
   const n = Number(raw);
   if (!Number.isFinite(n) || n < min || n > max)
     throw new KilnError('USAGE_ERROR', `${name} must be a number ≥ ${min}${max < Infinity ? ` and ≤ ${max}` : ''} (got "${raw}").`);
+  return n;
+}
+
+/** A number above zero (`num` bounds only inclusively). */
+function positive(env: NodeJS.ProcessEnv, name: string, def: number): number {
+  const n = num(env, name, def);
+  if (n === 0) throw new KilnError('USAGE_ERROR', `${name} must be a number above 0 (got "${env[name]}").`);
   return n;
 }
 
@@ -195,7 +204,9 @@ export function resolveConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = 
     databaseUrl: env.DATABASE_URL || undefined,
     redisUrl: env.REDIS_URL || undefined,
     redisPrefix: env.REDIS_PREFIX || 'kiln',
-    heartbeatMs: num(env, 'KILN_HEARTBEAT_MS', 5000, 50),
+    // Whole milliseconds up to an hour: Redis takes 3 × this as an integer PX expiry, and refused a
+    // fraction or a huge value only once the daemon started ("ERR value is not an integer").
+    heartbeatMs: Math.round(num(env, 'KILN_HEARTBEAT_MS', 5000, 50, 3_600_000)),
     allowOpenNetwork: flags.allowOpenNetwork === true || bool(env, 'ALLOW_OPEN_NETWORK', false),
     allowPostScript: bool(env, 'ALLOW_POSTSCRIPT', false),
     metricsToken: env.METRICS_TOKEN || undefined,
@@ -208,6 +219,8 @@ export function resolveConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = 
     maxTextKb: num(env, 'MAX_TEXT_KB', defaultTextKb(num(env, 'MAX_FIELD_KB', 1024, 1)), 1),
     maxRequestMb: num(env, 'MAX_REQUEST_MB', 4096, 1),
     memoryInputsMb: num(env, 'MEMORY_INPUTS_MB', 64, 0),
+    // Read here, not at the import: a bad value used to be ignored (8192 MB) without a word.
+    featureImportMaxMb: positive(env, 'FEATURE_IMPORT_MAX_MB', 8192),
     heapTrimMs: num(env, 'HEAP_TRIM_MS', 1000, 0),
     userQuotaMb: num(env, 'USER_QUOTA_MB', 10240, 0),
     headersTimeoutS: num(env, 'HEADERS_TIMEOUT_S', 30, 0.1),

@@ -17,14 +17,10 @@ import { findTool } from '../../src/tools/index.js';
 import { auditFrom } from '../accounts/audit.js';
 import { requirePermission } from '../auth/permissions.js';
 
-/** Largest archive an admin may upload: FEATURE_IMPORT_MAX_MB (default 8 GiB). */
-function importLimitBytes(): number {
-  const mb = Number(process.env.FEATURE_IMPORT_MAX_MB);
-  return (Number.isFinite(mb) && mb > 0 ? mb : 8192) * 1048576;
-}
-
 export async function featureRoutes(app: FastifyInstance): Promise<void> {
   const { config, features } = app.kiln;
+  /** Largest archive an admin may upload: FEATURE_IMPORT_MAX_MB (default 8 GiB), checked at start (daemon/config.ts). */
+  const importLimitBytes = () => Math.floor(config.featureImportMaxMb * 1048576);
   const dataDir = config.dataDir;
 
   /** At most 3 s: a bucket that does not answer must not hold up the list (the sync goes on behind). */

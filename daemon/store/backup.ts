@@ -12,7 +12,7 @@ import { createReadStream, createWriteStream, existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { PassThrough, Transform } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import { finished, pipeline } from 'node:stream/promises';
 import yauzl from 'yauzl';
 import yazl from 'yazl';
 import { KilnError } from '../../src/core/errors.js';
@@ -182,23 +182,41 @@ function openZip(file: string): Promise<yauzl.ZipFile> {
   );
 }
 
-/** Calls `each` for every entry in turn with its read stream. */
+/** Reads an entry to its end unused. Waits on errors too: a damaged entry must fail, never hang or go unhandled. */
+function skip(stream: NodeJS.ReadableStream): Promise<void> {
+  return finished(stream.resume());
+}
+
+/**
+ * Calls `each` for every entry in turn with its read stream. What the archive's own damage raises
+ * (a bad CRC, deflate data that does not inflate, a size that does not match) is the backup's fault,
+ * not kiln's: UNSUPPORTED_INPUT naming the file and the entry.
+ */
 async function forEachEntry(file: string, each: (entry: yauzl.Entry, stream: NodeJS.ReadableStream) => Promise<void>): Promise<void> {
   const z = await openZip(file).catch((e: Error) => {
     throw new KilnError('UNSUPPORTED_INPUT', `${path.basename(file)} is not a kiln backup: ${e.message}`);
   });
+  let current = '';
   try {
     await new Promise<void>((resolve, reject) => {
       z.on('error', reject);
       z.on('end', () => resolve());
       z.on('entry', (entry: yauzl.Entry) => {
+        current = entry.fileName;
         z.openReadStream(entry, (err, stream) => {
-          if (err || !stream) return reject(err);
+          if (err || !stream) return reject(err ?? new Error('no data'));
           each(entry, stream).then(() => z.readEntry(), reject);
         });
       });
       z.readEntry();
     });
+  } catch (e) {
+    if (e instanceof KilnError) throw e;
+    throw new KilnError(
+      'UNSUPPORTED_INPUT',
+      `${path.basename(file)} is damaged${current ? ` (entry ${current})` : ''}: ${(e as Error).message}`,
+      { reason: 'backup-damaged' },
+    );
   } finally {
     z.close();
   }
@@ -207,16 +225,35 @@ async function forEachEntry(file: string, each: (entry: yauzl.Entry, stream: Nod
 export async function readManifest(file: string): Promise<BackupManifest> {
   let manifest: BackupManifest | undefined;
   await forEachEntry(file, async (entry, stream) => {
-    if (entry.fileName !== MANIFEST) {
-      stream.resume();
-      await new Promise((r) => stream.on('end', r));
-      return;
-    }
+    if (entry.fileName !== MANIFEST) return skip(stream);
     const chunks: Buffer[] = [];
     for await (const c of stream) chunks.push(c as Buffer);
-    manifest = JSON.parse(Buffer.concat(chunks).toString('utf8')) as BackupManifest;
+    try {
+      manifest = JSON.parse(Buffer.concat(chunks).toString('utf8')) as BackupManifest;
+    } catch {
+      manifest = undefined; // Refused below like any other manifest that is not one.
+    }
   });
-  if (manifest?.format !== 'kiln-backup' || manifest.version !== 1 || !Array.isArray(manifest.files))
+  // A later archive format is a newer kiln's backup, not a foreign file: say which to restore it with.
+  if (manifest?.format === 'kiln-backup' && typeof manifest.version === 'number' && manifest.version > 1)
+    throw new KilnError(
+      'FEATURE_INCOMPATIBLE',
+      `The backup was made by a newer kiln (${manifest.kilnVersion}, backup format ${manifest.version}): restore it with that version.`,
+      { reason: 'backup-newer-than-kiln' },
+    );
+  const validFile = (f: unknown) =>
+    !!f &&
+    typeof (f as BackupFile).path === 'string' &&
+    Number.isSafeInteger((f as BackupFile).size) &&
+    typeof (f as BackupFile).sha256 === 'string';
+  if (
+    manifest?.format !== 'kiln-backup' ||
+    manifest.version !== 1 ||
+    !Array.isArray(manifest.files) ||
+    !manifest.files.every(validFile) ||
+    !Array.isArray(manifest.migrations) ||
+    !manifest.migrations.every((m) => typeof m === 'string')
+  )
     throw new KilnError('UNSUPPORTED_INPUT', `${path.basename(file)} is not a kiln backup (no valid manifest.json).`);
   return manifest;
 }
@@ -249,11 +286,7 @@ export async function restoreBackup(file: string, dataDir: string): Promise<Back
     const seen = new Set<string>();
     await forEachEntry(file, async (entry, stream) => {
       const name = entry.fileName;
-      if (name === MANIFEST) {
-        stream.resume();
-        await new Promise((r) => stream.on('end', r));
-        return;
-      }
+      if (name === MANIFEST) return skip(stream);
       const want = expected.get(name);
       if (!want || name.includes('..') || path.isAbsolute(name))
         throw new KilnError('UNSUPPORTED_INPUT', `The backup holds an unexpected entry ${name}.`);

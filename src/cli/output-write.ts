@@ -37,7 +37,7 @@ export async function writeOutput(from: string | Readable, dest: string, signal?
 }
 
 /** Why the destination cannot be written, naming it (not the hidden temp name) with a stable code. */
-function writeFailure(e: unknown, dest: string): unknown {
+export function writeFailure(e: unknown, dest: string): unknown {
   const code = (e as NodeJS.ErrnoException).code;
   const why = WRITE_ERRORS[code ?? ''];
   if (!why) return e;

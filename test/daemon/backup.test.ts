@@ -14,6 +14,7 @@ import { pipeline } from 'node:stream/promises';
 import yazl from 'yazl';
 import { Kysely, Migrator, SqliteDialect } from 'kysely';
 import { MIGRATIONS, migrationProvider } from '../../daemon/store/migrations.js';
+import { ERROR_TABLE } from '../../src/core/errors.js';
 import { kiln } from '../helpers/cli.js';
 import { daemonEnv } from '../helpers/daemon-process.js';
 import { makeImage, makePhoto, tempDir } from '../helpers/fixtures.js';
@@ -183,6 +184,63 @@ describe('backup and restore', () => {
     const r = await kiln(['admin', 'restore', damaged, '--data-dir', target]);
     assert.notEqual(r.code, 0);
     assert.match(r.stderr, /damaged|invalid|CRC|crc/i);
+    assert.deepEqual(readdirSync(target), [], 'nothing written');
+  });
+
+  it('refuses an archive whose compressed database does not inflate, or whose manifest is no JSON, with UNSUPPORTED_INPUT', async () => {
+    const bytes = Buffer.from(await readFile(backup));
+    // kiln.db is the first entry and the only compressed one: damage its deflate stream (the process
+    // used to die of an unhandled stream error while looking for the manifest).
+    assert.equal(bytes.subarray(30, 37).toString(), 'kiln.db');
+    for (let i = 200; i < 400; i++) bytes[i] = bytes[i]! ^ 0x55;
+    const inflate = path.join(dir, 'bad-deflate.zip');
+    await writeFile(inflate, bytes);
+    const zip = new yazl.ZipFile();
+    for (const [name, data] of await readZip(backup))
+      zip.addBuffer(name === 'manifest.json' ? Buffer.from('{"format": "kiln-backup",') : data, name);
+    zip.end();
+    const badJson = path.join(dir, 'bad-manifest.zip');
+    await pipeline(zip.outputStream, createWriteStream(badJson));
+    for (const file of [inflate, badJson]) {
+      const target = mkdtempSync(path.join(process.env.KILN_TMP_DIR ?? tmpdir(), 'kiln-restored-'));
+      const r = await kiln(['admin', 'restore', file, '--data-dir', target, '--json']);
+      assert.equal(r.code, ERROR_TABLE.UNSUPPORTED_INPUT.exit, `${path.basename(file)}: ${r.stderr}`);
+      assert.equal(JSON.parse(r.stdout).error.code, 'UNSUPPORTED_INPUT', r.stdout);
+      assert.doesNotMatch(r.stderr, /at .*\(node:|Unhandled/);
+      assert.deepEqual(readdirSync(target), [], 'nothing written');
+    }
+  });
+
+  it('refuses an -o in a missing directory, or naming a directory, with USAGE_ERROR before writing', async () => {
+    const folder = mkdtempSync(path.join(dir, 'out-'));
+    for (const [out, why] of [
+      [path.join(folder, 'missing', 'b.zip'), /its directory cannot be created/],
+      [folder, /a directory of that name is in the way/],
+    ] as const) {
+      const r = await kiln(['admin', 'backup', '-o', out, '--data-dir', s.dataDir, '--json']);
+      assert.equal(r.code, ERROR_TABLE.USAGE_ERROR.exit, r.stderr);
+      assert.equal(JSON.parse(r.stdout).error.code, 'USAGE_ERROR');
+      assert.match(r.stderr, why);
+    }
+    assert.deepEqual(readdirSync(folder), [], 'nothing written');
+    assert.ok(!readdirSync(dir).some((n) => n.includes('.partial') || n.startsWith('.kiln-backup-')), 'no temp files left');
+  });
+
+  it('a backup in a newer archive format is FEATURE_INCOMPATIBLE naming its kiln, not "not a kiln backup"', async () => {
+    const entries = await readZip(backup);
+    const manifest = JSON.parse(entries.get('manifest.json')!.toString('utf8'));
+    Object.assign(manifest, { version: 2, kilnVersion: '99.0.0' });
+    const zip = new yazl.ZipFile();
+    for (const [name, data] of entries) zip.addBuffer(name === 'manifest.json' ? Buffer.from(JSON.stringify(manifest)) : data, name);
+    zip.end();
+    const newer = path.join(dir, 'newer-format.zip');
+    await pipeline(zip.outputStream, createWriteStream(newer));
+    const target = mkdtempSync(path.join(process.env.KILN_TMP_DIR ?? tmpdir(), 'kiln-restored-'));
+    const r = await kiln(['admin', 'restore', newer, '--data-dir', target, '--json']);
+    const err = JSON.parse(r.stdout).error;
+    assert.equal(err.code, 'FEATURE_INCOMPATIBLE', r.stdout);
+    assert.equal(err.reason, 'backup-newer-than-kiln');
+    assert.match(err.message, /99\.0\.0/);
     assert.deepEqual(readdirSync(target), [], 'nothing written');
   });
 

@@ -2,8 +2,10 @@
 import assert from 'node:assert/strict';
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { readFile, stat } from 'node:fs/promises';
+import net from 'node:net';
 import path from 'node:path';
 import { describe, it } from 'node:test';
+import { ERROR_TABLE } from '../../src/core/errors.js';
 import { KILN, kiln } from '../helpers/cli.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { makeVideo } from '../helpers/media.js';
@@ -91,6 +93,44 @@ describe('kiln serve', () => {
     });
     assert.notEqual(r.code, 0);
     assert.match(r.stderr, /--allow-open-network/);
+  });
+
+  /** Runs `kiln serve` expecting it to refuse to start; one that listens anyway is killed (the test fails, never hangs). */
+  async function refusedAtStart(args: string[], env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
+    const child = spawn(process.execPath, [KILN, 'serve', '--data-dir', path.join(dir, 'refused'), ...args], {
+      env: baseEnv({ ADMIN_PASSWORD: 'Refused-Admin-Pass-42', ...env }),
+    });
+    let stderr = '';
+    child.stderr.on('data', (b: Buffer) => {
+      stderr += b;
+      if (stderr.includes('listening on')) child.kill('SIGKILL');
+    });
+    const code = await new Promise<number | null>((resolve) => child.on('close', (c) => resolve(c)));
+    return { code, stderr };
+  }
+
+  it('refuses a SHUTDOWN_GRACE_S that is no number of seconds at start, before listening', async () => {
+    for (const bad of ['10m', '-5', '1e309', 'yes']) {
+      const r = await refusedAtStart(['--port', '0'], { SHUTDOWN_GRACE_S: bad });
+      assert.equal(r.code, ERROR_TABLE.USAGE_ERROR.exit, `SHUTDOWN_GRACE_S=${bad}: ${r.stderr}`);
+      assert.match(r.stderr, /SHUTDOWN_GRACE_S must be a number of seconds/);
+    }
+  });
+
+  it('a port in use or a host that does not resolve is a USAGE_ERROR naming it', async () => {
+    const busy = net.createServer();
+    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+    const port = String((busy.address() as net.AddressInfo).port);
+    try {
+      const r = await refusedAtStart(['--port', port], {});
+      assert.equal(r.code, ERROR_TABLE.USAGE_ERROR.exit, r.stderr);
+      assert.match(r.stderr, new RegExp(`port ${port} is already in use`));
+    } finally {
+      busy.close();
+    }
+    const r = await refusedAtStart(['--port', '0', '--host', 'no-such-host.invalid'], {});
+    assert.equal(r.code, ERROR_TABLE.USAGE_ERROR.exit, r.stderr);
+    assert.match(r.stderr, /no-such-host\.invalid does not resolve/);
   });
 
   async function startDaemon(name: string, env: Record<string, string>) {

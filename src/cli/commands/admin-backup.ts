@@ -2,9 +2,12 @@
  * `kiln admin backup|restore|migrate`: always on a data dir (the database and library on this machine),
  * never through a server. Backup is safe while the daemon runs; restore wants an empty data dir.
  */
+import { constants } from 'node:fs';
+import { access, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { KilnError } from '../../core/errors.js';
 import { defaultDataDir } from '../../core/paths.js';
+import { writeFailure } from '../output-write.js';
 
 type Opts = Record<string, string | boolean | undefined>;
 
@@ -14,6 +17,22 @@ function dataDirOf(o: Opts): string {
 
 function say(o: Opts, json: Record<string, unknown>, text: string): void {
   process.stdout.write(o.json ? JSON.stringify(json) + '\n' : text);
+}
+
+/**
+ * Checked before the snapshot: a missing directory used to fail as INTERNAL (mkdtemp's ENOENT), and an
+ * existing directory as -o only once the whole archive had been written (EISDIR on the final rename).
+ */
+async function checkOutput(out: string): Promise<void> {
+  const fail = (code: string) => writeFailure(Object.assign(new Error(code), { code }), out);
+  if ((await stat(out).catch(() => undefined))?.isDirectory()) throw fail('EISDIR');
+  const parent = await stat(path.dirname(out)).catch((e: unknown) => {
+    throw writeFailure(e, out);
+  });
+  if (!parent.isDirectory()) throw fail('ENOTDIR');
+  await access(path.dirname(out), constants.W_OK).catch((e: unknown) => {
+    throw writeFailure(e, out);
+  });
 }
 
 export async function backupCommand(o: Opts): Promise<void> {
@@ -29,6 +48,7 @@ export async function backupCommand(o: Opts): Promise<void> {
     );
   const { backupDataDir } = await import('../../../daemon/store/backup.js');
   const out = path.resolve(o.output as string);
+  await checkOutput(out);
   const started = Date.now();
   const dataDir = dataDirOf(o);
   const m = await backupDataDir(dataDir, out, process.env.SHARED_DIR ? path.resolve(process.env.SHARED_DIR) : dataDir);

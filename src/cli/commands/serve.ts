@@ -4,6 +4,8 @@
  * (daemon-shutdown), the warm engines stop, and the process exits 0. A second signal stops at once.
  * Only JSON log lines go to stdout; the banner and the first admin password go to stderr.
  */
+import { KilnError } from '../../core/errors.js';
+
 export interface ServeOptions {
   port?: string;
   host?: string;
@@ -34,7 +36,11 @@ export async function serveCommand(o: ServeOptions): Promise<void> {
   // Started before listening, awaited on stop: the signal handlers below must be in place as soon as
   // the listening line is out (a SIGTERM right after it used to kill the process unhandled).
   const engines = warmEngines((m) => app.log.warn(m));
-  await app.listen({ port: config.port, host: config.host });
+  await app.listen({ port: config.port, host: config.host }).catch(async (e: NodeJS.ErrnoException) => {
+    await app.close().catch(() => {});
+    await engines.then((x) => x.stop()).catch(() => {});
+    throw listenFailure(e, config.host, config.port);
+  });
   const address = app.server.address();
   const where =
     typeof address === 'object' && address
@@ -82,10 +88,31 @@ export async function serveCommand(o: ServeOptions): Promise<void> {
   process.exitCode = 0;
 }
 
-function shutdownGraceMs(): number {
-  const raw = process.env.SHUTDOWN_GRACE_S;
-  const s = raw === undefined || raw === '' ? 30 : Number(raw);
-  return Number.isFinite(s) && s >= 0 ? s * 1000 : 30_000;
+/**
+ * Why the daemon cannot listen, as the admin's to fix (USAGE_ERROR): these came out as node's bare
+ * `listen EADDRINUSE` or `getaddrinfo ENOTFOUND` with the exit code of an internal error.
+ */
+function listenFailure(e: NodeJS.ErrnoException, host: string, port: number): unknown {
+  const why: Record<string, string> = {
+    EADDRINUSE: `port ${port} is already in use on ${host}: stop what uses it or choose another --port (PORT)`,
+    EACCES: `listening on port ${port} is not permitted: choose a port above 1023 or grant the right to bind it`,
+    EADDRNOTAVAIL: `${host} is no address of this machine: choose another --host (HOST)`,
+    ENOTFOUND: `the host name ${host} does not resolve: choose another --host (HOST)`,
+  };
+  const text = why[e.code ?? ''];
+  return text ? new KilnError('USAGE_ERROR', `Cannot listen: ${text}.`, { cause: e }) : e;
+}
+
+/**
+ * SHUTDOWN_GRACE_S in ms. A bad value is refused at start like every other setting: it used to fall
+ * back to 30 s silently, so a typo such as `10m` surfaced only as transcodes cancelled on a restart.
+ */
+export function shutdownGraceMs(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env.SHUTDOWN_GRACE_S;
+  if (raw === undefined || raw.trim() === '') return 30_000;
+  const s = Number(raw);
+  if (!Number.isFinite(s) || s < 0) throw new KilnError('USAGE_ERROR', `SHUTDOWN_GRACE_S must be a number of seconds ≥ 0 (got "${raw}").`);
+  return s * 1000;
 }
 
 /**
