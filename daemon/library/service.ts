@@ -139,10 +139,11 @@ export class LibraryService {
   ): Promise<ItemRow> {
     await this.blobs.add(content.path, d.hash, d.size, { move: opts.move ?? true });
     const now = Date.now();
+    const name = opts.name ? safeFileName(opts.name, d.name) : d.name;
     const item: ItemRow = {
       id: newId(),
       owner_id: viewer.id,
-      name: opts.name ? safeFileName(opts.name, d.name) : d.name,
+      name,
       content_type: d.contentType,
       size: d.size,
       latest_version: 1,
@@ -155,7 +156,9 @@ export class LibraryService {
       await this.db.insertInto('library_items').values(item).execute();
       await this.db
         .insertInto('library_versions')
-        .values(versionRow(item.id, 1, d, viewer.id, now, { source: 'upload' }))
+        // Version 1 carries the name the item was given (the `name` field), not the uploaded file's:
+        // downloads are named after the version, and one named photo.png must not arrive as upload-3.tmp.
+        .values(versionRow(item.id, 1, { ...d, name }, viewer.id, now, { source: 'upload' }))
         .execute();
     } catch (e) {
       await this.db

@@ -159,6 +159,18 @@ describe('file library', () => {
     assert.equal((await bytes(s, s.token, `/api/v1/files/${b.body.id}/download`)).status, 200);
   });
 
+  it('names version 1 and its download after the name given at upload, not the uploaded file', async () => {
+    const jpg = await makeImage(dir, 'IMG_0042.jpg', 20, 20);
+    const up = await upload(s, s.token, jpg, 'Holiday – beach.jpg');
+    assert.equal(up.status, 201, up.text);
+    assert.equal(up.body.name, 'Holiday – beach.jpg');
+    assert.equal(up.body.versions[0].name, 'Holiday – beach.jpg');
+    const got = await bytes(s, s.token, `/api/v1/files/${up.body.id}/download`);
+    assert.equal(got.status, 200);
+    assert.match(got.headers.get('content-disposition') ?? '', /filename\*=UTF-8''Holiday%20%E2%80%93%20beach\.jpg/);
+    await api(s, s.token, 'DELETE', `/api/v1/files/${up.body.id}`);
+  });
+
   it('refuses an upload with two file parts as a request error (400), keeping nothing', async () => {
     const png = await makeImage(dir, 'twice.png', 20, 20, { format: 'png' });
     const before = (await api(s, s.token, 'GET', '/api/v1/files')).body.total;
