@@ -280,6 +280,17 @@ describe('file library quota and asynchronous runs', () => {
     assert.equal(usage.body.usedBytes, 60_000);
   });
 
+  it("gives a refused upload's real size, not the bytes read when it passed the quota", async () => {
+    // 300 KB arrives in several chunks; the first ones already pass the ~40 KB left.
+    const big = path.join(dir, 'big.bin');
+    await writeFile(big, randomBytes(300_000));
+    const over = await upload(s, s.token, big);
+    assert.equal(over.status, 413, over.text);
+    assert.equal(over.body.error.details.neededBytes, 300_000);
+    assert.match(over.body.error.message, /needs 0\.29 MB/);
+    assert.deepEqual(readdirSync(path.join(s.dataDir, 'library', 'tmp')), []);
+  });
+
   it('keeps a finished run whose output does not fit the quota, reporting why no version was saved', async () => {
     const noise = Buffer.alloc(40 * 40 * 3);
     for (let i = 0; i < noise.length; i++) noise[i] = (i * 7919) % 251;
