@@ -303,10 +303,13 @@ export class LibraryService {
   async materialize(viewer: Viewer, itemId: string, dir: string): Promise<InputFile> {
     const item = await this.item(viewer, itemId);
     const v = await this.version(item);
-    const dest = path.join(dir, `lib-${v.name}`);
+    // Named as the item is now: after a rename, the run's output and the version it saves took the
+    // name the newest version was uploaded under (photo-resize.png for an item renamed holiday.png).
+    const name = safeFileName(item.name, v.name);
+    const dest = path.join(dir, `lib-${name}`);
     // A copy (a reflink where the file system has them), so a tool can never alter stored content.
     await this.blobs.copyTo(v.blob_hash, dest);
-    return { path: dest, name: v.name, size: Number(v.size) };
+    return { path: dest, name, size: Number(v.size) };
   }
 
   /** Saves a finished job's output as a new version of the item; returns the item id. */

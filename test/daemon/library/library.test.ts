@@ -171,6 +171,25 @@ describe('file library', () => {
     await api(s, s.token, 'DELETE', `/api/v1/files/${up.body.id}`);
   });
 
+  it('a tool run on a renamed item names its output and the saved version after the new name', async () => {
+    const up = await upload(s, s.token, await makeImage(dir, 'IMG_0043.png', 30, 20, { format: 'png' }));
+    const id = up.body.id as string;
+    assert.equal((await api(s, s.token, 'PATCH', `/api/v1/files/${id}`, { name: 'Ferien.png' })).status, 200);
+    const run = await api(
+      s,
+      s.token,
+      'POST',
+      '/api/v1/tools/image/resize',
+      await form({ fileId: id, settings: JSON.stringify({ width: 10 }) }),
+    );
+    assert.equal(run.status, 200, run.text);
+    assert.equal(path.posix.basename(run.body.downloadUrl), 'Ferien.png');
+    const got = await api(s, s.token, 'GET', `/api/v1/files/${id}`);
+    assert.equal(got.body.versions[0].name, 'Ferien.png');
+    assert.match((await bytes(s, s.token, `/api/v1/files/${id}/download`)).headers.get('content-disposition') ?? '', /Ferien\.png/);
+    await api(s, s.token, 'DELETE', `/api/v1/files/${id}`);
+  });
+
   it('refuses an upload with two file parts as a request error (400), keeping nothing', async () => {
     const png = await makeImage(dir, 'twice.png', 20, 20, { format: 'png' });
     const before = (await api(s, s.token, 'GET', '/api/v1/files')).body.total;
