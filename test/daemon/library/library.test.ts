@@ -190,6 +190,27 @@ describe('file library', () => {
     await api(s, s.token, 'DELETE', `/api/v1/files/${id}`);
   });
 
+  it('honours If-Range: a download resumed after a new version gets the whole new content', async () => {
+    const a = path.join(dir, 'resume-a.bin');
+    const b = path.join(dir, 'resume-b.bin');
+    await writeFile(a, randomBytes(5000));
+    await writeFile(b, randomBytes(6000));
+    const up = await upload(s, s.token, a);
+    const id = up.body.id as string;
+    const oldTag = (await bytes(s, s.token, `/api/v1/files/${id}/download`)).headers.get('etag')!;
+    const v2 = await api(s, s.token, 'POST', `/api/v1/files/${id}/versions`, await form({ file: await filePart(b) }));
+    assert.equal(v2.status, 201, v2.text);
+    const resume = (tag: string) =>
+      fetch(`${s.url}/api/v1/files/${id}/download`, { headers: { ...auth(s.token), range: 'bytes=1000-', 'if-range': tag } });
+    const stale = await resume(oldTag);
+    assert.equal(stale.status, 200);
+    assert.deepEqual(Buffer.from(await stale.arrayBuffer()), await import('node:fs/promises').then((f) => f.readFile(b)));
+    const current = await resume(`"${v2.body.version.sha256}"`);
+    assert.equal(current.status, 206);
+    assert.equal((await current.arrayBuffer()).byteLength, 5000);
+    await api(s, s.token, 'DELETE', `/api/v1/files/${id}`);
+  });
+
   it('refuses an upload with two file parts as a request error (400), keeping nothing', async () => {
     const png = await makeImage(dir, 'twice.png', 20, 20, { format: 'png' });
     const before = (await api(s, s.token, 'GET', '/api/v1/files')).body.total;
