@@ -70,10 +70,12 @@ export async function readLibraryUpload(
         },
       });
       await pipeline(part.file, counter, createWriteStream(p));
+      // Worded as a tool upload's limit (daemon/http/uploads.ts): the limit is the live setting or a
+      // team's override, so naming only MAX_UPLOAD_MB sent admins to the wrong knob.
       if (part.file.truncated)
         throw new KilnError(
           'LIMIT_EXCEEDED',
-          `${name} is larger than the upload limit of ${Math.round(limits.maxUploadBytes / 1048576)} MB (MAX_UPLOAD_MB).`,
+          `${name} is larger than the upload limit of ${Math.round(limits.maxUploadBytes / 1048576)} MB (the maxUploadMb setting; MAX_UPLOAD_MB by default).`,
         );
       if (overQuota) throw limits.quotaError(size);
       file.hash = hash.digest('hex');
