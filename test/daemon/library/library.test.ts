@@ -67,6 +67,12 @@ describe('file library', () => {
       [null, null, null],
     );
     assert.equal((await outside.json()).error.code, 'USAGE_ERROR');
+    // A Range that is no valid byte range is ignored (RFC 9110 §14.2): the whole file, not 416.
+    for (const range of ['items=0-1', 'bytes=5-2', 'bytes=abc', 'bytes=-']) {
+      const ignored = await fetch(`${s.url}/api/v1/files/${id}/download`, { headers: { ...auth(s.token), range } });
+      assert.equal(ignored.status, 200, range);
+      assert.deepEqual(Buffer.from(await ignored.arrayBuffer()), first.buf, range);
+    }
 
     // A tool run on the item saves its output as version 2 (200 answer carries savedFileId).
     const run = await api(
