@@ -139,10 +139,11 @@ export class LibraryService {
   ): Promise<ItemRow> {
     await this.blobs.add(content.path, d.hash, d.size, { move: opts.move ?? true });
     const now = Date.now();
+    const name = opts.name ? safeFileName(opts.name, d.name) : d.name;
     const item: ItemRow = {
       id: newId(),
       owner_id: viewer.id,
-      name: opts.name ? safeFileName(opts.name, d.name) : d.name,
+      name,
       content_type: d.contentType,
       size: d.size,
       latest_version: 1,
@@ -155,7 +156,9 @@ export class LibraryService {
       await this.db.insertInto('library_items').values(item).execute();
       await this.db
         .insertInto('library_versions')
-        .values(versionRow(item.id, 1, d, viewer.id, now, { source: 'upload' }))
+        // Version 1 carries the name the item was given (the `name` field), not the uploaded file's:
+        // downloads are named after the version, and one named photo.png must not arrive as upload-3.tmp.
+        .values(versionRow(item.id, 1, { ...d, name }, viewer.id, now, { source: 'upload' }))
         .execute();
     } catch (e) {
       await this.db
@@ -300,10 +303,13 @@ export class LibraryService {
   async materialize(viewer: Viewer, itemId: string, dir: string): Promise<InputFile> {
     const item = await this.item(viewer, itemId);
     const v = await this.version(item);
-    const dest = path.join(dir, `lib-${v.name}`);
+    // Named as the item is now: after a rename, the run's output and the version it saves took the
+    // name the newest version was uploaded under (photo-resize.png for an item renamed holiday.png).
+    const name = safeFileName(item.name, v.name);
+    const dest = path.join(dir, `lib-${name}`);
     // A copy (a reflink where the file system has them), so a tool can never alter stored content.
     await this.blobs.copyTo(v.blob_hash, dest);
-    return { path: dest, name: v.name, size: Number(v.size) };
+    return { path: dest, name, size: Number(v.size) };
   }
 
   /** Saves a finished job's output as a new version of the item; returns the item id. */

@@ -1,6 +1,7 @@
 /**
  * A library upload: the multipart file streams to the library's scratch directory while its sha256
- * is computed, and stops as soon as it passes the upload limit or the owner's remaining quota.
+ * is computed; it stops at the upload limit, and stops being written once it passes the owner's
+ * remaining quota (counted to its end, so the quota error gives its real size).
  */
 import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
@@ -51,22 +52,32 @@ export async function readLibraryUpload(
       file = { path: p, name, hash: '', size: 0 };
       const hash = createHash('sha256');
       let size = 0;
+      let overQuota = false;
       const counter = new Transform({
         transform(chunk: Buffer, _enc, cb) {
           size += chunk.length;
-          // Stop early rather than fill the disk; content the owner already holds is not exempt here
-          // (its hash is not known yet), which only matters for a duplicate at the quota's edge.
-          if (size > limits.remainingQuota) return cb(limits.quotaError(size));
+          // Past the quota nothing more is written (the disk never fills), but the rest is still counted
+          // (up to the upload limit): the error must give the file's real size, not the bytes read when
+          // it stopped, or "needs 0.06 MB" sends the user to free 0.06 MB for a 200 MB file. Content
+          // the owner already holds is not exempt here (its hash is not known yet), which only matters
+          // for a duplicate at the quota's edge.
+          if (overQuota || size > limits.remainingQuota) {
+            overQuota = true;
+            return cb();
+          }
           hash.update(chunk);
           cb(null, chunk);
         },
       });
       await pipeline(part.file, counter, createWriteStream(p));
+      // Worded as a tool upload's limit (daemon/http/uploads.ts): the limit is the live setting or a
+      // team's override, so naming only MAX_UPLOAD_MB sent admins to the wrong knob.
       if (part.file.truncated)
         throw new KilnError(
           'LIMIT_EXCEEDED',
-          `${name} is larger than the upload limit of ${Math.round(limits.maxUploadBytes / 1048576)} MB (MAX_UPLOAD_MB).`,
+          `${name} is larger than the upload limit of ${Math.round(limits.maxUploadBytes / 1048576)} MB (the maxUploadMb setting; MAX_UPLOAD_MB by default).`,
         );
+      if (overQuota) throw limits.quotaError(size);
       file.hash = hash.digest('hex');
       file.size = size;
     }

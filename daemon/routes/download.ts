@@ -16,12 +16,15 @@ export function contentDisposition(name: string, type: 'attachment' | 'inline' =
 export function parseRange(header: string | undefined, size: number): { start: number; end: number } | 'invalid' | undefined {
   if (!header) return undefined;
   const m = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
-  // Several ranges (multipart/byteranges) are rare: answer the whole file.
-  if (!m) return header.includes(',') ? undefined : 'invalid';
+  // RFC 9110 §14.2: a Range that is not one valid byte range (another unit, bad syntax, last before
+  // first) is ignored and the whole file sent (200); several ranges (multipart/byteranges) are rare
+  // and get the whole file too. 416 is only for a valid range the file cannot satisfy: it was also
+  // sent for `items=0-1` or `bytes=5-2`, failing a client that merely asked for more than it needed.
+  if (!m || (m[1] === '' && m[2] === '')) return undefined;
+  if (m[1] !== '' && m[2] !== '' && Number(m[2]) < Number(m[1])) return undefined;
   let start: number;
   let end: number;
   if (m[1] === '') {
-    if (m[2] === '') return 'invalid';
     start = Math.max(0, size - Number(m[2]));
     end = size - 1;
   } else {

@@ -176,7 +176,10 @@ async function sendVersion(request: FastifyRequest, reply: FastifyReply, library
   // S3_DOWNLOADS=redirect: the client fetches the content from the bucket itself.
   const direct = await library.blobs.presignedUrl(v.blob_hash, { disposition: contentDisposition(v.name), contentType: v.content_type });
   if (direct) return reply.code(302).header('location', direct).header('cache-control', 'no-store').send();
-  const range = parseRange(request.headers.range, size);
+  // If-Range (RFC 9110 §13.1.5): a download resumed after a new version was added must get the whole
+  // new content (200), not the rest of the new bytes stitched onto the start of the old ones.
+  const ifRange = request.headers['if-range'];
+  const range = ifRange === undefined || ifRange === `"${v.blob_hash}"` ? parseRange(request.headers.range, size) : undefined;
   if (range === 'invalid') return unsatisfiable(reply, size);
   reply
     .header('content-type', v.content_type)

@@ -172,6 +172,21 @@ describe('kiln remote mode', () => {
     assert.ok(existsSync(path.join(outDir, 'e1.png')) && existsSync(path.join(outDir, 'e3.webp')));
   });
 
+  it('a missing or directory input gets the same error and exit code as a local run, before any upload', async () => {
+    const missing = path.join(dir, 'no-such.png');
+    const folder = path.join(dir, 'a-dir-input');
+    mkdirSync(folder, { recursive: true });
+    for (const input of [missing, folder]) {
+      const local = await kiln(['resize', input, '--width', '10', '--json', '--local'], { env: env() });
+      const remote = await kiln(['resize', input, '--width', '10', '--json', '--server', srv.url], { env: env() });
+      assert.equal(remote.code, local.code, remote.stderr);
+      const err = (r: { stdout: string }) => (JSON.parse(r.stdout.trim()) as { error: { code: string; message: string } }).error;
+      assert.deepEqual(err(remote), err(local));
+      // Was "Unable to open file as blob" and "Cannot reach the kiln server … (0)".
+      assert.doesNotMatch(remote.stdout + remote.stderr, /blob|Cannot reach/);
+    }
+  });
+
   it('a tool with no input file sends its settings as JSON; --file-id is passed to the server', async () => {
     const remote = path.join(dir, 'bc-remote.png');
     const local = path.join(dir, 'bc-local.png');

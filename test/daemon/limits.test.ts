@@ -55,6 +55,13 @@ describe('live limits', () => {
     );
   });
 
+  it('words a library upload over the limit as a tool upload: the setting, then MAX_UPLOAD_MB', async () => {
+    const tool = await upload();
+    const lib = await call(s, 'POST', '/api/v1/files', { form: await form({ file: await filePart(png) }) });
+    assert.equal(lib.status, 413, JSON.stringify(lib.json));
+    assert.equal(lib.json.error.message, tool.json.error.message);
+  });
+
   it('applies a team override to its members only (upload size and rate)', async () => {
     const team = await call(s, 'POST', '/api/v1/teams', { body: { name: 'studio' } });
     assert.equal(team.status, 201);

@@ -195,6 +195,26 @@ describe('kiln pipeline save|list and kiln files against a server', () => {
     assert.match(gone.stderr, /No library item/);
   });
 
+  it('refuses a directory given to kiln files upload before uploading anything (server and local data dir)', async () => {
+    const folder = path.join(dir, 'a-folder');
+    mkdirSync(folder, { recursive: true });
+    const local = {
+      KILN_SERVER: '',
+      KILN_API_KEY: '',
+      XDG_CONFIG_HOME: path.join(dir, 'cfg-dir'),
+      KILN_DATA_DIR: path.join(dir, 'dir-data'),
+    };
+    const count = async () => JSON.parse((await kiln(['files', 'list', '--json'], { env })).stdout).total as number;
+    const before = await count();
+    for (const e of [env, local]) {
+      const r = await kiln(['files', 'upload', folder], { env: e });
+      assert.equal(r.code, EXIT.INPUT, r.stderr);
+      assert.match(r.stderr, /a-folder is not a regular file/);
+      assert.doesNotMatch(r.stderr, /Cannot reach|EISDIR/);
+    }
+    assert.equal(await count(), before);
+  });
+
   it('works on a local data dir without a server', async () => {
     const dataDir = path.join(dir, 'local-data');
     const local = { KILN_SERVER: '', KILN_API_KEY: '', XDG_CONFIG_HOME: path.join(dir, 'cfg-local'), KILN_DATA_DIR: dataDir };

@@ -5,6 +5,7 @@
  * code and message, so the exit code follows the same table as a local run.
  */
 import { openAsBlob } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import { KilnError, ERROR_TABLE, type ErrorCode } from '../../core/errors.js';
 import { VERSION } from '../../core/version.js';
 import { pinnedDispatcher, untrustedCertificateError } from './transport.js';
@@ -52,6 +53,18 @@ export interface FormPart {
   path?: string;
   filename?: string;
   value?: string;
+}
+
+/**
+ * A file to upload, checked as a local run checks its inputs (src/tools/run-tool.ts inputFile), so the
+ * same mistake gets the same error and exit code: a missing file was "Unable to open file as blob"
+ * and a directory failed mid-request as "Cannot reach the kiln server" (exit 1 for both).
+ */
+async function uploadBlob(p: string): Promise<never> {
+  const st = await stat(p).catch(() => undefined);
+  if (!st) throw new KilnError('NOT_FOUND', `No such file: ${p}`);
+  if (!st.isFile()) throw new KilnError('UNSUPPORTED_INPUT', `${p} is not a regular file.`);
+  return (await openAsBlob(p)) as never;
 }
 
 export class RemoteClient {
@@ -164,7 +177,7 @@ export class RemoteClient {
     const { FormData } = await lib();
     const fd = new FormData();
     for (const part of parts) {
-      if (part.path !== undefined) fd.append(part.field, (await openAsBlob(part.path)) as never, part.filename ?? 'upload');
+      if (part.path !== undefined) fd.append(part.field, await uploadBlob(part.path), part.filename ?? 'upload');
       else fd.append(part.field, part.value ?? '');
     }
     const res = await this.send(p, { method: 'POST', body: fd, signal, headers });

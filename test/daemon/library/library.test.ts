@@ -67,6 +67,12 @@ describe('file library', () => {
       [null, null, null],
     );
     assert.equal((await outside.json()).error.code, 'USAGE_ERROR');
+    // A Range that is no valid byte range is ignored (RFC 9110 §14.2): the whole file, not 416.
+    for (const range of ['items=0-1', 'bytes=5-2', 'bytes=abc', 'bytes=-']) {
+      const ignored = await fetch(`${s.url}/api/v1/files/${id}/download`, { headers: { ...auth(s.token), range } });
+      assert.equal(ignored.status, 200, range);
+      assert.deepEqual(Buffer.from(await ignored.arrayBuffer()), first.buf, range);
+    }
 
     // A tool run on the item saves its output as version 2 (200 answer carries savedFileId).
     const run = await api(
@@ -157,6 +163,58 @@ describe('file library', () => {
     // Deleting one of the two items keeps the shared content for the other.
     await api(s, s.token, 'DELETE', `/api/v1/files/${a.body.id}`);
     assert.equal((await bytes(s, s.token, `/api/v1/files/${b.body.id}/download`)).status, 200);
+  });
+
+  it('names version 1 and its download after the name given at upload, not the uploaded file', async () => {
+    const jpg = await makeImage(dir, 'IMG_0042.jpg', 20, 20);
+    const up = await upload(s, s.token, jpg, 'Holiday – beach.jpg');
+    assert.equal(up.status, 201, up.text);
+    assert.equal(up.body.name, 'Holiday – beach.jpg');
+    assert.equal(up.body.versions[0].name, 'Holiday – beach.jpg');
+    const got = await bytes(s, s.token, `/api/v1/files/${up.body.id}/download`);
+    assert.equal(got.status, 200);
+    assert.match(got.headers.get('content-disposition') ?? '', /filename\*=UTF-8''Holiday%20%E2%80%93%20beach\.jpg/);
+    await api(s, s.token, 'DELETE', `/api/v1/files/${up.body.id}`);
+  });
+
+  it('a tool run on a renamed item names its output and the saved version after the new name', async () => {
+    const up = await upload(s, s.token, await makeImage(dir, 'IMG_0043.png', 30, 20, { format: 'png' }));
+    const id = up.body.id as string;
+    assert.equal((await api(s, s.token, 'PATCH', `/api/v1/files/${id}`, { name: 'Ferien.png' })).status, 200);
+    const run = await api(
+      s,
+      s.token,
+      'POST',
+      '/api/v1/tools/image/resize',
+      await form({ fileId: id, settings: JSON.stringify({ width: 10 }) }),
+    );
+    assert.equal(run.status, 200, run.text);
+    assert.equal(path.posix.basename(run.body.downloadUrl), 'Ferien.png');
+    const got = await api(s, s.token, 'GET', `/api/v1/files/${id}`);
+    assert.equal(got.body.versions[0].name, 'Ferien.png');
+    assert.match((await bytes(s, s.token, `/api/v1/files/${id}/download`)).headers.get('content-disposition') ?? '', /Ferien\.png/);
+    await api(s, s.token, 'DELETE', `/api/v1/files/${id}`);
+  });
+
+  it('honours If-Range: a download resumed after a new version gets the whole new content', async () => {
+    const a = path.join(dir, 'resume-a.bin');
+    const b = path.join(dir, 'resume-b.bin');
+    await writeFile(a, randomBytes(5000));
+    await writeFile(b, randomBytes(6000));
+    const up = await upload(s, s.token, a);
+    const id = up.body.id as string;
+    const oldTag = (await bytes(s, s.token, `/api/v1/files/${id}/download`)).headers.get('etag')!;
+    const v2 = await api(s, s.token, 'POST', `/api/v1/files/${id}/versions`, await form({ file: await filePart(b) }));
+    assert.equal(v2.status, 201, v2.text);
+    const resume = (tag: string) =>
+      fetch(`${s.url}/api/v1/files/${id}/download`, { headers: { ...auth(s.token), range: 'bytes=1000-', 'if-range': tag } });
+    const stale = await resume(oldTag);
+    assert.equal(stale.status, 200);
+    assert.deepEqual(Buffer.from(await stale.arrayBuffer()), await import('node:fs/promises').then((f) => f.readFile(b)));
+    const current = await resume(`"${v2.body.version.sha256}"`);
+    assert.equal(current.status, 206);
+    assert.equal((await current.arrayBuffer()).byteLength, 5000);
+    await api(s, s.token, 'DELETE', `/api/v1/files/${id}`);
   });
 
   it('refuses an upload with two file parts as a request error (400), keeping nothing', async () => {
@@ -266,6 +324,17 @@ describe('file library quota and asynchronous runs', () => {
     assert.equal(await blobCount(s), 1);
     const usage = await api(s, s.token, 'GET', '/api/v1/files/usage');
     assert.equal(usage.body.usedBytes, 60_000);
+  });
+
+  it("gives a refused upload's real size, not the bytes read when it passed the quota", async () => {
+    // 300 KB arrives in several chunks; the first ones already pass the ~40 KB left.
+    const big = path.join(dir, 'big.bin');
+    await writeFile(big, randomBytes(300_000));
+    const over = await upload(s, s.token, big);
+    assert.equal(over.status, 413, over.text);
+    assert.equal(over.body.error.details.neededBytes, 300_000);
+    assert.match(over.body.error.message, /needs 0\.29 MB/);
+    assert.deepEqual(readdirSync(path.join(s.dataDir, 'library', 'tmp')), []);
   });
 
   it('keeps a finished run whose output does not fit the quota, reporting why no version was saved', async () => {
