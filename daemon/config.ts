@@ -116,21 +116,11 @@ function num(env: NodeJS.ProcessEnv, name: string, def: number, min = 0, max = I
   return n;
 }
 
-/** A number above zero (`num` bounds only inclusively). */
-function positive(env: NodeJS.ProcessEnv, name: string, def: number): number {
-  const n = num(env, name, def);
+/** A number above zero, at most `max` (`num` bounds only inclusively). */
+function positive(env: NodeJS.ProcessEnv, name: string, def: number, max = Infinity): number {
+  const n = num(env, name, def, 0, max);
   if (n === 0) throw new KilnError('USAGE_ERROR', `${name} must be a number above 0 (got "${env[name]}").`);
   return n;
-}
-
-/**
- * SESSION_DURATION_HOURS: above zero (a session over as it is issued would sign everyone out at once) and
- * at most ten years (far beyond, the expiry is no valid date and every sign-in failed with 500).
- */
-function sessionHours(env: NodeJS.ProcessEnv): number {
-  const h = num(env, 'SESSION_DURATION_HOURS', 168, 0, 24 * 3650);
-  if (h === 0) throw new KilnError('USAGE_ERROR', 'SESSION_DURATION_HOURS must be above 0 (got "0").');
-  return h;
 }
 
 /** TRUST_PROXY: true/false, a hop count, or addresses/CIDRs of the proxies (fastify's trustProxy). */
@@ -190,7 +180,9 @@ export function resolveConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = 
     dataDir,
     sharedDir: env.SHARED_DIR ? path.resolve(env.SHARED_DIR) : dataDir,
     authEnabled: bool(env, 'AUTH_ENABLED', true),
-    sessionDurationHours: sessionHours(env),
+    // Above zero (a session over as it is issued would sign everyone out at once) and at most ten years
+    // (far beyond, the expiry is no valid date and every sign-in failed with 500).
+    sessionDurationHours: positive(env, 'SESSION_DURATION_HOURS', 168, 24 * 3650),
     adminUsername: env.ADMIN_USERNAME || 'admin',
     adminPassword: env.ADMIN_PASSWORD || undefined,
     syncWaitMs: num(env, 'SYNC_WAIT_MS', 10_000),

@@ -8,6 +8,7 @@
 import { mkdir, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { regularFile } from '../core/regular-file.js';
 import { KilnError, toKilnError } from '../core/errors.js';
 import { contentTypeFor } from '../core/mime.js';
 import { safeFileName, stem } from '../core/paths.js';
@@ -187,8 +188,6 @@ async function emptyDir(dir: string): Promise<void> {
 
 /** Builds an InputFile for a path on disk. */
 export async function inputFile(p: string, name = path.basename(p)): Promise<InputFile> {
-  const st = await stat(p).catch(() => undefined);
-  if (!st) throw new KilnError('NOT_FOUND', `No such file: ${p}`);
-  if (!st.isFile()) throw new KilnError('UNSUPPORTED_INPUT', `${p} is not a regular file.`);
+  const st = await regularFile(p);
   return { path: p, name, size: st.size };
 }

@@ -3,7 +3,6 @@
  * CLI's API client), or of a local data dir when no server is configured or --local is given (the
  * store is opened directly; the local user is the data dir's first admin, who sees every item).
  */
-import { statSync } from 'node:fs';
 import { copyFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -13,6 +12,7 @@ import { parseOutputOption, plainName, resolveOutputPath, writePolicy } from '..
 import { writeOutput } from '../output-write.js';
 import { resolveServer } from '../profiles.js';
 import { connect, type RemoteClient } from '../remote/client.js';
+import { regularFile } from '../../core/regular-file.js';
 
 type Opts = Record<string, string | boolean | undefined>;
 
@@ -201,13 +201,9 @@ export async function filesList(o: Opts): Promise<void> {
 
 export async function filesUpload(files: string[], o: Opts): Promise<void> {
   if (o.name && files.length > 1) throw new KilnError('USAGE_ERROR', '--name takes a single file.');
-  for (const f of files) {
-    const st = statSync(f, { throwIfNoEntry: false });
-    if (!st) throw new KilnError('NOT_FOUND', `No such file: ${f}`);
-    // Checked before any upload, as a tool run checks its inputs: a directory was streamed as a body
-    // that failed mid-request ("Cannot reach the kiln server") or copied into the data dir (EISDIR).
-    if (!st.isFile()) throw new KilnError('UNSUPPORTED_INPUT', `${f} is not a regular file.`);
-  }
+  // Checked before any upload, as a tool run checks its inputs: a directory was streamed as a body
+  // that failed mid-request ("Cannot reach the kiln server") or copied into the data dir (EISDIR).
+  for (const f of files) await regularFile(f);
   await withBackend(o, async (b) => {
     for (const f of files) {
       const item = await b.upload(f, o.name as string | undefined, o.scope as string | undefined);

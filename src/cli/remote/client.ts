@@ -5,7 +5,7 @@
  * code and message, so the exit code follows the same table as a local run.
  */
 import { openAsBlob } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { regularFile } from '../../core/regular-file.js';
 import { KilnError, ERROR_TABLE, type ErrorCode } from '../../core/errors.js';
 import { VERSION } from '../../core/version.js';
 import { pinnedDispatcher, untrustedCertificateError } from './transport.js';
@@ -56,14 +56,11 @@ export interface FormPart {
 }
 
 /**
- * A file to upload, checked as a local run checks its inputs (src/tools/run-tool.ts inputFile), so the
- * same mistake gets the same error and exit code: a missing file was "Unable to open file as blob"
- * and a directory failed mid-request as "Cannot reach the kiln server" (exit 1 for both).
+ * A file to upload, checked as a local run checks its inputs (regularFile): a missing file was "Unable
+ * to open file as blob" and a directory failed mid-request as "Cannot reach the kiln server" (exit 1).
  */
 async function uploadBlob(p: string): Promise<never> {
-  const st = await stat(p).catch(() => undefined);
-  if (!st) throw new KilnError('NOT_FOUND', `No such file: ${p}`);
-  if (!st.isFile()) throw new KilnError('UNSUPPORTED_INPUT', `${p} is not a regular file.`);
+  await regularFile(p);
   return (await openAsBlob(p)) as never;
 }
 
