@@ -17,13 +17,34 @@ export function getPdfLib(): Promise<PdfLib> {
   return mod;
 }
 
-export async function loadPdf(file: string, name = file): Promise<PDFDocument> {
+/**
+ * Loads a PDF that qpdf has counted `pages` in. pdf-lib walks the page tree itself and is less forgiving:
+ * a /Pages loop overflows its stack and a malformed tree yields fewer pages, so the walk is done here
+ * once and a tree it cannot read completely is refused rather than processed in part.
+ */
+export async function loadPdf(file: string, name = file, pages?: number): Promise<PDFDocument> {
   const { PDFDocument } = await getPdfLib();
+  let doc: PDFDocument;
   try {
-    return await PDFDocument.load(await readFile(file), { updateMetadata: false });
+    doc = await PDFDocument.load(await readFile(file), { updateMetadata: false });
   } catch (e) {
     throw new KilnError('UNSUPPORTED_INPUT', `${name} could not be parsed as a PDF: ${(e as Error).message.split('\n')[0]}`, { cause: e });
   }
+  let found: number;
+  try {
+    found = doc.getPages().length;
+  } catch (e) {
+    throw damagedPageTree(name, e);
+  }
+  if (found === 0 || (pages !== undefined && found !== pages)) throw damagedPageTree(name);
+  return doc;
+}
+
+function damagedPageTree(name: string, cause?: unknown): KilnError {
+  return new KilnError('UNSUPPORTED_INPUT', `${name} has a damaged page tree. repair-pdf may be able to fix it.`, {
+    reason: 'pdf-corrupt',
+    cause,
+  });
 }
 
 /** Saves to `out` through a temporary name, so a failure never leaves half a file. */

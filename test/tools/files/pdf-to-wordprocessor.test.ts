@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
@@ -88,5 +89,22 @@ describe('pdf-to-wordprocessor', () => {
     const bad = path.join(dir, 'bad.pdf');
     writeFileSync(bad, '%PDF-1.7\n1 0 obj garbage\n');
     await assert.rejects(run(bad), (e: KilnError) => e.code === 'UNSUPPORTED_INPUT');
+  });
+
+  it('names a password-protected or damaged PDF like every PDF tool does (not "pdftohtml failed")', async () => {
+    const plain = await makePdf(path.join(dir, 'to-lock.pdf'));
+    const locked = path.join(dir, 'locked.pdf');
+    execFileSync('qpdf', ['--encrypt', 'open-me', 'owner', '256', '--', plain, locked]);
+    await assert.rejects(
+      run(locked),
+      (e: KilnError) => e.code === 'UNSUPPORTED_INPUT' && e.reason === 'pdf-encrypted' && /unlock-pdf/.test(e.message),
+    );
+    const bytes = readFileSync(plain);
+    const cut = path.join(dir, 'cut.pdf');
+    writeFileSync(cut, bytes.subarray(0, bytes.length >> 1));
+    await assert.rejects(
+      run(cut),
+      (e: KilnError) => e.code === 'UNSUPPORTED_INPUT' && e.reason === 'pdf-corrupt' && /repair-pdf/.test(e.message),
+    );
   });
 });

@@ -212,4 +212,45 @@ describe('layout tools (pdf-lib)', () => {
     const read = await runPdfTool(dir, 'pdf-metadata', [r.file!], {});
     assert.equal((read.data!.before as { subject: string }).subject, 'Engines');
   });
+
+  it('pdf-lib tools refuse a page tree they cannot read whole as pdf-corrupt (was a stack overflow, or pages silently left out)', async () => {
+    // A /Pages node that lists itself: qpdf counts past the loop, pdf-lib's own walk overflowed its stack.
+    const loop = rawPdf(path.join(dir, 'pages-loop.pdf'), [
+      '<< /Type /Catalog /Pages 2 0 R >>',
+      '<< /Type /Pages /Kids [2 0 R 3 0 R] /Count 2 >>',
+      '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] >>',
+    ]);
+    // A token qpdf reads as a string but pdf-lib cannot parse: pdf-lib loses the page, qpdf keeps it.
+    const lost = rawPdf(path.join(dir, 'page-lost.pdf'), [
+      '<< /Type /Catalog /Pages 2 0 R >>',
+      '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
+      '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 2e2 2e2] >>',
+    ]);
+    const corrupt = (e: KilnError) => e.code === 'UNSUPPORTED_INPUT' && e.reason === 'pdf-corrupt' && /repair-pdf/.test(e.message);
+    for (const [id, settings] of [
+      ['nup-pdf', {}],
+      ['watermark-pdf', { text: 'X' }],
+      ['pdf-page-numbers', {}],
+      ['pdf-metadata', { title: 'T' }],
+    ] as const) {
+      await assert.rejects(runPdfTool(dir, id, [loop], settings), corrupt, `${id} on a /Pages loop`);
+      await assert.rejects(runPdfTool(dir, id, [lost], settings), corrupt, `${id} on a lost page`);
+    }
+  });
 });
+
+/** A PDF of the given objects (1 0 obj is the catalog) with a correct cross-reference table. */
+function rawPdf(file: string, objects: string[]): string {
+  let out = '%PDF-1.7\n';
+  const offsets = objects.map((o, i) => {
+    const at = out.length;
+    out += `${i + 1} 0 obj\n${o}\nendobj\n`;
+    return at;
+  });
+  const xref = out.length;
+  out += `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n`;
+  for (const at of offsets) out += `${String(at).padStart(10, '0')} 00000 n \n`;
+  out += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
+  writeFileSync(file, out);
+  return file;
+}

@@ -114,6 +114,23 @@ describe('page tools', () => {
     );
   });
 
+  it('a page selection of only spaces is an empty setting, not every page (extract-pages kept the whole PDF)', async () => {
+    for (const [id, field] of [
+      ['extract-pages', 'range'],
+      ['remove-pages', 'pages'],
+      ['organize-pdf', 'order'],
+    ] as const) {
+      await assert.rejects(
+        runPdfTool(dir, id, [six], { [field]: ' \t ' }),
+        (e: KilnError) =>
+          e.code === 'VALIDATION_ERROR' && (e.details as { path: string }[] | undefined)?.[0]?.path === field && /empty/.test(e.message),
+        id,
+      );
+    }
+    // Spaces around a real selection still work.
+    assert.deepEqual(pageTexts((await runPdfTool(dir, 'extract-pages', [six], { range: ' 2 , 5 ' })).file!), ['Page 2', 'Page 5']);
+  });
+
   it('remove-pages drops pages and refuses to remove all', async () => {
     const r = await runPdfTool(dir, 'remove-pages', [six], { pages: '2,4-5' });
     assert.deepEqual(pageTexts(r.file!), ['Page 1', 'Page 3', 'Page 6']);

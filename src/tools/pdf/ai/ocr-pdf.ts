@@ -101,7 +101,7 @@ export default defineTool({
     const chosen = await chooseTier('ocr-pdf', s, ctx.dataDir);
     try {
       const sharp = await getSharp();
-      const doc = await loadPdf(pdf.path, pdf.name);
+      const doc = await loadPdf(pdf.path, pdf.name, pdf.pages);
       const font = await glyphlessFont(doc);
       const results = [];
       for (const [i, n] of pages.entries()) {

@@ -38,7 +38,7 @@ export default defineTool({
   async run(ctx, { files }, s) {
     const pdf = await openPdf(ctx, files[0]!, { decrypt: true });
     const { PDFDocument } = await getPdfLib();
-    const src = await loadPdf(pdf.path, pdf.name);
+    const src = await loadPdf(pdf.path, pdf.name, pdf.pages);
     const srcPages = src.getPages();
     const { width: W, height: H } = visibleSize(srcPages[0]!);
     const { total, spreads } = bookletSpreads(srcPages.length);

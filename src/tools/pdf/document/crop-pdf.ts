@@ -20,7 +20,7 @@ export default defineTool({
   examples: ['scan.pdf --margin 36 -o cropped.pdf'],
   async run(ctx, { files }, s) {
     const pdf = await openPdf(ctx, files[0]!, { decrypt: true });
-    const doc = await loadPdf(pdf.path, pdf.name);
+    const doc = await loadPdf(pdf.path, pdf.name, pdf.pages);
     const m = s.margin;
     const boxes: { page: number; width: number; height: number }[] = [];
     for (const [i, page] of doc.getPages().entries()) {

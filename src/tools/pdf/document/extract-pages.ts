@@ -11,7 +11,7 @@ export default defineTool({
   description: 'range in qpdf syntax: 1-5,8,10-z (z = last page), r1 (last), r3-r1 (last three), 5-1 (reversed), 1-z:odd.',
   input: { kind: 'file', accept: PDF_ACCEPT },
   settings: z.object({
-    range: z.string().min(1).max(2000).describe("Pages to extract, qpdf page-range syntax, e.g. '1-5,8,10-z' (z = last page)."),
+    range: z.string().trim().min(1).max(2000).describe("Pages to extract, qpdf page-range syntax, e.g. '1-5,8,10-z' (z = last page)."),
   }),
   needs: { engines: ['qpdf'] },
   output: 'PDF',

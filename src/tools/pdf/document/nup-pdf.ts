@@ -41,7 +41,7 @@ export default defineTool({
   async run(ctx, { files }, s) {
     const pdf = await openPdf(ctx, files[0]!, { decrypt: true });
     const { PDFDocument } = await getPdfLib();
-    const src = await loadPdf(pdf.path, pdf.name);
+    const src = await loadPdf(pdf.path, pdf.name, pdf.pages);
     const srcPages = src.getPages();
     const first = visibleSize(srcPages[0]!);
     const L = nupLayout(s.perSheet, first.width, first.height);

@@ -12,7 +12,7 @@ export default defineTool({
     "order in qpdf syntax, read left to right: '3,1,2,5-z' puts page 3 first; 'z-1' reverses the document. Pages left out are dropped; a page may appear twice.",
   input: { kind: 'file', accept: PDF_ACCEPT },
   settings: z.object({
-    order: z.string().min(1).max(2000).describe("New page order, qpdf syntax, e.g. '3,1,2,5-z'."),
+    order: z.string().trim().min(1).max(2000).describe("New page order, qpdf syntax, e.g. '3,1,2,5-z'."),
   }),
   needs: { engines: ['qpdf'] },
   output: 'PDF',

@@ -38,7 +38,7 @@ export default defineTool({
   examples: ['report.pdf --title "Annual report" --author "Ada Lovelace" -o tagged.pdf'],
   async run(ctx, { files }, s) {
     const pdf = await openPdf(ctx, files[0]!, { decrypt: true });
-    const doc = await loadPdf(pdf.path, pdf.name);
+    const doc = await loadPdf(pdf.path, pdf.name, pdf.pages);
     const before = readInfo(doc);
     if (s.title !== undefined) doc.setTitle(s.title);
     if (s.author !== undefined) doc.setAuthor(s.author);

@@ -19,7 +19,7 @@ export default defineTool({
   examples: ['report.pdf -o numbered.pdf', 'report.pdf --position br --font-size 12'],
   async run(ctx, { files }, s) {
     const pdf = await openPdf(ctx, files[0]!, { decrypt: true });
-    const doc = await loadPdf(pdf.path, pdf.name);
+    const doc = await loadPdf(pdf.path, pdf.name, pdf.pages);
     const font = await fontFor(doc, '0123456789');
     const pages = doc.getPages();
     for (const [i, page] of pages.entries()) {

@@ -16,6 +16,7 @@ import { exec } from '../../../core/process.js';
 import { defineTool } from '../../../core/tool.js';
 import { requireEngine } from '../../../engines/registry.js';
 import { outputFile } from '../../_shared/output.js';
+import { openPdf, PDF_ACCEPT } from '../_shared/pdf-input.js';
 
 interface Frag {
   top: number;
@@ -196,20 +197,22 @@ export default defineTool({
     'Rebuilds flowing paragraphs, headings, bold/italic and images (in reading order) from the positioned text of the PDF ' +
     '(poppler), one page break per PDF page. Tables become tab-free paragraphs, multi-column pages are read line by line, ' +
     'and scanned pages carry no text: run ocr-pdf first.',
-  input: { kind: 'file', accept: ['.pdf'] },
+  input: { kind: 'file', accept: PDF_ACCEPT },
   settings: z.object({}),
-  needs: { engines: ['poppler'] },
+  needs: { engines: ['qpdf', 'poppler'] },
   execution: 'long',
   output: 'DOCX document',
   examples: ['paper.pdf -o paper.docx'],
   async run(ctx, { files }) {
+    // qpdf's gate first: a password-protected or unreadable PDF gets the same clear error as in every PDF tool.
+    const pdf = await openPdf(ctx, files[0]!);
     const poppler = await requireEngine('poppler');
     const pdftohtml = path.join(path.dirname(poppler), 'pdftohtml');
     const base = path.join(ctx.workDir, 'pdf2xml', 'doc');
     await mkdir(path.dirname(base), { recursive: true });
     ctx.progress(5, 'reading');
     // -zoom 1: coordinates in PDF points. Images are written next to the XML as PNG.
-    await exec(pdftohtml, ['-xml', '-q', '-zoom', '1', '-fmt', 'png', '-hidden', files[0]!.path, base], {
+    await exec(pdftohtml, ['-xml', '-q', '-zoom', '1', '-fmt', 'png', '-hidden', pdf.path, base], {
       signal: ctx.signal,
       timeoutMs: 300_000,
       failCode: 'UNSUPPORTED_INPUT',

@@ -12,7 +12,7 @@ export default defineTool({
   description: 'pages in qpdf syntax: 2,4-6, z (last page), r2 (second to last), 1-z:even.',
   input: { kind: 'file', accept: PDF_ACCEPT },
   settings: z.object({
-    pages: z.string().min(1).max(2000).describe("Pages to remove, qpdf page-range syntax, e.g. '1-5,8,10-z' (z = last page)."),
+    pages: z.string().trim().min(1).max(2000).describe("Pages to remove, qpdf page-range syntax, e.g. '1-5,8,10-z' (z = last page)."),
   }),
   needs: { engines: ['qpdf'] },
   output: 'PDF',

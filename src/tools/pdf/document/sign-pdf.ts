@@ -74,7 +74,7 @@ export default defineTool({
   async run(ctx, { files, extra }, s) {
     const pdf = await openPdf(ctx, files[0]!, { decrypt: true });
     const sigs = extra.sig ?? [];
-    const doc = await loadPdf(pdf.path, pdf.name);
+    const doc = await loadPdf(pdf.path, pdf.name, pdf.pages);
     const pages = doc.getPages();
     for (const [i, p] of s.placements.entries()) {
       if (p.sig >= sigs.length)

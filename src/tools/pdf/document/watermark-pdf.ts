@@ -23,7 +23,7 @@ export default defineTool({
   examples: ['contract.pdf --text CONFIDENTIAL -o marked.pdf', 'draft.pdf --text DRAFT --position tr --rotation 0 --font-size 24'],
   async run(ctx, { files }, s) {
     const pdf = await openPdf(ctx, files[0]!, { decrypt: true });
-    const doc = await loadPdf(pdf.path, pdf.name);
+    const doc = await loadPdf(pdf.path, pdf.name, pdf.pages);
     const font = await fontFor(doc, s.text, true);
     const pages = doc.getPages();
     for (const [i, page] of pages.entries()) {
