@@ -27,7 +27,7 @@ import { failureRecord, newJobRow } from './records.js';
 import { executeRun, type RunDeps, type RunSpec } from './run.js';
 import { cancelElsewhere, handBack, Reaper, type ScaledDeps } from './scaled.js';
 import { findTarget } from './targets.js';
-import { recoverLocal, sweepJobs, Upkeep } from './upkeep.js';
+import { recoverLocal, removeStaleScratch, sweepJobs, Upkeep } from './upkeep.js';
 import { within } from './within.js';
 
 /** How often the sweeper looks whether a sweep is due. */
@@ -359,7 +359,12 @@ export class JobService {
   async recover(): Promise<number> {
     // The shared directory may be a fresh volume; readiness checks its free space from the start.
     await mkdir(this.jobsDir, { recursive: true });
-    return this.shared ? this.reap() : recoverLocal(this.store.db, this.instanceId);
+    if (!this.shared) return recoverLocal(this.store.db, this.instanceId);
+    // With object storage the jobs directory is this data dir's scratch: what a killed process left there.
+    const shared = this.shared;
+    if (storesJobFiles(this.storage))
+      await removeStaleScratch(this.store.db, this.jobsDir, (id) => shared.isAlive(id), this.config.requestTimeoutS * 1000);
+    return this.reap();
   }
 
   /**

@@ -4,14 +4,14 @@
  * each periodic pass on one instance of a scaled deployment.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { KilnError } from '../../src/core/errors.js';
 import { newId } from '../auth/secrets.js';
 import { removeJobObjects } from '../storage/job-files.js';
 import type { ObjectStorage } from '../storage/storage.js';
 import type { Store } from '../store/db.js';
-import { deleteJob, expiredJobs, finishJob, unfinishedJobs, updateJob } from '../store/jobs.js';
+import { deleteJob, expiredJobs, finishJob, getJob, isFinal, unfinishedJobs, updateJob } from '../store/jobs.js';
 import { deleteExpiredSessions } from '../store/sessions.js';
 
 /** One instance's (local mode) jobs left unfinished by a restart can never finish: say so and free their files. */
@@ -31,6 +31,33 @@ export async function recoverLocal(db: Store['db'], instanceId: string): Promise
     });
   }
   return rows.length;
+}
+
+/**
+ * Object storage (S3) mode, at start-up: the scratch copies (`<jobsDir>/<id>`) this data dir kept for
+ * runs of an earlier process. A process killed mid-run left them, and the instance that then failed the
+ * job could only clear its own disk. A directory goes when its job has ended or its instance no longer
+ * beats; one without a record (an upload cut off before its job was recorded) once it is older than
+ * `orphanMs`. What a live process on the same data dir is running stays. Returns how many went.
+ */
+export async function removeStaleScratch(
+  db: Store['db'],
+  jobsDir: string,
+  isAlive: (instanceId: string) => Promise<boolean>,
+  orphanMs: number,
+): Promise<number> {
+  let n = 0;
+  for (const id of await readdir(jobsDir).catch(() => [] as string[])) {
+    const dir = path.join(jobsDir, id);
+    const row = await getJob(db, id);
+    const stale = row
+      ? isFinal(row.status) || !(await isAlive(row.instance_id))
+      : Date.now() - ((await stat(dir).catch(() => undefined))?.mtimeMs ?? Date.now()) > orphanMs;
+    if (!stale) continue;
+    await rm(dir, { recursive: true, force: true });
+    n++;
+  }
+  return n;
 }
 
 /**

@@ -37,8 +37,16 @@ class NodeSha256 {
 }
 
 function isNotFound(e: unknown): boolean {
-  const err = e as { name?: string; $metadata?: { httpStatusCode?: number } };
+  const err = e as { name?: string; Code?: string; $metadata?: { httpStatusCode?: number } };
+  // A missing bucket is a 404 too, but it is the store that is wrong, not the object that is gone.
+  if (err?.name === 'NoSuchBucket' || err?.Code === 'NoSuchBucket') return false;
   return err?.name === 'NoSuchKey' || err?.name === 'NotFound' || err?.$metadata?.httpStatusCode === 404;
+}
+
+/** A failed call to the store (refused, unreachable, missing bucket, bad credentials): UNAVAILABLE, 503. */
+function unavailable(what: string, e: unknown): KilnError {
+  if (e instanceof KilnError) return e;
+  return new KilnError('UNAVAILABLE', `Object storage: ${what} failed: ${(e as Error).message}`, { cause: e });
 }
 
 export class S3Storage implements ObjectStorage {
@@ -84,7 +92,13 @@ export class S3Storage implements ObjectStorage {
       // A failed multipart upload is aborted (parts deleted) by the SDK.
       leavePartsOnError: false,
     });
-    await upload.done();
+    try {
+      await upload.done();
+    } catch (e) {
+      // The body's own error (a local file that could not be read) is not the store's.
+      if (body.errored) throw e;
+      throw unavailable(`writing ${key}`, e);
+    }
   }
 
   async get(key: string, range?: ByteRange): Promise<Readable> {
@@ -99,7 +113,7 @@ export class S3Storage implements ObjectStorage {
       return r.Body as Readable;
     } catch (e) {
       if (isNotFound(e)) throw new KilnError('NOT_FOUND', `Stored object ${key} is missing.`);
-      throw new KilnError('UNAVAILABLE', `Object storage: reading ${key} failed: ${(e as Error).message}`, { cause: e });
+      throw unavailable(`reading ${key}`, e);
     }
   }
 
@@ -118,20 +132,26 @@ export class S3Storage implements ObjectStorage {
       return { key, size: Number(r.ContentLength ?? 0), modifiedAt: r.LastModified?.getTime() ?? 0 };
     } catch (e) {
       if (isNotFound(e)) return undefined;
-      throw new KilnError('UNAVAILABLE', `Object storage: looking up ${key} failed: ${(e as Error).message}`, { cause: e });
+      throw unavailable(`looking up ${key}`, e);
     }
   }
 
   async delete(key: string): Promise<void> {
-    await this.client.send(new this.sdk.DeleteObjectCommand({ Bucket: this.s.bucket, Key: this.key(key) }));
+    try {
+      await this.client.send(new this.sdk.DeleteObjectCommand({ Bucket: this.s.bucket, Key: this.key(key) }));
+    } catch (e) {
+      throw unavailable(`deleting ${key}`, e);
+    }
   }
 
   async *list(prefix: string): AsyncIterable<ObjectInfo> {
     let token: string | undefined;
     do {
-      const r = await this.client.send(
-        new this.sdk.ListObjectsV2Command({ Bucket: this.s.bucket, Prefix: this.s.prefix + prefix, ContinuationToken: token }),
-      );
+      const r = await this.client
+        .send(new this.sdk.ListObjectsV2Command({ Bucket: this.s.bucket, Prefix: this.s.prefix + prefix, ContinuationToken: token }))
+        .catch((e) => {
+          throw unavailable(`listing ${prefix}`, e);
+        });
       for (const o of r.Contents ?? []) {
         if (!o.Key) continue;
         yield { key: o.Key.slice(this.s.prefix.length), size: Number(o.Size ?? 0), modifiedAt: o.LastModified?.getTime() ?? 0 };

@@ -412,6 +412,21 @@ describe('scale-out on S3: three daemons, PostgreSQL, Redis, an S3 bucket, no sh
         true,
       );
       for (const s of [a, b, c]) assert.equal((await fetch(`${s.url}/api/v1/readyz`)).status, 200);
+      // Nor on the dead instance's disk: its scratch copy of the run goes when it starts again, with
+      // an upload cut off before its job was recorded (older than a request may last); a fresh one stays.
+      const { mkdir, utimes } = await import('node:fs/promises');
+      const scratch = path.join(killedDataDir, 'jobs', jobId);
+      assert.equal(existsSync(scratch), true, 'the killed run left its scratch copy');
+      const cutOff = path.join(killedDataDir, 'jobs', 'cut-off-upload');
+      const fresh = path.join(killedDataDir, 'jobs', 'fresh-upload');
+      await mkdir(path.join(cutOff, 'in'), { recursive: true });
+      await mkdir(path.join(fresh, 'in'), { recursive: true });
+      const old = new Date(Date.now() - 2 * 3_600_000);
+      await utimes(cutOff, old, old);
+      ({ kill } = await serveChild(killedDataDir, env));
+      assert.equal(existsSync(scratch), false, 'the scratch copy is removed at start-up');
+      assert.equal(existsSync(cutOff), false);
+      assert.equal(existsSync(fresh), true);
     } finally {
       kill();
       for (const s of [a, b, c]) worker(s).resumeWorker();

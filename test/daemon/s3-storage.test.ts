@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { writeFile } from 'node:fs/promises';
+import { readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
@@ -13,8 +13,8 @@ import { BlobStore } from '../../daemon/library/blobs.js';
 import { resolveS3Settings } from '../../daemon/storage/config.js';
 import { S3Storage } from '../../daemon/storage/s3.js';
 import { openStore, type Store } from '../../daemon/store/db.js';
-import { tempDir } from '../helpers/fixtures.js';
-import { startServer } from '../helpers/server.js';
+import { makeImage, tempDir } from '../helpers/fixtures.js';
+import { api, filePart, form, startServer } from '../helpers/server.js';
 import { type S3Server, startS3 } from '../helpers/scale.js';
 
 async function readAll(r: Readable): Promise<Buffer> {
@@ -190,6 +190,41 @@ describe('S3 object storage (s3rver)', () => {
     } finally {
       await down.close();
       await up.close();
+    }
+  });
+  it('answers 503 UNAVAILABLE, not 500 or 404, when the bucket is missing', async () => {
+    const env = { S3_BUCKET: 'no-such-bucket', S3_ENDPOINT: s3.endpoint, S3_FORCE_PATH_STYLE: 'true' };
+    const missing = await S3Storage.open(resolveS3Settings(env)!);
+    const file = path.join(dir, 'small-missing.bin');
+    await writeFile(file, 'abc');
+    try {
+      // Not NOT_FOUND: a missing bucket must not pass for an expired or removed output.
+      await assert.rejects(missing.get('jobs/x/out/a.png'), { code: 'UNAVAILABLE' });
+      await assert.rejects(missing.putFile('jobs/x/in/a', file), { code: 'UNAVAILABLE' });
+      // (HeadObject answers a bare 404 either way: head() cannot tell a missing bucket from a missing key.)
+      await assert.rejects(missing.delete('jobs/x/in/a'), { code: 'UNAVAILABLE' });
+      await assert.rejects(keys(missing, 'jobs/'), { code: 'UNAVAILABLE' });
+    } finally {
+      await missing.close();
+    }
+    const srv = await startServer({ env });
+    try {
+      const img = await makeImage(dir, 'missing-bucket.png', 16, 16, { format: 'png' });
+      const run = await api(
+        srv,
+        srv.token,
+        'POST',
+        '/api/v1/tools/image/resize',
+        await form({ file: await filePart(img), settings: '{"width":8}' }),
+      );
+      assert.equal(run.status, 503, run.text);
+      assert.equal(run.body.error.code, 'UNAVAILABLE');
+      const up = await api(srv, srv.token, 'POST', '/api/v1/files', await form({ file: await filePart(img) }));
+      assert.equal(up.status, 503, up.text);
+      assert.equal(up.body.error.code, 'UNAVAILABLE');
+      assert.deepEqual(await readdir(path.join(srv.dataDir, 'jobs')).catch(() => []), []);
+    } finally {
+      await srv.close();
     }
   });
 });
