@@ -111,6 +111,25 @@ describe('odd-sided input (101x75)', () => {
   });
 });
 
+describe('one-pixel input', () => {
+  // The even-sides crop left 0 pixels: trim-video (precise) and stabilize-video failed with ffmpeg's raw
+  // "Error reinitializing filters" (INTERNAL, exit 1); reverse-video already refused by name.
+  it('trim-video (precise, H.264) and stabilize-video refuse it by name; a WebM trim still works', async () => {
+    // testsrc2 has no 1x1 picture; testsrc has.
+    const one = { width: 1, height: 1, durationS: 1, fps: 10, audio: false, source: 'testsrc=d=1' };
+    const dot = makeVideo(dir, 'dot.mkv', { ...one, extra: ['-c:v', 'libvpx-vp9'] });
+    const refused = (what: RegExp) => (e: KilnError) =>
+      e.code === 'UNSUPPORTED_INPUT' && /dot\.mkv is 1x1 pixels: /.test(e.message) && what.test(e.message);
+    await assert.rejects(runMedia(dir, 'trim-video', [dot], { endS: 0.5, precise: true }), refused(/MKV \(H\.264\) needs at least 2/));
+    await assert.rejects(runMedia(dir, 'stabilize-video', [dot], {}), refused(/stabilization needs at least 2/));
+    const webm = makeVideo(dir, 'dot.webm', one);
+    const r = await runMedia(dir, 'trim-video', [webm], { endS: 0.5, precise: true });
+    const v = stream(ffprobe(r.path), 'video')!;
+    assert.deepEqual([v.codec_name, v.width, v.height], ['vp9', 1, 1]);
+    assert.ok(frameCount(r.path) >= 4, `frames ${frameCount(r.path)}`);
+  });
+});
+
 describe('trim-video', () => {
   it('cuts frame-accurately with precise', async () => {
     const r = await runMedia(dir, 'trim-video', [clip], { startS: 0.52, endS: 1.48, precise: true });

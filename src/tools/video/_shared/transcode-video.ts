@@ -83,13 +83,24 @@ export async function transcodeVideo(
  * filters". Refused by name instead; VP9 (WebM) and MPEG-4 (AVI) take it.
  */
 function refuseTooThin(input: InputFile, info: MediaInfo, o: TranscodeOptions): void {
-  const container = o.container ?? videoContainerOf(input.type?.ext);
+  if (!o.complex) refuseTooThinFor(input, info, o.container ?? videoContainerOf(input.type?.ext));
+}
+
+/** The same refusal for a tool that encodes into `container` without transcodeVideo (trim-video's precise cut). */
+export function refuseTooThinFor(input: InputFile, info: MediaInfo, container: VideoContainer): void {
+  if (withEvenSides(container)) refuseUnderTwoPixels(input, info, `${container.toUpperCase()} (H.264)`, '; WebM or AVI take it');
+}
+
+/** Refuses a video under 2 pixels either way, naming what needs them (`what`), before ffmpeg fails on it. */
+export function refuseUnderTwoPixels(input: InputFile, info: MediaInfo, what: string, hint = ''): void {
   const v = info.video;
-  if (o.complex || !v || !withEvenSides(container) || ((v.width ?? 2) >= 2 && (v.height ?? 2) >= 2)) return;
+  if (!v || ((v.width ?? 2) >= 2 && (v.height ?? 2) >= 2)) return;
   throw new KilnError(
     'UNSUPPORTED_INPUT',
-    `${input.name} is ${v.width}x${v.height} pixels: ${container.toUpperCase()} (H.264) needs at least 2 pixels each way; WebM or AVI take it.`,
-    { details: { file: input.name, width: v.width, height: v.height } },
+    `${input.name} is ${v.width}x${v.height} pixels: ${what} needs at least 2 pixels each way${hint}.`,
+    {
+      details: { file: input.name, width: v.width, height: v.height },
+    },
   );
 }
 
