@@ -188,3 +188,22 @@ describe('capabilities and helpers', () => {
     assert.deepEqual(padSize({ width: 100, height: 300 }, '3:4'), { width: 226, height: 300 });
   });
 });
+
+describe('keptStreams', () => {
+  it('keeps picture subtitles in MKV, leaves them out of MP4 and WebM with a reason, converts text ones', async () => {
+    const { keptStreams } = await import('../../../src/engines/ffmpeg/streams.js');
+    const sub = (index: number, codec: string) => ({ index, type: 'subtitle' as const, codec, rotation: 0, attachedPic: false, tags: {} });
+    const info = {
+      duration: 1,
+      formatName: 'matroska,webm',
+      streams: [{ index: 1, type: 'audio' as const, codec: 'aac', rotation: 0, attachedPic: false, tags: {} }],
+      subtitles: [sub(2, 'hdmv_pgs_subtitle'), sub(3, 'mov_text')],
+      tags: {},
+    };
+    assert.deepEqual(keptStreams(info, 'mkv').args, ['-map', '0:1', '-map', '0:2', '-c:s:0', 'copy', '-map', '0:3', '-c:s:1', 'srt']);
+    const mp4 = keptStreams(info, 'mp4');
+    assert.deepEqual(mp4.args, ['-map', '0:1', '-map', '0:3', '-c:s:0', 'mov_text']);
+    assert.deepEqual(mp4.dropped, ['subtitle stream 2 (hdmv_pgs_subtitle) left out: MP4 holds only text subtitles']);
+    assert.equal(keptStreams(info, 'webm').dropped.length, 1);
+  });
+});

@@ -71,6 +71,23 @@ describe('video-to-gif / video-to-webp / gif-to-video', () => {
     assert.equal(meta.pages, 10);
     assert.equal(meta.loop, 1);
   });
+  it('never enlarges a narrow video unless a width is asked for; the default width still caps a wide one', async () => {
+    // A 64-px video became a 480-px GIF/WebP: the default width upscaled it.
+    const small = makeVideo(dir, 'small.mp4', { width: 64, height: 48, durationS: 0.4, fps: 10, audio: false });
+    const wide = makeVideo(dir, 'wide.mp4', { width: 640, height: 360, durationS: 0.2, fps: 10, audio: false });
+    for (const tool of ['video-to-gif', 'video-to-webp'] as const) {
+      const size = async (file: string, settings: Record<string, unknown>) => {
+        const m = await sharp((await runMedia(dir, tool, [file], settings)).path, { animated: true }).metadata();
+        return [m.width, m.pageHeight];
+      };
+      assert.deepEqual(await size(small, {}), [64, 48], tool);
+      assert.deepEqual(await size(small, { width: 128 }), [128, 96], tool);
+      assert.deepEqual(await size(wide, {}), [480, 270], tool);
+    }
+    const { describeSettings } = await import('../../../src/core/settings.js');
+    const { getTool } = await import('../../../src/tools/index.js');
+    assert.equal(describeSettings(getTool('video-to-gif')).find((x) => x.name === 'width')?.default, 480);
+  });
   it('a one-frame video gives a one-frame GIF, WebP and change-fps output (was an empty GIF, exit 0)', async () => {
     const one = makeVideo(dir, 'one-frame.mp4', { durationS: 0.04, audio: false });
     assert.equal(frameCount(one), 1);

@@ -11,6 +11,7 @@ import {
   frameCount,
   frameDiff,
   frameRgb,
+  makeSrt,
   makeVideo,
   runMedia,
   stream,
@@ -54,6 +55,38 @@ describe('convert-video', () => {
       head.indexOf('moov') >= 0 && head.indexOf('moov') < (head.indexOf('mdat') === -1 ? Infinity : head.indexOf('mdat')),
       'moov before mdat',
     );
+  });
+  it('keeps every audio track and the subtitles the container holds; names what it leaves out', async () => {
+    // Conversions kept only the first audio track and dropped every subtitle track without a word.
+    const srt = makeSrt(dir, 'tracks.srt', [{ start: 0, end: 1, text: 'Hello tracks' }]);
+    const src = path.join(dir, 'tracks.mkv');
+    execFileSync('ffmpeg', [
+      ...['-v', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc=s=64x48:r=10:d=1'],
+      ...['-f', 'lavfi', '-i', 'sine=f=440:d=1', '-f', 'lavfi', '-i', 'sine=f=880:d=1', '-i', srt],
+      ...['-map', '0', '-map', '1', '-map', '2', '-map', '3', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p'],
+      ...['-c:a', 'aac', '-c:s', 'srt', '-metadata:s:a:1', 'language=deu', '-metadata:s:s:0', 'language=fra', src],
+    ]);
+    const cases = [
+      ['mp4', 'convert-video', 'mov_text'],
+      ['webm', 'convert-video', 'webvtt'],
+      ['mkv', 'compress-video', 'subrip'],
+      ['avi', 'convert-video', undefined],
+    ] as const;
+    for (const [format, tool, subtitle] of cases) {
+      const r = await runMedia(dir, tool, [src], tool === 'convert-video' ? { format, quality: 'small' } : {});
+      const p = ffprobe(r.path);
+      const types = p.streams.map((x) => x.codec_type);
+      assert.deepEqual(types, ['video', 'audio', 'audio', ...(subtitle ? ['subtitle'] : [])], format);
+      // AVI has no stream languages.
+      if (format !== 'avi') assert.equal(p.streams[2]!.tags?.language, 'deu', format);
+      if (subtitle) {
+        assert.equal(p.streams[3]!.codec_name, subtitle, format);
+        assert.equal(p.streams[3]!.tags?.language, 'fra', format);
+        const text = execFileSync('ffmpeg', ['-v', 'error', '-i', r.path, '-map', '0:s:0', '-f', 'srt', '-'], { encoding: 'utf8' });
+        assert.match(text, /Hello tracks/, format);
+        assert.equal(r.data?.warnings, undefined, format);
+      } else assert.deepEqual(r.data?.warnings, ['subtitle stream 3 (subrip) left out: AVI holds no subtitle tracks']);
+    }
   });
   it('reports increasing progress', async () => {
     const long = makeVideo(dir, 'long.mp4', { durationS: 3 });
@@ -108,6 +141,25 @@ describe('odd-sided input (101x75)', () => {
     }
     const webm = stream(ffprobe((await runMedia(dir, 'convert-video', [odd], { format: 'webm', quality: 'small' })).path), 'video')!;
     assert.deepEqual([webm.width, webm.height], [101, 75]);
+  });
+});
+
+describe('one-pixel input', () => {
+  // The even-sides crop left 0 pixels: trim-video (precise) and stabilize-video failed with ffmpeg's raw
+  // "Error reinitializing filters" (INTERNAL, exit 1); reverse-video already refused by name.
+  it('trim-video (precise, H.264) and stabilize-video refuse it by name; a WebM trim still works', async () => {
+    // testsrc2 has no 1x1 picture; testsrc has.
+    const one = { width: 1, height: 1, durationS: 1, fps: 10, audio: false, source: 'testsrc=d=1' };
+    const dot = makeVideo(dir, 'dot.mkv', { ...one, extra: ['-c:v', 'libvpx-vp9'] });
+    const refused = (what: RegExp) => (e: KilnError) =>
+      e.code === 'UNSUPPORTED_INPUT' && /dot\.mkv is 1x1 pixels: /.test(e.message) && what.test(e.message);
+    await assert.rejects(runMedia(dir, 'trim-video', [dot], { endS: 0.5, precise: true }), refused(/MKV \(H\.264\) needs at least 2/));
+    await assert.rejects(runMedia(dir, 'stabilize-video', [dot], {}), refused(/stabilization needs at least 2/));
+    const webm = makeVideo(dir, 'dot.webm', one);
+    const r = await runMedia(dir, 'trim-video', [webm], { endS: 0.5, precise: true });
+    const v = stream(ffprobe(r.path), 'video')!;
+    assert.deepEqual([v.codec_name, v.width, v.height], ['vp9', 1, 1]);
+    assert.ok(frameCount(r.path) >= 4, `frames ${frameCount(r.path)}`);
   });
 });
 

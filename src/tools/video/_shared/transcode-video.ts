@@ -6,6 +6,7 @@ import { encodeVideoArgs, type VideoQuality, withEvenSides } from '../../../engi
 import { type VideoContainer, videoContainerOf } from '../../../engines/ffmpeg/containers.js';
 import type { MediaInfo } from '../../../engines/ffmpeg/probe.js';
 import { runFfmpeg } from '../../../engines/ffmpeg/run.js';
+import { keptStreams } from '../../../engines/ffmpeg/streams.js';
 import { outputFile } from '../../_shared/output.js';
 import { progressSpan } from '../../_shared/progress.js';
 
@@ -16,6 +17,11 @@ export interface TranscodeOptions {
   complex?: string;
   maps?: string[];
   audio?: boolean;
+  /**
+   * Keep every audio track and every subtitle track the container can hold (conversions), not only the
+   * first audio track; the tracks left out are named in the result's `warnings`.
+   */
+  keepStreams?: boolean;
   inputArgs?: string[];
   extraInputs?: string[];
   outArgs?: string[];
@@ -71,6 +77,13 @@ export async function transcodeVideo(
       await running.catch(() => {});
       throw e;
     }
+    // The blind start keeps every audio track but no subtitles (their codec depends on the kind): an input
+    // with subtitle tracks is started again, knowing them.
+    if (o.keepStreams && known.subtitles.length) {
+      stop.abort();
+      await running.catch(() => {});
+      return await encode(ctx, input, known, o, ctx.signal);
+    }
     return await running;
   } finally {
     ctx.signal.removeEventListener('abort', onAbort);
@@ -83,13 +96,24 @@ export async function transcodeVideo(
  * filters". Refused by name instead; VP9 (WebM) and MPEG-4 (AVI) take it.
  */
 function refuseTooThin(input: InputFile, info: MediaInfo, o: TranscodeOptions): void {
-  const container = o.container ?? videoContainerOf(input.type?.ext);
+  if (!o.complex) refuseTooThinFor(input, info, o.container ?? videoContainerOf(input.type?.ext));
+}
+
+/** The same refusal for a tool that encodes into `container` without transcodeVideo (trim-video's precise cut). */
+export function refuseTooThinFor(input: InputFile, info: MediaInfo, container: VideoContainer): void {
+  if (withEvenSides(container)) refuseUnderTwoPixels(input, info, `${container.toUpperCase()} (H.264)`, '; WebM or AVI take it');
+}
+
+/** Refuses a video under 2 pixels either way, naming what needs them (`what`), before ffmpeg fails on it. */
+export function refuseUnderTwoPixels(input: InputFile, info: MediaInfo, what: string, hint = ''): void {
   const v = info.video;
-  if (o.complex || !v || !withEvenSides(container) || ((v.width ?? 2) >= 2 && (v.height ?? 2) >= 2)) return;
+  if (!v || ((v.width ?? 2) >= 2 && (v.height ?? 2) >= 2)) return;
   throw new KilnError(
     'UNSUPPORTED_INPUT',
-    `${input.name} is ${v.width}x${v.height} pixels: ${container.toUpperCase()} (H.264) needs at least 2 pixels each way; WebM or AVI take it.`,
-    { details: { file: input.name, width: v.width, height: v.height } },
+    `${input.name} is ${v.width}x${v.height} pixels: ${what} needs at least 2 pixels each way${hint}.`,
+    {
+      details: { file: input.name, width: v.width, height: v.height },
+    },
   );
 }
 
@@ -103,6 +127,7 @@ function encode(
 ): Promise<ToolResult> {
   const container = o.container ?? videoContainerOf(input.type?.ext);
   // undefined: not known yet (the probe is running), so the first audio stream is mapped if there is one.
+  const kept = o.keepStreams && info && !o.complex && o.audio !== false ? keptStreams(info, container) : undefined;
   const audio = o.audio ?? (info ? !!info.audio : undefined);
   const out = ctx.out(container);
   const guard = info ? [] : ['-max_pixels', String(MAX_INPUT_PIXELS)];
@@ -110,7 +135,8 @@ function encode(
   if (o.complex) args.push('-filter_complex', o.complex, ...(o.maps ?? []).flatMap((m) => ['-map', m]));
   else {
     args.push('-map', '0:v:0');
-    if (audio !== false) args.push('-map', audio ? '0:a:0' : '0:a:0?');
+    if (kept) args.push(...kept.args);
+    else if (audio !== false) args.push('-map', audio ? '0:a:0' : o.keepStreams ? '0:a?' : '0:a:0?');
     // H.264 refuses odd sides (a 101x75 input): the even-sides crop ends every chain that feeds it.
     const vf = withEvenSides(container, o.vf);
     if (vf) args.push('-vf', vf);
@@ -124,5 +150,5 @@ function encode(
     onProgress: progressSpan(ctx, from, to, o.stage ?? 'encoding'),
     output: out,
     cwd: o.cwd,
-  }).then(() => ({ outputs: [outputFile(out)] }));
+  }).then(() => ({ outputs: [outputFile(out)], ...(kept?.dropped.length ? { data: { warnings: kept.dropped } } : {}) }));
 }

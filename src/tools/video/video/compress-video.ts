@@ -38,6 +38,6 @@ export default defineTool({
         vf = `scale=${even(width * k)}:${even(height * k)}`;
       }
     }
-    return transcodeVideo(ctx, input, info, { vf, quality: q, stage: 'compressing' });
+    return transcodeVideo(ctx, input, info, { vf, quality: q, stage: 'compressing', keepStreams: true });
   },
 });

@@ -11,7 +11,8 @@ export default defineTool({
   summary: 'Convert a video to MP4, MOV, WebM, AVI or MKV at a quality preset; base tool of the video presets.',
   description:
     'Codecs follow the container: MP4, MOV and MKV get H.264/AAC (MP4 and MOV with faststart), WebM gets VP9/Opus, AVI gets MPEG-4 Part 2/MP3. ' +
-    'quality high/balanced/small = H.264 CRF 18/23/28, VP9 CRF 24/32/40, MPEG-4 q 2/4/8; audio 192/128/96 kbit/s.',
+    'quality high/balanced/small = H.264 CRF 18/23/28, VP9 CRF 24/32/40, MPEG-4 q 2/4/8; audio 192/128/96 kbit/s. ' +
+    'Every audio track is kept, and every subtitle track the container holds (text ones as mov_text in MP4/MOV, WebVTT in WebM, SRT in MKV); the tracks left out (any in AVI, picture subtitles outside MKV) are named in warnings.',
   input: { kind: 'file', accept: ['video/*'] },
   settings: z.object({
     format: z.enum(['mp4', 'mov', 'webm', 'avi', 'mkv']).default('mp4').describe('Output container.'),
@@ -28,6 +29,7 @@ export default defineTool({
       container: s.format,
       quality: QUALITY[s.quality],
       stage: 'converting',
+      keepStreams: true,
     });
   },
 });

@@ -6,7 +6,7 @@ import { ffmpegCapabilities } from '../../../engines/ffmpeg/capabilities.js';
 import { EVEN_SIDES_FILTER } from '../../../engines/ffmpeg/codecs.js';
 import { runFfmpeg } from '../../../engines/ffmpeg/run.js';
 import { progressSpan } from '../../_shared/progress.js';
-import { transcodeVideo } from '../_shared/transcode-video.js';
+import { refuseUnderTwoPixels, transcodeVideo } from '../_shared/transcode-video.js';
 import { probeVideo } from '../_shared/video-input.js';
 
 /**
@@ -44,6 +44,8 @@ export default defineTool({
     }
     const input = files[0]!;
     const info = await probeVideo(input, ctx.signal);
+    // The even-sides crop vidstab needs leaves nothing of a side of one pixel (ffmpeg: 'Error reinitializing filters').
+    refuseUnderTwoPixels(input, info, 'stabilization');
     // Relative name in cwd=workDir: vidstab's file option would otherwise need filter-graph escaping of the path.
     await runFfmpeg(
       [

@@ -6,6 +6,7 @@ import { runFfmpeg } from '../../../engines/ffmpeg/run.js';
 import { outputFile } from '../../_shared/output.js';
 import { progressSpan } from '../../_shared/progress.js';
 import { checkRange, clipLength } from '../../_shared/time-range.js';
+import { refuseTooThinFor } from '../_shared/transcode-video.js';
 import { probeVideo } from '../_shared/video-input.js';
 
 export default defineTool({
@@ -33,6 +34,7 @@ export default defineTool({
     const container = videoContainerOf(input.type?.ext);
     const out = ctx.out(container);
     const copy = !s.precise && keepsContainer(input.type?.ext);
+    if (!copy) refuseTooThinFor(input, info, container);
     const audio = !!info.audio;
     const maps = ['-map', '0:v:0', ...(audio ? ['-map', '0:a:0'] : [])];
     const vf = copy ? undefined : withEvenSides(container);

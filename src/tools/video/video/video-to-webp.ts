@@ -5,16 +5,21 @@ import { outputFile } from '../../_shared/output.js';
 import { progressSpan } from '../../_shared/progress.js';
 import { probeVideo } from '../_shared/video-input.js';
 
+/** The width when none is asked for; a narrower video keeps its own. */
+const DEFAULT_WIDTH = 480;
+
 export default defineTool({
   id: 'video-to-webp',
   section: 'video',
   group: 'video',
   summary: 'Turn a video clip into an animated WebP.',
-  description: 'The whole clip at the given frame rate and width (the height follows the aspect ratio); loop false plays it once.',
+  description:
+    'The whole clip at the given frame rate and width (the height follows the aspect ratio; without width, 480 px, or the width of a narrower video, never enlarged unless asked); loop false plays it once.',
   input: { kind: 'file', accept: ['video/*'] },
   settings: z.object({
     fps: z.int().min(1).max(30).default(12).describe('Frame rate.'),
-    width: z.int().min(16).max(1920).default(480).describe('Output width.'),
+    // No default in the schema: unset, the width is 480 or the video's own when narrower (never enlarged unless asked).
+    width: z.int().min(16).max(1920).optional().meta({ default: DEFAULT_WIDTH }).describe('Output width.'),
     quality: z.int().min(1).max(100).default(75).describe('WebP quality.'),
     loop: z.boolean().default(true).describe('Loop the animation.'),
   }),
@@ -32,7 +37,7 @@ export default defineTool({
         '-map',
         '0:v:0',
         '-vf',
-        `fps=${s.fps}:round=up,scale=${s.width}:-1:flags=lanczos`,
+        `fps=${s.fps}:round=up,scale=${s.width ?? `'min(${DEFAULT_WIDTH},iw)'`}:-1:flags=lanczos`,
         '-an',
         '-c:v',
         'libwebp_anim',

@@ -1,0 +1,52 @@
+/**
+ * Which audio and subtitle streams of an input an output container can carry, and how: a conversion
+ * keeps every audio track and every subtitle track the target can hold (text subtitles re-encoded to the
+ * container's own text format), and names each one it has to drop.
+ */
+import type { VideoContainer } from './containers.js';
+import type { MediaInfo, MediaStream } from './probe.js';
+
+/** Text subtitle codecs: any of them converts to any other text format. */
+const TEXT_SUBTITLES = new Set(['subrip', 'srt', 'ass', 'ssa', 'mov_text', 'webvtt', 'text']);
+/** Picture subtitles Matroska carries as they are. */
+const MKV_BITMAP_SUBTITLES = new Set(['dvd_subtitle', 'hdmv_pgs_subtitle', 'dvb_subtitle']);
+
+export interface KeptStreams {
+  /** `-map` and per-stream `-c:s:N` arguments for the audio and subtitle streams (the video map excluded). */
+  args: string[];
+  audioCount: number;
+  /** One sentence per stream left out, saying why. */
+  dropped: string[];
+}
+
+export function keptStreams(info: MediaInfo, container: VideoContainer): KeptStreams {
+  const audio = info.streams.filter((s) => s.type === 'audio');
+  const args = audio.flatMap((s) => ['-map', `0:${s.index}`]);
+  const dropped: string[] = [];
+  let n = 0;
+  for (const s of info.subtitles) {
+    const codec = subtitleCodec(s, container);
+    if ('drop' in codec) {
+      dropped.push(`subtitle stream ${s.index} (${s.codec}) left out: ${codec.drop}`);
+      continue;
+    }
+    args.push('-map', `0:${s.index}`, `-c:s:${n++}`, codec.encoder);
+  }
+  return { args, audioCount: audio.length, dropped };
+}
+
+function subtitleCodec(s: MediaStream, container: VideoContainer): { encoder: string } | { drop: string } {
+  const text = TEXT_SUBTITLES.has(s.codec);
+  switch (container) {
+    case 'mp4':
+    case 'mov':
+      return text ? { encoder: 'mov_text' } : { drop: `${container.toUpperCase()} holds only text subtitles` };
+    case 'webm':
+      return text ? { encoder: 'webvtt' } : { drop: 'WebM holds only WebVTT text subtitles' };
+    case 'mkv':
+      if (s.codec === 'mov_text' || s.codec === 'text') return { encoder: 'srt' };
+      return text || MKV_BITMAP_SUBTITLES.has(s.codec) ? { encoder: 'copy' } : { drop: `MKV takes no ${s.codec} subtitles` };
+    case 'avi':
+      return { drop: 'AVI holds no subtitle tracks' };
+  }
+}
