@@ -3811,10 +3811,12 @@ _kiln() {
     'jobs list')
       case "$prev" in
         --limit) return 0 ;;
+        --offset) return 0 ;;
+        --status) return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
       esac
-      flags='--json --limit --server --profile --insecure-http -h --help'
+      flags='--json --limit --offset --status --server --profile --insecure-http -h --help'
       ;;
     'jobs get')
       case "$prev" in

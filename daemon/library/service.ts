@@ -12,7 +12,7 @@ import { readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Kysely, Selectable } from 'kysely';
 import { KilnError } from '../../src/core/errors.js';
-import { safeFileName } from '../../src/core/paths.js';
+import { safeFileName, versionFileName } from '../../src/core/paths.js';
 import type { InputFile } from '../../src/core/tool.js';
 import { roleHas } from '../auth/permissions.js';
 import { newId } from '../auth/secrets.js';
@@ -305,7 +305,7 @@ export class LibraryService {
     const v = await this.version(item);
     // Named as the item is now: after a rename, the run's output and the version it saves took the
     // name the newest version was uploaded under (photo-resize.png for an item renamed holiday.png).
-    const name = safeFileName(item.name, v.name);
+    const name = versionFileName(item.name, v.name);
     const dest = path.join(dir, `lib-${name}`);
     // A copy (a reflink where the file system has them), so a tool can never alter stored content.
     await this.blobs.copyTo(v.blob_hash, dest);

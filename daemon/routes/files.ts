@@ -6,6 +6,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { KilnError } from '../../src/core/errors.js';
+import { versionFileName } from '../../src/core/paths.js';
 import { requireUser } from '../auth/authenticate.js';
 import { LibraryService, type VersionRow } from '../library/service.js';
 import { parseScopeFilter } from '../library/sharing.js';
@@ -142,7 +143,7 @@ export async function filesRoutes(app: FastifyInstance): Promise<void> {
     const user = requireUser(request);
     const item = await library.item(user, (request.params as { id: string }).id);
     const v = await library.version(item, versionParam((request.query as { version?: string }).version));
-    return sendVersion(request, reply, library, v);
+    return sendVersion(request, reply, library, v, versionFileName(item.name, v.name));
   });
 
   app.get('/api/v1/files/:id/versions/:version/download', async (request, reply) => {
@@ -150,7 +151,7 @@ export async function filesRoutes(app: FastifyInstance): Promise<void> {
     const p = request.params as { id: string; version: string };
     const item = await library.item(user, p.id);
     const v = await library.version(item, versionParam(p.version));
-    return sendVersion(request, reply, library, v);
+    return sendVersion(request, reply, library, v, versionFileName(item.name, v.name));
   });
 
   app.post('/api/v1/files/:id/versions/:version/restore', async (request, reply) => {
@@ -171,10 +172,11 @@ export async function filesRoutes(app: FastifyInstance): Promise<void> {
   });
 }
 
-async function sendVersion(request: FastifyRequest, reply: FastifyReply, library: LibraryService, v: VersionRow) {
+/** `name`: what the download is called (versionFileName: the item's current name). */
+async function sendVersion(request: FastifyRequest, reply: FastifyReply, library: LibraryService, v: VersionRow, name: string) {
   const size = Number(v.size);
   // S3_DOWNLOADS=redirect: the client fetches the content from the bucket itself.
-  const direct = await library.blobs.presignedUrl(v.blob_hash, { disposition: contentDisposition(v.name), contentType: v.content_type });
+  const direct = await library.blobs.presignedUrl(v.blob_hash, { disposition: contentDisposition(name), contentType: v.content_type });
   if (direct) return reply.code(302).header('location', direct).header('cache-control', 'no-store').send();
   // If-Range (RFC 9110 §13.1.5): a download resumed after a new version was added must get the whole
   // new content (200), not the rest of the new bytes stitched onto the start of the old ones.
@@ -183,7 +185,7 @@ async function sendVersion(request: FastifyRequest, reply: FastifyReply, library
   if (range === 'invalid') return unsatisfiable(reply, size);
   reply
     .header('content-type', v.content_type)
-    .header('content-disposition', contentDisposition(v.name))
+    .header('content-disposition', contentDisposition(name))
     .header('accept-ranges', 'bytes')
     .header('x-content-type-options', 'nosniff')
     // Stored files are user content: never let a browser run it in this origin.

@@ -1,14 +1,12 @@
 /** Liveness, readiness and the admin diagnostics. */
-import { statfs } from 'node:fs/promises';
 import type { FastifyInstance } from 'fastify';
 import { VERSION } from '../../src/core/version.js';
+import { workspaceRoot } from '../../src/core/workspace.js';
 import { requirePermission } from '../auth/permissions.js';
+import { type DirHealth, dirHealth } from '../system/dir-health.js';
 import { detectGpu } from '../system/gpu.js';
 import { errorResponses, json, pub } from '../openapi/common.js';
 import type { RouteDoc } from '../openapi/route-doc.js';
-
-/** Below this much free space new uploads would likely fail half-way. */
-const MIN_FREE_BYTES = 256 * 1024 * 1024;
 
 async function check(fn: () => Promise<unknown>): Promise<{ ok: boolean; error?: string }> {
   try {
@@ -45,30 +43,33 @@ export async function healthRoutes(app: FastifyInstance): Promise<void> {
     return { status: 'healthy', version: VERSION };
   });
 
+  // Every directory the daemon writes to: the database's, the jobs' and library's, the runs' workspaces.
   const disk = async () => {
-    const s = await statfs(config.sharedDir);
-    const free = s.bavail * s.bsize;
+    const [data, shared, tmp] = await Promise.all([
+      dirHealth(config.dataDir),
+      config.sharedDir === config.dataDir ? undefined : dirHealth(config.sharedDir),
+      dirHealth(workspaceRoot(), { create: true }),
+    ]);
+    const dirs: Record<string, DirHealth> = { data, ...(shared ? { shared } : {}), tmp };
+    const bad = Object.entries(dirs).find(([, d]) => !d.ok);
+    const main = shared ?? data;
     return {
-      ok: free >= MIN_FREE_BYTES,
-      freeBytes: free,
-      totalBytes: s.blocks * s.bsize,
-      ...(free < MIN_FREE_BYTES ? { error: 'low disk space' } : {}),
+      ok: !bad,
+      freeBytes: main.freeBytes,
+      totalBytes: main.totalBytes,
+      ...(bad ? { error: `${bad[0]} directory: ${bad[1].error}` } : {}),
+      dirs,
     };
   };
 
   // Public, so it answers only ok/not ok per check: free and total bytes (and error texts that could
   // name paths or hosts) are shown on /api/v1/admin/health alone.
   app.get('/api/v1/readyz', { config: { public: true }, schema: READYZ_DOC }, async (_request, reply) => {
-    const [db, q, d, o] = await Promise.all([
-      check(() => store.ping()),
-      check(() => jobs.queue.ping()),
-      disk().catch((e: Error) => ({ ok: false, error: e.message })),
-      objectStorage?.(),
-    ]);
+    const [db, q, d, o] = await Promise.all([check(() => store.ping()), check(() => jobs.queue.ping()), disk(), objectStorage?.()]);
     const brief = (c: { ok: boolean }, what: string) => (c.ok ? { ok: true } : { ok: false, error: `${what} unavailable` });
     const database = brief(db, 'database');
     const queue = brief(q, 'queue');
-    const storage = d.ok ? { ok: true } : { ok: false, error: 'low disk space or data directory unavailable' };
+    const storage = d.ok ? { ok: true } : { ok: false, error: 'low disk space, or a data or temp directory not writable' };
     const bucket = o && brief(o, 'object storage');
     // A draining instance (SIGTERM received) must get no new traffic from the load balancer.
     const ready = !app.kiln.draining && database.ok && queue.ok && storage.ok && (bucket?.ok ?? true);
@@ -82,9 +83,9 @@ export async function healthRoutes(app: FastifyInstance): Promise<void> {
   app.get('/api/v1/admin/health', { schema: ADMIN_HEALTH_DOC }, async (request) => {
     requirePermission(request, 'system:health');
     const database = await check(() => store.ping());
-    const [storage, bucket] = await Promise.all([disk().catch((e: Error) => ({ ok: false, error: e.message })), objectStorage?.()]);
+    const [storage, bucket] = await Promise.all([disk(), objectStorage?.()]);
     return {
-      status: database.ok && (bucket?.ok ?? true) ? 'healthy' : 'unhealthy',
+      status: database.ok && storage.ok && (bucket?.ok ?? true) ? 'healthy' : 'unhealthy',
       version: VERSION,
       uptimeSeconds: Math.round((Date.now() - app.kiln.startedAt) / 1000),
       storage: {
@@ -138,10 +139,27 @@ const adminHealth = {
         mode: { type: 'string', enum: ['local', 's3'], description: 'Where blobs live: files under sharedDir, or an S3 bucket.' },
         dataDir: { type: 'string' },
         sharedDir: { type: 'string' },
-        ok: { type: 'boolean', description: 'Free space on the shared (or scratch) directory.' },
-        freeBytes: { type: 'integer' },
+        ok: { type: 'boolean', description: 'Every directory in dirs is writable and has at least 256 MB free.' },
+        freeBytes: { type: 'integer', description: 'Free space of the shared directory (the data dir without SHARED_DIR).' },
         totalBytes: { type: 'integer' },
-        error: { type: 'string' },
+        error: { type: 'string', description: 'The first directory that fails, and why.' },
+        dirs: {
+          type: 'object',
+          description:
+            'Each directory kiln writes to: data (database), shared (with SHARED_DIR: jobs, library), tmp (run workspaces, KILN_TMP_DIR).',
+          additionalProperties: {
+            type: 'object',
+            required: ['path', 'ok', 'writable'],
+            properties: {
+              path: { type: 'string' },
+              ok: { type: 'boolean' },
+              writable: { type: 'boolean' },
+              freeBytes: { type: 'integer' },
+              totalBytes: { type: 'integer' },
+              error: { type: 'string' },
+            },
+          },
+        },
         objectStorage: {
           type: 'object',
           description: 'With S3_BUCKET: the bucket, endpoint and region, and whether it answers.',

@@ -7,7 +7,7 @@ import { hasPermission } from '../auth/permissions.js';
 import type { JobEvent } from '../jobs/events.js';
 import { jobError, jobResult, jobView } from '../jobs/records.js';
 import { getJob, isFinal, listJobs, type JobRow } from '../store/jobs.js';
-import type { JobStatus } from '../store/schema.js';
+import { JOB_STATUSES, type JobStatus } from '../store/schema.js';
 import { errorResponses, json, ref } from '../openapi/common.js';
 import type { RouteDoc } from '../openapi/route-doc.js';
 
@@ -34,8 +34,8 @@ export async function jobRoutes(app: FastifyInstance): Promise<void> {
     // As the library's list: a limit or offset that is not a whole number is refused, not read as the default.
     const limit = Math.min(500, intQuery(q.limit, 'limit', 50));
     const offset = intQuery(q.offset, 'offset', 0, 0);
-    const statuses = ['queued', 'running', 'completed', 'failed', 'cancelled'];
-    if (q.status && !statuses.includes(q.status)) throw new KilnError('VALIDATION_ERROR', `status must be one of ${statuses.join(', ')}.`);
+    if (q.status && !(JOB_STATUSES as readonly string[]).includes(q.status))
+      throw new KilnError('VALIDATION_ERROR', `status must be one of ${JOB_STATUSES.join(', ')}.`);
     // Admins see every job; others only their own.
     const ownerId = hasPermission(request, 'jobs:all') ? undefined : user.id;
     const rows = await listJobs(app.kiln.store.db, {
@@ -147,7 +147,7 @@ const LIST_JOBS_DOC: RouteDoc = {
   parameters: [
     { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 500, default: 50 } },
     { name: 'offset', in: 'query', schema: { type: 'integer', minimum: 0, default: 0 } },
-    { name: 'status', in: 'query', schema: { type: 'string', enum: ['queued', 'running', 'completed', 'failed', 'cancelled'] } },
+    { name: 'status', in: 'query', schema: { type: 'string', enum: [...JOB_STATUSES] } },
     { name: 'clientJobId', in: 'query', schema: { type: 'string' }, description: 'Only the jobs started with this clientJobId.' },
   ],
   response: {

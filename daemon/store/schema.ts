@@ -40,7 +40,8 @@ export interface ApiKeysTable {
   last_used_at: number | null;
 }
 
-export type JobStatus = 'queued' | 'running' | 'completed' | 'failed' | 'cancelled';
+export const JOB_STATUSES = ['queued', 'running', 'completed', 'failed', 'cancelled'] as const;
+export type JobStatus = (typeof JOB_STATUSES)[number];
 
 export interface JobsTable {
   id: string;

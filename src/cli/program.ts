@@ -196,7 +196,13 @@ export function topProgram(): Command {
 
   const jobs = program.command('jobs').description('jobs on a kiln server');
   addServerOptions(
-    jobs.command('list').description('your recent jobs').option('--json', 'machine-readable').option('--limit <n>', 'at most this many'),
+    jobs
+      .command('list')
+      .description('your recent jobs')
+      .option('--json', 'machine-readable')
+      .option('--limit <n>', 'at most this many (up to 500)')
+      .option('--offset <n>', 'skip this many of the newest')
+      .option('--status <status>', 'only jobs in this state: queued, running, completed, failed or cancelled'),
   ).action(async (o: Record<string, string | boolean | undefined>) => (await import('./commands/jobs.js')).jobsList(o));
   addServerOptions(
     jobs.command('get').description("one job's status and result").argument('<id>', 'job id').option('--json', 'machine-readable'),

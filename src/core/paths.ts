@@ -42,6 +42,17 @@ function fitBytes(name: string, max: number): string {
   return out + keep;
 }
 
+/**
+ * The name a library version downloads (and runs) under: the item's current name (after a rename, not
+ * the name the version was uploaded under), with the version's own extension when the version is in
+ * another format (a converted version of photo.png is photo.webp). Made safe as safeFileName does.
+ */
+export function versionFileName(itemName: string, versionName: string): string {
+  const ext = path.extname(versionName);
+  const same = !ext || path.extname(itemName).toLowerCase() === ext.toLowerCase();
+  return safeFileName(same ? itemName : `${stem(itemName)}${ext}`, versionName);
+}
+
 /** File name without its extension. */
 export function stem(name: string): string {
   const b = path.basename(name);

@@ -13,7 +13,12 @@ export interface Workspace {
   dispose(): Promise<void>;
 }
 
-export async function createWorkspace(root = process.env.KILN_TMP_DIR || tmpdir(), prefix = 'kiln-'): Promise<Workspace> {
+/** Where runs make their workspaces: KILN_TMP_DIR, else the OS temp dir (read at each call). */
+export function workspaceRoot(): string {
+  return process.env.KILN_TMP_DIR || tmpdir();
+}
+
+export async function createWorkspace(root = workspaceRoot(), prefix = 'kiln-'): Promise<Workspace> {
   await mkdir(root, { recursive: true });
   const dir = await mkdtemp(path.join(root, prefix));
   let disposed = false;

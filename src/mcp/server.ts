@@ -7,10 +7,13 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
   CallToolRequestSchema,
+  ErrorCode,
   ListToolsRequestSchema,
+  McpError,
   type CallToolResult,
   type Tool as McpTool,
 } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
 import { KilnError, toKilnError } from '../core/errors.js';
 import { VERSION } from '../core/version.js';
 import { describeEntry, extraKey, inputSchema, type Availability, type FileRefs, type McpEntry } from './catalog.js';
@@ -64,7 +67,8 @@ export function createMcpServer(opts: McpServerOptions): Server {
   };
   const availability = opts.availability ?? (async () => ({ available: true, missingBundles: [] }));
 
-  server.setRequestHandler(ListToolsRequestSchema, async () => {
+  server.setRequestHandler(anyParams('tools/list'), async (request) => {
+    checked(ListToolsRequestSchema, request);
     const tools: McpTool[] = [];
     for (const e of opts.entries) {
       const a = e.bundles.length ? await availability(e) : { available: true, missingBundles: [] };
@@ -86,7 +90,8 @@ export function createMcpServer(opts: McpServerOptions): Server {
     return { tools };
   });
 
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+  server.setRequestHandler(anyParams('tools/call'), async (raw, extra): Promise<CallToolResult> => {
+    const request = checked(CallToolRequestSchema, raw);
     const entry = byName.get(request.params.name);
     try {
       if (!entry) throw new KilnError('NOT_FOUND', `No tool named ${request.params.name}; tools/list names them.`);
@@ -119,6 +124,23 @@ export function createMcpServer(opts: McpServerOptions): Server {
     }
   });
   return server;
+}
+
+/**
+ * The SDK parses each request against the schema its handler was registered with before the handler
+ * runs, and answers a mismatch (arguments that are a string, an array or null; a name that is no
+ * string) as -32603 internal error. A bad request is the client's mistake, -32602 invalid params
+ * (JSON-RPC 2.0): handlers are registered with `anyParams` and check the real schema with `checked`.
+ */
+function anyParams<M extends string>(method: M) {
+  return z.object({ method: z.literal(method), params: z.unknown().optional() }).passthrough();
+}
+
+function checked<S extends z.ZodType>(schema: S, request: unknown): z.infer<S> {
+  const r = schema.safeParse(request);
+  if (!r.success)
+    throw new McpError(ErrorCode.InvalidParams, `Invalid ${(request as { method?: string }).method} request: ${z.prettifyError(r.error)}`);
+  return r.data;
 }
 
 function splitArguments(entry: McpEntry, args: Record<string, unknown>, refs: FileRefs): Omit<McpCall, 'signal' | 'progress'> {

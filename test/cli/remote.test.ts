@@ -374,6 +374,29 @@ describe('kiln remote mode', () => {
     const human = await kiln(['jobs', 'list', '--server', srv.url], { env: env() });
     assert.match(human.stdout, new RegExp(`${jobId}\\s+resize\\s+completed`), human.stderr);
     assert.match(human.stdout, /^JOB\s+TOOL\s+STATUS\s+CREATED\s+OUTPUT\n/, 'jobs list has a header');
+    // --status filters as GET /api/v1/jobs?status= does; a state that does not exist is a usage error.
+    const done = await kiln(['jobs', 'list', '--json', '--status', 'completed', '--server', srv.url], { env: env() });
+    assert.equal(done.code, 0, done.stderr);
+    const doneJobs = JSON.parse(done.stdout) as { jobId: string; status: string }[];
+    assert.ok(doneJobs.some((j) => j.jobId === jobId));
+    assert.ok(doneJobs.every((j) => j.status === 'completed'));
+    const failed = await kiln(['jobs', 'list', '--json', '--status', 'failed', '--server', srv.url], { env: env() });
+    assert.equal(failed.code, 0, failed.stderr);
+    assert.ok(!(JSON.parse(failed.stdout) as { jobId: string }[]).some((j) => j.jobId === jobId));
+    const all = JSON.parse((await kiln(['jobs', 'list', '--json', '--server', srv.url], { env: env() })).stdout) as { jobId: string }[];
+    const skipped = await kiln(['jobs', 'list', '--json', '--offset', '1', '--server', srv.url], { env: env() });
+    assert.deepEqual(
+      (JSON.parse(skipped.stdout) as { jobId: string }[]).map((j) => j.jobId),
+      all.slice(1).map((j) => j.jobId),
+    );
+    for (const bad of [
+      ['--status', 'done'],
+      ['--offset', '-1'],
+    ]) {
+      const r = await kiln(['jobs', 'list', ...bad, '--server', srv.url], { env: env() });
+      assert.equal(r.code, 2, `${bad}: ${r.stderr}`);
+      assert.match(r.stderr, new RegExp(bad[0]));
+    }
     const get = await kiln(['jobs', 'get', jobId, '--server', srv.url], { env: env() });
     assert.match(get.stdout, /status\s+completed/);
     const dl = path.join(dir, 'jobdl') + '/';

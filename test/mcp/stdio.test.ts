@@ -214,6 +214,48 @@ describe('kiln mcp (stdio)', () => {
     }
   });
 
+  it('answers tools/call with arguments that are no object, or a name that is no string, as -32602 invalid params', async () => {
+    const child = spawn(process.execPath, [path.join(REPO, 'dist', 'src', 'cli', 'main.js'), 'mcp', '--local'], {
+      env: { ...process.env, KILN_SERVER: '' },
+    });
+    const lines: Record<string, any>[] = [];
+    let buf = '';
+    child.stdout.on('data', (b: Buffer) => {
+      buf += b.toString();
+      for (let i = buf.indexOf('\n'); i >= 0; i = buf.indexOf('\n')) {
+        lines.push(JSON.parse(buf.slice(0, i)));
+        buf = buf.slice(i + 1);
+      }
+    });
+    const send = (m: unknown) => child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', ...(m as object) })}\n`);
+    send({
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+    });
+    send({ method: 'notifications/initialized' });
+    const bad = [
+      { name: 'resize', arguments: 'width=10' },
+      { name: 'resize', arguments: [1, 2] },
+      { name: 'resize', arguments: null },
+      { name: 42 },
+    ];
+    for (const [i, params] of bad.entries()) send({ id: 10 + i, method: 'tools/call', params });
+    send({ id: 20, method: 'tools/list', params: { cursor: 5 } });
+    send({ id: 30, method: 'ping' });
+    try {
+      for (let i = 0; i < 200 && !lines.some((l) => l.id === 30); i++) await new Promise((r) => setTimeout(r, 50));
+      for (const id of [10, 11, 12, 13, 20]) {
+        const l = lines.find((x) => x.id === id);
+        assert.equal(l?.error?.code, -32602, `${id}: ${JSON.stringify(l)}`);
+      }
+      assert.match(lines.find((x) => x.id === 10)?.error.message, /arguments/);
+      assert.deepEqual(lines.find((l) => l.id === 30)?.result, {}, 'still serving');
+    } finally {
+      child.kill();
+    }
+  });
+
   it('exposes a subset with --tools and --section', async () => {
     const sub = await connect(['--section', 'pdf', '--tools', '^(rotate|merge)']);
     try {

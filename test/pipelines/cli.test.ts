@@ -195,6 +195,41 @@ describe('kiln pipeline save|list and kiln files against a server', () => {
     assert.match(gone.stderr, /No library item/);
   });
 
+  it('kiln files get names the download after the item as renamed, on a server and on a local data dir', async () => {
+    const png = await makeImage(dir, 'IMG_7.png', 10, 10, { format: 'png' });
+    const local = {
+      KILN_SERVER: '',
+      KILN_API_KEY: '',
+      XDG_CONFIG_HOME: path.join(dir, 'cfg-ren'),
+      KILN_DATA_DIR: path.join(dir, 'ren-data'),
+    };
+    for (const [where, e] of [
+      ['server', env],
+      ['local', local],
+    ] as const) {
+      const item = JSON.parse((await kiln(['files', 'upload', png, '--json'], { env: e })).stdout);
+      if (where === 'server') {
+        const res = await fetch(`${s.url}/api/v1/files/${item.id}`, {
+          method: 'PATCH',
+          headers: { authorization: `Bearer ${s.token}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ name: 'garden.png' }),
+        });
+        assert.equal(res.status, 200);
+      } else {
+        const { openStore } = await import('../../daemon/store/db.js');
+        const store = await openStore({ dataDir: local.KILN_DATA_DIR });
+        await store.db.updateTable('library_items').set({ name: 'garden.png' }).where('id', '=', item.id).execute();
+        await store.close();
+      }
+      const out = path.join(dir, `ren-${where}`) + '/';
+      const get = await kiln(['files', 'get', item.id, '-o', out, '--json'], { env: e });
+      assert.equal(get.code, 0, get.stderr);
+      assert.equal(path.basename(JSON.parse(get.stdout).output), 'garden.png', where);
+      assert.deepEqual(readFileSync(path.join(out, 'garden.png')), readFileSync(png));
+      await kiln(['files', 'rm', item.id], { env: e });
+    }
+  });
+
   it('refuses a directory given to kiln files upload before uploading anything (server and local data dir)', async () => {
     const folder = path.join(dir, 'a-folder');
     mkdirSync(folder, { recursive: true });

@@ -7,7 +7,7 @@ import { copyFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { KilnError } from '../../core/errors.js';
-import { defaultDataDir } from '../../core/paths.js';
+import { defaultDataDir, versionFileName } from '../../core/paths.js';
 import { parseOutputOption, plainName, resolveOutputPath, writePolicy } from '../output-naming.js';
 import { writeOutput } from '../output-write.js';
 import { resolveServer } from '../profiles.js';
@@ -84,10 +84,10 @@ function remoteBackend(c: RemoteClient): Backend {
       return (await c.json<{ versions: VersionView[] }>('GET', `/api/v1/files/${enc(id)}/versions`)).versions;
     },
     async fetchName(id, version) {
-      const vs = await this.versions(id);
-      const v = version === undefined ? vs[0] : vs.find((x) => x.version === version);
+      const item = await c.json<ItemView & { versions: VersionView[] }>('GET', `/api/v1/files/${enc(id)}`);
+      const v = version === undefined ? item.versions[0] : item.versions.find((x) => x.version === version);
       if (!v) throw new KilnError('NOT_FOUND', `Library item ${id} has no version ${version}.`);
-      return v.name;
+      return versionFileName(item.name, v.name);
     },
     async download(id, version, dest) {
       const res = await c.stream(`/api/v1/files/${enc(id)}/download${version ? `?version=${version}` : ''}`);
@@ -127,7 +127,8 @@ async function localBackend(dataDir: string): Promise<Backend> {
       return (await lib.versions(await lib.item(me, id))).map((v) => versionView(v) as unknown as VersionView);
     },
     async fetchName(id, version) {
-      return (await lib.version(await lib.item(me, id), version)).name;
+      const item = await lib.item(me, id);
+      return versionFileName(item.name, (await lib.version(item, version)).name);
     },
     async download(id, version, dest) {
       const v = await lib.version(await lib.item(me, id), version);

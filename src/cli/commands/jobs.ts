@@ -7,6 +7,7 @@ import { writeOutput } from '../output-write.js';
 import { contentTypeFor } from '../../core/mime.js';
 import { defaultDataDir } from '../../core/paths.js';
 import type { Tool } from '../../core/tool.js';
+import { JOB_STATUSES } from '../../../daemon/store/schema.js';
 import { createWorkspace } from '../../core/workspace.js';
 import { loadTool } from '../../tools/lazy.js';
 import { findPreset, presetTool } from '../../tools/presets.js';
@@ -40,10 +41,17 @@ function jobPath(id: string, rest = ''): string {
 }
 
 export async function jobsList(o: Opts): Promise<void> {
-  const c = await client(o);
+  // Flags are checked before the server is contacted.
   const limit = o.limit !== undefined ? Number(o.limit) : 20;
   if (!Number.isInteger(limit) || limit < 1) throw new KilnError('USAGE_ERROR', '--limit takes a whole number >= 1.');
-  const { jobs } = await c.json<{ jobs: JobView[] }>('GET', `/api/v1/jobs?limit=${limit}`);
+  const offset = o.offset !== undefined ? Number(o.offset) : 0;
+  if (!Number.isInteger(offset) || offset < 0) throw new KilnError('USAGE_ERROR', '--offset takes a whole number >= 0.');
+  const status = o.status as string | undefined;
+  if (status !== undefined && !(JOB_STATUSES as readonly string[]).includes(status))
+    throw new KilnError('USAGE_ERROR', `--status takes one of ${JOB_STATUSES.join(', ')} (got "${status}").`);
+  const query = new URLSearchParams({ limit: String(limit), ...(offset ? { offset: String(offset) } : {}), ...(status ? { status } : {}) });
+  const c = await client(o);
+  const { jobs } = await c.json<{ jobs: JobView[] }>('GET', `/api/v1/jobs?${query}`);
   if (o.json) {
     process.stdout.write(JSON.stringify(jobs) + '\n');
     return;

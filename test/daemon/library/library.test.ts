@@ -196,6 +196,24 @@ describe('file library', () => {
     await api(s, s.token, 'DELETE', `/api/v1/files/${id}`);
   });
 
+  it('downloads a renamed item under its new name, a version in another format with that format extension', async () => {
+    const up = await upload(s, s.token, await makeImage(dir, 'IMG_0101.png', 12, 12, { format: 'png' }));
+    const id = up.body.id as string;
+    assert.equal((await api(s, s.token, 'PATCH', `/api/v1/files/${id}`, { name: 'Strand 2026.png' })).status, 200);
+    for (const p of [`/api/v1/files/${id}/download`, `/api/v1/files/${id}/versions/1/download`, `/api/v1/files/${id}/download?version=1`]) {
+      const cd = (await bytes(s, s.token, p)).headers.get('content-disposition') ?? '';
+      assert.match(cd, /filename\*=UTF-8''Strand%202026\.png$/, p);
+      assert.doesNotMatch(cd, /IMG_0101/, p);
+    }
+    // A converted version keeps its own format in the name: Strand 2026.webp, not .png.
+    const webp = await makeImage(dir, 'IMG_0101-converted.webp', 12, 12, { format: 'webp' });
+    assert.equal((await api(s, s.token, 'POST', `/api/v1/files/${id}/versions`, await form({ file: await filePart(webp) }))).status, 201);
+    const v2 = await bytes(s, s.token, `/api/v1/files/${id}/download`);
+    assert.equal((await sharp(v2.buf).metadata()).format, 'webp');
+    assert.match(v2.headers.get('content-disposition') ?? '', /filename\*=UTF-8''Strand%202026\.webp$/);
+    await api(s, s.token, 'DELETE', `/api/v1/files/${id}`);
+  });
+
   it('honours If-Range: a download resumed after a new version gets the whole new content', async () => {
     const a = path.join(dir, 'resume-a.bin');
     const b = path.join(dir, 'resume-b.bin');

@@ -105,6 +105,24 @@ describe('image-to-pdf', () => {
     assert.deepEqual([Math.round(a5.getPage(0).getWidth()), Math.round(a5.getPage(0).getHeight())], [420, 595]);
     await assert.rejects(runA('image-to-pdf', [png], { pageSize: 'A5', margin: 300 }), (e: KilnError) => e.code === 'VALIDATION_ERROR');
   });
+  it('limits the whole PDF to 500 pages, not each input: two 251-page TIFFs are refused before any is decoded', async () => {
+    const page = await sharp({ create: { width: 2, height: 2, channels: 3, background: 'red' } })
+      .png()
+      .toBuffer();
+    const files: string[] = [];
+    for (const name of ['a.tiff', 'b.tiff']) {
+      const p = path.join(dir, `many-${name}`);
+      await sharp(Array(251).fill(page), { join: { animated: true } })
+        .tiff()
+        .toFile(p);
+      files.push(p);
+    }
+    assert.equal((await sharp(files[0]!).metadata()).pages, 251);
+    await assert.rejects(
+      runA('image-to-pdf', files, {}, {}, dir),
+      (e: KilnError) => e.code === 'LIMIT_EXCEEDED' && /502 pages together/.test(e.message),
+    );
+  });
   it('makes every page of a multi-page TIFF a page (tiff-to-pdf kept the first only)', async () => {
     const colors = ['red', 'blue', 'lime'];
     const pages = await Promise.all(

@@ -64,14 +64,15 @@ export default defineTool({
     let [pw, ph] = PAGE_SIZES[s.pageSize] as readonly [number, number];
     if (s.orientation === 'landscape') [pw, ph] = [ph, pw];
     const limit = s.targetSize ? s.targetSize.value * (s.targetSize.unit === 'MB' ? 1024 * 1024 : 1024) : Infinity;
-    const original = (await Promise.all(files.map((f) => preparePages(ctx, f)))).flat();
+    const counts = await pageCounts(ctx, files);
+    const original = (await Promise.all(files.map((f, i) => preparePages(ctx, f, counts[i]!)))).flat();
     let bytes = await build(original, pw, ph, s.margin);
     let step = -1;
     while (bytes.length > limit && step < LADDER.length - 1) {
       checkAbort(ctx.signal);
       step++;
       ctx.progress(20 + (70 * step) / LADDER.length, 'recompressing');
-      const imgs = (await Promise.all(files.map((f) => preparePages(ctx, f, LADDER[step])))).flat();
+      const imgs = (await Promise.all(files.map((f, i) => preparePages(ctx, f, counts[i]!, LADDER[step])))).flat();
       bytes = await build(imgs, pw, ph, s.margin);
     }
     const out = ctx.out('pdf');
@@ -104,12 +105,7 @@ type Recompress = { quality: number; maxSide?: number };
  * Every page of a multi-page TIFF (a scanned document, a fax) becomes a page of its own: tiff-to-pdf
  * kept only the first and dropped the rest without a word. Other images are one page (a GIF's first frame).
  */
-async function preparePages(ctx: RunContext, f: InputFile, recompress?: Recompress): Promise<Embedded[]> {
-  const pages = f.type?.ext === 'tiff' ? ((await (await openInput(f, ctx.workDir)).metadata()).pages ?? 1) : 1;
-  if (pages > MAX_PAGES)
-    throw new KilnError('LIMIT_EXCEEDED', `${f.name} has ${pages} pages; a PDF is made of at most ${MAX_PAGES}.`, {
-      details: { file: f.name, pages, limit: MAX_PAGES },
-    });
+async function preparePages(ctx: RunContext, f: InputFile, pages: number, recompress?: Recompress): Promise<Embedded[]> {
   if (pages === 1) return [await prepare(ctx, f, recompress)];
   const out: Embedded[] = [];
   // One page at a time: a long scan decoded all at once would hold every page in memory together.
@@ -121,6 +117,24 @@ async function preparePages(ctx: RunContext, f: InputFile, recompress?: Recompre
 }
 
 const MAX_PAGES = 500;
+
+/**
+ * Pages per input, counted before any is decoded. The limit is on the whole PDF: checked per file,
+ * a request of several 499-page TIFFs made a PDF of thousands of pages.
+ */
+async function pageCounts(ctx: RunContext, files: InputFile[]): Promise<number[]> {
+  const counts = await Promise.all(
+    files.map(async (f) => (f.type?.ext === 'tiff' ? ((await (await openInput(f, ctx.workDir)).metadata()).pages ?? 1) : 1)),
+  );
+  const total = counts.reduce((a, b) => a + b, 0);
+  if (total > MAX_PAGES) {
+    const i = counts.indexOf(Math.max(...counts));
+    throw new KilnError('LIMIT_EXCEEDED', `These inputs have ${total} pages together; a PDF is made of at most ${MAX_PAGES}.`, {
+      details: { pages: total, limit: MAX_PAGES, largest: { file: files[i]!.name, pages: counts[i] } },
+    });
+  }
+  return counts;
+}
 
 async function prepare(ctx: RunContext, f: InputFile, recompress?: Recompress, page?: number): Promise<Embedded> {
   const img = await openInput(f, ctx.workDir, ctx.signal, page === undefined ? {} : { page });
