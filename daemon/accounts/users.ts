@@ -16,7 +16,7 @@ import type { AuthUser, Authenticator } from '../auth/authenticate.js';
 import { roleHas } from '../auth/permissions.js';
 import { initialPasswordCleanup } from '../auth/bootstrap.js';
 import { bumpCredentials } from '../auth/credentials-version.js';
-import { hashSecret } from '../auth/secrets.js';
+import { hashPassword, normalizePassword } from '../auth/secrets.js';
 import { revokeUserKeys } from '../store/api-keys.js';
 import type { Database, Role, UsersTable } from '../store/schema.js';
 import { isFinal, type JobRow } from '../store/jobs.js';
@@ -70,11 +70,16 @@ export async function listUsers(db: Kysely<Database>): Promise<UserView[]> {
   }));
 }
 
-/** Minimum strength: at least 10 characters, 5 of them different, and not built around the username. */
-export function checkPasswordStrength(password: string, username: string, field = 'password'): void {
+/**
+ * Minimum strength: at least 10 characters, 5 of them different, and not built around the username.
+ * Characters are Unicode code points of the normalised password (an emoji is one, not two UTF-16 units).
+ */
+export function checkPasswordStrength(typed: string, username: string, field = 'password'): void {
+  const password = normalizePassword(typed);
   const needs: string[] = [];
-  if (password.length < 10) needs.push('at least 10 characters');
-  if (password.length > 1000) needs.push('at most 1000 characters');
+  const length = [...password].length;
+  if (length < 10) needs.push('at least 10 characters');
+  if (length > 1000) needs.push('at most 1000 characters');
   if (new Set(password).size < 5) needs.push('at least 5 different characters');
   const hasName = username.length >= 3 && password.toLowerCase().includes(username.toLowerCase());
   const parts = [...(needs.length ? [`it needs ${needs.join(', ')}`] : []), ...(hasName ? ['it must not contain the username'] : [])];
@@ -263,7 +268,7 @@ export async function setPassword(
       reason: 'service-account',
     });
   checkPasswordStrength(password, user.username, 'newPassword');
-  const hash = await hashSecret(password);
+  const hash = await hashPassword(password);
   const dropInitial = dataDir ? await initialPasswordCleanup(dataDir, user.password_hash) : undefined;
   await db.transaction().execute(async (tx) => {
     await tx.updateTable('users').set({ password_hash: hash, updated_at: Date.now() }).where('id', '=', user.id).execute();

@@ -19,7 +19,7 @@ import { getBranding, requireFeature } from '../accounts/settings.js';
 import { requireTarget } from '../accounts/users.js';
 import { requireInteractiveUser, requireUser } from '../auth/authenticate.js';
 import { requirePermission } from '../auth/permissions.js';
-import { verifySecret } from '../auth/secrets.js';
+import { verifyPassword } from '../auth/secrets.js';
 import { findUserById } from '../store/users.js';
 
 export async function mfaRoutes(app: FastifyInstance): Promise<void> {
@@ -48,7 +48,7 @@ export async function mfaRoutes(app: FastifyInstance): Promise<void> {
       request,
       reply,
       u.username,
-      () => verifySecret(password, u.password_hash),
+      () => verifyPassword(password, u.password_hash),
       () => wrongCurrentPassword(ctx, request, reply, u.username, 'mfa: wrong current password'),
       final,
     );
