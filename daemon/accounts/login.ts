@@ -5,7 +5,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { KilnError } from '../../src/core/errors.js';
-import { dummyHash, verifySecret } from '../auth/secrets.js';
+import { dummyHash, verifyPassword } from '../auth/secrets.js';
 import type { DaemonContext } from '../context.js';
 import type { UsersTable } from '../store/schema.js';
 import { createSession } from '../store/sessions.js';
@@ -104,7 +104,7 @@ export async function passwordLogin(
     reply,
     username,
     async () =>
-      (await verifySecret(password, user?.password_hash ?? (await dummyHash()))) && !!user?.password_hash && user.disabled_at == null,
+      (await verifyPassword(password, user?.password_hash ?? (await dummyHash()))) && !!user?.password_hash && user.disabled_at == null,
     () => failLogin(ctx, request, reply, username, user ? 'password' : 'unknown-user'),
     !mfa,
   );

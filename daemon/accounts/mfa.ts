@@ -72,8 +72,9 @@ export async function confirmEnrollment(db: Kysely<Database>, key: Buffer, user:
   if (Number(user.mfa_enabled ?? 0) === 1) throw new KilnError('CONFLICT', 'MFA is already enabled.');
   if (!user.mfa_pending_secret) throw new KilnError('CONFLICT', 'No MFA enrollment is in progress: POST /api/auth/mfa/enroll first.');
   const step = await matchTotp(decryptSecret(key, user.mfa_pending_secret, mfaAad(user.id)), code);
+  // 403, not 401: the session is fine (a client must not take this for being signed out), the code is not.
   if (step === null)
-    throw new KilnError('UNAUTHORIZED', 'The code does not match. Check the authenticator app and the device clock.', {
+    throw new KilnError('FORBIDDEN', 'The code does not match. Check the authenticator app and the device clock.', {
       reason: 'mfa-code-invalid',
     });
   const codes = Array.from({ length: RECOVERY_CODES }, newRecoveryCode);

@@ -176,7 +176,7 @@ export function accountPaths(): Json {
       post: op(
         'mfaVerify',
         'mfa',
-        'Confirm enrollment with a TOTP code (a session, not an API key); returns 10 one-time recovery codes (shown once).',
+        'Confirm enrollment with a TOTP code (a session, not an API key); returns 10 one-time recovery codes (shown once). A wrong code is 403 (reason mfa-code-invalid).',
         { requestBody: body(obj({ code: str }, ['code'])) },
         { '200': ok(obj({ enabled: bool, recoveryCodes: { type: 'array', items: str } })) },
         [400, 401, 403, 409],
@@ -199,8 +199,8 @@ export function accountPaths(): Json {
       post: op(
         'mfaDisable',
         'mfa',
-        'Switch your MFA off: a session plus the current password (and, when sent, a right code). API keys are refused.',
-        { requestBody: body(obj({ password: str, code: str }, ['password'])) },
+        'Switch your MFA off: a session plus the current password (an SSO account: a sign-in within 10 minutes) and a current code or a recovery code (a pending enrollment: the password alone). API keys are refused.',
+        { requestBody: body(obj({ password: str, code: str, recoveryCode: str })) },
         { '200': ok(obj({ enabled: bool })) },
         [400, 401, 403, 409, 429],
       ),

@@ -21,6 +21,7 @@ import { createUser, findUserById, findUserByName, findUserByNameAnyCase } from 
 import { audit } from './audit.js';
 import { issueSession } from './login.js';
 import { createChallenge } from './mfa.js';
+import { attemptSucceeded, failedAttempt, reserveAttempt, ssoThrottleKeys } from './throttle.js';
 import { getSettings, requireFeature, type Feature } from './settings.js';
 
 export interface SsoIdentity {
@@ -214,4 +215,41 @@ export async function finishSso(
     return reply.redirect(`${redirect}#${new URLSearchParams({ token: session.token, expiresAt: session.expiresAt })}`, 303);
   }
   return { ...session, created };
+}
+
+/**
+ * Runs an SSO callback under the login throttle of its client address: reserved before anything is
+ * checked (429 with Retry-After once locked), a callback refused as unauthenticated (bad state, code,
+ * token or signature) counted and audited like a failed login, anything else given back.
+ */
+export async function guardedSso<T>(
+  ctx: DaemonContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  provider: 'oidc' | 'saml',
+  run: () => Promise<T>,
+): Promise<T> {
+  const keys = ssoThrottleKeys(provider, request.ip);
+  await reserveAttempt(ctx.store, keys, ctx.config.accounts, reply);
+  try {
+    const r = await run();
+    await attemptSucceeded(ctx.store, keys, true);
+    return r;
+  } catch (e) {
+    if (e instanceof KilnError && e.code === 'UNAUTHORIZED')
+      await failedAttempt(
+        ctx.store,
+        keys,
+        ctx.config.accounts,
+        (locked) => ({
+          event: locked ? 'login.locked' : 'login.failure',
+          target: provider,
+          ip: request.ip,
+          details: { why: e.reason ?? provider },
+        }),
+        reply,
+      );
+    else await attemptSucceeded(ctx.store, keys, false);
+    throw e;
+  }
 }

@@ -81,6 +81,22 @@ export function keyThrottleKeys(prefix: string, address: string): ThrottleKeys {
   };
 }
 
+/**
+ * The counters of SSO callbacks (a state, code or signed response that does not check out), per
+ * provider and client network like password logins: the pair and the address are reserved and lock;
+ * the provider over all addresses is only slowed.
+ */
+export function ssoThrottleKeys(provider: string, address: string): ThrottleKeys {
+  const ip = clientNet(address);
+  return {
+    user: `sso:${provider}`,
+    ip: `sso-ip:${ip}`,
+    pair: `sso-pair:${ip} ${provider}`,
+    reserved: ['pair', 'ip'],
+    what: 'failed single sign-on attempts',
+  };
+}
+
 interface Row {
   key: string;
   failures: number;

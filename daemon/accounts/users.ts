@@ -10,13 +10,13 @@
  */
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import type { Kysely } from 'kysely';
+import { type Kysely, PostgresAdapter } from 'kysely';
 import { KilnError } from '../../src/core/errors.js';
 import type { AuthUser, Authenticator } from '../auth/authenticate.js';
 import { roleHas } from '../auth/permissions.js';
 import { initialPasswordCleanup } from '../auth/bootstrap.js';
 import { bumpCredentials } from '../auth/credentials-version.js';
-import { hashSecret } from '../auth/secrets.js';
+import { hashPassword, normalizePassword } from '../auth/secrets.js';
 import { revokeUserKeys } from '../store/api-keys.js';
 import type { Database, Role, UsersTable } from '../store/schema.js';
 import { isFinal, type JobRow } from '../store/jobs.js';
@@ -70,11 +70,16 @@ export async function listUsers(db: Kysely<Database>): Promise<UserView[]> {
   }));
 }
 
-/** Minimum strength: at least 10 characters, 5 of them different, and not built around the username. */
-export function checkPasswordStrength(password: string, username: string, field = 'password'): void {
+/**
+ * Minimum strength: at least 10 characters, 5 of them different, and not built around the username.
+ * Characters are Unicode code points of the normalised password (an emoji is one, not two UTF-16 units).
+ */
+export function checkPasswordStrength(typed: string, username: string, field = 'password'): void {
+  const password = normalizePassword(typed);
   const needs: string[] = [];
-  if (password.length < 10) needs.push('at least 10 characters');
-  if (password.length > 1000) needs.push('at most 1000 characters');
+  const length = [...password].length;
+  if (length < 10) needs.push('at least 10 characters');
+  if (length > 1000) needs.push('at most 1000 characters');
   if (new Set(password).size < 5) needs.push('at least 5 different characters');
   const hasName = username.length >= 3 && password.toLowerCase().includes(username.toLowerCase());
   const parts = [...(needs.length ? [`it needs ${needs.join(', ')}`] : []), ...(hasName ? ['it must not contain the username'] : [])];
@@ -124,25 +129,18 @@ export async function requireTarget(db: Kysely<Database>, actor: AuthUser, id: s
   return target;
 }
 
-/** Enabled admins other than `exceptId`: the ones who could still administer the server. */
-async function otherActiveAdmins(db: Kysely<Database>, exceptId: string): Promise<number> {
-  const r = await db
-    .selectFrom('users')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('role', '=', 'admin')
-    .where('disabled_at', 'is', null)
-    .where('id', '!=', exceptId)
-    .executeTakeFirstOrThrow();
-  return Number(r.n);
-}
-
 /**
  * The last enabled admin is neither demoted, disabled nor deleted. Disabled admins do not count: with
  * one, the only enabled admin could demote or delete itself and leave nobody able to administer.
+ * Called again inside the transaction that writes (`db` is then that transaction), the enabled admins'
+ * rows locked FOR UPDATE on PostgreSQL, in id order (SQLite has one writer): two demotions at once
+ * cannot each count the other as the admin that stays.
  */
 async function requireNotLastAdmin(db: Kysely<Database>, target: UsersTable, what: string): Promise<void> {
   if (target.role !== 'admin' || target.disabled_at != null) return;
-  if ((await otherActiveAdmins(db, target.id)) === 0)
+  let admins = db.selectFrom('users').select('id').where('role', '=', 'admin').where('disabled_at', 'is', null).orderBy('id');
+  if (db.getExecutor().adapter instanceof PostgresAdapter) admins = admins.forUpdate();
+  if (!(await admins.execute()).some((a) => a.id !== target.id))
     throw new KilnError('CONFLICT', `${target.username} is the last admin and cannot be ${what}; make another user admin first.`);
 }
 
@@ -235,6 +233,8 @@ export async function updateUser(
   }
   if (Object.keys(patch).length) {
     await db.transaction().execute(async (tx) => {
+      if (patch.role !== undefined && patch.role !== 'admin') await requireNotLastAdmin(tx, target, 'demoted');
+      else if (patch.disabled_at) await requireNotLastAdmin(tx, target, 'disabled');
       await tx
         .updateTable('users')
         .set({ ...patch, updated_at: Date.now() })
@@ -268,7 +268,7 @@ export async function setPassword(
       reason: 'service-account',
     });
   checkPasswordStrength(password, user.username, 'newPassword');
-  const hash = await hashSecret(password);
+  const hash = await hashPassword(password);
   const dropInitial = dataDir ? await initialPasswordCleanup(dataDir, user.password_hash) : undefined;
   await db.transaction().execute(async (tx) => {
     await tx.updateTable('users').set({ password_hash: hash, updated_at: Date.now() }).where('id', '=', user.id).execute();
@@ -343,6 +343,7 @@ export async function deleteUser(
   const owned = await db.selectFrom('jobs').selectAll().where('owner_id', '=', id).execute();
   if (jobs) for (const j of owned) if (!isFinal(j.status)) await jobs.cancel(j).catch(() => {});
   const watchFolders = await db.transaction().execute(async (tx) => {
+    await requireNotLastAdmin(tx, target, 'deleted');
     await tx.deleteFrom('jobs').where('owner_id', '=', id).execute();
     // A watch folder runs every file as a job of its owner: without the owner each file would only fail.
     const folders = await tx.deleteFrom('watch_folders').where('owner_id', '=', id).executeTakeFirst();

@@ -31,6 +31,30 @@ export async function verifySecret(secret: string, stored: string | null | undef
   return key.length === expected.length && timingSafeEqual(key, expected);
 }
 
+/**
+ * Passwords are compared in Unicode NFKC (NIST SP 800-63B §5.1.1.2, "Normalization Process for
+ * Stabilized Strings"): "é" typed as one code point or as "e" plus a combining accent, or a full-width
+ * digit, is the same password whatever keyboard or system typed it.
+ */
+export function normalizePassword(password: string): string {
+  return password.normalize('NFKC');
+}
+
+export function hashPassword(password: string): Promise<string> {
+  return hashSecret(normalizePassword(password));
+}
+
+/**
+ * Checks a password against its stored hash in its normalised form, then as typed when that differs
+ * (hashes stored before passwords were normalised hold them as they were typed then). The number of
+ * scrypts depends only on the password sent, never on whether the account exists.
+ */
+export async function verifyPassword(password: string, stored: string | null | undefined): Promise<boolean> {
+  const normalized = normalizePassword(password);
+  if (await verifySecret(normalized, stored)) return true;
+  return normalized !== password && verifySecret(password, stored);
+}
+
 /** A dummy hash to verify against when the user does not exist, so timing does not reveal usernames. */
 let dummy: Promise<string> | undefined;
 export function dummyHash(): Promise<string> {

@@ -19,8 +19,11 @@ import { getBranding, requireFeature } from '../accounts/settings.js';
 import { requireTarget } from '../accounts/users.js';
 import { requireInteractiveUser, requireUser } from '../auth/authenticate.js';
 import { requirePermission } from '../auth/permissions.js';
-import { verifySecret } from '../auth/secrets.js';
+import { verifyPassword } from '../auth/secrets.js';
 import { findUserById } from '../store/users.js';
+
+/** How recent an SSO-only account's sign-in must be to change its second factor. */
+const SSO_REAUTH_MS = 10 * 60_000;
 
 export async function mfaRoutes(app: FastifyInstance): Promise<void> {
   const ctx = app.kiln;
@@ -40,7 +43,18 @@ export async function mfaRoutes(app: FastifyInstance): Promise<void> {
   const proveOwner = async (request: FastifyRequest, reply: FastifyReply, final = true) => {
     const caller = requireInteractiveUser(request);
     const u = await me(caller.id);
-    if (!u.password_hash) return u; // SSO-only accounts have no password: the session is their proof.
+    if (!u.password_hash) {
+      // SSO-only accounts have no password: a sign-in at the IdP within the last minutes is their proof,
+      // so a stolen older session cannot bind its own authenticator and lock the owner out.
+      const s = caller.sessionId
+        ? await db.selectFrom('sessions').select('created_at').where('id', '=', caller.sessionId).executeTakeFirst()
+        : undefined;
+      if (!s || Date.now() - Number(s.created_at) > SSO_REAUTH_MS)
+        throw new KilnError('FORBIDDEN', 'This account signs in through single sign-on: sign in again, then retry within 10 minutes.', {
+          reason: 'reauthentication-required',
+        });
+      return u;
+    }
     const password = str(bodyObject(request.body ?? {}), 'password');
     // Counted like a login attempt: a stolen session cannot guess the password here without limit.
     await guardedCheck(
@@ -48,7 +62,7 @@ export async function mfaRoutes(app: FastifyInstance): Promise<void> {
       request,
       reply,
       u.username,
-      () => verifySecret(password, u.password_hash),
+      () => verifyPassword(password, u.password_hash),
       () => wrongCurrentPassword(ctx, request, reply, u.username, 'mfa: wrong current password'),
       final,
     );
@@ -136,22 +150,26 @@ export async function mfaRoutes(app: FastifyInstance): Promise<void> {
   app.post('/api/auth/mfa/disable', async (request, reply) => {
     const u0 = await me(requireInteractiveUser(request).id);
     if (Number(u0.mfa_enabled ?? 0) !== 1 && !u0.mfa_pending_secret) throw new KilnError('CONFLICT', 'MFA is not enabled.');
-    // A code, when sent, must be right too; the password is what is always required.
-    const code = optStr(bodyObject(request.body), 'code', 20);
-    // An account without a password (SSO only) has nothing but the session to show: a stolen session
-    // alone must not remove the second factor, so the current code is required there.
-    if (!u0.password_hash && Number(u0.mfa_enabled ?? 0) === 1 && !code)
-      throw new KilnError('VALIDATION_ERROR', 'This account has no password: switch MFA off with a current code (code).', {
-        details: [{ path: 'code', message: 'required' }],
+    // Removing the second factor takes both factors (NIST SP 800-63B: an authenticator is unbound at the
+    // assurance level it gives): the password (when the account has one) and a current code or a recovery
+    // code, so a stolen session plus a phished or reused password cannot remove it. A pending enrollment
+    // (nothing enabled yet) is cancelled with the password alone.
+    const body = bodyObject(request.body);
+    const code = optStr(body, 'code', 20);
+    const recoveryCode = optStr(body, 'recoveryCode', 40);
+    const enabled = Number(u0.mfa_enabled ?? 0) === 1;
+    if (enabled && !code === !recoveryCode)
+      throw new KilnError('VALIDATION_ERROR', 'Send the current code (code) or a recovery code (recoveryCode) to switch MFA off.', {
+        details: [{ path: 'code', message: 'code or recoveryCode required' }],
       });
-    const u = await proveOwner(request, reply, !code);
-    if (code)
+    const u = await proveOwner(request, reply, !enabled);
+    if (enabled)
       await guardedCheck(
         ctx,
         request,
         reply,
         u.username,
-        () => useTotp(db, ctx.dataKey, u, code),
+        () => (code ? useTotp(db, ctx.dataKey, u, code) : useRecoveryCode(db, u.id, recoveryCode!)),
         () =>
           wrongCurrentPassword(
             ctx,

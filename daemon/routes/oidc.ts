@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import { KilnError } from '../../src/core/errors.js';
 import { finishOidc, startOidc, type OidcPending } from '../accounts/oidc.js';
-import { cookie, finishSso, putSsoRequest, requireSso, takeSsoRequest } from '../accounts/sso.js';
+import { cookie, finishSso, guardedSso, putSsoRequest, requireSso, takeSsoRequest } from '../accounts/sso.js';
 
 const COOKIE = 'kiln_oidc_state';
 
@@ -31,19 +31,21 @@ export async function oidcRoutes(app: FastifyInstance): Promise<void> {
       );
     const state = q.state;
     if (!state || !q.code) throw new KilnError('USAGE_ERROR', 'The callback needs the code and state parameters from the provider.');
-    if (cookie(request.headers.cookie, COOKIE) !== state)
-      throw new KilnError(
-        'UNAUTHORIZED',
-        'The sign-in was started in another browser or has expired: start again at /api/auth/oidc/login.',
-        { reason: 'oidc-state-mismatch' },
-      );
-    const pending = await takeSsoRequest<OidcPending>(ctx.store.db, 'oidc', state);
-    if (!pending)
-      throw new KilnError('UNAUTHORIZED', 'Unknown, used or expired OIDC state: start again at /api/auth/oidc/login.', {
-        reason: 'oidc-state-invalid',
-      });
-    void reply.header('set-cookie', `${COOKIE}=; Path=/api/auth/oidc; HttpOnly; SameSite=Lax; Max-Age=0`);
-    const identity = await finishOidc(ctx.config.accounts.oidc!, request.url.slice(request.url.indexOf('?')), state, pending);
-    return finishSso(ctx, request, reply, identity, ctx.config.accounts.oidc!.adminGroup);
+    return guardedSso(ctx, request, reply, 'oidc', async () => {
+      if (cookie(request.headers.cookie, COOKIE) !== state)
+        throw new KilnError(
+          'UNAUTHORIZED',
+          'The sign-in was started in another browser or has expired: start again at /api/auth/oidc/login.',
+          { reason: 'oidc-state-mismatch' },
+        );
+      const pending = await takeSsoRequest<OidcPending>(ctx.store.db, 'oidc', state);
+      if (!pending)
+        throw new KilnError('UNAUTHORIZED', 'Unknown, used or expired OIDC state: start again at /api/auth/oidc/login.', {
+          reason: 'oidc-state-invalid',
+        });
+      void reply.header('set-cookie', `${COOKIE}=; Path=/api/auth/oidc; HttpOnly; SameSite=Lax; Max-Age=0`);
+      const identity = await finishOidc(ctx.config.accounts.oidc!, request.url.slice(request.url.indexOf('?')), state, pending);
+      return finishSso(ctx, request, reply, identity, ctx.config.accounts.oidc!.adminGroup);
+    });
   });
 }

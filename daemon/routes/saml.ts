@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import { KilnError } from '../../src/core/errors.js';
 import { finishSaml, samlFor, startSaml, takeBinding } from '../accounts/saml.js';
-import { cookie, finishSso, requireSso } from '../accounts/sso.js';
+import { cookie, finishSso, guardedSso, requireSso } from '../accounts/sso.js';
 
 const COOKIE = 'kiln_saml_state';
 
@@ -41,9 +41,11 @@ export async function samlRoutes(app: FastifyInstance): Promise<void> {
         'USAGE_ERROR',
         'Post the form field SAMLResponse (application/x-www-form-urlencoded) from the identity provider.',
       );
-    const requestId = await takeBinding(ctx.store.db, body?.RelayState, cookie(request.headers.cookie, COOKIE));
-    void reply.header('set-cookie', `${COOKIE}=; Path=/api/auth/saml; HttpOnly; Max-Age=0`);
-    const identity = await finishSaml(ctx.config.accounts.saml!, ctx.store.db, response, requestId);
-    return finishSso(ctx, request, reply, identity, ctx.config.accounts.saml!.adminGroup);
+    return guardedSso(ctx, request, reply, 'saml', async () => {
+      const requestId = await takeBinding(ctx.store.db, body?.RelayState, cookie(request.headers.cookie, COOKIE));
+      void reply.header('set-cookie', `${COOKIE}=; Path=/api/auth/saml; HttpOnly; Max-Age=0`);
+      const identity = await finishSaml(ctx.config.accounts.saml!, ctx.store.db, response, requestId);
+      return finishSso(ctx, request, reply, identity, ctx.config.accounts.saml!.adminGroup);
+    });
   });
 }

@@ -7,7 +7,7 @@ import { guardedCheck, wrongCurrentPassword } from '../accounts/login.js';
 import { deleteUser, listUsers, registerUser, requireTarget, setPassword, updateUser, userView } from '../accounts/users.js';
 import { requireInteractiveUser, requireUser } from '../auth/authenticate.js';
 import { requirePermission } from '../auth/permissions.js';
-import { verifySecret } from '../auth/secrets.js';
+import { normalizePassword, verifyPassword } from '../auth/secrets.js';
 import { findUserById } from '../store/users.js';
 
 export async function userRoutes(app: FastifyInstance): Promise<void> {
@@ -86,10 +86,10 @@ export async function userRoutes(app: FastifyInstance): Promise<void> {
       request,
       reply,
       user.username,
-      () => verifySecret(current, user.password_hash),
+      () => verifyPassword(current, user.password_hash),
       () => wrongCurrentPassword(app.kiln, request, reply, user.username, 'change-password: wrong current password'),
     );
-    if (current === next)
+    if (normalizePassword(current) === normalizePassword(next))
       throw new KilnError('VALIDATION_ERROR', 'The new password must differ from the current one.', {
         details: [{ path: 'newPassword', message: 'unchanged' }],
       });

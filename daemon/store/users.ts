@@ -1,7 +1,7 @@
 /** User records. The accounts features (teams, MFA, SSO) build on these functions. */
 import type { Kysely } from 'kysely';
 import { KilnError } from '../../src/core/errors.js';
-import { hashSecret, newId } from '../auth/secrets.js';
+import { hashPassword, newId } from '../auth/secrets.js';
 import type { Database, Role, UsersTable } from './schema.js';
 
 export type UserRow = UsersTable;
@@ -47,7 +47,7 @@ export async function createUser(
   const row: UserRow = {
     id: newId(),
     username: u.username,
-    password_hash: u.password === null ? null : await hashSecret(u.password),
+    password_hash: u.password === null ? null : await hashPassword(u.password),
     role: u.role,
     team_id: u.teamId ?? null,
     created_at: now,

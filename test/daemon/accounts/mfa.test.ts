@@ -51,7 +51,10 @@ describe('TOTP MFA', () => {
 
     const wrongCode = String((Number(codeAt(e.json.secret)) + 1) % 1_000_000).padStart(6, '0');
     const bad = await call(s, 'POST', '/api/auth/mfa/verify', { token: u.token, body: { code: wrongCode } });
-    assert.equal(bad.status, 401);
+    // The session is fine, the code is not: 403 (a 401 reads as "signed out" to clients).
+    assert.equal(bad.status, 403, JSON.stringify(bad.json));
+    assert.equal(bad.json.error.reason, 'mfa-code-invalid');
+    assert.equal((await call(s, 'GET', '/api/auth/session', { token: u.token })).status, 200);
     assert.equal((await call(s, 'GET', '/api/auth/mfa', { token: u.token })).json.enabled, false);
 
     const v = await call(s, 'POST', '/api/auth/mfa/verify', { token: u.token, body: { code: codeAt(e.json.secret) } });
@@ -182,11 +185,15 @@ describe('TOTP MFA', () => {
     );
   });
 
-  it('disable: needs the password (and a right code when one is sent); afterwards login gives a token again', async () => {
+  it('disable: needs the password and a right code or recovery code; afterwards login gives a token again', async () => {
     const u = await makeUser(s, 'mfa-d');
     const { secret } = await enable(s, u.token);
     assert.equal((await call(s, 'POST', '/api/auth/mfa/disable', { token: u.token, body: {} })).status, 400);
-    assert.equal((await call(s, 'POST', '/api/auth/mfa/disable', { token: u.token, body: { password: 'wrong-password-1' } })).status, 403);
+    assert.equal(
+      (await call(s, 'POST', '/api/auth/mfa/disable', { token: u.token, body: { password: 'wrong-password-1', code: codeAt(secret) } }))
+        .status,
+      403,
+    );
     assert.equal(
       (await call(s, 'POST', '/api/auth/mfa/disable', { token: u.token, body: { password: STRONG, code: '000000' } })).status,
       403,
@@ -199,9 +206,27 @@ describe('TOTP MFA', () => {
     assert.equal(l.json.requiresMfa, undefined);
     assert.equal((await call(s, 'POST', '/api/auth/mfa/disable', { token: u.token, body: { password: STRONG } })).status, 409);
 
-    await enable(s, u.token);
-    assert.equal((await call(s, 'POST', '/api/auth/mfa/disable', { token: u.token, body: { password: STRONG } })).status, 200);
+    const again = await enable(s, u.token);
+    // The password alone (a stolen session plus a phished password) does not remove the second factor.
+    const pwOnly = await call(s, 'POST', '/api/auth/mfa/disable', { token: u.token, body: { password: STRONG } });
+    assert.equal(pwOnly.status, 400, JSON.stringify(pwOnly.json));
+    assert.equal((await call(s, 'GET', '/api/auth/mfa', { token: u.token })).json.enabled, true);
+    const wrongRecovery = await call(s, 'POST', '/api/auth/mfa/disable', {
+      token: u.token,
+      body: { password: STRONG, recoveryCode: 'AAAA-AAAA-AAAA-AAAA' },
+    });
+    assert.equal(wrongRecovery.status, 403);
+    assert.equal((await call(s, 'GET', '/api/auth/mfa', { token: u.token })).json.enabled, true);
+    const byRecovery = await call(s, 'POST', '/api/auth/mfa/disable', {
+      token: u.token,
+      body: { password: STRONG, recoveryCode: again.recoveryCodes[0] },
+    });
+    assert.equal(byRecovery.status, 200, JSON.stringify(byRecovery.json));
     assert.equal((await call(s, 'GET', '/api/auth/mfa', { token: u.token })).json.enabled, false);
+    // A pending enrollment (nothing enabled) is cancelled with the password alone.
+    assert.equal((await call(s, 'POST', '/api/auth/mfa/enroll', { token: u.token, body: { password: STRONG } })).status, 200);
+    assert.equal((await call(s, 'POST', '/api/auth/mfa/disable', { token: u.token, body: { password: STRONG } })).status, 200);
+    assert.equal((await call(s, 'GET', '/api/auth/mfa', { token: u.token })).json.enrollmentPending, false);
   });
 
   it('an account without a password (SSO) switches MFA off only with a current code, not by its session alone', async () => {
@@ -218,6 +243,28 @@ describe('TOTP MFA', () => {
     const withCode = await call(s, 'POST', '/api/auth/mfa/disable', { token: u.token, body: { code: codeAt(secret) } });
     assert.equal(withCode.status, 200, JSON.stringify(withCode.json));
     assert.equal((await call(s, 'GET', '/api/auth/mfa', { token: u.token })).json.enabled, false);
+  });
+
+  it('an account without a password (SSO) enrols only from a recent sign-in, not an old session', async () => {
+    const u = await makeUser(s, 'mfa-sso-enrol');
+    await s.app.kiln.store.db
+      .updateTable('users')
+      .set({ password_hash: null, sso_provider: 'oidc', sso_subject: 'y' })
+      .where('id', '=', u.id)
+      .execute();
+    // The session was made an hour ago (a stolen cookie, a laptop left signed in).
+    await s.app.kiln.store.db
+      .updateTable('sessions')
+      .set({ created_at: Date.now() - 3_600_000 })
+      .where('user_id', '=', u.id)
+      .execute();
+    const old = await call(s, 'POST', '/api/auth/mfa/enroll', { token: u.token, body: {} });
+    assert.equal(old.status, 403, JSON.stringify(old.json));
+    assert.equal(old.json.error.reason, 'reauthentication-required');
+    assert.equal((await call(s, 'GET', '/api/auth/mfa', { token: u.token })).json.enrollmentPending, false);
+    await s.app.kiln.store.db.updateTable('sessions').set({ created_at: Date.now() }).where('user_id', '=', u.id).execute();
+    const fresh = await call(s, 'POST', '/api/auth/mfa/enroll', { token: u.token, body: {} });
+    assert.equal(fresh.status, 200, JSON.stringify(fresh.json));
   });
 
   it('admin reset: MFA off for that user, audited', async () => {

@@ -309,6 +309,33 @@ describe('OIDC sign-in against a real provider', () => {
     assert.equal(r.json.error.code, 'FEATURE_DISABLED');
     assert.equal((await call(s, 'PUT', '/api/v1/settings', { body: { features: { oidc: true } } })).status, 200);
   });
+
+  // Last in this suite: it locks 127.0.0.1 out of OIDC sign-ins.
+  it('failed callbacks lock the client address like failed password logins (429 with Retry-After, audited)', async () => {
+    const statuses: number[] = [];
+    let locked: Awaited<ReturnType<typeof call>> | undefined;
+    for (let i = 0; i < 15 && !locked; i++) {
+      const r = await call(s, 'GET', `/api/auth/oidc/callback?code=x&state=forged-${i}`, {
+        token: null,
+        headers: { cookie: `kiln_oidc_state=forged-${i}` },
+      });
+      statuses.push(r.status);
+      if (r.status === 429) locked = r;
+    }
+    assert.ok(locked, `never locked: ${statuses.join(' ')}`);
+    assert.ok(Number(locked.headers.get('retry-after')) >= 1);
+    assert.ok(statuses.length <= 11, statuses.join(' '));
+    // While locked, a genuine round trip from that address is refused before anything is checked.
+    const { authUrl, cookie } = await startLogin();
+    const back = new URL(await signInAtProvider(authUrl.href, 'alice', callback));
+    const r = await call(s, 'GET', back.pathname + back.search, { token: null, headers: { cookie } });
+    assert.equal(r.status, 429, JSON.stringify(r.json));
+    const events = await call(s, 'GET', '/api/v1/admin/audit?event=login.failure&limit=5');
+    assert.ok(
+      events.json.events.some((e: { target: string }) => e.target === 'oidc'),
+      JSON.stringify(events.json),
+    );
+  });
 });
 
 describe('OIDC not configured', () => {

@@ -415,3 +415,48 @@ describe('session lifetime', () => {
     }
   });
 });
+
+describe('password normalisation (NIST SP 800-63B: NFKC)', () => {
+  let s: TestServer;
+  before(async () => {
+    s = await startServer();
+  });
+  after(() => s.close());
+  const nfc = 'Caf\u00e9-Horse-42';
+  const nfd = 'Cafe\u0301-Horse-42';
+  const login = (username: string, password: string) => call(s, 'POST', '/api/auth/login', { token: null, body: { username, password } });
+
+  it('a password set in one Unicode form signs in with the other', async () => {
+    assert.notEqual(nfc, nfd);
+    assert.equal((await call(s, 'POST', '/api/auth/register', { body: { username: 'zoe', password: nfd } })).status, 201);
+    assert.equal((await login('zoe', nfc)).status, 200);
+    assert.equal((await login('zoe', nfd)).status, 200);
+    const u = await makeUser(s, 'yves', 'user', nfc);
+    assert.equal((await login('yves', nfd)).status, 200);
+    // The same password in another form is no change.
+    const same = await call(s, 'POST', '/api/auth/change-password', { token: u.token, body: { currentPassword: nfd, newPassword: nfc } });
+    assert.equal(same.status, 400, JSON.stringify(same.json));
+    assert.equal(same.json.error.details[0].message, 'unchanged');
+    assert.equal((await login('yves', 'Cafe-Horse-42')).status, 401, 'the accent still counts');
+  });
+
+  it('a hash stored before normalisation (as typed) still verifies', async () => {
+    const { hashSecret } = await import('../../../daemon/auth/secrets.js');
+    await call(s, 'POST', '/api/auth/register', { body: { username: 'olda', password: STRONG } });
+    await s.app.kiln.store.db
+      .updateTable('users')
+      .set({ password_hash: await hashSecret(nfd) })
+      .where('username', '=', 'olda')
+      .execute();
+    assert.equal((await login('olda', nfd)).status, 200);
+  });
+
+  it('length counts characters (code points), not UTF-16 units', async () => {
+    // Six emoji are twelve UTF-16 units but six characters.
+    const r = await call(s, 'POST', '/api/auth/register', {
+      body: { username: 'emo', password: '\u{1F525}\u{1F4A7}\u{1F33F}\u{1F30D}\u{1F319}\u{1F308}' },
+    });
+    assert.equal(r.status, 400, JSON.stringify(r.json));
+    assert.match(r.json.error.message, /at least 10 characters/);
+  });
+});
