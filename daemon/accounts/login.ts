@@ -9,7 +9,7 @@ import { dummyHash, verifyPassword } from '../auth/secrets.js';
 import type { DaemonContext } from '../context.js';
 import type { UsersTable } from '../store/schema.js';
 import { createSession } from '../store/sessions.js';
-import { findUserByName } from '../store/users.js';
+import { findUserByNameAnyCase } from '../store/users.js';
 import { audit } from './audit.js';
 import { createChallenge } from './mfa.js';
 import { attemptSucceeded, failedAttempt, reserveAttempt, throttleKeys } from './throttle.js';
@@ -95,7 +95,9 @@ export async function passwordLogin(
   password: string,
 ): Promise<Record<string, unknown>> {
   const db = ctx.store.db;
-  const user = await findUserByName(db, username);
+  // Names are unique regardless of case (registration refuses a case variant), so "Ann" signs in as
+  // ann, as people expect; an exact match wins for databases that hold variants made before that rule.
+  const user = await findUserByNameAnyCase(db, username);
   const mfa = Number(user?.mfa_enabled ?? 0) === 1;
   // Verify against a dummy hash for unknown (or SSO-only, or service) users so the answer time does not reveal who exists.
   await guardedCheck(

@@ -64,6 +64,11 @@ describe('users and authority rules', () => {
     const fresh = await call(s, 'POST', '/api/auth/login', { token: null, body: { username: 'ann', password: 'Another-Pass-77' } });
     assert.equal(fresh.status, 200);
     assert.equal(fresh.json.user.role, 'admin');
+    // Names are one regardless of case, at sign-in too: "ANN" is ann.
+    const upper = await call(s, 'POST', '/api/auth/login', { token: null, body: { username: 'ANN', password: 'Another-Pass-77' } });
+    assert.equal(upper.status, 200, JSON.stringify(upper.json));
+    assert.equal(upper.json.user.username, 'ann');
+    assert.equal(upper.json.user.id, id);
   });
 
   it('the last admin can be neither demoted nor deleted', async () => {
