@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import sharp from 'sharp';
@@ -87,5 +87,24 @@ describe('kiln in shell scripts', () => {
     const f = await kiln(['resize', link, '--width', '10', '-o', orig, '--force']);
     assert.equal(f.code, 0, f.stderr);
     assert.equal((await sharp(orig).metadata()).width, 10);
+  });
+
+  it('an -o FILE that is an input or exists with --no-clobber is refused before the run, not after it', async () => {
+    const src = await makeImage(dir, 'first.png', 30, 20);
+    const existing = path.join(dir, 'existing.png');
+    writeFileSync(existing, 'keep me');
+    for (const args of [
+      ['-o', existing, '--no-clobber'],
+      ['-o', src],
+    ]) {
+      const r = await kiln(['resize', src, '--width', '10', ...args, '--json']);
+      assert.equal(r.code, 2, r.stderr);
+      const line = JSON.parse(r.stdout) as { input: string | null; error: { code: string } };
+      assert.equal(line.error.code, 'OUTPUT_EXISTS');
+      // input null: refused before any input ran (it was the item's error after a whole run, an encode thrown away).
+      assert.equal(line.input, null, r.stdout);
+    }
+    assert.equal(readFileSync(existing, 'utf8'), 'keep me');
+    assert.equal((await sharp(src).metadata()).width, 30);
   });
 });
