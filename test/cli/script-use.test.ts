@@ -107,4 +107,34 @@ describe('kiln in shell scripts', () => {
     assert.equal(readFileSync(existing, 'utf8'), 'keep me');
     assert.equal((await sharp(src).metadata()).width, 30);
   });
+
+  it('Ctrl-C while stdin (-) is still coming stops the run: exit 130, workspace removed', async () => {
+    const tmp = path.join(dir, 'stdin-tmp');
+    mkdirSync(tmp);
+    const child = spawn(process.execPath, [KILN, 'resize', '-', '--width', '5', '-o', path.join(dir, 'stdin-out.png')], {
+      env: { ...process.env, KILN_TMP_DIR: tmp },
+    });
+    child.stdin.write(Buffer.from([0x89, 0x50, 0x4e, 0x47]));
+    const exited = new Promise<number | null>((resolve) => child.on('close', (c) => resolve(c)));
+    for (let i = 0; i < 300 && readdirSync(tmp).length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    assert.ok(readdirSync(tmp).length > 0, 'the run never made its workspace');
+    child.kill('SIGINT');
+    // kiln used to wait on for the end of stdin: ended here after 5 s, with the stdin still open.
+    const late = setTimeout(() => child.kill('SIGKILL'), 5000);
+    const code = await exited;
+    clearTimeout(late);
+    assert.equal(code, 130);
+    assert.deepEqual(readdirSync(tmp), []);
+  });
+
+  it('an unknown flag exits 2 with a hint naming the --help to read', async () => {
+    const src = await makeImage(dir, 'hint.png', 10, 10);
+    const t = await kiln(['resize', src, '--bogus', '1']);
+    assert.equal(t.code, 2);
+    assert.match(t.stderr, /unknown option '--bogus'\n\(kiln resize --help lists the flags\)/);
+    const c = await kiln(['jobs', 'list', '--bogus']);
+    assert.equal(c.code, 2);
+    assert.match(c.stderr, /--help lists/);
+    assert.equal(c.stdout, '');
+  });
 });
