@@ -54,6 +54,7 @@ function fail(e: unknown): never {
 async function runToolCommand(inv: Invocation, argv: string[]): Promise<void> {
   const cmd = buildToolCommand(inv.tool, inv.name);
   cmd.exitOverride();
+  cmd.showHelpAfterError(`(kiln ${inv.name} --help lists the flags)`);
   // A library item replaces the uploaded input.
   if (argv.some((a) => a === '--file-id' || a.startsWith('--file-id='))) cmd.registeredArguments[0]?.argOptional();
   cmd.configureOutput({ writeErr: (s) => process.stderr.write(s) });
