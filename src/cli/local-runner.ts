@@ -112,6 +112,7 @@ export async function runLocal(req: LocalRunRequest): Promise<ItemResult[]> {
   if (req.inputs.filter((i) => i === '-').length > 1) throw new KilnError('USAGE_ERROR', 'stdin (-) can be read once.');
   const target: OutputTarget = parseOutputOption(req.output, groups.length, {
     stdinInput: req.inputs.includes('-') && !req.json && !req.silent,
+    json: req.json,
   });
   // The output's name decides its format (`-o out.png`): set it now for tools that have a format setting.
   const settings = target.kind === 'file' ? formatFromOutputName(tool, req.name, req.settings, target.path!) : req.settings;

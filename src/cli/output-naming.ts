@@ -35,13 +35,19 @@ export function writePolicy(o: { overwrite?: unknown; clobber?: unknown; force?:
   return { clobber: o.clobber !== false, force: !!o.force };
 }
 
-export function parseOutputOption(o: string | undefined, inputCount: number, opts: { stdinInput?: boolean } = {}): OutputTarget {
+export function parseOutputOption(
+  o: string | undefined,
+  inputCount: number,
+  /** json: --json lines go to stdout, so the output cannot (they were written after the output's bytes). */
+  opts: { stdinInput?: boolean; json?: boolean } = {},
+): OutputTarget {
   if (o === undefined) {
     // `cat a.jpg | kiln resize - --width 100 > b.jpg`: a pipe in, a redirect out.
     if (opts.stdinInput && inputCount === 1 && !process.stdout.isTTY) return { kind: 'stdout' };
     return { kind: 'default' };
   }
   if (o === '-') {
+    if (opts.json) throw new KilnError('USAGE_ERROR', '-o - (stdout) and --json both write to stdout: drop one, or name an output file.');
     if (inputCount > 1) throw new KilnError('USAGE_ERROR', '-o - (stdout) takes a single input.');
     return { kind: 'stdout' };
   }

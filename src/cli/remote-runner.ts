@@ -121,6 +121,7 @@ export async function runRemote(request: RemoteRunRequest): Promise<ItemResult[]
   if (req.inputs.filter((i) => i === '-').length > 1) throw new KilnError('USAGE_ERROR', 'stdin (-) can be read once.');
   const target: OutputTarget = parseOutputOption(req.output, groups.length, {
     stdinInput: req.inputs.includes('-') && !req.json && !req.silent,
+    json: req.json,
   });
   // The output's name decides its format, as for a local run (src/cli/output-format.ts).
   if (target.kind === 'file') req = { ...req, settings: formatFromOutputName(tool, req.name, req.settings, target.path!) };

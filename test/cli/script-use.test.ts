@@ -137,4 +137,16 @@ describe('kiln in shell scripts', () => {
     assert.match(c.stderr, /--help lists/);
     assert.equal(c.stdout, '');
   });
+
+  it('-o - with --json is a usage error: the JSON line is not written after the image bytes', async () => {
+    const src = await makeImage(dir, 'both.png', 10, 10);
+    const r = await kiln(['resize', src, '--width', '5', '-o', '-', '--json']);
+    assert.equal(r.code, 2, r.stderr);
+    // stdout is the one JSON line, nothing else (it was the PNG followed by {"input":…,"output":"-"}).
+    const line = JSON.parse(r.stdout) as { input: string | null; error: { code: string } };
+    assert.equal(line.error.code, 'USAGE_ERROR');
+    const plain = await kiln(['resize', src, '--width', '5', '-o', '-']);
+    assert.equal(plain.code, 0, plain.stderr);
+    assert.equal((await sharp(plain.stdoutBuffer).metadata()).width, 5);
+  });
 });
