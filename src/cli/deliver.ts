@@ -59,14 +59,20 @@ export interface DeliveryRequest {
 /**
  * The delivery options every item of one run shares, for the local and the remote runner alike; each
  * item adds its own inputName and workDir. usedNames is the batch's, so it is made here once.
+ * An `-o FILE` is checked here, before any work (an input, or an existing file with --no-clobber): it
+ * used to be refused only after the run, a two-minute encode thrown away.
  */
 export function runDelivery(req: DeliveryRequest, target: OutputTarget, dataDir: string): Omit<DeliverOptions, 'inputName' | 'workDir'> {
+  const inputs = [...req.inputs.filter((i) => i !== '-'), ...Object.values(req.extra).flat()];
+  const policy = writePolicy({ clobber: !req.noClobber, force: req.force });
+  if (target.kind === 'file' && !PATTERN.test(path.basename(target.path!)))
+    resolveOutputPath(target, path.basename(target.path!), undefined, inputs, policy);
   return {
     tool: req.tool,
     name: req.name,
     target,
-    inputs: [...req.inputs.filter((i) => i !== '-'), ...Object.values(req.extra).flat()],
-    policy: writePolicy({ clobber: !req.noClobber, force: req.force }),
+    inputs,
+    policy,
     defaultDir: req.defaultDir,
     zip: req.zip,
     usedNames: req.claimed ?? new Set(),

@@ -89,15 +89,19 @@ export async function expandInputs(args: string[]): Promise<string[]> {
   return out;
 }
 
-async function stdinToFile(dir: string): Promise<InputFile> {
-  const p = path.join(dir, 'stdin');
-  await pipeline(process.stdin, createWriteStream(p));
-  return inputFile(p, 'stdin');
+/**
+ * `-`: stdin copied to a file (local and remote runs). Ctrl-C or SIGTERM while it is still coming (a
+ * terminal, a slow pipe) stops the copy: kiln used to go on waiting for the end of stdin.
+ */
+export async function spoolStdin(dest: string, signal: AbortSignal): Promise<void> {
+  await pipeline(process.stdin, createWriteStream(dest), { signal });
 }
 
-async function resolveInput(arg: string, dir: string): Promise<InputFile> {
-  if (arg === '-') return stdinToFile(dir);
-  return inputFile(path.resolve(arg), path.basename(arg));
+async function resolveInput(arg: string, dir: string, signal: AbortSignal): Promise<InputFile> {
+  if (arg !== '-') return inputFile(path.resolve(arg), path.basename(arg));
+  const p = path.join(dir, 'stdin');
+  await spoolStdin(p, signal);
+  return inputFile(p, 'stdin');
 }
 
 export async function runLocal(req: LocalRunRequest): Promise<ItemResult[]> {
@@ -108,6 +112,7 @@ export async function runLocal(req: LocalRunRequest): Promise<ItemResult[]> {
   if (req.inputs.filter((i) => i === '-').length > 1) throw new KilnError('USAGE_ERROR', 'stdin (-) can be read once.');
   const target: OutputTarget = parseOutputOption(req.output, groups.length, {
     stdinInput: req.inputs.includes('-') && !req.json && !req.silent,
+    json: req.json,
   });
   // The output's name decides its format (`-o out.png`): set it now for tools that have a format setting.
   const settings = target.kind === 'file' ? formatFromOutputName(tool, req.name, req.settings, target.path!) : req.settings;
@@ -144,9 +149,10 @@ export async function runLocal(req: LocalRunRequest): Promise<ItemResult[]> {
     const label = group.length === 1 ? group[0]! : null;
     const ws = await createWorkspace();
     try {
-      const files = await Promise.all(group.map((g) => resolveInput(g, ws.dir)));
+      const files = await Promise.all(group.map((g) => resolveInput(g, ws.dir, req.signal)));
       const extra: ToolInputs['extra'] = {};
-      for (const [field, paths] of Object.entries(req.extra)) extra[field] = await Promise.all(paths.map((p) => resolveInput(p, ws.dir)));
+      for (const [field, paths] of Object.entries(req.extra))
+        extra[field] = await Promise.all(paths.map((p) => resolveInput(p, ws.dir, req.signal)));
       const outcome = await runTool(tool, { files, extra }, settings, {
         workDir: ws.dir,
         dataDir,

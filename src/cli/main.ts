@@ -10,6 +10,7 @@ import { findPreset, PRESETS, presetTool } from '../tools/presets.js';
 import { restoreCaEnv, trustDeferredCa } from './deferred-ca.js';
 import { batchExitCode, expandInputs, parseConcurrency, runLocal, type LocalRunRequest } from './local-runner.js';
 import { writePolicy } from './output-naming.js';
+import { runStop, stdoutClosed } from './run-stop.js';
 import { buildToolCommand, camelFlag, inFlagWords, settingsFromOptions, type ToolCommandOptions } from './tool-command.js';
 import type { Tool } from '../core/tool.js';
 
@@ -53,6 +54,7 @@ function fail(e: unknown): never {
 async function runToolCommand(inv: Invocation, argv: string[]): Promise<void> {
   const cmd = buildToolCommand(inv.tool, inv.name);
   cmd.exitOverride();
+  cmd.showHelpAfterError(`(kiln ${inv.name} --help lists the flags)`);
   // A library item replaces the uploaded input.
   if (argv.some((a) => a === '--file-id' || a.startsWith('--file-id='))) cmd.registeredArguments[0]?.argOptional();
   cmd.configureOutput({ writeErr: (s) => process.stderr.write(s) });
@@ -90,15 +92,9 @@ async function runToolCommand(inv: Invocation, argv: string[]): Promise<void> {
       if (!extra[x.field] && x.required && inputs.length === 2) extra[x.field] = [inputs.pop()!];
     }
   }
-  const ac = new AbortController();
-  // Ctrl-C, and SIGTERM from timeout(1), xargs or a service manager: the run is aborted so its workspace
-  // (temp dir, partial outputs) is removed; without a handler SIGTERM ended the process on the spot.
-  let interrupted: 'SIGINT' | 'SIGTERM' | undefined;
-  for (const sig of ['SIGINT', 'SIGTERM'] as const)
-    process.once(sig, () => {
-      interrupted ??= sig;
-      ac.abort();
-    });
+  // Ctrl-C, SIGTERM from timeout(1), xargs or a service manager, and a closed stdout: the run is aborted
+  // so its children end and its workspace (temp dir, partial outputs) is removed.
+  const stop = runStop();
   let concurrency: number | undefined;
   try {
     concurrency = parseConcurrency(opts.concurrency);
@@ -118,7 +114,7 @@ async function runToolCommand(inv: Invocation, argv: string[]): Promise<void> {
     noClobber: writePolicy(opts).clobber === false,
     zip: opts.zip,
     concurrency,
-    signal: ac.signal,
+    signal: stop.signal,
     flagWords: true,
   };
   // Remote when asked (--server, KILN_SERVER) or when the profile names a server, unless --local.
@@ -137,11 +133,12 @@ async function runToolCommand(inv: Invocation, argv: string[]): Promise<void> {
   const results = server
     ? await (await import('./remote-runner.js')).runRemote({ ...request, server, fileId, async: !!opts.async })
     : await runLocal(request);
-  if (interrupted) {
+  const stopped = stop.exitCode();
+  if (stopped !== undefined) {
     // Not process.exit(): native work a cancelled run left running (a whisper.cpp chunk runs to its
     // end) must end before the process does, or its teardown aborts the process (exit 134). Only the
     // AI host holds the process for that; a second Ctrl-C ends it at once.
-    process.exitCode = interrupted === 'SIGTERM' ? EXIT.TERMINATED : EXIT.INTERRUPTED;
+    process.exitCode = stopped;
     return;
   }
   if (!opts.json) {
@@ -209,9 +206,10 @@ function unknownCommand(program: Command, name: string): never {
 }
 
 // `kiln tools | head` closes the pipe early: that is not an error.
+// A run under way stops and cleans up first (src/cli/run-stop.ts).
 process.stdout.on('error', (e: NodeJS.ErrnoException) => {
-  if (e.code === 'EPIPE') process.exit(process.exitCode ?? 0);
-  throw e;
+  if (e.code !== 'EPIPE') throw e;
+  if (!stdoutClosed()) process.exit(process.exitCode ?? 0);
 });
 
 main().catch((e) => fail(e));

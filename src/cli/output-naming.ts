@@ -11,7 +11,7 @@
  * Names may come from a server: only their base name is used, and the resolved path must stay inside
  * the chosen directory.
  */
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { KilnError } from '../core/errors.js';
 import { safeFileName, stem } from '../core/paths.js';
@@ -35,13 +35,19 @@ export function writePolicy(o: { overwrite?: unknown; clobber?: unknown; force?:
   return { clobber: o.clobber !== false, force: !!o.force };
 }
 
-export function parseOutputOption(o: string | undefined, inputCount: number, opts: { stdinInput?: boolean } = {}): OutputTarget {
+export function parseOutputOption(
+  o: string | undefined,
+  inputCount: number,
+  /** json: --json lines go to stdout, so the output cannot (they were written after the output's bytes). */
+  opts: { stdinInput?: boolean; json?: boolean } = {},
+): OutputTarget {
   if (o === undefined) {
     // `cat a.jpg | kiln resize - --width 100 > b.jpg`: a pipe in, a redirect out.
     if (opts.stdinInput && inputCount === 1 && !process.stdout.isTTY) return { kind: 'stdout' };
     return { kind: 'default' };
   }
   if (o === '-') {
+    if (opts.json) throw new KilnError('USAGE_ERROR', '-o - (stdout) and --json both write to stdout: drop one, or name an output file.');
     if (inputCount > 1) throw new KilnError('USAGE_ERROR', '-o - (stdout) takes a single input.');
     return { kind: 'stdout' };
   }
@@ -101,7 +107,7 @@ export function resolveOutputPath(
   /** The input the output was made from, for the default name's stem. */
   inputName?: string,
 ): string {
-  const inputs = new Set(inputPaths.map((p) => path.resolve(p)));
+  const inputs = new Set(inputPaths.flatMap((p) => [path.resolve(p), realPath(p)]));
   let p: string;
   if (target.kind === 'file') p = target.path!;
   else {
@@ -113,11 +119,31 @@ export function resolveOutputPath(
       throw new KilnError('USAGE_ERROR', `The output name "${outputName}" would leave ${dir}; refused.`);
   }
   const shown = path.relative(process.cwd(), p) || p;
-  if (inputs.has(p) && !policy.force)
+  const isInput = inputs.has(p) || inputs.has(realPath(p, true));
+  if (isInput && !policy.force)
     throw new KilnError('OUTPUT_EXISTS', `Refusing to overwrite the input ${shown}; choose another -o or pass --force.`);
-  if (!policy.clobber && !inputs.has(p) && existsSync(p))
+  if (!policy.clobber && !isInput && existsSync(p))
     throw new KilnError('OUTPUT_EXISTS', `${shown} exists and --no-clobber is set; choose another -o or drop --no-clobber.`);
   return p;
+}
+
+/**
+ * Where a path really is, so that an input reached through a symbolic link (`-o orig.png` with the input
+ * `link.png -> orig.png`, or `-o linkdir/orig.png`) is still recognised as the input. An output is renamed
+ * over its own name (a link there is replaced, not its target): `ownLink` resolves only its directory.
+ */
+function realPath(p: string, ownLink = false): string {
+  const abs = path.resolve(p);
+  try {
+    if (!ownLink) return realpathSync(abs);
+  } catch {
+    // Not there (yet): its directory may still be a link.
+  }
+  try {
+    return path.join(realpathSync(path.dirname(abs)), path.basename(abs));
+  } catch {
+    return abs;
+  }
 }
 
 /** `a.png`, then `a-2.png`, `a-3.png`… for files of one run that would share a name. */

@@ -24,6 +24,8 @@ export function topProgram(): Command {
   const program = new Command('kiln');
   // Before the subcommands are added, so they inherit it: every parse error reaches main() (exit 2).
   program.exitOverride();
+  // A parse error's message, then where to look (GNU's "Try 'ls --help'"), on stderr.
+  program.showHelpAfterError("(kiln COMMAND --help lists a command's flags)");
   program
     .description('Process images, video, audio and documents from the command line, or serve the same tools over HTTP.')
     .version(VERSION, '-V, --version')

@@ -5,16 +5,14 @@
  * download. An abort (Ctrl-C) cancels the jobs that were started and removes nothing but temp files.
  */
 import { randomUUID } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { EXIT, KilnError, toKilnError } from '../core/errors.js';
 import { contentTypeFor } from '../core/mime.js';
 import { defaultDataDir } from '../core/paths.js';
 import { createWorkspace } from '../core/workspace.js';
 import { deliverOutput, runDelivery } from './deliver.js';
-import { stripExit, type ItemResult, type LocalRunRequest } from './local-runner.js';
+import { spoolStdin, stripExit, type ItemResult, type LocalRunRequest } from './local-runner.js';
 import { formatFromOutputName } from './output-format.js';
 import { parseOutputOption, plainName, type OutputTarget } from './output-naming.js';
 import { writeOutput } from './output-write.js';
@@ -123,6 +121,7 @@ export async function runRemote(request: RemoteRunRequest): Promise<ItemResult[]
   if (req.inputs.filter((i) => i === '-').length > 1) throw new KilnError('USAGE_ERROR', 'stdin (-) can be read once.');
   const target: OutputTarget = parseOutputOption(req.output, groups.length, {
     stdinInput: req.inputs.includes('-') && !req.json && !req.silent,
+    json: req.json,
   });
   // The output's name decides its format, as for a local run (src/cli/output-format.ts).
   if (target.kind === 'file') req = { ...req, settings: formatFromOutputName(tool, req.name, req.settings, target.path!) };
@@ -134,7 +133,14 @@ export async function runRemote(request: RemoteRunRequest): Promise<ItemResult[]
   let stdinPath: string | undefined;
   if (ws) {
     stdinPath = path.join(ws.dir, 'stdin');
-    await pipeline(process.stdin, createWriteStream(stdinPath));
+    try {
+      await spoolStdin(stdinPath, req.signal);
+    } catch (e) {
+      await ws.dispose();
+      // Stopped while stdin was still coming: nothing ran (the caller exits 130/143).
+      if (req.signal.aborted) return [];
+      throw e;
+    }
   }
 
   const batch = groups.length > 1;

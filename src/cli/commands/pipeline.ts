@@ -11,6 +11,7 @@ import { KilnError } from '../../core/errors.js';
 import { pipelineLabel, pipelineTool, type ResolvedStep, resolveToolOrPreset, validatePipeline } from '../../pipelines/pipeline.js';
 import { batchExitCode, expandInputs, parseConcurrency, runLocal } from '../local-runner.js';
 import { writePolicy } from '../output-naming.js';
+import { runStop } from '../run-stop.js';
 
 export function pipelineDir(): string {
   return path.join(process.env.XDG_CONFIG_HOME || path.join(os.homedir(), '.config'), 'kiln', 'pipelines');
@@ -66,8 +67,8 @@ export async function pipelineRunCommand(
 ): Promise<void> {
   // As for a tool: `--concurrency abc` was taken as NaN and the batch ran with the default.
   const concurrency = parseConcurrency(o.concurrency);
-  const ac = new AbortController();
-  process.once('SIGINT', () => ac.abort());
+  // Ctrl-C, SIGTERM and a closed stdout stop the run and clean up (SIGTERM used to leave ffmpeg running).
+  const stop = runStop();
   // A pipeline file here runs here; otherwise NAME is a pipeline saved on the server (when there is one).
   const { resolveServer } = await import('../profiles.js');
   const server = localPipelineFile(ref) || o.local ? undefined : resolveServer({ server: o.server, profile: o.profile });
@@ -87,7 +88,7 @@ export async function pipelineRunCommand(
     noClobber: writePolicy(o).clobber === false,
     zip: o.zip,
     concurrency,
-    signal: ac.signal,
+    signal: stop.signal,
   };
   const results = server
     ? await (await import('../remote-runner.js')).runRemote({
@@ -96,7 +97,11 @@ export async function pipelineRunCommand(
         route: `/api/v1/pipelines/${encodeURIComponent(ref)}/run`,
       })
     : await runLocal(request);
-  if (ac.signal.aborted) process.exit(130);
+  const stopped = stop.exitCode();
+  if (stopped !== undefined) {
+    process.exitCode = stopped;
+    return;
+  }
   if (!o.json) for (const r of results) if (!r.ok) process.stderr.write(`kiln: ${r.input ? r.input + ': ' : ''}${r.error!.message}\n`);
   process.exitCode = batchExitCode(results);
 }
