@@ -61,24 +61,24 @@ describe('the remote CLI does not trust the server', () => {
       if (u === '/api/v1/jobs/j2') return json(res, job('j2', '../../x', `${other.url}/steal`));
       if (u === '/api/v1/jobs/j3') return json(res, job('j3', '../../x', '/api/v1/download/j3/..%2F..%2Fy'));
       if (u === '/api/v1/jobs/j4') return json(res, job('j4', 'r.txt', '/api/v1/download-redirect'));
-      if (u === '/api/v1/files/f1/versions')
-        return json(res, {
-          versions: [
-            {
-              version: 1,
-              name: '../../evil.txt',
-              size: 5,
-              contentType: 'text/plain',
-              sha256: '',
-              createdBy: 'u',
-              createdAt: '',
-              source: 'upload',
-              tool: null,
-              settings: null,
-              restoredFrom: null,
-            },
-          ],
-        });
+      const versions = [
+        {
+          version: 1,
+          name: '../../evil.txt',
+          size: 5,
+          contentType: 'text/plain',
+          sha256: '',
+          createdBy: 'u',
+          createdAt: '',
+          source: 'upload',
+          tool: null,
+          settings: null,
+          restoredFrom: null,
+        },
+      ];
+      if (u === '/api/v1/files/f1/versions') return json(res, { versions });
+      // The download is named after the item (its name as renamed): hostile there too.
+      if (u === '/api/v1/files/f1') return json(res, { id: 'f1', name: '../../evil.txt', versions });
       if (u.startsWith('/api/v1/files/f1/download')) return res.writeHead(200, { 'content-type': 'text/plain' }).end('item');
       json(res, { error: { code: 'NOT_FOUND', message: `no ${u}` } }, 404);
     });
