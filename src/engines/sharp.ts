@@ -276,6 +276,16 @@ export function lossyQuality(format: ImageFormat, quality: number | undefined): 
 }
 
 /**
+ * 16 bits per channel stay 16 bits in PNG and TIFF (not palette PNG): sharp otherwise writes 8 bits, losing
+ * the tonal range of a 16-bit scan or render. Pipelines run at 16 bits already; only the output was cut.
+ */
+async function keepSixteenBits(img: Sharp, format: ImageFormat, o: EncodeOptions): Promise<Sharp> {
+  const palette = format === 'png' && o.quality !== undefined && o.quality < 100;
+  if ((format !== 'png' && format !== 'tiff') || palette) return img;
+  return (await img.metadata()).depth === 'ushort' ? img.toColourspace('rgb16') : img;
+}
+
+/**
  * Writes an image in any of IMAGE_FORMATS. HEIC (HEVC) and JXL are encoded by the Debian vips CLI from a
  * lossless intermediate, since sharp's prebuilt libvips has no encoder for them.
  */
@@ -303,7 +313,7 @@ export async function writeImage(img: Sharp, outPath: string, format: ImageForma
   }
   const tmp = `${outPath}.partial`;
   try {
-    await encode(img, format, o).toFile(tmp);
+    await encode(await keepSixteenBits(img, format, o), format, o).toFile(tmp);
     await rename(tmp, outPath);
   } catch (e) {
     await rm(tmp, { force: true });

@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
-import { statSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import sharp from 'sharp';
+import { vipsEnv } from '../../../src/engines/sharp.js';
 import { getTool } from '../../../src/tools/index.js';
 import { runTool, inputFile } from '../../../src/tools/run-tool.js';
 import { createWorkspace } from '../../../src/core/workspace.js';
@@ -33,6 +35,27 @@ async function run(file: string, settings: Record<string, unknown>) {
 }
 
 describe('compress', () => {
+  it('keeps a JPEG XL input JPEG XL (encoded by vips)', async () => {
+    const png = await makeImage(dir, 'for-jxl.png', 64, 48);
+    const jxl = path.join(dir, 'in.jxl');
+    execFileSync('vips', ['copy', png, jxl], { env: vipsEnv() });
+    const ws = await createWorkspace();
+    try {
+      const out = await runTool(
+        getTool('compress'),
+        { files: [await inputFile(jxl)], extra: {} },
+        { quality: 40 },
+        { workDir: ws.dir, dataDir: dir },
+      );
+      const bytes = readFileSync(out.output!.path);
+      // A bare JPEG XL codestream starts FF 0A; the ISO BMFF container with a 'JXL ' box.
+      assert.ok(bytes.subarray(0, 2).equals(Buffer.from([0xff, 0x0a])) || bytes.subarray(4, 8).toString() === 'JXL ', 'a JPEG XL file');
+      assert.match(out.output!.name, /\.jxl$/);
+      assert.deepEqual([(out.data as Record<string, unknown>).format, (out.data as Record<string, unknown>).width], ['jxl', 64]);
+    } finally {
+      await ws.dispose();
+    }
+  });
   it('re-encodes at a quality level and keeps the format', async () => {
     const src = await makePhoto(dir, 'p.jpg', 300, 200);
     const q80 = await run(src, {});

@@ -37,6 +37,42 @@ function gsRender(eps: string): string {
 }
 
 describe('convert', () => {
+  it('keeps 16 bits per channel from a 16-bit PNG to PNG and TIFF', async () => {
+    // Values no 8-bit image holds (1000/257 is no integer): they survive only at 16 bits.
+    const px = new Uint16Array(8 * 4 * 3).map((_, i) => 1000 + i * 7);
+    const src = path.join(dir, 'deep.png');
+    await sharp(px, { raw: { width: 8, height: 4, channels: 3 } })
+      .toColourspace('rgb16')
+      .png()
+      .toFile(src);
+    assert.equal((await sharp(src).metadata()).depth, 'ushort', 'fixture is 16-bit');
+    for (const format of ['png', 'tiff']) {
+      const r = await run(src, { format });
+      assert.equal((await sharp(r.path).metadata()).depth, 'ushort', format);
+      // ImageMagick's reading of the samples, 16-bit little-endian (sharp's raw output would be cut to 8 bits).
+      const back = execFileSync('/usr/bin/convert', [r.path, '-depth', '16', '-endian', 'LSB', 'rgb:-']);
+      assert.deepEqual([back.readUInt16LE(0), back.readUInt16LE(2), back.readUInt16LE(4)], [1000, 1007, 1014], format);
+    }
+  });
+  it('reads BMP and ICO input (ImageMagick), the largest icon of an ICO', async () => {
+    // Left half red, right half blue; the ICO holds a 16 px green icon before the 48 px one.
+    const png = path.join(dir, 'halves.png');
+    execFileSync('/usr/bin/convert', ['-size', '48x48', 'xc:red', '-fill', 'blue', '-draw', 'rectangle 24,0 47,47', png]);
+    const bmp = path.join(dir, 'halves.bmp');
+    execFileSync('/usr/bin/convert', [png, bmp]);
+    const small = path.join(dir, 'green16.png');
+    execFileSync('/usr/bin/convert', ['-size', '16x16', 'xc:lime', small]);
+    const ico = path.join(dir, 'halves.ico');
+    execFileSync('/usr/bin/convert', [small, png, ico]);
+    for (const src of [bmp, ico]) {
+      const r = await run(src, { format: 'png' });
+      const { data, info } = await sharp(r.path).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+      const px = (x: number, y: number) => [...data.subarray((y * info.width + x) * 3, (y * info.width + x) * 3 + 3)];
+      assert.deepEqual([info.width, info.height], [48, 48], src);
+      assert.deepEqual(px(5, 5), [255, 0, 0], src);
+      assert.deepEqual(px(40, 40), [0, 0, 255], src);
+    }
+  });
   it('writes every sharp format with the input stem', async () => {
     const src = await makeImage(dir, 'pic.png', 64, 32);
     for (const [format, want] of [

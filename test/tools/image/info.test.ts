@@ -66,6 +66,35 @@ describe('info', () => {
     const g = await run(gif);
     assert.deepEqual([g.width, g.height, g.pages, g.animated, g.loop, g.delays], [16, 8, 4, true, 3, [50, 60, 70, 80]]);
   });
+  it('reports the size of an image above the pixel limit (only its header is read)', async () => {
+    // A 1-bit 20000×20000 PNG: 400 MP, four times KILN_MAX_PIXELS, in a few kB.
+    const { deflateSync, crc32 } = await import('node:zlib');
+    const w = 20000;
+    const row = Buffer.alloc(1 + w / 8);
+    const chunk = (type: string, data: Buffer) => {
+      const len = Buffer.alloc(4);
+      len.writeUInt32BE(data.length);
+      const crc = Buffer.alloc(4);
+      crc.writeUInt32BE(crc32(Buffer.concat([Buffer.from(type), data])));
+      return Buffer.concat([len, Buffer.from(type), data, crc]);
+    };
+    const ihdr = Buffer.alloc(13);
+    ihdr.writeUInt32BE(w, 0);
+    ihdr.writeUInt32BE(w, 4);
+    ihdr[8] = 1;
+    const p = path.join(dir, 'huge.png');
+    (await import('node:fs')).writeFileSync(
+      p,
+      Buffer.concat([
+        Buffer.from('89504e470d0a1a0a', 'hex'),
+        chunk('IHDR', ihdr),
+        chunk('IDAT', deflateSync(Buffer.concat(Array.from({ length: w }, () => row)))),
+        chunk('IEND', Buffer.alloc(0)),
+      ]),
+    );
+    const d = await run(p);
+    assert.deepEqual([d.width, d.height, d.format], [w, w, 'png']);
+  });
   it('refuses a file that is not an image', async () => {
     const p = path.join(dir, 'x.png');
     (await import('node:fs')).writeFileSync(p, 'plain text');

@@ -58,3 +58,20 @@ function dib(size: number, rgba: Uint8Array): Buffer {
   }
   return buf;
 }
+
+/**
+ * Index of the largest image in an ICO file's directory (the one a decoder should show); the deeper colour
+ * wins a tie. Width and height 0 mean 256. undefined when the bytes are no ICO directory.
+ */
+export function largestIcoEntry(ico: Buffer): number | undefined {
+  if (ico.length < 6 || ico.readUInt16LE(0) !== 0 || ico.readUInt16LE(2) !== 1) return undefined;
+  const count = ico.readUInt16LE(4);
+  let best: { i: number; area: number; bits: number } | undefined;
+  for (let i = 0; i < count && 6 + 16 * i + 16 <= ico.length; i++) {
+    const e = 6 + 16 * i;
+    const area = (ico[e]! || 256) * (ico[e + 1]! || 256);
+    const bits = ico.readUInt16LE(e + 6);
+    if (!best || area > best.area || (area === best.area && bits > best.bits)) best = { i, area, bits };
+  }
+  return best?.i;
+}

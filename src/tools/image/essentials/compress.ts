@@ -190,10 +190,12 @@ async function encodeToBuffer(
       return img.gif({ colours: colours ?? 256, effort: 4, dither: quality >= 60 ? 1 : 0.5 }).toBuffer();
     case 'tiff':
       return img.tiff({ compression: 'jpeg', quality }).toBuffer();
-    case 'heic': {
-      const tmp = path.join(ctx.workDir, `compress-q${quality}-${Math.round(scale * 1000)}.heic`);
+    case 'heic':
+    case 'jxl': {
+      // Encoded by the vips CLI (writeImage): sharp has no HEVC or JPEG XL encoder.
+      const tmp = path.join(ctx.workDir, `compress-q${quality}-${Math.round(scale * 1000)}.${format}`);
       try {
-        await writeImage(img, tmp, 'heic', { quality });
+        await writeImage(img, tmp, format, { quality });
         return await readFile(tmp);
       } finally {
         await rm(tmp, { force: true });

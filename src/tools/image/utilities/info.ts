@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import { KilnError } from '../../../core/errors.js';
-import { getSharp, isAnimatedFormat, MAX_INPUT_PIXELS } from '../../../engines/sharp.js';
+import { KilnError, toKilnError } from '../../../core/errors.js';
+import { getSharp, isAnimatedFormat } from '../../../engines/sharp.js';
 import { openInput } from '../_shared/decode.js';
 
 const DEPTH_BITS: Record<string, number> = {
@@ -36,13 +36,15 @@ export default defineTool({
     let meta;
     try {
       // Only the header is read: HEIC's HEVC pixels need not be decodable by sharp for its metadata.
-      const headerOnly = ext !== 'eps' && ext !== 'jxl' && ext !== 'psd';
+      // No pixel limit on a header: the size of an image too large for the other tools is worth knowing.
+      const headerOnly = !['eps', 'jxl', 'psd', 'bmp', 'ico'].includes(ext ?? '');
       const img = headerOnly
-        ? (await getSharp())(input.path, { animated: isAnimatedFormat(ext), limitInputPixels: MAX_INPUT_PIXELS })
+        ? (await getSharp())(input.path, { animated: isAnimatedFormat(ext), limitInputPixels: false })
         : await openInput(input, ctx.workDir, ctx.signal);
       meta = await img.metadata();
     } catch (e) {
       if (e instanceof KilnError) throw e;
+      if (toKilnError(e).code === 'LIMIT_EXCEEDED') throw toKilnError(e);
       throw new KilnError('UNSUPPORTED_INPUT', `${input.name} could not be read as an image: ${(e as Error).message}`);
     }
     const pages = meta.pages ?? 1;
