@@ -143,12 +143,24 @@ async function runToolCommand(inv: Invocation, argv: string[]): Promise<void> {
   }
   if (!opts.json) {
     for (const r of results) {
-      if (!r.ok) process.stderr.write(`kiln: ${r.input ? r.input + ': ' : ''}${r.error!.message}\n`);
-      else if (!opts.quiet && r.output && r.output !== '-' && process.stderr.isTTY)
-        process.stderr.write(`${r.input ?? ''} → ${r.output}\n`);
+      const from = r.input ? `${r.input}: ` : '';
+      if (!r.ok) process.stderr.write(`kiln: ${from}${r.error!.message}\n`);
+      else if (!opts.quiet) {
+        for (const w of warningsOf(r)) process.stderr.write(`kiln: ${from}warning: ${w}\n`);
+        if (r.output && r.output !== '-' && process.stderr.isTTY) process.stderr.write(`${r.input ?? ''} → ${r.output}\n`);
+      }
     }
   }
   process.exitCode = batchExitCode(results);
+}
+
+/**
+ * What a run says it left out or assumed (data.warnings: tracks a container cannot hold, a language
+ * assumed): --json carries them; plain runs print them on stderr, even in a log, as ffmpeg does.
+ */
+function warningsOf(r: { data?: Record<string, unknown> }): string[] {
+  const w = r.data?.warnings;
+  return Array.isArray(w) ? w.filter((x): x is string => typeof x === 'string') : [];
 }
 
 export async function main(argv = process.argv.slice(2)): Promise<void> {
