@@ -26,6 +26,15 @@ export async function qpdf(args: string[], o: QpdfOptions = {}): Promise<ExecRes
     timeoutMs: o.timeoutMs ?? QPDF_TIMEOUT_MS,
     okCodes: [0, 3],
     failCode: o.failCode ?? 'UNSUPPORTED_INPUT',
+  }).catch((e: unknown) => {
+    // A /Pages node that lists itself passes inspectPdf (its page count does not walk the tree) and stops
+    // the operation that does; qpdf's own message names the run's temp path, not the user's file.
+    if (e instanceof KilnError && /loop detected/i.test(e.message))
+      throw new KilnError('UNSUPPORTED_INPUT', 'The PDF has a damaged page tree (a loop in /Pages). repair-pdf may be able to fix it.', {
+        reason: 'pdf-corrupt',
+        cause: e,
+      });
+    throw e;
   });
 }
 

@@ -236,6 +236,12 @@ describe('layout tools (pdf-lib)', () => {
       await assert.rejects(runPdfTool(dir, id, [loop], settings), corrupt, `${id} on a /Pages loop`);
       await assert.rejects(runPdfTool(dir, id, [lost], settings), corrupt, `${id} on a lost page`);
     }
+    // qpdf's own operations walk the tree too: the loop is named as damage, not qpdf's raw words with a temp path.
+    for (const [id, settings] of [
+      ['rotate-pdf', { angle: 90 }],
+      ['linearize-pdf', {}],
+    ] as const)
+      await assert.rejects(runPdfTool(dir, id, [loop], settings), corrupt, `${id} on a /Pages loop`);
   });
 });
 
