@@ -170,11 +170,12 @@ describe('MCP session idle time on the daemon', () => {
     const client = new Client({ name: 'kiln-test', version: '1.0.0' });
     try {
       const key = (await api(s, s.token, 'POST', '/api/v1/api-keys', { name: 'idle' })).body.key;
+      // The fixture first: made after connecting, it left the session idle past the 1 s on a loaded machine.
+      const video = makeVideo(dir, 'idle.mp4', { width: 640, height: 360, durationS: 20, audio: false });
+      const item = await api(s, key, 'POST', '/api/v1/files', await form({ file: await filePart(video) }));
       await client.connect(
         new StreamableHTTPClientTransport(new URL(`${s.url}/api/v1/mcp`), { requestInit: { headers: { authorization: `Bearer ${key}` } } }),
       );
-      const video = makeVideo(dir, 'idle.mp4', { width: 640, height: 360, durationS: 20, audio: false });
-      const item = await api(s, key, 'POST', '/api/v1/files', await form({ file: await filePart(video) }));
       const started = Date.now();
       // The sweep took the session for idle one second into the call and so cancelled its job.
       const r = (await client.callTool({ name: 'convert-video', arguments: { input: item.body.id, format: 'webm' } }, undefined, {
