@@ -2,9 +2,9 @@
  * What a file is, from its bytes (file-type) — never only from its name. Text formats have no magic
  * bytes, so for them the content decides first (SVG, HTML, RTF) and the extension second.
  */
-import { open } from 'node:fs/promises';
 import path from 'node:path';
 import { KilnError } from './errors.js';
+import { readHead } from './read-head.js';
 import { sniffCommonImage } from './sniff-common.js';
 import type { AcceptToken } from './tool.js';
 
@@ -40,7 +40,7 @@ let fileTypeMod: Promise<typeof import('file-type')> | undefined;
 
 /** The kind of a file on disk, or of bytes held in memory (`name` then gives the extension to fall back on). */
 export async function sniffFile(source: string | Buffer, originalName = typeof source === 'string' ? source : ''): Promise<FileKind> {
-  const head = typeof source === 'string' ? await readHead(source) : source.subarray(0, HEAD);
+  const head = typeof source === 'string' ? await readHead(source, HEAD) : source.subarray(0, HEAD);
   if (head.length === 0) throw new KilnError('UNSUPPORTED_INPUT', `${path.basename(originalName)} is empty.`);
   const common = sniffCommonImage(head);
   if (common) return common;
@@ -52,17 +52,6 @@ export async function sniffFile(source: string | Buffer, originalName = typeof s
   // file-type calls every document that starts with <?xml "xml": SVG is told apart by its content.
   const kind = sniffText(head, originalName);
   return ft && kind.ext === 'txt' ? { ext: 'xml', mime: 'application/xml', text: true } : kind;
-}
-
-async function readHead(filePath: string): Promise<Buffer> {
-  const fh = await open(filePath, 'r');
-  try {
-    const buf = Buffer.alloc(HEAD);
-    const { bytesRead } = await fh.read(buf, 0, HEAD, 0);
-    return buf.subarray(0, bytesRead);
-  } finally {
-    await fh.close();
-  }
 }
 
 function sniffText(head: Buffer, name: string): FileKind {

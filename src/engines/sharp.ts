@@ -8,6 +8,7 @@ import type { Metadata, Sharp, SharpOptions } from 'sharp';
 import { KilnError } from '../core/errors.js';
 import { MAX_INPUT_PIXELS } from '../core/limits.js';
 import { exec } from '../core/process.js';
+import { readHead } from '../core/read-head.js';
 import { requireEngine } from './registry.js';
 
 type SharpFn = typeof import('sharp').default;
@@ -152,16 +153,7 @@ export async function rasterizeEps(file: string, outPng: string, o: { dpi?: numb
  * rendered coarser rather than letting Ghostscript allocate gigabytes (the EPS analogue of a pixel bomb).
  */
 async function epsSafeDpi(file: string, wanted: number): Promise<number> {
-  const { open } = await import('node:fs/promises');
-  const fh = await open(file, 'r');
-  let head: string;
-  try {
-    const buf = Buffer.alloc(64 * 1024);
-    const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
-    head = buf.toString('latin1', 0, bytesRead);
-  } finally {
-    await fh.close();
-  }
+  const head = (await readHead(file, 64 * 1024)).toString('latin1');
   const m = /^%%BoundingBox:\s*(-?[\d.]+)\s+(-?[\d.]+)\s+(-?[\d.]+)\s+(-?[\d.]+)/m.exec(head);
   // "(atend)" or no box: Ghostscript falls back to the page size, which is bounded already.
   if (!m) return wanted;

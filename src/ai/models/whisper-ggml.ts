@@ -4,7 +4,7 @@
  * model from this, not from the bundle's name for the file, so a file that is not Whisper base is
  * never reported as Whisper base.
  */
-import { open } from 'node:fs/promises';
+import { readHead } from '../../core/read-head.js';
 
 export const GGML_MAGIC = 0x67676d6c;
 
@@ -24,28 +24,22 @@ export interface GgmlWhisperHeader {
 
 /** The header of a ggml Whisper file, or undefined when the file does not start like one. */
 export async function readGgmlWhisperHeader(file: string): Promise<GgmlWhisperHeader | undefined> {
-  const fh = await open(file, 'r');
-  try {
-    const b = Buffer.alloc(48);
-    const { bytesRead } = await fh.read(b, 0, 48, 0);
-    if (bytesRead < 48 || b.readUInt32LE(0) !== GGML_MAGIC) return undefined;
-    const v = (i: number) => b.readInt32LE(4 + i * 4);
-    return {
-      nVocab: v(0),
-      nAudioCtx: v(1),
-      nAudioState: v(2),
-      nAudioHead: v(3),
-      nAudioLayer: v(4),
-      nTextCtx: v(5),
-      nTextState: v(6),
-      nTextHead: v(7),
-      nTextLayer: v(8),
-      nMels: v(9),
-      ftype: v(10),
-    };
-  } finally {
-    await fh.close();
-  }
+  const b = await readHead(file, 48);
+  if (b.length < 48 || b.readUInt32LE(0) !== GGML_MAGIC) return undefined;
+  const v = (i: number) => b.readInt32LE(4 + i * 4);
+  return {
+    nVocab: v(0),
+    nAudioCtx: v(1),
+    nAudioState: v(2),
+    nAudioHead: v(3),
+    nAudioLayer: v(4),
+    nTextCtx: v(5),
+    nTextState: v(6),
+    nTextHead: v(7),
+    nTextLayer: v(8),
+    nMels: v(9),
+    ftype: v(10),
+  };
 }
 
 /** OpenAI's published sizes: width and layers (the same on both sides). */

@@ -3,7 +3,6 @@
  * Photoshop, BMP and ICO files, which libvips in sharp cannot read: ImageMagick turns them into PNG first.
  * Tools that declare `input.inMemory` read their input only through here.
  */
-import { open } from 'node:fs/promises';
 import path from 'node:path';
 import type { Sharp, SharpOptions } from 'sharp';
 import { exec } from '../../../core/process.js';
@@ -11,6 +10,7 @@ import type { InputFile } from '../../../core/tool.js';
 import { requireEngine } from '../../../engines/registry.js';
 import { decodesInProcess, openImage } from '../../../engines/sharp.js';
 import { onDisk } from '../../../core/input-bytes.js';
+import { readHead } from '../../../core/read-head.js';
 import { largestIcoEntry } from './ico.js';
 
 /** Formats sharp's libvips has no loader for, read by ImageMagick. */
@@ -28,22 +28,11 @@ export async function openInput(
     const src = await onDisk(file);
     const png = path.join(workDir, `${ext}-${Date.now()}-${Math.random().toString(36).slice(2)}.png`);
     // PSD: [0] is the flattened composite that Photoshop stores next to the layers. ICO: the largest icon.
-    const frame = ext === 'ico' ? (largestIcoEntry(await head(src, 6 + 16 * 256)) ?? 0) : 0;
+    const frame = ext === 'ico' ? (largestIcoEntry(await readHead(src, 6 + 16 * 256)) ?? 0) : 0;
     await exec(magick, [`${ext}:${src}[${frame}]`, `png32:${png}`], { failCode: 'UNSUPPORTED_INPUT', signal, timeoutMs: 120_000 });
     return openImage(png, { workDir, signal, ...opts });
   }
   // An upload held in memory goes to sharp as it is; other engines read it from disk.
   const src = file.bytes && decodesInProcess(ext, workDir) ? file.bytes : await onDisk(file);
   return openImage(src, { ext, workDir, signal, ...opts });
-}
-
-async function head(file: string, bytes: number): Promise<Buffer> {
-  const fh = await open(file, 'r');
-  try {
-    const buf = Buffer.alloc(bytes);
-    const { bytesRead } = await fh.read(buf, 0, bytes, 0);
-    return buf.subarray(0, bytesRead);
-  } finally {
-    await fh.close();
-  }
 }
