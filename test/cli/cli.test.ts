@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import sharp from 'sharp';
-import { KILN, kiln } from '../helpers/cli.js';
+import { kiln, signalMidRun } from '../helpers/cli.js';
 import { makeImage, tempDir } from '../helpers/fixtures.js';
 
 const dir = tempDir();
@@ -21,14 +20,7 @@ describe('kiln CLI', () => {
     const tmp = path.join(dir, 'term-tmp');
     mkdirSync(tmp);
     const out = path.join(dir, 'term-out.png');
-    const child = spawn(process.execPath, [KILN, 'compress', src, '-q', '-o', out], { env: { ...process.env, KILN_TMP_DIR: tmp } });
-    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-    // Signalled once the run has its workspace, i.e. while it is processing.
-    for (let i = 0; i < 300 && readdirSync(tmp).length === 0; i++) await new Promise((r) => setTimeout(r, 20));
-    assert.ok(readdirSync(tmp).length > 0, 'the run never made its workspace');
-    await new Promise((r) => setTimeout(r, 300));
-    child.kill('SIGTERM');
-    assert.equal(await exited, 143);
+    assert.equal(await signalMidRun(['compress', src, '-q', '-o', out], tmp), 143);
     assert.deepEqual(readdirSync(tmp), []);
     assert.ok(!existsSync(out));
   });

@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFil
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import sharp from 'sharp';
-import { KILN, kiln } from '../helpers/cli.js';
+import { KILN, kiln, signalMidRun } from '../helpers/cli.js';
 import { makeImage, tempDir } from '../helpers/fixtures.js';
 import { makeSrt } from '../helpers/media.js';
 
@@ -55,16 +55,8 @@ describe('kiln in shell scripts', () => {
     const tmp = path.join(dir, 'pl-tmp');
     mkdirSync(tmp);
     const out = path.join(dir, 'pl-out.png');
-    const child = spawn(process.execPath, [KILN, 'pipeline', 'run', pipeline, src, '-o', out], {
-      env: { ...process.env, KILN_TMP_DIR: tmp },
-    });
-    const exited = new Promise<number | null>((resolve) => child.on('close', (c) => resolve(c)));
-    for (let i = 0; i < 300 && readdirSync(tmp).length === 0; i++) await new Promise((r) => setTimeout(r, 20));
-    assert.ok(readdirSync(tmp).length > 0, 'the run never made its workspace');
-    await new Promise((r) => setTimeout(r, 300));
-    child.kill('SIGTERM');
     // Without a handler node ended on the signal itself (status null), leaving the workspace.
-    assert.equal(await exited, 143);
+    assert.equal(await signalMidRun(['pipeline', 'run', pipeline, src, '-o', out], tmp), 143);
     assert.deepEqual(readdirSync(tmp), []);
     assert.ok(!existsSync(out));
   });

@@ -1,5 +1,6 @@
 /** Runs the real `kiln` binary as a child process. */
 import { spawn } from 'node:child_process';
+import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -32,4 +33,21 @@ export function kiln(args: string[], opts: { cwd?: string; input?: Buffer | stri
     });
     child.stdin.end(opts.input);
   });
+}
+
+/**
+ * Starts `kiln args` with its workspaces under `tmpDir`, and sends `signal` once the run has made its
+ * workspace (it is processing then) and a moment has passed; resolves with the exit status.
+ */
+export async function signalMidRun(args: string[], tmpDir: string, signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
+  const child = spawn(process.execPath, [KILN, ...args], { env: { ...process.env, KILN_TMP_DIR: tmpDir } });
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  for (let i = 0; i < 300 && readdirSync(tmpDir).length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+  if (readdirSync(tmpDir).length === 0) {
+    child.kill('SIGKILL');
+    throw new Error(`kiln ${args[0]} never made its workspace in ${tmpDir}`);
+  }
+  await new Promise((r) => setTimeout(r, 300));
+  child.kill(signal);
+  return exited;
 }

@@ -3,7 +3,7 @@
  * from the catalog, real runs whose outputs are decoded, errors as isError results, cancellation.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -20,6 +20,23 @@ import { makeImage, tempDir } from '../helpers/fixtures.js';
 import { makeVideo } from '../helpers/media.js';
 
 type Result = { isError?: boolean; structuredContent?: Record<string, any>; content: { type: string; text?: string }[] };
+
+/** `kiln mcp --local` spoken to line by line, without the SDK's client (which never sends malformed requests). */
+function rawServer(): { child: ChildProcessWithoutNullStreams; lines: Record<string, any>[] } {
+  const child = spawn(process.execPath, [path.join(REPO, 'dist', 'src', 'cli', 'main.js'), 'mcp', '--local'], {
+    env: { ...process.env, KILN_SERVER: '' },
+  });
+  const lines: Record<string, any>[] = [];
+  let buf = '';
+  child.stdout.on('data', (b: Buffer) => {
+    buf += b.toString();
+    for (let i = buf.indexOf('\n'); i >= 0; i = buf.indexOf('\n')) {
+      lines.push(JSON.parse(buf.slice(0, i)));
+      buf = buf.slice(i + 1);
+    }
+  });
+  return { child, lines };
+}
 
 async function connect(args: string[] = []): Promise<Client> {
   const transport = new StdioClientTransport({
@@ -186,18 +203,7 @@ describe('kiln mcp (stdio)', () => {
   });
 
   it('answers a line that is not JSON, or not JSON-RPC, with an error of id null and keeps serving', async () => {
-    const child = spawn(process.execPath, [path.join(REPO, 'dist', 'src', 'cli', 'main.js'), 'mcp', '--local'], {
-      env: { ...process.env, KILN_SERVER: '' },
-    });
-    const lines: Record<string, any>[] = [];
-    let buf = '';
-    child.stdout.on('data', (b: Buffer) => {
-      buf += b.toString();
-      for (let i = buf.indexOf('\n'); i >= 0; i = buf.indexOf('\n')) {
-        lines.push(JSON.parse(buf.slice(0, i)));
-        buf = buf.slice(i + 1);
-      }
-    });
+    const { child, lines } = rawServer();
     const init = { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } };
     child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: init })}\n`);
     child.stdin.write('{"jsonrpc": "2.0", "id": 2, "method": \n');
@@ -215,18 +221,7 @@ describe('kiln mcp (stdio)', () => {
   });
 
   it('answers tools/call with arguments that are no object, or a name that is no string, as -32602 invalid params', async () => {
-    const child = spawn(process.execPath, [path.join(REPO, 'dist', 'src', 'cli', 'main.js'), 'mcp', '--local'], {
-      env: { ...process.env, KILN_SERVER: '' },
-    });
-    const lines: Record<string, any>[] = [];
-    let buf = '';
-    child.stdout.on('data', (b: Buffer) => {
-      buf += b.toString();
-      for (let i = buf.indexOf('\n'); i >= 0; i = buf.indexOf('\n')) {
-        lines.push(JSON.parse(buf.slice(0, i)));
-        buf = buf.slice(i + 1);
-      }
-    });
+    const { child, lines } = rawServer();
     const send = (m: unknown) => child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', ...(m as object) })}\n`);
     send({
       id: 1,
