@@ -106,7 +106,17 @@ export async function passwordLogin(
     reply,
     username,
     async () =>
-      (await verifyPassword(password, user?.password_hash ?? (await dummyHash()))) && !!user?.password_hash && user.disabled_at == null,
+      (await verifyPassword(password, user?.password_hash ?? (await dummyHash()), (hash) =>
+        // The same password in its normalised form: not a change (no credentials bump, sessions kept).
+        db
+          .updateTable('users')
+          .set({ password_hash: hash })
+          .where('id', '=', user!.id)
+          .where('password_hash', '=', user!.password_hash)
+          .execute(),
+      )) &&
+      !!user?.password_hash &&
+      user.disabled_at == null,
     () => failLogin(ctx, request, reply, username, user ? 'password' : 'unknown-user'),
     !mfa,
   );

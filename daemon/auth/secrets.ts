@@ -47,12 +47,20 @@ export function hashPassword(password: string): Promise<string> {
 /**
  * Checks a password against its stored hash in its normalised form, then as typed when that differs
  * (hashes stored before passwords were normalised hold them as they were typed then). The number of
- * scrypts depends only on the password sent, never on whether the account exists.
+ * scrypts depends only on the password sent, never on whether the account exists. A match as typed
+ * hands `rehash` the normalised form's hash to store, so that the next sign-in from a keyboard or
+ * system that composes the characters differently works too.
  */
-export async function verifyPassword(password: string, stored: string | null | undefined): Promise<boolean> {
+export async function verifyPassword(
+  password: string,
+  stored: string | null | undefined,
+  rehash?: (hash: string) => Promise<unknown>,
+): Promise<boolean> {
   const normalized = normalizePassword(password);
   if (await verifySecret(normalized, stored)) return true;
-  return normalized !== password && verifySecret(password, stored);
+  if (normalized === password || !(await verifySecret(password, stored))) return false;
+  if (rehash) await rehash(await hashSecret(normalized));
+  return true;
 }
 
 /** A dummy hash to verify against when the user does not exist, so timing does not reveal usernames. */

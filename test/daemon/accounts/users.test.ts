@@ -445,7 +445,7 @@ describe('password normalisation (NIST SP 800-63B: NFKC)', () => {
     assert.equal((await login('yves', 'Cafe-Horse-42')).status, 401, 'the accent still counts');
   });
 
-  it('a hash stored before normalisation (as typed) still verifies', async () => {
+  it('a hash stored before normalisation (as typed) still verifies, and is replaced by the normalised one', async () => {
     const { hashSecret } = await import('../../../daemon/auth/secrets.js');
     await call(s, 'POST', '/api/auth/register', { body: { username: 'olda', password: STRONG } });
     await s.app.kiln.store.db
@@ -453,7 +453,10 @@ describe('password normalisation (NIST SP 800-63B: NFKC)', () => {
       .set({ password_hash: await hashSecret(nfd) })
       .where('username', '=', 'olda')
       .execute();
+    assert.equal((await login('olda', nfc)).status, 401, 'the old hash matches only the form it was typed in');
     assert.equal((await login('olda', nfd)).status, 200);
+    // That sign-in stored the normalised form's hash: the other form signs in now.
+    assert.equal((await login('olda', nfc)).status, 200);
   });
 
   it('length counts characters (code points), not UTF-16 units', async () => {
