@@ -116,6 +116,9 @@ export function toKilnError(e: unknown): KilnError {
     return new KilnError('LIMIT_EXCEEDED', `The image has more pixels than the limit of ${MAX_INPUT_PIXELS} (KILN_MAX_PIXELS).`, {
       cause: e,
     });
+  // Before the decoding failures: libvips words a full disk as a write error of the image format.
+  if (err?.code === 'ENOSPC' || err?.code === 'EDQUOT' || diskFull(message))
+    return new KilnError('UNAVAILABLE', `The disk is full: ${firstLine(message)}`, { cause: e });
   if (
     /unsupported image format|libpng read error|vipspng|Input buffer contains unsupported|Input file contains unsupported|VipsJpeg: Premature end|corrupt|bad seek|Invalid PNG|pngload|jpegload|webpload|gifload|tiffload|heifload|Input file is missing|Image to composite must have same dimensions or smaller/i.test(
       message,
@@ -123,8 +126,16 @@ export function toKilnError(e: unknown): KilnError {
   ) {
     return new KilnError('UNSUPPORTED_INPUT', `The input could not be decoded: ${firstLine(message)}`, { cause: e });
   }
-  if (err?.code === 'ENOSPC') return new KilnError('UNAVAILABLE', 'The disk is full.', { cause: e });
   return new KilnError('INTERNAL', firstLine(message) || 'Unexpected failure.', { cause: e });
+}
+
+/**
+ * A program's or library's words for a full disk or quota (ENOSPC, EDQUOT): ffmpeg, ImageMagick, qpdf,
+ * LibreOffice and libvips print strerror's text, not a code. The run's temp directory or the output's
+ * disk is full, which is the server's state, not the input's fault (UNAVAILABLE: retry later).
+ */
+export function diskFull(message: string): boolean {
+  return /No space left on device|Disk quota exceeded|out of disk space/i.test(message);
 }
 
 function firstLine(s: string): string {

@@ -3,7 +3,7 @@
  * stderr kept (its tail goes into the error message).
  */
 import { spawn } from 'node:child_process';
-import { KilnError, type ErrorCode } from './errors.js';
+import { diskFull, KilnError, type ErrorCode } from './errors.js';
 
 export interface ExecOptions {
   cwd?: string;
@@ -92,7 +92,8 @@ export function exec(cmd: string, args: string[], opts: ExecOptions = {}): Promi
       if (!okCodes.includes(code)) {
         return reject(
           new KilnError(
-            opts.failCode ?? 'INTERNAL',
+            // A full disk is never the input's fault, whatever failCode the tool gave.
+            diskFull(stderr) ? 'UNAVAILABLE' : (opts.failCode ?? 'INTERNAL'),
             `${baseName(cmd)} failed (exit ${code}): ${tail(stderr) || tail(result.stdout) || 'no message'}`,
             {
               details: { program: baseName(cmd), exitCode: code },
