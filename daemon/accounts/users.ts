@@ -339,7 +339,6 @@ export async function deleteUser(
 ): Promise<DeletedUser> {
   const target = await requireTarget(db, actor, id);
   await requireNotLastAdmin(db, target, 'deleted');
-  const { files, pipelines } = await deleteOwnedLibrary(db, sharedDir, id);
   const owned = await db.selectFrom('jobs').selectAll().where('owner_id', '=', id).execute();
   if (jobs) for (const j of owned) if (!isFinal(j.status)) await jobs.cancel(j).catch(() => {});
   const watchFolders = await db.transaction().execute(async (tx) => {
@@ -359,7 +358,10 @@ export async function deleteUser(
     await bumpCredentials(tx);
     return Number(folders.numDeletedRows);
   });
-  // Work of the user that was committing meanwhile (an upload in flight) left orphans: sweep them too.
+  // The library goes only once the row is gone: the check above can still refuse inside the transaction
+  // (two admins deleting each other at once), and the admin kept must keep its files. Then the work of
+  // the user that was committing meanwhile (an upload in flight), left as orphans.
+  const { files, pipelines } = await deleteOwnedLibrary(db, sharedDir, id);
   await deleteOrphans(db, sharedDir);
   for (const j of owned) {
     const dir = j.work_dir ?? (jobs ? path.join(jobs.jobsDir, j.id) : undefined);

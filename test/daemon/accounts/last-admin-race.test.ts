@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { deleteUser, updateUser } from '../../../daemon/accounts/users.js';
-import { startServer, type TestServer } from '../../helpers/server.js';
+import { api, form, startServer, type TestServer } from '../../helpers/server.js';
 import { call, makeUser } from './http.js';
 
 async function enabledAdmins(s: TestServer): Promise<number> {
@@ -57,6 +57,44 @@ describe('last admin under concurrent changes', () => {
       assert.equal(await enabledAdmins(s), 1, `round ${round}: ${JSON.stringify(settled.map((r) => r.status))}`);
       await db.updateTable('users').set({ role: 'admin', disabled_at: null }).where('username', '=', 'admin').execute();
     }
+  });
+
+  it('a deletion refused as the last admin leaves the library of the admin it named', async () => {
+    const db = s.app.kiln.store.db;
+    const [c1, c2] = await Promise.all([makeUser(s, 'lib1', 'admin'), makeUser(s, 'lib2', 'admin')]);
+    for (const c of [c1, c2]) {
+      const up = await api(
+        s,
+        c.token,
+        'POST',
+        '/api/v1/files',
+        await form({ file: new File([Buffer.from(`notes of ${c.id}`)], 'notes.txt') }),
+      );
+      assert.equal(up.status, 201, up.text);
+    }
+    await db.updateTable('users').set({ role: 'user' }).where('id', 'not in', [c1.id, c2.id]).execute();
+    const actor = (c: { id: string }, username: string) => ({
+      id: c.id,
+      username,
+      role: 'admin' as const,
+      teamId: null,
+      via: 'session' as const,
+    });
+    const settled = await Promise.allSettled([
+      deleteUser(db, undefined, undefined, actor(c1, 'lib1'), c2.id, s.dataDir),
+      deleteUser(db, undefined, undefined, actor(c2, 'lib2'), c1.id, s.dataDir),
+    ]);
+    assert.deepEqual(settled.map((r) => r.status).sort(), ['fulfilled', 'rejected']);
+    const kept = settled[0]!.status === 'rejected' ? c2 : c1;
+    const items = await db.selectFrom('library_items').select('owner_id').where('owner_id', 'in', [c1.id, c2.id]).execute();
+    assert.deepEqual(
+      items.map((i) => i.owner_id),
+      [kept.id],
+      'the admin kept has its file; the deleted one has none',
+    );
+    const list = await api(s, kept.token, 'GET', '/api/v1/files');
+    assert.equal((list.body.items ?? list.body.files)?.length, 1, list.text);
+    await db.updateTable('users').set({ role: 'admin', disabled_at: null }).where('username', '=', 'admin').execute();
   });
 
   it('two admins disabling and deleting each other at once leave one', async () => {
