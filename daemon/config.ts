@@ -73,6 +73,8 @@ export interface DaemonConfig {
   featureImportMaxMb: number;
   /** Request bodies held in memory at once for tools that read uploads from there (MEMORY_INPUTS_MB; 0 = none). */
   memoryInputsMb: number;
+  /** Free space below which a data, shared or temp dir makes readyz answer 503 (MIN_FREE_DISK_MB; 0 = never). */
+  minFreeDiskMb: number;
   /** Quiet time after the last job before the C heap's free pages go back to the system (HEAP_TRIM_MS; 0 = never). */
   heapTrimMs: number;
   /** Job inputs and outputs one user may hold until they are swept (USER_QUOTA_MB; 0 = no quota). */
@@ -211,6 +213,7 @@ export function resolveConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = 
     maxTextKb: num(env, 'MAX_TEXT_KB', defaultTextKb(num(env, 'MAX_FIELD_KB', 1024, 1)), 1),
     maxRequestMb: num(env, 'MAX_REQUEST_MB', 4096, 1),
     memoryInputsMb: num(env, 'MEMORY_INPUTS_MB', 64, 0),
+    minFreeDiskMb: num(env, 'MIN_FREE_DISK_MB', 256, 0),
     // Read here, not at the import: a bad value used to be ignored (8192 MB) without a word.
     featureImportMaxMb: positive(env, 'FEATURE_IMPORT_MAX_MB', 8192),
     heapTrimMs: num(env, 'HEAP_TRIM_MS', 1000, 0),

@@ -44,11 +44,12 @@ export async function healthRoutes(app: FastifyInstance): Promise<void> {
   });
 
   // Every directory the daemon writes to: the database's, the jobs' and library's, the runs' workspaces.
+  const minFree = config.minFreeDiskMb * 1024 * 1024;
   const disk = async () => {
     const [data, shared, tmp] = await Promise.all([
-      dirHealth(config.dataDir),
-      config.sharedDir === config.dataDir ? undefined : dirHealth(config.sharedDir),
-      dirHealth(workspaceRoot(), { create: true }),
+      dirHealth(config.dataDir, minFree),
+      config.sharedDir === config.dataDir ? undefined : dirHealth(config.sharedDir, minFree),
+      dirHealth(workspaceRoot(), minFree, { create: true }),
     ]);
     const dirs: Record<string, DirHealth> = { data, ...(shared ? { shared } : {}), tmp };
     const bad = Object.entries(dirs).find(([, d]) => !d.ok);

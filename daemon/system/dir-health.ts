@@ -7,9 +7,6 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, rm, statfs, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
-/** Below this much free space new uploads would likely fail half-way. */
-export const MIN_FREE_BYTES = 256 * 1024 * 1024;
-
 export interface DirHealth {
   path: string;
   ok: boolean;
@@ -19,9 +16,11 @@ export interface DirHealth {
   error?: string;
 }
 
-/** `create`: the directory is made when missing, as its users do (the workspaces' root). */
-export async function dirHealth(dir: string, opts: { create?: boolean; minFreeBytes?: number } = {}): Promise<DirHealth> {
-  const minFreeBytes = opts.minFreeBytes ?? MIN_FREE_BYTES;
+/**
+ * `minFreeBytes`: below this much free space new uploads would likely fail half-way (MIN_FREE_DISK_MB).
+ * `create`: the directory is made when missing, as its users do (the workspaces' root).
+ */
+export async function dirHealth(dir: string, minFreeBytes: number, opts: { create?: boolean } = {}): Promise<DirHealth> {
   let space: { freeBytes: number; totalBytes: number };
   try {
     if (opts.create) await mkdir(dir, { recursive: true });

@@ -104,4 +104,24 @@ describe('health: directories', () => {
       await s.close();
     }
   });
+
+  it('MIN_FREE_DISK_MB sets the free space readyz asks for (0: never low)', async () => {
+    // More than any disk here holds: every directory is low on space.
+    const s = await startServer({ env: { MIN_FREE_DISK_MB: String(1024 ** 3) } });
+    try {
+      const ready = await fetch(`${s.url}/api/v1/readyz`);
+      assert.equal(ready.status, 503);
+      const admin = await (await fetch(`${s.url}/api/v1/admin/health`, { headers: { authorization: `Bearer ${s.token}` } })).json();
+      assert.equal(admin.storage.dirs.data.writable, true);
+      assert.match(admin.storage.error, /^data directory: low disk space/);
+    } finally {
+      await s.close();
+    }
+    const none = await startServer({ env: { MIN_FREE_DISK_MB: '0' } });
+    try {
+      assert.equal((await fetch(`${none.url}/api/v1/readyz`)).status, 200);
+    } finally {
+      await none.close();
+    }
+  });
 });
