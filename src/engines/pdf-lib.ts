@@ -77,38 +77,64 @@ export function hexColor(hex: string): Rgb {
 
 const DEJAVU = '/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf';
 const DEJAVU_BOLD = '/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf';
+const NOTO_CJK = '/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc';
+const NOTO_CJK_BOLD = '/usr/share/fonts/opentype/noto/NotoSansCJK-Bold.ttc';
+
+/**
+ * The face of the Noto Sans CJK collection (fonts-noto-cjk) whose glyph forms suit the text: Korean for
+ * Hangul, Japanese for kana, else Simplified Chinese (the collection's faces share the Han characters;
+ * the regional forms of some differ).
+ */
+function cjkFace(text: string, bold: boolean): string {
+  const region = /[\u1100-\u11ff\u3130-\u318f\uac00-\ud7af]/u.test(text) ? 'kr' : /[\u3040-\u30ff\u31f0-\u31ff]/u.test(text) ? 'jp' : 'sc';
+  return `NotoSansCJK${region}-${bold ? 'Bold' : 'Regular'}`;
+}
 
 /**
  * A font that can draw `text`: Helvetica (one of the 14 standard fonts, nothing embedded) when the text
- * is WinAnsi (Latin-1), else DejaVu Sans embedded as a subset through @cantoo/fontkit (Greek, Cyrillic, Hebrew,
- * Arabic letters, many symbols). Text no available font covers is a VALIDATION_ERROR.
+ * is WinAnsi (Latin-1), else the first of DejaVu Sans (Greek, Cyrillic, Hebrew, Arabic letters, many
+ * symbols) and Noto Sans CJK (Chinese, Japanese, Korean, with Latin) that covers it all, embedded as a
+ * subset through @cantoo/fontkit with a ToUnicode map, so the text stays searchable and extractable.
+ * Text no installed font covers is a VALIDATION_ERROR naming the characters.
  */
 export async function fontFor(doc: PDFDocument, text: string, bold = false): Promise<PDFFont> {
   const { StandardFonts } = await getPdfLib();
   // @cantoo/pdf-lib encodes characters a standard font lacks as "?" without an error: check coverage.
-  const uncovered = (font: PDFFont) => {
-    const set = new Set(font.getCharacterSet());
-    return [...text].filter((ch) => !/\s/.test(ch) && !set.has(ch.codePointAt(0)!));
-  };
   const std = await doc.embedFont(bold ? StandardFonts.HelveticaBold : StandardFonts.Helvetica);
-  if (uncovered(std).length === 0) return std;
-  const bytes = await readFile(bold ? DEJAVU_BOLD : DEJAVU).catch(() => undefined);
-  if (!bytes)
-    throw new KilnError(
-      'VALIDATION_ERROR',
-      `"${text}" has characters outside Latin-1; drawing them needs fonts-dejavu-core, which is not installed.`,
-    );
-  const fontkit = (await import('@cantoo/fontkit')) as unknown as { default?: unknown };
-  doc.registerFontkit((fontkit.default ?? fontkit) as Parameters<PDFDocument['registerFontkit']>[0]);
-  const font = await doc.embedFont(bytes, { subset: true });
-  // fontkit draws missing glyphs as .notdef boxes without complaint.
-  const missing = uncovered(font);
-  if (missing.length)
-    throw new KilnError(
-      'VALIDATION_ERROR',
-      `No available font can draw ${[...new Set(missing)].slice(0, 5).join(' ')} (DejaVu Sans covers Latin, Greek, Cyrillic and more, not CJK).`,
-    );
-  return font;
+  const set = new Set(std.getCharacterSet());
+  let missing = [...new Set(text)].filter((ch) => !/\s/.test(ch) && !set.has(ch.codePointAt(0)!));
+  if (missing.length === 0) return std;
+  const fontkit = ((m) => m.default ?? m)((await import('@cantoo/fontkit')) as unknown as { default?: Fontkit } & Fontkit);
+  const tried = ['Helvetica'];
+  for (const c of [
+    { file: bold ? DEJAVU_BOLD : DEJAVU, name: 'DejaVu Sans' },
+    { file: bold ? NOTO_CJK_BOLD : NOTO_CJK, name: 'Noto Sans CJK', postscriptName: cjkFace(text, bold) },
+  ]) {
+    const bytes = await readFile(c.file).catch(() => undefined);
+    if (!bytes) continue;
+    tried.push(c.name);
+    // fontkit draws missing glyphs as .notdef boxes without complaint: check before embedding (an
+    // embedded font is written into the file even when nothing is drawn with it).
+    const face = fontkit.create(bytes, c.postscriptName);
+    missing = missing.filter((ch) => !face.hasGlyphForCodePoint(ch.codePointAt(0)!));
+    if ([...new Set(text)].every((ch) => /\s/.test(ch) || face.hasGlyphForCodePoint(ch.codePointAt(0)!))) {
+      doc.registerFontkit(fontkit as unknown as Parameters<PDFDocument['registerFontkit']>[0]);
+      return doc.embedFont(bytes, { subset: true, ...(c.postscriptName ? { postscriptName: c.postscriptName } : {}) });
+    }
+  }
+  throw new KilnError(
+    'VALIDATION_ERROR',
+    tried.length > 1
+      ? missing.length
+        ? `No installed font can draw ${missing.slice(0, 5).join(' ')} (tried ${tried.join(', ')}).`
+        : `No one installed font can draw all of "${text}" (tried ${tried.join(', ')}): split the scripts.`
+      : `"${text}" has characters outside Latin-1; drawing them needs fonts-dejavu-core or fonts-noto-cjk, neither of which is installed.`,
+  );
+}
+
+/** The part of @cantoo/fontkit used to check coverage before embedding. */
+interface Fontkit {
+  create(bytes: Buffer, postscriptName?: string): { hasGlyphForCodePoint(codePoint: number): boolean };
 }
 
 /** The visible size of a page (crop box, /Rotate applied) and its rotation. */

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { before, describe, it } from 'node:test';
 import { PDFDocument } from '@cantoo/pdf-lib';
@@ -162,10 +162,27 @@ describe('layout tools (pdf-lib)', () => {
     const r = await runPdfTool(dir, 'watermark-pdf', [eight], { text: 'Конфиденциально', rotation: 0, fontSize: 20 });
     assert.match(pageTexts(r.file!)[0]!, /Конфиденциально/);
     assert.match(execFileSync('pdffonts', [r.file!]).toString(), /DejaVuSans-Bold\S*\s+CID TrueType\s+Identity-H\s+yes/);
+    // Egyptian hieroglyphs: in no font installed here.
     await assert.rejects(
-      runPdfTool(dir, 'watermark-pdf', [eight], { text: '機密' }),
-      (e: KilnError) => e.code === 'VALIDATION_ERROR' && /機/.test(e.message),
+      runPdfTool(dir, 'watermark-pdf', [eight], { text: 'Stele \u{13000}' }),
+      (e: KilnError) => e.code === 'VALIDATION_ERROR' && /\u{13000}/u.test(e.message) && /Noto Sans CJK/.test(e.message),
     );
+  });
+
+  it('watermark-pdf draws Chinese, Japanese and Korean through Noto Sans CJK, subset and extractable', async () => {
+    for (const [text, face] of [
+      ['機密 Confidential', 'sc'],
+      ['社外秘 ですよ', 'jp'],
+      ['대외비', 'kr'],
+    ] as const) {
+      const r = await runPdfTool(dir, 'watermark-pdf', [eight], { text, rotation: 0, fontSize: 20 });
+      const words = pageTexts(r.file!)[0]!.replace(/\s+/g, ' ');
+      assert.ok(words.includes(text), `${text}: the words come back out of ${words}`);
+      const fonts = execFileSync('pdffonts', [r.file!]).toString();
+      assert.match(fonts, new RegExp(`NotoSansCJK${face}-Bold\\S*\\s+CID Type 0C\\s+Identity-H\\s+yes\\s+\\S+\\s+yes`), fonts);
+      // A subset: a few glyphs, not the 16 MB face.
+      assert.ok(statSync(r.file!).size < 200_000, `${statSync(r.file!).size} bytes`);
+    }
   });
 
   it('watermark-pdf centres a text of several lines as one block, each line centred (was off to the lower left)', async () => {
