@@ -160,4 +160,24 @@ describe('kiln in shell scripts', () => {
     assert.equal(quiet.code, 0, quiet.stderr);
     assert.doesNotMatch(quiet.stderr, /warning/);
   });
+
+  it('a file whose name is not UTF-8 is named as such, not only "No such file"', async () => {
+    const png = await makeImage(dir, 'latin1-src.png', 8, 8);
+    // "café.png" in Latin-1: node reads arguments as UTF-8, the \xe9 byte becomes U+FFFD.
+    const raw = Buffer.concat([Buffer.from(`${dir}/caf`), Buffer.from([0xe9]), Buffer.from('.png')]);
+    writeFileSync(raw, readFileSync(png));
+    const r = spawn('sh', [
+      '-c',
+      `exec "$0" "$1" resize "$(printf '%s/caf\\351.png' "$2")" --width 4 -o "$2/latin1-out.png"`,
+      process.execPath,
+      KILN,
+      dir,
+    ]);
+    let stderr = '';
+    r.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+    const code = await new Promise<number | null>((resolve) => r.on('close', resolve));
+    assert.equal(code, 1, stderr);
+    assert.match(stderr, /No such file: .*caf\uFFFD\.png\. Its name is not valid UTF-8 .*convmv/);
+    assert.equal(existsSync(path.join(dir, 'latin1-out.png')), false);
+  });
 });
