@@ -35,6 +35,12 @@ const REQUIRED_PART: Record<string, RegExp> = {
   epub: /^META-INF\/container\.xml$/,
 };
 
+/** Sees the inflated bytes of the parts it names as the guard reads them (one pass over the archive). */
+export interface ZipTap {
+  part: RegExp;
+  data(chunk: Buffer): void;
+}
+
 export interface ZipSummary {
   entries: number;
   totalBytes: number;
@@ -50,6 +56,7 @@ export async function guardZip(
   kind?: string,
   limits: ZipLimits = DEFAULT_ZIP_LIMITS,
   signal?: AbortSignal,
+  tap?: ZipTap,
 ): Promise<ZipSummary> {
   const zip = await new Promise<yauzl.ZipFile>((resolve, reject) =>
     yauzl.open(file, { lazyEntries: true, autoClose: false, validateEntrySizes: true, strictFileNames: false }, (err, z) =>
@@ -86,7 +93,9 @@ export async function guardZip(
         zip.openReadStream(entry, (err, stream) => {
           if (err) return fail(corrupt(err));
           let seen = 0;
+          const tapped = tap?.part.test(entry.fileName);
           stream.on('data', (chunk: Buffer) => {
+            if (tapped) tap!.data(chunk);
             seen += chunk.length;
             total += chunk.length;
             if (seen > limits.maxEntryBytes || total > limits.maxTotalBytes) {

@@ -264,17 +264,19 @@ export interface OfficeJob {
 
 /**
  * The whole office path of a tool: ZIP containers are checked for bombs first, then the warm pool
- * converts, and the result is moved to `outPath`.
+ * converts, and the result is moved to `outPath`. For a CSV, which holds one sheet, the names of the
+ * sheets left out of an XLSX or ODS come back in `sheetsLeftOut` (read during the ZIP check).
  */
 export async function convertOfficeFile(
   input: { path: string; name?: string; type?: { ext: string } },
   target: OfficeTarget,
   outPath: string,
   job: OfficeJob,
-): Promise<void> {
+): Promise<{ sheetsLeftOut: string[] }> {
   const ext = input.type?.ext ?? path.extname(input.path).slice(1).toLowerCase();
   const { guardZip, isZipContainer } = await import('../core/zip-guard.js');
-  if (isZipContainer(ext)) await guardZip(input.path, ext, undefined, job.signal);
+  const sheets = target === 'csv' ? (await import('./office-sheets.js')).sheetNameTap(ext) : undefined;
+  if (isZipContainer(ext)) await guardZip(input.path, ext, undefined, job.signal, sheets?.tap);
   job.progress?.(10, 'converting');
   const outExt = target.startsWith('pdf-') ? 'pdf' : target;
   // Legacy binaries are sniffed as cfb; the tool's accept list already limited them to its family.
@@ -294,4 +296,5 @@ export async function convertOfficeFile(
   });
   await copyFile(out, outPath);
   await rm(path.dirname(path.dirname(out)), { recursive: true, force: true });
+  return { sheetsLeftOut: sheets?.names().slice(1) ?? [] };
 }

@@ -6,6 +6,8 @@ import yazl from 'yazl';
 import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { createWorkspace } from '../../../src/core/workspace.js';
+import { getTool } from '../../../src/tools/index.js';
+import { inputFile, runTool } from '../../../src/tools/run-tool.js';
 import type { KilnError } from '../../../src/core/errors.js';
 import { officeConvert, officeConvertCold, officePoolStatus, shutdownOffice, warmOffice } from '../../../src/engines/office.js';
 import { tempDir } from '../../helpers/fixtures.js';
@@ -122,6 +124,36 @@ describe('office tools (LibreOffice warm pool)', () => {
     assert.equal(ws.getCell('A4').value, 'plate, large');
     assert.equal(ws.getCell('B3').value, 10);
     assert.equal(ws.getCell('C2').value, 12.5);
+  });
+
+  it('convert-spreadsheet to CSV names the sheets it leaves out (XLSX and ODS), none for one sheet', async () => {
+    const ExcelJS = (await import('exceljs')).default;
+    const wb = new ExcelJS.Workbook();
+    for (const name of ['First', 'Q&A <2>', 'Ünits']) wb.addWorksheet(name).addRow([name]);
+    const three = path.join(dir, 'three.xlsx');
+    await wb.xlsx.writeFile(three);
+    const csvOf = async (file: string) => {
+      const ws = await createWorkspace();
+      try {
+        const r = await runTool(
+          getTool('convert-spreadsheet'),
+          { files: [await inputFile(file)], extra: {} },
+          { format: 'csv' },
+          {
+            workDir: ws.dir,
+            dataDir: dir,
+          },
+        );
+        return { text: readFileSync(r.output!.path, 'utf8').trim(), warnings: (r.data as { warnings?: string[] } | undefined)?.warnings };
+      } finally {
+        await ws.dispose();
+      }
+    };
+    const want = ['sheets "Q&A <2>", "Ünits" left out: CSV holds the first sheet only'];
+    assert.deepEqual(await csvOf(three), { text: 'First', warnings: want });
+    const ods = await run('convert-spreadsheet', three, { format: 'ods' }, 'three.ods');
+    assert.deepEqual(await csvOf(ods), { text: 'First', warnings: want });
+    assert.equal((await csvOf(xlsx)).warnings, undefined);
   });
 
   it('spreadsheet-to-pdf prints the cells', async () => {

@@ -9,7 +9,7 @@ export default defineTool({
   group: 'document',
   summary: 'Convert spreadsheets between XLSX, ODS and CSV; base tool of the spreadsheet preset.',
   description:
-    'LibreOffice (headless, warm pool) reads XLSX, XLS, ODS or CSV (UTF-8, comma) and writes the chosen format. CSV output holds the first sheet only. Macros never run.',
+    'LibreOffice (headless, warm pool) reads XLSX, XLS, ODS or CSV (UTF-8, comma) and writes the chosen format. CSV output holds the first sheet only; the sheets left out are named in warnings. Macros never run.',
   input: { kind: 'file', accept: ['.xlsx', '.xls', '.ods', '.csv'] },
   settings: z.object({
     format: z.enum(['xlsx', 'ods', 'csv']).describe('Output format.'),
@@ -20,7 +20,21 @@ export default defineTool({
   examples: ['book.xlsx --format csv -o book.csv'],
   async run(ctx, { files }, s) {
     const out = ctx.out(s.format);
-    await convertOfficeFile(files[0]!, s.format, out, { workDir: ctx.workDir, signal: ctx.signal, progress: ctx.progress });
-    return { outputs: [outputFile(out)] };
+    const { sheetsLeftOut: left } = await convertOfficeFile(files[0]!, s.format, out, {
+      workDir: ctx.workDir,
+      signal: ctx.signal,
+      progress: ctx.progress,
+    });
+    const shown =
+      left
+        .slice(0, 10)
+        .map((n) => `"${n}"`)
+        .join(', ') + (left.length > 10 ? ` and ${left.length - 10} more` : '');
+    return {
+      outputs: [outputFile(out)],
+      ...(left.length
+        ? { data: { warnings: [`${left.length === 1 ? 'sheet' : 'sheets'} ${shown} left out: CSV holds the first sheet only`] } }
+        : {}),
+    };
   },
 });
