@@ -14,6 +14,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import { KilnError } from '../../src/core/errors.js';
+import { RateLimiter } from '../http/rate-limit.js';
 import type { DaemonContext } from '../context.js';
 import { bumpCredentials } from '../auth/credentials-version.js';
 import type { Database, Role, UsersTable } from '../store/schema.js';
@@ -42,6 +43,21 @@ export function cookie(header: string | undefined, name: string): string | undef
     if (k === name) return v.join('=');
   }
   return undefined;
+}
+
+/**
+ * Sign-ins started with single sign-on, per client address and minute. Each start stores its state for
+ * SSO_STATE_TTL_MS until the callback: under the general rate limit alone one address could make
+ * 60,000 rows in that time. A person starts a handful.
+ */
+export const SSO_STARTS_PER_MINUTE = 60;
+
+/** The limiter of one SSO start route (per instance, like the general rate limit). */
+export function ssoStartLimiter(protocol: 'OIDC' | 'SAML'): RateLimiter {
+  return new RateLimiter(SSO_STARTS_PER_MINUTE, {
+    counted: `${protocol} sign-ins started from this address`,
+    source: 'a fixed limit per address',
+  });
 }
 
 export async function putSsoRequest(

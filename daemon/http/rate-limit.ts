@@ -24,8 +24,14 @@ export class RateLimiter {
   private readonly buckets = new Map<string, Bucket>();
   private readonly rateOf: (request: FastifyRequest) => number;
 
-  /** `perMinute`: a fixed rate, or the caller's rate now. */
-  constructor(perMinute: number | ((request: FastifyRequest) => number)) {
+  /**
+   * `perMinute`: a fixed rate, or the caller's rate now. `label`: what is counted and where its rate
+   * comes from, for the 429's message.
+   */
+  constructor(
+    perMinute: number | ((request: FastifyRequest) => number),
+    private readonly label = { counted: 'requests', source: 'the rateLimitPerMinute setting; RATE_LIMIT_PER_MINUTE by default' },
+  ) {
     this.rateOf = typeof perMinute === 'number' ? () => perMinute : perMinute;
   }
 
@@ -62,7 +68,7 @@ export class RateLimiter {
       void reply.header('retry-after', String(wait));
       throw new KilnError(
         'RATE_LIMITED',
-        `Too many requests: at most ${perMinute} a minute (the rateLimitPerMinute setting; RATE_LIMIT_PER_MINUTE by default). Try again in ${wait} s.`,
+        `Too many ${this.label.counted}: at most ${perMinute} a minute (${this.label.source}). Try again in ${wait} s.`,
         {
           details: { retryAfterSeconds: wait, limitPerMinute: perMinute },
         },

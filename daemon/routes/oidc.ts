@@ -2,15 +2,17 @@
 import type { FastifyInstance } from 'fastify';
 import { KilnError } from '../../src/core/errors.js';
 import { finishOidc, startOidc, type OidcPending } from '../accounts/oidc.js';
-import { cookie, finishSso, guardedSso, putSsoRequest, requireSso, takeSsoRequest } from '../accounts/sso.js';
+import { cookie, finishSso, guardedSso, putSsoRequest, requireSso, ssoStartLimiter, takeSsoRequest } from '../accounts/sso.js';
 
 const COOKIE = 'kiln_oidc_state';
 
 export async function oidcRoutes(app: FastifyInstance): Promise<void> {
   const ctx = app.kiln;
 
-  app.get('/api/auth/oidc/login', { config: { public: true } }, async (_request, reply) => {
+  const starts = ssoStartLimiter('OIDC');
+  app.get('/api/auth/oidc/login', { config: { public: true } }, async (request, reply) => {
     await requireSso(ctx, 'oidc');
+    starts.check(request, reply);
     const c = ctx.config.accounts.oidc!;
     const { url, state, pending } = await startOidc(c);
     await putSsoRequest(ctx.store.db, 'oidc', state, pending);

@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import { KilnError } from '../../src/core/errors.js';
 import { finishSaml, samlFor, startSaml, takeBinding } from '../accounts/saml.js';
-import { cookie, finishSso, guardedSso, requireSso } from '../accounts/sso.js';
+import { cookie, finishSso, guardedSso, requireSso, ssoStartLimiter } from '../accounts/sso.js';
 
 const COOKIE = 'kiln_saml_state';
 
@@ -20,8 +20,10 @@ export async function samlRoutes(app: FastifyInstance): Promise<void> {
     return reply.type('application/samlmetadata+xml; charset=utf-8').send(saml.generateServiceProviderMetadata(null, null));
   });
 
-  app.get('/api/auth/saml/login', { config: { public: true } }, async (_request, reply) => {
+  const starts = ssoStartLimiter('SAML');
+  app.get('/api/auth/saml/login', { config: { public: true } }, async (request, reply) => {
     await requireSso(ctx, 'saml');
+    starts.check(request, reply);
     const c = ctx.config.accounts.saml!;
     const { url, binding } = await startSaml(c, ctx.store.db);
     // Binds the round trip to this browser. The IdP posts back cross-site, which a SameSite=Lax cookie

@@ -336,6 +336,22 @@ describe('OIDC sign-in against a real provider', () => {
       JSON.stringify(events.json),
     );
   });
+
+  // After the lock-out test: sign-in starts are counted apart from callbacks.
+  it('sign-in starts are limited per address (each stores its state for 10 minutes)', async () => {
+    let limited: Awaited<ReturnType<typeof call>> | undefined;
+    for (let i = 0; i <= 60 && !limited; i++) {
+      const r = await call(s, 'GET', '/api/auth/oidc/login', { token: null });
+      if (r.status === 429) limited = r;
+      else assert.equal(r.status, 302, JSON.stringify(r.json));
+    }
+    assert.ok(limited, 'the 61st start in a minute is refused');
+    assert.equal(limited.json.error.code, 'RATE_LIMITED');
+    assert.match(limited.json.error.message, /OIDC sign-ins started from this address: at most 60 a minute/);
+    assert.ok(Number(limited.headers.get('retry-after')) >= 1);
+    const rows = await s.app.kiln.store.db.selectFrom('sso_requests').select('id').where('kind', '=', 'oidc').execute();
+    assert.ok(rows.length <= 61, `${rows.length} states stored`);
+  });
 });
 
 describe('OIDC not configured', () => {
