@@ -17,6 +17,12 @@ export async function regularFile(p: string): Promise<Stats> {
         ? `No such file: ${p}. Its name is not valid UTF-8 (shown with \uFFFD), and kiln reads names as UTF-8: rename it, e.g. \`convmv -f latin1 -t utf-8 --notest FILE\`.`
         : `No such file: ${p}`,
     );
-  if (!st.isFile()) throw new KilnError('UNSUPPORTED_INPUT', `${p} is not a regular file.`);
+  if (!st.isFile())
+    throw new KilnError(
+      'UNSUPPORTED_INPUT',
+      st.isDirectory()
+        ? `${p} is not a regular file but a directory: name its files (${p.replace(/\/+$/, '')}/*.jpg), or run \`kiln watch\` on it.`
+        : `${p} is not a regular file.`,
+    );
   return st;
 }

@@ -244,7 +244,7 @@ describe('kiln pipeline save|list and kiln files against a server', () => {
     for (const e of [env, local]) {
       const r = await kiln(['files', 'upload', folder], { env: e });
       assert.equal(r.code, EXIT.INPUT, r.stderr);
-      assert.match(r.stderr, /a-folder is not a regular file/);
+      assert.match(r.stderr, /a-folder is not a regular file but a directory: name its files \(.*a-folder\/\*\.jpg\)/);
       assert.doesNotMatch(r.stderr, /Cannot reach|EISDIR/);
     }
     assert.equal(await count(), before);
