@@ -189,6 +189,19 @@ export class RedisJobQueue implements DistributedQueue {
     return (await this.queue.getJob(bullId(jobId))) !== undefined;
   }
 
+  async missing(jobIds: string[]): Promise<string[]> {
+    if (jobIds.length === 0) return [];
+    // A BullMQ job is a hash at <prefix>:jobs:<bull id> while any state (waiting, delayed, active) holds it.
+    const p = this.client.pipeline();
+    for (const id of jobIds) p.exists(this.queue.toKey(bullId(id)));
+    const replies = (await withTimeout(p.exec(), COMMAND_TIMEOUT_MS, 'checking queued jobs')) ?? [];
+    return jobIds.filter((_, i) => {
+      const [err, n] = replies[i] ?? [new Error('no reply')];
+      if (err) throw err;
+      return n === 0;
+    });
+  }
+
   process(handler: (job: QueuedJob, signal: AbortSignal) => Promise<WorkerOutcome>): void {
     if (this.worker) throw new Error('the worker is already running');
     void import('bullmq').then(({ Worker, DelayedError }) => {

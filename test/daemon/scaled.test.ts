@@ -345,6 +345,37 @@ describe('scaled mode: two daemons, PostgreSQL, Redis, one shared directory', { 
     assert.deepEqual([...(await readZip(Buffer.from(await later.arrayBuffer()))).keys()], ['q30.png', 'q50.png', 'manifest.json']);
   });
 
+  it('fails, never leaves queued, a job Redis lost while its instance lives (FLUSHALL, a restart without persistence)', async () => {
+    await Promise.all([worker(a).pauseWorker(), worker(b).pauseWorker()]);
+    let jobId = '';
+    try {
+      const jpg = await makeImage(dir, 'lost.jpg', 40, 40);
+      const r = await submit(a, '/api/v1/tools/image/resize', await form({ file: await filePart(jpg), settings: '{"width": 10}' }));
+      assert.equal(r.status, 202);
+      jobId = r.json.jobId;
+      assert.equal(await worker(a).has(jobId), true);
+      // Everything of this deployment in Redis goes, as with FLUSHALL: the job, heartbeats, leases.
+      const { purgeRedisPrefix } = await import('../../daemon/queue/redis.js');
+      await purgeRedisPrefix(REDIS, prefix);
+      assert.equal(await worker(a).has(jobId), false);
+    } finally {
+      worker(a).resumeWorker();
+      worker(b).resumeWorker();
+    }
+    // A lives and beats again; its own check finds the job gone from the queue within a few beats.
+    const stream = readSse(`${b.url}/api/v1/jobs/${jobId}/progress`, b.token, 5000);
+    const job = await until(b, jobId, (j) => j.status !== 'queued', 5000);
+    assert.equal(job.status, 'failed');
+    assert.equal(job.error.code, 'UNAVAILABLE');
+    assert.equal(job.error.reason, 'queue-lost');
+    assert.equal((await stream).events.at(-1)?.event, 'failed');
+    assert.equal(existsSync(path.join(shared, 'jobs', jobId)), false);
+    // The queue works again for new jobs.
+    const png = await makeImage(dir, 'after-lost.png', 40, 40, { format: 'png' });
+    const again = await submit(a, '/api/v1/tools/image/resize', await form({ file: await filePart(png), settings: '{"width": 10}' }));
+    assert.equal((await until(b, again.json.jobId, (j) => j.status === 'completed' || j.status === 'failed', 10_000)).status, 'completed');
+  });
+
   it('fails, never leaves running, a job whose instance vanished without a word', async () => {
     const owner = (await b.app.kiln.store.db.selectFrom('users').select('id').executeTakeFirstOrThrow()).id;
     const id = randomBytes(12).toString('hex');
