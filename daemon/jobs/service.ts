@@ -365,6 +365,12 @@ export class JobService {
     return (await getJob(this.store.db, row.id)) ?? row;
   }
 
+  /** Removes what a job kept: its directory and, with object storage, its inputs and output in the bucket. */
+  async removeFiles(row: JobRow): Promise<void> {
+    await rm(row.work_dir ?? path.join(this.jobsDir, row.id), { recursive: true, force: true });
+    await removeJobObjects(this.storage, row.id);
+  }
+
   /** Scaled mode: see Reaper. */
   async reap(): Promise<number> {
     return this.scaled ? this.scaled.reaper.reap() : 0;
