@@ -55,9 +55,12 @@ export async function cancelElsewhere(deps: ScaledDeps, row: JobRow): Promise<vo
   try {
     const err = new KilnError('CANCELLED', 'The run was cancelled.');
     if (await endQueued(deps, row, err)) {
-      await shared.remove(row.id).catch(() => false);
-      // A run pinned to its instance waits in that instance's local queue: the message drops it there.
-      await shared.publishCancel(row.id).catch(() => {});
+      // Both best effort (the record is what a worker goes by): with Redis away each gives up after 5 s, together.
+      await Promise.all([
+        shared.remove(row.id).catch(() => false),
+        // A run pinned to its instance waits in that instance's local queue: the message drops it there.
+        shared.publishCancel(row.id).catch(() => {}),
+      ]);
       return;
     }
     await shared.publishCancel(row.id);
