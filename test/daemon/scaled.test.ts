@@ -369,6 +369,8 @@ describe('scaled mode: two daemons, PostgreSQL, Redis, one shared directory', { 
     assert.equal(job.error.code, 'UNAVAILABLE');
     assert.equal(job.error.reason, 'queue-lost');
     assert.equal((await stream).events.at(-1)?.event, 'failed');
+    // The files go right after the record (a stream may learn the end from the database first).
+    for (let i = 0; i < 40 && existsSync(path.join(shared, 'jobs', jobId)); i++) await sleep(50);
     assert.equal(existsSync(path.join(shared, 'jobs', jobId)), false);
     // The queue works again for new jobs.
     const png = await makeImage(dir, 'after-lost.png', 40, 40, { format: 'png' });
