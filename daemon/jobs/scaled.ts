@@ -106,13 +106,14 @@ export class Reaper {
 
   async reap(): Promise<number> {
     const { db, shared } = this.deps;
-    const rows = await db
-      .selectFrom('jobs')
-      .selectAll()
-      .where('status', 'in', ['queued', 'running'])
-      .orderBy('created_at')
-      .limit(1000)
-      .execute();
+    // Running and queued apart, queued ones only once old enough to be given up: one list of the oldest
+    // thousand of both never reached a running orphan behind a backlog of waiting jobs.
+    const unfinished = (status: 'queued' | 'running') => {
+      let q = db.selectFrom('jobs').selectAll().where('status', '=', status);
+      if (status === 'queued') q = q.where('created_at', '<', Date.now() - ORPHAN_QUEUED_MS);
+      return q.orderBy('created_at').limit(1000).execute();
+    };
+    const rows = [...(await unfinished('running')), ...(await unfinished('queued'))];
     const alive = new Map<string, boolean>();
     const isAlive = async (instance: string) => {
       if (!alive.has(instance)) alive.set(instance, await shared.isAlive(instance));
@@ -122,11 +123,7 @@ export class Reaper {
     const seen = new Set<string>();
     for (const row of rows) {
       if (row.status === 'running' && (await isAlive(row.instance_id))) continue;
-      if (
-        row.status === 'queued' &&
-        (Date.now() - Number(row.created_at) < ORPHAN_QUEUED_MS || (await isAlive(row.instance_id)) || (await shared.has(row.id)))
-      )
-        continue;
+      if (row.status === 'queued' && ((await isAlive(row.instance_id)) || (await shared.has(row.id)))) continue;
       seen.add(row.id);
       // Seen orphaned twice, a beat apart: an instance whose key lapsed while Redis was away beats again first.
       const since = this.suspects.get(row.id);

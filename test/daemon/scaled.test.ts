@@ -412,6 +412,57 @@ describe('scaled mode: two daemons, PostgreSQL, Redis, one shared directory', { 
     assert.equal(job.error.reason, 'daemon-restarted');
   });
 
+  it('fails the running job of a vanished instance behind a backlog of a thousand queued jobs', async () => {
+    const db = b.app.kiln.store.db;
+    const owner = (await db.selectFrom('users').select('id').executeTakeFirstOrThrow()).id;
+    const now = Date.now();
+    const row = (id: string, status: 'queued' | 'running', instance: string, created: number) => ({
+      id,
+      owner_id: owner,
+      tool: 'resize',
+      base_tool: 'resize',
+      kind: 'run' as const,
+      settings: '{}',
+      status,
+      progress: 0,
+      stage: status,
+      result: null,
+      error: null,
+      client_job_id: 'backlog',
+      instance_id: instance,
+      work_dir: null,
+      output_path: null,
+      output_name: null,
+      content_type: null,
+      original_size: 1,
+      processed_size: null,
+      created_at: created,
+      started_at: status === 'running' ? now : null,
+      finished_at: null,
+    });
+    // Older than the orphan, waiting on an instance that beats (its key set here): nothing to reap there.
+    const live = `live-${randomBytes(4).toString('hex')}`;
+    const { Redis } = await import('ioredis');
+    const r = new Redis(REDIS);
+    await r.set(`${prefix}:kiln:instance:${live}`, '1', 'PX', 60_000);
+    const backlog = Array.from({ length: 1000 }, (_, i) => row(randomBytes(12).toString('hex'), 'queued', live, now - 5000 + i));
+    const orphan = randomBytes(12).toString('hex');
+    try {
+      for (let i = 0; i < backlog.length; i += 250)
+        await db
+          .insertInto('jobs')
+          .values(backlog.slice(i, i + 250))
+          .execute();
+      await insertJob(db, row(orphan, 'running', 'gone-instance', now));
+      const job = await until(a, orphan, (j) => j.status !== 'running', 5000);
+      assert.equal(job.error.reason, 'daemon-restarted');
+    } finally {
+      await db.deleteFrom('jobs').where('client_job_id', '=', 'backlog').execute();
+      await r.del(`${prefix}:kiln:instance:${live}`);
+      r.disconnect();
+    }
+  });
+
   it('ends a stream whose final event was lost, from the database', async () => {
     const owner = (await b.app.kiln.store.db.selectFrom('users').select('id').executeTakeFirstOrThrow()).id;
     const id = randomBytes(12).toString('hex');
