@@ -9,7 +9,6 @@
  * files and pipelines: nothing is handed to another user.
  */
 import { rm } from 'node:fs/promises';
-import path from 'node:path';
 import { type Kysely, PostgresAdapter } from 'kysely';
 import { KilnError } from '../../src/core/errors.js';
 import type { AuthUser, Authenticator } from '../auth/authenticate.js';
@@ -286,7 +285,8 @@ export async function setPassword(
 /** What deleting needs from the job service; the offline CLI passes none (no runs to stop, work dirs from the records). */
 export interface JobStopper {
   cancel(row: JobRow): Promise<unknown>;
-  readonly jobsDir: string;
+  /** Removes what the job kept: its directory and, with object storage, its objects (the sweep goes by records). */
+  removeFiles(row: JobRow): Promise<void>;
 }
 
 /** Deletes the user's library items (through the library, which releases their stored content) and pipelines. */
@@ -364,8 +364,8 @@ export async function deleteUser(
   const { files, pipelines } = await deleteOwnedLibrary(db, sharedDir, id);
   await deleteOrphans(db, sharedDir);
   for (const j of owned) {
-    const dir = j.work_dir ?? (jobs ? path.join(jobs.jobsDir, j.id) : undefined);
-    if (dir) await rm(dir, { recursive: true, force: true }).catch(() => {});
+    if (jobs) await jobs.removeFiles(j).catch(() => {});
+    else if (j.work_dir) await rm(j.work_dir, { recursive: true, force: true }).catch(() => {});
   }
   auth?.forgetUser(id);
   return { user: target, jobsDeleted: owned.length, filesDeleted: files, pipelinesDeleted: pipelines, watchFoldersDeleted: watchFolders };

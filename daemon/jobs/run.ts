@@ -5,7 +5,7 @@
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
-import { toKilnError } from '../../src/core/errors.js';
+import { KilnError, toKilnError } from '../../src/core/errors.js';
 import type { ToolInputs } from '../../src/core/tool.js';
 import { runTool } from '../../src/tools/run-tool.js';
 import type { DaemonConfig } from '../config.js';
@@ -89,13 +89,16 @@ export async function executeRun(deps: RunDeps, req: RunSpec, signal: AbortSigna
     finished_at: Date.now(),
   };
   await progressWrites;
+  // The last moment a cancel stops the run. Past it the follow-ups run to their end whatever comes: a
+  // save skipped or an output left unstored (S3) made a completed job without them, its download a 404.
+  if (signal.aborted) throw new KilnError('CANCELLED', 'The run was cancelled.');
   // The inputs are no longer needed (the output stays until the TTL sweep); they go while the rest
   // is recorded, and are gone before the run counts as settled.
   const inputsGone = rm(path.join(req.workDir, 'in'), { recursive: true, force: true });
   inputsGone.catch(() => {}); // awaited below; this only keeps an early throw from leaving it unhandled
   // The follow-up (saving to the library) runs before the job is marked completed, so every view of
   // a completed job — the row, the 200 answer, the SSE event — already carries its fields.
-  if (req.afterSuccess && !signal.aborted) {
+  if (req.afterSuccess) {
     const current = await getJob(db, req.id);
     const extra = current
       ? await req.afterSuccess({ ...current, ...patch }).catch((e: unknown) => {
@@ -106,7 +109,7 @@ export async function executeRun(deps: RunDeps, req: RunSpec, signal: AbortSigna
       : undefined;
     if (extra && Object.keys(extra).length) patch.result = JSON.stringify({ ...JSON.parse(patch.result ?? '{}'), extra });
   }
-  if (req.storeOutput && patch.output_path && patch.output_name && !signal.aborted)
+  if (req.storeOutput && patch.output_path && patch.output_name)
     patch.output_path = await req.storeOutput(patch.output_path, patch.output_name, patch.content_type ?? undefined);
   const row = await finishJobRow(db, req.id, patch);
   if (row) deps.ended?.(row);

@@ -29,6 +29,21 @@ export interface ScaledDeps {
 }
 
 /**
+ * Ends a job that is still queued (only then, and with `instanceId` only while that instance owns it:
+ * a worker's claim changes both), tells its streams and removes its files. False when it was not.
+ */
+async function endQueued(deps: ScaledDeps, row: JobRow, err: KilnError, instanceId?: string): Promise<boolean> {
+  let q = deps.db.updateTable('jobs').set(failureRecord(err)).where('id', '=', row.id).where('status', '=', 'queued');
+  if (instanceId) q = q.where('instance_id', '=', instanceId);
+  if (Number((await q.executeTakeFirst()).numUpdatedRows) === 0) return false;
+  // Files first: a client told of the end finds nothing of the job left.
+  await rm(row.work_dir ?? path.join(deps.jobsDir, row.id), { recursive: true, force: true });
+  await deps.removeObjects(row.id).catch(() => {});
+  deps.events.publish(row.id, { type: 'failed', error: err.toJSON().error });
+  return true;
+}
+
+/**
  * A job this instance does not run: a queued one is ended here (the worker that would take it finds
  * it cancelled and skips it); a running one is aborted by its instance on the cancel message, and
  * ended here if that instance does not confirm in time (it died).
@@ -39,19 +54,13 @@ export async function cancelElsewhere(deps: ScaledDeps, row: JobRow): Promise<vo
   let timer: ReturnType<typeof setTimeout> | undefined;
   try {
     const err = new KilnError('CANCELLED', 'The run was cancelled.');
-    const queued = await db
-      .updateTable('jobs')
-      .set(failureRecord(err))
-      .where('id', '=', row.id)
-      .where('status', '=', 'queued')
-      .executeTakeFirst();
-    if (Number(queued.numUpdatedRows) > 0) {
-      events.publish(row.id, { type: 'failed', error: err.toJSON().error });
-      await shared.remove(row.id).catch(() => false);
-      // A run pinned to its instance waits in that instance's local queue: the message drops it there.
-      await shared.publishCancel(row.id).catch(() => {});
-      if (row.work_dir) await rm(row.work_dir, { recursive: true, force: true });
-      await deps.removeObjects(row.id).catch(() => {});
+    if (await endQueued(deps, row, err)) {
+      // Both best effort (the record is what a worker goes by): with Redis away each gives up after 5 s, together.
+      await Promise.all([
+        shared.remove(row.id).catch(() => false),
+        // A run pinned to its instance waits in that instance's local queue: the message drops it there.
+        shared.publishCancel(row.id).catch(() => {}),
+      ]);
       return;
     }
     await shared.publishCancel(row.id);
@@ -97,13 +106,14 @@ export class Reaper {
 
   async reap(): Promise<number> {
     const { db, shared } = this.deps;
-    const rows = await db
-      .selectFrom('jobs')
-      .selectAll()
-      .where('status', 'in', ['queued', 'running'])
-      .orderBy('created_at')
-      .limit(1000)
-      .execute();
+    // Running and queued apart, queued ones only once old enough to be given up: one list of the oldest
+    // thousand of both never reached a running orphan behind a backlog of waiting jobs.
+    const unfinished = (status: 'queued' | 'running') => {
+      let q = db.selectFrom('jobs').selectAll().where('status', '=', status);
+      if (status === 'queued') q = q.where('created_at', '<', Date.now() - ORPHAN_QUEUED_MS);
+      return q.orderBy('created_at').limit(1000).execute();
+    };
+    const rows = [...(await unfinished('running')), ...(await unfinished('queued'))];
     const alive = new Map<string, boolean>();
     const isAlive = async (instance: string) => {
       if (!alive.has(instance)) alive.set(instance, await shared.isAlive(instance));
@@ -113,11 +123,7 @@ export class Reaper {
     const seen = new Set<string>();
     for (const row of rows) {
       if (row.status === 'running' && (await isAlive(row.instance_id))) continue;
-      if (
-        row.status === 'queued' &&
-        (Date.now() - Number(row.created_at) < ORPHAN_QUEUED_MS || (await isAlive(row.instance_id)) || (await shared.has(row.id)))
-      )
-        continue;
+      if (row.status === 'queued' && ((await isAlive(row.instance_id)) || (await shared.has(row.id)))) continue;
       seen.add(row.id);
       // Seen orphaned twice, a beat apart: an instance whose key lapsed while Redis was away beats again first.
       const since = this.suspects.get(row.id);
@@ -132,6 +138,55 @@ export class Reaper {
       n++;
     }
     for (const id of [...this.suspects.keys()]) if (!seen.has(id)) this.suspects.delete(id);
+    return n;
+  }
+}
+
+/**
+ * This instance's queued jobs that the shared queue lost (Redis flushed, or restarted without
+ * persistence, while this instance lived: the reaper only looks at jobs of dead instances). Their
+ * inputs and validated settings lived only in the queue's entry, so they cannot be queued again: they
+ * are failed (`UNAVAILABLE`, reason `queue-lost`) and their files removed. Jobs this instance still
+ * holds itself (storing inputs before the enqueue, its local queue) are not the queue's to hold.
+ */
+export class LostJobs {
+  /** Jobs found missing, with when: failed on a later pass, so an enqueue or claim in flight settles first. */
+  private suspects = new Map<string, number>();
+
+  constructor(
+    private readonly deps: ScaledDeps,
+    private readonly instanceId: string,
+    private readonly heartbeatMs: number,
+    /** Whether this instance holds the job itself (not yet handed to the shared queue, or run here). */
+    private readonly heldHere: (id: string) => boolean,
+  ) {}
+
+  async check(): Promise<number> {
+    const rows = await this.deps.db
+      .selectFrom('jobs')
+      .selectAll()
+      .where('status', '=', 'queued')
+      .where('instance_id', '=', this.instanceId)
+      .orderBy('created_at')
+      .limit(1000)
+      .execute();
+    const candidates = rows.filter((r) => !this.heldHere(r.id));
+    const missing = new Set(await this.deps.shared.missing(candidates.map((r) => r.id)));
+    let n = 0;
+    for (const row of candidates) {
+      if (!missing.has(row.id)) continue;
+      const since = this.suspects.get(row.id);
+      if (since === undefined) this.suspects.set(row.id, Date.now());
+      if (since === undefined || Date.now() - since < this.heartbeatMs) continue;
+      this.suspects.delete(row.id);
+      const err = new KilnError(
+        'UNAVAILABLE',
+        'The job queue (Redis) lost this job before any instance ran it (its data was flushed or it restarted without persistence); run it again.',
+        { reason: 'queue-lost' },
+      );
+      if (await endQueued(this.deps, row, err, this.instanceId)) n++;
+    }
+    for (const id of [...this.suspects.keys()]) if (!missing.has(id)) this.suspects.delete(id);
     return n;
   }
 }

@@ -25,7 +25,7 @@ import { type LibrarySaver, outputStep, saveStep } from './steps.js';
 import { pipelineTarget } from './pipeline-target.js';
 import { failureRecord, newJobRow } from './records.js';
 import { executeRun, type RunDeps, type RunSpec } from './run.js';
-import { cancelElsewhere, handBack, Reaper, type ScaledDeps } from './scaled.js';
+import { cancelElsewhere, handBack, LostJobs, Reaper, type ScaledDeps } from './scaled.js';
 import { findTarget } from './targets.js';
 import { recoverLocal, removeStaleScratch, sweepJobs, Upkeep } from './upkeep.js';
 import { within } from './within.js';
@@ -69,7 +69,9 @@ export class JobService {
   private closing = false;
   /** Set in scaled mode: the shared queue, event bus and heartbeats. */
   private readonly shared?: DistributedQueue;
-  private readonly scaled?: { deps: ScaledDeps; reaper: Reaper };
+  private readonly scaled?: { deps: ScaledDeps; reaper: Reaper; lost: LostJobs };
+  /** Scaled mode: jobs recorded but not yet in the shared queue (inputs being stored, the enqueue in flight). */
+  private readonly enqueueing = new Set<string>();
   private readonly runDeps: RunDeps;
   private librarySaver?: LibrarySaver;
 
@@ -101,7 +103,12 @@ export class JobService {
         fail: (id, dir, e) => this.fail(id, dir, e),
         removeObjects: (id) => removeJobObjects(this.storage, id).then(() => {}),
       };
-      this.scaled = { deps, reaper: new Reaper(deps, config.heartbeatMs) };
+      const heldHere = (id: string) => this.enqueueing.has(id) || this.settled.has(id) || this.external.has(id);
+      this.scaled = {
+        deps,
+        reaper: new Reaper(deps, config.heartbeatMs),
+        lost: new LostJobs(deps, instanceId, config.heartbeatMs, heldHere),
+      };
       // A cancel sent to another instance reaches batches driven here.
       shared.onCancel((id) => this.external.get(id)?.abort());
       shared.process((job, signal) => this.runQueued(job, signal));
@@ -154,11 +161,17 @@ export class JobService {
     // Before the record exists: without a library there is nothing to save to.
     const afterSave = req.afterSuccess ?? saveStep(this.librarySaver, viewer, req.saveToFile);
     const row = newJobRow(req, this.instanceId);
-    await insertJob(this.store.db, row);
     // A run any instance can do goes to the shared queue: catalog tools and presets, pipelines (rebuilt
     // from their definition), saves to the library (done by the worker). One with a follow-up closure or a
     // target built only for this request runs here, its events still shared.
-    if (this.shared && !req.afterSuccess && (req.pipeline || findTarget(req.target.id) === req.target)) {
+    const toShared = this.shared && !req.afterSuccess && (req.pipeline || findTarget(req.target.id) === req.target);
+    // Until the queue holds it, the check for lost jobs (LostJobs) leaves it alone.
+    if (toShared) this.enqueueing.add(row.id);
+    await insertJob(this.store.db, row).catch((e) => {
+      this.enqueueing.delete(row.id);
+      throw e;
+    });
+    if (toShared) {
       const job: QueuedJob = {
         id: row.id,
         target: req.target.id,
@@ -178,7 +191,9 @@ export class JobService {
           await rm(req.workDir, { recursive: true, force: true });
         }
         await this.shared!.enqueue(job);
-      })().catch((e) => this.fail(row.id, req.workDir, e));
+      })()
+        .catch((e) => this.fail(row.id, req.workDir, e))
+        .finally(() => this.enqueueing.delete(row.id));
       return row;
     }
     const spec: RunSpec = {
@@ -305,26 +320,40 @@ export class JobService {
     this.settled.set(id, settled);
   }
 
-  /** The finished row, or undefined when the job is still going after `ms`. */
+  /**
+   * The finished row, or undefined when the job is still going after `ms`. NOT_FOUND when its record is
+   * gone (its owner deleted meanwhile): "still going" then made a caller that waits in a loop (an MCP
+   * call) ask again at once, for ever.
+   */
   async wait(id: string, ms: number): Promise<JobRow | undefined> {
     const p = this.settled.get(id);
     if (!p && this.shared && ms > 0) return this.waitShared(id, ms);
     if (!p) {
-      const row = await getJob(this.store.db, id);
-      return row && isFinal(row.status) ? row : undefined;
+      const row = await this.existing(id);
+      return isFinal(row.status) ? row : undefined;
     }
-    return ms > 0 ? within(p, ms) : undefined;
+    if (ms <= 0) return undefined;
+    const row = await within(p, ms);
+    if (row) return row;
+    await this.existing(id);
+    return undefined;
+  }
+
+  private async existing(id: string): Promise<JobRow> {
+    const row = await getJob(this.store.db, id);
+    if (!row) throw new KilnError('NOT_FOUND', `Job ${id} no longer exists (its owner was deleted, or its record expired).`);
+    return row;
   }
 
   /** Scaled mode: a job another instance runs ends when its final event arrives (or the row says so). */
   private async waitShared(id: string, ms: number): Promise<JobRow | undefined> {
     const final = this.events.finalEvent(id);
     try {
-      const before = await getJob(this.store.db, id);
-      if (!before || isFinal(before.status)) return before;
+      const before = await this.existing(id);
+      if (isFinal(before.status)) return before;
       await within(final.done, ms);
-      const row = await getJob(this.store.db, id);
-      return row && isFinal(row.status) ? row : undefined;
+      const row = await this.existing(id);
+      return isFinal(row.status) ? row : undefined;
     } finally {
       final.dispose();
     }
@@ -348,6 +377,12 @@ export class JobService {
       await this.fail(row.id, row.work_dir ?? path.join(this.jobsDir, row.id), new KilnError('CANCELLED', 'The run was cancelled.'));
     }
     return (await getJob(this.store.db, row.id)) ?? row;
+  }
+
+  /** Removes what a job kept: its directory and, with object storage, its inputs and output in the bucket. */
+  async removeFiles(row: JobRow): Promise<void> {
+    await rm(row.work_dir ?? path.join(this.jobsDir, row.id), { recursive: true, force: true });
+    await removeJobObjects(this.storage, row.id);
   }
 
   /** Scaled mode: see Reaper. */
@@ -395,6 +430,8 @@ export class JobService {
     // A short tick that sweeps when due: a changed interval applies from the next tick, no restart.
     this.upkeep.every('job-sweep', SWEEP_TICK_MS, () => this.sweepIfDue().catch(onError));
     if (this.shared) this.upkeep.every('reaper', this.config.heartbeatMs, () => this.reap().catch(onError));
+    // Every instance checks its own queued jobs (no lease): only it knows which it still holds itself.
+    if (this.scaled) this.upkeep.everyInstance('lost-jobs', this.config.heartbeatMs, () => this.scaled!.lost.check().catch(onError));
   }
 
   /** Jobs this instance is running or holding in its queue (what a drain waits for). */

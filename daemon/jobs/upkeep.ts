@@ -127,13 +127,22 @@ export class Upkeep {
   ) {}
 
   every(name: string, ms: number, pass: () => Promise<unknown>): void {
+    this.schedule(name, ms, pass, true);
+  }
+
+  /** A pass each instance runs for itself, with no lease (it looks at this instance's own records). */
+  everyInstance(name: string, ms: number, pass: () => Promise<unknown>): void {
+    this.schedule(name, ms, pass, false);
+  }
+
+  private schedule(name: string, ms: number, pass: () => Promise<unknown>, leased: boolean): void {
     if (this.closed) return;
     let running = false;
     const timer = setInterval(async () => {
       if (running) return;
       running = true;
       try {
-        if (await this.lead(name, ms * 3)) await pass();
+        if (!leased || (await this.lead(name, ms * 3))) await pass();
       } catch (e) {
         this.onError(e, name);
       } finally {

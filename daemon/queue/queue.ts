@@ -75,6 +75,8 @@ export interface DistributedQueue extends JobQueue {
   remove(jobId: string): Promise<boolean>;
   /** Whether the shared queue still holds the job (waiting or active). */
   has(jobId: string): Promise<boolean>;
+  /** Of these jobs, the ones the shared queue does not hold (one round trip for all). */
+  missing(jobIds: string[]): Promise<string[]>;
   /**
    * Starts this instance's worker; `signal` aborts on a cancel from any instance or on close. A handler
    * answering 'hand-back' puts the job back in the shared queue (a shutdown) instead of ending it.

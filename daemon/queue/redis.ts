@@ -73,6 +73,16 @@ function redactUrl(url: string): string {
   }
 }
 
+/**
+ * A queue command bounded like the enqueue: with Redis away ioredis holds commands until it is back
+ * (maxRetriesPerRequest null), which left a cancel hanging; this fails with UNAVAILABLE instead.
+ */
+function bounded<T>(p: Promise<T>, what: string): Promise<T> {
+  return withTimeout(p, COMMAND_TIMEOUT_MS, what).catch((e: Error) => {
+    throw e instanceof KilnError ? e : new KilnError('UNAVAILABLE', `The job queue (Redis) is unavailable: ${e.message}`, { cause: e });
+  });
+}
+
 function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   return Promise.race([
@@ -142,7 +152,7 @@ export class RedisJobQueue implements DistributedQueue {
 
   async isAlive(instanceId: string): Promise<boolean> {
     if (instanceId === this.o.instanceId) return !this.closed;
-    return (await this.client.exists(this.names.alive(instanceId))) === 1;
+    return (await bounded(this.client.exists(this.names.alive(instanceId)), 'checking a heartbeat')) === 1;
   }
 
   run<T>(jobId: string, task: (signal: AbortSignal) => Promise<T>): Promise<T> {
@@ -169,24 +179,31 @@ export class RedisJobQueue implements DistributedQueue {
     // Outcomes live in the database: the queue only hands the job over, so it keeps no record of it.
     // Bounded: while Redis is away the request fails instead of hanging. Should the add still land
     // later, the worker finds the job's record already failed and skips it.
-    await withTimeout(
-      this.queue.add('run', job, { jobId: bullId(job.id), removeOnComplete: true, removeOnFail: true }),
-      COMMAND_TIMEOUT_MS,
-      'queueing the job',
-    ).catch((e: Error) => {
-      throw new KilnError('UNAVAILABLE', `The job queue (Redis) is unavailable: ${e.message}`, { cause: e });
-    });
+    await bounded(this.queue.add('run', job, { jobId: bullId(job.id), removeOnComplete: true, removeOnFail: true }), 'queueing the job');
   }
 
   async remove(jobId: string): Promise<boolean> {
-    const job = await this.queue.getJob(bullId(jobId));
+    const job = await bounded(this.queue.getJob(bullId(jobId)), 'looking up the job');
     if (!job) return false;
     // Waiting jobs go; one a worker holds is locked and stays (the cancel message stops it).
-    return (await this.queue.remove(bullId(jobId))) === 1;
+    return (await bounded(this.queue.remove(bullId(jobId)), 'removing the job')) === 1;
   }
 
   async has(jobId: string): Promise<boolean> {
-    return (await this.queue.getJob(bullId(jobId))) !== undefined;
+    return (await bounded(this.queue.getJob(bullId(jobId)), 'looking up the job')) !== undefined;
+  }
+
+  async missing(jobIds: string[]): Promise<string[]> {
+    if (jobIds.length === 0) return [];
+    // A BullMQ job is a hash at <prefix>:jobs:<bull id> while any state (waiting, delayed, active) holds it.
+    const p = this.client.pipeline();
+    for (const id of jobIds) p.exists(this.queue.toKey(bullId(id)));
+    const replies = (await bounded(p.exec(), 'checking queued jobs')) ?? [];
+    return jobIds.filter((_, i) => {
+      const [err, n] = replies[i] ?? [new Error('no reply')];
+      if (err) throw err;
+      return n === 0;
+    });
   }
 
   process(handler: (job: QueuedJob, signal: AbortSignal) => Promise<WorkerOutcome>): void {
@@ -261,7 +278,7 @@ export class RedisJobQueue implements DistributedQueue {
   }
 
   async publishCancel(jobId: string): Promise<void> {
-    await withTimeout(this.client.publish(this.names.cancel, jobId), COMMAND_TIMEOUT_MS, 'sending the cancel request');
+    await bounded(this.client.publish(this.names.cancel, jobId), 'sending the cancel request');
   }
 
   onCancel(fn: (jobId: string) => void): void {

@@ -21,6 +21,16 @@ describe('Prefer: respond-async and wait=N', () => {
   });
   after(() => s.close());
 
+  it('waiting on a job whose record is gone (its owner deleted) fails NOT_FOUND, never "still going"', async () => {
+    const png = await makeImage(dir, 'gone.png', 20, 20, { format: 'png' });
+    const res = await run('/api/v1/tools/image/resize', 'wait=30', { file: await filePart(png), settings: '{"width": 10}' });
+    assert.equal(res.status, 200);
+    const { jobId } = (await res.json()) as { jobId: string };
+    await s.app.kiln.store.db.deleteFrom('jobs').where('id', '=', jobId).execute();
+    // An MCP call waits in a loop of wait(id, 60 s): an undefined at once made it spin on the database.
+    await assert.rejects(s.app.kiln.jobs.wait(jobId, 1000), { code: 'NOT_FOUND' });
+  });
+
   const run = async (route: string, prefer: string | undefined, fields: Record<string, string | Blob>) =>
     fetch(`${s.url}${route}`, {
       method: 'POST',

@@ -345,6 +345,39 @@ describe('scaled mode: two daemons, PostgreSQL, Redis, one shared directory', { 
     assert.deepEqual([...(await readZip(Buffer.from(await later.arrayBuffer()))).keys()], ['q30.png', 'q50.png', 'manifest.json']);
   });
 
+  it('fails, never leaves queued, a job Redis lost while its instance lives (FLUSHALL, a restart without persistence)', async () => {
+    await Promise.all([worker(a).pauseWorker(), worker(b).pauseWorker()]);
+    let jobId = '';
+    try {
+      const jpg = await makeImage(dir, 'lost.jpg', 40, 40);
+      const r = await submit(a, '/api/v1/tools/image/resize', await form({ file: await filePart(jpg), settings: '{"width": 10}' }));
+      assert.equal(r.status, 202);
+      jobId = r.json.jobId;
+      assert.equal(await worker(a).has(jobId), true);
+      // Everything of this deployment in Redis goes, as with FLUSHALL: the job, heartbeats, leases.
+      const { purgeRedisPrefix } = await import('../../daemon/queue/redis.js');
+      await purgeRedisPrefix(REDIS, prefix);
+      assert.equal(await worker(a).has(jobId), false);
+    } finally {
+      worker(a).resumeWorker();
+      worker(b).resumeWorker();
+    }
+    // A lives and beats again; its own check finds the job gone from the queue within a few beats.
+    const stream = readSse(`${b.url}/api/v1/jobs/${jobId}/progress`, b.token, 5000);
+    const job = await until(b, jobId, (j) => j.status !== 'queued', 5000);
+    assert.equal(job.status, 'failed');
+    assert.equal(job.error.code, 'UNAVAILABLE');
+    assert.equal(job.error.reason, 'queue-lost');
+    assert.equal((await stream).events.at(-1)?.event, 'failed');
+    // The files go right after the record (a stream may learn the end from the database first).
+    for (let i = 0; i < 40 && existsSync(path.join(shared, 'jobs', jobId)); i++) await sleep(50);
+    assert.equal(existsSync(path.join(shared, 'jobs', jobId)), false);
+    // The queue works again for new jobs.
+    const png = await makeImage(dir, 'after-lost.png', 40, 40, { format: 'png' });
+    const again = await submit(a, '/api/v1/tools/image/resize', await form({ file: await filePart(png), settings: '{"width": 10}' }));
+    assert.equal((await until(b, again.json.jobId, (j) => j.status === 'completed' || j.status === 'failed', 10_000)).status, 'completed');
+  });
+
   it('fails, never leaves running, a job whose instance vanished without a word', async () => {
     const owner = (await b.app.kiln.store.db.selectFrom('users').select('id').executeTakeFirstOrThrow()).id;
     const id = randomBytes(12).toString('hex');
@@ -377,6 +410,57 @@ describe('scaled mode: two daemons, PostgreSQL, Redis, one shared directory', { 
     const job = await until(a, id, (j) => j.status !== 'running', 5000);
     assert.equal(job.status, 'failed');
     assert.equal(job.error.reason, 'daemon-restarted');
+  });
+
+  it('fails the running job of a vanished instance behind a backlog of a thousand queued jobs', async () => {
+    const db = b.app.kiln.store.db;
+    const owner = (await db.selectFrom('users').select('id').executeTakeFirstOrThrow()).id;
+    const now = Date.now();
+    const row = (id: string, status: 'queued' | 'running', instance: string, created: number) => ({
+      id,
+      owner_id: owner,
+      tool: 'resize',
+      base_tool: 'resize',
+      kind: 'run' as const,
+      settings: '{}',
+      status,
+      progress: 0,
+      stage: status,
+      result: null,
+      error: null,
+      client_job_id: 'backlog',
+      instance_id: instance,
+      work_dir: null,
+      output_path: null,
+      output_name: null,
+      content_type: null,
+      original_size: 1,
+      processed_size: null,
+      created_at: created,
+      started_at: status === 'running' ? now : null,
+      finished_at: null,
+    });
+    // Older than the orphan, waiting on an instance that beats (its key set here): nothing to reap there.
+    const live = `live-${randomBytes(4).toString('hex')}`;
+    const { Redis } = await import('ioredis');
+    const r = new Redis(REDIS);
+    await r.set(`${prefix}:kiln:instance:${live}`, '1', 'PX', 60_000);
+    const backlog = Array.from({ length: 1000 }, (_, i) => row(randomBytes(12).toString('hex'), 'queued', live, now - 5000 + i));
+    const orphan = randomBytes(12).toString('hex');
+    try {
+      for (let i = 0; i < backlog.length; i += 250)
+        await db
+          .insertInto('jobs')
+          .values(backlog.slice(i, i + 250))
+          .execute();
+      await insertJob(db, row(orphan, 'running', 'gone-instance', now));
+      const job = await until(a, orphan, (j) => j.status !== 'running', 5000);
+      assert.equal(job.error.reason, 'daemon-restarted');
+    } finally {
+      await db.deleteFrom('jobs').where('client_job_id', '=', 'backlog').execute();
+      await r.del(`${prefix}:kiln:instance:${live}`);
+      r.disconnect();
+    }
   });
 
   it('ends a stream whose final event was lost, from the database', async () => {
