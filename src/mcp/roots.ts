@@ -6,24 +6,10 @@
  * directory, unless that is the file system's root. Paths are compared after resolving symbolic links,
  * so a link inside a root that points out of it is refused too.
  */
-import { realpathSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { KilnError } from '../core/errors.js';
-
-/** The real path of `p`, or of its nearest existing ancestor joined with the rest (an output not written yet). */
-function realish(p: string): string {
-  const abs = path.resolve(p);
-  const rest: string[] = [];
-  for (let cur = abs; ; cur = path.dirname(cur)) {
-    try {
-      return path.join(realpathSync(cur), ...rest.reverse());
-    } catch {
-      if (path.dirname(cur) === cur) return abs;
-      rest.push(path.basename(cur));
-    }
-  }
-}
+import { realPath } from '../core/paths.js';
 
 function within(root: string, p: string): boolean {
   const rel = path.relative(root, p);
@@ -42,8 +28,8 @@ export function rootsFromUris(uris: string[]): string[] {
 
 /** Throws FORBIDDEN unless `p` (an input, second file or output) lies inside one of `roots`. */
 export function checkInRoots(roots: string[], p: string, what: string): void {
-  const real = realish(p);
-  if (roots.some((r) => within(realish(r), real))) return;
+  const real = realPath(p);
+  if (roots.some((r) => within(realPath(r), real))) return;
   throw new KilnError(
     'FORBIDDEN',
     `${what} ${p} is outside the folders this MCP server may use (${roots.length ? roots.join(', ') : 'none'}): ` +

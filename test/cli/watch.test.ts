@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
-import { copyFile, mkdir, open, readFile, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, open, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import sharp from 'sharp';
@@ -219,11 +219,17 @@ describe('kiln watch', () => {
     await mkdir(inDir);
     // The folder itself, and a sub-folder of a recursive watch: each output would be a new input (it
     // looped, in/out/out/out/…, or moved every output to .failed/).
+    // Links count where they lead: an output folder linked into the watched one looped in/sub/sub/sub/….
+    const link = path.join(dir, 'link-to-in');
+    await symlink(inDir, link);
     for (const args of [
-      ['-o', inDir],
-      ['-o', path.join(inDir, 'out'), '--recursive'],
+      [inDir, '-o', inDir],
+      [inDir, '-o', path.join(inDir, 'out'), '--recursive'],
+      [inDir, '-o', link],
+      [inDir, '-o', path.join(link, 'out'), '--recursive'],
+      [link, '-o', path.join(inDir, 'out'), '--recursive'],
     ]) {
-      const w = startWatch([inDir, '--tool', 'resize', '--width', '10', ...args], dir);
+      const w = startWatch([...args, '--tool', 'resize', '--width', '10'], dir);
       // A watcher that starts anyway is stopped, and fails the test.
       const timer = setTimeout(() => w.child.kill('SIGTERM'), 10_000);
       const code = await w.exit;

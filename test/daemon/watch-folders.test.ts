@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync } from 'node:fs';
-import { copyFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -52,6 +52,16 @@ describe('watch folders on the daemon', () => {
       pipeline: resizeTo30,
     });
     assert.equal(inside.status, 400);
+    // An output folder that is a link into the watched one is inside it too (outputs fed back in).
+    await symlink(inDir, path.join(dir, 'bad-link'));
+    const linked = await api(s, s.token, 'POST', '/api/v1/admin/watch-folders', {
+      path: inDir,
+      outputPath: path.join(dir, 'bad-link', 'out'),
+      pipeline: resizeTo30,
+      recursive: true,
+    });
+    assert.equal(linked.status, 400, JSON.stringify(linked.body));
+    assert.match(linked.body.error.message, /inside the watched folder/);
     const missing = await api(s, s.token, 'POST', '/api/v1/admin/watch-folders', {
       path: path.join(dir, 'nope'),
       outputPath: path.join(dir, 'o'),
