@@ -21,6 +21,7 @@ import type { JobService } from '../jobs/service.js';
 import { jobError, jobResult } from '../jobs/records.js';
 import type { Target } from '../jobs/targets.js';
 import type { Store } from '../store/db.js';
+import { getJob, isFinal, type JobRow } from '../store/jobs.js';
 import { findUserById } from '../store/users.js';
 import { type FolderLeases, RENEW_MS } from './lock.js';
 import { listWatchFolders, type WatchFolderRow, watchScope } from './store.js';
@@ -160,10 +161,24 @@ export class WatchFolders {
       await rm(workDir, { recursive: true, force: true });
       return { ok: false, error: toKilnError(e).toJSON().error };
     }
-    let done = await this.jobs.wait(id, 30_000);
-    while (!done && !signal.aborted) done = await this.jobs.wait(id, 30_000);
-    // Stopping: the job is the daemon's to end (shutdown cancels it); the original stays for next time.
-    if (!done) return { ok: false, jobId: id };
+    // Stopping (the folder deleted, its lease lost, the daemon shutting down) ends the wait at once: a
+    // 30 s wait held DELETE and shutdown until the job ended, and a longer job ran on with no one to
+    // deliver its output. The job is cancelled; the original stays for the next watcher.
+    const stopped = new Promise<undefined>((resolve) => {
+      if (signal.aborted) resolve(undefined);
+      else signal.addEventListener('abort', () => resolve(undefined), { once: true });
+    });
+    let done: JobRow | undefined;
+    while (!done && !signal.aborted) done = await Promise.race([this.jobs.wait(id, 30_000), stopped]);
+    if (!done) {
+      const row = await getJob(this.store.db, id);
+      if (!row || !isFinal(row.status)) {
+        if (row) await this.jobs.cancel(row).catch(() => {});
+        return { ok: false, jobId: id };
+      }
+      // It ended as the folder stopped: a completed job is still delivered.
+      done = row;
+    }
     if (done.status !== 'completed' || !done.output_path || !done.output_name) {
       return done.status === 'completed' ? { ok: true, jobId: id } : { ok: false, jobId: id, error: jobError(done) };
     }

@@ -7,12 +7,13 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync } from 'node:fs';
-import { copyFile, mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import sharp from 'sharp';
 import { makeImage, tempDir } from '../helpers/fixtures.js';
+import { makeVideo } from '../helpers/media.js';
 import { pgSchema, TEST_PG_URL, TEST_REDIS_URL, unavailable } from '../helpers/scale.js';
 import { api, login, startServer, type TestServer } from '../helpers/server.js';
 
@@ -177,6 +178,33 @@ describe('watch folders on the daemon', () => {
     await makeImage(inDir, 'late.png', 50, 50);
     await sleep(1500);
     assert.deepEqual(visible(inDir), ['late.png'], 'a deleted folder is no longer watched');
+  });
+
+  it('deleting a folder while its file runs cancels the job at once; the original stays', async () => {
+    const inDir = path.join(dir, 'slow-in');
+    const outDir = path.join(dir, 'slow-out');
+    await mkdir(inDir);
+    const created = await api(s, s.token, 'POST', '/api/v1/admin/watch-folders', {
+      path: inDir,
+      outputPath: outDir,
+      pipeline: { name: 'slow', steps: [{ tool: 'convert-video', settings: { format: 'webm' } }] },
+      stableMs: 200,
+    });
+    assert.equal(created.status, 201, created.text);
+    makeVideo(dir, 'long.mp4', { width: 640, height: 360, durationS: 30, audio: false });
+    await rename(path.join(dir, 'long.mp4'), path.join(inDir, 'long.mp4'));
+    const job = async () =>
+      ((await api(s, s.token, 'GET', '/api/v1/jobs')).body.jobs as { tool: string; status: string }[]).find(
+        (j) => j.tool === 'pipeline:slow',
+      );
+    await waitFor('the job running', async () => (await job())?.status === 'running');
+    const t0 = Date.now();
+    assert.equal((await api(s, s.token, 'DELETE', `/api/v1/admin/watch-folders/${created.body.id}`)).status, 204);
+    // It waited for the job (up to 30 s), which then ran on with no one to deliver its output.
+    assert.ok(Date.now() - t0 < 5000, `DELETE took ${Date.now() - t0} ms`);
+    assert.equal((await job())?.status, 'cancelled');
+    assert.deepEqual(visible(inDir), ['long.mp4']);
+    assert.deepEqual(visible(outDir), []);
   });
 });
 
