@@ -10,7 +10,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
 import { safeFileName } from '../../src/core/paths.js';
-import { toKilnError } from '../../src/core/errors.js';
+import { KilnError, toKilnError } from '../../src/core/errors.js';
 import { isBatchable } from '../../src/core/tool.js';
 import { pipelineTool, validatePipeline } from '../../src/pipelines/pipeline.js';
 import { openDefinition } from '../library/pipelines.js';
@@ -182,11 +182,23 @@ export class WatchFolders {
     if (done.status !== 'completed' || !done.output_path || !done.output_name) {
       return done.status === 'completed' ? { ok: true, jobId: id } : { ok: false, jobId: id, error: jobError(done) };
     }
-    const output = await deliver(
-      (tmp) => this.jobs.copyOutput(done!, tmp),
-      path.join(row.output_path, path.dirname(rel)),
-      done.output_name,
-    );
+    const job = done;
+    const outDir = path.join(row.output_path, path.dirname(rel));
+    let output: string;
+    try {
+      output = await deliver((tmp) => this.jobs.copyOutput(job, tmp), outDir, job.output_name!);
+    } catch (e) {
+      // The output folder was removed and replaced by a file, made read-only, or is full: the run is
+      // lost to the user, so the original goes to .failed/ with why, rather than stay in the folder
+      // unaccounted for (the scan had reported it, and never again).
+      const cause = toKilnError(e);
+      const message = cause.code === 'INTERNAL' ? (e as Error).message : cause.message;
+      return {
+        ok: false,
+        jobId: id,
+        error: new KilnError('UNAVAILABLE', `The output could not be written to ${outDir}: ${message}`).toJSON().error,
+      };
+    }
     const data = jobResult(done).data as Record<string, unknown> | undefined;
     return { ok: true, jobId: id, output, ...(data ? { data } : {}) };
   }
@@ -199,7 +211,12 @@ async function deliver(copy: (dest: string) => Promise<void>, dir: string, name:
   let dest = path.join(dir, name);
   for (let n = 2; existsSync(dest); n++) dest = path.join(dir, `${name.slice(0, name.length - ext.length)}-${n}${ext}`);
   const tmp = path.join(dir, `.${path.basename(dest)}.kiln-partial`);
-  await copy(tmp);
-  await rename(tmp, dest);
+  try {
+    await copy(tmp);
+    await rename(tmp, dest);
+  } catch (e) {
+    await rm(tmp, { force: true });
+    throw e;
+  }
   return dest;
 }

@@ -180,6 +180,31 @@ describe('watch folders on the daemon', () => {
     assert.deepEqual(visible(inDir), ['late.png'], 'a deleted folder is no longer watched');
   });
 
+  it('an output that cannot be written sends the original to .failed/ with why', async () => {
+    const inDir = path.join(dir, 'nowhere-in');
+    const outDir = path.join(dir, 'nowhere-out');
+    await mkdir(inDir);
+    const created = await api(s, s.token, 'POST', '/api/v1/admin/watch-folders', {
+      path: inDir,
+      outputPath: outDir,
+      pipeline: resizeTo30,
+      stableMs: 200,
+    });
+    assert.equal(created.status, 201, created.text);
+    // The output folder removed, and a file made where it was.
+    await rm(outDir, { recursive: true });
+    await writeFile(outDir, 'in the way');
+    await makeImage(inDir, 'a.png', 60, 60);
+    // It stayed in the folder, reported once and never again, counted nowhere.
+    await waitFor('the original moved to .failed/', () => existsSync(path.join(inDir, '.failed', 'a.png.error.json')));
+    const error = JSON.parse(await readFile(path.join(inDir, '.failed', 'a.png.error.json'), 'utf8'));
+    assert.equal(error.error.code, 'UNAVAILABLE');
+    assert.match(error.error.message, /could not be written to/);
+    const status = (await api(s, s.token, 'GET', `/api/v1/admin/watch-folders/${created.body.id}`)).body.status;
+    assert.deepEqual([status.processed, status.failed], [0, 1]);
+    assert.equal((await api(s, s.token, 'DELETE', `/api/v1/admin/watch-folders/${created.body.id}`)).status, 204);
+  });
+
   it('deleting a folder while its file runs cancels the job at once; the original stays', async () => {
     const inDir = path.join(dir, 'slow-in');
     const outDir = path.join(dir, 'slow-out');
