@@ -75,6 +75,16 @@ describe('watch folders on the daemon', () => {
       pipeline: { steps: [{ tool: 'no-such-tool' }] },
     });
     assert.equal(badTool.status, 400);
+    // Each job gets one file: a pipeline taking none or several failed every file that arrived.
+    for (const steps of [[{ tool: 'qr-generate', settings: { data: 'hi' } }], [{ tool: 'merge-pdf' }]]) {
+      const r = await api(s, s.token, 'POST', '/api/v1/admin/watch-folders', {
+        path: inDir,
+        outputPath: path.join(dir, 'o'),
+        pipeline: { steps },
+      });
+      assert.equal(r.status, 400, r.text);
+      assert.equal(r.body.error.code, 'VALIDATION_ERROR');
+    }
     await api(s, s.token, 'POST', '/api/auth/register', { username: 'wf-user', password: 'Correct-Horse-42', role: 'user' });
     const user = await login(s.url, 'wf-user', 'Correct-Horse-42');
     assert.equal((await api(s, user, 'GET', '/api/v1/admin/watch-folders')).status, 403);
