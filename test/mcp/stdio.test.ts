@@ -4,6 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
 import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -129,6 +130,17 @@ describe('kiln mcp (stdio)', () => {
     assert.equal(info.structuredContent!.data.width, 64);
     assert.deepEqual(info.structuredContent!.outputs, []);
     assert.equal(existsSync(path.join(dir, 'p.json')), false, 'a data tool writes no file');
+    // Data longer than 2000 characters reaches a client that reads only the text whole, as valid JSON.
+    const noise = path.join(dir, 'noise.png');
+    await sharp(randomBytes(32 * 32 * 3), { raw: { width: 32, height: 32, channels: 3 } })
+      .png()
+      .toFile(noise);
+    const b64 = (await client.callTool({ name: 'image-to-base64', arguments: { input: noise } })) as Result;
+    assert.notEqual(b64.isError, true, JSON.stringify(b64));
+    const text = b64.content.map((c) => c.text ?? '').join('\n');
+    const json = JSON.parse(text.slice(text.indexOf('{')));
+    assert.ok(JSON.stringify(json).length > 2000, 'a fixture whose data passes 2000 characters');
+    assert.deepEqual(json, b64.structuredContent!.data);
   });
 
   it('answers bad settings and corrupt inputs with isError and the code, and keeps serving', async () => {
