@@ -139,6 +139,41 @@ describe('kiln watch', () => {
     await stop(w);
   });
 
+  it('--keep with several files at a time remembers each, and reports each', async () => {
+    const dir = tempDir('kiln-watch-');
+    const inDir = path.join(dir, 'in');
+    await mkdir(inDir);
+    const w = startWatch(
+      [
+        inDir,
+        '--tool',
+        'rotate',
+        '--angle',
+        '90',
+        '-o',
+        path.join(dir, 'out'),
+        '--keep',
+        '-j',
+        '4',
+        '--stable-ms',
+        '200',
+        '--interval-ms',
+        '100',
+      ],
+      dir,
+    );
+    const one = await makeImage(dir, 'one.png', 30, 10);
+    await w.ready();
+    for (let i = 0; i < 16; i++) await copyFile(one, path.join(inDir, `k${i}.png`));
+    // Runs ending together renamed the same temp state file: ENOENT, and those files had no line.
+    await w.until(16, 20_000);
+    await stop(w);
+    assert.equal(w.lines.filter((l) => l.ok).length, 16, w.stderr());
+    assert.doesNotMatch(w.stderr(), /ENOENT/);
+    assert.equal(Object.keys(JSON.parse(await readFile(path.join(inDir, '.kiln-watch.json'), 'utf8'))).length, 16);
+    assert.equal(listFiles(inDir).length, 16, 'the originals stay');
+  });
+
   it('stops on SIGTERM mid-run without losing or half-writing a file', async () => {
     const dir = tempDir('kiln-watch-');
     const inDir = path.join(dir, 'in');
