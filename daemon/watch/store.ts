@@ -10,7 +10,7 @@ import { newId } from '../auth/secrets.js';
 import type { Database } from '../store/schema.js';
 import { findUserById } from '../store/users.js';
 import { redactedDefinition, sealDefinition } from '../library/pipelines.js';
-import { insideFolder } from '../../src/watch/paths.js';
+import { insideFolder, sameFolder } from '../../src/watch/paths.js';
 import { makeDir } from '../../src/core/make-dir.js';
 
 /** The encryption scope of a watch folder's pipeline copy. */
@@ -131,8 +131,13 @@ export async function createWatchFolder(
       details: [{ path: b.pipeline ? 'pipeline' : 'pipelineId', message: err.message }],
     });
   }
-  if (await db.selectFrom('watch_folders').select('id').where('path', '=', inDir).executeTakeFirst())
-    throw new KilnError('CONFLICT', `${inDir} is watched already.`);
+  // Two watchers on one file both run it and race to move it: the same folder (through a link too), or
+  // one inside a folder watched with its sub-folders, is refused.
+  for (const other of await db.selectFrom('watch_folders').select(['path', 'recursive']).execute()) {
+    if (sameFolder(other.path, inDir)) throw new KilnError('CONFLICT', `${inDir} is watched already.`);
+    if ((other.recursive && insideFolder(other.path, inDir)) || (b.recursive && insideFolder(inDir, other.path)))
+      throw new KilnError('CONFLICT', `${inDir} overlaps the watched folder ${other.path}: its files would be processed twice.`);
+  }
   const id = newId();
   const row: WatchFolderRow = {
     id,

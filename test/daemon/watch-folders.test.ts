@@ -183,6 +183,13 @@ describe('watch folders on the daemon', () => {
       (await api(s, s.token, 'POST', '/api/v1/admin/watch-folders', { path: inDir, outputPath: outDir, pipeline: resizeTo30 })).status,
       409,
     );
+    // A sub-folder of a folder watched recursively: two watchers ran each of its files.
+    const nested = await api(s, s.token, 'POST', '/api/v1/admin/watch-folders', {
+      path: path.join(inDir, 'sub'),
+      outputPath: path.join(dir, 'out2'),
+      pipeline: resizeTo30,
+    });
+    assert.equal(nested.status, 409, nested.text);
 
     assert.equal((await api(s, s.token, 'DELETE', `/api/v1/admin/watch-folders/${id}`)).status, 204);
     await makeImage(inDir, 'late.png', 50, 50);
