@@ -3897,10 +3897,11 @@ _kiln() {
       case "$prev" in
         --tools) return 0 ;;
         --section) return 0 ;;
+        --root) _kiln_dirs; return 0 ;;
         --server) return 0 ;;
         --profile) return 0 ;;
       esac
-      flags='--tools --section --list --json --local --server --profile --insecure-http -h --help'
+      flags='--tools --section --list --json --local --root --server --profile --insecure-http -h --help'
       ;;
     'pipeline')
       flags='--help'

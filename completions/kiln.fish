@@ -5514,6 +5514,7 @@ complete -c kiln -n '__fish_seen_subcommand_from mcp' -l section -x -d 'expose o
 complete -c kiln -n '__fish_seen_subcommand_from mcp' -l list -d 'print the tools that would be exposed, and exit'
 complete -c kiln -n '__fish_seen_subcommand_from mcp' -l json -d 'with --list: one JSON line per tool'
 complete -c kiln -n '__fish_seen_subcommand_from mcp' -l local -d 'run locally even when a server is configured'
+complete -c kiln -n '__fish_seen_subcommand_from mcp' -l root -r -F -d 'a folder the calls may read and write (repeatable; default:…'
 complete -c kiln -n '__fish_seen_subcommand_from mcp' -l server -x -d 'kiln server to use (env KILN_SERVER; default: the profile\'s…'
 complete -c kiln -n '__fish_seen_subcommand_from mcp' -l profile -x -d 'configuration profile (env KILN_PROFILE; default: "default")'
 complete -c kiln -n '__fish_seen_subcommand_from mcp' -l insecure-http -d 'allow plain http to a server on another machine (env KILN_I…'

@@ -1,7 +1,7 @@
 /**
  * /api/v1/admin/watch-folders: folders on the server whose files the daemon processes with a pipeline,
  * as jobs of an owner (admins only). A saved pipeline must be one the owner may run (its own, or a team
- * pipeline of its team). Deleting one stops it; files in flight finish or stay in place.
+ * pipeline of its team). Deleting one stops it at once: a file in progress has its job cancelled and stays in place.
  */
 import type { FastifyInstance } from 'fastify';
 import { KilnError } from '../../src/core/errors.js';

@@ -69,7 +69,7 @@ export function watchFolderPaths(): Json {
       delete: {
         operationId: 'deleteWatchFolder',
         tags: WATCH_TAGS,
-        summary: 'Stop watching a folder (its files stay where they are).',
+        summary: 'Stop watching a folder (its files stay where they are; the job of a file in progress is cancelled).',
         parameters: [id],
         responses: { '204': { description: 'Deleted.' }, ...errors(401, 403, 404) },
       },

@@ -10,7 +10,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
 import { safeFileName } from '../../src/core/paths.js';
-import { toKilnError } from '../../src/core/errors.js';
+import { KilnError, toKilnError } from '../../src/core/errors.js';
 import { isBatchable } from '../../src/core/tool.js';
 import { pipelineTool, validatePipeline } from '../../src/pipelines/pipeline.js';
 import { openDefinition } from '../library/pipelines.js';
@@ -21,6 +21,7 @@ import type { JobService } from '../jobs/service.js';
 import { jobError, jobResult } from '../jobs/records.js';
 import type { Target } from '../jobs/targets.js';
 import type { Store } from '../store/db.js';
+import { getJob, isFinal, type JobRow } from '../store/jobs.js';
 import { findUserById } from '../store/users.js';
 import { type FolderLeases, RENEW_MS } from './lock.js';
 import { listWatchFolders, type WatchFolderRow, watchScope } from './store.js';
@@ -160,18 +161,44 @@ export class WatchFolders {
       await rm(workDir, { recursive: true, force: true });
       return { ok: false, error: toKilnError(e).toJSON().error };
     }
-    let done = await this.jobs.wait(id, 30_000);
-    while (!done && !signal.aborted) done = await this.jobs.wait(id, 30_000);
-    // Stopping: the job is the daemon's to end (shutdown cancels it); the original stays for next time.
-    if (!done) return { ok: false, jobId: id };
+    // Stopping (the folder deleted, its lease lost, the daemon shutting down) ends the wait at once: a
+    // 30 s wait held DELETE and shutdown until the job ended, and a longer job ran on with no one to
+    // deliver its output. The job is cancelled; the original stays for the next watcher.
+    const stopped = new Promise<undefined>((resolve) => {
+      if (signal.aborted) resolve(undefined);
+      else signal.addEventListener('abort', () => resolve(undefined), { once: true });
+    });
+    let done: JobRow | undefined;
+    while (!done && !signal.aborted) done = await Promise.race([this.jobs.wait(id, 30_000), stopped]);
+    if (!done) {
+      const row = await getJob(this.store.db, id);
+      if (!row || !isFinal(row.status)) {
+        if (row) await this.jobs.cancel(row).catch(() => {});
+        return { ok: false, jobId: id };
+      }
+      // It ended as the folder stopped: a completed job is still delivered.
+      done = row;
+    }
     if (done.status !== 'completed' || !done.output_path || !done.output_name) {
       return done.status === 'completed' ? { ok: true, jobId: id } : { ok: false, jobId: id, error: jobError(done) };
     }
-    const output = await deliver(
-      (tmp) => this.jobs.copyOutput(done!, tmp),
-      path.join(row.output_path, path.dirname(rel)),
-      done.output_name,
-    );
+    const job = done;
+    const outDir = path.join(row.output_path, path.dirname(rel));
+    let output: string;
+    try {
+      output = await deliver((tmp) => this.jobs.copyOutput(job, tmp), outDir, job.output_name!);
+    } catch (e) {
+      // The output folder was removed and replaced by a file, made read-only, or is full: the run is
+      // lost to the user, so the original goes to .failed/ with why, rather than stay in the folder
+      // unaccounted for (the scan had reported it, and never again).
+      const cause = toKilnError(e);
+      const message = cause.code === 'INTERNAL' ? (e as Error).message : cause.message;
+      return {
+        ok: false,
+        jobId: id,
+        error: new KilnError('UNAVAILABLE', `The output could not be written to ${outDir}: ${message}`).toJSON().error,
+      };
+    }
     const data = jobResult(done).data as Record<string, unknown> | undefined;
     return { ok: true, jobId: id, output, ...(data ? { data } : {}) };
   }
@@ -184,7 +211,12 @@ async function deliver(copy: (dest: string) => Promise<void>, dir: string, name:
   let dest = path.join(dir, name);
   for (let n = 2; existsSync(dest); n++) dest = path.join(dir, `${name.slice(0, name.length - ext.length)}-${n}${ext}`);
   const tmp = path.join(dir, `.${path.basename(dest)}.kiln-partial`);
-  await copy(tmp);
-  await rename(tmp, dest);
+  try {
+    await copy(tmp);
+    await rename(tmp, dest);
+  } catch (e) {
+    await rm(tmp, { force: true });
+    throw e;
+  }
   return dest;
 }

@@ -3,13 +3,14 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
-import { KilnError } from '../../src/core/errors.js';
-import { validatePipeline, type Pipeline } from '../../src/pipelines/pipeline.js';
+import { KilnError, toKilnError } from '../../src/core/errors.js';
+import { pipelineTool, validatePipeline, type Pipeline } from '../../src/pipelines/pipeline.js';
+import { validateRequest } from '../../src/tools/run-tool.js';
 import { newId } from '../auth/secrets.js';
 import type { Database } from '../store/schema.js';
 import { findUserById } from '../store/users.js';
 import { redactedDefinition, sealDefinition } from '../library/pipelines.js';
-import { insideFolder } from '../../src/watch/paths.js';
+import { insideFolder, sameFolder } from '../../src/watch/paths.js';
 import { makeDir } from '../../src/core/make-dir.js';
 
 /** The encryption scope of a watch folder's pipeline copy. */
@@ -119,9 +120,24 @@ export async function createWatchFolder(
     throw new KilnError('VALIDATION_ERROR', 'Give exactly one of pipeline (a definition) or pipelineId.');
   const ownerId = b.ownerId ?? adminId;
   if (!(await findUserById(db, ownerId))) throw new KilnError('VALIDATION_ERROR', `No user ${ownerId} to own the jobs.`);
-  const { pipeline } = validatePipeline(b.pipeline ?? (await savedPipeline(b.pipelineId!, ownerId)));
-  if (await db.selectFrom('watch_folders').select('id').where('path', '=', inDir).executeTakeFirst())
-    throw new KilnError('CONFLICT', `${inDir} is watched already.`);
+  const { pipeline, steps } = validatePipeline(b.pipeline ?? (await savedPipeline(b.pipelineId!, ownerId)));
+  // Each job gets one file: a pipeline that takes none (qr-generate) or several (merge-pdf) would fail
+  // every file that arrives; refused now, as `kiln watch --pipeline` does, with the same message.
+  try {
+    validateRequest(pipelineTool(steps, pipeline.name ?? 'pipeline'), { files: [{ path: 'x', name: 'x', size: 0 }], extra: {} }, {});
+  } catch (e) {
+    const err = toKilnError(e);
+    throw new KilnError('VALIDATION_ERROR', `pipeline: ${err.message} A watch folder runs it on one file at a time.`, {
+      details: [{ path: b.pipeline ? 'pipeline' : 'pipelineId', message: err.message }],
+    });
+  }
+  // Two watchers on one file both run it and race to move it: the same folder (through a link too), or
+  // one inside a folder watched with its sub-folders, is refused.
+  for (const other of await db.selectFrom('watch_folders').select(['path', 'recursive']).execute()) {
+    if (sameFolder(other.path, inDir)) throw new KilnError('CONFLICT', `${inDir} is watched already.`);
+    if ((other.recursive && insideFolder(other.path, inDir)) || (b.recursive && insideFolder(inDir, other.path)))
+      throw new KilnError('CONFLICT', `${inDir} overlaps the watched folder ${other.path}: its files would be processed twice.`);
+  }
   const id = newId();
   const row: WatchFolderRow = {
     id,

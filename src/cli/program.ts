@@ -66,8 +66,13 @@ export function topProgram(): Command {
       .option('--list', 'print the tools that would be exposed, and exit')
       .option('--json', 'with --list: one JSON line per tool')
       .option('--local', 'run locally even when a server is configured')
+      .option(
+        '--root <dir>',
+        "a folder the calls may read and write (repeatable; default: the client's roots, else the working directory)",
+        (v: string, prev: string[] = []) => [...prev, v],
+      )
       .addHelpText('after', '\nRegister it with an MCP client as the command `kiln mcp` (docs/MCP.md has the JSON snippet).\n'),
-  ).action(async (o: Record<string, string | boolean | undefined>) => (await import('./commands/mcp.js')).mcpCommand(o));
+  ).action(async (o: Record<string, string | string[] | boolean | undefined>) => (await import('./commands/mcp.js')).mcpCommand(o));
   program
     .command('watch')
     .description('process every file that arrives in a folder with a tool, preset or pipeline (a hot folder)')

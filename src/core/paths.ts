@@ -1,3 +1,4 @@
+import { realpathSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -58,4 +59,21 @@ export function stem(name: string): string {
   const b = path.basename(name);
   const ext = path.extname(b);
   return ext && ext !== b ? b.slice(0, -ext.length) : b;
+}
+
+/**
+ * The real path of `p` (symbolic links resolved), or of its nearest existing ancestor joined with the
+ * rest when `p` is not there yet (an output folder created later): where a write to `p` would land.
+ */
+export function realPath(p: string): string {
+  const abs = path.resolve(p);
+  const rest: string[] = [];
+  for (let cur = abs; ; cur = path.dirname(cur)) {
+    try {
+      return path.join(realpathSync(cur), ...rest.reverse());
+    } catch {
+      if (path.dirname(cur) === cur) return abs;
+      rest.push(path.basename(cur));
+    }
+  }
 }

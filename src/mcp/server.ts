@@ -185,7 +185,10 @@ function success(entry: McpEntry, result: McpRunResult): CallToolResult {
   const where = result.outputs.map((o) => o.path ?? o.url).filter(Boolean);
   const lines = [`${entry.tool.id}: done.`];
   if (where.length) lines.push(`Output: ${where.join(', ')}`);
-  if (result.data) lines.push(JSON.stringify(result.data).slice(0, 2000));
+  // The data whole: a client that reads only the text (the spec asks a tool with structured content to
+  // serialize it there too) got the first 2000 characters, invalid JSON, as if it were all (a base64
+  // image cut short, OCR text missing its end).
+  if (result.data) lines.push(JSON.stringify(result.data));
   return {
     content: [{ type: 'text', text: lines.join('\n') }],
     structuredContent: {

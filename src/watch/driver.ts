@@ -61,6 +61,10 @@ export async function driveFolder(o: DriveOptions): Promise<{ processed: number;
   let processed = 0;
   let failed = 0;
   const show = (p: string) => (o.relativeTo ? path.relative(o.relativeTo, p) || p : p);
+  // One write of the kept state at a time: runs ending together (-j) wrote the same temp file and renamed
+  // it twice, and the second rename's ENOENT dropped that file's line.
+  let saving: Promise<void> = Promise.resolve();
+  const saveKept = () => (saving = saving.catch(() => {}).then(() => writeKept(inDir, kept)));
 
   const handle = async (file: string) => {
     const rel = path.relative(inDir, file);
@@ -81,7 +85,7 @@ export async function driveFolder(o: DriveOptions): Promise<{ processed: number;
       processed++;
       if (o.keep) {
         kept.set(rel, await fingerprint(file));
-        await writeKept(inDir, kept);
+        await saveKept();
         scanner.forget(file, true);
       } else {
         line.movedTo = show(await moveAside(inDir, '.done', rel));

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
-import { copyFile, mkdir, open, readFile, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, open, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import sharp from 'sharp';
@@ -139,6 +139,41 @@ describe('kiln watch', () => {
     await stop(w);
   });
 
+  it('--keep with several files at a time remembers each, and reports each', async () => {
+    const dir = tempDir('kiln-watch-');
+    const inDir = path.join(dir, 'in');
+    await mkdir(inDir);
+    const w = startWatch(
+      [
+        inDir,
+        '--tool',
+        'rotate',
+        '--angle',
+        '90',
+        '-o',
+        path.join(dir, 'out'),
+        '--keep',
+        '-j',
+        '4',
+        '--stable-ms',
+        '200',
+        '--interval-ms',
+        '100',
+      ],
+      dir,
+    );
+    const one = await makeImage(dir, 'one.png', 30, 10);
+    await w.ready();
+    for (let i = 0; i < 16; i++) await copyFile(one, path.join(inDir, `k${i}.png`));
+    // Runs ending together renamed the same temp state file: ENOENT, and those files had no line.
+    await w.until(16, 20_000);
+    await stop(w);
+    assert.equal(w.lines.filter((l) => l.ok).length, 16, w.stderr());
+    assert.doesNotMatch(w.stderr(), /ENOENT/);
+    assert.equal(Object.keys(JSON.parse(await readFile(path.join(inDir, '.kiln-watch.json'), 'utf8'))).length, 16);
+    assert.equal(listFiles(inDir).length, 16, 'the originals stay');
+  });
+
   it('stops on SIGTERM mid-run without losing or half-writing a file', async () => {
     const dir = tempDir('kiln-watch-');
     const inDir = path.join(dir, 'in');
@@ -219,11 +254,17 @@ describe('kiln watch', () => {
     await mkdir(inDir);
     // The folder itself, and a sub-folder of a recursive watch: each output would be a new input (it
     // looped, in/out/out/out/…, or moved every output to .failed/).
+    // Links count where they lead: an output folder linked into the watched one looped in/sub/sub/sub/….
+    const link = path.join(dir, 'link-to-in');
+    await symlink(inDir, link);
     for (const args of [
-      ['-o', inDir],
-      ['-o', path.join(inDir, 'out'), '--recursive'],
+      [inDir, '-o', inDir],
+      [inDir, '-o', path.join(inDir, 'out'), '--recursive'],
+      [inDir, '-o', link],
+      [inDir, '-o', path.join(link, 'out'), '--recursive'],
+      [link, '-o', path.join(inDir, 'out'), '--recursive'],
     ]) {
-      const w = startWatch([inDir, '--tool', 'resize', '--width', '10', ...args], dir);
+      const w = startWatch([...args, '--tool', 'resize', '--width', '10'], dir);
       // A watcher that starts anyway is stopped, and fails the test.
       const timer = setTimeout(() => w.child.kill('SIGTERM'), 10_000);
       const code = await w.exit;

@@ -7,12 +7,13 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync } from 'node:fs';
-import { copyFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import sharp from 'sharp';
 import { makeImage, tempDir } from '../helpers/fixtures.js';
+import { makeVideo } from '../helpers/media.js';
 import { pgSchema, TEST_PG_URL, TEST_REDIS_URL, unavailable } from '../helpers/scale.js';
 import { api, login, startServer, type TestServer } from '../helpers/server.js';
 
@@ -52,6 +53,16 @@ describe('watch folders on the daemon', () => {
       pipeline: resizeTo30,
     });
     assert.equal(inside.status, 400);
+    // An output folder that is a link into the watched one is inside it too (outputs fed back in).
+    await symlink(inDir, path.join(dir, 'bad-link'));
+    const linked = await api(s, s.token, 'POST', '/api/v1/admin/watch-folders', {
+      path: inDir,
+      outputPath: path.join(dir, 'bad-link', 'out'),
+      pipeline: resizeTo30,
+      recursive: true,
+    });
+    assert.equal(linked.status, 400, JSON.stringify(linked.body));
+    assert.match(linked.body.error.message, /inside the watched folder/);
     const missing = await api(s, s.token, 'POST', '/api/v1/admin/watch-folders', {
       path: path.join(dir, 'nope'),
       outputPath: path.join(dir, 'o'),
@@ -64,6 +75,16 @@ describe('watch folders on the daemon', () => {
       pipeline: { steps: [{ tool: 'no-such-tool' }] },
     });
     assert.equal(badTool.status, 400);
+    // Each job gets one file: a pipeline taking none or several failed every file that arrived.
+    for (const steps of [[{ tool: 'qr-generate', settings: { data: 'hi' } }], [{ tool: 'merge-pdf' }]]) {
+      const r = await api(s, s.token, 'POST', '/api/v1/admin/watch-folders', {
+        path: inDir,
+        outputPath: path.join(dir, 'o'),
+        pipeline: { steps },
+      });
+      assert.equal(r.status, 400, r.text);
+      assert.equal(r.body.error.code, 'VALIDATION_ERROR');
+    }
     await api(s, s.token, 'POST', '/api/auth/register', { username: 'wf-user', password: 'Correct-Horse-42', role: 'user' });
     const user = await login(s.url, 'wf-user', 'Correct-Horse-42');
     assert.equal((await api(s, user, 'GET', '/api/v1/admin/watch-folders')).status, 403);
@@ -162,11 +183,70 @@ describe('watch folders on the daemon', () => {
       (await api(s, s.token, 'POST', '/api/v1/admin/watch-folders', { path: inDir, outputPath: outDir, pipeline: resizeTo30 })).status,
       409,
     );
+    // A sub-folder of a folder watched recursively: two watchers ran each of its files.
+    const nested = await api(s, s.token, 'POST', '/api/v1/admin/watch-folders', {
+      path: path.join(inDir, 'sub'),
+      outputPath: path.join(dir, 'out2'),
+      pipeline: resizeTo30,
+    });
+    assert.equal(nested.status, 409, nested.text);
 
     assert.equal((await api(s, s.token, 'DELETE', `/api/v1/admin/watch-folders/${id}`)).status, 204);
     await makeImage(inDir, 'late.png', 50, 50);
     await sleep(1500);
     assert.deepEqual(visible(inDir), ['late.png'], 'a deleted folder is no longer watched');
+  });
+
+  it('an output that cannot be written sends the original to .failed/ with why', async () => {
+    const inDir = path.join(dir, 'nowhere-in');
+    const outDir = path.join(dir, 'nowhere-out');
+    await mkdir(inDir);
+    const created = await api(s, s.token, 'POST', '/api/v1/admin/watch-folders', {
+      path: inDir,
+      outputPath: outDir,
+      pipeline: resizeTo30,
+      stableMs: 200,
+    });
+    assert.equal(created.status, 201, created.text);
+    // The output folder removed, and a file made where it was.
+    await rm(outDir, { recursive: true });
+    await writeFile(outDir, 'in the way');
+    await makeImage(inDir, 'a.png', 60, 60);
+    // It stayed in the folder, reported once and never again, counted nowhere.
+    await waitFor('the original moved to .failed/', () => existsSync(path.join(inDir, '.failed', 'a.png.error.json')));
+    const error = JSON.parse(await readFile(path.join(inDir, '.failed', 'a.png.error.json'), 'utf8'));
+    assert.equal(error.error.code, 'UNAVAILABLE');
+    assert.match(error.error.message, /could not be written to/);
+    const status = (await api(s, s.token, 'GET', `/api/v1/admin/watch-folders/${created.body.id}`)).body.status;
+    assert.deepEqual([status.processed, status.failed], [0, 1]);
+    assert.equal((await api(s, s.token, 'DELETE', `/api/v1/admin/watch-folders/${created.body.id}`)).status, 204);
+  });
+
+  it('deleting a folder while its file runs cancels the job at once; the original stays', async () => {
+    const inDir = path.join(dir, 'slow-in');
+    const outDir = path.join(dir, 'slow-out');
+    await mkdir(inDir);
+    const created = await api(s, s.token, 'POST', '/api/v1/admin/watch-folders', {
+      path: inDir,
+      outputPath: outDir,
+      pipeline: { name: 'slow', steps: [{ tool: 'convert-video', settings: { format: 'webm' } }] },
+      stableMs: 200,
+    });
+    assert.equal(created.status, 201, created.text);
+    makeVideo(dir, 'long.mp4', { width: 640, height: 360, durationS: 30, audio: false });
+    await rename(path.join(dir, 'long.mp4'), path.join(inDir, 'long.mp4'));
+    const job = async () =>
+      ((await api(s, s.token, 'GET', '/api/v1/jobs')).body.jobs as { tool: string; status: string }[]).find(
+        (j) => j.tool === 'pipeline:slow',
+      );
+    await waitFor('the job running', async () => (await job())?.status === 'running');
+    const t0 = Date.now();
+    assert.equal((await api(s, s.token, 'DELETE', `/api/v1/admin/watch-folders/${created.body.id}`)).status, 204);
+    // It waited for the job (up to 30 s), which then ran on with no one to deliver its output.
+    assert.ok(Date.now() - t0 < 5000, `DELETE took ${Date.now() - t0} ms`);
+    assert.equal((await job())?.status, 'cancelled');
+    assert.deepEqual(visible(inDir), ['long.mp4']);
+    assert.deepEqual(visible(outDir), []);
   });
 });
 

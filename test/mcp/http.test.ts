@@ -139,7 +139,7 @@ describe('MCP over HTTP on the daemon', () => {
     await local.connect(
       new StdioClientTransport({
         command: process.execPath,
-        args: [path.join(REPO, 'dist', 'src', 'cli', 'main.js'), 'mcp', '--server', s.url, '--tools', '^resize$'],
+        args: [path.join(REPO, 'dist', 'src', 'cli', 'main.js'), 'mcp', '--server', s.url, '--tools', '^resize$', '--root', dir],
         env: { ...(process.env as Record<string, string>), KILN_API_KEY: key, KILN_SERVER: '' },
         stderr: 'ignore',
       }),

@@ -4,12 +4,16 @@
  */
 import assert from 'node:assert/strict';
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { ListRootsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { PDFDocument } from '@cantoo/pdf-lib';
 import sharp from 'sharp';
 import { PRESETS } from '../../src/tools/presets.js';
@@ -38,14 +42,20 @@ function rawServer(): { child: ChildProcessWithoutNullStreams; lines: Record<str
   return { child, lines };
 }
 
-async function connect(args: string[] = []): Promise<Client> {
+/** The tests' files are under the temp folder: the client names it as its root (the server refuses paths outside its roots). */
+const TMP_ROOT = process.env.KILN_TMP_DIR ?? tmpdir();
+
+/** A client over stdio; `roots` (a list the test may change; null: none) makes it declare the roots capability. */
+async function connect(args: string[] = [], roots: string[] | null = [TMP_ROOT], cwd?: string): Promise<Client> {
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [path.join(REPO, 'dist', 'src', 'cli', 'main.js'), 'mcp', ...args],
     env: { ...(process.env as Record<string, string>), KILN_SERVER: '' },
     stderr: 'ignore',
+    ...(cwd ? { cwd } : {}),
   });
-  const client = new Client({ name: 'kiln-test', version: '1.0.0' });
+  const client = new Client({ name: 'kiln-test', version: '1.0.0' }, roots ? { capabilities: { roots: { listChanged: true } } } : {});
+  if (roots) client.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: roots.map((r) => ({ uri: pathToFileURL(r).href })) }));
   await client.connect(transport);
   return client;
 }
@@ -120,6 +130,17 @@ describe('kiln mcp (stdio)', () => {
     assert.equal(info.structuredContent!.data.width, 64);
     assert.deepEqual(info.structuredContent!.outputs, []);
     assert.equal(existsSync(path.join(dir, 'p.json')), false, 'a data tool writes no file');
+    // Data longer than 2000 characters reaches a client that reads only the text whole, as valid JSON.
+    const noise = path.join(dir, 'noise.png');
+    await sharp(randomBytes(32 * 32 * 3), { raw: { width: 32, height: 32, channels: 3 } })
+      .png()
+      .toFile(noise);
+    const b64 = (await client.callTool({ name: 'image-to-base64', arguments: { input: noise } })) as Result;
+    assert.notEqual(b64.isError, true, JSON.stringify(b64));
+    const text = b64.content.map((c) => c.text ?? '').join('\n');
+    const json = JSON.parse(text.slice(text.indexOf('{')));
+    assert.ok(JSON.stringify(json).length > 2000, 'a fixture whose data passes 2000 characters');
+    assert.deepEqual(json, b64.structuredContent!.data);
   });
 
   it('answers bad settings and corrupt inputs with isError and the code, and keeps serving', async () => {
@@ -248,6 +269,53 @@ describe('kiln mcp (stdio)', () => {
       assert.deepEqual(lines.find((l) => l.id === 30)?.result, {}, 'still serving');
     } finally {
       child.kill();
+    }
+  });
+
+  it('refuses files outside its roots (links out of them too), follows the client when its roots change; --root and the working directory otherwise', async () => {
+    const inside = tempDir('kiln-mcp-roots-');
+    const outside = tempDir('kiln-mcp-outside-');
+    const secret = await makeImage(outside, 'secret.png', 20, 10);
+    await symlink(secret, path.join(inside, 'link.png'));
+    const mine = await makeImage(inside, 'mine.png', 20, 10);
+    const roots = [inside];
+    const agent = await connect([], roots);
+    const forbidden = async (args: Record<string, unknown>, name = 'info') => {
+      const r = (await agent.callTool({ name, arguments: args })) as Result;
+      assert.equal(r.isError, true, JSON.stringify(r));
+      assert.equal(r.structuredContent!.error.code, 'FORBIDDEN', JSON.stringify(r));
+    };
+    try {
+      // Without roots an agent had /etc/passwd converted to a PDF it could read.
+      await forbidden({ input: '/etc/passwd', output: inside + '/' }, 'wordprocessor-to-pdf');
+      await forbidden({ input: path.join(inside, 'link.png') });
+      await forbidden({ input: mine, width: 5, output: path.join(outside, 'out.png') }, 'resize');
+      assert.ok(!existsSync(path.join(outside, 'out.png')));
+      const ok = (await agent.callTool({ name: 'info', arguments: { input: mine } })) as Result;
+      assert.notEqual(ok.isError, true, JSON.stringify(ok));
+      roots.splice(0, 1, outside);
+      await agent.sendRootsListChanged();
+      await new Promise((r) => setTimeout(r, 200));
+      const now = (await agent.callTool({ name: 'info', arguments: { input: secret } })) as Result;
+      assert.notEqual(now.isError, true, JSON.stringify(now));
+      await forbidden({ input: mine });
+    } finally {
+      await agent.close();
+    }
+    // A client without roots: --root names the folders, else the working directory is the one.
+    for (const [args, cwd] of [
+      [['--root', inside], undefined],
+      [[], inside],
+    ] as const) {
+      const other = await connect([...args], null, cwd);
+      try {
+        const ok = (await other.callTool({ name: 'info', arguments: { input: mine } })) as Result;
+        assert.notEqual(ok.isError, true, JSON.stringify(ok));
+        const no = (await other.callTool({ name: 'info', arguments: { input: secret } })) as Result;
+        assert.equal(no.structuredContent!.error.code, 'FORBIDDEN', JSON.stringify(no));
+      } finally {
+        await other.close();
+      }
     }
   });
 

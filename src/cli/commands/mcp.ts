@@ -17,6 +17,8 @@ export interface McpOptions {
   server?: string;
   profile?: string;
   local?: boolean;
+  /** Folders the calls may read and write (repeatable); default: the client's roots, else the working directory. */
+  root?: string[];
 }
 
 function parseFilter(o: McpOptions) {
@@ -70,11 +72,33 @@ export async function mcpCommand(o: McpOptions): Promise<void> {
   // Calls run at once and an agent reads each answer's path later: no call may replace another's
   // output, nor a file that was there before (the schema promises it).
   const claimed = new Set<string>();
+  const { checkInRoots, defaultRoots, rootsFromUris } = await import('../../mcp/roots.js');
+  const fixedRoots = o.root?.length ? o.root.map((r) => path.resolve(r)) : undefined;
+  // The client's roots are asked once and again after it says they changed.
+  let clientRoots: Promise<string[]> | undefined;
+  const allowedRoots = (): Promise<string[]> => {
+    if (fixedRoots) return Promise.resolve(fixedRoots);
+    if (!mcp.getClientCapabilities()?.roots) return Promise.resolve(defaultRoots());
+    clientRoots ??= mcp.listRoots().then(
+      (r) => rootsFromUris(r.roots.map((x) => x.uri)),
+      () => {
+        // Asked again next call; until then nothing is allowed.
+        clientRoots = undefined;
+        return [];
+      },
+    );
+    return clientRoots;
+  };
   const mcp = createMcpServer({
     entries,
     refs: 'paths',
     availability,
     async run(call) {
+      // Before anything is read: an agent must not have files outside its roots converted and handed back.
+      const roots = await allowedRoots();
+      for (const p of call.inputs) checkInRoots(roots, p, 'input');
+      for (const [field, list] of Object.entries(call.extra)) for (const p of list) checkInRoots(roots, p, field);
+      if (call.output) checkInRoots(roots, call.output, 'output');
       const request: LocalRunRequest = {
         tool: call.entry.tool,
         name: call.entry.tool.id,
@@ -100,6 +124,10 @@ export async function mcpCommand(o: McpOptions): Promise<void> {
       const outputs = r.output && r.output !== '-' ? [{ path: r.output, name: path.basename(r.output), size: r.processedSize }] : [];
       return { outputs, ...(r.data ? { data: r.data } : {}) };
     },
+  });
+  const { RootsListChangedNotificationSchema } = await import('@modelcontextprotocol/sdk/types.js');
+  mcp.setNotificationHandler(RootsListChangedNotificationSchema, async () => {
+    clientRoots = undefined;
   });
   const transport = new StdioServerTransport();
   // The SDK drops a line it cannot read (no JSON, no JSON-RPC message) and tells only onerror: the

@@ -4,7 +4,6 @@
  * after --tool and are parsed by that tool's generated command, so they have the usual types and errors.
  */
 import { statSync } from 'node:fs';
-import path from 'node:path';
 import { KilnError } from '../../core/errors.js';
 import type { Tool } from '../../core/tool.js';
 import { loadTool } from '../../tools/lazy.js';
@@ -84,8 +83,8 @@ export async function watchCommand(inDir: string, o: WatchCommandOptions, toolAr
   if (!o.output) throw new KilnError('USAGE_ERROR', 'Name the output folder: -o OUT_DIR');
   // Outputs written where the scan looks would be taken as new files: processed again and again
   // (-o IN/out --recursive), or refused and moved to .failed/ (-o IN). A sub-folder is fine otherwise.
-  const { insideFolder } = await import('../../watch/paths.js');
-  if (path.resolve(o.output) === path.resolve(inDir) || (o.recursive && insideFolder(inDir, o.output)))
+  const { insideFolder, sameFolder } = await import('../../watch/paths.js');
+  if (sameFolder(o.output, inDir) || (o.recursive && insideFolder(inDir, o.output)))
     throw new KilnError(
       'USAGE_ERROR',
       `-o ${o.output} is ${o.recursive ? 'inside ' : ''}the watched folder: its outputs would be taken as new files. Choose a folder outside ${inDir}.`,
