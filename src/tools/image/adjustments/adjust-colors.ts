@@ -56,7 +56,10 @@ export default defineTool({
       const { data, info } = await fn(img).raw().toBuffer({ resolveWithObject: true });
       img = sharp(data, { raw: { width: info.width, height: info.height, channels: info.channels } });
     };
-    img.toColourspace('srgb');
+    // sharp runs linear() before the pipeline's colourspace conversion, so a greyscale input (one band)
+    // would meet three gains ("Band expansion using linear is unsupported"): convert it in a pass first.
+    if ((meta.channels ?? 3) < 3) await pass((x) => x.toColourspace('srgb'));
+    else img.toColourspace('srgb');
     if (!meta.hasAlpha) img.removeAlpha();
 
     const e = 2 ** (s.exposure / 50);
