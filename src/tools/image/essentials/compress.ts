@@ -184,7 +184,9 @@ async function encodeToBuffer(
   if (scale < 1) img = img.resize({ width: Math.max(1, Math.round(W * scale)) });
   switch (format) {
     case 'png':
-      if (colours === undefined) return img.png({ compressionLevel: 9, effort: 10, adaptiveFiltering: true }).toBuffer();
+      // Lossless: no `effort`, which in sharp's png() turns on palette quantisation and made quality 100
+      // (and targetSize's full-colour try) a 256-colour image.
+      if (colours === undefined) return img.png({ compressionLevel: 9, adaptiveFiltering: true }).toBuffer();
       return img.png({ palette: true, colours: colours ?? 256, quality, compressionLevel: 9, effort: 4, dither: 1 }).toBuffer();
     case 'gif':
       return img.gif({ colours: colours ?? 256, effort: 4, dither: quality >= 60 ? 1 : 0.5 }).toBuffer();
