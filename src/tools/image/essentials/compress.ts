@@ -3,7 +3,15 @@ import path from 'node:path';
 import type { Sharp } from 'sharp';
 import { z } from 'zod';
 import { defineTool, type RunContext } from '../../../core/tool.js';
-import { encode, isAnimatedFormat, sameFormatAs, visibleSize, writeImage, type ImageFormat } from '../../../engines/sharp.js';
+import {
+  encode,
+  isAnimatedFormat,
+  keepDepthAndGrey,
+  sameFormatAs,
+  visibleSize,
+  writeImage,
+  type ImageFormat,
+} from '../../../engines/sharp.js';
 import { outputFile } from '../../_shared/output.js';
 import { openInput } from '../_shared/decode.js';
 import { checkAbort } from '../_shared/cancel.js';
@@ -185,8 +193,9 @@ async function encodeToBuffer(
   switch (format) {
     case 'png':
       // Lossless: no `effort`, which in sharp's png() turns on palette quantisation and made quality 100
-      // (and targetSize's full-colour try) a 256-colour image.
-      if (colours === undefined) return img.png({ compressionLevel: 9, adaptiveFiltering: true }).toBuffer();
+      // (and targetSize's full-colour try) a 256-colour image. A 16-bit or grey input keeps its depth and kind.
+      if (colours === undefined)
+        return (await keepDepthAndGrey(img, 'png')).png({ compressionLevel: 9, adaptiveFiltering: true }).toBuffer();
       return img.png({ palette: true, colours: colours ?? 256, quality, compressionLevel: 9, effort: 4, dither: 1 }).toBuffer();
     case 'gif':
       return img.gif({ colours: colours ?? 256, effort: 4, dither: quality >= 60 ? 1 : 0.5 }).toBuffer();
