@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { KilnError } from '../../../core/errors.js';
 import { defineTool } from '../../../core/tool.js';
 import { outputFormat, readRgba, writeRaw } from '../_shared/pixels.js';
+import { warnFirstFrameOnly } from '../_shared/frames.js';
 
 export default defineTool({
   id: 'pixelate',
@@ -23,6 +24,7 @@ export default defineTool({
   examples: ['photo.jpg --block-size 20', 'photo.jpg --region \'{"left":10,"top":10,"width":100,"height":50}\''],
   async run(ctx, { files }, s) {
     const input = files[0]!;
+    await warnFirstFrameOnly(ctx, input, 'pixelate');
     const raw = await readRgba(input, ctx.workDir);
     const { width: W, height: H, data: d } = raw;
     const r = s.region ?? { left: 0, top: 0, width: W, height: H };

@@ -15,6 +15,7 @@ import {
 import { outputFile } from '../../_shared/output.js';
 import { openInput } from '../_shared/decode.js';
 import { checkAbort } from '../_shared/cancel.js';
+import { warnFirstFrameOnly } from '../_shared/frames.js';
 
 // PNG/GIF have no quality knob: size falls with the palette. Best first.
 const PALETTE_STEPS = [256, 128, 64, 32, 16, 8, 4, 2];
@@ -55,6 +56,7 @@ export default defineTool({
     const format = sameFormatAs(ext);
     const animated = isAnimatedFormat(ext);
     const base = await openInput(input, ctx.workDir, ctx.signal, { animated });
+    if (!animated) await warnFirstFrameOnly(ctx, input, 'compress');
     const meta = await base.metadata();
     if ((meta.orientation ?? 1) > 1) base.autoOrient();
     const { width: W, height: H } = visibleSize(meta);

@@ -4,6 +4,7 @@ import { isAnimatedFormat, writeImage, type ImageFormat } from '../../../engines
 import { openInput } from '../_shared/decode.js';
 import { writeEps } from '../_shared/eps-writer.js';
 import { outputFile } from '../../_shared/output.js';
+import { warnFirstFrameOnly } from '../_shared/frames.js';
 
 // 'eps' is outside the catalog's public enum (decision D09): the png-to-eps and jpg-to-eps presets fix it.
 const FORMATS = ['jpg', 'png', 'webp', 'avif', 'tiff', 'gif', 'heic', 'heif', 'eps'] as const;
@@ -30,6 +31,7 @@ export default defineTool({
     const keepFrames = isAnimatedFormat(ext) && (s.format === 'gif' || s.format === 'webp');
     // Through openInput so Photoshop files (psd-to-jpg, psd-to-png) are flattened by ImageMagick first.
     const img = await openInput(input, ctx.workDir, ctx.signal, { animated: keepFrames });
+    if (!keepFrames) await warnFirstFrameOnly(ctx, input, 'convert');
     const meta = await img.metadata();
     if ((meta.orientation ?? 1) > 1) img.autoOrient();
     ctx.progress(30, 'encoding');

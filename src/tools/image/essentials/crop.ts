@@ -4,6 +4,7 @@ import { defineTool } from '../../../core/tool.js';
 import { isAnimatedFormat, sameFormatAs, visibleSize, writeImage } from '../../../engines/sharp.js';
 import { outputFile } from '../../_shared/output.js';
 import { openInput } from '../_shared/decode.js';
+import { warnFirstFrameOnly } from '../_shared/frames.js';
 
 export default defineTool({
   id: 'crop',
@@ -35,6 +36,7 @@ export default defineTool({
     const ext = input.type?.ext;
     const animated = isAnimatedFormat(ext);
     const img = await openInput(input, ctx.workDir, ctx.signal, { animated });
+    if (!animated) await warnFirstFrameOnly(ctx, input, 'crop');
     const meta = await img.metadata();
     const { width: W, height: H } = visibleSize(meta);
     if ((meta.orientation ?? 1) > 1) img.autoOrient();

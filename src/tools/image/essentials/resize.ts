@@ -4,6 +4,7 @@ import { isAnimatedFormat, sameFormatAs, visibleSize, writeImage } from '../../.
 import { SOCIAL_PRESETS, SOCIAL_PRESET_IDS } from '../_shared/social-presets.js';
 import { openInput } from '../_shared/decode.js';
 import { outputFile } from '../../_shared/output.js';
+import { warnFirstFrameOnly } from '../_shared/frames.js';
 
 export default defineTool({
   id: 'resize',
@@ -35,7 +36,9 @@ export default defineTool({
   async run(ctx, { files }, s) {
     const input = files[0]!;
     // Animated GIF and WebP keep every frame (sharp resizes each page of the strip).
-    const img = await openInput(input, ctx.workDir, ctx.signal, { animated: isAnimatedFormat(input.type?.ext) });
+    const animated = isAnimatedFormat(input.type?.ext);
+    const img = await openInput(input, ctx.workDir, ctx.signal, { animated });
+    if (!animated) await warnFirstFrameOnly(ctx, input, 'resize');
     // EXIF orientation first, so width means the width a person sees (without one, sharp leaves the
     // pixels as they are). The header is read separately only when a percentage needs the source size.
     img.autoOrient();

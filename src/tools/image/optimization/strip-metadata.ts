@@ -6,6 +6,7 @@ import { engineStatus } from '../../../engines/registry.js';
 import { isAnimatedFormat, sameFormatAs, writeImage } from '../../../engines/sharp.js';
 import { outputFile } from '../../_shared/output.js';
 import { openInput } from '../_shared/decode.js';
+import { warnFirstFrameOnly } from '../_shared/frames.js';
 
 // Formats ExifTool rewrites in place without touching the pixels.
 const LOSSLESS_STRIP = new Set(['jpg', 'png', 'webp', 'tiff', 'gif']);
@@ -29,6 +30,7 @@ export default defineTool({
     const format = sameFormatAs(ext);
     const animated = isAnimatedFormat(ext);
     const img = await openInput(input, ctx.workDir, ctx.signal, { animated });
+    if (!animated) await warnFirstFrameOnly(ctx, input, 'strip-metadata');
     const meta = await img.metadata();
     const out = ctx.out(format);
     const exiftool = await engineStatus('exiftool');
