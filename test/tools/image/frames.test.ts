@@ -98,6 +98,18 @@ describe('animations and pages', () => {
     assert.deepEqual((await run('convert', tiff, { format: 'png' })).warnings, ['pages.tiff has 3 pages; convert used the first only.']);
   });
 
+  it('an APNG stays animated when converted to GIF or WebP', async () => {
+    const src = apng();
+    for (const format of ['gif', 'webp']) {
+      const r = await run('convert', src, { format });
+      assert.equal(r.pages, 3, format);
+      assert.deepEqual(r.delay, [200, 200, 200], format);
+      assert.equal(r.warnings, undefined);
+    }
+    const web = await run('optimize-for-web', src, { format: 'webp' });
+    assert.equal(web.pages, 3);
+  });
+
   it('an APNG into a still PNG (resize, crop) is said to lose its frames', async () => {
     const src = apng();
     assert.deepEqual((await run('resize', src, { width: 16 })).warnings, ['anim.apng has 3 animation frames; resize used the first only.']);

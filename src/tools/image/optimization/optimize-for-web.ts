@@ -30,7 +30,7 @@ export default defineTool({
     const input = files[0]!;
     const ext = input.type?.ext;
     const format: ImageFormat = s.format === 'jpeg' ? 'jpg' : s.format;
-    const animated = isAnimatedFormat(ext) && format === 'webp';
+    const animated = (isAnimatedFormat(ext) || ext === 'apng') && format === 'webp';
     const img = await openInput(input, ctx.workDir, ctx.signal, { animated });
     if (!animated) await warnFirstFrameOnly(ctx, input, 'optimize-for-web');
     const meta = await img.metadata();
