@@ -98,6 +98,12 @@ describe('animations and pages', () => {
     assert.deepEqual((await run('convert', tiff, { format: 'png' })).warnings, ['pages.tiff has 3 pages; convert used the first only.']);
   });
 
+  it('strip-metadata keeps every page of a TIFF (ExifTool) and does not warn', async () => {
+    const r = await run('strip-metadata', multiPageTiff(), {});
+    assert.equal(r.pages, 3);
+    assert.equal(r.warnings, undefined);
+  });
+
   it('an APNG stays animated when converted to GIF or WebP', async () => {
     const src = apng();
     for (const format of ['gif', 'webp']) {

@@ -30,7 +30,6 @@ export default defineTool({
     const format = sameFormatAs(ext);
     const animated = isAnimatedFormat(ext);
     const img = await openInput(input, ctx.workDir, ctx.signal, { animated });
-    if (!animated) await warnFirstFrameOnly(ctx, input, 'strip-metadata');
     const meta = await img.metadata();
     const out = ctx.out(format);
     const exiftool = await engineStatus('exiftool');
@@ -52,6 +51,8 @@ export default defineTool({
       }
     }
     if (method === 'reencode') {
+      // ExifTool kept every page or frame; a re-encode keeps only the first unless the format is animated.
+      if (!animated) await warnFirstFrameOnly(ctx, input, 'strip-metadata');
       if ((meta.orientation ?? 1) > 1) img.autoOrient();
       // sharp drops all metadata by default; it converts to sRGB before dropping the ICC profile.
       await writeImage(img, out, format, { quality: format === 'jpg' ? 95 : format === 'webp' ? 90 : undefined, keepMetadata: false });
