@@ -92,10 +92,25 @@ describe('animations and pages', () => {
     assert.equal(r.warnings, undefined);
   });
 
-  it('a multi-page TIFF: resize and convert say they used the first page', async () => {
+  it('a multi-page TIFF: resize and crop keep every page; convert to PNG says it used the first', async () => {
     const tiff = multiPageTiff();
-    assert.deepEqual((await run('resize', tiff, { width: 10 })).warnings, ['pages.tiff has 3 pages; resize used the first only.']);
+    for (const [tool, settings] of [
+      ['resize', { width: 10 }],
+      ['crop', { left: 0, top: 0, width: 8, height: 5 }],
+    ] as const) {
+      const r = await run(tool, tiff, settings);
+      assert.equal(r.pages, 3, tool);
+      assert.equal(r.warnings, undefined, tool);
+    }
     assert.deepEqual((await run('convert', tiff, { format: 'png' })).warnings, ['pages.tiff has 3 pages; convert used the first only.']);
+  });
+
+  it('a TIFF whose pages differ in size: resize uses the first and says so', async () => {
+    const p = path.join(dir, 'mixed.tiff');
+    execFileSync('convert', ['-size', '20x10', 'xc:red', '-size', '10x6', 'xc:green', p]);
+    const r = await run('resize', p, { width: 10 });
+    assert.deepEqual([r.pages, r.meta.width, r.meta.height], [1, 10, 5]);
+    assert.deepEqual(r.warnings, ['mixed.tiff has 2 pages; resize used the first only.']);
   });
 
   it('strip-metadata keeps every page of a TIFF (ExifTool) and does not warn', async () => {

@@ -4,7 +4,7 @@
  */
 import type { InputFile, RunContext } from '../../../core/tool.js';
 import { readHead } from '../../../core/read-head.js';
-import { getSharp, MAX_INPUT_PIXELS } from '../../../engines/sharp.js';
+import { getSharp, isAnimatedFormat, MAX_INPUT_PIXELS } from '../../../engines/sharp.js';
 
 /** Kinds whose files can hold several frames or pages that sharp reports. */
 const MULTI_FRAME = new Set(['gif', 'webp', 'tiff']);
@@ -19,6 +19,23 @@ export async function frameCount(file: InputFile): Promise<number> {
     .metadata()
     .catch(() => undefined);
   return meta?.pages ?? 1;
+}
+
+/**
+ * Whether sharp can carry every frame or page of `file` through a geometry operation and write them back
+ * in the same format: GIF and WebP animations, and a multi-page TIFF whose pages share one size (libvips
+ * loads those as one strip; pages of different sizes it refuses, and the tool then uses the first).
+ */
+export async function keepsFrames(file: InputFile): Promise<boolean> {
+  const ext = file.type?.ext;
+  if (isAnimatedFormat(ext)) return true;
+  if (ext !== 'tiff') return false;
+  const sharp = await getSharp();
+  const meta = await sharp(file.bytes ?? file.path, { animated: true, limitInputPixels: MAX_INPUT_PIXELS })
+    .metadata()
+    .catch(() => undefined);
+  // An EXIF-style orientation would turn the whole strip, not each page.
+  return (meta?.pages ?? 1) > 1 && (meta?.orientation ?? 1) <= 1;
 }
 
 /**
