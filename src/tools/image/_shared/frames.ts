@@ -38,20 +38,38 @@ export async function keepsFrames(file: InputFile): Promise<boolean> {
   return (meta?.pages ?? 1) > 1 && (meta?.orientation ?? 1) <= 1;
 }
 
-/**
- * num_frames of the acTL chunk, which the APNG format puts before the first IDAT. libvips reads an APNG
- * as its default image only, so sharp's header has no page count for it.
- */
-export function apngFrames(head: Buffer): number {
-  let at = 8;
-  while (at + 12 <= head.length) {
-    const len = head.readUInt32BE(at);
-    const type = head.toString('latin1', at + 4, at + 8);
-    if (type === 'acTL' && at + 12 <= head.length) return Math.max(1, head.readUInt32BE(at + 8));
-    if (type === 'IDAT' || type === 'IEND') break;
+/** An APNG's animation as its chunks state it (libvips reads only the default image, so sharp cannot). */
+export interface ApngTiming {
+  frames: number;
+  /** num_plays: 0 = for ever. */
+  loop: number;
+  /** Milliseconds per frame, from each fcTL's delay_num/delay_den (a den of 0 means 1/100 s). */
+  delays: number[];
+}
+
+/** The acTL and fcTL chunks of an APNG (or the head of one); undefined when there is no acTL. */
+export function apngTiming(png: Buffer): ApngTiming | undefined {
+  let frames = 0;
+  let loop = 0;
+  const delays: number[] = [];
+  for (let at = 8; at + 12 <= png.length; ) {
+    const len = png.readUInt32BE(at);
+    const type = png.toString('latin1', at + 4, at + 8);
+    const d = at + 8;
+    if (type === 'acTL' && len >= 8 && d + 8 <= png.length) {
+      frames = png.readUInt32BE(d);
+      loop = png.readUInt32BE(d + 4);
+    } else if (type === 'fcTL' && len >= 26 && d + 26 <= png.length)
+      delays.push(Math.round((png.readUInt16BE(d + 20) * 1000) / (png.readUInt16BE(d + 22) || 100)));
+    else if (type === 'IEND') break;
     at += 12 + len;
   }
-  return 1;
+  return frames ? { frames, loop, delays } : undefined;
+}
+
+/** num_frames of the acTL chunk, which the APNG format puts before the first IDAT. */
+export function apngFrames(head: Buffer): number {
+  return Math.max(1, apngTiming(head)?.frames ?? 1);
 }
 
 /** Warns when `file` holds several frames or pages and the tool used only the first. */
