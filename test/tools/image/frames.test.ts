@@ -139,6 +139,23 @@ describe('animations and pages', () => {
     ]);
   });
 
+  it('image-to-pdf says an animated GIF became one page', async () => {
+    const gif = await animatedGif();
+    const ws = await createWorkspace();
+    try {
+      const out = await runTool(
+        getTool('image-to-pdf'),
+        { files: [await inputFile(gif)], extra: {} },
+        {},
+        { workDir: ws.dir, dataDir: dir },
+      );
+      assert.equal(out.data?.pages, 1);
+      assert.deepEqual(out.data?.warnings, ['anim.gif has 3 animation frames; image-to-pdf used the first only.']);
+    } finally {
+      await ws.dispose();
+    }
+  });
+
   it('a single picture gets no warnings', async () => {
     const png = await makeImage(dir, 'still.png', 20, 10);
     assert.equal((await run('sharpening', png, {})).warnings, undefined);
