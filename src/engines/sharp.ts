@@ -267,6 +267,9 @@ export function lossyQuality(format: ImageFormat, quality: number | undefined): 
   return format === 'png' || format === 'gif' ? undefined : quality;
 }
 
+/** Largest input whose result keepDepthAndGrey decodes to see whether it stayed grey. */
+const GREY_CHECK_PIXELS = 16_000_000;
+
 /** Formats that store one grey channel (sharp writes sRGB unless told otherwise). */
 const GREY_FORMATS = new Set<ImageFormat>(['png', 'tiff', 'jpg']);
 
@@ -283,7 +286,8 @@ export async function keepDepthAndGrey(img: Sharp, format: ImageFormat, o: Encod
   const deep = meta.depth === 'ushort' && format !== 'jpg';
   const greyIn = meta.space === 'grey16' || meta.space === 'b-w';
   if (!deep && !greyIn) return img;
-  const grey = greyIn && (await staysGrey(img));
+  // The check decodes the result at 16 bits × 3: above ~16 MP (96 MB) a big scan keeps sharp's sRGB instead.
+  const grey = greyIn && meta.width! * meta.height! <= GREY_CHECK_PIXELS && (await staysGrey(img));
   if (deep) return img.toColourspace(grey ? 'grey16' : 'rgb16');
   return grey ? img.toColourspace('b-w') : img;
 }
