@@ -92,11 +92,12 @@ describe('animations and pages', () => {
     assert.equal(r.warnings, undefined);
   });
 
-  it('a multi-page TIFF: resize and crop keep every page; convert to PNG says it used the first', async () => {
+  it('a multi-page TIFF: resize, crop and compress keep every page; convert to PNG says it used the first', async () => {
     const tiff = multiPageTiff();
     for (const [tool, settings] of [
       ['resize', { width: 10 }],
       ['crop', { left: 0, top: 0, width: 8, height: 5 }],
+      ['compress', { quality: 50 }],
     ] as const) {
       const r = await run(tool, tiff, settings);
       assert.equal(r.pages, 3, tool);

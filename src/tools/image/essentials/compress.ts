@@ -3,19 +3,11 @@ import path from 'node:path';
 import type { Sharp } from 'sharp';
 import { z } from 'zod';
 import { defineTool, type RunContext } from '../../../core/tool.js';
-import {
-  encode,
-  isAnimatedFormat,
-  keepDepthAndGrey,
-  sameFormatAs,
-  visibleSize,
-  writeImage,
-  type ImageFormat,
-} from '../../../engines/sharp.js';
+import { encode, keepDepthAndGrey, sameFormatAs, visibleSize, writeImage, type ImageFormat } from '../../../engines/sharp.js';
 import { outputFile } from '../../_shared/output.js';
 import { openInput } from '../_shared/decode.js';
 import { checkAbort } from '../_shared/cancel.js';
-import { warnFirstFrameOnly } from '../_shared/frames.js';
+import { keepsFrames, warnFirstFrameOnly } from '../_shared/frames.js';
 
 // PNG/GIF have no quality knob: size falls with the palette. Best first.
 const PALETTE_STEPS = [256, 128, 64, 32, 16, 8, 4, 2];
@@ -54,7 +46,8 @@ export default defineTool({
     const input = files[0]!;
     const ext = input.type?.ext;
     const format = sameFormatAs(ext);
-    const animated = isAnimatedFormat(ext);
+    // Animated GIF/WebP and a multi-page TIFF of one page size keep every frame or page.
+    const animated = await keepsFrames(input);
     const base = await openInput(input, ctx.workDir, ctx.signal, { animated });
     if (!animated) await warnFirstFrameOnly(ctx, input, 'compress');
     const meta = await base.metadata();
