@@ -146,6 +146,8 @@ async function analyzePortrait(
     signal: opts.signal,
     dataDir: opts.dataDir,
     progress() {},
+    // The analysis answers landmarks, not a tool result: nothing would carry a warning.
+    warn() {},
     out: (ext: string) => path.join(opts.workDir, `out.${ext}`),
   };
   const p = await readPicture({ path: file, name, size: 0, type: kind }, ctx);

@@ -120,6 +120,11 @@ export interface RunContext {
   /** percent 0-100; stage is a short word ("encoding", "page 3/10"). */
   progress(percent: number, stage?: string): void;
   /**
+   * Tells the caller what the run left out or assumed (the frames of an animation a still-only tool
+   * dropped): runTool adds it to the result's `data.warnings` (src/core/warnings.ts).
+   */
+  warn(message: string): void;
+  /**
    * Path for an output file in outDir, named after the first input: `out('png')` for photo.jpg gives
    * `photo.png`; `out('png', '-page1')` gives `photo-page1.png`; `out('zip', '', 'frames')` names it outright.
    */

@@ -267,14 +267,37 @@ export function lossyQuality(format: ImageFormat, quality: number | undefined): 
   return format === 'png' || format === 'gif' ? undefined : quality;
 }
 
+/** Largest input whose result keepDepthAndGrey decodes to see whether it stayed grey. */
+const GREY_CHECK_PIXELS = 16_000_000;
+
+/** Formats that store one grey channel (sharp writes sRGB unless told otherwise). */
+const GREY_FORMATS = new Set<ImageFormat>(['png', 'tiff', 'jpg']);
+
 /**
  * 16 bits per channel stay 16 bits in PNG and TIFF (not palette PNG): sharp otherwise writes 8 bits, losing
  * the tonal range of a 16-bit scan or render. Pipelines run at 16 bits already; only the output was cut.
+ * A greyscale input stays one channel (grey16, or b-w at 8 bits) unless the pipeline coloured it (a tint,
+ * a coloured border or watermark): sharp's sRGB output would triple the samples and change the file's kind.
  */
-async function keepSixteenBits(img: Sharp, format: ImageFormat, o: EncodeOptions): Promise<Sharp> {
+export async function keepDepthAndGrey(img: Sharp, format: ImageFormat, o: EncodeOptions = {}): Promise<Sharp> {
   const palette = format === 'png' && o.quality !== undefined && o.quality < 100;
-  if ((format !== 'png' && format !== 'tiff') || palette) return img;
-  return (await img.metadata()).depth === 'ushort' ? img.toColourspace('rgb16') : img;
+  if (palette || !GREY_FORMATS.has(format)) return img;
+  const meta = await img.metadata();
+  const deep = meta.depth === 'ushort' && format !== 'jpg';
+  const greyIn = meta.space === 'grey16' || meta.space === 'b-w';
+  if (!deep && !greyIn) return img;
+  // The check decodes the result at 16 bits × 3: above ~16 MP (96 MB) a big scan keeps sharp's sRGB instead.
+  const grey = greyIn && meta.width! * meta.height! <= GREY_CHECK_PIXELS && (await staysGrey(img));
+  if (deep) return img.toColourspace(grey ? 'grey16' : 'rgb16');
+  return grey ? img.toColourspace('b-w') : img;
+}
+
+/** Whether what the pipeline makes of a grey input is still grey (R = G = B in every pixel). */
+async function staysGrey(img: Sharp): Promise<boolean> {
+  const { data, info } = await img.clone().toColourspace('rgb16').raw({ depth: 'ushort' }).toBuffer({ resolveWithObject: true });
+  const px = new Uint16Array(data.buffer, data.byteOffset, data.length / 2);
+  for (let i = 0; i < px.length; i += info.channels) if (px[i] !== px[i + 1] || px[i] !== px[i + 2]) return false;
+  return true;
 }
 
 /**
@@ -305,7 +328,7 @@ export async function writeImage(img: Sharp, outPath: string, format: ImageForma
   }
   const tmp = `${outPath}.partial`;
   try {
-    await encode(await keepSixteenBits(img, format, o), format, o).toFile(tmp);
+    await encode(await keepDepthAndGrey(img, format, o), format, o).toFile(tmp);
     await rename(tmp, outPath);
   } catch (e) {
     await rm(tmp, { force: true });

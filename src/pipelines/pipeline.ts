@@ -224,6 +224,8 @@ export interface PipelineRunOptions {
 export async function runPipeline(steps: ResolvedStep[], files: InputFile[], opts: PipelineRunOptions): Promise<RunOutcome> {
   let current = files;
   let outcome: RunOutcome | undefined;
+  // What each step left out (data.warnings), named by step: only the last step's data is the result's.
+  const warnings: string[] = [];
   const originalSize = files.reduce((a, f) => a + f.size, 0);
   const workspaces: Workspace[] = [];
   try {
@@ -247,6 +249,8 @@ export async function runPipeline(steps: ResolvedStep[], files: InputFile[], opt
         const err = toKilnError(e);
         throw new KilnError(err.code, `${label}: ${err.message}`, { details: err.details, reason: err.reason });
       }
+      const said = outcome.data?.warnings;
+      if (Array.isArray(said)) for (const w of said) if (typeof w === 'string') warnings.push(`${label}: ${w}`);
       if (!outcome.output) throw new KilnError('VALIDATION_ERROR', `${label} produced no file for the next step.`);
       // The previous step's files were this step's input; unless this step handed one back as its output.
       const previous = workspaces.at(-2);
@@ -256,7 +260,8 @@ export async function runPipeline(steps: ResolvedStep[], files: InputFile[], opt
     const output = outcome!.output!;
     const dest = path.join(opts.outDir, output.name);
     await rename(output.path, dest);
-    return { ...outcome!, output: { ...output, path: dest }, originalSize };
+    const data = warnings.length ? { ...outcome!.data, warnings } : outcome!.data;
+    return { ...outcome!, output: { ...output, path: dest }, originalSize, data };
   } finally {
     for (const ws of workspaces) await ws.dispose();
   }

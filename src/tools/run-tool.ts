@@ -20,6 +20,7 @@ import { requireKind } from '../core/sniff.js';
 import { readsInputInMemory, type InputFile, type OutputFile, type RunContext, type Tool, type ToolInputs } from '../core/tool.js';
 import { requireEngine } from '../engines/registry.js';
 import { decodesFully } from '../engines/sharp.js';
+import { withWarnings } from '../core/warnings.js';
 import { outputFile } from './_shared/output.js';
 
 export interface RunOptions {
@@ -88,6 +89,7 @@ export async function runTool(tool: Tool, inputs: ToolInputs, rawSettings: unkno
     const first = inputs.files[0] ?? Object.values(inputs.extra).flat()[0];
     const baseStem = first ? safeFileName(stem(first.name), 'output') : tool.id;
     let lastPct = -1;
+    const warnings: string[] = [];
     const ctx: RunContext = {
       workDir: opts.workDir,
       outDir,
@@ -99,12 +101,16 @@ export async function runTool(tool: Tool, inputs: ToolInputs, rawSettings: unkno
         lastPct = p;
         opts.onProgress?.(p, stage);
       },
+      warn(message) {
+        warnings.push(message);
+      },
       out(ext, suffix = '', baseName) {
         return path.join(outDir, safeFileName(`${baseName ?? baseStem}${suffix}${ext ? '.' + ext : ''}`));
       },
     };
     ctx.progress(0, 'starting');
-    const result = await tool.run(ctx, inputs, settings);
+    const run = await tool.run(ctx, inputs, settings);
+    const result = { ...run, data: withWarnings(run.data, warnings) };
     if (signal.aborted) throw new KilnError('CANCELLED', 'The run was cancelled.');
 
     let output: OutputFile | undefined;

@@ -23,7 +23,7 @@ async function run(raw: unknown, file: string) {
       outDir: ws.dir,
       onProgress: (p) => progress.push(p),
     });
-    return { buf: readFileSync(out.output!.path), name: out.output!.name, progress };
+    return { buf: readFileSync(out.output!.path), name: out.output!.name, progress, data: out.data };
   } finally {
     await ws.dispose();
   }
@@ -97,6 +97,30 @@ describe('pipelines', () => {
     for (let i = 1; i < r.progress.length; i++) assert.ok(r.progress[i]! >= r.progress[i - 1]! - 0.001, 'progress never goes back');
   });
 
+  it("keeps every step's warnings, named by step (only the last step's data was the result)", async () => {
+    const frames = await Promise.all(
+      [0, 1].map((i) =>
+        sharp({ create: { width: 8, height: 8, channels: 3, background: { r: 200 * i, g: 0, b: 0 } } })
+          .png()
+          .toBuffer(),
+      ),
+    );
+    const gif = `${dir}/two-frames.gif`;
+    await sharp(frames, { join: { animated: true } })
+      .gif()
+      .toFile(gif);
+    const r = await run(
+      {
+        name: 'soft',
+        steps: [
+          { tool: 'sharpening', settings: {} },
+          { tool: 'resize', settings: { width: 4 } },
+        ],
+      },
+      gif,
+    );
+    assert.deepEqual(r.data?.warnings, ['step 1/2 (sharpening): two-frames.gif has 2 animation frames; sharpening used the first only.']);
+  });
   it('mixes an image step and a PDF step (image-to-pdf then rotate-pdf)', async () => {
     const src = await makeImage(dir, 'scan.png', 300, 400);
     const r = await run(

@@ -101,6 +101,12 @@ describe('duotone / pixelate / vignette', () => {
       (e: KilnError) => e.code === 'VALIDATION_ERROR',
     );
   });
+  it('pixelate weights colours by alpha: transparent pixels do not darken a cut-out', async () => {
+    // Left half red and opaque, right half transparent black: the 4×4 block is half covered.
+    const src = await solid(dir, 'px-alpha.png', 4, 4, (x) => (x < 2 ? [255, 0, 0, 255] : [0, 0, 0, 0]));
+    const p = await rawOf((await runA('pixelate', [src], { blockSize: 4 }, {}, dir)).kept!);
+    assert.deepEqual(p.px(0, 0), [255, 0, 0, 128]);
+  });
   it('vignette darkens the corners, not the center, and follows centerX', async () => {
     const src = await solid(dir, 'vg.png', 100, 60, () => [200, 200, 200]);
     const p = await rawOf((await runA('vignette', [src], { strength: 1 }, {}, dir)).kept!);

@@ -107,4 +107,14 @@ describe('adjust-colors', () => {
     assert.equal(r.code, 0, r.stderr);
     assert.deepEqual([...(await sharp(out).raw().toBuffer()).subarray(0, 3)], [0, 255, 255]);
   });
+  it('adjusts a greyscale image (one band) instead of failing', async () => {
+    const p = path.join(dir, 'grey.png');
+    await sharp({ create: { width: 16, height: 16, channels: 3, background: { r: 100, g: 100, b: 100 } } })
+      .toColourspace('b-w')
+      .png()
+      .toFile(p);
+    assert.equal((await sharp(p).metadata()).channels, 1);
+    const r = await run(p, { brightness: 20 });
+    assert.ok(r.means[0]! > 120, `brighter: ${r.means[0]}`);
+  });
 });

@@ -121,4 +121,15 @@ describe('compress', () => {
     assert.equal(statSync(out).size, line.data.size);
     assert.ok(line.data.size <= 12 * 1024);
   });
+  it('quality 100 on a PNG of more than 256 colours is lossless (not a palette)', async () => {
+    // 32×32 with 1024 different colours: a palette would have to merge them.
+    const px = Buffer.alloc(32 * 32 * 3);
+    for (let i = 0; i < 32 * 32; i++) px.set([i & 0xff, (i >> 2) & 0xff, (i * 7) & 0xff], i * 3);
+    const src = path.join(dir, 'many-colours.png');
+    await sharp(px, { raw: { width: 32, height: 32, channels: 3 } })
+      .png()
+      .toFile(src);
+    const r = await run(src, { quality: 100 });
+    assert.deepEqual(r.raw, px);
+  });
 });

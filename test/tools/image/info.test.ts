@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import sharp from 'sharp';
@@ -65,6 +66,29 @@ describe('info', () => {
       .toFile(gif);
     const g = await run(gif);
     assert.deepEqual([g.width, g.height, g.pages, g.animated, g.loop, g.delays], [16, 8, 4, true, 3, [50, 60, 70, 80]]);
+  });
+  it('reports an APNG as animated with its frames, loop and delays; a multi-page TIFF as pages, not an animation', async () => {
+    const apng = path.join(dir, 'a.apng');
+    execFileSync('ffmpeg', [
+      '-v',
+      'error',
+      '-y',
+      '-f',
+      'lavfi',
+      '-i',
+      'testsrc=size=16x8:rate=4:duration=0.75',
+      '-plays',
+      '2',
+      '-f',
+      'apng',
+      apng,
+    ]);
+    const a = await run(apng);
+    assert.deepEqual([a.width, a.pages, a.animated, a.loop, a.delays], [16, 3, true, 2, [250, 250, 250]]);
+    const tiff = path.join(dir, 'pages.tiff');
+    execFileSync('convert', ['-size', '8x8', 'xc:red', 'xc:blue', tiff]);
+    const t = await run(tiff);
+    assert.deepEqual([t.pages, t.animated, t.delays], [2, false, undefined]);
   });
   it('reports the size of an image above the pixel limit (only its header is read)', async () => {
     // A 1-bit 20000×20000 PNG: 400 MP, four times KILN_MAX_PIXELS, in a few kB.

@@ -3,14 +3,12 @@
  * animations as one tall strip of pages; APNG (which libvips reads as a still) is first turned into a
  * lossless animated WebP by ffmpeg, which keeps every frame's timing.
  */
-import path from 'node:path';
 import type { Sharp } from 'sharp';
 import { KilnError } from '../../../core/errors.js';
-import { exec } from '../../../core/process.js';
 import type { InputFile } from '../../../core/tool.js';
-import { requireEngine } from '../../../engines/registry.js';
 import { getSharp, MAX_INPUT_PIXELS } from '../../../engines/sharp.js';
 import { checkAbort } from './cancel.js';
+import { apngAsWebp } from './decode.js';
 
 export interface Animation {
   width: number;
@@ -27,15 +25,8 @@ export const MIN_GIF_DELAY = 20;
 
 export async function decodeAnimation(file: InputFile, workDir: string, signal?: AbortSignal): Promise<Animation> {
   const sharp = await getSharp();
-  let src = file.path;
-  if (file.type?.ext === 'apng' || file.type?.mime === 'image/apng') {
-    const ffmpeg = await requireEngine('ffmpeg');
-    src = path.join(workDir, 'apng-frames.webp');
-    await exec(ffmpeg, ['-v', 'error', '-y', '-i', file.path, '-c:v', 'libwebp_anim', '-lossless', '1', '-loop', '0', src], {
-      signal,
-      failCode: 'UNSUPPORTED_INPUT',
-    });
-  }
+  const apng = file.type?.ext === 'apng' || file.type?.mime === 'image/apng';
+  const src = apng ? await apngAsWebp(file, workDir, signal) : file.path;
   const meta = await sharp(src, { animated: true, limitInputPixels: MAX_INPUT_PIXELS }).metadata();
   const pages = meta.pages ?? 1;
   const height = meta.pageHeight ?? meta.height!;

@@ -32,7 +32,23 @@ export async function openInput(
     await exec(magick, [`${ext}:${src}[${frame}]`, `png32:${png}`], { failCode: 'UNSUPPORTED_INPUT', signal, timeoutMs: 120_000 });
     return openImage(png, { workDir, signal, ...opts });
   }
+  // libvips reads an APNG as its still default image: its frames come through ffmpeg.
+  if (opts.animated && ext === 'apng') return openImage(await apngAsWebp(file, workDir, signal), { workDir, signal, ...opts });
   // An upload held in memory goes to sharp as it is; other engines read it from disk.
   const src = file.bytes && decodesInProcess(ext, workDir) ? file.bytes : await onDisk(file);
   return openImage(src, { ext, workDir, signal, ...opts });
+}
+
+/**
+ * An APNG as a lossless animated WebP (every frame, its delay and the loop count kept) that sharp reads
+ * with `animated`: libvips itself decodes only an APNG's default image.
+ */
+export async function apngAsWebp(file: InputFile, workDir: string, signal?: AbortSignal): Promise<string> {
+  const ffmpeg = await requireEngine('ffmpeg');
+  const webp = path.join(workDir, `apng-${Date.now()}-${Math.random().toString(36).slice(2)}.webp`);
+  await exec(ffmpeg, ['-v', 'error', '-y', '-i', await onDisk(file), '-c:v', 'libwebp_anim', '-lossless', '1', '-loop', '0', webp], {
+    signal,
+    failCode: 'UNSUPPORTED_INPUT',
+  });
+  return webp;
 }

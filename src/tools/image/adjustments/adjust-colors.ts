@@ -4,6 +4,7 @@ import { defineTool } from '../../../core/tool.js';
 import { getSharp, sameFormatAs, writeImage } from '../../../engines/sharp.js';
 import { outputFile } from '../../_shared/output.js';
 import { openInput } from '../_shared/decode.js';
+import { warnFirstFrameOnly } from '../_shared/frames.js';
 
 const SEPIA: [[number, number, number], [number, number, number], [number, number, number]] = [
   [0.393, 0.769, 0.189],
@@ -45,6 +46,7 @@ export default defineTool({
   examples: ['photo.jpg --brightness 20 --contrast 10', 'photo.jpg --effect sepia', 'photo.jpg --temperature 30 --saturation 15'],
   async run(ctx, { files }, s) {
     const input = files[0]!;
+    await warnFirstFrameOnly(ctx, input, 'adjust-colors');
     const ext = input.type?.ext;
     const sharp = await getSharp();
     let img = await openInput(input, ctx.workDir, ctx.signal);
@@ -56,7 +58,10 @@ export default defineTool({
       const { data, info } = await fn(img).raw().toBuffer({ resolveWithObject: true });
       img = sharp(data, { raw: { width: info.width, height: info.height, channels: info.channels } });
     };
-    img.toColourspace('srgb');
+    // sharp runs linear() before the pipeline's colourspace conversion, so a greyscale input (one band)
+    // would meet three gains ("Band expansion using linear is unsupported"): convert it in a pass first.
+    if ((meta.channels ?? 3) < 3) await pass((x) => x.toColourspace('srgb'));
+    else img.toColourspace('srgb');
     if (!meta.hasAlpha) img.removeAlpha();
 
     const e = 2 ** (s.exposure / 50);

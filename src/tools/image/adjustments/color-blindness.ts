@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
 import { linearToSrgb8, outputFormat, readRgba, SRGB_TO_LINEAR, writeRaw } from '../_shared/pixels.js';
+import { warnFirstFrameOnly } from '../_shared/frames.js';
 
 /**
  * Simulation matrices of Machado, Oliveira & Fernandes, "A Physiologically-based Model for Simulation of
@@ -60,6 +61,7 @@ export default defineTool({
   examples: ['chart.png --simulation-type protanopia'],
   async run(ctx, { files }, s) {
     const input = files[0]!;
+    await warnFirstFrameOnly(ctx, input, 'color-blindness');
     const raw = await readRgba(input, ctx.workDir);
     const d = raw.data;
     const L = SRGB_TO_LINEAR;

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
 import { colorSchema, parseColor } from '../../_shared/color.js';
 import { outputFormat, readRgba, writeRaw } from '../_shared/pixels.js';
+import { warnFirstFrameOnly } from '../_shared/frames.js';
 
 export default defineTool({
   id: 'duotone',
@@ -20,6 +21,7 @@ export default defineTool({
   examples: ['photo.jpg --shadow "#000000" --highlight "#ff0066"'],
   async run(ctx, { files }, s) {
     const input = files[0]!;
+    await warnFirstFrameOnly(ctx, input, 'duotone');
     const raw = await readRgba(input, ctx.workDir);
     const lo = parseColor(s.shadow);
     const hi = parseColor(s.highlight);

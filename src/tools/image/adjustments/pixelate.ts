@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { KilnError } from '../../../core/errors.js';
 import { defineTool } from '../../../core/tool.js';
 import { outputFormat, readRgba, writeRaw } from '../_shared/pixels.js';
+import { warnFirstFrameOnly } from '../_shared/frames.js';
 
 export default defineTool({
   id: 'pixelate',
@@ -23,6 +24,7 @@ export default defineTool({
   examples: ['photo.jpg --block-size 20', 'photo.jpg --region \'{"left":10,"top":10,"width":100,"height":50}\''],
   async run(ctx, { files }, s) {
     const input = files[0]!;
+    await warnFirstFrameOnly(ctx, input, 'pixelate');
     const raw = await readRgba(input, ctx.workDir);
     const { width: W, height: H, data: d } = raw;
     const r = s.region ?? { left: 0, top: 0, width: W, height: H };
@@ -45,15 +47,19 @@ export default defineTool({
           sa = 0;
         for (let y = by; y < ey; y++)
           for (let x = bx, i = (y * W + bx) * 4; x < ex; x++, i += 4) {
-            sr += d[i]!;
-            sg += d[i + 1]!;
-            sb += d[i + 2]!;
-            sa += d[i + 3]!;
+            // Colours weighted by their alpha: the hidden colour of transparent pixels (black, mostly)
+            // would otherwise darken the block's visible part, a dark fringe around every cut-out.
+            const a = d[i + 3]!;
+            sr += d[i]! * a;
+            sg += d[i + 1]! * a;
+            sb += d[i + 2]! * a;
+            sa += a;
           }
         const n = (ey - by) * (ex - bx);
-        const mr = sr / n,
-          mg = sg / n,
-          mb = sb / n,
+        const w = sa || 1;
+        const mr = sr / w,
+          mg = sg / w,
+          mb = sb / w,
           ma = sa / n;
         for (let y = by; y < ey; y++)
           for (let x = bx, i = (y * W + bx) * 4; x < ex; x++, i += 4) {

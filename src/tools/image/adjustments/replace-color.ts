@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
 import { colorSchema, parseColor } from '../../_shared/color.js';
 import { outputFormat, readRgba, writeRaw } from '../_shared/pixels.js';
+import { warnFirstFrameOnly } from '../_shared/frames.js';
 
 export default defineTool({
   id: 'replace-color',
@@ -22,6 +23,7 @@ export default defineTool({
   examples: ['logo.png --source-color "#ffffff" --make-transparent --tolerance 20'],
   async run(ctx, { files }, s) {
     const input = files[0]!;
+    await warnFirstFrameOnly(ctx, input, 'replace-color');
     const raw = await readRgba(input, ctx.workDir);
     const src = parseColor(s.sourceColor);
     const dst = parseColor(s.targetColor);

@@ -4,6 +4,7 @@ import { getSharp, writeImage } from '../../../engines/sharp.js';
 import { outputFormat } from '../_shared/pixels.js';
 import { outputFile } from '../../_shared/output.js';
 import { openInput } from '../_shared/decode.js';
+import { warnFirstFrameOnly } from '../_shared/frames.js';
 
 const DENOISE_MEDIAN = { off: 0, light: 3, medium: 5, strong: 7 } as const;
 
@@ -35,6 +36,7 @@ export default defineTool({
   examples: ['photo.jpg --method unsharp-mask --amount 150 --radius 1.5', 'scan.png --method high-pass --strength 70 --kernel-size 5'],
   async run(ctx, { files }, s) {
     const input = files[0]!;
+    await warnFirstFrameOnly(ctx, input, 'sharpening');
     const sharp = await getSharp();
     const base = await openInput(input, ctx.workDir);
     base.autoOrient();

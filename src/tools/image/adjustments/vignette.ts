@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
 import { colorSchema, parseColor } from '../../_shared/color.js';
 import { outputFormat, readRgba, writeRaw } from '../_shared/pixels.js';
+import { warnFirstFrameOnly } from '../_shared/frames.js';
 
 export default defineTool({
   id: 'vignette',
@@ -25,6 +26,7 @@ export default defineTool({
   examples: ['photo.jpg --strength 0.8 --radius 60'],
   async run(ctx, { files }, s) {
     const input = files[0]!;
+    await warnFirstFrameOnly(ctx, input, 'vignette');
     const raw = await readRgba(input, ctx.workDir);
     const { width: W, height: H, data: d } = raw;
     const c = parseColor(s.color);

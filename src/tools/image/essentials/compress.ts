@@ -3,10 +3,11 @@ import path from 'node:path';
 import type { Sharp } from 'sharp';
 import { z } from 'zod';
 import { defineTool, type RunContext } from '../../../core/tool.js';
-import { encode, isAnimatedFormat, sameFormatAs, visibleSize, writeImage, type ImageFormat } from '../../../engines/sharp.js';
+import { encode, keepDepthAndGrey, sameFormatAs, visibleSize, writeImage, type ImageFormat } from '../../../engines/sharp.js';
 import { outputFile } from '../../_shared/output.js';
 import { openInput } from '../_shared/decode.js';
 import { checkAbort } from '../_shared/cancel.js';
+import { keepsFrames, warnFirstFrameOnly } from '../_shared/frames.js';
 
 // PNG/GIF have no quality knob: size falls with the palette. Best first.
 const PALETTE_STEPS = [256, 128, 64, 32, 16, 8, 4, 2];
@@ -45,8 +46,10 @@ export default defineTool({
     const input = files[0]!;
     const ext = input.type?.ext;
     const format = sameFormatAs(ext);
-    const animated = isAnimatedFormat(ext);
+    // Animated GIF/WebP and a multi-page TIFF of one page size keep every frame or page.
+    const animated = await keepsFrames(input);
     const base = await openInput(input, ctx.workDir, ctx.signal, { animated });
+    if (!animated) await warnFirstFrameOnly(ctx, input, 'compress');
     const meta = await base.metadata();
     if ((meta.orientation ?? 1) > 1) base.autoOrient();
     const { width: W, height: H } = visibleSize(meta);
@@ -184,7 +187,10 @@ async function encodeToBuffer(
   if (scale < 1) img = img.resize({ width: Math.max(1, Math.round(W * scale)) });
   switch (format) {
     case 'png':
-      if (colours === undefined) return img.png({ compressionLevel: 9, effort: 10, adaptiveFiltering: true }).toBuffer();
+      // Lossless: no `effort`, which in sharp's png() turns on palette quantisation and made quality 100
+      // (and targetSize's full-colour try) a 256-colour image. A 16-bit or grey input keeps its depth and kind.
+      if (colours === undefined)
+        return (await keepDepthAndGrey(img, 'png')).png({ compressionLevel: 9, adaptiveFiltering: true }).toBuffer();
       return img.png({ palette: true, colours: colours ?? 256, quality, compressionLevel: 9, effort: 4, dither: 1 }).toBuffer();
     case 'gif':
       return img.gif({ colours: colours ?? 256, effort: 4, dither: quality >= 60 ? 1 : 0.5 }).toBuffer();

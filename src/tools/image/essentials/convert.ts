@@ -4,6 +4,7 @@ import { isAnimatedFormat, writeImage, type ImageFormat } from '../../../engines
 import { openInput } from '../_shared/decode.js';
 import { writeEps } from '../_shared/eps-writer.js';
 import { outputFile } from '../../_shared/output.js';
+import { warnFirstFrameOnly } from '../_shared/frames.js';
 
 // 'eps' is outside the catalog's public enum (decision D09): the png-to-eps and jpg-to-eps presets fix it.
 const FORMATS = ['jpg', 'png', 'webp', 'avif', 'tiff', 'gif', 'heic', 'heif', 'eps'] as const;
@@ -16,7 +17,7 @@ export default defineTool({
   description:
     'Writes jpg, png, webp, avif, tiff, gif, heic (HEVC, through the vips CLI) or heif (AV1). quality applies to the lossy encoders (JPEG, WebP, AVIF, HEIC/HEIF, TIFF) and, below 100, makes PNG palette-based; the encoder default is used when omitted. ' +
     'Extension (catalog D09): format eps writes Encapsulated PostScript (level 2, one pixel per point; DCT-coded when quality is given, lossless otherwise). ' +
-    'EPS input is rasterized by Ghostscript at 300 dpi. Animated GIF/WebP stay animated when converted to GIF or WebP.',
+    'EPS input is rasterized by Ghostscript at 300 dpi. Animated GIF/WebP/APNG stay animated when converted to GIF or WebP; other conversions keep the first frame and say so in warnings.',
   input: { kind: 'file', accept: ['image/*'], inMemory: true },
   settings: z.object({
     format: z.enum(FORMATS).describe('Target format (eps: extension used by the png-to-eps/jpg-to-eps presets).'),
@@ -27,9 +28,11 @@ export default defineTool({
   async run(ctx, { files }, s) {
     const input = files[0]!;
     const ext = input.type?.ext;
-    const keepFrames = isAnimatedFormat(ext) && (s.format === 'gif' || s.format === 'webp');
+    // APNG too: openInput decodes its frames through ffmpeg (sharp writes no APNG, so PNG output is a still).
+    const keepFrames = (isAnimatedFormat(ext) || ext === 'apng') && (s.format === 'gif' || s.format === 'webp');
     // Through openInput so Photoshop files (psd-to-jpg, psd-to-png) are flattened by ImageMagick first.
     const img = await openInput(input, ctx.workDir, ctx.signal, { animated: keepFrames });
+    if (!keepFrames) await warnFirstFrameOnly(ctx, input, 'convert');
     const meta = await img.metadata();
     if ((meta.orientation ?? 1) > 1) img.autoOrient();
     ctx.progress(30, 'encoding');

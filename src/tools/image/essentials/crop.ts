@@ -1,9 +1,10 @@
 import { z } from 'zod';
 import { KilnError } from '../../../core/errors.js';
 import { defineTool } from '../../../core/tool.js';
-import { isAnimatedFormat, sameFormatAs, visibleSize, writeImage } from '../../../engines/sharp.js';
+import { sameFormatAs, visibleSize, writeImage } from '../../../engines/sharp.js';
 import { outputFile } from '../../_shared/output.js';
 import { openInput } from '../_shared/decode.js';
+import { keepsFrames, warnFirstFrameOnly } from '../_shared/frames.js';
 
 export default defineTool({
   id: 'crop',
@@ -12,7 +13,7 @@ export default defineTool({
   summary: 'Cut a rectangular region out of an image, in pixels or percent.',
   description:
     'left/top/width/height describe the region in the image as it is displayed (EXIF orientation applied), in pixels or in percent of the width and height. ' +
-    'A region reaching outside the image is refused with the image size in the message. Animated GIF and WebP stay animated (every frame is cropped).',
+    'A region reaching outside the image is refused with the image size in the message. Animated GIF and WebP stay animated (every frame is cropped), a multi-page TIFF keeps its pages.',
   input: { kind: 'file', accept: ['image/*'], inMemory: true },
   settings: z.object({
     left: z.number().min(0).describe("X offset of the crop region (unit per 'unit')."),
@@ -33,8 +34,10 @@ export default defineTool({
   async run(ctx, { files }, s) {
     const input = files[0]!;
     const ext = input.type?.ext;
-    const animated = isAnimatedFormat(ext);
+    // Animated GIF/WebP and a multi-page TIFF keep every frame or page (sharp works on the whole strip).
+    const animated = await keepsFrames(input);
     const img = await openInput(input, ctx.workDir, ctx.signal, { animated });
+    if (!animated) await warnFirstFrameOnly(ctx, input, 'crop');
     const meta = await img.metadata();
     const { width: W, height: H } = visibleSize(meta);
     if ((meta.orientation ?? 1) > 1) img.autoOrient();

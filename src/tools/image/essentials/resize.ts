@@ -1,9 +1,10 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import { isAnimatedFormat, sameFormatAs, visibleSize, writeImage } from '../../../engines/sharp.js';
+import { sameFormatAs, visibleSize, writeImage } from '../../../engines/sharp.js';
 import { SOCIAL_PRESETS, SOCIAL_PRESET_IDS } from '../_shared/social-presets.js';
 import { openInput } from '../_shared/decode.js';
 import { outputFile } from '../../_shared/output.js';
+import { keepsFrames, warnFirstFrameOnly } from '../_shared/frames.js';
 
 export default defineTool({
   id: 'resize',
@@ -34,8 +35,10 @@ export default defineTool({
   examples: ['photo.jpg --width 800 -o small.jpg', 'photo.jpg --preset instagram-story -o story.jpg', '*.png --percentage 50 -o half/'],
   async run(ctx, { files }, s) {
     const input = files[0]!;
-    // Animated GIF and WebP keep every frame (sharp resizes each page of the strip).
-    const img = await openInput(input, ctx.workDir, ctx.signal, { animated: isAnimatedFormat(input.type?.ext) });
+    // Animated GIF/WebP and a multi-page TIFF keep every frame or page (sharp works on the whole strip).
+    const animated = await keepsFrames(input);
+    const img = await openInput(input, ctx.workDir, ctx.signal, { animated });
+    if (!animated) await warnFirstFrameOnly(ctx, input, 'resize');
     // EXIF orientation first, so width means the width a person sees (without one, sharp leaves the
     // pixels as they are). The header is read separately only when a percentage needs the source size.
     img.autoOrient();

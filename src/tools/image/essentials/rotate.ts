@@ -3,6 +3,7 @@ import { defineTool } from '../../../core/tool.js';
 import { getSharp, isAnimatedFormat, mapFrames, sameFormatAs, supportsAlpha, writeImage } from '../../../engines/sharp.js';
 import { outputFile } from '../../_shared/output.js';
 import { openInput } from '../_shared/decode.js';
+import { warnFirstFrameOnly } from '../_shared/frames.js';
 
 export default defineTool({
   id: 'rotate',
@@ -29,6 +30,7 @@ export default defineTool({
     const background = supportsAlpha(format) ? { r: 0, g: 0, b: 0, alpha: 0 } : { r: 255, g: 255, b: 255, alpha: 1 };
     const animated = isAnimatedFormat(ext);
     let img = await openInput(input, ctx.workDir, ctx.signal, { animated });
+    if (!animated) await warnFirstFrameOnly(ctx, input, 'rotate');
     const meta = await img.metadata();
     ctx.progress(30, 'rotating');
     if (animated && (meta.pages ?? 1) > 1) {

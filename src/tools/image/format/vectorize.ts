@@ -6,6 +6,7 @@ import { outputFile } from '../../_shared/output.js';
 import type { TraceJob } from '../_shared/trace-worker.js';
 import { runWorker } from '../../../core/worker.js';
 import { openInput } from '../_shared/decode.js';
+import { warnFirstFrameOnly } from '../_shared/frames.js';
 
 /** Colour tracing is quadratic-ish in the pixel count; larger images are traced at this size and scaled back in the SVG. */
 const MAX_COLOR_PIXELS = 1_500_000;
@@ -32,6 +33,7 @@ export default defineTool({
   examples: ['logo.png -o logo.svg', 'illustration.png --color-mode color --color-precision 8 -o art.svg'],
   async run(ctx, { files }, s) {
     const input = files[0]!;
+    await warnFirstFrameOnly(ctx, input, 'vectorize');
     const img = await openInput(input, ctx.workDir, ctx.signal);
     let svg: string;
     let data: Record<string, unknown>;

@@ -5,6 +5,7 @@ import { colorSchema, parseColor, svgPaint, type Rgba } from '../../_shared/colo
 import { checkCanvas, loadUpright, roundCorners, shadowPng } from '../_shared/layout.js';
 import { outputFile } from '../../_shared/output.js';
 import { roundRect } from '../_shared/qr-svg.js';
+import { warnFirstFrameOnly } from '../_shared/frames.js';
 
 export default defineTool({
   id: 'border',
@@ -31,6 +32,7 @@ export default defineTool({
   ],
   async run(ctx, { files }, s) {
     const input = files[0]!;
+    await warnFirstFrameOnly(ctx, input, 'border');
     const src = await loadUpright(input, ctx.workDir);
     const sharp = await getSharp();
     const bw = Math.round(s.width);

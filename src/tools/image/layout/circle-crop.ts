@@ -4,6 +4,7 @@ import { getSharp } from '../../../engines/sharp.js';
 import { colorSchema, parseColor, svgPaint } from '../../_shared/color.js';
 import { loadUpright } from '../_shared/layout.js';
 import { outputFile } from '../../_shared/output.js';
+import { warnFirstFrameOnly } from '../_shared/frames.js';
 
 export default defineTool({
   id: 'circle-crop',
@@ -29,6 +30,7 @@ export default defineTool({
     'portrait.jpg --zoom 1.5 --offset-y 0.35 --border-width 8 --border-color "#3366ff" --output-size 512 -o avatar.png',
   ],
   async run(ctx, { files }, s) {
+    await warnFirstFrameOnly(ctx, files[0]!, 'circle-crop');
     const src = await loadUpright(files[0]!, ctx.workDir);
     const sharp = await getSharp();
     const d = Math.max(1, Math.floor(Math.min(src.width, src.height) / s.zoom));

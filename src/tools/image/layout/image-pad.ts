@@ -4,6 +4,7 @@ import { getSharp, sameFormatAs, writeImage } from '../../../engines/sharp.js';
 import { colorSchema, parseColor } from '../../_shared/color.js';
 import { checkCanvas, loadUpright } from '../_shared/layout.js';
 import { outputFile } from '../../_shared/output.js';
+import { warnFirstFrameOnly } from '../_shared/frames.js';
 
 const RATIOS: Record<string, [number, number]> = { '16:9': [16, 9], '9:16': [9, 16], '1:1': [1, 1], '4:3': [4, 3], '3:4': [3, 4] };
 
@@ -31,6 +32,7 @@ export default defineTool({
   ],
   async run(ctx, { files }, s) {
     const input = files[0]!;
+    await warnFirstFrameOnly(ctx, input, 'image-pad');
     const src = await loadUpright(input, ctx.workDir);
     const sharp = await getSharp();
     const [rw, rh] = s.target === 'custom' ? [s.ratioW, s.ratioH] : RATIOS[s.target]!;

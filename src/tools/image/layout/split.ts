@@ -7,6 +7,7 @@ import { getSharp, sameFormatAs, writeImage } from '../../../engines/sharp.js';
 import { outputFile } from '../../_shared/output.js';
 import { openInput } from '../_shared/decode.js';
 import { checkAbort } from '../_shared/cancel.js';
+import { warnFirstFrameOnly } from '../_shared/frames.js';
 
 const MAX_TILES = 10_000;
 
@@ -37,6 +38,7 @@ export default defineTool({
   ],
   async run(ctx, { files }, s) {
     const input = files[0]!;
+    await warnFirstFrameOnly(ctx, input, 'split');
     const img = await openInput(input, ctx.workDir, ctx.signal);
     const meta = await img.metadata();
     const rotated = (meta.orientation ?? 1) >= 5;

@@ -6,6 +6,7 @@ import { writeIco } from '../_shared/ico.js';
 import { colorSchema, parseColor } from '../../_shared/color.js';
 import { outputFile } from '../../_shared/output.js';
 import { openInput } from '../_shared/decode.js';
+import { warnFirstFrameOnly } from '../_shared/frames.js';
 
 const PNGS: { name: string; size: number }[] = [
   ...[16, 32, 48, 64, 96, 128, 256].map((size) => ({ name: `favicon-${size}x${size}.png`, size })),
@@ -33,6 +34,7 @@ export default defineTool({
   examples: ['logo.svg --padding 10 --background-color "#ffffff" --border-radius 20 -o icons.zip'],
   async run(ctx, { files }, s) {
     const input = files[0]!;
+    await warnFirstFrameOnly(ctx, input, 'favicon');
     const sharp = await getSharp();
     const src = await (await openInput(input, ctx.workDir, undefined, { density: 300 })).autoOrient().png().toBuffer();
     const bg = s.backgroundColor ? parseColor(s.backgroundColor) : { r: 0, g: 0, b: 0, alpha: 0 };

@@ -7,6 +7,7 @@ import { getPdfLib } from '../../../engines/pdf-lib.js';
 import { outputFile } from '../../_shared/output.js';
 import { checkAbort } from '../_shared/cancel.js';
 import { openInput } from '../_shared/decode.js';
+import { warnFirstFrameOnly } from '../_shared/frames.js';
 
 /** Page sizes in PDF points (1/72 in), portrait. */
 const PAGE_SIZES = { A4: [595.28, 841.89], Letter: [612, 792], A3: [841.89, 1190.55], A5: [419.53, 595.28] } as const;
@@ -65,6 +66,8 @@ export default defineTool({
     if (s.orientation === 'landscape') [pw, ph] = [ph, pw];
     const limit = s.targetSize ? s.targetSize.value * (s.targetSize.unit === 'MB' ? 1024 * 1024 : 1024) : Infinity;
     const counts = await pageCounts(ctx, files);
+    // An animation becomes one page, its first frame: said, as by every one-picture tool.
+    for (const f of files) if (f.type?.ext !== 'tiff') await warnFirstFrameOnly(ctx, f, 'image-to-pdf');
     const original = (await Promise.all(files.map((f, i) => preparePages(ctx, f, counts[i]!)))).flat();
     let bytes = await build(original, pw, ph, s.margin);
     let step = -1;

@@ -4,6 +4,7 @@ import { defineTool } from '../../../core/tool.js';
 import { isAnimatedFormat, visibleSize, writeImage, type ImageFormat } from '../../../engines/sharp.js';
 import { outputFile } from '../../_shared/output.js';
 import { openInput } from '../_shared/decode.js';
+import { warnFirstFrameOnly } from '../_shared/frames.js';
 
 export default defineTool({
   id: 'optimize-for-web',
@@ -29,8 +30,9 @@ export default defineTool({
     const input = files[0]!;
     const ext = input.type?.ext;
     const format: ImageFormat = s.format === 'jpeg' ? 'jpg' : s.format;
-    const animated = isAnimatedFormat(ext) && format === 'webp';
+    const animated = (isAnimatedFormat(ext) || ext === 'apng') && format === 'webp';
     const img = await openInput(input, ctx.workDir, ctx.signal, { animated });
+    if (!animated) await warnFirstFrameOnly(ctx, input, 'optimize-for-web');
     const meta = await img.metadata();
     if ((meta.orientation ?? 1) > 1) img.autoOrient();
     const { width: W, height: H } = visibleSize(meta);

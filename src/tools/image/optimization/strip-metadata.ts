@@ -6,6 +6,7 @@ import { engineStatus } from '../../../engines/registry.js';
 import { isAnimatedFormat, sameFormatAs, writeImage } from '../../../engines/sharp.js';
 import { outputFile } from '../../_shared/output.js';
 import { openInput } from '../_shared/decode.js';
+import { warnFirstFrameOnly } from '../_shared/frames.js';
 
 // Formats ExifTool rewrites in place without touching the pixels.
 const LOSSLESS_STRIP = new Set(['jpg', 'png', 'webp', 'tiff', 'gif']);
@@ -50,6 +51,8 @@ export default defineTool({
       }
     }
     if (method === 'reencode') {
+      // ExifTool kept every page or frame; a re-encode keeps only the first unless the format is animated.
+      if (!animated) await warnFirstFrameOnly(ctx, input, 'strip-metadata');
       if ((meta.orientation ?? 1) > 1) img.autoOrient();
       // sharp drops all metadata by default; it converts to sRGB before dropping the ICC profile.
       await writeImage(img, out, format, { quality: format === 'jpg' ? 95 : format === 'webp' ? 90 : undefined, keepMetadata: false });

@@ -3,6 +3,8 @@ import { defineTool } from '../../../core/tool.js';
 import { KilnError, toKilnError } from '../../../core/errors.js';
 import { getSharp, isAnimatedFormat } from '../../../engines/sharp.js';
 import { openInput } from '../_shared/decode.js';
+import { apngTiming } from '../_shared/frames.js';
+import { readFile } from 'node:fs/promises';
 
 const DEPTH_BITS: Record<string, number> = {
   uchar: 8,
@@ -47,7 +49,11 @@ export default defineTool({
       if (toKilnError(e).code === 'LIMIT_EXCEEDED') throw toKilnError(e);
       throw new KilnError('UNSUPPORTED_INPUT', `${input.name} could not be read as an image: ${(e as Error).message}`);
     }
-    const pages = meta.pages ?? 1;
+    // libvips sees an APNG's default image only: its frames, loop and delays come from its chunks.
+    const apng = ext === 'apng' ? apngTiming(input.bytes ?? (await readFile(input.path))) : undefined;
+    const pages = apng?.frames ?? meta.pages ?? 1;
+    // A multi-page TIFF has pages, not an animation.
+    const animated = pages > 1 && ext !== 'tiff';
     const height = meta.pageHeight ?? meta.height!;
     const orientation = meta.orientation ?? 1;
     let exif: Record<string, unknown> | undefined;
@@ -76,8 +82,8 @@ export default defineTool({
       bitDepth: (meta as { bitsPerSample?: number }).bitsPerSample ?? (meta.depth ? DEPTH_BITS[meta.depth] : undefined),
       isProgressive: meta.isProgressive ?? false,
       pages,
-      animated: pages > 1,
-      ...(pages > 1 ? { loop: meta.loop ?? 0, delays: meta.delay ?? [] } : {}),
+      animated,
+      ...(animated ? { loop: apng?.loop ?? meta.loop ?? 0, delays: apng?.delays ?? meta.delay ?? [] } : {}),
       iccProfile: meta.icc ? (iccDescription(meta.icc) ?? 'unnamed') : null,
       hasExif: !!meta.exif,
       hasXmp: !!meta.xmp,

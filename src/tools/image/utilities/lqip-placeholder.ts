@@ -4,6 +4,7 @@ import { defineTool } from '../../../core/tool.js';
 import { getSharp } from '../../../engines/sharp.js';
 import { outputFile } from '../../_shared/output.js';
 import { openInput } from '../_shared/decode.js';
+import { warnFirstFrameOnly } from '../_shared/frames.js';
 
 export default defineTool({
   id: 'lqip-placeholder',
@@ -25,6 +26,7 @@ export default defineTool({
   examples: ['hero.jpg --width 20 --json', 'hero.jpg --strategy solid --format png -o hero-lqip.png'],
   async run(ctx, { files }, s) {
     const input = files[0]!;
+    await warnFirstFrameOnly(ctx, input, 'lqip-placeholder');
     const sharp = await getSharp();
     const src = await openInput(input, ctx.workDir, ctx.signal);
     const meta = await src.metadata();

@@ -6,6 +6,7 @@ import { writeImage } from '../../../engines/sharp.js';
 import { outputFormat, readRgba } from '../_shared/pixels.js';
 import { clipLayer, layerInput, loadLayer } from '../_shared/layer.js';
 import { outputFile } from '../../_shared/output.js';
+import { warnFirstFrameOnly } from '../_shared/frames.js';
 
 export default defineTool({
   id: 'compose',
@@ -35,6 +36,7 @@ export default defineTool({
   examples: ['base.jpg --overlay sticker.png --x 40 --y 40 --blend multiply'],
   async run(ctx, { files, extra }, s) {
     const input = files[0]!;
+    await warnFirstFrameOnly(ctx, input, 'compose');
     const { data, ...info } = await readRgba(input, ctx.workDir);
     const x = Math.round(s.x);
     const y = Math.round(s.y);

@@ -6,6 +6,7 @@ import { layerInput, clipLayer } from '../_shared/layer.js';
 import { renderText } from '../_shared/text.js';
 import { colorSchema, svgPaint } from '../../_shared/color.js';
 import { outputFile } from '../../_shared/output.js';
+import { warnFirstFrameOnly } from '../_shared/frames.js';
 
 export default defineTool({
   id: 'text-overlay',
@@ -37,6 +38,7 @@ export default defineTool({
   examples: ['photo.jpg --text "Hello" --font-size 64 --background "#00000099" --padding 16 --border-radius 12'],
   async run(ctx, { files }, s) {
     const input = files[0]!;
+    await warnFirstFrameOnly(ctx, input, 'text-overlay');
     const { data, ...info } = await readRgba(input, ctx.workDir);
     const W = info.width;
     const H = info.height;

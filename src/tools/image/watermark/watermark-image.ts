@@ -4,6 +4,7 @@ import { writeImage } from '../../../engines/sharp.js';
 import { outputFormat, readRgba } from '../_shared/pixels.js';
 import { clipLayer, layerInput, loadLayer } from '../_shared/layer.js';
 import { outputFile } from '../../_shared/output.js';
+import { warnFirstFrameOnly } from '../_shared/frames.js';
 
 export default defineTool({
   id: 'watermark-image',
@@ -27,6 +28,7 @@ export default defineTool({
   examples: ['photo.jpg --watermark logo.png --position top-left --opacity 70'],
   async run(ctx, { files, extra }, s) {
     const input = files[0]!;
+    await warnFirstFrameOnly(ctx, input, 'watermark-image');
     const { data, ...info } = await readRgba(input, ctx.workDir);
     const W = info.width;
     const H = info.height;

@@ -7,6 +7,7 @@ import { getSharp, sameFormatAs, writeImage } from '../../../engines/sharp.js';
 import { outputFile } from '../../_shared/output.js';
 import { openInput } from '../_shared/decode.js';
 import { colorSchema, hexOf } from '../../_shared/color.js';
+import { warnFirstFrameOnly } from '../_shared/frames.js';
 
 export default defineTool({
   id: 'watermark-text',
@@ -36,6 +37,7 @@ export default defineTool({
   examples: ['photo.jpg --text "© Ann 2026"', 'photo.jpg --text DRAFT --tile --rotation -30 --opacity 20 --font-size 36'],
   async run(ctx, { files }, s) {
     const input = files[0]!;
+    await warnFirstFrameOnly(ctx, input, 'watermark-text');
     const ext = input.type?.ext;
     const sharp = await getSharp();
     const font = fontFile(s.font);

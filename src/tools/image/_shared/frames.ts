@@ -1,0 +1,81 @@
+/**
+ * Inputs with several pictures (animated GIF/WebP/APNG, multi-page TIFF) given to a tool that works on
+ * one: the tool uses the first and says so in data.warnings, rather than dropping the rest silently.
+ */
+import type { InputFile, RunContext } from '../../../core/tool.js';
+import { readHead } from '../../../core/read-head.js';
+import { getSharp, isAnimatedFormat, MAX_INPUT_PIXELS } from '../../../engines/sharp.js';
+
+/** Kinds whose files can hold several frames or pages that sharp reports. */
+const MULTI_FRAME = new Set(['gif', 'webp', 'tiff']);
+
+/** Frames (GIF, WebP, APNG) or pages (TIFF) in `file`; 1 for anything else or when the header does not say. */
+export async function frameCount(file: InputFile): Promise<number> {
+  const ext = file.type?.ext;
+  if (ext === 'apng') return apngFrames(file.bytes ?? (await readHead(file.path, 1 << 20)));
+  if (!ext || !MULTI_FRAME.has(ext)) return 1;
+  const sharp = await getSharp();
+  const meta = await sharp(file.bytes ?? file.path, { limitInputPixels: MAX_INPUT_PIXELS })
+    .metadata()
+    .catch(() => undefined);
+  return meta?.pages ?? 1;
+}
+
+/**
+ * Whether sharp can carry every frame or page of `file` through a geometry operation and write them back
+ * in the same format: GIF and WebP animations, and a multi-page TIFF whose pages share one size (libvips
+ * loads those as one strip; pages of different sizes it refuses, and the tool then uses the first).
+ */
+export async function keepsFrames(file: InputFile): Promise<boolean> {
+  const ext = file.type?.ext;
+  if (isAnimatedFormat(ext)) return true;
+  if (ext !== 'tiff') return false;
+  const sharp = await getSharp();
+  const meta = await sharp(file.bytes ?? file.path, { animated: true, limitInputPixels: MAX_INPUT_PIXELS })
+    .metadata()
+    .catch(() => undefined);
+  // An EXIF-style orientation would turn the whole strip, not each page.
+  return (meta?.pages ?? 1) > 1 && (meta?.orientation ?? 1) <= 1;
+}
+
+/** An APNG's animation as its chunks state it (libvips reads only the default image, so sharp cannot). */
+export interface ApngTiming {
+  frames: number;
+  /** num_plays: 0 = for ever. */
+  loop: number;
+  /** Milliseconds per frame, from each fcTL's delay_num/delay_den (a den of 0 means 1/100 s). */
+  delays: number[];
+}
+
+/** The acTL and fcTL chunks of an APNG (or the head of one); undefined when there is no acTL. */
+export function apngTiming(png: Buffer): ApngTiming | undefined {
+  let frames = 0;
+  let loop = 0;
+  const delays: number[] = [];
+  for (let at = 8; at + 12 <= png.length; ) {
+    const len = png.readUInt32BE(at);
+    const type = png.toString('latin1', at + 4, at + 8);
+    const d = at + 8;
+    if (type === 'acTL' && len >= 8 && d + 8 <= png.length) {
+      frames = png.readUInt32BE(d);
+      loop = png.readUInt32BE(d + 4);
+    } else if (type === 'fcTL' && len >= 26 && d + 26 <= png.length)
+      delays.push(Math.round((png.readUInt16BE(d + 20) * 1000) / (png.readUInt16BE(d + 22) || 100)));
+    else if (type === 'IEND') break;
+    at += 12 + len;
+  }
+  return frames ? { frames, loop, delays } : undefined;
+}
+
+/** num_frames of the acTL chunk, which the APNG format puts before the first IDAT. */
+export function apngFrames(head: Buffer): number {
+  return Math.max(1, apngTiming(head)?.frames ?? 1);
+}
+
+/** Warns when `file` holds several frames or pages and the tool used only the first. */
+export async function warnFirstFrameOnly(ctx: RunContext, file: InputFile, tool: string): Promise<void> {
+  const n = await frameCount(file);
+  if (n <= 1) return;
+  const what = file.type?.ext === 'tiff' ? `${n} pages` : `${n} animation frames`;
+  ctx.warn(`${file.name} has ${what}; ${tool} used the first only.`);
+}
