@@ -25,16 +25,14 @@ export default defineTool({
       signal: ctx.signal,
       progress: ctx.progress,
     });
-    const shown =
-      left
-        .slice(0, 10)
-        .map((n) => `"${n}"`)
-        .join(', ') + (left.length > 10 ? ` and ${left.length - 10} more` : '');
-    return {
-      outputs: [outputFile(out)],
-      ...(left.length
-        ? { data: { warnings: [`${left.length === 1 ? 'sheet' : 'sheets'} ${shown} left out: CSV holds the first sheet only`] } }
-        : {}),
-    };
+    if (left.length) {
+      const shown =
+        left
+          .slice(0, 10)
+          .map((n) => `"${n}"`)
+          .join(', ') + (left.length > 10 ? ` and ${left.length - 10} more` : '');
+      ctx.warn(`${left.length === 1 ? 'sheet' : 'sheets'} ${shown} left out: CSV holds the first sheet only`);
+    }
+    return { outputs: [outputFile(out)] };
   },
 });
