@@ -112,11 +112,43 @@ export function audioCodecArgs(format: AudioFormat | 'm4r', kbps = 192): string[
     case 'flac':
       return ['-c:a', 'flac'];
     case 'ogg':
-      return ['-c:a', 'libvorbis', '-b:a', `${kbps}k`];
+      return ['-c:a', 'libvorbis', '-q:a', vorbisQuality(kbps).toFixed(2)];
     case 'opus':
       return ['-c:a', 'libopus', '-b:a', `${Math.min(kbps, 256)}k`];
     case 'm4a':
     case 'm4r':
       return ['-c:a', 'aac', '-b:a', `${kbps}k`, ...muxArgs(format)];
   }
+}
+
+/** libvorbis's quality levels and their nominal bitrates (kbit/s, 44.1 kHz stereo). */
+const VORBIS_LEVELS: [number, number][] = [
+  [-1, 45],
+  [0, 64],
+  [1, 80],
+  [2, 96],
+  [3, 112],
+  [4, 128],
+  [5, 160],
+  [6, 192],
+  [7, 224],
+  [8, 256],
+  [9, 320],
+  [10, 500],
+];
+
+/**
+ * The Vorbis quality level whose nominal bitrate is `kbps`. Vorbis is encoded by quality, not -b:a:
+ * libvorbis's managed-bitrate mode accepts only a narrow band of bitrates per sample rate and channel
+ * count ("encoder setup failed" for 192k at 8 kHz, any bitrate at 96 kHz, 320k mono, 32k stereo),
+ * while every quality level works at every rate.
+ */
+export function vorbisQuality(kbps: number): number {
+  if (kbps <= VORBIS_LEVELS[0]![1]) return VORBIS_LEVELS[0]![0];
+  for (let i = 1; i < VORBIS_LEVELS.length; i++) {
+    const [q1, k1] = VORBIS_LEVELS[i]!;
+    const [q0, k0] = VORBIS_LEVELS[i - 1]!;
+    if (kbps <= k1) return q0 + ((q1 - q0) * (kbps - k0)) / (k1 - k0);
+  }
+  return 10;
 }
