@@ -19,13 +19,17 @@ export interface KeptStreams {
   dropped: string[];
 }
 
-export function keptStreams(info: MediaInfo, container: VideoContainer): KeptStreams {
+/**
+ * `subtitlesLeftOut`: every subtitle track is left out for this reason (a retimed or reversed video,
+ * whose cue times would no longer match the picture).
+ */
+export function keptStreams(info: MediaInfo, container: VideoContainer, opts: { subtitlesLeftOut?: string } = {}): KeptStreams {
   const audio = info.streams.filter((s) => s.type === 'audio');
   const args = audio.flatMap((s) => ['-map', `0:${s.index}`]);
   const dropped: string[] = [];
   let n = 0;
   for (const s of info.subtitles) {
-    const codec = subtitleCodec(s, container);
+    const codec = opts.subtitlesLeftOut ? { drop: opts.subtitlesLeftOut } : subtitleCodec(s, container);
     if ('drop' in codec) {
       dropped.push(`subtitle stream ${s.index} (${s.codec}) left out: ${codec.drop}`);
       continue;
