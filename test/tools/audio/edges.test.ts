@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
 import { describe, it } from 'node:test';
 import type { KilnError } from '../../../src/core/errors.js';
 import { tempDir } from '../../helpers/fixtures.js';
@@ -23,6 +25,49 @@ describe('audio inputs at the edges of what encoders take', () => {
       assert.equal(audio(r.path).codec_name, 'vorbis');
       assert.equal(audio(r.path).channels, channels);
       assert.ok(Math.abs(duration(r.path) - 0.5) < 0.05, `${rate} Hz: ${duration(r.path)} s`);
+    }
+  });
+});
+
+/** A 1 s tone in `name` (mp3, flac or m4a) with a PNG cover and a title tag. */
+function withCover(name: string): string {
+  const png = path.join(dir, 'cover.png');
+  execFileSync('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'color=red:s=32x32', '-frames:v', '1', png]);
+  const p = path.join(dir, name);
+  execFileSync('ffmpeg', [
+    ...['-v', 'error', '-y', '-f', 'lavfi', '-i', 'sine=f=440:d=1', '-i', png, '-map', '0', '-map', '1'],
+    ...['-c:v', 'png', '-disposition:v', 'attached_pic', '-metadata', 'title=Cover song', p],
+  ]);
+  return p;
+}
+const cover = (p: string) => ffprobe(p).streams.find((s) => s.codec_type === 'video' && s.disposition?.attached_pic === 1);
+const title = (p: string) => ffprobe(p).format.tags?.title;
+
+describe('cover art and tags', () => {
+  it('go with the audio through a re-encode and a conversion, wherever the format holds them', async () => {
+    // Every tool but audio-metadata on MP3 mapped the audio alone: the cover was dropped without a word.
+    const flac = withCover('song.flac');
+    const m4a = withCover('song.m4a');
+    const loud = await runMedia(dir, 'volume-adjust', [flac], { gainDb: -3 });
+    assert.ok(cover(loud.path), 'volume-adjust flac');
+    assert.equal(title(loud.path), 'Cover song');
+    for (const format of ['mp3', 'flac', 'm4a'] as const) {
+      const r = await runMedia(dir, 'convert-audio', [m4a], { format });
+      assert.equal(cover(r.path)?.codec_name, 'png', format);
+      assert.equal(r.data?.warnings, undefined, format);
+    }
+    const ogg = await runMedia(dir, 'convert-audio', [flac], { format: 'ogg' });
+    assert.equal(cover(ogg.path), undefined);
+    assert.deepEqual(ogg.data?.warnings, ['cover art (stream 1, png) left out: OGG holds no cover art']);
+  });
+  it('audio-metadata keeps the cover of FLAC and M4A when it sets a tag, and strip removes it', async () => {
+    for (const name of ['tagged.flac', 'tagged.m4a']) {
+      const src = withCover(name);
+      const r = await runMedia(dir, 'audio-metadata', [src], { title: 'New' });
+      assert.ok(cover(r.path), name);
+      assert.equal((r.data?.tags as Record<string, string> | undefined)?.title, 'New');
+      const stripped = await runMedia(dir, 'audio-metadata', [src], { strip: true });
+      assert.equal(cover(stripped.path), undefined, name);
     }
   });
 });

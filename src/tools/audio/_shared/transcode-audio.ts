@@ -3,6 +3,7 @@ import { audioCodecArgs } from '../../../engines/ffmpeg/codecs.js';
 import { type AudioFormat, audioFormatOf } from '../../../engines/ffmpeg/containers.js';
 import type { MediaInfo } from '../../../engines/ffmpeg/probe.js';
 import { runFfmpeg } from '../../../engines/ffmpeg/run.js';
+import { keptCoverArt } from '../../../engines/ffmpeg/streams.js';
 import { outputFile } from '../../_shared/output.js';
 import { progressSpan } from '../../_shared/progress.js';
 
@@ -24,7 +25,9 @@ export async function transcodeAudio(
 ): Promise<ToolResult> {
   const format = o.format ?? audioFormatOf(input.type?.ext);
   const out = ctx.out(format);
-  const args = [...(o.inputArgs ?? []), '-i', input.path, '-map', '0:a:0', '-vn', '-sn'];
+  // Tags and cover art go with the audio wherever the format holds them (a picture it cannot hold is named).
+  const cover = keptCoverArt(info, format);
+  const args = [...(o.inputArgs ?? []), '-i', input.path, '-map', '0:a:0', ...cover.args, '-sn'];
   if (o.af) args.push('-af', o.af);
   args.push(...audioCodecArgs(format, o.kbps ?? 192), '-map_metadata', '0', ...(o.outArgs ?? []));
   const [from, to] = o.progress ?? [0, 100];
@@ -34,5 +37,5 @@ export async function transcodeAudio(
     onProgress: progressSpan(ctx, from, to, o.stage ?? 'encoding'),
     output: out,
   });
-  return { outputs: [outputFile(out)] };
+  return { outputs: [outputFile(out)], ...(cover.dropped.length ? { data: { warnings: cover.dropped } } : {}) };
 }

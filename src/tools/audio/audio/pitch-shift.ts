@@ -34,7 +34,7 @@ export default defineTool({
     const res = await transcodeAudio(ctx, input, info, { af, stage: 'shifting' });
     return {
       ...res,
-      data: { semitones: s.semitones, ratio: Number(ratio.toFixed(6)), method: rubberband ? 'rubberband' : 'asetrate+atempo' },
+      data: { ...res.data, semitones: s.semitones, ratio: Number(ratio.toFixed(6)), method: rubberband ? 'rubberband' : 'asetrate+atempo' },
     };
   },
 });
