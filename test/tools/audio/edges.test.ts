@@ -8,8 +8,7 @@ import { duration, ffprobe, makeAudio, runMedia, stream } from '../../helpers/me
 
 const dir = tempDir();
 const audio = (p: string) => stream(ffprobe(p), 'audio')!;
-const _isCode = (code: string, reason?: string) => (e: KilnError) =>
-  e.code === code && (reason === undefined || (e.details as { reason?: string } | undefined)?.reason === reason);
+const isCode = (code: string, reason?: string) => (e: KilnError) => e.code === code && (reason === undefined || e.reason === reason);
 
 describe('audio inputs at the edges of what encoders take', () => {
   it('writes OGG Vorbis at any sample rate, channel count and bitrate in range', async () => {
@@ -69,5 +68,27 @@ describe('cover art and tags', () => {
       const stripped = await runMedia(dir, 'audio-metadata', [src], { strip: true });
       assert.equal(cover(stripped.path), undefined, name);
     }
+  });
+});
+
+describe('audio with no samples, or too few', () => {
+  it('a WAV with no samples is refused by name, not written as an empty file nor an INTERNAL fade error', async () => {
+    // convert-audio, volume-adjust, trim-audio… wrote a 78-byte header-only WAV; fade-audio failed on afade st=-1.
+    const empty = path.join(dir, 'empty.wav');
+    execFileSync('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'anullsrc', '-t', '0', '-c:a', 'pcm_s16le', empty]);
+    await assert.rejects(runMedia(dir, 'convert-audio', [empty], { format: 'mp3' }), isCode('UNSUPPORTED_INPUT', 'empty-output'));
+    await assert.rejects(runMedia(dir, 'volume-adjust', [empty], { gainDb: 3 }), isCode('UNSUPPORTED_INPUT', 'empty-output'));
+    await assert.rejects(runMedia(dir, 'fade-audio', [empty], { fadeInS: 1, fadeOutS: 1 }), isCode('UNSUPPORTED_INPUT', 'no-duration'));
+  });
+  it('silence-removal of nothing but silence says so instead of writing an empty file', async () => {
+    const silent = makeAudio(dir, 'silent.wav', { volume: 0, durationS: 2 });
+    await assert.rejects(runMedia(dir, 'silence-removal', [silent]), isCode('UNSUPPORTED_INPUT', 'all-silent'));
+  });
+  it('pitch-shift refuses a 0.01 s clip by name (rubberband failed INTERNAL) and shifts a 0.05 s one', async () => {
+    const blip = makeAudio(dir, 'blip.wav', { durationS: 0.01 });
+    await assert.rejects(runMedia(dir, 'pitch-shift', [blip], { semitones: 12 }), isCode('UNSUPPORTED_INPUT', 'audio-too-short'));
+    const short = makeAudio(dir, 'short.wav', { durationS: 0.05, rate: 8000 });
+    const r = await runMedia(dir, 'pitch-shift', [short], { semitones: -12 });
+    assert.ok(Math.abs(duration(r.path) - 0.05) < 0.02, `${duration(r.path)} s`);
   });
 });

@@ -36,6 +36,7 @@ export async function transcodeAudio(
     durationS: o.durationS ?? info.duration,
     onProgress: progressSpan(ctx, from, to, o.stage ?? 'encoding'),
     output: out,
+    requireSamples: true,
   });
   return { outputs: [outputFile(out)], ...(cover.dropped.length ? { data: { warnings: cover.dropped } } : {}) };
 }

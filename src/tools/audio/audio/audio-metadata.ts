@@ -50,6 +50,7 @@ export default defineTool({
       durationS: info.duration,
       onProgress: progressSpan(ctx, 0, 95, 'tagging'),
       output: out,
+      requireSamples: true,
     });
     const after = await probe(out, { signal: ctx.signal });
     const all = { ...after.tags, ...(after.audio?.tags ?? {}) };

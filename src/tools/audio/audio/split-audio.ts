@@ -81,6 +81,7 @@ export default defineTool({
         {
           signal: ctx.signal,
           output: p,
+          requireSamples: true,
         },
       );
       ctx.progress(from + ((100 - from) * (i + 1)) / (bounds.length - 1), `piece ${i + 1}/${bounds.length - 1}`);
