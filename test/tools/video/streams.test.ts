@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { before, describe, it } from 'node:test';
 import { tempDir } from '../../helpers/fixtures.js';
-import { ffprobe, makeSrt, runMedia } from '../../helpers/media.js';
+import { ffprobe, integratedLufs, makeSrt, runMedia } from '../../helpers/media.js';
 
 // Video tools other than convert-video/compress-video kept only the first audio track (and no subtitles)
 // of a multi-track input: a second language was lost without a word.
@@ -84,5 +84,16 @@ describe('video tools keep every audio track and the subtitle tracks', () => {
     assert.equal(language(r.path, 2), 'deu');
     assert.equal(language(r.path, 3), 'fra');
     assert.equal(language(r.path, 4), 'ita');
+  });
+  it('video-loudnorm normalizes every audio track on its own and keeps the subtitles', async () => {
+    // Only the first track came out (measured on ffmpeg's own pick of track); the others and the subtitles were dropped.
+    const r = await runMedia(dir, 'video-loudnorm', [mkv]);
+    assert.deepEqual(types(r.path), ['video', 'audio', 'audio', 'subtitle']);
+    assert.equal(language(r.path, 2), 'deu');
+    for (const track of [0, 1]) {
+      const wav = path.join(dir, `loud-${track}.wav`);
+      execFileSync('ffmpeg', ['-v', 'error', '-y', '-i', r.path, '-map', `0:a:${track}`, wav]);
+      assert.ok(Math.abs(integratedLufs(wav) - -16) <= 1.5, `track ${track}: ${integratedLufs(wav)} LUFS`);
+    }
   });
 });
