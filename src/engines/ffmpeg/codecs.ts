@@ -102,13 +102,21 @@ export function encodeVideoArgs(container: VideoContainer, opts: { quality?: Vid
   ];
 }
 
-/** Encoder args for an audio file format (bitrate only matters for lossy formats). */
-export function audioCodecArgs(format: AudioFormat | 'm4r', kbps = 192): string[] {
+/** PCM codecs a WAV keeps as they are; any other (8-bit, A-law…) is written as 16-bit. */
+const DEEP_PCM = new Set(['pcm_s24le', 'pcm_s32le', 'pcm_f32le', 'pcm_f64le']);
+
+/** The PCM codec of a WAV written from one in `inputCodec`: its own sample depth when deeper than 16-bit. */
+export function wavPcmFor(inputCodec: string | undefined): string {
+  return inputCodec && DEEP_PCM.has(inputCodec) ? inputCodec : 'pcm_s16le';
+}
+
+/** Encoder args for an audio file format (bitrate only matters for lossy formats; pcm is a WAV's codec). */
+export function audioCodecArgs(format: AudioFormat | 'm4r', kbps = 192, pcm = 'pcm_s16le'): string[] {
   switch (format) {
     case 'mp3':
       return ['-c:a', 'libmp3lame', '-b:a', `${kbps}k`];
     case 'wav':
-      return ['-c:a', 'pcm_s16le'];
+      return ['-c:a', pcm];
     case 'flac':
       return ['-c:a', 'flac'];
     case 'ogg':

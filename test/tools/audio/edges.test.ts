@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import type { KilnError } from '../../../src/core/errors.js';
 import { tempDir } from '../../helpers/fixtures.js';
+import { readZip } from '../../helpers/zip.js';
 import { duration, ffprobe, makeAudio, runMedia, stream } from '../../helpers/media.js';
 
 const dir = tempDir();
@@ -90,5 +92,29 @@ describe('audio with no samples, or too few', () => {
     const short = makeAudio(dir, 'short.wav', { durationS: 0.05, rate: 8000 });
     const r = await runMedia(dir, 'pitch-shift', [short], { semitones: -12 });
     assert.ok(Math.abs(duration(r.path) - 0.05) < 0.02, `${duration(r.path)} s`);
+  });
+});
+
+describe('WAV sample depth', () => {
+  it('a 24-bit or float WAV stays 24-bit or float through a same-format tool', async () => {
+    // transcodeAudio wrote every WAV as 16-bit PCM: a gain on a 24-bit master silently cut it to 16 bits.
+    for (const [codec, tool, settings] of [
+      ['pcm_s24le', 'volume-adjust', { gainDb: -3 }],
+      ['pcm_f32le', 'fade-audio', { fadeInS: 0.1, fadeOutS: 0.1 }],
+      ['pcm_u8', 'trim-audio', { startS: 0, endS: 0.2 }],
+    ] as const) {
+      const src = makeAudio(dir, `${codec}.wav`, { durationS: 0.5, extra: ['-c:a', codec] });
+      const r = await runMedia(dir, tool, [src], settings);
+      assert.equal(audio(r.path).codec_name, codec === 'pcm_u8' ? 'pcm_s16le' : codec, tool);
+    }
+    const pieces = await runMedia(dir, 'split-audio', [makeAudio(dir, 'deep.wav', { durationS: 2, extra: ['-c:a', 'pcm_s24le'] })], {
+      mode: 'parts',
+      parts: 2,
+    });
+    const zip = await readZip(pieces.path);
+    assert.equal(zip.size, 2);
+    const first = path.join(dir, 'deep-piece.wav');
+    writeFileSync(first, zip.get('part-000.wav')!);
+    assert.equal(audio(first).codec_name, 'pcm_s24le');
   });
 });
