@@ -96,4 +96,12 @@ describe('video tools keep every audio track and the subtitle tracks', () => {
       assert.ok(Math.abs(integratedLufs(wav) - -16) <= 1.5, `track ${track}: ${integratedLufs(wav)} LUFS`);
     }
   });
+  it('mute-video removes the sound and keeps the subtitle tracks', async () => {
+    // The copy path passed -sn: muting a video also dropped its subtitles.
+    for (const src of [mkv, mp4]) {
+      const r = await runMedia(dir, 'mute-video', [src]);
+      assert.deepEqual(types(r.path), ['video', 'subtitle'], src);
+      assert.equal(language(r.path, 1), 'fra', src);
+    }
+  });
 });
