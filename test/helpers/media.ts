@@ -145,6 +145,7 @@ export interface Probed {
     nb_read_frames?: string;
     nb_frames?: string;
     tags?: Record<string, string>;
+    disposition?: Record<string, number>;
   }[];
 }
 

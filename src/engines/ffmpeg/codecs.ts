@@ -102,21 +102,61 @@ export function encodeVideoArgs(container: VideoContainer, opts: { quality?: Vid
   ];
 }
 
-/** Encoder args for an audio file format (bitrate only matters for lossy formats). */
-export function audioCodecArgs(format: AudioFormat | 'm4r', kbps = 192): string[] {
+/** PCM codecs a WAV keeps as they are; any other (8-bit, A-law…) is written as 16-bit. */
+const DEEP_PCM = new Set(['pcm_s24le', 'pcm_s32le', 'pcm_f32le', 'pcm_f64le']);
+
+/** The PCM codec of a WAV written from one in `inputCodec`: its own sample depth when deeper than 16-bit. */
+export function wavPcmFor(inputCodec: string | undefined): string {
+  return inputCodec && DEEP_PCM.has(inputCodec) ? inputCodec : 'pcm_s16le';
+}
+
+/** Encoder args for an audio file format (bitrate only matters for lossy formats; pcm is a WAV's codec). */
+export function audioCodecArgs(format: AudioFormat | 'm4r', kbps = 192, pcm = 'pcm_s16le'): string[] {
   switch (format) {
     case 'mp3':
       return ['-c:a', 'libmp3lame', '-b:a', `${kbps}k`];
     case 'wav':
-      return ['-c:a', 'pcm_s16le'];
+      return ['-c:a', pcm];
     case 'flac':
       return ['-c:a', 'flac'];
     case 'ogg':
-      return ['-c:a', 'libvorbis', '-b:a', `${kbps}k`];
+      return ['-c:a', 'libvorbis', '-q:a', vorbisQuality(kbps).toFixed(2)];
     case 'opus':
       return ['-c:a', 'libopus', '-b:a', `${Math.min(kbps, 256)}k`];
     case 'm4a':
     case 'm4r':
       return ['-c:a', 'aac', '-b:a', `${kbps}k`, ...muxArgs(format)];
   }
+}
+
+/** libvorbis's quality levels and their nominal bitrates (kbit/s, 44.1 kHz stereo). */
+const VORBIS_LEVELS: [number, number][] = [
+  [-1, 45],
+  [0, 64],
+  [1, 80],
+  [2, 96],
+  [3, 112],
+  [4, 128],
+  [5, 160],
+  [6, 192],
+  [7, 224],
+  [8, 256],
+  [9, 320],
+  [10, 500],
+];
+
+/**
+ * The Vorbis quality level whose nominal bitrate is `kbps`. Vorbis is encoded by quality, not -b:a:
+ * libvorbis's managed-bitrate mode accepts only a narrow band of bitrates per sample rate and channel
+ * count ("encoder setup failed" for 192k at 8 kHz, any bitrate at 96 kHz, 320k mono, 32k stereo),
+ * while every quality level works at every rate.
+ */
+export function vorbisQuality(kbps: number): number {
+  if (kbps <= VORBIS_LEVELS[0]![1]) return VORBIS_LEVELS[0]![0];
+  for (let i = 1; i < VORBIS_LEVELS.length; i++) {
+    const [q1, k1] = VORBIS_LEVELS[i]!;
+    const [q0, k0] = VORBIS_LEVELS[i - 1]!;
+    if (kbps <= k1) return q0 + ((q1 - q0) * (kbps - k0)) / (k1 - k0);
+  }
+  return 10;
 }

@@ -30,6 +30,12 @@ export interface RunFfmpegOptions {
   output?: string;
   /** An empty output is normally a failure (below); true for formats where empty is an answer (an SRT of a track without cues). */
   allowEmpty?: boolean;
+  /**
+   * The output must hold some media time: a container header with no sample in it (an input with no
+   * samples, or a filter that removed them all) is the same failure as an empty file. Audio outputs;
+   * not for muxers that report no out_time (images).
+   */
+  requireSamples?: boolean;
   onStderrLine?: (line: string) => void;
   /** Working directory: filters that take file names (subtitles, textfile, vidstab) get plain relative names. */
   cwd?: string;
@@ -72,6 +78,7 @@ export async function runFfmpeg(args: string[], opts: RunFfmpegOptions = {}): Pr
   if (tmp) full.push(tmp);
   const total = () => (typeof opts.durationS === 'function' ? opts.durationS() : (opts.durationS ?? 0)) * 1e6;
   let last = -1;
+  let outTimeUs = 0;
   const release = await acquireSlot(opts.signal);
   try {
     const res = await exec('ffmpeg', full, {
@@ -79,8 +86,9 @@ export async function runFfmpeg(args: string[], opts: RunFfmpegOptions = {}): Pr
       cwd: opts.cwd,
       timeoutMs: opts.timeoutMs ?? (Number(process.env.KILN_MEDIA_TIMEOUT_MS) || 3_600_000),
       onStdoutLine: (line) => {
-        if (!opts.onProgress) return;
         const m = /^out_time_(?:us|ms)=(\d+)/.exec(line);
+        if (m) outTimeUs = Math.max(outTimeUs, Number(m[1]));
+        if (!opts.onProgress) return;
         if (m && total() > 0) {
           const pct = Math.min(99, Math.floor((Number(m[1]) / total()) * 100));
           if (pct > last) {
@@ -103,7 +111,8 @@ export async function runFfmpeg(args: string[], opts: RunFfmpegOptions = {}): Pr
     // ffmpeg can exit 0 having written nothing: "Error writing trailer of x.gif: Invalid argument" when no
     // frame reached the muxer (a one-frame clip through fps=12). An empty file is never a result.
     // No file at all (an image muxer given no frame: -ss past the last frame) is the same answer, not an ENOENT.
-    if (tmp && !opts.allowEmpty && ((await stat(tmp).catch(() => undefined))?.size ?? 0) === 0) {
+    const noSamples = opts.requireSamples && outTimeUs === 0;
+    if (tmp && !opts.allowEmpty && (noSamples || ((await stat(tmp).catch(() => undefined))?.size ?? 0) === 0)) {
       throw new KilnError(
         'UNSUPPORTED_INPUT',
         'ffmpeg wrote nothing: the input (or the chosen part of it) gave no frames or samples to encode.',

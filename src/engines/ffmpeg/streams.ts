@@ -19,13 +19,17 @@ export interface KeptStreams {
   dropped: string[];
 }
 
-export function keptStreams(info: MediaInfo, container: VideoContainer): KeptStreams {
+/**
+ * `subtitlesLeftOut`: every subtitle track is left out for this reason (a retimed or reversed video,
+ * whose cue times would no longer match the picture).
+ */
+export function keptStreams(info: MediaInfo, container: VideoContainer, opts: { subtitlesLeftOut?: string } = {}): KeptStreams {
   const audio = info.streams.filter((s) => s.type === 'audio');
   const args = audio.flatMap((s) => ['-map', `0:${s.index}`]);
   const dropped: string[] = [];
   let n = 0;
   for (const s of info.subtitles) {
-    const codec = subtitleCodec(s, container);
+    const codec = opts.subtitlesLeftOut ? { drop: opts.subtitlesLeftOut } : subtitleCodec(s, container);
     if ('drop' in codec) {
       dropped.push(`subtitle stream ${s.index} (${s.codec}) left out: ${codec.drop}`);
       continue;
@@ -49,4 +53,33 @@ function subtitleCodec(s: MediaStream, container: VideoContainer): { encoder: st
     case 'avi':
       return { drop: 'AVI holds no subtitle tracks' };
   }
+}
+
+/** Audio formats whose muxer stores cover art (ID3 APIC, FLAC PICTURE, MP4 covr), and the picture codecs they take. */
+const COVER_FORMATS = new Set(['mp3', 'flac', 'm4a', 'm4r']);
+const COVER_CODECS = new Set(['mjpeg', 'png']);
+
+/**
+ * The cover art (attached pictures) of an audio input, copied into an output of `format` (an audio
+ * file extension) where it can hold it; each picture left out is named, with why. `args` replace
+ * `-vn`: they map the pictures after the audio.
+ */
+export function keptCoverArt(info: MediaInfo, format: string): { args: string[]; dropped: string[] } {
+  const args: string[] = [];
+  const dropped: string[] = [];
+  let n = 0;
+  for (const s of info.streams.filter((x) => x.type === 'video' && x.attachedPic)) {
+    const why = !COVER_FORMATS.has(format)
+      ? `${format.toUpperCase()} holds no cover art`
+      : !COVER_CODECS.has(s.codec)
+        ? `${format.toUpperCase()} takes only JPEG or PNG cover art`
+        : undefined;
+    if (why) {
+      dropped.push(`cover art (stream ${s.index}, ${s.codec}) left out: ${why}`);
+      continue;
+    }
+    args.push('-map', `0:${s.index}`, `-c:v:${n}`, 'copy', `-disposition:v:${n}`, 'attached_pic');
+    n++;
+  }
+  return { args: args.length ? args : ['-vn'], dropped };
 }

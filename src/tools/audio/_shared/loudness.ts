@@ -19,7 +19,7 @@ export const LOUDNORM_TARGET = { i: -16, tp: -1.5, lra: 11 };
 export async function measureLoudnorm(
   input: string,
   durationS: number,
-  opts: { signal?: AbortSignal; onProgress?: (pct: number) => void; extraInputArgs?: string[] },
+  opts: { signal?: AbortSignal; onProgress?: (pct: number) => void; extraInputArgs?: string[]; track?: number },
 ): Promise<string> {
   const t = LOUDNORM_TARGET;
   const res = await runFfmpeg(
@@ -27,6 +27,9 @@ export async function measureLoudnorm(
       ...(opts.extraInputArgs ?? []),
       '-i',
       input,
+      // Without a map ffmpeg measures its own pick (the track with the most channels), not the first.
+      '-map',
+      `0:a:${opts.track ?? 0}`,
       '-vn',
       '-sn',
       '-af',

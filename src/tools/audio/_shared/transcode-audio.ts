@@ -1,8 +1,9 @@
 import type { InputFile, RunContext, ToolResult } from '../../../core/tool.js';
-import { audioCodecArgs } from '../../../engines/ffmpeg/codecs.js';
+import { audioCodecArgs, wavPcmFor } from '../../../engines/ffmpeg/codecs.js';
 import { type AudioFormat, audioFormatOf } from '../../../engines/ffmpeg/containers.js';
 import type { MediaInfo } from '../../../engines/ffmpeg/probe.js';
 import { runFfmpeg } from '../../../engines/ffmpeg/run.js';
+import { keptCoverArt } from '../../../engines/ffmpeg/streams.js';
 import { outputFile } from '../../_shared/output.js';
 import { progressSpan } from '../../_shared/progress.js';
 
@@ -24,15 +25,20 @@ export async function transcodeAudio(
 ): Promise<ToolResult> {
   const format = o.format ?? audioFormatOf(input.type?.ext);
   const out = ctx.out(format);
-  const args = [...(o.inputArgs ?? []), '-i', input.path, '-map', '0:a:0', '-vn', '-sn'];
+  // Tags and cover art go with the audio wherever the format holds them (a picture it cannot hold is named).
+  const cover = keptCoverArt(info, format);
+  const args = [...(o.inputArgs ?? []), '-i', input.path, '-map', '0:a:0', ...cover.args, '-sn'];
   if (o.af) args.push('-af', o.af);
-  args.push(...audioCodecArgs(format, o.kbps ?? 192), '-map_metadata', '0', ...(o.outArgs ?? []));
+  // A WAV kept as WAV keeps its sample depth (24-bit, float): a gain or a fade is no reason to cut it to 16-bit.
+  const pcm = o.format === undefined ? wavPcmFor(info.audio?.codec) : undefined;
+  args.push(...audioCodecArgs(format, o.kbps ?? 192, pcm), '-map_metadata', '0', ...(o.outArgs ?? []));
   const [from, to] = o.progress ?? [0, 100];
   await runFfmpeg(args, {
     signal: ctx.signal,
     durationS: o.durationS ?? info.duration,
     onProgress: progressSpan(ctx, from, to, o.stage ?? 'encoding'),
     output: out,
+    requireSamples: true,
   });
-  return { outputs: [outputFile(out)] };
+  return { outputs: [outputFile(out)], ...(cover.dropped.length ? { data: { warnings: cover.dropped } } : {}) };
 }

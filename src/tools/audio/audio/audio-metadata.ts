@@ -3,6 +3,7 @@ import { defineTool } from '../../../core/tool.js';
 import { audioCodecArgs } from '../../../engines/ffmpeg/codecs.js';
 import { audioFormatOf } from '../../../engines/ffmpeg/containers.js';
 import { probe } from '../../../engines/ffmpeg/probe.js';
+import { keptCoverArt } from '../../../engines/ffmpeg/streams.js';
 import { runFfmpeg } from '../../../engines/ffmpeg/run.js';
 import { outputFile } from '../../_shared/output.js';
 import { progressSpan } from '../../_shared/progress.js';
@@ -36,14 +37,12 @@ export default defineTool({
     const format = audioFormatOf(input.type?.ext);
     // Same container: copy the audio bit for bit. A video file given here becomes audio of the matching format (re-encoded).
     const copy = format === input.type?.ext;
-    const maps = [
-      '-map',
-      '0:a:0',
-      ...(copy && !s.strip && format === 'mp3' && info.streams.some((x) => x.attachedPic) ? ['-map', '0:v?'] : []),
-    ];
+    // strip removes the cover art too; otherwise it stays wherever the format holds it.
+    const cover = s.strip ? { args: ['-vn'], dropped: [] } : keptCoverArt(info, format);
+    const maps = ['-map', '0:a:0', ...cover.args];
     const meta = s.strip ? ['-map_metadata', '-1', '-map_metadata:s', '-1'] : ['-map_metadata', '0'];
     const tags = KEYS.flatMap((k) => (s[k] !== undefined ? ['-metadata', `${k}=${s[k]}`] : []));
-    const codec = copy ? ['-c', 'copy'] : audioCodecArgs(format, 192);
+    const codec = copy ? ['-c:a', 'copy'] : audioCodecArgs(format, 192);
     const id3 = format === 'mp3' ? ['-id3v2_version', '3'] : [];
     const out = ctx.out(format);
     await runFfmpeg(['-i', input.path, ...maps, ...codec, ...meta, ...tags, ...id3, ...(s.strip ? ['-fflags', '+bitexact'] : [])], {
@@ -51,10 +50,11 @@ export default defineTool({
       durationS: info.duration,
       onProgress: progressSpan(ctx, 0, 95, 'tagging'),
       output: out,
+      requireSamples: true,
     });
     const after = await probe(out, { signal: ctx.signal });
     const all = { ...after.tags, ...(after.audio?.tags ?? {}) };
     delete all.encoder;
-    return { outputs: [outputFile(out)], data: { tags: all } };
+    return { outputs: [outputFile(out)], data: { tags: all, ...(cover.dropped.length ? { warnings: cover.dropped } : {}) } };
   },
 });

@@ -8,7 +8,8 @@ export default defineTool({
   section: 'audio',
   group: 'audio',
   summary: 'Convert audio to MP3, WAV, OGG, FLAC or M4A at a bitrate; base tool of the audio presets.',
-  description: 'MP3 (LAME), OGG (Vorbis) and M4A (AAC) use bitrateKbps; WAV (16-bit PCM) and FLAC are lossless and ignore it.',
+  description:
+    'MP3 (LAME) and M4A (AAC) use bitrateKbps; OGG (Vorbis) is encoded at the quality level whose nominal bitrate it is (any sample rate works); WAV (16-bit PCM) and FLAC are lossless and ignore it.',
   input: { kind: 'file', accept: ['audio/*'] },
   settings: z.object({
     format: z.enum(['mp3', 'wav', 'ogg', 'flac', 'm4a']).default('mp3').describe('Output format.'),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { KilnError } from '../../../core/errors.js';
 import { defineTool } from '../../../core/tool.js';
 import { probeAudio } from '../_shared/audio-input.js';
 import { transcodeAudio } from '../_shared/transcode-audio.js';
@@ -24,6 +25,9 @@ export default defineTool({
     const input = files[0]!;
     const info = await probeAudio(input, ctx.signal);
     const d = info.duration;
+    // The fade-out is placed from the end: with no known length (no samples) it would start before 0.
+    if (!(d > 0))
+      throw new KilnError('UNSUPPORTED_INPUT', `${input.name} has no samples (or no known length) to fade.`, { reason: 'no-duration' });
     const k = d > 0 && s.fadeInS + s.fadeOutS > d ? d / (s.fadeInS + s.fadeOutS) : 1;
     const fin = s.fadeInS * k;
     const fout = s.fadeOutS * k;

@@ -38,6 +38,7 @@ export default defineTool({
       durationS: total,
       onProgress: progressSpan(ctx, 0, 100, 'merging'),
       output: out,
+      requireSamples: true,
     });
     return { outputs: [outputFile(out)], data: { files: files.length, durationS: Number(total.toFixed(3)) } };
   },

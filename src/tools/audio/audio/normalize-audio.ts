@@ -32,6 +32,6 @@ export default defineTool({
       progress: [45, 100],
       stage: 'normalizing',
     });
-    return { ...res, data: { targetLufs: LOUDNORM_TARGET.i, truePeakDb: LOUDNORM_TARGET.tp } };
+    return { ...res, data: { ...res.data, targetLufs: LOUDNORM_TARGET.i, truePeakDb: LOUDNORM_TARGET.tp } };
   },
 });

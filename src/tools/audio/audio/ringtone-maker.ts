@@ -33,6 +33,7 @@ export default defineTool({
         durationS: dur,
         onProgress: progressSpan(ctx, 0, 100, 'encoding'),
         output: out,
+        requireSamples: true,
       },
     );
     return { outputs: [outputFile(out)], data: { startS: s.startS, durationS: Number(dur.toFixed(3)) } };

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { KilnError } from '../../../core/errors.js';
 import { defineTool } from '../../../core/tool.js';
 import { probeAudio } from '../_shared/audio-input.js';
 import { transcodeAudio } from '../_shared/transcode-audio.js';
@@ -23,6 +24,12 @@ export default defineTool({
     const info = await probeAudio(input, ctx.signal);
     const t = `${s.thresholdDb}dB`;
     const af = `silenceremove=start_periods=1:start_duration=0:start_threshold=${t}:stop_periods=-1:stop_duration=${s.minSilenceS}:stop_threshold=${t}:detection=peak`;
-    return transcodeAudio(ctx, input, info, { af, stage: 'removing silence' });
+    return transcodeAudio(ctx, input, info, { af, stage: 'removing silence' }).catch((e: unknown) => {
+      if (e instanceof KilnError && e.reason === 'empty-output')
+        throw new KilnError('UNSUPPORTED_INPUT', `Nothing would be left: all of ${input.name} is quieter than ${s.thresholdDb} dB.`, {
+          reason: 'all-silent',
+        });
+      throw e;
+    });
   },
 });

@@ -22,6 +22,8 @@ export interface TranscodeOptions {
    * first audio track; the tracks left out are named in the result's `warnings`.
    */
   keepStreams?: boolean;
+  /** With keepStreams: leave every subtitle track out for this reason (their cue times would not match). */
+  subtitlesLeftOut?: string;
   inputArgs?: string[];
   extraInputs?: string[];
   outArgs?: string[];
@@ -127,13 +129,17 @@ function encode(
 ): Promise<ToolResult> {
   const container = o.container ?? videoContainerOf(input.type?.ext);
   // undefined: not known yet (the probe is running), so the first audio stream is mapped if there is one.
-  const kept = o.keepStreams && info && !o.complex && o.audio !== false ? keptStreams(info, container) : undefined;
+  const kept =
+    o.keepStreams && info && o.audio !== false ? keptStreams(info, container, { subtitlesLeftOut: o.subtitlesLeftOut }) : undefined;
   const audio = o.audio ?? (info ? !!info.audio : undefined);
   const out = ctx.out(container);
   const guard = info ? [] : ['-max_pixels', String(MAX_INPUT_PIXELS)];
   const args = [...guard, ...(o.inputArgs ?? []), '-i', path.resolve(input.path), ...(o.extraInputs ?? [])];
-  if (o.complex) args.push('-filter_complex', o.complex, ...(o.maps ?? []).flatMap((m) => ['-map', m]));
-  else {
+  if (o.complex) {
+    // The graph's outputs, then the input's own audio and subtitle tracks (as they are, not through the graph).
+    args.push('-filter_complex', o.complex, ...(o.maps ?? []).flatMap((m) => ['-map', m]));
+    if (kept) args.push(...kept.args);
+  } else {
     args.push('-map', '0:v:0');
     if (kept) args.push(...kept.args);
     else if (audio !== false) args.push('-map', audio ? '0:a:0' : o.keepStreams ? '0:a?' : '0:a:0?');

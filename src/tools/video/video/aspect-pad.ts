@@ -26,6 +26,6 @@ export default defineTool({
     const src = displaySize(info.video);
     const dst = padSize(src, s.target);
     const vf = `scale=${src.width}:${src.height},setsar=1,pad=${dst.width}:${dst.height}:(ow-iw)/2:(oh-ih)/2:color=${ffmpegColor(s.color)}`;
-    return transcodeVideo(ctx, input, info, { vf, stage: 'padding' });
+    return transcodeVideo(ctx, input, info, { vf, stage: 'padding', keepStreams: true });
   },
 });

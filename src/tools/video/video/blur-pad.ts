@@ -28,6 +28,6 @@ export default defineTool({
     const complex =
       `[0:v]setsar=1,split[a][b];[a]scale=${W}:${H}:force_original_aspect_ratio=increase,crop=${W}:${H},gblur=sigma=${s.blur}[bg];` +
       `[b]scale=${src.width}:${src.height}[fg];[bg][fg]overlay=(W-w)/2:(H-h)/2,format=yuv420p[v]`;
-    return transcodeVideo(ctx, input, info, { complex, maps: ['[v]', ...(info.audio ? ['0:a:0'] : [])], stage: 'padding' });
+    return transcodeVideo(ctx, input, info, { complex, maps: ['[v]'], stage: 'padding', keepStreams: true });
   },
 });

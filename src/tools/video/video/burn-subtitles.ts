@@ -39,6 +39,6 @@ export default defineTool({
     const { height } = displaySize(info.video);
     const size = Math.max(1, Math.round((s.fontSize * ASS_PLAY_RES_Y) / height));
     const vf = `subtitles=${name}:force_style='FontSize=${size}'`;
-    return transcodeVideo(ctx, input, info, { vf, cwd: ctx.workDir, stage: 'burning subtitles' });
+    return transcodeVideo(ctx, input, info, { vf, cwd: ctx.workDir, stage: 'burning subtitles', keepStreams: true });
   },
 });

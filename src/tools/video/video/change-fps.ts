@@ -19,6 +19,11 @@ export default defineTool({
   async run(ctx, { files }, s) {
     const input = files[0]!;
     const info = await probeVideo(input, ctx.signal);
-    return transcodeVideo(ctx, input, info, { vf: `fps=${s.fps}:round=up`, outArgs: ['-r', String(s.fps)], stage: 'retiming' });
+    return transcodeVideo(ctx, input, info, {
+      vf: `fps=${s.fps}:round=up`,
+      outArgs: ['-r', String(s.fps)],
+      stage: 'retiming',
+      keepStreams: true,
+    });
   },
 });

@@ -38,6 +38,10 @@ export default defineTool({
         },
       );
     }
-    return transcodeVideo(ctx, input, info, { vf: `crop=${even(s.width)}:${even(s.height)}:${s.x}:${s.y}`, stage: 'cropping' });
+    return transcodeVideo(ctx, input, info, {
+      vf: `crop=${even(s.width)}:${even(s.height)}:${s.x}:${s.y}`,
+      stage: 'cropping',
+      keepStreams: true,
+    });
   },
 });

@@ -3,6 +3,7 @@ import { defineTool } from '../../../core/tool.js';
 import { muxArgs } from '../../../engines/ffmpeg/codecs.js';
 import type { VideoContainer } from '../../../engines/ffmpeg/containers.js';
 import { runFfmpeg } from '../../../engines/ffmpeg/run.js';
+import { keptStreams } from '../../../engines/ffmpeg/streams.js';
 import { outputFile } from '../../_shared/output.js';
 import { progressSpan } from '../../_shared/progress.js';
 import { VIDEO_AND_SUBTITLES } from '../_shared/subtitle-input.js';
@@ -40,7 +41,9 @@ export default defineTool({
     const info = await probeVideo(input, ctx.signal);
     const t = TARGET[input.type?.ext ?? ''] ?? TARGET.mkv!;
     const out = ctx.out(t.container);
-    const audio = info.audio ? ['-map', '0:a:0'] : [];
+    // Every audio track and the subtitle tracks already there (those the container holds); the new track comes last.
+    const kept = keptStreams(info, t.container);
+    const n = kept.args.filter((a) => a.startsWith('-c:s:')).length;
     await runFfmpeg(
       [
         '-i',
@@ -49,16 +52,16 @@ export default defineTool({
         subs.path,
         '-map',
         '0:v:0',
-        ...audio,
-        '-map',
-        '1:0',
         '-c:v',
         'copy',
         '-c:a',
         'copy',
-        '-c:s',
+        ...kept.args,
+        '-map',
+        '1:0',
+        `-c:s:${n}`,
         t.codec,
-        '-metadata:s:s:0',
+        `-metadata:s:s:${n}`,
         `language=${s.language}`,
         '-map_metadata',
         '0',
@@ -66,6 +69,6 @@ export default defineTool({
       ],
       { signal: ctx.signal, durationS: info.duration, onProgress: progressSpan(ctx, 0, 100, 'muxing'), output: out },
     );
-    return { outputs: [outputFile(out)] };
+    return { outputs: [outputFile(out)], ...(kept.dropped.length ? { data: { warnings: kept.dropped } } : {}) };
   },
 });

@@ -13,7 +13,7 @@ export default defineTool({
   section: 'video',
   group: 'video',
   summary: 'Remove the audio track from a video.',
-  description: 'The video stream is copied untouched (no quality loss) when the container is kept.',
+  description: 'The video stream and subtitle tracks are copied untouched (no quality loss) when the container is kept.',
   input: { kind: 'file', accept: ['video/*'] },
   settings: z.object({}),
   needs: { engines: ['ffmpeg', 'ffprobe'] },
@@ -25,7 +25,9 @@ export default defineTool({
     if (!keepsContainer(input.type?.ext)) return transcodeVideo(ctx, input, info, { audio: false });
     const container = videoContainerOf(input.type?.ext);
     const out = ctx.out(container);
-    await runFfmpeg(['-i', input.path, '-map', '0:v:0', '-c:v', 'copy', '-an', '-sn', '-map_metadata', '0', ...muxArgs(container)], {
+    // Only the sound goes: subtitle tracks are copied (the container is the input's own, so it holds them).
+    const args = ['-i', input.path, '-map', '0:v:0', '-map', '0:s?', '-c:v', 'copy', '-c:s', 'copy', '-an', '-map_metadata', '0'];
+    await runFfmpeg([...args, ...muxArgs(container)], {
       signal: ctx.signal,
       durationS: info.duration,
       onProgress: progressSpan(ctx, 0, 100, 'muting'),

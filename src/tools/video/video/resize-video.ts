@@ -47,6 +47,6 @@ export default defineTool({
       h = even(s.height!);
       w = even((src.width * s.height!) / src.height);
     }
-    return transcodeVideo(ctx, input, info, { vf: `scale=${w}:${h}:flags=bicubic,setsar=1`, stage: 'resizing' });
+    return transcodeVideo(ctx, input, info, { vf: `scale=${w}:${h}:flags=bicubic,setsar=1`, stage: 'resizing', keepStreams: true });
   },
 });

@@ -3,6 +3,7 @@ import { defineTool } from '../../../core/tool.js';
 import { encodeVideoArgs, muxArgs, withEvenSides } from '../../../engines/ffmpeg/codecs.js';
 import { videoContainerOf } from '../../../engines/ffmpeg/containers.js';
 import { displaySize } from '../../../engines/ffmpeg/probe.js';
+import { keptStreams } from '../../../engines/ffmpeg/streams.js';
 import { outputFile } from '../../_shared/output.js';
 import { reverseInChunks, reverseMemoryBudget } from '../../_shared/reverse-chunks.js';
 import { requireMaxDuration } from '../../_shared/time-range.js';
@@ -10,6 +11,8 @@ import { transcodeVideo } from '../_shared/transcode-video.js';
 import { probeVideo } from '../_shared/video-input.js';
 
 const MAX_S = 5 * 60;
+/** Why subtitle tracks are left out: cues cannot be played backwards. */
+const REVERSED = 'its cue times would not match the reversed video';
 
 // ffmpeg's reverse filter holds every decoded frame of its input in memory (5 minutes of 1080p is about
 // 25 GB), so longer clips are reversed in chunks that fit the budget and joined last-first.
@@ -35,10 +38,19 @@ export default defineTool({
     const fps = info.video.fps && info.video.fps < 500 ? info.video.fps : 30;
     const frameBytes = width * height * 1.5;
     const chunkS = Math.max(1, Math.floor(reverseMemoryBudget() / (frameBytes * fps)));
-    if (info.duration <= chunkS) return transcodeVideo(ctx, input, info, { vf: 'reverse', af: 'areverse', stage: 'reversing' });
+    if (info.duration <= chunkS)
+      return transcodeVideo(ctx, input, info, {
+        vf: 'reverse',
+        af: 'areverse',
+        stage: 'reversing',
+        keepStreams: true,
+        subtitlesLeftOut: REVERSED,
+      });
 
     const container = videoContainerOf(input.type?.ext);
     const audio = !!info.audio;
+    // Every audio track, each reversed (-af applies to all); subtitles are named as left out.
+    const kept = keptStreams(info, container, { subtitlesLeftOut: REVERSED });
     const out = ctx.out(container);
     const chunks = await reverseInChunks(ctx, input, {
       durationS: info.duration,
@@ -47,7 +59,7 @@ export default defineTool({
       reverseArgs: [
         '-map',
         '0:v:0',
-        ...(audio ? ['-map', '0:a:0', '-af', 'areverse'] : []),
+        ...(audio ? [...kept.args, '-af', 'areverse'] : []),
         '-vf',
         withEvenSides(container, 'reverse')!,
         ...encodeVideoArgs(container, { audio }),
@@ -57,6 +69,6 @@ export default defineTool({
       reversingPct: 90,
       joinStage: 'joining',
     });
-    return { outputs: [outputFile(out)], data: { chunks } };
+    return { outputs: [outputFile(out)], data: { chunks, ...(kept.dropped.length ? { warnings: kept.dropped } : {}) } };
   },
 });

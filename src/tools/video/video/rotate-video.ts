@@ -21,6 +21,6 @@ export default defineTool({
   async run(ctx, { files }, s) {
     const input = files[0]!;
     const info = await probeVideo(input, ctx.signal);
-    return transcodeVideo(ctx, input, info, { vf: FILTER[s.transform], stage: 'rotating' });
+    return transcodeVideo(ctx, input, info, { vf: FILTER[s.transform], stage: 'rotating', keepStreams: true });
   },
 });

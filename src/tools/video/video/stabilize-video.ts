@@ -67,6 +67,6 @@ export default defineTool({
       },
     );
     const vf = `${VIDSTAB_INPUT},vidstabtransform=input=motion.trf:smoothing=${s.smoothing}:zoom=0:optzoom=1,unsharp=5:5:0.8:3:3:0.4`;
-    return transcodeVideo(ctx, input, info, { vf, cwd: ctx.workDir, progress: [45, 100], stage: 'stabilizing' });
+    return transcodeVideo(ctx, input, info, { vf, cwd: ctx.workDir, progress: [45, 100], stage: 'stabilizing', keepStreams: true });
   },
 });

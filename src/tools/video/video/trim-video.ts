@@ -3,6 +3,7 @@ import { defineTool } from '../../../core/tool.js';
 import { encodeVideoArgs, muxArgs, withEvenSides } from '../../../engines/ffmpeg/codecs.js';
 import { keepsContainer, videoContainerOf } from '../../../engines/ffmpeg/containers.js';
 import { runFfmpeg } from '../../../engines/ffmpeg/run.js';
+import { keptStreams } from '../../../engines/ffmpeg/streams.js';
 import { outputFile } from '../../_shared/output.js';
 import { progressSpan } from '../../_shared/progress.js';
 import { checkRange, clipLength } from '../../_shared/time-range.js';
@@ -36,18 +37,25 @@ export default defineTool({
     const copy = !s.precise && keepsContainer(input.type?.ext);
     if (!copy) refuseTooThinFor(input, info, container);
     const audio = !!info.audio;
-    const maps = ['-map', '0:v:0', ...(audio ? ['-map', '0:a:0'] : [])];
+    // Every audio track and the subtitle tracks the container holds (after the codecs: their -c:s:N win).
+    const kept = keptStreams(info, container);
     const vf = copy ? undefined : withEvenSides(container);
     const codec = copy
       ? ['-c', 'copy', '-avoid_negative_ts', 'make_zero', ...muxArgs(container)]
       : [...(vf ? ['-vf', vf] : []), ...encodeVideoArgs(container, { audio })];
     // -ss before -i: a fast seek; when re-encoding ffmpeg still decodes from the keyframe and drops frames up to startS exactly.
-    await runFfmpeg(['-ss', String(s.startS), '-i', input.path, '-t', dur.toFixed(6), ...maps, ...codec, '-map_metadata', '0'], {
-      signal: ctx.signal,
-      durationS: dur,
-      onProgress: progressSpan(ctx, 0, 100, 'trimming'),
-      output: out,
-    });
-    return { outputs: [outputFile(out)], data: { startS: s.startS, endS: s.startS + dur, precise: !copy } };
+    await runFfmpeg(
+      ['-ss', String(s.startS), '-i', input.path, '-t', dur.toFixed(6), '-map', '0:v:0', ...codec, ...kept.args, '-map_metadata', '0'],
+      {
+        signal: ctx.signal,
+        durationS: dur,
+        onProgress: progressSpan(ctx, 0, 100, 'trimming'),
+        output: out,
+      },
+    );
+    return {
+      outputs: [outputFile(out)],
+      data: { startS: s.startS, endS: s.startS + dur, precise: !copy, ...(kept.dropped.length ? { warnings: kept.dropped } : {}) },
+    };
   },
 });

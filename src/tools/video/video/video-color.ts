@@ -24,6 +24,6 @@ export default defineTool({
     const input = files[0]!;
     const info = await probeVideo(input, ctx.signal);
     const vf = `eq=brightness=${s.brightness}:contrast=${s.contrast}:saturation=${s.saturation}:gamma=${s.gamma}`;
-    return transcodeVideo(ctx, input, info, { vf, stage: 'adjusting' });
+    return transcodeVideo(ctx, input, info, { vf, stage: 'adjusting', keepStreams: true });
   },
 });

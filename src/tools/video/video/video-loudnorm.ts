@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { KilnError } from '../../../core/errors.js';
 import { defineTool } from '../../../core/tool.js';
 import { audioCodecArgsForVideo, muxArgs } from '../../../engines/ffmpeg/codecs.js';
 import { keepsContainer, videoContainerOf } from '../../../engines/ffmpeg/containers.js';
@@ -16,7 +17,8 @@ export default defineTool({
   group: 'video',
   summary: "Normalize a video's audio loudness (EBU R128).",
   description:
-    'Two passes: the audio is measured, then normalized with the measured values to -16 LUFS integrated, -1.5 dBTP, LRA 11. The video stream is copied.',
+    'Two passes: the audio is measured, then normalized with the measured values to -16 LUFS integrated, -1.5 dBTP, LRA 11. ' +
+    'The video stream is copied; in the input container every audio track is normalized on its own and subtitle tracks are copied.',
   input: { kind: 'file', accept: ['video/*'] },
   settings: z.object({}),
   needs: { engines: ['ffmpeg', 'ffprobe'] },
@@ -26,10 +28,31 @@ export default defineTool({
     const input = files[0]!;
     const info = await probeVideo(input, ctx.signal);
     await probeAudio(input, ctx.signal);
+    const tracks = info.streams.filter((x) => x.type === 'audio');
     const sr = String(info.audio!.sampleRate ?? 48000);
-    const af = await measureLoudnorm(input.path, info.duration, { signal: ctx.signal, onProgress: progressSpan(ctx, 0, 45, 'measuring') });
-    if (!keepsContainer(input.type?.ext))
+    if (!keepsContainer(input.type?.ext)) {
+      const af = await measureLoudnorm(input.path, info.duration, {
+        signal: ctx.signal,
+        onProgress: progressSpan(ctx, 0, 45, 'measuring'),
+      });
       return transcodeVideo(ctx, input, info, { af, outArgs: ['-ar', sr], progress: [45, 100], stage: 'normalizing' });
+    }
+    // Every audio track is measured and normalized on its own; one with nothing to measure (a silent
+    // commentary track) is kept as it was and named. Subtitle tracks are copied (same container).
+    const args: string[] = [];
+    const warnings: string[] = [];
+    for (const [i, t] of tracks.entries()) {
+      const span = progressSpan(ctx, (45 * i) / tracks.length, (45 * (i + 1)) / tracks.length, 'measuring');
+      const af = await measureLoudnorm(input.path, info.duration, { signal: ctx.signal, onProgress: span, track: i }).catch(
+        (e: unknown) => {
+          if (i === 0 || !(e instanceof KilnError) || e.code !== 'UNSUPPORTED_INPUT') throw e;
+          warnings.push(`audio track ${i + 1} kept as it was: ${e.message}`);
+          return undefined;
+        },
+      );
+      if (af) args.push(`-filter:a:${i}`, af, `-ar:a:${i}`, String(t.sampleRate ?? sr));
+      else args.push(`-c:a:${i}`, 'copy');
+    }
     const container = videoContainerOf(input.type?.ext);
     const out = ctx.out(container);
     await runFfmpeg(
@@ -39,14 +62,16 @@ export default defineTool({
         '-map',
         '0:v:0',
         '-map',
-        '0:a:0',
+        '0:a',
+        '-map',
+        '0:s?',
         '-c:v',
         'copy',
-        '-af',
-        af,
+        '-c:s',
+        'copy',
+        // The encoder for every track first; a track kept as it was overrides it with copy (last match wins).
         ...audioCodecArgsForVideo(container, 192),
-        '-ar',
-        sr,
+        ...args,
         '-map_metadata',
         '0',
         ...muxArgs(container),
@@ -58,6 +83,6 @@ export default defineTool({
         output: out,
       },
     );
-    return { outputs: [outputFile(out)] };
+    return { outputs: [outputFile(out)], ...(warnings.length ? { data: { warnings } } : {}) };
   },
 });

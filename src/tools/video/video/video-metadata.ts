@@ -25,7 +25,7 @@ export default defineTool({
     const input = files[0]!;
     const info = await probeVideo(input, ctx.signal);
     const strip = ['-map_metadata', '-1', '-map_chapters', '-1', '-fflags', '+bitexact', '-dn'];
-    if (!keepsContainer(input.type?.ext)) return transcodeVideo(ctx, input, info, { outArgs: strip, stage: 'cleaning' });
+    if (!keepsContainer(input.type?.ext)) return transcodeVideo(ctx, input, info, { outArgs: strip, stage: 'cleaning', keepStreams: true });
     const container = videoContainerOf(input.type?.ext);
     const out = ctx.out(container);
     const subs =

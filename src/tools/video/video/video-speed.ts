@@ -4,6 +4,9 @@ import { atempoChain } from '../../audio/_shared/tempo.js';
 import { transcodeVideo } from '../_shared/transcode-video.js';
 import { probeVideo } from '../_shared/video-input.js';
 
+/** Why subtitle tracks are left out: cues keep their times while the picture is retimed. */
+const RETIMED = 'its cue times would not match the retimed video';
+
 export default defineTool({
   id: 'video-speed',
   section: 'video',
@@ -24,6 +27,13 @@ export default defineTool({
     const info = await probeVideo(input, ctx.signal);
     const sr = info.audio?.sampleRate ?? 48000;
     const af = s.keepPitch ? atempoChain(s.factor) : `asetrate=${Math.round(sr * s.factor)},aresample=${sr}`;
-    return transcodeVideo(ctx, input, info, { vf: `setpts=PTS/${s.factor}`, af, durationS: info.duration / s.factor, stage: 'retiming' });
+    return transcodeVideo(ctx, input, info, {
+      vf: `setpts=PTS/${s.factor}`,
+      af,
+      durationS: info.duration / s.factor,
+      stage: 'retiming',
+      keepStreams: true,
+      subtitlesLeftOut: RETIMED,
+    });
   },
 });

@@ -51,6 +51,6 @@ export default defineTool({
     const [x, y] = POS[s.position];
     const font = existsSync(FONT) ? `fontfile=${FONT}` : 'font=Sans';
     const vf = `drawtext=${font}:textfile=watermark.txt:expansion=none:fontsize=${s.fontSize}:fontcolor=${ffmpegColor(s.color, s.opacity)}:x=${x}:y=${y}`;
-    return transcodeVideo(ctx, input, info, { vf, cwd: ctx.workDir, stage: 'watermarking' });
+    return transcodeVideo(ctx, input, info, { vf, cwd: ctx.workDir, stage: 'watermarking', keepStreams: true });
   },
 });

@@ -1,0 +1,120 @@
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import type { KilnError } from '../../../src/core/errors.js';
+import { tempDir } from '../../helpers/fixtures.js';
+import { readZip } from '../../helpers/zip.js';
+import { duration, ffprobe, makeAudio, runMedia, stream } from '../../helpers/media.js';
+
+const dir = tempDir();
+const audio = (p: string) => stream(ffprobe(p), 'audio')!;
+const isCode = (code: string, reason?: string) => (e: KilnError) => e.code === code && (reason === undefined || e.reason === reason);
+
+describe('audio inputs at the edges of what encoders take', () => {
+  it('writes OGG Vorbis at any sample rate, channel count and bitrate in range', async () => {
+    // libvorbis's managed-bitrate mode refuses most of these ("encoder setup failed").
+    for (const [rate, channels, bitrateKbps] of [
+      [8000, 1, 192],
+      [192000, 2, 192],
+      [44100, 1, 320],
+      [44100, 2, 32],
+    ] as const) {
+      const src = makeAudio(dir, `v${rate}-${channels}-${bitrateKbps}.wav`, { rate, channels, durationS: 0.5 });
+      const r = await runMedia(dir, 'convert-audio', [src], { format: 'ogg', bitrateKbps });
+      assert.equal(audio(r.path).codec_name, 'vorbis');
+      assert.equal(audio(r.path).channels, channels);
+      assert.ok(Math.abs(duration(r.path) - 0.5) < 0.05, `${rate} Hz: ${duration(r.path)} s`);
+    }
+  });
+});
+
+/** A 1 s tone in `name` (mp3, flac or m4a) with a PNG cover and a title tag. */
+function withCover(name: string): string {
+  const png = path.join(dir, 'cover.png');
+  execFileSync('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'color=red:s=32x32', '-frames:v', '1', png]);
+  const p = path.join(dir, name);
+  execFileSync('ffmpeg', [
+    ...['-v', 'error', '-y', '-f', 'lavfi', '-i', 'sine=f=440:d=1', '-i', png, '-map', '0', '-map', '1'],
+    ...['-c:v', 'png', '-disposition:v', 'attached_pic', '-metadata', 'title=Cover song', p],
+  ]);
+  return p;
+}
+const cover = (p: string) => ffprobe(p).streams.find((s) => s.codec_type === 'video' && s.disposition?.attached_pic === 1);
+const title = (p: string) => ffprobe(p).format.tags?.title;
+
+describe('cover art and tags', () => {
+  it('go with the audio through a re-encode and a conversion, wherever the format holds them', async () => {
+    // Every tool but audio-metadata on MP3 mapped the audio alone: the cover was dropped without a word.
+    const flac = withCover('song.flac');
+    const m4a = withCover('song.m4a');
+    const loud = await runMedia(dir, 'volume-adjust', [flac], { gainDb: -3 });
+    assert.ok(cover(loud.path), 'volume-adjust flac');
+    assert.equal(title(loud.path), 'Cover song');
+    for (const format of ['mp3', 'flac', 'm4a'] as const) {
+      const r = await runMedia(dir, 'convert-audio', [m4a], { format });
+      assert.equal(cover(r.path)?.codec_name, 'png', format);
+      assert.equal(r.data?.warnings, undefined, format);
+    }
+    const ogg = await runMedia(dir, 'convert-audio', [flac], { format: 'ogg' });
+    assert.equal(cover(ogg.path), undefined);
+    assert.deepEqual(ogg.data?.warnings, ['cover art (stream 1, png) left out: OGG holds no cover art']);
+  });
+  it('audio-metadata keeps the cover of FLAC and M4A when it sets a tag, and strip removes it', async () => {
+    for (const name of ['tagged.flac', 'tagged.m4a']) {
+      const src = withCover(name);
+      const r = await runMedia(dir, 'audio-metadata', [src], { title: 'New' });
+      assert.ok(cover(r.path), name);
+      assert.equal((r.data?.tags as Record<string, string> | undefined)?.title, 'New');
+      const stripped = await runMedia(dir, 'audio-metadata', [src], { strip: true });
+      assert.equal(cover(stripped.path), undefined, name);
+    }
+  });
+});
+
+describe('audio with no samples, or too few', () => {
+  it('a WAV with no samples is refused by name, not written as an empty file nor an INTERNAL fade error', async () => {
+    // convert-audio, volume-adjust, trim-audio… wrote a 78-byte header-only WAV; fade-audio failed on afade st=-1.
+    const empty = path.join(dir, 'empty.wav');
+    execFileSync('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'anullsrc', '-t', '0', '-c:a', 'pcm_s16le', empty]);
+    await assert.rejects(runMedia(dir, 'convert-audio', [empty], { format: 'mp3' }), isCode('UNSUPPORTED_INPUT', 'empty-output'));
+    await assert.rejects(runMedia(dir, 'volume-adjust', [empty], { gainDb: 3 }), isCode('UNSUPPORTED_INPUT', 'empty-output'));
+    await assert.rejects(runMedia(dir, 'fade-audio', [empty], { fadeInS: 1, fadeOutS: 1 }), isCode('UNSUPPORTED_INPUT', 'no-duration'));
+  });
+  it('silence-removal of nothing but silence says so instead of writing an empty file', async () => {
+    const silent = makeAudio(dir, 'silent.wav', { volume: 0, durationS: 2 });
+    await assert.rejects(runMedia(dir, 'silence-removal', [silent]), isCode('UNSUPPORTED_INPUT', 'all-silent'));
+  });
+  it('pitch-shift refuses a 0.01 s clip by name (rubberband failed INTERNAL) and shifts a 0.05 s one', async () => {
+    const blip = makeAudio(dir, 'blip.wav', { durationS: 0.01 });
+    await assert.rejects(runMedia(dir, 'pitch-shift', [blip], { semitones: 12 }), isCode('UNSUPPORTED_INPUT', 'audio-too-short'));
+    const short = makeAudio(dir, 'short.wav', { durationS: 0.05, rate: 8000 });
+    const r = await runMedia(dir, 'pitch-shift', [short], { semitones: -12 });
+    assert.ok(Math.abs(duration(r.path) - 0.05) < 0.02, `${duration(r.path)} s`);
+  });
+});
+
+describe('WAV sample depth', () => {
+  it('a 24-bit or float WAV stays 24-bit or float through a same-format tool', async () => {
+    // transcodeAudio wrote every WAV as 16-bit PCM: a gain on a 24-bit master silently cut it to 16 bits.
+    for (const [codec, tool, settings] of [
+      ['pcm_s24le', 'volume-adjust', { gainDb: -3 }],
+      ['pcm_f32le', 'fade-audio', { fadeInS: 0.1, fadeOutS: 0.1 }],
+      ['pcm_u8', 'trim-audio', { startS: 0, endS: 0.2 }],
+    ] as const) {
+      const src = makeAudio(dir, `${codec}.wav`, { durationS: 0.5, extra: ['-c:a', codec] });
+      const r = await runMedia(dir, tool, [src], settings);
+      assert.equal(audio(r.path).codec_name, codec === 'pcm_u8' ? 'pcm_s16le' : codec, tool);
+    }
+    const pieces = await runMedia(dir, 'split-audio', [makeAudio(dir, 'deep.wav', { durationS: 2, extra: ['-c:a', 'pcm_s24le'] })], {
+      mode: 'parts',
+      parts: 2,
+    });
+    const zip = await readZip(pieces.path);
+    assert.equal(zip.size, 2);
+    const first = path.join(dir, 'deep-piece.wav');
+    writeFileSync(first, zip.get('part-000.wav')!);
+    assert.equal(audio(first).codec_name, 'pcm_s24le');
+  });
+});
