@@ -247,6 +247,14 @@ describe('bundle archives', () => {
     await exec('tar', ['-cf', path.join(dir, 'dots.tar'), '-P', '-C', path.join(dir, 'a'), 'kiln-bundle.json', '--transform', 's,^,../,']);
     await assert.rejects(importBundle(dataDir, path.join(dir, 'dots.tar')), (e: KilnError) => e.reason === 'archive-path');
     await assert.rejects(importBundle(dataDir, path.join(dir, 'link.tar').replace('link', 'none')), KilnError);
+    // Not a tar at all (a model file given by itself): said so, with what an archive holds, not tar's output.
+    await writeFile(path.join(dir, 'model.onnx'), 'not a tar archive, a model file given by itself');
+    await assert.rejects(importBundle(dataDir, path.join(dir, 'model.onnx')), (e: KilnError) => {
+      assert.equal(e.code, 'UNSUPPORTED_INPUT');
+      assert.equal(e.reason, 'not-an-archive');
+      assert.match(e.message, /model\.onnx is not a bundle archive.*kiln-bundle\.json/);
+      return true;
+    });
     assert.equal(existsSync(bundleLink(dataDir, 'background-removal')), false);
   });
 });

@@ -91,7 +91,13 @@ async function keepInCache(file: string, cached: string): Promise<void> {
 
 /** Refuses links, devices and names leaving the archive before anything is extracted. */
 async function checkMembers(archive: string): Promise<void> {
-  const { stdout } = await exec('tar', ['-tvf', archive], { failCode: 'UNSUPPORTED_INPUT', maxStdout: 16 * 1024 * 1024 });
+  // A file that is no tar at all (a model file given by itself, a truncated download) is said so, not as tar's raw output.
+  const { stdout } = await exec('tar', ['-tvf', archive], { failCode: 'UNSUPPORTED_INPUT', maxStdout: 16 * 1024 * 1024 }).catch(() => {
+    throw bad(
+      `${path.basename(archive)} is not a bundle archive: a tar holding ${ARCHIVE_INDEX} and files/ (kiln features export makes one; docs/AI.md says how to make one by hand).`,
+      'not-an-archive',
+    );
+  });
   for (const line of stdout.split('\n').filter(Boolean)) {
     const type = line[0];
     const name = line.split(/\s+/).slice(5).join(' ');
