@@ -11,7 +11,14 @@ import { restoreCaEnv, trustDeferredCa } from './deferred-ca.js';
 import { batchExitCode, expandInputs, parseConcurrency, runLocal, type LocalRunRequest } from './local-runner.js';
 import { writePolicy } from './output-naming.js';
 import { runStop, stdoutClosed } from './run-stop.js';
-import { buildToolCommand, camelFlag, inFlagWords, settingsFromOptions, type ToolCommandOptions } from './tool-command.js';
+import {
+  buildToolCommand,
+  camelFlag,
+  explicitBooleans,
+  inFlagWords,
+  settingsFromOptions,
+  type ToolCommandOptions,
+} from './tool-command.js';
 import type { Tool } from '../core/tool.js';
 
 export interface Invocation {
@@ -65,7 +72,7 @@ async function runToolCommand(inv: Invocation, argv: string[]): Promise<void> {
     opts = o;
   });
   try {
-    cmd.parse(argv, { from: 'user' });
+    cmd.parse(explicitBooleans(inv.tool, argv), { from: 'user' });
   } catch (e) {
     if (e instanceof CommanderError) commanderFailure(e);
     throw e;

@@ -75,6 +75,30 @@ function valueName(s: SettingInfo): string {
   return s.type === 'integer' || s.type === 'number' ? '<n>' : '<value>';
 }
 
+/** What a boolean flag's optional value may be (coerceSettingValue's words). */
+const BOOL_WORD = /^(true|1|yes|on|false|0|no|off)$/i;
+
+/**
+ * `--flag [bool]` takes the next word as its value when one follows, so `kiln ocr --enhance scan.png`
+ * read scan.png as the boolean and then refused the command for its missing input. A boolean flag not
+ * followed by a boolean word gets an explicit `true`, as its help promises.
+ */
+export function explicitBooleans(tool: Tool, argv: string[]): string[] {
+  const flags = new Set(
+    describeSettings(tool)
+      .filter((s) => s.type === 'boolean')
+      .map((s) => `--${s.flag}`),
+  );
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    out.push(a);
+    if (a === '--') return [...out, ...argv.slice(i + 1)];
+    if (flags.has(a) && !BOOL_WORD.test(argv[i + 1] ?? '')) out.push('true');
+  }
+  return out;
+}
+
 export function buildToolCommand(tool: Tool, nameOverride?: string): Command {
   const cmd = new Command(nameOverride ?? tool.id);
   cmd.description(tool.summary);

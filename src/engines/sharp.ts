@@ -27,6 +27,46 @@ export function getSharp(): Promise<SharpFn> {
   return sharpMod;
 }
 
+export interface RawShape {
+  width: number;
+  height: number;
+  channels: 1 | 3 | 4;
+}
+
+/**
+ * A size×size median of raw pixels, same shape out. libvips refuses a window larger than the image
+ * ("rank: window too large", which reached users as INTERNAL on a 1×1 or 2×3 input), so a smaller
+ * image is padded by repeating its edge pixels, filtered, and cropped back.
+ */
+export async function medianRaw(data: Uint8Array, shape: RawShape, size: number): Promise<Buffer> {
+  const sharp = await getSharp();
+  const { width, height, channels } = shape;
+  const small = width < size || height < size;
+  const pad = small ? size : 0;
+  const W = width + 2 * pad;
+  const H = height + 2 * pad;
+  let src = data;
+  if (small) {
+    src = new Uint8Array(W * H * channels);
+    for (let y = 0; y < H; y++) {
+      const sy = Math.min(height - 1, Math.max(0, y - pad));
+      for (let x = 0; x < W; x++) {
+        const sx = Math.min(width - 1, Math.max(0, x - pad));
+        for (let c = 0; c < channels; c++) src[(y * W + x) * channels + c] = data[(sy * width + sx) * channels + c]!;
+      }
+    }
+  }
+  let img = sharp(src, { raw: { width: W, height: H, channels } }).median(size);
+  // sharp hands one grey band back as sRGB's three.
+  if (channels === 1) img = img.extractChannel(0);
+  const out = await img.raw().toBuffer();
+  if (!small) return out;
+  const row = width * channels;
+  const crop = Buffer.alloc(height * row);
+  for (let y = 0; y < height; y++) out.copy(crop, y * row, ((y + pad) * W + pad) * channels, ((y + pad) * W + pad) * channels + row);
+  return crop;
+}
+
 /** Formats sharp decodes itself (the check below leaves the others to their own engines). */
 const SHARP_READS = new Set(['jpg', 'png', 'webp', 'avif', 'tiff', 'gif']);
 

@@ -6,6 +6,9 @@ import { z } from 'zod';
 import { activeGeneration, acquireLease, type Lease } from '../ai/ocr/generations.js';
 import { LANGUAGES, type OcrSettings, QUALITIES, type Quality, requestedQuality, resolveQuality } from '../ai/tasks/ocr-tiers.js';
 
+/** Spec: one request reads at most 50 pages (ocr-pdf's pages, a multi-page TIFF's pages). */
+export const MAX_OCR_PAGES = 50;
+
 export const ocrSettingsShape = {
   quality: z
     .enum(QUALITIES)

@@ -10,6 +10,8 @@ import path from 'node:path';
 import { before, describe, it } from 'node:test';
 import sharp from 'sharp';
 import { findBundle } from '../../src/ai/bundles/list.js';
+import { removeInstall } from '../../src/ai/install/layout.js';
+import type { KilnError } from '../../src/core/errors.js';
 import { exec } from '../../src/core/process.js';
 import { type DetectedFaces, detectFaces } from '../../src/ai/tasks/faces.js';
 import type { RunOutcome } from '../../src/tools/run-tool.js';
@@ -94,6 +96,20 @@ describe('detectFaces (SSD MobileNet v1 + 68 landmarks on tfjs)', () => {
     assert.equal(faces.length, 3);
     assert.equal(faces.info.warm, true);
     assert.equal(faces.landmarksInfo?.warm, true);
+  });
+
+  it('a bundle removed after the run was let in (its runtime kept) answers FEATURE_NOT_INSTALLED naming the install, not a damaged file', async () => {
+    // runTool checks the bundle before the work; `kiln features remove` may come between that check
+    // and the host reading the model. The files are gone, not damaged: no 'remove, then install'.
+    const removed = await installForTest('face-detection', tempDir('kiln-faces-removed-'));
+    assert.equal(await removeInstall(removed, 'bundle', 'face-detection'), true);
+    const blank = sharp({ create: { width: 64, height: 48, channels: 3, background: '#808080' } });
+    await assert.rejects(detectFaces(blank, {}, { dataDir: removed }), (e: KilnError) => {
+      assert.equal(e.code, 'FEATURE_NOT_INSTALLED', e.message);
+      assert.equal(e.reason, 'bundle-removed');
+      assert.match(e.message, /kiln features install face-detection/);
+      return true;
+    });
   });
 
   it('a high threshold drops the less certain faces; a blank image has none', async () => {

@@ -6,6 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, readlink, rm, symlink, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
@@ -23,7 +25,11 @@ const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 const sha512 = (b: Buffer) => `sha512-${createHash('sha512').update(b).digest('base64')}`;
 
 /** What the server answers per path: bytes, or a misbehaviour. */
-type Answer = { body: Buffer } | { truncateAt: number; body: Buffer } | { hangUpAt: number; body: Buffer };
+type Answer =
+  | { body: Buffer }
+  | { truncateAt: number; body: Buffer }
+  | { hangUpAt: number; body: Buffer }
+  | { stallAt: number; body: Buffer };
 
 describe('bundle installer', () => {
   let server: Server;
@@ -52,6 +58,7 @@ describe('bundle installer', () => {
       if (!a) return res.writeHead(404).end();
       res.writeHead(200, { 'content-length': a.body.length });
       if ('truncateAt' in a) return res.end(a.body.subarray(0, a.truncateAt), () => res.destroy());
+      if ('stallAt' in a) return res.write(a.body.subarray(0, a.stallAt));
       if ('hangUpAt' in a) return res.write(a.body.subarray(0, a.hangUpAt), () => setTimeout(() => req.socket.destroy(), 50));
       res.end(a.body);
     });
@@ -178,6 +185,42 @@ describe('bundle installer', () => {
     assert.equal(existsSync(path.resolve(path.dirname(link), installedTarget)), false);
   });
 
+  it('an install killed mid-download (SIGKILL) leaves staging and a partial download that the next install removes', async () => {
+    const dataDir = tempDir('kiln-install-data-');
+    const cache = path.join(dataDir, 'cache');
+    process.env.KILN_AI_CACHE_DIR = cache;
+    answers.set('/files/weights.bin', { stallAt: 3000, body: weights });
+    // Another process installs (as `kiln features install` does) and is killed while the download stalls.
+    const installer = path.resolve(import.meta.dirname, '../../src/ai/install/installer.js');
+    const child = spawn(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `import { installBundle } from ${JSON.stringify(installer)}; await installBundle(process.env.D, JSON.parse(process.env.M));`,
+      ],
+      { env: { ...process.env, D: dataDir, M: JSON.stringify(manifest('1')) }, stdio: 'ignore' },
+    );
+    try {
+      for (let i = 0; !(await readdir(cache).catch(() => [] as string[])).some((f) => f.endsWith('.part')); i++) {
+        assert.ok(i < 600, 'the child never started its download');
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      assert.ok((await readdir(stagingDir(dataDir))).length > 0, 'the child staged something');
+    } finally {
+      child.kill('SIGKILL');
+      await once(child, 'exit');
+    }
+    answers.set('/files/weights.bin', { body: weights });
+    assert.equal(await installBundle(dataDir, manifest('1')), 'installed');
+    await assertClean(dataDir);
+    const cached = await readdir(cache);
+    assert.ok(
+      cached.every((f) => !f.endsWith('.part')),
+      cached.join(', '),
+    );
+  });
+
   it('an npm tarball that does not match its integrity string is refused before anything is extracted', async () => {
     const dataDir = tempDir('kiln-install-data-');
     process.env.KILN_AI_CACHE_DIR = path.join(dataDir, 'cache');
@@ -204,6 +247,14 @@ describe('bundle archives', () => {
     await exec('tar', ['-cf', path.join(dir, 'dots.tar'), '-P', '-C', path.join(dir, 'a'), 'kiln-bundle.json', '--transform', 's,^,../,']);
     await assert.rejects(importBundle(dataDir, path.join(dir, 'dots.tar')), (e: KilnError) => e.reason === 'archive-path');
     await assert.rejects(importBundle(dataDir, path.join(dir, 'link.tar').replace('link', 'none')), KilnError);
+    // Not a tar at all (a model file given by itself): said so, with what an archive holds, not tar's output.
+    await writeFile(path.join(dir, 'model.onnx'), 'not a tar archive, a model file given by itself');
+    await assert.rejects(importBundle(dataDir, path.join(dir, 'model.onnx')), (e: KilnError) => {
+      assert.equal(e.code, 'UNSUPPORTED_INPUT');
+      assert.equal(e.reason, 'not-an-archive');
+      assert.match(e.message, /model\.onnx is not a bundle archive.*kiln-bundle\.json/);
+      return true;
+    });
     assert.equal(existsSync(bundleLink(dataDir, 'background-removal')), false);
   });
 });

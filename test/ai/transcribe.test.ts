@@ -291,6 +291,21 @@ describe('transcription', () => {
       }
     });
 
+    it('silence transcribes to an empty transcript that says no speech was found', async () => {
+      const quiet = path.join(dir, 'quiet.wav');
+      await exec('ffmpeg', ['-v', 'error', '-f', 'lavfi', '-t', '1', '-i', 'anullsrc=r=16000:cl=mono', quiet]);
+      const out = path.join(dir, 'quiet.srt');
+      const r = await kiln(['transcribe-audio', quiet, '-o', out, '--json'], { env: { KILN_DATA_DIR: dataDir } });
+      assert.equal(r.code, 0, r.stderr);
+      const res = JSON.parse(r.stdout) as { data: { segments: number; warnings: string[] } };
+      assert.equal(res.data.segments, 0);
+      assert.ok(
+        res.data.warnings.some((w) => /No speech was found in the 1 s of audio/.test(w)),
+        JSON.stringify(res.data.warnings),
+      );
+      assert.equal(await readFile(out, 'utf8'), '');
+    });
+
     it('a video without sound is refused, not transcribed as silence', async () => {
       const mute = path.join(dir, 'mute.mp4');
       await exec('ffmpeg', [

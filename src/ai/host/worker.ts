@@ -103,8 +103,11 @@ async function loadModel(id: string, dataDir: string): Promise<{ entry: Loaded; 
         runtime: rt.api,
         device,
       })
-      .catch((e: unknown) => {
-        throw e instanceof KilnError ? e : modelLoadFailed(def, e);
+      .catch(async (e: unknown) => {
+        if (e instanceof KilnError) throw e;
+        // Removed (or replaced) while this run read it: the files are gone, not damaged.
+        if (!installed || (await installedDir(dataDir, def.bundle)) !== installed) throw bundleGone(def);
+        throw modelLoadFailed(def, e);
       });
     const provider = rt.provider ?? providerName(device);
     return {
@@ -140,6 +143,22 @@ function modelLoadFailed(def: ModelDef<unknown, unknown, unknown>, e: unknown): 
     'FEATURE_INCOMPATIBLE',
     `The ${imported ? 'imported ' : ''}${def.files.join(', ')} (${def.bundle} bundle) could not be loaded: ${cause}. ${remedy}`,
     { reason: 'model-load', details: { bundle: def.bundle, files: def.files, model: def.id } },
+  );
+}
+
+/** The bundle was removed or reinstalled while the model was being read: install (or run) again. */
+function bundleGone(def: ModelDef<unknown, unknown, unknown>): KilnError {
+  return new KilnError(
+    'FEATURE_NOT_INSTALLED',
+    `The ${def.bundle} bundle was removed or replaced while this run was reading ${def.files.join(', ')}. ` +
+      `Install it with \`kiln features install ${def.bundle}\`, or as an admin with POST /api/v1/admin/features/${def.bundle}/install, and run again.`,
+    {
+      reason: 'bundle-removed',
+      details: {
+        missingBundles: [def.bundle],
+        install: { cli: `kiln features install ${def.bundle}`, http: `POST /api/v1/admin/features/${def.bundle}/install` },
+      },
+    },
   );
 }
 

@@ -8,17 +8,17 @@
  */
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { copyFile, mkdir, mkdtemp, readFile, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readFile, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { KilnError } from '../../core/errors.js';
 import { exec } from '../../core/process.js';
 import { findBundle } from '../bundles/list.js';
 import type { BundleManifest } from '../bundles/manifest.js';
-import { cacheDir, stagingDir } from '../paths.js';
+import { cacheDir } from '../paths.js';
 import { verifiedFile, integrityDigest } from './download.js';
 import { downloadsOf, importOnly, installBundle, type InstallOptions, installRuntime, isRuntimeInstalled } from './installer.js';
-import { commitBundle, type InstalledFile, linkOf, newStaging, readInstalled } from './layout.js';
+import { commitBundle, type InstalledFile, linkOf, newStaging, readInstalled, sweepStaging } from './layout.js';
 import { fetchTarball, tarballCachePath } from './npm.js';
 
 export const ARCHIVE_INDEX = 'kiln-bundle.json';
@@ -45,8 +45,7 @@ export async function exportBundle(
   opts: InstallOptions = {},
 ): Promise<{ bytes: number }> {
   await installBundle(dataDir, bundle, opts);
-  await mkdir(stagingDir(dataDir), { recursive: true });
-  const dir = await mkdtemp(path.join(stagingDir(dataDir), 'export-'));
+  const dir = await newStaging(dataDir, 'export');
   const part = `${outFile}.${process.pid}.part`;
   try {
     const installed = linkOf(dataDir, 'bundle', bundle.id);
@@ -92,7 +91,13 @@ async function keepInCache(file: string, cached: string): Promise<void> {
 
 /** Refuses links, devices and names leaving the archive before anything is extracted. */
 async function checkMembers(archive: string): Promise<void> {
-  const { stdout } = await exec('tar', ['-tvf', archive], { failCode: 'UNSUPPORTED_INPUT', maxStdout: 16 * 1024 * 1024 });
+  // A file that is no tar at all (a model file given by itself, a truncated download) is said so, not as tar's raw output.
+  const { stdout } = await exec('tar', ['-tvf', archive], { failCode: 'UNSUPPORTED_INPUT', maxStdout: 16 * 1024 * 1024 }).catch(() => {
+    throw bad(
+      `${path.basename(archive)} is not a bundle archive: a tar holding ${ARCHIVE_INDEX} and files/ (kiln features export makes one; docs/AI.md says how to make one by hand).`,
+      'not-an-archive',
+    );
+  });
   for (const line of stdout.split('\n').filter(Boolean)) {
     const type = line[0];
     const name = line.split(/\s+/).slice(5).join(' ');
@@ -115,8 +120,8 @@ export async function importBundle(
   opts: { signal?: AbortSignal } = {},
 ): Promise<{ bundle: string; version: string }> {
   await checkMembers(archive);
-  await mkdir(stagingDir(dataDir), { recursive: true });
-  const dir = await mkdtemp(path.join(stagingDir(dataDir), 'import-'));
+  await sweepStaging(dataDir);
+  const dir = await newStaging(dataDir, 'import');
   let staged: string | undefined;
   try {
     await exec('tar', ['-xf', archive, '-C', dir, '--no-same-owner', '--no-same-permissions'], {

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { KilnError } from '../../core/errors.js';
+import { ownerMark, sweepAbandoned } from './layout.js';
 
 export interface Digest {
   /** 'sha512' for npm integrity strings, 'sha256' for pinned URLs ('sha1' where upstream publishes only that). */
@@ -75,7 +76,9 @@ export async function cachedDownload(opts: {
     return file;
   }
   await mkdir(cache, { recursive: true });
-  const part = `${file}.${process.pid}.${Date.now()}.part`;
+  // A download killed mid-way left its .part for good; drop those whose process is gone.
+  await sweepAbandoned(cache, (name) => name.endsWith('.part'));
+  const part = `${file}${ownerMark()}${Date.now()}.part`;
   try {
     let res: Response;
     try {

@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { mkdir, mkdtemp, open, readdir, rm, stat } from 'node:fs/promises';
+import { mkdir, open, readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { KilnError } from '../../core/errors.js';
 import type { BundleFile, BundleManifest } from '../bundles/manifest.js';
@@ -14,7 +14,7 @@ import { cacheDir, stagingDir } from '../paths.js';
 import { findRuntime } from '../runtimes/list.js';
 import { type NpmPin, platformKey, type RuntimeManifest } from '../runtimes/manifest.js';
 import { cachedDownload, type Digest } from './download.js';
-import { commitBundle, commitInstall, type InstalledFile, linkOf, newStaging, readInstalled } from './layout.js';
+import { commitBundle, commitInstall, type InstalledFile, linkOf, newStaging, readInstalled, sweepStaging } from './layout.js';
 import { extractTarball, fetchTarball } from './npm.js';
 
 export type InstallProgress = (bytesDone: number, bytesTotal: number, stage: string) => void;
@@ -197,7 +197,7 @@ async function fetchFile(
     return assemble([file], dest, !!f.sha1);
   }
   const tgz = await fetchTarball(src.tarball as NpmPin, cacheDir(dataDir), { signal: opts.signal, onBytes: m.counter() });
-  const tmp = await mkdtemp(path.join(stagingDir(dataDir), 'members-'));
+  const tmp = await newStaging(dataDir, 'members');
   try {
     await extractTarball(tgz, tmp, src.members, opts.signal);
     return await assemble(
@@ -222,6 +222,7 @@ export async function installBundle(dataDir: string, bundle: BundleManifest, opt
   const current = await isBundleCurrent(dataDir, bundle);
   if (current && !missingRuntimes.length) return 'already';
   await mkdir(stagingDir(dataDir), { recursive: true });
+  await sweepStaging(dataDir);
   for (const r of missingRuntimes) {
     await installRuntime(dataDir, r, (p) => fetchTarball(p, cacheDir(dataDir), { signal: opts.signal, onBytes: m.counter() }), opts);
   }

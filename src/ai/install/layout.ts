@@ -5,7 +5,7 @@
  * never a mix; the old directory is removed after the switch.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, readFile, readlink, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, readlink, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { bundleLink, runtimeLink, stagingDir, storeDir } from '../paths.js';
 
@@ -41,11 +41,61 @@ export async function readInstalled(dataDir: string, kind: InstalledRecord['kind
   }
 }
 
-/** A fresh staging directory for one install; `store` is where it moves when complete. */
+/**
+ * A fresh staging directory for one install (or an import's, export's unpacking); `store` is where an
+ * install moves when complete. Its name carries this process's id, so a later install can tell the
+ * leftovers of a killed process (sweepStaging) from the work of one still running.
+ */
 export async function newStaging(dataDir: string, name: string): Promise<string> {
-  const dir = path.join(stagingDir(dataDir), `${name}-${randomBytes(6).toString('hex')}`);
+  const dir = path.join(stagingDir(dataDir), `${name}${ownerMark()}${randomBytes(6).toString('hex')}`);
   await mkdir(dir, { recursive: true });
   return dir;
+}
+
+/** `.pid<N>.`: the process that owns a staging entry or a partial download. */
+export const ownerMark = (pid = process.pid) => `.pid${pid}.`;
+
+/** The owner of a name made with ownerMark, or undefined for a name without one. */
+export function ownerOf(name: string): number | undefined {
+  const m = /\.pid(\d+)\./.exec(name);
+  return m ? Number(m[1]) : undefined;
+}
+
+/** True while process `pid` runs on this machine (EPERM: it runs under another user). */
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Unmarked leftovers of an older kiln are removed once they are this old. */
+const UNMARKED_STALE_MS = 24 * 3600_000;
+
+/**
+ * Removes staging left by an install that was killed (SIGKILL, a crash, a power cut): the entries
+ * whose owning process is gone. Only the daemon's start-up emptied staging, so a CLI install that
+ * was killed left its half-assembled bundle (hundreds of MB for some) there for good. Entries of a
+ * process still running (another install of this data dir, the daemon beside the CLI) are kept.
+ */
+export function sweepStaging(dataDir: string): Promise<void> {
+  return sweepAbandoned(stagingDir(dataDir), () => true);
+}
+
+/** Removes the entries of `dir` (those `which` names) whose owner process is gone. */
+export async function sweepAbandoned(dir: string, which: (name: string) => boolean): Promise<void> {
+  for (const name of await readdir(dir).catch(() => [] as string[])) {
+    if (!which(name)) continue;
+    const entry = path.join(dir, name);
+    const pid = ownerOf(name);
+    const stale =
+      pid !== undefined
+        ? !isAlive(pid)
+        : Date.now() - ((await stat(entry).catch(() => undefined))?.mtimeMs ?? Date.now()) > UNMARKED_STALE_MS;
+    if (stale) await rm(entry, { recursive: true, force: true });
+  }
 }
 
 /** Writes the record, moves the staged directory into the store and switches the link to it. */

@@ -4,16 +4,16 @@
  * so it survives a restart: an install cut off by a restart is queued again and starts over from its
  * verified cache. Installed bundles leave the queue; failed ones stay, with the reason, until retried.
  */
-import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { KilnError } from '../../core/errors.js';
 import { BUNDLES, findBundle } from '../bundles/list.js';
 import type { BundleManifest } from '../bundles/manifest.js';
-import { queueFile, stagingDir } from '../paths.js';
+import { queueFile } from '../paths.js';
 import { installBundle, isBundleCurrent, isRuntimeInstalled, downloadsOf } from './installer.js';
 import { exportBundle, importBundle } from './archive.js';
 import type { BundleArchiveStore } from './archive-store.js';
-import { clearStaging, removeInstall } from './layout.js';
+import { clearStaging, newStaging, removeInstall } from './layout.js';
 
 export interface QueueEntry {
   bundle: string;
@@ -121,8 +121,7 @@ export class InstallQueue {
   private async installShared(b: BundleManifest, signal: AbortSignal): Promise<boolean> {
     const store = this.opts.archives;
     if (!store) return false;
-    await mkdir(stagingDir(this.dataDir), { recursive: true });
-    const dir = await mkdtemp(path.join(stagingDir(this.dataDir), 'shared-'));
+    const dir = await newStaging(this.dataDir, 'shared');
     try {
       const file = path.join(dir, 'bundle.tar');
       if (!(await store.get(b.id, b.version, file))) return false;
@@ -142,8 +141,7 @@ export class InstallQueue {
   private async share(b: BundleManifest): Promise<void> {
     const store = this.opts.archives;
     if (!store) return;
-    await mkdir(stagingDir(this.dataDir), { recursive: true });
-    const dir = await mkdtemp(path.join(stagingDir(this.dataDir), 'share-'));
+    const dir = await newStaging(this.dataDir, 'share');
     try {
       const file = path.join(dir, 'bundle.tar');
       await exportBundle(this.dataDir, b, file);

@@ -4,7 +4,7 @@
  * contrast stretch and a light denoise, which lifts faint or unevenly lit scans.
  */
 import type { Sharp } from 'sharp';
-import { getSharp } from '../../engines/sharp.js';
+import { getSharp, medianRaw } from '../../engines/sharp.js';
 
 export interface Gray {
   width: number;
@@ -84,12 +84,16 @@ export async function level(g: Gray, deg: number): Promise<Gray> {
   return { width: info.width, height: info.height, data: info.channels === 1 ? data : takeFirst(data, info.channels) };
 }
 
+/** An eighth of the side, at least 16 px, at most the side itself. */
+const claheWindow = (side: number) => Math.min(side, Math.max(16, Math.round(side / 8)));
+
 export async function enhance(g: Gray): Promise<Gray> {
   const sharp = await getSharp();
-  const { data, info } = await sharp(g.data, { raw: { width: g.width, height: g.height, channels: 1 } })
-    .median(3)
+  const med = await medianRaw(g.data, { width: g.width, height: g.height, channels: 1 }, 3);
+  const { data, info } = await sharp(med, { raw: { width: g.width, height: g.height, channels: 1 } })
     .normalise({ lower: 1, upper: 99 })
-    .clahe({ width: Math.max(16, Math.round(g.width / 8)), height: Math.max(16, Math.round(g.height / 8)), maxSlope: 3 })
+    // CLAHE's window may not exceed the image (libvips: "hist_local: window too large").
+    .clahe({ width: claheWindow(g.width), height: claheWindow(g.height), maxSlope: 3 })
     .greyscale()
     .raw()
     .toBuffer({ resolveWithObject: true });

@@ -2,7 +2,7 @@
  * The steps of restore-photo that are not inpainting or colorization: finding scratches (with the
  * scratch-detection network in tiles, or classically) and denoising.
  */
-import { getSharp } from '../../engines/sharp.js';
+import { medianRaw } from '../../engines/sharp.js';
 import { reflect } from '../models/lama.js';
 import { SCRATCH_TILE, type ScratchOutput } from '../models/scratch-detection.js';
 import { type ModelCall, type RunInfo, runModel } from '../run-model.js';
@@ -63,12 +63,7 @@ export async function detectScratchesModel(
  * pixels — scratches, hairs and dust are thin, picture content is not.
  */
 export async function detectScratchesClassical(grey: Uint8Array, W: number, H: number, threshold: number): Promise<Uint8Array> {
-  const sharp = await getSharp();
-  const med = await sharp(grey, { raw: { width: W, height: H, channels: 1 } })
-    .median(7)
-    .extractChannel(0)
-    .raw()
-    .toBuffer();
+  const med = await medianRaw(grey, { width: W, height: H, channels: 1 }, 7);
   const cand = new Uint8Array(W * H);
   for (let p = 0; p < W * H; p++) if (Math.abs(grey[p]! - med[p]!) > threshold) cand[p] = 1;
   // Connected components (8-neighbourhood), judged by size and thickness.

@@ -245,6 +245,8 @@ export async function transcribe(file: string, o: TranscribeOptions): Promise<Tr
   }
   // Chunks overlap by a second: a long segment kept by one chunk may start after the first kept by the next.
   segments.sort((a, b) => a.start - b.start);
+  // An empty transcript (silence, music, a 0.2 s clip) is an answer, but not one to give without a word.
+  if (!segments.length) warnings.push(`No speech was found in the ${Math.round(durationS * 10) / 10} s of audio: the transcript is empty.`);
   const text = segments.map((s) => s.text).join(' ');
   const installed = engine === 'whisper' ? (await readInstalled(o.dataDir, 'bundle', 'transcription'))?.files : undefined;
   const modelFile = installed?.find((f) => f.name === WHISPER_MODEL_FILE);

@@ -83,6 +83,9 @@ describe('content-aware-resize', () => {
     const r = await runB(dir, 'content-aware-resize', [src], { width: 160 });
     const m = await sharp(r.file!).metadata();
     assert.deepEqual([m.width, m.height, m.format], [160, 120, 'png']);
+    // An opaque input stays opaque: no alpha channel it never had (ensureAlpha's always-true hasAlpha was read).
+    assert.equal((await sharp(src).metadata()).hasAlpha, false);
+    assert.equal(m.hasAlpha, false);
     const removed = r.data!.removedColumns as number[];
     assert.equal(removed.length, 80);
     assert.ok(

@@ -8,7 +8,7 @@ import type { Sharp } from 'sharp';
 import { outputFile } from '../../_shared/output.js';
 import { KilnError } from '../../../core/errors.js';
 import type { InputFile, OutputFile, RunContext } from '../../../core/tool.js';
-import { getSharp, type ImageFormat, writeImage } from '../../../engines/sharp.js';
+import { getSharp, type ImageFormat, medianRaw, writeImage } from '../../../engines/sharp.js';
 import { foregroundMatte, type MatteModel } from '../../../ai/tasks/matte.js';
 import type { RunInfo } from '../../../ai/run-model.js';
 import { parseColor } from '../../_shared/color.js';
@@ -65,12 +65,7 @@ export async function readPicture(file: InputFile, ctx: RunContext, prepare?: (i
 
 /** The picture through a size×size median filter (colour channels; the alpha is kept). */
 export async function medianFiltered(p: Picture, size: number): Promise<Picture> {
-  const sharp = await getSharp();
-  const rgb = await sharp(p.rgb, { raw: { width: p.width, height: p.height, channels: 3 } })
-    .median(size)
-    .raw()
-    .toBuffer();
-  return { ...p, rgb };
+  return { ...p, rgb: await medianRaw(p.rgb, { width: p.width, height: p.height, channels: 3 }, size) };
 }
 
 /** The RGB the model sees: transparent parts of the input over white, as a viewer would show them. */

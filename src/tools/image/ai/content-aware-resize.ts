@@ -63,6 +63,9 @@ export default defineTool({
     const input = files[0]!;
     const sharp = await getSharp();
     const src = await openInput(input, ctx.workDir, ctx.signal);
+    // The input's own alpha, read before ensureAlpha (whose output always has one): an opaque input
+    // stays opaque, not a PNG with an alpha channel it never had.
+    const inputHasAlpha = (await src.metadata()).hasAlpha;
     const { data: rgbaFull, info } = await src.autoOrient().ensureAlpha().raw().toBuffer({ resolveWithObject: true });
     const W = info.width;
     const H = info.height;
@@ -142,7 +145,7 @@ export default defineTool({
     });
     if (result.width !== tw || result.height !== th) out = sharp(await out.resize(tw, th, { fit: 'fill' }).png().toBuffer());
     const format = sameFormatAs(input.type?.ext);
-    if (!info.hasAlpha || format === 'jpg') out = out.flatten({ background: '#ffffff' });
+    if (!inputHasAlpha || format === 'jpg') out = out.flatten({ background: '#ffffff' });
     const outPath = ctx.out(format);
     await writeImage(out, outPath, format, { quality: format === 'jpg' ? 92 : undefined });
     return {

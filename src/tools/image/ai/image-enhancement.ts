@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import { getSharp, writeImage } from '../../../engines/sharp.js';
+import { getSharp, medianRaw, writeImage } from '../../../engines/sharp.js';
 import { DENOISE_FILE } from '../../../ai/bundles/upscale-enhance.js';
 import { denoiseRgb, mixRgb } from '../../../ai/tasks/upscale.js';
 import { isBundleFileInstalled, isBundleInstalled } from '../../bundles.js';
@@ -184,7 +184,9 @@ export default defineTool({
     }
     if (!deep?.applied && c.denoise && a.noiseSigma * (0.5 + amount) > p.noiseAt) {
       const size = a.noiseSigma > 2.5 * p.noiseAt ? 5 : 3;
-      out = sharp(await out.median(size).raw().toBuffer(), { raw: { width: W, height: H, channels: 4 } });
+      out = sharp(await medianRaw(await out.raw().toBuffer(), { width: W, height: H, channels: 4 }, size), {
+        raw: { width: W, height: H, channels: 4 },
+      });
       applied.denoise = { median: size, noiseSigma: +a.noiseSigma.toFixed(2) };
     }
     // 5. Saturation toward the scene's target, never beyond ×1.5 or below ×0.8.

@@ -3,11 +3,9 @@ import { z } from 'zod';
 import { KilnError } from '../../../core/errors.js';
 import { defineTool } from '../../../core/tool.js';
 import { checkOcrSettings } from '../../../ai/tasks/ocr-tiers.js';
-import { chooseTier, ocrSettingsShape } from '../../ocr-shared.js';
+import { chooseTier, MAX_OCR_PAGES, ocrSettingsShape } from '../../ocr-shared.js';
 import { openPdf, PDF_ACCEPT, pdfOutput } from '../_shared/pdf-input.js';
 
-/** Spec: one request selects at most 50 pages. */
-export const MAX_OCR_PAGES = 50;
 /** Pages are rasterized at 300 dpi: what tesseract and the detector read best. */
 const DPI = 300;
 
