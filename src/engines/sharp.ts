@@ -30,7 +30,7 @@ export function getSharp(): Promise<SharpFn> {
 export interface RawShape {
   width: number;
   height: number;
-  channels: 1 | 3 | 4;
+  channels: 1 | 2 | 3 | 4;
 }
 
 /**
@@ -56,15 +56,28 @@ export async function medianRaw(data: Uint8Array, shape: RawShape, size: number)
       }
     }
   }
-  let img = sharp(src, { raw: { width: W, height: H, channels } }).median(size);
-  // sharp hands one grey band back as sRGB's three.
-  if (channels === 1) img = img.extractChannel(0);
-  const out = await img.raw().toBuffer();
+  const filtered = await sharp(src, { raw: { width: W, height: H, channels } })
+    .median(size)
+    .raw()
+    .toBuffer({ resolveWithObject: true });
+  // sharp hands grey back as sRGB (one band as three, grey + alpha as four): keep grey and alpha.
+  const out = filtered.info.channels === channels ? filtered.data : repack(filtered.data, filtered.info.channels, channels as 1 | 2);
   if (!small) return out;
   const row = width * channels;
   const crop = Buffer.alloc(height * row);
   for (let y = 0; y < height; y++) out.copy(crop, y * row, ((y + pad) * W + pad) * channels, ((y + pad) * W + pad) * channels + row);
   return crop;
+}
+
+/** Grey (and alpha) bands out of sRGB pixels whose three colour bands are equal. */
+function repack(data: Buffer, from: number, to: 1 | 2): Buffer {
+  const n = data.length / from;
+  const out = Buffer.alloc(n * to);
+  for (let i = 0; i < n; i++) {
+    out[i * to] = data[i * from]!;
+    if (to === 2) out[i * to + 1] = data[i * from + from - 1]!;
+  }
+  return out;
 }
 
 /** Formats sharp decodes itself (the check below leaves the others to their own engines). */

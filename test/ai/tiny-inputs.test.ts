@@ -42,6 +42,20 @@ describe('images smaller than a filter window', () => {
     assert.deepEqual(await medianRaw(big, { width: 8, height: 8, channels: 1 }, 3), plain);
   });
 
+  it('medianRaw keeps grey with alpha as two bands (sharp answers four)', async () => {
+    // Grey 10/200/30 with alpha 255/0/128 in a 1×3 column.
+    const out = await medianRaw(Uint8Array.from([10, 255, 200, 0, 30, 128]), { width: 1, height: 3, channels: 2 }, 3);
+    assert.deepEqual([...out], [10, 255, 30, 128, 30, 128]);
+  });
+
+  it('sharpening denoises (median up to 7×7) a 2×3 image', async () => {
+    for (const denoise of ['light', 'strong']) {
+      const file = await png(`tiny-sharpen-${denoise}.png`, noisy(2 * 3 * 3), 2, 3);
+      const r = await run('sharpening', file, { denoise });
+      assert.equal(await sizeOf(r.file), '2x3');
+    }
+  });
+
   it('restore-photo (classical scratch detection, 7×7 median) runs on 1×1, 2×3 and 2×40 images', async () => {
     for (const [W, H] of [
       [1, 1],

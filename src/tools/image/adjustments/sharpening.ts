@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import { getSharp, writeImage } from '../../../engines/sharp.js';
+import { getSharp, medianRaw, type RawShape, writeImage } from '../../../engines/sharp.js';
 import { outputFormat } from '../_shared/pixels.js';
 import { outputFile } from '../../_shared/output.js';
 import { openInput } from '../_shared/decode.js';
@@ -40,11 +40,12 @@ export default defineTool({
     const sharp = await getSharp();
     const base = await openInput(input, ctx.workDir);
     base.autoOrient();
-    const median = DENOISE_MEDIAN[s.denoise];
-    if (median) base.median(median);
     // Materialise once: every method below needs the (denoised) pixels as its own input.
-    const { data, info } = await base.raw().toBuffer({ resolveWithObject: true });
+    const { data: decoded, info } = await base.raw().toBuffer({ resolveWithObject: true });
     const raw = { width: info.width, height: info.height, channels: info.channels };
+    const median = DENOISE_MEDIAN[s.denoise];
+    // medianRaw, not sharp's median(): libvips refuses a window larger than the image (a 2×3 input).
+    const data = median ? await medianRaw(decoded, raw as RawShape, median) : decoded;
     let img = sharp(data, { raw });
     ctx.progress(40, 'sharpening');
     if (s.method === 'adaptive') {
