@@ -6,7 +6,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import { Readable } from 'node:stream';
 import { EXIT, KilnError, toKilnError } from '../core/errors.js';
 import { contentTypeFor } from '../core/mime.js';
 import { defaultDataDir } from '../core/paths.js';
@@ -187,7 +186,7 @@ export async function runRemote(request: RemoteRunRequest): Promise<ItemResult[]
         if (target.kind === 'stdout' && req.silent)
           throw new KilnError('USAGE_ERROR', 'Standard output is not available here: name an output file or directory.');
         if (target.kind === 'stdout') {
-          await writeOutput(Readable.fromWeb((await client.stream(outcome.downloadUrl, req.signal)).body as never), '-', req.signal);
+          await writeOutput(await client.download(outcome.downloadUrl, req.signal), '-', req.signal);
           outPath = '-';
         } else if (target.kind === 'default' && outcome.data && name.endsWith('.json')) {
           // Data-only tools print their JSON when no -o is given, as locally (with --json it is in the result line).
@@ -198,7 +197,7 @@ export async function runRemote(request: RemoteRunRequest): Promise<ItemResult[]
           const aside = await createWorkspace();
           try {
             const got = path.join(aside.dir, name);
-            await writeOutput(Readable.fromWeb((await client.stream(outcome.downloadUrl, req.signal)).body as never), got, req.signal);
+            await writeOutput(await client.download(outcome.downloadUrl, req.signal), got, req.signal);
             const d = await deliverOutput(
               { path: got, name, contentType: contentTypeFor(name) },
               { ...delivery, inputName: label ?? undefined, workDir: aside.dir },

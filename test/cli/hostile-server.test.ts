@@ -80,6 +80,14 @@ describe('the remote CLI does not trust the server', () => {
       // The download is named after the item (its name as renamed): hostile there too.
       if (u === '/api/v1/files/f1') return json(res, { id: 'f1', name: '../../evil.txt', versions });
       if (u.startsWith('/api/v1/files/f1/download')) return res.writeHead(200, { 'content-type': 'text/plain' }).end('item');
+      // A connection that drops after 5000 of the 100000 bytes it announced.
+      if (u === '/api/v1/files/f2') return json(res, { id: 'f2', name: 'big.bin', versions: [{ ...versions[0], name: 'big.bin' }] });
+      if (u === '/api/v1/jobs/j5') return json(res, job('j5', 'big.bin', '/api/v1/drop/big.bin'));
+      if (u.startsWith('/api/v1/files/f2/download') || u === '/api/v1/drop/big.bin') {
+        res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': 100000 }).write(Buffer.alloc(5000, 1));
+        setTimeout(() => res.socket?.destroy(), 50);
+        return;
+      }
       json(res, { error: { code: 'NOT_FOUND', message: `no ${u}` } }, 404);
     });
   });
@@ -124,5 +132,19 @@ describe('the remote CLI does not trust the server', () => {
     assert.equal(def.code, 0, def.stderr);
     assert.equal(readFileSync(path.join(cwd, 'evil.txt'), 'utf8'), 'item');
     nothingOutside();
+  });
+
+  it('a download cut off mid-body is UNAVAILABLE (exit 1) saying how much came, and leaves no file at -o', async () => {
+    for (const args of [
+      ['files', 'get', 'f2', '-o', 'cut/'],
+      ['jobs', 'download', 'j5', '-o', 'cut/'],
+    ]) {
+      const r = await kiln([...args, '--server', hostile.url, '--json'], { cwd, env: env() });
+      assert.equal(r.code, 1, r.stderr);
+      const err = (JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { error: { code: string; message: string } }).error;
+      assert.equal(err.code, 'UNAVAILABLE', err.message);
+      assert.match(err.message, /dropped during the download \(5000 of 100000 bytes/);
+      assert.deepEqual(existsSync(path.join(cwd, 'cut')) ? readdirSync(path.join(cwd, 'cut')) : [], []);
+    }
   });
 });

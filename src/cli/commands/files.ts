@@ -5,7 +5,7 @@
  */
 import { copyFile } from 'node:fs/promises';
 import path from 'node:path';
-import { Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { KilnError } from '../../core/errors.js';
 import { defaultDataDir, versionFileName } from '../../core/paths.js';
 import { parseOutputOption, plainName, resolveOutputPath, writePolicy } from '../output-naming.js';
@@ -90,8 +90,7 @@ function remoteBackend(c: RemoteClient): Backend {
       return versionFileName(item.name, v.name);
     },
     async download(id, version, dest) {
-      const res = await c.stream(`/api/v1/files/${enc(id)}/download${version ? `?version=${version}` : ''}`);
-      await writeOut(Readable.fromWeb(res.body as never), dest);
+      await writeOut(await c.download(`/api/v1/files/${enc(id)}/download${version ? `?version=${version}` : ''}`), dest);
     },
     async remove(id, version) {
       await c.json('DELETE', version ? `/api/v1/files/${enc(id)}/versions/${version}` : `/api/v1/files/${enc(id)}`);

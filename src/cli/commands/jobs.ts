@@ -1,6 +1,5 @@
 /** `kiln jobs list|get|watch|download` against a kiln server. */
 import path from 'node:path';
-import { Readable } from 'node:stream';
 import { EXIT, KilnError } from '../../core/errors.js';
 import { parseOutputOption, plainName, resolveOutputPath, writePolicy } from '../output-naming.js';
 import { writeOutput } from '../output-write.js';
@@ -144,13 +143,13 @@ export async function jobsDownload(id: string, o: Opts): Promise<void> {
   if (!tool) {
     // The server's name is used as a base name only; the tool id names the default (`<stem>-<tool>.<ext>`).
     dest = target.kind === 'stdout' ? '-' : resolveOutputPath(target, name, j.tool, [], policy);
-    await writeOutput(Readable.fromWeb((await c.stream(j.result.downloadUrl)).body as never), dest);
+    await writeOutput(await c.download(j.result.downloadUrl), dest);
   } else {
     // A known tool: the same rule as a run (format from the -o name, several files unpacked unless --zip).
     const aside = await createWorkspace();
     try {
       const got = path.join(aside.dir, name);
-      await writeOutput(Readable.fromWeb((await c.stream(j.result.downloadUrl)).body as never), got);
+      await writeOutput(await c.download(j.result.downloadUrl), got);
       const ac = new AbortController();
       const d = await deliverOutput(
         { path: got, name, contentType: contentTypeFor(name) },

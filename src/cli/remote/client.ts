@@ -5,6 +5,7 @@
  * code and message, so the exit code follows the same table as a local run.
  */
 import { openAsBlob } from 'node:fs';
+import { Readable } from 'node:stream';
 import { regularFile } from '../../core/regular-file.js';
 import { KilnError, ERROR_TABLE, type ErrorCode } from '../../core/errors.js';
 import { VERSION } from '../../core/version.js';
@@ -201,6 +202,37 @@ export class RemoteClient {
   /** A GET whose body the caller streams. */
   async stream(p: string, signal?: AbortSignal): Promise<Response> {
     return this.check(await this.send(p, { method: 'GET', signal }));
+  }
+
+  /**
+   * A GET whose body is a file to save: a connection that drops before the last byte (undici's bare
+   * "terminated", which reached the user as INTERNAL) is UNAVAILABLE naming the server and how much came.
+   */
+  async download(p: string, signal?: AbortSignal): Promise<Readable> {
+    const res = await this.stream(p, signal);
+    const body = res.body as unknown as AsyncIterable<Uint8Array> | null;
+    const expected = res.headers.get('content-length');
+    const server = this.server;
+    return Readable.from(
+      (async function* () {
+        let got = 0;
+        try {
+          for await (const chunk of body ?? []) {
+            got += chunk.length;
+            yield chunk;
+          }
+        } catch (e) {
+          if ((e as Error).name === 'AbortError' || signal?.aborted) throw e;
+          const why = (e as { cause?: { code?: string } }).cause?.code ?? (e as Error).message;
+          throw new KilnError(
+            'UNAVAILABLE',
+            `The connection to the kiln server at ${server} dropped during the download (${got}${expected ? ` of ${expected}` : ''} bytes received, ${why}). Run the command again.`,
+            { cause: e },
+          );
+        }
+      })(),
+      { objectMode: false },
+    );
   }
 
   /**
