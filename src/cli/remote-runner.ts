@@ -260,8 +260,5 @@ export async function runRemote(request: RemoteRunRequest): Promise<ItemResult[]
     }
     await ws?.dispose();
   }
-  if (!req.json && !client.hasKey && results.some((r) => r?.error?.code === 'UNAUTHORIZED')) {
-    process.stderr.write(`kiln: no API key for ${client.server}: run \`kiln login ${client.server}\` or set KILN_API_KEY.\n`);
-  }
   return results.filter(Boolean);
 }

@@ -73,11 +73,9 @@ export class RemoteClient {
     private readonly apiKey?: string,
     /** SHA-256 fingerprint of the server's certificate pinned by `kiln login` (transport.ts). */
     readonly tlsPin?: string,
+    /** A 401 says how to get a key (every command but `kiln login` itself, whose 401 is a wrong password). */
+    private readonly loginHint = false,
   ) {}
-
-  get hasKey(): boolean {
-    return !!this.apiKey;
-  }
 
   /**
    * An absolute URL on this server. Paths and links come from the server too (a job's `downloadUrl`):
@@ -136,6 +134,23 @@ export class RemoteClient {
   /** Throws the server's error for a non-2xx answer. */
   async check(res: Response): Promise<Response> {
     if (res.ok) return res;
+    if (res.status === 401 && this.loginHint) throw this.withLoginHint(await this.failure(res));
+    throw await this.failure(res);
+  }
+
+  /**
+   * The server's 401 speaks to HTTP clients ("send Authorization: Bearer…"); a CLI user needs the
+   * command. It was printed only after a tool run's failure, so `kiln files`, `jobs` or `pipeline`
+   * without a key ended on the server's words alone.
+   */
+  private withLoginHint(e: KilnError): KilnError {
+    const hint = this.apiKey
+      ? `The key kiln sent to ${this.server} was refused: run \`kiln login ${this.server}\` again, or check KILN_API_KEY.`
+      : `No API key for ${this.server}: run \`kiln login ${this.server}\` or set KILN_API_KEY.`;
+    return new KilnError(e.code, `${e.message} ${hint}`, { details: e.details, reason: e.reason });
+  }
+
+  private async failure(res: Response): Promise<KilnError> {
     const text = await res.text().catch(() => '');
     let body: { error?: ServerErrorBody } | undefined;
     try {
@@ -144,14 +159,14 @@ export class RemoteClient {
       body = undefined;
     }
     if (!body?.error)
-      throw serverError(
+      return serverError(
         {
           code: STATUS_CODES[res.status] ?? 'INTERNAL',
           message: `The server answered HTTP ${res.status}${text ? `: ${text.slice(0, 200)}` : ''}.`,
         },
         res.status,
       );
-    throw serverError(body.error, res.status);
+    return serverError(body.error, res.status);
   }
 
   async json<T>(method: string, p: string, body?: unknown, signal?: AbortSignal): Promise<T> {
@@ -332,5 +347,5 @@ export async function connect(server: { url: string; profile: string }): Promise
   const p = readProfileSync(server.profile);
   const key = await loadKey(server.profile, server.url, p.server === server.url ? p.keyStore : undefined);
   // The pin belongs to the profile's server: another URL is checked against the system's authorities.
-  return new RemoteClient(server.url, key, p.server === server.url ? p.tlsFingerprint : undefined);
+  return new RemoteClient(server.url, key, p.server === server.url ? p.tlsFingerprint : undefined, true);
 }
