@@ -158,9 +158,10 @@ async function runToolCommand(inv: Invocation, argv: string[]): Promise<void> {
  * What a run says it left out or assumed (data.warnings: tracks a container cannot hold, a language
  * assumed): --json carries them; plain runs print them on stderr, even in a log, as ffmpeg does.
  */
-function warningsOf(r: { data?: Record<string, unknown> }): string[] {
+function warningsOf(r: { data?: Record<string, unknown>; afterSuccessError?: { message: string } }): string[] {
   const w = r.data?.warnings;
-  return Array.isArray(w) ? w.filter((x): x is string => typeof x === 'string') : [];
+  const saved = r.afterSuccessError ? [`the output was not saved to the library item: ${r.afterSuccessError.message}`] : [];
+  return [...(Array.isArray(w) ? w.filter((x): x is string => typeof x === 'string') : []), ...saved];
 }
 
 export async function main(argv = process.argv.slice(2)): Promise<void> {

@@ -39,6 +39,10 @@ interface JobOutcome {
   originalSize?: number;
   processedSize?: number;
   data?: Record<string, unknown>;
+  /** A run on a library item (--file-id): the item its output was saved to as a new version… */
+  savedFileId?: string;
+  /** …or why it was not (a teammate's shared item, the quota): the run itself succeeded. */
+  afterSuccessError?: { code: string; message: string };
 }
 
 export function routeFor(req: Pick<RemoteRunRequest, 'tool' | 'name' | 'route'>): string {
@@ -220,6 +224,10 @@ export async function runRemote(request: RemoteRunRequest): Promise<ItemResult[]
         processedSize: outcome.processedSize,
         ...(outcome.data ? { data: outcome.data } : {}),
         ...({ jobId: outcome.jobId } as object),
+        // The server's answer about the library item, which was dropped: a --file-id run whose version
+        // was refused (403 on a teammate's item, the quota) looked saved.
+        ...(outcome.savedFileId ? { savedFileId: outcome.savedFileId } : {}),
+        ...(outcome.afterSuccessError ? { afterSuccessError: outcome.afterSuccessError } : {}),
         exitCode: EXIT.OK,
       };
     } catch (e) {
