@@ -85,7 +85,11 @@ async function submit(
     req.tool.input.kind === 'none' && !hasFiles
       ? await client.postJson(routeFor(req), req.settings, signal, headers)
       : await client.postForm(routeFor(req), formParts(req, group, stdinPath, clientJobId), signal, headers);
-  if (typeof res.body.jobId === 'string') onJob(res.body.jobId);
+  // Every run answer of a kiln server names its job; without one (`{}` from something else at that URL)
+  // the run was reported ok with no output written.
+  if (typeof res.body.jobId !== 'string')
+    throw new KilnError('UNAVAILABLE', `${client.server} answered the run without a job id: check that the URL is a kiln server's.`);
+  onJob(res.body.jobId);
   return res;
 }
 

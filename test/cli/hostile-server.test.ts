@@ -147,4 +147,34 @@ describe('the remote CLI does not trust the server', () => {
       assert.deepEqual(existsSync(path.join(cwd, 'cut')) ? readdirSync(path.join(cwd, 'cut')) : [], []);
     }
   });
+
+  it("an answer that is not a kiln server's (a sign-in page, `{}`) is UNAVAILABLE saying so, not INTERNAL or a silent ok", async () => {
+    // A proxy's sign-in page for every GET; `{}` (no job id) for a run.
+    const sso = await listen((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        if (req.method === 'POST') return json(res, {});
+        res.writeHead(200, { 'content-type': 'text/html' }).end('<html><body>Sign in to Corp SSO</body></html>');
+      });
+    });
+    try {
+      for (const args of [
+        ['files', 'list'],
+        ['jobs', 'list'],
+        ['resize', photo, '--width', '5', '-o', 'sso.png'],
+      ]) {
+        const r = await kiln([...args, '--server', sso.url, '--json'], { cwd, env: env() });
+        assert.equal(r.code, 1, `${args[0]}: ${r.stderr}`);
+        const err = (JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { error: { code: string; message: string } }).error;
+        assert.equal(err.code, 'UNAVAILABLE', err.message);
+        assert.match(
+          err.message,
+          args[0] === 'resize' ? /without a job id/ : /answered HTTP 200 with text\/html .*not the JSON of a kiln server/,
+        );
+      }
+      assert.equal(existsSync(path.join(cwd, 'sso.png')), false);
+    } finally {
+      sso.server.close();
+    }
+  });
 });

@@ -177,7 +177,24 @@ export class RemoteClient {
       signal,
     });
     await this.check(res);
-    return (res.status === 204 ? undefined : await res.json()) as T;
+    return (res.status === 204 ? undefined : await this.body(res)) as T;
+  }
+
+  /**
+   * A 2xx answer's JSON. Anything else (a proxy's sign-in page, a web server at the wrong URL) is not a
+   * kiln server: said so, rather than INTERNAL "Unexpected token '<'… is not valid JSON".
+   */
+  private async body(res: Response): Promise<unknown> {
+    const text = await res.text();
+    try {
+      return JSON.parse(text);
+    } catch {
+      const type = res.headers.get('content-type')?.split(';')[0] || 'no content type';
+      throw new KilnError(
+        'UNAVAILABLE',
+        `${this.server} answered HTTP ${res.status} with ${type} (${JSON.stringify(text.slice(0, 60))}), not the JSON of a kiln server: check that the URL is the kiln daemon's, not a proxy's sign-in page or another site.`,
+      );
+    }
   }
 
   /** Multipart POST; file parts stream from disk. Returns the status and the JSON body. */
@@ -195,7 +212,7 @@ export class RemoteClient {
     }
     const res = await this.send(p, { method: 'POST', body: fd, signal, headers });
     await this.check(res);
-    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+    return { status: res.status, body: (await this.body(res)) as Record<string, unknown> };
   }
 
   async postJson(
@@ -211,7 +228,7 @@ export class RemoteClient {
       signal,
     });
     await this.check(res);
-    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+    return { status: res.status, body: (await this.body(res)) as Record<string, unknown> };
   }
 
   /** A GET whose body the caller streams. */
