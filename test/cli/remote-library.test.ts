@@ -60,4 +60,26 @@ describe('remote runs on a library item', () => {
       [2, 1],
     );
   });
+
+  it('files get and jobs download refuse -o - with --json (both on stdout) before any request, as a tool run does', async () => {
+    const png = await makeImage(dir, 'stdout.png', 20, 20, { format: 'png' });
+    const up = await api(s, alice, 'POST', '/api/v1/files', await form({ file: await filePart(png) }));
+    const run = await kiln(
+      ['resize', '--file-id', up.body.id, '--width', '10', '-o', path.join(dir, 'o.png'), '--server', s.url, '--json'],
+      {
+        env: env(alice),
+      },
+    );
+    const jobId = (JSON.parse(run.stdout) as { jobId: string }).jobId;
+    for (const args of [
+      ['files', 'get', up.body.id as string],
+      ['jobs', 'download', jobId],
+    ]) {
+      const r = await kiln([...args, '-o', '-', '--json', '--server', s.url], { env: env(alice) });
+      assert.equal(r.code, 2, args.join(' '));
+      // One JSON line and nothing else: the file's bytes used to come first, then an ok line.
+      const line = JSON.parse(r.stdout) as { ok: boolean; error: { code: string } };
+      assert.deepEqual([line.ok, line.error.code], [false, 'USAGE_ERROR']);
+    }
+  });
 });

@@ -237,10 +237,11 @@ export async function filesVersions(id: string, o: Opts): Promise<void> {
 export async function filesGet(id: string, o: Opts): Promise<void> {
   const version = posInt(o.ver, '--ver');
   const policy = writePolicy(o);
+  // Before any request: -o - with --json put the JSON line right after the file's bytes on stdout.
+  const target = parseOutputOption(o.output as string | undefined, 1, { json: !!o.json });
   await withBackend(o, async (b) => {
     // The item's own name (a server's name is used as a base name only).
     const name = plainName(await b.fetchName(id, version), 'download');
-    const target = parseOutputOption(o.output as string | undefined, 1);
     const dest = target.kind === 'stdout' ? '-' : resolveOutputPath(target, name, undefined, [], policy);
     await b.download(id, version, dest);
     if (o.json) process.stdout.write(JSON.stringify({ id, version: version ?? null, ok: true, output: dest }) + '\n');

@@ -129,6 +129,8 @@ async function knownTool(id: string): Promise<Tool | undefined> {
 
 export async function jobsDownload(id: string, o: Opts): Promise<void> {
   const policy = writePolicy(o);
+  // Before any request: -o - with --json put the JSON line right after the file's bytes on stdout.
+  const target = parseOutputOption(o.output as string | undefined, 1, { json: !!o.json });
   const c = await client(o);
   const j = await c.json<JobView>('GET', jobPath(id));
   if (j.status !== 'completed') {
@@ -136,7 +138,6 @@ export async function jobsDownload(id: string, o: Opts): Promise<void> {
     throw new KilnError('JOB_NOT_READY', `Job ${id} is ${j.status}; \`kiln jobs watch ${id}\` follows it.`);
   }
   if (!j.result?.downloadUrl || !j.outputName) throw new KilnError('NOT_FOUND', `Job ${id} has no output file.`);
-  const target = parseOutputOption(o.output as string | undefined, 1);
   const name = plainName(j.outputName);
   const tool = target.kind === 'stdout' ? undefined : await knownTool(j.tool);
   let dest: string;
