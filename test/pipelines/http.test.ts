@@ -208,6 +208,13 @@ describe('pipelines over HTTP', () => {
       assert.equal(stray.body.error.code, 'VALIDATION_ERROR');
       assert.match(stray.body.error.message, /width/);
     }
+    // A later step's missing feature bundle is refused before queueing (a fresh data dir has none),
+    // not found by a job at step 2 once step 1 has run.
+    const cutout = JSON.stringify({ steps: [{ tool: 'resize', settings: { width: 20 } }, { tool: 'remove-background' }] });
+    const missing = await api(s, s.token, 'POST', '/api/v1/pipelines/run', await form({ file: await filePart(jpg), pipeline: cutout }));
+    assert.equal(missing.status, 409, missing.text);
+    assert.equal(missing.body.error.code, 'FEATURE_NOT_INSTALLED');
+    assert.match(missing.body.error.message, /^step 2\/2 \(remove-background\): /);
     // Nothing ran: no job was recorded for the refused requests.
     const jobs = await api(s, s.token, 'GET', '/api/v1/jobs?limit=100');
     assert.ok(!jobs.body.jobs.some((j: any) => j.status === 'failed'));
