@@ -205,7 +205,8 @@ const batchResponses: Json = {
     content: { 'application/zip': { schema: binary } },
   },
   '202': { ...ACCEPTED, description: "With `Prefer: respond-async`: at once; the archive becomes the job's output." },
-  ...err(400, 401, 403, 404, 413, 415),
+  // 409 FEATURE_NOT_INSTALLED: a step needs a feature bundle that is not installed (before any input runs).
+  ...err(400, 401, 403, 404, 409, 413, 415),
 };
 
 function op(operationId: string, tag: string, summary: string, extra: Json): Json {
