@@ -91,7 +91,11 @@ const upload = (what: string, first = false): Json => ({
 });
 
 const fileDownload = (parameters: Json[]): Json => ({
-  parameters: [...parameters, { name: 'Range', in: 'header', schema: str, description: 'bytes=start-end' }],
+  parameters: [
+    ...parameters,
+    { name: 'Range', in: 'header', schema: str, description: 'bytes=start-end' },
+    { name: 'If-None-Match', in: 'header', schema: str, description: 'ETags the client holds: 304 when one is this content.' },
+  ],
   responses: {
     '200': {
       description: 'The content with its stored content type, Content-Disposition and a sandboxing Content-Security-Policy.',
@@ -102,6 +106,7 @@ const fileDownload = (parameters: Json[]): Json => ({
       content: { '*/*': { schema: binary } },
     },
     '206': { description: 'The requested byte range.', content: { '*/*': { schema: binary } } },
+    '304': { description: 'If-None-Match named this content (its ETag): not sent again.' },
     '416': {
       description: 'The range does not fit the file (USAGE_ERROR).',
       content: { 'application/json': { schema: schemaRef('Error') } },
@@ -200,7 +205,8 @@ const batchResponses: Json = {
     content: { 'application/zip': { schema: binary } },
   },
   '202': { ...ACCEPTED, description: "With `Prefer: respond-async`: at once; the archive becomes the job's output." },
-  ...err(400, 401, 403, 404, 413, 415),
+  // 409 FEATURE_NOT_INSTALLED: a step needs a feature bundle that is not installed (before any input runs).
+  ...err(400, 401, 403, 404, 409, 413, 415),
 };
 
 function op(operationId: string, tag: string, summary: string, extra: Json): Json {

@@ -37,7 +37,10 @@ export function quotaBytesFromEnv(env: NodeJS.ProcessEnv = process.env): number 
   return Math.round(n * 1048576);
 }
 
+/** Megabytes, as the setting is given; under 0.01 MB in bytes or KB ("needs 0.00 MB but 0.00 MB is left" said nothing). */
 function mb(bytes: number): string {
+  if (bytes < 1024) return `${bytes} bytes`;
+  if (bytes < 10486) return `${(bytes / 1024).toFixed(1)} KB`;
   return `${(bytes / 1048576).toFixed(bytes < 10 * 1048576 ? 2 : 0)} MB`;
 }
 

@@ -123,6 +123,9 @@ export async function runBatch(
     const raw = assembleSettings(target.tool, parsed.fields.get('settings'), parsed.fields);
     settings = validateRequest(target.tool, { files: [files[0]!], extra: {} }, raw);
     clientJobId = parsed.fields.get('clientJobId')?.slice(0, 200) || undefined;
+    // A pipeline's preflight checks only what its steps need (engines, bundles), whatever the input: a
+    // missing one refuses the whole batch now (409), not each input in the archive after step 1 ran.
+    if (pipeline) await target.tool.preflight?.(settings, { dataDir: config.dataDir, inputs: { files: [files[0]!], extra: {} } });
     refused = await refusedInputs(target, files, config.allowPostScript);
   } catch (e) {
     await rm(workDir, { recursive: true, force: true });

@@ -175,13 +175,18 @@ export async function filesRoutes(app: FastifyInstance): Promise<void> {
 /** `name`: what the download is called (versionFileName: the item's current name). */
 async function sendVersion(request: FastifyRequest, reply: FastifyReply, library: LibraryService, v: VersionRow, name: string) {
   const size = Number(v.size);
+  const etag = `"${v.blob_hash}"`;
+  // If-None-Match (RFC 9110 §13.1.2): a client that holds this content already (the ETag is its
+  // sha256, so the bytes cannot differ) gets 304 without them; it got the whole file again.
+  if (noneMatch(request.headers['if-none-match'], etag))
+    return reply.code(304).header('etag', etag).header('x-kiln-version', String(v.version)).send();
   // S3_DOWNLOADS=redirect: the client fetches the content from the bucket itself.
   const direct = await library.blobs.presignedUrl(v.blob_hash, { disposition: contentDisposition(name), contentType: v.content_type });
   if (direct) return reply.code(302).header('location', direct).header('cache-control', 'no-store').send();
   // If-Range (RFC 9110 §13.1.5): a download resumed after a new version was added must get the whole
   // new content (200), not the rest of the new bytes stitched onto the start of the old ones.
   const ifRange = request.headers['if-range'];
-  const range = ifRange === undefined || ifRange === `"${v.blob_hash}"` ? parseRange(request.headers.range, size) : undefined;
+  const range = ifRange === undefined || ifRange === etag ? parseRange(request.headers.range, size) : undefined;
   if (range === 'invalid') return unsatisfiable(reply, size);
   reply
     .header('content-type', v.content_type)
@@ -190,7 +195,7 @@ async function sendVersion(request: FastifyRequest, reply: FastifyReply, library
     .header('x-content-type-options', 'nosniff')
     // Stored files are user content: never let a browser run it in this origin.
     .header('content-security-policy', "default-src 'none'; sandbox")
-    .header('etag', `"${v.blob_hash}"`)
+    .header('etag', etag)
     .header('x-kiln-version', String(v.version));
   if (range) {
     reply
@@ -201,4 +206,13 @@ async function sendVersion(request: FastifyRequest, reply: FastifyReply, library
   }
   reply.header('content-length', size);
   return reply.send(await library.blobs.open(v.blob_hash));
+}
+
+/** Whether an If-None-Match header names `etag` (weak comparison: a W/ prefix does not matter) or is `*`. */
+function noneMatch(header: string | undefined, etag: string): boolean {
+  if (!header) return false;
+  return header.split(',').some((t) => {
+    const tag = t.trim().replace(/^W\//, '');
+    return tag === '*' || tag === etag;
+  });
 }

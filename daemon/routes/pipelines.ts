@@ -171,6 +171,9 @@ async function runOne(
     validateRequest(target.tool, inputs, assembleSettings(target.tool, parsed.fields.get('settings'), parsed.fields));
     // The input's kind from its bytes before queueing, as for a tool run: 415 now, never a 202 that fails.
     await checkInputs(target.tool, inputs, config.allowPostScript);
+    // Every step's engines and bundles (pipelineTool's preflight), as a tool route checks its own: 4xx now,
+    // not a queued job that fails at step 2 once step 1 has run.
+    await target.tool.preflight?.({}, { dataDir: config.dataDir, inputs });
     const clientJobId = parsed.fields.get('clientJobId')?.slice(0, 200);
     await jobs.submit({
       id,

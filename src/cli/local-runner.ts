@@ -61,6 +61,9 @@ export interface ItemResult {
   processedSize?: number;
   data?: Record<string, unknown>;
   error?: { code: string; message: string; details?: unknown; reason?: string };
+  /** Remote runs on a library item: the item the output was saved to, or why saving it failed. */
+  savedFileId?: string;
+  afterSuccessError?: { code: string; message: string };
   exitCode: number;
 }
 

@@ -10,6 +10,7 @@ import { findPreset, PRESETS, presetTool } from '../tools/presets.js';
 import { restoreCaEnv, trustDeferredCa } from './deferred-ca.js';
 import { batchExitCode, expandInputs, parseConcurrency, runLocal, type LocalRunRequest } from './local-runner.js';
 import { writePolicy } from './output-naming.js';
+import { reportResults } from './report-results.js';
 import { runStop, stdoutClosed } from './run-stop.js';
 import {
   buildToolCommand,
@@ -148,26 +149,8 @@ async function runToolCommand(inv: Invocation, argv: string[]): Promise<void> {
     process.exitCode = stopped;
     return;
   }
-  if (!opts.json) {
-    for (const r of results) {
-      const from = r.input ? `${r.input}: ` : '';
-      if (!r.ok) process.stderr.write(`kiln: ${from}${r.error!.message}\n`);
-      else if (!opts.quiet) {
-        for (const w of warningsOf(r)) process.stderr.write(`kiln: ${from}warning: ${w}\n`);
-        if (r.output && r.output !== '-' && process.stderr.isTTY) process.stderr.write(`${r.input ?? ''} → ${r.output}\n`);
-      }
-    }
-  }
+  if (!opts.json) reportResults(results, { quiet: !!opts.quiet });
   process.exitCode = batchExitCode(results);
-}
-
-/**
- * What a run says it left out or assumed (data.warnings: tracks a container cannot hold, a language
- * assumed): --json carries them; plain runs print them on stderr, even in a log, as ffmpeg does.
- */
-function warningsOf(r: { data?: Record<string, unknown> }): string[] {
-  const w = r.data?.warnings;
-  return Array.isArray(w) ? w.filter((x): x is string => typeof x === 'string') : [];
 }
 
 export async function main(argv = process.argv.slice(2)): Promise<void> {

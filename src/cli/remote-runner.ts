@@ -6,7 +6,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import { Readable } from 'node:stream';
 import { EXIT, KilnError, toKilnError } from '../core/errors.js';
 import { contentTypeFor } from '../core/mime.js';
 import { defaultDataDir } from '../core/paths.js';
@@ -40,6 +39,10 @@ interface JobOutcome {
   originalSize?: number;
   processedSize?: number;
   data?: Record<string, unknown>;
+  /** A run on a library item (--file-id): the item its output was saved to as a new version… */
+  savedFileId?: string;
+  /** …or why it was not (a teammate's shared item, the quota): the run itself succeeded. */
+  afterSuccessError?: { code: string; message: string };
 }
 
 export function routeFor(req: Pick<RemoteRunRequest, 'tool' | 'name' | 'route'>): string {
@@ -82,7 +85,11 @@ async function submit(
     req.tool.input.kind === 'none' && !hasFiles
       ? await client.postJson(routeFor(req), req.settings, signal, headers)
       : await client.postForm(routeFor(req), formParts(req, group, stdinPath, clientJobId), signal, headers);
-  if (typeof res.body.jobId === 'string') onJob(res.body.jobId);
+  // Every run answer of a kiln server names its job; without one (`{}` from something else at that URL)
+  // the run was reported ok with no output written.
+  if (typeof res.body.jobId !== 'string')
+    throw new KilnError('UNAVAILABLE', `${client.server} answered the run without a job id: check that the URL is a kiln server's.`);
+  onJob(res.body.jobId);
   return res;
 }
 
@@ -187,7 +194,7 @@ export async function runRemote(request: RemoteRunRequest): Promise<ItemResult[]
         if (target.kind === 'stdout' && req.silent)
           throw new KilnError('USAGE_ERROR', 'Standard output is not available here: name an output file or directory.');
         if (target.kind === 'stdout') {
-          await writeOutput(Readable.fromWeb((await client.stream(outcome.downloadUrl, req.signal)).body as never), '-', req.signal);
+          await writeOutput(await client.download(outcome.downloadUrl, req.signal), '-', req.signal);
           outPath = '-';
         } else if (target.kind === 'default' && outcome.data && name.endsWith('.json')) {
           // Data-only tools print their JSON when no -o is given, as locally (with --json it is in the result line).
@@ -198,7 +205,7 @@ export async function runRemote(request: RemoteRunRequest): Promise<ItemResult[]
           const aside = await createWorkspace();
           try {
             const got = path.join(aside.dir, name);
-            await writeOutput(Readable.fromWeb((await client.stream(outcome.downloadUrl, req.signal)).body as never), got, req.signal);
+            await writeOutput(await client.download(outcome.downloadUrl, req.signal), got, req.signal);
             const d = await deliverOutput(
               { path: got, name, contentType: contentTypeFor(name) },
               { ...delivery, inputName: label ?? undefined, workDir: aside.dir },
@@ -221,6 +228,10 @@ export async function runRemote(request: RemoteRunRequest): Promise<ItemResult[]
         processedSize: outcome.processedSize,
         ...(outcome.data ? { data: outcome.data } : {}),
         ...({ jobId: outcome.jobId } as object),
+        // The server's answer about the library item, which was dropped: a --file-id run whose version
+        // was refused (403 on a teammate's item, the quota) looked saved.
+        ...(outcome.savedFileId ? { savedFileId: outcome.savedFileId } : {}),
+        ...(outcome.afterSuccessError ? { afterSuccessError: outcome.afterSuccessError } : {}),
         exitCode: EXIT.OK,
       };
     } catch (e) {
@@ -260,9 +271,6 @@ export async function runRemote(request: RemoteRunRequest): Promise<ItemResult[]
       if (!req.quiet) process.stderr.write(`kiln: cancelled ${running.size} job${running.size > 1 ? 's' : ''} on ${client.server}\n`);
     }
     await ws?.dispose();
-  }
-  if (!req.json && !client.hasKey && results.some((r) => r?.error?.code === 'UNAUTHORIZED')) {
-    process.stderr.write(`kiln: no API key for ${client.server}: run \`kiln login ${client.server}\` or set KILN_API_KEY.\n`);
   }
   return results.filter(Boolean);
 }

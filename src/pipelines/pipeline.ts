@@ -12,6 +12,7 @@ import { contentTypeFor } from '../core/mime.js';
 import { matchesAccept, type FileKind } from '../core/sniff.js';
 import { defineTool, type InputFile, type Tool } from '../core/tool.js';
 import { createWorkspace, type Workspace } from '../core/workspace.js';
+import { requireEngine } from '../engines/registry.js';
 import { findTool } from '../tools/index.js';
 import { findPreset, presetTool } from '../tools/presets.js';
 import { inputFile, runTool, validateRequest, type RunOutcome } from '../tools/run-tool.js';
@@ -267,6 +268,28 @@ export async function runPipeline(steps: ResolvedStep[], files: InputFile[], opt
   }
 }
 
+/**
+ * Every step's engines and feature bundles, before the first step runs: a missing bundle at step 2
+ * was found only once step 1 had run (minutes of video work thrown away), and the job failed after
+ * it was queued instead of being refused up front.
+ */
+export async function requireStepNeeds(steps: ResolvedStep[], dataDir: string): Promise<void> {
+  for (const step of steps) {
+    const { tool } = step;
+    try {
+      await Promise.all((tool.needs?.engines ?? []).map((e) => requireEngine(e)));
+      if (tool.needs?.bundles?.length || tool.needs?.bundlesBySetting)
+        await (await import('../tools/bundles.js')).requireRunBundles(dataDir, tool, step.settings);
+    } catch (e) {
+      const err = toKilnError(e);
+      throw new KilnError(err.code, `step ${step.index + 1}/${steps.length} (${tool.id}): ${err.message}`, {
+        details: err.details,
+        reason: err.reason,
+      });
+    }
+  }
+}
+
 function isInside(file: string, dir: string): boolean {
   const rel = path.relative(dir, file);
   return !rel.startsWith('..') && !path.isAbsolute(rel);
@@ -289,6 +312,7 @@ export function pipelineTool(steps: ResolvedStep[], name: string): Tool {
     settings: z.object({}),
     // The last step's own words: the CLI writes a "ZIP of …" as separate files, as for the tool.
     output: `the output of the last step: ${last.output}`,
+    preflight: (_settings, ctx) => requireStepNeeds(steps, ctx.dataDir),
     async run(ctx, inputs) {
       const out = await runPipeline(steps, inputs.files, {
         workDir: ctx.workDir,

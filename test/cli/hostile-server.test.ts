@@ -80,6 +80,14 @@ describe('the remote CLI does not trust the server', () => {
       // The download is named after the item (its name as renamed): hostile there too.
       if (u === '/api/v1/files/f1') return json(res, { id: 'f1', name: '../../evil.txt', versions });
       if (u.startsWith('/api/v1/files/f1/download')) return res.writeHead(200, { 'content-type': 'text/plain' }).end('item');
+      // A connection that drops after 5000 of the 100000 bytes it announced.
+      if (u === '/api/v1/files/f2') return json(res, { id: 'f2', name: 'big.bin', versions: [{ ...versions[0], name: 'big.bin' }] });
+      if (u === '/api/v1/jobs/j5') return json(res, job('j5', 'big.bin', '/api/v1/drop/big.bin'));
+      if (u.startsWith('/api/v1/files/f2/download') || u === '/api/v1/drop/big.bin') {
+        res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': 100000 }).write(Buffer.alloc(5000, 1));
+        setTimeout(() => res.socket?.destroy(), 50);
+        return;
+      }
       json(res, { error: { code: 'NOT_FOUND', message: `no ${u}` } }, 404);
     });
   });
@@ -124,5 +132,49 @@ describe('the remote CLI does not trust the server', () => {
     assert.equal(def.code, 0, def.stderr);
     assert.equal(readFileSync(path.join(cwd, 'evil.txt'), 'utf8'), 'item');
     nothingOutside();
+  });
+
+  it('a download cut off mid-body is UNAVAILABLE (exit 1) saying how much came, and leaves no file at -o', async () => {
+    for (const args of [
+      ['files', 'get', 'f2', '-o', 'cut/'],
+      ['jobs', 'download', 'j5', '-o', 'cut/'],
+    ]) {
+      const r = await kiln([...args, '--server', hostile.url, '--json'], { cwd, env: env() });
+      assert.equal(r.code, 1, r.stderr);
+      const err = (JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { error: { code: string; message: string } }).error;
+      assert.equal(err.code, 'UNAVAILABLE', err.message);
+      assert.match(err.message, /dropped during the download \(5000 of 100000 bytes/);
+      assert.deepEqual(existsSync(path.join(cwd, 'cut')) ? readdirSync(path.join(cwd, 'cut')) : [], []);
+    }
+  });
+
+  it("an answer that is not a kiln server's (a sign-in page, `{}`) is UNAVAILABLE saying so, not INTERNAL or a silent ok", async () => {
+    // A proxy's sign-in page for every GET; `{}` (no job id) for a run.
+    const sso = await listen((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        if (req.method === 'POST') return json(res, {});
+        res.writeHead(200, { 'content-type': 'text/html' }).end('<html><body>Sign in to Corp SSO</body></html>');
+      });
+    });
+    try {
+      for (const args of [
+        ['files', 'list'],
+        ['jobs', 'list'],
+        ['resize', photo, '--width', '5', '-o', 'sso.png'],
+      ]) {
+        const r = await kiln([...args, '--server', sso.url, '--json'], { cwd, env: env() });
+        assert.equal(r.code, 1, `${args[0]}: ${r.stderr}`);
+        const err = (JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { error: { code: string; message: string } }).error;
+        assert.equal(err.code, 'UNAVAILABLE', err.message);
+        assert.match(
+          err.message,
+          args[0] === 'resize' ? /without a job id/ : /answered HTTP 200 with text\/html .*not the JSON of a kiln server/,
+        );
+      }
+      assert.equal(existsSync(path.join(cwd, 'sso.png')), false);
+    } finally {
+      sso.server.close();
+    }
   });
 });

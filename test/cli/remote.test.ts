@@ -219,6 +219,22 @@ describe('kiln remote mode', () => {
     });
     assert.equal(r.code, 1);
     assert.match(r.stderr, /kiln login/);
+    // Every remote command, not only a tool run, and in its --json error too; a refused key says so.
+    const noKey = { env: env({ KILN_API_KEY: '', KILN_CREDENTIAL_STORE: 'file' }) };
+    for (const args of [
+      ['files', 'list'],
+      ['jobs', 'list'],
+      ['pipeline', 'list'],
+    ]) {
+      const c = await kiln([...args, '--server', srv.url], noKey);
+      assert.equal(c.code, 1, args.join(' '));
+      assert.match(c.stderr, new RegExp(`No API key for ${srv.url}: run \`kiln login ${srv.url}\``), args.join(' '));
+    }
+    const refused = await kiln(['files', 'list', '--server', srv.url, '--json'], { env: env({ KILN_API_KEY: 'kiln_revoked_key' }) });
+    assert.equal(refused.code, 1);
+    const err = (JSON.parse(refused.stdout) as { error: { code: string; message: string } }).error;
+    assert.equal(err.code, 'UNAUTHORIZED');
+    assert.match(err.message, /was refused: run `kiln login/);
     const unreachable = await kiln(['resize', src, '--width', '10', '--server', 'http://127.0.0.1:9'], { env: env() });
     assert.equal(unreachable.code, 1);
     assert.match(unreachable.stderr, /Cannot reach the kiln server/);

@@ -11,7 +11,9 @@ import { PDFDocument } from '@cantoo/pdf-lib';
 import sharp from 'sharp';
 import { EXIT } from '../../src/core/errors.js';
 import { kiln } from '../helpers/cli.js';
+import { execFileSync } from 'node:child_process';
 import { makeImage, tempDir } from '../helpers/fixtures.js';
+import { makeSrt } from '../helpers/media.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
 const dir = tempDir();
@@ -75,6 +77,24 @@ describe('kiln pipeline (local)', () => {
     const pdf = await PDFDocument.load(readFileSync(dest));
     assert.equal(pdf.getPageCount(), 1);
     assert.equal(pdf.getPage(0).getRotation().angle % 360, 180);
+  });
+
+  it('prints what the last step left out (data.warnings) on stderr, as a tool run does; --quiet does not', async () => {
+    // An MKV with a subtitle track made AVI, which holds none: only --json said so.
+    const srt = makeSrt(dir, 'p-warn.srt', [{ start: 0, end: 0.5, text: 'Hi' }]);
+    const src = path.join(dir, 'p-warn.mkv');
+    execFileSync('ffmpeg', [
+      ...['-v', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc=s=32x24:r=5:d=0.6', '-i', srt],
+      ...['-map', '0', '-map', '1', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:s', 'srt', src],
+    ]);
+    const file = writeJson('to-avi.json', { steps: [{ tool: 'convert-video', settings: { format: 'avi' } }] });
+    const out = path.join(dir, 'p-warn.avi');
+    const r = await kiln(['pipeline', 'run', file, src, '-o', out]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stderr, /^kiln: .*p-warn\.mkv: warning: subtitle stream 1 \(subrip\) left out: AVI holds no subtitle tracks$/m);
+    const quiet = await kiln(['pipeline', 'run', file, src, '-o', out, '--overwrite', '--quiet']);
+    assert.equal(quiet.code, 0, quiet.stderr);
+    assert.doesNotMatch(quiet.stderr, /warning/);
   });
 
   it('validates before running: a bad step exits 2 naming the step, and nothing is written', async () => {

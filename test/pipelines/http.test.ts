@@ -174,6 +174,18 @@ describe('pipelines over HTTP', () => {
       body: await form({ files: [await filePart(jpg)] }),
     });
     assert.equal(noPipeline.status, 400);
+    // A later step's missing feature bundle refuses the batch before any input runs (it was a 200
+    // archive of failed items, each after its step 1 had run).
+    const cutout = JSON.stringify({ steps: [{ tool: 'resize', settings: { width: 10 } }, { tool: 'remove-background' }] });
+    const missing = await fetch(`${s.url}/api/v1/pipelines/batch`, {
+      method: 'POST',
+      headers: auth(s.token),
+      body: await form({ pipeline: cutout, files: [await filePart(jpg), await filePart(png)] }),
+    });
+    assert.equal(missing.status, 409);
+    const err = ((await missing.json()) as { error: { code: string; message: string } }).error;
+    assert.equal(err.code, 'FEATURE_NOT_INSTALLED');
+    assert.match(err.message, /^step 2\/2 \(remove-background\): /);
   });
 
   it('runs an ad-hoc pipeline, refuses an invalid one before running, and names a failing step', async () => {
@@ -208,6 +220,13 @@ describe('pipelines over HTTP', () => {
       assert.equal(stray.body.error.code, 'VALIDATION_ERROR');
       assert.match(stray.body.error.message, /width/);
     }
+    // A later step's missing feature bundle is refused before queueing (a fresh data dir has none),
+    // not found by a job at step 2 once step 1 has run.
+    const cutout = JSON.stringify({ steps: [{ tool: 'resize', settings: { width: 20 } }, { tool: 'remove-background' }] });
+    const missing = await api(s, s.token, 'POST', '/api/v1/pipelines/run', await form({ file: await filePart(jpg), pipeline: cutout }));
+    assert.equal(missing.status, 409, missing.text);
+    assert.equal(missing.body.error.code, 'FEATURE_NOT_INSTALLED');
+    assert.match(missing.body.error.message, /^step 2\/2 \(remove-background\): /);
     // Nothing ran: no job was recorded for the refused requests.
     const jobs = await api(s, s.token, 'GET', '/api/v1/jobs?limit=100');
     assert.ok(!jobs.body.jobs.some((j: any) => j.status === 'failed'));

@@ -2,12 +2,12 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import sharp from 'sharp';
 import { PDFDocument } from '@cantoo/pdf-lib';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import type { KilnError } from '../../src/core/errors.js';
 import { createWorkspace } from '../../src/core/workspace.js';
-import { producedKind, runPipeline, validatePipeline } from '../../src/pipelines/pipeline.js';
+import { pipelineTool, producedKind, runPipeline, validatePipeline } from '../../src/pipelines/pipeline.js';
 import { TOOLS } from '../../src/tools/index.js';
-import { inputFile } from '../../src/tools/run-tool.js';
+import { inputFile, runTool } from '../../src/tools/run-tool.js';
 import { makeImage, tempDir } from '../helpers/fixtures.js';
 
 const dir = tempDir();
@@ -197,5 +197,45 @@ describe('pipelines', () => {
     assert.equal(pdf.getPageCount(), 1);
     assert.equal(pdf.getPage(0).getRotation().angle, 180);
     assert.match(r.name, /\.pdf$/);
+  });
+
+  it('refuses a later step whose feature bundle is not installed before the first step runs', async () => {
+    const src = await makeImage(dir, 'needs.png', 40, 20, { format: 'png' });
+    const { steps } = validatePipeline({
+      steps: [
+        { tool: 'resize', settings: { width: 20 } },
+        { tool: 'remove-background', settings: {} },
+      ],
+    });
+    // A data dir with no bundle installed.
+    const empty = tempDir('kiln-no-bundles-');
+    const ws = await createWorkspace();
+    const stages: string[] = [];
+    try {
+      await assert.rejects(
+        runTool(
+          pipelineTool(steps, 'cutout'),
+          { files: [await inputFile(src)], extra: {} },
+          {},
+          {
+            workDir: ws.dir,
+            dataDir: empty,
+            onProgress: (_p, stage) => stages.push(stage ?? ''),
+          },
+        ),
+        (e: KilnError) => e.code === 'FEATURE_NOT_INSTALLED' && /^step 2\/2 \(remove-background\): /.test(e.message),
+      );
+      // Step 1 never started: no stage reported, no workspace made for it.
+      assert.deepEqual(
+        stages.filter((st) => st.startsWith('step 1')),
+        [],
+      );
+      assert.deepEqual(
+        readdirSync(ws.dir).filter((n) => n.startsWith('step')),
+        [],
+      );
+    } finally {
+      await ws.dispose();
+    }
   });
 });

@@ -5,7 +5,7 @@
  */
 import { copyFile } from 'node:fs/promises';
 import path from 'node:path';
-import { Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { KilnError } from '../../core/errors.js';
 import { defaultDataDir, versionFileName } from '../../core/paths.js';
 import { parseOutputOption, plainName, resolveOutputPath, writePolicy } from '../output-naming.js';
@@ -90,8 +90,7 @@ function remoteBackend(c: RemoteClient): Backend {
       return versionFileName(item.name, v.name);
     },
     async download(id, version, dest) {
-      const res = await c.stream(`/api/v1/files/${enc(id)}/download${version ? `?version=${version}` : ''}`);
-      await writeOut(Readable.fromWeb(res.body as never), dest);
+      await writeOut(await c.download(`/api/v1/files/${enc(id)}/download${version ? `?version=${version}` : ''}`), dest);
     },
     async remove(id, version) {
       await c.json('DELETE', version ? `/api/v1/files/${enc(id)}/versions/${version}` : `/api/v1/files/${enc(id)}`);
@@ -238,10 +237,11 @@ export async function filesVersions(id: string, o: Opts): Promise<void> {
 export async function filesGet(id: string, o: Opts): Promise<void> {
   const version = posInt(o.ver, '--ver');
   const policy = writePolicy(o);
+  // Before any request: -o - with --json put the JSON line right after the file's bytes on stdout.
+  const target = parseOutputOption(o.output as string | undefined, 1, { json: !!o.json });
   await withBackend(o, async (b) => {
     // The item's own name (a server's name is used as a base name only).
     const name = plainName(await b.fetchName(id, version), 'download');
-    const target = parseOutputOption(o.output as string | undefined, 1);
     const dest = target.kind === 'stdout' ? '-' : resolveOutputPath(target, name, undefined, [], policy);
     await b.download(id, version, dest);
     if (o.json) process.stdout.write(JSON.stringify({ id, version: version ?? null, ok: true, output: dest }) + '\n');

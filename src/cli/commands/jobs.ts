@@ -1,6 +1,5 @@
 /** `kiln jobs list|get|watch|download` against a kiln server. */
 import path from 'node:path';
-import { Readable } from 'node:stream';
 import { EXIT, KilnError } from '../../core/errors.js';
 import { parseOutputOption, plainName, resolveOutputPath, writePolicy } from '../output-naming.js';
 import { writeOutput } from '../output-write.js';
@@ -130,6 +129,8 @@ async function knownTool(id: string): Promise<Tool | undefined> {
 
 export async function jobsDownload(id: string, o: Opts): Promise<void> {
   const policy = writePolicy(o);
+  // Before any request: -o - with --json put the JSON line right after the file's bytes on stdout.
+  const target = parseOutputOption(o.output as string | undefined, 1, { json: !!o.json });
   const c = await client(o);
   const j = await c.json<JobView>('GET', jobPath(id));
   if (j.status !== 'completed') {
@@ -137,20 +138,19 @@ export async function jobsDownload(id: string, o: Opts): Promise<void> {
     throw new KilnError('JOB_NOT_READY', `Job ${id} is ${j.status}; \`kiln jobs watch ${id}\` follows it.`);
   }
   if (!j.result?.downloadUrl || !j.outputName) throw new KilnError('NOT_FOUND', `Job ${id} has no output file.`);
-  const target = parseOutputOption(o.output as string | undefined, 1);
   const name = plainName(j.outputName);
   const tool = target.kind === 'stdout' ? undefined : await knownTool(j.tool);
   let dest: string;
   if (!tool) {
     // The server's name is used as a base name only; the tool id names the default (`<stem>-<tool>.<ext>`).
     dest = target.kind === 'stdout' ? '-' : resolveOutputPath(target, name, j.tool, [], policy);
-    await writeOutput(Readable.fromWeb((await c.stream(j.result.downloadUrl)).body as never), dest);
+    await writeOutput(await c.download(j.result.downloadUrl), dest);
   } else {
     // A known tool: the same rule as a run (format from the -o name, several files unpacked unless --zip).
     const aside = await createWorkspace();
     try {
       const got = path.join(aside.dir, name);
-      await writeOutput(Readable.fromWeb((await c.stream(j.result.downloadUrl)).body as never), got);
+      await writeOutput(await c.download(j.result.downloadUrl), got);
       const ac = new AbortController();
       const d = await deliverOutput(
         { path: got, name, contentType: contentTypeFor(name) },

@@ -11,6 +11,7 @@ import { KilnError } from '../../core/errors.js';
 import { pipelineLabel, pipelineTool, type ResolvedStep, resolveToolOrPreset, validatePipeline } from '../../pipelines/pipeline.js';
 import { batchExitCode, expandInputs, parseConcurrency, runLocal } from '../local-runner.js';
 import { writePolicy } from '../output-naming.js';
+import { reportResults } from '../report-results.js';
 import { runStop } from '../run-stop.js';
 
 export function pipelineDir(): string {
@@ -102,7 +103,8 @@ export async function pipelineRunCommand(
     process.exitCode = stopped;
     return;
   }
-  if (!o.json) for (const r of results) if (!r.ok) process.stderr.write(`kiln: ${r.input ? r.input + ': ' : ''}${r.error!.message}\n`);
+  // As a tool run reports: failures, and what the last step left out (data.warnings) unless --quiet.
+  if (!o.json) reportResults(results, o);
   process.exitCode = batchExitCode(results);
 }
 

@@ -5,6 +5,7 @@
  * code and message, so the exit code follows the same table as a local run.
  */
 import { openAsBlob } from 'node:fs';
+import { Readable } from 'node:stream';
 import { regularFile } from '../../core/regular-file.js';
 import { KilnError, ERROR_TABLE, type ErrorCode } from '../../core/errors.js';
 import { VERSION } from '../../core/version.js';
@@ -72,11 +73,9 @@ export class RemoteClient {
     private readonly apiKey?: string,
     /** SHA-256 fingerprint of the server's certificate pinned by `kiln login` (transport.ts). */
     readonly tlsPin?: string,
+    /** A 401 says how to get a key (every command but `kiln login` itself, whose 401 is a wrong password). */
+    private readonly loginHint = false,
   ) {}
-
-  get hasKey(): boolean {
-    return !!this.apiKey;
-  }
 
   /**
    * An absolute URL on this server. Paths and links come from the server too (a job's `downloadUrl`):
@@ -135,6 +134,23 @@ export class RemoteClient {
   /** Throws the server's error for a non-2xx answer. */
   async check(res: Response): Promise<Response> {
     if (res.ok) return res;
+    if (res.status === 401 && this.loginHint) throw this.withLoginHint(await this.failure(res));
+    throw await this.failure(res);
+  }
+
+  /**
+   * The server's 401 speaks to HTTP clients ("send Authorization: Bearer…"); a CLI user needs the
+   * command. It was printed only after a tool run's failure, so `kiln files`, `jobs` or `pipeline`
+   * without a key ended on the server's words alone.
+   */
+  private withLoginHint(e: KilnError): KilnError {
+    const hint = this.apiKey
+      ? `The key kiln sent to ${this.server} was refused: run \`kiln login ${this.server}\` again, or check KILN_API_KEY.`
+      : `No API key for ${this.server}: run \`kiln login ${this.server}\` or set KILN_API_KEY.`;
+    return new KilnError(e.code, `${e.message} ${hint}`, { details: e.details, reason: e.reason });
+  }
+
+  private async failure(res: Response): Promise<KilnError> {
     const text = await res.text().catch(() => '');
     let body: { error?: ServerErrorBody } | undefined;
     try {
@@ -143,14 +159,14 @@ export class RemoteClient {
       body = undefined;
     }
     if (!body?.error)
-      throw serverError(
+      return serverError(
         {
           code: STATUS_CODES[res.status] ?? 'INTERNAL',
           message: `The server answered HTTP ${res.status}${text ? `: ${text.slice(0, 200)}` : ''}.`,
         },
         res.status,
       );
-    throw serverError(body.error, res.status);
+    return serverError(body.error, res.status);
   }
 
   async json<T>(method: string, p: string, body?: unknown, signal?: AbortSignal): Promise<T> {
@@ -161,7 +177,24 @@ export class RemoteClient {
       signal,
     });
     await this.check(res);
-    return (res.status === 204 ? undefined : await res.json()) as T;
+    return (res.status === 204 ? undefined : await this.body(res)) as T;
+  }
+
+  /**
+   * A 2xx answer's JSON. Anything else (a proxy's sign-in page, a web server at the wrong URL) is not a
+   * kiln server: said so, rather than INTERNAL "Unexpected token '<'… is not valid JSON".
+   */
+  private async body(res: Response): Promise<unknown> {
+    const text = await res.text();
+    try {
+      return JSON.parse(text);
+    } catch {
+      const type = res.headers.get('content-type')?.split(';')[0] || 'no content type';
+      throw new KilnError(
+        'UNAVAILABLE',
+        `${this.server} answered HTTP ${res.status} with ${type} (${JSON.stringify(text.slice(0, 60))}), not the JSON of a kiln server: check that the URL is the kiln daemon's, not a proxy's sign-in page or another site.`,
+      );
+    }
   }
 
   /** Multipart POST; file parts stream from disk. Returns the status and the JSON body. */
@@ -179,7 +212,7 @@ export class RemoteClient {
     }
     const res = await this.send(p, { method: 'POST', body: fd, signal, headers });
     await this.check(res);
-    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+    return { status: res.status, body: (await this.body(res)) as Record<string, unknown> };
   }
 
   async postJson(
@@ -195,12 +228,43 @@ export class RemoteClient {
       signal,
     });
     await this.check(res);
-    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+    return { status: res.status, body: (await this.body(res)) as Record<string, unknown> };
   }
 
   /** A GET whose body the caller streams. */
   async stream(p: string, signal?: AbortSignal): Promise<Response> {
     return this.check(await this.send(p, { method: 'GET', signal }));
+  }
+
+  /**
+   * A GET whose body is a file to save: a connection that drops before the last byte (undici's bare
+   * "terminated", which reached the user as INTERNAL) is UNAVAILABLE naming the server and how much came.
+   */
+  async download(p: string, signal?: AbortSignal): Promise<Readable> {
+    const res = await this.stream(p, signal);
+    const body = res.body as unknown as AsyncIterable<Uint8Array> | null;
+    const expected = res.headers.get('content-length');
+    const server = this.server;
+    return Readable.from(
+      (async function* () {
+        let got = 0;
+        try {
+          for await (const chunk of body ?? []) {
+            got += chunk.length;
+            yield chunk;
+          }
+        } catch (e) {
+          if ((e as Error).name === 'AbortError' || signal?.aborted) throw e;
+          const why = (e as { cause?: { code?: string } }).cause?.code ?? (e as Error).message;
+          throw new KilnError(
+            'UNAVAILABLE',
+            `The connection to the kiln server at ${server} dropped during the download (${got}${expected ? ` of ${expected}` : ''} bytes received, ${why}). Run the command again.`,
+            { cause: e },
+          );
+        }
+      })(),
+      { objectMode: false },
+    );
   }
 
   /**
@@ -300,5 +364,5 @@ export async function connect(server: { url: string; profile: string }): Promise
   const p = readProfileSync(server.profile);
   const key = await loadKey(server.profile, server.url, p.server === server.url ? p.keyStore : undefined);
   // The pin belongs to the profile's server: another URL is checked against the system's authorities.
-  return new RemoteClient(server.url, key, p.server === server.url ? p.tlsFingerprint : undefined);
+  return new RemoteClient(server.url, key, p.server === server.url ? p.tlsFingerprint : undefined, true);
 }
