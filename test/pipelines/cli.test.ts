@@ -79,7 +79,7 @@ describe('kiln pipeline (local)', () => {
     assert.equal(pdf.getPage(0).getRotation().angle % 360, 180);
   });
 
-  it('prints what the last step left out (data.warnings) on stderr, as a tool run does; --quiet does not', async () => {
+  it('prints what its steps left out (data.warnings, named by step) on stderr, as a tool run does; --quiet does not', async () => {
     // An MKV with a subtitle track made AVI, which holds none: only --json said so.
     const srt = makeSrt(dir, 'p-warn.srt', [{ start: 0, end: 0.5, text: 'Hi' }]);
     const src = path.join(dir, 'p-warn.mkv');
@@ -91,7 +91,10 @@ describe('kiln pipeline (local)', () => {
     const out = path.join(dir, 'p-warn.avi');
     const r = await kiln(['pipeline', 'run', file, src, '-o', out]);
     assert.equal(r.code, 0, r.stderr);
-    assert.match(r.stderr, /^kiln: .*p-warn\.mkv: warning: subtitle stream 1 \(subrip\) left out: AVI holds no subtitle tracks$/m);
+    assert.match(
+      r.stderr,
+      /^kiln: .*p-warn\.mkv: warning: step 1\/1 \(convert-video\): subtitle stream 1 \(subrip\) left out: AVI holds no subtitle tracks$/m,
+    );
     const quiet = await kiln(['pipeline', 'run', file, src, '-o', out, '--overwrite', '--quiet']);
     assert.equal(quiet.code, 0, quiet.stderr);
     assert.doesNotMatch(quiet.stderr, /warning/);
