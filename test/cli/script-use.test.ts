@@ -3,14 +3,14 @@
  * an output that is the input reached through a symbolic link.
  */
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import sharp from 'sharp';
 import { KILN, kiln, signalMidRun } from '../helpers/cli.js';
 import { makeImage, tempDir } from '../helpers/fixtures.js';
-import { makeSrt } from '../helpers/media.js';
+import { mkvWithSubtitles } from '../helpers/media.js';
 
 const dir = tempDir();
 
@@ -145,12 +145,7 @@ describe('kiln in shell scripts', () => {
 
   it('a plain run prints what the tool left out (data.warnings) on stderr; --quiet does not', async () => {
     // An MKV with a subtitle track converted to AVI, which holds none: --json said so, a plain run did not.
-    const srt = makeSrt(dir, 'warn.srt', [{ start: 0, end: 0.5, text: 'Hi' }]);
-    const src = path.join(dir, 'warn.mkv');
-    execFileSync('ffmpeg', [
-      ...['-v', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc=s=32x24:r=5:d=0.6', '-i', srt],
-      ...['-map', '0', '-map', '1', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:s', 'srt', src],
-    ]);
+    const src = mkvWithSubtitles(dir, 'warn.mkv');
     const out = path.join(dir, 'warn.avi');
     const r = await kiln(['convert-video', src, '--format', 'avi', '-o', out]);
     assert.equal(r.code, 0, r.stderr);

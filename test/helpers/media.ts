@@ -149,6 +149,32 @@ export interface Probed {
   }[];
 }
 
+/** A 0.6 s 32×24 MKV (H.264) with one SRT subtitle track: the track AVI cannot hold. */
+export function mkvWithSubtitles(dir: string, name: string): string {
+  const srt = makeSrt(dir, `${name}.srt`, [{ start: 0, end: 0.5, text: 'Hi' }]);
+  const p = path.join(dir, name);
+  execFileSync('ffmpeg', [
+    ...['-v', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc=s=32x24:r=5:d=0.6', '-i', srt],
+    ...['-map', '0', '-map', '1', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:s', 'srt', p],
+  ]);
+  return p;
+}
+
+/** An animated PNG of ffmpeg's test pattern: `frames` frames of `delayMs` each, looping `plays` times (0 = for ever). */
+export function makeApng(
+  dir: string,
+  name: string,
+  o: { width: number; height: number; frames: number; delayMs: number; plays: number },
+): string {
+  const p = path.join(dir, name);
+  const rate = 1000 / o.delayMs;
+  execFileSync('ffmpeg', [
+    ...['-v', 'error', '-y', '-f', 'lavfi', '-i', `testsrc=size=${o.width}x${o.height}:rate=${rate}:duration=${o.frames / rate}`],
+    ...['-plays', String(o.plays), '-f', 'apng', p],
+  ]);
+  return p;
+}
+
 export function ffprobe(file: string, countFrames = false): Probed {
   const out = execFileSync('ffprobe', [
     '-v',

@@ -11,9 +11,8 @@ import { PDFDocument } from '@cantoo/pdf-lib';
 import sharp from 'sharp';
 import { EXIT } from '../../src/core/errors.js';
 import { kiln } from '../helpers/cli.js';
-import { execFileSync } from 'node:child_process';
 import { makeImage, tempDir } from '../helpers/fixtures.js';
-import { makeSrt } from '../helpers/media.js';
+import { mkvWithSubtitles } from '../helpers/media.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
 const dir = tempDir();
@@ -81,12 +80,7 @@ describe('kiln pipeline (local)', () => {
 
   it('prints what its steps left out (data.warnings, named by step) on stderr, as a tool run does; --quiet does not', async () => {
     // An MKV with a subtitle track made AVI, which holds none: only --json said so.
-    const srt = makeSrt(dir, 'p-warn.srt', [{ start: 0, end: 0.5, text: 'Hi' }]);
-    const src = path.join(dir, 'p-warn.mkv');
-    execFileSync('ffmpeg', [
-      ...['-v', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc=s=32x24:r=5:d=0.6', '-i', srt],
-      ...['-map', '0', '-map', '1', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:s', 'srt', src],
-    ]);
+    const src = mkvWithSubtitles(dir, 'p-warn.mkv');
     const file = writeJson('to-avi.json', { steps: [{ tool: 'convert-video', settings: { format: 'avi' } }] });
     const out = path.join(dir, 'p-warn.avi');
     const r = await kiln(['pipeline', 'run', file, src, '-o', out]);

@@ -13,6 +13,7 @@ import { inputFile, runTool } from '../../../src/tools/run-tool.js';
 import { apngFrames } from '../../../src/tools/image/_shared/frames.js';
 import { kiln } from '../../helpers/cli.js';
 import { makeImage, tempDir } from '../../helpers/fixtures.js';
+import { makeApng } from '../../helpers/media.js';
 
 const dir = tempDir();
 const COLOURS = [
@@ -38,22 +39,7 @@ async function animatedGif(): Promise<string> {
 }
 
 function apng(): string {
-  const p = path.join(dir, 'anim.apng');
-  execFileSync('ffmpeg', [
-    '-v',
-    'error',
-    '-y',
-    '-f',
-    'lavfi',
-    '-i',
-    'testsrc=size=32x24:rate=5:duration=0.6',
-    '-plays',
-    '0',
-    '-f',
-    'apng',
-    p,
-  ]);
-  return p;
+  return makeApng(dir, 'anim.apng', { width: 32, height: 24, frames: 3, delayMs: 200, plays: 0 });
 }
 
 function multiPageTiff(): string {

@@ -8,6 +8,7 @@ import { runTool, inputFile } from '../../../src/tools/run-tool.js';
 import { createWorkspace } from '../../../src/core/workspace.js';
 import type { KilnError } from '../../../src/core/errors.js';
 import { makeImage, tempDir } from '../../helpers/fixtures.js';
+import { makeApng } from '../../helpers/media.js';
 import { kiln } from '../../helpers/cli.js';
 
 const dir = tempDir();
@@ -68,21 +69,7 @@ describe('info', () => {
     assert.deepEqual([g.width, g.height, g.pages, g.animated, g.loop, g.delays], [16, 8, 4, true, 3, [50, 60, 70, 80]]);
   });
   it('reports an APNG as animated with its frames, loop and delays; a multi-page TIFF as pages, not an animation', async () => {
-    const apng = path.join(dir, 'a.apng');
-    execFileSync('ffmpeg', [
-      '-v',
-      'error',
-      '-y',
-      '-f',
-      'lavfi',
-      '-i',
-      'testsrc=size=16x8:rate=4:duration=0.75',
-      '-plays',
-      '2',
-      '-f',
-      'apng',
-      apng,
-    ]);
+    const apng = makeApng(dir, 'a.apng', { width: 16, height: 8, frames: 3, delayMs: 250, plays: 2 });
     const a = await run(apng);
     assert.deepEqual([a.width, a.pages, a.animated, a.loop, a.delays], [16, 3, true, 2, [250, 250, 250]]);
     const tiff = path.join(dir, 'pages.tiff');
