@@ -320,6 +320,23 @@ export function lossyQuality(format: ImageFormat, quality: number | undefined): 
   return format === 'png' || format === 'gif' ? undefined : quality;
 }
 
+const headers = new WeakMap<Sharp, Promise<Metadata>>();
+
+/**
+ * The input's header as sharp reports it, read once per pipeline: each metadata() call reads the input
+ * again (0.3–0.5 ms of CPU and a thread-pool round trip per call on a small image), and a tool that
+ * sized its work from the header would otherwise pay twice when writeImage looks at depth and colour.
+ */
+export function inputMetadata(img: Sharp): Promise<Metadata> {
+  let header = headers.get(img);
+  if (!header) {
+    header = img.metadata();
+    headers.set(img, header);
+    header.catch(() => headers.delete(img));
+  }
+  return header;
+}
+
 /** Largest input whose result keepDepthAndGrey decodes to see whether it stayed grey. */
 const GREY_CHECK_PIXELS = 16_000_000;
 
@@ -335,7 +352,7 @@ const GREY_FORMATS = new Set<ImageFormat>(['png', 'tiff', 'jpg']);
 export async function keepDepthAndGrey(img: Sharp, format: ImageFormat, o: EncodeOptions = {}): Promise<Sharp> {
   const palette = format === 'png' && o.quality !== undefined && o.quality < 100;
   if (palette || !GREY_FORMATS.has(format)) return img;
-  const meta = await img.metadata();
+  const meta = await inputMetadata(img);
   const deep = meta.depth === 'ushort' && format !== 'jpg';
   const greyIn = meta.space === 'grey16' || meta.space === 'b-w';
   if (!deep && !greyIn) return img;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import { isAnimatedFormat, writeImage, type ImageFormat } from '../../../engines/sharp.js';
+import { type ImageFormat, inputMetadata, isAnimatedFormat, writeImage } from '../../../engines/sharp.js';
 import { openInput } from '../_shared/decode.js';
 import { writeEps } from '../_shared/eps-writer.js';
 import { outputFile } from '../../_shared/output.js';
@@ -33,7 +33,7 @@ export default defineTool({
     // Through openInput so Photoshop files (psd-to-jpg, psd-to-png) are flattened by ImageMagick first.
     const img = await openInput(input, ctx.workDir, ctx.signal, { animated: keepFrames });
     if (!keepFrames) await warnFirstFrameOnly(ctx, input, 'convert');
-    const meta = await img.metadata();
+    const meta = await inputMetadata(img);
     if ((meta.orientation ?? 1) > 1) img.autoOrient();
     ctx.progress(30, 'encoding');
     if (s.format === 'eps') {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { KilnError } from '../../../core/errors.js';
 import { defineTool } from '../../../core/tool.js';
-import { sameFormatAs, visibleSize, writeImage } from '../../../engines/sharp.js';
+import { inputMetadata, sameFormatAs, visibleSize, writeImage } from '../../../engines/sharp.js';
 import { outputFile } from '../../_shared/output.js';
 import { openInput } from '../_shared/decode.js';
 import { keepsFrames, warnFirstFrameOnly } from '../_shared/frames.js';
@@ -38,7 +38,7 @@ export default defineTool({
     const animated = await keepsFrames(input);
     const img = await openInput(input, ctx.workDir, ctx.signal, { animated });
     if (!animated) await warnFirstFrameOnly(ctx, input, 'crop');
-    const meta = await img.metadata();
+    const meta = await inputMetadata(img);
     const { width: W, height: H } = visibleSize(meta);
     if ((meta.orientation ?? 1) > 1) img.autoOrient();
     const px = (v: number, total: number) => (s.unit === 'percent' ? (v * total) / 100 : v);

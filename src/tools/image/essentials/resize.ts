@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import { sameFormatAs, visibleSize, writeImage } from '../../../engines/sharp.js';
+import { inputMetadata, sameFormatAs, visibleSize, writeImage } from '../../../engines/sharp.js';
 import { SOCIAL_PRESETS, SOCIAL_PRESET_IDS } from '../_shared/social-presets.js';
 import { openInput } from '../_shared/decode.js';
 import { outputFile } from '../../_shared/output.js';
@@ -49,7 +49,7 @@ export default defineTool({
       ({ width, height } = SOCIAL_PRESETS[s.preset]);
       fit = s.fit ?? 'cover';
     } else if (s.percentage !== undefined && width === undefined && height === undefined) {
-      const { width: srcW, height: srcH } = visibleSize(await img.metadata());
+      const { width: srcW, height: srcH } = visibleSize(await inputMetadata(img));
       width = Math.max(1, Math.round((srcW * s.percentage) / 100));
       height = Math.max(1, Math.round((srcH * s.percentage) / 100));
       fit = 'fill';

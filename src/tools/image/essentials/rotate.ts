@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import { getSharp, isAnimatedFormat, mapFrames, sameFormatAs, supportsAlpha, writeImage } from '../../../engines/sharp.js';
+import { getSharp, inputMetadata, isAnimatedFormat, mapFrames, sameFormatAs, supportsAlpha, writeImage } from '../../../engines/sharp.js';
 import { outputFile } from '../../_shared/output.js';
 import { openInput } from '../_shared/decode.js';
 import { warnFirstFrameOnly } from '../_shared/frames.js';
@@ -31,7 +31,7 @@ export default defineTool({
     const animated = isAnimatedFormat(ext);
     let img = await openInput(input, ctx.workDir, ctx.signal, { animated });
     if (!animated) await warnFirstFrameOnly(ctx, input, 'rotate');
-    const meta = await img.metadata();
+    const meta = await inputMetadata(img);
     ctx.progress(30, 'rotating');
     if (animated && (meta.pages ?? 1) > 1) {
       // libvips refuses rotate on multi-page images: turn each frame, then join them again.
