@@ -40,5 +40,6 @@ export async function transcodeAudio(
     output: out,
     requireSamples: true,
   });
-  return { outputs: [outputFile(out)], ...(cover.dropped.length ? { data: { warnings: cover.dropped } } : {}) };
+  for (const w of cover.dropped) ctx.warn(w);
+  return { outputs: [outputFile(out)] };
 }

@@ -55,6 +55,7 @@ export default defineTool({
     const after = await probe(out, { signal: ctx.signal });
     const all = { ...after.tags, ...(after.audio?.tags ?? {}) };
     delete all.encoder;
-    return { outputs: [outputFile(out)], data: { tags: all, ...(cover.dropped.length ? { warnings: cover.dropped } : {}) } };
+    for (const w of cover.dropped) ctx.warn(w);
+    return { outputs: [outputFile(out)], data: { tags: all } };
   },
 });

@@ -30,8 +30,9 @@ export default defineTool({
       failCode: 'UNSUPPORTED_INPUT',
     });
     if (/invalid password/i.test(r.stderr)) throw passwordProtectedError(input.name);
-    const warnings = r.stderr.split('\n').filter((l) => /WARNING/.test(l)).length;
-    if (r.code !== 2) return { outputs: [pdfOutput(out)], data: { method: 'qpdf', repaired: r.code === 3, warnings } };
+    // How many problems qpdf reported and worked around (data.warnings is the list every tool's run leaves out).
+    const qpdfWarnings = r.stderr.split('\n').filter((l) => /WARNING/.test(l)).length;
+    if (r.code !== 2) return { outputs: [pdfOutput(out)], data: { method: 'qpdf', repaired: r.code === 3, qpdfWarnings } };
     // qpdf gave up (e.g. no trailer at all): Ghostscript rebuilds from whatever page objects it finds.
     ctx.progress(50, 'rebuilding');
     try {
@@ -39,7 +40,7 @@ export default defineTool({
       const check = await exec(bin, ['--show-npages', out], { signal: ctx.signal, timeoutMs: 60_000, okCodes: [0, 3] });
       const pages = Number(check.stdout.trim());
       if (!(pages > 0)) throw new Error('no pages');
-      return { outputs: [pdfOutput(out)], data: { method: 'ghostscript', repaired: true, pages, warnings } };
+      return { outputs: [pdfOutput(out)], data: { method: 'ghostscript', repaired: true, pages, qpdfWarnings } };
     } catch (e) {
       if (e instanceof KilnError && (e.code === 'CANCELLED' || e.code === 'TIMEOUT')) throw e;
       throw new KilnError(

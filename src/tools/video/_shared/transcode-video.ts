@@ -156,5 +156,8 @@ function encode(
     onProgress: progressSpan(ctx, from, to, o.stage ?? 'encoding'),
     output: out,
     cwd: o.cwd,
-  }).then(() => ({ outputs: [outputFile(out)], ...(kept?.dropped.length ? { data: { warnings: kept.dropped } } : {}) }));
+  }).then(() => {
+    for (const w of kept?.dropped ?? []) ctx.warn(w);
+    return { outputs: [outputFile(out)] };
+  });
 }

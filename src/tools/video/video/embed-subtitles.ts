@@ -69,6 +69,7 @@ export default defineTool({
       ],
       { signal: ctx.signal, durationS: info.duration, onProgress: progressSpan(ctx, 0, 100, 'muxing'), output: out },
     );
-    return { outputs: [outputFile(out)], ...(kept.dropped.length ? { data: { warnings: kept.dropped } } : {}) };
+    for (const w of kept.dropped) ctx.warn(w);
+    return { outputs: [outputFile(out)] };
   },
 });

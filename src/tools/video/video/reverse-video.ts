@@ -69,6 +69,7 @@ export default defineTool({
       reversingPct: 90,
       joinStage: 'joining',
     });
-    return { outputs: [outputFile(out)], data: { chunks, ...(kept.dropped.length ? { warnings: kept.dropped } : {}) } };
+    for (const w of kept.dropped) ctx.warn(w);
+    return { outputs: [outputFile(out)], data: { chunks } };
   },
 });

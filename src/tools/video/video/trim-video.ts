@@ -53,9 +53,10 @@ export default defineTool({
         output: out,
       },
     );
+    for (const w of kept.dropped) ctx.warn(w);
     return {
       outputs: [outputFile(out)],
-      data: { startS: s.startS, endS: s.startS + dur, precise: !copy, ...(kept.dropped.length ? { warnings: kept.dropped } : {}) },
+      data: { startS: s.startS, endS: s.startS + dur, precise: !copy },
     };
   },
 });

@@ -40,13 +40,12 @@ export default defineTool({
     // Every audio track is measured and normalized on its own; one with nothing to measure (a silent
     // commentary track) is kept as it was and named. Subtitle tracks are copied (same container).
     const args: string[] = [];
-    const warnings: string[] = [];
     for (const [i, t] of tracks.entries()) {
       const span = progressSpan(ctx, (45 * i) / tracks.length, (45 * (i + 1)) / tracks.length, 'measuring');
       const af = await measureLoudnorm(input.path, info.duration, { signal: ctx.signal, onProgress: span, track: i }).catch(
         (e: unknown) => {
           if (i === 0 || !(e instanceof KilnError) || e.code !== 'UNSUPPORTED_INPUT') throw e;
-          warnings.push(`audio track ${i + 1} kept as it was: ${e.message}`);
+          ctx.warn(`audio track ${i + 1} kept as it was: ${e.message}`);
           return undefined;
         },
       );
@@ -83,6 +82,6 @@ export default defineTool({
         output: out,
       },
     );
-    return { outputs: [outputFile(out)], ...(warnings.length ? { data: { warnings } } : {}) };
+    return { outputs: [outputFile(out)] };
   },
 });
