@@ -3905,7 +3905,7 @@ _kiln() {
       ;;
     'pipeline')
       flags='--help'
-      args='run validate save list'
+      args='run validate save list rm'
       ;;
     'pipeline run')
       case "$prev" in
@@ -3937,6 +3937,13 @@ _kiln() {
         --profile) return 0 ;;
       esac
       flags='--scope --json --server --profile --insecure-http -h --help'
+      ;;
+    'pipeline rm')
+      case "$prev" in
+        --server) return 0 ;;
+        --profile) return 0 ;;
+      esac
+      flags='--json --server --profile --insecure-http -h --help'
       ;;
     'presets')
       flags='--json -h --help'

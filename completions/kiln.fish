@@ -5521,10 +5521,11 @@ complete -c kiln -n '__fish_seen_subcommand_from mcp' -l insecure-http -d 'allow
 complete -c kiln -n '__fish_seen_subcommand_from mcp' -l help -s h -d 'show help'
 
 # pipeline
-complete -c kiln -n '__fish_seen_subcommand_from pipeline; and not __fish_seen_subcommand_from run validate save list' -a run -d 'run a pipeline file (or a name in ~/.config/kiln/pipelines/…'
-complete -c kiln -n '__fish_seen_subcommand_from pipeline; and not __fish_seen_subcommand_from run validate save list' -a validate -d 'check every step of a pipeline file without running it; eve…'
-complete -c kiln -n '__fish_seen_subcommand_from pipeline; and not __fish_seen_subcommand_from run validate save list' -a save -d 'save a pipeline file on the server (replaces one of the sam…'
-complete -c kiln -n '__fish_seen_subcommand_from pipeline; and not __fish_seen_subcommand_from run validate save list' -a list -d 'the pipelines saved on the server: yours and those your tea…'
+complete -c kiln -n '__fish_seen_subcommand_from pipeline; and not __fish_seen_subcommand_from run validate save list rm' -a run -d 'run a pipeline file (or a name in ~/.config/kiln/pipelines/…'
+complete -c kiln -n '__fish_seen_subcommand_from pipeline; and not __fish_seen_subcommand_from run validate save list rm' -a validate -d 'check every step of a pipeline file without running it; eve…'
+complete -c kiln -n '__fish_seen_subcommand_from pipeline; and not __fish_seen_subcommand_from run validate save list rm' -a save -d 'save a pipeline file on the server (replaces one of the sam…'
+complete -c kiln -n '__fish_seen_subcommand_from pipeline; and not __fish_seen_subcommand_from run validate save list rm' -a list -d 'the pipelines saved on the server: yours and those your tea…'
+complete -c kiln -n '__fish_seen_subcommand_from pipeline; and not __fish_seen_subcommand_from run validate save list rm' -a rm -d 'delete a pipeline saved on the server (one you may change:…'
 complete -c kiln -n '__fish_seen_subcommand_from pipeline; and __fish_seen_subcommand_from run' -l server -x -d 'kiln server to use (env KILN_SERVER; default: the profile\'s…'
 complete -c kiln -n '__fish_seen_subcommand_from pipeline; and __fish_seen_subcommand_from run' -l profile -x -d 'configuration profile (env KILN_PROFILE; default: "default")'
 complete -c kiln -n '__fish_seen_subcommand_from pipeline; and __fish_seen_subcommand_from run' -l insecure-http -d 'allow plain http to a server on another machine (env KILN_I…'
@@ -5554,6 +5555,11 @@ complete -c kiln -n '__fish_seen_subcommand_from pipeline; and __fish_seen_subco
 complete -c kiln -n '__fish_seen_subcommand_from pipeline; and __fish_seen_subcommand_from list' -l profile -x -d 'configuration profile (env KILN_PROFILE; default: "default")'
 complete -c kiln -n '__fish_seen_subcommand_from pipeline; and __fish_seen_subcommand_from list' -l insecure-http -d 'allow plain http to a server on another machine (env KILN_I…'
 complete -c kiln -n '__fish_seen_subcommand_from pipeline; and __fish_seen_subcommand_from list' -l help -s h -d 'show help'
+complete -c kiln -n '__fish_seen_subcommand_from pipeline; and __fish_seen_subcommand_from rm' -l json -d 'machine-readable'
+complete -c kiln -n '__fish_seen_subcommand_from pipeline; and __fish_seen_subcommand_from rm' -l server -x -d 'kiln server to use (env KILN_SERVER; default: the profile\'s…'
+complete -c kiln -n '__fish_seen_subcommand_from pipeline; and __fish_seen_subcommand_from rm' -l profile -x -d 'configuration profile (env KILN_PROFILE; default: "default")'
+complete -c kiln -n '__fish_seen_subcommand_from pipeline; and __fish_seen_subcommand_from rm' -l insecure-http -d 'allow plain http to a server on another machine (env KILN_I…'
+complete -c kiln -n '__fish_seen_subcommand_from pipeline; and __fish_seen_subcommand_from rm' -l help -s h -d 'show help'
 
 # presets
 complete -c kiln -n '__fish_seen_subcommand_from presets' -l json -d 'machine-readable'

@@ -285,6 +285,15 @@ export function topProgram(): Command {
       .addOption(new Option('--scope <scope>', 'all (default), private, or team').choices(['all', 'private', 'team']))
       .option('--json', 'machine-readable'),
   ).action(async (o: Record<string, string | boolean | undefined>) => (await import('./commands/pipeline.js')).pipelineListCommand(o));
+  addServerOptions(
+    pipeline
+      .command('rm')
+      .description('delete a pipeline saved on the server (one you may change: not a teammate’s)')
+      .argument('<name>', 'its name or id (kiln pipeline list)')
+      .option('--json', 'machine-readable'),
+  ).action(async (ref: string, o: Record<string, string | boolean | undefined>) =>
+    (await import('./commands/pipeline.js')).pipelineRemoveCommand(ref, o),
+  );
 
   const files = program
     .command('files')

@@ -159,6 +159,19 @@ describe('kiln pipeline save|list and kiln files against a server', () => {
     assert.equal(run.status, 200);
   });
 
+  it('kiln pipeline rm deletes a saved pipeline by name; a second time it is not found', async () => {
+    const file = writeJson('gone.json', { name: 'gone', steps: [{ tool: 'resize', settings: { width: 10 } }] });
+    assert.equal((await kiln(['pipeline', 'save', file], { env })).code, 0);
+    const rm = await kiln(['pipeline', 'rm', 'gone', '--json'], { env });
+    assert.equal(rm.code, 0, rm.stderr);
+    assert.equal(JSON.parse(rm.stdout).deleted, true);
+    const list = await kiln(['pipeline', 'list', '--json'], { env });
+    assert.ok(!(JSON.parse(list.stdout) as { name: string }[]).some((p) => p.name === 'gone'), list.stdout);
+    const again = await kiln(['pipeline', 'rm', 'gone'], { env });
+    assert.equal(again.code, 1, again.stderr);
+    assert.match(again.stderr, /gone/);
+  });
+
   it('runs a pipeline whose first step takes no file, locally and saved on the server', async () => {
     // kiln pipeline run needed <inputs...>, and the server's run route wanted multipart with a "file".
     const file = writeJson('qr.json', {

@@ -187,3 +187,11 @@ export async function pipelineListCommand(o: ServerOpts): Promise<void> {
   const w = Math.max(...pipelines.map((p) => p.name.length));
   for (const p of pipelines) process.stdout.write(`${p.id}  ${p.name.padEnd(w)}  ${p.steps.map((s) => s.tool).join(' → ')}\n`);
 }
+
+/** `kiln pipeline rm NAME|ID`: the server's DELETE; an unknown name is NOT_FOUND (exit 1), as `files rm` does. */
+export async function pipelineRemoveCommand(ref: string, o: ServerOpts): Promise<void> {
+  const c = await serverClient(o);
+  const r = await c.json<{ id: string; deleted: boolean }>('DELETE', `/api/v1/pipelines/${encodeURIComponent(ref)}`);
+  if (o.json) process.stdout.write(JSON.stringify(r) + '\n');
+  else process.stdout.write(`Deleted the pipeline ${ref} (${r.id}).\n`);
+}
