@@ -28,6 +28,19 @@ describe('audio inputs at the edges of what encoders take', () => {
       assert.ok(Math.abs(duration(r.path) - 0.5) < 0.05, `${rate} Hz: ${duration(r.path)} s`);
     }
   });
+
+  it('says so when MP3 takes a 5.1 source down to stereo, and not for stereo', async () => {
+    const surround = path.join(dir, 'surround.wav');
+    execFileSync('ffmpeg', [
+      ...['-v', 'error', '-y', '-f', 'lavfi', '-i', 'sine=f=440:d=0.5'],
+      ...['-af', 'pan=5.1|c0=c0|c1=c0|c2=c0|c3=c0|c4=c0|c5=c0', surround],
+    ]);
+    const r = await runMedia(dir, 'convert-audio', [surround], { format: 'mp3' });
+    assert.equal(audio(r.path).channels, 2);
+    assert.deepEqual(r.data?.warnings, ['6 audio channels downmixed to stereo: MP3 holds at most two']);
+    const stereo = await runMedia(dir, 'convert-audio', [makeAudio(dir, 'st.wav', { durationS: 0.5 })], { format: 'mp3' });
+    assert.equal(stereo.data?.warnings, undefined);
+  });
 });
 
 /** A 1 s tone in `name` (mp3, flac or m4a) with a PNG cover and a title tag. */

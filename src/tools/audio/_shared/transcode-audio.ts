@@ -27,6 +27,9 @@ export async function transcodeAudio(
   const out = ctx.out(format);
   // Tags and cover art go with the audio wherever the format holds them (a picture it cannot hold is named).
   const cover = keptCoverArt(info, format);
+  // LAME encodes mono or stereo: ffmpeg downmixes 5.1 or 7.1 on its own, which the user should hear of.
+  const channels = info.audio?.channels ?? 0;
+  if (format === 'mp3' && channels > 2) ctx.warn(`${channels} audio channels downmixed to stereo: MP3 holds at most two`);
   const args = [...(o.inputArgs ?? []), '-i', input.path, '-map', '0:a:0', ...cover.args, '-sn'];
   if (o.af) args.push('-af', o.af);
   // A WAV kept as WAV keeps its sample depth (24-bit, float): a gain or a fade is no reason to cut it to 16-bit.
