@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
 import { describe, it, before } from 'node:test';
 import sharp from 'sharp';
 import type { KilnError } from '../../../src/core/errors.js';
@@ -145,6 +147,23 @@ describe('reverse-audio / audio-speed / pitch-shift / audio-channels', () => {
     const r = await runMedia(dir, 'audio-channels', [left], { mode: 'swap' });
     assert.ok(meanVolumeDb(r.path, 'pan=mono|c0=c0') < -80, 'left now silent');
     assert.ok(meanVolumeDb(r.path, 'pan=mono|c0=c1') > -15, 'right has the tone');
+  });
+  it('on 5.1: swap exchanges front left and right and keeps the other four, mono mixes every channel', async () => {
+    // Only the centre and the rear right sound: the stereo filters alone dropped both.
+    const surround = path.join(dir, 'surround.wav');
+    execFileSync('ffmpeg', [
+      ...['-v', 'error', '-y', '-f', 'lavfi', '-i', 'sine=f=440:d=0.5'],
+      ...['-af', 'pan=5.1|c0=0*c0|c1=0*c0|c2=c0|c3=0*c0|c4=0*c0|c5=c0', surround],
+    ]);
+    assert.equal(audio(surround).channels, 6);
+    const swapped = await runMedia(dir, 'audio-channels', [surround], { mode: 'swap' });
+    assert.equal(audio(swapped.path).channels, 6);
+    assert.ok(meanVolumeDb(swapped.path, 'pan=mono|c0=c2') > -40, 'the centre kept');
+    assert.ok(meanVolumeDb(swapped.path, 'pan=mono|c0=c5') > -40, 'the rear right kept');
+    assert.ok(meanVolumeDb(swapped.path, 'pan=mono|c0=c0') < -80, 'front left still silent');
+    const mono = await runMedia(dir, 'audio-channels', [surround], { mode: 'stereo-to-mono' });
+    assert.equal(audio(mono.path).channels, 1);
+    assert.ok(meanVolumeDb(mono.path) > -45, `the centre and rear are in the mix (${meanVolumeDb(mono.path)} dB)`);
   });
   it('mixes stereo to mono and spreads mono to stereo', async () => {
     const mono = await runMedia(dir, 'audio-channels', [tone], { mode: 'stereo-to-mono' });

@@ -25,10 +25,15 @@ export default defineTool({
       throw new KilnError('UNSUPPORTED_INPUT', `${input.name} is not mono (it has ${ch} channels).`);
     if (s.mode !== 'mono-to-stereo' && ch < 2)
       throw new KilnError('UNSUPPORTED_INPUT', `${input.name} is mono; ${s.mode} needs two channels.`);
+    // More than two channels (5.1, 7.1): mono takes every channel through ffmpeg's own downmix, and a
+    // swap exchanges front left and right and keeps the rest where they are. The stereo filters alone
+    // kept the first two channels and dropped the others without a word.
+    const layout = info.audio.channelLayout?.replace(/\(.*\)$/, '') || `${ch}c`;
+    const rest = Array.from({ length: Math.max(0, ch - 2) }, (_, i) => `|c${i + 2}=c${i + 2}`).join('');
     const af = {
-      'stereo-to-mono': 'pan=mono|c0=0.5*c0+0.5*c1',
+      'stereo-to-mono': ch > 2 ? 'aformat=channel_layouts=mono' : 'pan=mono|c0=0.5*c0+0.5*c1',
       'mono-to-stereo': 'pan=stereo|c0=c0|c1=c0',
-      swap: 'pan=stereo|c0=c1|c1=c0',
+      swap: ch > 2 ? `pan=${layout}|c0=c1|c1=c0${rest}` : 'pan=stereo|c0=c1|c1=c0',
     }[s.mode];
     return transcodeAudio(ctx, input, info, { af, stage: 'remixing' });
   },
