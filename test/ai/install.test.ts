@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
-import { mkdir, readdir, readFile, readlink, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, readlink, rm, symlink, truncate, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -137,6 +137,10 @@ describe('bundle installer', () => {
     const before = hits.get('/files/weights.bin');
     assert.equal(await installBundle(dataDir, manifest('1')), 'already');
     assert.equal(hits.get('/files/weights.bin'), before);
+    // A model file cut short on disk (a full disk mid-copy) is no install: it is installed again.
+    await truncate(path.join(link, 'weights.bin'), 10);
+    assert.equal(await installBundle(dataDir, manifest('1')), 'installed');
+    assert.deepEqual(await readFile(path.join(bundleLink(dataDir, 'background-removal'), 'weights.bin')), weights);
     await assertClean(dataDir);
   });
 

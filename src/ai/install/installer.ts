@@ -46,6 +46,18 @@ export async function isBundleCurrent(dataDir: string, b: BundleManifest): Promi
   return (await readInstalled(dataDir, 'bundle', b.id))?.version === b.version;
 }
 
+/**
+ * Whether every file the install recorded is still there at its recorded size. A model file truncated or
+ * removed by hand (a disk full mid-copy, a cleaner) made every run fail while `install` answered "already
+ * installed"; sizes are cheap to check, digests (hundreds of MB) are checked when the model loads.
+ */
+async function filesIntact(dataDir: string, id: string): Promise<boolean> {
+  const files = (await readInstalled(dataDir, 'bundle', id))?.files ?? [];
+  const dir = linkOf(dataDir, 'bundle', id);
+  for (const f of files) if ((await stat(path.join(dir, f.name)).catch(() => undefined))?.size !== f.size) return false;
+  return true;
+}
+
 /** True for a file only an imported archive can supply (no verifiable download). */
 export const importOnly = (f: BundleFile) => f.source.kind === 'import';
 
@@ -219,7 +231,7 @@ export async function installBundle(dataDir: string, bundle: BundleManifest, opt
   const m = meter(bytes, opts);
   const missingRuntimes: RuntimeManifest[] = [];
   for (const r of runtimes) if (!(await isRuntimeInstalled(dataDir, r))) missingRuntimes.push(r);
-  const current = await isBundleCurrent(dataDir, bundle);
+  const current = (await isBundleCurrent(dataDir, bundle)) && (await filesIntact(dataDir, bundle.id));
   if (current && !missingRuntimes.length) return 'already';
   await mkdir(stagingDir(dataDir), { recursive: true });
   await sweepStaging(dataDir);
