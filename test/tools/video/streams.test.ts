@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { before, describe, it } from 'node:test';
 import { tempDir } from '../../helpers/fixtures.js';
-import { ffprobe, integratedLufs, makeSrt, runMedia } from '../../helpers/media.js';
+import { ffprobe, integratedLufs, makeSrt, runMedia, zeroCrossingHz } from '../../helpers/media.js';
 
 // Video tools other than convert-video/compress-video kept only the first audio track (and no subtitles)
 // of a multi-track input: a second language was lost without a word.
@@ -58,6 +58,23 @@ describe('video tools keep every audio track and the subtitle tracks', () => {
       );
     }
   });
+  it('video-speed without keepPitch changes every audio track by the factor, whatever its sample rate', async () => {
+    // 440 Hz at 48 kHz and at 22.05 kHz: asetrate at the first track's rate made the second 4.4× faster.
+    const p = path.join(dir, 'two-rates.mkv');
+    execFileSync('ffmpeg', [
+      ...['-v', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc=s=64x48:r=10:d=1'],
+      ...['-f', 'lavfi', '-i', 'sine=f=440:d=1:sample_rate=48000', '-f', 'lavfi', '-i', 'sine=f=440:d=1:sample_rate=22050'],
+      ...['-map', '0', '-map', '1', '-map', '2', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'flac', p],
+    ]);
+    const r = await runMedia(dir, 'video-speed', [p], { factor: 2, keepPitch: false });
+    for (const track of [0, 1]) {
+      const wav = path.join(dir, `two-rates-${track}.wav`);
+      execFileSync('ffmpeg', ['-v', 'error', '-y', '-i', r.path, '-map', `0:a:${track}`, '-ac', '1', '-ar', '44100', wav]);
+      const hz = zeroCrossingHz(wav, 0.05, 0.3);
+      assert.ok(Math.abs(hz - 880) < 30, `track ${track + 1}: ${hz} Hz, not 880`);
+    }
+  });
+
   it('reverse-video in chunks keeps every audio track too', async () => {
     const clip = tracks('tracks2s.mp4', 'mov_text', 2);
     process.env.KILN_REVERSE_MEMORY_MB = '0.04';

@@ -26,7 +26,9 @@ export default defineTool({
     const input = files[0]!;
     const info = await probeVideo(input, ctx.signal);
     const sr = info.audio?.sampleRate ?? 48000;
-    const af = s.keepPitch ? atempoChain(s.factor) : `asetrate=${Math.round(sr * s.factor)},aresample=${sr}`;
+    // The one -af runs on every audio track: each is brought to the first track's rate before asetrate,
+    // or a track at another rate (44.1 kHz beside 48 kHz) would change speed by a different factor.
+    const af = s.keepPitch ? atempoChain(s.factor) : `aresample=${sr},asetrate=${Math.round(sr * s.factor)},aresample=${sr}`;
     return transcodeVideo(ctx, input, info, {
       vf: `setpts=PTS/${s.factor}`,
       af,
