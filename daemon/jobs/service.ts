@@ -28,7 +28,7 @@ import { executeRun, type RunDeps, type RunSpec } from './run.js';
 import { cancelElsewhere, handBack, LostJobs, Reaper, type ScaledDeps } from './scaled.js';
 import { findTarget } from './targets.js';
 import { recoverLocal, removeStaleScratch, sweepJobs, Upkeep } from './upkeep.js';
-import { within } from './within.js';
+import { waitForJob } from './within.js';
 
 /** How often the sweeper looks whether a sweep is due. */
 const SWEEP_TICK_MS = 5000;
@@ -320,43 +320,9 @@ export class JobService {
     this.settled.set(id, settled);
   }
 
-  /**
-   * The finished row, or undefined when the job is still going after `ms`. NOT_FOUND when its record is
-   * gone (its owner deleted meanwhile): "still going" then made a caller that waits in a loop (an MCP
-   * call) ask again at once, for ever.
-   */
-  async wait(id: string, ms: number): Promise<JobRow | undefined> {
-    const p = this.settled.get(id);
-    if (!p && this.shared && ms > 0) return this.waitShared(id, ms);
-    if (!p) {
-      const row = await this.existing(id);
-      return isFinal(row.status) ? row : undefined;
-    }
-    if (ms <= 0) return undefined;
-    const row = await within(p, ms);
-    if (row) return row;
-    await this.existing(id);
-    return undefined;
-  }
-
-  private async existing(id: string): Promise<JobRow> {
-    const row = await getJob(this.store.db, id);
-    if (!row) throw new KilnError('NOT_FOUND', `Job ${id} no longer exists (its owner was deleted, or its record expired).`);
-    return row;
-  }
-
-  /** Scaled mode: a job another instance runs ends when its final event arrives (or the row says so). */
-  private async waitShared(id: string, ms: number): Promise<JobRow | undefined> {
-    const final = this.events.finalEvent(id);
-    try {
-      const before = await this.existing(id);
-      if (isFinal(before.status)) return before;
-      await within(final.done, ms);
-      const row = await this.existing(id);
-      return isFinal(row.status) ? row : undefined;
-    } finally {
-      final.dispose();
-    }
+  /** The finished row, or undefined when the job is still going after `ms` (within.ts). */
+  wait(id: string, ms: number): Promise<JobRow | undefined> {
+    return waitForJob({ db: this.store.db, events: this.events, settled: this.settled.get(id), scaled: !!this.shared }, id, ms);
   }
 
   /** Aborts a queued or running job; its partial output is removed. */
