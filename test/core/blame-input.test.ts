@@ -8,28 +8,16 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import sharp from 'sharp';
-import { z } from 'zod';
-import { defineTool } from '../../src/core/tool.js';
 import { inputFile, runTool } from '../../src/tools/run-tool.js';
 import { tempDir } from '../helpers/fixtures.js';
+import { testTool } from '../helpers/test-tool.js';
 
 describe('an internal failure with an input that does not decode', () => {
   const dir = tempDir('kiln-blame-');
   // A tool that fails the way libvips did: a plain error saying nothing about the input.
-  const failing = defineTool({
-    id: 'fails-unknown',
-    section: 'image',
-    group: 'utilities',
-    summary: 'test',
-    description: 'test',
-    input: { kind: 'file', accept: ['image/*'] },
-    settings: z.object({}),
-    output: 'none',
-    examples: [],
-    async run() {
-      throw new Error('Unknown error');
-    },
-  } as never);
+  const failing = testTool('fails-unknown', 'image/*', async () => {
+    throw new Error('Unknown error');
+  });
   const run = async (file: string) =>
     runTool(
       failing as never,

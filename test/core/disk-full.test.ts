@@ -8,11 +8,10 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import sharp from 'sharp';
-import { z } from 'zod';
 import { exec } from '../../src/core/process.js';
-import { defineTool } from '../../src/core/tool.js';
 import { inputFile, runTool } from '../../src/tools/run-tool.js';
 import { tempDir } from '../helpers/fixtures.js';
+import { testTool } from '../helpers/test-tool.js';
 
 const unavailable = (e: { code?: string; message?: string }) => {
   assert.equal(e.code, 'UNAVAILABLE', e.message);
@@ -37,21 +36,10 @@ describe('a full disk', () => {
   });
 
   it('is UNAVAILABLE when sharp cannot write a tool output', async () => {
-    const tool = defineTool({
-      id: 'writes-to-full-disk',
-      section: 'image',
-      group: 'utilities',
-      summary: 'test',
-      description: 'test',
-      input: { kind: 'file', accept: ['image/*'] },
-      settings: z.object({}),
-      output: 'none',
-      examples: [],
-      async run(_ctx: unknown, inputs: { files: { path: string }[] }) {
-        await sharp(inputs.files[0]!.path).jpeg().toFile('/dev/full');
-        return { outputs: [] };
-      },
-    } as never);
+    const tool = testTool('writes-to-full-disk', 'image/*', async (_ctx, inputs) => {
+      await sharp(inputs.files[0]!.path).jpeg().toFile('/dev/full');
+      return { outputs: [] };
+    });
     const png = path.join(dir, 'fine.png');
     writeFileSync(
       png,

@@ -6,9 +6,8 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { z } from 'zod';
 import { forgetKind, rememberKind, sniffedKind } from '../../src/core/sniffed-kinds.js';
-import { defineTool, type ToolInputs } from '../../src/core/tool.js';
+import { testTool } from '../helpers/test-tool.js';
 import { localInputs } from '../../src/engines/ffmpeg/run.js';
 import { findTool } from '../../src/tools/index.js';
 import { inputFile, runTool } from '../../src/tools/run-tool.js';
@@ -21,21 +20,10 @@ describe('ffmpeg demuxer from the sniffed type', () => {
   it('a run passes -f <demuxer> for inputs sniffed as media, and forgets them afterwards', async () => {
     const wav = makeAudio(dir, 'clip.m3u8.wav');
     let seen: string[] = [];
-    const probe = defineTool({
-      id: 'demux-probe',
-      section: 'audio',
-      group: 'audio',
-      summary: 'test',
-      description: 'test',
-      input: { kind: 'file', accept: ['audio/*'] },
-      settings: z.object({}),
-      output: 'none',
-      examples: [],
-      async run(_ctx: unknown, { files }: ToolInputs) {
-        seen = localInputs(['-ss', '0', '-i', files[0]!.path, '-f', 'lavfi', '-i', 'anullsrc', '-map', '0']);
-        return { outputs: [], data: {} };
-      },
-    } as never);
+    const probe = testTool('demux-probe', 'audio/*', async (_ctx, { files }) => {
+      seen = localInputs(['-ss', '0', '-i', files[0]!.path, '-f', 'lavfi', '-i', 'anullsrc', '-map', '0']);
+      return { outputs: [], data: {} };
+    });
     await runTool(probe as never, { files: [await inputFile(wav)], extra: {} }, {}, { workDir: path.join(dir, 'w'), dataDir: dir });
     assert.deepEqual(seen, [
       '-ss',
