@@ -40,17 +40,39 @@ class ModelHost {
     const w = new Worker(new URL('./worker.js', import.meta.url));
     w.postMessage({ type: 'settings', idleMs: idleMs(), sharedWith: sharedWith() } satisfies ToWorker);
     w.on('message', (m: FromWorker) => this.onMessage(m));
-    w.on('error', (e) => this.failAll(new KilnError('INTERNAL', `The AI worker failed: ${e.message}`)));
+    // A worker retired after the idle time ran nothing of anyone's: its end fails no run (the next
+    // run went to a new worker), so only the current worker's failure or exit reaches the runs.
+    w.on('error', (e) => {
+      if (this.worker === w) this.failAll(new KilnError('INTERNAL', `The AI worker failed: ${e.message}`));
+    });
     w.on('exit', (code) => {
-      if (this.worker === w) this.worker = undefined;
-      // A stats question asked while the worker was stopping gets no answer from it: none is loaded now.
-      for (const answer of this.statsWaiters.values()) answer([]);
-      this.statsWaiters.clear();
+      if (this.worker !== w) return;
+      this.worker = undefined;
+      this.answerStats();
       this.failAll(new KilnError('INTERNAL', `The AI worker stopped (exit code ${code}).`));
     });
     w.unref();
     this.worker = w;
     return w;
+  }
+
+  /** A stats question asked of a worker that is stopping gets no answer from it: none is loaded now. */
+  private answerStats(): void {
+    for (const answer of this.statsWaiters.values()) answer([]);
+    this.statsWaiters.clear();
+  }
+
+  /**
+   * Stops the idle worker. It is let go at once, before its exit: a run that comes in while it is
+   * stopping starts a new worker instead of being posted to one that ends under it (such a run failed
+   * INTERNAL, "The AI worker stopped", whenever it came within the few ms of a teardown).
+   */
+  private retire(): void {
+    const w = this.worker;
+    if (!w) return;
+    this.worker = undefined;
+    this.answerStats();
+    void w.terminate();
   }
 
   private failAll(e: KilnError): void {
@@ -91,7 +113,7 @@ class ModelHost {
     clearTimeout(this.idleTimer);
     const ms = idleMs();
     this.idleTimer = setTimeout(() => {
-      if (this.idle()) void this.worker?.terminate();
+      if (this.idle()) this.retire();
     }, ms);
     this.idleTimer.unref();
   }
