@@ -199,6 +199,13 @@ async function run(m: Extract<ToWorker, { type: 'run' }>): Promise<void> {
     // The caller has its answer; native work the prediction left running ends before the model
     // counts as free (no sweep disposes it) and before the host may stop this worker.
     await Promise.allSettled(lingering);
+    // 'done' lets the process exit (the host unreferences this worker). A binding's promise settles
+    // inside its completion callback, and the microtasks that follow run before that callback has
+    // returned into the addon; posted from them, 'done' let a CLI whose run had already failed exit
+    // and tear this thread down under whisper.cpp's completion: "terminate called after throwing an
+    // instance of 'Napi::Error'", exit 134 (seen 1 run in 8 of the watchdog test under load). A turn
+    // of the event loop later the callback has returned.
+    await new Promise((resolve) => setImmediate(resolve));
     if (entry) {
       entry.busy--;
       entry.lastUsed = Date.now();
