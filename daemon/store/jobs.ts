@@ -66,7 +66,8 @@ export async function listJobs(
   db: Kysely<Database>,
   opts: { ownerId?: string; limit: number; offset: number; status?: JobStatus; clientJobId?: string },
 ): Promise<JobRow[]> {
-  let q = db.selectFrom('jobs').selectAll().orderBy('created_at', 'desc').limit(opts.limit).offset(opts.offset);
+  // Ties on created_at (jobs of one millisecond) go by id, so pages neither repeat nor skip a job.
+  let q = db.selectFrom('jobs').selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(opts.limit).offset(opts.offset);
   if (opts.ownerId) q = q.where('owner_id', '=', opts.ownerId);
   if (opts.status) q = q.where('status', '=', opts.status);
   if (opts.clientJobId) q = q.where('client_job_id', '=', opts.clientJobId);

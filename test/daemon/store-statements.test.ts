@@ -129,6 +129,27 @@ describe('job queries', () => {
   });
 });
 
+describe('job list order', () => {
+  it('pages jobs of one millisecond by id: no page repeats or skips one', async () => {
+    const store = await openStore({ dataDir: tempDir('kiln-ties-') });
+    try {
+      // Inserted out of id order, all at one instant: the order of ties was the database's own (rowid).
+      const ids = ['j-c', 'j-a', 'j-e', 'j-b', 'j-d'];
+      for (const id of ids) await insertJob(store.db, { ...jobRow(id), created_at: 1_700_000_000_000 });
+      await insertJob(store.db, { ...jobRow('j-newest'), created_at: 1_700_000_000_001 });
+      const pages: string[][] = [];
+      for (let offset = 0; offset < 6; offset += 2) pages.push((await listJobs(store.db, { limit: 2, offset })).map((r) => r.id));
+      assert.deepEqual(pages, [
+        ['j-newest', 'j-e'],
+        ['j-d', 'j-c'],
+        ['j-b', 'j-a'],
+      ]);
+    } finally {
+      await store.close();
+    }
+  });
+});
+
 describe('job indexes', () => {
   it("reads the admin's newest jobs and a user's quota from indexes, not by scanning the table", async () => {
     const dataDir = tempDir('kiln-plan-');
@@ -158,7 +179,7 @@ describe('job indexes', () => {
         });
       };
       const [list] = await plan(() => listJobs(db, { limit: 20, offset: 0 }));
-      assert.match(list!, /jobs_created/);
+      assert.match(list!, /jobs_created_id/);
       assert.doesNotMatch(list!, /TEMP B-TREE/);
       const [held, open] = await plan(() => jobStorageUsed(db, 'u1'));
       assert.match(held!, /jobs_owner_held/);
