@@ -169,6 +169,7 @@ export async function mfaRoutes(app: FastifyInstance): Promise<void> {
         details: [{ path: 'code', message: 'code or recoveryCode required' }],
       });
     const u = await proveOwner(request, reply, !enabled);
+    const keys = mfaThrottleKeys(u.username, request.ip);
     if (enabled)
       await guardedCheck(
         ctx,
@@ -185,10 +186,10 @@ export async function mfaRoutes(app: FastifyInstance): Promise<void> {
             'mfa/disable: wrong code',
             'The code is wrong or was already used.',
             'mfa-proof-invalid',
-            mfaThrottleKeys(u.username, request.ip),
+            keys,
           ),
         true,
-        mfaThrottleKeys(u.username, request.ip),
+        keys,
       );
     await clearMfa(db, u.id);
     await auditFrom(request, 'mfa.disable', u.username);
