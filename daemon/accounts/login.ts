@@ -12,7 +12,7 @@ import { createSession } from '../store/sessions.js';
 import { findUserByNameAnyCase } from '../store/users.js';
 import { audit } from './audit.js';
 import { createChallenge } from './mfa.js';
-import { attemptSucceeded, failedAttempt, reserveAttempt, throttleKeys } from './throttle.js';
+import { attemptSucceeded, failedAttempt, reserveAttempt, type ThrottleKeys, throttleKeys } from './throttle.js';
 
 export async function issueSession(
   ctx: DaemonContext,
@@ -30,10 +30,11 @@ export async function failLogin(
   username: string,
   why: string,
   message = 'Wrong username or password.',
+  keys: ThrottleKeys = throttleKeys(username, request.ip),
 ): Promise<never> {
   await failedAttempt(
     ctx.store,
-    throttleKeys(username, request.ip),
+    keys,
     ctx.config.accounts,
     (locked) => ({ event: locked ? 'login.locked' : 'login.failure', target: username, ip: request.ip, details: { why } }),
     reply,
@@ -53,9 +54,10 @@ export async function wrongCurrentPassword(
   why: string,
   message = 'The current password is wrong.',
   reason = 'wrong-password',
+  keys?: ThrottleKeys,
 ): Promise<never> {
   try {
-    return await failLogin(ctx, request, reply, username, why, message);
+    return await failLogin(ctx, request, reply, username, why, message, keys);
   } catch (e) {
     if (e instanceof KilnError && e.code === 'UNAUTHORIZED') throw new KilnError('FORBIDDEN', message, { reason });
     throw e;
@@ -75,8 +77,9 @@ export async function guardedCheck(
   check: () => Promise<boolean>,
   onWrong: () => Promise<never>,
   final = true,
+  /** A second-factor code: mfaThrottleKeys (its own per-account lock). */
+  keys: ThrottleKeys = throttleKeys(username, request.ip),
 ): Promise<void> {
-  const keys = throttleKeys(username, request.ip);
   await reserveAttempt(ctx.store, keys, ctx.config.accounts, reply);
   let ok = false;
   try {

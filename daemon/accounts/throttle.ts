@@ -56,12 +56,29 @@ export interface ThrottleKeys {
   reserved: readonly Role[];
   /** What the 429 says there were too many of. */
   what: string;
+  /**
+   * The `user` counter locks too, like the pair (a second factor: only someone who knows the password
+   * reaches it, so a lock of it is no way for strangers to lock the account out).
+   */
+  userLocks?: boolean;
 }
 
 export function throttleKeys(username: string, address: string): ThrottleKeys {
   const name = username.toLowerCase();
   const ip = clientNet(address);
   return { user: `user:${name}`, ip: `ip:${ip}`, pair: `pair:${ip} ${name}`, reserved: ROLES, what: 'failed sign-in attempts' };
+}
+
+/**
+ * The counters of a second-factor code (TOTP or recovery code): the pair and the address of the
+ * password's counters, so codes and passwords add up there as before, and the account's codes over all
+ * addresses, which lock after LOGIN_MAX_FAILURES wrong ones (escalating like a pair): from many
+ * addresses (an IPv6 /48 holds 65,536 /64s) the pair and address locks alone let a guesser try the
+ * million codes of a TOTP step at leisure.
+ */
+export function mfaThrottleKeys(username: string, address: string): ThrottleKeys {
+  const keys = throttleKeys(username, address);
+  return { ...keys, user: `mfa:${username.toLowerCase()}`, userLocks: true, what: 'failed second-factor attempts' };
 }
 
 /**
@@ -105,8 +122,8 @@ interface Row {
   locks: number;
 }
 
-function limitOf(role: Role, c: AccountsConfig): number {
-  if (role === 'user') return Infinity;
+function limitOf(role: Role, c: AccountsConfig, keys: ThrottleKeys): number {
+  if (role === 'user') return keys.userLocks ? c.loginMaxFailures : Infinity;
   return role === 'ip' ? c.loginMaxFailures * 5 : c.loginMaxFailures;
 }
 
@@ -180,10 +197,12 @@ export async function reserveAttempt(
   now = Date.now(),
 ): Promise<void> {
   const refused = await withCounters(store, [keys.pair, keys.ip, keys.user], now, (rows) => {
-    const locked = [keys.pair, keys.ip].map((k) => rows.get(k)!).find((r) => r.locked_until !== null && r.locked_until > now);
+    const locked = lockable(keys)
+      .map((k) => rows.get(k)!)
+      .find((r) => r.locked_until !== null && r.locked_until > now);
     if (locked) return { write: [], result: locked.locked_until! };
     const next = keys.reserved.map((role) => ({ role, row: current(rows.get(keys[role])!, c, now) }));
-    const full = next.find(({ role, row }) => row.failures >= limitOf(role, c));
+    const full = next.find(({ role, row }) => row.failures >= limitOf(role, c, keys));
     if (full) {
       // The limit is already in flight or spent: lock now, so the answer can say how long to wait.
       const until = now + lockMs(c);
@@ -220,17 +239,17 @@ export async function attemptFailed(
       }
       const half = Math.ceil(c.loginMaxFailures / 2) * (role === 'ip' ? 5 : 1);
       if (r.failures > half) delayMs = Math.max(delayMs, Math.min(MAX_DELAY_MS, (r.failures - half) * STEP_DELAY_MS));
-      if (role === 'user' || lockedNow) {
+      if ((role === 'user' && !keys.userLocks) || lockedNow) {
         if (lockedNow) lockedUntil = Math.max(lockedUntil, stored.locked_until!);
         continue;
       }
       const cur = current(r, c, now);
-      const escalate = role === 'pair' && cur.locks > 0;
-      if (escalate || cur.failures >= limitOf(role, c)) {
+      const escalate = role !== 'ip' && cur.locks > 0;
+      if (escalate || cur.failures >= limitOf(role, c, keys)) {
         const ms = escalate ? Math.min(MAX_LOCK_MS, lockMs(c) * 2 ** cur.locks) : lockMs(c);
         const until = now + ms;
         lockedUntil = Math.max(lockedUntil, until);
-        write.set(r.key, { ...cur, failures: Math.max(cur.failures, limitOf(role, c)), locked_until: until, locks: cur.locks + 1 });
+        write.set(r.key, { ...cur, failures: Math.max(cur.failures, limitOf(role, c, keys)), locked_until: until, locks: cur.locks + 1 });
       }
     }
     return { write: [...write.values()], result: { delayMs, locked: lockedUntil > now, lockedUntil } };
@@ -273,7 +292,7 @@ export async function attemptSucceeded(store: Store, keys: ThrottleKeys, final: 
 
 /** Throws RATE_LIMITED (with Retry-After) when the pair or the address is locked. */
 export async function checkLocked(db: Kysely<Database>, keys: ThrottleKeys, reply: FastifyReply, now = Date.now()): Promise<void> {
-  const rows = await db.selectFrom('login_throttle').selectAll().where('key', 'in', [keys.pair, keys.ip]).execute();
+  const rows = await db.selectFrom('login_throttle').selectAll().where('key', 'in', lockable(keys)).execute();
   const until = Math.max(0, ...rows.map((r) => Number(r.locked_until ?? 0)));
   if (until > now) throw rateLimited(until, now, reply, keys.what);
 }
@@ -299,6 +318,11 @@ export async function rateLimit(
     return { write: [{ ...fresh, failures: fresh.failures + 1 }], result: 0 };
   });
   if (until) throw rateLimited(until, now, reply, what);
+}
+
+/** The counters whose lock refuses an attempt. */
+function lockable(keys: ThrottleKeys): string[] {
+  return keys.userLocks ? [keys.pair, keys.ip, keys.user] : [keys.pair, keys.ip];
 }
 
 export function sleep(ms: number): Promise<void> {

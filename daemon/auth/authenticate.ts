@@ -271,7 +271,10 @@ function verdict(row: KeyRow, now: number): { user: AuthUser; until: number; row
   if (row.user.disabled_at != null) return 'owner-disabled';
   // A rotated-out secret acts as the key it was replaced by.
   const keyId = row.replaced_by ?? row.id;
-  const user = fromRow(row.user, 'api-key', { apiKeyId: keyId, keyExpiresAt: row.expires_at == null ? null : Number(row.expires_at) });
+  // What the secret may still do ends at its expiry or, rotated out, at the end of its grace: keys it
+  // makes or rotates are bounded by that (keys.ts), so a leaked old secret cannot outlive its rotation.
+  const until = Math.min(expiresAt, graceEnd);
+  const user = fromRow(row.user, 'api-key', { apiKeyId: keyId, keyExpiresAt: Number.isFinite(until) ? until : null });
   // Never cache past the key's expiry or the end of its grace period.
   return { user, until: Math.min(expiresAt, graceEnd, now + KEY_CACHE_MS), rowId: row.id };
 }

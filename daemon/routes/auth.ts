@@ -4,13 +4,13 @@ import { KilnError } from '../../src/core/errors.js';
 import { requireUser } from '../auth/authenticate.js';
 import { hasPermission } from '../auth/permissions.js';
 import { auditFrom } from '../accounts/audit.js';
-import { bodyObject, label } from '../accounts/body.js';
+import { bodyObject, label, onlyFields } from '../accounts/body.js';
 import { issueKey, keyInReach, keyViews, rotateKey } from '../accounts/keys.js';
 import { passwordLogin } from '../accounts/login.js';
 import { pruneAccounts } from '../accounts/retention.js';
 import { rateLimit } from '../accounts/throttle.js';
 import { listApiKeys, revokeApiKey } from '../store/api-keys.js';
-import { alsoOnSessionSweep, deleteSession } from '../store/sessions.js';
+import { alsoOnSessionSweep, deleteSession, deleteUserSessions } from '../store/sessions.js';
 import { errorResponses, json, okBody, pub, ref } from '../openapi/common.js';
 import type { RouteDoc } from '../openapi/route-doc.js';
 
@@ -45,6 +45,19 @@ export async function authRoutes(app: FastifyInstance): Promise<void> {
       throw new KilnError('CONFLICT', 'An API key has no session to end: revoke the key with DELETE /api/v1/api-keys/:id.', {
         reason: 'api-key-no-session',
       });
+    const body = bodyObject(request.body);
+    onlyFields(body, ['everywhere'], 'logout');
+    if (body.everywhere !== undefined && typeof body.everywhere !== 'boolean')
+      throw new KilnError('VALIDATION_ERROR', 'everywhere must be true or false.', {
+        details: [{ path: 'everywhere', message: 'invalid' }],
+      });
+    // Everywhere: the way to end a session left open elsewhere without changing the password, and the
+    // only way for an SSO account, which has none to change.
+    if (body.everywhere) {
+      const sessionsEnded = await deleteUserSessions(store.db, user.id);
+      await auditFrom(request, 'logout', null, { everywhere: true, sessionsEnded });
+      return { ok: true, sessionsEnded };
+    }
     if (user.sessionId) await deleteSession(store.db, user.sessionId);
     await auditFrom(request, 'logout');
     return { ok: true };
@@ -138,8 +151,34 @@ const LOGIN_DOC: RouteDoc = {
 const LOGOUT_DOC: RouteDoc = {
   operationId: 'logout',
   tags: ['auth'],
-  summary: 'End the current session (an API key, which has none, gets 409: revoke it instead).',
-  response: { '200': json(okBody), ...errorResponses([401, 409]) },
+  summary:
+    'End the current session, or with {"everywhere": true} every session of the account (an API key, which has none, gets 409: revoke it instead).',
+  requestBody: {
+    required: false,
+    content: {
+      'application/json': {
+        schema: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            everywhere: {
+              type: 'boolean',
+              description:
+                'End every session of the account, this one included, and its sign-ins waiting for a second factor. API keys stay.',
+            },
+          },
+        },
+      },
+    },
+  },
+  response: {
+    '200': json({
+      type: 'object',
+      required: ['ok'],
+      properties: { ok: { const: true }, sessionsEnded: { type: 'integer', description: 'With everywhere: how many sessions ended.' } },
+    }),
+    ...errorResponses([400, 401, 409]),
+  },
 };
 
 const SESSION_DOC: RouteDoc = {

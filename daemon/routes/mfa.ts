@@ -17,6 +17,7 @@ import {
 } from '../accounts/mfa.js';
 import { getBranding, requireFeature } from '../accounts/settings.js';
 import { requireTarget } from '../accounts/users.js';
+import { mfaThrottleKeys } from '../accounts/throttle.js';
 import { requireInteractiveUser, requireUser } from '../auth/authenticate.js';
 import { requirePermission } from '../auth/permissions.js';
 import { verifyPassword } from '../auth/secrets.js';
@@ -107,8 +108,10 @@ export async function mfaRoutes(app: FastifyInstance): Promise<void> {
       });
     const user = await findUserById(db, challenge.userId);
     if (!user) throw new KilnError('UNAUTHORIZED', 'The MFA challenge is unknown, used or expired. Log in again.');
-    // Second-factor guesses count toward the same lock as password guesses (the password step did not
-    // clear the count: only a completed sign-in does).
+    // Second-factor guesses count toward the same pair and address locks as password guesses (the
+    // password step did not clear the count: only a completed sign-in does), and toward the account's
+    // own second-factor lock over all addresses.
+    const keys = mfaThrottleKeys(user.username, request.ip);
     await guardedCheck(
       ctx,
       request,
@@ -124,8 +127,11 @@ export async function mfaRoutes(app: FastifyInstance): Promise<void> {
           user.username,
           code ? 'mfa-code' : 'mfa-recovery-code',
           'The code is wrong or was already used.',
+          keys,
         );
       },
+      true,
+      keys,
     );
     if (!(await consumeChallenge(db, challenge.id)))
       throw new KilnError('UNAUTHORIZED', 'The MFA challenge is unknown, used or expired. Log in again.');
@@ -163,6 +169,7 @@ export async function mfaRoutes(app: FastifyInstance): Promise<void> {
         details: [{ path: 'code', message: 'code or recoveryCode required' }],
       });
     const u = await proveOwner(request, reply, !enabled);
+    const keys = mfaThrottleKeys(u.username, request.ip);
     if (enabled)
       await guardedCheck(
         ctx,
@@ -179,7 +186,10 @@ export async function mfaRoutes(app: FastifyInstance): Promise<void> {
             'mfa/disable: wrong code',
             'The code is wrong or was already used.',
             'mfa-proof-invalid',
+            keys,
           ),
+        true,
+        keys,
       );
     await clearMfa(db, u.id);
     await auditFrom(request, 'mfa.disable', u.username);

@@ -34,6 +34,15 @@ export async function deleteSession(db: Kysely<Database>, sessionId: string): Pr
   await db.deleteFrom('sessions').where('id', '=', sessionId).execute();
 }
 
+/** Ends every session of a user, and its sign-ins waiting for a second factor; returns the sessions ended. */
+export async function deleteUserSessions(db: Kysely<Database>, userId: string): Promise<number> {
+  return db.transaction().execute(async (tx) => {
+    const r = await tx.deleteFrom('sessions').where('user_id', '=', userId).executeTakeFirst();
+    await tx.deleteFrom('mfa_challenges').where('user_id', '=', userId).execute();
+    return Number(r.numDeletedRows);
+  });
+}
+
 /**
  * More account upkeep to run with each sweep of expired sessions, per database: the accounts routes
  * register their retention here (daemon/accounts/retention.ts), so the job sweeper (daemon/jobs/upkeep.ts)

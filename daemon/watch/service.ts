@@ -72,12 +72,30 @@ export class WatchFolders {
     const ids = new Set(rows.map((r) => r.id));
     for (const [id, r] of this.running) if (!ids.has(id)) await this.stopOne(id, r);
     for (const id of this.stoppedBy.keys()) if (!ids.has(id)) this.stoppedBy.delete(id);
+    const disabled = await this.disabledOwners();
     for (const row of rows) {
+      let r = this.running.get(row.id);
+      // Paused while its owner is disabled: the folder's jobs would run as an account that may do
+      // nothing. Its files wait in place and are processed once the owner is enabled again.
+      if (disabled.has(row.owner_id)) {
+        if (r) await this.stopOne(row.id, r);
+        this.stoppedBy.set(row.id, ownerDisabled(row.owner_id));
+        continue;
+      }
+      // A folder that paused itself (runFile saw the owner disabled) is started afresh.
+      if (r?.stop.signal.aborted) {
+        await this.stopOne(row.id, r);
+        r = undefined;
+      }
       const held = await this.leases.hold(row.id).catch(() => false);
-      const r = this.running.get(row.id);
       if (held && !r) this.startOne(row);
       if (!held && r) await this.stopOne(row.id, r);
     }
+  }
+
+  private async disabledOwners(): Promise<Set<string>> {
+    const rows = await this.store.db.selectFrom('users').select('id').where('disabled_at', 'is not', null).execute();
+    return new Set(rows.map((r) => r.id));
   }
 
   status(id: string): { active: boolean; processed: number; failed: number; lastError?: string } {
@@ -119,7 +137,7 @@ export class WatchFolders {
       stableMs: row.stable_ms,
       intervalMs: 1000,
       signal: stop.signal,
-      run: (file, rel) => this.runFile(row, target, file, rel, stop.signal),
+      run: (file, rel) => this.runFile(row, target, file, rel, stop),
       onLine: (line) => {
         if (line.ok) state.processed++;
         else {
@@ -144,9 +162,17 @@ export class WatchFolders {
     this.running.set(row.id, state);
   }
 
-  private async runFile(row: WatchFolderRow, target: Target, file: string, rel: string, signal: AbortSignal): Promise<FolderRunResult> {
+  private async runFile(row: WatchFolderRow, target: Target, file: string, rel: string, stop: AbortController): Promise<FolderRunResult> {
+    const signal = stop.signal;
     const ownerRow = await findUserById(this.store.db, row.owner_id);
     if (!ownerRow) return { ok: false, error: { code: 'NOT_FOUND', message: `The folder's owner ${row.owner_id} no longer exists.` } };
+    if (ownerRow.disabled_at != null) {
+      // Disabled since the last sync: stop here, before any job. A run stopped by the signal leaves its
+      // file in place (driveFolder), and the next sync shows the folder paused.
+      this.stoppedBy.set(row.id, ownerDisabled(row.owner_id));
+      stop.abort();
+      return { ok: false };
+    }
     const owner: AuthUser = { id: ownerRow.id, username: ownerRow.username, role: ownerRow.role, teamId: ownerRow.team_id, via: 'service' };
     const { id, workDir, inDir } = await this.jobs.allocate();
     try {
@@ -219,4 +245,8 @@ async function deliver(copy: (dest: string) => Promise<void>, dir: string, name:
     throw e;
   }
   return dest;
+}
+
+function ownerDisabled(ownerId: string): string {
+  return `Paused: the folder's owner ${ownerId} is disabled. Its files wait in place until the account is enabled again.`;
 }

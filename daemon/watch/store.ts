@@ -119,7 +119,17 @@ export async function createWatchFolder(
   if (!!b.pipeline === !!b.pipelineId)
     throw new KilnError('VALIDATION_ERROR', 'Give exactly one of pipeline (a definition) or pipelineId.');
   const ownerId = b.ownerId ?? adminId;
-  if (!(await findUserById(db, ownerId))) throw new KilnError('VALIDATION_ERROR', `No user ${ownerId} to own the jobs.`);
+  const owner = await findUserById(db, ownerId);
+  if (!owner) throw new KilnError('VALIDATION_ERROR', `No user ${ownerId} to own the jobs.`);
+  // Its jobs would run as an account that may do nothing (a running folder pauses when its owner is disabled).
+  if (owner.disabled_at != null)
+    throw new KilnError(
+      'CONFLICT',
+      `${owner.username} is disabled: a watch folder runs its files as its owner. Enable the account or choose another owner.`,
+      {
+        reason: 'owner-disabled',
+      },
+    );
   const { pipeline, steps } = validatePipeline(b.pipeline ?? (await savedPipeline(b.pipelineId!, ownerId)));
   // Each job gets one file: a pipeline that takes none (qr-generate) or several (merge-pdf) would fail
   // every file that arrives; refused now, as `kiln watch --pipeline` does, with the same message.

@@ -248,6 +248,50 @@ describe('watch folders on the daemon', () => {
     assert.deepEqual(visible(inDir), ['long.mp4']);
     assert.deepEqual(visible(outDir), []);
   });
+
+  it("a disabled owner's folder pauses: files wait in place, none runs as that account, and resume on re-enabling", async () => {
+    const inDir = path.join(dir, 'owner-in');
+    const outDir = path.join(dir, 'owner-out');
+    await mkdir(inDir);
+    const reg = await api(s, s.token, 'POST', '/api/auth/register', { username: 'wanda', password: 'Correct-Horse-42' });
+    assert.equal(reg.status, 201, reg.text);
+    const owner = reg.body.user.id as string;
+    const created = await api(s, s.token, 'POST', '/api/v1/admin/watch-folders', {
+      path: inDir,
+      outputPath: outDir,
+      pipeline: resizeTo30,
+      ownerId: owner,
+      stableMs: 200,
+    });
+    assert.equal(created.status, 201, created.text);
+    await makeImage(inDir, 'before.png', 60, 60);
+    await waitFor('the first file done', () => existsSync(path.join(outDir, 'before.png')));
+
+    assert.equal((await api(s, s.token, 'PUT', `/api/auth/users/${owner}`, { disabled: true })).status, 200);
+    await makeImage(inDir, 'while-disabled.png', 60, 60);
+    await sleep(2500);
+    // It ran as the disabled account: a job of wanda's, its output delivered, the original moved to .done/.
+    assert.deepEqual(visible(inDir), ['while-disabled.png'], 'the file waits in place');
+    assert.ok(!existsSync(path.join(outDir, 'while-disabled.png')), 'no output made for a disabled owner');
+    await waitFor('the folder shown paused', async () => {
+      const st = (await api(s, s.token, 'GET', `/api/v1/admin/watch-folders/${created.body.id}`)).body.status;
+      return st.active === false && /disabled/.test(st.lastError ?? '');
+    });
+    // A folder for a disabled account is refused up front (it would never run).
+    const refused = await api(s, s.token, 'POST', '/api/v1/admin/watch-folders', {
+      path: path.join(dir, 'bad-in'),
+      outputPath: path.join(dir, 'owner-out2'),
+      pipeline: resizeTo30,
+      ownerId: owner,
+    });
+    assert.equal(refused.status, 409, refused.text);
+    assert.equal(refused.body.error.reason, 'owner-disabled');
+
+    assert.equal((await api(s, s.token, 'PUT', `/api/auth/users/${owner}`, { disabled: false })).status, 200);
+    await waitFor('the waiting file processed once the owner is back', () => existsSync(path.join(outDir, 'while-disabled.png')), 20_000);
+    assert.equal((await sharp(path.join(outDir, 'while-disabled.png')).metadata()).width, 30);
+    assert.equal((await api(s, s.token, 'DELETE', `/api/v1/admin/watch-folders/${created.body.id}`)).status, 204);
+  });
 });
 
 const PG = TEST_PG_URL;

@@ -340,17 +340,26 @@ describe('OIDC sign-in against a real provider', () => {
   // After the lock-out test: sign-in starts are counted apart from callbacks.
   it('sign-in starts are limited per address (each stores its state for 10 minutes)', async () => {
     let limited: Awaited<ReturnType<typeof call>> | undefined;
-    for (let i = 0; i <= 60 && !limited; i++) {
+    // The bucket refills one start a second: on a loaded machine 61 starts take several seconds, so the
+    // starts allowed are 60 plus those refilled meanwhile (a fixed 61 failed under load, not the limit).
+    const t0 = Date.now();
+    let accepted = 0;
+    for (let i = 0; i <= 200 && !limited; i++) {
       const r = await call(s, 'GET', '/api/auth/oidc/login', { token: null });
       if (r.status === 429) limited = r;
-      else assert.equal(r.status, 302, JSON.stringify(r.json));
+      else {
+        assert.equal(r.status, 302, JSON.stringify(r.json));
+        accepted++;
+      }
     }
-    assert.ok(limited, 'the 61st start in a minute is refused');
+    assert.ok(limited, 'starts beyond 60 a minute are refused');
+    const refilled = Math.ceil((Date.now() - t0) / 1000);
+    assert.ok(accepted <= 60 + refilled, `${accepted} starts accepted in ${Date.now() - t0} ms`);
     assert.equal(limited.json.error.code, 'RATE_LIMITED');
     assert.match(limited.json.error.message, /OIDC sign-ins started from this address: at most 60 a minute/);
     assert.ok(Number(limited.headers.get('retry-after')) >= 1);
     const rows = await s.app.kiln.store.db.selectFrom('sso_requests').select('id').where('kind', '=', 'oidc').execute();
-    assert.ok(rows.length <= 61, `${rows.length} states stored`);
+    assert.ok(rows.length <= 61 + refilled, `${rows.length} states stored`);
   });
 });
 

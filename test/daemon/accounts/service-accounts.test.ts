@@ -163,6 +163,28 @@ describe('service accounts and API keys', () => {
     assert.equal(rotated.json.expiresAt, parent.json.expiresAt);
   });
 
+  it('a rotated-out secret, alive only for its grace period, cannot mint or rotate to a key that outlives it', async () => {
+    const u = await makeUser(s, 'leaky');
+    const k = await call(s, 'POST', '/api/v1/api-keys', { token: u.token, body: { name: 'ci', expiresInDays: 30 } });
+    const rotated = await call(s, 'POST', `/api/v1/api-keys/${k.json.id}/rotate`, { token: u.token });
+    assert.equal(rotated.status, 200, JSON.stringify(rotated.json));
+    const graceEnd = Date.parse(rotated.json.previousKeyValidUntil);
+    // The old (leaked) secret made a key living 30 days, or none at all, out of one that dies in 2 s.
+    const child = await call(s, 'POST', '/api/v1/api-keys', { token: k.json.key, body: { name: 'persist' } });
+    assert.equal(child.status, 201, JSON.stringify(child.json));
+    assert.ok(child.json.expiresAt !== null && Date.parse(child.json.expiresAt) <= graceEnd, `child expires ${child.json.expiresAt}`);
+    const longer = await call(s, 'POST', '/api/v1/api-keys', { token: k.json.key, body: { name: 'longer', expiresInDays: 1 } });
+    assert.equal(longer.status, 400, JSON.stringify(longer.json));
+    assert.equal(longer.json.error.reason, 'expiry-beyond-parent');
+    // Rotating again with the old secret: the new secret dies with it too.
+    const again = await call(s, 'POST', `/api/v1/api-keys/${k.json.id}/rotate`, { token: k.json.key });
+    assert.equal(again.status, 200, JSON.stringify(again.json));
+    assert.ok(Date.parse(again.json.expiresAt) <= graceEnd, `re-rotated key expires ${again.json.expiresAt}`);
+    await new Promise((res) => setTimeout(res, Math.max(0, graceEnd - Date.now()) + 300));
+    assertRefused(await session(s, child.json.key), 'expired');
+    assertRefused(await session(s, again.json.key), 'expired');
+  });
+
   it("deleting a user stops its key at once, also when `kiln admin users delete` runs on the daemon's data dir (#21.9)", async () => {
     const u = await makeUser(s, 'leaver');
     const k = await call(s, 'POST', '/api/v1/api-keys', { token: u.token, body: { name: 'cached' } });
