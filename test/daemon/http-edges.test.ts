@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { makeImage, tempDir } from '../helpers/fixtures.js';
-import { startServer, type TestServer } from '../helpers/server.js';
+import { filePart, form, startServer, type TestServer } from '../helpers/server.js';
 
 const dir = tempDir();
 
@@ -40,10 +40,10 @@ function raw(s: TestServer, method: string, p: string, headers: Record<string, s
 
 describe('HTTP edges', () => {
   let s: TestServer;
-  let _png: string;
+  let png: string;
   before(async () => {
     s = await startServer();
-    _png = await makeImage(dir, 'tiny.png', 8, 6);
+    png = await makeImage(dir, 'tiny.png', 8, 6);
   });
   after(() => s.close());
 
@@ -75,5 +75,45 @@ describe('HTTP edges', () => {
     assert.ok(o.headers.allow?.split(', ').includes('GET'), o.headers.allow);
     assert.equal(o.headers['access-control-allow-origin'], undefined);
     assert.equal((await raw(s, 'OPTIONS', '/api/v1/nothing-here')).status, 404);
+  });
+  it('downloads with a strong ETag: If-None-Match and If-Modified-Since answer 304, If-Range guards a resume', async () => {
+    const run = await fetch(`${s.url}/api/v1/tools/image/resize`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${s.token}` },
+      body: await form({ file: await filePart(png), settings: JSON.stringify({ width: 4 }) }),
+    });
+    const { downloadUrl } = (await run.json()) as { downloadUrl: string };
+    const full = await raw(s, 'GET', downloadUrl);
+    assert.equal(full.status, 200);
+    const etag = full.headers.etag;
+    assert.match(etag ?? '', /^"[^"]+"$/, 'a strong ETag');
+    const lastModified = full.headers['last-modified']!;
+    const size = full.body.length;
+
+    const same = await raw(s, 'GET', downloadUrl, { 'if-none-match': `"other", ${etag}` });
+    assert.equal(same.status, 304);
+    assert.equal(same.body.length, 0);
+    assert.equal(same.headers.etag, etag);
+    assert.equal((await raw(s, 'HEAD', downloadUrl, { 'if-none-match': `W/${etag}` })).status, 304);
+    assert.equal((await raw(s, 'GET', downloadUrl, { 'if-none-match': '"stale"' })).status, 200);
+    assert.equal((await raw(s, 'GET', downloadUrl, { 'if-modified-since': lastModified })).status, 304);
+    const older = new Date(Date.parse(lastModified) - 60_000).toUTCString();
+    assert.equal((await raw(s, 'GET', downloadUrl, { 'if-modified-since': older })).status, 200);
+    // If-None-Match decides when both are sent.
+    assert.equal((await raw(s, 'GET', downloadUrl, { 'if-none-match': '"stale"', 'if-modified-since': lastModified })).status, 200);
+
+    const resumed = await raw(s, 'GET', downloadUrl, { range: 'bytes=4-', 'if-range': etag! });
+    assert.equal(resumed.status, 206);
+    assert.deepEqual(resumed.body, full.body.subarray(4));
+    const byDate = await raw(s, 'GET', downloadUrl, { range: 'bytes=4-', 'if-range': lastModified });
+    assert.equal(byDate.status, 206);
+    // Another file's validator: the whole of this one, never its tail under the old one's head.
+    const changed = await raw(s, 'GET', downloadUrl, { range: 'bytes=4-', 'if-range': '"another-file"' });
+    assert.equal(changed.status, 200);
+    assert.equal(changed.body.length, size);
+    assert.equal((await raw(s, 'GET', downloadUrl, { range: 'bytes=4-', 'if-range': older })).status, 200);
+    const outside = await raw(s, 'GET', downloadUrl, { range: `bytes=${size + 10}-` });
+    assert.equal(outside.status, 416);
+    assert.equal(outside.headers.etag, undefined, 'the 416 error body carries no validator of the file');
   });
 });
