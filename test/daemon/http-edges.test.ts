@@ -3,7 +3,9 @@
  * Allow, not 404), OPTIONS, conditional downloads (ETag, If-None-Match, If-Range) and repeated form fields.
  */
 import assert from 'node:assert/strict';
+import { readdir } from 'node:fs/promises';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { makeImage, tempDir } from '../helpers/fixtures.js';
 import { filePart, form, startServer, type TestServer } from '../helpers/server.js';
@@ -115,5 +117,48 @@ describe('HTTP edges', () => {
     const outside = await raw(s, 'GET', downloadUrl, { range: `bytes=${size + 10}-` });
     assert.equal(outside.status, 416);
     assert.equal(outside.headers.etag, undefined, 'the 416 error body carries no validator of the file');
+  });
+  it('refuses a text field sent twice, or a setting both in the settings JSON and as its own field, and keeps nothing', async () => {
+    const jobsDir = path.join(s.dataDir, 'jobs');
+    const before = await readdir(jobsDir).catch(() => []);
+    const send = async (fields: [string, string][]) => {
+      const fd = new FormData();
+      fd.append('file', await filePart(png));
+      for (const [k, v] of fields) fd.append(k, v);
+      const res = await fetch(`${s.url}/api/v1/tools/image/resize`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${s.token}` },
+        body: fd,
+      });
+      return { status: res.status, json: (await res.json()) as any };
+    };
+    const twice = await send([
+      ['width', '4'],
+      ['width', '5'],
+    ]);
+    assert.equal(twice.status, 400, JSON.stringify(twice.json));
+    assert.equal(twice.json.error.code, 'VALIDATION_ERROR');
+    assert.deepEqual(twice.json.error.details, [{ path: 'width', message: 'duplicate field' }]);
+    const settingsTwice = await send([
+      ['settings', '{"width":4}'],
+      ['settings', '{"width":5}'],
+    ]);
+    assert.equal(settingsTwice.status, 400, JSON.stringify(settingsTwice.json));
+    assert.match(settingsTwice.json.error.message, /settings was sent more than once/);
+    const both = await send([
+      ['settings', '{"width":4}'],
+      ['width', '5'],
+    ]);
+    assert.equal(both.status, 400, JSON.stringify(both.json));
+    assert.deepEqual(both.json.error.details, [{ path: 'width', message: 'duplicate setting' }]);
+    // Each way once still works: the JSON string, or plain fields.
+    assert.equal((await send([['settings', '{"width":4}']])).status, 200);
+    const plain = await send([
+      ['width', '4'],
+      ['height', '3'],
+    ]);
+    assert.equal(plain.status, 200, JSON.stringify(plain.json));
+    // Only the two runs that were accepted left a job directory.
+    assert.equal((await readdir(jobsDir)).length - before.length, 2);
   });
 });
