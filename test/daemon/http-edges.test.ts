@@ -161,4 +161,21 @@ describe('HTTP edges', () => {
     // Only the two runs that were accepted left a job directory.
     assert.equal((await readdir(jobsDir)).length - before.length, 2);
   });
+  it('names outputs without bidirectional or C1 control characters from the upload name', async () => {
+    const fd = new FormData();
+    // "photo<RLO>gnp.exe" shows as "photoexe.png"; U+0085 is a C1 control (NEL).
+    fd.append('file', await filePart(png, 'ph\u0085oto\u202egnp.exe.png'));
+    fd.append('width', '4');
+    const res = await fetch(`${s.url}/api/v1/tools/image/resize`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${s.token}` },
+      body: fd,
+    });
+    const body = (await res.json()) as { downloadUrl: string };
+    assert.equal(res.status, 200, JSON.stringify(body));
+    const name = decodeURIComponent(body.downloadUrl.split('/').pop()!);
+    assert.equal(name, 'ph_oto_gnp.exe.png');
+    const dl = await raw(s, 'HEAD', body.downloadUrl);
+    assert.equal(dl.headers['content-disposition'], `attachment; filename="ph_oto_gnp.exe.png"; filename*=UTF-8''ph_oto_gnp.exe.png`);
+  });
 });
