@@ -16,6 +16,7 @@ import { checkDataKey, encryptClearMfaSecrets, loadDataKey } from './auth/data-k
 import { ensureAdmin } from './auth/bootstrap.js';
 import type { DaemonConfig } from './config.js';
 import type { DaemonContext } from './context.js';
+import { installBodyTypes } from './http/body-types.js';
 import { installCompression } from './http/compress.js';
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from './http/errors.js';
 import { installHostGuard } from './http/host-guard.js';
@@ -181,6 +182,7 @@ export async function buildServer(config: DaemonConfig): Promise<FastifyInstance
     // The tool routes name their own limits (http/uploads.ts).
     await app.register(multipart, { limits: { fileSize: config.maxUploadMb * 1048576, fields: 20, fieldSize: 64 * 1024 } });
     installErrorHandling(app, config.maxUploadMb);
+    installBodyTypes(app);
     installCompression(app);
 
     installHostGuard(app, config);

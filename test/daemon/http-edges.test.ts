@@ -4,6 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { readdir } from 'node:fs/promises';
+import { gzipSync } from 'node:zlib';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -177,5 +178,42 @@ describe('HTTP edges', () => {
     assert.equal(name, 'ph_oto_gnp.exe.png');
     const dl = await raw(s, 'HEAD', body.downloadUrl);
     assert.equal(dl.headers['content-disposition'], `attachment; filename="ph_oto_gnp.exe.png"; filename*=UTF-8''ph_oto_gnp.exe.png`);
+  });
+  it('refuses text/plain and content-coded request bodies 415, and lets a bodyless text/plain POST through', async () => {
+    const json = Buffer.from(JSON.stringify({ data: 'https://example.com' }));
+    const plain = await raw(s, 'POST', '/api/v1/tools/image/qr-generate', { 'content-type': 'text/plain;charset=UTF-8' }, json);
+    assert.equal(plain.status, 415, plain.body.toString());
+    assert.equal(plain.json.error.code, 'UNSUPPORTED_INPUT');
+    assert.match(plain.json.error.message, /application\/json/);
+    const big = await raw(s, 'POST', '/api/v1/tools/image/qr-generate', { 'content-type': 'text/plain' }, Buffer.alloc(200_000, 'a'));
+    assert.equal(big.status, 415, big.body.toString());
+    const gz = await raw(
+      s,
+      'POST',
+      '/api/v1/tools/image/qr-generate',
+      { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      gzipSync(json),
+    );
+    assert.equal(gz.status, 415, gz.body.toString());
+    assert.match(gz.json.error.message, /Content-Encoding gzip/);
+    // The same JSON, labelled as JSON and not encoded, runs.
+    const ok = await raw(
+      s,
+      'POST',
+      '/api/v1/tools/image/qr-generate',
+      { 'content-type': 'application/json', 'content-encoding': 'identity' },
+      json,
+    );
+    assert.equal(ok.status, 200, ok.body.toString());
+    // A POST without a body, labelled text/plain anyway (fetch with body ''), is not refused for its label.
+    const cancel = await raw(
+      s,
+      'POST',
+      `/api/v1/jobs/${ok.json.jobId}/cancel`,
+      { 'content-type': 'text/plain;charset=UTF-8' },
+      Buffer.alloc(0),
+    );
+    assert.notEqual(cancel.status, 415, cancel.body.toString());
+    assert.equal(cancel.json?.error?.code === 'UNSUPPORTED_INPUT', false);
   });
 });
