@@ -8,6 +8,7 @@ import { gzipSync } from 'node:zlib';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { parse } from 'yaml';
 import { makeImage, tempDir } from '../helpers/fixtures.js';
 import { filePart, form, startServer, type TestServer } from '../helpers/server.js';
 
@@ -215,5 +216,26 @@ describe('HTTP edges', () => {
     );
     assert.notEqual(cancel.status, 415, cancel.body.toString());
     assert.equal(cancel.json?.error?.code === 'UNSUPPORTED_INPUT', false);
+  });
+  it('documents 429 on every rate-limited operation, as the limiter answers it', async () => {
+    const limited = await startServer({ env: { RATE_LIMIT_PER_MINUTE: '3' } });
+    try {
+      const doc = parse((await raw(limited, 'GET', '/api/v1/openapi.yaml')).body.toString());
+      const resize = doc.paths['/api/v1/tools/image/resize'].post.responses['429'];
+      assert.ok(resize, 'the tool run documents 429');
+      assert.ok(resize.headers['Retry-After']);
+      assert.ok(doc.paths['/api/v1/jobs/{jobId}'].get.responses['429']);
+      assert.ok(doc.paths['/api/v1/download/{jobId}/{filename}'].get.responses['429']);
+      assert.equal(doc.paths['/api/v1/health'].get.responses['429'], undefined, 'the probes are not limited');
+      // And the limiter answers it, in the error shape, with Retry-After.
+      let last: Raw | undefined;
+      for (let i = 0; i < 6; i++) last = await raw(limited, 'GET', '/api/v1/jobs/0123456789abcdef01234567');
+      assert.equal(last!.status, 429, last!.body.toString());
+      assert.equal(last!.json.error.code, 'RATE_LIMITED');
+      assert.match(String(last!.headers['retry-after']), /^\d+$/);
+      for (let i = 0; i < 6; i++) assert.equal((await raw(limited, 'GET', '/api/v1/health')).status, 200);
+    } finally {
+      await limited.close();
+    }
   });
 });
