@@ -5,11 +5,13 @@
 import assert from 'node:assert/strict';
 import { readdir } from 'node:fs/promises';
 import { gzipSync } from 'node:zlib';
+import { connect } from 'node:net';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { parse } from 'yaml';
 import { makeImage, tempDir } from '../helpers/fixtures.js';
+import { insertJob } from '../../daemon/store/jobs.js';
 import { filePart, form, startServer, type TestServer } from '../helpers/server.js';
 
 const dir = tempDir();
@@ -237,5 +239,61 @@ describe('HTTP edges', () => {
     } finally {
       await limited.close();
     }
+  });
+  it('keeps only the newest progress event for an SSE client that stops reading, then ends with the final one', async () => {
+    const id = 'e'.repeat(24);
+    const owner = (await s.app.kiln.store.db.selectFrom('users').select('id').executeTakeFirstOrThrow()).id;
+    await insertJob(s.app.kiln.store.db, {
+      id,
+      owner_id: owner,
+      tool: 'resize',
+      base_tool: 'resize',
+      kind: 'run',
+      settings: '{}',
+      status: 'running',
+      progress: 1,
+      stage: 'resizing',
+      result: null,
+      error: null,
+      client_job_id: null,
+      instance_id: s.app.kiln.jobs.instanceId,
+      work_dir: null,
+      output_path: null,
+      output_name: null,
+      content_type: null,
+      original_size: 1,
+      processed_size: null,
+      created_at: Date.now(),
+      started_at: Date.now(),
+      finished_at: null,
+    });
+    const { port } = new URL(s.url);
+    const socket = connect(Number(port), '127.0.0.1');
+    const chunks: Buffer[] = [];
+    socket.on('data', (c: Buffer) => chunks.push(c));
+    const ended = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    socket.write(`GET /api/v1/jobs/${id}/progress HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${s.token}\r\n\r\n`);
+    const received = () => Buffer.concat(chunks).toString();
+    for (let i = 0; i < 100 && !/event: progress/.test(received()); i++) await new Promise((r) => setTimeout(r, 50));
+    assert.match(received(), /event: progress/, 'the stream started');
+    // The client stops reading; 60 000 events of ~250 bytes (15 MB) are published meanwhile.
+    socket.pause();
+    const N = 60_000;
+    const stage = 'x'.repeat(200);
+    for (let i = 0; i < N; i++) {
+      s.app.kiln.jobs.events.publish(id, { type: 'progress', percent: i % 100, stage });
+      if (i % 2000 === 0) await new Promise((r) => setImmediate(r));
+    }
+    s.app.kiln.jobs.events.publish(id, { type: 'progress', percent: 99, stage: 'newest' });
+    socket.resume();
+    await new Promise((r) => setTimeout(r, 1000));
+    s.app.kiln.jobs.events.publish(id, { type: 'completed', result: { jobId: id } });
+    socket.end();
+    await ended;
+    const events = [...received().matchAll(/event: (\w+)\ndata: (.*)\n/g)].map((m) => ({ type: m[1], data: JSON.parse(m[2]!) }));
+    const progress = events.filter((e) => e.type === 'progress');
+    assert.ok(progress.length < N / 2, `${progress.length} of ${N} progress events were queued for a client that did not read`);
+    assert.deepEqual(progress.at(-1)?.data, { percent: 99, stage: 'newest' }, 'the newest progress still arrives');
+    assert.equal(events.at(-1)?.type, 'completed');
   });
 });
