@@ -296,4 +296,44 @@ describe('HTTP edges', () => {
     assert.deepEqual(progress.at(-1)?.data, { percent: 99, stage: 'newest' }, 'the newest progress still arrives');
     assert.equal(events.at(-1)?.type, 'completed');
   });
+  it('answers Expect: 100-continue with the refusal instead of 100 when the headers decide, and 100 otherwise', async () => {
+    const { port } = new URL(s.url);
+    // The first response head the client reads, having sent the headers only.
+    const firstHead = (headers: string) =>
+      new Promise<string>((resolve, reject) => {
+        const socket = connect(Number(port), '127.0.0.1', () =>
+          socket.write(
+            `POST /api/v1/tools/image/resize HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: multipart/form-data; boundary=XB\r\nExpect: 100-continue\r\n${headers}\r\n`,
+          ),
+        );
+        let got = '';
+        socket.on('data', (c: Buffer) => {
+          got += c.toString();
+          if (got.includes('\r\n\r\n')) {
+            socket.destroy();
+            resolve(got.split('\r\n', 1)[0]!);
+          }
+        });
+        socket.on('error', reject);
+        setTimeout(() => {
+          socket.destroy();
+          resolve(got || 'nothing');
+        }, 5000);
+      });
+    assert.equal(await firstHead('Content-Length: 5000000\r\n'), 'HTTP/1.1 401 Unauthorized', 'no credentials: 401 before the body');
+    assert.equal(
+      await firstHead(`Authorization: Bearer ${s.token}\r\nContent-Length: ${(s.config.maxRequestMb + 1) * 1048576}\r\n`),
+      'HTTP/1.1 413 Payload Too Large',
+    );
+    assert.equal(await firstHead(`Authorization: Bearer ${s.token}\r\nContent-Length: 5000000\r\n`), 'HTTP/1.1 100 Continue');
+    // A client that sends Expect gets its run done.
+    const fd = new FormData();
+    fd.append('file', await filePart(png));
+    fd.append('width', '4');
+    const encoded = new Response(fd);
+    const type = encoded.headers.get('content-type')!;
+    const body = Buffer.from(await encoded.arrayBuffer());
+    const r = await raw(s, 'POST', '/api/v1/tools/image/resize', { 'content-type': type, expect: '100-continue' }, body);
+    assert.equal(r.status, 200, r.body.toString());
+  });
 });
