@@ -16,6 +16,8 @@ import { checkDataKey, encryptClearMfaSecrets, loadDataKey } from './auth/data-k
 import { ensureAdmin } from './auth/bootstrap.js';
 import type { DaemonConfig } from './config.js';
 import type { DaemonContext } from './context.js';
+import { installBodyTypes } from './http/body-types.js';
+import { installExpectContinue } from './http/expect-continue.js';
 import { installCompression } from './http/compress.js';
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from './http/errors.js';
 import { installHostGuard } from './http/host-guard.js';
@@ -98,6 +100,7 @@ export async function buildServer(config: DaemonConfig): Promise<FastifyInstance
   // Before any plugin, so routes of every plugin are seen (the OpenAPI document reads their schemas).
   trackRoutes(app);
   installBodyIdleTimeout(app, config.bodyIdleTimeoutS * 1000);
+  installExpectContinue(app, config.maxRequestMb);
   const store = await openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
   try {
     const dataKey = await loadDataKey(config.secretKey, config.sharedDir);
@@ -181,6 +184,7 @@ export async function buildServer(config: DaemonConfig): Promise<FastifyInstance
     // The tool routes name their own limits (http/uploads.ts).
     await app.register(multipart, { limits: { fileSize: config.maxUploadMb * 1048576, fields: 20, fieldSize: 64 * 1024 } });
     installErrorHandling(app, config.maxUploadMb);
+    installBodyTypes(app);
     installCompression(app);
 
     installHostGuard(app, config);

@@ -6,12 +6,14 @@ import { maxHeaderSize } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ERROR_TABLE, KilnError, toKilnError, type ErrorCode } from '../../src/core/errors.js';
+import { allowedMethods } from './methods.js';
 
 const BY_STATUS: Record<number, ErrorCode> = {
   400: 'USAGE_ERROR',
   401: 'UNAUTHORIZED',
   403: 'FORBIDDEN',
   404: 'NOT_FOUND',
+  405: 'METHOD_NOT_ALLOWED',
   406: 'USAGE_ERROR',
   409: 'CONFLICT',
   413: 'LIMIT_EXCEEDED',
@@ -119,6 +121,19 @@ export function installErrorHandling(app: FastifyInstance, maxUploadMb: number):
     void reply.code(ERROR_TABLE[err.code].status).type('application/json; charset=utf-8').send(err.toJSON());
   });
   app.setNotFoundHandler((request, reply) => {
+    const allow = allowedMethods(app, request.url);
+    if (allow.length) {
+      reply.header('allow', allow.join(', '));
+      if (request.method === 'OPTIONS') return void reply.code(204).send();
+      const err = new KilnError(
+        'METHOD_NOT_ALLOWED',
+        `${request.method} is not a method of ${request.url.split('?')[0]}; it takes ${allow.join(', ')}.`,
+        {
+          details: { allow },
+        },
+      );
+      return void reply.code(405).send(err.toJSON());
+    }
     const err = new KilnError(
       'NOT_FOUND',
       `No route ${request.method} ${request.url.split('?')[0]}. GET /api/v1/openapi.yaml lists the routes.`,

@@ -39,7 +39,7 @@ export interface UploadedPart extends InputFile {
 export interface ParsedUpload {
   /** File parts in the order they came. */
   parts: UploadedPart[];
-  /** Text fields (the last value wins). */
+  /** Text fields, each sent once (a repeated one is refused: readMultipart). */
   fields: Map<string, string>;
 }
 
@@ -79,6 +79,7 @@ export async function readMultipart(request: FastifyRequest, dir: string, limits
   };
   const parts: UploadedPart[] = [];
   const fields = new Map<string, string>();
+  const repeated = new Set<string>();
   let wire: WireGuard | undefined;
   try {
     const iter = request
@@ -150,9 +151,17 @@ export async function readMultipart(request: FastifyRequest, dir: string, limits
         textTotal += Buffer.byteLength(value);
         if (textTotal > maxText) throw textTooBig();
         count(Buffer.byteLength(value));
+        if (fields.has(part.fieldname)) repeated.add(part.fieldname);
         fields.set(part.fieldname, value);
       }
     }
+    // A text field sent twice (`-F width=4 -F width=5`, two `settings`) has no one meaning: refused, as
+    // a repeated query parameter or indexed file field is, rather than one value silently dropped.
+    // Only now, the body read whole, so the client still sending reads the answer.
+    if (repeated.size)
+      throw new KilnError('VALIDATION_ERROR', `${[...repeated].join(', ')} ${repeated.size === 1 ? 'was' : 'were'} sent more than once.`, {
+        details: [...repeated].map((f) => ({ path: f, message: 'duplicate field' })),
+      });
     await quota.confirm();
   } catch (e) {
     wire?.stop();
@@ -291,8 +300,14 @@ export function assembleSettings(tool: Tool, settingsJson: string | undefined, f
     base = parsed as Record<string, unknown>;
   }
   const infos = new Map(describeSettings(tool).map((i) => [i.name, i]));
+  const inJson = new Set(Object.keys(base));
   for (const [name, value] of fields) {
     if (RESERVED.has(name)) continue;
+    // `settings={"width":4}` and `width=5` together: which one was meant cannot be told.
+    if (inJson.has(name))
+      throw new KilnError('VALIDATION_ERROR', `${name} is given both in the settings JSON and as a form field of its own; send it once.`, {
+        details: [{ path: name, message: 'duplicate setting' }],
+      });
     base[name] = /^\s*[[{]/.test(value)
       ? parseJsonOr(value, () => coerceSettingValue(infos.get(name), value))
       : coerceSettingValue(infos.get(name), value);

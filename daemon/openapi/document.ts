@@ -15,6 +15,7 @@ import { MCP_TAGS, mcpPaths } from './mcp.js';
 import { routeDocPaths, type RegisteredRoute } from './route-doc.js';
 import { toolPaths } from './tool-operations.js';
 import { targets } from '../jobs/targets.js';
+import { EXEMPT as RATE_EXEMPT } from '../http/rate-limit.js';
 
 type Json = Record<string, unknown>;
 
@@ -74,6 +75,37 @@ function mergePaths(...parts: Json[]): Json {
   return out;
 }
 
+const METHODS = new Set(['get', 'put', 'post', 'delete', 'patch', 'head', 'options']);
+
+/**
+ * Every route but the probes passes the request rate limit (RATE_LIMIT_PER_MINUTE, on by default), so
+ * each of their operations can answer 429: the document listed it for none, and a client generated from
+ * it had no case for the answer it was most likely to meet under load.
+ */
+function withRateLimited(paths: Json): Json {
+  const out: Json = {};
+  for (const [p, item] of Object.entries(paths)) {
+    const url = p.replace(/\{([A-Za-z0-9_]+)\}/g, ':$1');
+    // New objects: the operations may be constants other documents (or paths) share.
+    out[p] = RATE_EXEMPT.has(url)
+      ? item
+      : Object.fromEntries(
+          Object.entries(item as Record<string, { responses?: Json }>).map(([method, op]) =>
+            METHODS.has(method) && op.responses && !op.responses['429']
+              ? [method, { ...op, responses: { ...op.responses, '429': RATE_LIMITED } }]
+              : [method, op],
+          ),
+        );
+  }
+  return out;
+}
+
+const RATE_LIMITED = {
+  description: 'Error: RATE_LIMITED (too many requests a minute); wait Retry-After seconds.',
+  headers: { 'Retry-After': { schema: { type: 'integer' }, description: 'Seconds until a request is taken again.' } },
+  content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+};
+
 const cache = new WeakMap<readonly RegisteredRoute[], Json>();
 
 /** The document for an app's routes (server.ts registeredRoutes), once they are all registered. */
@@ -81,16 +113,18 @@ export function openApiDocument(routes: readonly RegisteredRoute[]): Json {
   const cached = cache.get(routes);
   if (cached) return cached;
   const components: Json = schemas();
-  const paths = mergePaths(
-    routeDocPaths(routes),
-    PLUGIN_PATHS,
-    accountPaths(),
-    libraryTagged(libraryPaths()),
-    mcpPaths(),
-    watchFolderPaths(),
-    featurePaths(),
-    passportPhotoPaths(),
-    toolPaths(components),
+  const paths = withRateLimited(
+    mergePaths(
+      routeDocPaths(routes),
+      PLUGIN_PATHS,
+      accountPaths(),
+      libraryTagged(libraryPaths()),
+      mcpPaths(),
+      watchFolderPaths(),
+      featurePaths(),
+      passportPhotoPaths(),
+      toolPaths(components),
+    ),
   );
   const doc: Json = {
     openapi: '3.1.0',

@@ -35,6 +35,33 @@ export function parseRange(header: string | undefined, size: number): { start: n
   return { start, end };
 }
 
+/** Whether an If-None-Match header names `etag` (weak comparison: a W/ prefix does not matter) or is `*`. */
+export function noneMatch(header: string | undefined, etag: string): boolean {
+  if (!header) return false;
+  return header.split(',').some((t) => {
+    const tag = t.trim().replace(/^W\//, '');
+    return tag === '*' || tag === etag;
+  });
+}
+
+/**
+ * The Range to honour given If-Range (RFC 9110 §13.1.5): a resumed download whose validator (an ETag,
+ * compared strongly, or the Last-Modified date) no longer names this content gets the whole file (200),
+ * never the rest of new bytes stitched onto the start of old ones.
+ */
+export function rangeIf(
+  headers: { range?: string; 'if-range'?: string },
+  size: number,
+  validators: { etag: string; lastModified?: string },
+): ReturnType<typeof parseRange> {
+  const ifRange = headers['if-range']?.trim();
+  if (ifRange !== undefined) {
+    const matches = ifRange.startsWith('"') || ifRange.startsWith('W/') ? ifRange === validators.etag : ifRange === validators.lastModified;
+    if (!matches) return undefined;
+  }
+  return parseRange(headers.range, size);
+}
+
 /**
  * 416 for a Range outside the file: the error body alone, without the file's Content-Disposition (a
  * browser would save the JSON under the file's name) or its validators.
@@ -46,6 +73,16 @@ export function unsatisfiable(reply: FastifyReply, size: number): FastifyReply {
     .header('accept-ranges', 'bytes')
     .header('content-range', `bytes */${size}`)
     .send(new KilnError('USAGE_ERROR', `The Range header does not fit a file of ${size} bytes.`).toJSON());
+}
+
+/**
+ * RFC 9110 §13.1.2-3: If-None-Match decides when sent; If-Modified-Since only without it, and only
+ * whole seconds count (an HTTP date has no finer part).
+ */
+function notModified(headers: { 'if-none-match'?: string; 'if-modified-since'?: string }, etag: string, modifiedAt: number): boolean {
+  if (headers['if-none-match'] !== undefined) return noneMatch(headers['if-none-match'], etag);
+  const since = headers['if-modified-since'] ? Date.parse(headers['if-modified-since']) : Number.NaN;
+  return Number.isFinite(since) && Math.floor(modifiedAt / 1000) * 1000 <= since;
 }
 
 export async function downloadRoutes(app: FastifyInstance): Promise<void> {
@@ -78,14 +115,20 @@ export async function downloadRoutes(app: FastifyInstance): Promise<void> {
         contentType: row.content_type ?? undefined,
       }));
     if (direct) return reply.code(302).header('location', direct).header('cache-control', 'no-store').send();
-    const range = parseRange(request.headers.range, st.size);
-    if (range === 'invalid') return unsatisfiable(reply, st.size);
+    // A job's output never changes once written: its id, size and time make a strong validator, so a
+    // client that holds the file already (If-None-Match, If-Modified-Since) gets 304 without the bytes
+    // and a resumed download checks it still has the same file (If-Range).
+    const etag = `"${jobId}-${st.size.toString(16)}-${Math.floor(st.modifiedAt).toString(16)}"`;
+    const lastModified = new Date(st.modifiedAt).toUTCString();
+    reply.header('etag', etag).header('last-modified', lastModified);
+    if (notModified(request.headers, etag, st.modifiedAt)) return reply.code(304).send();
+    const range = rangeIf(request.headers, st.size, { etag, lastModified });
+    if (range === 'invalid') return unsatisfiable(reply.removeHeader('etag').removeHeader('last-modified'), st.size);
     reply
       .header('content-type', row.content_type ?? 'application/octet-stream')
       .header('content-disposition', contentDisposition(row.output_name))
       .header('accept-ranges', 'bytes')
-      .header('x-content-type-options', 'nosniff')
-      .header('last-modified', new Date(st.modifiedAt).toUTCString());
+      .header('x-content-type-options', 'nosniff');
     if (range) {
       reply
         .code(206)
@@ -106,6 +149,19 @@ const DOWNLOAD_DOC: RouteDoc = {
     jobId,
     { name: 'filename', in: 'path', required: true, schema: { type: 'string' } },
     { name: 'Range', in: 'header', schema: { type: 'string' }, description: 'bytes=start-end' },
+    {
+      name: 'If-Range',
+      in: 'header',
+      schema: { type: 'string' },
+      description: 'An ETag or date: the Range applies only while it names this file.',
+    },
+    { name: 'If-None-Match', in: 'header', schema: { type: 'string' }, description: 'ETags the client holds: 304 when one is this file.' },
+    {
+      name: 'If-Modified-Since',
+      in: 'header',
+      schema: { type: 'string' },
+      description: 'Without If-None-Match: 304 when the file is not newer.',
+    },
   ],
   response: {
     '200': {
@@ -113,6 +169,7 @@ const DOWNLOAD_DOC: RouteDoc = {
       content: { 'application/octet-stream': { schema: binary } },
     },
     '206': { description: 'The requested byte range.', content: { 'application/octet-stream': { schema: binary } } },
+    '304': { description: 'The client holds this file already (If-None-Match or If-Modified-Since).' },
     '416': { description: 'The range does not fit the file.', content: { 'application/json': { schema: ref('Error') } } },
     ...errorResponses([401, 404, 409]),
   },

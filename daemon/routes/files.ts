@@ -14,7 +14,7 @@ import { teamUsage } from '../library/team-usage.js';
 import { itemView, versionView } from '../library/views.js';
 import { readLibraryUpload } from '../library/upload.js';
 import { intQuery } from '../http/query.js';
-import { contentDisposition, parseRange, unsatisfiable } from './download.js';
+import { contentDisposition, noneMatch, rangeIf, unsatisfiable } from './download.js';
 
 declare module '../context.js' {
   interface DaemonContext {
@@ -185,8 +185,7 @@ async function sendVersion(request: FastifyRequest, reply: FastifyReply, library
   if (direct) return reply.code(302).header('location', direct).header('cache-control', 'no-store').send();
   // If-Range (RFC 9110 §13.1.5): a download resumed after a new version was added must get the whole
   // new content (200), not the rest of the new bytes stitched onto the start of the old ones.
-  const ifRange = request.headers['if-range'];
-  const range = ifRange === undefined || ifRange === etag ? parseRange(request.headers.range, size) : undefined;
+  const range = rangeIf(request.headers, size, { etag });
   if (range === 'invalid') return unsatisfiable(reply, size);
   reply
     .header('content-type', v.content_type)
@@ -206,13 +205,4 @@ async function sendVersion(request: FastifyRequest, reply: FastifyReply, library
   }
   reply.header('content-length', size);
   return reply.send(await library.blobs.open(v.blob_hash));
-}
-
-/** Whether an If-None-Match header names `etag` (weak comparison: a W/ prefix does not matter) or is `*`. */
-function noneMatch(header: string | undefined, etag: string): boolean {
-  if (!header) return false;
-  return header.split(',').some((t) => {
-    const tag = t.trim().replace(/^W\//, '');
-    return tag === '*' || tag === etag;
-  });
 }

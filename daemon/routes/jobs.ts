@@ -85,6 +85,19 @@ export async function jobRoutes(app: FastifyInstance): Promise<void> {
             : (payload as { error: unknown }).error;
       res.write(`id: ${id}\nevent: ${type}\ndata: ${JSON.stringify(body)}\n\n`);
     };
+    // A client that stops reading (a stalled tab, a hostile one holding many streams) must not have every
+    // event queued for it in memory: while the socket is behind, progress events are superseded by the
+    // newest one (sent on drain) and heartbeats skipped; the final event always goes out.
+    let pending: { id: number; event: JobEvent } | undefined;
+    const sendLatest = (id: number, event: JobEvent) => {
+      if (res.writableNeedDrain) pending = { id, event };
+      else send(id, event);
+    };
+    res.on('drain', () => {
+      const p = pending;
+      pending = undefined;
+      if (p && !closed) send(p.id, p.event);
+    });
     let closed = false;
     let unsubscribe = () => {};
     let heartbeat: NodeJS.Timeout | undefined;
@@ -103,11 +116,13 @@ export async function jobRoutes(app: FastifyInstance): Promise<void> {
     }
     unsubscribe = jobs.events.subscribe(row.id, ({ id, event }) => {
       sentLive = true;
+      if (event.type === 'progress') return sendLatest(id, event);
+      pending = undefined;
       send(id, event);
-      if (event.type !== 'progress') end();
+      end();
     });
     heartbeat = setInterval(() => {
-      res.write(': heartbeat\n\n');
+      if (!res.writableNeedDrain) res.write(': heartbeat\n\n');
       // Scaled mode: an event lost on the way (a Redis hiccup) must not leave the stream open forever.
       if (jobs.distributed)
         void getJob(app.kiln.store.db, row.id).then(

@@ -48,6 +48,11 @@ export const ERROR_TABLE = {
   MFA_REQUIRED: { status: 401, exit: EXIT.OTHER, meaning: 'a second factor is needed' },
   FORBIDDEN: { status: 403, exit: EXIT.OTHER, meaning: 'the credentials lack a permission' },
   NOT_FOUND: { status: 404, exit: EXIT.OTHER, meaning: 'no such route, tool, job, file or record (or not yours)' },
+  METHOD_NOT_ALLOWED: {
+    status: 405,
+    exit: EXIT.OTHER,
+    meaning: 'the route exists but not with this method (the Allow header lists its methods)',
+  },
   CONFLICT: { status: 409, exit: EXIT.OTHER, meaning: 'the request conflicts with the current state' },
   OUTPUT_EXISTS: {
     status: 409,

@@ -15,7 +15,9 @@ export function safeFileName(name: string, fallback = 'file'): string {
   const base = path.basename(name.replace(/\\/g, '/'));
   const cleaned = base
     .normalize('NFC')
-    .replace(/[\u0000-\u001f\u007f"*/:<>?\\|]/g, '_')
+    // C0/C1 controls, and the bidirectional controls: U+202E turned "a<RLO>gnp.exe" into a name shown as
+    // "aexe.png" in a browser's download bar or a file manager (a spoofed extension).
+    .replace(/[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"*/:<>?\\|]/g, '_')
     .replace(/^\.+/, '')
     .trim();
   return fitBytes(cleaned, MAX_NAME_BYTES) || fallback;
