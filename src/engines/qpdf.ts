@@ -162,8 +162,3 @@ export function toRange(pages: number[]): string {
   }
   return parts.join(',');
 }
-
-/** `qpdf in --pages . <range> -- out`: keeps the document's metadata and outlines of kept pages. */
-export async function selectPages(input: string, range: string, out: string, o: QpdfOptions = {}): Promise<void> {
-  await qpdf([input, '--pages', '.', range, '--', out], o);
-}

@@ -4,7 +4,8 @@ import { z } from 'zod';
 import { KilnError } from '../../../core/errors.js';
 import { zipFiles } from '../../../core/zip.js';
 import { defineTool } from '../../../core/tool.js';
-import { qpdf, resolveRange, selectPages } from '../../../engines/qpdf.js';
+import { qpdf, resolveRange } from '../../../engines/qpdf.js';
+import { readOutlines, remapOutlines, selectPages, writeOutlines } from '../../../engines/qpdf-outlines.js';
 import { openPdf, pdfOutput, PDF_ACCEPT } from '../_shared/pdf-input.js';
 import { outputFile } from '../../_shared/output.js';
 
@@ -38,8 +39,8 @@ export default defineTool({
     if (s.mode === 'range') {
       const pages = resolveRange(s.range!, pdf.pages);
       const out = ctx.out('pdf', '-split');
-      await selectPages(pdf.path, s.range!.replace(/\s+/g, ''), out, { signal: ctx.signal });
-      return { outputs: [pdfOutput(out)], data: { pages: pages.length, sourcePages: pdf.pages } };
+      const { bookmarks } = await selectPages(pdf.path, pages, out, { signal: ctx.signal, workDir: ctx.workDir });
+      return { outputs: [pdfOutput(out)], data: { pages: pages.length, sourcePages: pdf.pages, bookmarks } };
     }
     const n = s.everyN!;
     const dir = path.join(ctx.workDir, 'parts');
@@ -50,11 +51,17 @@ export default defineTool({
     const names = (await readdir(dir)).filter((x) => x.endsWith('.pdf')).sort();
     if (names.length !== Math.ceil(pdf.pages / n))
       throw new KilnError('INTERNAL', `qpdf wrote ${names.length} parts, expected ${Math.ceil(pdf.pages / n)}.`);
+    // qpdf writes parts without the outline: each part gets the bookmarks of its own pages.
+    const outline = await readOutlines(pdf.path, { signal: ctx.signal });
     const parts = [];
     for (const [i, name] of names.entries()) {
       const p = path.join(dir, `part-${i + 1}.pdf`);
-      await rename(path.join(dir, name), p);
+      const from = i * n;
+      const kept = remapOutlines(outline, (page) => (page > from && page <= from + n ? page - from : null));
+      if (kept.length) await writeOutlines(path.join(dir, name), kept, p, { signal: ctx.signal, workDir: ctx.workDir });
+      else await rename(path.join(dir, name), p);
       parts.push({ path: p, name: `part-${i + 1}.pdf` });
+      if (outline.length) ctx.progress(10 + (80 * (i + 1)) / names.length, `bookmarks of part ${i + 1}`);
     }
     // Always a ZIP in this mode, even with one part, so callers get one shape of answer.
     const zip = ctx.out('zip', '-parts');

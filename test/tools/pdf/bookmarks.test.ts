@@ -1,0 +1,124 @@
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, it, before } from 'node:test';
+import { PDFDocument, PDFHexString, PDFName, PDFNull, type PDFRef } from '@cantoo/pdf-lib';
+import { tempDir } from '../../helpers/fixtures.js';
+import { makeTextPdf, numbered, pageCount, pageTexts, runPdfTool } from './pdf-helpers.js';
+
+const dir = tempDir('kiln-pdf-bookmarks-');
+
+/** Bookmarks as a reader sees them: depth, title and the text of the page each one opens ('-' for none). */
+function bookmarks(file: string): string[] {
+  const json = JSON.parse(execFileSync('qpdf', ['--json', '--json-key=outlines', file]).toString()) as { outlines: Outline[] };
+  const texts = pageTexts(file);
+  const out: string[] = [];
+  const walk = (items: Outline[], depth: number) => {
+    for (const o of items) {
+      out.push(`${'  '.repeat(depth)}${o.title} -> ${o.destpageposfrom1 ? texts[o.destpageposfrom1 - 1] : '-'}`);
+      walk(o.kids, depth + 1);
+    }
+  };
+  walk(json.outlines, 0);
+  return out;
+}
+interface Outline {
+  title: string;
+  destpageposfrom1: number | null;
+  kids: Outline[];
+}
+
+/**
+ * Six pages "Page 1"…"Page 6" with a two-level outline written by hand (pdf-lib has no outline API):
+ * Part A → 1 (kid "Über §2" → 2), Part B → 4 (kid "B.1" → 5).
+ */
+async function outlinedPdf(file: string): Promise<string> {
+  const doc = await PDFDocument.load(readFileSync(await makeTextPdf(path.join(dir, 'plain.pdf'), numbered(6))));
+  const pages = doc.getPages().map((p) => p.ref);
+  const ctx = doc.context;
+  const root = ctx.nextRef();
+  const item = (title: string, page: number, parent: PDFRef) => {
+    const ref = ctx.nextRef();
+    const dict = ctx.obj({ Parent: parent, Dest: [pages[page - 1]!, PDFName.of('XYZ'), PDFNull, PDFNull, PDFNull] });
+    dict.set(PDFName.of('Title'), PDFHexString.fromText(title));
+    return { ref, dict };
+  };
+  const a = item('Part A', 1, root);
+  const b = item('Part B', 4, root);
+  const a1 = item('Über §2', 2, a.ref);
+  const b1 = item('B.1', 5, b.ref);
+  a.dict.set(PDFName.of('Next'), b.ref);
+  b.dict.set(PDFName.of('Prev'), a.ref);
+  for (const [p, k] of [
+    [a, a1],
+    [b, b1],
+  ] as const) {
+    p.dict.set(PDFName.of('First'), k.ref);
+    p.dict.set(PDFName.of('Last'), k.ref);
+    p.dict.set(PDFName.of('Count'), ctx.obj(1));
+  }
+  for (const x of [a, b, a1, b1]) ctx.assign(x.ref, x.dict);
+  ctx.assign(root, ctx.obj({ Type: 'Outlines', First: a.ref, Last: b.ref, Count: 4 }));
+  doc.catalog.set(PDFName.of('Outlines'), root);
+  writeFileSync(file, await doc.save());
+  return file;
+}
+
+describe('bookmarks through page operations', () => {
+  let src: string;
+  before(async () => {
+    src = await outlinedPdf(path.join(dir, 'outlined.pdf'));
+    assert.deepEqual(bookmarks(src), ['Part A -> Page 1', '  Über §2 -> Page 2', 'Part B -> Page 4', '  B.1 -> Page 5']);
+  });
+
+  it("merge-pdf keeps every file's bookmarks, pointing at its pages in the merged file", async () => {
+    const other = await makeTextPdf(path.join(dir, 'other.pdf'), numbered(2, 'Other'));
+    const r = await runPdfTool(dir, 'merge-pdf', [src, other, src]);
+    assert.equal(pageCount(r.file!), 14);
+    assert.deepEqual(bookmarks(r.file!), [
+      'Part A -> Page 1',
+      '  Über §2 -> Page 2',
+      'Part B -> Page 4',
+      '  B.1 -> Page 5',
+      'Part A -> Page 1',
+      '  Über §2 -> Page 2',
+      'Part B -> Page 4',
+      '  B.1 -> Page 5',
+    ]);
+    // The second copy's bookmarks open pages 9 and 12 (after 6 + 2 pages), not the first copy's.
+    const json = JSON.parse(execFileSync('qpdf', ['--json', '--json-key=outlines', r.file!]).toString()) as { outlines: Outline[] };
+    assert.deepEqual(
+      json.outlines.map((o) => o.destpageposfrom1),
+      [1, 4, 9, 12],
+    );
+    assert.equal(r.data?.bookmarks, 8);
+    assert.match(execFileSync('qpdf', ['--check', r.file!]).toString(), /No syntax or stream encoding errors/);
+  });
+
+  it('extract-pages drops the bookmarks of pages left out instead of keeping ones that open nothing', async () => {
+    const r = await runPdfTool(dir, 'extract-pages', [src], { range: '4-6' });
+    assert.deepEqual(bookmarks(r.file!), ['Part B -> Page 4', '  B.1 -> Page 5']);
+  });
+
+  it('remove-pages keeps a heading whose own page went when a bookmark under it stays', async () => {
+    const r = await runPdfTool(dir, 'remove-pages', [src], { pages: '1' });
+    assert.deepEqual(bookmarks(r.file!), ['Part A -> -', '  Über §2 -> Page 2', 'Part B -> Page 4', '  B.1 -> Page 5']);
+  });
+
+  it('organize-pdf: bookmarks follow their pages to the new order', async () => {
+    const r = await runPdfTool(dir, 'organize-pdf', [src], { order: 'z-1' });
+    assert.deepEqual(pageTexts(r.file!)[0], 'Page 6');
+    assert.deepEqual(bookmarks(r.file!), ['Part A -> Page 1', '  Über §2 -> Page 2', 'Part B -> Page 4', '  B.1 -> Page 5']);
+  });
+
+  it('split-pdf every N gives each part the bookmarks of its pages', async () => {
+    const r = await runPdfTool(dir, 'split-pdf', [src], { mode: 'every', everyN: 3 });
+    const parts = path.join(dir, 'parts');
+    mkdirSync(parts, { recursive: true });
+    execFileSync('unzip', ['-o', '-q', r.file!, '-d', parts]);
+    assert.deepEqual(readdirSync(parts).sort(), ['part-1.pdf', 'part-2.pdf']);
+    assert.deepEqual(bookmarks(path.join(parts, 'part-1.pdf')), ['Part A -> Page 1', '  Über §2 -> Page 2']);
+    assert.deepEqual(bookmarks(path.join(parts, 'part-2.pdf')), ['Part B -> Page 4', '  B.1 -> Page 5']);
+  });
+});
