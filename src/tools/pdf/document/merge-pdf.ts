@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
 import path from 'node:path';
 import { qpdf } from '../../../engines/qpdf.js';
-import { countOutlineItems, readOutlines, remapOutlines, writeOutlines, type OutlineItem } from '../../../engines/qpdf-outlines.js';
+import { addStructure, countOutlineItems, readStructure, remapOutlines, type PdfStructure } from '../../../engines/qpdf-structure.js';
 import { openPdf, pdfOutput, PDF_ACCEPT } from '../_shared/pdf-input.js';
 
 export default defineTool({
@@ -20,7 +20,7 @@ export default defineTool({
   async run(ctx, { files }) {
     // Every input is checked (encryption, page count) before the merge; two qpdf checks at a time keep
     // both cores busy instead of paying 20 process starts one after another.
-    const checked = new Array<{ path: string; pages: number; outline: OutlineItem[] }>(files.length);
+    const checked = new Array<{ path: string; pages: number } & PdfStructure>(files.length);
     let next = 0;
     let done = 0;
     await Promise.all(
@@ -28,7 +28,7 @@ export default defineTool({
         while (next < files.length) {
           const i = next++;
           const pdf = await openPdf(ctx, files[i]!);
-          checked[i] = { ...pdf, outline: await readOutlines(pdf.path, { signal: ctx.signal }) };
+          checked[i] = { ...pdf, ...(await readStructure(pdf.path, { signal: ctx.signal })) };
           ctx.progress(++done * (40 / files.length), `checked ${done}/${files.length}`);
         }
       }),
@@ -38,7 +38,6 @@ export default defineTool({
     const sources = checked.map((p) => p.path);
     const out = ctx.out('pdf', '-merged');
     ctx.progress(50, 'merging');
-    // Up to 20 large files: qpdf streams them, but give it more time than a single-file operation.
     // qpdf's --empty merge keeps no outline: each file's bookmarks follow, moved to where its pages landed.
     let offset = 0;
     const outline = checked.flatMap((c) => {
@@ -46,12 +45,25 @@ export default defineTool({
       offset += c.pages;
       return remapOutlines(c.outline, (p) => p + shift);
     });
-    const merged = outline.length ? path.join(ctx.workDir, 'merged-no-outline.pdf') : out;
-    await qpdf(['--empty', '--pages', ...sources.flatMap((s) => [s, '1-z']), '--', merged], { signal: ctx.signal, timeoutMs: 600_000 });
-    if (outline.length) {
-      ctx.progress(85, 'bookmarks');
-      await writeOutlines(merged, outline, out, { signal: ctx.signal, timeoutMs: 600_000, workDir: ctx.workDir });
-    }
-    return { outputs: [pdfOutput(out)], data: { files: files.length, pages, bookmarks: countOutlineItems(outline) } };
+    // Attached files are not part of any page: --empty --pages leaves them behind. A file whose
+    // attachment names clash with an earlier file's gets its own prefix ("2-notes.txt").
+    const seen = new Set<string>();
+    const attachments = checked.flatMap((c, i) => {
+      if (!c.attachments.length) return [];
+      const clash = c.attachments.some((k) => seen.has(k));
+      for (const k of c.attachments) seen.add(clash ? `${i + 1}-${k}` : k);
+      return [{ file: c.path, prefix: clash ? `${i + 1}-` : undefined }];
+    });
+    // Up to 20 large files: qpdf streams them, but give it more time than a single-file operation.
+    const o = { signal: ctx.signal, timeoutMs: 600_000, workDir: ctx.workDir };
+    const more = outline.length > 0 || attachments.length > 0;
+    const merged = more ? path.join(ctx.workDir, 'merged.pdf') : out;
+    await qpdf(['--empty', '--pages', ...sources.flatMap((s) => [s, '1-z']), '--', merged], o);
+    ctx.progress(85, 'bookmarks and attachments');
+    if (more) await addStructure(merged, out, { outline, attachments }, o);
+    return {
+      outputs: [pdfOutput(out)],
+      data: { files: files.length, pages, bookmarks: countOutlineItems(outline), attachments: seen.size },
+    };
   },
 });

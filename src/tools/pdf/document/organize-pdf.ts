@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
 import { resolveRange } from '../../../engines/qpdf.js';
-import { selectPages } from '../../../engines/qpdf-outlines.js';
+import { selectPages } from '../../../engines/qpdf-structure.js';
 import { openPdf, pdfOutput, PDF_ACCEPT } from '../_shared/pdf-input.js';
 
 export default defineTool({

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { KilnError } from '../../../core/errors.js';
 import { defineTool } from '../../../core/tool.js';
 import { resolveRange } from '../../../engines/qpdf.js';
-import { selectPages } from '../../../engines/qpdf-outlines.js';
+import { selectPages } from '../../../engines/qpdf-structure.js';
 import { openPdf, pdfOutput, PDF_ACCEPT } from '../_shared/pdf-input.js';
 
 export default defineTool({

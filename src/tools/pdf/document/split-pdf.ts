@@ -5,7 +5,7 @@ import { KilnError } from '../../../core/errors.js';
 import { zipFiles } from '../../../core/zip.js';
 import { defineTool } from '../../../core/tool.js';
 import { qpdf, resolveRange } from '../../../engines/qpdf.js';
-import { readOutlines, remapOutlines, selectPages, writeOutlines } from '../../../engines/qpdf-outlines.js';
+import { addStructure, readStructure, remapOutlines, selectPages } from '../../../engines/qpdf-structure.js';
 import { openPdf, pdfOutput, PDF_ACCEPT } from '../_shared/pdf-input.js';
 import { outputFile } from '../../_shared/output.js';
 
@@ -51,17 +51,27 @@ export default defineTool({
     const names = (await readdir(dir)).filter((x) => x.endsWith('.pdf')).sort();
     if (names.length !== Math.ceil(pdf.pages / n))
       throw new KilnError('INTERNAL', `qpdf wrote ${names.length} parts, expected ${Math.ceil(pdf.pages / n)}.`);
-    // qpdf writes parts without the outline: each part gets the bookmarks of its own pages.
-    const outline = await readOutlines(pdf.path, { signal: ctx.signal });
+    // qpdf writes parts without the outline and without attached files: each part gets the bookmarks of
+    // its own pages and every attachment, as extract-pages (a page selection) keeps them.
+    const { outline, attachments } = await readStructure(pdf.path, { signal: ctx.signal });
     const parts = [];
     for (const [i, name] of names.entries()) {
       const p = path.join(dir, `part-${i + 1}.pdf`);
       const from = i * n;
       const kept = remapOutlines(outline, (page) => (page > from && page <= from + n ? page - from : null));
-      if (kept.length) await writeOutlines(path.join(dir, name), kept, p, { signal: ctx.signal, workDir: ctx.workDir });
+      if (kept.length || attachments.length)
+        await addStructure(
+          path.join(dir, name),
+          p,
+          { outline: kept, attachments: attachments.length ? [{ file: pdf.path }] : [] },
+          {
+            signal: ctx.signal,
+            workDir: ctx.workDir,
+          },
+        );
       else await rename(path.join(dir, name), p);
       parts.push({ path: p, name: `part-${i + 1}.pdf` });
-      if (outline.length) ctx.progress(10 + (80 * (i + 1)) / names.length, `bookmarks of part ${i + 1}`);
+      if (outline.length || attachments.length) ctx.progress(10 + (80 * (i + 1)) / names.length, `part ${i + 1}/${names.length}`);
     }
     // Always a ZIP in this mode, even with one part, so callers get one shape of answer.
     const zip = ctx.out('zip', '-parts');

@@ -1,9 +1,10 @@
 /**
- * Bookmarks (the document outline) across qpdf page operations. qpdf keeps the primary input's outline
- * when it selects pages (items of dropped pages then point nowhere), and writes none at all for
- * `--empty --pages` (merge) or `--split-pages`. These helpers read an outline as qpdf resolves it (page
- * positions, named destinations included) and write a new one with `--update-from-json`, so the file is
- * still streamed by qpdf, never loaded whole in memory.
+ * Document-level parts (bookmarks, attached files, form fields) across qpdf page operations. qpdf keeps
+ * the primary input's outline when it selects pages (items of dropped pages then point nowhere), and
+ * writes no outline and no attachments for `--empty --pages` (merge) or `--split-pages`. These helpers
+ * read them as qpdf resolves them (page positions, named destinations included), write a new outline
+ * with `--update-from-json` and copy attachments with `--copy-attachments-from`, so files are still
+ * streamed by qpdf, never loaded whole in memory.
  */
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -33,16 +34,45 @@ function parseJson<T>(text: string, what: string): T {
   }
 }
 
-/** The outline of a PDF (empty when it has none). */
-export async function readOutlines(file: string, o: QpdfOptions = {}): Promise<OutlineItem[]> {
-  const r = await qpdf(['--json', '--json-key=outlines', file], o);
+export interface PdfStructure {
+  outline: OutlineItem[];
+  /** Keys (names) of the embedded files of the document's EmbeddedFiles name tree. */
+  attachments: string[];
+  /** Interactive form fields (AcroForm terminal fields). */
+  formFields: number;
+}
+
+/** Bookmarks, attachments and form fields of a PDF, from one qpdf call. */
+export async function readStructure(file: string, o: QpdfOptions = {}): Promise<PdfStructure> {
+  const r = await qpdf(['--json', '--json-key=outlines', '--json-key=attachments', '--json-key=acroform', file], o);
+  const j = parseJson<{ outlines?: QpdfOutline[]; attachments?: Record<string, unknown>; acroform?: { fields?: unknown[] } }>(
+    r.stdout,
+    'the document structure',
+  );
   const conv = (x: QpdfOutline): OutlineItem => ({
     title: x.title ?? '',
     page: x.destpageposfrom1 ?? null,
     open: x.open ?? false,
     kids: (x.kids ?? []).map(conv),
   });
-  return (parseJson<{ outlines?: QpdfOutline[] }>(r.stdout, 'outlines').outlines ?? []).map(conv);
+  return {
+    outline: (j.outlines ?? []).map(conv),
+    attachments: Object.keys(j.attachments ?? {}),
+    formFields: j.acroform?.fields?.length ?? 0,
+  };
+}
+
+/** `input` written to `out` with the attached files of each of `sources` added (a prefix per source avoids clashing names). */
+export async function copyAttachments(
+  input: string,
+  sources: { file: string; prefix?: string }[],
+  out: string,
+  o: QpdfOptions = {},
+): Promise<void> {
+  await qpdf(
+    [input, out, ...sources.flatMap((s) => ['--copy-attachments-from', s.file, ...(s.prefix ? [`--prefix=${s.prefix}`] : []), '--'])],
+    o,
+  );
 }
 
 /**
@@ -119,7 +149,7 @@ export async function writeOutlines(input: string, items: OutlineItem[], out: st
     if (root['/PageMode'] === '/UseOutlines') delete root['/PageMode'];
   }
   objects[`obj:${rootRef}`] = { value: root };
-  const update = path.join(o.workDir, `qpdf-outlines-${process.hrtime.bigint()}.json`);
+  const update = path.join(o.workDir, `qpdf-structure-${process.hrtime.bigint()}.json`);
   await writeFile(update, JSON.stringify({ qpdf: [{ jsonversion: 2 }, objects] }));
   // The old outline's objects are no longer referenced; qpdf writes only what the trailer reaches.
   await qpdf([input, out, `--update-from-json=${update}`], o);
@@ -136,7 +166,7 @@ export async function selectPages(
   out: string,
   o: QpdfOptions & { workDir: string },
 ): Promise<{ bookmarks: number; droppedBookmarks: number }> {
-  const outline = await readOutlines(input, o);
+  const { outline } = await readStructure(input, o);
   const selected = outline.length ? path.join(o.workDir, `selected-${process.hrtime.bigint()}.pdf`) : out;
   await qpdf([input, '--pages', '.', toRange(pages), '--', selected], o);
   if (!outline.length) return { bookmarks: 0, droppedBookmarks: 0 };
@@ -146,4 +176,24 @@ export async function selectPages(
   await writeOutlines(selected, kept, out, o);
   const bookmarks = countOutlineItems(kept);
   return { bookmarks, droppedBookmarks: countOutlineItems(outline) - bookmarks };
+}
+
+/**
+ * `input` written to `out` with a new outline (pages are positions in `input`) and/or the attached files
+ * of other PDFs: what qpdf's merge and split leave behind. One of the two must be given.
+ */
+export async function addStructure(
+  input: string,
+  out: string,
+  add: { outline?: OutlineItem[]; attachments?: { file: string; prefix?: string }[] },
+  o: QpdfOptions & { workDir: string },
+): Promise<void> {
+  const attachments = add.attachments ?? [];
+  let current = input;
+  if (add.outline?.length) {
+    const next = attachments.length ? path.join(o.workDir, `outlined-${process.hrtime.bigint()}.pdf`) : out;
+    await writeOutlines(current, add.outline, next, o);
+    current = next;
+  }
+  if (attachments.length) await copyAttachments(current, attachments, out, o);
 }

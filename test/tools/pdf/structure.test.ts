@@ -122,3 +122,45 @@ describe('bookmarks through page operations', () => {
     assert.deepEqual(bookmarks(path.join(parts, 'part-2.pdf')), ['Part B -> Page 4', '  B.1 -> Page 5']);
   });
 });
+
+/** Name → contents of every attached file (qpdf --list-attachments / --show-attachment). */
+function attachments(file: string): Record<string, string> {
+  const keys = execFileSync('qpdf', ['--list-attachments', file])
+    .toString()
+    .split('\n')
+    .map((l) => /^(.+) -> \d+,\d+$/.exec(l)?.[1])
+    .filter((k): k is string => !!k);
+  return Object.fromEntries(keys.map((k) => [k, execFileSync('qpdf', [`--show-attachment=${k}`, file]).toString()]));
+}
+
+describe('attached files through page operations', () => {
+  let src: string;
+  before(async () => {
+    const doc = await PDFDocument.load(readFileSync(await makeTextPdf(path.join(dir, 'plain4.pdf'), numbered(4))));
+    await doc.attach(Buffer.from('minutes of the meeting'), 'notes.txt', { mimeType: 'text/plain' });
+    src = path.join(dir, 'attached.pdf');
+    writeFileSync(src, await doc.save());
+    assert.deepEqual(attachments(src), { 'notes.txt': 'minutes of the meeting' });
+  });
+
+  it('merge-pdf keeps the attachments of every file, a clashing name prefixed with its file number', async () => {
+    const plain = await makeTextPdf(path.join(dir, 'plain2.pdf'), numbered(2));
+    const r = await runPdfTool(dir, 'merge-pdf', [src, plain, src]);
+    assert.equal(pageCount(r.file!), 10);
+    assert.deepEqual(attachments(r.file!), { 'notes.txt': 'minutes of the meeting', '3-notes.txt': 'minutes of the meeting' });
+    assert.equal(r.data?.attachments, 2);
+  });
+
+  it('split-pdf every N keeps the attachments in every part, as extract-pages does', async () => {
+    const r = await runPdfTool(dir, 'split-pdf', [src], { mode: 'every', everyN: 2 });
+    const parts = path.join(dir, 'att-parts');
+    mkdirSync(parts, { recursive: true });
+    execFileSync('unzip', ['-o', '-q', r.file!, '-d', parts]);
+    for (const part of ['part-1.pdf', 'part-2.pdf']) {
+      assert.equal(pageCount(path.join(parts, part)), 2);
+      assert.deepEqual(attachments(path.join(parts, part)), { 'notes.txt': 'minutes of the meeting' }, part);
+    }
+    const e = await runPdfTool(dir, 'extract-pages', [src], { range: '3' });
+    assert.deepEqual(attachments(e.file!), { 'notes.txt': 'minutes of the meeting' });
+  });
+});
