@@ -45,10 +45,11 @@ export interface PdfStructure {
 /** Bookmarks, attachments and form fields of a PDF, from one qpdf call. */
 export async function readStructure(file: string, o: QpdfOptions = {}): Promise<PdfStructure> {
   const r = await qpdf(['--json', '--json-key=outlines', '--json-key=attachments', '--json-key=acroform', file], o);
-  const j = parseJson<{ outlines?: QpdfOutline[]; attachments?: Record<string, unknown>; acroform?: { fields?: unknown[] } }>(
-    r.stdout,
-    'the document structure',
-  );
+  const j = parseJson<{
+    outlines?: QpdfOutline[];
+    attachments?: Record<string, unknown>;
+    acroform?: { fields?: unknown[] };
+  }>(r.stdout, 'the document structure');
   const conv = (x: QpdfOutline): OutlineItem => ({
     title: x.title ?? '',
     page: x.destpageposfrom1 ?? null,

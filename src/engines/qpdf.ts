@@ -162,3 +162,11 @@ export function toRange(pages: number[]): string {
   }
   return parts.join(',');
 }
+
+/**
+ * Draws every annotation's appearance (filled form values, stamps, comments) into its page's content and
+ * drops the annotations and the interactive form; appearances are generated first for fields without one.
+ */
+export async function flattenAnnotations(input: string, out: string, o: QpdfOptions = {}): Promise<void> {
+  await qpdf(['--generate-appearances', '--flatten-annotations=all', input, out], o);
+}

@@ -164,3 +164,42 @@ describe('attached files through page operations', () => {
     assert.deepEqual(attachments(e.file!), { 'notes.txt': 'minutes of the meeting' });
   });
 });
+
+describe('tools that make new pages or rewrite through Ghostscript say what they could not keep', () => {
+  let form: string;
+  let outlined: string;
+  before(async () => {
+    const doc = await PDFDocument.load(readFileSync(await makeTextPdf(path.join(dir, 'plain-form.pdf'), numbered(2))));
+    const field = doc.getForm().createTextField('name');
+    field.setText('Alice Example');
+    field.addToPage(doc.getPage(0), { x: 20, y: 200, width: 200, height: 30 });
+    form = path.join(dir, 'form.pdf');
+    writeFileSync(form, await doc.save());
+    assert.match(pageTexts(form)[0]!, /Alice Example/);
+    outlined = await outlinedPdf(path.join(dir, 'outlined-2.pdf'));
+  });
+
+  it("nup-pdf and booklet-pdf draw filled form values on the sheets (they are annotations, outside the page's content)", async () => {
+    for (const id of ['nup-pdf', 'booklet-pdf']) {
+      const r = await runPdfTool(dir, id, [form]);
+      assert.equal(pageCount(r.file!), id === 'nup-pdf' ? 1 : 2, id);
+      assert.match(pageTexts(r.file!).join(' '), /Alice Example/, id);
+      assert.deepEqual(r.data?.warnings, ['the form (1 field) was flattened: filled values stay visible but can no longer be edited'], id);
+    }
+  });
+
+  it('nup-pdf warns that the bookmarks are gone', async () => {
+    const r = await runPdfTool(dir, 'nup-pdf', [outlined], { perSheet: 2 });
+    assert.equal(pageCount(r.file!), 3);
+    assert.deepEqual(r.data?.warnings, ['4 bookmarks dropped']);
+  });
+
+  it('grayscale-pdf warns that Ghostscript flattened the form; bookmarks it keeps are not reported', async () => {
+    const r = await runPdfTool(dir, 'grayscale-pdf', [form]);
+    assert.match(pageTexts(r.file!)[0]!, /Alice Example/);
+    assert.deepEqual(r.data?.warnings, ['the form (1 field) was flattened: filled values stay visible but can no longer be edited']);
+    const g = await runPdfTool(dir, 'grayscale-pdf', [outlined]);
+    assert.equal(bookmarks(g.file!).length, 4);
+    assert.equal(g.data?.warnings, undefined);
+  });
+});
