@@ -54,25 +54,29 @@ export default defineTool({
     // qpdf writes parts without the outline and without attached files: each part gets the bookmarks of
     // its own pages and every attachment, as extract-pages (a page selection) keeps them.
     const { outline, attachments } = await readStructure(pdf.path, { signal: ctx.signal });
-    const parts = [];
-    for (const [i, name] of names.entries()) {
-      const p = path.join(dir, `part-${i + 1}.pdf`);
-      const from = i * n;
-      const kept = remapOutlines(outline, (page) => (page > from && page <= from + n ? page - from : null));
-      if (kept.length || attachments.length)
-        await addStructure(
-          path.join(dir, name),
-          p,
-          { outline: kept, attachments: attachments.length ? [{ file: pdf.path }] : [] },
-          {
-            signal: ctx.signal,
-            workDir: ctx.workDir,
-          },
-        );
-      else await rename(path.join(dir, name), p);
-      parts.push({ path: p, name: `part-${i + 1}.pdf` });
-      if (outline.length || attachments.length) ctx.progress(10 + (80 * (i + 1)) / names.length, `part ${i + 1}/${names.length}`);
-    }
+    const parts = names.map((_, i) => ({ path: path.join(dir, `part-${i + 1}.pdf`), name: `part-${i + 1}.pdf` }));
+    let next = 0;
+    let done = 0;
+    // Two parts at a time: each is a few short qpdf runs, mostly process start-up.
+    await Promise.all(
+      [0, 1].map(async () => {
+        while (next < names.length) {
+          const i = next++;
+          const from = i * n;
+          const kept = remapOutlines(outline, (page) => (page > from && page <= from + n ? page - from : null));
+          const attach = attachments.length ? [{ file: pdf.path }] : [];
+          if (kept.length || attach.length)
+            await addStructure(
+              path.join(dir, names[i]!),
+              parts[i]!.path,
+              { outline: kept, attachments: attach },
+              { signal: ctx.signal, workDir: ctx.workDir },
+            );
+          else await rename(path.join(dir, names[i]!), parts[i]!.path);
+          if (outline.length || attach.length) ctx.progress(10 + (80 * ++done) / names.length, `part ${done}/${names.length}`);
+        }
+      }),
+    );
     // Always a ZIP in this mode, even with one part, so callers get one shape of answer.
     const zip = ctx.out('zip', '-parts');
     await zipFiles(parts, zip);
