@@ -71,9 +71,14 @@ export async function pageBoxes(file: string, first: number, last: number, signa
   return [...boxes.values()].map((b) => (b.rotate % 180 === 90 ? { ...b, width: b.height, height: b.width } : b));
 }
 
-/** Renders one page (1-based) to a PNG at `dpi`; `outBase` gets `.png` appended by pdftoppm. */
+/**
+ * Renders one page (1-based) to a PNG at `dpi`, as a viewer shows it: its crop box (pdftoppm renders the
+ * whole media box unless told, so a cropped page came back uncropped and OCR boxes were misplaced),
+ * /Rotate applied. `outBase` gets `.png` appended by pdftoppm.
+ */
 export async function renderPage(file: string, page: number, dpi: number, outBase: string, signal?: AbortSignal): Promise<string> {
-  await exec(await bin('pdftoppm'), ['-r', String(dpi), '-f', String(page), '-l', String(page), '-singlefile', '-png', file, outBase], {
+  const args = ['-cropbox', '-r', String(dpi), '-f', String(page), '-l', String(page), '-singlefile', '-png', file, outBase];
+  await exec(await bin('pdftoppm'), args, {
     signal,
     timeoutMs: TIMEOUT_MS,
     failCode: 'UNSUPPORTED_INPUT',

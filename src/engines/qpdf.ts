@@ -120,7 +120,8 @@ const ITEM = new RegExp(`^(${TOKEN})(?:-(${TOKEN}))?$`);
 
 /** Resolves a qpdf range to 1-based page numbers (in order, repeats kept). Empty = all pages. */
 export function resolveRange(range: string, pageCount: number, field = 'range'): number[] {
-  let spec = range.replace(/\s+/g, '');
+  // `last` (what people type) is qpdf's z; the resolved list, never the user's text, is what reaches qpdf.
+  let spec = range.replace(/\s+/g, '').toLowerCase().replace(/last/g, 'z');
   const modifier = /:(odd|even)$/.exec(spec)?.[1];
   if (modifier) spec = spec.slice(0, -modifier.length - 1);
   if (spec === '' && !modifier) return Array.from({ length: pageCount }, (_, i) => i + 1);
@@ -136,7 +137,10 @@ export function resolveRange(range: string, pageCount: number, field = 'range'):
   };
   for (const item of spec.split(',')) {
     const m = ITEM.exec(item);
-    if (!m) throw bad(`"${item}" is not a page or a range (3-7, 5-z, r3-r1); :odd/:even may only end the whole range.`);
+    if (!m)
+      throw bad(
+        `"${item}" is not a page or a range (3-7, 5-z, r3-r1; z or last is the last page); :odd/:even may only end the whole range.`,
+      );
     if (m[1] === '0' || m[2] === '0') throw bad('pages are numbered from 1.');
     const a = num(m[1]!);
     const b = m[2] !== undefined ? num(m[2]) : a;
@@ -163,7 +167,10 @@ export function toRange(pages: number[]): string {
   return parts.join(',');
 }
 
-/** `qpdf in --pages . <range> -- out`: keeps the document's metadata and outlines of kept pages. */
-export async function selectPages(input: string, range: string, out: string, o: QpdfOptions = {}): Promise<void> {
-  await qpdf([input, '--pages', '.', range, '--', out], o);
+/**
+ * Draws every annotation's appearance (filled form values, stamps, comments) into its page's content and
+ * drops the annotations and the interactive form; appearances are generated first for fields without one.
+ */
+export async function flattenAnnotations(input: string, out: string, o: QpdfOptions = {}): Promise<void> {
+  await qpdf(['--generate-appearances', '--flatten-annotations=all', input, out], o);
 }

@@ -231,6 +231,21 @@ describe('pdf-to-image', () => {
     }
   });
 
+  it('renders what a viewer shows of a page whose crop box is smaller than its media box', async () => {
+    // 200×200 pt media box, its left half black; the crop box is the white right half, 100×200 pt.
+    const doc = await PDFDocument.create();
+    const page = doc.addPage([200, 200]);
+    page.drawRectangle({ x: 0, y: 0, width: 100, height: 200 });
+    page.setCropBox(100, 0, 100, 200);
+    const cropped = path.join(dir, 'cropped.pdf');
+    writeFileSync(cropped, await doc.save());
+    const r = await runPdfTool(dir, 'pdf-to-image', [cropped], { dpi: 72 });
+    const meta = await sharp(r.file!).metadata();
+    assert.deepEqual([meta.width, meta.height], [100, 200]);
+    const stats = await sharp(r.file!).stats();
+    assert.equal(stats.channels[0]!.min, 255, 'nothing of the black half outside the crop box');
+  });
+
   it('refuses a raster over the pixel limit and a page out of range', async () => {
     const big = await makeTextPdf(path.join(dir, 'big.pdf'), ['Big'], { size: [2000, 2000] });
     await assert.rejects(

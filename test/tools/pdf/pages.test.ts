@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it, before } from 'node:test';
@@ -38,6 +39,10 @@ describe('qpdf page ranges', () => {
   it('resolves qpdf syntax against the page count', () => {
     assert.deepEqual(resolveRange('1-3,z', 6), [1, 2, 3, 6]);
     assert.deepEqual(resolveRange('r1', 6), [6]);
+    // 'last' is what people type for qpdf's z, in any case, with spaces.
+    assert.deepEqual(resolveRange('1, Last', 6), [1, 6]);
+    assert.deepEqual(resolveRange('r3-last', 6), [4, 5, 6]);
+    assert.deepEqual(resolveRange('last-4', 6), [6, 5, 4]);
     assert.deepEqual(resolveRange('r3-r1', 6), [4, 5, 6]);
     assert.deepEqual(resolveRange('z-1', 3), [3, 2, 1]);
     assert.deepEqual(resolveRange('1-z:odd', 6), [1, 3, 5]);
@@ -157,5 +162,19 @@ describe('page tools', () => {
     );
     await assert.rejects(runPdfTool(dir, 'rotate-pdf', [six], { angle: 45 }), (e: KilnError) => e.code === 'VALIDATION_ERROR');
     assert.equal(pageCount(all.file!), 6);
+  });
+});
+
+describe('page selections reach qpdf resolved', () => {
+  it("rotate-pdf takes 'last' (qpdf alone would not) and rotates only the pages named", async () => {
+    const three = await makeTextPdf(path.join(dir, 'rot-three.pdf'), numbered(3));
+    const r = await runPdfTool(dir, 'rotate-pdf', [three], { angle: 90, range: ' 1 , last ' });
+    const rot = execFileSync('pdfinfo', ['-f', '1', '-l', '3', r.file!])
+      .toString()
+      .split('\n')
+      .flatMap((l) => /^Page\s+\d+ rot:\s+(\d+)/.exec(l)?.[1] ?? [])
+      .map(Number);
+    assert.deepEqual(rot, [90, 0, 90]);
+    assert.deepEqual(r.data?.rotatedPages, [1, 3]);
   });
 });

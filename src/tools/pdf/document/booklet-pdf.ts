@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import { embedPages, getPdfLib, loadPdf, placePage, savePdf, visibleSize } from '../../../engines/pdf-lib.js';
+import { embedPages, getPdfLib, placePage, savePdf, visibleSize } from '../../../engines/pdf-lib.js';
 import { openPdf, pdfOutput, PDF_ACCEPT } from '../_shared/pdf-input.js';
+import { loadForImposition, warnLostStructure } from '../_shared/structure-loss.js';
 
 /**
  * Saddle-stitch imposition of n pages (padded to a multiple of 4 with blanks, shown as 0): sheet i
@@ -38,7 +39,8 @@ export default defineTool({
   async run(ctx, { files }, s) {
     const pdf = await openPdf(ctx, files[0]!, { decrypt: true });
     const { PDFDocument } = await getPdfLib();
-    const src = await loadPdf(pdf.path, pdf.name, pdf.pages);
+    // Filled form values, stamps and comments are annotations, outside the page content that is drawn.
+    const { doc: src, before } = await loadForImposition(ctx, pdf);
     const srcPages = src.getPages();
     const { width: W, height: H } = visibleSize(srcPages[0]!);
     const { total, spreads } = bookletSpreads(srcPages.length);
@@ -83,6 +85,7 @@ export default defineTool({
     }
     const file = ctx.out('pdf', '-booklet');
     await savePdf(out, file);
+    await warnLostStructure(ctx, before, file);
     return {
       outputs: [pdfOutput(file)],
       data: {

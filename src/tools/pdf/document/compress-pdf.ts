@@ -4,6 +4,8 @@ import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
 import { compressionParams, pdfwrite } from '../../../engines/ghostscript.js';
 import { openPdf, pdfOutput, PDF_ACCEPT } from '../_shared/pdf-input.js';
+import { warnLostStructure } from '../_shared/structure-loss.js';
+import { readStructure } from '../../../engines/qpdf-structure.js';
 
 /** Qualities tried in targetSize mode, strongest last; each is one Ghostscript pass. */
 const TARGET_LADDER = [75, 50, 30, 15, 5, 1];
@@ -62,7 +64,7 @@ export default defineTool({
       // Rewriting only made it bigger (already optimised): the original is the better answer.
       await copyFile(input.path, out);
       usedOriginal = true;
-    }
+    } else await warnLostStructure(ctx, await readStructure(pdf.path, { signal: ctx.signal }), out);
     const processedSize = (await stat(out)).size;
     return {
       outputs: [pdfOutput(out)],

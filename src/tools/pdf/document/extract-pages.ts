@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import { resolveRange, selectPages } from '../../../engines/qpdf.js';
+import { resolveRange } from '../../../engines/qpdf.js';
+import { selectPages } from '../../../engines/qpdf-structure.js';
 import { openPdf, pdfOutput, PDF_ACCEPT } from '../_shared/pdf-input.js';
 
 export default defineTool({
@@ -21,7 +22,7 @@ export default defineTool({
     const range = s.range.replace(/\s+/g, '');
     const pages = resolveRange(range, pdf.pages);
     const out = ctx.out('pdf', '-extract');
-    await selectPages(pdf.path, range, out, { signal: ctx.signal });
-    return { outputs: [pdfOutput(out)], data: { pages } };
+    const { bookmarks } = await selectPages(pdf.path, pages, out, { signal: ctx.signal, workDir: ctx.workDir });
+    return { outputs: [pdfOutput(out)], data: { pages, bookmarks } };
   },
 });

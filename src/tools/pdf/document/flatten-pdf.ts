@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import { qpdf } from '../../../engines/qpdf.js';
+import { flattenAnnotations } from '../../../engines/qpdf.js';
 import { openPdf, pdfOutput, PDF_ACCEPT } from '../_shared/pdf-input.js';
 
 export default defineTool({
@@ -19,7 +19,7 @@ export default defineTool({
   async run(ctx, { files }) {
     const pdf = await openPdf(ctx, files[0]!, { decrypt: true });
     const out = ctx.out('pdf', '-flattened');
-    await qpdf(['--generate-appearances', '--flatten-annotations=all', pdf.path, out], { signal: ctx.signal });
+    await flattenAnnotations(pdf.path, out, { signal: ctx.signal });
     return { outputs: [pdfOutput(out)], data: { pages: pdf.pages } };
   },
 });

@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
+import path from 'node:path';
 import { qpdf } from '../../../engines/qpdf.js';
+import { addStructure, countOutlineItems, readStructure, remapOutlines, type PdfStructure } from '../../../engines/qpdf-structure.js';
 import { openPdf, pdfOutput, PDF_ACCEPT } from '../_shared/pdf-input.js';
 
 export default defineTool({
@@ -18,14 +20,15 @@ export default defineTool({
   async run(ctx, { files }) {
     // Every input is checked (encryption, page count) before the merge; two qpdf checks at a time keep
     // both cores busy instead of paying 20 process starts one after another.
-    const checked = new Array<{ path: string; pages: number }>(files.length);
+    const checked = new Array<{ path: string; pages: number } & PdfStructure>(files.length);
     let next = 0;
     let done = 0;
     await Promise.all(
       [0, 1].map(async () => {
         while (next < files.length) {
           const i = next++;
-          checked[i] = await openPdf(ctx, files[i]!);
+          const pdf = await openPdf(ctx, files[i]!);
+          checked[i] = { ...pdf, ...(await readStructure(pdf.path, { signal: ctx.signal })) };
           ctx.progress(++done * (40 / files.length), `checked ${done}/${files.length}`);
         }
       }),
@@ -35,8 +38,32 @@ export default defineTool({
     const sources = checked.map((p) => p.path);
     const out = ctx.out('pdf', '-merged');
     ctx.progress(50, 'merging');
+    // qpdf's --empty merge keeps no outline: each file's bookmarks follow, moved to where its pages landed.
+    let offset = 0;
+    const outline = checked.flatMap((c) => {
+      const shift = offset;
+      offset += c.pages;
+      return remapOutlines(c.outline, (p) => p + shift);
+    });
+    // Attached files are not part of any page: --empty --pages leaves them behind. A file whose
+    // attachment names clash with an earlier file's gets its own prefix ("2-notes.txt").
+    const seen = new Set<string>();
+    const attachments = checked.flatMap((c, i) => {
+      if (!c.attachments.length) return [];
+      const clash = c.attachments.some((k) => seen.has(k));
+      for (const k of c.attachments) seen.add(clash ? `${i + 1}-${k}` : k);
+      return [{ file: c.path, prefix: clash ? `${i + 1}-` : undefined }];
+    });
     // Up to 20 large files: qpdf streams them, but give it more time than a single-file operation.
-    await qpdf(['--empty', '--pages', ...sources.flatMap((s) => [s, '1-z']), '--', out], { signal: ctx.signal, timeoutMs: 600_000 });
-    return { outputs: [pdfOutput(out)], data: { files: files.length, pages } };
+    const o = { signal: ctx.signal, timeoutMs: 600_000, workDir: ctx.workDir };
+    const more = outline.length > 0 || attachments.length > 0;
+    const merged = more ? path.join(ctx.workDir, 'merged.pdf') : out;
+    await qpdf(['--empty', '--pages', ...sources.flatMap((s) => [s, '1-z']), '--', merged], o);
+    ctx.progress(85, 'bookmarks and attachments');
+    if (more) await addStructure(merged, out, { outline, attachments }, o);
+    return {
+      outputs: [pdfOutput(out)],
+      data: { files: files.length, pages, bookmarks: countOutlineItems(outline), attachments: seen.size },
+    };
   },
 });

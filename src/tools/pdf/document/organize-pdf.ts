@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import { resolveRange, selectPages } from '../../../engines/qpdf.js';
+import { resolveRange } from '../../../engines/qpdf.js';
+import { selectPages } from '../../../engines/qpdf-structure.js';
 import { openPdf, pdfOutput, PDF_ACCEPT } from '../_shared/pdf-input.js';
 
 export default defineTool({
@@ -22,8 +23,8 @@ export default defineTool({
     const order = s.order.replace(/\s+/g, '');
     const pages = resolveRange(order, pdf.pages, 'order');
     const out = ctx.out('pdf', '-organized');
-    await selectPages(pdf.path, order, out, { signal: ctx.signal });
+    const { bookmarks } = await selectPages(pdf.path, pages, out, { signal: ctx.signal, workDir: ctx.workDir });
     const missing = Array.from({ length: pdf.pages }, (_, i) => i + 1).filter((p) => !pages.includes(p));
-    return { outputs: [pdfOutput(out)], data: { order: pages, droppedPages: missing } };
+    return { outputs: [pdfOutput(out)], data: { order: pages, droppedPages: missing, bookmarks } };
   },
 });

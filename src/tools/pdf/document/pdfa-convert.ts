@@ -2,6 +2,8 @@ import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
 import { toPdfA2b } from '../../../engines/ghostscript.js';
 import { openPdf, pdfOutput, PDF_ACCEPT } from '../_shared/pdf-input.js';
+import { warnLostStructure } from '../_shared/structure-loss.js';
+import { readStructure } from '../../../engines/qpdf-structure.js';
 
 export default defineTool({
   id: 'pdfa-convert',
@@ -19,11 +21,13 @@ export default defineTool({
   async run(ctx, { files }) {
     const pdf = await openPdf(ctx, files[0]!, { decrypt: true });
     const out = ctx.out('pdf', '-pdfa');
+    const before = await readStructure(pdf.path, { signal: ctx.signal });
     await toPdfA2b(pdf.path, out, ctx.workDir, {
       signal: ctx.signal,
       name: pdf.name,
       onPage: (p) => ctx.progress((p / pdf.pages) * 95, `page ${p}/${pdf.pages}`),
     });
+    await warnLostStructure(ctx, before, out);
     return { outputs: [pdfOutput(out)], data: { conformance: 'PDF/A-2b', outputIntent: 'sRGB IEC61966-2.1', pages: pdf.pages } };
   },
 });

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
 import { redact } from '../../../engines/mupdf.js';
-import { qpdf } from '../../../engines/qpdf.js';
+import { flattenAnnotations } from '../../../engines/qpdf.js';
 import { openPdf, pdfOutput, PDF_ACCEPT } from '../_shared/pdf-input.js';
 
 export default defineTool({
@@ -34,7 +34,7 @@ export default defineTool({
       // values then become page text), drop the interactive form, and redact that instead.
       ctx.progress(50, 'flattening forms');
       const flat = path.join(ctx.workDir, 'flattened.pdf');
-      await qpdf(['--generate-appearances', '--flatten-annotations=all', pdf.path, flat], { signal: ctx.signal });
+      await flattenAnnotations(pdf.path, flat, { signal: ctx.signal });
       r = await redact(flat, out, s.terms, s.caseSensitive, ctx.workDir, pdf.name, ctx.signal);
       flattened = true;
     }

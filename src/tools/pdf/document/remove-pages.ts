@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { KilnError } from '../../../core/errors.js';
 import { defineTool } from '../../../core/tool.js';
-import { resolveRange, selectPages, toRange } from '../../../engines/qpdf.js';
+import { resolveRange } from '../../../engines/qpdf.js';
+import { selectPages } from '../../../engines/qpdf-structure.js';
 import { openPdf, pdfOutput, PDF_ACCEPT } from '../_shared/pdf-input.js';
 
 export default defineTool({
@@ -26,7 +27,7 @@ export default defineTool({
         details: [{ path: 'pages', message: 'removes every page' }],
       });
     const out = ctx.out('pdf', '-removed');
-    await selectPages(pdf.path, toRange(keep), out, { signal: ctx.signal });
-    return { outputs: [pdfOutput(out)], data: { removedPages: [...remove].sort((a, b) => a - b), pages: keep.length } };
+    const { bookmarks } = await selectPages(pdf.path, keep, out, { signal: ctx.signal, workDir: ctx.workDir });
+    return { outputs: [pdfOutput(out)], data: { removedPages: [...remove].sort((a, b) => a - b), pages: keep.length, bookmarks } };
   },
 });

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import { qpdf, resolveRange } from '../../../engines/qpdf.js';
+import { qpdf, resolveRange, toRange } from '../../../engines/qpdf.js';
 import { openPdf, pdfOutput, PDF_ACCEPT } from '../_shared/pdf-input.js';
 
 export default defineTool({
@@ -23,7 +23,7 @@ export default defineTool({
     const range = s.range.replace(/\s+/g, '') || '1-z';
     const pages = [...new Set(resolveRange(range, pdf.pages))].sort((a, b) => a - b);
     const out = ctx.out('pdf', '-rotated');
-    await qpdf([`--rotate=+${s.angle}:${range}`, pdf.path, out], { signal: ctx.signal });
+    await qpdf([`--rotate=+${s.angle}:${toRange(pages)}`, pdf.path, out], { signal: ctx.signal });
     return { outputs: [pdfOutput(out)], data: { angle: s.angle, rotatedPages: pages } };
   },
 });

@@ -4,7 +4,8 @@ import { z } from 'zod';
 import { KilnError } from '../../../core/errors.js';
 import { zipFiles } from '../../../core/zip.js';
 import { defineTool } from '../../../core/tool.js';
-import { qpdf, resolveRange, selectPages } from '../../../engines/qpdf.js';
+import { qpdf, resolveRange } from '../../../engines/qpdf.js';
+import { addStructure, readStructure, remapOutlines, selectPages } from '../../../engines/qpdf-structure.js';
 import { openPdf, pdfOutput, PDF_ACCEPT } from '../_shared/pdf-input.js';
 import { outputFile } from '../../_shared/output.js';
 
@@ -38,8 +39,8 @@ export default defineTool({
     if (s.mode === 'range') {
       const pages = resolveRange(s.range!, pdf.pages);
       const out = ctx.out('pdf', '-split');
-      await selectPages(pdf.path, s.range!.replace(/\s+/g, ''), out, { signal: ctx.signal });
-      return { outputs: [pdfOutput(out)], data: { pages: pages.length, sourcePages: pdf.pages } };
+      const { bookmarks } = await selectPages(pdf.path, pages, out, { signal: ctx.signal, workDir: ctx.workDir });
+      return { outputs: [pdfOutput(out)], data: { pages: pages.length, sourcePages: pdf.pages, bookmarks } };
     }
     const n = s.everyN!;
     const dir = path.join(ctx.workDir, 'parts');
@@ -50,12 +51,32 @@ export default defineTool({
     const names = (await readdir(dir)).filter((x) => x.endsWith('.pdf')).sort();
     if (names.length !== Math.ceil(pdf.pages / n))
       throw new KilnError('INTERNAL', `qpdf wrote ${names.length} parts, expected ${Math.ceil(pdf.pages / n)}.`);
-    const parts = [];
-    for (const [i, name] of names.entries()) {
-      const p = path.join(dir, `part-${i + 1}.pdf`);
-      await rename(path.join(dir, name), p);
-      parts.push({ path: p, name: `part-${i + 1}.pdf` });
-    }
+    // qpdf writes parts without the outline and without attached files: each part gets the bookmarks of
+    // its own pages and every attachment, as extract-pages (a page selection) keeps them.
+    const { outline, attachments } = await readStructure(pdf.path, { signal: ctx.signal });
+    const parts = names.map((_, i) => ({ path: path.join(dir, `part-${i + 1}.pdf`), name: `part-${i + 1}.pdf` }));
+    let next = 0;
+    let done = 0;
+    // Two parts at a time: each is a few short qpdf runs, mostly process start-up.
+    await Promise.all(
+      [0, 1].map(async () => {
+        while (next < names.length) {
+          const i = next++;
+          const from = i * n;
+          const kept = remapOutlines(outline, (page) => (page > from && page <= from + n ? page - from : null));
+          const attach = attachments.length ? [{ file: pdf.path }] : [];
+          if (kept.length || attach.length)
+            await addStructure(
+              path.join(dir, names[i]!),
+              parts[i]!.path,
+              { outline: kept, attachments: attach },
+              { signal: ctx.signal, workDir: ctx.workDir },
+            );
+          else await rename(path.join(dir, names[i]!), parts[i]!.path);
+          if (outline.length || attach.length) ctx.progress(10 + (80 * ++done) / names.length, `part ${done}/${names.length}`);
+        }
+      }),
+    );
     // Always a ZIP in this mode, even with one part, so callers get one shape of answer.
     const zip = ctx.out('zip', '-parts');
     await zipFiles(parts, zip);

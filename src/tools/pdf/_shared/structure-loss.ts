@@ -1,0 +1,41 @@
+/**
+ * Tools that build new pages (n-up, booklet) or have Ghostscript rewrite the file (grayscale, PDF/A,
+ * compress) cannot carry everything of a PDF: Ghostscript flattens the interactive form, new sheets have
+ * no bookmarks, form or attachments. What went is said through ctx.warn, never dropped without a word.
+ */
+import path from 'node:path';
+import type { RunContext } from '../../../core/tool.js';
+import { loadPdf } from '../../../engines/pdf-lib.js';
+import { flattenAnnotations } from '../../../engines/qpdf.js';
+import { countOutlineItems, readStructure, type PdfStructure } from '../../../engines/qpdf-structure.js';
+import type { OpenedPdf } from './pdf-input.js';
+
+type PdfDoc = Awaited<ReturnType<typeof loadPdf>>;
+
+const n = (count: number, one: string, many = `${one}s`) => `${count} ${count === 1 ? one : many}`;
+
+/** The parts of `before` that `out` no longer has, each as one ctx.warn. */
+export async function warnLostStructure(ctx: RunContext, before: PdfStructure, out: string): Promise<void> {
+  const after = await readStructure(out, { signal: ctx.signal });
+  if (before.formFields > 0 && after.formFields === 0)
+    ctx.warn(`the form (${n(before.formFields, 'field')}) was flattened: filled values stay visible but can no longer be edited`);
+  const bookmarks = countOutlineItems(before.outline) - countOutlineItems(after.outline);
+  if (bookmarks > 0) ctx.warn(`${n(bookmarks, 'bookmark')} dropped`);
+  const attachments = before.attachments.filter((k) => !after.attachments.includes(k));
+  if (attachments.length) ctx.warn(`${n(attachments.length, 'attached file')} dropped (${attachments.slice(0, 5).join(', ')})`);
+}
+
+/**
+ * The input of a tool that draws its pages onto new sheets, loaded in pdf-lib: annotations and filled
+ * form fields live beside the page content, so drawing the page alone would lose them; when there are
+ * any, they are drawn into the content first (as flatten-pdf does) and that copy is loaded. `before`
+ * (the input's structure) is for warnLostStructure.
+ */
+export async function loadForImposition(ctx: RunContext, pdf: OpenedPdf): Promise<{ doc: PdfDoc; before: PdfStructure }> {
+  const before = await readStructure(pdf.path, { signal: ctx.signal });
+  const doc = await loadPdf(pdf.path, pdf.name, pdf.pages);
+  if (!doc.getPages().some((p) => p.node.Annots()?.size())) return { doc, before };
+  const flat = path.join(ctx.workDir, `flattened-${process.hrtime.bigint()}.pdf`);
+  await flattenAnnotations(pdf.path, flat, { signal: ctx.signal });
+  return { doc: await loadPdf(flat, pdf.name, pdf.pages), before };
+}
