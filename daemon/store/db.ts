@@ -21,6 +21,9 @@ export interface Store {
   close(): Promise<void>;
 }
 
+/** The SQLite database's file name in the data dir. */
+export const SQLITE_FILE = 'kiln.db';
+
 export async function openStore(opts: { dataDir: string; databaseUrl?: string; migrate?: boolean }): Promise<Store> {
   const store = opts.databaseUrl ? await openPostgres(opts.databaseUrl) : await openSqlite(opts.dataDir);
   if (opts.migrate === false) return store;
@@ -55,7 +58,7 @@ export async function openStore(opts: { dataDir: string; databaseUrl?: string; m
 async function openSqlite(dataDir: string): Promise<Store> {
   await makeDir(dataDir);
   const { default: BetterSqlite } = await import('better-sqlite3');
-  const raw = new BetterSqlite(path.join(dataDir, 'kiln.db'));
+  const raw = new BetterSqlite(path.join(dataDir, SQLITE_FILE));
   // WAL lets readers run while a job row is updated; busy_timeout covers a second process on the file.
   raw.pragma('journal_mode = WAL');
   raw.pragma('synchronous = NORMAL');
