@@ -5268,7 +5268,7 @@ complete -c kiln -n '__fish_seen_subcommand_from admin; and not __fish_seen_subc
 complete -c kiln -n '__fish_seen_subcommand_from admin; and not __fish_seen_subcommand_from users keys backup restore migrate mfa-reset' -a mfa-reset -d 'switch off a user\'s MFA (lost authenticator and recovery co…'
 complete -c kiln -n '__fish_seen_subcommand_from admin; and __fish_seen_subcommand_from users' -l help -s h -d 'show help'
 complete -c kiln -n '__fish_seen_subcommand_from admin; and __fish_seen_subcommand_from keys' -l help -s h -d 'show help'
-complete -c kiln -n '__fish_seen_subcommand_from admin; and __fish_seen_subcommand_from backup' -l output -s o -r -F -d 'the backup file to write (a ZIP with a manifest of digests)'
+complete -c kiln -n '__fish_seen_subcommand_from admin; and __fish_seen_subcommand_from backup' -l output -s o -r -F -d 'the backup file to write (a ZIP with a manifest of digests)…'
 complete -c kiln -n '__fish_seen_subcommand_from admin; and __fish_seen_subcommand_from backup' -l data-dir -r -F -d 'the data directory (env DATA_DIR; default: the usual one)'
 complete -c kiln -n '__fish_seen_subcommand_from admin; and __fish_seen_subcommand_from backup' -l json -d 'machine-readable'
 complete -c kiln -n '__fish_seen_subcommand_from admin; and __fish_seen_subcommand_from backup' -l help -s h -d 'show help'

@@ -2,13 +2,14 @@
  * buildServer(config): the whole daemon as a fastify app, not yet listening. `kiln serve` and the
  * HTTP tests both call it.
  */
-import { chmod, mkdir } from 'node:fs/promises';
+import { chmod } from 'node:fs/promises';
 import path from 'node:path';
 import multipart from '@fastify/multipart';
 import Fastify, { type FastifyInstance, type FastifyPluginAsync } from 'fastify';
 import { InstallQueue } from '../src/ai/install/queue.js';
 import { shareCores } from '../src/ai/threads.js';
 import { KilnError } from '../src/core/errors.js';
+import { makeDir } from '../src/core/make-dir.js';
 import { onEngineStopped } from '../src/engines/idle-stop.js';
 import { audit } from './accounts/audit.js';
 import { Authenticator } from './auth/authenticate.js';
@@ -67,8 +68,15 @@ export { registeredRoutes, type RegisteredRoute } from './openapi/route-doc.js';
 async function privateDirs(config: DaemonConfig): Promise<void> {
   process.umask(0o077);
   for (const dir of new Set([config.dataDir, config.sharedDir])) {
-    await mkdir(dir, { recursive: true, mode: 0o700 });
-    await chmod(dir, 0o700);
+    // makeDir, not mkdir -p: under /proc node's recursive mkdir spins for ever instead of failing.
+    await makeDir(dir, 0o700)
+      .then(() => chmod(dir, 0o700))
+      .catch((e: Error) => {
+        // The admin's to fix (a typo, a path under a file, a read-only or foreign volume): it used to
+        // surface as a bare ENOTDIR/EACCES with the exit code of an internal error.
+        const flag = dir === config.dataDir ? '--data-dir (DATA_DIR)' : 'SHARED_DIR';
+        throw new KilnError('USAGE_ERROR', `The data dir ${dir} cannot be used: ${e.message}. Choose another ${flag}.`, { cause: e });
+      });
   }
   for (const f of ['kiln.db', 'kiln.db-wal', 'kiln.db-shm']) await chmod(path.join(config.dataDir, f), 0o600).catch(() => {});
 }

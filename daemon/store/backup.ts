@@ -10,6 +10,7 @@
 import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream, existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rename, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PassThrough, Transform } from 'node:stream';
 import { finished, pipeline } from 'node:stream/promises';
@@ -69,29 +70,34 @@ function addHashed(zip: yazl.ZipFile, src: string, name: string): Promise<{ sha2
 const ATTEMPTS = 3;
 
 /** `blobRoot`: where `library/blobs` and the data key live (SHARED_DIR when set; the data dir otherwise). */
-export async function backupDataDir(dataDir: string, outFile: string, blobRoot = dataDir): Promise<BackupManifest> {
+/**
+ * `out` is a file (written beside itself, renamed when complete) or a stream such as stdout, written as
+ * the archive is made: a big library goes through without a second copy on disk (`-o - | ssh …`).
+ */
+export async function backupDataDir(dataDir: string, out: string | NodeJS.WritableStream, blobRoot = dataDir): Promise<BackupManifest> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await backupOnce(dataDir, outFile, blobRoot);
+      return await backupOnce(dataDir, out, blobRoot);
     } catch (e) {
       // A blob the snapshot refers to was deleted meanwhile (its last version went): a new snapshot no
-      // longer refers to it, so trying again gives a consistent backup.
-      if (!(e instanceof KilnError && e.reason === BLOB_GONE) || attempt >= ATTEMPTS) throw e;
+      // longer refers to it, so trying again gives a consistent backup. Not on a stream: what went out is out.
+      if (!(e instanceof KilnError && e.reason === BLOB_GONE) || attempt >= ATTEMPTS || typeof out !== 'string') throw e;
     }
   }
 }
 
 const BLOB_GONE = 'blob-deleted-during-backup';
 
-async function backupOnce(dataDir: string, outFile: string, blobRoot: string): Promise<BackupManifest> {
+async function backupOnce(dataDir: string, out: string | NodeJS.WritableStream, blobRoot: string): Promise<BackupManifest> {
   const dbFile = path.join(dataDir, DB_ENTRY);
   if (!existsSync(dbFile))
     throw new KilnError(
       'NOT_FOUND',
       `No kiln database in ${dataDir} (is DATABASE_URL set? PostgreSQL is backed up with pg_dump: docs/OPERATIONS.md).`,
     );
-  const work = await mkdtemp(path.join(path.dirname(path.resolve(outFile)), '.kiln-backup-'));
-  const partial = `${outFile}.partial-${path.basename(work)}`;
+  const outFile = typeof out === 'string' ? out : undefined;
+  const work = await mkdtemp(path.join(outFile ? path.dirname(path.resolve(outFile)) : tmpdir(), '.kiln-backup-'));
+  const partial = outFile ? `${outFile}.partial-${path.basename(work)}` : undefined;
   try {
     const { default: Sqlite } = await import('better-sqlite3');
     const snapshot = path.join(work, DB_ENTRY);
@@ -123,7 +129,9 @@ async function backupOnce(dataDir: string, outFile: string, blobRoot: string): P
 
     const zip = new yazl.ZipFile();
     // 0600 whatever the umask: the archive holds the database and the data key.
-    const written = pipeline(zip.outputStream, createWriteStream(partial, { mode: 0o600 }));
+    const written = partial
+      ? pipeline(zip.outputStream, createWriteStream(partial, { mode: 0o600 }))
+      : pipeline(zip.outputStream, out as NodeJS.WritableStream);
     // Awaited below on success; on a failure before that, its rejection must not go unhandled.
     written.catch(() => undefined);
     const files: BackupFile[] = [];
@@ -162,10 +170,10 @@ async function backupOnce(dataDir: string, outFile: string, blobRoot: string): P
     zip.addBuffer(Buffer.from(JSON.stringify(manifest, null, 2) + '\n'), MANIFEST, { mtime: new Date(0) });
     zip.end();
     await written;
-    await rename(partial, outFile);
+    if (partial && outFile) await rename(partial, outFile);
     return manifest;
   } catch (e) {
-    await rm(partial, { force: true });
+    if (partial) await rm(partial, { force: true });
     throw e;
   } finally {
     await rm(work, { recursive: true, force: true });

@@ -2,10 +2,10 @@
  * Opens the record store: SQLite in the data dir by default, PostgreSQL when DATABASE_URL is set.
  * Both run the same migrations and the same kysely queries.
  */
-import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import { KilnError } from '../../src/core/errors.js';
+import { makeDir } from '../../src/core/make-dir.js';
 import { VERSION } from '../../src/core/version.js';
 import { MIGRATIONS, migrationProvider } from './migrations.js';
 import type { Database } from './schema.js';
@@ -20,6 +20,9 @@ export interface Store {
   ping(): Promise<void>;
   close(): Promise<void>;
 }
+
+/** The SQLite database's file name in the data dir. */
+export const SQLITE_FILE = 'kiln.db';
 
 export async function openStore(opts: { dataDir: string; databaseUrl?: string; migrate?: boolean }): Promise<Store> {
   const store = opts.databaseUrl ? await openPostgres(opts.databaseUrl) : await openSqlite(opts.dataDir);
@@ -53,9 +56,9 @@ export async function openStore(opts: { dataDir: string; databaseUrl?: string; m
 }
 
 async function openSqlite(dataDir: string): Promise<Store> {
-  await mkdir(dataDir, { recursive: true });
+  await makeDir(dataDir);
   const { default: BetterSqlite } = await import('better-sqlite3');
-  const raw = new BetterSqlite(path.join(dataDir, 'kiln.db'));
+  const raw = new BetterSqlite(path.join(dataDir, SQLITE_FILE));
   // WAL lets readers run while a job row is updated; busy_timeout covers a second process on the file.
   raw.pragma('journal_mode = WAL');
   raw.pragma('synchronous = NORMAL');
@@ -76,6 +79,15 @@ async function openSqlite(dataDir: string): Promise<Store> {
 }
 
 async function openPostgres(url: string): Promise<Store> {
+  // pg reads any URL as PostgreSQL's: `mysql://…` or `sqlite:///…` became a connection to the host it
+  // names (or localhost) and failed later as "the database is unusable", exit 1.
+  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url.trim())?.[1];
+  // Only the scheme is echoed: the rest may hold a password.
+  if (!/^(postgres|postgresql|socket)$/i.test(scheme ?? ''))
+    throw new KilnError(
+      'USAGE_ERROR',
+      `DATABASE_URL must be a PostgreSQL URL (postgres://user:password@host:5432/database), not ${scheme ? `a ${scheme}: URL` : 'a path'}; unset it to use SQLite in the data dir.`,
+    );
   const { default: pg } = await import('pg');
   const pool = new pg.Pool({
     connectionString: url,

@@ -42,7 +42,8 @@ export function configDir(env: NodeJS.ProcessEnv = process.env): string {
 }
 
 export function profileName(flag?: string): string {
-  const name = flag ?? process.env.KILN_PROFILE ?? 'default';
+  // An empty KILN_PROFILE is unset (`KILN_PROFILE=${P:-}` in a script), as an empty KILN_SERVER is.
+  const name = flag ?? (process.env.KILN_PROFILE || 'default');
   if (!/^[A-Za-z0-9_.-]{1,64}$/.test(name))
     throw new KilnError('USAGE_ERROR', `A profile name is letters, digits, "_", "." or "-" (got "${name}").`);
   return name;
@@ -56,7 +57,7 @@ let store: Conf<Store> | undefined;
 async function open(): Promise<Conf<Store>> {
   if (!store) {
     const { default: ConfClass } = await import('conf');
-    store = new ConfClass<Store>({
+    store = newConf(ConfClass, {
       cwd: configDir(),
       configName: 'config',
       defaults: { profiles: {} },
@@ -67,6 +68,26 @@ async function open(): Promise<Conf<Store>> {
     });
   }
   return store;
+}
+
+/** conf reads the file as it opens it: a damaged one is the user's to repair, named as runs name it. */
+function newConf(ConfClass: typeof Conf, options: ConstructorParameters<typeof Conf<Store>>[0]): Conf<Store> {
+  try {
+    return new ConfClass<Store>(options);
+  } catch (e) {
+    throw unreadableConfig(path.join(configDir(), 'config.json'), e);
+  }
+}
+
+/**
+ * Why the configuration file cannot be used, the same for runs (readProfileSync) and `kiln config`/
+ * `login`: those printed JSON.parse's bare message with exit 1.
+ */
+function unreadableConfig(file: string, e: unknown): KilnError {
+  const why = (e as Error).message;
+  return e instanceof SyntaxError
+    ? new KilnError('USAGE_ERROR', `The configuration file ${file} is not valid JSON: ${why}`, { cause: e })
+    : new KilnError('USAGE_ERROR', `The configuration file ${file} cannot be read: ${why}`, { cause: e });
 }
 
 export async function configPath(): Promise<string> {
@@ -143,7 +164,7 @@ export function readProfileSync(name: string): Profile {
     const data = JSON.parse(raw) as Partial<Store>;
     return data.profiles?.[name] ?? {};
   } catch (e) {
-    throw new KilnError('USAGE_ERROR', `The configuration file ${file} is not valid JSON: ${(e as Error).message}`);
+    throw unreadableConfig(file, e);
   }
 }
 

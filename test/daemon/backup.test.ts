@@ -139,6 +139,22 @@ describe('backup and restore', () => {
     assert.match(again.stderr, /already holds/);
   });
 
+  it('-o - streams the archive to stdout (summary on stderr) and it restores; no file named "-" is left', async () => {
+    const cwd = mkdtempSync(path.join(dir, 'cwd-'));
+    const r = await kiln(['admin', 'backup', '-o', '-', '--data-dir', s.dataDir, '--json'], { cwd });
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(readdirSync(cwd), [], 'no file named "-" (nor temp files) in the current directory');
+    const summary = JSON.parse(r.stderr.trim().split('\n').pop()!) as { ok: boolean; files: number };
+    assert.equal(summary.ok, true);
+    const streamed = path.join(cwd, 'streamed.zip');
+    await writeFile(streamed, r.stdoutBuffer);
+    const target = mkdtempSync(path.join(process.env.KILN_TMP_DIR ?? tmpdir(), 'kiln-restored-'));
+    const restored = await kiln(['admin', 'restore', streamed, '--data-dir', target, '--json']);
+    assert.equal(restored.code, 0, restored.stderr);
+    assert.equal(JSON.parse(restored.stdout).files, summary.files, 'every file of the manifest restored, digests checked');
+    assert.ok(summary.files > 2, `the database and library blobs: ${summary.files}`);
+  });
+
   it('refuses the data dir of a running daemon and leaves it as it was', async () => {
     const before = readdirSync(s.dataDir).sort();
     const items = (await api(s, userToken, 'GET', '/api/v1/files')).body.total;

@@ -1,7 +1,7 @@
 /** `kiln serve` as a real process: first-start password, listening, refusing an open network, clean stop. */
 import assert from 'node:assert/strict';
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
-import { readFile, stat } from 'node:fs/promises';
+import { readFile, stat, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { describe, it } from 'node:test';
@@ -105,7 +105,10 @@ describe('kiln serve', () => {
       stderr += b;
       if (stderr.includes('listening on')) child.kill('SIGKILL');
     });
+    // A start that hangs (spins) must fail the test, not outlive it.
+    const hung = setTimeout(() => child.kill('SIGKILL'), 30_000);
     const code = await new Promise<number | null>((resolve) => child.on('close', (c) => resolve(c)));
+    clearTimeout(hung);
     return { code, stderr };
   }
 
@@ -131,6 +134,27 @@ describe('kiln serve', () => {
     const r = await refusedAtStart(['--port', '0', '--host', 'no-such-host.invalid'], {});
     assert.equal(r.code, ERROR_TABLE.USAGE_ERROR.exit, r.stderr);
     assert.match(r.stderr, /no-such-host\.invalid does not resolve/);
+  });
+
+  it('a data dir that cannot be made is a USAGE_ERROR naming it, never a hang or an INTERNAL error', { timeout: 60_000 }, async () => {
+    const file = path.join(dir, 'a-file');
+    await writeFile(file, 'not a directory');
+    // Under /proc, node's recursive mkdir used to spin at full CPU for ever (ENOENT for a child of a
+    // directory that exists); a path under a file came out as a bare ENOTDIR with exit 1.
+    for (const bad of [file, path.join(file, 'data'), '/proc/kiln-no-such/data']) {
+      const r = await refusedAtStart(['--port', '0', '--data-dir', bad], {});
+      assert.equal(r.code, ERROR_TABLE.USAGE_ERROR.exit, `${bad}: ${r.stderr}`);
+      assert.match(r.stderr, /The data dir .* cannot be used: .*--data-dir \(DATA_DIR\)/, bad);
+      assert.doesNotMatch(r.stderr, /\n\s+at /, 'no stack trace');
+    }
+  });
+
+  it('a DATABASE_URL that is no PostgreSQL URL is a USAGE_ERROR, not a connection attempt', async () => {
+    for (const bad of ['mysql://kiln@db/kiln', 'sqlite:///var/lib/kiln/kiln.db', 'kiln.db']) {
+      const r = await refusedAtStart(['--port', '0'], { DATABASE_URL: bad });
+      assert.equal(r.code, ERROR_TABLE.USAGE_ERROR.exit, `${bad}: ${r.stderr}`);
+      assert.match(r.stderr, /DATABASE_URL must be a PostgreSQL URL/, bad);
+    }
   });
 
   async function startDaemon(name: string, env: Record<string, string>) {

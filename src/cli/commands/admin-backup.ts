@@ -15,8 +15,8 @@ function dataDirOf(o: Opts): string {
   return path.resolve((o.dataDir as string | undefined) ?? process.env.DATA_DIR ?? defaultDataDir());
 }
 
-function say(o: Opts, json: Record<string, unknown>, text: string): void {
-  process.stdout.write(o.json ? JSON.stringify(json) + '\n' : text);
+function say(o: Opts, json: Record<string, unknown>, text: string, to: NodeJS.WriteStream = process.stdout): void {
+  to.write(o.json ? JSON.stringify(json) + '\n' : text);
 }
 
 /**
@@ -47,11 +47,23 @@ export async function backupCommand(o: Opts): Promise<void> {
       "S3_BUCKET is set: the library's content is in the bucket; back up the database and the bucket as docs/OPERATIONS.md says.",
     );
   const { backupDataDir } = await import('../../../daemon/store/backup.js');
-  const out = path.resolve(o.output as string);
-  await checkOutput(out);
+  // `-o -` streams the archive to stdout (it used to write a file named "-" in the current directory and
+  // print the summary where the archive was expected); the summary then goes to stderr.
+  const toStdout = o.output === '-';
+  if (toStdout && process.stdout.isTTY)
+    throw new KilnError(
+      'USAGE_ERROR',
+      'Not writing a backup archive to a terminal: redirect stdout (-o - > file, or a pipe) or name a file.',
+    );
+  const out = toStdout ? '-' : path.resolve(o.output as string);
+  if (!toStdout) await checkOutput(out);
   const started = Date.now();
   const dataDir = dataDirOf(o);
-  const m = await backupDataDir(dataDir, out, process.env.SHARED_DIR ? path.resolve(process.env.SHARED_DIR) : dataDir);
+  const m = await backupDataDir(
+    dataDir,
+    toStdout ? process.stdout : out,
+    process.env.SHARED_DIR ? path.resolve(process.env.SHARED_DIR) : dataDir,
+  );
   const bytes = m.files.reduce((a, f) => a + f.size, 0);
   const blobs = m.files.filter((f) => f.path.startsWith('library/')).length;
   // Besides the database and the blobs, only the data key (when it lives in the data dir).
@@ -59,7 +71,8 @@ export async function backupCommand(o: Opts): Promise<void> {
   say(
     o,
     { ok: true, file: out, files: m.files.length, bytes, migrations: m.migrations.length, ms: Date.now() - started },
-    `Backup written to ${out}: the database${key} and ${blobs} library file(s), ${(bytes / 1048576).toFixed(1)} MB, every digest in manifest.json; readable only by you.\n`,
+    `Backup written to ${toStdout ? 'stdout' : out}: the database${key} and ${blobs} library file(s), ${(bytes / 1048576).toFixed(1)} MB, every digest in manifest.json${toStdout ? '' : '; readable only by you'}.\n`,
+    toStdout ? process.stderr : process.stdout,
   );
 }
 

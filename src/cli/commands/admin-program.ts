@@ -80,7 +80,7 @@ export function addAdminCommand(program: Command): void {
       .description(
         'write a consistent backup of the data dir (database + library) while the daemon runs; PostgreSQL: see docs/OPERATIONS.md',
       )
-      .requiredOption('-o, --output <file>', 'the backup file to write (a ZIP with a manifest of digests)'),
+      .requiredOption('-o, --output <file>', 'the backup file to write (a ZIP with a manifest of digests); - streams it to stdout'),
   ).action(async (o: Opts) => (await loadBackup()).backupCommand(o));
   dataDirOption(
     admin

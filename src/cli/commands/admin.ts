@@ -9,6 +9,8 @@
  * A running daemon sees local changes at once, API-key revocations and user deletions included (they
  * bump the credentials version every daemon checks its key cache against).
  */
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { KilnError } from '../../core/errors.js';
 import { defaultDataDir } from '../../core/paths.js';
 import { ask, closePrompts } from '../prompt.js';
@@ -61,9 +63,18 @@ export async function either<T>(o: AdminOptions, viaServer: (c: RemoteClient) =>
 }
 
 async function withStore<T>(o: AdminOptions, f: (db: Db) => Promise<T>): Promise<T> {
-  const { openStore } = await import('../../../daemon/store/db.js');
+  const { openStore, SQLITE_FILE } = await import('../../../daemon/store/db.js');
   await import('../../../daemon/accounts/schema.js');
-  const store = await openStore({ dataDir: o.dataDir ?? defaultDataDir(), databaseUrl: process.env.DATABASE_URL || undefined });
+  const dataDir = path.resolve(o.dataDir ?? defaultDataDir());
+  const databaseUrl = process.env.DATABASE_URL || undefined;
+  // Opening would make a new, empty database: a mistyped --data-dir listed no users (exit 0), and a user
+  // or key created there was one no daemon would ever see. `kiln admin migrate` makes one on purpose.
+  if (!databaseUrl && !existsSync(path.join(dataDir, SQLITE_FILE)))
+    throw new KilnError(
+      'NOT_FOUND',
+      `No kiln database in ${dataDir}: name the daemon's data dir (--data-dir, DATA_DIR), or create a database there with \`kiln admin migrate --data-dir ${dataDir}\`.`,
+    );
+  const store = await openStore({ dataDir, databaseUrl });
   try {
     return await f(store.db);
   } finally {

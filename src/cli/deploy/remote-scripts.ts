@@ -70,6 +70,25 @@ echo "installed=$REL"
 `;
 }
 
+/**
+ * How long a stop may take before the daemon is killed: its drain (SHUTDOWN_GRACE_S, as --env sets it;
+ * 30 s by default) and a margin for stopping the engines. Fixed at 45 s (systemd) and 20 s (detached)
+ * before, a raised SHUTDOWN_GRACE_S was cut short, and a detached upgrade killed jobs the default allows.
+ */
+export function stopTimeoutS(l: Layout): number {
+  const set = (l.env ?? []).filter(([k]) => k === 'SHUTDOWN_GRACE_S').pop()?.[1];
+  const grace = set !== undefined && set.trim() !== '' && Number(set) >= 0 ? Number(set) : 30;
+  return Math.ceil(grace) + 15;
+}
+
+/**
+ * A value in a unit file: systemd expands `%` specifiers in ExecStart, WorkingDirectory and Environment
+ * (`%%` is a literal one) and splits ExecStart on spaces unless quoted (C-style escapes inside).
+ */
+function unitWord(s: string): string {
+  return JSON.stringify(s).replace(/%/g, '%%');
+}
+
 function envLines(l: Layout): [string, string][] {
   return [['PORT', String(l.port)], ['HOST', l.host], ['DATA_DIR', l.dataDir], ['NODE_ENV', 'production'], ...(l.env ?? [])];
 }
@@ -94,15 +113,15 @@ Wants=network-online.target
 [Service]
 Type=simple
 User=${user}
-${[...envLines(l), ['PATH', serve.path]].map(([k, v]) => `Environment=${JSON.stringify(`${k}=${v}`)}`).join('\n')}
+${[...envLines(l), ['PATH', serve.path]].map(([k, v]) => `Environment=${unitWord(`${k}=${v}`)}`).join('\n')}
 # bin/kiln sets glibc's malloc tunables, V8's young-generation cap and libuv's pool size, then runs node.
-WorkingDirectory=${l.dir}/current
-ExecStart=${serve.argv.join(' ')}
+WorkingDirectory=${`${l.dir}/current`.replace(/%/g, '%%')}
+ExecStart=${serve.argv.map(unitWord).join(' ')}
 Restart=on-failure
 RestartSec=3
 KillSignal=SIGTERM
 # Drains for SHUTDOWN_GRACE_S (30 s by default), then stops its engines: give it that and a margin.
-TimeoutStopSec=45
+TimeoutStopSec=${stopTimeoutS(l)}
 
 [Install]
 WantedBy=multi-user.target
@@ -135,7 +154,8 @@ if [ -f "$PIDFILE" ]; then
   if [ -n "$old" ] && kill -0 "$old" 2>/dev/null; then
     kill -TERM "$old" 2>/dev/null || true
     i=0
-    while kill -0 "$old" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.2; i=$((i+1)); done
+    # Its drain (SHUTDOWN_GRACE_S) and a margin, as systemd's TimeoutStopSec.
+    while kill -0 "$old" 2>/dev/null && [ $i -lt ${stopTimeoutS(l) * 5} ]; do sleep 0.2; i=$((i+1)); done
     kill -0 "$old" 2>/dev/null && kill -KILL "$old" 2>/dev/null || true
   fi
   rm -f "$PIDFILE"

@@ -3,8 +3,12 @@
  * few seconds on a loaded machine, so every invocation here checks something the others do not.
  */
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { ERROR_TABLE } from '../../../src/core/errors.js';
 import { kiln } from '../../helpers/cli.js';
+import { tempDir } from '../../helpers/fixtures.js';
 import { login, startServer, type TestServer } from '../../helpers/server.js';
 import { call, makeUser, STRONG } from './http.js';
 
@@ -58,6 +62,21 @@ describe('kiln admin (local data dir)', () => {
     const nobody = await admin(['users', 'delete', 'olga', '--yes']);
     assert.notEqual(nobody.code, 0, 'already gone');
     assert.match(nobody.stderr, /No user olga/);
+  });
+
+  it('a data dir with no kiln database is NOT_FOUND, not a new empty database (a typo in --data-dir)', async () => {
+    const typo = path.join(tempDir('kiln-admin-typo-'), 'var-lib-kilm');
+    // It used to make a new database there: `users list` showed [] with exit 0, `users create` added a
+    // user no daemon would ever see.
+    for (const args of [
+      ['users', 'list', '--json'],
+      ['users', 'create', 'ghost', '--service'],
+    ]) {
+      const r = await kiln(['admin', ...args, '--data-dir', typo], { env: { DATABASE_URL: '' } });
+      assert.equal(r.code, ERROR_TABLE.NOT_FOUND.exit, `${args.join(' ')}: ${r.stderr}`);
+      assert.match(r.stderr, /No kiln database in .*var-lib-kilm/);
+    }
+    assert.equal(existsSync(typo), false, 'nothing created');
   });
 
   it('refuses to demote or delete the last admin', async () => {
