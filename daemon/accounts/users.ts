@@ -18,7 +18,7 @@ import { bumpCredentials } from '../auth/credentials-version.js';
 import { hashPassword, normalizePassword } from '../auth/secrets.js';
 import { revokeUserKeys } from '../store/api-keys.js';
 import type { Database, Role, UsersTable } from '../store/schema.js';
-import { isFinal, type JobRow } from '../store/jobs.js';
+import { type JobRow, UNFINISHED } from '../store/jobs.js';
 import { createUser, findUserById, findUserByNameAnyCase, LOCAL_OWNER } from '../store/users.js';
 import { onlyFields } from './body.js';
 import { ROLE_RANK } from './schema.js';
@@ -197,6 +197,8 @@ export async function updateUser(
   actor: AuthUser,
   id: string,
   body: Record<string, unknown>,
+  /** Disabling stops the account's queued and running jobs (the offline CLI has none to stop). */
+  jobs?: Pick<JobStopper, 'cancel'>,
 ): Promise<{ user: UsersTable; changes: Record<string, unknown> }> {
   const target = await requireTarget(db, actor, id);
   const patch: Partial<UsersTable> = {};
@@ -248,6 +250,9 @@ export async function updateUser(
       await bumpCredentials(tx);
     });
     auth?.forgetUser(id);
+    // A disabled account's work stops with its sessions: its jobs went on running (queued ones
+    // started later) and delivered outputs for an account nobody may use any more.
+    if (patch.disabled_at && jobs) changes.jobsCancelled = await cancelUnfinishedJobs(db, jobs, id);
   }
   return { user: (await findUserById(db, id))!, changes };
 }
@@ -287,6 +292,13 @@ export interface JobStopper {
   cancel(row: JobRow): Promise<unknown>;
   /** Removes what the job kept: its directory and, with object storage, its objects (the sweep goes by records). */
   removeFiles(row: JobRow): Promise<void>;
+}
+
+/** Cancels the user's queued and running jobs; how many were still unfinished. */
+async function cancelUnfinishedJobs(db: Kysely<Database>, jobs: Pick<JobStopper, 'cancel'>, userId: string): Promise<number> {
+  const open = await db.selectFrom('jobs').selectAll().where('owner_id', '=', userId).where('status', 'in', UNFINISHED).execute();
+  for (const j of open) await jobs.cancel(j).catch(() => {});
+  return open.length;
 }
 
 /** Deletes the user's library items (through the library, which releases their stored content) and pipelines. */
@@ -340,7 +352,7 @@ export async function deleteUser(
   const target = await requireTarget(db, actor, id);
   await requireNotLastAdmin(db, target, 'deleted');
   const owned = await db.selectFrom('jobs').selectAll().where('owner_id', '=', id).execute();
-  if (jobs) for (const j of owned) if (!isFinal(j.status)) await jobs.cancel(j).catch(() => {});
+  if (jobs) await cancelUnfinishedJobs(db, jobs, id);
   const watchFolders = await db.transaction().execute(async (tx) => {
     await requireNotLastAdmin(tx, target, 'deleted');
     await tx.deleteFrom('jobs').where('owner_id', '=', id).execute();

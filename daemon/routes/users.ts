@@ -37,7 +37,7 @@ export async function userRoutes(app: FastifyInstance): Promise<void> {
   app.put('/api/auth/users/:id', async (request) => {
     requirePermission(request, 'users:manage');
     const { id } = request.params as { id: string };
-    const { user, changes } = await updateUser(db, auth, requireUser(request), id, bodyObject(request.body));
+    const { user, changes } = await updateUser(db, auth, requireUser(request), id, bodyObject(request.body), jobs);
     if (Object.keys(changes).length) await auditFrom(request, 'user.update', user.username, { id, ...changes });
     return { user: await userView(db, user) };
   });

@@ -11,7 +11,7 @@ export function isFinal(s: JobStatus): boolean {
   return FINAL_STATUSES.includes(s);
 }
 
-const UNFINISHED: JobStatus[] = ['queued', 'running'];
+export const UNFINISHED: JobStatus[] = ['queued', 'running'];
 
 // The queries every request runs go through runCompiled (compiled once per shape); a shape is the
 // columns written, in order, which fixes the SQL text.
