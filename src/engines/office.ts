@@ -21,6 +21,7 @@ import { pathToFileURL } from 'node:url';
 import { KilnError } from '../core/errors.js';
 import { exec } from '../core/process.js';
 import { engineStopped } from './idle-stop.js';
+import { csvInFilter } from './office/csv-import.js';
 import { COMMON, EXIT_RESTART, Instance, officeBinary, officeEnv, pipePath, seedProfile } from './office/instance.js';
 
 const POOL_SIZE = Math.min(2, Math.max(1, Number(process.env.KILN_OFFICE_POOL) || 1));
@@ -251,11 +252,6 @@ export const OFFICE_TARGETS = {
 } as const;
 export type OfficeTarget = keyof typeof OFFICE_TARGETS;
 
-/** Import filters for inputs whose extension alone is ambiguous. */
-const IN_FILTERS: Record<string, string> = {
-  csv: 'CSV:44,34,76,1',
-};
-
 export interface OfficeJob {
   workDir: string;
   signal: AbortSignal;
@@ -290,7 +286,8 @@ export async function convertOfficeFile(
   const out = await officeConvert(input.path, inExt, {
     target: OFFICE_TARGETS[target],
     outExt,
-    inFilter: IN_FILTERS[inExt],
+    // The extension alone is ambiguous for CSV (separator, encoding): read from the file.
+    inFilter: inExt === 'csv' ? await csvInFilter(input.path) : undefined,
     workDir: job.workDir,
     signal: job.signal,
   });

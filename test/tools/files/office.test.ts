@@ -126,6 +126,25 @@ describe('office tools (LibreOffice warm pool)', () => {
     assert.equal(ws.getCell('C2').value, 12.5);
   });
 
+  it('convert-spreadsheet reads CSV as Excel writes it: semicolons in Latin-1, tabs in UTF-16 (LE and BE)', async () => {
+    const rows = 'name;qty;note\nbowl;3;café crème\nmug;10;naïve';
+    const utf16 = (order: 'le' | 'be', sep: string) => {
+      const le = Buffer.from(`\uFEFF${rows.replaceAll(';', sep)}\r\n`, 'utf16le');
+      return order === 'le' ? le : Buffer.from(le).swap16();
+    };
+    const inputs: [string, Buffer][] = [
+      ['latin1.csv', Buffer.from(`${rows}\n`, 'latin1')],
+      ['utf16le.csv', utf16('le', '\t')],
+      ['utf16be.csv', utf16('be', '\t')],
+      ['utf8-pipe.csv', Buffer.from(`${rows.replaceAll(';', '|')}\n`)],
+    ];
+    for (const [name, bytes] of inputs) {
+      writeFileSync(path.join(dir, name), bytes);
+      const csv = await run('convert-spreadsheet', path.join(dir, name), { format: 'csv' }, `${name}.out.csv`);
+      assert.equal(readFileSync(csv, 'utf8').trim().split(/\r?\n/).join('\n'), 'name,qty,note\nbowl,3,café crème\nmug,10,naïve', name);
+    }
+  });
+
   it('convert-spreadsheet to CSV names the sheets it leaves out (XLSX and ODS), none for one sheet', async () => {
     const ExcelJS = (await import('exceljs')).default;
     const wb = new ExcelJS.Workbook();
