@@ -60,9 +60,22 @@ export async function detectTextEncoding(file: string): Promise<TextEncodingName
   }
 }
 
+/** Windows-1252's 0x80–0x9F (0x81, 0x8D, 0x8F, 0x90, 0x9D are unassigned: kept as the C1 code point). */
+const CP1252_HIGH = '€\x81‚ƒ„…†‡ˆ‰Š‹Œ\x8DŽ\x8F\x90‘’“”•–—˜™š›œ\x9DžŸ';
+
+/**
+ * Decodes bytes in `encoding`, without the BOM. Node 20's TextDecoder('windows-1252') decodes as
+ * ISO-8859-1 (0x80 gave U+0080, not €), so that one is mapped here.
+ */
+export function decodeText(bytes: Uint8Array, encoding: TextEncodingName): string {
+  if (encoding !== 'windows-1252') return new TextDecoder(encoding).decode(bytes);
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+    .toString('latin1')
+    .replace(/[\x80-\x9F]/g, (c) => CP1252_HIGH[c.charCodeAt(0) - 0x80]!);
+}
+
 /** Decodes a whole text file in its detected encoding, without the BOM. */
 export async function readTextFile(file: string): Promise<string> {
   const { readFile } = await import('node:fs/promises');
-  const enc = await detectTextEncoding(file);
-  return new TextDecoder(enc).decode(await readFile(file));
+  return decodeText(await readFile(file), await detectTextEncoding(file));
 }

@@ -21,7 +21,7 @@ import { pathToFileURL } from 'node:url';
 import { KilnError } from '../core/errors.js';
 import { exec } from '../core/process.js';
 import { engineStopped } from './idle-stop.js';
-import { csvInFilter } from './office/csv-import.js';
+import { csvInFilter, textInFilter } from './office/text-import.js';
 import { COMMON, EXIT_RESTART, Instance, officeBinary, officeEnv, pipePath, seedProfile } from './office/instance.js';
 
 const POOL_SIZE = Math.min(2, Math.max(1, Number(process.env.KILN_OFFICE_POOL) || 1));
@@ -286,8 +286,8 @@ export async function convertOfficeFile(
   const out = await officeConvert(input.path, inExt, {
     target: OFFICE_TARGETS[target],
     outExt,
-    // The extension alone is ambiguous for CSV (separator, encoding): read from the file.
-    inFilter: inExt === 'csv' ? await csvInFilter(input.path) : undefined,
+    // The extension says nothing of a text file's encoding (nor of a CSV's separator): read from the file.
+    inFilter: inExt === 'csv' ? await csvInFilter(input.path) : inExt === 'txt' ? await textInFilter(input.path) : undefined,
     workDir: job.workDir,
     signal: job.signal,
   });

@@ -15,6 +15,7 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { KilnError } from '../core/errors.js';
 import { exec } from '../core/process.js';
+import { detectTextEncoding, readTextFile } from '../core/text-encoding.js';
 import { requireEngine } from './registry.js';
 
 export const MARKDOWN_IN =
@@ -82,6 +83,19 @@ export interface PandocJob {
   timeoutMs?: number;
 }
 
+/**
+ * pandoc reads text as UTF-8 (falling back to Latin-1): a UTF-16 file (Notepad's and Excel's "Unicode")
+ * came out as "ÿþ# c a f é" with NULs, and Windows-1252 quotes and € as C1 controls. Such an input is
+ * handed over as a UTF-8 copy in the job directory; ZIP containers (DOCX, EPUB) go as they are.
+ */
+async function utf8Input(input: string, from: string, workDir: string): Promise<string> {
+  if (from === 'docx' || from === 'epub' || from === 'json') return input;
+  if ((await detectTextEncoding(input)) === 'utf-8') return input;
+  const copy = path.join(workDir, `kiln-input-utf8${path.extname(input)}`);
+  await writeFile(copy, await readTextFile(input));
+  return copy;
+}
+
 export async function pandoc(args: string[], job: PandocJob): Promise<string> {
   const bin = await requireEngine('pandoc');
   const r = await exec(bin, ['--sandbox', ...args], {
@@ -101,6 +115,7 @@ export async function pandoc(args: string[], job: PandocJob): Promise<string> {
  */
 async function pandocTwoPass(input: string, from: string, writerArgs: string[], job: PandocJob, readerArgs: string[] = []): Promise<void> {
   const bin = await requireEngine('pandoc');
+  input = await utf8Input(input, from, job.workDir);
   const filter = path.join(job.workDir, 'kiln-no-fetch.lua');
   await writeFile(filter, NO_FETCH_LUA);
   const ast = path.join(job.workDir, 'kiln-ast.json');
@@ -130,6 +145,7 @@ export async function toStandaloneHtml(
   job: PandocJob & { title: string; selfContained?: boolean },
 ): Promise<void> {
   const { header, filter } = await htmlExtras(job.workDir);
+  input = await utf8Input(input, from, job.workDir);
   await pandoc(
     [
       '-f',
@@ -180,7 +196,7 @@ export async function toEpub(input: string, from: string, outPath: string, job: 
 }
 
 export async function toMarkdown(input: string, from: string, outPath: string, job: PandocJob): Promise<void> {
-  await pandoc(['-f', from, '-t', 'gfm', '--wrap=none', '-o', outPath, input], job);
+  await pandoc(['-f', from, '-t', 'gfm', '--wrap=none', '-o', outPath, await utf8Input(input, from, job.workDir)], job);
 }
 
 /** Plain text as minimal HTML (paragraphs at blank lines), so pandoc does not read it as Markdown. */

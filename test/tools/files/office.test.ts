@@ -126,14 +126,14 @@ describe('office tools (LibreOffice warm pool)', () => {
     assert.equal(ws.getCell('C2').value, 12.5);
   });
 
-  it('convert-spreadsheet reads CSV as Excel writes it: semicolons in Latin-1, tabs in UTF-16 (LE and BE)', async () => {
-    const rows = 'name;qty;note\nbowl;3;café crème\nmug;10;naïve';
+  it('convert-spreadsheet reads CSV as Excel writes it: semicolons in Windows-1252, tabs in UTF-16 (LE and BE)', async () => {
+    const rows = 'name;qty;note\nbowl;3;café crème €\nmug;10;naïve';
     const utf16 = (order: 'le' | 'be', sep: string) => {
       const le = Buffer.from(`\uFEFF${rows.replaceAll(';', sep)}\r\n`, 'utf16le');
       return order === 'le' ? le : Buffer.from(le).swap16();
     };
     const inputs: [string, Buffer][] = [
-      ['latin1.csv', Buffer.from(`${rows}\n`, 'latin1')],
+      ['cp1252.csv', Buffer.from(`${rows.replace('€', '\x80')}\n`, 'latin1')],
       ['utf16le.csv', utf16('le', '\t')],
       ['utf16be.csv', utf16('be', '\t')],
       ['utf8-pipe.csv', Buffer.from(`${rows.replaceAll(';', '|')}\n`)],
@@ -141,8 +141,17 @@ describe('office tools (LibreOffice warm pool)', () => {
     for (const [name, bytes] of inputs) {
       writeFileSync(path.join(dir, name), bytes);
       const csv = await run('convert-spreadsheet', path.join(dir, name), { format: 'csv' }, `${name}.out.csv`);
-      assert.equal(readFileSync(csv, 'utf8').trim().split(/\r?\n/).join('\n'), 'name,qty,note\nbowl,3,café crème\nmug,10,naïve', name);
+      assert.equal(readFileSync(csv, 'utf8').trim().split(/\r?\n/).join('\n'), 'name,qty,note\nbowl,3,café crème €\nmug,10,naïve', name);
     }
+  });
+
+  it('wordprocessor-to-pdf reads a Windows-1252 or UTF-16 text file (CJK, RTL, emoji) without U+FFFD', async () => {
+    const cp1252 = path.join(dir, 'cp1252.txt');
+    writeFileSync(cp1252, Buffer.from('Café crème \x80 naïve\n', 'latin1'));
+    assert.match(pdfText(await run('wordprocessor-to-pdf', cp1252, {}, 'cp1252.pdf')), /Café crème € naïve/);
+    const utf16 = path.join(dir, 'utf16.txt');
+    writeFileSync(utf16, Buffer.from('\uFEFFcafé 日本語 shalom שלום\r\n', 'utf16le'));
+    assert.match(pdfText(await run('wordprocessor-to-pdf', utf16, {}, 'utf16.pdf')), /café 日本語 shalom/);
   });
 
   it('convert-spreadsheet to CSV names the sheets it leaves out (XLSX and ODS), none for one sheet', async () => {

@@ -170,6 +170,29 @@ describe('HTML, Markdown and EPUB tools (Chromium + pandoc)', () => {
     assert.match(body, /The end &amp; &lt;done&gt;\./);
   });
 
+  it('markdown-to-html and to-epub read UTF-16 and Windows-1252 text, not only UTF-8', async () => {
+    const text = 'Café “crème” € naïve';
+    const utf16 = (s: string) => Buffer.from(`\uFEFF${s}`, 'utf16le');
+    const cp1252 = (s: string) => Buffer.from([...s].map((c) => ({ '“': 0x93, '”': 0x94, '€': 0x80 })[c] ?? c.charCodeAt(0)));
+    for (const [name, bytes] of [
+      ['u16.md', utf16(`# ${text}\n`)],
+      ['cp1252.md', cp1252(`# ${text}\n`)],
+    ] as const) {
+      writeFileSync(path.join(dir, name), bytes);
+      const html = readFileSync(await run('markdown-to-html', path.join(dir, name), {}, `${name}.html`), 'utf8');
+      assert.match(html, /<h1[^>]*>Café “crème” € naïve<\/h1>/, name);
+    }
+    for (const [name, bytes] of [
+      ['u16.txt', utf16(`${text}\n`)],
+      ['cp1252.txt', cp1252(`${text}\n`)],
+    ] as const) {
+      writeFileSync(path.join(dir, name), bytes);
+      const z = await zipEntries(await run('to-epub', path.join(dir, name), {}, `${name}.epub`));
+      const body = (await Promise.all(z.names.filter((n) => n.endsWith('.xhtml')).map((n) => z.read(n)))).join('\n');
+      assert.match(body, /<p>Café “crème” € naïve<\/p>/, name);
+    }
+  });
+
   it('epub-convert to html, md, docx and pdf', async () => {
     // An EPUB made by pandoc itself, independent of to-epub.
     const md = path.join(dir, 'pandoc-src.md');

@@ -1,14 +1,22 @@
 /**
- * LibreOffice's CSV import options for one file. A fixed "comma, UTF-8" put every field of a
- * semicolon- or tab-separated file (what Excel writes in most of Europe, and as "Unicode text") into one
- * column, and turned every Latin-1 letter into U+FFFD. The encoding comes from the whole file
- * (core/text-encoding.ts), the separator from its first lines.
+ * LibreOffice's import options for text inputs (CSV, plain text), read from the file. A fixed "comma,
+ * UTF-8" put every field of a semicolon- or tab-separated file (what Excel writes in most of Europe, and
+ * as "Unicode text") into one column, and LibreOffice read every Latin-1 letter of a CSV or .txt as
+ * U+FFFD. The encoding comes from the whole file (core/text-encoding.ts), the separator from its first
+ * lines.
  */
 import { readHead } from '../../core/read-head.js';
-import { detectTextEncoding, type TextEncodingName } from '../../core/text-encoding.js';
+import { decodeText, detectTextEncoding, type TextEncodingName } from '../../core/text-encoding.js';
 
 /** LibreOffice's rtl_TextEncoding numbers (include/rtl/textenc.h); UNICODE reads UTF-16 of either order by its BOM. */
 const LO_CHARSET: Record<TextEncodingName, number> = { 'windows-1252': 1, 'utf-8': 76, 'utf-16le': 65535, 'utf-16be': 65535 };
+/** The same encodings by the names the plain-text filter's options take (rtl_getTextEncodingFromMimeCharset spelling). */
+const LO_CHARSET_NAME: Record<TextEncodingName, string> = {
+  'windows-1252': 'MS_1252',
+  'utf-8': 'UTF8',
+  'utf-16le': 'UNICODE',
+  'utf-16be': 'UNICODE',
+};
 
 /** Candidate separators, in the order a tie is broken. */
 const SEPARATORS = [',', ';', '\t', '|'];
@@ -69,6 +77,11 @@ export async function csvInFilter(file: string): Promise<string> {
   const encoding = await detectTextEncoding(file);
   const HEAD = 64 * 1024;
   const head = await readHead(file, HEAD);
-  const sep = sniffSeparator(new TextDecoder(encoding).decode(head), head.length === HEAD);
+  const sep = sniffSeparator(decodeText(head, encoding), head.length === HEAD);
   return `CSV:${sep.codePointAt(0)},34,${LO_CHARSET[encoding]},1`;
+}
+
+/** The `--infilter` value for a plain-text file opened in Writer. */
+export async function textInFilter(file: string): Promise<string> {
+  return `Text (encoded):${LO_CHARSET_NAME[await detectTextEncoding(file)]}`;
 }
