@@ -69,6 +69,17 @@ function Image(el)
   if inside(el.src or '') then return nil end
   return pandoc.Emph({ pandoc.Str('[image: ' .. pandoc.utils.stringify(el) .. ']') })
 end
+-- Raw HTML (an EPUB's <iframe>, <video>, <object>…) that names a resource: the write pass runs outside
+-- the sandbox, and --self-contained (and the EPUB writer) would fetch it, inlining file:///etc/passwd.
+local RESOURCE_WORDS = { 'src', 'href', 'data', 'poster', 'url(', '@import', 'background', 'action' }
+local function raw(el)
+  if not el.format:match('^html') then return nil end
+  local t = el.text:lower()
+  for _, w in ipairs(RESOURCE_WORDS) do if t:find(w, 1, true) then return {} end end
+  return nil
+end
+RawInline = raw
+RawBlock = raw
 local FILE_FIELDS = { 'css', 'epub-css', 'stylesheet', 'cover-image', 'epub-cover-image', 'coverimage', 'header-includes',
   'include-before', 'include-after', 'epub-embedded-fonts', 'epub-fonts', 'reference-doc', 'bibliography', 'csl', 'abstract-title-file' }
 function Meta(m)
@@ -145,28 +156,23 @@ export async function toStandaloneHtml(
   job: PandocJob & { title: string; selfContained?: boolean },
 ): Promise<void> {
   const { header, filter } = await htmlExtras(job.workDir);
-  input = await utf8Input(input, from, job.workDir);
-  await pandoc(
-    [
-      '-f',
-      from,
-      '-t',
-      'html5',
-      '--standalone',
-      ...(job.selfContained ? ['--self-contained'] : []),
-      '--highlight-style=pygments',
-      '--lua-filter',
-      filter,
-      '-H',
-      header,
-      '--metadata',
-      `pagetitle=${job.title}`,
-      '-o',
-      outPath,
-      input,
-    ],
-    job,
-  );
+  const writer = [
+    '-t',
+    'html5',
+    '--standalone',
+    '--highlight-style=pygments',
+    '-H',
+    header,
+    '--metadata',
+    `pagetitle=${job.title}`,
+    '-o',
+    outPath,
+  ];
+  // Inlining makes pandoc fetch every image: a remote or absolute one (an EPUB may name any URL) failed
+  // the whole run ("Could not fetch http:/…", exit 61), and only the sandbox kept it from reading the
+  // machine's files. The two-pass read keeps the document's own media and turns the rest into text.
+  if (job.selfContained) await pandocTwoPass(input, from, [...writer, '--self-contained'], job, ['--lua-filter', filter]);
+  else await pandoc(['-f', from, ...writer, '--lua-filter', filter, await utf8Input(input, from, job.workDir)], job);
 }
 
 /** Writes `metadata.yaml` with a fallback title: the document's own title (if any) wins over it. */
