@@ -145,6 +145,21 @@ describe('office tools (LibreOffice warm pool)', () => {
     }
   });
 
+  it('the sheet of a CSV is named after the file, not "document" (XLSX sheet, PDF page header)', async () => {
+    const csv = path.join(dir, 'Ventes été 2026.csv');
+    writeFileSync(csv, 'a,b\n1,2\n');
+    const ExcelJS = (await import('exceljs')).default;
+    const wb = new ExcelJS.Workbook();
+    await wb.xlsx.readFile(await run('convert-spreadsheet', csv, { format: 'xlsx' }, 'ventes.xlsx'));
+    assert.deepEqual(
+      wb.worksheets.map((w) => w.name),
+      ['Ventes été 2026'],
+    );
+    const text = pdfText(await run('spreadsheet-to-pdf', csv, {}, 'ventes.pdf'));
+    assert.match(text, /Ventes été 2026/);
+    assert.doesNotMatch(text, /document/);
+  });
+
   it('wordprocessor-to-pdf reads a Windows-1252 or UTF-16 text file (CJK, RTL, emoji) without U+FFFD', async () => {
     const cp1252 = path.join(dir, 'cp1252.txt');
     writeFileSync(cp1252, Buffer.from('Café crème \x80 naïve\n', 'latin1'));
