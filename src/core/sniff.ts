@@ -6,6 +6,7 @@ import path from 'node:path';
 import { KilnError } from './errors.js';
 import { readHead } from './read-head.js';
 import { sniffCommonImage } from './sniff-common.js';
+import { utf16Text } from './text-encoding.js';
 import type { AcceptToken } from './tool.js';
 
 export interface FileKind {
@@ -42,6 +43,10 @@ let fileTypeMod: Promise<typeof import('file-type')> | undefined;
 export async function sniffFile(source: string | Buffer, originalName = typeof source === 'string' ? source : ''): Promise<FileKind> {
   const head = typeof source === 'string' ? await readHead(source, HEAD) : source.subarray(0, HEAD);
   if (head.length === 0) throw new KilnError('UNSUPPORTED_INPUT', `${path.basename(originalName)} is empty.`);
+  // Before file-type: UTF-16 text (Excel's "Unicode text" CSV) holds NULs, and its BOM FF FE reads as
+  // an MPEG audio frame header.
+  const utf16 = utf16Text(head);
+  if (utf16 !== undefined) return sniffText(utf16, originalName);
   const common = sniffCommonImage(head);
   if (common) return common;
 
@@ -50,18 +55,18 @@ export async function sniffFile(source: string | Buffer, originalName = typeof s
     typeof source === 'string' ? await (await fileTypeMod).fileTypeFromFile(source) : await (await fileTypeMod).fileTypeFromBuffer(source);
   if (ft && ft.ext !== 'xml') return { ext: normalizeExt(ft.ext), mime: ft.mime, text: false };
   // file-type calls every document that starts with <?xml "xml": SVG is told apart by its content.
-  const kind = sniffText(head, originalName);
+  // Binary with no known signature. Some formats (raw AAC without ADTS, TGA…) have none: trust
+  // nothing and call it unknown; the tool's engine may still take it.
+  if (head.includes(0))
+    return { ext: path.extname(originalName).slice(1).toLowerCase() || 'bin', mime: 'application/octet-stream', text: false };
+  const kind = sniffText(head.toString('utf8'), originalName);
   return ft && kind.ext === 'txt' ? { ext: 'xml', mime: 'application/xml', text: true } : kind;
 }
 
-function sniffText(head: Buffer, name: string): FileKind {
+/** The kind of a text file from its decoded first characters, and its name. */
+function sniffText(head: string, name: string): FileKind {
   const nameExt = path.extname(name).slice(1).toLowerCase();
-  if (head.includes(0)) {
-    // Binary with no known signature. Some formats (raw AAC without ADTS, TGA…) have none: trust
-    // nothing and call it unknown; the tool's engine may still take it.
-    return { ext: nameExt || 'bin', mime: 'application/octet-stream', text: false };
-  }
-  const s = head.toString('utf8').replace(/^\uFEFF/, '');
+  const s = head.replace(/^\uFEFF/, '');
   const start = s.trimStart().slice(0, 2048).toLowerCase();
   if (start.startsWith('{\\rtf')) return { ext: 'rtf', mime: 'application/rtf', text: true };
   if (start.startsWith('%!ps')) return { ext: 'eps', mime: 'application/postscript', text: true };

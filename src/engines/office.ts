@@ -21,6 +21,7 @@ import { pathToFileURL } from 'node:url';
 import { KilnError } from '../core/errors.js';
 import { exec } from '../core/process.js';
 import { engineStopped } from './idle-stop.js';
+import { csvInFilter, textInFilter } from './office/text-import.js';
 import { COMMON, EXIT_RESTART, Instance, officeBinary, officeEnv, pipePath, seedProfile } from './office/instance.js';
 
 const POOL_SIZE = Math.min(2, Math.max(1, Number(process.env.KILN_OFFICE_POOL) || 1));
@@ -102,6 +103,8 @@ export interface ConvertOptions {
   workDir: string;
   signal?: AbortSignal;
   timeoutMs?: number;
+  /** Name the input is copied under (without extension; default `document`): a CSV's sheet takes it. */
+  baseName?: string;
 }
 
 /**
@@ -111,7 +114,8 @@ export interface ConvertOptions {
  */
 export async function officeConvert(input: string, inExt: string, o: ConvertOptions): Promise<string> {
   const jobDir = await mkdtemp(path.join(o.workDir, 'office-'));
-  const src = path.join(jobDir, `document.${inExt}`);
+  const base = o.baseName ?? 'document';
+  const src = path.join(jobDir, `${base}.${inExt}`);
   await copyFile(input, src);
   const outDir = path.join(jobDir, 'out');
   await mkdir(outDir);
@@ -144,7 +148,7 @@ export async function officeConvert(input: string, inExt: string, o: ConvertOpti
     }
     const crashed = !inst.alive;
     if (crashed) inst.kill();
-    const out = path.join(outDir, `document.${o.outExt}`);
+    const out = path.join(outDir, `${base}.${o.outExt}`);
     const st = await stat(out).catch(() => undefined);
     if (!st?.isFile() || st.size === 0) {
       if (crashed) throw new KilnError('UNSUPPORTED_INPUT', 'LibreOffice crashed on this document (it will be restarted).');
@@ -232,6 +236,22 @@ function registerExitHook(): void {
   });
 }
 
+/**
+ * The user's file stem as a safe file name for the copy LibreOffice reads: letters, digits, space, `_`
+ * and `-` (never a leading `-`, which soffice would read as an option), at most 31 characters (Excel's
+ * sheet name limit); `document` when nothing is left.
+ */
+export function sheetBaseName(name: string | undefined): string {
+  const stem = path.basename(name ?? '', path.extname(name ?? ''));
+  const safe = stem
+    .normalize('NFC')
+    .replace(/[^\p{L}\p{N} _-]+/gu, '_')
+    .replace(/^[\s_-]+/, '')
+    .slice(0, 31)
+    .trim();
+  return safe || 'document';
+}
+
 /** `--convert-to` targets per output format; PDF export filters depend on the document family. */
 export const OFFICE_TARGETS = {
   docx: 'docx:MS Word 2007 XML',
@@ -250,11 +270,6 @@ export const OFFICE_TARGETS = {
   'pdf-impress': 'pdf:impress_pdf_Export',
 } as const;
 export type OfficeTarget = keyof typeof OFFICE_TARGETS;
-
-/** Import filters for inputs whose extension alone is ambiguous. */
-const IN_FILTERS: Record<string, string> = {
-  csv: 'CSV:44,34,76,1',
-};
 
 export interface OfficeJob {
   workDir: string;
@@ -290,7 +305,11 @@ export async function convertOfficeFile(
   const out = await officeConvert(input.path, inExt, {
     target: OFFICE_TARGETS[target],
     outExt,
-    inFilter: IN_FILTERS[inExt],
+    // The extension says nothing of a text file's encoding (nor of a CSV's separator): read from the file.
+    inFilter: inExt === 'csv' ? await csvInFilter(input.path) : inExt === 'txt' ? await textInFilter(input.path) : undefined,
+    // LibreOffice names a CSV's one sheet after the file: "document" showed as the sheet of every XLSX
+    // and in the page header of every PDF made from a CSV.
+    baseName: inExt === 'csv' ? sheetBaseName(input.name) : undefined,
     workDir: job.workDir,
     signal: job.signal,
   });

@@ -15,6 +15,7 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { KilnError } from '../core/errors.js';
 import { exec } from '../core/process.js';
+import { detectTextEncoding, readTextFile } from '../core/text-encoding.js';
 import { requireEngine } from './registry.js';
 
 export const MARKDOWN_IN =
@@ -68,6 +69,17 @@ function Image(el)
   if inside(el.src or '') then return nil end
   return pandoc.Emph({ pandoc.Str('[image: ' .. pandoc.utils.stringify(el) .. ']') })
 end
+-- Raw HTML (an EPUB's <iframe>, <video>, <object>…) that names a resource: the write pass runs outside
+-- the sandbox, and --self-contained (and the EPUB writer) would fetch it, inlining file:///etc/passwd.
+local RESOURCE_WORDS = { 'src', 'href', 'data', 'poster', 'url(', '@import', 'background', 'action' }
+local function raw(el)
+  if not el.format:match('^html') then return nil end
+  local t = el.text:lower()
+  for _, w in ipairs(RESOURCE_WORDS) do if t:find(w, 1, true) then return {} end end
+  return nil
+end
+RawInline = raw
+RawBlock = raw
 local FILE_FIELDS = { 'css', 'epub-css', 'stylesheet', 'cover-image', 'epub-cover-image', 'coverimage', 'header-includes',
   'include-before', 'include-after', 'epub-embedded-fonts', 'epub-fonts', 'reference-doc', 'bibliography', 'csl', 'abstract-title-file' }
 function Meta(m)
@@ -80,6 +92,19 @@ export interface PandocJob {
   workDir: string;
   signal?: AbortSignal;
   timeoutMs?: number;
+}
+
+/**
+ * pandoc reads text as UTF-8 (falling back to Latin-1): a UTF-16 file (Notepad's and Excel's "Unicode")
+ * came out as "ÿþ# c a f é" with NULs, and Windows-1252 quotes and € as C1 controls. Such an input is
+ * handed over as a UTF-8 copy in the job directory; ZIP containers (DOCX, EPUB) go as they are.
+ */
+async function utf8Input(input: string, from: string, workDir: string): Promise<string> {
+  if (from === 'docx' || from === 'epub' || from === 'json') return input;
+  if ((await detectTextEncoding(input)) === 'utf-8') return input;
+  const copy = path.join(workDir, `kiln-input-utf8${path.extname(input)}`);
+  await writeFile(copy, await readTextFile(input));
+  return copy;
 }
 
 export async function pandoc(args: string[], job: PandocJob): Promise<string> {
@@ -101,6 +126,7 @@ export async function pandoc(args: string[], job: PandocJob): Promise<string> {
  */
 async function pandocTwoPass(input: string, from: string, writerArgs: string[], job: PandocJob, readerArgs: string[] = []): Promise<void> {
   const bin = await requireEngine('pandoc');
+  input = await utf8Input(input, from, job.workDir);
   const filter = path.join(job.workDir, 'kiln-no-fetch.lua');
   await writeFile(filter, NO_FETCH_LUA);
   const ast = path.join(job.workDir, 'kiln-ast.json');
@@ -130,27 +156,23 @@ export async function toStandaloneHtml(
   job: PandocJob & { title: string; selfContained?: boolean },
 ): Promise<void> {
   const { header, filter } = await htmlExtras(job.workDir);
-  await pandoc(
-    [
-      '-f',
-      from,
-      '-t',
-      'html5',
-      '--standalone',
-      ...(job.selfContained ? ['--self-contained'] : []),
-      '--highlight-style=pygments',
-      '--lua-filter',
-      filter,
-      '-H',
-      header,
-      '--metadata',
-      `pagetitle=${job.title}`,
-      '-o',
-      outPath,
-      input,
-    ],
-    job,
-  );
+  const writer = [
+    '-t',
+    'html5',
+    '--standalone',
+    '--highlight-style=pygments',
+    '-H',
+    header,
+    '--metadata',
+    `pagetitle=${job.title}`,
+    '-o',
+    outPath,
+  ];
+  // Inlining makes pandoc fetch every image: a remote or absolute one (an EPUB may name any URL) failed
+  // the whole run ("Could not fetch http:/…", exit 61), and only the sandbox kept it from reading the
+  // machine's files. The two-pass read keeps the document's own media and turns the rest into text.
+  if (job.selfContained) await pandocTwoPass(input, from, [...writer, '--self-contained'], job, ['--lua-filter', filter]);
+  else await pandoc(['-f', from, ...writer, '--lua-filter', filter, await utf8Input(input, from, job.workDir)], job);
 }
 
 /** Writes `metadata.yaml` with a fallback title: the document's own title (if any) wins over it. */
@@ -180,7 +202,7 @@ export async function toEpub(input: string, from: string, outPath: string, job: 
 }
 
 export async function toMarkdown(input: string, from: string, outPath: string, job: PandocJob): Promise<void> {
-  await pandoc(['-f', from, '-t', 'gfm', '--wrap=none', '-o', outPath, input], job);
+  await pandoc(['-f', from, '-t', 'gfm', '--wrap=none', '-o', outPath, await utf8Input(input, from, job.workDir)], job);
 }
 
 /** Plain text as minimal HTML (paragraphs at blank lines), so pandoc does not read it as Markdown. */

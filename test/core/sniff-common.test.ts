@@ -48,3 +48,21 @@ test('sniffFile answers the quick kinds and still hands other files to file-type
   writeFileSync(jls, Uint8Array.from([0xff, 0xd8, 0xff, 0xf7, 0, 0x0b, 8, 0, 8, 0, 8, 1, 1, 0x11, 0]));
   assert.equal((await sniffFile(jls)).ext, 'jls');
 });
+
+test('UTF-16 text with a BOM is text, not MPEG audio (FF FE is also a Layer I frame header)', async () => {
+  const dir = tempDir();
+  const le = Buffer.from('\uFEFFname\tqty\r\nbowl\t3\r\n', 'utf16le');
+  for (const [name, bytes] of [
+    ['excel.csv', le],
+    ['excel-be.csv', Buffer.from(le).swap16()],
+    ['notes.txt', Buffer.from('\uFEFFcafé 日本 😀\n', 'utf16le')],
+  ] as const) {
+    const p = path.join(dir, name);
+    writeFileSync(p, bytes);
+    const kind = await sniffFile(p);
+    assert.deepEqual([kind.ext, kind.text], [path.extname(name).slice(1), true], name);
+  }
+  // A real MPEG-1 Layer I frame (FF FE, then bitrate and padding bytes): not text.
+  const mp1 = Buffer.from([0xff, 0xfe, 0x90, 0x04, ...new Array(60).fill(0x55), 0, 0]);
+  assert.notEqual((await sniffFile(mp1, 'a.csv')).text, true);
+});

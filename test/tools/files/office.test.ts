@@ -126,6 +126,49 @@ describe('office tools (LibreOffice warm pool)', () => {
     assert.equal(ws.getCell('C2').value, 12.5);
   });
 
+  it('convert-spreadsheet reads CSV as Excel writes it: semicolons in Windows-1252, tabs in UTF-16 (LE and BE)', async () => {
+    const rows = 'name;qty;note\nbowl;3;café crème €\nmug;10;naïve';
+    const utf16 = (order: 'le' | 'be', sep: string) => {
+      const le = Buffer.from(`\uFEFF${rows.replaceAll(';', sep)}\r\n`, 'utf16le');
+      return order === 'le' ? le : Buffer.from(le).swap16();
+    };
+    const inputs: [string, Buffer][] = [
+      ['cp1252.csv', Buffer.from(`${rows.replace('€', '\x80')}\n`, 'latin1')],
+      ['utf16le.csv', utf16('le', '\t')],
+      ['utf16be.csv', utf16('be', '\t')],
+      ['utf8-pipe.csv', Buffer.from(`${rows.replaceAll(';', '|')}\n`)],
+    ];
+    for (const [name, bytes] of inputs) {
+      writeFileSync(path.join(dir, name), bytes);
+      const csv = await run('convert-spreadsheet', path.join(dir, name), { format: 'csv' }, `${name}.out.csv`);
+      assert.equal(readFileSync(csv, 'utf8').trim().split(/\r?\n/).join('\n'), 'name,qty,note\nbowl,3,café crème €\nmug,10,naïve', name);
+    }
+  });
+
+  it('the sheet of a CSV is named after the file, not "document" (XLSX sheet, PDF page header)', async () => {
+    const csv = path.join(dir, 'Ventes été 2026.csv');
+    writeFileSync(csv, 'a,b\n1,2\n');
+    const ExcelJS = (await import('exceljs')).default;
+    const wb = new ExcelJS.Workbook();
+    await wb.xlsx.readFile(await run('convert-spreadsheet', csv, { format: 'xlsx' }, 'ventes.xlsx'));
+    assert.deepEqual(
+      wb.worksheets.map((w) => w.name),
+      ['Ventes été 2026'],
+    );
+    const text = pdfText(await run('spreadsheet-to-pdf', csv, {}, 'ventes.pdf'));
+    assert.match(text, /Ventes été 2026/);
+    assert.doesNotMatch(text, /document/);
+  });
+
+  it('wordprocessor-to-pdf reads a Windows-1252 or UTF-16 text file (CJK, RTL, emoji) without U+FFFD', async () => {
+    const cp1252 = path.join(dir, 'cp1252.txt');
+    writeFileSync(cp1252, Buffer.from('Café crème \x80 naïve\n', 'latin1'));
+    assert.match(pdfText(await run('wordprocessor-to-pdf', cp1252, {}, 'cp1252.pdf')), /Café crème € naïve/);
+    const utf16 = path.join(dir, 'utf16.txt');
+    writeFileSync(utf16, Buffer.from('\uFEFFcafé 日本語 shalom שלום\r\n', 'utf16le'));
+    assert.match(pdfText(await run('wordprocessor-to-pdf', utf16, {}, 'utf16.pdf')), /café 日本語 shalom/);
+  });
+
   it('convert-spreadsheet to CSV names the sheets it leaves out (XLSX and ODS), none for one sheet', async () => {
     const ExcelJS = (await import('exceljs')).default;
     const wb = new ExcelJS.Workbook();

@@ -5,7 +5,11 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import sharp from 'sharp';
 import yauzl from 'yauzl';
+import yazl from 'yazl';
+import { once } from 'node:events';
+import { createWriteStream } from 'node:fs';
 import type { KilnError } from '../../../src/core/errors.js';
 import { chromiumPid, keepChromiumWarm, shutdownChromium } from '../../../src/engines/chromium.js';
 import { tempDir } from '../../helpers/fixtures.js';
@@ -44,6 +48,17 @@ function zipEntries(p: string): Promise<{ names: string[]; read: (n: string) => 
       );
     }),
   );
+}
+
+/** A ZIP of the given entries, the first stored (mimetype of an EPUB). */
+async function zipFile(p: string, entries: [string, string | Buffer][]): Promise<string> {
+  const z = new yazl.ZipFile();
+  for (const [i, [n, b]] of entries.entries()) z.addBuffer(Buffer.from(b), n, { compress: i > 0 });
+  z.end();
+  const ws = createWriteStream(p);
+  z.outputStream.pipe(ws);
+  await once(ws, 'close');
+  return p;
 }
 
 const MARKDOWN = `# Kiln notes
@@ -170,6 +185,29 @@ describe('HTML, Markdown and EPUB tools (Chromium + pandoc)', () => {
     assert.match(body, /The end &amp; &lt;done&gt;\./);
   });
 
+  it('markdown-to-html and to-epub read UTF-16 and Windows-1252 text, not only UTF-8', async () => {
+    const text = 'Café “crème” € naïve';
+    const utf16 = (s: string) => Buffer.from(`\uFEFF${s}`, 'utf16le');
+    const cp1252 = (s: string) => Buffer.from([...s].map((c) => ({ '“': 0x93, '”': 0x94, '€': 0x80 })[c] ?? c.charCodeAt(0)));
+    for (const [name, bytes] of [
+      ['u16.md', utf16(`# ${text}\n`)],
+      ['cp1252.md', cp1252(`# ${text}\n`)],
+    ] as const) {
+      writeFileSync(path.join(dir, name), bytes);
+      const html = readFileSync(await run('markdown-to-html', path.join(dir, name), {}, `${name}.html`), 'utf8');
+      assert.match(html, /<h1[^>]*>Café “crème” € naïve<\/h1>/, name);
+    }
+    for (const [name, bytes] of [
+      ['u16.txt', utf16(`${text}\n`)],
+      ['cp1252.txt', cp1252(`${text}\n`)],
+    ] as const) {
+      writeFileSync(path.join(dir, name), bytes);
+      const z = await zipEntries(await run('to-epub', path.join(dir, name), {}, `${name}.epub`));
+      const body = (await Promise.all(z.names.filter((n) => n.endsWith('.xhtml')).map((n) => z.read(n)))).join('\n');
+      assert.match(body, /<p>Café “crème” € naïve<\/p>/, name);
+    }
+  });
+
   it('epub-convert to html, md, docx and pdf', async () => {
     // An EPUB made by pandoc itself, independent of to-epub.
     const md = path.join(dir, 'pandoc-src.md');
@@ -184,6 +222,38 @@ describe('HTML, Markdown and EPUB tools (Chromium + pandoc)', () => {
     assert.match(await docx.read('word/document.xml'), /Beta text\./);
     const pdf = await run('epub-convert', src, { format: 'pdf' }, 'p.pdf');
     assert.match(pdfText(pdf), /Alpha text\.[\s\S]*Beta text\./);
+  });
+
+  it('epub-convert to html/pdf: own images inlined, remote ones become text, raw HTML never inlines a local file', async () => {
+    const secret = path.join(dir, 'secret.txt');
+    writeFileSync(secret, 'TOP-SECRET-TOKEN-42\n');
+    const png = await sharp({ create: { width: 4, height: 4, channels: 3, background: '#0a0' } })
+      .png()
+      .toBuffer();
+    const chapter = `<?xml version="1.0"?><html xmlns="http://www.w3.org/1999/xhtml"><head><title>c</title></head><body>
+<h1>Chapter</h1><p>Own <img src="images/dot.png" alt="dot"/> remote <img src="${origin}/remote.png" alt="far"/> end.</p>
+<iframe src="file://${secret}"></iframe><video src="${secret}" poster="${origin}/poster.png"></video></body></html>`;
+    const epubPath = await zipFile(path.join(dir, 'hostile.epub'), [
+      ['mimetype', 'application/epub+zip'],
+      [
+        'META-INF/container.xml',
+        '<?xml version="1.0"?><container version="1.0" xmlns="urn:oasis:names:tc:opendocument:xmlns:container"><rootfiles><rootfile full-path="OEBPS/content.opf" media-type="application/oebps-package+xml"/></rootfiles></container>',
+      ],
+      [
+        'OEBPS/content.opf',
+        '<?xml version="1.0"?><package xmlns="http://www.idpf.org/2007/opf" version="3.0" unique-identifier="id"><metadata xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:identifier id="id">x</dc:identifier><dc:title>Hostile</dc:title><dc:language>en</dc:language></metadata><manifest><item id="c1" href="c1.xhtml" media-type="application/xhtml+xml"/><item id="i1" href="images/dot.png" media-type="image/png"/></manifest><spine><itemref idref="c1"/></spine></package>',
+      ],
+      ['OEBPS/c1.xhtml', chapter],
+      ['OEBPS/images/dot.png', png],
+    ]);
+    hits = [];
+    const html = readFileSync(await run('epub-convert', epubPath, { format: 'html' }, 'hostile.html'), 'utf8');
+    assert.match(html, /Own <img src="data:image\/png;base64,/);
+    assert.match(html, /remote\s+<em>\[image: far\]<\/em> end\./);
+    const inlined = [...html.matchAll(/base64,([A-Za-z0-9+/=]+)/g)].map((m) => Buffer.from(m[1]!, 'base64').toString('latin1')).join('');
+    assert.doesNotMatch(html + inlined, /TOP-SECRET-TOKEN/);
+    assert.match(pdfText(await run('epub-convert', epubPath, { format: 'pdf' }, 'hostile.pdf')), /remote\s+\[image: far\]\s+end\./);
+    assert.deepEqual(hits, []);
   });
 
   it('epub-convert rejects a corrupt EPUB with UNSUPPORTED_INPUT', async () => {

@@ -1,7 +1,8 @@
-import { readFile, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { stem } from '../../../core/paths.js';
+import { readTextFile } from '../../../core/text-encoding.js';
 import { defineTool } from '../../../core/tool.js';
 import { guardZip } from '../../../core/zip-guard.js';
 import { MARKDOWN_IN, textToHtml, toEpub } from '../../../engines/pandoc.js';
@@ -34,7 +35,7 @@ export default defineTool({
     else if (ext === 'html' || ext === 'htm') from = 'html';
     else {
       src = path.join(ctx.workDir, 'text.html');
-      await writeFile(src, textToHtml(await readFile(input.path, 'utf8'), title));
+      await writeFile(src, textToHtml(await readTextFile(input.path), title));
       from = 'html';
     }
     const out = ctx.out('epub');
