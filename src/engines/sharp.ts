@@ -123,6 +123,8 @@ export interface EncodeOptions {
   keepMetadata?: boolean;
   /** Spend CPU for smaller files (mozjpeg trellis for JPEG). */
   optimizeSize?: boolean;
+  /** Pixels per inch a TIFF records (writeImage: the input's own, else 72). */
+  density?: number;
 }
 
 /** Resolution EPS input is rasterized at (EPS is mostly vector art; 72 dpi would look coarse). */
@@ -299,8 +301,11 @@ export function encode(img: Sharp, format: ImageFormat, o: EncodeOptions = {}): 
       return img.webp({ quality: q ?? 80, lossless: o.lossless ?? false, effort: o.effort ?? 4 });
     case 'avif':
       return img.avif({ quality: q ?? 50, lossless: o.lossless ?? false, effort: o.effort ?? 4 });
-    case 'tiff':
-      return img.tiff({ quality: q ?? 80, compression: 'lzw' });
+    case 'tiff': {
+      // sharp writes its own default of 1 pixel/mm (25.4 dpi) unless told: a 300 dpi page printed 12x too large.
+      const res = (o.density ?? 72) / 25.4;
+      return img.tiff({ quality: q ?? 80, compression: 'lzw', xres: res, yres: res, resolutionUnit: 'inch' });
+    }
     case 'gif':
       return img.gif({ effort: o.effort ?? 7 });
     case 'heif':
@@ -397,6 +402,7 @@ export async function writeImage(img: Sharp, outPath: string, format: ImageForma
     return;
   }
   const tmp = `${outPath}.partial`;
+  if (format === 'tiff' && o.density === undefined) o = { ...o, density: (await inputMetadata(img)).density };
   try {
     await encode(await keepDepthAndGrey(img, format, o), format, o).toFile(tmp);
     await rename(tmp, outPath);

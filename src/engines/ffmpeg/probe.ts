@@ -131,3 +131,19 @@ export function displaySize(v: MediaStream): { width: number; height: number } {
 export function even(n: number): number {
   return Math.max(2, Math.floor(n / 2) * 2);
 }
+
+/**
+ * How long each frame of the first video stream is shown, in seconds, read from its packets (a GIF's
+ * per-frame delays, which the stream's single frame rate cannot describe).
+ */
+export async function frameDurations(file: string, opts: { signal?: AbortSignal } = {}): Promise<number[]> {
+  const res = await exec(
+    'ffprobe',
+    ['-v', 'error', '-select_streams', 'v:0', '-show_entries', 'packet=duration_time', '-of', 'csv=p=0', file],
+    { signal: opts.signal, timeoutMs: 60_000, failCode: 'UNSUPPORTED_INPUT' },
+  );
+  return res.stdout
+    .split('\n')
+    .map((l) => Number(l.split(',')[0]))
+    .filter((d) => Number.isFinite(d) && d > 0);
+}

@@ -159,6 +159,25 @@ describe('image-to-pdf', () => {
       );
     }
   });
+  it('a Display P3 JPEG keeps its colours (jpg-to-pdf embedded its P3 values as sRGB ones: red came out 234,51,35)', async () => {
+    const srgbRed = { r: 255, g: 0, b: 0 };
+    const p3 = path.join(dir, 'p3.jpg');
+    await sharp({ create: { width: 16, height: 16, channels: 3, background: srgbRed } })
+      .withIccProfile('p3')
+      .jpeg({ quality: 100 })
+      .toFile(p3);
+    const tagged = await sharp(p3).keepIccProfile().raw().toBuffer();
+    assert.ok(tagged[1]! > 30, `the fixture holds P3 values, not sRGB ones: ${[...tagged.subarray(0, 3)]}`);
+    const untagged = await makePhoto(dir, 'plain.jpg', 30, 20);
+    const r = await runA('image-to-pdf', [p3, untagged], {}, {}, dir);
+    const png = execFileSync('pdftoppm', ['-r', '20', '-f', '1', '-l', '1', '-png', r.kept!]);
+    const { data, info } = await sharp(png).raw().toBuffer({ resolveWithObject: true });
+    const i = (Math.floor(info.height / 2) * info.width + Math.floor(info.width / 2)) * info.channels;
+    const [red, green, blue] = [...data.subarray(i, i + 3)];
+    assert.ok(red! > 245 && green! < 15 && blue! < 15, `sRGB red on the page, got ${[red, green, blue]}`);
+    // An sRGB-or-untagged JPEG is still embedded as it is.
+    assert.ok(readFileSync(r.kept!).includes(readFileSync(untagged).subarray(0, 2000)), 'the plain JPEG is inside unchanged');
+  });
   it('targetSize recompresses until the PDF fits', async () => {
     const big = await makePhoto(dir, 'big.png', 900, 700);
     const plain = await runA('image-to-pdf', [big], {});

@@ -143,6 +143,17 @@ describe('convert', () => {
     assert.deepEqual([back2.info.width, back2.info.height], [60, 30]);
     assert.ok(back2.data[5 * 3]! > 200 && back2.data[5 * 3 + 2]! < 60);
   });
+  it('an EPS keeps the print size of an image that records its dpi (a 300 dpi inch was 300 pt wide)', async () => {
+    const src = path.join(dir, 'print.png');
+    await sharp({ create: { width: 300, height: 150, channels: 3, background: 'red' } })
+      .withMetadata({ density: 300 })
+      .png()
+      .toFile(src);
+    const text = readFileSync((await run(src, { format: 'eps' })).path, 'latin1');
+    assert.match(text, /\n%%BoundingBox: 0 0 72 36\n/, 'one inch by half an inch');
+    const back = await sharp(gsRender((await run(src, { format: 'eps' })).path)).metadata();
+    assert.deepEqual([back.width, back.height], [72, 36]);
+  });
   it('encodes ASCII85 like the reference examples', () => {
     assert.deepEqual(ascii85Lines(Buffer.from('Man ')), ['9jqo^~>']);
     assert.deepEqual(ascii85Lines(Buffer.alloc(4)), ['z~>']);

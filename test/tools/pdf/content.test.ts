@@ -246,6 +246,15 @@ describe('pdf-to-image', () => {
     assert.equal(stats.channels[0]!.min, 255, 'nothing of the black half outside the crop box');
   });
 
+  it('a TIFF records the dpi it was rendered at (sharp wrote 25.4 dpi: a 4-inch page printed 31 inches wide)', async () => {
+    const r = await runPdfTool(dir, 'pdf-to-image', [three], { pages: '1', dpi: 200, format: 'tiff' });
+    const tags = JSON.parse(
+      execFileSync('exiftool', ['-j', '-n', '-XResolution', '-YResolution', '-ResolutionUnit', r.file!]).toString(),
+    )[0];
+    assert.deepEqual([tags.XResolution, tags.YResolution, tags.ResolutionUnit], [200, 200, 2], 'inches (unit 2)');
+    assert.equal((await sharp(r.file!).metadata()).width, 800, '4 inches at 200 dpi');
+  });
+
   it('refuses a raster over the pixel limit and a page out of range', async () => {
     const big = await makeTextPdf(path.join(dir, 'big.pdf'), ['Big'], { size: [2000, 2000] });
     await assert.rejects(

@@ -107,6 +107,28 @@ describe('video-to-gif / video-to-webp / gif-to-video', () => {
     const w = await runMedia(dir, 'gif-to-video', [gif], { format: 'webm' });
     assert.equal(stream(ffprobe(w.path), 'video')!.codec_name, 'vp9');
   });
+  it('shows each GIF frame for its own delay, the last one too (0.95 s of 5/20/70 cs delays became 0.4 s)', async () => {
+    const colours = [
+      [255, 0, 0],
+      [0, 255, 0],
+      [0, 0, 255],
+    ];
+    const raw = Buffer.concat(colours.map(([r, g, b]) => Buffer.from(Array.from({ length: 16 * 16 }, () => [r!, g!, b!]).flat())));
+    const gif = `${dir}/delays.gif`;
+    await sharp(raw, { raw: { width: 16, height: 48, channels: 3, pageHeight: 16 } })
+      .gif({ delay: [50, 200, 700], loop: 0 })
+      .toFile(gif);
+    for (const format of ['mp4', 'webm']) {
+      const out = (await runMedia(dir, 'gif-to-video', [gif], { format })).path;
+      assert.ok(Math.abs(duration(out) - 0.95) < 0.03, `${format}: ${duration(out)} s`);
+      // Which frame is on screen when: red from 0, green from 0.05 s, blue from 0.25 s to the end (frameRgb shows the first frame at or after t).
+      const seen = [0, 0.15, 0.5, 0.9].map((t) => {
+        const { data } = frameRgb(out, t);
+        return [data[0]!, data[1]!, data[2]!].map((v) => (v > 128 ? 1 : 0)).join('');
+      });
+      assert.deepEqual(seen, ['100', '010', '001', '001'], format);
+    }
+  });
   it('refuses a GIF one pixel wide for H.264 by name, and makes it WebM', async () => {
     // A 1x1 tracking GIF: the even-sides crop left 0x0 and ffmpeg failed ("Error reinitializing filters", exit 1).
     const dot = await makeImage(dir, 'dot.gif', 1, 1, { format: 'gif' });

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import { type ImageFormat, inputMetadata, isAnimatedFormat, writeImage } from '../../../engines/sharp.js';
+import { EPS_DPI, type ImageFormat, inputMetadata, isAnimatedFormat, writeImage } from '../../../engines/sharp.js';
 import { openInput } from '../_shared/decode.js';
 import { writeEps } from '../_shared/eps-writer.js';
 import { outputFile } from '../../_shared/output.js';
@@ -16,7 +16,7 @@ export default defineTool({
   summary: "Change an image's file format; base tool of the image-format presets.",
   description:
     'Writes jpg, png, webp, avif, tiff, gif, heic (HEVC, through the vips CLI) or heif (AV1). quality applies to the lossy encoders (JPEG, WebP, AVIF, HEIC/HEIF, TIFF) and, below 100, makes PNG palette-based; the encoder default is used when omitted. ' +
-    'Extension (catalog D09): format eps writes Encapsulated PostScript (level 2, one pixel per point; DCT-coded when quality is given, lossless otherwise). ' +
+    'Extension (catalog D09): format eps writes Encapsulated PostScript (level 2, sized by the dpi the image records, else one pixel per point; DCT-coded when quality is given, lossless otherwise). ' +
     'EPS input is rasterized by Ghostscript at 300 dpi. Animated GIF/WebP/APNG stay animated when converted to GIF or WebP; other conversions keep the first frame and say so in warnings.',
   input: { kind: 'file', accept: ['image/*'], inMemory: true },
   settings: z.object({
@@ -38,7 +38,10 @@ export default defineTool({
     ctx.progress(30, 'encoding');
     if (s.format === 'eps') {
       const out = ctx.out('eps');
-      const r = await writeEps(img, out, { quality: s.quality, dpi: ext === 'eps' ? 300 : undefined, title: input.name });
+      // An EPS is placed by its bounding box, so it keeps the picture's print size: a 300 dpi logo of 300 px
+      // was a 300 pt (4.2 inch) box instead of 1 inch. No recorded resolution: one pixel per point.
+      const dpi = ext === 'eps' ? EPS_DPI : meta.density;
+      const r = await writeEps(img, out, { quality: s.quality, dpi, title: input.name });
       return { outputs: [outputFile(out)], data: { format: 'eps', width: r.width, height: r.height } };
     }
     const format: ImageFormat = s.format;

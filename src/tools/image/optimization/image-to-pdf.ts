@@ -8,6 +8,7 @@ import { outputFile } from '../../_shared/output.js';
 import { checkAbort } from '../_shared/cancel.js';
 import { openInput } from '../_shared/decode.js';
 import { warnFirstFrameOnly } from '../_shared/frames.js';
+import { isSrgbProfile } from '../_shared/icc.js';
 
 /** Page sizes in PDF points (1/72 in), portrait. */
 const PAGE_SIZES = { A4: [595.28, 841.89], Letter: [612, 792], A3: [841.89, 1190.55], A5: [419.53, 595.28] } as const;
@@ -37,7 +38,7 @@ export default defineTool({
   group: 'optimization',
   summary: 'Place one or more images on PDF pages; base tool of the image-to-PDF presets.',
   description:
-    'One image per page (each page of a multi-page TIFF too), fitted inside the margins and centered. JPEGs are embedded as they are (no re-encoding); other formats as lossless PNG. ' +
+    'One image per page (each page of a multi-page TIFF too), fitted inside the margins and centered. JPEGs in sRGB (or untagged) are embedded as they are (no re-encoding); other images (CMYK, a wide-gamut ICC profile such as Display P3, an EXIF rotation, other formats) as lossless PNG converted to sRGB. ' +
     'With targetSize, images are re-encoded as JPEG with falling quality, then smaller pixel sizes, until the PDF fits; data.targetMet says whether it did.',
   input: { kind: 'files', accept: ['image/*'], min: 1, max: 500 },
   settings: z.object({
@@ -143,7 +144,10 @@ async function prepare(ctx: RunContext, f: InputFile, recompress?: Recompress, p
   const img = await openInput(f, ctx.workDir, ctx.signal, page === undefined ? {} : { page });
   const meta = await img.metadata();
   const upright = (meta.orientation ?? 1) === 1;
-  if (!recompress && f.type?.ext === 'jpg' && upright && meta.space !== 'cmyk') {
+  // A PDF shows embedded JPEG pixels as DeviceRGB, i.e. sRGB, and ignores the JPEG's own ICC profile: a
+  // Display P3 or Adobe RGB photo (phones, cameras) passed through came out dull and shifted, so those are
+  // converted to sRGB like every other input.
+  if (!recompress && f.type?.ext === 'jpg' && upright && meta.space !== 'cmyk' && isSrgbProfile(meta.icc)) {
     return { bytes: await readFile(f.path), kind: 'jpg', width: meta.width!, height: meta.height! };
   }
   img.autoOrient();

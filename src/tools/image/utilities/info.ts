@@ -4,6 +4,7 @@ import { KilnError, toKilnError } from '../../../core/errors.js';
 import { getSharp, isAnimatedFormat } from '../../../engines/sharp.js';
 import { openInput } from '../_shared/decode.js';
 import { apngTiming } from '../_shared/frames.js';
+import { iccDescription } from '../_shared/icc.js';
 import { readFile } from 'node:fs/promises';
 
 const DEPTH_BITS: Record<string, number> = {
@@ -110,32 +111,4 @@ function readable(v: unknown): unknown {
     return o;
   }
   return v;
-}
-
-/** The profile's 'desc' tag (ICC v2 textDescriptionType or v4 multiLocalizedUnicodeType). */
-export function iccDescription(icc: Buffer): string | undefined {
-  if (icc.length < 132) return undefined;
-  const count = icc.readUInt32BE(128);
-  for (let i = 0; i < count && 132 + i * 12 + 12 <= icc.length; i++) {
-    const at = 132 + i * 12;
-    if (icc.toString('latin1', at, at + 4) !== 'desc') continue;
-    const off = icc.readUInt32BE(at + 4);
-    const size = icc.readUInt32BE(at + 8);
-    if (off + size > icc.length || size < 12) return undefined;
-    const type = icc.toString('latin1', off, off + 4);
-    if (type === 'desc') {
-      const n = icc.readUInt32BE(off + 8);
-      return icc.toString('latin1', off + 12, Math.min(off + 12 + n, off + size)).replace(/\0.*$/s, '') || undefined;
-    }
-    if (type === 'mluc' && size >= 28) {
-      const len = icc.readUInt32BE(off + 20);
-      const strOff = icc.readUInt32BE(off + 24);
-      const start = off + strOff;
-      if (start + len > icc.length) return undefined;
-      const b = Buffer.from(icc.subarray(start, start + len));
-      b.swap16();
-      return b.toString('utf16le').replace(/\0.*$/s, '') || undefined;
-    }
-  }
-  return undefined;
 }
