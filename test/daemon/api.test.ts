@@ -9,6 +9,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import sharp from 'sharp';
 import { makeImage, tempDir } from '../helpers/fixtures.js';
+import { jobRow } from '../helpers/job-row.js';
 import { filePart, form, login, readSse, startServer, type TestServer } from '../helpers/server.js';
 import { insertJob } from '../../daemon/store/jobs.js';
 import { readZip } from '../helpers/zip.js';
@@ -562,30 +563,16 @@ describe('daemon lifecycle', () => {
       await mkdir(path.join(crashedDir, 'in'), { recursive: true });
       await writeFile(path.join(crashedDir, 'in', '0-x.jpg'), 'partial');
       const owner = (await s.app.kiln.store.db.selectFrom('users').select('id').executeTakeFirstOrThrow()).id;
-      await insertJob(s.app.kiln.store.db, {
-        id: 'c'.repeat(24),
-        owner_id: owner,
-        tool: 'resize',
-        base_tool: 'resize',
-        kind: 'run',
-        settings: '{}',
-        status: 'running',
-        progress: 40,
-        stage: 'resizing',
-        result: null,
-        error: null,
-        client_job_id: null,
-        instance_id: s.app.kiln.jobs.instanceId,
-        work_dir: crashedDir,
-        output_path: null,
-        output_name: null,
-        content_type: null,
-        original_size: 7,
-        processed_size: null,
-        created_at: Date.now(),
-        started_at: Date.now(),
-        finished_at: null,
-      });
+      await insertJob(
+        s.app.kiln.store.db,
+        jobRow(owner, {
+          id: 'c'.repeat(24),
+          progress: 40,
+          instance_id: s.app.kiln.jobs.instanceId,
+          work_dir: crashedDir,
+          original_size: 7,
+        }),
+      );
       s = await s.restart();
       const dl = await fetch(s.url + r.json.downloadUrl, { headers: auth(s.token) });
       assert.equal(dl.status, 200);

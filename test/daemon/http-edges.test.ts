@@ -11,6 +11,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { parse } from 'yaml';
 import { makeImage, tempDir } from '../helpers/fixtures.js';
+import { jobRow } from '../helpers/job-row.js';
 import { insertJob } from '../../daemon/store/jobs.js';
 import { filePart, form, startServer, type TestServer } from '../helpers/server.js';
 
@@ -243,30 +244,7 @@ describe('HTTP edges', () => {
   it('keeps only the newest progress event for an SSE client that stops reading, then ends with the final one', async () => {
     const id = 'e'.repeat(24);
     const owner = (await s.app.kiln.store.db.selectFrom('users').select('id').executeTakeFirstOrThrow()).id;
-    await insertJob(s.app.kiln.store.db, {
-      id,
-      owner_id: owner,
-      tool: 'resize',
-      base_tool: 'resize',
-      kind: 'run',
-      settings: '{}',
-      status: 'running',
-      progress: 1,
-      stage: 'resizing',
-      result: null,
-      error: null,
-      client_job_id: null,
-      instance_id: s.app.kiln.jobs.instanceId,
-      work_dir: null,
-      output_path: null,
-      output_name: null,
-      content_type: null,
-      original_size: 1,
-      processed_size: null,
-      created_at: Date.now(),
-      started_at: Date.now(),
-      finished_at: null,
-    });
+    await insertJob(s.app.kiln.store.db, jobRow(owner, { id, progress: 1, instance_id: s.app.kiln.jobs.instanceId }));
     const { port } = new URL(s.url);
     const socket = connect(Number(port), '127.0.0.1');
     const chunks: Buffer[] = [];

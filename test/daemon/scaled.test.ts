@@ -20,6 +20,7 @@ import { insertJob } from '../../daemon/store/jobs.js';
 import type { RedisJobQueue } from '../../daemon/queue/redis.js';
 import { KILN } from '../helpers/cli.js';
 import { makeImage, tempDir } from '../helpers/fixtures.js';
+import { jobRow } from '../helpers/job-row.js';
 import { filePart, form, login, readSse, startServer, type TestServer } from '../helpers/server.js';
 import { pgSchema, TEST_PG_URL, TEST_REDIS_URL, unavailable } from '../helpers/scale.js';
 import { readZip } from '../helpers/zip.js';
@@ -382,30 +383,10 @@ describe('scaled mode: two daemons, PostgreSQL, Redis, one shared directory', { 
     const owner = (await b.app.kiln.store.db.selectFrom('users').select('id').executeTakeFirstOrThrow()).id;
     const id = randomBytes(12).toString('hex');
     const now = Date.now();
-    await insertJob(b.app.kiln.store.db, {
-      id,
-      owner_id: owner,
-      tool: 'resize',
-      base_tool: 'resize',
-      kind: 'run',
-      settings: '{}',
-      status: 'running',
-      progress: 30,
-      stage: 'resizing',
-      result: null,
-      error: null,
-      client_job_id: null,
-      instance_id: 'gone-instance',
-      work_dir: path.join(shared, 'jobs', id),
-      output_path: null,
-      output_name: null,
-      content_type: null,
-      original_size: 1,
-      processed_size: null,
-      created_at: now,
-      started_at: now,
-      finished_at: null,
-    });
+    await insertJob(
+      b.app.kiln.store.db,
+      jobRow(owner, { id, progress: 30, instance_id: 'gone-instance', work_dir: path.join(shared, 'jobs', id), created_at: now }),
+    );
     // No heartbeat key exists for that instance: the next reaper pass (every KILN_HEARTBEAT_MS) ends it.
     const job = await until(a, id, (j) => j.status !== 'running', 5000);
     assert.equal(job.status, 'failed');
@@ -416,30 +397,16 @@ describe('scaled mode: two daemons, PostgreSQL, Redis, one shared directory', { 
     const db = b.app.kiln.store.db;
     const owner = (await db.selectFrom('users').select('id').executeTakeFirstOrThrow()).id;
     const now = Date.now();
-    const row = (id: string, status: 'queued' | 'running', instance: string, created: number) => ({
-      id,
-      owner_id: owner,
-      tool: 'resize',
-      base_tool: 'resize',
-      kind: 'run' as const,
-      settings: '{}',
-      status,
-      progress: 0,
-      stage: status,
-      result: null,
-      error: null,
-      client_job_id: 'backlog',
-      instance_id: instance,
-      work_dir: null,
-      output_path: null,
-      output_name: null,
-      content_type: null,
-      original_size: 1,
-      processed_size: null,
-      created_at: created,
-      started_at: status === 'running' ? now : null,
-      finished_at: null,
-    });
+    const row = (id: string, status: 'queued' | 'running', instance: string, created: number) =>
+      jobRow(owner, {
+        id,
+        status,
+        stage: status,
+        client_job_id: 'backlog',
+        instance_id: instance,
+        created_at: created,
+        started_at: status === 'running' ? now : null,
+      });
     // Older than the orphan, waiting on an instance that beats (its key set here): nothing to reap there.
     const live = `live-${randomBytes(4).toString('hex')}`;
     const { Redis } = await import('ioredis');
@@ -468,30 +435,7 @@ describe('scaled mode: two daemons, PostgreSQL, Redis, one shared directory', { 
     const id = randomBytes(12).toString('hex');
     const now = Date.now();
     // "Running" on A (alive, so the reaper leaves it alone); its end is then written with no event sent.
-    await insertJob(b.app.kiln.store.db, {
-      id,
-      owner_id: owner,
-      tool: 'resize',
-      base_tool: 'resize',
-      kind: 'run',
-      settings: '{}',
-      status: 'running',
-      progress: 50,
-      stage: 'resizing',
-      result: null,
-      error: null,
-      client_job_id: null,
-      instance_id: a.app.kiln.jobs.instanceId,
-      work_dir: null,
-      output_path: null,
-      output_name: null,
-      content_type: null,
-      original_size: 1,
-      processed_size: null,
-      created_at: now,
-      started_at: now,
-      finished_at: null,
-    });
+    await insertJob(b.app.kiln.store.db, jobRow(owner, { id, progress: 50, instance_id: a.app.kiln.jobs.instanceId, created_at: now }));
     const stream = readSse(`${b.url}/api/v1/jobs/${id}/progress`, b.token, 5000);
     await sleep(200);
     await b.app.kiln.store.db
