@@ -13,6 +13,7 @@ import sharp from 'sharp';
 import { chargeQuota } from '../../daemon/http/quota.js';
 import { insertJob, type JobRow } from '../../daemon/store/jobs.js';
 import { makeUser } from '../daemon/accounts/http.js';
+import { jobRow } from '../helpers/job-row.js';
 import { api, startServer, type TestServer } from '../helpers/server.js';
 
 const KB600 = 600 * 1024;
@@ -30,21 +31,12 @@ async function noisePng(bytes: number): Promise<Uint8Array<ArrayBuffer>> {
 /** The record of a finished job whose output of `bytes` is still held (counts toward the quota). */
 function heldOutput(ownerId: string, instanceId: string, bytes: number): JobRow {
   const now = Date.now();
-  return {
-    id: randomBytes(12).toString('hex'),
-    owner_id: ownerId,
-    tool: 'resize',
-    base_tool: 'resize',
-    kind: 'run',
-    settings: '{}',
+  return jobRow(ownerId, {
     status: 'completed',
     progress: 100,
     stage: 'done',
     result: '{}',
-    error: null,
-    client_job_id: null,
     instance_id: instanceId,
-    work_dir: null,
     output_path: '/nowhere/out.png',
     output_name: 'out.png',
     content_type: 'image/png',
@@ -53,7 +45,7 @@ function heldOutput(ownerId: string, instanceId: string, bytes: number): JobRow 
     created_at: now,
     started_at: now,
     finished_at: now,
-  };
+  });
 }
 
 function parallel<T>(n: number, f: (i: number) => Promise<T>): Promise<T[]> {
