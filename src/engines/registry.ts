@@ -154,7 +154,7 @@ export const ENGINES: EngineDef[] = [
     versionPattern: /^(\S+)/,
     debian: 'libimage-exiftool-perl',
     license: 'Artistic/GPL',
-    usedFor: 'metadata editing',
+    usedFor: 'metadata editing (images, PDF XMP)',
   },
   {
     id: 'potrace',

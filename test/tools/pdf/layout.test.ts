@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { before, describe, it } from 'node:test';
-import { PDFDocument } from '@cantoo/pdf-lib';
+import { PDFDocument, PDFName } from '@cantoo/pdf-lib';
 import type { KilnError } from '../../../src/core/errors.js';
 import { bookletSpreads } from '../../../src/tools/pdf/document/booklet-pdf.js';
 import { tempDir } from '../../helpers/fixtures.js';
@@ -228,6 +228,36 @@ describe('layout tools (pdf-lib)', () => {
     assert.equal((r.data!.after as { author: string }).author, 'Ada Lovelace');
     const read = await runPdfTool(dir, 'pdf-metadata', [r.file!], {});
     assert.equal((read.data!.before as { subject: string }).subject, 'Engines');
+  });
+
+  it('pdf-metadata sets the XMP packet too (viewers show its title), other XMP kept, old values gone from the file', async () => {
+    const doc = await PDFDocument.create();
+    doc.addPage([200, 200]);
+    doc.setTitle('Old title');
+    const xmp = `<?xpacket begin="\uFEFF" id="W5M0MpCehiHzreSzNTczkc9d"?>
+<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">
+<rdf:Description rdf:about="" xmlns:dc="http://purl.org/dc/elements/1.1/" xmlns:pdf="http://ns.adobe.com/pdf/1.3/"
+ xmlns:pdfaid="http://www.aiim.org/pdfa/ns/id/" pdf:Keywords="stale words" pdfaid:part="2" pdfaid:conformance="B">
+<dc:title><rdf:Alt><rdf:li xml:lang="x-default">Old title</rdf:li></rdf:Alt></dc:title>
+<dc:creator><rdf:Seq><rdf:li>Stale Author</rdf:li></rdf:Seq></dc:creator>
+</rdf:Description></rdf:RDF></x:xmpmeta>
+<?xpacket end="w"?>`;
+    doc.catalog.set(PDFName.of('Metadata'), doc.context.register(doc.context.stream(xmp, { Type: 'Metadata', Subtype: 'XML' })));
+    const src = path.join(dir, 'xmp.pdf');
+    writeFileSync(src, await doc.save({ useObjectStreams: false }));
+    const r = await runPdfTool(dir, 'pdf-metadata', [src], { title: 'Nouveau titre ☃', author: 'Ada <Lovelace>', keywords: '' });
+    assert.equal(r.data!.xmpUpdated, true);
+    const tags = JSON.parse(execFileSync('exiftool', ['-j', '-a', '-G1', '-XMP:all', '-PDF:Title', r.file!]).toString())[0];
+    assert.equal(tags['XMP-dc:Title'], 'Nouveau titre ☃');
+    assert.equal(tags['PDF:Title'], 'Nouveau titre ☃');
+    assert.equal(tags['XMP-dc:Creator'], 'Ada <Lovelace>');
+    assert.equal(tags['XMP-pdf:Keywords'], undefined, 'an empty string clears the XMP keywords');
+    assert.equal(tags['XMP-pdfaid:Part'], 2, 'the rest of the packet is kept');
+    assert.ok(tags['XMP-xmp:ModifyDate'], 'the packet records the change');
+    // Every object uncompressed: nothing of the old packet or dictionary is left to recover.
+    const flat = path.join(dir, 'xmp-flat.pdf');
+    execFileSync('qpdf', ['--qdf', '--object-streams=disable', r.file!, flat]);
+    assert.doesNotMatch(readFileSync(flat, 'latin1'), /Stale Author|stale words|Old title/);
   });
 
   it('pdf-lib tools refuse a page tree they cannot read whole as pdf-corrupt (was a stack overflow, or pages silently left out)', async () => {

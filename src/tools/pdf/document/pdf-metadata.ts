@@ -1,6 +1,11 @@
+import { rename } from 'node:fs/promises';
+import path from 'node:path';
 import { z } from 'zod';
+import { KilnError } from '../../../core/errors.js';
 import { defineTool } from '../../../core/tool.js';
-import { loadPdf, savePdf } from '../../../engines/pdf-lib.js';
+import { getPdfLib, loadPdf, savePdf } from '../../../engines/pdf-lib.js';
+import { syncPdfXmp, type XmpField } from '../../../engines/pdf-xmp.js';
+import { engineStatus } from '../../../engines/registry.js';
 import { openPdf, pdfOutput, PDF_ACCEPT } from '../_shared/pdf-input.js';
 
 type Doc = Awaited<ReturnType<typeof loadPdf>>;
@@ -25,7 +30,7 @@ export default defineTool({
   group: 'document',
   summary: "Set a PDF's title, author, subject and keywords.",
   description:
-    'Sets the given fields in the document information dictionary (omitted fields stay as they are; an empty string clears one). data has the metadata before and after.',
+    'Sets the given fields in the document information dictionary and, when the PDF has one, its XMP metadata (the title viewers show; ExifTool writes it, and the old values do not stay in the file). Omitted fields stay as they are; an empty string clears one. data has the metadata before and after.',
   input: { kind: 'file', accept: PDF_ACCEPT },
   settings: z.object({
     title: z.string().max(500).optional().describe('Document title.'),
@@ -44,10 +49,32 @@ export default defineTool({
     if (s.author !== undefined) doc.setAuthor(s.author);
     if (s.subject !== undefined) doc.setSubject(s.subject);
     if (s.keywords !== undefined) doc.setKeywords([s.keywords]); // one element: kept verbatim (pdf-lib joins a list with spaces)
-    const changed = ['title', 'author', 'subject', 'keywords'].filter((k) => s[k as keyof typeof s] !== undefined);
-    if (changed.length) doc.setModificationDate(new Date());
+    const changed = (['title', 'author', 'subject', 'keywords'] as const).filter((k) => s[k] !== undefined);
+    const now = new Date();
+    if (changed.length) doc.setModificationDate(now);
     const out = ctx.out('pdf', changed.length ? '-metadata' : '');
-    await savePdf(doc, out);
-    return { outputs: [pdfOutput(out)], data: { before, after: readInfo(doc), changed } };
+    const { PDFName } = await getPdfLib();
+    const hasXmp = doc.catalog.get(PDFName.of('Metadata')) !== undefined;
+    if (!changed.length || !hasXmp) {
+      await savePdf(doc, out);
+      return { outputs: [pdfOutput(out)], data: { before, after: readInfo(doc), changed } };
+    }
+    const infoOnly = path.join(ctx.workDir, 'info-only.pdf');
+    await savePdf(doc, infoOnly);
+    const fields: Partial<Record<XmpField, string>> = Object.fromEntries(changed.map((k) => [k, s[k]!]));
+    let xmpUpdated = false;
+    if ((await engineStatus('exiftool')).available) {
+      try {
+        await syncPdfXmp(infoOnly, out, fields, now, { workDir: ctx.workDir, signal: ctx.signal });
+        xmpUpdated = true;
+      } catch (e) {
+        if (e instanceof KilnError && e.code === 'CANCELLED') throw e;
+        ctx.warn(
+          `the XMP metadata could not be updated (${(e as Error).message.split('\n')[0]}): viewers that read it still show the old values`,
+        );
+      }
+    } else ctx.warn('ExifTool is not installed: the XMP metadata, which some viewers show, keeps the old values (`kiln doctor`)');
+    if (!xmpUpdated) await rename(infoOnly, out);
+    return { outputs: [pdfOutput(out)], data: { before, after: readInfo(doc), changed, xmpUpdated } };
   },
 });
