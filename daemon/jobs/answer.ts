@@ -9,11 +9,19 @@ import { jobError, jobResult } from './records.js';
  * `applied` is the preference honoured, for the Preference-Applied header.
  */
 export function preferredWait(prefer: string | string[] | undefined, defaultMs: number): { waitMs: number; applied?: string } {
+  // RFC 7240 §2: preference = token [ "=" word ] *( ";" parameter ), word a token or a quoted string.
+  // Parameters are dropped and a quoted value unquoted: `wait="5"` and `wait=5; x` fell back to the default.
   const tokens = [prefer ?? []]
     .flat()
     .join(',')
     .split(',')
-    .map((t) => t.trim().toLowerCase());
+    .map((t) =>
+      t
+        .split(';', 1)[0]!
+        .trim()
+        .toLowerCase()
+        .replace(/=\s*"([^"]*)"$/, '=$1'),
+    );
   if (tokens.includes('respond-async')) return { waitMs: 0, applied: 'respond-async' };
   const wait = tokens.map((t) => /^wait\s*=\s*(\d{1,6})$/.exec(t)).find(Boolean);
   if (wait) {

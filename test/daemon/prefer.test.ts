@@ -7,10 +7,23 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import sharp from 'sharp';
+import { preferredWait } from '../../daemon/jobs/answer.js';
 import { kiln } from '../helpers/cli.js';
 import { makeImage, tempDir } from '../helpers/fixtures.js';
 import { api, filePart, form, startServer, type TestServer } from '../helpers/server.js';
 import { readZip } from '../helpers/zip.js';
+
+describe('Prefer header grammar (RFC 7240)', () => {
+  it('reads quoted values and ignores parameters; the server window stands when nothing applies', () => {
+    for (const h of ['wait=5', 'wait="5"', 'wait=5; foo=bar', 'Wait = 5', 'handling=lenient, wait="5";x']) {
+      assert.deepEqual(preferredWait(h, 10_000), { waitMs: 5000, applied: 'wait=5' }, h);
+    }
+    assert.deepEqual(preferredWait('respond-async; x=1', 10_000), { waitMs: 0, applied: 'respond-async' });
+    assert.deepEqual(preferredWait(['return=minimal', 'wait=2'], 10_000), { waitMs: 2000, applied: 'wait=2' });
+    for (const h of [undefined, 'wait=', 'wait=abc', 'wait="5', 'nowait=5'])
+      assert.deepEqual(preferredWait(h, 10_000), { waitMs: 10_000 }, String(h));
+  });
+});
 
 describe('Prefer: respond-async and wait=N', () => {
   let s: TestServer;
