@@ -7,6 +7,7 @@
  * cleanly cut line far better than a whole page). 'best' also scores the enhanced variant against
  * the plain one and keeps the better. Boxes are given in the input image's pixels.
  */
+import { mapPool } from '../../core/pool.js';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Sharp } from 'sharp';
@@ -172,20 +173,6 @@ async function readFast(g: Gray, o: ReadOptions): Promise<OcrBlock[]> {
   return splitColumns(fromTesseract(words, scale));
 }
 
-async function pool<T, R>(items: T[], n: number, fn: (t: T, i: number) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array(items.length);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(n, items.length) }, async () => {
-      while (next < items.length) {
-        const i = next++;
-        out[i] = await fn(items[i]!, i);
-      }
-    }),
-  );
-  return out;
-}
-
 /**
  * The words tesseract found on one line, joined: Japanese without spaces; Korean with a space only
  * where the page shows one. Tesseract's Korean model splits words between syllables and its word
@@ -257,7 +244,7 @@ async function readRuntime(g: Gray, quality: 'balanced' | 'best', o: ReadOptions
     const sharp = await getSharp();
     await mkdir(o.workDir, { recursive: true });
     let done = 0;
-    lines = await pool(output.lines, 2, async (l) => {
+    lines = await mapPool(output.lines, 2, async (l) => {
       o.signal?.throwIfAborted();
       const pad = Math.round(l.height * 0.15);
       const left = Math.max(0, Math.floor(l.x) - pad);

@@ -1,8 +1,9 @@
 import { z } from 'zod';
+import { mapPool } from '../../../core/pool.js';
 import { defineTool } from '../../../core/tool.js';
 import path from 'node:path';
 import { qpdf } from '../../../engines/qpdf.js';
-import { addStructure, countOutlineItems, readStructure, remapOutlines, type PdfStructure } from '../../../engines/qpdf-structure.js';
+import { addStructure, countOutlineItems, readStructure, remapOutlines } from '../../../engines/qpdf-structure.js';
 import { openPdf, pdfOutput, PDF_ACCEPT } from '../_shared/pdf-input.js';
 
 export default defineTool({
@@ -20,19 +21,13 @@ export default defineTool({
   async run(ctx, { files }) {
     // Every input is checked (encryption, page count) before the merge; two qpdf checks at a time keep
     // both cores busy instead of paying 20 process starts one after another.
-    const checked = new Array<{ path: string; pages: number } & PdfStructure>(files.length);
-    let next = 0;
     let done = 0;
-    await Promise.all(
-      [0, 1].map(async () => {
-        while (next < files.length) {
-          const i = next++;
-          const pdf = await openPdf(ctx, files[i]!);
-          checked[i] = { ...pdf, ...(await readStructure(pdf.path, { signal: ctx.signal })) };
-          ctx.progress(++done * (40 / files.length), `checked ${done}/${files.length}`);
-        }
-      }),
-    );
+    const checked = await mapPool(files, 2, async (file) => {
+      const pdf = await openPdf(ctx, file);
+      const structure = await readStructure(pdf.path, { signal: ctx.signal });
+      ctx.progress(++done * (40 / files.length), `checked ${done}/${files.length}`);
+      return { ...pdf, ...structure };
+    });
     const pages = checked.reduce((a, p) => a + p.pages, 0);
     // Owner-password-only PDFs open without a password; qpdf reads them directly.
     const sources = checked.map((p) => p.path);

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { KilnError } from '../../../core/errors.js';
 import { zipFiles } from '../../../core/zip.js';
+import { mapPool } from '../../../core/pool.js';
 import { defineTool } from '../../../core/tool.js';
 import { qpdf, resolveRange } from '../../../engines/qpdf.js';
 import { addStructure, readStructure, remapOutlines, selectPages } from '../../../engines/qpdf-structure.js';
@@ -55,28 +56,22 @@ export default defineTool({
     // its own pages and every attachment, as extract-pages (a page selection) keeps them.
     const { outline, attachments } = await readStructure(pdf.path, { signal: ctx.signal });
     const parts = names.map((_, i) => ({ path: path.join(dir, `part-${i + 1}.pdf`), name: `part-${i + 1}.pdf` }));
-    let next = 0;
     let done = 0;
     // Two parts at a time: each is a few short qpdf runs, mostly process start-up.
-    await Promise.all(
-      [0, 1].map(async () => {
-        while (next < names.length) {
-          const i = next++;
-          const from = i * n;
-          const kept = remapOutlines(outline, (page) => (page > from && page <= from + n ? page - from : null));
-          const attach = attachments.length ? [{ file: pdf.path }] : [];
-          if (kept.length || attach.length)
-            await addStructure(
-              path.join(dir, names[i]!),
-              parts[i]!.path,
-              { outline: kept, attachments: attach },
-              { signal: ctx.signal, workDir: ctx.workDir },
-            );
-          else await rename(path.join(dir, names[i]!), parts[i]!.path);
-          if (outline.length || attach.length) ctx.progress(10 + (80 * ++done) / names.length, `part ${done}/${names.length}`);
-        }
-      }),
-    );
+    await mapPool(names, 2, async (name, i) => {
+      const from = i * n;
+      const kept = remapOutlines(outline, (page) => (page > from && page <= from + n ? page - from : null));
+      const attach = attachments.length ? [{ file: pdf.path }] : [];
+      if (kept.length || attach.length)
+        await addStructure(
+          path.join(dir, name),
+          parts[i]!.path,
+          { outline: kept, attachments: attach },
+          { signal: ctx.signal, workDir: ctx.workDir },
+        );
+      else await rename(path.join(dir, name), parts[i]!.path);
+      if (outline.length || attach.length) ctx.progress(10 + (80 * ++done) / names.length, `part ${done}/${names.length}`);
+    });
     // Always a ZIP in this mode, even with one part, so callers get one shape of answer.
     const zip = ctx.out('zip', '-parts');
     await zipFiles(parts, zip);
