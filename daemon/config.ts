@@ -85,6 +85,9 @@ export interface DaemonConfig {
   bodyIdleTimeoutS: number;
   /** Time a client has to send a whole request, body included (REQUEST_TIMEOUT_S). */
   requestTimeoutS: number;
+  /** Bytes a second a request body must average over each BODY_RATE_WINDOW_S (MIN_BODY_RATE_BPS; 0 = no minimum). */
+  minBodyRateBps: number;
+  bodyRateWindowS: number;
   /** Requests per minute per user (per address when anonymous), bursts up to as many (RATE_LIMIT_PER_MINUTE; 0 = off). */
   rateLimitPerMinute: number;
   /** Object storage (S3_BUCKET and friends, daemon/storage/config.ts); unset: blobs under sharedDir. */
@@ -221,6 +224,8 @@ export function resolveConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = 
     headersTimeoutS: num(env, 'HEADERS_TIMEOUT_S', 30, 0.1),
     bodyIdleTimeoutS: num(env, 'BODY_IDLE_TIMEOUT_S', 60, 0.1),
     requestTimeoutS: num(env, 'REQUEST_TIMEOUT_S', 3600, 0.1),
+    minBodyRateBps: num(env, 'MIN_BODY_RATE_BPS', 1024, 0),
+    bodyRateWindowS: num(env, 'BODY_RATE_WINDOW_S', 10, 0.1),
     rateLimitPerMinute: num(env, 'RATE_LIMIT_PER_MINUTE', 6000, 0),
     s3: resolveS3Settings(env),
     publicHosts: hostList(env, 'PUBLIC_HOSTS'),

@@ -28,7 +28,7 @@ import { loadTls, type TlsMaterial } from './http/tls.js';
 import { loggerOptions } from './http/logging.js';
 import { LiveLimits } from './http/limits.js';
 import { RateLimiter } from './http/rate-limit.js';
-import { installBodyIdleTimeout } from './http/timeouts.js';
+import { installSlowBodyGuards } from './http/timeouts.js';
 import { installDrainGuard } from './drain.js';
 import { installMetrics } from './metrics.js';
 import { JobService } from './jobs/service.js';
@@ -107,7 +107,11 @@ export async function buildServer(config: DaemonConfig): Promise<FastifyInstance
   });
   // Before any plugin, so routes of every plugin are seen (the OpenAPI document reads their schemas).
   trackRoutes(app);
-  installBodyIdleTimeout(app, config.bodyIdleTimeoutS * 1000);
+  installSlowBodyGuards(app, {
+    idleMs: config.bodyIdleTimeoutS * 1000,
+    minRateBps: config.minBodyRateBps,
+    windowMs: config.bodyRateWindowS * 1000,
+  });
   installExpectContinue(app, config.maxRequestMb);
   const store = await openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
   try {

@@ -165,3 +165,88 @@ describe('slow clients and bursts', () => {
     assert.ok(anon.includes(429), anon.join(','));
   });
 });
+
+/** Sends `head`, then `chunk` every `everyMs` until the server closes (or `maxMs` passes: a rejection). */
+function trickle(
+  url: string,
+  head: string,
+  chunk: string,
+  everyMs: number,
+  maxMs: number,
+  stopAfter = Infinity,
+): Promise<{ closedAfterMs: number; answer: string }> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const t0 = Date.now();
+    let answer = '';
+    let sent = 0;
+    const sock = net.connect(Number(port), hostname, () => sock.write(head));
+    const tick = setInterval(() => {
+      if (sent++ < stopAfter && !sock.destroyed) sock.write(chunk);
+    }, everyMs);
+    sock.on('data', (d) => (answer += d.toString()));
+    sock.on('error', () => {});
+    sock.on('close', () => {
+      clearInterval(tick);
+      clearTimeout(timer);
+      resolve({ closedAfterMs: Date.now() - t0, answer });
+    });
+    const timer = setTimeout(() => {
+      clearInterval(tick);
+      sock.destroy();
+      reject(new Error(`the server kept the connection open for ${maxMs} ms; answer so far: ${answer.slice(0, 80)}`));
+    }, maxMs);
+  });
+}
+
+describe('bodies that trickle', () => {
+  let s: TestServer;
+  before(async () => {
+    // The idle limit is far away: only the rate and the linger can close these connections.
+    s = await startServer({ env: { BODY_IDLE_TIMEOUT_S: '60', MIN_BODY_RATE_BPS: '100', BODY_RATE_WINDOW_S: '1' } });
+  });
+  after(() => s.close());
+
+  it('a body sent a few bytes a second is cut off, on a public route too', async () => {
+    const head =
+      'POST /api/auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"username":"';
+    // 5 bytes a second: never idle for BODY_IDLE_TIMEOUT_S, far below MIN_BODY_RATE_BPS.
+    const r = await trickle(s.url, head, 'a', 200, 15_000);
+    assert.ok(r.closedAfterMs < 5000, `closed after ${r.closedAfterMs} ms`);
+  });
+
+  it('a slow body above the minimum rate arrives whole and is answered', async () => {
+    const body = JSON.stringify({ username: 'nobody-here', password: 'x'.repeat(900) });
+    const head = `POST /api/auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`;
+    const { hostname, port } = new URL(s.url);
+    // ~300 bytes a second for about three seconds (three rate windows).
+    const answer = await new Promise<string>((resolve, reject) => {
+      let got = '';
+      let at = 0;
+      const sock = net.connect(Number(port), hostname, () => sock.write(head));
+      const tick = setInterval(() => {
+        sock.write(body.slice(at, at + 60));
+        at += 60;
+        if (at >= body.length) clearInterval(tick);
+      }, 200);
+      sock.on('data', (d) => (got += d.toString()));
+      sock.on('error', reject);
+      sock.on('close', () => {
+        clearInterval(tick);
+        resolve(got);
+      });
+    });
+    assert.match(answer, /^HTTP\/1\.1 401 /, answer.slice(0, 200));
+    assert.match(answer, /UNAUTHORIZED/);
+  });
+
+  it('a body still coming after an early answer is read only for a while, then the connection closes', async () => {
+    // No credentials: 401 before the upload is read. The client goes on sending (fast enough for the
+    // rate) a body it declared 10 MB: node reads and drops it, but not for ever.
+    const head =
+      'POST /api/v1/tools/image/resize HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=XX\r\nContent-Length: 10000000\r\n\r\n--XX\r\n';
+    const r = await trickle(s.url, head, 'x'.repeat(100), 100, 20_000);
+    assert.match(r.answer, /^HTTP\/1\.1 401 /, r.answer.slice(0, 200));
+    assert.ok(r.closedAfterMs >= 4000 && r.closedAfterMs < 9000, `closed after ${r.closedAfterMs} ms`);
+  });
+});
