@@ -129,6 +129,17 @@ export async function requireTarget(db: Kysely<Database>, actor: AuthUser, id: s
 }
 
 /**
+ * The admin resets (`…/reset-password`, `…/mfa/reset`) act on other users only: on one's own account
+ * they would skip what the self-service routes ask for (the current password, a code), so a leaked
+ * admin API key or a stolen session could take the account over. Oneself goes through
+ * change-password and mfa/disable; a locked-out admin through another admin or `kiln admin` on the host.
+ */
+export function refuseSelfReset(actor: AuthUser, target: UsersTable, instead: string): void {
+  if (target.id !== actor.id) return;
+  throw new KilnError('FORBIDDEN', `An admin reset does not apply to your own account: use ${instead}.`, { reason: 'self-reset' });
+}
+
+/**
  * The last enabled admin is neither demoted, disabled nor deleted. Disabled admins do not count: with
  * one, the only enabled admin could demote or delete itself and leave nobody able to administer.
  * Called again inside the transaction that writes (`db` is then that transaction), the enabled admins'

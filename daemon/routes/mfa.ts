@@ -16,7 +16,7 @@ import {
   useTotp,
 } from '../accounts/mfa.js';
 import { getBranding, requireFeature } from '../accounts/settings.js';
-import { requireTarget } from '../accounts/users.js';
+import { refuseSelfReset, requireTarget } from '../accounts/users.js';
 import { mfaThrottleKeys } from '../accounts/throttle.js';
 import { requireInteractiveUser, requireUser } from '../auth/authenticate.js';
 import { requirePermission } from '../auth/permissions.js';
@@ -199,6 +199,7 @@ export async function mfaRoutes(app: FastifyInstance): Promise<void> {
   app.post('/api/auth/users/:id/mfa/reset', async (request) => {
     requirePermission(request, 'users:manage');
     const target = await requireTarget(db, requireUser(request), (request.params as { id: string }).id);
+    refuseSelfReset(request.user!, target, 'POST /api/auth/mfa/disable (it asks for a code)');
     await clearMfa(db, target.id);
     await auditFrom(request, 'mfa.reset', target.username, { id: target.id });
     return { ok: true, enabled: false };

@@ -4,7 +4,16 @@ import { KilnError } from '../../src/core/errors.js';
 import { auditFrom } from '../accounts/audit.js';
 import { bodyObject, str } from '../accounts/body.js';
 import { guardedCheck, wrongCurrentPassword } from '../accounts/login.js';
-import { deleteUser, listUsers, registerUser, requireTarget, setPassword, updateUser, userView } from '../accounts/users.js';
+import {
+  deleteUser,
+  listUsers,
+  refuseSelfReset,
+  registerUser,
+  requireTarget,
+  setPassword,
+  updateUser,
+  userView,
+} from '../accounts/users.js';
 import { requireInteractiveUser, requireUser } from '../auth/authenticate.js';
 import { requirePermission } from '../auth/permissions.js';
 import { normalizePassword, verifyPassword } from '../auth/secrets.js';
@@ -46,16 +55,9 @@ export async function userRoutes(app: FastifyInstance): Promise<void> {
     requirePermission(request, 'users:manage');
     const { id } = request.params as { id: string };
     const target = await requireTarget(db, requireUser(request), id);
+    refuseSelfReset(request.user!, target, 'POST /api/auth/change-password (it asks for the current password)');
     const body = bodyObject(request.body);
-    // An admin resetting its own password keeps the session it is using, like change-password.
-    await setPassword(
-      db,
-      auth,
-      target,
-      str(body, 'newPassword'),
-      target.id === request.user!.id ? request.user!.sessionId : undefined,
-      app.kiln.config.dataDir,
-    );
+    await setPassword(db, auth, target, str(body, 'newPassword'), undefined, app.kiln.config.dataDir);
     await auditFrom(request, 'password.reset', target.username, { id });
     return { ok: true };
   });

@@ -115,6 +115,29 @@ describe('users and authority rules', () => {
     assert.equal((await call(s, 'POST', '/api/auth/login', { token: null, body: { username: 'dave', password: STRONG } })).status, 200);
   });
 
+  it("an admin's resets do not apply to its own account, with a session or an API key", async () => {
+    const boss = await makeUser(s, 'self-reset-admin', 'admin');
+    const key = (await call(s, 'POST', '/api/v1/api-keys', { token: boss.token, body: { name: 'boss-ci' } })).json.key as string;
+    for (const token of [boss.token, key]) {
+      const pw = await call(s, 'POST', `/api/auth/users/${boss.id}/reset-password`, { token, body: { newPassword: 'Taken-Over-Pass-3' } });
+      assert.equal(pw.status, 403, JSON.stringify(pw.json));
+      assert.equal(pw.json.error.reason, 'self-reset');
+      assert.match(pw.json.error.message, /change-password/);
+      const mfa = await call(s, 'POST', `/api/auth/users/${boss.id}/mfa/reset`, { token });
+      assert.equal(mfa.status, 403, JSON.stringify(mfa.json));
+      assert.equal(mfa.json.error.reason, 'self-reset');
+    }
+    assert.equal(
+      (await call(s, 'POST', '/api/auth/login', { token: null, body: { username: 'self-reset-admin', password: STRONG } })).status,
+      200,
+    );
+    // Another admin still may.
+    assert.equal(
+      (await call(s, 'POST', `/api/auth/users/${boss.id}/reset-password`, { body: { newPassword: 'Reset-By-Peer-4' } })).status,
+      200,
+    );
+  });
+
   it('every admin route answers 403 naming the permission to a user, and 401 to nobody', async () => {
     const u = await makeUser(s, 'erin');
     const routes: [string, string, string, unknown?][] = [
