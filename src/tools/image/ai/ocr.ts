@@ -68,6 +68,7 @@ export default defineTool({
           height: r.page.height,
           blocks: r.page.blocks,
           enhance: r.enhance,
+          ...(r.orientation && { orientation: r.orientation }),
           ms: r.ms,
         });
       }
@@ -82,6 +83,7 @@ export default defineTool({
           height: first.height,
           blocks: first.blocks,
           enhance: first.enhance,
+          ...(first.orientation && { orientation: first.orientation }),
           ms: pages.reduce((n, p) => n + p.ms, 0),
           ...(count > 1 && { pageCount: count, pages }),
           provenance: await provenance({ ...chosen, language: s.language }),
