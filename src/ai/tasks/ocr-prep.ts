@@ -84,6 +84,17 @@ export async function level(g: Gray, deg: number): Promise<Gray> {
   return { width: info.width, height: info.height, data: info.channels === 1 ? data : takeFirst(data, info.channels) };
 }
 
+/** The grey page turned clockwise by `deg` (a quarter turn, a half or three quarters). */
+export async function turn(g: Gray, deg: 90 | 180 | 270): Promise<Gray> {
+  const sharp = await getSharp();
+  const { data, info } = await sharp(g.data, { raw: { width: g.width, height: g.height, channels: 1 } })
+    .rotate(deg)
+    .greyscale()
+    .raw()
+    .toBuffer({ resolveWithObject: true });
+  return { width: info.width, height: info.height, data: info.channels === 1 ? data : takeFirst(data, info.channels) };
+}
+
 /** An eighth of the side, at least 16 px, at most the side itself. */
 const claheWindow = (side: number) => Math.min(side, Math.max(16, Math.round(side / 8)));
 

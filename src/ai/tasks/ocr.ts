@@ -16,7 +16,7 @@ import type { PpocrOutput } from '../models/ppocr-v4.js';
 import type { Lease } from '../ocr/generations.js';
 import { type Box, fromLines, fromTesseract, type OcrBlock, type OcrLine, type OcrPage, page, union } from '../ocr/layout.js';
 import { runModel } from '../run-model.js';
-import { enhance, estimateSkew, type Gray, grayToRgb, level, toGray, writePng } from './ocr-prep.js';
+import { enhance, estimateSkew, type Gray, grayToRgb, level, toGray, turn, writePng } from './ocr-prep.js';
 import { DET_OPTIONS, type Language, type Quality, TESSERACT_LANG } from './ocr-tiers.js';
 import { getSharp } from '../../engines/sharp.js';
 
@@ -39,6 +39,8 @@ export interface Provenance {
 export interface PageRead {
   page: OcrPage;
   enhance: { applied: boolean; variant: 'plain' | 'enhanced'; deskewDegrees: number };
+  /** Clockwise turn the page was read at (balanced/best): 90 or 270 for a page scanned sideways, 180 upside down. */
+  orientation?: 0 | 90 | 180 | 270;
   ms: number;
 }
 
@@ -109,6 +111,15 @@ function unrotate(b: Box, deg: number, from: { width: number; height: number }, 
   return { x: r1(x - b.width / 2), y: r1(y - b.height / 2), width: r1(b.width), height: r1(b.height) };
 }
 const r1 = (n: number) => Math.round(n * 10) / 10;
+
+/** Maps a box of the page turned clockwise by `deg` back to the unturned page (`from`: its size). */
+function unturn(b: Box, deg: 0 | 90 | 180 | 270, from: { width: number; height: number }): Box {
+  const { width: W, height: H } = from;
+  if (deg === 90) return { x: b.y, y: r1(H - b.x - b.width), width: b.height, height: b.width };
+  if (deg === 180) return { x: r1(W - b.x - b.width), y: r1(H - b.y - b.height), width: b.width, height: b.height };
+  if (deg === 270) return { x: r1(W - b.y - b.height), y: b.x, width: b.height, height: b.width };
+  return b;
+}
 
 function mapBlocks(blocks: OcrBlock[], f: (b: Box) => Box): OcrBlock[] {
   return blocks.map((bl) => ({
@@ -226,7 +237,18 @@ function joinWords(
     .join('');
 }
 
-async function readRuntime(g: Gray, quality: 'balanced' | 'best', o: ReadOptions): Promise<OcrBlock[]> {
+/** A runtime reading and what its detected lines say about the page's orientation. */
+interface RuntimeRead {
+  blocks: OcrBlock[];
+  /** Detected lines much taller than wide (text running up or down: a page scanned sideways). */
+  tall: number;
+  wide: number;
+  /** Lines the 0°/180° classifier ('best') found upside down, of `lines`. */
+  flipped: number;
+  lines: number;
+}
+
+async function readRuntime(g: Gray, quality: 'balanced' | 'best', o: ReadOptions): Promise<RuntimeRead> {
   const lineTess = LINE_TESSERACT.has(o.language);
   const { output } = await runModel<PpocrOutput>(
     'ppocr-v4',
@@ -273,7 +295,14 @@ async function readRuntime(g: Gray, quality: 'balanced' | 'best', o: ReadOptions
       };
     });
   }
-  return fromLines(lines);
+  const det = output.lines;
+  return {
+    blocks: fromLines(lines),
+    tall: det.filter((l) => l.height > 1.5 * l.width).length,
+    wide: det.filter((l) => l.width > 1.5 * l.height).length,
+    flipped: det.filter((l) => l.flipped).length,
+    lines: det.length,
+  };
 }
 
 /** Score of a reading for choosing between variants: confident characters, not merely many. */
@@ -301,21 +330,47 @@ export async function readPage(img: Sharp, o: ReadOptions): Promise<PageRead> {
       ms: Math.round(performance.now() - t0),
     };
   }
-  const wantEnhance = o.enhance ?? o.quality === 'best';
-  const variants: { variant: 'plain' | 'enhanced'; g: Gray }[] = [];
-  if (o.enhance !== true || o.quality === 'best') variants.push({ variant: 'plain', g: levelled });
-  if (wantEnhance) variants.push({ variant: 'enhanced', g: await enhance(levelled) });
-  let best: { variant: 'plain' | 'enhanced'; page: OcrPage; s: number } | undefined;
-  for (const [i, v] of variants.entries()) {
-    const sub = { ...o, progress: (f: number, s?: string) => o.progress?.((i + f) / variants.length, s) };
-    const blocks = mapBlocks(await readRuntime(v.g, o.quality, sub), back);
-    const p = page(size.width, size.height, blocks);
-    const s = score(p);
-    if (!best || s > best.s) best = { variant: v.variant, page: p, s };
+  const quality = o.quality;
+  const wantEnhance = o.enhance ?? quality === 'best';
+  /** The better variant (plain, enhanced) of the page `g`, its blocks in `g`'s pixels. */
+  const readVariants = async (g: Gray, sub: ReadOptions) => {
+    const variants: { variant: 'plain' | 'enhanced'; g: Gray }[] = [];
+    if (o.enhance !== true || quality === 'best') variants.push({ variant: 'plain', g });
+    if (wantEnhance) variants.push({ variant: 'enhanced', g: await enhance(g) });
+    let best: (RuntimeRead & { variant: 'plain' | 'enhanced'; s: number }) | undefined;
+    for (const [i, v] of variants.entries()) {
+      const r = await readRuntime(v.g, quality, { ...sub, progress: (f, s) => sub.progress?.((i + f) / variants.length, s) });
+      const s = score(page(g.width, g.height, r.blocks));
+      if (!best || s > best.s) best = { ...r, variant: v.variant, s };
+    }
+    return best!;
+  };
+  // Most lines upside down (the classifier turns each line, but the page's line order stays reversed)
+  // counts half: of two turns of a sideways page, the upright one wins.
+  const weight = (r: RuntimeRead & { s: number }) => (r.flipped * 2 > r.lines ? r.s / 2 : r.s);
+  /** The page turned clockwise by `deg`, levelled again (a skew measured on sideways text means nothing), read, boxes mapped back. */
+  const readTurned = async (deg: 0 | 90 | 180 | 270, sub: ReadOptions) => {
+    const g = deg ? await turn(original, deg) : original;
+    const sk = deg ? estimateSkew(g) : skew;
+    const lev = deg ? await level(g, -sk) : levelled;
+    const r = await readVariants(lev, sub);
+    const blocks = mapBlocks(r.blocks, (b) => unturn(Math.abs(sk) >= 0.3 ? unrotate(b, -sk, lev, g) : b, deg, original));
+    return { ...r, blocks, deg, skew: sk };
+  };
+  let pick = await readTurned(0, o);
+  // A page scanned sideways: PP-OCR's recogniser reads horizontal lines only, so the detector's
+  // tall boxes read as nothing (tesseract turns such pages itself). Both quarter turns are read and
+  // the better kept; a page read mostly upside down is read turned by half.
+  const turns: (90 | 180 | 270)[] = pick.tall > pick.wide ? [90, 270] : pick.flipped * 2 > pick.lines ? [180] : [];
+  for (const deg of turns) {
+    o.signal?.throwIfAborted();
+    const r = await readTurned(deg, { ...o, progress: undefined });
+    if (weight(r) > weight(pick)) pick = r;
   }
   return {
-    page: best!.page,
-    enhance: { applied: best!.variant === 'enhanced', variant: best!.variant, deskewDegrees: skew },
+    page: page(size.width, size.height, pick.blocks),
+    enhance: { applied: pick.variant === 'enhanced', variant: pick.variant, deskewDegrees: pick.skew },
+    ...(pick.deg && { orientation: pick.deg }),
     ms: Math.round(performance.now() - t0),
   };
 }

@@ -105,6 +105,39 @@ describe('ocr', { timeout: 600_000 }, () => {
     });
   }
 
+  // PP-OCR's recogniser reads horizontal lines only: a page scanned sideways read as "" with
+  // confidence 0 at 'balanced' and 'best' (the default tier), where 'fast' (tesseract) read it.
+  for (const quality of ['balanced', 'best'] as const) {
+    it(`reads a page scanned sideways (turned 90° either way) at '${quality}', boxes in the input's pixels`, async () => {
+      const sharp = (await import('sharp')).default;
+      for (const deg of [90, 270] as const) {
+        const file = path.join(dir, `sideways-${deg}.png`);
+        await sharp(clean).rotate(deg).toFile(file);
+        const d = (await ocr(file, { quality })) as Data & { orientation?: number };
+        const acc = charAccuracy(TEXT.join('\n'), d.text);
+        assert.ok(acc >= 0.95, `${quality} ${deg}° read ${JSON.stringify(d.text)} (${acc})`);
+        assert.equal(d.orientation, 360 - deg);
+        // The first line (drawn at x 30, y 20-50 of the 1000×330 page) runs down the right edge of the
+        // 330×1000 picture turned clockwise, up the left edge of the one turned anticlockwise.
+        const b = d.blocks[0]!.lines[0]!.box;
+        assert.ok(b.height > 10 * b.width, JSON.stringify(b));
+        if (deg === 90) assert.ok(b.x > 240 && b.x + b.width < 335 && Math.abs(b.y - 30) < 15, JSON.stringify(b));
+        else assert.ok(b.x < 40 && b.x + b.width > 50 && Math.abs(b.y + b.height - 970) < 15, JSON.stringify(b));
+      }
+    });
+  }
+
+  it("reads a page scanned upside down at 'best' in its reading order", async () => {
+    const sharp = (await import('sharp')).default;
+    const file = path.join(dir, 'upside-down.png');
+    await sharp(clean).rotate(180).toFile(file);
+    const d = (await ocr(file, { quality: 'best' })) as Data & { orientation?: number };
+    assert.ok(charAccuracy(TEXT.join('\n'), d.text) >= 0.95, JSON.stringify(d.text));
+    assert.equal(d.orientation, 180);
+    const b = d.blocks[0]!.lines[0]!.box;
+    assert.ok(b.y > 240 && b.x + b.width > 900, JSON.stringify(b));
+  });
+
   for (const quality of ['fast', 'balanced'] as const) {
     it(`reads two columns column by column at '${quality}'`, async (t) => {
       const d = await ocr(columns, { quality });

@@ -1,3 +1,4 @@
+import { warnFirstFrameOnly } from '../_shared/frames.js';
 import { z } from 'zod';
 import { LAMA_FILE } from '../../../ai/bundles/object-eraser-colorize.js';
 import { inpaint, workSide } from '../../../ai/tasks/inpaint.js';
@@ -49,6 +50,8 @@ export default defineTool({
   output: 'image (format setting; the input’s by default)',
   examples: ['photo.jpg --extend-left 200 --extend-right 200 -o wide.jpg', 'photo.png --extend-top 128 --tier fast'],
   async run(ctx, { files }, s) {
+    // One picture in, one out: the frames of an animation beyond the first are said to be dropped.
+    await warnFirstFrameOnly(ctx, files[0]!, 'ai-canvas-expand');
     const input = files[0]!;
     const method = s.tier === 'fast' ? 'patchmatch' : 'lama';
     if (method === 'lama' && !(await hasModelFile(ctx.dataDir, ERASER, LAMA_FILE))) {

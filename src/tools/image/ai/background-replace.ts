@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
 import { colorSchema } from '../../_shared/color.js';
 import { composite, feather, gradientBackground, matte, readPicture, runData, solidBackground, writeComposite } from './_background.js';
+import { warnFirstFrameOnly } from '../_shared/frames.js';
 
 export default defineTool({
   id: 'background-replace',
@@ -29,6 +30,8 @@ export default defineTool({
     'portrait.jpg --background-type gradient --gradient-color1 "#ff7e5f" --gradient-color2 "#feb47b"',
   ],
   async run(ctx, { files }, s) {
+    // One picture in, one out: the frames of an animation beyond the first are said to be dropped.
+    await warnFirstFrameOnly(ctx, files[0]!, 'background-replace');
     const p = await readPicture(files[0]!, ctx);
     const m = await matte(p, 'isnet-fp16', ctx);
     const { width: w, height: h } = p;

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
 import { blurredBackground, blurSigma, composite, feather, matte, readPicture, runData, writeComposite } from './_background.js';
+import { warnFirstFrameOnly } from '../_shared/frames.js';
 
 export default defineTool({
   id: 'blur-background',
@@ -21,6 +22,8 @@ export default defineTool({
   output: 'PNG or WebP with the background blurred',
   examples: ['portrait.jpg', 'portrait.jpg --intensity 80 --feather 4 --format webp'],
   async run(ctx, { files }, s) {
+    // One picture in, one out: the frames of an animation beyond the first are said to be dropped.
+    await warnFirstFrameOnly(ctx, files[0]!, 'blur-background');
     const p = await readPicture(files[0]!, ctx);
     const m = await matte(p, 'isnet-fp16', ctx);
     const { width: w, height: h } = p;

@@ -3,6 +3,7 @@ import { outputFile } from '../../_shared/output.js';
 import { defineTool } from '../../../core/tool.js';
 import { getSharp, sameFormatAs, supportsAlpha, writeImage } from '../../../engines/sharp.js';
 import { decodeOriented, faceData, findFaces, pixelBox } from './face-common.js';
+import { warnFirstFrameOnly } from '../_shared/frames.js';
 
 /** blurRadius is in pixels for a face 256 px high, and grows with larger faces, so one setting hides a face at any resolution. */
 const REFERENCE_FACE = 256;
@@ -26,6 +27,8 @@ export default defineTool({
   output: 'image in the input format',
   examples: ['team.jpg -o team-blurred.jpg', 'crowd.png --blurRadius 60 --sensitivity 0.3 -o crowd-blurred.png'],
   async run(ctx, { files }, s) {
+    // One picture in, one out: the frames of an animation beyond the first are said to be dropped.
+    await warnFirstFrameOnly(ctx, files[0]!, 'blur-faces');
     const input = files[0]!;
     const img = await decodeOriented(input, ctx);
     const faces = await findFaces(img, s.sensitivity, ctx, 5, 70);

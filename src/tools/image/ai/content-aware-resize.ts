@@ -9,6 +9,7 @@ import { openInput } from '../_shared/decode.js';
 import { runWorker } from '../../../core/worker.js';
 import { detectFaces, type FaceBox } from '../../../ai/tasks/faces.js';
 import { faceData } from './face-common.js';
+import { warnFirstFrameOnly } from '../_shared/frames.js';
 
 /**
  * Face protection without touching the carver: the energy map is the Sobel gradient of `grey`, so a
@@ -60,6 +61,8 @@ export default defineTool({
   output: 'image in the input format',
   examples: ['beach.jpg --width 800 -o narrow.jpg', 'banner.png --square -o square.png'],
   async run(ctx, { files }, s) {
+    // One picture in, one out: the frames of an animation beyond the first are said to be dropped.
+    await warnFirstFrameOnly(ctx, files[0]!, 'content-aware-resize');
     const input = files[0]!;
     const sharp = await getSharp();
     const src = await openInput(input, ctx.workDir, ctx.signal);

@@ -7,6 +7,7 @@ import { GFPGAN_FILE } from '../../../ai/bundles/upscale-enhance.js';
 import { restoreFaces } from '../../../ai/tasks/enhance-faces.js';
 import { requireImportedFile } from '../../bundles.js';
 import { decodeOriented, faceData, findFaces } from './face-common.js';
+import { warnFirstFrameOnly } from '../_shared/frames.js';
 
 export default defineTool({
   id: 'enhance-faces',
@@ -38,6 +39,8 @@ export default defineTool({
   output: 'PNG image',
   examples: ['old-portrait.jpg -o restored.png', 'group.jpg --strength 0.6 --sensitivity 0.4', 'team.jpg --onlyCenterFace'],
   async run(ctx, { files }, s) {
+    // One picture in, one out: the frames of an animation beyond the first are said to be dropped.
+    await warnFirstFrameOnly(ctx, files[0]!, 'enhance-faces');
     if (s.model === 'codeformer')
       throw new KilnError('VALIDATION_ERROR', 'CodeFormer is not offered (S-Lab licence, non-commercial); use gfpgan.');
     await requireImportedFile(ctx.dataDir, 'enhance-faces', 'upscale-enhance', GFPGAN_FILE, 'enhance-faces');

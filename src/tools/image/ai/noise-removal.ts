@@ -8,6 +8,7 @@ import { requireImportedFile } from '../../bundles.js';
 import { noiseSigma } from './denoise-common.js';
 import { nonLocalMeansOffThread } from './nlm-worker.js';
 import { decodeOriented } from './face-common.js';
+import { warnFirstFrameOnly } from '../_shared/frames.js';
 
 const TIERS = ['quick', 'balanced', 'quality', 'maximum'] as const;
 const FORMATS = ['original', 'png', 'jpeg', 'webp', 'avif', 'jxl'] as const;
@@ -64,6 +65,8 @@ export default defineTool({
     'scan.png --tier quick --colorNoise 80 --format png',
   ],
   async run(ctx, { files }, s) {
+    // One picture in, one out: the frames of an animation beyond the first are said to be dropped.
+    await warnFirstFrameOnly(ctx, files[0]!, 'noise-removal');
     const input = files[0]!;
     if (s.tier !== 'quick')
       await requireImportedFile(ctx.dataDir, 'noise-removal', 'upscale-enhance', DENOISE_FILE, `noise-removal tier ${s.tier}`);

@@ -4,6 +4,7 @@ import { defineTool } from '../../../core/tool.js';
 import { checkOcrSettings } from '../../../ai/tasks/ocr-tiers.js';
 import { chooseTier, MAX_OCR_PAGES, ocrSettingsShape } from '../../ocr-shared.js';
 import { openInput } from '../_shared/decode.js';
+import { warnFirstFrameOnly } from '../_shared/frames.js';
 
 export default defineTool({
   id: 'ocr',
@@ -41,6 +42,8 @@ export default defineTool({
         `ocr reads at most ${MAX_OCR_PAGES} pages per request; this TIFF has ${count}. Turn it into a PDF (kiln tiff-to-pdf) and read pages of it with ocr-pdf --pages 1-50.`,
         { reason: 'too-many-pages' },
       );
+    // An animation's frames are not pages: its first frame is read and the rest are said to be skipped.
+    if (file.type?.ext !== 'tiff') await warnFirstFrameOnly(ctx, file, 'ocr');
     const chosen = await chooseTier('ocr', s, ctx.dataDir);
     try {
       ctx.progress(5, chosen.quality);
@@ -65,6 +68,7 @@ export default defineTool({
           height: r.page.height,
           blocks: r.page.blocks,
           enhance: r.enhance,
+          ...(r.orientation && { orientation: r.orientation }),
           ms: r.ms,
         });
       }
@@ -79,6 +83,7 @@ export default defineTool({
           height: first.height,
           blocks: first.blocks,
           enhance: first.enhance,
+          ...(first.orientation && { orientation: first.orientation }),
           ms: pages.reduce((n, p) => n + p.ms, 0),
           ...(count > 1 && { pageCount: count, pages }),
           provenance: await provenance({ ...chosen, language: s.language }),

@@ -1,3 +1,4 @@
+import { warnFirstFrameOnly } from '../_shared/frames.js';
 import { z } from 'zod';
 import { KilnError } from '../../../core/errors.js';
 import { defineTool } from '../../../core/tool.js';
@@ -78,6 +79,8 @@ export default defineTool({
     'portrait.jpg --model isnet-small --edge-refine 2 --decontaminate --output-format webp',
   ],
   async run(ctx, { files, extra }, s) {
+    // One picture in, one out: the frames of an animation beyond the first are said to be dropped.
+    await warnFirstFrameOnly(ctx, files[0]!, 'remove-background');
     const model = matteModel(s.model);
     const bgFile = extra.backgroundImage?.[0];
     if (s.backgroundType === 'image' && !bgFile)

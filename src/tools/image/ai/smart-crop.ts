@@ -6,6 +6,7 @@ import type { DetectedFaces } from '../../../ai/tasks/faces.js';
 import { getSharp, sameFormatAs, supportsAlpha, writeImage } from '../../../engines/sharp.js';
 import { colorSchema, parseColor } from '../../_shared/color.js';
 import { decodeOriented, type Decoded, faceData, findFaces } from './face-common.js';
+import { warnFirstFrameOnly } from '../_shared/frames.js';
 
 interface Rect {
   left: number;
@@ -130,6 +131,8 @@ export default defineTool({
     'scan.png --mode trim --padToSquare --targetSize 512 -o product.png',
   ],
   async run(ctx, { files }, s) {
+    // One picture in, one out: the frames of an animation beyond the first are said to be dropped.
+    await warnFirstFrameOnly(ctx, files[0]!, 'smart-crop');
     const input = files[0]!;
     const sharp = await getSharp();
     const mode = s.mode === 'attention' ? 'subject' : s.mode === 'content' ? 'trim' : s.mode;

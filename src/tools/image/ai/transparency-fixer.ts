@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
 import { composite, decontaminate, matte, medianFiltered, readPicture, runData, visibleRgb, writeComposite } from './_background.js';
+import { warnFirstFrameOnly } from '../_shared/frames.js';
 
 export default defineTool({
   id: 'transparency-fixer',
@@ -24,6 +25,8 @@ export default defineTool({
   output: 'PNG or WebP with a clean alpha channel',
   examples: ['fake-transparent.png', 'logo.png --defringe 60 --output-format webp'],
   async run(ctx, { files }, s) {
+    // One picture in, one out: the frames of an animation beyond the first are said to be dropped.
+    await warnFirstFrameOnly(ctx, files[0]!, 'transparency-fixer');
     const read = await readPicture(files[0]!, ctx);
     const median = s.removeWatermark ? (Math.max(read.width, read.height) >= 1500 ? 5 : 3) : 0;
     const p = median ? await medianFiltered(read, median) : read;

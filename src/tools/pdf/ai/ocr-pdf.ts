@@ -143,6 +143,7 @@ export default defineTool({
           height: box?.height,
           blocks,
           enhance: r.enhance,
+          ...(r.orientation && { orientation: r.orientation }),
           ms: r.ms,
         });
       }
