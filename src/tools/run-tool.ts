@@ -110,6 +110,7 @@ export async function runTool(tool: Tool, inputs: ToolInputs, rawSettings: unkno
     };
     ctx.progress(0, 'starting');
     const run = await tool.run(ctx, inputs, settings);
+    if (tool.section === 'image' && run.outputs.length === 1) await warnDepthCut(tool.id, allInputs, run.outputs[0]!, ctx);
     const result = { ...run, data: withWarnings(run.data, warnings) };
     if (signal.aborted) throw new KilnError('CANCELLED', 'The run was cancelled.');
 
@@ -196,4 +197,12 @@ async function emptyDir(dir: string): Promise<void> {
 export async function inputFile(p: string, name = path.basename(p)): Promise<InputFile> {
   const st = await regularFile(p);
   return { path: p, name, size: st.size };
+}
+
+/** A 16-bit PNG/TIFF input that came out at 8 bits is named in the warnings (image/_shared/depth.ts). */
+async function warnDepthCut(id: string, inputs: ToolInputs['files'], output: OutputFile, ctx: RunContext): Promise<void> {
+  const depth = await import('./image/_shared/depth.js');
+  if (!depth.mayBeDeep(inputs)) return;
+  const warning = await depth.depthCutWarning(id, inputs, output);
+  if (warning) ctx.warn(warning);
 }

@@ -27,11 +27,16 @@ async function greySamples(file: string): Promise<Uint16Array> {
   return new Uint16Array(raw.buffer, raw.byteOffset, raw.length / 2);
 }
 
-async function run(tool: string, file: string, settings: Record<string, unknown>) {
+async function run(tool: string, file: string | readonly string[], settings: Record<string, unknown>) {
   const ws = await createWorkspace();
   try {
-    const out = await runTool(getTool(tool), { files: [await inputFile(file)], extra: {} }, settings, { workDir: ws.dir, dataDir: dir });
-    return { meta: await sharp(out.output!.path).metadata(), ushort: await greySamples(out.output!.path) };
+    const files = await Promise.all([file].flat().map((f) => inputFile(f)));
+    const out = await runTool(getTool(tool), { files, extra: {} }, settings, { workDir: ws.dir, dataDir: dir });
+    return {
+      meta: await sharp(out.output!.path).metadata(),
+      ushort: await greySamples(out.output!.path),
+      warnings: (out.data?.warnings ?? []) as string[],
+    };
   } finally {
     await ws.dispose();
   }
@@ -74,5 +79,26 @@ describe('bit depth and greyscale', () => {
     const meta = await sharp(out).metadata();
     assert.deepEqual([meta.space, meta.depth], ['rgb16', 'ushort']);
     assert.ok(meta.channels! >= 3, `${meta.channels} channels`);
+  });
+
+  it('a tool that draws at 8 bits names the loss of a 16-bit input; tools that keep 16 bits, and 8-bit inputs, get no warning', async () => {
+    const g16 = await greyRamp('w16.png', 16);
+    for (const [tool, file, settings] of [
+      ['border', g16, { width: 2 }],
+      ['vignette', g16, {}],
+      ['stitch', [await greyRamp('w8.png', 8), g16], {}],
+    ] as const) {
+      const { meta, warnings } = await run(tool, file, settings);
+      assert.equal(meta.depth, 'uchar', tool);
+      assert.ok(
+        warnings.some((w) => /w16\.png has 16 bits per channel; .+ with 8/.test(w)),
+        `${tool}: ${JSON.stringify(warnings)}`,
+      );
+    }
+    for (const [tool, file] of [
+      ['resize', g16],
+      ['border', await greyRamp('w8b.png', 8)],
+    ] as const)
+      assert.deepEqual((await run(tool, file, { width: 4 })).warnings, [], tool);
   });
 });

@@ -44,7 +44,7 @@ function apng(): string {
 
 function multiPageTiff(): string {
   const p = path.join(dir, 'pages.tiff');
-  execFileSync('convert', ['-size', '20x10', 'xc:red', 'xc:green', 'xc:blue', p]);
+  execFileSync('convert', ['-size', '20x10', 'xc:red', 'xc:green', 'xc:blue', '-depth', '8', p]);
   return p;
 }
 

@@ -1,6 +1,7 @@
 /**
  * Opening any accepted image: openImage (sharp, with vips/Ghostscript for HEIC, JXL and EPS) plus
  * Photoshop, BMP and ICO files, which libvips in sharp cannot read: ImageMagick turns them into PNG first.
+ * SVG is sanitized first (svg-input.ts), so no tool renders a reference to a local file or the network.
  * Tools that declare `input.inMemory` read their input only through here.
  */
 import path from 'node:path';
@@ -12,6 +13,7 @@ import { decodesInProcess, openImage } from '../../../engines/sharp.js';
 import { onDisk } from '../../../core/input-bytes.js';
 import { readHead } from '../../../core/read-head.js';
 import { largestIcoEntry } from './ico.js';
+import { safeSvg } from './svg-input.js';
 
 /** Formats sharp's libvips has no loader for, read by ImageMagick. */
 const MAGICK_READS = new Set(['psd', 'bmp', 'ico']);
@@ -32,6 +34,8 @@ export async function openInput(
     await exec(magick, [`${ext}:${src}[${frame}]`, `png32:${png}`], { failCode: 'UNSUPPORTED_INPUT', signal, timeoutMs: 120_000 });
     return openImage(png, { workDir, signal, ...opts });
   }
+  // librsvg would load the files and URLs an SVG names: only the sanitized document is rendered.
+  if (ext === 'svg') return openImage((await safeSvg(file)).svg, { workDir, signal, ...opts });
   // libvips reads an APNG as its still default image: its frames come through ffmpeg.
   if (opts.animated && ext === 'apng') return openImage(await apngAsWebp(file, workDir, signal), { workDir, signal, ...opts });
   // An upload held in memory goes to sharp as it is; other engines read it from disk.

@@ -1,15 +1,11 @@
-import { readFile } from 'node:fs/promises';
-import { gunzipSync } from 'node:zlib';
 import { z } from 'zod';
 import { KilnError } from '../../../core/errors.js';
 import { defineTool } from '../../../core/tool.js';
 import { getSharp, lossyQuality, MAX_INPUT_PIXELS, normalizeFormat, writeImage } from '../../../engines/sharp.js';
 import { colorSchema, parseColor } from '../../_shared/color.js';
 import { outputFile } from '../../_shared/output.js';
-import { sanitizeSvg } from '../_shared/svg-sanitize.js';
+import { safeSvg } from '../_shared/svg-input.js';
 
-/** Largest SVG text accepted after decompression (an .svgz can be a zip bomb). */
-const MAX_SVG_BYTES = 64 * 1024 * 1024;
 /** libvips' ceiling for svgload's dpi. */
 const MAX_DENSITY = 100_000;
 
@@ -40,22 +36,7 @@ export default defineTool({
   ],
   async run(ctx, { files }, s) {
     const input = files[0]!;
-    let bytes = await readFile(input.path);
-    if (bytes[0] === 0x1f && bytes[1] === 0x8b) {
-      try {
-        bytes = gunzipSync(bytes, { maxOutputLength: MAX_SVG_BYTES });
-      } catch (e) {
-        if ((e as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE')
-          throw new KilnError('LIMIT_EXCEEDED', `The SVGZ expands to more than ${MAX_SVG_BYTES / 1024 / 1024} MB.`);
-        throw new KilnError('UNSUPPORTED_INPUT', `The SVGZ could not be decompressed: ${(e as Error).message}`);
-      }
-    }
-    if (bytes.length > MAX_SVG_BYTES) throw new KilnError('LIMIT_EXCEEDED', `The SVG is larger than ${MAX_SVG_BYTES / 1024 / 1024} MB.`);
-    const text = bytes.toString('utf8');
-    if (!/<svg[\s>]/i.test(text)) throw new KilnError('UNSUPPORTED_INPUT', `${input.name} is not an SVG document.`);
-    const { svg, report } = sanitizeSvg(text);
-    if (report.malformed) throw new KilnError('UNSUPPORTED_INPUT', `${input.name} has markup that is not well-formed XML.`);
-    const clean = Buffer.from(svg);
+    const { svg: clean, report } = await safeSvg(input);
     const sharp = await getSharp();
     const open = (density: number) =>
       sharp(clean, { density: Math.min(MAX_DENSITY, density), limitInputPixels: MAX_INPUT_PIXELS, failOn: 'error' });

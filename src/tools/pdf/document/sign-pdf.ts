@@ -4,7 +4,7 @@ import { secret } from '../../../core/settings.js';
 import { KilnError } from '../../../core/errors.js';
 import { defineTool } from '../../../core/tool.js';
 import { getPdfLib, loadPdf, savePdf, visibleSize, visibleToUser } from '../../../engines/pdf-lib.js';
-import { openImage } from '../../../engines/sharp.js';
+import { openInput } from '../../image/_shared/decode.js';
 import { openPdf, pdfOutput, PDF_ACCEPT } from '../_shared/pdf-input.js';
 
 const fraction = z.number().min(0).max(1);
@@ -95,7 +95,7 @@ export default defineTool({
       sigs.map(async (f) => {
         if (f.type?.ext === 'jpg') return doc.embedJpg(await readFile(f.path));
         if (f.type?.ext === 'png') return doc.embedPng(await readFile(f.path));
-        const img = await openImage(f.path, { ext: f.type?.ext, workDir: ctx.workDir });
+        const img = await openInput(f, ctx.workDir);
         return doc.embedPng(await img.png().toBuffer());
       }),
     );

@@ -5,7 +5,7 @@ import { encodeVideoArgs } from '../../../engines/ffmpeg/codecs.js';
 import { runFfmpeg } from '../../../engines/ffmpeg/run.js';
 import { outputFile } from '../../_shared/output.js';
 import { progressSpan } from '../../_shared/progress.js';
-import { openImage } from '../../../engines/sharp.js';
+import { openInput } from '../../image/_shared/decode.js';
 
 const SIZE = { '1080p': [1920, 1080], '720p': [1280, 720], square: [1080, 1080] } as const;
 
@@ -33,7 +33,7 @@ export default defineTool({
       if (ctx.signal.aborted) break;
       ctx.progress((i / files.length) * 20, 'preparing images');
       const p = path.join(ctx.workDir, `slide-${String(i).padStart(3, '0')}.png`);
-      const img = await openImage(f.path, { ext: f.type?.ext, workDir: ctx.workDir, signal: ctx.signal });
+      const img = await openInput(f, ctx.workDir, ctx.signal);
       await img
         .autoOrient()
         .resize(W, H, { fit: 'contain', background: { r: 0, g: 0, b: 0, alpha: 1 } })
