@@ -113,6 +113,20 @@ describe('video tools keep every audio track and the subtitle tracks', () => {
       assert.ok(Math.abs(integratedLufs(wav) - -16) <= 1.5, `track ${track}: ${integratedLufs(wav)} LUFS`);
     }
   });
+  it('video-loudnorm into another container (MPEG-TS to MP4) normalizes and keeps every audio track', async () => {
+    // The re-encode path mapped the first audio track alone: the German track of a .ts was lost.
+    const ts = path.join(dir, 'tracks.ts');
+    execFileSync('ffmpeg', ['-v', 'error', '-y', '-i', mkv, '-map', '0:v', '-map', '0:a', '-c', 'copy', ts]);
+    const r = await runMedia(dir, 'video-loudnorm', [ts]);
+    assert.match(r.name, /\.mp4$/);
+    assert.deepEqual(types(r.path), ['video', 'audio', 'audio']);
+    for (const track of [0, 1]) {
+      const wav = path.join(dir, `loud-ts-${track}.wav`);
+      execFileSync('ffmpeg', ['-v', 'error', '-y', '-i', r.path, '-map', `0:a:${track}`, wav]);
+      assert.ok(Math.abs(integratedLufs(wav) - -16) <= 1.5, `track ${track}: ${integratedLufs(wav)} LUFS`);
+      assert.ok(Math.abs(zeroCrossingHz(wav) - [440, 880][track]!) < 20, `track ${track}: ${zeroCrossingHz(wav)} Hz`);
+    }
+  });
   it('mute-video removes the sound and keeps the subtitle tracks', async () => {
     // The copy path passed -sn: muting a video also dropped its subtitles.
     for (const src of [mkv, mp4]) {
