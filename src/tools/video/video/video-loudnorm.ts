@@ -4,6 +4,7 @@ import { defineTool } from '../../../core/tool.js';
 import { audioCodecArgsForVideo, muxArgs } from '../../../engines/ffmpeg/codecs.js';
 import { keepsContainer, videoContainerOf } from '../../../engines/ffmpeg/containers.js';
 import { runFfmpeg } from '../../../engines/ffmpeg/run.js';
+import { attachmentMaps } from '../../../engines/ffmpeg/streams.js';
 import { outputFile } from '../../_shared/output.js';
 import { progressSpan } from '../../_shared/progress.js';
 import { probeAudio } from '../../audio/_shared/audio-input.js';
@@ -60,6 +61,7 @@ export default defineTool({
         '0:a',
         '-map',
         '0:s?',
+        ...attachmentMaps(container),
         '-c:v',
         'copy',
         '-c:s',
