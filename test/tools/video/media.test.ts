@@ -171,6 +171,30 @@ describe('video-to-frames', () => {
   });
 });
 
+describe('HDR input', () => {
+  // PQ/HLG BT.2020 values went into the GIF, WebP and PNG as they were: a red of 192,32,32 came out 104,65,44.
+  it('video-to-frames, video-to-gif and video-to-webp tone-map HDR10 and HLG to SDR colours', async () => {
+    const { execFileSync } = await import('node:child_process');
+    for (const trc of ['smpte2084', 'arib-std-b67']) {
+      const hdr = path.join(dir, `hdr-${trc}.mp4`);
+      const vf = `zscale=tin=bt709:t=${trc}:pin=bt709:p=bt2020:min=bt709:m=bt2020nc:rin=tv:r=tv:npl=100,format=yuv420p10le`;
+      execFileSync('ffmpeg', [
+        ...['-v', 'error', '-y', '-f', 'lavfi', '-i', 'color=c=0xC02020:s=64x48:r=10:d=1', '-vf', vf],
+        ...['-c:v', 'libx264', '-preset', 'ultrafast', '-color_primaries', 'bt2020', '-color_trc', trc, '-colorspace', 'bt2020nc', hdr],
+      ]);
+      const near = async (buf: Buffer, what: string) => {
+        const { data } = await sharp(buf).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+        const [r, g, b] = [data[0]!, data[1]!, data[2]!];
+        assert.ok(Math.abs(r - 192) <= 20 && g <= 55 && b <= 55, `${trc} ${what}: ${r},${g},${b} (SDR red is 192,32,32)`);
+      };
+      const frame = await runMedia(dir, 'video-to-frames', [hdr], { mode: 'timestamps', timestamps: '0.5' });
+      await near(readFileSync(frame.path), 'PNG frame');
+      await near(readFileSync((await runMedia(dir, 'video-to-gif', [hdr], { durationS: 0.5 })).path), 'GIF');
+      await near(readFileSync((await runMedia(dir, 'video-to-webp', [hdr], {})).path), 'WebP');
+    }
+  });
+});
+
 describe('merge-videos / images-to-video', () => {
   it("normalizes clips to the first one's size and rate and joins them", async () => {
     const b = makeVideo(dir, 'b.webm', { width: 320, height: 320, fps: 30, durationS: 1 });

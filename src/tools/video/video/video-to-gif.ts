@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { KilnError } from '../../../core/errors.js';
 import { defineTool } from '../../../core/tool.js';
+import { toSdrFilters } from '../../../engines/ffmpeg/hdr.js';
 import { runFfmpeg } from '../../../engines/ffmpeg/run.js';
 import { outputFile } from '../../_shared/output.js';
 import { progressSpan } from '../../_shared/progress.js';
@@ -47,7 +48,8 @@ export default defineTool({
     const out = ctx.out('gif');
     // round=up: a clip shorter than one GIF frame (a one-frame video) still gives its frame, not an empty GIF
     // (round=near drops it: 0.04 s is under half of 1/12 s); longer clips get the same frame count.
-    const graph = `[0:v]fps=${s.fps}:round=up,scale=${s.width ?? `'min(${DEFAULT_WIDTH},iw)'`}:-1:flags=lanczos,split[a][b];[a]palettegen=stats_mode=diff[p];[b][p]paletteuse=dither=bayer:bayer_scale=5:diff_mode=rectangle[v]`;
+    const sdr = await toSdrFilters(info.video);
+    const graph = `[0:v]${sdr}fps=${s.fps}:round=up,scale=${s.width ?? `'min(${DEFAULT_WIDTH},iw)'`}:-1:flags=lanczos,split[a][b];[a]palettegen=stats_mode=diff[p];[b][p]paletteuse=dither=bayer:bayer_scale=5:diff_mode=rectangle[v]`;
     await runFfmpeg(
       ['-ss', String(s.startS), '-t', dur.toFixed(6), '-i', input.path, '-filter_complex', graph, '-map', '[v]', '-loop', '0'],
       {

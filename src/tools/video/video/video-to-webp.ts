@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
+import { toSdrFilters } from '../../../engines/ffmpeg/hdr.js';
 import { runFfmpeg } from '../../../engines/ffmpeg/run.js';
 import { outputFile } from '../../_shared/output.js';
 import { progressSpan } from '../../_shared/progress.js';
@@ -37,7 +38,7 @@ export default defineTool({
         '-map',
         '0:v:0',
         '-vf',
-        `fps=${s.fps}:round=up,scale=${s.width ?? `'min(${DEFAULT_WIDTH},iw)'`}:-1:flags=lanczos`,
+        `${await toSdrFilters(info.video)}fps=${s.fps}:round=up,scale=${s.width ?? `'min(${DEFAULT_WIDTH},iw)'`}:-1:flags=lanczos`,
         '-an',
         '-c:v',
         'libwebp_anim',
