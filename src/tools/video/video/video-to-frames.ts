@@ -28,7 +28,8 @@ export default defineTool({
   section: 'video',
   group: 'video',
   summary: 'Extract all, every n-th, or specific frames as images in a ZIP.',
-  description: 'Frames are named frame-00001.png, … (timestamps mode: frame-<seconds>s.png). At most 10,000 frames per run.',
+  description:
+    'Frames are named frame-00001.png, … (timestamps mode: frame-<seconds>s.png). At most 10,000 frames per run. HDR video (PQ or HLG) is tone-mapped to SDR colours.',
   input: { kind: 'file', accept: ['video/*'] },
   settings: z.object({
     mode: z.enum(['all', 'nth', 'timestamps']).default('all').describe('Extraction mode.'),

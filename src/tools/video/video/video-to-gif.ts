@@ -20,7 +20,7 @@ export default defineTool({
   group: 'video',
   summary: 'Turn a section of a video (max 60 s) into an animated GIF.',
   description:
-    'Two-stage palette (palettegen + paletteuse) for clean colours; the height follows the aspect ratio; without width, 480 px, or the width of a narrower video (never enlarged unless asked). The clip is at most 60 s long.',
+    'Two-stage palette (palettegen + paletteuse) for clean colours; the height follows the aspect ratio; without width, 480 px, or the width of a narrower video (never enlarged unless asked). The clip is at most 60 s long. HDR video (PQ or HLG) is tone-mapped to SDR colours.',
   input: { kind: 'file', accept: ['video/*'] },
   settings: z.object({
     fps: z.int().min(1).max(30).default(12).describe('GIF frame rate.'),

@@ -15,7 +15,7 @@ export default defineTool({
   group: 'video',
   summary: 'Turn a video clip into an animated WebP.',
   description:
-    'The whole clip at the given frame rate and width (the height follows the aspect ratio; without width, 480 px, or the width of a narrower video, never enlarged unless asked); loop false plays it once.',
+    'The whole clip at the given frame rate and width (the height follows the aspect ratio; without width, 480 px, or the width of a narrower video, never enlarged unless asked); loop false plays it once. HDR video (PQ or HLG) is tone-mapped to SDR colours.',
   input: { kind: 'file', accept: ['video/*'] },
   settings: z.object({
     fps: z.int().min(1).max(30).default(12).describe('Frame rate.'),
