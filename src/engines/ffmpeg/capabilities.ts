@@ -8,6 +8,8 @@ export interface FfmpegCapabilities {
   rubberband: boolean;
   libass: boolean;
   drawtext: boolean;
+  /** zscale (libzimg) and tonemap: HDR video to SDR pictures. */
+  tonemap: boolean;
 }
 
 let capsPromise: Promise<FfmpegCapabilities> | undefined;
@@ -32,6 +34,7 @@ export function ffmpegCapabilities(): Promise<FfmpegCapabilities> {
       rubberband: filters.has('rubberband'),
       libass: filters.has('subtitles'),
       drawtext: filters.has('drawtext'),
+      tonemap: filters.has('zscale') && filters.has('tonemap'),
     };
   })();
   return capsPromise;
@@ -49,6 +52,7 @@ export async function ffmpegDoctorNotes(): Promise<string[]> {
   if (!c.rubberband)
     notes.push('FFmpeg build lacks rubberband: pitch-shift falls back to asetrate+atempo, video-speed keepPitch to atempo.');
   if (!c.libass) notes.push('FFmpeg build lacks libass (subtitles filter): burn-subtitles is unavailable.');
+  if (!c.tonemap) notes.push('FFmpeg build lacks zscale (libzimg) or tonemap: GIFs, WebPs and frames of HDR video come out washed out.');
   if (!c.drawtext) notes.push('FFmpeg build lacks drawtext (libfreetype): watermark-video is unavailable.');
   return notes;
 }

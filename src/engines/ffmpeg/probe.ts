@@ -18,6 +18,8 @@ export interface MediaStream {
   frames?: number;
   /** Clockwise display rotation in degrees (0, 90, 180, 270). */
   rotation: number;
+  /** Transfer characteristic as ffprobe names it (bt709, smpte2084 for HDR10/PQ, arib-std-b67 for HLG), when tagged. */
+  transfer?: string;
   /** Attached cover art (an mp3's picture), not a moving picture. */
   attachedPic: boolean;
   tags: Record<string, string>;
@@ -47,6 +49,7 @@ interface RawStream {
   channels?: number;
   channel_layout?: string;
   nb_frames?: string;
+  color_transfer?: string;
   duration?: string;
   tags?: Record<string, string>;
   disposition?: Record<string, number>;
@@ -103,6 +106,7 @@ export async function probe(file: string, opts: { signal?: AbortSignal; name?: s
       frames: s.nb_frames ? Number(s.nb_frames) : undefined,
       // ffprobe reports the display matrix counter-clockwise; people think clockwise.
       rotation: ((-rot % 360) + 360) % 360,
+      transfer: s.color_transfer,
       attachedPic: s.disposition?.attached_pic === 1,
       tags: lowerKeys(s.tags),
     };

@@ -36,6 +36,12 @@ export interface RunFfmpegOptions {
    * not for muxers that report no out_time (images).
    */
   requireSamples?: boolean;
+  /**
+   * The output must hold a video frame: an output with a video map and sound can otherwise come out with
+   * its audio alone (a precise cut that starts after the last frame starts: ffmpeg drops that frame,
+   * writes the sound and exits 0), which is no video.
+   */
+  requireFrames?: boolean;
   onStderrLine?: (line: string) => void;
   /** Working directory: filters that take file names (subtitles, textfile, vidstab) get plain relative names. */
   cwd?: string;
@@ -79,6 +85,7 @@ export async function runFfmpeg(args: string[], opts: RunFfmpegOptions = {}): Pr
   const total = () => (typeof opts.durationS === 'function' ? opts.durationS() : (opts.durationS ?? 0)) * 1e6;
   let last = -1;
   let outTimeUs = 0;
+  let frames = 0;
   const release = await acquireSlot(opts.signal);
   try {
     const res = await exec('ffmpeg', full, {
@@ -88,6 +95,8 @@ export async function runFfmpeg(args: string[], opts: RunFfmpegOptions = {}): Pr
       onStdoutLine: (line) => {
         const m = /^out_time_(?:us|ms)=(\d+)/.exec(line);
         if (m) outTimeUs = Math.max(outTimeUs, Number(m[1]));
+        const f = /^frame=(\d+)/.exec(line);
+        if (f) frames = Math.max(frames, Number(f[1]));
         if (!opts.onProgress) return;
         if (m && total() > 0) {
           const pct = Math.min(99, Math.floor((Number(m[1]) / total()) * 100));
@@ -111,7 +120,7 @@ export async function runFfmpeg(args: string[], opts: RunFfmpegOptions = {}): Pr
     // ffmpeg can exit 0 having written nothing: "Error writing trailer of x.gif: Invalid argument" when no
     // frame reached the muxer (a one-frame clip through fps=12). An empty file is never a result.
     // No file at all (an image muxer given no frame: -ss past the last frame) is the same answer, not an ENOENT.
-    const noSamples = opts.requireSamples && outTimeUs === 0;
+    const noSamples = (opts.requireSamples && outTimeUs === 0) || (opts.requireFrames && frames === 0);
     if (tmp && !opts.allowEmpty && (noSamples || ((await stat(tmp).catch(() => undefined))?.size ?? 0) === 0)) {
       throw new KilnError(
         'UNSUPPORTED_INPUT',

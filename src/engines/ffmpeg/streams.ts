@@ -36,7 +36,18 @@ export function keptStreams(info: MediaInfo, container: VideoContainer, opts: { 
     }
     args.push('-map', `0:${s.index}`, `-c:s:${n++}`, codec.encoder);
   }
+  // Fonts (and other files) attached to an MKV: the ASS subtitles kept above are drawn with them.
+  for (const s of info.streams.filter((x) => x.type === 'attachment')) {
+    const what = `attachment stream ${s.index} (${s.tags.filename ?? s.codec})`;
+    if (container === 'mkv') args.push('-map', `0:${s.index}`);
+    else dropped.push(`${what} left out: only MKV holds attached files`);
+  }
   return { args, audioCount: audio.length, dropped };
+}
+
+/** `-map` arguments that copy an MKV's attached files (fonts of its ASS subtitles) into an MKV output; none for other containers. */
+export function attachmentMaps(container: VideoContainer): string[] {
+  return container === 'mkv' ? ['-map', '0:t?'] : [];
 }
 
 function subtitleCodec(s: MediaStream, container: VideoContainer): { encoder: string } | { drop: string } {

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { describe, it, before } from 'node:test';
 import sharp from 'sharp';
 import type { KilnError } from '../../../src/core/errors.js';
@@ -170,6 +171,30 @@ describe('video-to-frames', () => {
   });
 });
 
+describe('HDR input', () => {
+  // PQ/HLG BT.2020 values went into the GIF, WebP and PNG as they were: a red of 192,32,32 came out 104,65,44.
+  it('video-to-frames, video-to-gif and video-to-webp tone-map HDR10 and HLG to SDR colours', async () => {
+    const { execFileSync } = await import('node:child_process');
+    for (const trc of ['smpte2084', 'arib-std-b67']) {
+      const hdr = path.join(dir, `hdr-${trc}.mp4`);
+      const vf = `zscale=tin=bt709:t=${trc}:pin=bt709:p=bt2020:min=bt709:m=bt2020nc:rin=tv:r=tv:npl=100,format=yuv420p10le`;
+      execFileSync('ffmpeg', [
+        ...['-v', 'error', '-y', '-f', 'lavfi', '-i', 'color=c=0xC02020:s=64x48:r=10:d=1', '-vf', vf],
+        ...['-c:v', 'libx264', '-preset', 'ultrafast', '-color_primaries', 'bt2020', '-color_trc', trc, '-colorspace', 'bt2020nc', hdr],
+      ]);
+      const near = async (buf: Buffer, what: string) => {
+        const { data } = await sharp(buf).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+        const [r, g, b] = [data[0]!, data[1]!, data[2]!];
+        assert.ok(Math.abs(r - 192) <= 20 && g <= 55 && b <= 55, `${trc} ${what}: ${r},${g},${b} (SDR red is 192,32,32)`);
+      };
+      const frame = await runMedia(dir, 'video-to-frames', [hdr], { mode: 'timestamps', timestamps: '0.5' });
+      await near(readFileSync(frame.path), 'PNG frame');
+      await near(readFileSync((await runMedia(dir, 'video-to-gif', [hdr], { durationS: 0.5 })).path), 'GIF');
+      await near(readFileSync((await runMedia(dir, 'video-to-webp', [hdr], {})).path), 'WebP');
+    }
+  });
+});
+
 describe('merge-videos / images-to-video', () => {
   it("normalizes clips to the first one's size and rate and joins them", async () => {
     const b = makeVideo(dir, 'b.webm', { width: 320, height: 320, fps: 30, durationS: 1 });
@@ -281,6 +306,34 @@ describe('subtitles', () => {
       runMedia(dir, 'embed-subtitles', [clip], { language: 'German' }, { extra: { file: [srt] } }),
       isCode('VALIDATION_ERROR'),
     );
+  });
+  it('reads a WebVTT file with a STYLE block, a Windows-1252 SRT and a cue ending before it starts (were no cues, exit 3, INTERNAL)', async () => {
+    const vtt = path.join(dir, 'styled.vtt');
+    writeFileSync(vtt, 'WEBVTT\n\nSTYLE\n::cue { color: yellow }\n\n00:00.000 --> 00:01.800\nStyled cue\n');
+    const embedded = await runMedia(dir, 'embed-subtitles', [clip], {}, { extra: { file: [vtt] } });
+    const back = await runMedia(dir, 'extract-subtitles', [embedded.path]);
+    assert.match(readFileSync(back.path, 'utf8'), /Styled cue/);
+    const flat = makeVideo(dir, 'flat-vtt.mp4', { source: 'color=c=blue', durationS: 1, width: 320, height: 240, audio: false });
+    const burned = await runMedia(dir, 'burn-subtitles', [flat], { fontSize: 40 }, { extra: { file: [vtt] } });
+    assert.ok(frameDiff(frameRgb(flat, 0.5), frameRgb(burned.path, 0.5), 160, 240) > 3, 'the styled cue is burned in');
+
+    const latin = path.join(dir, 'latin1.srt');
+    writeFileSync(latin, Buffer.from('1\r\n00:00:00,000 --> 00:00:01,000\r\nH\xe9 l\xe0\r\n', 'latin1'));
+    const l = await runMedia(dir, 'embed-subtitles', [clip], {}, { extra: { file: [latin] } });
+    assert.match(readFileSync((await runMedia(dir, 'extract-subtitles', [l.path])).path, 'utf8'), /Hé là/);
+    assert.match(String((l.data as { warnings?: string[] }).warnings), /Windows-1252/);
+
+    const backwards = makeSrt(dir, 'backwards.srt', [
+      { start: 0, end: 1, text: 'Fine' },
+      { start: 1.6, end: 1.2, text: 'Backwards' },
+    ]);
+    const b = await runMedia(dir, 'embed-subtitles', [clip], {}, { extra: { file: [backwards] } });
+    const text = readFileSync((await runMedia(dir, 'extract-subtitles', [b.path])).path, 'utf8');
+    assert.match(text, /Fine/);
+    assert.doesNotMatch(text, /Backwards/);
+    assert.match(String((b.data as { warnings?: string[] }).warnings), /ends before it starts/);
+    const none = makeSrt(dir, 'none.srt', [{ start: 1.6, end: 1.2, text: 'Backwards' }]);
+    await assert.rejects(runMedia(dir, 'embed-subtitles', [clip], {}, { extra: { file: [none] } }), isCode('UNSUPPORTED_INPUT'));
   });
   it('extract-subtitles refuses a video without subtitles', async () => {
     await assert.rejects(runMedia(dir, 'extract-subtitles', [clip]), isCode('UNSUPPORTED_INPUT'));

@@ -113,6 +113,58 @@ describe('video tools keep every audio track and the subtitle tracks', () => {
       assert.ok(Math.abs(integratedLufs(wav) - -16) <= 1.5, `track ${track}: ${integratedLufs(wav)} LUFS`);
     }
   });
+  it('video-loudnorm into another container (MPEG-TS to MP4) normalizes and keeps every audio track', async () => {
+    // The re-encode path mapped the first audio track alone: the German track of a .ts was lost.
+    const ts = path.join(dir, 'tracks.ts');
+    execFileSync('ffmpeg', ['-v', 'error', '-y', '-i', mkv, '-map', '0:v', '-map', '0:a', '-c', 'copy', ts]);
+    const r = await runMedia(dir, 'video-loudnorm', [ts]);
+    assert.match(r.name, /\.mp4$/);
+    assert.deepEqual(types(r.path), ['video', 'audio', 'audio']);
+    for (const track of [0, 1]) {
+      const wav = path.join(dir, `loud-ts-${track}.wav`);
+      execFileSync('ffmpeg', ['-v', 'error', '-y', '-i', r.path, '-map', `0:a:${track}`, wav]);
+      assert.ok(Math.abs(integratedLufs(wav) - -16) <= 1.5, `track ${track}: ${integratedLufs(wav)} LUFS`);
+      assert.ok(Math.abs(zeroCrossingHz(wav) - [440, 880][track]!) < 20, `track ${track}: ${zeroCrossingHz(wav)} Hz`);
+    }
+  });
+  it("an MKV's attached font stays with its subtitles; MP4 names it left out", async () => {
+    // Every re-encode, trim, embed and mute of an MKV dropped its attachments (the fonts its ASS subtitles are drawn with) without a word.
+    const withFont = path.join(dir, 'font.mkv');
+    const font = '/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf';
+    execFileSync('ffmpeg', [
+      '-v',
+      'error',
+      '-y',
+      '-i',
+      mkv,
+      '-map',
+      '0',
+      '-c',
+      'copy',
+      '-attach',
+      font,
+      '-metadata:s:t',
+      'mimetype=font/ttf',
+      withFont,
+    ]);
+    const cases: [string, Record<string, unknown>][] = [
+      ['convert-video', { format: 'mkv' }],
+      ['resize-video', { width: 32 }],
+      ['trim-video', { endS: 0.5 }],
+      ['mute-video', {}],
+      ['video-loudnorm', {}],
+    ];
+    for (const [tool, settings] of cases) {
+      const r = await runMedia(dir, tool, [withFont], settings);
+      const att = ffprobe(r.path).streams.find((s) => s.codec_type === 'attachment');
+      assert.equal(att?.tags?.filename, 'DejaVuSans.ttf', tool);
+    }
+    const embedded = await runMedia(dir, 'embed-subtitles', [withFont], {}, { extra: { file: [srt] } });
+    assert.ok(types(embedded.path).includes('attachment'), 'embed-subtitles');
+    const mp4 = await runMedia(dir, 'convert-video', [withFont], { format: 'mp4' });
+    assert.ok(!types(mp4.path).includes('attachment'));
+    assert.match(String(mp4.data?.warnings), /attachment stream \d \(DejaVuSans\.ttf\) left out: only MKV/);
+  });
   it('mute-video removes the sound and keeps the subtitle tracks', async () => {
     // The copy path passed -sn: muting a video also dropped its subtitles.
     for (const src of [mkv, mp4]) {

@@ -181,6 +181,15 @@ describe('trim-video', () => {
     await assert.rejects(runMedia(dir, 'trim-video', [clip], { startS: 1, endS: 0.5 }), isCode('VALIDATION_ERROR'));
     await assert.rejects(runMedia(dir, 'trim-video', [clip], { startS: 5, endS: 6 }), isCode('VALIDATION_ERROR'));
   });
+  it('a precise cut after the last frame starts is refused, not an audio-only file with exit 0', async () => {
+    // The last frame of the 2 s, 25 fps clip starts at 1.96 s: ffmpeg dropped it and wrote the sound alone.
+    await assert.rejects(
+      runMedia(dir, 'trim-video', [clip], { startS: 1.99, endS: 2, precise: true }),
+      (e: KilnError) => e.code === 'UNSUPPORTED_INPUT' && e.reason === 'empty-output',
+    );
+    const r = await runMedia(dir, 'trim-video', [clip], { startS: 1.9, endS: 2, precise: true });
+    assert.ok(frameCount(r.path) >= 2, `frames ${frameCount(r.path)}`);
+  });
 });
 
 describe('mute-video', () => {

@@ -79,9 +79,9 @@ export async function transcodeVideo(
       await running.catch(() => {});
       throw e;
     }
-    // The blind start keeps every audio track but no subtitles (their codec depends on the kind): an input
-    // with subtitle tracks is started again, knowing them.
-    if (o.keepStreams && known.subtitles.length) {
+    // The blind start keeps every audio track but no subtitles (their codec depends on the kind) nor attached
+    // files (MKV only): an input with either is started again, knowing them.
+    if (o.keepStreams && known.streams.some((x) => x.type === 'subtitle' || x.type === 'attachment')) {
       stop.abort();
       await running.catch(() => {});
       return await encode(ctx, input, known, o, ctx.signal);

@@ -6,6 +6,7 @@ import { runFfmpeg } from '../../../engines/ffmpeg/run.js';
 import { keptStreams } from '../../../engines/ffmpeg/streams.js';
 import { outputFile } from '../../_shared/output.js';
 import { progressSpan } from '../../_shared/progress.js';
+import { prepareSubtitles } from '../_shared/subtitle-file.js';
 import { VIDEO_AND_SUBTITLES } from '../_shared/subtitle-input.js';
 import { probeVideo } from '../_shared/video-input.js';
 
@@ -23,7 +24,8 @@ export default defineTool({
   group: 'video',
   summary: 'Mux a subtitle file into the video as a switchable track.',
   description:
-    'Streams are copied; the subtitles become a soft track tagged with the language: mov_text in MP4/MOV, SRT in MKV, WebVTT in WebM. Other containers become MKV.',
+    'Streams are copied; the subtitles become a soft track tagged with the language: mov_text in MP4/MOV, SRT in MKV, WebVTT in WebM. Other containers become MKV. ' +
+    'A subtitle file that is not UTF-8 is read as Windows-1252; SRT/WebVTT cues that end before they start are left out, named in the warnings.',
   input: VIDEO_AND_SUBTITLES,
   settings: z.object({
     language: z
@@ -39,6 +41,7 @@ export default defineTool({
     const input = files[0]!;
     const subs = extra.file![0]!;
     const info = await probeVideo(input, ctx.signal);
+    const prepared = await prepareSubtitles(subs, ctx.workDir, (m) => ctx.warn(m));
     const t = TARGET[input.type?.ext ?? ''] ?? TARGET.mkv!;
     const out = ctx.out(t.container);
     // Every audio track and the subtitle tracks already there (those the container holds); the new track comes last.
@@ -49,7 +52,7 @@ export default defineTool({
         '-i',
         input.path,
         '-i',
-        subs.path,
+        prepared,
         '-map',
         '0:v:0',
         '-c:v',

@@ -3,6 +3,7 @@ import { defineTool } from '../../../core/tool.js';
 import { muxArgs } from '../../../engines/ffmpeg/codecs.js';
 import { keepsContainer, videoContainerOf } from '../../../engines/ffmpeg/containers.js';
 import { runFfmpeg } from '../../../engines/ffmpeg/run.js';
+import { attachmentMaps } from '../../../engines/ffmpeg/streams.js';
 import { outputFile } from '../../_shared/output.js';
 import { progressSpan } from '../../_shared/progress.js';
 import { transcodeVideo } from '../_shared/transcode-video.js';
@@ -25,8 +26,23 @@ export default defineTool({
     if (!keepsContainer(input.type?.ext)) return transcodeVideo(ctx, input, info, { audio: false });
     const container = videoContainerOf(input.type?.ext);
     const out = ctx.out(container);
-    // Only the sound goes: subtitle tracks are copied (the container is the input's own, so it holds them).
-    const args = ['-i', input.path, '-map', '0:v:0', '-map', '0:s?', '-c:v', 'copy', '-c:s', 'copy', '-an', '-map_metadata', '0'];
+    // Only the sound goes: subtitle tracks and an MKV's attached fonts are copied (the container is the input's own, so it holds them).
+    const args = [
+      '-i',
+      input.path,
+      '-map',
+      '0:v:0',
+      '-map',
+      '0:s?',
+      ...attachmentMaps(container),
+      '-c:v',
+      'copy',
+      '-c:s',
+      'copy',
+      '-an',
+      '-map_metadata',
+      '0',
+    ];
     await runFfmpeg([...args, ...muxArgs(container)], {
       signal: ctx.signal,
       durationS: info.duration,

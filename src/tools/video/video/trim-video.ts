@@ -51,6 +51,9 @@ export default defineTool({
         durationS: dur,
         onProgress: progressSpan(ctx, 0, 100, 'trimming'),
         output: out,
+        // A start after the last frame starts (1.99 s of a 2 s clip at 25 fps, or where only the sound goes
+        // on) keeps no frame: an audio-only "video" with exit 0 before; now the clear empty-output refusal.
+        requireFrames: true,
       },
     );
     for (const w of kept.dropped) ctx.warn(w);

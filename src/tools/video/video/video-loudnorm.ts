@@ -4,6 +4,7 @@ import { defineTool } from '../../../core/tool.js';
 import { audioCodecArgsForVideo, muxArgs } from '../../../engines/ffmpeg/codecs.js';
 import { keepsContainer, videoContainerOf } from '../../../engines/ffmpeg/containers.js';
 import { runFfmpeg } from '../../../engines/ffmpeg/run.js';
+import { attachmentMaps } from '../../../engines/ffmpeg/streams.js';
 import { outputFile } from '../../_shared/output.js';
 import { progressSpan } from '../../_shared/progress.js';
 import { probeAudio } from '../../audio/_shared/audio-input.js';
@@ -18,7 +19,7 @@ export default defineTool({
   summary: "Normalize a video's audio loudness (EBU R128).",
   description:
     'Two passes: the audio is measured, then normalized with the measured values to -16 LUFS integrated, -1.5 dBTP, LRA 11. ' +
-    'The video stream is copied; in the input container every audio track is normalized on its own and subtitle tracks are copied.',
+    'Every audio track is normalized on its own. In the input container the video and subtitle streams are copied; another container (.ts, .flv…) is re-encoded to MP4 with every audio track and the subtitles it holds.',
   input: { kind: 'file', accept: ['video/*'] },
   settings: z.object({}),
   needs: { engines: ['ffmpeg', 'ffprobe'] },
@@ -30,15 +31,10 @@ export default defineTool({
     await probeAudio(input, ctx.signal);
     const tracks = info.streams.filter((x) => x.type === 'audio');
     const sr = String(info.audio!.sampleRate ?? 48000);
-    if (!keepsContainer(input.type?.ext)) {
-      const af = await measureLoudnorm(input.path, info.duration, {
-        signal: ctx.signal,
-        onProgress: progressSpan(ctx, 0, 45, 'measuring'),
-      });
-      return transcodeVideo(ctx, input, info, { af, outArgs: ['-ar', sr], progress: [45, 100], stage: 'normalizing' });
-    }
+    const same = keepsContainer(input.type?.ext);
     // Every audio track is measured and normalized on its own; one with nothing to measure (a silent
-    // commentary track) is kept as it was and named. Subtitle tracks are copied (same container).
+    // commentary track) is kept as it was and named. In another container (a .ts or .flv becomes MP4) every
+    // track and the subtitles it holds go through the common re-encode; before, only the first track came out.
     const args: string[] = [];
     for (const [i, t] of tracks.entries()) {
       const span = progressSpan(ctx, (45 * i) / tracks.length, (45 * (i + 1)) / tracks.length, 'measuring');
@@ -50,8 +46,9 @@ export default defineTool({
         },
       );
       if (af) args.push(`-filter:a:${i}`, af, `-ar:a:${i}`, String(t.sampleRate ?? sr));
-      else args.push(`-c:a:${i}`, 'copy');
+      else if (same) args.push(`-c:a:${i}`, 'copy');
     }
+    if (!same) return transcodeVideo(ctx, input, info, { keepStreams: true, outArgs: args, progress: [45, 100], stage: 'normalizing' });
     const container = videoContainerOf(input.type?.ext);
     const out = ctx.out(container);
     await runFfmpeg(
@@ -64,6 +61,7 @@ export default defineTool({
         '0:a',
         '-map',
         '0:s?',
+        ...attachmentMaps(container),
         '-c:v',
         'copy',
         '-c:s',

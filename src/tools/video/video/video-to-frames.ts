@@ -4,6 +4,7 @@ import { mkdir, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { KilnError } from '../../../core/errors.js';
 import type { OutputFile } from '../../../core/tool.js';
+import { toSdrFilters } from '../../../engines/ffmpeg/hdr.js';
 import { runFfmpeg } from '../../../engines/ffmpeg/run.js';
 import { outputFile } from '../../_shared/output.js';
 import { progressSpan } from '../../_shared/progress.js';
@@ -27,7 +28,8 @@ export default defineTool({
   section: 'video',
   group: 'video',
   summary: 'Extract all, every n-th, or specific frames as images in a ZIP.',
-  description: 'Frames are named frame-00001.png, … (timestamps mode: frame-<seconds>s.png). At most 10,000 frames per run.',
+  description:
+    'Frames are named frame-00001.png, … (timestamps mode: frame-<seconds>s.png). At most 10,000 frames per run. HDR video (PQ or HLG) is tone-mapped to SDR colours.',
   input: { kind: 'file', accept: ['video/*'] },
   settings: z.object({
     mode: z.enum(['all', 'nth', 'timestamps']).default('all').describe('Extraction mode.'),
@@ -53,6 +55,9 @@ export default defineTool({
     const dir = path.join(ctx.workDir, 'frames');
     await mkdir(dir, { recursive: true });
     const enc = s.format === 'jpg' ? ['-q:v', '2'] : [];
+    // HDR (PQ, HLG) is tone-mapped: PNG and JPEG are shown as sRGB.
+    const sdr = (await toSdrFilters(info.video)).replace(/,$/, '');
+    const sdrVf = sdr ? ['-vf', sdr] : [];
     if (s.mode === 'timestamps') {
       const ts = parseTimestamps(s.timestamps)!;
       const late = ts.find((t) => info.duration > 0 && t >= info.duration);
@@ -62,14 +67,17 @@ export default defineTool({
         ctx.progress((i / ts.length) * 100, `frame ${i + 1}/${ts.length}`);
         const name = `frame-${String(i + 1).padStart(3, '0')}-${t}s.${s.format}`;
         const output = path.join(dir, name);
-        await runFfmpeg(['-ss', String(t), '-i', input.path, '-map', '0:v:0', '-frames:v', '1', ...enc, '-update', '1'], {
+        await runFfmpeg(['-ss', String(t), '-i', input.path, '-map', '0:v:0', '-frames:v', '1', ...sdrVf, ...enc, '-update', '1'], {
           signal: ctx.signal,
           output,
         }).catch((e: unknown) => {
           // A time after the last frame starts but before the end (2.99 s of a 3 s clip at 25 fps, whose last
           // frame starts at 2.96 s; or a longer audio track) decodes nothing: the last frame is what shows then.
           if (!(e instanceof KilnError && e.reason === 'empty-output')) throw e;
-          return runFfmpeg(['-sseof', '-1', '-i', input.path, '-map', '0:v:0', ...enc, '-update', '1'], { signal: ctx.signal, output });
+          return runFfmpeg(['-sseof', '-1', '-i', input.path, '-map', '0:v:0', ...sdrVf, ...enc, '-update', '1'], {
+            signal: ctx.signal,
+            output,
+          });
         });
       }
     } else {
@@ -81,7 +89,8 @@ export default defineTool({
           `That would extract about ${Math.round(expected)} frames; the limit is ${MAX_FRAMES}. Use mode nth or timestamps.`,
         );
       }
-      const vf = s.mode === 'nth' ? ['-vf', `select=not(mod(n\\,${s.n}))`] : [];
+      const chain = [s.mode === 'nth' ? `select=not(mod(n\\,${s.n}))` : '', sdr].filter(Boolean).join(',');
+      const vf = chain ? ['-vf', chain] : [];
       // Frames go to a private directory first; a cancelled run leaves only the workspace to remove.
       await runFfmpeg(['-i', input.path, '-map', '0:v:0', ...vf, '-fps_mode', 'vfr', ...enc, path.join(dir, `frame-%05d.${s.format}`)], {
         signal: ctx.signal,

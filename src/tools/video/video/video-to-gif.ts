@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { KilnError } from '../../../core/errors.js';
 import { defineTool } from '../../../core/tool.js';
+import { toSdrFilters } from '../../../engines/ffmpeg/hdr.js';
 import { runFfmpeg } from '../../../engines/ffmpeg/run.js';
 import { outputFile } from '../../_shared/output.js';
 import { progressSpan } from '../../_shared/progress.js';
@@ -19,7 +20,7 @@ export default defineTool({
   group: 'video',
   summary: 'Turn a section of a video (max 60 s) into an animated GIF.',
   description:
-    'Two-stage palette (palettegen + paletteuse) for clean colours; the height follows the aspect ratio; without width, 480 px, or the width of a narrower video (never enlarged unless asked). The clip is at most 60 s long.',
+    'Two-stage palette (palettegen + paletteuse) for clean colours; the height follows the aspect ratio; without width, 480 px, or the width of a narrower video (never enlarged unless asked). The clip is at most 60 s long. HDR video (PQ or HLG) is tone-mapped to SDR colours.',
   input: { kind: 'file', accept: ['video/*'] },
   settings: z.object({
     fps: z.int().min(1).max(30).default(12).describe('GIF frame rate.'),
@@ -47,7 +48,8 @@ export default defineTool({
     const out = ctx.out('gif');
     // round=up: a clip shorter than one GIF frame (a one-frame video) still gives its frame, not an empty GIF
     // (round=near drops it: 0.04 s is under half of 1/12 s); longer clips get the same frame count.
-    const graph = `[0:v]fps=${s.fps}:round=up,scale=${s.width ?? `'min(${DEFAULT_WIDTH},iw)'`}:-1:flags=lanczos,split[a][b];[a]palettegen=stats_mode=diff[p];[b][p]paletteuse=dither=bayer:bayer_scale=5:diff_mode=rectangle[v]`;
+    const sdr = await toSdrFilters(info.video);
+    const graph = `[0:v]${sdr}fps=${s.fps}:round=up,scale=${s.width ?? `'min(${DEFAULT_WIDTH},iw)'`}:-1:flags=lanczos,split[a][b];[a]palettegen=stats_mode=diff[p];[b][p]paletteuse=dither=bayer:bayer_scale=5:diff_mode=rectangle[v]`;
     await runFfmpeg(
       ['-ss', String(s.startS), '-t', dur.toFixed(6), '-i', input.path, '-filter_complex', graph, '-map', '[v]', '-loop', '0'],
       {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
+import { toSdrFilters } from '../../../engines/ffmpeg/hdr.js';
 import { runFfmpeg } from '../../../engines/ffmpeg/run.js';
 import { outputFile } from '../../_shared/output.js';
 import { progressSpan } from '../../_shared/progress.js';
@@ -14,7 +15,7 @@ export default defineTool({
   group: 'video',
   summary: 'Turn a video clip into an animated WebP.',
   description:
-    'The whole clip at the given frame rate and width (the height follows the aspect ratio; without width, 480 px, or the width of a narrower video, never enlarged unless asked); loop false plays it once.',
+    'The whole clip at the given frame rate and width (the height follows the aspect ratio; without width, 480 px, or the width of a narrower video, never enlarged unless asked); loop false plays it once. HDR video (PQ or HLG) is tone-mapped to SDR colours.',
   input: { kind: 'file', accept: ['video/*'] },
   settings: z.object({
     fps: z.int().min(1).max(30).default(12).describe('Frame rate.'),
@@ -37,7 +38,7 @@ export default defineTool({
         '-map',
         '0:v:0',
         '-vf',
-        `fps=${s.fps}:round=up,scale=${s.width ?? `'min(${DEFAULT_WIDTH},iw)'`}:-1:flags=lanczos`,
+        `${await toSdrFilters(info.video)}fps=${s.fps}:round=up,scale=${s.width ?? `'min(${DEFAULT_WIDTH},iw)'`}:-1:flags=lanczos`,
         '-an',
         '-c:v',
         'libwebp_anim',
