@@ -86,4 +86,14 @@ describe('kiln CLI', () => {
     assert.equal(d.code, 0);
     assert.ok((JSON.parse(d.stdout) as { engines: { id: string; available: boolean }[] }).engines.find((e) => e.id === 'sharp')!.available);
   });
+
+  it('doctor shows each engine version number, not an error line of the program or a trailing full stop', async () => {
+    const d = await kiln(['doctor', '--json']);
+    assert.equal(d.code, 0, d.stderr);
+    const engines = (JSON.parse(d.stdout) as { engines: { id: string; available: boolean; version?: string }[] }).engines;
+    // PocketSphinx has no --version: its "ERROR: cmd_ln.c …" line was shown as the version; potrace's
+    // "potrace 1.16. Copyright …" read as "1.16.".
+    for (const e of engines.filter((x) => x.available && x.version !== undefined))
+      assert.match(e.version!, /^\d[\w.+~:-]*[\w+~]$/, `${e.id}: ${e.version}`);
+  });
 });

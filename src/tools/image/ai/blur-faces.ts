@@ -24,7 +24,7 @@ export default defineTool({
   needs: { bundles: ['face-detection'] },
   execution: 'long',
   output: 'image in the input format',
-  examples: ['team.jpg -o team-blurred.jpg', 'crowd.png --blurRadius 60 --sensitivity 0.3 -o crowd-blurred.png'],
+  examples: ['team.jpg -o team-blurred.jpg', 'crowd.png --blur-radius 60 --sensitivity 0.3 -o crowd-blurred.png'],
   async run(ctx, { files }, s) {
     const input = files[0]!;
     const img = await decodeOriented(input, ctx);

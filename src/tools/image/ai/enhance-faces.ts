@@ -36,7 +36,7 @@ export default defineTool({
   needs: { bundles: ['upscale-enhance', 'face-detection'] },
   execution: 'long',
   output: 'PNG image',
-  examples: ['old-portrait.jpg -o restored.png', 'group.jpg --strength 0.6 --sensitivity 0.4', 'team.jpg --onlyCenterFace'],
+  examples: ['old-portrait.jpg -o restored.png', 'group.jpg --strength 0.6 --sensitivity 0.4', 'team.jpg --only-center-face'],
   async run(ctx, { files }, s) {
     if (s.model === 'codeformer')
       throw new KilnError('VALIDATION_ERROR', 'CodeFormer is not offered (S-Lab licence, non-commercial); use gfpgan.');

@@ -61,7 +61,7 @@ export default defineTool({
   examples: [
     'grainy.jpg --tier quick -o clean.jpg',
     'night.jpg --tier quality --strength 70',
-    'scan.png --tier quick --colorNoise 80 --format png',
+    'scan.png --tier quick --color-noise 80 --format png',
   ],
   async run(ctx, { files }, s) {
     const input = files[0]!;
