@@ -13,7 +13,15 @@ import { KilnError } from '../core/errors.js';
 import { stem } from '../core/paths.js';
 import type { OutputFile, Tool } from '../core/tool.js';
 import { conformOutput } from './output-format.js';
-import { dedupe, defaultOutputName, type OutputTarget, resolveOutputPath, writePolicy, type WritePolicy } from './output-naming.js';
+import {
+  dedupe,
+  defaultOutputName,
+  type OutputTarget,
+  plainName,
+  resolveOutputPath,
+  writePolicy,
+  type WritePolicy,
+} from './output-naming.js';
 import { writeOutput } from './output-write.js';
 
 export interface DeliverOptions {
@@ -79,6 +87,40 @@ export function runDelivery(req: DeliveryRequest, target: OutputTarget, dataDir:
     keepExisting: !!req.claimed,
     dataDir,
     signal: req.signal,
+  };
+}
+
+/**
+ * The order in which the items of a batch are named. Two inputs with one file name (a/x.png, b/x.png)
+ * share an output name, and the run that ended first took x.png: which input became x-2.png changed
+ * from one run to the next (a rerun could swap them). An item now waits to be named until the last
+ * earlier input of the same stem has been named or has failed, so the first on the command line gets
+ * x.png. Items whose names cannot collide never wait; an earlier item is always under way (items start
+ * in order), so no item waits for one that has not started.
+ */
+export function namingOrder(labels: readonly (string | null)[]): { turn(i: number): Promise<void>; done(i: number): void } {
+  const named = labels.map(() => {
+    let resolve!: () => void;
+    const promise = new Promise<void>((r) => {
+      resolve = r;
+    });
+    return { promise, resolve };
+  });
+  const before = new Map<number, number>();
+  const last = new Map<string, number>();
+  labels.forEach((label, i) => {
+    if (label === null || label === '-') return;
+    const key = stem(plainName(path.basename(label))).toLowerCase();
+    const prev = last.get(key);
+    if (prev !== undefined) before.set(i, prev);
+    last.set(key, i);
+  });
+  return {
+    turn: (i) => {
+      const prev = before.get(i);
+      return prev === undefined ? Promise.resolve() : named[prev]!.promise;
+    },
+    done: (i) => named[i]?.resolve(),
   };
 }
 

@@ -13,7 +13,7 @@ import { defaultDataDir } from '../core/paths.js';
 import { readsInputInMemory, type InputFile, type Tool, type ToolInputs } from '../core/tool.js';
 import { createWorkspace } from '../core/workspace.js';
 import { inputFile, runTool, validateRequest } from '../tools/run-tool.js';
-import { deliverOutput, runDelivery } from './deliver.js';
+import { deliverOutput, namingOrder, runDelivery } from './deliver.js';
 import { formatFromOutputName } from './output-format.js';
 import { parseOutputOption, type OutputTarget } from './output-naming.js';
 import { createProgress } from './progress.js';
@@ -143,6 +143,7 @@ export async function runLocal(req: LocalRunRequest): Promise<ItemResult[]> {
     unit: batch ? 'items' : 'percent',
   });
   const results: ItemResult[] = new Array(groups.length);
+  const naming = namingOrder(groups.map((g) => (g.length === 1 ? g[0]! : null)));
   let done = 0;
   let next = 0;
   const workers = Math.max(1, Math.min(groups.length, req.concurrency ?? defaultConcurrency(tool)));
@@ -182,6 +183,7 @@ export async function runLocal(req: LocalRunRequest): Promise<ItemResult[]> {
           // Data-only tools print their JSON when no -o is given (with --json it is in the result line).
           if (!req.json && !req.silent) process.stdout.write(JSON.stringify(outcome.data, null, 2) + '\n');
         } else {
+          await naming.turn(i);
           const d = await deliverOutput(outcome.output, { ...delivery, inputName: label ?? undefined, workDir: ws.dir });
           outPath = d.output;
           outputs = d.outputs;
@@ -202,6 +204,7 @@ export async function runLocal(req: LocalRunRequest): Promise<ItemResult[]> {
       const err = req.flagWords ? inFlagWords(toKilnError(e), tool) : toKilnError(e);
       results[i] = { input: label, ok: false, error: err.toJSON().error, exitCode: err.exitCode };
     } finally {
+      naming.done(i);
       await ws.dispose();
       done++;
       if (batch) {

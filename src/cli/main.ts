@@ -170,12 +170,18 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
   jsonMode = wantsJson(argv);
   const inv = first && !first.startsWith('-') ? await resolveInvocation(first) : undefined;
   if (inv) return runToolCommand(inv, argv.slice(1));
+  // `kiln help resize` (the command list offers `help [command]`): commander knows only the commands, and
+  // printed the general help on stderr with exit 2 for a tool or preset.
+  const about = first === 'help' && argv[1] && !argv[1].startsWith('-') ? argv[1] : undefined;
+  const helpInv = about ? await resolveInvocation(about) : undefined;
+  if (helpInv) return runToolCommand(helpInv, ['--help']);
   // Any other command may reach a server (login, jobs, features install, deploy…).
   await trustDeferredCa();
   const program = await topProgram();
   // An unknown command is an error even with --help (which would print the general help and exit 0).
   if (first && !first.startsWith('-') && !program.commands.some((c) => c.name() === first) && first !== 'help')
     unknownCommand(program, first);
+  if (about && !program.commands.some((c) => c.name() === about)) unknownCommand(program, about);
   program.exitOverride();
   try {
     await program.parseAsync(argv, { from: 'user' });

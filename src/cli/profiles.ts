@@ -150,7 +150,8 @@ export function resolveServer(o: { server?: string; profile?: string; insecureHt
   };
   if (explicit) return choose(explicit);
   if (p.server) return choose(p.server);
-  if (o.profile && o.profile !== 'default')
+  // A profile named by KILN_PROFILE as by --profile: a CI job with a mistyped name ran here, exit 0.
+  if (profile !== 'default')
     throw new KilnError('USAGE_ERROR', `Profile ${profile} has no server: kiln config set server URL --profile ${profile}`);
   return undefined;
 }

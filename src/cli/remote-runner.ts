@@ -10,7 +10,7 @@ import { EXIT, KilnError, toKilnError } from '../core/errors.js';
 import { contentTypeFor } from '../core/mime.js';
 import { defaultDataDir } from '../core/paths.js';
 import { createWorkspace } from '../core/workspace.js';
-import { deliverOutput, runDelivery } from './deliver.js';
+import { deliverOutput, namingOrder, runDelivery } from './deliver.js';
 import { spoolStdin, stripExit, type ItemResult, type LocalRunRequest } from './local-runner.js';
 import { formatFromOutputName } from './output-format.js';
 import { parseOutputOption, plainName, type OutputTarget } from './output-naming.js';
@@ -158,6 +158,7 @@ export async function runRemote(request: RemoteRunRequest): Promise<ItemResult[]
     unit: batch ? 'items' : 'percent',
   });
   const results: ItemResult[] = new Array(groups.length);
+  const naming = namingOrder(groups.map((g) => (g.length === 1 ? g[0]! : null)));
   const running = new Set<string>();
   // Uploads whose answer (and job id) has not come yet: found again by their clientJobId after Ctrl-C.
   const inFlight = new Set<string>();
@@ -206,6 +207,7 @@ export async function runRemote(request: RemoteRunRequest): Promise<ItemResult[]
           try {
             const got = path.join(aside.dir, name);
             await writeOutput(await client.download(outcome.downloadUrl, req.signal), got, req.signal);
+            await naming.turn(i);
             const d = await deliverOutput(
               { path: got, name, contentType: contentTypeFor(name) },
               { ...delivery, inputName: label ?? undefined, workDir: aside.dir },
@@ -238,6 +240,7 @@ export async function runRemote(request: RemoteRunRequest): Promise<ItemResult[]
       const err = req.flagWords ? inFlagWords(toKilnError(e), tool) : toKilnError(e);
       results[i] = { input: label, ok: false, ...(jobId ? ({ jobId } as object) : {}), error: err.toJSON().error, exitCode: err.exitCode };
     } finally {
+      naming.done(i);
       done++;
       if (batch) progress.update(done);
       if (req.json && !req.silent) process.stdout.write(JSON.stringify(stripExit(results[i]!)) + '\n');

@@ -115,7 +115,8 @@ export function buildToolCommand(tool: Tool, nameOverride?: string): Command {
   } else if (tool.input.kind === 'files') cmd.argument('<inputs...>', `${tool.input.min}-${tool.input.max} input files, used together`);
   else cmd.argument('<inputs...>', 'input files (several or a glob run as a batch; - = stdin)');
 
-  for (const s of describeSettings(tool)) {
+  const settings = describeSettings(tool);
+  for (const s of settings) {
     if (COMMON_FLAGS.includes(s.flag)) throw new Error(`setting ${tool.id}.${s.name} collides with a common flag`);
     const opt = new Option(`--${s.flag} ${valueName(s)}`, settingHelp(s));
     if (s.enum) {
@@ -133,6 +134,12 @@ export function buildToolCommand(tool: Tool, nameOverride?: string): Command {
     else if (s.type === 'array') opt.argParser((value: string, previous: string[] | undefined) => [...(previous ?? []), value]);
     cmd.addOption(opt);
   }
+  // `--no-strip-metadata` for false, as users of other CLIs write it (and as the help examples did, which
+  // was "unknown option"); hidden from --help, whose boolean lines say `[bool]`. Not where a setting
+  // already owns that flag.
+  const flags = new Set(settings.map((s) => s.flag));
+  for (const s of settings)
+    if (s.type === 'boolean' && !flags.has(`no-${s.flag}`)) cmd.addOption(new Option(`--no-${s.flag}`, `${s.flag}: false`).hideHelp());
   for (const x of tool.input.extra ?? []) {
     const flag = x.flag ?? x.field;
     cmd.addOption(new Option(`--${flag} <file${x.indexed ? 's...' : ''}>`, `${x.description}${x.required ? ' (required)' : ''}`));

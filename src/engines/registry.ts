@@ -14,7 +14,10 @@ export interface EngineDef {
   /** Candidate executables (first found wins); absent for in-process npm engines. */
   bins?: string[];
   versionArgs?: string[];
-  /** First capture group is the version. */
+  /**
+   * First capture group is the version; without it the program is not asked (PocketSphinx has no
+   * version option: its "ERROR: cmd_ln.c …" line was shown as the version).
+   */
   versionPattern?: RegExp;
   /** npm package for in-process engines. */
   npm?: string;
@@ -161,7 +164,8 @@ export const ENGINES: EngineDef[] = [
     title: 'Potrace',
     bins: ['potrace'],
     versionArgs: ['--version'],
-    versionPattern: /potrace (\S+)/,
+    // "potrace 1.16. Copyright (C) …": the full stop ends the sentence, not the version.
+    versionPattern: /potrace (\d[\w.]*\w)/,
     debian: 'potrace',
     license: 'GPL-2.0+',
     usedFor: 'vectorizing',
@@ -277,12 +281,17 @@ async function probe(def: EngineDef): Promise<EngineStatus> {
   for (const bin of def.bins ?? []) {
     const p = await which(bin);
     if (!p) continue;
-    const version = await new Promise<string | undefined>((resolve) => {
-      execFile(p, def.versionArgs ?? ['--version'], { timeout: 15000 }, (_err, stdout, stderr) => {
-        const text = `${stdout}\n${stderr}`.trim();
-        resolve(def.versionPattern?.exec(text)?.[1] ?? text.split('\n')[0]);
-      });
-    });
+    const pattern = def.versionPattern;
+    const version = !pattern
+      ? undefined
+      : await new Promise<string | undefined>((resolve) => {
+          execFile(p, def.versionArgs ?? ['--version'], { timeout: 15000 }, (_err, stdout, stderr) => {
+            // Another build's wording ("Google Chrome 120.0…"): the first dotted number of its first line;
+            // a line without one is no version (an error message, a usage text).
+            const text = `${stdout}\n${stderr}`.trim();
+            resolve(pattern.exec(text)?.[1] ?? /\d+\.\d[\w.+~:-]*\w|\d+\.\d/.exec(text.split('\n')[0]!)?.[0]);
+          });
+        });
     return { ...base, available: true, path: p, version };
   }
   return { ...base, available: false };

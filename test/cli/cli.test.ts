@@ -86,4 +86,31 @@ describe('kiln CLI', () => {
     assert.equal(d.code, 0);
     assert.ok((JSON.parse(d.stdout) as { engines: { id: string; available: boolean }[] }).engines.find((e) => e.id === 'sharp')!.available);
   });
+
+  it('`kiln help TOOL` prints the tool help as `kiln TOOL --help` does; an unknown name is an error saying so', async () => {
+    // The list of commands offers `help [command]`, but `kiln help resize` printed the general help on
+    // stderr with exit 2 and no word of why.
+    for (const name of ['resize', 'jpg-to-png']) {
+      const r = await kiln(['help', name]);
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stdout, (await kiln([name, '--help'])).stdout);
+      assert.match(r.stdout, new RegExp(`^Usage: kiln ${name} `));
+    }
+    const c = await kiln(['help', 'config']);
+    assert.equal(c.code, 0, c.stderr);
+    assert.match(c.stdout, /^Usage: kiln config/);
+    const u = await kiln(['help', 'resiz']);
+    assert.equal(u.code, 2);
+    assert.match(u.stderr, /Unknown tool or command "resiz"\. Did you mean resize\?/);
+  });
+
+  it('doctor shows each engine version number, not an error line of the program or a trailing full stop', async () => {
+    const d = await kiln(['doctor', '--json']);
+    assert.equal(d.code, 0, d.stderr);
+    const engines = (JSON.parse(d.stdout) as { engines: { id: string; available: boolean; version?: string }[] }).engines;
+    // PocketSphinx has no --version: its "ERROR: cmd_ln.c …" line was shown as the version; potrace's
+    // "potrace 1.16. Copyright …" read as "1.16.".
+    for (const e of engines.filter((x) => x.available && x.version !== undefined))
+      assert.match(e.version!, /^\d[\w.+~:-]*[\w+~]$/, `${e.id}: ${e.version}`);
+  });
 });

@@ -177,4 +177,21 @@ describe('the remote CLI does not trust the server', () => {
       sso.server.close();
     }
   });
+
+  it("a reverse proxy's 502 page (the daemon behind it is down) is UNAVAILABLE, as a 503 is, not INTERNAL", async () => {
+    const proxy = await listen((req, res) => {
+      req.resume();
+      req.on('end', () => res.writeHead(502, { 'content-type': 'text/html' }).end('<html><body>502 Bad Gateway</body></html>'));
+    });
+    try {
+      const r = await kiln(['resize', photo, '--width', '5', '-o', 'proxy.png', '--server', proxy.url, '--json'], { cwd, env: env() });
+      assert.equal(r.code, 1, r.stderr);
+      const err = (JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { error: { code: string; message: string } }).error;
+      assert.equal(err.code, 'UNAVAILABLE', err.message);
+      assert.match(err.message, /HTTP 502/);
+      assert.equal(existsSync(path.join(cwd, 'proxy.png')), false);
+    } finally {
+      proxy.server.close();
+    }
+  });
 });

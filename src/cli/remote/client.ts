@@ -36,6 +36,8 @@ const STATUS_CODES: Record<number, ErrorCode> = {
   429: 'RATE_LIMITED',
   499: 'CANCELLED',
   501: 'ENGINE_MISSING',
+  // A reverse proxy's answer when the daemon behind it is down or restarting: retry later, as for 503.
+  502: 'UNAVAILABLE',
   503: 'UNAVAILABLE',
   504: 'TIMEOUT',
 };

@@ -25,7 +25,7 @@ export default defineTool({
   needs: { bundles: ['face-detection'] },
   execution: 'long',
   output: 'image in the input format',
-  examples: ['team.jpg -o team-blurred.jpg', 'crowd.png --blurRadius 60 --sensitivity 0.3 -o crowd-blurred.png'],
+  examples: ['team.jpg -o team-blurred.jpg', 'crowd.png --blur-radius 60 --sensitivity 0.3 -o crowd-blurred.png'],
   async run(ctx, { files }, s) {
     // One picture in, one out: the frames of an animation beyond the first are said to be dropped.
     await warnFirstFrameOnly(ctx, files[0]!, 'blur-faces');

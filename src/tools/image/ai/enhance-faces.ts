@@ -37,7 +37,7 @@ export default defineTool({
   needs: { bundles: ['upscale-enhance', 'face-detection'] },
   execution: 'long',
   output: 'PNG image',
-  examples: ['old-portrait.jpg -o restored.png', 'group.jpg --strength 0.6 --sensitivity 0.4', 'team.jpg --onlyCenterFace'],
+  examples: ['old-portrait.jpg -o restored.png', 'group.jpg --strength 0.6 --sensitivity 0.4', 'team.jpg --only-center-face'],
   async run(ctx, { files }, s) {
     // One picture in, one out: the frames of an animation beyond the first are said to be dropped.
     await warnFirstFrameOnly(ctx, files[0]!, 'enhance-faces');

@@ -62,7 +62,7 @@ export default defineTool({
   examples: [
     'grainy.jpg --tier quick -o clean.jpg',
     'night.jpg --tier quality --strength 70',
-    'scan.png --tier quick --colorNoise 80 --format png',
+    'scan.png --tier quick --color-noise 80 --format png',
   ],
   async run(ctx, { files }, s) {
     // One picture in, one out: the frames of an animation beyond the first are said to be dropped.

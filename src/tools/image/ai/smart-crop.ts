@@ -127,8 +127,8 @@ export default defineTool({
   output: 'image in the input format',
   examples: [
     'photo.jpg --width 400 --height 400 -o thumb.jpg',
-    'portrait.jpg --mode face --facePreset closeup -o headshot.jpg',
-    'scan.png --mode trim --padToSquare --targetSize 512 -o product.png',
+    'portrait.jpg --mode face --face-preset closeup -o headshot.jpg',
+    'scan.png --mode trim --pad-to-square --target-size 512 -o product.png',
   ],
   async run(ctx, { files }, s) {
     // One picture in, one out: the frames of an animation beyond the first are said to be dropped.

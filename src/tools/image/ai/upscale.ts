@@ -64,7 +64,7 @@ export default defineTool({
   examples: [
     'photo.jpg --scale 4 -o photo-4x.png',
     'scan.png --scale 2 --model slim',
-    'portrait.jpg --scale 2 --faceEnhance --denoise 0.5',
+    'portrait.jpg --scale 2 --face-enhance --denoise 0.5',
   ],
   async run(ctx, { files }, s) {
     // One picture in, one out: the frames of an animation beyond the first are said to be dropped.
