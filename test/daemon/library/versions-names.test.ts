@@ -1,0 +1,113 @@
+/**
+ * Library edges met in the second QA pass: a version number is never given twice (also after the
+ * newest was deleted), and the list's name filter is case-insensitive for names beyond ASCII.
+ */
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import Database from 'better-sqlite3';
+import { Kysely, Migrator, SqliteDialect } from 'kysely';
+import { migrationProvider } from '../../../daemon/store/migrations.js';
+import { makeImage, tempDir } from '../../helpers/fixtures.js';
+import { api, filePart, form, startServer, type TestServer } from '../../helpers/server.js';
+
+const dir = tempDir('kiln-libedge-');
+
+describe('library versions and names', () => {
+  let s: TestServer;
+  before(async () => {
+    s = await startServer();
+  });
+  after(() => s.close());
+
+  const upload = async (file: string, name?: string) =>
+    api(s, s.token, 'POST', '/api/v1/files', await form({ file: await filePart(file), ...(name ? { name } : {}) }));
+
+  it('never gives a deleted version number to a new version', async () => {
+    // Three sizes: three distinct contents.
+    const a = await makeImage(dir, 'a.png', 20, 10, { format: 'png' });
+    const b = await makeImage(dir, 'b.png', 22, 10, { format: 'png' });
+    const c = await makeImage(dir, 'c.png', 24, 10, { format: 'png' });
+    const up = await upload(a);
+    assert.equal(up.status, 201, up.text);
+    const id = up.body.id as string;
+    const v2 = await api(s, s.token, 'POST', `/api/v1/files/${id}/versions`, await form({ file: await filePart(b) }));
+    assert.equal(v2.body.version.version, 2, v2.text);
+    const del = await api(s, s.token, 'DELETE', `/api/v1/files/${id}/versions/2`);
+    assert.equal(del.status, 200, del.text);
+    assert.equal(del.body.latestVersion, 1);
+    // Version 2 was b; a new version must not take its number, or a link to "version 2" silently
+    // gives other content (and the history reads as if nothing had been deleted).
+    const v3 = await api(s, s.token, 'POST', `/api/v1/files/${id}/versions`, await form({ file: await filePart(c) }));
+    assert.equal(v3.status, 201, v3.text);
+    assert.equal(v3.body.version.version, 3);
+    const restored = await api(s, s.token, 'POST', `/api/v1/files/${id}/versions/1/restore`);
+    assert.equal(restored.body.version.version, 4, restored.text);
+    const list = await api(s, s.token, 'GET', `/api/v1/files/${id}/versions`);
+    assert.deepEqual(
+      list.body.versions.map((v: { version: number }) => v.version),
+      [4, 3, 1],
+    );
+  });
+
+  it('matches names beyond ASCII case-insensitively', async () => {
+    const png = await makeImage(dir, 'u.png', 8, 8, { format: 'png' });
+    const up = await upload(png, 'Ärger Über Café.png');
+    assert.equal(up.status, 201, up.text);
+    for (const q of ['Ärger', 'ärger', 'ÜBER', 'CAFÉ', 'café']) {
+      const r = await api(s, s.token, 'GET', `/api/v1/files?name=${encodeURIComponent(q)}`);
+      assert.deepEqual(
+        r.body.items.map((i: { id: string }) => i.id),
+        [up.body.id],
+        `name=${q}`,
+      );
+    }
+  });
+});
+
+it('migration 0760 starts each item from its highest surviving version number', async () => {
+  const db = new Kysely<any>({ dialect: new SqliteDialect({ database: new Database(path.join(tempDir('kiln-mig-'), 'kiln.db')) }) });
+  try {
+    const migrator = new Migrator({ db, provider: migrationProvider });
+    const to = async (name: string) => {
+      const r = await migrator.migrateTo(name);
+      assert.equal(r.error, undefined, String(r.error));
+    };
+    await to('0750_job_list_order');
+    const now = Date.now();
+    const item = { owner_id: 'u1', name: 'a.png', content_type: 'image/png', size: 1, created_at: now, updated_at: now };
+    await db
+      .insertInto('library_items')
+      .values([
+        { ...item, id: 'i1', latest_version: 3 },
+        { ...item, id: 'i2', latest_version: 1 },
+      ])
+      .execute();
+    const version = {
+      blob_hash: 'h',
+      name: 'a.png',
+      size: 1,
+      content_type: 'image/png',
+      created_by: 'u1',
+      created_at: now,
+      source: 'upload',
+    };
+    // i1 holds versions 1 and 3 (2 was deleted): its next number is 4.
+    await db
+      .insertInto('library_versions')
+      .values([
+        { ...version, id: 'v1', item_id: 'i1', version: 1 },
+        { ...version, id: 'v3', item_id: 'i1', version: 3 },
+        { ...version, id: 'v4', item_id: 'i2', version: 1 },
+      ])
+      .execute();
+    await to('0760_library_version_numbers');
+    assert.deepEqual(await db.selectFrom('library_items').select(['id', 'top_version']).orderBy('id').execute(), [
+      { id: 'i1', top_version: 3 },
+      { id: 'i2', top_version: 1 },
+    ]);
+    await to('0750_job_list_order');
+  } finally {
+    await db.destroy();
+  }
+});
