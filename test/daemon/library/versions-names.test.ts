@@ -63,6 +63,30 @@ describe('library versions and names', () => {
       );
     }
   });
+
+  it('filters by extension as the newest version downloads, jpg and jpeg alike', async () => {
+    const png = await makeImage(dir, 'holiday.png', 12, 12, { format: 'png' });
+    const item = await upload(png, 'holiday-ext.png');
+    const jpeg = await upload(await makeImage(dir, 'scan.jpeg', 14, 14, { format: 'jpeg' }), 'scan-ext.jpeg');
+    // Converted to JPEG: the item keeps its name, its newest version (and download) is holiday-ext.jpg.
+    const run = await api(
+      s,
+      s.token,
+      'POST',
+      '/api/v1/tools/image/convert',
+      await form({ fileId: item.body.id, settings: '{"format":"jpg"}' }),
+    );
+    assert.equal(run.body.savedFileId, item.body.id, run.text);
+    const dl = await fetch(`${s.url}/api/v1/files/${item.body.id}/download`, { headers: { authorization: `Bearer ${s.token}` } });
+    assert.match(dl.headers.get('content-disposition') ?? '', /holiday-ext\.jpg/);
+    await dl.arrayBuffer();
+    const names = async (type: string) =>
+      (await api(s, s.token, 'GET', `/api/v1/files?name=-ext&type=${type}`)).body.items.map((i: { name: string }) => i.name).sort();
+    assert.deepEqual(await names('jpg'), ['holiday-ext.png', 'scan-ext.jpeg']);
+    assert.deepEqual(await names('JPEG'), ['holiday-ext.png', 'scan-ext.jpeg']);
+    assert.deepEqual(await names('png'), []);
+    assert.equal(jpeg.status, 201);
+  });
 });
 
 it('migration 0760 starts each item from its highest surviving version number', async () => {
