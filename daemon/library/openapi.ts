@@ -236,7 +236,8 @@ export function libraryPaths(): Json {
               name: 'type',
               in: 'query',
               schema: str,
-              description: 'A family (image, video, audio, text, font), a content type (image/png, image/*) or an extension (.jpg, txt) of the name the newest version downloads under (jpg and jpeg alike).',
+              description:
+                'A family (image, video, audio, text, font), a content type (image/png, image/*) or an extension (.jpg, txt) of the name the newest version downloads under (jpg and jpeg alike).',
             },
             { name: 'name', in: 'query', schema: str, description: 'Part of the name, case-insensitive.' },
             { name: 'owner', in: 'query', schema: str, description: 'A user id: only their items among those you see.' },
