@@ -81,7 +81,12 @@ const upload = (what: string, first = false): Json => ({
       schema: obj(
         {
           file: { ...binary, description: what },
-          name: { type: 'string', description: 'The item name (default: the uploaded file name).' },
+          name: {
+            type: 'string',
+            description: first
+              ? 'The item name (default: the uploaded file name).'
+              : "The version's file name (default: the uploaded file name); its extension names the download. Rename the item with PATCH.",
+          },
           ...(first ? { scope: SCOPE } : {}),
         },
         ['file'],

@@ -3,6 +3,7 @@
  * newest was deleted), and the list's name filter is case-insensitive for names beyond ASCII.
  */
 import assert from 'node:assert/strict';
+import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
@@ -62,6 +63,51 @@ describe('library versions and names', () => {
         `name=${q}`,
       );
     }
+  });
+
+  it('refuses a repeated or unknown text field of an upload, keeping nothing', async () => {
+    const png = await makeImage(dir, 'fields.png', 9, 9, { format: 'png' });
+    const before = (await api(s, s.token, 'GET', '/api/v1/files')).body.total;
+    const blobs = async () => {
+      let n = 0;
+      for await (const _ of s.app.kiln.storage.list('library/blobs/')) n++;
+      return n;
+    };
+    const blobsBefore = await blobs();
+    // Two scopes have no one meaning: the last one won, sharing a file its owner may have meant to keep private.
+    const twice = await api(s, s.token, 'POST', '/api/v1/files', await form({ file: await filePart(png), scope: ['private', 'team'] }));
+    assert.equal(twice.status, 400, twice.text);
+    assert.equal(twice.body.error.code, 'VALIDATION_ERROR');
+    assert.match(twice.body.error.message, /scope/);
+    // A misspelt field was dropped without a word (the item then kept the uploaded file's name).
+    const typo = await api(s, s.token, 'POST', '/api/v1/files', await form({ file: await filePart(png), nmae: 'report.png' }));
+    assert.equal(typo.status, 400, typo.text);
+    assert.match(typo.body.error.message, /nmae/);
+    const item = await upload(png);
+    assert.equal(item.status, 201, item.text);
+    // A new version takes a name (the version's), not a scope (the item's, PATCH): refused, not ignored.
+    const scoped = await api(
+      s,
+      s.token,
+      'POST',
+      `/api/v1/files/${item.body.id}/versions`,
+      await form({ file: await filePart(png), scope: 'team' }),
+    );
+    assert.equal(scoped.status, 400, scoped.text);
+    assert.match(scoped.body.error.message, /scope/);
+    const named = await api(
+      s,
+      s.token,
+      'POST',
+      `/api/v1/files/${item.body.id}/versions`,
+      await form({ file: await filePart(png), name: 'x.png' }),
+    );
+    assert.equal(named.status, 201, named.text);
+    assert.equal(named.body.version.name, 'x.png');
+    assert.equal((await api(s, s.token, 'GET', '/api/v1/files')).body.total, before + 1);
+    assert.equal((await api(s, s.token, 'GET', `/api/v1/files/${item.body.id}/versions`)).body.versions.length, 2);
+    assert.equal(await blobs(), blobsBefore + 1);
+    assert.deepEqual(readdirSync(path.join(s.dataDir, 'library', 'tmp')), []);
   });
 
   it('filters by extension as the newest version downloads, jpg and jpeg alike', async () => {
