@@ -29,7 +29,34 @@ function typeFilter(type: string): { prefix?: string; exact?: string; ext?: stri
   if (t.includes('/')) return t.endsWith('/*') ? { prefix: t.slice(0, -1) } : { exact: t };
   if (['image', 'video', 'audio', 'text', 'font'].includes(t)) return { prefix: `${t}/` };
   if (t === 'pdf') return { exact: 'application/pdf' };
-  return { ext: '.' + t.replace(/^\./, '') };
+  return { ext: t.replace(/^\./, '') };
+}
+
+/** Extensions that name one format: `type=jpg` also finds photo.jpeg. */
+const SAME_FORMAT: string[][] = [
+  ['jpg', 'jpeg', 'jpe'],
+  ['tif', 'tiff'],
+  ['htm', 'html'],
+  ['mpg', 'mpeg'],
+];
+
+function extensionsLike(ext: string): string[] {
+  const e = ext.replace(/^\./, '');
+  return SAME_FORMAT.find((g) => g.includes(e)) ?? [e];
+}
+
+/**
+ * An extension filter matches the name the newest version downloads under (versionFileName): the
+ * newest version's own extension when it has one, else the item's. The item's name alone listed a
+ * holiday.png converted to JPEG (downloaded as holiday.jpg) under png, and not under jpg.
+ */
+function extensionCondition(ext: string) {
+  const likes = extensionsLike(ext).map((e) => sql`lower(dl.name) like ${`%.${escapeLike(e)}`} escape '\\'`);
+  return sql<boolean>`exists (
+    select 1 from (
+      select case when v.name like '%.%' then v.name else library_items.name end as name
+      from library_versions v where v.item_id = library_items.id and v.version = library_items.latest_version
+    ) dl where ${sql.join(likes, sql` or `)})`;
 }
 
 function escapeLike(s: string): string {
@@ -50,7 +77,7 @@ export async function listItems(db: Kysely<Database>, viewer: Sharer, seesAll: b
     const f = typeFilter(q.type);
     if (f.prefix) base = base.where(sql<boolean>`content_type like ${`${escapeLike(f.prefix)}%`} escape '\\'`);
     if (f.exact) base = base.where('content_type', '=', f.exact);
-    if (f.ext) base = base.where(sql<boolean>`lower(name) like ${`%${escapeLike(f.ext)}`} escape '\\'`);
+    if (f.ext) base = base.where(extensionCondition(f.ext));
   }
   const total = Number((await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
   const items = await base

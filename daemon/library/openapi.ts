@@ -81,7 +81,12 @@ const upload = (what: string, first = false): Json => ({
       schema: obj(
         {
           file: { ...binary, description: what },
-          name: { type: 'string', description: 'The item name (default: the uploaded file name).' },
+          name: {
+            type: 'string',
+            description: first
+              ? 'The item name (default: the uploaded file name).'
+              : "The version's file name (default: the uploaded file name); its extension names the download. Rename the item with PATCH.",
+          },
           ...(first ? { scope: SCOPE } : {}),
         },
         ['file'],
@@ -236,7 +241,8 @@ export function libraryPaths(): Json {
               name: 'type',
               in: 'query',
               schema: str,
-              description: 'A family (image, video, audio, text, font), a content type (image/png, image/*) or an extension (pdf, .jpg).',
+              description:
+                'A family (image, video, audio, text, font), a content type (image/png, image/*) or an extension (.jpg, txt) of the name the newest version downloads under (jpg and jpeg alike).',
             },
             { name: 'name', in: 'query', schema: str, description: 'Part of the name, case-insensitive.' },
             { name: 'owner', in: 'query', schema: str, description: 'A user id: only their items among those you see.' },

@@ -23,6 +23,8 @@ export interface LibraryItemsTable {
   content_type: string;
   size: number;
   latest_version: number;
+  /** The highest version number ever given (migration 0760): the next version is this + 1, never a deleted one's. */
+  top_version: number;
   /** private | team (migration 0720, daemon/library/sharing.ts); the database default is private. */
   scope: Generated<string>;
   created_at: number;

@@ -147,6 +147,7 @@ export class LibraryService {
       content_type: d.contentType,
       size: d.size,
       latest_version: 1,
+      top_version: 1,
       scope: opts.scope,
       created_at: now,
       updated_at: now,
@@ -210,13 +211,9 @@ export class LibraryService {
       await this.blobs.release(d.hash);
       throw new KilnError('NOT_FOUND', `No library item ${itemId}.`);
     }
-    const last = await this.db
-      .selectFrom('library_versions')
-      .select((eb) => eb.fn.max('version').as('m'))
-      .where('item_id', '=', itemId)
-      .executeTakeFirst();
-    // Numbers are never reused, even after the newest version was deleted.
-    const n = Math.max(Number(last?.m ?? 0), current.latest_version) + 1;
+    // Numbers are never reused, even after the newest version was deleted: top_version remembers the
+    // highest one given (max(version) forgot a deleted newest one, whose number went to the next upload).
+    const n = Math.max(Number(current.top_version), current.latest_version) + 1;
     const now = Date.now();
     const version = versionRow(itemId, n, d, by, now, origin);
     try {
@@ -227,10 +224,10 @@ export class LibraryService {
     }
     await this.db
       .updateTable('library_items')
-      .set({ latest_version: n, content_type: d.contentType, size: d.size, updated_at: now })
+      .set({ latest_version: n, top_version: n, content_type: d.contentType, size: d.size, updated_at: now })
       .where('id', '=', itemId)
       .execute();
-    return { item: { ...current, latest_version: n, content_type: d.contentType, size: d.size, updated_at: now }, version };
+    return { item: { ...current, latest_version: n, top_version: n, content_type: d.contentType, size: d.size, updated_at: now }, version };
   }
 
   /** Makes an older version the newest again (a new version pointing at the same content). */

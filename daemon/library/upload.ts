@@ -24,18 +24,24 @@ export async function readLibraryUpload(
   request: FastifyRequest,
   tmpDir: string,
   limits: { maxUploadBytes: number; remainingQuota: number; quotaError: (adding: number) => KilnError },
+  /** The text fields the route takes (`name`, `scope` for a new item; none for a new version). */
+  accepts: readonly string[] = [],
 ): Promise<LibraryUpload> {
   if (!request.isMultipart())
     throw new KilnError('VALIDATION_ERROR', 'Send multipart/form-data with the file in the field "file" (and optionally "name").', {
       details: [{ path: 'file', message: 'required' }],
     });
   const fields = new Map<string, string>();
+  const repeated = new Set<string>();
+  const unknown = new Set<string>();
   let file: Required<NewContent> | undefined;
   try {
     // files: 2, so that a second file part is seen and refused as what it is (one item is one file),
     // not as busboy's files limit (413 "reach files limit", as if the upload were too large).
     for await (const part of request.parts({ limits: { fileSize: limits.maxUploadBytes, files: 2, fields: 20 } })) {
       if (part.type !== 'file') {
+        if (!accepts.includes(part.fieldname)) unknown.add(part.fieldname);
+        else if (fields.has(part.fieldname)) repeated.add(part.fieldname);
         fields.set(part.fieldname, String(part.value));
         continue;
       }
@@ -80,6 +86,22 @@ export async function readLibraryUpload(
       if (overQuota) throw limits.quotaError(size);
       file.hash = hash.digest('hex');
       file.size = size;
+    }
+    // Checked once the body is read whole (the client still sending reads the answer), as a tool
+    // run's form is: `-F scope=private -F scope=team` kept the last (shared it), and a misspelt or
+    // misplaced field (`nmae`, `name` on a new version) was dropped without a word.
+    if (repeated.size || unknown.size) {
+      const problems = [
+        ...[...repeated].map((f) => ({ path: f, message: 'duplicate field', text: `${f} was sent more than once` })),
+        ...[...unknown].map((f) => ({
+          path: f,
+          message: 'unknown field',
+          text: `unknown field ${f} (${accepts.length ? `this upload takes ${accepts.join(', ')} besides file` : 'this upload takes only file'})`,
+        })),
+      ];
+      throw new KilnError('VALIDATION_ERROR', `${problems.map((p) => p.text).join('; ')}.`, {
+        details: problems.map(({ path, message }) => ({ path, message })),
+      });
     }
   } catch (e) {
     if (file) await rm(file.path, { force: true });

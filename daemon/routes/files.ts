@@ -55,15 +55,20 @@ export async function filesRoutes(app: FastifyInstance): Promise<void> {
     },
   };
 
-  async function upload(request: FastifyRequest, ownerId: string) {
+  async function upload(request: FastifyRequest, ownerId: string, accepts: readonly string[]) {
     const used = await library.quota.usage(ownerId);
     const quota = await library.quota.limit(ownerId);
     const remaining = quota === 0 ? Infinity : Math.max(0, quota - used);
-    const { file, fields } = await readLibraryUpload(request, await library.blobs.tmpDir(), {
-      maxUploadBytes: (await app.kiln.limits.forUser(request.user)).maxUploadMb * 1048576,
-      remainingQuota: remaining,
-      quotaError: (n) => library.quota.error(used, n, quota),
-    });
+    const { file, fields } = await readLibraryUpload(
+      request,
+      await library.blobs.tmpDir(),
+      {
+        maxUploadBytes: (await app.kiln.limits.forUser(request.user)).maxUploadMb * 1048576,
+        remainingQuota: remaining,
+        quotaError: (n) => library.quota.error(used, n, quota),
+      },
+      accepts,
+    );
     if (!file)
       throw new KilnError('VALIDATION_ERROR', 'No file: send the content in the multipart field "file".', {
         details: [{ path: 'file', message: 'required' }],
@@ -73,7 +78,7 @@ export async function filesRoutes(app: FastifyInstance): Promise<void> {
 
   app.post('/api/v1/files', async (request, reply) => {
     const user = requireUser(request);
-    const { file, fields } = await upload(request, user.id);
+    const { file, fields } = await upload(request, user.id, ['name', 'scope']);
     const item = await library.create(user, file, { name: fields.get('name'), scope: fields.get('scope') });
     const versions = await library.versions(item);
     return reply.code(201).send({ ...itemView(item), versions: versions.map(versionView) });
@@ -134,8 +139,11 @@ export async function filesRoutes(app: FastifyInstance): Promise<void> {
     const user = requireUser(request);
     // Checked before the upload is read: a teammate may use a shared item but not add to it.
     const item = await library.editable(user, (request.params as { id: string }).id);
-    const { file } = await upload(request, item.owner_id);
-    const r = await library.addVersion(user, item.id, file, { source: 'upload' });
+    // `name` names the version as an uploaded file's name would (its extension names the download);
+    // the item's own name and scope change with PATCH.
+    const { file, fields } = await upload(request, item.owner_id, ['name']);
+    const name = fields.get('name')?.trim();
+    const r = await library.addVersion(user, item.id, name ? { ...file, name } : file, { source: 'upload' });
     return reply.code(201).send({ ...itemView(r.item), version: versionView(r.version) });
   });
 

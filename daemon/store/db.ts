@@ -64,6 +64,10 @@ async function openSqlite(dataDir: string): Promise<Store> {
   raw.pragma('synchronous = NORMAL');
   raw.pragma('foreign_keys = ON');
   raw.pragma('busy_timeout = 5000');
+  // SQLite's own lower() folds ASCII only, so the library's case-insensitive name filter missed "Über"
+  // for "über" (and even for "Über": the query is folded by JS). JavaScript's folding, as PostgreSQL's
+  // lower() does under a UTF-8 locale. Usernames are ASCII, where both agree.
+  raw.function('lower', { deterministic: true }, (v: unknown) => (v === null || v === undefined ? null : String(v).toLowerCase()));
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: cachingDatabase(raw) }) });
   return {
     db,

@@ -12,3 +12,4 @@ export { default as m0720Sharing } from './0720-sharing.js';
 export { default as m0730BlobStates } from './0730-blob-states.js';
 export { default as m0740JobIndexes } from './0740-job-indexes.js';
 export { default as m0750JobListOrder } from './0750-job-list-order.js';
+export { default as m0760LibraryVersionNumbers } from './0760-library-version-numbers.js';

@@ -172,6 +172,29 @@ function human(n: number): string {
   return `${(n / 1048576).toFixed(1)} MB`;
 }
 
+const NAME_COLUMNS = 40;
+
+/** Terminal columns of a name: East Asian wide characters and emoji take two, combining marks none. */
+function columns(text: string): number {
+  let n = 0;
+  for (const ch of text) {
+    const c = ch.codePointAt(0)!;
+    if ((c >= 0x300 && c <= 0x36f) || (c >= 0xfe00 && c <= 0xfe0f) || c === 0x200d) continue;
+    const wide =
+      (c >= 0x1100 && c <= 0x115f) ||
+      (c >= 0x2e80 && c <= 0xa4cf) ||
+      (c >= 0xac00 && c <= 0xd7a3) ||
+      (c >= 0xf900 && c <= 0xfaff) ||
+      (c >= 0xfe30 && c <= 0xfe4f) ||
+      (c >= 0xff00 && c <= 0xff60) ||
+      (c >= 0xffe0 && c <= 0xffe6) ||
+      (c >= 0x1f300 && c <= 0x1faff) ||
+      (c >= 0x20000 && c <= 0x3fffd);
+    n += wide ? 2 : 1;
+  }
+  return n;
+}
+
 export async function filesList(o: Opts): Promise<void> {
   await withBackend(o, async (b) => {
     const r = await b.list({
@@ -189,10 +212,12 @@ export async function filesList(o: Opts): Promise<void> {
       process.stderr.write('No files.\n');
       return;
     }
-    const w = Math.max(...r.items.map((i) => i.name.length), 4);
+    // Padded by terminal columns, to at most NAME_COLUMNS: one 200-byte name padded every line to its
+    // width, and CJK names (two columns a character) pushed their line's later columns out of line.
+    const w = Math.min(Math.max(...r.items.map((i) => columns(i.name)), 4), NAME_COLUMNS);
     for (const i of r.items)
       process.stdout.write(
-        `${i.id}  ${i.name.padEnd(w)}  v${String(i.latestVersion).padEnd(3)}  ${human(i.size).padStart(9)}  ${i.contentType}  ${i.updatedAt}\n`,
+        `${i.id}  ${i.name}${' '.repeat(Math.max(0, w - columns(i.name)))}  v${String(i.latestVersion).padEnd(3)}  ${human(i.size).padStart(9)}  ${i.contentType}  ${i.updatedAt}\n`,
       );
     if (r.total > r.page * r.pageSize)
       process.stderr.write(`${r.total} files; page ${r.page} of ${Math.ceil(r.total / r.pageSize)} (--page N)\n`);
