@@ -318,10 +318,20 @@ describe('subtitles', () => {
     assert.ok(frameDiff(frameRgb(flat, 0.5), frameRgb(burned.path, 0.5), 160, 240) > 3, 'the styled cue is burned in');
 
     const latin = path.join(dir, 'latin1.srt');
-    writeFileSync(latin, Buffer.from('1\r\n00:00:00,000 --> 00:00:01,000\r\nH\xe9 l\xe0\r\n', 'latin1'));
+    // 0x80 is € in Windows-1252 (node 20's TextDecoder('windows-1252') gives U+0080, ISO-8859-1's).
+    writeFileSync(latin, Buffer.from('1\r\n00:00:00,000 --> 00:00:01,000\r\nH\xe9 l\xe0 5\x80\r\n', 'latin1'));
     const l = await runMedia(dir, 'embed-subtitles', [clip], {}, { extra: { file: [latin] } });
-    assert.match(readFileSync((await runMedia(dir, 'extract-subtitles', [l.path])).path, 'utf8'), /Hé là/);
+    assert.match(readFileSync((await runMedia(dir, 'extract-subtitles', [l.path])).path, 'utf8'), /Hé là 5€/);
     assert.match(String((l.data as { warnings?: string[] }).warnings), /Windows-1252/);
+    // UTF-16 with a BOM (Windows' "Unicode" text) is read as such, not as Windows-1252.
+    const wide = path.join(dir, 'wide.srt');
+    writeFileSync(
+      wide,
+      Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('1\r\n00:00:00,000 --> 00:00:01,000\r\nÜber 字幕\r\n', 'utf16le')]),
+    );
+    const w = await runMedia(dir, 'embed-subtitles', [clip], {}, { extra: { file: [wide] } });
+    assert.match(readFileSync((await runMedia(dir, 'extract-subtitles', [w.path])).path, 'utf8'), /Über 字幕/);
+    assert.doesNotMatch(String((w.data as { warnings?: string[] }).warnings), /Windows-1252/);
 
     const backwards = makeSrt(dir, 'backwards.srt', [
       { start: 0, end: 1, text: 'Fine' },

@@ -11,6 +11,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { KilnError } from '../../../core/errors.js';
+import { decodeText, detectTextEncoding } from '../../../core/text-encoding.js';
 import type { InputFile } from '../../../core/tool.js';
 
 const TIME = String.raw`(?:(\d+):)?(\d{1,2}):(\d{2})[,.](\d{1,3})`;
@@ -20,14 +21,11 @@ function seconds(h: string | undefined, m: string, s: string, frac: string): num
   return Number(h ?? 0) * 3600 + Number(m) * 60 + Number(s) + Number(frac.padEnd(3, '0')) / 1000;
 }
 
-/** The text of a subtitle file: UTF-8 (a BOM dropped), or Windows-1252 when its bytes are not UTF-8. */
-function decode(bytes: Buffer, warn: (m: string) => void, name: string): string {
-  try {
-    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes);
-  } catch {
-    warn(`${name} is not UTF-8: read as Windows-1252 (Western European).`);
-    return new TextDecoder('windows-1252').decode(bytes);
-  }
+/** The text of a subtitle file: UTF-8 or UTF-16 (a BOM dropped), or Windows-1252 when its bytes are neither. */
+async function readSubtitleText(file: string, warn: (m: string) => void, name: string): Promise<string> {
+  const encoding = await detectTextEncoding(file);
+  if (encoding === 'windows-1252') warn(`${name} is not UTF-8: read as Windows-1252 (Western European).`);
+  return decodeText(await readFile(file), encoding);
 }
 
 /** SRT and WebVTT: cues that end before they start left out; WebVTT STYLE and REGION blocks removed. */
@@ -70,7 +68,7 @@ function cleanCues(text: string, ext: string, warn: (m: string) => void, name: s
  */
 export async function prepareSubtitles(subs: InputFile, dir: string, warn: (m: string) => void): Promise<string> {
   const ext = subs.type?.ext ?? 'srt';
-  let text = decode(await readFile(subs.path), warn, subs.name);
+  let text = await readSubtitleText(subs.path, warn, subs.name);
   if (ext === 'srt' || ext === 'vtt') text = cleanCues(text, ext, warn, subs.name);
   const out = path.join(dir, `subs.${ext}`);
   await writeFile(out, text.endsWith('\n') ? text : `${text}\n`);
