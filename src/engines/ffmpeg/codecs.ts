@@ -110,6 +110,15 @@ export function wavPcmFor(inputCodec: string | undefined): string {
   return inputCodec && DEEP_PCM.has(inputCodec) ? inputCodec : 'pcm_s16le';
 }
 
+/** The PCM codec that holds samples decoded as `sampleFormat` without loss (an intermediate WAV). */
+export function pcmHolding(sampleFormat: string | undefined): string {
+  const f = sampleFormat?.replace(/p$/, '');
+  if (f === 's32' || f === 's64') return 'pcm_s32le';
+  if (f === 'flt') return 'pcm_f32le';
+  if (f === 'dbl') return 'pcm_f64le';
+  return 'pcm_s16le';
+}
+
 /**
  * Encoder args for an audio file format (bitrate only matters for lossy formats). `keepCodec` is the
  * input's codec when the output keeps the input's own format: a WAV then keeps its sample depth and an
