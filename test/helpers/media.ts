@@ -142,6 +142,7 @@ export interface Probed {
     sample_rate?: string;
     channels?: number;
     channel_layout?: string;
+    bits_per_raw_sample?: string;
     nb_read_frames?: string;
     nb_frames?: string;
     tags?: Record<string, string>;

@@ -110,13 +110,26 @@ export function wavPcmFor(inputCodec: string | undefined): string {
   return inputCodec && DEEP_PCM.has(inputCodec) ? inputCodec : 'pcm_s16le';
 }
 
-/** Encoder args for an audio file format (bitrate only matters for lossy formats; pcm is a WAV's codec). */
-export function audioCodecArgs(format: AudioFormat | 'm4r', kbps = 192, pcm = 'pcm_s16le'): string[] {
+/** The PCM codec that holds samples decoded as `sampleFormat` without loss (an intermediate WAV). */
+export function pcmHolding(sampleFormat: string | undefined): string {
+  const f = sampleFormat?.replace(/p$/, '');
+  if (f === 's32' || f === 's64') return 'pcm_s32le';
+  if (f === 'flt') return 'pcm_f32le';
+  if (f === 'dbl') return 'pcm_f64le';
+  return 'pcm_s16le';
+}
+
+/**
+ * Encoder args for an audio file format (bitrate only matters for lossy formats). `keepCodec` is the
+ * input's codec when the output keeps the input's own format: a WAV then keeps its sample depth and an
+ * ALAC M4A stays lossless ALAC instead of becoming AAC. Without it a WAV is 16-bit and an M4A is AAC.
+ */
+export function audioCodecArgs(format: AudioFormat | 'm4r', kbps = 192, keepCodec?: string): string[] {
   switch (format) {
     case 'mp3':
       return ['-c:a', 'libmp3lame', '-b:a', `${kbps}k`];
     case 'wav':
-      return ['-c:a', pcm];
+      return ['-c:a', wavPcmFor(keepCodec)];
     case 'flac':
       return ['-c:a', 'flac'];
     case 'ogg':
@@ -125,6 +138,7 @@ export function audioCodecArgs(format: AudioFormat | 'm4r', kbps = 192, pcm = 'p
       return ['-c:a', 'libopus', '-b:a', `${Math.min(kbps, 256)}k`];
     case 'm4a':
     case 'm4r':
+      if (keepCodec === 'alac') return ['-c:a', 'alac', ...muxArgs(format)];
       return ['-c:a', 'aac', '-b:a', `${kbps}k`, ...muxArgs(format)];
   }
 }

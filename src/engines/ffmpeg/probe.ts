@@ -14,6 +14,8 @@ export interface MediaStream {
   sampleRate?: number;
   channels?: number;
   channelLayout?: string;
+  /** Decoded sample format of an audio stream (s16, s32p, fltp…). */
+  sampleFormat?: string;
   language?: string;
   frames?: number;
   /** Clockwise display rotation in degrees (0, 90, 180, 270). */
@@ -48,6 +50,7 @@ interface RawStream {
   sample_rate?: string;
   channels?: number;
   channel_layout?: string;
+  sample_fmt?: string;
   nb_frames?: string;
   color_transfer?: string;
   duration?: string;
@@ -102,6 +105,7 @@ export async function probe(file: string, opts: { signal?: AbortSignal; name?: s
       sampleRate: s.sample_rate ? Number(s.sample_rate) : undefined,
       channels: s.channels,
       channelLayout: s.channel_layout,
+      sampleFormat: s.sample_fmt,
       language: s.tags?.language,
       frames: s.nb_frames ? Number(s.nb_frames) : undefined,
       // ffprobe reports the display matrix counter-clockwise; people think clockwise.

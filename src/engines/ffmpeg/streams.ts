@@ -73,9 +73,9 @@ const COVER_CODECS = new Set(['mjpeg', 'png']);
 /**
  * The cover art (attached pictures) of an audio input, copied into an output of `format` (an audio
  * file extension) where it can hold it; each picture left out is named, with why. `args` replace
- * `-vn`: they map the pictures after the audio.
+ * `-vn`: they map the pictures after the audio. `inputIndex` is the input's place on the command line.
  */
-export function keptCoverArt(info: MediaInfo, format: string): { args: string[]; dropped: string[] } {
+export function keptCoverArt(info: MediaInfo, format: string, inputIndex = 0): { args: string[]; dropped: string[] } {
   const args: string[] = [];
   const dropped: string[] = [];
   let n = 0;
@@ -89,7 +89,7 @@ export function keptCoverArt(info: MediaInfo, format: string): { args: string[];
       dropped.push(`cover art (stream ${s.index}, ${s.codec}) left out: ${why}`);
       continue;
     }
-    args.push('-map', `0:${s.index}`, `-c:v:${n}`, 'copy', `-disposition:v:${n}`, 'attached_pic');
+    args.push('-map', `${inputIndex}:${s.index}`, `-c:v:${n}`, 'copy', `-disposition:v:${n}`, 'attached_pic');
     n++;
   }
   return { args: args.length ? args : ['-vn'], dropped };

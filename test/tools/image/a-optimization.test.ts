@@ -62,6 +62,16 @@ describe('edit-metadata', () => {
     await assert.rejects(runA('edit-metadata', [src], { gps: { lat: 91, lon: 0 } }), (e: KilnError) => e.code === 'VALIDATION_ERROR');
     await assert.rejects(runA('edit-metadata', [src], { dateTime: 'yesterday' }), (e: KilnError) => e.code === 'VALIDATION_ERROR');
   });
+  it('a title with an emoji is never written garbled into the UCS-2 XPTitle (an older XPTitle goes too)', async () => {
+    // ExifTool kept only the low 16 bits of U+1F389: Windows showed U+F389 where the XMP title had the emoji.
+    const first = await runA('edit-metadata', [await makeImage(dir, 'xp.jpg', 10, 10)], { title: 'Old title' }, {}, dir);
+    const r = await runA('edit-metadata', [first.kept!], { title: 'Fête 🎉' }, {}, dir);
+    const j = JSON.parse(execFileSync('exiftool', ['-j', '-XMP-dc:Title', '-IPTC:ObjectName', '-EXIF:XPTitle', r.kept!]).toString())[0];
+    assert.equal(j.Title, 'Fête 🎉');
+    assert.equal(j.ObjectName, 'Fête 🎉');
+    assert.equal(j.XPTitle, undefined);
+    assert.deepEqual(r.data?.warnings, ["EXIF XPTitle left out: it holds UCS-2 text, which has no room for characters such as '🎉'"]);
+  });
   it('CLI: a repeated --keywords keeps every value (each one a word or a comma list)', async () => {
     const src = await makeImage(dir, 'meta-cli.jpg', 10, 10);
     const out = path.join(dir, 'meta-cli-out.jpg');

@@ -74,6 +74,25 @@ describe('strip-metadata', () => {
       assert.deepEqual(exiftoolTags(r.path), {}, name);
     }
   });
+  it("strips a TIFF's own IFD0 tags too (camera, author, software, host), not only GPS, XMP and IPTC", async () => {
+    // ExifTool's -all= keeps a TIFF's IFD0, where the image itself lives: Artist, Make, Copyright… stayed.
+    const src = path.join(dir, 'd.tiff');
+    await sharp(await makeImage(dir, 'src-d.png', 40, 30))
+      .tiff()
+      .toFile(src);
+    const secrets = ['Artist', 'Make', 'Model', 'Software', 'ImageDescription', 'Copyright', 'HostComputer', 'DocumentName', 'PageName'];
+    execFileSync('exiftool', ['-q', '-overwrite_original', ...secrets.map((t) => `-${t}=Secret ${t}`), '-GPSLatitude=48.85', src]);
+    const before = JSON.stringify(JSON.parse(execFileSync('exiftool', ['-j', src]).toString()));
+    for (const t of secrets) assert.ok(before.includes(`Secret ${t}`), t);
+    const r = await run(src);
+    assert.equal(r.out.data!.method, 'exiftool');
+    const after = JSON.parse(execFileSync('exiftool', ['-j', r.path]).toString())[0] as Record<string, unknown>;
+    assert.deepEqual(
+      Object.keys(after).filter((k) => secrets.includes(k) || k.startsWith('GPS')),
+      [],
+    );
+    assert.ok((await sharp(src).raw().toBuffer()).equals(await sharp(r.path).raw().toBuffer()), 'pixels are unchanged');
+  });
   it('applies an EXIF rotation to the pixels before dropping it', async () => {
     const r = await run(await tagged('c.jpg', { orientation: 6 }));
     assert.equal(r.out.data!.method, 'reencode');

@@ -1,5 +1,5 @@
 import type { InputFile, RunContext, ToolResult } from '../../../core/tool.js';
-import { audioCodecArgs, wavPcmFor } from '../../../engines/ffmpeg/codecs.js';
+import { audioCodecArgs } from '../../../engines/ffmpeg/codecs.js';
 import { type AudioFormat, audioFormatOf } from '../../../engines/ffmpeg/containers.js';
 import type { MediaInfo } from '../../../engines/ffmpeg/probe.js';
 import { runFfmpeg } from '../../../engines/ffmpeg/run.js';
@@ -32,9 +32,10 @@ export async function transcodeAudio(
   if (format === 'mp3' && channels > 2) ctx.warn(`${channels} audio channels downmixed to stereo: MP3 holds at most two`);
   const args = [...(o.inputArgs ?? []), '-i', input.path, '-map', '0:a:0', ...cover.args, '-sn'];
   if (o.af) args.push('-af', o.af);
-  // A WAV kept as WAV keeps its sample depth (24-bit, float): a gain or a fade is no reason to cut it to 16-bit.
-  const pcm = o.format === undefined ? wavPcmFor(info.audio?.codec) : undefined;
-  args.push(...audioCodecArgs(format, o.kbps ?? 192, pcm), '-map_metadata', '0', ...(o.outArgs ?? []));
+  // A WAV kept as WAV keeps its sample depth (24-bit, float), an ALAC M4A stays ALAC: a gain or a fade is
+  // no reason to cut the depth or to turn lossless audio lossy.
+  const keep = o.format === undefined ? info.audio?.codec : undefined;
+  args.push(...audioCodecArgs(format, o.kbps ?? 192, keep), '-map_metadata', '0', ...(o.outArgs ?? []));
   const [from, to] = o.progress ?? [0, 100];
   await runFfmpeg(args, {
     signal: ctx.signal,

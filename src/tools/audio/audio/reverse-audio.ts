@@ -1,14 +1,16 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import { audioCodecArgs } from '../../../engines/ffmpeg/codecs.js';
+import { audioCodecArgs, pcmHolding } from '../../../engines/ffmpeg/codecs.js';
 import { audioFormatOf } from '../../../engines/ffmpeg/containers.js';
+import { keptCoverArt } from '../../../engines/ffmpeg/streams.js';
 import { outputFile } from '../../_shared/output.js';
 import { reverseInChunks, reverseMemoryBudget } from '../../_shared/reverse-chunks.js';
 import { probeAudio } from '../_shared/audio-input.js';
 import { transcodeAudio } from '../_shared/transcode-audio.js';
 
 // areverse holds the whole decoded input in memory (float samples: about 1.4 GB per hour of 48 kHz
-// stereo), so long files are reversed in chunks, as 16-bit WAV, joined last-first and encoded once.
+// stereo), so long files are reversed in chunks, as WAV of the decoded sample depth, joined last-first
+// and encoded once, with the input's tags and cover art as the short path keeps them.
 
 export default defineTool({
   id: 'reverse-audio',
@@ -31,16 +33,22 @@ export default defineTool({
     if (info.duration <= chunkS) return transcodeAudio(ctx, input, info, { af: 'areverse', stage: 'reversing' });
     const format = audioFormatOf(input.type?.ext);
     const out = ctx.out(format);
+    // The join's second input is the original: its tags (-map_metadata 1) and cover art (1:N).
+    const cover = keptCoverArt(info, format, 1);
     const chunks = await reverseInChunks(ctx, input, {
       durationS: info.duration,
       chunkS,
       chunkExt: 'wav',
-      reverseArgs: ['-map', '0:a:0', '-af', 'areverse', '-c:a', 'pcm_s16le'],
-      joinArgs: ['-map', '0:a:0', ...audioCodecArgs(format, 192)],
+      reverseArgs: ['-map', '0:a:0', '-af', 'areverse', '-c:a', pcmHolding(info.audio.sampleFormat)],
+      joinArgs: [
+        ...['-i', input.path, '-map', '0:a:0', ...cover.args],
+        ...[...audioCodecArgs(format, 192, info.audio.codec), '-map_metadata', '1'],
+      ],
       output: out,
       reversingPct: 80,
       joinStage: 'encoding',
     });
+    for (const w of cover.dropped) ctx.warn(w);
     return { outputs: [outputFile(out)], data: { chunks } };
   },
 });

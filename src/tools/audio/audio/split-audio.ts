@@ -2,7 +2,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { KilnError } from '../../../core/errors.js';
 import { defineTool, type OutputFile } from '../../../core/tool.js';
-import { audioCodecArgs, wavPcmFor } from '../../../engines/ffmpeg/codecs.js';
+import { audioCodecArgs } from '../../../engines/ffmpeg/codecs.js';
 import { audioFormatOf } from '../../../engines/ffmpeg/containers.js';
 import { runFfmpeg } from '../../../engines/ffmpeg/run.js';
 import { outputFile } from '../../_shared/output.js';
@@ -74,7 +74,7 @@ export default defineTool({
           '-map',
           '0:a:0',
           '-vn',
-          ...audioCodecArgs(format, 192, wavPcmFor(info.audio.codec)),
+          ...audioCodecArgs(format, 192, info.audio.codec),
           '-map_metadata',
           '0',
         ],

@@ -65,7 +65,14 @@ export default defineTool({
     const set = (tags: string[], v: string) => {
       for (const t of tags) args.push(`-${t}=${v}`);
     };
-    if (s.title !== undefined) set(['XMP-dc:Title', 'IPTC:ObjectName', 'EXIF:XPTitle'], s.title);
+    if (s.title !== undefined) {
+      set(['XMP-dc:Title', 'IPTC:ObjectName'], s.title);
+      // XPTitle is UCS-2: ExifTool keeps only the low 16 bits of a character past U+FFFF (an emoji becomes a
+      // private-use glyph). Such a title is left out of it, and an older XPTitle removed rather than left stale.
+      const wide = [...s.title].find((c) => c.codePointAt(0)! > 0xffff);
+      set(['EXIF:XPTitle'], wide ? '' : s.title);
+      if (wide) ctx.warn(`EXIF XPTitle left out: it holds UCS-2 text, which has no room for characters such as '${wide}'`);
+    }
     if (s.description !== undefined) set(['EXIF:ImageDescription', 'XMP-dc:Description', 'IPTC:Caption-Abstract'], s.description);
     if (s.author !== undefined) set(['EXIF:Artist', 'XMP-dc:Creator', 'IPTC:By-line'], s.author);
     if (s.copyright !== undefined) set(['EXIF:Copyright', 'XMP-dc:Rights', 'IPTC:CopyrightNotice'], s.copyright);

@@ -11,6 +11,11 @@ import { warnFirstFrameOnly } from '../_shared/frames.js';
 // Formats ExifTool rewrites in place without touching the pixels.
 const LOSSLESS_STRIP = new Set(['jpg', 'png', 'webp', 'tiff', 'gif']);
 
+// -all= keeps a TIFF's IFD0 (the image lives there), and with it who made the file and on what: the
+// common descriptive tags go by name (CommonIFD0: Make, Model, Software, Artist, Copyright, ModifyDate,
+// ImageDescription, XP* tags…) with the TIFF-only ones it leaves out. No-ops in other formats.
+const IFD0_TAGS = ['-CommonIFD0=', '-HostComputer=', '-DocumentName=', '-PageName='];
+
 export default defineTool({
   id: 'strip-metadata',
   section: 'image',
@@ -39,7 +44,7 @@ export default defineTool({
       try {
         await copyFile(input.path, tmp);
         // -all= deletes every writable group; the file keeps its pixel data byte for byte.
-        await exec(exiftool.path, ['-q', '-q', '-m', '-all=', '-overwrite_original', '--', tmp], {
+        await exec(exiftool.path, ['-q', '-q', '-m', '-all=', ...IFD0_TAGS, '-overwrite_original', '--', tmp], {
           signal: ctx.signal,
           failCode: 'UNSUPPORTED_INPUT',
           timeoutMs: 60_000,
