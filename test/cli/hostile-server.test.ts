@@ -143,7 +143,10 @@ describe('the remote CLI does not trust the server', () => {
       assert.equal(r.code, 1, r.stderr);
       const err = (JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { error: { code: string; message: string } }).error;
       assert.equal(err.code, 'UNAVAILABLE', err.message);
-      assert.match(err.message, /dropped during the download \(5000 of 100000 bytes/);
+      // The count is what the CLI had read when the error came: on a loaded machine undici may drop the
+      // chunks it still held when the socket closed (seen: 0 of 100000), so any count up to what was sent.
+      const got = /dropped during the download \((\d+) of 100000 bytes/.exec(err.message);
+      assert.ok(got && Number(got[1]) <= 5000, err.message);
       assert.deepEqual(existsSync(path.join(cwd, 'cut')) ? readdirSync(path.join(cwd, 'cut')) : [], []);
     }
   });

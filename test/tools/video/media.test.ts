@@ -331,7 +331,7 @@ describe('subtitles', () => {
     );
     const w = await runMedia(dir, 'embed-subtitles', [clip], {}, { extra: { file: [wide] } });
     assert.match(readFileSync((await runMedia(dir, 'extract-subtitles', [w.path])).path, 'utf8'), /Über 字幕/);
-    assert.doesNotMatch(String((w.data as { warnings?: string[] }).warnings), /Windows-1252/);
+    assert.doesNotMatch(String((w.data as { warnings?: string[] } | undefined)?.warnings), /Windows-1252/);
 
     const backwards = makeSrt(dir, 'backwards.srt', [
       { start: 0, end: 1, text: 'Fine' },
