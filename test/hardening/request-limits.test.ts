@@ -95,22 +95,33 @@ describe('request size limits', () => {
   });
 });
 
-/** Opens a raw connection, writes `data`, and resolves with how long the server kept it open (and what it answered). */
-function holdOpen(url: string, data: string, maxMs: number): Promise<{ closedAfterMs: number; answer: string }> {
+/**
+ * Opens a raw connection, writes `head` (then `drip.chunk` every `drip.everyMs`), and resolves with how
+ * long the server kept it open and what it answered; rejects when it is still open after `maxMs`.
+ */
+function holdOpen(
+  url: string,
+  head: string,
+  maxMs: number,
+  drip?: { chunk: string; everyMs: number },
+): Promise<{ closedAfterMs: number; answer: string }> {
   const { hostname, port } = new URL(url);
   return new Promise((resolve, reject) => {
     const t0 = Date.now();
     let answer = '';
-    const sock = net.connect(Number(port), hostname, () => sock.write(data));
+    const sock = net.connect(Number(port), hostname, () => sock.write(head));
+    const tick = drip && setInterval(() => sock.destroyed || sock.write(drip.chunk), drip.everyMs);
     sock.on('data', (d) => (answer += d.toString()));
     sock.on('error', () => {});
     sock.on('close', () => {
+      clearInterval(tick);
       clearTimeout(timer);
       resolve({ closedAfterMs: Date.now() - t0, answer });
     });
     const timer = setTimeout(() => {
+      clearInterval(tick);
       sock.destroy();
-      reject(new Error(`the server kept a stalled connection open for ${maxMs} ms`));
+      reject(new Error(`the server kept the connection open for ${maxMs} ms; it answered: ${answer.slice(0, 80)}`));
     }, maxMs);
   });
 }
@@ -166,39 +177,6 @@ describe('slow clients and bursts', () => {
   });
 });
 
-/** Sends `head`, then `chunk` every `everyMs` until the server closes (or `maxMs` passes: a rejection). */
-function trickle(
-  url: string,
-  head: string,
-  chunk: string,
-  everyMs: number,
-  maxMs: number,
-  stopAfter = Infinity,
-): Promise<{ closedAfterMs: number; answer: string }> {
-  const { hostname, port } = new URL(url);
-  return new Promise((resolve, reject) => {
-    const t0 = Date.now();
-    let answer = '';
-    let sent = 0;
-    const sock = net.connect(Number(port), hostname, () => sock.write(head));
-    const tick = setInterval(() => {
-      if (sent++ < stopAfter && !sock.destroyed) sock.write(chunk);
-    }, everyMs);
-    sock.on('data', (d) => (answer += d.toString()));
-    sock.on('error', () => {});
-    sock.on('close', () => {
-      clearInterval(tick);
-      clearTimeout(timer);
-      resolve({ closedAfterMs: Date.now() - t0, answer });
-    });
-    const timer = setTimeout(() => {
-      clearInterval(tick);
-      sock.destroy();
-      reject(new Error(`the server kept the connection open for ${maxMs} ms; answer so far: ${answer.slice(0, 80)}`));
-    }, maxMs);
-  });
-}
-
 describe('bodies that trickle', () => {
   let s: TestServer;
   before(async () => {
@@ -211,7 +189,7 @@ describe('bodies that trickle', () => {
     const head =
       'POST /api/auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"username":"';
     // 5 bytes a second: never idle for BODY_IDLE_TIMEOUT_S, far below MIN_BODY_RATE_BPS.
-    const r = await trickle(s.url, head, 'a', 200, 15_000);
+    const r = await holdOpen(s.url, head, 15_000, { chunk: 'a', everyMs: 200 });
     assert.ok(r.closedAfterMs < 5000, `closed after ${r.closedAfterMs} ms`);
   });
 
@@ -245,7 +223,7 @@ describe('bodies that trickle', () => {
     // rate) a body it declared 10 MB: node reads and drops it, but not for ever.
     const head =
       'POST /api/v1/tools/image/resize HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=XX\r\nContent-Length: 10000000\r\n\r\n--XX\r\n';
-    const r = await trickle(s.url, head, 'x'.repeat(100), 100, 20_000);
+    const r = await holdOpen(s.url, head, 20_000, { chunk: 'x'.repeat(100), everyMs: 100 });
     assert.match(r.answer, /^HTTP\/1\.1 401 /, r.answer.slice(0, 200));
     assert.ok(r.closedAfterMs >= 4000 && r.closedAfterMs < 9000, `closed after ${r.closedAfterMs} ms`);
   });
