@@ -5,7 +5,8 @@
  * input — svg-to-raster and, through openInput, every other image tool — renders these bytes only.
  */
 import { readFile } from 'node:fs/promises';
-import { gunzipSync } from 'node:zlib';
+import { promisify } from 'node:util';
+import { gunzip } from 'node:zlib';
 import { KilnError } from '../../../core/errors.js';
 import type { InputFile } from '../../../core/tool.js';
 import { type SanitizeReport, sanitizeSvg } from './svg-sanitize.js';
@@ -17,7 +18,8 @@ export async function safeSvg(file: InputFile): Promise<{ svg: Buffer; report: S
   let bytes = file.bytes ?? (await readFile(file.path));
   if (bytes[0] === 0x1f && bytes[1] === 0x8b) {
     try {
-      bytes = gunzipSync(bytes, { maxOutputLength: MAX_SVG_BYTES });
+      // In the thread pool: up to 64 MB of inflating would hold the daemon's event loop.
+      bytes = await promisify(gunzip)(bytes, { maxOutputLength: MAX_SVG_BYTES });
     } catch (e) {
       if ((e as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE')
         throw new KilnError('LIMIT_EXCEEDED', `The SVGZ expands to more than ${MAX_SVG_BYTES / 1024 / 1024} MB.`);
