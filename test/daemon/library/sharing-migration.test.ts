@@ -3,21 +3,12 @@
  * `private` (nothing is shared by an upgrade), and its down step removes the columns again.
  */
 import assert from 'node:assert/strict';
-import path from 'node:path';
 import { it } from 'node:test';
-import Database from 'better-sqlite3';
-import { Kysely, Migrator, SqliteDialect } from 'kysely';
-import { migrationProvider } from '../../../daemon/store/migrations.js';
-import { tempDir } from '../../helpers/fixtures.js';
+import { migrationDb } from '../../helpers/migration-db.js';
 
 it('makes items and pipelines saved before sharing private, and rolls back', async () => {
-  const db = new Kysely<any>({ dialect: new SqliteDialect({ database: new Database(path.join(tempDir('kiln-mig-'), 'kiln.db')) }) });
+  const { db, to } = migrationDb();
   try {
-    const migrator = new Migrator({ db, provider: migrationProvider });
-    const to = async (name: string) => {
-      const r = await migrator.migrateTo(name);
-      assert.equal(r.error, undefined, String(r.error));
-    };
     await to('0600_hardening');
     const now = Date.now();
     await db

@@ -6,10 +6,8 @@ import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import Database from 'better-sqlite3';
-import { Kysely, Migrator, SqliteDialect } from 'kysely';
-import { migrationProvider } from '../../../daemon/store/migrations.js';
 import { makeImage, tempDir } from '../../helpers/fixtures.js';
+import { migrationDb } from '../../helpers/migration-db.js';
 import { api, filePart, form, startServer, type TestServer } from '../../helpers/server.js';
 
 const dir = tempDir('kiln-libedge-');
@@ -136,13 +134,8 @@ describe('library versions and names', () => {
 });
 
 it('migration 0760 starts each item from its highest surviving version number', async () => {
-  const db = new Kysely<any>({ dialect: new SqliteDialect({ database: new Database(path.join(tempDir('kiln-mig-'), 'kiln.db')) }) });
+  const { db, to } = migrationDb();
   try {
-    const migrator = new Migrator({ db, provider: migrationProvider });
-    const to = async (name: string) => {
-      const r = await migrator.migrateTo(name);
-      assert.equal(r.error, undefined, String(r.error));
-    };
     await to('0750_job_list_order');
     const now = Date.now();
     const item = { owner_id: 'u1', name: 'a.png', content_type: 'image/png', size: 1, created_at: now, updated_at: now };
