@@ -187,6 +187,11 @@ describe('GET /metrics', () => {
       if ((await api(s, s.token, 'GET', `/api/v1/jobs/${jobId}`)).body.status === 'completed') break;
       await new Promise((r) => setTimeout(r, 100));
     }
+    // The row says completed a moment before the queue lets the run go (its inputs are removed in
+    // between): on a loaded machine a scrape can fall in that gap, so wait for the queue to drain.
+    const queueJobs = (x: Awaited<ReturnType<typeof scrape>>) =>
+      x.samples.filter((y) => y.name === 'kiln_queue_jobs').reduce((a, y) => a + y.value, 0);
+    for (let i = 0; i < 100 && queueJobs(await scrape()) > 0; i++) await new Promise((r) => setTimeout(r, 100));
 
     const { samples, types } = await scrape();
     const find = (name: string, labels: Record<string, string>) =>
