@@ -29,6 +29,8 @@ export interface RunSpec {
   afterSuccess?: (row: JobRow) => Promise<Record<string, unknown> | void>;
   /** S3 mode: uploads the output; what the record keeps as output_path (daemon/storage/job-files.ts). */
   storeOutput?: (file: string, name: string, contentType?: string) => Promise<string>;
+  /** The job was recorded running (its queue slot reserved before): there is no claim to make. */
+  claimed?: boolean;
 }
 
 export interface RunDeps {
@@ -52,7 +54,7 @@ export function claim(deps: RunDeps, id: string): Promise<boolean> {
 /** Runs the job; the completed row, or undefined when it was not run (cancelled before, or at the last moment). */
 export async function executeRun(deps: RunDeps, req: RunSpec, signal: AbortSignal): Promise<JobRow | undefined> {
   const db = deps.db;
-  if (!(await claim(deps, req.id))) return undefined;
+  if (!req.claimed && !(await claim(deps, req.id))) return undefined;
   // The claim recorded 0 % 'starting': the first write is due PROGRESS_WRITE_MS later. A short run
   // writes no progress at all, its final record says 100 % (SSE subscribers get every step meanwhile).
   let lastWrite = Date.now();
@@ -94,7 +96,10 @@ export async function executeRun(deps: RunDeps, req: RunSpec, signal: AbortSigna
   if (signal.aborted) throw new KilnError('CANCELLED', 'The run was cancelled.');
   // The inputs are no longer needed (the output stays until the TTL sweep); they go while the rest
   // is recorded, and are gone before the run counts as settled.
-  const inputsGone = rm(path.join(req.workDir, 'in'), { recursive: true, force: true });
+  // Inputs still held in memory never made `in` (JobService.allocate): nothing to remove there, and rm
+  // of a missing directory costs two lstat calls on the thread pool all the same.
+  const onDisk = [...req.inputs.files, ...Object.values(req.inputs.extra).flat()].some((f) => !f.bytes);
+  const inputsGone = onDisk ? rm(path.join(req.workDir, 'in'), { recursive: true, force: true }) : Promise.resolve();
   inputsGone.catch(() => {}); // awaited below; this only keeps an early throw from leaving it unhandled
   // The follow-up (saving to the library) runs before the job is marked completed, so every view of
   // a completed job — the row, the 200 answer, the SSE event — already carries its fields.

@@ -167,8 +167,12 @@ export class JobService {
     const toShared = this.shared && !req.afterSuccess && (req.pipeline || findTarget(req.target.id) === req.target);
     // Until the queue holds it, the check for lost jobs (LostJobs) leaves it alone.
     if (toShared) this.enqueueing.add(row.id);
+    // A run that starts at once here is recorded running from the start: no claim to write after.
+    const claimed = !toShared && this.queue.reserve?.(row.id) === true;
+    if (claimed) Object.assign(row, { status: 'running', stage: 'starting', started_at: row.created_at } satisfies Partial<JobRow>);
     await insertJob(this.store.db, row).catch((e) => {
       this.enqueueing.delete(row.id);
+      if (claimed) this.queue.unreserve?.(row.id);
       throw e;
     });
     if (toShared) {
@@ -200,6 +204,7 @@ export class JobService {
       ...req,
       afterSuccess: afterSave,
       storeOutput: outputStep(this.storage, row.id),
+      claimed,
     };
     const done = this.queue
       .run(row.id, (signal) => this.execute(spec, signal))

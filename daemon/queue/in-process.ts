@@ -11,11 +11,14 @@ interface Waiting {
 export class InProcessQueue implements JobQueue {
   private waiting: Waiting[] = [];
   private running = new Map<string, AbortController>();
+  /** Slots taken by reserve() whose run() has not come yet. */
+  private reserved = new Set<string>();
   private closed = false;
 
   constructor(private readonly concurrency: number) {}
 
   run<T>(jobId: string, task: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    const reserved = this.reserved.delete(jobId);
     if (this.closed) return Promise.reject(new KilnError('UNAVAILABLE', 'The daemon is shutting down.'));
     return new Promise<T>((resolve, reject) => {
       const start = () => {
@@ -28,13 +31,31 @@ export class InProcessQueue implements JobQueue {
             this.next();
           });
       };
-      this.waiting.push({ jobId, start, reject });
-      this.next();
+      // A reserved slot was kept free for this run: it starts now, ahead of anything queued since.
+      if (reserved) start();
+      else {
+        this.waiting.push({ jobId, start, reject });
+        this.next();
+      }
     });
   }
 
+  reserve(jobId: string): boolean {
+    if (this.closed || this.waiting.length || this.busySlots() >= this.concurrency) return false;
+    this.reserved.add(jobId);
+    return true;
+  }
+
+  unreserve(jobId: string): void {
+    if (this.reserved.delete(jobId)) this.next();
+  }
+
+  private busySlots(): number {
+    return this.running.size + this.reserved.size;
+  }
+
   private next(): void {
-    while (this.running.size < this.concurrency && this.waiting.length) this.waiting.shift()!.start();
+    while (this.busySlots() < this.concurrency && this.waiting.length) this.waiting.shift()!.start();
   }
 
   cancel(jobId: string): boolean {
@@ -53,7 +74,7 @@ export class InProcessQueue implements JobQueue {
   }
 
   state(): QueueState {
-    return { kind: 'in-process', concurrency: this.concurrency, running: this.running.size, queued: this.waiting.length };
+    return { kind: 'in-process', concurrency: this.concurrency, running: this.busySlots(), queued: this.waiting.length };
   }
 
   async ping(): Promise<void> {
@@ -62,6 +83,7 @@ export class InProcessQueue implements JobQueue {
 
   async close(): Promise<void> {
     this.closed = true;
+    this.reserved.clear();
     for (const w of this.waiting.splice(0)) w.reject(new KilnError('CANCELLED', 'The daemon is shutting down.'));
     for (const ac of this.running.values()) ac.abort();
   }

@@ -22,6 +22,14 @@ export interface JobQueue {
    * once started, cancellation aborts the signal and the task decides how to end.
    */
   run<T>(jobId: string, task: (signal: AbortSignal) => Promise<T>): Promise<T>;
+  /**
+   * Takes a free slot for `jobId` now, when one is free and nothing waits, so that its run() starts at
+   * once: the job can be recorded as running from the start (one database write fewer than queued and
+   * then claimed). False when the run would have to wait. Absent: no reservations (Redis).
+   */
+  reserve?(jobId: string): boolean;
+  /** Gives back a slot reserve() took whose run() will not come (recording the job failed). */
+  unreserve?(jobId: string): void;
   /** True when the job was queued or running here. */
   cancel(jobId: string): boolean;
   state(): QueueState;

@@ -20,7 +20,7 @@ export async function metricsRoutes(app: FastifyInstance): Promise<void> {
       if (!user) throw new KilnError('UNAUTHORIZED', 'Metrics need an admin key or session, or METRICS_TOKEN as the bearer.');
       if (!roleHas(user.role, 'system:health')) throw new KilnError('FORBIDDEN', 'Metrics are for admins (system:health).');
     }
-    return reply.header('content-type', registry.contentType).send(await registry.metrics());
+    return reply.header('content-type', registry.contentType).send(spellNaN(await registry.metrics()));
   });
 }
 
@@ -34,3 +34,12 @@ const METRICS_DOC: RouteDoc = {
     ...errorResponses([401, 403]),
   },
 };
+
+/**
+ * prom-client writes a value that is not a number as `Nan` (the event-loop lag before its first
+ * sample, under load): Prometheus reads that, but the exposition format spells it `NaN` and stricter
+ * parsers refuse anything else.
+ */
+function spellNaN(text: string): string {
+  return text.replace(/ Nan$/gm, ' NaN');
+}

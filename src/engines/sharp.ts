@@ -401,13 +401,14 @@ export async function writeImage(img: Sharp, outPath: string, format: ImageForma
     }
     return;
   }
-  const tmp = `${outPath}.partial`;
   if (format === 'tiff' && o.density === undefined) o = { ...o, density: (await inputMetadata(img)).density };
+  // Straight to its name: outPath is in the run's own out directory, which runTool empties when the run
+  // fails, so nothing half-written outlives it (a file name and a rename would cost a request on the
+  // thread pool each time, for nothing).
   try {
-    await encode(await keepDepthAndGrey(img, format, o), format, o).toFile(tmp);
-    await rename(tmp, outPath);
+    await encode(await keepDepthAndGrey(img, format, o), format, o).toFile(outPath);
   } catch (e) {
-    await rm(tmp, { force: true });
+    await rm(outPath, { force: true });
     throw e;
   }
 }

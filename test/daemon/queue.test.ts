@@ -71,4 +71,42 @@ describe('in-process queue', () => {
       (e: unknown) => e instanceof KilnError && e.code === 'UNAVAILABLE',
     );
   });
+
+  it('reserves a free slot for a run that comes a moment later, ahead of runs queued meanwhile', async () => {
+    const q = new InProcessQueue(1);
+    assert.equal(q.reserve('a'), true);
+    // The slot is taken: nothing else reserves it or starts in it.
+    assert.equal(q.reserve('b'), false);
+    assert.deepEqual(q.state(), { kind: 'in-process', concurrency: 1, running: 1, queued: 0 });
+    const order: string[] = [];
+    const b = q.run('b', async () => void order.push('b'));
+    const gate = deferred();
+    const a = q.run('a', async () => {
+      order.push('a');
+      await gate.promise;
+    });
+    await new Promise((r) => setImmediate(r));
+    assert.deepEqual(order, ['a']);
+    // Something waits now: a free slot would go to it, not to a new reservation.
+    assert.equal(q.reserve('c'), false);
+    gate.resolve();
+    await Promise.all([a, b]);
+    assert.deepEqual(order, ['a', 'b']);
+  });
+
+  it('gives back a reservation whose run does not come, to whatever waits', async () => {
+    const q = new InProcessQueue(1);
+    assert.equal(q.reserve('a'), true);
+    let ran = false;
+    const b = q.run('b', async () => {
+      ran = true;
+    });
+    await new Promise((r) => setImmediate(r));
+    assert.equal(ran, false);
+    q.unreserve('a');
+    await b;
+    assert.equal(ran, true);
+    await new Promise((r) => setImmediate(r)); // the slot is let go just after the run settles
+    assert.deepEqual(q.state(), { kind: 'in-process', concurrency: 1, running: 0, queued: 0 });
+  });
 });
