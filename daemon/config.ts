@@ -2,6 +2,7 @@
  * Daemon configuration: command-line flags over environment variables over defaults. One plain object
  * so tests can build a server with exactly the settings they want.
  */
+import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { KilnError } from '../src/core/errors.js';
@@ -88,6 +89,10 @@ export interface DaemonConfig {
   /** Bytes a second a request body must average over each BODY_RATE_WINDOW_S (MIN_BODY_RATE_BPS; 0 = no minimum). */
   minBodyRateBps: number;
   bodyRateWindowS: number;
+  /** Connections open at once in all (MAX_CONNECTIONS; 0 = no cap; default: three quarters of the open-file limit, at most 4096). */
+  maxConnections: number;
+  /** Connections open at once from one client address (MAX_CONNECTIONS_PER_ADDRESS; 0 = no cap). */
+  maxConnectionsPerAddress: number;
   /** Requests per minute per user (per address when anonymous), bursts up to as many (RATE_LIMIT_PER_MINUTE; 0 = off). */
   rateLimitPerMinute: number;
   /** Object storage (S3_BUCKET and friends, daemon/storage/config.ts); unset: blobs under sharedDir. */
@@ -126,6 +131,20 @@ function positive(env: NodeJS.ProcessEnv, name: string, def: number, max = Infin
   const n = num(env, name, def, 0, max);
   if (n === 0) throw new KilnError('USAGE_ERROR', `${name} must be a number above 0 (got "${env[name]}").`);
   return n;
+}
+
+/**
+ * Three quarters of the process's open-file limit (Linux: /proc/self/limits), at most 4096: the rest stays
+ * for uploads, outputs, the database and engine pipes. 1000 where the limit cannot be read.
+ */
+function defaultMaxConnections(): number {
+  try {
+    const m = /^Max open files\s+(\d+|unlimited)/m.exec(readFileSync('/proc/self/limits', 'utf8'));
+    if (m) return m[1] === 'unlimited' ? 4096 : Math.max(16, Math.min(4096, Math.floor(Number(m[1]) * 0.75)));
+  } catch {
+    /* not Linux */
+  }
+  return 1000;
 }
 
 /** TRUST_PROXY: true/false, a hop count, or addresses/CIDRs of the proxies (fastify's trustProxy). */
@@ -226,6 +245,8 @@ export function resolveConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = 
     requestTimeoutS: num(env, 'REQUEST_TIMEOUT_S', 3600, 0.1),
     minBodyRateBps: num(env, 'MIN_BODY_RATE_BPS', 1024, 0),
     bodyRateWindowS: num(env, 'BODY_RATE_WINDOW_S', 10, 0.1),
+    maxConnections: num(env, 'MAX_CONNECTIONS', defaultMaxConnections(), 0),
+    maxConnectionsPerAddress: num(env, 'MAX_CONNECTIONS_PER_ADDRESS', 128, 0),
     rateLimitPerMinute: num(env, 'RATE_LIMIT_PER_MINUTE', 6000, 0),
     s3: resolveS3Settings(env),
     publicHosts: hostList(env, 'PUBLIC_HOSTS'),

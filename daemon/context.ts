@@ -9,6 +9,7 @@ import type { InputFile } from '../src/core/tool.js';
 import type { Authenticator, AuthUser } from './auth/authenticate.js';
 import type { BootstrapResult } from './auth/bootstrap.js';
 import type { DaemonConfig } from './config.js';
+import type { ConnectionStats } from './http/connection-caps.js';
 import type { LiveLimits } from './http/limits.js';
 import type { MemoryInputs } from './http/memory-inputs.js';
 import type { JobService } from './jobs/service.js';
@@ -46,6 +47,8 @@ export interface DaemonContext {
   storage: ObjectStorage;
   /** Upload size, quotas, rate limit, TTLs as set now (settings, team overrides, environment). */
   limits: LiveLimits;
+  /** Connections open now and refused so far (http/connection-caps.ts). */
+  connections: () => ConnectionStats;
   /** The budget of uploads held in memory; undefined when scaled or MEMORY_INPUTS_MB=0 (http/memory-inputs.ts). */
   memoryInputs?: MemoryInputs;
 }

@@ -64,6 +64,27 @@ export async function installMetrics(app: FastifyInstance): Promise<Registry> {
     },
   });
 
+  new Gauge({
+    name: 'kiln_http_connections',
+    help: 'Client connections open now (MAX_CONNECTIONS, MAX_CONNECTIONS_PER_ADDRESS).',
+    registers: [registry],
+    collect() {
+      this.set(app.kiln.connections().open);
+    },
+  });
+  new Counter({
+    name: 'kiln_http_connections_refused_total',
+    help: 'Connections refused at the cap: the server had MAX_CONNECTIONS open, or the address MAX_CONNECTIONS_PER_ADDRESS.',
+    labelNames: ['cap'],
+    registers: [registry],
+    collect() {
+      const { refused } = app.kiln.connections();
+      this.reset();
+      this.inc({ cap: 'server' }, refused.server);
+      this.inc({ cap: 'address' }, refused.address);
+    },
+  });
+
   app.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions.url ?? 'unmatched';
     requests.inc({ method: request.method, route, status: String(reply.statusCode) });

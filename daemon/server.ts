@@ -29,6 +29,7 @@ import { loggerOptions } from './http/logging.js';
 import { LiveLimits } from './http/limits.js';
 import { RateLimiter } from './http/rate-limit.js';
 import { installSlowBodyGuards } from './http/timeouts.js';
+import { installConnectionCaps } from './http/connection-caps.js';
 import { installDrainGuard } from './drain.js';
 import { installMetrics } from './metrics.js';
 import { JobService } from './jobs/service.js';
@@ -113,6 +114,12 @@ export async function buildServer(config: DaemonConfig): Promise<FastifyInstance
     windowMs: config.bodyRateWindowS * 1000,
   });
   installExpectContinue(app, config.maxRequestMb);
+  const connections = installConnectionCaps(app.server, {
+    max: config.maxConnections,
+    perAddress: config.maxConnectionsPerAddress,
+    trustProxy: config.trustProxy,
+    tls: !!tls,
+  });
   const store = await openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
   try {
     const dataKey = await loadDataKey(config.secretKey, config.sharedDir);
@@ -165,6 +172,7 @@ export async function buildServer(config: DaemonConfig): Promise<FastifyInstance
       storage,
       tls,
       limits: new LiveLimits(store.db, config),
+      connections,
       memoryInputs: isDistributed(queue) || !config.memoryInputsMb ? undefined : new MemoryInputs(config.memoryInputsMb * 1048576),
     };
     app.decorate('kiln', ctx);
