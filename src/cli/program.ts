@@ -151,9 +151,14 @@ export function topProgram(): Command {
       .option('--local', 'use this machine even when a server is configured')
       .option('--json', 'machine-readable')
       .option('-q, --quiet', 'no progress or messages on stderr');
-  featureOpts(features.command('list', { isDefault: true }).description('every bundle with its state, size, licence and tools')).action(
-    async (o: Record<string, string | boolean | undefined>) => (await import('./commands/features.js')).featuresList(o),
-  );
+  featureOpts(features.command('list', { isDefault: true }).description('every bundle with its state, size, licence and tools'))
+    // The default subcommand receives whatever else was typed (`kiln features bogus`): that is a
+    // subcommand it does not know, as for `kiln jobs bogus`, not "too many arguments for 'list'".
+    .allowExcessArguments(true)
+    .action(async (o: Record<string, string | boolean | undefined>, cmd: Command) => {
+      if (cmd.args.length) features.error(`error: unknown command '${cmd.args[0]}'`, { exitCode: 2, code: 'commander.unknownCommand' });
+      return (await import('./commands/features.js')).featuresList(o);
+    });
   featureOpts(
     features
       .command('install')

@@ -129,6 +129,13 @@ describe('kiln in shell scripts', () => {
     assert.equal(c.code, 2);
     assert.match(c.stderr, /--help lists/);
     assert.equal(c.stdout, '');
+    // The same for a subcommand of features, whose list is the default, and for a bundle name that is none.
+    const f = await kiln(['features', 'bogus']);
+    assert.equal(f.code, 2);
+    assert.match(f.stderr, /unknown command 'bogus'/);
+    const r = await kiln(['features', 'remove', 'nosuch', '--local']);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /No feature bundle named nosuch; bundles: background-removal/);
   });
 
   it('-o - with --json is a usage error: the JSON line is not written after the image bytes', async () => {

@@ -185,8 +185,10 @@ export async function featuresRemove(bundle: string, o: Opts): Promise<void> {
     const { removeGenerations } = await import('../../ai/ocr/generations.js');
     if (!(await removeGenerations(defaultDataDir()))) throw new KilnError('NOT_FOUND', 'The OCR runtime is not installed.');
   } else {
-    const { featureStatus } = await import('../../ai/features.js');
-    await featureStatus(defaultDataDir(), bundle);
+    // A name that is no bundle is a mistake on the command line, as for install (exit 2).
+    const { BUNDLE_IDS } = await import('../../ai/bundles/manifest.js');
+    if (!(BUNDLE_IDS as readonly string[]).includes(bundle))
+      throw new KilnError('USAGE_ERROR', `No feature bundle named ${bundle}; bundles: ${BUNDLE_IDS.join(', ')}.`);
     const { removeInstall } = await import('../../ai/install/layout.js');
     if (!(await removeInstall(defaultDataDir(), 'bundle', bundle))) throw new KilnError('NOT_FOUND', `${bundle} is not installed.`);
   }
