@@ -63,8 +63,36 @@ function runTests(list, extraEnv = {}) {
       ...extraEnv,
     },
   });
+  const left = killLeftovers(path.join(home, 'tmp'));
+  if (left) console.log(`# stopped ${left} process(es) the test files left running (daemons, engines of a killed test file)`);
   rmSync(home, { recursive: true, force: true });
   return r.status ?? 1;
+}
+
+/**
+ * Processes still running with this run's KILN_TMP_DIR in their environment: `kiln serve` daemons and
+ * engine processes a test file started and could not stop (it timed out, or crashed). Left alone they
+ * outlived the run, kept their cores busy and slowed every later test on the machine. Linux only (/proc).
+ */
+function killLeftovers(tmpDir) {
+  let killed = 0;
+  let pids;
+  try {
+    pids = readdirSync('/proc').filter((d) => /^\d+$/.test(d) && Number(d) !== process.pid);
+  } catch {
+    return 0;
+  }
+  const mark = Buffer.from(`KILN_TMP_DIR=${tmpDir}\0`);
+  for (const pid of pids) {
+    try {
+      if (!readFileSync(`/proc/${pid}/environ`).includes(mark)) continue;
+      process.kill(Number(pid), 'SIGKILL');
+      killed++;
+    } catch {
+      /* gone meanwhile, or not ours */
+    }
+  }
+  return killed;
 }
 
 let status = runTests(files);
