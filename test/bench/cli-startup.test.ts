@@ -75,9 +75,12 @@ function sourcesOf(urls: string[]): string[] {
 const SERVER_ONLY =
   /^dist\/daemon\/|^dist\/src\/cli\/commands\/serve|node_modules\/(fastify|@fastify\/[^/]+|pg|better-sqlite3|kysely|ioredis|bullmq|@node-saml\/node-saml|openid-client|@aws-sdk\/[^/]+)\//;
 
-/** What a local JPEG resize needs none of (each loads lazily where it is used; zod's English locale only). */
+/**
+ * What a local JPEG resize needs none of (each loads lazily where it is used; zod's English locale only;
+ * the SVG sanitizer's XML parser for SVG inputs only).
+ */
 const LOCAL_RUN_NEEDLESS =
-  /node_modules\/(file-type|yazl|cli-progress)\/|^dist\/src\/ai\/|^dist\/src\/cli\/(program|remote\/transport)\.js$|^dist\/src\/tools\/bundles\.js$/;
+  /node_modules\/(file-type|yazl|cli-progress|@xmldom\/xmldom)\/|^dist\/src\/ai\/|^dist\/src\/cli\/(program|remote\/transport)\.js$|^dist\/src\/tools\/bundles\.js$/;
 const OTHER_ZOD_LOCALES = /node_modules\/zod\/v4\/locales\/(?!en\.js$|index\.js$)/;
 
 /** Runs `exe` as a program (a shell script first), with only the given variables of `names` set. */
