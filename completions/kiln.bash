@@ -3750,7 +3750,7 @@ _kiln() {
       ;;
     'files')
       flags='--help'
-      args='list upload get versions rm'
+      args='list upload get versions add-version restore update rm'
       ;;
     'files list')
       case "$prev" in
@@ -3794,6 +3794,35 @@ _kiln() {
         --data-dir) _kiln_dirs; return 0 ;;
       esac
       flags='--server --profile --insecure-http --local --data-dir --json -h --help'
+      ;;
+    'files add-version')
+      case "$prev" in
+        --name) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --data-dir) _kiln_dirs; return 0 ;;
+      esac
+      flags='--name --server --profile --insecure-http --local --data-dir --json -h --help'
+      args=@files
+      ;;
+    'files restore')
+      case "$prev" in
+        --ver) return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --data-dir) _kiln_dirs; return 0 ;;
+      esac
+      flags='--ver --server --profile --insecure-http --local --data-dir --json -h --help'
+      ;;
+    'files update')
+      case "$prev" in
+        --name) return 0 ;;
+        --scope) _kiln_words 'private team'; return 0 ;;
+        --server) return 0 ;;
+        --profile) return 0 ;;
+        --data-dir) _kiln_dirs; return 0 ;;
+      esac
+      flags='--name --scope --server --profile --insecure-http --local --data-dir --json -h --help'
       ;;
     'files rm')
       case "$prev" in

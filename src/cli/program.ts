@@ -352,6 +352,33 @@ export function topProgram(): Command {
   );
   libraryOptions(
     files
+      .command('add-version')
+      .description("upload a file as an item's newest version (the older ones stay)")
+      .argument('<id>', 'item id')
+      .argument('<file>', 'file to upload')
+      .option('--name <name>', "the version's file name (default: the file's)"),
+  ).action(async (id: string, file: string, o: Record<string, string | boolean | undefined>) =>
+    (await import('./commands/files.js')).filesAddVersion(id, file, o),
+  );
+  libraryOptions(
+    files
+      .command('restore')
+      .description('make a copy of an older version the newest (--ver N); nothing is deleted')
+      .argument('<id>', 'item id')
+      .option('--ver <n>', 'the version to restore'),
+  ).action(async (id: string, o: Record<string, string | boolean | undefined>) =>
+    (await import('./commands/files.js')).filesRestore(id, o),
+  );
+  libraryOptions(
+    files
+      .command('update')
+      .description('rename an item, or share it with your team (--scope team) or make it private again')
+      .argument('<id>', 'item id')
+      .option('--name <name>', 'new name')
+      .addOption(new Option('--scope <scope>', 'private, or team').choices(['private', 'team'])),
+  ).action(async (id: string, o: Record<string, string | boolean | undefined>) => (await import('./commands/files.js')).filesUpdate(id, o));
+  libraryOptions(
+    files
       .command('rm')
       .description('delete items, or one version of an item (--ver N)')
       .argument('<ids...>', 'item ids')

@@ -1,5 +1,5 @@
 /**
- * `kiln files list|upload|get|versions|rm`: the file library of a kiln server (remote mode, through the
+ * `kiln files list|upload|get|versions|add-version|restore|update|rm`: the file library of a kiln server (remote mode, through the
  * CLI's API client), or of a local data dir when no server is configured or --local is given (the
  * store is opened directly; the local user is the data dir's first admin, who sees every item).
  */
@@ -56,6 +56,12 @@ interface Backend {
   fetchName(id: string, version?: number): Promise<string>;
   download(id: string, version: number | undefined, dest: string): Promise<void>;
   remove(id: string, version?: number): Promise<void>;
+  /** Uploads `file` as the item's newest version (named `name`, else after the file). */
+  addVersion(id: string, file: string, name?: string): Promise<ItemView & { version: VersionView }>;
+  /** Makes a copy of version `version` the item's newest. */
+  restore(id: string, version: number): Promise<ItemView & { version: VersionView }>;
+  /** Renames the item and/or shares it with the team or makes it private. */
+  update(id: string, patch: { name?: string; scope?: string }): Promise<ItemView>;
   close(): Promise<void>;
 }
 
@@ -95,6 +101,19 @@ function remoteBackend(c: RemoteClient): Backend {
     async remove(id, version) {
       await c.json('DELETE', version ? `/api/v1/files/${enc(id)}/versions/${version}` : `/api/v1/files/${enc(id)}`);
     },
+    async addVersion(id, file, name) {
+      const r = await c.postForm(`/api/v1/files/${enc(id)}/versions`, [
+        { field: 'file', path: file, filename: path.basename(file) },
+        ...(name ? [{ field: 'name', value: name }] : []),
+      ]);
+      return r.body as unknown as ItemView & { version: VersionView };
+    },
+    async restore(id, version) {
+      return c.json('POST', `/api/v1/files/${enc(id)}/versions/${version}/restore`);
+    },
+    async update(id, patch) {
+      return c.json('PATCH', `/api/v1/files/${enc(id)}`, patch);
+    },
     async close() {},
   };
 }
@@ -110,6 +129,12 @@ async function localBackend(dataDir: string): Promise<Backend> {
   // Items uploaded here belong to the data dir's admin (or a local owner before any daemon ran).
   const admin = await firstAdmin(store.db);
   const me = { id: admin?.id ?? LOCAL_OWNER, role: 'admin' as const };
+  /** A copy the library takes over (it moves what it is given); the user's file stays where it is. */
+  const libraryCopy = async (file: string) => {
+    const tmp = path.join(await lib.blobs.tmpDir(), `cli-${process.pid}-${Date.now()}`);
+    await copyFile(file, tmp);
+    return tmp;
+  };
   return {
     async list(q) {
       const { parseScopeFilter } = await import('../../../daemon/library/sharing.js');
@@ -117,10 +142,25 @@ async function localBackend(dataDir: string): Promise<Backend> {
       return { ...r, items: r.items.map((i) => itemView(i) as unknown as ItemView) };
     },
     async upload(file, name, scope) {
-      // The library takes over its copy; the user's file stays where it is.
-      const tmp = path.join(await lib.blobs.tmpDir(), `cli-${process.pid}-${Date.now()}`);
-      await copyFile(file, tmp);
-      return itemView(await lib.create(me, { path: tmp, name: path.basename(file) }, { name, scope })) as unknown as ItemView;
+      return itemView(
+        await lib.create(me, { path: await libraryCopy(file), name: path.basename(file) }, { name, scope }),
+      ) as unknown as ItemView;
+    },
+    async addVersion(id, file, name) {
+      const r = await lib.addVersion(
+        me,
+        id,
+        { path: await libraryCopy(file), name: name?.trim() || path.basename(file) },
+        { source: 'upload' },
+      );
+      return { ...itemView(r.item), version: versionView(r.version) } as unknown as ItemView & { version: VersionView };
+    },
+    async restore(id, version) {
+      const r = await lib.restore(me, id, version);
+      return { ...itemView(r.item), version: versionView(r.version) } as unknown as ItemView & { version: VersionView };
+    },
+    async update(id, patch) {
+      return itemView(await lib.update(me, id, patch)) as unknown as ItemView;
     },
     async versions(id) {
       return (await lib.versions(await lib.item(me, id))).map((v) => versionView(v) as unknown as VersionView);
@@ -284,4 +324,30 @@ export async function filesRm(ids: string[], o: Opts): Promise<void> {
       else process.stderr.write(`deleted ${id}${version ? ` version ${version}` : ''}\n`);
     }
   });
+}
+
+/** One line for an item after a change: its id, name, newest version and scope. */
+function changed(item: ItemView & { scope?: string }, o: Opts, what: string): void {
+  if (o.json) process.stdout.write(JSON.stringify(item) + '\n');
+  else process.stderr.write(`${what} ${item.id}  ${item.name}  v${item.latestVersion}${item.scope ? `  ${item.scope}` : ''}\n`);
+}
+
+export async function filesAddVersion(id: string, file: string, o: Opts): Promise<void> {
+  await regularFile(file);
+  await withBackend(o, async (b) => changed(await b.addVersion(id, file, o.name as string | undefined), o, 'added a version to'));
+}
+
+export async function filesRestore(id: string, o: Opts): Promise<void> {
+  const version = posInt(o.ver, '--ver');
+  if (version === undefined) throw new KilnError('USAGE_ERROR', 'Say which version to restore: kiln files restore ID --ver N.');
+  await withBackend(o, async (b) => changed(await b.restore(id, version), o, `restored v${version} of`));
+}
+
+export async function filesUpdate(id: string, o: Opts): Promise<void> {
+  const name = o.name as string | undefined;
+  const scope = o.scope as string | undefined;
+  if (name === undefined && scope === undefined) throw new KilnError('USAGE_ERROR', 'Give --name NEW-NAME and/or --scope private|team.');
+  await withBackend(o, async (b) =>
+    changed(await b.update(id, { ...(name !== undefined ? { name } : {}), ...(scope ? { scope } : {}) }), o, 'updated'),
+  );
 }
