@@ -143,6 +143,8 @@ export interface Probed {
     channels?: number;
     channel_layout?: string;
     bits_per_raw_sample?: string;
+    color_transfer?: string;
+    color_primaries?: string;
     nb_read_frames?: string;
     nb_frames?: string;
     tags?: Record<string, string>;

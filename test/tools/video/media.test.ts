@@ -191,6 +191,22 @@ describe('HDR input', () => {
       await near(readFileSync(frame.path), 'PNG frame');
       await near(readFileSync((await runMedia(dir, 'video-to-gif', [hdr], { durationS: 0.5 })).path), 'GIF');
       await near(readFileSync((await runMedia(dir, 'video-to-webp', [hdr], {})).path), 'WebP');
+      // Re-encodes into 8-bit H.264 / VP9 kept the HDR tags on 8-bit pictures (PQ showed washed out):
+      // they are tone-mapped too, and tagged BT.709.
+      for (const [tool, settings] of [
+        ['convert-video', { format: 'mp4' }],
+        ['compress-video', {}],
+        ['convert-video', { format: 'webm' }],
+        ['trim-video', { startS: 0, endS: 1, precise: true }],
+      ] as const) {
+        const out = (await runMedia(dir, tool, [hdr], settings)).path;
+        const v = stream(ffprobe(out), 'video')!;
+        const what = `${trc} ${tool} ${JSON.stringify(settings)}`;
+        assert.deepEqual([v.color_transfer, v.color_primaries], ['bt709', 'bt709'], what);
+        const { data } = frameRgb(out, 0.5);
+        const [r, g, b] = [data[(24 * 64 + 32) * 3]!, data[(24 * 64 + 32) * 3 + 1]!, data[(24 * 64 + 32) * 3 + 2]!];
+        assert.ok(Math.abs(r - 192) <= 24 && g <= 60 && b <= 60, `${what}: ${r},${g},${b} (SDR red is 192,32,32)`);
+      }
     }
   });
 });

@@ -4,6 +4,7 @@ import { MAX_INPUT_PIXELS } from '../../../core/limits.js';
 import type { InputFile, RunContext, ToolResult } from '../../../core/tool.js';
 import { encodeVideoArgs, type VideoQuality, withEvenSides } from '../../../engines/ffmpeg/codecs.js';
 import { type VideoContainer, videoContainerOf } from '../../../engines/ffmpeg/containers.js';
+import { toSdrFilters } from '../../../engines/ffmpeg/hdr.js';
 import type { MediaInfo } from '../../../engines/ffmpeg/probe.js';
 import { runFfmpeg } from '../../../engines/ffmpeg/run.js';
 import { keptStreams } from '../../../engines/ffmpeg/streams.js';
@@ -80,8 +81,11 @@ export async function transcodeVideo(
       throw e;
     }
     // The blind start keeps every audio track but no subtitles (their codec depends on the kind) nor attached
-    // files (MKV only): an input with either is started again, knowing them.
-    if (o.keepStreams && known.streams.some((x) => x.type === 'subtitle' || x.type === 'attachment')) {
+    // files (MKV only): an input with either is started again, knowing them. So is HDR video, which the
+    // 8-bit SDR encoders get tone-mapped (sdrFilters).
+    const restart =
+      (o.keepStreams && known.streams.some((x) => x.type === 'subtitle' || x.type === 'attachment')) || !!(await sdrFilters(known, o));
+    if (restart) {
       stop.abort();
       await running.catch(() => {});
       return await encode(ctx, input, known, o, ctx.signal);
@@ -119,7 +123,24 @@ export function refuseUnderTwoPixels(input: InputFile, info: MediaInfo, what: st
   );
 }
 
-function encode(
+/**
+ * HDR video (PQ, HLG) re-encoded by these 8-bit SDR encoders (H.264, VP9 profile 0, MPEG-4) kept its
+ * HDR tags on 8-bit pictures: players showed PQ washed out, and an iPhone's HLG clip converted to MP4
+ * was neither SDR nor proper HDR. Such video is tone-mapped to BT.709 first (hdr.ts), as the GIF and
+ * frame tools do; '' otherwise, and for filter graphs (`complex`: their tools build the chain).
+ */
+async function sdrFilters(info: MediaInfo | undefined, o: TranscodeOptions): Promise<string> {
+  if (!info?.video || o.complex) return '';
+  return toSdrFilters(info.video);
+}
+
+/** `vf` after the tone-mapping an HDR input needs before an 8-bit SDR encoder (sdrFilters); for tools that build their own -vf. */
+export async function withSdr(info: MediaInfo, vf?: string): Promise<string | undefined> {
+  const sdr = await sdrFilters(info, {});
+  return sdr ? `${sdr}${vf ?? ''}`.replace(/,$/, '') : vf;
+}
+
+async function encode(
   ctx: RunContext,
   input: InputFile,
   info: MediaInfo | undefined,
@@ -144,7 +165,7 @@ function encode(
     if (kept) args.push(...kept.args);
     else if (audio !== false) args.push('-map', audio ? '0:a:0' : o.keepStreams ? '0:a?' : '0:a:0?');
     // H.264 refuses odd sides (a 101x75 input): the even-sides crop ends every chain that feeds it.
-    const vf = withEvenSides(container, o.vf);
+    const vf = withEvenSides(container, info ? await withSdr(info, o.vf) : o.vf);
     if (vf) args.push('-vf', vf);
     if (o.af && audio) args.push('-af', o.af);
   }

@@ -7,7 +7,7 @@ import { keptStreams } from '../../../engines/ffmpeg/streams.js';
 import { outputFile } from '../../_shared/output.js';
 import { reverseInChunks, reverseMemoryBudget } from '../../_shared/reverse-chunks.js';
 import { requireMaxDuration } from '../../_shared/time-range.js';
-import { transcodeVideo } from '../_shared/transcode-video.js';
+import { transcodeVideo, withSdr } from '../_shared/transcode-video.js';
 import { probeVideo } from '../_shared/video-input.js';
 
 const MAX_S = 5 * 60;
@@ -61,7 +61,7 @@ export default defineTool({
         '0:v:0',
         ...(audio ? [...kept.args, '-af', 'areverse'] : []),
         '-vf',
-        withEvenSides(container, 'reverse')!,
+        withEvenSides(container, await withSdr(info, 'reverse'))!,
         ...encodeVideoArgs(container, { audio }),
       ],
       joinArgs: ['-map', '0', '-c', 'copy', ...muxArgs(container)],

@@ -7,7 +7,7 @@ import { keptStreams } from '../../../engines/ffmpeg/streams.js';
 import { outputFile } from '../../_shared/output.js';
 import { progressSpan } from '../../_shared/progress.js';
 import { checkRange, clipLength } from '../../_shared/time-range.js';
-import { refuseTooThinFor } from '../_shared/transcode-video.js';
+import { refuseTooThinFor, withSdr } from '../_shared/transcode-video.js';
 import { probeVideo } from '../_shared/video-input.js';
 
 export default defineTool({
@@ -39,7 +39,7 @@ export default defineTool({
     const audio = !!info.audio;
     // Every audio track and the subtitle tracks the container holds (after the codecs: their -c:s:N win).
     const kept = keptStreams(info, container);
-    const vf = copy ? undefined : withEvenSides(container);
+    const vf = copy ? undefined : withEvenSides(container, await withSdr(info));
     const codec = copy
       ? ['-c', 'copy', '-avoid_negative_ts', 'make_zero', ...muxArgs(container)]
       : [...(vf ? ['-vf', vf] : []), ...encodeVideoArgs(container, { audio })];
