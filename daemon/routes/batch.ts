@@ -133,8 +133,8 @@ export async function runBatch(
   }
 
   // Prefer: respond-async: 202 now; the archive is kept as the job's output and downloaded later.
-  // (wait=N is not honoured here: a batch answers with its archive or not at all.)
-  const detached = preferredWait(request.headers.prefer, 0).applied === 'respond-async';
+  // (wait=N is not honoured here, with respond-async or alone: a batch answers with its archive or not at all.)
+  const detached = preferredWait(request.headers.prefer, 0).applied?.startsWith('respond-async') === true;
 
   // Scaled mode: any instance's worker runs a catalog tool's or a pipeline's batch (batch-queued.ts).
   // Inputs were checked above; a refused one fails there as it would here.
