@@ -3835,7 +3835,7 @@ _kiln() {
       ;;
     'jobs')
       flags='--help'
-      args='list get watch download'
+      args='list get watch cancel download'
       ;;
     'jobs list')
       case "$prev" in
@@ -3860,6 +3860,13 @@ _kiln() {
         --profile) return 0 ;;
       esac
       flags='--json -q --quiet --server --profile --insecure-http -h --help'
+      ;;
+    'jobs cancel')
+      case "$prev" in
+        --server) return 0 ;;
+        --profile) return 0 ;;
+      esac
+      flags='--json --server --profile --insecure-http -h --help'
       ;;
     'jobs download')
       case "$prev" in

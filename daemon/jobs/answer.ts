@@ -22,13 +22,27 @@ export function preferredWait(prefer: string | string[] | undefined, defaultMs: 
         .toLowerCase()
         .replace(/=\s*"([^"]*)"$/, '=$1'),
     );
-  if (tokens.includes('respond-async')) return { waitMs: 0, applied: 'respond-async' };
   const wait = tokens.map((t) => /^wait\s*=\s*(\d{1,6})$/.exec(t)).find(Boolean);
-  if (wait) {
-    const s = Number(wait[1]);
-    return { waitMs: Math.min(s * 1000, defaultMs > 0 ? Math.max(defaultMs, 600_000) : 600_000), applied: `wait=${s}` };
+  const waitS = wait ? Number(wait[1]) : undefined;
+  const waitMs = (s: number) => Math.min(s * 1000, defaultMs > 0 ? Math.max(defaultMs, 600_000) : 600_000);
+  if (tokens.includes('respond-async')) {
+    // RFC 7240 §4.3: `respond-async, wait=10` asks for an asynchronous answer only if the run takes longer
+    // than 10 s. It was a 202 at once, so a client sending the RFC's own example never got a 200.
+    return waitS === undefined
+      ? { waitMs: 0, applied: 'respond-async' }
+      : { waitMs: waitMs(waitS), applied: `respond-async, wait=${waitS}` };
   }
+  if (waitS !== undefined) return { waitMs: waitMs(waitS), applied: `wait=${waitS}` };
   return { waitMs: defaultMs };
+}
+
+/**
+ * The Preference-Applied header of a run's answer: respond-async is named only on a 202 (a run that
+ * ended within `respond-async, wait=N` was answered synchronously: only its wait applied).
+ */
+export function preferenceApplied(applied: string | undefined, status: number): Record<string, string> {
+  const names = (applied ?? '').split(', ').filter((p) => p && (status === 202 || p !== 'respond-async'));
+  return names.length ? { 'preference-applied': names.join(', ') } : {};
 }
 
 /**

@@ -6,7 +6,7 @@
  */
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { toKilnError } from '../../src/core/errors.js';
+import { KilnError, toKilnError } from '../../src/core/errors.js';
 import type { InputFile } from '../../src/core/tool.js';
 import { runTool } from '../../src/tools/run-tool.js';
 import type { DaemonConfig } from '../config.js';
@@ -53,6 +53,10 @@ export async function runBatchItems(b: BatchItems): Promise<ManifestItem[]> {
         const itemDir = path.join(b.workDir, 'items', String(i));
         try {
           await mkdir(itemDir, { recursive: true });
+          // A cancel that came while the item was being set up has dropped the waiting items already:
+          // queued now, it waited behind every other job (the cancel request hanging on it) before it
+          // was refused.
+          if (b.signal.aborted) throw new KilnError('CANCELLED', 'The batch was cancelled.');
           const outcome = await b.queue.run(`${b.id}:${i}`, (signal) =>
             runTool(b.target.tool, { files: [f], extra: {} }, b.settings, {
               workDir: itemDir,
@@ -73,7 +77,9 @@ export async function runBatchItems(b: BatchItems): Promise<ManifestItem[]> {
         } catch (e) {
           items[i] = { input: f.name, error: toKilnError(e).toJSON().error };
         }
-        ended();
+        // Items dropped by a cancel did not get done: counted, they took a cancelled batch to "6/6, 100%"
+        // (its record and the last progress events), as if it had finished.
+        if (!b.signal.aborted) ended();
       }),
     );
   } finally {

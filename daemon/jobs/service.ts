@@ -294,12 +294,20 @@ export class JobService {
         })
       : toKilnError(e);
     if (err.code === 'INTERNAL') this.log.error({ err: e, jobId: id }, 'job failed');
-    await rm(workDir, { recursive: true, force: true }).catch(() => {});
     const body = err.toJSON().error;
-    const ended = await finishJobRow(this.store.db, id, failureRecord(err));
+    const ended = await finishJobRow(this.store.db, id, failureRecord(err)).catch(async (dbError: unknown) => {
+      // The database is unusable (shutting down): the files go all the same, as they did before.
+      await rm(workDir, { recursive: true, force: true }).catch(() => {});
+      throw dbError;
+    });
     const row = ended ?? (await getJob(this.store.db, id).catch(() => undefined));
-    // Stored inputs and partial outputs go with the failure; a job that completed meanwhile keeps its output.
-    if (row?.status !== 'completed') await removeJobObjects(this.storage, id).catch(() => {});
+    // Inputs and partial outputs go with the failure; a job that completed meanwhile keeps its output. The
+    // directory went first, before the record was read: a cancel racing the run's end (its row read while
+    // running, the run done by the time it got here) removed the output of a job recorded as completed.
+    if (row?.status !== 'completed') {
+      await rm(workDir, { recursive: true, force: true }).catch(() => {});
+      await removeJobObjects(this.storage, id).catch(() => {});
+    }
     // Someone else recorded the end already (a cancel from another instance, the reaper) and told the streams.
     if (ended) {
       this.events.publish(id, { type: 'failed', error: body });

@@ -7,7 +7,7 @@ export const PREFER = {
   required: false,
   schema: { type: 'string', examples: ['respond-async', 'wait=30'] },
   description:
-    "`respond-async`: answer 202 at once; `wait=N`: wait at most N seconds for the result before answering 202 (instead of the server's SYNC_WAIT_MS). The honoured preference comes back in Preference-Applied.",
+    "`respond-async`: answer 202 at once; `wait=N`: wait at most N seconds for the result before answering 202 (instead of the server's SYNC_WAIT_MS); both (`respond-async, wait=N`, RFC 7240 §4.3): 202 only if the run takes longer than N seconds. The honoured preferences come back in Preference-Applied (respond-async only on a 202).",
 };
 
 export const ACCEPTED = {

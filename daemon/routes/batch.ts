@@ -54,6 +54,27 @@ function whyNoBatch(tool: Target['tool']): string {
 }
 
 /**
+ * A pipeline whose first step takes no file, or several at once (merge-pdf), has no batch: each input
+ * runs on its own. It was refused with the first step's own words ("pipeline needs at least 2 files
+ * (got 1)" for a batch of two, "takes no input file" for a batch of files), which never said why.
+ */
+function refuseUnbatchable(target: Target, pipeline: { raw: unknown }): void {
+  const input = target.tool.input;
+  // The definition validated already: steps[0] is there.
+  const first = (pipeline.raw as { steps: { tool: string }[] }).steps[0]!.tool;
+  const why =
+    input.kind === 'none'
+      ? `${first} takes no input file`
+      : input.kind === 'files' && input.min > 1
+        ? `${first} takes at least ${input.min} files in one run, and a batch runs each input on its own`
+        : undefined;
+  if (why)
+    throw new KilnError('VALIDATION_ERROR', `This pipeline cannot run as a batch: its first step, ${why}. Run it once instead (…/run).`, {
+      details: [{ path: 'files', message: 'no batch for this pipeline' }],
+    });
+}
+
+/**
  * The inputs the tool does not take, by index, from their bytes (before anything is queued). When it
  * takes none of them the whole batch is refused with UNSUPPORTED_INPUT (415) and no job is made.
  */
@@ -120,6 +141,7 @@ export async function runBatch(
         details: [{ path: 'files', message: 'required' }],
       });
     if (parsed.fields.get('fileId')) throw new KilnError('VALIDATION_ERROR', 'fileId: the file library is not available for batch runs.');
+    if (pipeline) refuseUnbatchable(target, pipeline);
     const raw = assembleSettings(target.tool, parsed.fields.get('settings'), parsed.fields);
     settings = validateRequest(target.tool, { files: [files[0]!], extra: {} }, raw);
     clientJobId = parsed.fields.get('clientJobId')?.slice(0, 200) || undefined;
@@ -133,8 +155,8 @@ export async function runBatch(
   }
 
   // Prefer: respond-async: 202 now; the archive is kept as the job's output and downloaded later.
-  // (wait=N is not honoured here: a batch answers with its archive or not at all.)
-  const detached = preferredWait(request.headers.prefer, 0).applied === 'respond-async';
+  // (wait=N is not honoured here, with respond-async or alone: a batch answers with its archive or not at all.)
+  const detached = preferredWait(request.headers.prefer, 0).applied?.startsWith('respond-async') === true;
 
   // Scaled mode: any instance's worker runs a catalog tool's or a pipeline's batch (batch-queued.ts).
   // Inputs were checked above; a refused one fails there as it would here.

@@ -124,6 +124,12 @@ export async function downloadRoutes(app: FastifyInstance): Promise<void> {
     if (notModified(request.headers, etag, st.modifiedAt)) return reply.code(304).send();
     const range = rangeIf(request.headers, st.size, { etag, lastModified });
     if (range === 'invalid') return unsatisfiable(reply.removeHeader('etag').removeHeader('last-modified'), st.size);
+    // Opened before the file's headers are set: an output removed since it was looked at (the TTL sweep)
+    // is answered 404 as JSON, not under the file's Content-Disposition.
+    const body = await openOutput(storage, row.output_path, range || undefined).catch((e: unknown) => {
+      reply.removeHeader('etag').removeHeader('last-modified');
+      throw e;
+    });
     reply
       .header('content-type', row.content_type ?? 'application/octet-stream')
       .header('content-disposition', contentDisposition(row.output_name))
@@ -134,10 +140,10 @@ export async function downloadRoutes(app: FastifyInstance): Promise<void> {
         .code(206)
         .header('content-range', `bytes ${range.start}-${range.end}/${st.size}`)
         .header('content-length', range.end - range.start + 1);
-      return reply.send(await openOutput(storage, row.output_path, range));
+      return reply.send(body);
     }
     reply.header('content-length', st.size);
-    return reply.send(await openOutput(storage, row.output_path));
+    return reply.send(body);
   });
 }
 

@@ -16,7 +16,7 @@ import { validateRequest } from '../../src/tools/run-tool.js';
 import { requireUser } from '../auth/authenticate.js';
 import { requirePermission } from '../auth/permissions.js';
 import { readMultipart } from '../http/uploads.js';
-import { preferredWait, syncAnswer } from '../jobs/answer.js';
+import { preferenceApplied, preferredWait, syncAnswer } from '../jobs/answer.js';
 import { findTarget, routeOf } from '../jobs/targets.js';
 
 type Json = Record<string, unknown>;
@@ -125,7 +125,7 @@ export async function passportPhotoRoutes(app: FastifyInstance): Promise<void> {
     }
     const { waitMs, applied } = preferredWait(request.headers.prefer, (await app.kiln.limits.settings()).syncWindowMs);
     const answer = await syncAnswer(app.kiln.jobs, id, waitMs);
-    if (applied) reply.header('preference-applied', applied);
+    reply.headers(preferenceApplied(applied, answer.status));
     return reply.code(answer.status).headers(answer.headers).send(answer.body);
   });
 }

@@ -13,7 +13,7 @@ import { checkInputs, validateRequest } from '../../src/tools/run-tool.js';
 import { requireUser } from '../auth/authenticate.js';
 import { requirePermission } from '../auth/permissions.js';
 import { assembleSettings, readMultipart, toToolInputs } from '../http/uploads.js';
-import { preferredWait, syncAnswer } from '../jobs/answer.js';
+import { preferenceApplied, preferredWait, syncAnswer } from '../jobs/answer.js';
 import { type PipelineTarget, pipelineTarget } from '../jobs/pipeline-target.js';
 import { PipelineStore, pipelineView } from '../library/pipelines.js';
 import { parseScopeFilter } from '../library/sharing.js';
@@ -192,6 +192,6 @@ async function runOne(
   }
   const { waitMs, applied } = preferredWait(request.headers.prefer, (await app.kiln.limits.settings()).syncWindowMs);
   const answer = await syncAnswer(jobs, id, waitMs);
-  if (applied) reply.header('preference-applied', applied);
+  reply.headers(preferenceApplied(applied, answer.status));
   return reply.code(answer.status).headers(answer.headers).send(answer.body);
 }

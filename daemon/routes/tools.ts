@@ -12,7 +12,7 @@ import { checkInputs, validateRequest } from '../../src/tools/run-tool.js';
 import { requireUser } from '../auth/authenticate.js';
 import { requirePermission } from '../auth/permissions.js';
 import { assembleSettings, readMultipart, toToolInputs, type ParsedUpload } from '../http/uploads.js';
-import { preferredWait, syncAnswer } from '../jobs/answer.js';
+import { preferenceApplied, preferredWait, syncAnswer } from '../jobs/answer.js';
 import { errorResponses } from '../openapi/common.js';
 import type { RouteDoc } from '../openapi/route-doc.js';
 import { findTarget, routeOf, targets, type Target } from '../jobs/targets.js';
@@ -114,7 +114,7 @@ async function runTarget(app: FastifyInstance, target: Target, request: FastifyR
   }
   const { waitMs, applied } = preferredWait(request.headers.prefer, (await app.kiln.limits.settings()).syncWindowMs);
   const answer = await syncAnswer(jobs, id, waitMs);
-  if (applied) reply.header('preference-applied', applied);
+  reply.headers(preferenceApplied(applied, answer.status));
   return reply.code(answer.status).headers(answer.headers).send(answer.body);
 }
 

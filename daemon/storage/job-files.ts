@@ -6,9 +6,10 @@
  * storage (the default) nothing moves: inputs and outputs stay files under the shared directory.
  */
 import { createReadStream } from 'node:fs';
-import { copyFile, mkdir, stat } from 'node:fs/promises';
+import { copyFile, mkdir, open, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
+import { KilnError } from '../../src/core/errors.js';
 import { safeFileName } from '../../src/core/paths.js';
 import type { InputFile, ToolInputs } from '../../src/core/tool.js';
 import type { ByteRange, ObjectStorage } from './storage.js';
@@ -91,10 +92,20 @@ export async function outputInfo(storage: ObjectStorage, outputPath: string): Pr
   return st && { size: st.size, modifiedAt: st.mtimeMs };
 }
 
+/**
+ * The output, open for reading. A file on disk is opened here, not on the stream's first read (as a
+ * stored object is fetched before this returns): one the TTL sweep removed since it was looked at is
+ * NOT_FOUND before anything is answered. Lazily opened, it was a 500 carrying the server's path in its
+ * message and the file's Content-Disposition. Once open, the sweep removing it does not cut the download.
+ */
 export async function openOutput(storage: ObjectStorage, outputPath: string, range?: ByteRange): Promise<Readable> {
   const key = storedKey(outputPath);
   if (key) return storage.get(key, range);
-  return createReadStream(outputPath, range ? { start: range.start, end: range.end } : {});
+  const handle = await open(outputPath, 'r').catch((e: NodeJS.ErrnoException) => {
+    if (e.code === 'ENOENT') throw new KilnError('NOT_FOUND', 'The output has expired or was removed.');
+    throw e;
+  });
+  return handle.createReadStream(range ? { start: range.start, end: range.end } : {});
 }
 
 /** Copies an output (stored or on disk) to a local file. */

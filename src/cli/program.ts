@@ -228,6 +228,9 @@ export function topProgram(): Command {
       .option('-q, --quiet', 'no progress bar'),
   ).action(async (id: string, o: Record<string, string | boolean | undefined>) => (await import('./commands/jobs.js')).jobsWatch(id, o));
   addServerOptions(
+    jobs.command('cancel').description('cancel a queued or running job').argument('<id>', 'job id').option('--json', 'machine-readable'),
+  ).action(async (id: string, o: Record<string, string | boolean | undefined>) => (await import('./commands/jobs.js')).jobsCancel(id, o));
+  addServerOptions(
     jobs
       .command('download')
       .description("download a finished job's output")

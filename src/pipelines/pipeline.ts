@@ -82,6 +82,12 @@ const PRODUCES: Record<string, (s: Record<string, unknown>) => string> = {
   stitch: () => 'png',
   // Its `format` is a colour notation (hex, rgb), not a file type: JSON, or the PNG strip with swatch.
   'color-palette': (s) => (s.swatch ? 'png' : 'json'),
+  // A JPEG photo; with a print sheet too, two files and so a ZIP (passport-photo → resize ran the whole
+  // photo pipeline, then failed on the ZIP at step 2).
+  'passport-photo': (s) => (s.printLayout && s.printLayout !== 'none' ? 'zip' : 'jpg'),
+  // Every action writes a GIF (a WebP or APNG input too); extract-frames one frame image or a ZIP of them.
+  'gif-tools': (s) =>
+    s.action === 'extract-frames' ? (s.extractMode && s.extractMode !== 'single' ? 'zip' : String(s.extractFormat ?? 'png')) : 'gif',
 };
 const ZIP_TOOLS = new Set(['split', 'favicon', 'bulk-rename', 'video-to-frames', 'split-audio']);
 const DATA_TOOLS = new Set(['info', 'find-duplicates', 'barcode-read', 'image-to-base64', 'pdf-metadata-read', 'ocr']);
@@ -106,6 +112,8 @@ export function producedKind(tool: Tool, settings: Record<string, unknown>, inpu
   const baseId = tool.id;
   if (ZIP_TOOLS.has(baseId)) return kindOf('zip');
   if (DATA_TOOLS.has(baseId)) return kindOf('json');
+  // The other of its two formats: a WebP becomes a GIF, a GIF an animated WebP (unknown input: some image).
+  if (baseId === 'gif-webp' && input && input.ext !== '*') return kindOf(input.ext === 'webp' ? 'gif' : 'webp');
   const rule = PRODUCES[baseId];
   if (rule) {
     const r = rule(settings);

@@ -435,6 +435,40 @@ describe('kiln remote mode', () => {
     assert.match(nf.stderr, /No job ffffffffffffffffffffffff/);
   });
 
+  it('jobs cancel stops a job started with --async; a job that has ended is a conflict', async () => {
+    // Hold every slot of the server's queue so the job waits until the cancel comes.
+    const frees: (() => void)[] = [];
+    const blockers = Array.from({ length: slow.config.jobConcurrency }, (_, i) =>
+      slow.app.kiln.jobs.queue.run(`cancel-blocker-${i}`, () => new Promise<void>((r) => frees.push(r))),
+    );
+    const free = () => {
+      for (const f of frees) f();
+    };
+    const blocker = Promise.all(blockers);
+    try {
+      const key = (await api<{ key: string }>(slow, 'POST', '/api/v1/api-keys', { name: 'cancel' })).body.key;
+      const as = { env: env({ KILN_API_KEY: key }) };
+      const src = await makeImage(dir, 'to-cancel.png', 64, 64);
+      const started = await kiln(['resize', src, '--width', '16', '--async', '--server', slow.url], as);
+      assert.equal(started.code, 0, started.stderr);
+      const id = started.stdout.trim();
+      const c = await kiln(['jobs', 'cancel', id, '--json', '--server', slow.url], as);
+      assert.equal(c.code, 0, c.stderr);
+      assert.equal((JSON.parse(c.stdout) as { status: string }).status, 'cancelled');
+      const job = await api<{ status: string; error: { code: string } }>(slow, 'GET', `/api/v1/jobs/${id}`);
+      assert.deepEqual([job.body.status, job.body.error.code], ['cancelled', 'CANCELLED']);
+      const again = await kiln(['jobs', 'cancel', id, '--server', slow.url], as);
+      assert.equal(again.code, ERROR_TABLE.CONFLICT.exit, again.stderr);
+      assert.match(again.stderr, /already ended \(cancelled\)/);
+      const none = await kiln(['jobs', 'cancel', 'ffffffffffffffffffffffff', '--server', slow.url], as);
+      assert.equal(none.code, ERROR_TABLE.NOT_FOUND.exit);
+      assert.match(none.stderr, /No job ffffffffffffffffffffffff/);
+    } finally {
+      free();
+      await blocker;
+    }
+  });
+
   it('Ctrl-C cancels the remote job and exits 130 (202: the job id is known)', () => ctrlC(() => slow, 'long202'));
 
   it('Ctrl-C cancels the remote job while the server holds the answer (found by clientJobId)', () => ctrlC(() => srv, 'long200'));

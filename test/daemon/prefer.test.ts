@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import sharp from 'sharp';
-import { preferredWait } from '../../daemon/jobs/answer.js';
+import { preferenceApplied, preferredWait } from '../../daemon/jobs/answer.js';
 import { kiln } from '../helpers/cli.js';
 import { makeImage, tempDir } from '../helpers/fixtures.js';
 import { api, filePart, form, startServer, type TestServer } from '../helpers/server.js';
@@ -22,6 +22,16 @@ describe('Prefer header grammar (RFC 7240)', () => {
     assert.deepEqual(preferredWait(['return=minimal', 'wait=2'], 10_000), { waitMs: 2000, applied: 'wait=2' });
     for (const h of [undefined, 'wait=', 'wait=abc', 'wait="5', 'nowait=5'])
       assert.deepEqual(preferredWait(h, 10_000), { waitMs: 10_000 }, String(h));
+    // RFC 7240 §4.3's own example: asynchronous only if the run takes longer than 10 s.
+    for (const h of ['respond-async, wait=10', 'wait=10, respond-async', ['respond-async', 'wait="10"']])
+      assert.deepEqual(preferredWait(h, 0), { waitMs: 10_000, applied: 'respond-async, wait=10' }, String(h));
+  });
+
+  it('names respond-async as applied only on a 202', () => {
+    assert.deepEqual(preferenceApplied('respond-async, wait=10', 202), { 'preference-applied': 'respond-async, wait=10' });
+    assert.deepEqual(preferenceApplied('respond-async, wait=10', 200), { 'preference-applied': 'wait=10' });
+    assert.deepEqual(preferenceApplied('respond-async', 200), {});
+    assert.deepEqual(preferenceApplied(undefined, 202), {});
   });
 });
 
@@ -81,6 +91,34 @@ describe('Prefer: respond-async and wait=N', () => {
     const p = await run('/api/v1/pipelines/run', 'respond-async', { file: await filePart(img), pipeline });
     assert.equal(p.status, 202);
     assert.ok(p.headers.get('location'));
+  });
+
+  it('respond-async, wait=N: 200 when the run ends within N s, 202 once N s have passed', async () => {
+    const img = await makeImage(dir, 'rw.png', 100, 50);
+    const quick = await run('/api/v1/tools/image/resize', 'respond-async, wait=30', {
+      file: await filePart(img),
+      settings: '{"width": 10}',
+    });
+    assert.equal(quick.status, 200, await quick.clone().text());
+    assert.equal(quick.headers.get('preference-applied'), 'wait=30');
+    // Every slot held: the run cannot start, so the answer is the 202 after the wait, not at once.
+    const frees: (() => void)[] = [];
+    const blockers = Array.from({ length: s.config.jobConcurrency }, (_, i) =>
+      s.app.kiln.jobs.queue.run(`prefer-blocker-${i}`, () => new Promise<void>((r) => frees.push(r))),
+    );
+    try {
+      const t0 = Date.now();
+      const slow = await run('/api/v1/tools/image/resize', 'respond-async, wait=1', {
+        file: await filePart(img),
+        settings: '{"width": 10}',
+      });
+      assert.equal(slow.status, 202);
+      assert.ok(Date.now() - t0 >= 900, `answered after ${Date.now() - t0} ms`);
+      assert.equal(slow.headers.get('preference-applied'), 'respond-async, wait=1');
+    } finally {
+      for (const f of frees) f();
+      await Promise.all(blockers);
+    }
   });
 
   it('respond-async on a batch: 202 at once, the job counts its outcome and its archive downloads later', async () => {

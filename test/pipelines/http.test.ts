@@ -243,6 +243,42 @@ describe('pipelines over HTTP', () => {
     assert.match(failed.body.error.message, /^step 2\/3 \(crop\): .*outside the image/);
   });
 
+  it('says why a pipeline starting with a several-file or no-file step has no batch', async () => {
+    const jpg = await makeImage(dir, 'nobatch.jpg', 30, 20);
+    const cases = [
+      { first: 'merge-pdf', steps: [{ tool: 'merge-pdf' }, { tool: 'compress-pdf' }], re: /merge-pdf takes at least 2 files in one run/ },
+      {
+        first: 'qr-generate',
+        steps: [{ tool: 'qr-generate', settings: { data: 'x' } }, { tool: 'png-to-jpg' }],
+        re: /qr-generate takes no input file/,
+      },
+    ];
+    for (const c of cases) {
+      const r = await api(
+        s,
+        s.token,
+        'POST',
+        '/api/v1/pipelines/batch',
+        await form({ files: [await filePart(jpg), await filePart(jpg)], pipeline: JSON.stringify({ steps: c.steps }) }),
+      );
+      assert.equal(r.status, 400, r.text);
+      assert.equal(r.body.error.code, 'VALIDATION_ERROR');
+      assert.match(r.body.error.message, /cannot run as a batch/, c.first);
+      assert.match(r.body.error.message, c.re);
+    }
+    // A first step that takes one file or more (image-to-pdf) batches: one PDF per input.
+    const ok = await fetch(`${s.url}/api/v1/pipelines/batch`, {
+      method: 'POST',
+      headers: auth(s.token),
+      body: await form({
+        files: [await filePart(jpg)],
+        pipeline: JSON.stringify({ steps: [{ tool: 'image-to-pdf' }, { tool: 'compress-pdf' }] }),
+      }),
+    });
+    assert.equal(ok.status, 200, await ok.clone().text());
+    assert.deepEqual([...(await readZip(Buffer.from(await ok.arrayBuffer()))).keys()], ['nobatch-compressed.pdf', 'manifest.json']);
+  });
+
   it('mixes an image step and a PDF step (image-to-pdf then rotate-pdf)', async () => {
     const jpg = await makeImage(dir, 'page.jpg', 60, 30);
     const pipeline = JSON.stringify({

@@ -180,6 +180,49 @@ describe('pipelines', () => {
       assert.equal(producedKind(tool, tool.settings.parse({}), undefined)?.ext, 'json', tool.id);
   });
 
+  it('knows what passport-photo, gif-tools and gif-webp make before running them', () => {
+    const refused = (steps: unknown[], re: RegExp) =>
+      assert.throws(
+        () => validatePipeline({ steps }),
+        (e: KilnError) => e.code === 'VALIDATION_ERROR' && re.test(e.message),
+      );
+    // A print sheet is a second file: the answer is a ZIP, which resize cannot take.
+    refused(
+      [
+        { tool: 'passport-photo', settings: { countryCode: 'US', printLayout: 'a4' } },
+        { tool: 'resize', settings: { width: 10 } },
+      ],
+      /step 2 \(resize\).*step 1 produces zip/,
+    );
+    // Without one it is always a JPEG, whatever it was given.
+    refused([{ tool: 'passport-photo', settings: { countryCode: 'US' } }, { tool: 'png-to-webp' }], /step 1 produces jpg/);
+    refused(
+      [
+        { tool: 'gif-tools', settings: { action: 'extract-frames', extractMode: 'all' } },
+        { tool: 'resize', settings: { width: 10 } },
+      ],
+      /step 1 produces zip/,
+    );
+    assert.doesNotThrow(() =>
+      validatePipeline({
+        steps: [
+          { tool: 'gif-tools', settings: { action: 'extract-frames' } },
+          { tool: 'resize', settings: { width: 10 } },
+        ],
+      }),
+    );
+    // gif-tools writes a GIF; gif-webp turns that into an animated WebP, which gif-to-video does not take.
+    refused(
+      [{ tool: 'gif-tools', settings: { action: 'reverse' } }, { tool: 'gif-webp' }, { tool: 'gif-to-video' }],
+      /step 2 produces webp/,
+    );
+    const { steps } = validatePipeline({ steps: [{ tool: 'gif-webp' }] });
+    const gifWebp = steps[0]!.tool;
+    const kind = (ext: string) => ({ ext, mime: `image/${ext}`, text: false });
+    assert.equal(producedKind(gifWebp, {}, kind('webp'))?.ext, 'gif');
+    assert.equal(producedKind(gifWebp, {}, kind('gif'))?.ext, 'webp');
+  });
+
   it('knows a preset makes its own output type: jpg-to-pdf then rotate-pdf', async () => {
     const { steps } = validatePipeline({ steps: [{ tool: 'jpg-to-pdf' }, { tool: 'rotate-pdf', settings: { angle: 180 } }] });
     assert.equal(steps[0]!.tool.output, 'PDF');

@@ -1,4 +1,4 @@
-/** `kiln jobs list|get|watch|download` against a kiln server. */
+/** `kiln jobs list|get|watch|cancel|download` against a kiln server. */
 import path from 'node:path';
 import { EXIT, KilnError } from '../../core/errors.js';
 import { parseOutputOption, plainName, resolveOutputPath, writePolicy } from '../output-naming.js';
@@ -116,6 +116,22 @@ export async function jobsWatch(id: string, o: Opts): Promise<void> {
     if (ac.signal.aborted) process.exit(EXIT.INTERRUPTED);
     throw e;
   }
+}
+
+/**
+ * Cancels a job (one started with --async, say, which only curl could stop before). Exit 0 once it is
+ * cancelled; a job that ended first is a CONFLICT (its state named), so `cancel && …` never takes a
+ * finished job for a cancelled one.
+ */
+export async function jobsCancel(id: string, o: Opts): Promise<void> {
+  const c = await client(o);
+  // The server answers 200 with the job as the cancel left it: cancelled, or completed when the run
+  // ended before the cancel reached it.
+  const j = await c.json<JobView>('POST', jobPath(id, '/cancel'));
+  if (j.status !== 'cancelled')
+    throw new KilnError('CONFLICT', `Job ${id} ${j.status === 'completed' ? 'completed' : `is ${j.status}`} before the cancel reached it.`);
+  if (o.json) process.stdout.write(JSON.stringify(j) + '\n');
+  else process.stderr.write(`job ${id} cancelled\n`);
 }
 
 /** The tool (or preset) a job ran, when this kiln knows it (pipelines and unknown ids: undefined). */

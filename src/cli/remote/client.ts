@@ -271,11 +271,16 @@ export class RemoteClient {
 
   /**
    * The job's progress events until `completed` or `failed`. Reconnects (with Last-Event-ID) when
-   * the stream drops without a final event; the server then replays the job's current state.
+   * the stream drops without a final event; the server then replays the job's current state. Only
+   * reconnects that brought nothing count against the limit: a proxy that cuts every stream after a
+   * minute or two (a CDN's cap on a response's duration) made `kiln jobs watch` give up on a long job,
+   * UNAVAILABLE after its fifth reconnect, while every one of them was delivering progress.
    */
   async *events(jobId: string, signal?: AbortSignal): AsyncGenerator<{ type: string; data: Record<string, unknown> }> {
     let lastId: string | undefined;
-    for (let attempt = 0; ; attempt++) {
+    /** Connections in a row that failed or closed before delivering an event. */
+    let failures = 0;
+    for (;;) {
       let res: Response;
       try {
         res = await this.check(
@@ -286,14 +291,16 @@ export class RemoteClient {
           }),
         );
       } catch (e) {
-        if ((e as KilnError).code === 'UNAVAILABLE' && attempt < 5 && !signal?.aborted) {
-          await sleep(500 * (attempt + 1), signal);
+        if ((e as KilnError).code === 'UNAVAILABLE' && failures < 5 && !signal?.aborted) {
+          failures++;
+          await sleep(500 * failures, signal);
           continue;
         }
         throw e;
       }
       const decoder = new TextDecoder();
       let buf = '';
+      let heard = false;
       try {
         for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
           buf += decoder.decode(chunk, { stream: true }).replace(/\r\n?/g, '\n');
@@ -319,6 +326,7 @@ export class RemoteClient {
             } catch {
               continue;
             }
+            heard = true;
             yield { type, data: parsed };
             if (type === 'completed' || type === 'failed') return;
           }
@@ -327,7 +335,9 @@ export class RemoteClient {
         if (signal?.aborted) throw e;
       }
       if (signal?.aborted) throw new DOMException('aborted', 'AbortError');
-      if (attempt >= 5) throw new KilnError('UNAVAILABLE', `The progress stream of job ${jobId} keeps closing before the job ends.`);
+      if (heard) failures = 0;
+      if (failures >= 5) throw new KilnError('UNAVAILABLE', `The progress stream of job ${jobId} keeps closing before the job ends.`);
+      failures++;
       await sleep(300, signal);
     }
   }
