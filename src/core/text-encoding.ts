@@ -60,6 +60,18 @@ export async function detectTextEncoding(file: string): Promise<TextEncodingName
   }
 }
 
+/** The encoding of text held in memory, by the same rules as detectTextEncoding(). */
+export function detectBytesEncoding(bytes: Uint8Array): TextEncodingName {
+  const bom = bomEncoding(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+  if (bom) return bom;
+  try {
+    new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+    return 'utf-8';
+  } catch {
+    return 'windows-1252';
+  }
+}
+
 /** Windows-1252's 0x80–0x9F (0x81, 0x8D, 0x8F, 0x90, 0x9D are unassigned: kept as the C1 code point). */
 const CP1252_HIGH = '€\x81‚ƒ„…†‡ˆ‰Š‹Œ\x8DŽ\x8F\x90‘’“”•–—˜™š›œ\x9DžŸ';
 
