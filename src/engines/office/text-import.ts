@@ -9,13 +9,28 @@ import { readHead } from '../../core/read-head.js';
 import { decodeText, detectTextEncoding, type TextEncodingName } from '../../core/text-encoding.js';
 
 /** LibreOffice's rtl_TextEncoding numbers (include/rtl/textenc.h); UNICODE reads UTF-16 of either order by its BOM. */
-const LO_CHARSET: Record<TextEncodingName, number> = { 'windows-1252': 1, 'utf-8': 76, 'utf-16le': 65535, 'utf-16be': 65535 };
+// The East Asian ones are the Windows code pages (MS_932…MS_950), which is what the WHATWG decoders of
+// those names read too.
+const LO_CHARSET: Record<TextEncodingName, number> = {
+  'windows-1252': 1,
+  'utf-8': 76,
+  'utf-16le': 65535,
+  'utf-16be': 65535,
+  shift_jis: 60,
+  gbk: 61,
+  'euc-kr': 62,
+  big5: 63,
+};
 /** The same encodings by the names the plain-text filter's options take (rtl_getTextEncodingFromMimeCharset spelling). */
 const LO_CHARSET_NAME: Record<TextEncodingName, string> = {
   'windows-1252': 'MS_1252',
   'utf-8': 'UTF8',
   'utf-16le': 'UNICODE',
   'utf-16be': 'UNICODE',
+  shift_jis: 'MS_932',
+  gbk: 'MS_936',
+  'euc-kr': 'MS_949',
+  big5: 'MS_950',
 };
 
 /** Candidate separators, in the order a tie is broken. */

@@ -10,6 +10,7 @@ import { getTool } from '../../../src/tools/index.js';
 import { inputFile, runTool } from '../../../src/tools/run-tool.js';
 import type { KilnError } from '../../../src/core/errors.js';
 import { officeConvert, officeConvertCold, officePoolStatus, shutdownOffice, warmOffice } from '../../../src/engines/office.js';
+import { CJK_CSV } from '../../helpers/cjk-text.js';
 import { tempDir } from '../../helpers/fixtures.js';
 import { pdfPages, pdfText, runDoc } from './doc-helpers.js';
 
@@ -143,6 +144,17 @@ describe('office tools (LibreOffice warm pool)', () => {
       const csv = await run('convert-spreadsheet', path.join(dir, name), { format: 'csv' }, `${name}.out.csv`);
       assert.equal(readFileSync(csv, 'utf8').trim().split(/\r?\n/).join('\n'), 'name,qty,note\nbowl,3,café crème €\nmug,10,naïve', name);
     }
+  });
+
+  it('convert-spreadsheet reads a CSV saved by a Japanese, Chinese or Korean Excel (Shift_JIS, GBK, CP949, Big5)', async () => {
+    for (const [enc, { text, bytes }] of Object.entries(CJK_CSV)) {
+      writeFileSync(path.join(dir, `${enc}.csv`), bytes);
+      const csv = await run('convert-spreadsheet', path.join(dir, `${enc}.csv`), { format: 'csv' }, `${enc}.out.csv`);
+      assert.equal(readFileSync(csv, 'utf8').trim().split(/\r?\n/).join('\n'), text.trim(), enc);
+    }
+    const sjisTxt = path.join(dir, 'sjis.txt');
+    writeFileSync(sjisTxt, CJK_CSV.shift_jis.bytes);
+    assert.match(pdfText(await run('wordprocessor-to-pdf', sjisTxt, {}, 'sjis.pdf')), /山田太郎,東京,ありがとう/);
   });
 
   it('the sheet of a CSV is named after the file, not "document" (XLSX sheet, PDF page header)', async () => {

@@ -9,7 +9,7 @@ export default defineTool({
   group: 'document',
   summary: 'Convert spreadsheets between XLSX, ODS and CSV; base tool of the spreadsheet preset.',
   description:
-    'LibreOffice (headless, warm pool) reads XLSX, XLS, ODS or CSV (separator: comma, semicolon, tab or pipe; encoding: UTF-8, UTF-16 with BOM or Windows-1252; both read from the file) and writes the chosen format. CSV output holds the first sheet only; the sheets left out are named in warnings. Macros never run.',
+    'LibreOffice (headless, warm pool) reads XLSX, XLS, ODS or CSV (separator: comma, semicolon, tab or pipe; encoding: UTF-8, UTF-16 with BOM, Shift_JIS, GBK, CP949, Big5 or Windows-1252; both read from the file) and writes the chosen format. CSV output holds the first sheet only; the sheets left out are named in warnings. Macros never run.',
   input: { kind: 'file', accept: ['.xlsx', '.xls', '.ods', '.csv'] },
   settings: z.object({
     format: z.enum(['xlsx', 'ods', 'csv']).describe('Output format.'),
