@@ -21,6 +21,7 @@ import { pathToFileURL } from 'node:url';
 import { KilnError } from '../core/errors.js';
 import { exec } from '../core/process.js';
 import { engineStopped } from './idle-stop.js';
+import { isEncryptedOoxml, odfEncryptionTap, passwordProtectedDocument } from './office/encryption.js';
 import { csvInFilter, textInFilter } from './office/text-import.js';
 import { COMMON, EXIT_RESTART, Instance, officeBinary, officeEnv, pipePath, seedProfile } from './office/instance.js';
 
@@ -155,7 +156,8 @@ export async function officeConvert(input: string, inExt: string, o: ConvertOpti
       const left = await readdir(outDir).catch(() => []);
       throw new KilnError(
         'UNSUPPORTED_INPUT',
-        `LibreOffice could not read this document${left.length ? '' : ' (it is corrupt or not of the type it claims)'}.`,
+        // (A legacy .doc/.xls/.ppt with a password ends here too: its encryption is not checked beforehand.)
+        `LibreOffice could not read this document${left.length ? '' : ' (it is corrupt, password-protected or not of the type it claims)'}.`,
       );
     }
     return out;
@@ -291,17 +293,27 @@ export async function convertOfficeFile(
   const ext = input.type?.ext ?? path.extname(input.path).slice(1).toLowerCase();
   const { guardZip, isZipContainer } = await import('../core/zip-guard.js');
   const sheets = target === 'csv' ? (await import('./office-sheets.js')).sheetNameTap(ext) : undefined;
-  if (isZipContainer(ext)) await guardZip(input.path, ext, undefined, job.signal, sheets?.tap);
+  const nameExt = path
+    .extname(input.name ?? input.path)
+    .slice(1)
+    .toLowerCase();
+  // Headless LibreOffice cannot ask for a password: say so instead of "corrupt".
+  if (ext === 'cfb' && ['docx', 'xlsx', 'pptx'].includes(nameExt) && (await isEncryptedOoxml(input.path)))
+    throw passwordProtectedDocument();
+  const odf = ['odt', 'ods', 'odp'].includes(ext) ? odfEncryptionTap() : undefined;
+  if (isZipContainer(ext))
+    await guardZip(
+      input.path,
+      ext,
+      undefined,
+      job.signal,
+      [sheets?.tap, odf?.tap].filter((t) => t !== undefined),
+    );
+  if (odf?.encrypted()) throw passwordProtectedDocument();
   job.progress?.(10, 'converting');
   const outExt = target.startsWith('pdf-') ? 'pdf' : target;
   // Legacy binaries are sniffed as cfb; the tool's accept list already limited them to its family.
-  const inExt =
-    ext === 'cfb'
-      ? path
-          .extname(input.name ?? input.path)
-          .slice(1)
-          .toLowerCase() || 'doc'
-      : ext;
+  const inExt = ext === 'cfb' ? nameExt || 'doc' : ext;
   const out = await officeConvert(input.path, inExt, {
     target: OFFICE_TARGETS[target],
     outExt,

@@ -11,6 +11,7 @@ import { inputFile, runTool } from '../../../src/tools/run-tool.js';
 import type { KilnError } from '../../../src/core/errors.js';
 import { officeConvert, officeConvertCold, officePoolStatus, shutdownOffice, warmOffice } from '../../../src/engines/office.js';
 import { CJK_CSV } from '../../helpers/cjk-text.js';
+import { compoundFile } from '../../helpers/compound-file.js';
 import { tempDir } from '../../helpers/fixtures.js';
 import { pdfPages, pdfText, runDoc } from './doc-helpers.js';
 
@@ -246,6 +247,31 @@ describe('office tools (LibreOffice warm pool)', () => {
     ]);
     await assert.rejects(run('wordprocessor-to-pdf', noDoc), (e: KilnError) => e.code === 'UNSUPPORTED_INPUT');
     assert.equal(pdfPages(await run('wordprocessor-to-pdf', docx)), 1);
+  });
+
+  it('names a password-protected DOCX, XLSX or ODT as such (was "corrupt or not of the type it claims")', async () => {
+    const locked = (e: KilnError) =>
+      e.code === 'UNSUPPORTED_INPUT' && e.reason === 'document-encrypted' && /password-protected/.test(e.message);
+    // Office saves an OOXML file with a password as a Compound File holding the encrypted package.
+    const sealed = compoundFile(['EncryptionInfo', 'EncryptedPackage']);
+    writeFileSync(path.join(dir, 'locked.docx'), sealed);
+    await assert.rejects(run('wordprocessor-to-pdf', path.join(dir, 'locked.docx')), locked);
+    writeFileSync(path.join(dir, 'locked.xlsx'), sealed);
+    await assert.rejects(run('convert-spreadsheet', path.join(dir, 'locked.xlsx'), { format: 'csv' }), locked);
+    // ODF stays a ZIP; its manifest says which parts are encrypted.
+    const manifest = `<?xml version="1.0" encoding="UTF-8"?><manifest:manifest xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0" manifest:version="1.2"><manifest:file-entry manifest:full-path="/" manifest:media-type="application/vnd.oasis.opendocument.text"/><manifest:file-entry manifest:full-path="content.xml" manifest:media-type="text/xml" manifest:size="600"><manifest:encryption-data manifest:checksum-type="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0#sha256-1k" manifest:checksum="AAAA"><manifest:algorithm manifest:algorithm-name="http://www.w3.org/2001/04/xmlenc#aes256-cbc" manifest:initialisation-vector="AAAA"/><manifest:key-derivation manifest:key-derivation-name="PBKDF2" manifest:key-size="32" manifest:iteration-count="100000" manifest:salt="AAAA"/></manifest:encryption-data></manifest:file-entry></manifest:manifest>`;
+    const odt = await zipOf(path.join(dir, 'locked.odt'), [
+      ['mimetype', Buffer.from('application/vnd.oasis.opendocument.text')],
+      ['META-INF/manifest.xml', Buffer.from(manifest)],
+      ['content.xml', Buffer.alloc(600, 0x5a)],
+    ]);
+    await assert.rejects(run('wordprocessor-to-pdf', odt), locked);
+    // A Compound File without the encrypted package is not called password-protected.
+    writeFileSync(path.join(dir, 'odd.docx'), compoundFile(['WordDocument']));
+    await assert.rejects(
+      run('wordprocessor-to-pdf', path.join(dir, 'odd.docx')),
+      (e: KilnError) => e.code === 'UNSUPPORTED_INPUT' && !e.reason,
+    );
   });
 
   it('restarts an instance that was killed', async () => {
