@@ -106,6 +106,11 @@ export interface ConvertOptions {
   timeoutMs?: number;
   /** Name the input is copied under (without extension; default `document`): a CSV's sheet takes it. */
   baseName?: string;
+  /**
+   * LibreOffice names the output itself: a CSV of one chosen sheet is written as `<base>-<sheet>.csv`.
+   * The one file it wrote is the result.
+   */
+  ownOutputName?: boolean;
 }
 
 /**
@@ -149,7 +154,11 @@ export async function officeConvert(input: string, inExt: string, o: ConvertOpti
     }
     const crashed = !inst.alive;
     if (crashed) inst.kill();
-    const out = path.join(outDir, `${base}.${o.outExt}`);
+    let out = path.join(outDir, `${base}.${o.outExt}`);
+    if (o.ownOutputName) {
+      const written = (await readdir(outDir).catch(() => [])).filter((f) => f.endsWith(`.${o.outExt}`));
+      if (written.length === 1) out = path.join(outDir, written[0]!);
+    }
     const st = await stat(out).catch(() => undefined);
     if (!st?.isFile() || st.size === 0) {
       if (crashed) throw new KilnError('UNSUPPORTED_INPUT', 'LibreOffice crashed on this document (it will be restarted).');
@@ -281,8 +290,8 @@ export interface OfficeJob {
 
 /**
  * The whole office path of a tool: ZIP containers are checked for bombs first, then the warm pool
- * converts, and the result is moved to `outPath`. For a CSV, which holds one sheet, the names of the
- * sheets left out of an XLSX or ODS come back in `sheetsLeftOut` (read during the ZIP check).
+ * converts, and the result is moved to `outPath`. For a CSV, which holds one sheet (the first visible one),
+ * the names of the sheets left out of an XLSX or ODS come back in `sheetsLeftOut` (read during the ZIP check).
  */
 export async function convertOfficeFile(
   input: { path: string; name?: string; type?: { ext: string } },
@@ -314,8 +323,15 @@ export async function convertOfficeFile(
   const outExt = target.startsWith('pdf-') ? 'pdf' : target;
   // Legacy binaries are sniffed as cfb; the tool's accept list already limited them to its family.
   const inExt = ext === 'cfb' ? nameExt || 'doc' : ext;
+  // CSV takes the first visible sheet (LibreOffice's 12th CSV token, 1-based), never a hidden one.
+  const listed = sheets?.sheets() ?? [];
+  const chosen = Math.max(
+    0,
+    listed.findIndex((sh) => !sh.hidden),
+  );
   const out = await officeConvert(input.path, inExt, {
-    target: OFFICE_TARGETS[target],
+    target: target === 'csv' && chosen > 0 ? `${OFFICE_TARGETS.csv},false,false,${chosen + 1}` : OFFICE_TARGETS[target],
+    ownOutputName: target === 'csv' && chosen > 0,
     outExt,
     // The extension says nothing of a text file's encoding (nor of a CSV's separator): read from the file.
     inFilter: inExt === 'csv' ? await csvInFilter(input.path) : inExt === 'txt' ? await textInFilter(input.path) : undefined,
@@ -327,5 +343,5 @@ export async function convertOfficeFile(
   });
   await copyFile(out, outPath);
   await rm(path.dirname(path.dirname(out)), { recursive: true, force: true });
-  return { sheetsLeftOut: sheets?.names().slice(1) ?? [] };
+  return { sheetsLeftOut: listed.filter((_, k) => k !== chosen).map((sh) => sh.name) };
 }

@@ -205,11 +205,25 @@ describe('office tools (LibreOffice warm pool)', () => {
         await ws.dispose();
       }
     };
-    const want = ['sheets "Q&A <2>", "Ünits" left out: CSV holds the first sheet only'];
+    const want = ['sheets "Q&A <2>", "Ünits" left out: CSV holds the first visible sheet only'];
     assert.deepEqual(await csvOf(three), { text: 'First', warnings: want });
     const ods = await run('convert-spreadsheet', three, { format: 'ods' }, 'three.ods');
     assert.deepEqual(await csvOf(ods), { text: 'First', warnings: want });
     assert.equal((await csvOf(xlsx)).warnings, undefined);
+
+    // A hidden first sheet (lookup data, as Excel saves it: the visible sheet active) is never the CSV:
+    // LibreOffice's CSV export took it and dropped the sheet the user sees.
+    const hid = new ExcelJS.Workbook();
+    const lookup = hid.addWorksheet('Lookup');
+    lookup.state = 'hidden';
+    lookup.addRow(['internal rates']);
+    hid.addWorksheet('Report').addRow(['shown to all']);
+    hid.views = [{ x: 0, y: 0, width: 10000, height: 20000, firstSheet: 0, activeTab: 1, visibility: 'visible' }];
+    const hidden = path.join(dir, 'hidden-first.xlsx');
+    await hid.xlsx.writeFile(hidden);
+    const wantHidden = { text: 'shown to all', warnings: ['sheet "Lookup" left out: CSV holds the first visible sheet only'] };
+    assert.deepEqual(await csvOf(hidden), wantHidden);
+    assert.deepEqual(await csvOf(await run('convert-spreadsheet', hidden, { format: 'ods' }, 'hidden-first.ods')), wantHidden);
   });
 
   it('spreadsheet-to-pdf prints the cells', async () => {
