@@ -22,7 +22,8 @@ import { KilnError } from '../core/errors.js';
 import { exec } from '../core/process.js';
 import { engineStopped } from './idle-stop.js';
 import { isEncryptedOoxml, odfEncryptionTap, passwordProtectedDocument } from './office/encryption.js';
-import { csvInFilter, textInFilter } from './office/text-import.js';
+import { assertCsvFitsSheet } from './office/csv-shape.js';
+import { csvImport, textInFilter } from './office/text-import.js';
 import { COMMON, EXIT_RESTART, Instance, officeBinary, officeEnv, pipePath, seedProfile } from './office/instance.js';
 
 const POOL_SIZE = Math.min(2, Math.max(1, Number(process.env.KILN_OFFICE_POOL) || 1));
@@ -323,6 +324,9 @@ export async function convertOfficeFile(
   const outExt = target.startsWith('pdf-') ? 'pdf' : target;
   // Legacy binaries are sniffed as cfb; the tool's accept list already limited them to its family.
   const inExt = ext === 'cfb' ? nameExt || 'doc' : ext;
+  // The extension says nothing of a CSV's encoding or separator: read from the file, which must fit a sheet.
+  const csv = inExt === 'csv' ? await csvImport(input.path) : undefined;
+  if (csv) await assertCsvFitsSheet(input.path, csv.encoding, csv.separator);
   // CSV takes the first visible sheet (LibreOffice's 12th CSV token, 1-based), never a hidden one.
   const listed = sheets?.sheets() ?? [];
   const chosen = Math.max(
@@ -333,8 +337,8 @@ export async function convertOfficeFile(
     target: target === 'csv' && chosen > 0 ? `${OFFICE_TARGETS.csv},false,false,${chosen + 1}` : OFFICE_TARGETS[target],
     ownOutputName: target === 'csv' && chosen > 0,
     outExt,
-    // The extension says nothing of a text file's encoding (nor of a CSV's separator): read from the file.
-    inFilter: inExt === 'csv' ? await csvInFilter(input.path) : inExt === 'txt' ? await textInFilter(input.path) : undefined,
+    // A text file's encoding is read from the file too.
+    inFilter: csv ? csv.filter : inExt === 'txt' ? await textInFilter(input.path) : undefined,
     // LibreOffice names a CSV's one sheet after the file: "document" showed as the sheet of every XLSX
     // and in the page header of every PDF made from a CSV.
     baseName: inExt === 'csv' ? sheetBaseName(input.name) : undefined,

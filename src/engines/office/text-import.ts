@@ -87,13 +87,14 @@ export function sniffSeparator(text: string, cut = false): string {
   return SEPARATORS[best]!;
 }
 
-/** The `--infilter` value for a CSV file: `CSV:<separator>,<quote>,<charset>,<first line>`. */
-export async function csvInFilter(file: string): Promise<string> {
+/** How a CSV file is read: its encoding, its separator and the `--infilter` value saying both. */
+export async function csvImport(file: string): Promise<{ encoding: TextEncodingName; separator: string; filter: string }> {
   const encoding = await detectTextEncoding(file);
   const HEAD = 64 * 1024;
   const head = await readHead(file, HEAD);
-  const sep = sniffSeparator(decodeText(head, encoding), head.length === HEAD);
-  return `CSV:${sep.codePointAt(0)},34,${LO_CHARSET[encoding]},1`;
+  const separator = sniffSeparator(decodeText(head, encoding), head.length === HEAD);
+  // `CSV:<separator>,<quote>,<charset>,<first line>`
+  return { encoding, separator, filter: `CSV:${separator.codePointAt(0)},34,${LO_CHARSET[encoding]},1` };
 }
 
 /** The `--infilter` value for a plain-text file opened in Writer. */

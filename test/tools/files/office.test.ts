@@ -158,6 +158,22 @@ describe('office tools (LibreOffice warm pool)', () => {
     assert.match(pdfText(await run('wordprocessor-to-pdf', sjisTxt, {}, 'sjis.pdf')), /山田太郎,東京,ありがとう/);
   });
 
+  it('refuses a CSV wider or longer than a sheet with LIMIT_EXCEEDED (LibreOffice dropped the rest silently)', async () => {
+    const row = (n: number) => Array.from({ length: n }, (_, k) => `c${k}`).join(',');
+    // Exactly a sheet wide: every column arrives.
+    writeFileSync(path.join(dir, 'widest.csv'), `${row(16_384)}\n`);
+    const back = readFileSync(await run('convert-spreadsheet', path.join(dir, 'widest.csv'), { format: 'csv' }, 'widest.out.csv'), 'utf8');
+    assert.equal(back.trim().split(',').length, 16_384);
+    const over = (e: KilnError, what: RegExp) => e.code === 'LIMIT_EXCEEDED' && what.test(e.message);
+    writeFileSync(path.join(dir, 'too-wide.csv'), `${row(16_385)}\n1,2\n`);
+    await assert.rejects(run('convert-spreadsheet', path.join(dir, 'too-wide.csv'), { format: 'xlsx' }), (e: KilnError) =>
+      over(e, /16385 columns/),
+    );
+    // One row more than a sheet holds; a quoted field with line breaks is one record, not three.
+    writeFileSync(path.join(dir, 'too-long.csv'), `"a\nb\nc",1\n${'x,1\n'.repeat(1_048_576)}`);
+    await assert.rejects(run('spreadsheet-to-pdf', path.join(dir, 'too-long.csv')), (e: KilnError) => over(e, /1048577 rows/));
+  });
+
   it('the sheet of a CSV is named after the file, not "document" (XLSX sheet, PDF page header)', async () => {
     const csv = path.join(dir, 'Ventes été 2026.csv');
     writeFileSync(csv, 'a,b\n1,2\n');
