@@ -326,7 +326,7 @@ export async function convertOfficeFile(
   const inExt = ext === 'cfb' ? nameExt || 'doc' : ext;
   // The extension says nothing of a CSV's encoding or separator: read from the file, which must fit a sheet.
   const csv = inExt === 'csv' ? await csvImport(input.path) : undefined;
-  if (csv) await assertCsvFitsSheet(input.path, csv.encoding, csv.separator);
+  if (csv) await assertCsvFitsSheet(input.path, csv.encoding, csv.separator, csv.hintLine ? 1 : 0);
   // CSV takes the first visible sheet (LibreOffice's 12th CSV token, 1-based), never a hidden one.
   const listed = sheets?.sheets() ?? [];
   const chosen = Math.max(

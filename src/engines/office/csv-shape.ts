@@ -46,9 +46,11 @@ export async function csvShape(file: string, encoding: TextEncodingName, separat
   return { rows, columns };
 }
 
-/** LIMIT_EXCEEDED when the CSV has more rows or columns than a sheet holds. */
-export async function assertCsvFitsSheet(file: string, encoding: TextEncodingName, separator: string): Promise<void> {
-  const { rows, columns } = await csvShape(file, encoding, separator);
+/** LIMIT_EXCEEDED when the CSV has more rows or columns than a sheet holds; `skipRows` are not imported (a `sep=` line). */
+export async function assertCsvFitsSheet(file: string, encoding: TextEncodingName, separator: string, skipRows = 0): Promise<void> {
+  const shape = await csvShape(file, encoding, separator);
+  const rows = shape.rows - skipRows;
+  const columns = shape.columns;
   const over = [
     rows > SHEET_MAX_ROWS ? `${rows} rows (a sheet holds ${SHEET_MAX_ROWS})` : '',
     columns > SHEET_MAX_COLUMNS ? `${columns} columns (a sheet holds ${SHEET_MAX_COLUMNS})` : '',

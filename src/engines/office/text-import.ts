@@ -88,13 +88,20 @@ export function sniffSeparator(text: string, cut = false): string {
 }
 
 /** How a CSV file is read: its encoding, its separator and the `--infilter` value saying both. */
-export async function csvImport(file: string): Promise<{ encoding: TextEncodingName; separator: string; filter: string }> {
+export async function csvImport(
+  file: string,
+): Promise<{ encoding: TextEncodingName; separator: string; filter: string; hintLine: boolean }> {
   const encoding = await detectTextEncoding(file);
   const HEAD = 64 * 1024;
   const head = await readHead(file, HEAD);
-  const separator = sniffSeparator(decodeText(head, encoding), head.length === HEAD);
+  const text = decodeText(head, encoding);
+  // Excel's separator hint: a first line `sep=;` names the separator and is no data (LibreOffice made
+  // it a row of its own).
+  const hint = /^\uFEFF?sep=([^\r\n])\r?\n/i.exec(text);
+  const separator = hint ? hint[1]! : sniffSeparator(text, head.length === HEAD);
   // `CSV:<separator>,<quote>,<charset>,<first line>`
-  return { encoding, separator, filter: `CSV:${separator.codePointAt(0)},34,${LO_CHARSET[encoding]},1` };
+  const filter = `CSV:${separator.codePointAt(0)},34,${LO_CHARSET[encoding]},${hint ? 2 : 1}`;
+  return { encoding, separator, filter, hintLine: !!hint };
 }
 
 /** The `--infilter` value for a plain-text file opened in Writer. */

@@ -128,7 +128,7 @@ describe('office tools (LibreOffice warm pool)', () => {
     assert.equal(ws.getCell('C2').value, 12.5);
   });
 
-  it('convert-spreadsheet reads CSV as Excel writes it: semicolons in Windows-1252, tabs in UTF-16 (LE and BE)', async () => {
+  it('convert-spreadsheet reads CSV as Excel writes it: semicolons in Windows-1252, tabs in UTF-16 (LE and BE), a sep= hint line', async () => {
     const rows = 'name;qty;note\nbowl;3;café crème €\nmug;10;naïve';
     const utf16 = (order: 'le' | 'be', sep: string) => {
       const le = Buffer.from(`\uFEFF${rows.replaceAll(';', sep)}\r\n`, 'utf16le');
@@ -139,11 +139,17 @@ describe('office tools (LibreOffice warm pool)', () => {
       ['utf16le.csv', utf16('le', '\t')],
       ['utf16be.csv', utf16('be', '\t')],
       ['utf8-pipe.csv', Buffer.from(`${rows.replaceAll(';', '|')}\n`)],
+      // Excel's separator hint line names the separator and is no row (a tab, though commas abound).
+      ['sep-hint.csv', Buffer.from(`\uFEFFsep=\t\r\n${rows.replaceAll(';', '\t').replace('café crème €', 'café, crème, €')}\r\n`)],
     ];
     for (const [name, bytes] of inputs) {
       writeFileSync(path.join(dir, name), bytes);
       const csv = await run('convert-spreadsheet', path.join(dir, name), { format: 'csv' }, `${name}.out.csv`);
-      assert.equal(readFileSync(csv, 'utf8').trim().split(/\r?\n/).join('\n'), 'name,qty,note\nbowl,3,café crème €\nmug,10,naïve', name);
+      const want =
+        name === 'sep-hint.csv'
+          ? 'name,qty,note\nbowl,3,"café, crème, €"\nmug,10,naïve'
+          : 'name,qty,note\nbowl,3,café crème €\nmug,10,naïve';
+      assert.equal(readFileSync(csv, 'utf8').trim().split(/\r?\n/).join('\n'), want, name);
     }
   });
 
