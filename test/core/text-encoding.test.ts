@@ -3,6 +3,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { decodeText, detectBytesEncoding, detectTextEncoding } from '../../src/core/text-encoding.js';
+import { htmlContentType } from '../../src/engines/chromium/html-charset.js';
 import { CJK_CSV } from '../helpers/cjk-text.js';
 import { tempDir } from '../helpers/fixtures.js';
 
@@ -38,5 +39,17 @@ describe('text encoding detection', () => {
   it('UTF-8 and UTF-16 with a BOM are unchanged', () => {
     assert.equal(detectBytesEncoding(Buffer.from('東京 café')), 'utf-8');
     assert.equal(detectBytesEncoding(Buffer.from('\uFEFF東京', 'utf16le')), 'utf-16le');
+  });
+});
+
+describe('the Content-Type html-to-pdf serves a page with', () => {
+  it('leaves the charset to a page that declares one, else names the one of its bytes', () => {
+    const type = (s: string | Buffer) => htmlContentType(typeof s === 'string' ? Buffer.from(s, 'latin1') : s);
+    assert.equal(type('<meta charset="windows-1252"><p>caf\xe9</p>'), 'text/html');
+    assert.equal(type('<META CONTENT="text/html; charset=Shift_JIS" HTTP-EQUIV="Content-Type">'), 'text/html');
+    // "charset=" in a description's text declares nothing: the bytes decide.
+    assert.equal(type('<meta name="description" content="set charset=utf-8 here"><p>caf\xe9</p>'), 'text/html; charset=windows-1252');
+    assert.equal(type(Buffer.from('<p>café 東京</p>')), 'text/html; charset=utf-8');
+    assert.equal(type(CJK_CSV.shift_jis.bytes), 'text/html; charset=shift_jis');
   });
 });

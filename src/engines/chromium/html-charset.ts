@@ -10,10 +10,18 @@ import { bomEncoding, detectBytesEncoding } from '../../core/text-encoding.js';
 /** How far the HTML encoding prescan looks for a meta tag (WHATWG HTML, "prescan a byte stream"). */
 const PRESCAN_BYTES = 1024;
 
+/** Attribute text of a tag, quoted values skipped whole (so "charset=" inside a description is no declaration). */
+const ATTRS = `(?:[^>"']|"[^"]*"|'[^']*')*?`;
+/** A `<meta charset>`, or an http-equiv Content-Type whose content names a charset. */
+const META_CHARSET = new RegExp(
+  `<meta${ATTRS}\\scharset\\s*=|<meta(?=${ATTRS}\\shttp-equiv\\s*=\\s*["']?content-type)[^>]*\\scontent\\s*=\\s*["'][^"']*charset\\s*=`,
+  'i',
+);
+
 /** Whether the head of the document declares its encoding: `<meta charset>` or an http-equiv Content-Type. */
 export function declaresCharset(bytes: Uint8Array): boolean {
   const head = Buffer.from(bytes.buffer, bytes.byteOffset, Math.min(bytes.byteLength, PRESCAN_BYTES)).toString('latin1');
-  return /<meta\b[^>]*?\bcharset\s*=/i.test(head);
+  return META_CHARSET.test(head);
 }
 
 export function htmlContentType(html: string | Uint8Array): string {
