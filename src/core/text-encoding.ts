@@ -1,12 +1,23 @@
 /**
  * The character encoding of a text file a user hands us. Spreadsheet programs write CSV as UTF-8 (with
  * or without a BOM), as UTF-16 with a BOM (Excel's "Unicode text") or in the legacy Windows code page
- * (Latin-1 is its subset): text that is not valid UTF-8 all the way through is read as Windows-1252,
- * the one 8-bit encoding that maps almost every byte to a character (never to U+FFFD).
+ * (Latin-1 is its subset; in Japan, China, Korea and Taiwan a double-byte code page): text that is not
+ * valid UTF-8 all the way through is read in the East Asian code page it fits (legacy-cjk.ts), else as
+ * Windows-1252, the one 8-bit encoding that maps almost every byte to a character (never to U+FFFD).
  */
 import { createReadStream } from 'node:fs';
+import { type CjkEncoding, detectCjkEncoding } from './legacy-cjk.js';
+import { readHead } from './read-head.js';
 
-export type TextEncodingName = 'utf-8' | 'utf-16le' | 'utf-16be' | 'windows-1252';
+export type TextEncodingName = 'utf-8' | 'utf-16le' | 'utf-16be' | 'windows-1252' | CjkEncoding;
+
+/** How much of a file that is not UTF-8 is read to tell an East Asian code page from Windows-1252. */
+const LEGACY_SAMPLE = 1024 * 1024;
+
+/** A non-UTF-8 text's 8-bit or East Asian code page, from a sample of it. */
+function legacyEncoding(sample: Uint8Array): TextEncodingName {
+  return detectCjkEncoding(sample) ?? 'windows-1252';
+}
 
 /** The encoding a byte order mark names, or undefined without one. */
 export function bomEncoding(head: Buffer): TextEncodingName | undefined {
@@ -55,8 +66,21 @@ export async function detectTextEncoding(file: string): Promise<TextEncodingName
     decoder.decode();
     return 'utf-8';
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ERR_ENCODING_INVALID_ENCODED_DATA') return 'windows-1252';
+    if ((e as NodeJS.ErrnoException).code === 'ERR_ENCODING_INVALID_ENCODED_DATA')
+      return legacyEncoding(await readHead(file, LEGACY_SAMPLE));
     throw e;
+  }
+}
+
+/** The encoding of text held in memory, by the same rules as detectTextEncoding(). */
+export function detectBytesEncoding(bytes: Uint8Array): TextEncodingName {
+  const bom = bomEncoding(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+  if (bom) return bom;
+  try {
+    new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+    return 'utf-8';
+  } catch {
+    return legacyEncoding(bytes.subarray(0, LEGACY_SAMPLE));
   }
 }
 

@@ -56,8 +56,9 @@ export async function guardZip(
   kind?: string,
   limits: ZipLimits = DEFAULT_ZIP_LIMITS,
   signal?: AbortSignal,
-  tap?: ZipTap,
+  tap?: ZipTap | ZipTap[],
 ): Promise<ZipSummary> {
+  const taps = tap ? (Array.isArray(tap) ? tap : [tap]) : [];
   const zip = await new Promise<yauzl.ZipFile>((resolve, reject) =>
     yauzl.open(file, { lazyEntries: true, autoClose: false, validateEntrySizes: true, strictFileNames: false }, (err, z) =>
       err ? reject(corrupt(err)) : resolve(z),
@@ -93,9 +94,9 @@ export async function guardZip(
         zip.openReadStream(entry, (err, stream) => {
           if (err) return fail(corrupt(err));
           let seen = 0;
-          const tapped = tap?.part.test(entry.fileName);
+          const tapped = taps.filter((t) => t.part.test(entry.fileName));
           stream.on('data', (chunk: Buffer) => {
-            if (tapped) tap!.data(chunk);
+            for (const t of tapped) t.data(chunk);
             seen += chunk.length;
             total += chunk.length;
             if (seen > limits.maxEntryBytes || total > limits.maxTotalBytes) {

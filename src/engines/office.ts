@@ -21,7 +21,9 @@ import { pathToFileURL } from 'node:url';
 import { KilnError } from '../core/errors.js';
 import { exec } from '../core/process.js';
 import { engineStopped } from './idle-stop.js';
-import { csvInFilter, textInFilter } from './office/text-import.js';
+import { isEncryptedOoxml, odfEncryptionTap, passwordProtectedDocument } from './office/encryption.js';
+import { assertCsvFitsSheet } from './office/csv-shape.js';
+import { csvImport, textInFilter } from './office/text-import.js';
 import { COMMON, EXIT_RESTART, Instance, officeBinary, officeEnv, pipePath, seedProfile } from './office/instance.js';
 
 const POOL_SIZE = Math.min(2, Math.max(1, Number(process.env.KILN_OFFICE_POOL) || 1));
@@ -105,6 +107,11 @@ export interface ConvertOptions {
   timeoutMs?: number;
   /** Name the input is copied under (without extension; default `document`): a CSV's sheet takes it. */
   baseName?: string;
+  /**
+   * LibreOffice names the output itself: a CSV of one chosen sheet is written as `<base>-<sheet>.csv`.
+   * The one file it wrote is the result.
+   */
+  ownOutputName?: boolean;
 }
 
 /**
@@ -148,14 +155,19 @@ export async function officeConvert(input: string, inExt: string, o: ConvertOpti
     }
     const crashed = !inst.alive;
     if (crashed) inst.kill();
-    const out = path.join(outDir, `${base}.${o.outExt}`);
+    let out = path.join(outDir, `${base}.${o.outExt}`);
+    if (o.ownOutputName) {
+      const written = (await readdir(outDir).catch(() => [])).filter((f) => f.endsWith(`.${o.outExt}`));
+      if (written.length === 1) out = path.join(outDir, written[0]!);
+    }
     const st = await stat(out).catch(() => undefined);
     if (!st?.isFile() || st.size === 0) {
       if (crashed) throw new KilnError('UNSUPPORTED_INPUT', 'LibreOffice crashed on this document (it will be restarted).');
       const left = await readdir(outDir).catch(() => []);
       throw new KilnError(
         'UNSUPPORTED_INPUT',
-        `LibreOffice could not read this document${left.length ? '' : ' (it is corrupt or not of the type it claims)'}.`,
+        // (A legacy .doc/.xls/.ppt with a password ends here too: its encryption is not checked beforehand.)
+        `LibreOffice could not read this document${left.length ? '' : ' (it is corrupt, password-protected or not of the type it claims)'}.`,
       );
     }
     return out;
@@ -279,8 +291,8 @@ export interface OfficeJob {
 
 /**
  * The whole office path of a tool: ZIP containers are checked for bombs first, then the warm pool
- * converts, and the result is moved to `outPath`. For a CSV, which holds one sheet, the names of the
- * sheets left out of an XLSX or ODS come back in `sheetsLeftOut` (read during the ZIP check).
+ * converts, and the result is moved to `outPath`. For a CSV, which holds one sheet (the first visible one),
+ * the names of the sheets left out of an XLSX or ODS come back in `sheetsLeftOut` (read during the ZIP check).
  */
 export async function convertOfficeFile(
   input: { path: string; name?: string; type?: { ext: string } },
@@ -291,22 +303,42 @@ export async function convertOfficeFile(
   const ext = input.type?.ext ?? path.extname(input.path).slice(1).toLowerCase();
   const { guardZip, isZipContainer } = await import('../core/zip-guard.js');
   const sheets = target === 'csv' ? (await import('./office-sheets.js')).sheetNameTap(ext) : undefined;
-  if (isZipContainer(ext)) await guardZip(input.path, ext, undefined, job.signal, sheets?.tap);
+  const nameExt = path
+    .extname(input.name ?? input.path)
+    .slice(1)
+    .toLowerCase();
+  // Headless LibreOffice cannot ask for a password: say so instead of "corrupt".
+  if (ext === 'cfb' && ['docx', 'xlsx', 'pptx'].includes(nameExt) && (await isEncryptedOoxml(input.path)))
+    throw passwordProtectedDocument();
+  const odf = ['odt', 'ods', 'odp'].includes(ext) ? odfEncryptionTap() : undefined;
+  if (isZipContainer(ext))
+    await guardZip(
+      input.path,
+      ext,
+      undefined,
+      job.signal,
+      [sheets?.tap, odf?.tap].filter((t) => t !== undefined),
+    );
+  if (odf?.encrypted()) throw passwordProtectedDocument();
   job.progress?.(10, 'converting');
   const outExt = target.startsWith('pdf-') ? 'pdf' : target;
   // Legacy binaries are sniffed as cfb; the tool's accept list already limited them to its family.
-  const inExt =
-    ext === 'cfb'
-      ? path
-          .extname(input.name ?? input.path)
-          .slice(1)
-          .toLowerCase() || 'doc'
-      : ext;
+  const inExt = ext === 'cfb' ? nameExt || 'doc' : ext;
+  // The extension says nothing of a CSV's encoding or separator: read from the file, which must fit a sheet.
+  const csv = inExt === 'csv' ? await csvImport(input.path) : undefined;
+  if (csv) await assertCsvFitsSheet(input.path, csv.encoding, csv.separator, csv.hintLine ? 1 : 0);
+  // CSV takes the first visible sheet (LibreOffice's 12th CSV token, 1-based), never a hidden one.
+  const listed = sheets?.sheets() ?? [];
+  const chosen = Math.max(
+    0,
+    listed.findIndex((sh) => !sh.hidden),
+  );
   const out = await officeConvert(input.path, inExt, {
-    target: OFFICE_TARGETS[target],
+    target: target === 'csv' && chosen > 0 ? `${OFFICE_TARGETS.csv},false,false,${chosen + 1}` : OFFICE_TARGETS[target],
+    ownOutputName: target === 'csv' && chosen > 0,
     outExt,
-    // The extension says nothing of a text file's encoding (nor of a CSV's separator): read from the file.
-    inFilter: inExt === 'csv' ? await csvInFilter(input.path) : inExt === 'txt' ? await textInFilter(input.path) : undefined,
+    // A text file's encoding is read from the file too.
+    inFilter: csv ? csv.filter : inExt === 'txt' ? await textInFilter(input.path) : undefined,
     // LibreOffice names a CSV's one sheet after the file: "document" showed as the sheet of every XLSX
     // and in the page header of every PDF made from a CSV.
     baseName: inExt === 'csv' ? sheetBaseName(input.name) : undefined,
@@ -315,5 +347,5 @@ export async function convertOfficeFile(
   });
   await copyFile(out, outPath);
   await rm(path.dirname(path.dirname(out)), { recursive: true, force: true });
-  return { sheetsLeftOut: sheets?.names().slice(1) ?? [] };
+  return { sheetsLeftOut: listed.filter((_, k) => k !== chosen).map((sh) => sh.name) };
 }

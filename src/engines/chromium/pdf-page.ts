@@ -9,6 +9,7 @@ import { readFile, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import type { BrowserContext, Page, Route } from 'playwright-core';
 import type { PageTaskIo } from '../chromium.js';
+import { htmlContentType } from './html-charset.js';
 
 /** The fake origin offline documents are served from. `.invalid` can never resolve (RFC 2606). */
 export const DOC_ORIGIN = 'http://kiln.invalid';
@@ -52,7 +53,7 @@ async function serveOffline(route: Route, a: PdfArgs, blocked: (url: string) => 
   if (rel === 'index.html')
     return route.fulfill({
       status: 200,
-      contentType: 'text/html; charset=utf-8',
+      contentType: htmlContentType(a.html),
       body: typeof a.html === 'string' ? a.html : Buffer.from(a.html),
     });
   if (!a.baseDir) return route.fulfill({ status: 404, body: '' });

@@ -9,13 +9,28 @@ import { readHead } from '../../core/read-head.js';
 import { decodeText, detectTextEncoding, type TextEncodingName } from '../../core/text-encoding.js';
 
 /** LibreOffice's rtl_TextEncoding numbers (include/rtl/textenc.h); UNICODE reads UTF-16 of either order by its BOM. */
-const LO_CHARSET: Record<TextEncodingName, number> = { 'windows-1252': 1, 'utf-8': 76, 'utf-16le': 65535, 'utf-16be': 65535 };
+// The East Asian ones are the Windows code pages (MS_932…MS_950), which is what the WHATWG decoders of
+// those names read too.
+const LO_CHARSET: Record<TextEncodingName, number> = {
+  'windows-1252': 1,
+  'utf-8': 76,
+  'utf-16le': 65535,
+  'utf-16be': 65535,
+  shift_jis: 60,
+  gbk: 61,
+  'euc-kr': 62,
+  big5: 63,
+};
 /** The same encodings by the names the plain-text filter's options take (rtl_getTextEncodingFromMimeCharset spelling). */
 const LO_CHARSET_NAME: Record<TextEncodingName, string> = {
   'windows-1252': 'MS_1252',
   'utf-8': 'UTF8',
   'utf-16le': 'UNICODE',
   'utf-16be': 'UNICODE',
+  shift_jis: 'MS_932',
+  gbk: 'MS_936',
+  'euc-kr': 'MS_949',
+  big5: 'MS_950',
 };
 
 /** Candidate separators, in the order a tie is broken. */
@@ -72,13 +87,21 @@ export function sniffSeparator(text: string, cut = false): string {
   return SEPARATORS[best]!;
 }
 
-/** The `--infilter` value for a CSV file: `CSV:<separator>,<quote>,<charset>,<first line>`. */
-export async function csvInFilter(file: string): Promise<string> {
+/** How a CSV file is read: its encoding, its separator and the `--infilter` value saying both. */
+export async function csvImport(
+  file: string,
+): Promise<{ encoding: TextEncodingName; separator: string; filter: string; hintLine: boolean }> {
   const encoding = await detectTextEncoding(file);
   const HEAD = 64 * 1024;
   const head = await readHead(file, HEAD);
-  const sep = sniffSeparator(decodeText(head, encoding), head.length === HEAD);
-  return `CSV:${sep.codePointAt(0)},34,${LO_CHARSET[encoding]},1`;
+  const text = decodeText(head, encoding);
+  // Excel's separator hint: a first line `sep=;` names the separator and is no data (LibreOffice made
+  // it a row of its own).
+  const hint = /^\uFEFF?sep=([^\r\n])\r?\n/i.exec(text);
+  const separator = hint ? hint[1]! : sniffSeparator(text, head.length === HEAD);
+  // `CSV:<separator>,<quote>,<charset>,<first line>`
+  const filter = `CSV:${separator.codePointAt(0)},34,${LO_CHARSET[encoding]},${hint ? 2 : 1}`;
+  return { encoding, separator, filter, hintLine: !!hint };
 }
 
 /** The `--infilter` value for a plain-text file opened in Writer. */

@@ -10,6 +10,8 @@ import { getTool } from '../../../src/tools/index.js';
 import { inputFile, runTool } from '../../../src/tools/run-tool.js';
 import type { KilnError } from '../../../src/core/errors.js';
 import { officeConvert, officeConvertCold, officePoolStatus, shutdownOffice, warmOffice } from '../../../src/engines/office.js';
+import { CJK_CSV } from '../../helpers/cjk-text.js';
+import { compoundFile } from '../../helpers/compound-file.js';
 import { tempDir } from '../../helpers/fixtures.js';
 import { pdfPages, pdfText, runDoc } from './doc-helpers.js';
 
@@ -126,7 +128,7 @@ describe('office tools (LibreOffice warm pool)', () => {
     assert.equal(ws.getCell('C2').value, 12.5);
   });
 
-  it('convert-spreadsheet reads CSV as Excel writes it: semicolons in Windows-1252, tabs in UTF-16 (LE and BE)', async () => {
+  it('convert-spreadsheet reads CSV as Excel writes it: semicolons in Windows-1252, tabs in UTF-16 (LE and BE), a sep= hint line', async () => {
     const rows = 'name;qty;note\nbowl;3;café crème €\nmug;10;naïve';
     const utf16 = (order: 'le' | 'be', sep: string) => {
       const le = Buffer.from(`\uFEFF${rows.replaceAll(';', sep)}\r\n`, 'utf16le');
@@ -137,12 +139,45 @@ describe('office tools (LibreOffice warm pool)', () => {
       ['utf16le.csv', utf16('le', '\t')],
       ['utf16be.csv', utf16('be', '\t')],
       ['utf8-pipe.csv', Buffer.from(`${rows.replaceAll(';', '|')}\n`)],
+      // Excel's separator hint line names the separator and is no row (a tab, though commas abound).
+      ['sep-hint.csv', Buffer.from(`\uFEFFsep=\t\r\n${rows.replaceAll(';', '\t').replace('café crème €', 'café, crème, €')}\r\n`)],
     ];
     for (const [name, bytes] of inputs) {
       writeFileSync(path.join(dir, name), bytes);
       const csv = await run('convert-spreadsheet', path.join(dir, name), { format: 'csv' }, `${name}.out.csv`);
-      assert.equal(readFileSync(csv, 'utf8').trim().split(/\r?\n/).join('\n'), 'name,qty,note\nbowl,3,café crème €\nmug,10,naïve', name);
+      const want =
+        name === 'sep-hint.csv'
+          ? 'name,qty,note\nbowl,3,"café, crème, €"\nmug,10,naïve'
+          : 'name,qty,note\nbowl,3,café crème €\nmug,10,naïve';
+      assert.equal(readFileSync(csv, 'utf8').trim().split(/\r?\n/).join('\n'), want, name);
     }
+  });
+
+  it('convert-spreadsheet reads a CSV saved by a Japanese, Chinese or Korean Excel (Shift_JIS, GBK, CP949, Big5)', async () => {
+    for (const [enc, { text, bytes }] of Object.entries(CJK_CSV)) {
+      writeFileSync(path.join(dir, `${enc}.csv`), bytes);
+      const csv = await run('convert-spreadsheet', path.join(dir, `${enc}.csv`), { format: 'csv' }, `${enc}.out.csv`);
+      assert.equal(readFileSync(csv, 'utf8').trim().split(/\r?\n/).join('\n'), text.trim(), enc);
+    }
+    const sjisTxt = path.join(dir, 'sjis.txt');
+    writeFileSync(sjisTxt, CJK_CSV.shift_jis.bytes);
+    assert.match(pdfText(await run('wordprocessor-to-pdf', sjisTxt, {}, 'sjis.pdf')), /山田太郎,東京,ありがとう/);
+  });
+
+  it('refuses a CSV wider or longer than a sheet with LIMIT_EXCEEDED (LibreOffice dropped the rest silently)', async () => {
+    const row = (n: number) => Array.from({ length: n }, (_, k) => `c${k}`).join(',');
+    // Exactly a sheet wide: every column arrives.
+    writeFileSync(path.join(dir, 'widest.csv'), `${row(16_384)}\n`);
+    const back = readFileSync(await run('convert-spreadsheet', path.join(dir, 'widest.csv'), { format: 'csv' }, 'widest.out.csv'), 'utf8');
+    assert.equal(back.trim().split(',').length, 16_384);
+    const over = (e: KilnError, what: RegExp) => e.code === 'LIMIT_EXCEEDED' && what.test(e.message);
+    writeFileSync(path.join(dir, 'too-wide.csv'), `${row(16_385)}\n1,2\n`);
+    await assert.rejects(run('convert-spreadsheet', path.join(dir, 'too-wide.csv'), { format: 'xlsx' }), (e: KilnError) =>
+      over(e, /16385 columns/),
+    );
+    // One row more than a sheet holds; a quoted field with line breaks is one record, not three.
+    writeFileSync(path.join(dir, 'too-long.csv'), `"a\nb\nc",1\n${'x,1\n'.repeat(1_048_576)}`);
+    await assert.rejects(run('spreadsheet-to-pdf', path.join(dir, 'too-long.csv')), (e: KilnError) => over(e, /1048577 rows/));
   });
 
   it('the sheet of a CSV is named after the file, not "document" (XLSX sheet, PDF page header)', async () => {
@@ -192,11 +227,25 @@ describe('office tools (LibreOffice warm pool)', () => {
         await ws.dispose();
       }
     };
-    const want = ['sheets "Q&A <2>", "Ünits" left out: CSV holds the first sheet only'];
+    const want = ['sheets "Q&A <2>", "Ünits" left out: CSV holds the first visible sheet only'];
     assert.deepEqual(await csvOf(three), { text: 'First', warnings: want });
     const ods = await run('convert-spreadsheet', three, { format: 'ods' }, 'three.ods');
     assert.deepEqual(await csvOf(ods), { text: 'First', warnings: want });
     assert.equal((await csvOf(xlsx)).warnings, undefined);
+
+    // A hidden first sheet (lookup data, as Excel saves it: the visible sheet active) is never the CSV:
+    // LibreOffice's CSV export took it and dropped the sheet the user sees.
+    const hid = new ExcelJS.Workbook();
+    const lookup = hid.addWorksheet('Lookup');
+    lookup.state = 'hidden';
+    lookup.addRow(['internal rates']);
+    hid.addWorksheet('Report').addRow(['shown to all']);
+    hid.views = [{ x: 0, y: 0, width: 10000, height: 20000, firstSheet: 0, activeTab: 1, visibility: 'visible' }];
+    const hidden = path.join(dir, 'hidden-first.xlsx');
+    await hid.xlsx.writeFile(hidden);
+    const wantHidden = { text: 'shown to all', warnings: ['sheet "Lookup" left out: CSV holds the first visible sheet only'] };
+    assert.deepEqual(await csvOf(hidden), wantHidden);
+    assert.deepEqual(await csvOf(await run('convert-spreadsheet', hidden, { format: 'ods' }, 'hidden-first.ods')), wantHidden);
   });
 
   it('spreadsheet-to-pdf prints the cells', async () => {
@@ -234,6 +283,31 @@ describe('office tools (LibreOffice warm pool)', () => {
     ]);
     await assert.rejects(run('wordprocessor-to-pdf', noDoc), (e: KilnError) => e.code === 'UNSUPPORTED_INPUT');
     assert.equal(pdfPages(await run('wordprocessor-to-pdf', docx)), 1);
+  });
+
+  it('names a password-protected DOCX, XLSX or ODT as such (was "corrupt or not of the type it claims")', async () => {
+    const locked = (e: KilnError) =>
+      e.code === 'UNSUPPORTED_INPUT' && e.reason === 'document-encrypted' && /password-protected/.test(e.message);
+    // Office saves an OOXML file with a password as a Compound File holding the encrypted package.
+    const sealed = compoundFile(['EncryptionInfo', 'EncryptedPackage']);
+    writeFileSync(path.join(dir, 'locked.docx'), sealed);
+    await assert.rejects(run('wordprocessor-to-pdf', path.join(dir, 'locked.docx')), locked);
+    writeFileSync(path.join(dir, 'locked.xlsx'), sealed);
+    await assert.rejects(run('convert-spreadsheet', path.join(dir, 'locked.xlsx'), { format: 'csv' }), locked);
+    // ODF stays a ZIP; its manifest says which parts are encrypted.
+    const manifest = `<?xml version="1.0" encoding="UTF-8"?><manifest:manifest xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0" manifest:version="1.2"><manifest:file-entry manifest:full-path="/" manifest:media-type="application/vnd.oasis.opendocument.text"/><manifest:file-entry manifest:full-path="content.xml" manifest:media-type="text/xml" manifest:size="600"><manifest:encryption-data manifest:checksum-type="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0#sha256-1k" manifest:checksum="AAAA"><manifest:algorithm manifest:algorithm-name="http://www.w3.org/2001/04/xmlenc#aes256-cbc" manifest:initialisation-vector="AAAA"/><manifest:key-derivation manifest:key-derivation-name="PBKDF2" manifest:key-size="32" manifest:iteration-count="100000" manifest:salt="AAAA"/></manifest:encryption-data></manifest:file-entry></manifest:manifest>`;
+    const odt = await zipOf(path.join(dir, 'locked.odt'), [
+      ['mimetype', Buffer.from('application/vnd.oasis.opendocument.text')],
+      ['META-INF/manifest.xml', Buffer.from(manifest)],
+      ['content.xml', Buffer.alloc(600, 0x5a)],
+    ]);
+    await assert.rejects(run('wordprocessor-to-pdf', odt), locked);
+    // A Compound File without the encrypted package is not called password-protected.
+    writeFileSync(path.join(dir, 'odd.docx'), compoundFile(['WordDocument']));
+    await assert.rejects(
+      run('wordprocessor-to-pdf', path.join(dir, 'odd.docx')),
+      (e: KilnError) => e.code === 'UNSUPPORTED_INPUT' && !e.reason,
+    );
   });
 
   it('restarts an instance that was killed', async () => {

@@ -111,6 +111,36 @@ describe('HTML, Markdown and EPUB tools (Chromium + pandoc)', () => {
     assert.deepEqual(hits, [], 'the test server saw no request');
   });
 
+  it('html-to-pdf follows the encoding the page declares (Windows-1252, Shift_JIS), else the one of its bytes', async () => {
+    const cp1252 = (s: string) => Buffer.from([...s].map((c) => ({ '“': 0x93, '”': 0x94, '€': 0x80 })[c] ?? c.charCodeAt(0)));
+    // 東京タワー in Shift_JIS (CP932), written out so that no encoder is needed.
+    const tokyoSjis = Buffer.from([0x93, 0x8c, 0x8b, 0x9e, 0x83, 0x5e, 0x83, 0x8f, 0x81, 0x5b]);
+    const pages: [string, Buffer, RegExp][] = [
+      [
+        'meta-1252.html',
+        cp1252('<!DOCTYPE html><html><head><meta charset="windows-1252"></head><body><p>Café “crème” €5</p></body></html>'),
+        /Café “crème” €5/,
+      ],
+      [
+        'meta-sjis.html',
+        Buffer.concat([
+          Buffer.from('<html><head><meta http-equiv="Content-Type" content="text/html; charset=Shift_JIS"></head><body><p>'),
+          tokyoSjis,
+          Buffer.from('</p></body></html>'),
+        ]),
+        /東京タワー/,
+      ],
+      ['bare-1252.html', cp1252('<!DOCTYPE html><html><body><p>Café “crème” €5</p></body></html>'), /Café “crème” €5/],
+      ['bare-utf8.html', Buffer.from('<!DOCTYPE html><html><body><p>Café “crème” €5 東京</p></body></html>'), /Café “crème” €5\s+東京/],
+    ];
+    for (const [name, bytes, want] of pages) {
+      writeFileSync(path.join(dir, name), bytes);
+      const text = pdfText(await run('html-to-pdf', path.join(dir, name), {}, `${name}.pdf`));
+      assert.match(text, want, name);
+      assert.doesNotMatch(text, /\uFFFD/, name);
+    }
+  });
+
   it('markdown-to-html writes styled, highlighted, safe HTML with a table', async () => {
     const md = path.join(dir, 'notes.md');
     writeFileSync(md, MARKDOWN);
