@@ -8,7 +8,6 @@ import { analyse, type Analysis } from '../_shared/enhance-analysis.js';
 import { outputFormat } from '../_shared/pixels.js';
 import { outputFile } from '../../_shared/output.js';
 import { openInput } from '../_shared/decode.js';
-import { warnFirstFrameOnly } from '../_shared/frames.js';
 
 const SCENES = ['auto', 'portrait', 'landscape', 'low-light', 'food', 'document'] as const;
 const ONLY = ['exposure', 'contrast', 'color', 'sharpness'] as const;
@@ -44,6 +43,7 @@ export default defineTool({
     'intensity (alias strength) scales every correction (0 = none, 100 = full). mode exposure/contrast/color/sharpness (catalog spelling) runs only that correction. ' +
     'deepEnhance runs the denoising network of the upscale-enhance bundle (imported: it has no verifiable download) in place of the median; without it the classical path runs and data.deepEnhance says which method ran and why.',
   input: { kind: 'file', accept: ['image/*'] },
+  frames: 'first',
   settings: z.object({
     mode: z
       .enum([...SCENES, ...ONLY])
@@ -76,8 +76,6 @@ export default defineTool({
   output: 'image in the input format',
   examples: ['photo.jpg', 'dark.jpg --mode low-light --intensity 80', 'scan.jpg --mode document --corrections \'{"sharpness":false}\''],
   async run(ctx, { files }, s) {
-    // One picture in, one out: the frames of an animation beyond the first are said to be dropped.
-    await warnFirstFrameOnly(ctx, files[0]!, 'image-enhancement');
     const input = files[0]!;
     const sharp = await getSharp();
     const amount = (s.intensity === 50 && s.strength !== undefined ? s.strength : s.intensity) / 100;

@@ -5,7 +5,6 @@ import { colorSchema, parseColor, svgPaint, type Rgba } from '../../_shared/colo
 import { checkCanvas, loadUpright, roundCorners, shadowPng } from '../_shared/layout.js';
 import { outputFile } from '../../_shared/output.js';
 import { roundRect } from '../_shared/qr-svg.js';
-import { warnFirstFrameOnly } from '../_shared/frames.js';
 
 export default defineTool({
   id: 'border',
@@ -17,6 +16,7 @@ export default defineTool({
     'lighter tint of it; pattern is diagonal stripes of color and that tint. borderRadius rounds the outer corners (inner ones follow). ' +
     'shadow adds a soft drop shadow. The result is PNG when corners or shadow need transparency, else the input format.',
   input: { kind: 'file', accept: ['image/*'] },
+  frames: 'first',
   settings: z.object({
     width: z.number().min(0).max(2000).default(10).describe('Border thickness in pixels.'),
     color: colorSchema('#000000').describe('Border color (first color for gradient/pattern).'),
@@ -32,7 +32,6 @@ export default defineTool({
   ],
   async run(ctx, { files }, s) {
     const input = files[0]!;
-    await warnFirstFrameOnly(ctx, input, 'border');
     const src = await loadUpright(input, ctx.workDir);
     const sharp = await getSharp();
     const bw = Math.round(s.width);

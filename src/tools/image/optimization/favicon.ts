@@ -6,7 +6,6 @@ import { writeIco } from '../_shared/ico.js';
 import { colorSchema, parseColor } from '../../_shared/color.js';
 import { outputFile } from '../../_shared/output.js';
 import { openInput } from '../_shared/decode.js';
-import { warnFirstFrameOnly } from '../_shared/frames.js';
 
 const PNGS: { name: string; size: number }[] = [
   ...[16, 32, 48, 64, 96, 128, 256].map((size) => ({ name: `favicon-${size}x${size}.png`, size })),
@@ -25,6 +24,7 @@ export default defineTool({
     'The image is fitted into a square (transparent, or backgroundColor), with padding percent around it and corners rounded by borderRadius percent (50 = circle). ' +
     'The ZIP holds favicon PNGs 16-256, apple-touch-icon (180, always opaque as iOS needs), android-chrome 192 and 512, a multi-size favicon.ico (16, 32, 48, 256), site.webmanifest and an HTML snippet.',
   input: { kind: 'file', accept: ['image/*'] },
+  frames: 'first',
   settings: z.object({
     padding: z.int().min(0).max(40).default(0).describe('Padding around the icon content in percent.'),
     backgroundColor: colorSchema().optional().describe('Flatten onto this background color; transparent when omitted.'),
@@ -34,7 +34,6 @@ export default defineTool({
   examples: ['logo.svg --padding 10 --background-color "#ffffff" --border-radius 20 -o icons.zip'],
   async run(ctx, { files }, s) {
     const input = files[0]!;
-    await warnFirstFrameOnly(ctx, input, 'favicon');
     const sharp = await getSharp();
     const src = await (await openInput(input, ctx.workDir, undefined, { density: 300 })).autoOrient().png().toBuffer();
     const bg = s.backgroundColor ? parseColor(s.backgroundColor) : { r: 0, g: 0, b: 0, alpha: 0 };

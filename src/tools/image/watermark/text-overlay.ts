@@ -6,7 +6,6 @@ import { layerInput, clipLayer } from '../_shared/layer.js';
 import { renderText } from '../_shared/text.js';
 import { colorSchema, svgPaint } from '../../_shared/color.js';
 import { outputFile } from '../../_shared/output.js';
-import { warnFirstFrameOnly } from '../_shared/frames.js';
 
 export default defineTool({
   id: 'text-overlay',
@@ -17,6 +16,7 @@ export default defineTool({
     'Text is laid out by Pango with the installed fonts (fontconfig names such as "DejaVu Sans", "Liberation Serif", "Noto Sans"; generic "sans-serif"/"serif"/"monospace" work too) and wraps to fit the image. ' +
     'x/y are the top-left of the text block (with its box); omitted x centers it, omitted y places it near the bottom.',
   input: { kind: 'file', accept: ['image/*'] },
+  frames: 'first',
   settings: z.object({
     text: z.string().min(1).max(500).describe('Text to draw.'),
     font: z
@@ -38,7 +38,6 @@ export default defineTool({
   examples: ['photo.jpg --text "Hello" --font-size 64 --background "#00000099" --padding 16 --border-radius 12'],
   async run(ctx, { files }, s) {
     const input = files[0]!;
-    await warnFirstFrameOnly(ctx, input, 'text-overlay');
     const { data, ...info } = await readRgba(input, ctx.workDir);
     const W = info.width;
     const H = info.height;

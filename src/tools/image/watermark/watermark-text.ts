@@ -7,7 +7,6 @@ import { getSharp, sameFormatAs, writeImage } from '../../../engines/sharp.js';
 import { outputFile } from '../../_shared/output.js';
 import { openInput } from '../_shared/decode.js';
 import { colorSchema, hexOf } from '../../_shared/color.js';
-import { warnFirstFrameOnly } from '../_shared/frames.js';
 
 export default defineTool({
   id: 'watermark-text',
@@ -20,6 +19,7 @@ export default defineTool({
     'or repeated in a grid over the whole image when tile is on. Text larger than the image is scaled down to fit. ' +
     'Animated GIF/WebP input gives a still image of the first frame.',
   input: { kind: 'file', accept: ['image/*'] },
+  frames: 'first',
   settings: z.object({
     text: z.string().min(1).max(500).describe('Watermark text.'),
     font: z.string().default('sans-serif').describe("Font family name from the server's installed fonts."),
@@ -37,7 +37,6 @@ export default defineTool({
   examples: ['photo.jpg --text "© Ann 2026"', 'photo.jpg --text DRAFT --tile --rotation -30 --opacity 20 --font-size 36'],
   async run(ctx, { files }, s) {
     const input = files[0]!;
-    await warnFirstFrameOnly(ctx, input, 'watermark-text');
     const ext = input.type?.ext;
     const sharp = await getSharp();
     const font = fontFile(s.font);
