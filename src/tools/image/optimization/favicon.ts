@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
 import { getSharp } from '../../../engines/sharp.js';
 import { writeIco } from '../_shared/ico.js';
-import { colorSchema, parseColor } from '../../_shared/color.js';
+import { colorSchema, hexOf, parseColor } from '../../_shared/color.js';
 import { outputFile } from '../../_shared/output.js';
 import { openInput } from '../_shared/decode.js';
 
@@ -76,6 +76,9 @@ export default defineTool({
     const icoPath = ctx.out('ico', '', 'favicon');
     await writeFile(icoPath, writeIco(ico));
     outputs.push(outputFile(icoPath, { contentType: 'image/x-icon' }));
+    // A manifest colour is #rrggbb whatever spelling the setting used (rgb(), a name); a transparent
+    // background has none, so the default white stands in.
+    const manifestColor = bg.alpha > 0 ? hexOf(bg) : '#ffffff';
     const manifest = {
       name: '',
       short_name: '',
@@ -83,8 +86,8 @@ export default defineTool({
         { src: '/android-chrome-192x192.png', sizes: '192x192', type: 'image/png' },
         { src: '/android-chrome-512x512.png', sizes: '512x512', type: 'image/png' },
       ],
-      theme_color: s.backgroundColor?.slice(0, 7) ?? '#ffffff',
-      background_color: s.backgroundColor?.slice(0, 7) ?? '#ffffff',
+      theme_color: manifestColor,
+      background_color: manifestColor,
       display: 'standalone',
     };
     const manifestPath = ctx.out('webmanifest', '', 'site');
