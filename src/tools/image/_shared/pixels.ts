@@ -36,7 +36,8 @@ export async function writeRaw(ctx: RunContext, raw: Raw, format: ImageFormat, s
   const img = sharp(Buffer.from(raw.data.buffer, raw.data.byteOffset, raw.data.length), {
     raw: { width: raw.width, height: raw.height, channels: 4 },
   });
-  await writeImage(img, out, format, { quality: format === 'jpg' ? 92 : undefined });
+  // readRgba added an alpha channel to every input: an opaque result goes out without it.
+  await writeImage(img, out, format, { quality: format === 'jpg' ? 92 : undefined, trimAlpha: true });
   return outputFile(out);
 }
 

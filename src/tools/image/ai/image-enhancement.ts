@@ -206,7 +206,8 @@ export default defineTool({
     }
     const format = outputFormat(input);
     const dest = ctx.out(format);
-    await writeImage(out, dest, format, { quality: format === 'jpg' ? 92 : undefined });
+    // Worked on as RGBA: an opaque result is written without the alpha channel.
+    await writeImage(out, dest, format, { quality: format === 'jpg' ? 92 : undefined, trimAlpha: true });
     return {
       outputs: [outputFile(dest)],
       data: {

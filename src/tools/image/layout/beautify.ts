@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { KilnError } from '../../../core/errors.js';
 import { defineTool } from '../../../core/tool.js';
-import { getSharp } from '../../../engines/sharp.js';
+import { getSharp, withoutUnusedAlpha } from '../../../engines/sharp.js';
 import { colorSchema, parseColor, svgPaint } from '../../_shared/color.js';
 import { FRAMES, layoutFrame } from '../_shared/device-frames.js';
 import { checkCanvas, loadUpright, roundCorners } from '../_shared/layout.js';
@@ -184,7 +184,8 @@ export default defineTool({
       });
     }
     ctx.progress(70, 'composing');
-    let img = sharp(await canvas.composite(top2).png().toBuffer());
+    // Without shadow or rounded corners on a solid background nothing is transparent: no alpha channel then.
+    let img = await withoutUnusedAlpha(sharp(await canvas.composite(top2).png().toBuffer()));
     const ext = s.outputFormat === 'jpeg' ? 'jpg' : s.outputFormat;
     if (s.outputFormat === 'jpeg') img = img.flatten({ background: '#ffffff' }).jpeg({ quality: 92, mozjpeg: true });
     else if (s.outputFormat === 'webp') img = img.webp({ quality: 90 });

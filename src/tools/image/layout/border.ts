@@ -85,7 +85,8 @@ export default defineTool({
     const needsAlpha = s.shadow || rOuter > 0 || src.hasAlpha || c.alpha < 1;
     const format = needsAlpha ? 'png' : sameFormatAs(input.type?.ext);
     const out = ctx.out(format, '-border');
-    await writeImage(sharp(framed), out, format, { quality: format === 'jpg' ? 92 : undefined });
+    // The frame is drawn on an RGBA canvas: opaque (square corners, no shadow), it is written without alpha.
+    await writeImage(sharp(framed), out, format, { quality: format === 'jpg' ? 92 : undefined, trimAlpha: true });
     return {
       outputs: [outputFile(out)],
       data: { width: outW, height: outH, imageOffset: { left: shift + bw + pad, top: shift + bw + pad }, format },

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
+import { withoutUnusedAlpha } from '../../../engines/sharp.js';
 import { colorSchema } from '../../_shared/color.js';
 import { align, canvas, checkCanvas, loadUpright, type Loaded } from '../_shared/layout.js';
 import { outputFile } from '../../_shared/output.js';
@@ -48,7 +49,9 @@ export default defineTool({
       return { input: m.buffer, left: x0 + dx, top: y0 + dy };
     });
     const out = ctx.out('png', '-stitched');
-    await (await canvas(width, height, s.backgroundColor)).composite(placed).png().toFile(out);
+    // The canvas is RGBA; an opaque background under opaque images needs no alpha channel.
+    const sheet = (await canvas(width, height, s.backgroundColor)).composite(placed);
+    await (await withoutUnusedAlpha(sheet)).png().toFile(out);
     return {
       outputs: [outputFile(out)],
       data: { width, height, columns: cols, rows, positions: placed.map((p) => ({ left: p.left, top: p.top })) },

@@ -51,7 +51,8 @@ export default defineTool({
     ]);
     const format = outputFormat(input);
     const out = ctx.out(format);
-    await writeImage(img, out, format, { quality: format === 'jpg' ? 92 : undefined });
+    // Worked on as RGBA: an opaque result is written without the alpha channel.
+    await writeImage(img, out, format, { quality: format === 'jpg' ? 92 : undefined, trimAlpha: true });
     return { outputs: [outputFile(out)] };
   },
 });

@@ -77,7 +77,8 @@ export default defineTool({
     const img = sharp(data, { raw: { width: W, height: H, channels: 4 } }).composite(layers);
     const format = outputFormat(input);
     const out = ctx.out(format);
-    await writeImage(img, out, format, { quality: format === 'jpg' ? 92 : undefined });
+    // Worked on as RGBA: an opaque result is written without the alpha channel.
+    await writeImage(img, out, format, { quality: format === 'jpg' ? 92 : undefined, trimAlpha: true });
     return {
       outputs: [outputFile(out)],
       data: { box: { left: x, top: y, width: boxW, height: boxH }, clipped: x + boxW > W || y + boxH > H },

@@ -106,7 +106,8 @@ export default defineTool({
     const format = sameFormatAs(ext);
     const out = ctx.out(format);
     base.composite(layers);
-    await writeImage(base, out, format, { quality: format === 'jpg' ? 92 : undefined });
+    // Worked on as RGBA: an opaque result is written without the alpha channel.
+    await writeImage(base, out, format, { quality: format === 'jpg' ? 92 : undefined, trimAlpha: true });
     return { outputs: [outputFile(out)], data: { font: font.family, fontFile: font.file, textWidth: sw, textHeight: sh } };
   },
 });
