@@ -1,7 +1,8 @@
 /**
  * An opaque PNG stays opaque: tools that draw on an RGBA canvas or work on RGBA pixels (border, vignette,
  * captions, stitch…) wrote every result with an alpha channel, a larger file that says it may be
- * transparent when nothing is. The alpha channel now goes out only when some pixel uses it.
+ * transparent when nothing is. The alpha channel now goes out only when some pixel uses it or the input
+ * had one; a new composition of several pictures (stitch, collage) has it only when some pixel uses it.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -48,7 +49,10 @@ describe('opaque inputs give opaque outputs', () => {
   });
 
   it('the border colour is where it was, and the photo inside', async () => {
-    const src = await solid(dir, 'blue.png', 10, 10, () => [0, 0, 255]);
+    const src = `${dir}/blue.png`;
+    await sharp({ create: { width: 10, height: 10, channels: 3, background: '#0000ff' } })
+      .png()
+      .toFile(src);
     const r = await runA('border', [src], { width: 2, color: '#ff0000' }, {}, dir);
     const { data, info } = await sharp(r.kept!).raw().toBuffer({ resolveWithObject: true });
     assert.equal(info.channels, 3);
@@ -82,6 +86,14 @@ describe('opaque inputs give opaque outputs', () => {
     assert.equal((await channelsOf(clear.kept!)).channels, 4, 'transparent gap');
     const holes = await solid(dir, 'holes.png', 10, 10, (x) => [0, 0, 255, x < 5 ? 0 : 255]);
     assert.equal((await channelsOf((await runA('vignette', [holes], {}, {}, dir)).kept!)).channels, 4, 'transparent input pixels');
+    // An RGBA file, opaque or not, keeps its layout: only an alpha channel the tool added goes.
+    const rgba = await solid(dir, 'rgba.png', 10, 10, () => [0, 0, 255, 255]);
+    for (const [tool, settings] of [
+      ['vignette', {}],
+      ['border', { width: 2 }],
+      ['watermark-text', { text: 'x' }],
+    ] as const)
+      assert.equal((await channelsOf((await runA(tool, [rgba], settings, {}, dir)).kept!)).channels, 4, `RGBA input, ${tool}`);
     const cut = await runA('replace-color', [src], { sourceColor: '#000000', makeTransparent: true, tolerance: 100 }, {}, dir);
     assert.equal((await channelsOf(cut.kept!)).channels, 4, 'made transparent');
   });

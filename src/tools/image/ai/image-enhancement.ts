@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import { getSharp, medianRaw, writeImage } from '../../../engines/sharp.js';
+import { getSharp, inputMetadata, medianRaw, writeImage } from '../../../engines/sharp.js';
 import { DENOISE_FILE } from '../../../ai/bundles/upscale-enhance.js';
 import { denoiseRgb, mixRgb } from '../../../ai/tasks/upscale.js';
 import { isBundleFileInstalled, isBundleInstalled } from '../../bundles.js';
@@ -94,6 +94,7 @@ export default defineTool({
     const p = SCENE[scene];
 
     const img = await openInput(input, ctx.workDir);
+    const { hasAlpha } = await inputMetadata(img);
     img.autoOrient();
     const { data, info } = await img.ensureAlpha().raw().toBuffer({ resolveWithObject: true });
     const W = info.width;
@@ -206,8 +207,8 @@ export default defineTool({
     }
     const format = outputFormat(input);
     const dest = ctx.out(format);
-    // Worked on as RGBA: an opaque result is written without the alpha channel.
-    await writeImage(out, dest, format, { quality: format === 'jpg' ? 92 : undefined, trimAlpha: true });
+    // Worked on as RGBA: an input without alpha is written without it (the enhancement makes nothing transparent).
+    await writeImage(out, dest, format, { quality: format === 'jpg' ? 92 : undefined, trimAlpha: !hasAlpha });
     return {
       outputs: [outputFile(dest)],
       data: {

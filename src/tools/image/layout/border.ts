@@ -85,8 +85,9 @@ export default defineTool({
     const needsAlpha = s.shadow || rOuter > 0 || src.hasAlpha || c.alpha < 1;
     const format = needsAlpha ? 'png' : sameFormatAs(input.type?.ext);
     const out = ctx.out(format, '-border');
-    // The frame is drawn on an RGBA canvas: opaque (square corners, no shadow), it is written without alpha.
-    await writeImage(sharp(framed), out, format, { quality: format === 'jpg' ? 92 : undefined, trimAlpha: true });
+    // The frame is drawn on an RGBA canvas: an input without alpha framed opaquely (square corners, no
+    // shadow, an opaque colour) is written without it.
+    await writeImage(sharp(framed), out, format, { quality: format === 'jpg' ? 92 : undefined, trimAlpha: !src.hasAlpha });
     return {
       outputs: [outputFile(out)],
       data: { width: outW, height: outH, imageOffset: { left: shift + bw + pad, top: shift + bw + pad }, format },

@@ -51,8 +51,8 @@ export default defineTool({
     ]);
     const format = outputFormat(input);
     const out = ctx.out(format);
-    // Worked on as RGBA: an opaque result is written without the alpha channel.
-    await writeImage(img, out, format, { quality: format === 'jpg' ? 92 : undefined, trimAlpha: true });
+    // Worked on as RGBA: the result of an input without alpha is written without it when nothing became transparent.
+    await writeImage(img, out, format, { quality: format === 'jpg' ? 92 : undefined, trimAlpha: !info.hadAlpha });
     return { outputs: [outputFile(out)] };
   },
 });

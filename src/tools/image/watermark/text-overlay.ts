@@ -77,8 +77,8 @@ export default defineTool({
     const img = sharp(data, { raw: { width: W, height: H, channels: 4 } }).composite(layers);
     const format = outputFormat(input);
     const out = ctx.out(format);
-    // Worked on as RGBA: an opaque result is written without the alpha channel.
-    await writeImage(img, out, format, { quality: format === 'jpg' ? 92 : undefined, trimAlpha: true });
+    // Worked on as RGBA: the result of an input without alpha is written without it when nothing became transparent.
+    await writeImage(img, out, format, { quality: format === 'jpg' ? 92 : undefined, trimAlpha: !info.hadAlpha });
     return {
       outputs: [outputFile(out)],
       data: { box: { left: x, top: y, width: boxW, height: boxH }, clipped: x + boxW > W || y + boxH > H },

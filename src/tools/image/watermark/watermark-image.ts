@@ -46,8 +46,8 @@ export default defineTool({
     if (clipped) img.composite([layerInput(clipped)]);
     const format = outputFormat(input);
     const out = ctx.out(format);
-    // Worked on as RGBA: an opaque result is written without the alpha channel.
-    await writeImage(img, out, format, { quality: format === 'jpg' ? 92 : undefined, trimAlpha: true });
+    // Worked on as RGBA: the result of an input without alpha is written without it when nothing became transparent.
+    await writeImage(img, out, format, { quality: format === 'jpg' ? 92 : undefined, trimAlpha: !info.hadAlpha });
     return { outputs: [outputFile(out)], data: { left: x, top: y, width: layer.width, height: layer.height } };
   },
 });

@@ -106,8 +106,9 @@ export default defineTool({
     const format = sameFormatAs(ext);
     const out = ctx.out(format);
     base.composite(layers);
-    // Worked on as RGBA: an opaque result is written without the alpha channel.
-    await writeImage(base, out, format, { quality: format === 'jpg' ? 92 : undefined, trimAlpha: true });
+    // The text layer is RGBA: an input without alpha is written without it when nothing became transparent.
+    const hadAlpha = px.info.channels === 2 || px.info.channels === 4;
+    await writeImage(base, out, format, { quality: format === 'jpg' ? 92 : undefined, trimAlpha: !hadAlpha });
     return { outputs: [outputFile(out)], data: { font: font.family, fontFile: font.file, textWidth: sw, textHeight: sh } };
   },
 });
