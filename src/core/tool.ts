@@ -193,6 +193,11 @@ export interface ToolDef<S extends SettingsSchema> {
    * settings and what run() returned.
    */
   frames?: 'first' | ((file: InputFile, settings: z.output<S>, result: ToolResult) => boolean | Promise<boolean>);
+  /**
+   * The image it writes is made from the input, not the input edited (a histogram chart, a placeholder,
+   * a palette strip, a difference map): runTool then does not warn that a 16-bit input came out at 8 bits.
+   */
+  derivedOutput?: boolean;
   /** 'long' tools usually end as 202 jobs. */
   execution?: 'fast' | 'long';
   /** Registered in the batch route (default: tools with one file input). */

@@ -120,7 +120,9 @@ export async function runTool(tool: Tool, inputs: ToolInputs, rawSettings: unkno
     const run = await tool.run(ctx, inputs, settings);
     // Before the tool's own warnings: what was left out of the input comes first.
     warnings.unshift(...(await firstFrameWarnings(tool, inputs.files, settings, run)));
-    if (tool.section === 'image' && run.outputs.length === 1) await warnDepthCut(tool.id, allInputs, run.outputs[0]!, ctx);
+    // The main inputs only: a 16-bit logo or overlay on an 8-bit photo cut nothing the photo had.
+    if (tool.section === 'image' && !tool.derivedOutput && run.outputs.length === 1)
+      await warnDepthCut(tool.id, inputs.files, run.outputs[0]!, ctx);
     const result = { ...run, data: withWarnings(run.data, warnings) };
     if (signal.aborted) throw new KilnError('CANCELLED', 'The run was cancelled.');
 

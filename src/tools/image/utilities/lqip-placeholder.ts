@@ -14,6 +14,7 @@ export default defineTool({
     'Scales the image to a few pixels wide (aspect kept) and either blurs it, pixelates it into visible blocks, or fills it with the ' +
     'average colour. Returns the tiny image and its data URI (data.dataUri) for inlining in HTML or CSS.',
   input: { kind: 'file', accept: ['image/*'] },
+  derivedOutput: true,
   frames: 'first',
   settings: z.object({
     width: z.int().min(4).max(64).default(16).describe('Placeholder width in pixels.'),
