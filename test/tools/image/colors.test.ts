@@ -86,6 +86,17 @@ describe('colour spellings', () => {
     assert.match(bad.stderr, /--color must be a colour: .*rgb\(/);
   });
 
+  it("watermark-text honours the colour's alpha: a fully transparent colour leaves the photo as it was", async () => {
+    const src = await solid(dir, 'grey.png', 60, 40, () => [128, 128, 128]);
+    const pixels = async (color: string) => {
+      const r = await runA('watermark-text', [src], { text: 'MARK', fontSize: 20, opacity: 100, color }, {}, dir);
+      return sharp(r.kept!).removeAlpha().raw().toBuffer();
+    };
+    const before = await sharp(src).removeAlpha().raw().toBuffer();
+    assert.deepEqual(await pixels('rgba(0, 0, 0, 0)'), before);
+    assert.notDeepEqual(await pixels('rgb(0, 0, 0)'), before);
+  });
+
   it('favicon writes the manifest colour as #rrggbb whatever the spelling', async () => {
     const src = await solid(dir, 'logo.png', 32, 32, () => [200, 30, 30]);
     for (const [backgroundColor, want] of [
