@@ -4,6 +4,7 @@ import { KilnError } from '../../../core/errors.js';
 import type { InputFile, RunContext } from '../../../core/tool.js';
 import { defineTool } from '../../../core/tool.js';
 import { getPdfLib } from '../../../engines/pdf-lib.js';
+import { decodesFully } from '../../../engines/sharp.js';
 import { outputFile } from '../../_shared/output.js';
 import { checkAbort } from '../_shared/cancel.js';
 import { openInput } from '../_shared/decode.js';
@@ -147,6 +148,10 @@ async function prepare(ctx: RunContext, f: InputFile, recompress?: Recompress, p
   // Display P3 or Adobe RGB photo (phones, cameras) passed through came out dull and shifted, so those are
   // converted to sRGB like every other input.
   if (!recompress && f.type?.ext === 'jpg' && upright && meta.space !== 'cmyk' && isSrgbProfile(meta.icc)) {
+    // Embedded without decoding, a damaged JPEG made a PDF with a broken picture where every other tool
+    // refuses it: it must decode to the end first.
+    if (!(await decodesFully(f.bytes ?? f.path, 'jpg')))
+      throw new KilnError('UNSUPPORTED_INPUT', `The input ${f.name} could not be decoded (it is damaged or truncated).`);
     return { bytes: await readFile(f.path), kind: 'jpg', width: meta.width!, height: meta.height! };
   }
   img.autoOrient();
