@@ -187,8 +187,8 @@ export interface ToolDef<S extends SettingsSchema> {
   preflight?: (settings: z.output<S>, ctx: { dataDir: string; inputs: ToolInputs }) => Promise<void>;
   /**
    * The tool makes one picture of an input that holds several (animated GIF/WebP/APNG, multi-page
-   * TIFF): runTool then names, in data.warnings, each main input whose other frames or pages it left
-   * out. 'first': every run uses the first only. A function says whether this run did for `file`
+   * TIFF): runTool then names, in data.warnings, each input (main or extra) whose other frames or
+   * pages it left out. 'first': every run uses the first only. A function says whether this run did for `file`
    * (false where it kept them all: resize of an animation, a PDF page per TIFF page); it sees the
    * settings and what run() returned.
    */

@@ -119,7 +119,7 @@ export async function runTool(tool: Tool, inputs: ToolInputs, rawSettings: unkno
     ctx.progress(0, 'starting');
     const run = await tool.run(ctx, inputs, settings);
     // Before the tool's own warnings: what was left out of the input comes first.
-    warnings.unshift(...(await firstFrameWarnings(tool, inputs.files, settings, run)));
+    warnings.unshift(...(await firstFrameWarnings(tool, allInputs, settings, run)));
     // The main inputs only: a 16-bit logo or overlay on an 8-bit photo cut nothing the photo had.
     if (tool.section === 'image' && !tool.derivedOutput && run.outputs.length === 1)
       await warnDepthCut(tool.id, inputs.files, run.outputs[0]!, ctx);
@@ -211,7 +211,7 @@ export async function inputFile(p: string, name = path.basename(p)): Promise<Inp
   return { path: p, name, size: st.size };
 }
 
-/** Each main input whose frames or pages beyond the first the tool left out (ToolDef `frames`). */
+/** Each input (an overlay, a mask too) whose frames or pages beyond the first the tool left out (ToolDef `frames`). */
 async function firstFrameWarnings(
   tool: Tool,
   files: InputFile[],

@@ -171,6 +171,29 @@ describe('animations and pages', () => {
     }
   });
 
+  it('stitch, barcode-read, histogram and an animated watermark logo say they used the first frame too', async () => {
+    const gif = await animatedGif();
+    const png = await makeImage(dir, 'still2.png', 24, 16);
+    const warnings = async (tool: string, files: string[], settings: Record<string, unknown>, extra: Record<string, string> = {}) => {
+      const ws = await createWorkspace();
+      try {
+        const ex = Object.fromEntries(await Promise.all(Object.entries(extra).map(async ([k, f]) => [k, [await inputFile(f)]])));
+        const out = await runTool(getTool(tool), { files: await Promise.all(files.map((f) => inputFile(f))), extra: ex }, settings, {
+          workDir: ws.dir,
+          dataDir: dir,
+        });
+        return out.data?.warnings;
+      } finally {
+        await ws.dispose();
+      }
+    };
+    const first = (tool: string) => [`anim.gif has 3 animation frames; ${tool} used the first only.`];
+    assert.deepEqual(await warnings('stitch', [png, gif], {}), first('stitch'));
+    assert.deepEqual(await warnings('barcode-read', [gif], {}), first('barcode-read'));
+    assert.deepEqual(await warnings('histogram', [gif], {}), first('histogram'));
+    assert.deepEqual(await warnings('watermark-image', [png], {}, { watermark: gif }), first('watermark-image'));
+  });
+
   it('a single picture gets no warnings', async () => {
     const png = await makeImage(dir, 'still.png', 20, 10);
     assert.equal((await run('sharpening', png, {})).warnings, undefined);

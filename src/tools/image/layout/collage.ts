@@ -18,6 +18,7 @@ export default defineTool({
     'Each image fills its cell (centre crop). gap is the space between cells and around the edge; backgroundColor may be "transparent". ' +
     'Fewer images than the template has cells is an error; extra images are ignored (data.ignored).',
   input: { kind: 'files', accept: ['image/*'], min: 1, max: 9 },
+  frames: 'first',
   settings: z.object({
     template: z.string().describe(`Layout id: ${COLLAGE_TEMPLATE_IDS.join(', ')}.`),
     gap: z.number().min(0).max(500).default(8).describe('Gap between cells in pixels.'),

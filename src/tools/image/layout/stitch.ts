@@ -15,6 +15,7 @@ export default defineTool({
     'Images keep their own size. horizontal puts them in a row (height of the tallest), vertical in a column (width of the widest), ' +
     'grid in ceil(√n) columns whose widths and row heights follow the largest image in each. alignment places smaller images on the cross axis.',
   input: { kind: 'files', accept: ['image/*'], min: 2, max: 100 },
+  frames: 'first',
   settings: z.object({
     direction: z.enum(['horizontal', 'vertical', 'grid']).default('horizontal').describe('Layout direction.'),
     gap: z.number().min(0).max(1000).default(0).describe('Gap between images in pixels.'),

@@ -18,6 +18,7 @@ export default defineTool({
       { field: 'file', flag: 'target', accept: ['image/*'], required: true, description: 'the image to compare with (second "file" part)' },
     ],
   },
+  frames: 'first',
   derivedOutput: true,
   settings: z.object({
     mode: z.enum(['side-by-side', 'overlay', 'diff']).default('diff').describe('Rendering of the comparison image.'),

@@ -24,6 +24,7 @@ export default defineTool({
     kind: 'none',
     extra: [{ field: 'file', flag: 'file', accept: ['image/*'], required: false, description: 'the picture for custom-image mode' }],
   },
+  frames: 'first',
   settings: z.object({
     templateId: z.enum(MEME_TEMPLATE_IDS).optional().describe('Built-in template id (template mode).'),
     textLayout: z
