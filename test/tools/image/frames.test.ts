@@ -192,6 +192,7 @@ describe('animations and pages', () => {
     assert.deepEqual(await warnings('barcode-read', [gif], {}), first('barcode-read'));
     assert.deepEqual(await warnings('histogram', [gif], {}), first('histogram'));
     assert.deepEqual(await warnings('watermark-image', [png], {}, { watermark: gif }), first('watermark-image'));
+    assert.deepEqual(await warnings('qr-generate', [], { data: 'kiln' }, { logo: gif }), first('qr-generate'));
   });
 
   it('a single picture gets no warnings', async () => {
