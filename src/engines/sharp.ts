@@ -380,14 +380,13 @@ async function staysGrey(img: Sharp): Promise<boolean> {
 /**
  * `img` without its alpha channel when no pixel of the result uses it (every one opaque): a tool that
  * composites onto an RGBA canvas (a border, a vignette, a caption) would otherwise turn an opaque photo
- * into a larger RGBA file. Renders the pipeline once to look; above GREY_CHECK_PIXELS it keeps the alpha.
+ * into a larger RGBA file. Renders the pipeline's alpha band alone (one byte a pixel) to look; a result
+ * without alpha reads as opaque, and removeAlpha then changes nothing.
  */
 export async function withoutUnusedAlpha(img: Sharp): Promise<Sharp> {
-  const meta = await inputMetadata(img);
-  if ((meta.width ?? Infinity) * (meta.height ?? Infinity) > GREY_CHECK_PIXELS) return img;
-  const { data, info } = await img.clone().raw().toBuffer({ resolveWithObject: true });
-  if (info.channels !== 2 && info.channels !== 4) return img;
-  for (let i = info.channels - 1; i < data.length; i += info.channels) if (data[i] !== 255) return img;
+  // sRGB first so grey+alpha has its alpha in band 3 too; ensureAlpha gives a result without one an opaque band.
+  const alpha = await img.clone().toColourspace('srgb').ensureAlpha().extractChannel(3).raw().toBuffer();
+  for (let i = 0; i < alpha.length; i++) if (alpha[i] !== 255) return img;
   return img.removeAlpha();
 }
 
