@@ -97,6 +97,17 @@ describe('colour spellings', () => {
     assert.notDeepEqual(await pixels('rgb(0, 0, 0)'), before);
   });
 
+  it('text-overlay with background none draws no box and adds no padding, as when it is omitted', async () => {
+    const src = await solid(dir, 'dark.png', 80, 40, () => [20, 40, 60]);
+    const pixels = async (extra: Record<string, unknown>) => {
+      const r = await runA('text-overlay', [src], { text: 'Hi', fontSize: 16, x: 4, y: 4, padding: 12, ...extra }, {}, dir);
+      return sharp(r.kept!).raw().toBuffer();
+    };
+    const plain = await pixels({});
+    assert.deepEqual(await pixels({ background: 'none' }), plain);
+    assert.notDeepEqual(await pixels({ background: 'rgba(255, 255, 255, 0.5)' }), plain);
+  });
+
   it('favicon writes the manifest colour as #rrggbb whatever the spelling', async () => {
     const src = await solid(dir, 'logo.png', 32, 32, () => [200, 30, 30]);
     for (const [backgroundColor, want] of [
