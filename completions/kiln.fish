@@ -1644,7 +1644,7 @@ complete -c kiln -n '__fish_seen_subcommand_from text-overlay' -l font-size -x -
 complete -c kiln -n '__fish_seen_subcommand_from text-overlay' -l color -x -d 'Text color [string, default "#FFFFFF"]'
 complete -c kiln -n '__fish_seen_subcommand_from text-overlay' -l x -x -d 'Left edge of the text block in px; horizontally centered wh…'
 complete -c kiln -n '__fish_seen_subcommand_from text-overlay' -l y -x -d 'Top edge of the text block in px; placed near the bottom wh…'
-complete -c kiln -n '__fish_seen_subcommand_from text-overlay' -l background -x -d 'Background box color behind the text (8-digit hex for alpha…'
+complete -c kiln -n '__fish_seen_subcommand_from text-overlay' -l background -x -d 'Background box color behind the text (8-digit hex or rgba()…'
 complete -c kiln -n '__fish_seen_subcommand_from text-overlay' -l padding -x -d 'Padding inside the background box in px [number 0-200, defa…'
 complete -c kiln -n '__fish_seen_subcommand_from text-overlay' -l border-radius -x -d 'Corner radius of the background box in px [number 0-100, de…'
 complete -c kiln -n '__fish_seen_subcommand_from text-overlay' -l output -s o -r -F -d 'output file, directory ending in / (created), or a %d patte…'

@@ -185,6 +185,19 @@ export interface ToolDef<S extends SettingsSchema> {
    * that is not installed): run by the daemon before a job is queued, and by runTool before run().
    */
   preflight?: (settings: z.output<S>, ctx: { dataDir: string; inputs: ToolInputs }) => Promise<void>;
+  /**
+   * The tool makes one picture of an input that holds several (animated GIF/WebP/APNG, multi-page
+   * TIFF): runTool then names, in data.warnings, each input (main or extra) whose other frames or
+   * pages it left out. 'first': every run uses the first only. A function says whether this run did for `file`
+   * (false where it kept them all: resize of an animation, a PDF page per TIFF page); it sees the
+   * settings and what run() returned.
+   */
+  frames?: 'first' | ((file: InputFile, settings: z.output<S>, result: ToolResult) => boolean | Promise<boolean>);
+  /**
+   * The image it writes is made from the input, not the input edited (a histogram chart, a placeholder,
+   * a palette strip, a difference map): runTool then does not warn that a 16-bit input came out at 8 bits.
+   */
+  derivedOutput?: boolean;
   /** 'long' tools usually end as 202 jobs. */
   execution?: 'fast' | 'long';
   /** Registered in the batch route (default: tools with one file input). */

@@ -125,6 +125,8 @@ export interface EncodeOptions {
   optimizeSize?: boolean;
   /** Pixels per inch a TIFF records (writeImage: the input's own, else 72). */
   density?: number;
+  /** writeImage: drop the alpha channel when every pixel of the result is opaque (withoutUnusedAlpha). */
+  trimAlpha?: boolean;
 }
 
 /** Resolution EPS input is rasterized at (EPS is mostly vector art; 72 dpi would look coarse). */
@@ -376,10 +378,24 @@ async function staysGrey(img: Sharp): Promise<boolean> {
 }
 
 /**
+ * `img` without its alpha channel when no pixel of the result uses it (every one opaque): a tool that
+ * composites onto an RGBA canvas (a border, a vignette, a caption) would otherwise turn an opaque photo
+ * into a larger RGBA file. Renders the pipeline's alpha band alone (one byte a pixel) to look; a result
+ * without alpha reads as opaque, and removeAlpha then changes nothing.
+ */
+export async function withoutUnusedAlpha(img: Sharp): Promise<Sharp> {
+  // sRGB first so grey+alpha has its alpha in band 3 too; ensureAlpha gives a result without one an opaque band.
+  const alpha = await img.clone().toColourspace('srgb').ensureAlpha().extractChannel(3).raw().toBuffer();
+  for (let i = 0; i < alpha.length; i++) if (alpha[i] !== 255) return img;
+  return img.removeAlpha();
+}
+
+/**
  * Writes an image in any of IMAGE_FORMATS. HEIC (HEVC) and JXL are encoded by the Debian vips CLI from a
  * lossless intermediate, since sharp's prebuilt libvips has no encoder for them.
  */
 export async function writeImage(img: Sharp, outPath: string, format: ImageFormat, o: EncodeOptions = {}): Promise<void> {
+  if (o.trimAlpha && format !== 'jpg') img = await withoutUnusedAlpha(img);
   if (format === 'heic' || format === 'jxl') {
     const vips = await requireEngine('vips');
     const tmp = `${outPath}.tmp.png`;

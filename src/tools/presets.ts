@@ -52,6 +52,9 @@ export function presetTool(preset: Preset, base: Tool): Tool {
   const fixedKeys = Object.keys(preset.fixed).filter((k) => k in base.settings.shape);
   const mask = Object.fromEntries(fixedKeys.map((k) => [k, true as const]));
   const settings = base.settings.omit(mask);
+  /** The preset's settings with its fixed ones, as the base tool reads them. */
+  const full = (s: Record<string, unknown>) => ({ ...base.settings.parse({ ...s, ...preset.fixed }) });
+  const frames = base.frames;
   if (base.input.kind === 'none') throw new Error(`preset ${preset.id}: base ${base.id} takes no file`);
   return {
     ...base,
@@ -64,7 +67,9 @@ export function presetTool(preset: Preset, base: Tool): Tool {
     settings,
     check: base.check ? (s) => base.check!({ ...s, ...preset.fixed }) : undefined,
     examples: [`input${preset.accept[0]} -o output${preset.outputExtension}`],
-    run: (ctx, inputs, s) => base.run(ctx, inputs, { ...base.settings.parse({ ...s, ...preset.fixed }) }),
+    run: (ctx, inputs, s) => base.run(ctx, inputs, full(s)),
+    // The base tool decides with the fixed settings too (convert keeps an animation only into gif or webp).
+    frames: typeof frames === 'function' ? (f, s, r) => frames(f, full(s), r) : frames,
     presetOf: { base, fixed: preset.fixed, outputExtension: preset.outputExtension, optional: preset.optional },
   };
 }

@@ -17,7 +17,15 @@ import { scrubError } from '../core/scrub-paths.js';
 import { forgetKind, rememberKind } from '../core/sniffed-kinds.js';
 import { onDisk, source } from '../core/input-bytes.js';
 import { requireKind } from '../core/sniff.js';
-import { readsInputInMemory, type InputFile, type OutputFile, type RunContext, type Tool, type ToolInputs } from '../core/tool.js';
+import {
+  readsInputInMemory,
+  type InputFile,
+  type OutputFile,
+  type RunContext,
+  type Tool,
+  type ToolInputs,
+  type ToolResult,
+} from '../core/tool.js';
 import { requireEngine } from '../engines/registry.js';
 import { decodesFully } from '../engines/sharp.js';
 import { withWarnings } from '../core/warnings.js';
@@ -110,7 +118,11 @@ export async function runTool(tool: Tool, inputs: ToolInputs, rawSettings: unkno
     };
     ctx.progress(0, 'starting');
     const run = await tool.run(ctx, inputs, settings);
-    if (tool.section === 'image' && run.outputs.length === 1) await warnDepthCut(tool.id, allInputs, run.outputs[0]!, ctx);
+    // Before the tool's own warnings: what was left out of the input comes first.
+    warnings.unshift(...(await firstFrameWarnings(tool, allInputs, settings, run)));
+    // The main inputs only: a 16-bit logo or overlay on an 8-bit photo cut nothing the photo had.
+    if (tool.section === 'image' && !tool.derivedOutput && run.outputs.length === 1)
+      await warnDepthCut(tool.id, inputs.files, run.outputs[0]!, ctx);
     const result = { ...run, data: withWarnings(run.data, warnings) };
     if (signal.aborted) throw new KilnError('CANCELLED', 'The run was cancelled.');
 
@@ -197,6 +209,24 @@ async function emptyDir(dir: string): Promise<void> {
 export async function inputFile(p: string, name = path.basename(p)): Promise<InputFile> {
   const st = await regularFile(p);
   return { path: p, name, size: st.size };
+}
+
+/** Each input (an overlay, a mask too) whose frames or pages beyond the first the tool left out (ToolDef `frames`). */
+async function firstFrameWarnings(
+  tool: Tool,
+  files: InputFile[],
+  settings: Record<string, unknown>,
+  result: ToolResult,
+): Promise<string[]> {
+  if (!tool.frames) return [];
+  const frames = await import('./image/_shared/frames.js');
+  const warnings: string[] = [];
+  for (const f of files) {
+    // Counted first: most inputs are one picture, and a JPEG's count needs no read at all.
+    const n = await frames.frameCount(f);
+    if (n > 1 && (tool.frames === 'first' || (await tool.frames(f, settings, result)))) warnings.push(frames.firstFrameOnly(f, n, tool.id));
+  }
+  return warnings;
 }
 
 /** A 16-bit PNG/TIFF input that came out at 8 bits is named in the warnings (image/_shared/depth.ts). */

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { PDFDocument } from '@cantoo/pdf-lib';
@@ -114,6 +114,16 @@ describe('image-to-pdf', () => {
     const a5 = await PDFDocument.load(readFileSync((await runA('image-to-pdf', [png], { pageSize: 'A5' }, {}, dir)).kept!));
     assert.deepEqual([Math.round(a5.getPage(0).getWidth()), Math.round(a5.getPage(0).getHeight())], [420, 595]);
     await assert.rejects(runA('image-to-pdf', [png], { pageSize: 'A5', margin: 300 }), (e: KilnError) => e.code === 'VALIDATION_ERROR');
+  });
+  it('a truncated JPEG is refused (UNSUPPORTED_INPUT) as by every other tool, not embedded as a broken picture', async () => {
+    const whole = readFileSync(await makePhoto(dir, 'whole.jpg', 300, 200));
+    const cut = path.join(dir, 'cut.jpg');
+    writeFileSync(cut, whole.subarray(0, Math.floor(whole.length / 2)));
+    await assert.rejects(runA('image-to-pdf', [cut], {}), (e: KilnError) => {
+      assert.equal(e.code, 'UNSUPPORTED_INPUT');
+      assert.match(e.message, /cut\.jpg could not be decoded \(it is damaged or truncated\)/);
+      return true;
+    });
   });
   it('limits the whole PDF to 500 pages, not each input: two 251-page TIFFs are refused before any is decoded', async () => {
     const page = await sharp({ create: { width: 2, height: 2, channels: 3, background: 'red' } })

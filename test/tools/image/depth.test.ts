@@ -27,11 +27,17 @@ async function greySamples(file: string): Promise<Uint16Array> {
   return new Uint16Array(raw.buffer, raw.byteOffset, raw.length / 2);
 }
 
-async function run(tool: string, file: string | readonly string[], settings: Record<string, unknown>) {
+async function run(
+  tool: string,
+  file: string | readonly string[],
+  settings: Record<string, unknown>,
+  extraFiles: Record<string, string> = {},
+) {
   const ws = await createWorkspace();
   try {
     const files = await Promise.all([file].flat().map((f) => inputFile(f)));
-    const out = await runTool(getTool(tool), { files, extra: {} }, settings, { workDir: ws.dir, dataDir: dir });
+    const extra = Object.fromEntries(await Promise.all(Object.entries(extraFiles).map(async ([k, f]) => [k, [await inputFile(f)]])));
+    const out = await runTool(getTool(tool), { files, extra }, settings, { workDir: ws.dir, dataDir: dir });
     return {
       meta: await sharp(out.output!.path).metadata(),
       ushort: await greySamples(out.output!.path),
@@ -100,5 +106,16 @@ describe('bit depth and greyscale', () => {
       ['border', await greyRamp('w8b.png', 8)],
     ] as const)
       assert.deepEqual((await run(tool, file, { width: 4 })).warnings, [], tool);
+  });
+
+  it('no depth warning for a chart or placeholder made from a 16-bit input, nor for a 16-bit overlay on an 8-bit photo', async () => {
+    const g16 = await greyRamp('d16.png', 16);
+    for (const [tool, settings] of [
+      ['histogram', {}],
+      ['lqip-placeholder', { format: 'png' }],
+    ] as const)
+      assert.deepEqual((await run(tool, g16, settings)).warnings, [], tool);
+    const logo = await run('watermark-image', await greyRamp('base8.png', 8), {}, { watermark: g16 });
+    assert.deepEqual(logo.warnings, []);
   });
 });

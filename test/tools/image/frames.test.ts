@@ -9,6 +9,7 @@ import { describe, it } from 'node:test';
 import sharp from 'sharp';
 import { createWorkspace } from '../../../src/core/workspace.js';
 import { getTool } from '../../../src/tools/index.js';
+import { findPreset, presetTool } from '../../../src/tools/presets.js';
 import { inputFile, runTool } from '../../../src/tools/run-tool.js';
 import { apngFrames } from '../../../src/tools/image/_shared/frames.js';
 import { kiln } from '../../helpers/cli.js';
@@ -48,10 +49,19 @@ function multiPageTiff(): string {
   return p;
 }
 
+/** A tool, or a preset as the CLI and the daemon build it (presetTool of its base tool). */
+function toolOrPreset(id: string) {
+  const preset = findPreset(id);
+  return preset ? presetTool(preset, getTool(preset.tool)) : getTool(id);
+}
+
 async function run(tool: string, file: string, settings: Record<string, unknown>) {
   const ws = await createWorkspace();
   try {
-    const out = await runTool(getTool(tool), { files: [await inputFile(file)], extra: {} }, settings, { workDir: ws.dir, dataDir: dir });
+    const out = await runTool(toolOrPreset(tool), { files: [await inputFile(file)], extra: {} }, settings, {
+      workDir: ws.dir,
+      dataDir: dir,
+    });
     const meta = await sharp(out.output!.path, { animated: true }).metadata();
     return { warnings: out.data?.warnings as string[] | undefined, pages: meta.pages ?? 1, delay: meta.delay, meta };
   } finally {
@@ -118,6 +128,24 @@ describe('animations and pages', () => {
     assert.equal(web.pages, 3);
   });
 
+  it('a preset decides with its fixed format and names itself: webp-to-gif keeps the frames, gif-to-jpg says it used the first', async () => {
+    const gif = await animatedGif();
+    const webp = path.join(dir, 'anim.webp');
+    await sharp(gif, { animated: true }).webp({ lossless: true }).toFile(webp);
+    const r = await run('webp-to-gif', webp, {});
+    assert.equal(r.pages, 3);
+    assert.equal(r.warnings, undefined);
+    assert.deepEqual((await run('gif-to-jpg', gif, {})).warnings, ['anim.gif has 3 animation frames; gif-to-jpg used the first only.']);
+  });
+
+  it('strip-metadata that must re-encode a multi-page TIFF (EXIF rotation) says it kept the first page', async () => {
+    const p = path.join(dir, 'turned.tiff');
+    execFileSync('convert', ['-size', '20x10', 'xc:red', 'xc:green', '-orient', 'right-top', '-depth', '8', p]);
+    const r = await run('strip-metadata', p, {});
+    assert.deepEqual(r.warnings, ['turned.tiff has 2 pages; strip-metadata used the first only.']);
+    assert.deepEqual([r.pages, r.meta.width, r.meta.height], [1, 10, 20]);
+  });
+
   it('an APNG into a still PNG (resize, crop) is said to lose its frames', async () => {
     const src = apng();
     assert.deepEqual((await run('resize', src, { width: 16 })).warnings, ['anim.apng has 3 animation frames; resize used the first only.']);
@@ -141,6 +169,30 @@ describe('animations and pages', () => {
     } finally {
       await ws.dispose();
     }
+  });
+
+  it('stitch, barcode-read, histogram and an animated watermark logo say they used the first frame too', async () => {
+    const gif = await animatedGif();
+    const png = await makeImage(dir, 'still2.png', 24, 16);
+    const warnings = async (tool: string, files: string[], settings: Record<string, unknown>, extra: Record<string, string> = {}) => {
+      const ws = await createWorkspace();
+      try {
+        const ex = Object.fromEntries(await Promise.all(Object.entries(extra).map(async ([k, f]) => [k, [await inputFile(f)]])));
+        const out = await runTool(getTool(tool), { files: await Promise.all(files.map((f) => inputFile(f))), extra: ex }, settings, {
+          workDir: ws.dir,
+          dataDir: dir,
+        });
+        return out.data?.warnings;
+      } finally {
+        await ws.dispose();
+      }
+    };
+    const first = (tool: string) => [`anim.gif has 3 animation frames; ${tool} used the first only.`];
+    assert.deepEqual(await warnings('stitch', [png, gif], {}), first('stitch'));
+    assert.deepEqual(await warnings('barcode-read', [gif], {}), first('barcode-read'));
+    assert.deepEqual(await warnings('histogram', [gif], {}), first('histogram'));
+    assert.deepEqual(await warnings('watermark-image', [png], {}, { watermark: gif }), first('watermark-image'));
+    assert.deepEqual(await warnings('qr-generate', [], { data: 'kiln' }, { logo: gif }), first('qr-generate'));
   });
 
   it('a single picture gets no warnings', async () => {

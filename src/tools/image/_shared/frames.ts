@@ -1,8 +1,9 @@
 /**
  * Inputs with several pictures (animated GIF/WebP/APNG, multi-page TIFF) given to a tool that works on
- * one: the tool uses the first and says so in data.warnings, rather than dropping the rest silently.
+ * one: the tool uses the first and runTool says so in data.warnings (ToolDef `frames`), rather than
+ * the rest being dropped silently.
  */
-import type { InputFile, RunContext } from '../../../core/tool.js';
+import type { InputFile } from '../../../core/tool.js';
 import { readHead } from '../../../core/read-head.js';
 import { getSharp, isAnimatedFormat, MAX_INPUT_PIXELS } from '../../../engines/sharp.js';
 
@@ -36,6 +37,16 @@ export async function keepsFrames(file: InputFile): Promise<boolean> {
     .catch(() => undefined);
   // An EXIF-style orientation would turn the whole strip, not each page.
   return (meta?.pages ?? 1) > 1 && (meta?.orientation ?? 1) <= 1;
+}
+
+/** ToolDef `frames` of the tools that keep every frame or page where keepsFrames() says they can. */
+export async function dropsFrames(file: InputFile): Promise<boolean> {
+  return !(await keepsFrames(file));
+}
+
+/** Whether a conversion to `format` carries an animation (GIF, WebP, APNG through ffmpeg) over: only GIF and WebP write one. */
+export function keepsAnimation(ext: string | undefined, format: string): boolean {
+  return (isAnimatedFormat(ext) || ext === 'apng') && (format === 'gif' || format === 'webp');
 }
 
 /** An APNG's animation as its chunks state it (libvips reads only the default image, so sharp cannot). */
@@ -72,10 +83,8 @@ export function apngFrames(head: Buffer): number {
   return Math.max(1, apngTiming(head)?.frames ?? 1);
 }
 
-/** Warns when `file` holds several frames or pages and the tool used only the first. */
-export async function warnFirstFrameOnly(ctx: RunContext, file: InputFile, tool: string): Promise<void> {
-  const n = await frameCount(file);
-  if (n <= 1) return;
+/** The warning runTool gives when a tool used the first of the `n` frames or pages of `file` only (ToolDef `frames`). */
+export function firstFrameOnly(file: InputFile, n: number, tool: string): string {
   const what = file.type?.ext === 'tiff' ? `${n} pages` : `${n} animation frames`;
-  ctx.warn(`${file.name} has ${what}; ${tool} used the first only.`);
+  return `${file.name} has ${what}; ${tool} used the first only.`;
 }

@@ -18,7 +18,8 @@ export interface Loaded {
 export async function loadUpright(file: InputFile, workDir: string): Promise<Loaded> {
   const img = await openInput(file, workDir);
   const { data, info } = await img.autoOrient().png({ compressionLevel: 0 }).toBuffer({ resolveWithObject: true });
-  return { buffer: data, width: info.width, height: info.height, hasAlpha: info.channels === 4 };
+  // Grey with alpha is two channels.
+  return { buffer: data, width: info.width, height: info.height, hasAlpha: info.channels === 4 || info.channels === 2 };
 }
 
 /** Throws LIMIT_EXCEEDED before a canvas larger than the pixel limit is allocated. */

@@ -3,7 +3,7 @@
  * typed array, encode back in the input's format (PNG when the result needs alpha the format lacks).
  */
 import type { InputFile, OutputFile, RunContext } from '../../../core/tool.js';
-import { sameFormatAs, writeImage, type ImageFormat } from '../../../engines/sharp.js';
+import { inputMetadata, sameFormatAs, writeImage, type ImageFormat } from '../../../engines/sharp.js';
 import { openInput } from './decode.js';
 import { outputFile } from '../../_shared/output.js';
 
@@ -11,14 +11,26 @@ export interface Raw {
   data: Uint8ClampedArray;
   width: number;
   height: number;
+  /**
+   * Whether the input had an alpha channel (readRgba adds one to every picture). writeRaw writes an opaque
+   * result without alpha only when the input had none, so an RGB photo does not come back as RGBA and an
+   * RGBA file keeps its layout.
+   */
+  hadAlpha?: boolean;
 }
 
 export async function readRgba(file: InputFile, workDir: string, maxSide?: number): Promise<Raw> {
   const img = await openInput(file, workDir);
+  const { hasAlpha } = await inputMetadata(img);
   img.autoOrient();
   if (maxSide) img.resize({ width: maxSide, height: maxSide, fit: 'inside', withoutEnlargement: true });
   const { data, info } = await img.ensureAlpha().raw().toBuffer({ resolveWithObject: true });
-  return { data: new Uint8ClampedArray(data.buffer, data.byteOffset, data.length), width: info.width, height: info.height };
+  return {
+    data: new Uint8ClampedArray(data.buffer, data.byteOffset, data.length),
+    width: info.width,
+    height: info.height,
+    hadAlpha: hasAlpha,
+  };
 }
 
 const ALPHA_FORMATS: ImageFormat[] = ['png', 'webp', 'avif', 'tiff', 'gif', 'heif', 'heic', 'jxl'];
@@ -36,7 +48,7 @@ export async function writeRaw(ctx: RunContext, raw: Raw, format: ImageFormat, s
   const img = sharp(Buffer.from(raw.data.buffer, raw.data.byteOffset, raw.data.length), {
     raw: { width: raw.width, height: raw.height, channels: 4 },
   });
-  await writeImage(img, out, format, { quality: format === 'jpg' ? 92 : undefined });
+  await writeImage(img, out, format, { quality: format === 'jpg' ? 92 : undefined, trimAlpha: raw.hadAlpha === false });
   return outputFile(out);
 }
 

@@ -4,7 +4,6 @@ import { defineTool } from '../../../core/tool.js';
 import { getSharp, sameFormatAs, writeImage } from '../../../engines/sharp.js';
 import { outputFile } from '../../_shared/output.js';
 import { openInput } from '../_shared/decode.js';
-import { warnFirstFrameOnly } from '../_shared/frames.js';
 
 const SEPIA: [[number, number, number], [number, number, number], [number, number, number]] = [
   [0.393, 0.769, 0.189],
@@ -28,6 +27,7 @@ export default defineTool({
     'sepia recombination matrix) or invert (negate, alpha untouched). Last, sharpness 1-100 runs an unsharp mask with sigma 0.5-3. ' +
     'Animated GIF/WebP input gives a still image of the first frame.',
   input: { kind: 'file', accept: ['image/*'], inMemory: true },
+  frames: 'first',
   settings: z.object({
     brightness: pct(-100, 100, 0, 'Brightness shift.'),
     contrast: pct(-100, 100, 0, 'Contrast shift.'),
@@ -46,7 +46,6 @@ export default defineTool({
   examples: ['photo.jpg --brightness 20 --contrast 10', 'photo.jpg --effect sepia', 'photo.jpg --temperature 30 --saturation 15'],
   async run(ctx, { files }, s) {
     const input = files[0]!;
-    await warnFirstFrameOnly(ctx, input, 'adjust-colors');
     const ext = input.type?.ext;
     const sharp = await getSharp();
     let img = await openInput(input, ctx.workDir, ctx.signal);

@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
 import { linearToSrgb8, outputFormat, readRgba, SRGB_TO_LINEAR, writeRaw } from '../_shared/pixels.js';
-import { warnFirstFrameOnly } from '../_shared/frames.js';
 
 /**
  * Simulation matrices of Machado, Oliveira & Fernandes, "A Physiologically-based Model for Simulation of
@@ -54,6 +53,7 @@ export default defineTool({
     'Dichromacies and anomalous trichromacies use the Machado et al. (2009) matrices (severity 1.0 and 0.6) in linear RGB; ' +
     'achromatopsia keeps relative luminance; blue-cone monochromacy keeps the S-cone response (Viénot et al. 1999 LMS).',
   input: { kind: 'file', accept: ['image/*'] },
+  frames: 'first',
   settings: z.object({
     simulationType: z.enum(SIMULATION_TYPES).default('deuteranomaly').describe('Deficiency to simulate.'),
   }),
@@ -61,7 +61,6 @@ export default defineTool({
   examples: ['chart.png --simulation-type protanopia'],
   async run(ctx, { files }, s) {
     const input = files[0]!;
-    await warnFirstFrameOnly(ctx, input, 'color-blindness');
     const raw = await readRgba(input, ctx.workDir);
     const d = raw.data;
     const L = SRGB_TO_LINEAR;

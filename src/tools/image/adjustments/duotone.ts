@@ -2,7 +2,6 @@ import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
 import { colorSchema, parseColor } from '../../_shared/color.js';
 import { outputFormat, readRgba, writeRaw } from '../_shared/pixels.js';
-import { warnFirstFrameOnly } from '../_shared/frames.js';
 
 export default defineTool({
   id: 'duotone',
@@ -12,6 +11,7 @@ export default defineTool({
   description:
     'Each pixel’s luma (BT.709) picks a point on the gradient from shadow to highlight; intensity mixes the result with the original.',
   input: { kind: 'file', accept: ['image/*'] },
+  frames: 'first',
   settings: z.object({
     shadow: colorSchema('#1e3a8a').describe('Color for dark tones.'),
     highlight: colorSchema('#fbbf24').describe('Color for bright tones.'),
@@ -21,7 +21,6 @@ export default defineTool({
   examples: ['photo.jpg --shadow "#000000" --highlight "#ff0066"'],
   async run(ctx, { files }, s) {
     const input = files[0]!;
-    await warnFirstFrameOnly(ctx, input, 'duotone');
     const raw = await readRgba(input, ctx.workDir);
     const lo = parseColor(s.shadow);
     const hi = parseColor(s.highlight);

@@ -2,7 +2,6 @@ import { z } from 'zod';
 import { KilnError } from '../../../core/errors.js';
 import { defineTool } from '../../../core/tool.js';
 import { outputFormat, readRgba, writeRaw } from '../_shared/pixels.js';
-import { warnFirstFrameOnly } from '../_shared/frames.js';
 
 export default defineTool({
   id: 'pixelate',
@@ -12,6 +11,7 @@ export default defineTool({
   description:
     'Each blockSize×blockSize block (aligned to the region’s top-left corner) becomes the mean of its pixels. region is clipped to the image.',
   input: { kind: 'file', accept: ['image/*'] },
+  frames: 'first',
   settings: z.object({
     blockSize: z.int().min(2).max(128).default(12).describe('Pixel block size.'),
     region: z
@@ -24,7 +24,6 @@ export default defineTool({
   examples: ['photo.jpg --block-size 20', 'photo.jpg --region \'{"left":10,"top":10,"width":100,"height":50}\''],
   async run(ctx, { files }, s) {
     const input = files[0]!;
-    await warnFirstFrameOnly(ctx, input, 'pixelate');
     const raw = await readRgba(input, ctx.workDir);
     const { width: W, height: H, data: d } = raw;
     const r = s.region ?? { left: 0, top: 0, width: W, height: H };

@@ -2,7 +2,6 @@ import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
 import { colorSchema, parseColor } from '../../_shared/color.js';
 import { outputFormat, readRgba, writeRaw } from '../_shared/pixels.js';
-import { warnFirstFrameOnly } from '../_shared/frames.js';
 
 export default defineTool({
   id: 'replace-color',
@@ -13,6 +12,7 @@ export default defineTool({
     'A pixel matches when its RGB distance to sourceColor (Euclidean, scaled so 255 spans black to white) is at most tolerance. ' +
     'Matches become targetColor, or fully transparent with makeTransparent (the output is then PNG when the input format has no alpha).',
   input: { kind: 'file', accept: ['image/*'] },
+  frames: 'first',
   settings: z.object({
     sourceColor: colorSchema('#FF0000').describe('Color to find.'),
     targetColor: colorSchema('#00FF00').describe('Replacement color.'),
@@ -23,7 +23,6 @@ export default defineTool({
   examples: ['logo.png --source-color "#ffffff" --make-transparent --tolerance 20'],
   async run(ctx, { files }, s) {
     const input = files[0]!;
-    await warnFirstFrameOnly(ctx, input, 'replace-color');
     const raw = await readRgba(input, ctx.workDir);
     const src = parseColor(s.sourceColor);
     const dst = parseColor(s.targetColor);

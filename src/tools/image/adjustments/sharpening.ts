@@ -4,7 +4,6 @@ import { getSharp, medianRaw, type RawShape, writeImage } from '../../../engines
 import { outputFormat } from '../_shared/pixels.js';
 import { outputFile } from '../../_shared/output.js';
 import { openInput } from '../_shared/decode.js';
-import { warnFirstFrameOnly } from '../_shared/frames.js';
 
 const DENOISE_MEDIAN = { off: 0, light: 3, medium: 5, strong: 7 } as const;
 
@@ -17,6 +16,7 @@ export default defineTool({
     'adaptive: libvips sharpen in the L channel of LAB (sigma, m1, m2, x1, y2, y3). unsharp-mask: original + amount% × (original − Gaussian blur of radius), ' +
     'skipped where the difference is at most threshold. high-pass: convolution with a 3×3 or 5×5 high-pass kernel scaled by strength. denoise runs a median filter first.',
   input: { kind: 'file', accept: ['image/*'], inMemory: true },
+  frames: 'first',
   settings: z.object({
     method: z.enum(['adaptive', 'unsharp-mask', 'high-pass']).default('adaptive').describe('Sharpening algorithm.'),
     sigma: z.number().min(0.5).max(10).default(1).describe('Gaussian sigma (adaptive).'),
@@ -36,7 +36,6 @@ export default defineTool({
   examples: ['photo.jpg --method unsharp-mask --amount 150 --radius 1.5', 'scan.png --method high-pass --strength 70 --kernel-size 5'],
   async run(ctx, { files }, s) {
     const input = files[0]!;
-    await warnFirstFrameOnly(ctx, input, 'sharpening');
     const sharp = await getSharp();
     const base = await openInput(input, ctx.workDir);
     base.autoOrient();

@@ -2,7 +2,6 @@ import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
 import { colorSchema, parseColor } from '../../_shared/color.js';
 import { outputFormat, readRgba, writeRaw } from '../_shared/pixels.js';
-import { warnFirstFrameOnly } from '../_shared/frames.js';
 
 export default defineTool({
   id: 'vignette',
@@ -13,6 +12,7 @@ export default defineTool({
     'Distance from (centerX, centerY) is measured in half-diagonals (roundness 100: a circle) or along the image axes (roundness 0: an ellipse of the image aspect). ' +
     'The color fades in with a smoothstep from radius×(1−softness) to radius and is full beyond; strength is its opacity there.',
   input: { kind: 'file', accept: ['image/*'] },
+  frames: 'first',
   settings: z.object({
     strength: z.number().min(0.1).max(1).default(0.5).describe('Vignette opacity.'),
     color: colorSchema('#000000').describe('Vignette color.'),
@@ -26,7 +26,6 @@ export default defineTool({
   examples: ['photo.jpg --strength 0.8 --radius 60'],
   async run(ctx, { files }, s) {
     const input = files[0]!;
-    await warnFirstFrameOnly(ctx, input, 'vignette');
     const raw = await readRgba(input, ctx.workDir);
     const { width: W, height: H, data: d } = raw;
     const c = parseColor(s.color);

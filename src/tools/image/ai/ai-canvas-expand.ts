@@ -1,4 +1,3 @@
-import { warnFirstFrameOnly } from '../_shared/frames.js';
 import { z } from 'zod';
 import { LAMA_FILE } from '../../../ai/bundles/object-eraser-colorize.js';
 import { inpaint, workSide } from '../../../ai/tasks/inpaint.js';
@@ -32,6 +31,7 @@ export default defineTool({
     `(object-eraser-colorize bundle; FEATURE_NOT_INSTALLED without it): balanced works at up to ${BALANCED_SIDE} px and scales the fill up, ` +
     'high at up to KILN_AI_INPAINT_SIDE (default 2048). The original pixels are kept exactly. data.method and data.model say what ran.',
   input: { kind: 'file', accept: ['image/*'] },
+  frames: 'first',
   settings: z.object({
     extendTop: side('top'),
     extendRight: side('right'),
@@ -50,8 +50,6 @@ export default defineTool({
   output: 'image (format setting; the input’s by default)',
   examples: ['photo.jpg --extend-left 200 --extend-right 200 -o wide.jpg', 'photo.png --extend-top 128 --tier fast'],
   async run(ctx, { files }, s) {
-    // One picture in, one out: the frames of an animation beyond the first are said to be dropped.
-    await warnFirstFrameOnly(ctx, files[0]!, 'ai-canvas-expand');
     const input = files[0]!;
     const method = s.tier === 'fast' ? 'patchmatch' : 'lama';
     if (method === 'lama' && !(await hasModelFile(ctx.dataDir, ERASER, LAMA_FILE))) {

@@ -2,7 +2,6 @@ import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
 import { colorSchema } from '../../_shared/color.js';
 import { composite, feather, gradientBackground, matte, readPicture, runData, solidBackground, writeComposite } from './_background.js';
-import { warnFirstFrameOnly } from '../_shared/frames.js';
 
 export default defineTool({
   id: 'background-replace',
@@ -13,6 +12,7 @@ export default defineTool({
     'ISNet (DIS) matting finds the subject; the background becomes color, or a linear gradient from gradientColor1 (default: color) to ' +
     'gradientColor2 (default #000000) at gradientAngle (CSS convention: 180 = top to bottom). feather softens the mask edge by that many pixels.',
   input: { kind: 'file', accept: ['image/*'] },
+  frames: 'first',
   settings: z.object({
     backgroundType: z.enum(['color', 'gradient']).default('color').describe('Fill mode.'),
     color: colorSchema('#ffffff').describe('Fill color when backgroundType is color.'),
@@ -30,8 +30,6 @@ export default defineTool({
     'portrait.jpg --background-type gradient --gradient-color1 "#ff7e5f" --gradient-color2 "#feb47b"',
   ],
   async run(ctx, { files }, s) {
-    // One picture in, one out: the frames of an animation beyond the first are said to be dropped.
-    await warnFirstFrameOnly(ctx, files[0]!, 'background-replace');
     const p = await readPicture(files[0]!, ctx);
     const m = await matte(p, 'isnet-fp16', ctx);
     const { width: w, height: h } = p;

@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
 import { blurredBackground, blurSigma, composite, feather, matte, readPicture, runData, writeComposite } from './_background.js';
-import { warnFirstFrameOnly } from '../_shared/frames.js';
 
 export default defineTool({
   id: 'blur-background',
@@ -12,6 +11,7 @@ export default defineTool({
     'ISNet (DIS) matting finds the subject; the background is blurred without the subject (no halo), with a Gaussian-like blur whose ' +
     'radius at intensity 100 is 1/40 of the longer side, and the sharp subject is laid back over it. feather softens the mask edge by that many pixels.',
   input: { kind: 'file', accept: ['image/*'] },
+  frames: 'first',
   settings: z.object({
     intensity: z.number().int().min(1).max(100).default(50).describe('Blur intensity.'),
     feather: z.number().int().min(0).max(20).default(0).describe('Edge feathering radius in pixels.'),
@@ -22,8 +22,6 @@ export default defineTool({
   output: 'PNG or WebP with the background blurred',
   examples: ['portrait.jpg', 'portrait.jpg --intensity 80 --feather 4 --format webp'],
   async run(ctx, { files }, s) {
-    // One picture in, one out: the frames of an animation beyond the first are said to be dropped.
-    await warnFirstFrameOnly(ctx, files[0]!, 'blur-background');
     const p = await readPicture(files[0]!, ctx);
     const m = await matte(p, 'isnet-fp16', ctx);
     const { width: w, height: h } = p;

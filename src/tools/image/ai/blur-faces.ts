@@ -3,7 +3,6 @@ import { outputFile } from '../../_shared/output.js';
 import { defineTool } from '../../../core/tool.js';
 import { getSharp, sameFormatAs, supportsAlpha, writeImage } from '../../../engines/sharp.js';
 import { decodeOriented, faceData, findFaces, pixelBox } from './face-common.js';
-import { warnFirstFrameOnly } from '../_shared/frames.js';
 
 /** blurRadius is in pixels for a face 256 px high, and grows with larger faces, so one setting hides a face at any resolution. */
 const REFERENCE_FACE = 256;
@@ -18,6 +17,7 @@ export default defineTool({
     'nothing outside the boxes changes. blurRadius is the blur radius in pixels for a face 256 px high, scaled up for larger faces. ' +
     'sensitivity is the detector’s score threshold: lower finds more (and less certain) faces. data.faces counts them.',
   input: { kind: 'file', accept: ['image/*'] },
+  frames: 'first',
   settings: z.object({
     blurRadius: z.number().min(1).max(100).default(30).describe('Blur radius applied to faces.'),
     sensitivity: z.number().min(0).max(1).default(0.5).describe('Face detection threshold (detector score 0-1).'),
@@ -27,8 +27,6 @@ export default defineTool({
   output: 'image in the input format',
   examples: ['team.jpg -o team-blurred.jpg', 'crowd.png --blur-radius 60 --sensitivity 0.3 -o crowd-blurred.png'],
   async run(ctx, { files }, s) {
-    // One picture in, one out: the frames of an animation beyond the first are said to be dropped.
-    await warnFirstFrameOnly(ctx, files[0]!, 'blur-faces');
     const input = files[0]!;
     const img = await decodeOriented(input, ctx);
     const faces = await findFaces(img, s.sensitivity, ctx, 5, 70);

@@ -3,7 +3,6 @@ import { colorizeDDColor, colorizeTint } from '../../../ai/tasks/colorize.js';
 import { defineTool } from '../../../core/tool.js';
 import { DDCOLOR_FILE } from '../../../ai/bundles/object-eraser-colorize.js';
 import { decodeRgb, ERASER, hasModelFile, missingModelFile, modelData, outFormat, writeRgb } from './inpaint-common.js';
-import { warnFirstFrameOnly } from '../_shared/frames.js';
 
 export default defineTool({
   id: 'colorize',
@@ -16,6 +15,7 @@ export default defineTool({
     'model opencv is the classical fallback and runs no model: a split-tone tint by lightness (cool shadows, warm highlights), ' +
     'not natural colour — data.method says tint and data.model is null. intensity 0–1 blends the new colour with the photo’s own.',
   input: { kind: 'file', accept: ['image/*'] },
+  frames: 'first',
   settings: z.object({
     intensity: z.number().min(0).max(1).default(1).describe('Color intensity.'),
     model: z
@@ -28,8 +28,6 @@ export default defineTool({
   output: 'image in the input format',
   examples: ['old.jpg -o old-color.jpg', 'scan.png --intensity 0.7', 'scan.png --model opencv'],
   async run(ctx, { files }, s) {
-    // One picture in, one out: the frames of an animation beyond the first are said to be dropped.
-    await warnFirstFrameOnly(ctx, files[0]!, 'colorize');
     const input = files[0]!;
     if (s.model !== 'opencv' && !(await hasModelFile(ctx.dataDir, ERASER, DDCOLOR_FILE))) {
       await missingModelFile(ctx.dataDir, 'colorize', ERASER, DDCOLOR_FILE, 'DDColor; --model opencv tints without a model');

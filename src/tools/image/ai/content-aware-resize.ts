@@ -9,7 +9,6 @@ import { openInput } from '../_shared/decode.js';
 import { runWorker } from '../../../core/worker.js';
 import { detectFaces, type FaceBox } from '../../../ai/tasks/faces.js';
 import { faceData } from './face-common.js';
-import { warnFirstFrameOnly } from '../_shared/frames.js';
 
 /**
  * Face protection without touching the carver: the energy map is the Sobel gradient of `grey`, so a
@@ -45,6 +44,7 @@ export default defineTool({
     'to the exact target. protectFaces keeps seams out of the faces the face-detection bundle finds; without the bundle the run goes ahead ' +
     'and data.protectFaces says so.',
   input: { kind: 'file', accept: ['image/*'] },
+  frames: 'first',
   settings: z.object({
     width: z.int().min(1).optional().describe('Target width in pixels (smaller than the image).'),
     height: z.int().min(1).optional().describe('Target height in pixels (smaller than the image).'),
@@ -61,8 +61,6 @@ export default defineTool({
   output: 'image in the input format',
   examples: ['beach.jpg --width 800 -o narrow.jpg', 'banner.png --square -o square.png'],
   async run(ctx, { files }, s) {
-    // One picture in, one out: the frames of an animation beyond the first are said to be dropped.
-    await warnFirstFrameOnly(ctx, files[0]!, 'content-aware-resize');
     const input = files[0]!;
     const sharp = await getSharp();
     const src = await openInput(input, ctx.workDir, ctx.signal);

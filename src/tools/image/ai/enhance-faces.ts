@@ -7,7 +7,6 @@ import { GFPGAN_FILE } from '../../../ai/bundles/upscale-enhance.js';
 import { restoreFaces } from '../../../ai/tasks/enhance-faces.js';
 import { requireImportedFile } from '../../bundles.js';
 import { decodeOriented, faceData, findFaces } from './face-common.js';
-import { warnFirstFrameOnly } from '../_shared/frames.js';
 
 export default defineTool({
   id: 'enhance-faces',
@@ -20,6 +19,7 @@ export default defineTool({
     'strength 0–1 blends the restored face over the original. sensitivity is the detector’s threshold; onlyCenterFace (alias centerFace) keeps the face nearest the centre. ' +
     'model auto = gfpgan; codeformer is not offered (its S-Lab licence forbids commercial use). Output PNG.',
   input: { kind: 'file', accept: ['image/*'] },
+  frames: 'first',
   settings: z.object({
     model: z
       .enum(['auto', 'gfpgan', 'codeformer'])
@@ -39,8 +39,6 @@ export default defineTool({
   output: 'PNG image',
   examples: ['old-portrait.jpg -o restored.png', 'group.jpg --strength 0.6 --sensitivity 0.4', 'team.jpg --only-center-face'],
   async run(ctx, { files }, s) {
-    // One picture in, one out: the frames of an animation beyond the first are said to be dropped.
-    await warnFirstFrameOnly(ctx, files[0]!, 'enhance-faces');
     if (s.model === 'codeformer')
       throw new KilnError('VALIDATION_ERROR', 'CodeFormer is not offered (S-Lab licence, non-commercial); use gfpgan.');
     await requireImportedFile(ctx.dataDir, 'enhance-faces', 'upscale-enhance', GFPGAN_FILE, 'enhance-faces');

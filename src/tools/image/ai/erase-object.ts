@@ -1,4 +1,3 @@
-import { warnFirstFrameOnly } from '../_shared/frames.js';
 import { z } from 'zod';
 import { LAMA_FILE } from '../../../ai/bundles/object-eraser-colorize.js';
 import { holeHalfWidth } from '../../../ai/classical/patchmatch/hole.js';
@@ -50,6 +49,7 @@ export default defineTool({
       },
     ],
   },
+  frames: 'first',
   settings: z.object({
     format: formatSetting,
     quality: qualitySetting,
@@ -60,8 +60,6 @@ export default defineTool({
   output: 'image (format setting; the input’s by default)',
   examples: ['photo.jpg --mask mask.png -o photo-clean.jpg', 'shot.png --mask wires.png --format webp --quality 90'],
   async run(ctx, { files, extra }, s) {
-    // One picture in, one out: the frames of an animation beyond the first are said to be dropped.
-    await warnFirstFrameOnly(ctx, files[0]!, 'erase-object');
     const input = files[0]!;
     const img = await decodeRgb(input, ctx);
     const { width: W, height: H } = img;

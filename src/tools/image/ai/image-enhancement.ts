@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import { getSharp, medianRaw, writeImage } from '../../../engines/sharp.js';
+import { getSharp, inputMetadata, medianRaw, writeImage } from '../../../engines/sharp.js';
 import { DENOISE_FILE } from '../../../ai/bundles/upscale-enhance.js';
 import { denoiseRgb, mixRgb } from '../../../ai/tasks/upscale.js';
 import { isBundleFileInstalled, isBundleInstalled } from '../../bundles.js';
@@ -8,7 +8,6 @@ import { analyse, type Analysis } from '../_shared/enhance-analysis.js';
 import { outputFormat } from '../_shared/pixels.js';
 import { outputFile } from '../../_shared/output.js';
 import { openInput } from '../_shared/decode.js';
-import { warnFirstFrameOnly } from '../_shared/frames.js';
 
 const SCENES = ['auto', 'portrait', 'landscape', 'low-light', 'food', 'document'] as const;
 const ONLY = ['exposure', 'contrast', 'color', 'sharpness'] as const;
@@ -44,6 +43,7 @@ export default defineTool({
     'intensity (alias strength) scales every correction (0 = none, 100 = full). mode exposure/contrast/color/sharpness (catalog spelling) runs only that correction. ' +
     'deepEnhance runs the denoising network of the upscale-enhance bundle (imported: it has no verifiable download) in place of the median; without it the classical path runs and data.deepEnhance says which method ran and why.',
   input: { kind: 'file', accept: ['image/*'] },
+  frames: 'first',
   settings: z.object({
     mode: z
       .enum([...SCENES, ...ONLY])
@@ -76,8 +76,6 @@ export default defineTool({
   output: 'image in the input format',
   examples: ['photo.jpg', 'dark.jpg --mode low-light --intensity 80', 'scan.jpg --mode document --corrections \'{"sharpness":false}\''],
   async run(ctx, { files }, s) {
-    // One picture in, one out: the frames of an animation beyond the first are said to be dropped.
-    await warnFirstFrameOnly(ctx, files[0]!, 'image-enhancement');
     const input = files[0]!;
     const sharp = await getSharp();
     const amount = (s.intensity === 50 && s.strength !== undefined ? s.strength : s.intensity) / 100;
@@ -96,6 +94,7 @@ export default defineTool({
     const p = SCENE[scene];
 
     const img = await openInput(input, ctx.workDir);
+    const { hasAlpha } = await inputMetadata(img);
     img.autoOrient();
     const { data, info } = await img.ensureAlpha().raw().toBuffer({ resolveWithObject: true });
     const W = info.width;
@@ -208,7 +207,8 @@ export default defineTool({
     }
     const format = outputFormat(input);
     const dest = ctx.out(format);
-    await writeImage(out, dest, format, { quality: format === 'jpg' ? 92 : undefined });
+    // Worked on as RGBA: an input without alpha is written without it (the enhancement makes nothing transparent).
+    await writeImage(out, dest, format, { quality: format === 'jpg' ? 92 : undefined, trimAlpha: !hasAlpha });
     return {
       outputs: [outputFile(dest)],
       data: {

@@ -8,7 +8,6 @@ import { requireImportedFile } from '../../bundles.js';
 import { noiseSigma } from './denoise-common.js';
 import { nonLocalMeansOffThread } from './nlm-worker.js';
 import { decodeOriented } from './face-common.js';
-import { warnFirstFrameOnly } from '../_shared/frames.js';
 
 const TIERS = ['quick', 'balanced', 'quality', 'maximum'] as const;
 const FORMATS = ['original', 'png', 'jpeg', 'webp', 'avif', 'jxl'] as const;
@@ -45,6 +44,7 @@ export default defineTool({
     'averages a horizontally flipped second pass (self-ensemble). strength 0–100 is how much of the network’s result is kept (detailPreservation keeps more of the input’s ' +
     'luma texture, colorNoise takes more of its chroma). data.method and data.model say what ran.',
   input: { kind: 'file', accept: ['image/*'] },
+  frames: 'first',
   settings: z.object({
     tier: z
       .enum(TIERS)
@@ -65,8 +65,6 @@ export default defineTool({
     'scan.png --tier quick --color-noise 80 --format png',
   ],
   async run(ctx, { files }, s) {
-    // One picture in, one out: the frames of an animation beyond the first are said to be dropped.
-    await warnFirstFrameOnly(ctx, files[0]!, 'noise-removal');
     const input = files[0]!;
     if (s.tier !== 'quick')
       await requireImportedFile(ctx.dataDir, 'noise-removal', 'upscale-enhance', DENOISE_FILE, `noise-removal tier ${s.tier}`);

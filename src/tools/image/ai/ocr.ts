@@ -4,7 +4,6 @@ import { defineTool } from '../../../core/tool.js';
 import { checkOcrSettings } from '../../../ai/tasks/ocr-tiers.js';
 import { chooseTier, MAX_OCR_PAGES, ocrSettingsShape } from '../../ocr-shared.js';
 import { openInput } from '../_shared/decode.js';
-import { warnFirstFrameOnly } from '../_shared/frames.js';
 
 export default defineTool({
   id: 'ocr',
@@ -20,6 +19,8 @@ export default defineTool({
     'as in ocr-pdf, and pages[] each page with its boxes (width, height and blocks at the top are the first page). ' +
     "Korean with 'fast' (or engine tesseract) is refused before queueing: FEATURE_INCOMPATIBLE, reason fast-korean-unsupported.",
   input: { kind: 'file', accept: ['image/*'] },
+  // A TIFF is read page by page; an animation's frames are not pages, so only its first is read.
+  frames: (f) => f.type?.ext !== 'tiff',
   settings: z.object(ocrSettingsShape),
   check: (s) => checkOcrSettings(s),
   needs: { engines: ['tesseract'], optionalBundles: ['ocr'] },
@@ -42,8 +43,6 @@ export default defineTool({
         `ocr reads at most ${MAX_OCR_PAGES} pages per request; this TIFF has ${count}. Turn it into a PDF (kiln tiff-to-pdf) and read pages of it with ocr-pdf --pages 1-50.`,
         { reason: 'too-many-pages' },
       );
-    // An animation's frames are not pages: its first frame is read and the rest are said to be skipped.
-    if (file.type?.ext !== 'tiff') await warnFirstFrameOnly(ctx, file, 'ocr');
     const chosen = await chooseTier('ocr', s, ctx.dataDir);
     try {
       ctx.progress(5, chosen.quality);

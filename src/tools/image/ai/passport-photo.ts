@@ -13,7 +13,6 @@ import { getSharp } from '../../../engines/sharp.js';
 import { colorSchema, parseColor } from '../../_shared/color.js';
 import { composite, matte, type Picture, readPicture, solidBackground } from './_background.js';
 import { documentTypesOf, findRule, type PhotoRule, RULE_COUNTRIES } from './passport-rules.js';
-import { warnFirstFrameOnly } from '../_shared/frames.js';
 
 export interface Pt {
   x: number;
@@ -203,6 +202,7 @@ export default defineTool({
     'sheet (5 mm margins, 2 mm cut gaps); the result is then a ZIP of the photo and the sheet. Over HTTP, POST …/passport-photo/analyze then ' +
     '…/passport-photo/generate split the two phases; jobId, filename, landmarks, imageWidth and imageHeight come from analyze.',
   input: { kind: 'file', accept: ['image/*'] },
+  frames: 'first',
   settings: z.object({
     countryCode: z.string().min(2).max(3).describe('ISO country code (e.g. US, GB, DE, CN).'),
     documentType: z.string().default('passport').describe('passport, id or visa (per country).'),
@@ -230,8 +230,6 @@ export default defineTool({
   output: 'JPEG photo at the rule’s size, or a ZIP of the photo and a print sheet',
   examples: ['photo.jpg --country-code US', 'photo.jpg --country-code DE --print-layout a4 --max-file-size-kb 240'],
   async run(ctx, { files }, s) {
-    // One picture in, one out: the frames of an animation beyond the first are said to be dropped.
-    await warnFirstFrameOnly(ctx, files[0]!, 'passport-photo');
     const rule = ruleFor(s.countryCode, s.documentType);
     const p = await readPicture(files[0]!, ctx);
     const m = await matte(p, 'isnet-fp16', ctx, 5, 60);

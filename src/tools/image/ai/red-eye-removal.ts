@@ -3,7 +3,6 @@ import { outputFile } from '../../_shared/output.js';
 import { defineTool } from '../../../core/tool.js';
 import { getSharp, normalizeFormat, sameFormatAs, supportsAlpha, writeImage } from '../../../engines/sharp.js';
 import { decodeOriented, faceData, findFaces, pixelBox } from './face-common.js';
-import { warnFirstFrameOnly } from '../_shared/frames.js';
 
 /** Faces for red-eye are found at the detector's usual threshold; sensitivity here is about red pixels. */
 const FACE_THRESHOLD = 0.5;
@@ -27,6 +26,7 @@ export default defineTool({
     'sensitivity (0-100) lowers the red-over-green/blue ratio a pixel needs to be corrected; strength (0-100) is how far it is pulled. ' +
     'Nothing outside the eye regions changes. format overrides the output format (default: as the input).',
   input: { kind: 'file', accept: ['image/*'] },
+  frames: 'first',
   settings: z.object({
     sensitivity: z.number().min(0).max(100).default(50).describe('Red-pixel detection threshold (higher corrects less-red pixels too).'),
     strength: z.number().min(0).max(100).default(70).describe('Correction strength.'),
@@ -38,8 +38,6 @@ export default defineTool({
   output: 'image in the input format (or format)',
   examples: ['party.jpg -o party-fixed.jpg', 'flash.png --sensitivity 70 --strength 100 --format png -o fixed.png'],
   async run(ctx, { files }, s) {
-    // One picture in, one out: the frames of an animation beyond the first are said to be dropped.
-    await warnFirstFrameOnly(ctx, files[0]!, 'red-eye-removal');
     const input = files[0]!;
     const img = await decodeOriented(input, ctx);
     const faces = await findFaces(img, FACE_THRESHOLD, ctx, 5, 70);

@@ -1,4 +1,3 @@
-import { warnFirstFrameOnly } from '../_shared/frames.js';
 import { z } from 'zod';
 import { KilnError } from '../../../core/errors.js';
 import { defineTool } from '../../../core/tool.js';
@@ -47,6 +46,7 @@ export default defineTool({
       },
     ],
   },
+  frames: 'first',
   settings: z.object({
     model: z
       .string()
@@ -79,8 +79,6 @@ export default defineTool({
     'portrait.jpg --model isnet-small --edge-refine 2 --decontaminate --output-format webp',
   ],
   async run(ctx, { files, extra }, s) {
-    // One picture in, one out: the frames of an animation beyond the first are said to be dropped.
-    await warnFirstFrameOnly(ctx, files[0]!, 'remove-background');
     const model = matteModel(s.model);
     const bgFile = extra.backgroundImage?.[0];
     if (s.backgroundType === 'image' && !bgFile)

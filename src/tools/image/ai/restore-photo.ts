@@ -11,7 +11,6 @@ import { noiseSigma } from './denoise-common.js';
 import { nonLocalMeansOffThread } from './nlm-worker.js';
 import { DDCOLOR_FILE, LAMA_FILE } from '../../../ai/bundles/object-eraser-colorize.js';
 import { decodeRgb, dilate, ERASER, hasModelFile, modelData, outFormat, writeRgb } from './inpaint-common.js';
-import { warnFirstFrameOnly } from '../_shared/frames.js';
 
 const PRESETS = {
   light: { scratchRemoval: false, fidelity: 0.85, denoiseStrength: 15 },
@@ -32,6 +31,7 @@ export default defineTool({
     'Denoise: non-local means (classical, as noise-removal quick), by denoiseStrength and fidelity. Colorize: DDColor (object-eraser-colorize), skipped with a ' +
     'warning when not installed. mode light/heavy presets scratchRemoval, fidelity and denoiseStrength; values sent explicitly win.',
   input: { kind: 'file', accept: ['image/*'] },
+  frames: 'first',
   settings: z.object({
     scratchRemoval: z.boolean().optional().describe('Scratch and tear repair (default true).'),
     faceEnhancement: z.boolean().default(true).describe('Face enhancement pass.'),
@@ -50,8 +50,6 @@ export default defineTool({
   output: 'image in the input format',
   examples: ['old.jpg -o restored.jpg', 'old.jpg --mode heavy --colorize true'],
   async run(ctx, { files }, s) {
-    // One picture in, one out: the frames of an animation beyond the first are said to be dropped.
-    await warnFirstFrameOnly(ctx, files[0]!, 'restore-photo');
     const input = files[0]!;
     const preset = s.mode === 'auto' ? undefined : PRESETS[s.mode];
     const scratchRemoval = s.scratchRemoval ?? preset?.scratchRemoval ?? true;

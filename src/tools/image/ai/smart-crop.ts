@@ -6,7 +6,6 @@ import type { DetectedFaces } from '../../../ai/tasks/faces.js';
 import { getSharp, sameFormatAs, supportsAlpha, writeImage } from '../../../engines/sharp.js';
 import { colorSchema, parseColor } from '../../_shared/color.js';
 import { decodeOriented, type Decoded, faceData, findFaces } from './face-common.js';
-import { warnFirstFrameOnly } from '../_shared/frames.js';
 
 interface Rect {
   left: number;
@@ -102,6 +101,7 @@ export default defineTool({
     'of the crop on each side (inside the image for subject and face, in padColor for trim). padToSquare pads the result to a square in padColor; ' +
     'targetSize then scales it to that size (the longer side without padToSquare). The legacy modes attention and content mean subject and trim.',
   input: { kind: 'file', accept: ['image/*'] },
+  frames: 'first',
   settings: z.object({
     mode: z
       .enum(['subject', 'face', 'trim', 'attention', 'content'])
@@ -131,8 +131,6 @@ export default defineTool({
     'scan.png --mode trim --pad-to-square --target-size 512 -o product.png',
   ],
   async run(ctx, { files }, s) {
-    // One picture in, one out: the frames of an animation beyond the first are said to be dropped.
-    await warnFirstFrameOnly(ctx, files[0]!, 'smart-crop');
     const input = files[0]!;
     const sharp = await getSharp();
     const mode = s.mode === 'attention' ? 'subject' : s.mode === 'content' ? 'trim' : s.mode;

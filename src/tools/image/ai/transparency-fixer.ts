@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
 import { composite, decontaminate, matte, medianFiltered, readPicture, runData, visibleRgb, writeComposite } from './_background.js';
-import { warnFirstFrameOnly } from '../_shared/frames.js';
 
 export default defineTool({
   id: 'transparency-fixer',
@@ -15,6 +14,7 @@ export default defineTool({
     'backdrop colour from the remaining edge pixels in proportion. removeWatermark runs a median filter over the image first (3×3, 5×5 from ' +
     '1500 px): it suppresses thin strokes such as text or grid watermarks and softens fine detail; it does not reconstruct what a large logo hides.',
   input: { kind: 'file', accept: ['image/*'] },
+  frames: 'first',
   settings: z.object({
     defringe: z.number().min(0).max(100).default(30).describe('De-fringe strength.'),
     outputFormat: z.enum(['png', 'webp']).default('png').describe('Output format.'),
@@ -25,8 +25,6 @@ export default defineTool({
   output: 'PNG or WebP with a clean alpha channel',
   examples: ['fake-transparent.png', 'logo.png --defringe 60 --output-format webp'],
   async run(ctx, { files }, s) {
-    // One picture in, one out: the frames of an animation beyond the first are said to be dropped.
-    await warnFirstFrameOnly(ctx, files[0]!, 'transparency-fixer');
     const read = await readPicture(files[0]!, ctx);
     const median = s.removeWatermark ? (Math.max(read.width, read.height) >= 1500 ? 5 : 3) : 0;
     const p = median ? await medianFiltered(read, median) : read;

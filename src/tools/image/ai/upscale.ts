@@ -11,7 +11,6 @@ import { DENOISE_FILE, GFPGAN_FILE } from '../../../ai/bundles/upscale-enhance.j
 import { requireImportedFile } from '../../bundles.js';
 import { decodeOriented } from './face-common.js';
 import { formatSetting, outFormat } from './inpaint-common.js';
-import { warnFirstFrameOnly } from '../_shared/frames.js';
 
 const MODELS = { auto: 'medium', slim: 'slim', medium: 'medium', 'esrgan-slim': 'slim', 'esrgan-medium': 'medium' } as const;
 
@@ -38,6 +37,7 @@ export default defineTool({
     'model: auto (= medium), slim (faster) or medium. faceEnhance restores detected faces with GFPGAN (needs the face-detection bundle and GFPGAN imported into upscale-enhance); ' +
     'denoise 0–1 first runs the imported denoising network at that strength. Alpha is resized with Lanczos. data says which model, device and provider ran.',
   input: { kind: 'file', accept: ['image/*'] },
+  frames: 'first',
   settings: z.object({
     scale: z
       .number()
@@ -67,8 +67,6 @@ export default defineTool({
     'portrait.jpg --scale 2 --face-enhance --denoise 0.5',
   ],
   async run(ctx, { files }, s) {
-    // One picture in, one out: the frames of an animation beyond the first are said to be dropped.
-    await warnFirstFrameOnly(ctx, files[0]!, 'upscale');
     const input = files[0]!;
     const variant = MODELS[s.model as keyof typeof MODELS];
     // face-detection is checked by runTool (needs.bundlesBySetting); the GFPGAN file comes only by import.

@@ -7,7 +7,7 @@ import { encode, keepDepthAndGrey, sameFormatAs, visibleSize, writeImage, type I
 import { outputFile } from '../../_shared/output.js';
 import { openInput } from '../_shared/decode.js';
 import { checkAbort } from '../_shared/cancel.js';
-import { keepsFrames, warnFirstFrameOnly } from '../_shared/frames.js';
+import { dropsFrames, keepsFrames } from '../_shared/frames.js';
 
 // PNG/GIF have no quality knob: size falls with the palette. Best first.
 const PALETTE_STEPS = [256, 128, 64, 32, 16, 8, 4, 2];
@@ -31,6 +31,7 @@ export default defineTool({
     'fewer palette colours for PNG/GIF); when even the lowest setting is too big the image is downscaled step by step. ' +
     'If the target cannot be met the smallest result is returned with targetMet false. data reports the size and quality used.',
   input: { kind: 'file', accept: ['image/*'], inMemory: true },
+  frames: dropsFrames,
   settings: z.object({
     mode: z.enum(['quality', 'targetSize']).default('quality').describe('Compress by quality level or search for a target size.'),
     quality: z.int().min(1).max(100).default(80).describe("Quality level used in mode 'quality'."),
@@ -49,7 +50,6 @@ export default defineTool({
     // Animated GIF/WebP and a multi-page TIFF of one page size keep every frame or page.
     const animated = await keepsFrames(input);
     const base = await openInput(input, ctx.workDir, ctx.signal, { animated });
-    if (!animated) await warnFirstFrameOnly(ctx, input, 'compress');
     const meta = await base.metadata();
     if ((meta.orientation ?? 1) > 1) base.autoOrient();
     const { width: W, height: H } = visibleSize(meta);

@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import { EPS_DPI, type ImageFormat, inputMetadata, isAnimatedFormat, writeImage } from '../../../engines/sharp.js';
+import { EPS_DPI, type ImageFormat, inputMetadata, writeImage } from '../../../engines/sharp.js';
 import { openInput } from '../_shared/decode.js';
 import { writeEps } from '../_shared/eps-writer.js';
 import { outputFile } from '../../_shared/output.js';
-import { warnFirstFrameOnly } from '../_shared/frames.js';
+import { keepsAnimation } from '../_shared/frames.js';
 
 // 'eps' is outside the catalog's public enum (decision D09): the png-to-eps and jpg-to-eps presets fix it.
 const FORMATS = ['jpg', 'png', 'webp', 'avif', 'tiff', 'gif', 'heic', 'heif', 'eps'] as const;
@@ -19,6 +19,7 @@ export default defineTool({
     'Extension (catalog D09): format eps writes Encapsulated PostScript (level 2, sized by the dpi the image records, else one pixel per point; DCT-coded when quality is given, lossless otherwise). ' +
     'EPS input is rasterized by Ghostscript at 300 dpi. Animated GIF/WebP/APNG stay animated when converted to GIF or WebP; other conversions keep the first frame and say so in warnings.',
   input: { kind: 'file', accept: ['image/*'], inMemory: true },
+  frames: (f, s) => !keepsAnimation(f.type?.ext, s.format),
   settings: z.object({
     format: z.enum(FORMATS).describe('Target format (eps: extension used by the png-to-eps/jpg-to-eps presets).'),
     quality: z.int().min(1).max(100).optional().describe('Encoder quality for lossy formats; encoder default when omitted.'),
@@ -29,10 +30,9 @@ export default defineTool({
     const input = files[0]!;
     const ext = input.type?.ext;
     // APNG too: openInput decodes its frames through ffmpeg (sharp writes no APNG, so PNG output is a still).
-    const keepFrames = (isAnimatedFormat(ext) || ext === 'apng') && (s.format === 'gif' || s.format === 'webp');
+    const keepFrames = keepsAnimation(ext, s.format);
     // Through openInput so Photoshop files (psd-to-jpg, psd-to-png) are flattened by ImageMagick first.
     const img = await openInput(input, ctx.workDir, ctx.signal, { animated: keepFrames });
-    if (!keepFrames) await warnFirstFrameOnly(ctx, input, 'convert');
     const meta = await inputMetadata(img);
     if ((meta.orientation ?? 1) > 1) img.autoOrient();
     ctx.progress(30, 'encoding');

@@ -4,7 +4,7 @@ import { defineTool } from '../../../core/tool.js';
 import { inputMetadata, sameFormatAs, visibleSize, writeImage } from '../../../engines/sharp.js';
 import { outputFile } from '../../_shared/output.js';
 import { openInput } from '../_shared/decode.js';
-import { keepsFrames, warnFirstFrameOnly } from '../_shared/frames.js';
+import { dropsFrames, keepsFrames } from '../_shared/frames.js';
 
 export default defineTool({
   id: 'crop',
@@ -15,6 +15,7 @@ export default defineTool({
     'left/top/width/height describe the region in the image as it is displayed (EXIF orientation applied), in pixels or in percent of the width and height. ' +
     'A region reaching outside the image is refused with the image size in the message. Animated GIF and WebP stay animated (every frame is cropped), a multi-page TIFF keeps its pages.',
   input: { kind: 'file', accept: ['image/*'], inMemory: true },
+  frames: dropsFrames,
   settings: z.object({
     left: z.number().min(0).describe("X offset of the crop region (unit per 'unit')."),
     top: z.number().min(0).describe('Y offset of the crop region.'),
@@ -37,7 +38,6 @@ export default defineTool({
     // Animated GIF/WebP and a multi-page TIFF keep every frame or page (sharp works on the whole strip).
     const animated = await keepsFrames(input);
     const img = await openInput(input, ctx.workDir, ctx.signal, { animated });
-    if (!animated) await warnFirstFrameOnly(ctx, input, 'crop');
     const meta = await inputMetadata(img);
     const { width: W, height: H } = visibleSize(meta);
     if ((meta.orientation ?? 1) > 1) img.autoOrient();

@@ -4,7 +4,7 @@ import { inputMetadata, sameFormatAs, visibleSize, writeImage } from '../../../e
 import { SOCIAL_PRESETS, SOCIAL_PRESET_IDS } from '../_shared/social-presets.js';
 import { openInput } from '../_shared/decode.js';
 import { outputFile } from '../../_shared/output.js';
-import { keepsFrames, warnFirstFrameOnly } from '../_shared/frames.js';
+import { dropsFrames, keepsFrames } from '../_shared/frames.js';
 
 export default defineTool({
   id: 'resize',
@@ -15,6 +15,7 @@ export default defineTool({
     'Give width and/or height (the other side follows the aspect ratio), or percentage, or one of 23 social-media presets. ' +
     'fit decides how the image fills a box of both width and height. withoutEnlargement never upscales.',
   input: { kind: 'file', accept: ['image/*'], inMemory: true },
+  frames: dropsFrames,
   settings: z.object({
     width: z.int().min(1).max(16383).optional().describe('Target width in pixels.'),
     height: z.int().min(1).max(16383).optional().describe('Target height in pixels.'),
@@ -38,7 +39,6 @@ export default defineTool({
     // Animated GIF/WebP and a multi-page TIFF keep every frame or page (sharp works on the whole strip).
     const animated = await keepsFrames(input);
     const img = await openInput(input, ctx.workDir, ctx.signal, { animated });
-    if (!animated) await warnFirstFrameOnly(ctx, input, 'resize');
     // EXIF orientation first, so width means the width a person sees (without one, sharp leaves the
     // pixels as they are). The header is read separately only when a percentage needs the source size.
     img.autoOrient();

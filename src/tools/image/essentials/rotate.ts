@@ -3,7 +3,6 @@ import { defineTool } from '../../../core/tool.js';
 import { getSharp, inputMetadata, isAnimatedFormat, mapFrames, sameFormatAs, supportsAlpha, writeImage } from '../../../engines/sharp.js';
 import { outputFile } from '../../_shared/output.js';
 import { openInput } from '../_shared/decode.js';
-import { warnFirstFrameOnly } from '../_shared/frames.js';
 
 export default defineTool({
   id: 'rotate',
@@ -15,6 +14,8 @@ export default defineTool({
     'Angles that are not a multiple of 90 enlarge the canvas; the new corners are transparent in formats with alpha and white in JPEG. ' +
     'EXIF orientation is applied first. Animated GIF and WebP stay animated (each frame is turned).',
   input: { kind: 'file', accept: ['image/*'] },
+  // Animated GIF and WebP keep every frame; an APNG or a multi-page TIFF its first.
+  frames: (f) => !isAnimatedFormat(f.type?.ext),
   settings: z.object({
     angle: z.number().default(0).describe('Clockwise rotation angle in degrees; rotation is applied before flips.'),
     horizontal: z.boolean().default(false).describe('Mirror horizontally.'),
@@ -30,7 +31,6 @@ export default defineTool({
     const background = supportsAlpha(format) ? { r: 0, g: 0, b: 0, alpha: 0 } : { r: 255, g: 255, b: 255, alpha: 1 };
     const animated = isAnimatedFormat(ext);
     let img = await openInput(input, ctx.workDir, ctx.signal, { animated });
-    if (!animated) await warnFirstFrameOnly(ctx, input, 'rotate');
     const meta = await inputMetadata(img);
     ctx.progress(30, 'rotating');
     if (animated && (meta.pages ?? 1) > 1) {

@@ -6,7 +6,6 @@ import { outputFile } from '../../_shared/output.js';
 import type { TraceJob } from '../_shared/trace-worker.js';
 import { runWorker } from '../../../core/worker.js';
 import { openInput } from '../_shared/decode.js';
-import { warnFirstFrameOnly } from '../_shared/frames.js';
 
 /** Colour tracing is quadratic-ish in the pixel count; larger images are traced at this size and scaled back in the SVG. */
 const MAX_COLOR_PIXELS = 1_500_000;
@@ -22,6 +21,7 @@ export default defineTool({
     'quantizes to 2^(colorPrecision/2) colours (2-256) and traces one layer per colour (pathMode none follows pixel edges exactly, ' +
     'polygon allows only lines, spline allows quadratic curves); shapes with fewer than filterSpeckle edge points are dropped.',
   input: { kind: 'file', accept: ['image/*'] },
+  frames: 'first',
   settings: z.object({
     colorMode: z.enum(['bw', 'color']).default('bw').describe('Tracing mode.'),
     threshold: z.int().min(0).max(255).default(128).describe('Brightness threshold (bw).'),
@@ -33,7 +33,6 @@ export default defineTool({
   examples: ['logo.png -o logo.svg', 'illustration.png --color-mode color --color-precision 8 -o art.svg'],
   async run(ctx, { files }, s) {
     const input = files[0]!;
-    await warnFirstFrameOnly(ctx, input, 'vectorize');
     const img = await openInput(input, ctx.workDir, ctx.signal);
     let svg: string;
     let data: Record<string, unknown>;

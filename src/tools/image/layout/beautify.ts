@@ -1,13 +1,12 @@
 import { z } from 'zod';
 import { KilnError } from '../../../core/errors.js';
 import { defineTool } from '../../../core/tool.js';
-import { getSharp } from '../../../engines/sharp.js';
+import { getSharp, withoutUnusedAlpha } from '../../../engines/sharp.js';
 import { colorSchema, parseColor, svgPaint } from '../../_shared/color.js';
 import { FRAMES, layoutFrame } from '../_shared/device-frames.js';
 import { checkCanvas, loadUpright, roundCorners } from '../_shared/layout.js';
 import { outputFile } from '../../_shared/output.js';
 import { xmlEscape } from '../_shared/xml.js';
-import { warnFirstFrameOnly } from '../_shared/frames.js';
 
 const SOCIAL: Record<string, { width: number; height: number }> = {
   twitter: { width: 1600, height: 900 },
@@ -51,6 +50,7 @@ export default defineTool({
       },
     ],
   },
+  frames: 'first',
   settings: z.object({
     backgroundType: z
       .enum(['solid', 'linear-gradient', 'radial-gradient', 'image', 'transparent'])
@@ -87,7 +87,6 @@ export default defineTool({
     if (s.backgroundType === 'image' && !bgFile)
       throw new KilnError('VALIDATION_ERROR', 'backgroundType image needs a backgroundImage file (CLI --background-image).');
     const sharp = await getSharp();
-    await warnFirstFrameOnly(ctx, files[0]!, 'beautify');
     const shot = await loadUpright(files[0]!, ctx.workDir);
 
     // 1. The screenshot inside its frame, corners cut.
@@ -185,7 +184,8 @@ export default defineTool({
       });
     }
     ctx.progress(70, 'composing');
-    let img = sharp(await canvas.composite(top2).png().toBuffer());
+    // Without shadow or rounded corners on a solid background nothing is transparent: no alpha channel then.
+    let img = await withoutUnusedAlpha(sharp(await canvas.composite(top2).png().toBuffer()));
     const ext = s.outputFormat === 'jpeg' ? 'jpg' : s.outputFormat;
     if (s.outputFormat === 'jpeg') img = img.flatten({ background: '#ffffff' }).jpeg({ quality: 92, mozjpeg: true });
     else if (s.outputFormat === 'webp') img = img.webp({ quality: 90 });

@@ -5,7 +5,6 @@ import { colorSchema, parseColor, svgPaint, type Rgba } from '../../_shared/colo
 import { checkCanvas, loadUpright, roundCorners, shadowPng } from '../_shared/layout.js';
 import { outputFile } from '../../_shared/output.js';
 import { roundRect } from '../_shared/qr-svg.js';
-import { warnFirstFrameOnly } from '../_shared/frames.js';
 
 export default defineTool({
   id: 'border',
@@ -17,6 +16,7 @@ export default defineTool({
     'lighter tint of it; pattern is diagonal stripes of color and that tint. borderRadius rounds the outer corners (inner ones follow). ' +
     'shadow adds a soft drop shadow. The result is PNG when corners or shadow need transparency, else the input format.',
   input: { kind: 'file', accept: ['image/*'] },
+  frames: 'first',
   settings: z.object({
     width: z.number().min(0).max(2000).default(10).describe('Border thickness in pixels.'),
     color: colorSchema('#000000').describe('Border color (first color for gradient/pattern).'),
@@ -32,7 +32,6 @@ export default defineTool({
   ],
   async run(ctx, { files }, s) {
     const input = files[0]!;
-    await warnFirstFrameOnly(ctx, input, 'border');
     const src = await loadUpright(input, ctx.workDir);
     const sharp = await getSharp();
     const bw = Math.round(s.width);
@@ -86,7 +85,9 @@ export default defineTool({
     const needsAlpha = s.shadow || rOuter > 0 || src.hasAlpha || c.alpha < 1;
     const format = needsAlpha ? 'png' : sameFormatAs(input.type?.ext);
     const out = ctx.out(format, '-border');
-    await writeImage(sharp(framed), out, format, { quality: format === 'jpg' ? 92 : undefined });
+    // The frame is drawn on an RGBA canvas: an input without alpha framed opaquely (square corners, no
+    // shadow, an opaque colour) is written without it.
+    await writeImage(sharp(framed), out, format, { quality: format === 'jpg' ? 92 : undefined, trimAlpha: !src.hasAlpha });
     return {
       outputs: [outputFile(out)],
       data: { width: outW, height: outH, imageOffset: { left: shift + bw + pad, top: shift + bw + pad }, format },

@@ -4,7 +4,6 @@ import { getSharp } from '../../../engines/sharp.js';
 import { colorSchema, parseColor, svgPaint } from '../../_shared/color.js';
 import { loadUpright } from '../_shared/layout.js';
 import { outputFile } from '../../_shared/output.js';
-import { warnFirstFrameOnly } from '../_shared/frames.js';
 
 export default defineTool({
   id: 'circle-crop',
@@ -15,6 +14,7 @@ export default defineTool({
     'The circle has the diameter of the shorter side divided by zoom, centred at (offsetX, offsetY) as fractions of the image ' +
     '(moved inwards when it would leave the image). borderWidth draws a ring inside the edge. Corners are transparent or the background colour.',
   input: { kind: 'file', accept: ['image/*'] },
+  frames: 'first',
   settings: z.object({
     zoom: z.number().min(1).max(5).default(1).describe('Zoom factor.'),
     offsetX: z.number().min(0).max(1).default(0.5).describe('Horizontal center (fraction of the width).'),
@@ -30,7 +30,6 @@ export default defineTool({
     'portrait.jpg --zoom 1.5 --offset-y 0.35 --border-width 8 --border-color "#3366ff" --output-size 512 -o avatar.png',
   ],
   async run(ctx, { files }, s) {
-    await warnFirstFrameOnly(ctx, files[0]!, 'circle-crop');
     const src = await loadUpright(files[0]!, ctx.workDir);
     const sharp = await getSharp();
     const d = Math.max(1, Math.floor(Math.min(src.width, src.height) / s.zoom));

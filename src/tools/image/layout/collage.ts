@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { KilnError } from '../../../core/errors.js';
 import { defineTool } from '../../../core/tool.js';
+import { withoutUnusedAlpha } from '../../../engines/sharp.js';
 import { colorSchema } from '../../_shared/color.js';
 import { COLLAGE_TEMPLATE_IDS, COLLAGE_TEMPLATES, layoutTemplate } from '../_shared/collage-templates.js';
 import { canvas, checkCanvas, coverTile, loadUpright } from '../_shared/layout.js';
@@ -17,6 +18,7 @@ export default defineTool({
     'Each image fills its cell (centre crop). gap is the space between cells and around the edge; backgroundColor may be "transparent". ' +
     'Fewer images than the template has cells is an error; extra images are ignored (data.ignored).',
   input: { kind: 'files', accept: ['image/*'], min: 1, max: 9 },
+  frames: 'first',
   settings: z.object({
     template: z.string().describe(`Layout id: ${COLLAGE_TEMPLATE_IDS.join(', ')}.`),
     gap: z.number().min(0).max(500).default(8).describe('Gap between cells in pixels.'),
@@ -54,7 +56,9 @@ export default defineTool({
       ctx.progress((80 * (i + 1)) / t.cells.length, `image ${i + 1}/${t.cells.length}`);
     }
     const out = ctx.out('png', '-collage');
-    await (await canvas(layout.width, layout.height, s.backgroundColor)).composite(tiles).png().toFile(out);
+    // The canvas is RGBA; an opaque background under opaque tiles needs no alpha channel.
+    const sheet = (await canvas(layout.width, layout.height, s.backgroundColor)).composite(tiles);
+    await (await withoutUnusedAlpha(sheet)).png().toFile(out);
     return {
       outputs: [outputFile(out)],
       data: {

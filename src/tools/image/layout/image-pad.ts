@@ -4,7 +4,6 @@ import { getSharp, sameFormatAs, writeImage } from '../../../engines/sharp.js';
 import { colorSchema, parseColor } from '../../_shared/color.js';
 import { checkCanvas, loadUpright } from '../_shared/layout.js';
 import { outputFile } from '../../_shared/output.js';
-import { warnFirstFrameOnly } from '../_shared/frames.js';
 
 const RATIOS: Record<string, [number, number]> = { '16:9': [16, 9], '9:16': [9, 16], '1:1': [1, 1], '4:3': [4, 3], '3:4': [3, 4] };
 
@@ -17,6 +16,7 @@ export default defineTool({
     'Adds space (never crops) so the image reaches the target ratio, centred. padding adds that percentage of the image size around it ' +
     'first. The fill is a colour, transparency (PNG output) or a blurred, enlarged copy of the image.',
   input: { kind: 'file', accept: ['image/*'] },
+  frames: 'first',
   settings: z.object({
     target: z.enum(['16:9', '9:16', '1:1', '4:3', '3:4', 'custom']).default('1:1').describe('Target aspect ratio.'),
     ratioW: z.int().min(1).max(100).default(1).describe('Custom ratio width (target custom).'),
@@ -32,7 +32,6 @@ export default defineTool({
   ],
   async run(ctx, { files }, s) {
     const input = files[0]!;
-    await warnFirstFrameOnly(ctx, input, 'image-pad');
     const src = await loadUpright(input, ctx.workDir);
     const sharp = await getSharp();
     const [rw, rh] = s.target === 'custom' ? [s.ratioW, s.ratioH] : RATIOS[s.target]!;

@@ -7,7 +7,6 @@ import { getSharp, sameFormatAs, writeImage } from '../../../engines/sharp.js';
 import { outputFile } from '../../_shared/output.js';
 import { openInput } from '../_shared/decode.js';
 import { checkAbort } from '../_shared/cancel.js';
-import { warnFirstFrameOnly } from '../_shared/frames.js';
 
 const MAX_TILES = 10_000;
 
@@ -20,6 +19,7 @@ export default defineTool({
     'grid cuts rows × cols tiles, rows cuts horizontal strips, cols vertical strips. tileWidth and/or tileHeight cut fixed-size tiles ' +
     'instead (the last row/column keeps the remainder; a missing one means the full side). Always a ZIP of tiles in the input format, named <name>-r<row>-c<col>.',
   input: { kind: 'file', accept: ['image/*'] },
+  frames: 'first',
   settings: z.object({
     mode: z
       .enum(['grid', 'rows', 'cols'])
@@ -38,7 +38,6 @@ export default defineTool({
   ],
   async run(ctx, { files }, s) {
     const input = files[0]!;
-    await warnFirstFrameOnly(ctx, input, 'split');
     const img = await openInput(input, ctx.workDir, ctx.signal);
     const meta = await img.metadata();
     const rotated = (meta.orientation ?? 1) >= 5;

@@ -15,6 +15,7 @@ export default defineTool({
     'Every image gets a cell the size of the largest one, in `columns` columns, `padding` px apart; each sits at its cell’s top-left. ' +
     'data.frames is a texture-atlas map (TexturePacker "hash" shape: frame x/y/w/h, sourceSize) keyed by input file name.',
   input: { kind: 'files', accept: ['image/*'], min: 2, max: 64 },
+  frames: 'first',
   settings: z.object({
     columns: z.int().min(1).max(16).default(4).describe('Grid columns.'),
     padding: z.int().min(0).max(64).default(0).describe('Space between cells in pixels.'),

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
+import { withoutUnusedAlpha } from '../../../engines/sharp.js';
 import { colorSchema } from '../../_shared/color.js';
 import { align, canvas, checkCanvas, loadUpright, type Loaded } from '../_shared/layout.js';
 import { outputFile } from '../../_shared/output.js';
@@ -14,6 +15,7 @@ export default defineTool({
     'Images keep their own size. horizontal puts them in a row (height of the tallest), vertical in a column (width of the widest), ' +
     'grid in ceil(√n) columns whose widths and row heights follow the largest image in each. alignment places smaller images on the cross axis.',
   input: { kind: 'files', accept: ['image/*'], min: 2, max: 100 },
+  frames: 'first',
   settings: z.object({
     direction: z.enum(['horizontal', 'vertical', 'grid']).default('horizontal').describe('Layout direction.'),
     gap: z.number().min(0).max(1000).default(0).describe('Gap between images in pixels.'),
@@ -48,7 +50,9 @@ export default defineTool({
       return { input: m.buffer, left: x0 + dx, top: y0 + dy };
     });
     const out = ctx.out('png', '-stitched');
-    await (await canvas(width, height, s.backgroundColor)).composite(placed).png().toFile(out);
+    // The canvas is RGBA; an opaque background under opaque images needs no alpha channel.
+    const sheet = (await canvas(width, height, s.backgroundColor)).composite(placed);
+    await (await withoutUnusedAlpha(sheet)).png().toFile(out);
     return {
       outputs: [outputFile(out)],
       data: { width, height, columns: cols, rows, positions: placed.map((p) => ({ left: p.left, top: p.top })) },

@@ -3,10 +3,9 @@ import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
 import { getSharp } from '../../../engines/sharp.js';
 import { writeIco } from '../_shared/ico.js';
-import { colorSchema, parseColor } from '../../_shared/color.js';
+import { colorSchema, hexOf, parseColor } from '../../_shared/color.js';
 import { outputFile } from '../../_shared/output.js';
 import { openInput } from '../_shared/decode.js';
-import { warnFirstFrameOnly } from '../_shared/frames.js';
 
 const PNGS: { name: string; size: number }[] = [
   ...[16, 32, 48, 64, 96, 128, 256].map((size) => ({ name: `favicon-${size}x${size}.png`, size })),
@@ -25,6 +24,7 @@ export default defineTool({
     'The image is fitted into a square (transparent, or backgroundColor), with padding percent around it and corners rounded by borderRadius percent (50 = circle). ' +
     'The ZIP holds favicon PNGs 16-256, apple-touch-icon (180, always opaque as iOS needs), android-chrome 192 and 512, a multi-size favicon.ico (16, 32, 48, 256), site.webmanifest and an HTML snippet.',
   input: { kind: 'file', accept: ['image/*'] },
+  frames: 'first',
   settings: z.object({
     padding: z.int().min(0).max(40).default(0).describe('Padding around the icon content in percent.'),
     backgroundColor: colorSchema().optional().describe('Flatten onto this background color; transparent when omitted.'),
@@ -34,7 +34,6 @@ export default defineTool({
   examples: ['logo.svg --padding 10 --background-color "#ffffff" --border-radius 20 -o icons.zip'],
   async run(ctx, { files }, s) {
     const input = files[0]!;
-    await warnFirstFrameOnly(ctx, input, 'favicon');
     const sharp = await getSharp();
     const src = await (await openInput(input, ctx.workDir, undefined, { density: 300 })).autoOrient().png().toBuffer();
     const bg = s.backgroundColor ? parseColor(s.backgroundColor) : { r: 0, g: 0, b: 0, alpha: 0 };
@@ -77,6 +76,9 @@ export default defineTool({
     const icoPath = ctx.out('ico', '', 'favicon');
     await writeFile(icoPath, writeIco(ico));
     outputs.push(outputFile(icoPath, { contentType: 'image/x-icon' }));
+    // A manifest colour is #rrggbb whatever spelling the setting used (rgb(), a name); a transparent
+    // background has none, so the default white stands in.
+    const manifestColor = bg.alpha > 0 ? hexOf(bg) : '#ffffff';
     const manifest = {
       name: '',
       short_name: '',
@@ -84,8 +86,8 @@ export default defineTool({
         { src: '/android-chrome-192x192.png', sizes: '192x192', type: 'image/png' },
         { src: '/android-chrome-512x512.png', sizes: '512x512', type: 'image/png' },
       ],
-      theme_color: s.backgroundColor?.slice(0, 7) ?? '#ffffff',
-      background_color: s.backgroundColor?.slice(0, 7) ?? '#ffffff',
+      theme_color: manifestColor,
+      background_color: manifestColor,
       display: 'standalone',
     };
     const manifestPath = ctx.out('webmanifest', '', 'site');

@@ -4,10 +4,10 @@ import { KilnError } from '../../../core/errors.js';
 import type { InputFile, RunContext } from '../../../core/tool.js';
 import { defineTool } from '../../../core/tool.js';
 import { getPdfLib } from '../../../engines/pdf-lib.js';
+import { decodesFully } from '../../../engines/sharp.js';
 import { outputFile } from '../../_shared/output.js';
 import { checkAbort } from '../_shared/cancel.js';
 import { openInput } from '../_shared/decode.js';
-import { warnFirstFrameOnly } from '../_shared/frames.js';
 import { isSrgbProfile } from '../_shared/icc.js';
 
 /** Page sizes in PDF points (1/72 in), portrait. */
@@ -41,6 +41,8 @@ export default defineTool({
     'One image per page (each page of a multi-page TIFF too), fitted inside the margins and centered. JPEGs in sRGB (or untagged) are embedded as they are (no re-encoding); other images (CMYK, a wide-gamut ICC profile such as Display P3, an EXIF rotation, other formats) as lossless PNG converted to sRGB. ' +
     'With targetSize, images are re-encoded as JPEG with falling quality, then smaller pixel sizes, until the PDF fits; data.targetMet says whether it did.',
   input: { kind: 'files', accept: ['image/*'], min: 1, max: 500 },
+  // Each TIFF page is a page; an animation becomes one page, its first frame.
+  frames: (f) => f.type?.ext !== 'tiff',
   settings: z.object({
     pageSize: z.enum(['A4', 'Letter', 'A3', 'A5']).default('A4').describe('Page size.'),
     orientation: z.enum(['portrait', 'landscape']).default('portrait').describe('Page orientation.'),
@@ -67,8 +69,6 @@ export default defineTool({
     if (s.orientation === 'landscape') [pw, ph] = [ph, pw];
     const limit = s.targetSize ? s.targetSize.value * (s.targetSize.unit === 'MB' ? 1024 * 1024 : 1024) : Infinity;
     const counts = await pageCounts(ctx, files);
-    // An animation becomes one page, its first frame: said, as by every one-picture tool.
-    for (const f of files) if (f.type?.ext !== 'tiff') await warnFirstFrameOnly(ctx, f, 'image-to-pdf');
     const original = (await Promise.all(files.map((f, i) => preparePages(ctx, f, counts[i]!)))).flat();
     let bytes = await build(original, pw, ph, s.margin);
     let step = -1;
@@ -148,6 +148,10 @@ async function prepare(ctx: RunContext, f: InputFile, recompress?: Recompress, p
   // Display P3 or Adobe RGB photo (phones, cameras) passed through came out dull and shifted, so those are
   // converted to sRGB like every other input.
   if (!recompress && f.type?.ext === 'jpg' && upright && meta.space !== 'cmyk' && isSrgbProfile(meta.icc)) {
+    // Embedded without decoding, a damaged JPEG made a PDF with a broken picture where every other tool
+    // refuses it: it must decode to the end first.
+    if (!(await decodesFully(f.bytes ?? f.path, 'jpg')))
+      throw new KilnError('UNSUPPORTED_INPUT', `The input ${f.name} could not be decoded (it is damaged or truncated).`);
     return { bytes: await readFile(f.path), kind: 'jpg', width: meta.width!, height: meta.height! };
   }
   img.autoOrient();

@@ -1,10 +1,10 @@
 import { stat } from 'node:fs/promises';
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import { isAnimatedFormat, visibleSize, writeImage, type ImageFormat } from '../../../engines/sharp.js';
+import { visibleSize, writeImage, type ImageFormat } from '../../../engines/sharp.js';
 import { outputFile } from '../../_shared/output.js';
 import { openInput } from '../_shared/decode.js';
-import { warnFirstFrameOnly } from '../_shared/frames.js';
+import { keepsAnimation } from '../_shared/frames.js';
 
 export default defineTool({
   id: 'optimize-for-web',
@@ -16,6 +16,7 @@ export default defineTool({
     'writes progressive JPEG / interlaced PNG when progressive is on, and drops EXIF, GPS, ICC and XMP unless stripMetadata is false. ' +
     'EXIF orientation is applied to the pixels first, so the picture looks the same without its metadata. Animated input stays animated in webp.',
   input: { kind: 'file', accept: ['image/*'] },
+  frames: (f, s) => !keepsAnimation(f.type?.ext, s.format),
   settings: z.object({
     format: z.enum(['webp', 'jpeg', 'avif', 'png']).default('webp').describe('Output format.'),
     quality: z.int().min(1).max(100).default(80).describe('Encoder quality.'),
@@ -30,9 +31,8 @@ export default defineTool({
     const input = files[0]!;
     const ext = input.type?.ext;
     const format: ImageFormat = s.format === 'jpeg' ? 'jpg' : s.format;
-    const animated = (isAnimatedFormat(ext) || ext === 'apng') && format === 'webp';
+    const animated = keepsAnimation(ext, format);
     const img = await openInput(input, ctx.workDir, ctx.signal, { animated });
-    if (!animated) await warnFirstFrameOnly(ctx, input, 'optimize-for-web');
     const meta = await img.metadata();
     if ((meta.orientation ?? 1) > 1) img.autoOrient();
     const { width: W, height: H } = visibleSize(meta);

@@ -6,7 +6,6 @@ import { engineStatus } from '../../../engines/registry.js';
 import { isAnimatedFormat, sameFormatAs, writeImage } from '../../../engines/sharp.js';
 import { outputFile } from '../../_shared/output.js';
 import { openInput } from '../_shared/decode.js';
-import { warnFirstFrameOnly } from '../_shared/frames.js';
 
 // Formats ExifTool rewrites in place without touching the pixels.
 const LOSSLESS_STRIP = new Set(['jpg', 'png', 'webp', 'tiff', 'gif']);
@@ -26,6 +25,8 @@ export default defineTool({
     'without an EXIF rotation or ICC profile) ExifTool deletes the metadata without re-encoding. Otherwise sharp re-encodes at high quality ' +
     'after applying the EXIF orientation and converting the colours to sRGB, so the picture looks the same without its metadata.',
   input: { kind: 'file', accept: ['image/*'] },
+  // ExifTool keeps every page or frame; a re-encode only the first, unless the format is animated.
+  frames: (f, _s, result) => result.data?.method === 'reencode' && !isAnimatedFormat(f.type?.ext),
   settings: z.object({}),
   output: 'image in the input format',
   examples: ['photo.jpg -o clean.jpg'],
@@ -56,8 +57,6 @@ export default defineTool({
       }
     }
     if (method === 'reencode') {
-      // ExifTool kept every page or frame; a re-encode keeps only the first unless the format is animated.
-      if (!animated) await warnFirstFrameOnly(ctx, input, 'strip-metadata');
       if ((meta.orientation ?? 1) > 1) img.autoOrient();
       // sharp drops all metadata by default; it converts to sRGB before dropping the ICC profile.
       await writeImage(img, out, format, { quality: format === 'jpg' ? 95 : format === 'webp' ? 90 : undefined, keepMetadata: false });

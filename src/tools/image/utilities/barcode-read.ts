@@ -17,6 +17,7 @@ export default defineTool({
     'Finds every code in the image with zxing (QR, Micro QR, EAN-13/8, UPC-A/E, Code128, Code39, Code93, ITF, Codabar, DataBar, ' +
     'DataMatrix, PDF417, Aztec, MaxiCode); zbarimg is asked as well when zxing finds nothing. Returns each code with its format, text and corner points.',
   input: { kind: 'file', accept: ['image/*'] },
+  frames: 'first',
   settings: z.object({}),
   output: 'JSON: codes [{format, text, position}]',
   examples: ['label.png --json'],

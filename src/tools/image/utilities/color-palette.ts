@@ -15,6 +15,8 @@ export default defineTool({
     'k-means (k-means++ seeding with a fixed seed, so results repeat) on a downsampled copy, ignoring mostly transparent pixels. ' +
     'Colors are ordered by their share of the pixels. The answer is JSON (spec decision D24); with swatch, a PNG strip with one band per color (width proportional to its share) is written as well.',
   input: { kind: 'file', accept: ['image/*'] },
+  frames: 'first',
+  derivedOutput: true,
   settings: z.object({
     count: z.int().min(2).max(16).default(8).describe('Number of dominant colors.'),
     format: z.enum(['hex', 'rgb']).default('hex').describe('Color notation.'),

@@ -18,6 +18,8 @@ export default defineTool({
       { field: 'file', flag: 'target', accept: ['image/*'], required: true, description: 'the image to compare with (second "file" part)' },
     ],
   },
+  frames: 'first',
+  derivedOutput: true,
   settings: z.object({
     mode: z.enum(['side-by-side', 'overlay', 'diff']).default('diff').describe('Rendering of the comparison image.'),
     diffThreshold: z.number().min(0).max(255).default(10).describe('Per-pixel difference at or below which pixels count as equal.'),

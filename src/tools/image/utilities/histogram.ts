@@ -15,6 +15,8 @@ export default defineTool({
   description:
     'Counts every pixel of every channel (256 bins), draws the three curves (linear or log y axis) as a PNG chart, and returns mean, median, standard deviation, min and max per channel plus the raw bins.',
   input: { kind: 'file', accept: ['image/*'] },
+  frames: 'first',
+  derivedOutput: true,
   settings: z.object({
     scale: z.enum(['linear', 'log']).default('linear').describe('Y-axis scale.'),
   }),

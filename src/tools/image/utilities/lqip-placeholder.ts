@@ -4,7 +4,6 @@ import { defineTool } from '../../../core/tool.js';
 import { getSharp } from '../../../engines/sharp.js';
 import { outputFile } from '../../_shared/output.js';
 import { openInput } from '../_shared/decode.js';
-import { warnFirstFrameOnly } from '../_shared/frames.js';
 
 export default defineTool({
   id: 'lqip-placeholder',
@@ -15,6 +14,8 @@ export default defineTool({
     'Scales the image to a few pixels wide (aspect kept) and either blurs it, pixelates it into visible blocks, or fills it with the ' +
     'average colour. Returns the tiny image and its data URI (data.dataUri) for inlining in HTML or CSS.',
   input: { kind: 'file', accept: ['image/*'] },
+  derivedOutput: true,
+  frames: 'first',
   settings: z.object({
     width: z.int().min(4).max(64).default(16).describe('Placeholder width in pixels.'),
     blur: z.number().min(0).max(20).default(2).describe('Blur radius (strategy blur).'),
@@ -26,7 +27,6 @@ export default defineTool({
   examples: ['hero.jpg --width 20 --json', 'hero.jpg --strategy solid --format png -o hero-lqip.png'],
   async run(ctx, { files }, s) {
     const input = files[0]!;
-    await warnFirstFrameOnly(ctx, input, 'lqip-placeholder');
     const sharp = await getSharp();
     const src = await openInput(input, ctx.workDir, ctx.signal);
     const meta = await src.metadata();

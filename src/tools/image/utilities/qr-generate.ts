@@ -23,6 +23,7 @@ export default defineTool({
     kind: 'none',
     extra: [{ field: 'logo', accept: ['image/*'], required: false, description: 'Logo placed in the center of the code' }],
   },
+  frames: 'first',
   settings: z.object({
     data: z.string().min(1).max(2000).describe('Content to encode.'),
     size: z.int().min(100).max(10000).default(400).describe('Output width/height in pixels.'),

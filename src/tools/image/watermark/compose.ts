@@ -6,7 +6,6 @@ import { writeImage } from '../../../engines/sharp.js';
 import { outputFormat, readRgba } from '../_shared/pixels.js';
 import { clipLayer, layerInput, loadLayer } from '../_shared/layer.js';
 import { outputFile } from '../../_shared/output.js';
-import { warnFirstFrameOnly } from '../_shared/frames.js';
 
 export default defineTool({
   id: 'compose',
@@ -22,6 +21,7 @@ export default defineTool({
       { field: 'overlay', flag: 'overlay', accept: ['image/*'], required: true, description: 'the image layered on top of the base image' },
     ],
   },
+  frames: 'first',
   settings: z.object({
     x: z.number().min(0).default(0).describe('Horizontal offset of the overlay in pixels.'),
     y: z.number().min(0).default(0).describe('Vertical offset of the overlay in pixels.'),
@@ -36,7 +36,6 @@ export default defineTool({
   examples: ['base.jpg --overlay sticker.png --x 40 --y 40 --blend multiply'],
   async run(ctx, { files, extra }, s) {
     const input = files[0]!;
-    await warnFirstFrameOnly(ctx, input, 'compose');
     const { data, ...info } = await readRgba(input, ctx.workDir);
     const x = Math.round(s.x);
     const y = Math.round(s.y);
@@ -52,7 +51,8 @@ export default defineTool({
     ]);
     const format = outputFormat(input);
     const out = ctx.out(format);
-    await writeImage(img, out, format, { quality: format === 'jpg' ? 92 : undefined });
+    // Worked on as RGBA: the result of an input without alpha is written without it when nothing became transparent.
+    await writeImage(img, out, format, { quality: format === 'jpg' ? 92 : undefined, trimAlpha: !info.hadAlpha });
     return { outputs: [outputFile(out)] };
   },
 });

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { KilnError } from '../../../core/errors.js';
 import { defineTool } from '../../../core/tool.js';
-import { getSharp } from '../../../engines/sharp.js';
+import { getSharp, withoutUnusedAlpha } from '../../../engines/sharp.js';
 import { clipLayer, layerInput } from '../_shared/layer.js';
 import { MEME_FONT_IDS, memeFont } from '../_shared/meme-fonts.js';
 import { layoutBoxes, MEME_TEMPLATE_IDS, MEME_TEMPLATES, TEXT_LAYOUTS, type MemeBox } from '../_shared/meme-templates.js';
@@ -24,6 +24,7 @@ export default defineTool({
     kind: 'none',
     extra: [{ field: 'file', flag: 'file', accept: ['image/*'], required: false, description: 'the picture for custom-image mode' }],
   },
+  frames: 'first',
   settings: z.object({
     templateId: z.enum(MEME_TEMPLATE_IDS).optional().describe('Built-in template id (template mode).'),
     textLayout: z
@@ -111,10 +112,9 @@ export default defineTool({
       placed.push({ id: tb.id, fontSize: Math.round(glyphs.size), left: x, top: y, width: glyphs.width, height: glyphs.height });
     }
     const out = ctx.out('png', '', upload && mode === 'custom-image' ? undefined : `meme-${s.templateId}`);
-    await sharp(base, { raw: { width: W, height: H, channels: 4 } })
-      .composite(layers)
-      .png()
-      .toFile(out);
+    // Drawn as RGBA: a meme of an opaque picture is written without the alpha channel.
+    const meme = await withoutUnusedAlpha(sharp(base, { raw: { width: W, height: H, channels: 4 } }).composite(layers));
+    await meme.png().toFile(out);
     return {
       outputs: [outputFile(out)],
       data: {

@@ -4,7 +4,6 @@ import { writeImage } from '../../../engines/sharp.js';
 import { outputFormat, readRgba } from '../_shared/pixels.js';
 import { clipLayer, layerInput, loadLayer } from '../_shared/layer.js';
 import { outputFile } from '../../_shared/output.js';
-import { warnFirstFrameOnly } from '../_shared/frames.js';
 
 export default defineTool({
   id: 'watermark-image',
@@ -18,6 +17,7 @@ export default defineTool({
     accept: ['image/*'],
     extra: [{ field: 'watermark', flag: 'watermark', accept: ['image/*'], required: true, description: 'the watermark/logo image' }],
   },
+  frames: 'first',
   settings: z.object({
     opacity: z.number().min(0).max(100).default(50).describe('Watermark opacity in percent.'),
     position: z.enum(['center', 'top-left', 'top-right', 'bottom-left', 'bottom-right']).default('bottom-right').describe('Placement.'),
@@ -28,7 +28,6 @@ export default defineTool({
   examples: ['photo.jpg --watermark logo.png --position top-left --opacity 70'],
   async run(ctx, { files, extra }, s) {
     const input = files[0]!;
-    await warnFirstFrameOnly(ctx, input, 'watermark-image');
     const { data, ...info } = await readRgba(input, ctx.workDir);
     const W = info.width;
     const H = info.height;
@@ -47,7 +46,8 @@ export default defineTool({
     if (clipped) img.composite([layerInput(clipped)]);
     const format = outputFormat(input);
     const out = ctx.out(format);
-    await writeImage(img, out, format, { quality: format === 'jpg' ? 92 : undefined });
+    // Worked on as RGBA: the result of an input without alpha is written without it when nothing became transparent.
+    await writeImage(img, out, format, { quality: format === 'jpg' ? 92 : undefined, trimAlpha: !info.hadAlpha });
     return { outputs: [outputFile(out)], data: { left: x, top: y, width: layer.width, height: layer.height } };
   },
 });

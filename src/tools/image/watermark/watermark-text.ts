@@ -6,8 +6,7 @@ import { fontFile } from '../../../engines/fonts.js';
 import { getSharp, sameFormatAs, writeImage } from '../../../engines/sharp.js';
 import { outputFile } from '../../_shared/output.js';
 import { openInput } from '../_shared/decode.js';
-import { colorSchema, hexOf } from '../../_shared/color.js';
-import { warnFirstFrameOnly } from '../_shared/frames.js';
+import { colorSchema, hexOf, parseColor } from '../../_shared/color.js';
 
 export default defineTool({
   id: 'watermark-text',
@@ -16,10 +15,11 @@ export default defineTool({
   summary: 'Stamp a text watermark, once or tiled, with font, color, opacity and rotation.',
   description:
     'The text is laid out by Pango with a real font file (font: a family such as "DejaVu Sans", "Liberation Serif", "Noto Sans", or sans-serif, serif, monospace), ' +
-    'fontSize in pixels, colour #RRGGBB, opacity 0-100 %, rotated by rotation degrees, and composited at position with a margin of half the font size, ' +
+    'fontSize in pixels, color (its alpha multiplies opacity), opacity 0-100 %, rotated by rotation degrees, and composited at position with a margin of half the font size, ' +
     'or repeated in a grid over the whole image when tile is on. Text larger than the image is scaled down to fit. ' +
     'Animated GIF/WebP input gives a still image of the first frame.',
   input: { kind: 'file', accept: ['image/*'] },
+  frames: 'first',
   settings: z.object({
     text: z.string().min(1).max(500).describe('Watermark text.'),
     font: z.string().default('sans-serif').describe("Font family name from the server's installed fonts."),
@@ -37,7 +37,6 @@ export default defineTool({
   examples: ['photo.jpg --text "© Ann 2026"', 'photo.jpg --text DRAFT --tile --rotation -30 --opacity 20 --font-size 36'],
   async run(ctx, { files }, s) {
     const input = files[0]!;
-    await warnFirstFrameOnly(ctx, input, 'watermark-text');
     const ext = input.type?.ext;
     const sharp = await getSharp();
     const font = fontFile(s.font);
@@ -70,7 +69,8 @@ export default defineTool({
       text = sharp(await text.png().toBuffer()).rotate(s.rotation, { background: { r: 0, g: 0, b: 0, alpha: 0 } });
     }
     const { data, info } = await text.ensureAlpha().raw().toBuffer({ resolveWithObject: true });
-    const alpha = s.opacity / 100;
+    // Pango takes the colour as #rrggbb; the colour's own alpha (#rrggbbaa, rgba()) scales the opacity.
+    const alpha = (s.opacity / 100) * parseColor(s.color).alpha;
     for (let i = 3; i < data.length; i += 4) data[i] = Math.round(data[i]! * alpha);
     let stamp = await sharp(data, { raw: { width: info.width, height: info.height, channels: 4 } })
       .png()
@@ -107,7 +107,9 @@ export default defineTool({
     const format = sameFormatAs(ext);
     const out = ctx.out(format);
     base.composite(layers);
-    await writeImage(base, out, format, { quality: format === 'jpg' ? 92 : undefined });
+    // The text layer is RGBA: an input without alpha is written without it when nothing became transparent.
+    const hadAlpha = px.info.channels === 2 || px.info.channels === 4;
+    await writeImage(base, out, format, { quality: format === 'jpg' ? 92 : undefined, trimAlpha: !hadAlpha });
     return { outputs: [outputFile(out)], data: { font: font.family, fontFile: font.file, textWidth: sw, textHeight: sh } };
   },
 });
