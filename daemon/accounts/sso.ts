@@ -102,6 +102,22 @@ async function freeUsername(db: Kysely<Database>, base: string): Promise<string>
   throw new KilnError('CONFLICT', `No free username near ${base}.`);
 }
 
+/**
+ * A new passwordless user under a free name. Another account can take that name (in any case: the
+ * database refuses case variants, migration 0770) between the look-up and the insert, e.g. two first
+ * sign-ins of IdP users with the same preferred_username at once: the next free name is taken then.
+ */
+async function createSsoUser(db: Kysely<Database>, base: string, role: Role): Promise<UsersTable> {
+  for (let attempt = 0; ; attempt++) {
+    const username = await freeUsername(db, base);
+    try {
+      return await createUser(db, { username, password: null, role });
+    } catch (e) {
+      if (attempt >= 2 || !(await findUserByNameAnyCase(db, username))) throw e;
+    }
+  }
+}
+
 export async function userForIdentity(
   ctx: DaemonContext,
   id: SsoIdentity,
@@ -152,7 +168,7 @@ export async function userForIdentity(
   }
   if (!user) {
     const role: Role = isAdmin ? 'admin' : (await getSettings(db, ctx.config)).ssoDefaultRole;
-    const row = await createUser(db, { username: await freeUsername(db, baseUsername(id)), password: null, role });
+    const row = await createSsoUser(db, baseUsername(id), role);
     await db.updateTable('users').set({ sso_provider: id.provider, sso_subject: id.subject }).where('id', '=', row.id).execute();
     user = row;
     created = true;
