@@ -102,17 +102,37 @@ async function freeUsername(db: Kysely<Database>, base: string): Promise<string>
   throw new KilnError('CONFLICT', `No free username near ${base}.`);
 }
 
+/** The local user linked to the identity. */
+function linkedUser(db: Kysely<Database>, id: SsoIdentity): Promise<UsersTable | undefined> {
+  return db
+    .selectFrom('users')
+    .selectAll()
+    .where('sso_provider', '=', id.provider)
+    .where('sso_subject', '=', id.subject)
+    .executeTakeFirst();
+}
+
 /**
- * A new passwordless user under a free name. Another account can take that name (in any case: the
- * database refuses case variants, migration 0770) between the look-up and the insert, e.g. two first
- * sign-ins of IdP users with the same preferred_username at once: the next free name is taken then.
+ * A new passwordless user under a free name, linked to the identity in the same transaction. Both are
+ * unique in the database (migrations 0770, 0780), and another sign-in can get there first between the
+ * look-ups and the insert: the same identity signing in twice at once (two tabs) gets the account the
+ * other request made; another IdP user with the same preferred_username takes the name, and this one
+ * the next free name.
  */
-async function createSsoUser(db: Kysely<Database>, base: string, role: Role): Promise<UsersTable> {
+async function createSsoUser(db: Kysely<Database>, id: SsoIdentity, role: Role): Promise<{ user: UsersTable; created: boolean }> {
+  const base = baseUsername(id);
   for (let attempt = 0; ; attempt++) {
     const username = await freeUsername(db, base);
     try {
-      return await createUser(db, { username, password: null, role });
+      const user = await db.transaction().execute(async (tx) => {
+        const row = await createUser(tx, { username, password: null, role });
+        await tx.updateTable('users').set({ sso_provider: id.provider, sso_subject: id.subject }).where('id', '=', row.id).execute();
+        return row;
+      });
+      return { user, created: true };
     } catch (e) {
+      const other = await linkedUser(db, id);
+      if (other) return { user: other, created: false };
       if (attempt >= 2 || !(await findUserByNameAnyCase(db, username))) throw e;
     }
   }
@@ -125,12 +145,7 @@ export async function userForIdentity(
 ): Promise<{ user: UsersTable; created: boolean }> {
   const db = ctx.store.db;
   const isAdmin = !!adminGroup && id.groups.includes(adminGroup);
-  let user: UsersTable | undefined = await db
-    .selectFrom('users')
-    .selectAll()
-    .where('sso_provider', '=', id.provider)
-    .where('sso_subject', '=', id.subject)
-    .executeTakeFirst();
+  let user: UsersTable | undefined = await linkedUser(db, id);
   let created = false;
   if (!user && id.email && id.emailVerified) {
     const byMail = await findUserByName(db, id.email);
@@ -168,10 +183,7 @@ export async function userForIdentity(
   }
   if (!user) {
     const role: Role = isAdmin ? 'admin' : (await getSettings(db, ctx.config)).ssoDefaultRole;
-    const row = await createSsoUser(db, baseUsername(id), role);
-    await db.updateTable('users').set({ sso_provider: id.provider, sso_subject: id.subject }).where('id', '=', row.id).execute();
-    user = row;
-    created = true;
+    ({ user, created } = await createSsoUser(db, id, role));
   } else if (isAdmin && user.role !== 'admin' && user.disabled_at == null) {
     // A promotion like any other: in the audit log, and cached key verifications (every instance) forgotten.
     await db.transaction().execute(async (tx) => {

@@ -39,6 +39,64 @@ describe('usernames differing only in case', () => {
   });
 });
 
+describe('one account per SSO identity', () => {
+  let s: TestServer;
+  before(async () => {
+    s = await startServer();
+  });
+  after(() => s.close());
+
+  it('the same identity signing in three times at once (two tabs, a double click) gets one account', async () => {
+    const id = { provider: 'oidc' as const, subject: 'sub-zed', username: 'zed', groups: [] };
+    const made = await Promise.all([1, 2, 3].map(() => userForIdentity(s.app.kiln, id, undefined)));
+    assert.equal(new Set(made.map((m) => m.user.id)).size, 1, JSON.stringify(made.map((m) => m.user.username)));
+    assert.equal(made.filter((m) => m.created).length, 1);
+    const rows = await s.app.kiln.store.db.selectFrom('users').select('username').where('username', 'like', 'zed%').execute();
+    assert.deepEqual(rows, [{ username: 'zed' }]);
+  });
+});
+
+describe('migration 0780', () => {
+  it('keeps the link of the oldest account of one identity, and refuses a second link after', async () => {
+    const { db, to } = migrationDb();
+    await to('0770_username_case');
+    const row = (id: string, created_at: number, sso_subject: string | null) => ({
+      id,
+      username: id,
+      username_key: id,
+      password_hash: null,
+      role: 'user',
+      team_id: null,
+      created_at,
+      updated_at: created_at,
+      sso_provider: sso_subject ? 'oidc' : null,
+      sso_subject,
+    });
+    await db
+      .insertInto('users')
+      .values([row('u1', 2, 's'), row('u2', 1, 's'), row('u3', 3, 't'), row('u4', 4, null), row('u5', 5, null)])
+      .execute();
+    await to('0780_sso_link_unique');
+    const links = await db.selectFrom('users').select(['id', 'sso_subject']).orderBy('id').execute();
+    assert.deepEqual(links, [
+      { id: 'u1', sso_subject: null },
+      { id: 'u2', sso_subject: 's' },
+      { id: 'u3', sso_subject: 't' },
+      { id: 'u4', sso_subject: null },
+      { id: 'u5', sso_subject: null },
+    ]);
+    await assert.rejects(
+      db
+        .insertInto('users')
+        .values(row('u6', 6, 't'))
+        .execute(),
+      /UNIQUE/,
+    );
+    await to('0770_username_case');
+    await db.destroy();
+  });
+});
+
 describe('migration 0770', () => {
   it('keys the oldest of case variants made before it, keeps the others signing in, and refuses new ones', async () => {
     const { db, to } = migrationDb();
