@@ -19,10 +19,11 @@ const migration: NamedMigration = {
     await sql`update users set username_key = lower(username) where not exists (
       select 1 from users o where lower(o.username) = lower(users.username)
         and (o.created_at < users.created_at or (o.created_at = users.created_at and o.id < users.id)))`.execute(db);
-    await db.schema.createIndex('users_username_key').unique().on('users').column('username_key').execute();
+    // Not users_username_key: PostgreSQL already gave that name to the unique constraint on username.
+    await db.schema.createIndex('users_name_case').unique().on('users').column('username_key').execute();
   },
   async down(db: AnyDb) {
-    await db.schema.dropIndex('users_username_key').ifExists().execute();
+    await db.schema.dropIndex('users_name_case').ifExists().execute();
     await db.schema.alterTable('users').dropColumn('username_key').execute();
   },
 };
