@@ -28,6 +28,11 @@ import { getSettings, requireFeature, type Feature } from './settings.js';
 export interface SsoIdentity {
   provider: 'oidc' | 'saml';
   subject: string;
+  /**
+   * OIDC: the bare `sub` that links made before subjects carried their issuer hold. Such a link is
+   * taken over by the first sign-in with it, and bound to that (the configured) issuer from then on.
+   */
+  legacySubject?: string;
   username?: string;
   email?: string;
   emailVerified?: boolean;
@@ -112,6 +117,18 @@ function linkedUser(db: Kysely<Database>, id: SsoIdentity): Promise<UsersTable |
     .executeTakeFirst();
 }
 
+/** The user of a link made before OIDC subjects carried their issuer, now bound to the identity's issuer. */
+async function claimLegacyLink(db: Kysely<Database>, id: SsoIdentity): Promise<UsersTable | undefined> {
+  if (!id.legacySubject) return undefined;
+  await db
+    .updateTable('users')
+    .set({ sso_subject: id.subject })
+    .where('sso_provider', '=', id.provider)
+    .where('sso_subject', '=', id.legacySubject)
+    .execute();
+  return linkedUser(db, id);
+}
+
 /**
  * A new passwordless user under a free name, linked to the identity in the same transaction. Both are
  * unique in the database (migrations 0770, 0780), and another sign-in can get there first between the
@@ -145,7 +162,7 @@ export async function userForIdentity(
 ): Promise<{ user: UsersTable; created: boolean }> {
   const db = ctx.store.db;
   const isAdmin = !!adminGroup && id.groups.includes(adminGroup);
-  let user: UsersTable | undefined = await linkedUser(db, id);
+  let user: UsersTable | undefined = (await linkedUser(db, id)) ?? (await claimLegacyLink(db, id));
   let created = false;
   if (!user && id.email && id.emailVerified) {
     const byMail = await findUserByName(db, id.email);
