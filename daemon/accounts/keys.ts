@@ -24,7 +24,13 @@ export function parseExpiry(body: Record<string, unknown>, now = Date.now()): nu
       details: [{ path: 'expiresAt', message: 'conflicts with expiresInDays' }],
     });
   if (expiresInDays !== undefined && expiresInDays !== null) {
-    if (typeof expiresInDays !== 'number' || !Number.isFinite(expiresInDays) || expiresInDays <= 0 || expiresInDays > MAX_DAYS) {
+    // Below half a millisecond the expiry rounds to now: a key dead at its creation, answered 201.
+    if (
+      typeof expiresInDays !== 'number' ||
+      !Number.isFinite(expiresInDays) ||
+      Math.round(expiresInDays * 86_400_000) <= 0 ||
+      expiresInDays > MAX_DAYS
+    ) {
       throw new KilnError('VALIDATION_ERROR', `expiresInDays must be a number of days in (0, ${MAX_DAYS}].`, {
         details: [{ path: 'expiresInDays', message: 'out of range' }],
       });
