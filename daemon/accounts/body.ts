@@ -35,16 +35,32 @@ export function onlyFields(body: Record<string, unknown>, allowed: readonly stri
 }
 
 /**
+ * Direction overrides and isolates (which display "abc<RLO>fed" as "abcdef" and reorder the columns
+ * after it) and invisible characters (zero-width space, word joiner, BOM): a name holding them reads
+ * as another name. Joiners (ZWJ, ZWNJ) stay: scripts and emoji sequences need them.
+ */
+const DECEPTIVE = /[\u061c\u200b\u200e\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff]/;
+
+/**
  * A name people read in lists (an API key's, a team's): trimmed, not blank, and without control
  * characters, which would let one user write terminal escapes or fake lines into an admin's
- * `kiln keys list`.
+ * `kiln keys list`, nor direction overrides or invisible characters. Stored in Unicode NFC, so "é"
+ * typed as one character or as "e" and a combining accent is one name.
  */
 export function label(body: Record<string, unknown>, name: string, max: number): string {
-  const v = str(body, name, max).trim();
+  const v = str(body, name, max).normalize('NFC').trim();
   if (!v) throw new KilnError('VALIDATION_ERROR', `${name} must not be blank.`, { details: [{ path: name, message: 'blank' }] });
   if (/[\u0000-\u001f\u007f-\u009f]/.test(v))
     throw new KilnError('VALIDATION_ERROR', `${name} must not contain control characters (line breaks, escapes).`, {
       details: [{ path: name, message: 'control characters' }],
     });
+  if (DECEPTIVE.test(v))
+    throw new KilnError(
+      'VALIDATION_ERROR',
+      `${name} must not contain direction overrides or invisible characters (it would read as another name).`,
+      {
+        details: [{ path: name, message: 'invisible or direction characters' }],
+      },
+    );
   return v;
 }

@@ -24,7 +24,13 @@ export function parseExpiry(body: Record<string, unknown>, now = Date.now()): nu
       details: [{ path: 'expiresAt', message: 'conflicts with expiresInDays' }],
     });
   if (expiresInDays !== undefined && expiresInDays !== null) {
-    if (typeof expiresInDays !== 'number' || !Number.isFinite(expiresInDays) || expiresInDays <= 0 || expiresInDays > MAX_DAYS) {
+    // Below half a millisecond the expiry rounds to now: a key dead at its creation, answered 201.
+    if (
+      typeof expiresInDays !== 'number' ||
+      !Number.isFinite(expiresInDays) ||
+      Math.round(expiresInDays * 86_400_000) <= 0 ||
+      expiresInDays > MAX_DAYS
+    ) {
       throw new KilnError('VALIDATION_ERROR', `expiresInDays must be a number of days in (0, ${MAX_DAYS}].`, {
         details: [{ path: 'expiresInDays', message: 'out of range' }],
       });
@@ -74,7 +80,7 @@ export async function keyOwner(db: Kysely<Database>, caller: AuthUser, userId: u
   if (Number(owner.service ?? 0) !== 1)
     throw new KilnError(
       'FORBIDDEN',
-      `${owner.username} is a person, not a service account: people make their own keys. Create a service account (POST /api/auth/users with "service": true) for CI.`,
+      `${owner.username} is a person, not a service account: people make and rotate their own keys (an admin may revoke them). Create a service account (POST /api/auth/users with "service": true) for CI.`,
       { reason: 'not-a-service-account' },
     );
   if (owner.disabled_at != null) throw new KilnError('CONFLICT', `${owner.username} is disabled.`);
@@ -95,7 +101,7 @@ export async function issueKey(
   return { ...k, expiresAt: iso(expiresAt), userId: owner.id, owner: owner.username };
 }
 
-/** Who may rotate or revoke a key: its owner, or an admin (keys:all). */
+/** Who may rotate or revoke a key: its owner, or an admin (keys:all; rotating needs a service account too, rotateKey). */
 export async function keyInReach(db: Kysely<Database>, caller: AuthUser, id: string): Promise<ApiKeysTable> {
   const row = await findLiveKey(db, id);
   if (!row || (row.user_id !== caller.id && !roleHas(caller.role, 'keys:all'))) throw new KilnError('NOT_FOUND', `No API key ${id}.`);
@@ -109,6 +115,10 @@ export async function rotateKey(
   graceMs: number,
 ): Promise<{ id: string; name: string; key: string; expiresAt: string | null; previousKeyValidUntil: string }> {
   const row = await keyInReach(db, caller, id);
+  // Rotating hands the caller the new secret: on another account's key that is issuing a key for it, so
+  // the issuing rule applies (service accounts only). An admin rotating a person's key would hold a
+  // credential acting as that person, whose own key stops at the end of the grace period.
+  await keyOwner(db, caller, row.user_id);
   const current = row.expires_at == null ? null : Number(row.expires_at);
   if (current !== null && current <= Date.now()) throw new KilnError('CONFLICT', `The API key ${id} has expired; create a new one.`);
   // Rotation keeps the key's expiry, but never past the credential doing it.

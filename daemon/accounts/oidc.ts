@@ -90,7 +90,10 @@ export async function finishOidc(c: OidcConfig, query: string, state: string, pe
   const all = { ...info, ...claims } as Record<string, unknown>;
   return {
     provider: 'oidc',
-    subject: claims.sub,
+    // `sub` is unique only within its issuer (OIDC Core 2): bound to it, as SAML binds the NameID to the
+    // IdP, so after a switch to another provider its users cannot sign in as the old one's.
+    subject: `${claims.iss}!${claims.sub}`,
+    legacySubject: claims.sub,
     username: typeof all.preferred_username === 'string' ? all.preferred_username : undefined,
     email: typeof all.email === 'string' ? all.email : undefined,
     emailVerified: all.email_verified === true,

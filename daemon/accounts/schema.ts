@@ -74,6 +74,8 @@ declare module '../store/schema.js' {
     service?: number;
     /** Set: the account may not sign in and its keys answer 401 owner-disabled. */
     disabled_at?: number | null;
+    /** The lower-cased username, unique: case variants are one name (migration 0770; NULL on older variants). */
+    username_key?: string | null;
   }
   interface ApiKeysTable {
     expires_at?: number | null;

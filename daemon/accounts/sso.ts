@@ -28,6 +28,11 @@ import { getSettings, requireFeature, type Feature } from './settings.js';
 export interface SsoIdentity {
   provider: 'oidc' | 'saml';
   subject: string;
+  /**
+   * OIDC: the bare `sub` that links made before subjects carried their issuer hold. Such a link is
+   * taken over by the first sign-in with it, and bound to that (the configured) issuer from then on.
+   */
+  legacySubject?: string;
   username?: string;
   email?: string;
   emailVerified?: boolean;
@@ -102,6 +107,54 @@ async function freeUsername(db: Kysely<Database>, base: string): Promise<string>
   throw new KilnError('CONFLICT', `No free username near ${base}.`);
 }
 
+/** The local user linked to the identity. */
+function linkedUser(db: Kysely<Database>, id: SsoIdentity): Promise<UsersTable | undefined> {
+  return db
+    .selectFrom('users')
+    .selectAll()
+    .where('sso_provider', '=', id.provider)
+    .where('sso_subject', '=', id.subject)
+    .executeTakeFirst();
+}
+
+/** The user of a link made before OIDC subjects carried their issuer, now bound to the identity's issuer. */
+async function claimLegacyLink(db: Kysely<Database>, id: SsoIdentity): Promise<UsersTable | undefined> {
+  if (!id.legacySubject) return undefined;
+  await db
+    .updateTable('users')
+    .set({ sso_subject: id.subject })
+    .where('sso_provider', '=', id.provider)
+    .where('sso_subject', '=', id.legacySubject)
+    .execute();
+  return linkedUser(db, id);
+}
+
+/**
+ * A new passwordless user under a free name, linked to the identity in the same transaction. Both are
+ * unique in the database (migrations 0770, 0780), and another sign-in can get there first between the
+ * look-ups and the insert: the same identity signing in twice at once (two tabs) gets the account the
+ * other request made; another IdP user with the same preferred_username takes the name, and this one
+ * the next free name.
+ */
+async function createSsoUser(db: Kysely<Database>, id: SsoIdentity, role: Role): Promise<{ user: UsersTable; created: boolean }> {
+  const base = baseUsername(id);
+  for (let attempt = 0; ; attempt++) {
+    const username = await freeUsername(db, base);
+    try {
+      const user = await db.transaction().execute(async (tx) => {
+        const row = await createUser(tx, { username, password: null, role });
+        await tx.updateTable('users').set({ sso_provider: id.provider, sso_subject: id.subject }).where('id', '=', row.id).execute();
+        return row;
+      });
+      return { user, created: true };
+    } catch (e) {
+      const other = await linkedUser(db, id);
+      if (other) return { user: other, created: false };
+      if (attempt >= 2 || !(await findUserByNameAnyCase(db, username))) throw e;
+    }
+  }
+}
+
 export async function userForIdentity(
   ctx: DaemonContext,
   id: SsoIdentity,
@@ -109,12 +162,7 @@ export async function userForIdentity(
 ): Promise<{ user: UsersTable; created: boolean }> {
   const db = ctx.store.db;
   const isAdmin = !!adminGroup && id.groups.includes(adminGroup);
-  let user: UsersTable | undefined = await db
-    .selectFrom('users')
-    .selectAll()
-    .where('sso_provider', '=', id.provider)
-    .where('sso_subject', '=', id.subject)
-    .executeTakeFirst();
+  let user: UsersTable | undefined = (await linkedUser(db, id)) ?? (await claimLegacyLink(db, id));
   let created = false;
   if (!user && id.email && id.emailVerified) {
     const byMail = await findUserByName(db, id.email);
@@ -152,10 +200,7 @@ export async function userForIdentity(
   }
   if (!user) {
     const role: Role = isAdmin ? 'admin' : (await getSettings(db, ctx.config)).ssoDefaultRole;
-    const row = await createUser(db, { username: await freeUsername(db, baseUsername(id)), password: null, role });
-    await db.updateTable('users').set({ sso_provider: id.provider, sso_subject: id.subject }).where('id', '=', row.id).execute();
-    user = row;
-    created = true;
+    ({ user, created } = await createSsoUser(db, id, role));
   } else if (isAdmin && user.role !== 'admin' && user.disabled_at == null) {
     // A promotion like any other: in the audit log, and cached key verifications (every instance) forgotten.
     await db.transaction().execute(async (tx) => {

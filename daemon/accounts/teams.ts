@@ -9,6 +9,23 @@ import { bumpCredentials } from '../auth/credentials-version.js';
 import type { Database } from '../store/schema.js';
 import { teamLimitsKey } from './settings.js';
 
+/** How team names compare: "Design", "design" and "DESIGN" (any Unicode form of each) are one name to people. */
+function nameKey(name: string): string {
+  return name.normalize('NFC').toLowerCase();
+}
+
+/**
+ * The teams whose name is `name` up to letter case and Unicode form: teams are few, so they are compared
+ * here rather than by the database's lower(), which folds only ASCII on SQLite. Exact matches first (two
+ * case variants made before names were compared this way stay reachable by their exact names).
+ */
+export async function teamsNamed(db: Kysely<Database>, name: string, except?: string): Promise<{ id: string; name: string }[]> {
+  const key = nameKey(name);
+  const all = await db.selectFrom('teams').select(['id', 'name']).execute();
+  const hits = all.filter((t) => t.id !== except && nameKey(t.name) === key);
+  return hits.sort((a, b) => Number(b.name === name) - Number(a.name === name));
+}
+
 export async function deleteTeam(db: Kysely<Database>, id: string): Promise<void> {
   await db.transaction().execute(async (tx) => {
     // The team row first: on PostgreSQL its lock orders this after a limits write under way (settings.ts),

@@ -22,6 +22,7 @@ import { type JobRow, UNFINISHED } from '../store/jobs.js';
 import { createUser, findUserById, findUserByNameAnyCase, LOCAL_OWNER } from '../store/users.js';
 import { onlyFields } from './body.js';
 import { ROLE_RANK } from './schema.js';
+import { teamsNamed } from './teams.js';
 
 export const ROLES: Role[] = ['admin', 'user'];
 
@@ -160,13 +161,18 @@ export async function resolveTeam(db: Kysely<Database>, team: unknown): Promise<
     throw new KilnError('VALIDATION_ERROR', 'team must be a team id or name, or null.', {
       details: [{ path: 'team', message: 'invalid' }],
     });
-  const row = await db
-    .selectFrom('teams')
-    .select('id')
-    .where((eb) => eb.or([eb('id', '=', team), eb('name', '=', team)]))
-    .executeTakeFirst();
-  if (!row) throw new KilnError('NOT_FOUND', `No team ${team}.`);
-  return row.id;
+  const byId = await db.selectFrom('teams').select('id').where('id', '=', team).executeTakeFirst();
+  if (byId) return byId.id;
+  // By name in any case or Unicode form, as team names are unique (routes/teams.ts); of older case
+  // variants the exact name wins, and a name that only matches several of them is ambiguous.
+  const named = await teamsNamed(db, team);
+  if (named.length > 1 && named[0]!.name !== team)
+    throw new KilnError(
+      'CONFLICT',
+      `Several teams are named ${team} up to letter case (${named.map((t) => t.name).join(', ')}): give the team's id.`,
+    );
+  if (!named[0]) throw new KilnError('NOT_FOUND', `No team ${team}.`);
+  return named[0].id;
 }
 
 export async function registerUser(db: Kysely<Database>, actor: AuthUser, body: Record<string, unknown>): Promise<UsersTable> {

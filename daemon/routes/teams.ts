@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { KilnError } from '../../src/core/errors.js';
 import { auditFrom } from '../accounts/audit.js';
 import { bodyObject, label } from '../accounts/body.js';
-import { deleteTeam } from '../accounts/teams.js';
+import { deleteTeam, teamsNamed } from '../accounts/teams.js';
 import { hasPermission, requirePermission } from '../auth/permissions.js';
 import { newId } from '../auth/secrets.js';
 
@@ -25,9 +25,12 @@ export async function teamRoutes(app: FastifyInstance): Promise<void> {
     return { id: t.id, name: t.name, createdAt: new Date(Number(t.created_at)).toISOString(), members };
   };
   const nameTaken = async (name: string, except?: string) => {
-    let q = db.selectFrom('teams').select('id').where('name', '=', name);
-    if (except) q = q.where('id', '!=', except);
-    if (await q.executeTakeFirst()) throw new KilnError('CONFLICT', `A team named ${name} exists.`);
+    const [other] = await teamsNamed(db, name, except);
+    if (other)
+      throw new KilnError(
+        'CONFLICT',
+        `A team named ${other.name} exists${other.name !== name ? ` (names differing only in case are one name)` : ''}.`,
+      );
   };
 
   app.get('/api/v1/teams', async (request) => {

@@ -47,6 +47,8 @@ export async function createUser(
   const row: UserRow = {
     id: newId(),
     username: u.username,
+    // Unique (migration 0770): a case variant inserted at the same moment fails here, not later.
+    username_key: u.username.toLowerCase(),
     password_hash: u.password === null ? null : await hashPassword(u.password),
     role: u.role,
     team_id: u.teamId ?? null,

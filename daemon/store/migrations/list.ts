@@ -13,3 +13,5 @@ export { default as m0730BlobStates } from './0730-blob-states.js';
 export { default as m0740JobIndexes } from './0740-job-indexes.js';
 export { default as m0750JobListOrder } from './0750-job-list-order.js';
 export { default as m0760LibraryVersionNumbers } from './0760-library-version-numbers.js';
+export { default as m0770UsernameCase } from './0770-username-case.js';
+export { default as m0780SsoLinkUnique } from './0780-sso-link-unique.js';

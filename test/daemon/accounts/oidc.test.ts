@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import Provider from 'oidc-provider';
 import { resolveAccountsConfig } from '../../../daemon/accounts/config.js';
+import { userForIdentity } from '../../../daemon/accounts/sso.js';
 import { startServer, type TestServer } from '../../helpers/server.js';
 import { call, STRONG } from './http.js';
 
@@ -20,6 +21,7 @@ const ACCOUNTS: Record<string, { preferred_username: string; email: string; grou
   careful: { preferred_username: 'careful-sso', email: 'careful@example.test', groups: [] },
   mimic: { preferred_username: 'ADMIN', email: 'mimic@example.test', groups: [] },
   rising: { preferred_username: 'rising-sso', email: 'rising@example.test', groups: [] },
+  veteran: { preferred_username: 'veteran-sso', email: 'veteran@example.test', groups: [] },
 };
 
 /** A browser's cookie jar for one origin, enough for the provider's interaction cookies. */
@@ -175,6 +177,29 @@ describe('OIDC sign-in against a real provider', () => {
     assert.equal(r2.json.user.id, r.json.user.id);
     const users = (await call(s, 'GET', '/api/auth/users')).json.users;
     assert.equal(users.find((u: { username: string }) => u.username === 'alice').sso, 'oidc');
+  });
+
+  it("a subject is bound to its issuer: another provider's user with the same sub is another person; older links are bound at their next sign-in", async () => {
+    const db = s.app.kiln.store.db;
+    // A link as kiln made it before subjects carried the issuer: the bare sub.
+    const old = await call(s, 'POST', '/api/auth/users', { body: { username: 'veteran-local', password: STRONG } });
+    await db.updateTable('users').set({ sso_provider: 'oidc', sso_subject: 'veteran' }).where('id', '=', old.json.user.id).execute();
+    const { authUrl, cookie } = await startLogin();
+    const back = await signInAtProvider(authUrl.href, 'veteran', callback);
+    const r = await call(s, 'GET', back.slice(s.url.length), { token: null, headers: { cookie } });
+    assert.equal(r.status, 200, JSON.stringify(r.json));
+    assert.equal(r.json.created, false);
+    assert.equal(r.json.user.id, old.json.user.id, 'the old link still signs its user in');
+    const row = await db.selectFrom('users').select('sso_subject').where('id', '=', old.json.user.id).executeTakeFirstOrThrow();
+    assert.equal(row.sso_subject, `${issuer}!veteran`);
+    // After a switch to another provider, its user "veteran" is not this one.
+    const other = await userForIdentity(
+      s.app.kiln,
+      { provider: 'oidc', subject: 'https://other-idp.example!veteran', legacySubject: 'veteran', username: 'veteran', groups: [] },
+      undefined,
+    );
+    assert.equal(other.created, true);
+    assert.notEqual(other.user.id, old.json.user.id);
   });
 
   it('the admin-group claim makes an admin', async () => {

@@ -100,6 +100,32 @@ describe('service accounts and API keys', () => {
     assert.equal((await call(s, 'POST', `/api/v1/api-keys/${k.json.id}/rotate`)).status, 404);
   });
 
+  it("an admin may revoke a person's key but not rotate it: the new secret would be a credential acting as that person", async () => {
+    const ann = await makeUser(s, 'ann-rotated');
+    const k = await call(s, 'POST', '/api/v1/api-keys', { token: ann.token, body: { name: 'laptop' } });
+    assert.equal(k.status, 201);
+    const otherAdmin = await makeUser(s, 'adm-rotated', 'admin');
+    const ak = await call(s, 'POST', '/api/v1/api-keys', { token: otherAdmin.token, body: { name: 'ops' } });
+    for (const key of [k.json, ak.json]) {
+      const r = await call(s, 'POST', `/api/v1/api-keys/${key.id}/rotate`);
+      assert.equal(r.status, 403, JSON.stringify(r.json));
+      assert.equal(r.json.error.reason, 'not-a-service-account');
+      assert.equal(r.json.key, undefined);
+      assert.equal((await session(s, key.key)).status, 200, 'the owner keeps its key, with no grace period started');
+    }
+    // The owner rotates its own; an admin's own rotation is not affected.
+    const own = await call(s, 'POST', `/api/v1/api-keys/${k.json.id}/rotate`, { token: ann.token });
+    assert.equal(own.status, 200, JSON.stringify(own.json));
+    const mine = await call(s, 'POST', '/api/v1/api-keys', { body: { name: 'admin-own' } });
+    assert.equal((await call(s, 'POST', `/api/v1/api-keys/${mine.json.id}/rotate`)).status, 200);
+    assert.equal((await call(s, 'DELETE', `/api/v1/api-keys/${k.json.id}`)).status, 200, 'revoking stays possible');
+    const local = await kiln(['keys', 'rotate', ak.json.id, '--data-dir', s.dataDir], {
+      env: { DATABASE_URL: s.config.databaseUrl ?? '' },
+    });
+    assert.notEqual(local.code, 0, 'not on the data dir either');
+    assert.match(local.stderr, /is a person, not a service account/);
+  });
+
   it('every refusal says why: expired, owner-disabled, unknown; a malformed key is told about API keys', async () => {
     const u = await makeUser(s, 'reasons');
     const soon = await call(s, 'POST', '/api/v1/api-keys', {

@@ -348,6 +348,12 @@ describe('change-password, sessions and API keys', () => {
       body: { name: 'x', expiresAt: new Date(Date.now() + 9e6).toISOString(), expiresInDays: 1 },
     });
     assert.equal(both.status, 400);
+    // So short it would round to its creation time: a key dead on arrival is refused, not made.
+    for (const expiresInDays of [1e-9, 0]) {
+      const dead = await call(s, 'POST', '/api/v1/api-keys', { token: u.token, body: { name: 'dead', expiresInDays } });
+      assert.equal(dead.status, 400, `${expiresInDays}: ${JSON.stringify(dead.json)}`);
+      assert.equal(dead.json.error.details[0].path, 'expiresInDays');
+    }
     const soon = await call(s, 'POST', '/api/v1/api-keys', {
       token: u.token,
       body: { name: 'short', expiresAt: new Date(Date.now() + 1500).toISOString() },
