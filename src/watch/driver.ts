@@ -83,12 +83,15 @@ export async function driveFolder(o: DriveOptions): Promise<{ processed: number;
     if (output) line.output = show(output);
     if (r.ok) {
       processed++;
-      if (o.keep) {
+      // Deleted or moved away during its run: the output is written all the same and reported; there is
+      // only no original left to move or remember (renaming it failed with ENOENT and lost the line).
+      const stillThere = existsSync(file);
+      if (o.keep && stillThere) {
         kept.set(rel, await fingerprint(file));
         await saveKept();
         scanner.forget(file, true);
       } else {
-        line.movedTo = show(await moveAside(inDir, '.done', rel));
+        if (stillThere) line.movedTo = show(await moveAside(inDir, '.done', rel));
         scanner.forget(file);
       }
     } else {

@@ -248,6 +248,35 @@ describe('kiln watch', () => {
     assert.equal(existsSync(path.join(inDir, '.failed')), false);
   });
 
+  it('a file deleted during its run still has its output reported, and nothing to move aside', async () => {
+    const dir = tempDir('kiln-watch-');
+    const inDir = path.join(dir, 'in');
+    const outDir = path.join(dir, 'out');
+    await mkdir(inDir);
+    const w = startWatch(
+      [inDir, '--tool', 'convert-video', '--format', 'webm', '-o', outDir, '--stable-ms', '100', '--interval-ms', '100'],
+      dir,
+    );
+    await w.ready();
+    makeVideo(dir, 'long.mp4', { width: 320, height: 240, durationS: 8, audio: false });
+    await copyFile(path.join(dir, 'long.mp4'), path.join(inDir, 'long.mp4'));
+    // Deleted while ffmpeg encodes it (it has the file open and finishes the job): taken after 100 ms
+    // of quiet, and the 8 s clip takes longer than 2 s to encode.
+    await new Promise((r) => setTimeout(r, 2000));
+    assert.deepEqual(readdirSync(outDir), [], 'still running');
+    await rm(path.join(inDir, 'long.mp4'));
+    // Moving it to .done/ failed with ENOENT: no line, the output unreported, a raw error logged.
+    await w.until(1);
+    assert.equal(await stop(w), 0, w.stderr());
+    const [line] = w.lines;
+    assert.equal(line!.ok, true);
+    assert.equal(line!.output, path.relative(dir, path.join(outDir, 'long.webm')));
+    assert.equal(line!.movedTo, undefined);
+    assert.doesNotMatch(w.stderr(), /ENOENT/);
+    assert.equal(ffprobe(path.join(outDir, 'long.webm')).format.format_name.includes('webm'), true);
+    assert.deepEqual(listFiles(path.join(inDir, '.done')), []);
+  });
+
   it('refuses an output folder where its outputs would be watched again', async () => {
     const dir = tempDir('kiln-watch-');
     const inDir = path.join(dir, 'in');
