@@ -120,6 +120,34 @@ describe('kiln mcp (stdio)', () => {
     );
   });
 
+  it('answers each file of a tool that writes several, not their folder', async () => {
+    const doc = await PDFDocument.create();
+    for (const w of [100, 200, 300]) doc.addPage([w, 100]);
+    const input = path.join(dir, 'three.pdf');
+    await writeFile(input, await doc.save());
+    // Twice into one folder: the answer names this call's files, not the folder where both calls' lie.
+    for (const call of [1, 2]) {
+      const r = (await client.callTool({
+        name: 'pdf-to-image',
+        arguments: { input, dpi: 72, output: path.join(dir, 'pages') + path.sep },
+      })) as Result;
+      assert.notEqual(r.isError, true, JSON.stringify(r));
+      const outputs = r.structuredContent!.outputs as { path: string; name: string; size: number }[];
+      assert.equal(outputs.length, 3, JSON.stringify(outputs));
+      for (const [i, o] of outputs.entries()) {
+        assert.equal(path.dirname(o.path), path.join(dir, 'pages'));
+        assert.equal(o.name, path.basename(o.path));
+        const bytes = await readFile(o.path);
+        assert.equal(o.size, bytes.length);
+        const meta = await sharp(bytes).metadata();
+        assert.equal(meta.format, 'png');
+        assert.equal(meta.width, [100, 200, 300][i], `call ${call}, page ${i + 1}`);
+      }
+      for (const o of outputs) assert.ok(r.content[0]!.text!.includes(o.path), 'the text names every file');
+    }
+    assert.equal(readdirSync(path.join(dir, 'pages')).length, 6);
+  });
+
   it('runs a preset and a data tool', async () => {
     const input = await makeImage(dir, 'p.png', 64, 32);
     const r = (await client.callTool({ name: 'png-to-jpg', arguments: { input, output: path.join(dir, 'conv') + path.sep } })) as Result;

@@ -3,10 +3,12 @@
  * local runner: same validation, naming, atomic outputs), or on a daemon with --server / a logged-in
  * profile (the remote runner). Nothing but the protocol is written to stdout.
  */
+import { statSync } from 'node:fs';
 import path from 'node:path';
 import { KilnError } from '../../core/errors.js';
 import { defaultDataDir } from '../../core/paths.js';
 import { SECTIONS, type Section } from '../../core/tool.js';
+import type { McpOutput } from '../../mcp/server.js';
 import type { ItemResult, LocalRunRequest } from '../local-runner.js';
 
 export interface McpOptions {
@@ -121,8 +123,7 @@ export async function mcpCommand(o: McpOptions): Promise<void> {
       const r = results[0];
       if (!r) throw new KilnError('CANCELLED', 'The run was cancelled.');
       if (!r.ok) throw new KilnError(r.error!.code as never, r.error!.message, { details: r.error!.details, reason: r.error!.reason });
-      const outputs = r.output && r.output !== '-' ? [{ path: r.output, name: path.basename(r.output), size: r.processedSize }] : [];
-      return { outputs, ...(r.data ? { data: r.data } : {}) };
+      return { outputs: outputsOf(r), ...(r.data ? { data: r.data } : {}) };
     },
   });
   const { RootsListChangedNotificationSchema } = await import('@modelcontextprotocol/sdk/types.js');
@@ -146,6 +147,17 @@ export async function mcpCommand(o: McpOptions): Promise<void> {
   process.stderr.write(`kiln mcp: serving ${entries.length} tools on stdio${server ? ` (runs on ${server.url})` : ''}\n`);
   await closed;
   await mcp.close().catch(() => {});
+}
+
+/**
+ * The files a run wrote, each with its own path and size. A tool that writes several (pdf-to-image,
+ * split-pdf…) has `output` naming only their folder and the size of the archive they came in: an agent
+ * handed that folder could not tell which files are this call's (an earlier call's may lie beside them).
+ */
+function outputsOf(r: ItemResult): McpOutput[] {
+  const files = r.outputs ?? (r.output && r.output !== '-' ? [r.output] : []);
+  if (!r.outputs) return files.map((f) => ({ path: f, name: path.basename(f), size: r.processedSize }));
+  return files.map((f) => ({ path: f, name: path.basename(f), size: statSync(f, { throwIfNoEntry: false })?.size }));
 }
 
 /** Whether an AI tool's bundles are installed in the local data dir (a remote server says so itself). */
