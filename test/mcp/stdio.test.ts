@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -249,6 +249,45 @@ describe('kiln mcp (stdio)', () => {
     assert.deepEqual(readdirSync(vdir), ['long.mp4']);
     const after = (await client.callTool({ name: 'info', arguments: { input: await makeImage(dir, 'later.png', 8, 8) } })) as Result;
     assert.notEqual(after.isError, true);
+  });
+
+  it('on SIGTERM stops the runs under way, kills their ffmpeg and removes their workspaces before it exits', async () => {
+    const vdir = tempDir('kiln-mcp-term-');
+    const tmp = tempDir('kiln-mcp-term-tmp-');
+    const input = makeVideo(vdir, 'long.mp4', { width: 640, height: 360, durationS: 30, audio: false });
+    const child = spawn(process.execPath, [path.join(REPO, 'dist', 'src', 'cli', 'main.js'), 'mcp', '--local'], {
+      cwd: vdir,
+      env: { ...process.env, KILN_SERVER: '', KILN_TMP_DIR: tmp },
+    });
+    const exit = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+    let out = '';
+    child.stdout.on('data', (b: Buffer) => (out += b.toString()));
+    const send = (m: unknown) => child.stdin.write(JSON.stringify(m) + '\n');
+    send({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+    });
+    send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    send({
+      jsonrpc: '2.0',
+      id: 2,
+      method: 'tools/call',
+      params: { name: 'convert-video', arguments: { input, format: 'webm' }, _meta: { progressToken: 'p' } },
+    });
+    // Under way once progress arrives: ffmpeg is a child of the server.
+    for (let i = 0; i < 300 && !out.includes('notifications/progress'); i++) await new Promise((r) => setTimeout(r, 100));
+    assert.match(out, /notifications\/progress/);
+    const children = readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+    assert.ok(children.length > 0, 'ffmpeg runs');
+    assert.notDeepEqual(readdirSync(tmp), [], 'the run has its workspace');
+    child.kill('SIGTERM');
+    // It died on the spot: ffmpeg ran on, orphaned, and the workspace stayed in the temp folder.
+    assert.equal(await exit, 143);
+    for (const pid of children) assert.equal(existsSync(`/proc/${pid}`), false, `child ${pid} was killed`);
+    assert.deepEqual(readdirSync(tmp), [], 'no workspace left');
+    assert.deepEqual(readdirSync(vdir), ['long.mp4'], 'no output, no partial file');
   });
 
   it('answers a line that is not JSON, or not JSON-RPC, with an error of id null and keeps serving', async () => {

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { KilnError } from '../../core/errors.js';
 import { defaultDataDir } from '../../core/paths.js';
 import { SECTIONS, type Section } from '../../core/tool.js';
-import type { McpOutput } from '../../mcp/server.js';
+import type { McpCall, McpOutput, McpRunResult } from '../../mcp/server.js';
 import type { ItemResult, LocalRunRequest } from '../local-runner.js';
 
 export interface McpOptions {
@@ -74,6 +74,12 @@ export async function mcpCommand(o: McpOptions): Promise<void> {
   // Calls run at once and an agent reads each answer's path later: no call may replace another's
   // output, nor a file that was there before (the schema promises it).
   const claimed = new Set<string>();
+  // A client ends its server with SIGTERM (after closing stdin, per the MCP stdio transport), a person
+  // with Ctrl-C: the runs under way are stopped and cleaned up first. Dying at once left ffmpeg or
+  // LibreOffice running on with nobody to read it, and the run's workspace in the temp folder.
+  const { runStop } = await import('../run-stop.js');
+  const stop = runStop();
+  const running = new Set<Promise<unknown>>();
   const { checkInRoots, defaultRoots, rootsFromUris } = await import('../../mcp/roots.js');
   const fixedRoots = o.root?.length ? o.root.map((r) => path.resolve(r)) : undefined;
   // The client's roots are asked once and again after it says they changed.
@@ -95,37 +101,42 @@ export async function mcpCommand(o: McpOptions): Promise<void> {
     entries,
     refs: 'paths',
     availability,
-    async run(call) {
-      // Before anything is read: an agent must not have files outside its roots converted and handed back.
-      const roots = await allowedRoots();
-      for (const p of call.inputs) checkInRoots(roots, p, 'input');
-      for (const [field, list] of Object.entries(call.extra)) for (const p of list) checkInRoots(roots, p, field);
-      if (call.output) checkInRoots(roots, call.output, 'output');
-      const request: LocalRunRequest = {
-        tool: call.entry.tool,
-        name: call.entry.tool.id,
-        inputs: call.inputs.map((p) => path.resolve(p)),
-        extra: Object.fromEntries(Object.entries(call.extra).map(([k, v]) => [k, v.map((p) => path.resolve(p))])),
-        settings: call.settings,
-        output: call.output,
-        // Next to the input by default, named by the CLI's rule, as an agent expects.
-        defaultDir: call.inputs[0] ? path.dirname(path.resolve(call.inputs[0])) : process.cwd(),
-        claimed,
-        quiet: true,
-        silent: true,
-        concurrency: 1,
-        signal: call.signal,
-        onProgress: (p, stage) => call.progress(p, stage),
-      };
-      const results: ItemResult[] = server
-        ? await (await import('../remote-runner.js')).runRemote({ ...request, server })
-        : await runLocal(request);
-      const r = results[0];
-      if (!r) throw new KilnError('CANCELLED', 'The run was cancelled.');
-      if (!r.ok) throw new KilnError(r.error!.code as never, r.error!.message, { details: r.error!.details, reason: r.error!.reason });
-      return { outputs: outputsOf(r), ...(r.data ? { data: r.data } : {}) };
+    run(call) {
+      const p = runCall(call);
+      running.add(p);
+      return p.finally(() => running.delete(p));
     },
   });
+  async function runCall(call: McpCall): Promise<McpRunResult> {
+    // Before anything is read: an agent must not have files outside its roots converted and handed back.
+    const roots = await allowedRoots();
+    for (const p of call.inputs) checkInRoots(roots, p, 'input');
+    for (const [field, list] of Object.entries(call.extra)) for (const p of list) checkInRoots(roots, p, field);
+    if (call.output) checkInRoots(roots, call.output, 'output');
+    const request: LocalRunRequest = {
+      tool: call.entry.tool,
+      name: call.entry.tool.id,
+      inputs: call.inputs.map((p) => path.resolve(p)),
+      extra: Object.fromEntries(Object.entries(call.extra).map(([k, v]) => [k, v.map((p) => path.resolve(p))])),
+      settings: call.settings,
+      output: call.output,
+      // Next to the input by default, named by the CLI's rule, as an agent expects.
+      defaultDir: call.inputs[0] ? path.dirname(path.resolve(call.inputs[0])) : process.cwd(),
+      claimed,
+      quiet: true,
+      silent: true,
+      concurrency: 1,
+      signal: AbortSignal.any([call.signal, stop.signal]),
+      onProgress: (p, stage) => call.progress(p, stage),
+    };
+    const results: ItemResult[] = server
+      ? await (await import('../remote-runner.js')).runRemote({ ...request, server })
+      : await runLocal(request);
+    const r = results[0];
+    if (!r) throw new KilnError('CANCELLED', 'The run was cancelled.');
+    if (!r.ok) throw new KilnError(r.error!.code as never, r.error!.message, { details: r.error!.details, reason: r.error!.reason });
+    return { outputs: outputsOf(r), ...(r.data ? { data: r.data } : {}) };
+  }
   const { RootsListChangedNotificationSchema } = await import('@modelcontextprotocol/sdk/types.js');
   mcp.setNotificationHandler(RootsListChangedNotificationSchema, async () => {
     clientRoots = undefined;
@@ -142,11 +153,16 @@ export async function mcpCommand(o: McpOptions): Promise<void> {
   const closed = new Promise<void>((resolve) => {
     transport.onclose = resolve;
     process.stdin.once('end', resolve);
+    stop.signal.addEventListener('abort', () => resolve(), { once: true });
   });
   await mcp.connect(transport);
   process.stderr.write(`kiln mcp: serving ${entries.length} tools on stdio${server ? ` (runs on ${server.url})` : ''}\n`);
   await closed;
   await mcp.close().catch(() => {});
+  // The runs end (their children killed, workspaces removed) before the process does.
+  await Promise.allSettled([...running]);
+  const code = stop.exitCode();
+  if (code !== undefined) process.exitCode = code;
 }
 
 /**
