@@ -16,17 +16,21 @@ import { makeDir } from '../core/make-dir.js';
 
 export interface FolderRunResult {
   ok: boolean;
-  /** Absolute path of the output, when the run wrote one. */
+  /** Absolute path of the output, when the run wrote one (their folder when it wrote several). */
   output?: string;
+  /** Absolute path of every file, when the run wrote several (pdf-to-image, split-pdf…). */
+  outputs?: string[];
   data?: Record<string, unknown>;
   error?: { code: string; message: string; details?: unknown; reason?: string };
   jobId?: string;
 }
 
-export interface FolderLine extends Omit<FolderRunResult, 'output'> {
+export interface FolderLine extends Omit<FolderRunResult, 'output' | 'outputs'> {
   /** Path of the input relative to the folder. */
   input: string;
   output?: string;
+  /** Every file written, when there are several: which files in the output folder are this input's. */
+  outputs?: string[];
   movedTo?: string;
   ms: number;
 }
@@ -78,9 +82,10 @@ export async function driveFolder(o: DriveOptions): Promise<{ processed: number;
       o.onError(`${rel} disappeared before it was processed.`);
       return;
     }
-    const { output, ...rest } = r;
+    const { output, outputs, ...rest } = r;
     const line: FolderLine = { ...rest, input: rel, ms: Date.now() - started };
     if (output) line.output = show(output);
+    if (outputs) line.outputs = outputs.map(show);
     if (r.ok) {
       processed++;
       // Deleted or moved away during its run: the output is written all the same and reported; there is

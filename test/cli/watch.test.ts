@@ -8,6 +8,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { copyFile, mkdir, open, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, it } from 'node:test';
+import { PDFDocument } from '@cantoo/pdf-lib';
 import sharp from 'sharp';
 import { KILN } from '../helpers/cli.js';
 import { makeImage, makePhoto, tempDir } from '../helpers/fixtures.js';
@@ -275,6 +276,45 @@ describe('kiln watch', () => {
     assert.doesNotMatch(w.stderr(), /ENOENT/);
     assert.equal(ffprobe(path.join(outDir, 'long.webm')).format.format_name.includes('webm'), true);
     assert.deepEqual(listFiles(path.join(inDir, '.done')), []);
+  });
+
+  it('--json names every file of a tool that writes several, so each input can be matched to its own', async () => {
+    const dir = tempDir('kiln-watch-');
+    const inDir = path.join(dir, 'in');
+    const outDir = path.join(dir, 'out');
+    await mkdir(inDir);
+    const w = startWatch([inDir, '--tool', 'pdf-to-image', '--dpi', '72', '-o', outDir, '--stable-ms', '100', '--interval-ms', '100'], dir);
+    await w.ready();
+    // Two inputs of the same name: the second's pages get free names beside the first's.
+    for (const widths of [
+      [100, 200],
+      [300, 400, 500],
+    ]) {
+      const doc = await PDFDocument.create();
+      for (const width of widths) doc.addPage([width, 100]);
+      await writeFile(path.join(inDir, 'doc.pdf'), await doc.save());
+      await w.until(widths.length === 2 ? 1 : 2);
+    }
+    await stop(w);
+    // The line said only "out": which of the five pages came from which PDF was anyone's guess.
+    const pages = w.lines.map((l) => l.outputs as string[]);
+    assert.deepEqual(
+      pages.map((list) => list.length),
+      [2, 3],
+      JSON.stringify(w.lines),
+    );
+    for (const [i, list] of pages.entries())
+      for (const [j, rel] of list.entries()) {
+        assert.equal(path.dirname(path.resolve(dir, rel)), outDir);
+        assert.equal(
+          (await sharp(path.resolve(dir, rel)).metadata()).width,
+          [
+            [100, 200],
+            [300, 400, 500],
+          ][i]![j],
+        );
+      }
+    assert.equal(listFiles(outDir).length, 5);
   });
 
   it('refuses an output folder where its outputs would be watched again', async () => {

@@ -51,7 +51,8 @@ export async function watchFolder(o: WatchOptions): Promise<{ processed: number;
           signal: o.signal,
         });
         if (!r) return { ok: false };
-        return r.ok ? { ok: true, output: r.output, ...(r.data ? { data: r.data } : {}) } : { ok: false, error: r.error };
+        if (!r.ok) return { ok: false, error: r.error };
+        return { ok: true, output: r.output, ...(r.outputs ? { outputs: r.outputs } : {}), ...(r.data ? { data: r.data } : {}) };
       } catch (e) {
         return { ok: false, error: toKilnError(e).toJSON().error };
       }
