@@ -8,7 +8,7 @@
  * awaited and the drive fails with NOT_FOUND.
  */
 import { existsSync, statSync } from 'node:fs';
-import { readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { KilnError } from '../core/errors.js';
 import { FolderScanner } from './scanner.js';
@@ -73,6 +73,7 @@ export async function driveFolder(o: DriveOptions): Promise<{ processed: number;
   const handle = async (file: string) => {
     const rel = path.relative(inDir, file);
     const started = Date.now();
+    const before = await fingerprint(file).catch(() => undefined);
     const r = await o.run(file, rel);
     if (o.signal.aborted && !r.ok) return;
     // Deleted or moved away while it waited its turn (or during the run): nothing to process or to
@@ -80,6 +81,15 @@ export async function driveFolder(o: DriveOptions): Promise<{ processed: number;
     if (!r.ok && !existsSync(file)) {
       scanner.forget(file);
       o.onError(`${rel} disappeared before it was processed.`);
+      return;
+    }
+    // Written to during its run (a copy or a scanner that paused longer than the quiet period, then
+    // went on): the run saw part of the file. Its output, made from that part, is removed and the file
+    // stays; the scanner, which saw it change, hands it over again once it has been quiet. Moving it
+    // to .done/ (or .failed/, when the part did not decode) left a truncated output for a whole file.
+    if (before !== undefined && existsSync(file) && (await fingerprint(file).catch(() => before)) !== before) {
+      if (r.ok) await removeOutputs(r);
+      o.onError(`${rel} changed while it was processed: it is taken again once it stops changing.`);
       return;
     }
     const { output, outputs, ...rest } = r;
@@ -162,6 +172,12 @@ export async function driveFolder(o: DriveOptions): Promise<{ processed: number;
 async function fingerprint(file: string): Promise<string> {
   const st = await stat(file);
   return `${st.size}:${st.mtimeMs}`;
+}
+
+/** The files a run wrote (never a folder: the output of a tool that writes several names theirs). */
+async function removeOutputs(r: FolderRunResult): Promise<void> {
+  const files = r.outputs ?? (r.output && statSync(r.output, { throwIfNoEntry: false })?.isFile() ? [r.output] : []);
+  await Promise.all(files.map((f) => rm(f, { force: true })));
 }
 
 /** Moves IN/<rel> to IN/<bucket>/<rel>, never over an existing file (a later file of the same name). */

@@ -317,6 +317,44 @@ describe('kiln watch', () => {
     assert.equal(listFiles(outDir).length, 5);
   });
 
+  it('a file still being written during its run is taken again once complete; the output of the part is removed', async () => {
+    const dir = tempDir('kiln-watch-');
+    const inDir = path.join(dir, 'in');
+    const outDir = path.join(dir, 'out');
+    await mkdir(inDir);
+    const w = startWatch(
+      [inDir, '--tool', 'convert-video', '--format', 'webm', '-o', outDir, '--stable-ms', '300', '--interval-ms', '100'],
+      dir,
+    );
+    await w.ready();
+    makeVideo(dir, 'long.mp4', { width: 320, height: 240, durationS: 8, audio: false });
+    await copyFile(path.join(dir, 'long.mp4'), path.join(inDir, 'long.mp4'));
+    // The writer goes on after a pause longer than the quiet period, while the run is under way: a
+    // 16-byte `free` box, which players and ffmpeg skip.
+    await new Promise((r) => setTimeout(r, 2000));
+    assert.deepEqual(readdirSync(outDir), [], 'still running');
+    const box = Buffer.alloc(16);
+    box.writeUInt32BE(16, 0);
+    box.write('free', 4, 'latin1');
+    await writeFile(path.join(inDir, 'long.mp4'), box, { flag: 'a' });
+    const appendedAt = Date.now();
+    await w.until(1);
+    // The reported run is one that began after the file was complete.
+    assert.ok(Date.now() - w.lines[0]!.ms >= appendedAt, `run of ${w.lines[0]!.ms} ms began before the append`);
+    await new Promise((r) => setTimeout(r, 500));
+    assert.equal(await stop(w), 0, w.stderr());
+    // It was moved to .done/ whole while its output came from the first part, and was not taken again.
+    assert.match(w.stderr(), /long\.mp4 changed while it was processed/);
+    assert.deepEqual(
+      w.lines.map((l) => [l.input, l.ok, l.output]),
+      [['long.mp4', true, path.relative(dir, path.join(outDir, 'long.webm'))]],
+    );
+    assert.deepEqual(listFiles(outDir), ['long.webm']);
+    assert.equal(ffprobe(path.join(outDir, 'long.webm')).format.format_name.includes('webm'), true);
+    const done = await readFile(path.join(inDir, '.done', 'long.mp4'));
+    assert.deepEqual(done.subarray(done.length - 16), box, 'the whole file was processed');
+  });
+
   it('refuses an output folder where its outputs would be watched again', async () => {
     const dir = tempDir('kiln-watch-');
     const inDir = path.join(dir, 'in');
