@@ -55,7 +55,9 @@ async function connect(args: string[] = [], roots: string[] | null = [TMP_ROOT],
     ...(cwd ? { cwd } : {}),
   });
   const client = new Client({ name: 'kiln-test', version: '1.0.0' }, roots ? { capabilities: { roots: { listChanged: true } } } : {});
-  if (roots) client.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: roots.map((r) => ({ uri: pathToFileURL(r).href })) }));
+  // A root may be given as a URI as the client sends it (file://host/share).
+  const uri = (r: string) => (r.includes('://') ? r : pathToFileURL(r).href);
+  if (roots) client.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: roots.map((r) => ({ uri: uri(r) })) }));
   await client.connect(transport);
   return client;
 }
@@ -276,15 +278,36 @@ describe('kiln mcp (stdio)', () => {
       method: 'tools/call',
       params: { name: 'convert-video', arguments: { input, format: 'webm' }, _meta: { progressToken: 'p' } },
     });
-    // Under way once progress arrives: ffmpeg is a child of the server.
-    for (let i = 0; i < 300 && !out.includes('notifications/progress'); i++) await new Promise((r) => setTimeout(r, 100));
-    assert.match(out, /notifications\/progress/);
-    const children = readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
-    assert.ok(children.length > 0, 'ffmpeg runs');
-    assert.notDeepEqual(readdirSync(tmp), [], 'the run has its workspace');
-    child.kill('SIGTERM');
-    // It died on the spot: ffmpeg ran on, orphaned, and the workspace stayed in the temp folder.
-    assert.equal(await exit, 143);
+    // Under way once ffmpeg, encoding, is a child of the server.
+    // (A child that ends while it is read, ffprobe, throws: read again next time.)
+    const ffmpegChildren = () => {
+      try {
+        return listFfmpeg();
+      } catch {
+        return [];
+      }
+    };
+    const listFfmpeg = () =>
+      readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8')
+        .trim()
+        .split(/\s+/)
+        .filter((pid) => pid && readFileSync(`/proc/${pid}/cmdline`, { encoding: 'utf8', flag: 'r' }).includes('libvpx'))
+        .map(Number);
+    let children: number[] = [];
+    try {
+      for (let i = 0; i < 600 && !children.length; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        children = ffmpegChildren();
+      }
+      assert.ok(children.length > 0, `ffmpeg runs: ${out}`);
+      assert.match(out, /notifications\/progress/);
+      assert.notDeepEqual(readdirSync(tmp), [], 'the run has its workspace');
+      child.kill('SIGTERM');
+      // It died on the spot: ffmpeg ran on, orphaned, and the workspace stayed in the temp folder.
+      assert.equal(await exit, 143);
+    } finally {
+      child.kill('SIGKILL');
+    }
     for (const pid of children) assert.equal(existsSync(`/proc/${pid}`), false, `child ${pid} was killed`);
     assert.deepEqual(readdirSync(tmp), [], 'no workspace left');
     assert.deepEqual(readdirSync(vdir), ['long.mp4'], 'no output, no partial file');
@@ -383,6 +406,21 @@ describe('kiln mcp (stdio)', () => {
       } finally {
         await other.close();
       }
+    }
+  });
+
+  it('leaves out a client root that is no local folder (a network share, a malformed URI) and uses the others', async () => {
+    const c = await connect([], ['file://fileserver/share', 'file:///broken/%E0%A4%A', TMP_ROOT]);
+    try {
+      const input = await makeImage(dir, 'roots-share.png', 40, 20);
+      const r = (await c.callTool({ name: 'resize', arguments: { input, width: 10 } })) as Result;
+      // Every call failed with INTERNAL (File URL host must be "localhost" or empty).
+      assert.notEqual(r.isError, true, JSON.stringify(r));
+      assert.equal((await sharp(r.structuredContent!.outputs[0].path).metadata()).height, 5);
+      const outside = (await c.callTool({ name: 'info', arguments: { input: '/etc/hostname' } })) as Result;
+      assert.equal(outside.structuredContent!.error.code, 'FORBIDDEN');
+    } finally {
+      await c.close();
     }
   });
 
