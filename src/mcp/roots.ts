@@ -21,9 +21,22 @@ export function defaultRoots(cwd = process.cwd()): string[] {
   return path.parse(cwd).root === cwd ? [] : [cwd];
 }
 
-/** file:// URIs of a client's roots as folders; other schemes are no local folder and are left out. */
+/**
+ * file:// URIs of a client's roots as folders. Other schemes, a network share (file://host/…) and a URI
+ * that does not decode are no local folder and are left out: one of them failed every call with
+ * INTERNAL, the client's other roots included, until the client changed its roots.
+ */
 export function rootsFromUris(uris: string[]): string[] {
-  return uris.filter((u) => u.startsWith('file://')).map((u) => fileURLToPath(u));
+  const folders: string[] = [];
+  for (const u of uris) {
+    if (!u.startsWith('file://')) continue;
+    try {
+      folders.push(fileURLToPath(u));
+    } catch {
+      // Not a folder of this machine.
+    }
+  }
+  return folders;
 }
 
 /** Throws FORBIDDEN unless `p` (an input, second file or output) lies inside one of `roots`. */

@@ -8,7 +8,7 @@
  * awaited and the drive fails with NOT_FOUND.
  */
 import { existsSync, statSync } from 'node:fs';
-import { readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { KilnError } from '../core/errors.js';
 import { FolderScanner } from './scanner.js';
@@ -16,17 +16,21 @@ import { makeDir } from '../core/make-dir.js';
 
 export interface FolderRunResult {
   ok: boolean;
-  /** Absolute path of the output, when the run wrote one. */
+  /** Absolute path of the output, when the run wrote one (their folder when it wrote several). */
   output?: string;
+  /** Absolute path of every file, when the run wrote several (pdf-to-image, split-pdf…). */
+  outputs?: string[];
   data?: Record<string, unknown>;
   error?: { code: string; message: string; details?: unknown; reason?: string };
   jobId?: string;
 }
 
-export interface FolderLine extends Omit<FolderRunResult, 'output'> {
+export interface FolderLine extends Omit<FolderRunResult, 'output' | 'outputs'> {
   /** Path of the input relative to the folder. */
   input: string;
   output?: string;
+  /** Every file written, when there are several: which files in the output folder are this input's. */
+  outputs?: string[];
   movedTo?: string;
   ms: number;
 }
@@ -69,6 +73,7 @@ export async function driveFolder(o: DriveOptions): Promise<{ processed: number;
   const handle = async (file: string) => {
     const rel = path.relative(inDir, file);
     const started = Date.now();
+    const before = await fingerprint(file).catch(() => undefined);
     const r = await o.run(file, rel);
     if (o.signal.aborted && !r.ok) return;
     // Deleted or moved away while it waited its turn (or during the run): nothing to process or to
@@ -78,17 +83,30 @@ export async function driveFolder(o: DriveOptions): Promise<{ processed: number;
       o.onError(`${rel} disappeared before it was processed.`);
       return;
     }
-    const { output, ...rest } = r;
+    // Written to during its run (a copy or a scanner that paused longer than the quiet period, then
+    // went on): the run saw part of the file. Its output, made from that part, is removed and the file
+    // stays; the scanner, which saw it change, hands it over again once it has been quiet. Moving it
+    // to .done/ (or .failed/, when the part did not decode) left a truncated output for a whole file.
+    if (before !== undefined && existsSync(file) && (await fingerprint(file).catch(() => before)) !== before) {
+      if (r.ok) await removeOutputs(r);
+      o.onError(`${rel} changed while it was processed: it is taken again once it stops changing.`);
+      return;
+    }
+    const { output, outputs, ...rest } = r;
     const line: FolderLine = { ...rest, input: rel, ms: Date.now() - started };
     if (output) line.output = show(output);
+    if (outputs) line.outputs = outputs.map(show);
     if (r.ok) {
       processed++;
-      if (o.keep) {
+      // Deleted or moved away during its run: the output is written all the same and reported; there is
+      // only no original left to move or remember (renaming it failed with ENOENT and lost the line).
+      const stillThere = existsSync(file);
+      if (o.keep && stillThere) {
         kept.set(rel, await fingerprint(file));
         await saveKept();
         scanner.forget(file, true);
       } else {
-        line.movedTo = show(await moveAside(inDir, '.done', rel));
+        if (stillThere) line.movedTo = show(await moveAside(inDir, '.done', rel));
         scanner.forget(file);
       }
     } else {
@@ -154,6 +172,12 @@ export async function driveFolder(o: DriveOptions): Promise<{ processed: number;
 async function fingerprint(file: string): Promise<string> {
   const st = await stat(file);
   return `${st.size}:${st.mtimeMs}`;
+}
+
+/** The files a run wrote (never a folder: the output of a tool that writes several names theirs). */
+async function removeOutputs(r: FolderRunResult): Promise<void> {
+  const files = r.outputs ?? (r.output && statSync(r.output, { throwIfNoEntry: false })?.isFile() ? [r.output] : []);
+  await Promise.all(files.map((f) => rm(f, { force: true })));
 }
 
 /** Moves IN/<rel> to IN/<bucket>/<rel>, never over an existing file (a later file of the same name). */

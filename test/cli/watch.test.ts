@@ -8,6 +8,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { copyFile, mkdir, open, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, it } from 'node:test';
+import { PDFDocument } from '@cantoo/pdf-lib';
 import sharp from 'sharp';
 import { KILN } from '../helpers/cli.js';
 import { makeImage, makePhoto, tempDir } from '../helpers/fixtures.js';
@@ -246,6 +247,112 @@ describe('kiln watch', () => {
       [['long.mp4', true]],
     );
     assert.equal(existsSync(path.join(inDir, '.failed')), false);
+  });
+
+  it('a file deleted during its run still has its output reported, and nothing to move aside', async () => {
+    const dir = tempDir('kiln-watch-');
+    const inDir = path.join(dir, 'in');
+    const outDir = path.join(dir, 'out');
+    await mkdir(inDir);
+    const w = startWatch(
+      [inDir, '--tool', 'convert-video', '--format', 'webm', '-o', outDir, '--stable-ms', '100', '--interval-ms', '100'],
+      dir,
+    );
+    await w.ready();
+    makeVideo(dir, 'long.mp4', { width: 320, height: 240, durationS: 8, audio: false });
+    await copyFile(path.join(dir, 'long.mp4'), path.join(inDir, 'long.mp4'));
+    // Deleted while ffmpeg encodes it (it has the file open and finishes the job): taken after 100 ms
+    // of quiet, and the 8 s clip takes longer than 2 s to encode.
+    await new Promise((r) => setTimeout(r, 2000));
+    assert.deepEqual(readdirSync(outDir), [], 'still running');
+    await rm(path.join(inDir, 'long.mp4'));
+    // Moving it to .done/ failed with ENOENT: no line, the output unreported, a raw error logged.
+    await w.until(1);
+    assert.equal(await stop(w), 0, w.stderr());
+    const [line] = w.lines;
+    assert.equal(line!.ok, true);
+    assert.equal(line!.output, path.relative(dir, path.join(outDir, 'long.webm')));
+    assert.equal(line!.movedTo, undefined);
+    assert.doesNotMatch(w.stderr(), /ENOENT/);
+    assert.equal(ffprobe(path.join(outDir, 'long.webm')).format.format_name.includes('webm'), true);
+    assert.deepEqual(listFiles(path.join(inDir, '.done')), []);
+  });
+
+  it('--json names every file of a tool that writes several, so each input can be matched to its own', async () => {
+    const dir = tempDir('kiln-watch-');
+    const inDir = path.join(dir, 'in');
+    const outDir = path.join(dir, 'out');
+    await mkdir(inDir);
+    const w = startWatch([inDir, '--tool', 'pdf-to-image', '--dpi', '72', '-o', outDir, '--stable-ms', '100', '--interval-ms', '100'], dir);
+    await w.ready();
+    // Two inputs of the same name: the second's pages get free names beside the first's.
+    for (const widths of [
+      [100, 200],
+      [300, 400, 500],
+    ]) {
+      const doc = await PDFDocument.create();
+      for (const width of widths) doc.addPage([width, 100]);
+      await writeFile(path.join(inDir, 'doc.pdf'), await doc.save());
+      await w.until(widths.length === 2 ? 1 : 2);
+    }
+    await stop(w);
+    // The line said only "out": which of the five pages came from which PDF was anyone's guess.
+    const pages = w.lines.map((l) => l.outputs as string[]);
+    assert.deepEqual(
+      pages.map((list) => list.length),
+      [2, 3],
+      JSON.stringify(w.lines),
+    );
+    for (const [i, list] of pages.entries())
+      for (const [j, rel] of list.entries()) {
+        assert.equal(path.dirname(path.resolve(dir, rel)), outDir);
+        assert.equal(
+          (await sharp(path.resolve(dir, rel)).metadata()).width,
+          [
+            [100, 200],
+            [300, 400, 500],
+          ][i]![j],
+        );
+      }
+    assert.equal(listFiles(outDir).length, 5);
+  });
+
+  it('a file still being written during its run is taken again once complete; the output of the part is removed', async () => {
+    const dir = tempDir('kiln-watch-');
+    const inDir = path.join(dir, 'in');
+    const outDir = path.join(dir, 'out');
+    await mkdir(inDir);
+    const w = startWatch(
+      [inDir, '--tool', 'convert-video', '--format', 'webm', '-o', outDir, '--stable-ms', '300', '--interval-ms', '100'],
+      dir,
+    );
+    await w.ready();
+    makeVideo(dir, 'long.mp4', { width: 320, height: 240, durationS: 8, audio: false });
+    await copyFile(path.join(dir, 'long.mp4'), path.join(inDir, 'long.mp4'));
+    // The writer goes on after a pause longer than the quiet period, while the run is under way: a
+    // 16-byte `free` box, which players and ffmpeg skip.
+    await new Promise((r) => setTimeout(r, 2000));
+    assert.deepEqual(readdirSync(outDir), [], 'still running');
+    const box = Buffer.alloc(16);
+    box.writeUInt32BE(16, 0);
+    box.write('free', 4, 'latin1');
+    await writeFile(path.join(inDir, 'long.mp4'), box, { flag: 'a' });
+    const appendedAt = Date.now();
+    await w.until(1);
+    // The reported run is one that began after the file was complete.
+    assert.ok(Date.now() - w.lines[0]!.ms >= appendedAt, `run of ${w.lines[0]!.ms} ms began before the append`);
+    await new Promise((r) => setTimeout(r, 500));
+    assert.equal(await stop(w), 0, w.stderr());
+    // It was moved to .done/ whole while its output came from the first part, and was not taken again.
+    assert.match(w.stderr(), /long\.mp4 changed while it was processed/);
+    assert.deepEqual(
+      w.lines.map((l) => [l.input, l.ok, l.output]),
+      [['long.mp4', true, path.relative(dir, path.join(outDir, 'long.webm'))]],
+    );
+    assert.deepEqual(listFiles(outDir), ['long.webm']);
+    assert.equal(ffprobe(path.join(outDir, 'long.webm')).format.format_name.includes('webm'), true);
+    const done = await readFile(path.join(inDir, '.done', 'long.mp4'));
+    assert.deepEqual(done.subarray(done.length - 16), box, 'the whole file was processed');
   });
 
   it('refuses an output folder where its outputs would be watched again', async () => {

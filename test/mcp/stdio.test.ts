@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -55,7 +55,9 @@ async function connect(args: string[] = [], roots: string[] | null = [TMP_ROOT],
     ...(cwd ? { cwd } : {}),
   });
   const client = new Client({ name: 'kiln-test', version: '1.0.0' }, roots ? { capabilities: { roots: { listChanged: true } } } : {});
-  if (roots) client.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: roots.map((r) => ({ uri: pathToFileURL(r).href })) }));
+  // A root may be given as a URI as the client sends it (file://host/share).
+  const uri = (r: string) => (r.includes('://') ? r : pathToFileURL(r).href);
+  if (roots) client.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: roots.map((r) => ({ uri: uri(r) })) }));
   await client.connect(transport);
   return client;
 }
@@ -118,6 +120,34 @@ describe('kiln mcp (stdio)', () => {
       back.getPages().map((p) => p.getRotation().angle),
       [90, 90],
     );
+  });
+
+  it('answers each file of a tool that writes several, not their folder', async () => {
+    const doc = await PDFDocument.create();
+    for (const w of [100, 200, 300]) doc.addPage([w, 100]);
+    const input = path.join(dir, 'three.pdf');
+    await writeFile(input, await doc.save());
+    // Twice into one folder: the answer names this call's files, not the folder where both calls' lie.
+    for (const call of [1, 2]) {
+      const r = (await client.callTool({
+        name: 'pdf-to-image',
+        arguments: { input, dpi: 72, output: path.join(dir, 'pages') + path.sep },
+      })) as Result;
+      assert.notEqual(r.isError, true, JSON.stringify(r));
+      const outputs = r.structuredContent!.outputs as { path: string; name: string; size: number }[];
+      assert.equal(outputs.length, 3, JSON.stringify(outputs));
+      for (const [i, o] of outputs.entries()) {
+        assert.equal(path.dirname(o.path), path.join(dir, 'pages'));
+        assert.equal(o.name, path.basename(o.path));
+        const bytes = await readFile(o.path);
+        assert.equal(o.size, bytes.length);
+        const meta = await sharp(bytes).metadata();
+        assert.equal(meta.format, 'png');
+        assert.equal(meta.width, [100, 200, 300][i], `call ${call}, page ${i + 1}`);
+      }
+      for (const o of outputs) assert.ok(r.content[0]!.text!.includes(o.path), 'the text names every file');
+    }
+    assert.equal(readdirSync(path.join(dir, 'pages')).length, 6);
   });
 
   it('runs a preset and a data tool', async () => {
@@ -223,6 +253,66 @@ describe('kiln mcp (stdio)', () => {
     assert.notEqual(after.isError, true);
   });
 
+  it('on SIGTERM stops the runs under way, kills their ffmpeg and removes their workspaces before it exits', async () => {
+    const vdir = tempDir('kiln-mcp-term-');
+    const tmp = tempDir('kiln-mcp-term-tmp-');
+    const input = makeVideo(vdir, 'long.mp4', { width: 640, height: 360, durationS: 30, audio: false });
+    const child = spawn(process.execPath, [path.join(REPO, 'dist', 'src', 'cli', 'main.js'), 'mcp', '--local'], {
+      cwd: vdir,
+      env: { ...process.env, KILN_SERVER: '', KILN_TMP_DIR: tmp },
+    });
+    const exit = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+    let out = '';
+    child.stdout.on('data', (b: Buffer) => (out += b.toString()));
+    const send = (m: unknown) => child.stdin.write(JSON.stringify(m) + '\n');
+    send({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+    });
+    send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    send({
+      jsonrpc: '2.0',
+      id: 2,
+      method: 'tools/call',
+      params: { name: 'convert-video', arguments: { input, format: 'webm' }, _meta: { progressToken: 'p' } },
+    });
+    // Under way once ffmpeg, encoding, is a child of the server.
+    // (A child that ends while it is read, ffprobe, throws: read again next time.)
+    const ffmpegChildren = () => {
+      try {
+        return listFfmpeg();
+      } catch {
+        return [];
+      }
+    };
+    const listFfmpeg = () =>
+      readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8')
+        .trim()
+        .split(/\s+/)
+        .filter((pid) => pid && readFileSync(`/proc/${pid}/cmdline`, { encoding: 'utf8', flag: 'r' }).includes('libvpx'))
+        .map(Number);
+    let children: number[] = [];
+    try {
+      for (let i = 0; i < 600 && !children.length; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        children = ffmpegChildren();
+      }
+      assert.ok(children.length > 0, `ffmpeg runs: ${out}`);
+      assert.match(out, /notifications\/progress/);
+      assert.notDeepEqual(readdirSync(tmp), [], 'the run has its workspace');
+      child.kill('SIGTERM');
+      // It died on the spot: ffmpeg ran on, orphaned, and the workspace stayed in the temp folder.
+      assert.equal(await exit, 143);
+    } finally {
+      child.kill('SIGKILL');
+    }
+    for (const pid of children) assert.equal(existsSync(`/proc/${pid}`), false, `child ${pid} was killed`);
+    assert.deepEqual(readdirSync(tmp), [], 'no workspace left');
+    assert.deepEqual(readdirSync(vdir), ['long.mp4'], 'no output, no partial file');
+  });
+
   it('answers a line that is not JSON, or not JSON-RPC, with an error of id null and keeps serving', async () => {
     const { child, lines } = rawServer();
     const init = { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } };
@@ -316,6 +406,21 @@ describe('kiln mcp (stdio)', () => {
       } finally {
         await other.close();
       }
+    }
+  });
+
+  it('leaves out a client root that is no local folder (a network share, a malformed URI) and uses the others', async () => {
+    const c = await connect([], ['file://fileserver/share', 'file:///broken/%E0%A4%A', TMP_ROOT]);
+    try {
+      const input = await makeImage(dir, 'roots-share.png', 40, 20);
+      const r = (await c.callTool({ name: 'resize', arguments: { input, width: 10 } })) as Result;
+      // Every call failed with INTERNAL (File URL host must be "localhost" or empty).
+      assert.notEqual(r.isError, true, JSON.stringify(r));
+      assert.equal((await sharp(r.structuredContent!.outputs[0].path).metadata()).height, 5);
+      const outside = (await c.callTool({ name: 'info', arguments: { input: '/etc/hostname' } })) as Result;
+      assert.equal(outside.structuredContent!.error.code, 'FORBIDDEN');
+    } finally {
+      await c.close();
     }
   });
 

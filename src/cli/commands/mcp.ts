@@ -3,10 +3,12 @@
  * local runner: same validation, naming, atomic outputs), or on a daemon with --server / a logged-in
  * profile (the remote runner). Nothing but the protocol is written to stdout.
  */
+import { statSync } from 'node:fs';
 import path from 'node:path';
 import { KilnError } from '../../core/errors.js';
 import { defaultDataDir } from '../../core/paths.js';
 import { SECTIONS, type Section } from '../../core/tool.js';
+import type { McpCall, McpOutput, McpRunResult } from '../../mcp/server.js';
 import type { ItemResult, LocalRunRequest } from '../local-runner.js';
 
 export interface McpOptions {
@@ -72,6 +74,12 @@ export async function mcpCommand(o: McpOptions): Promise<void> {
   // Calls run at once and an agent reads each answer's path later: no call may replace another's
   // output, nor a file that was there before (the schema promises it).
   const claimed = new Set<string>();
+  // A client ends its server with SIGTERM (after closing stdin, per the MCP stdio transport), a person
+  // with Ctrl-C: the runs under way are stopped and cleaned up first. Dying at once left ffmpeg or
+  // LibreOffice running on with nobody to read it, and the run's workspace in the temp folder.
+  const { runStop } = await import('../run-stop.js');
+  const stop = runStop();
+  const running = new Set<Promise<unknown>>();
   const { checkInRoots, defaultRoots, rootsFromUris } = await import('../../mcp/roots.js');
   const fixedRoots = o.root?.length ? o.root.map((r) => path.resolve(r)) : undefined;
   // The client's roots are asked once and again after it says they changed.
@@ -93,38 +101,42 @@ export async function mcpCommand(o: McpOptions): Promise<void> {
     entries,
     refs: 'paths',
     availability,
-    async run(call) {
-      // Before anything is read: an agent must not have files outside its roots converted and handed back.
-      const roots = await allowedRoots();
-      for (const p of call.inputs) checkInRoots(roots, p, 'input');
-      for (const [field, list] of Object.entries(call.extra)) for (const p of list) checkInRoots(roots, p, field);
-      if (call.output) checkInRoots(roots, call.output, 'output');
-      const request: LocalRunRequest = {
-        tool: call.entry.tool,
-        name: call.entry.tool.id,
-        inputs: call.inputs.map((p) => path.resolve(p)),
-        extra: Object.fromEntries(Object.entries(call.extra).map(([k, v]) => [k, v.map((p) => path.resolve(p))])),
-        settings: call.settings,
-        output: call.output,
-        // Next to the input by default, named by the CLI's rule, as an agent expects.
-        defaultDir: call.inputs[0] ? path.dirname(path.resolve(call.inputs[0])) : process.cwd(),
-        claimed,
-        quiet: true,
-        silent: true,
-        concurrency: 1,
-        signal: call.signal,
-        onProgress: (p, stage) => call.progress(p, stage),
-      };
-      const results: ItemResult[] = server
-        ? await (await import('../remote-runner.js')).runRemote({ ...request, server })
-        : await runLocal(request);
-      const r = results[0];
-      if (!r) throw new KilnError('CANCELLED', 'The run was cancelled.');
-      if (!r.ok) throw new KilnError(r.error!.code as never, r.error!.message, { details: r.error!.details, reason: r.error!.reason });
-      const outputs = r.output && r.output !== '-' ? [{ path: r.output, name: path.basename(r.output), size: r.processedSize }] : [];
-      return { outputs, ...(r.data ? { data: r.data } : {}) };
+    run(call) {
+      const p = runCall(call);
+      running.add(p);
+      return p.finally(() => running.delete(p));
     },
   });
+  async function runCall(call: McpCall): Promise<McpRunResult> {
+    // Before anything is read: an agent must not have files outside its roots converted and handed back.
+    const roots = await allowedRoots();
+    for (const p of call.inputs) checkInRoots(roots, p, 'input');
+    for (const [field, list] of Object.entries(call.extra)) for (const p of list) checkInRoots(roots, p, field);
+    if (call.output) checkInRoots(roots, call.output, 'output');
+    const request: LocalRunRequest = {
+      tool: call.entry.tool,
+      name: call.entry.tool.id,
+      inputs: call.inputs.map((p) => path.resolve(p)),
+      extra: Object.fromEntries(Object.entries(call.extra).map(([k, v]) => [k, v.map((p) => path.resolve(p))])),
+      settings: call.settings,
+      output: call.output,
+      // Next to the input by default, named by the CLI's rule, as an agent expects.
+      defaultDir: call.inputs[0] ? path.dirname(path.resolve(call.inputs[0])) : process.cwd(),
+      claimed,
+      quiet: true,
+      silent: true,
+      concurrency: 1,
+      signal: AbortSignal.any([call.signal, stop.signal]),
+      onProgress: (p, stage) => call.progress(p, stage),
+    };
+    const results: ItemResult[] = server
+      ? await (await import('../remote-runner.js')).runRemote({ ...request, server })
+      : await runLocal(request);
+    const r = results[0];
+    if (!r) throw new KilnError('CANCELLED', 'The run was cancelled.');
+    if (!r.ok) throw new KilnError(r.error!.code as never, r.error!.message, { details: r.error!.details, reason: r.error!.reason });
+    return { outputs: outputsOf(r), ...(r.data ? { data: r.data } : {}) };
+  }
   const { RootsListChangedNotificationSchema } = await import('@modelcontextprotocol/sdk/types.js');
   mcp.setNotificationHandler(RootsListChangedNotificationSchema, async () => {
     clientRoots = undefined;
@@ -141,11 +153,27 @@ export async function mcpCommand(o: McpOptions): Promise<void> {
   const closed = new Promise<void>((resolve) => {
     transport.onclose = resolve;
     process.stdin.once('end', resolve);
+    stop.signal.addEventListener('abort', () => resolve(), { once: true });
   });
   await mcp.connect(transport);
   process.stderr.write(`kiln mcp: serving ${entries.length} tools on stdio${server ? ` (runs on ${server.url})` : ''}\n`);
   await closed;
   await mcp.close().catch(() => {});
+  // The runs end (their children killed, workspaces removed) before the process does.
+  await Promise.allSettled([...running]);
+  const code = stop.exitCode();
+  if (code !== undefined) process.exitCode = code;
+}
+
+/**
+ * The files a run wrote, each with its own path and size. A tool that writes several (pdf-to-image,
+ * split-pdf…) has `output` naming only their folder and the size of the archive they came in: an agent
+ * handed that folder could not tell which files are this call's (an earlier call's may lie beside them).
+ */
+function outputsOf(r: ItemResult): McpOutput[] {
+  const files = r.outputs ?? (r.output && r.output !== '-' ? [r.output] : []);
+  if (!r.outputs) return files.map((f) => ({ path: f, name: path.basename(f), size: r.processedSize }));
+  return files.map((f) => ({ path: f, name: path.basename(f), size: statSync(f, { throwIfNoEntry: false })?.size }));
 }
 
 /** Whether an AI tool's bundles are installed in the local data dir (a remote server says so itself). */

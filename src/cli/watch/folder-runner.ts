@@ -51,7 +51,11 @@ export async function watchFolder(o: WatchOptions): Promise<{ processed: number;
           signal: o.signal,
         });
         if (!r) return { ok: false };
-        return r.ok ? { ok: true, output: r.output, ...(r.data ? { data: r.data } : {}) } : { ok: false, error: r.error };
+        if (!r.ok) return { ok: false, error: r.error };
+        // Written, its names are kept by the files themselves (a destination that exists is never
+        // taken): one the driver removes again (its input changed during the run) is free again.
+        for (const f of r.outputs ?? (r.output ? [r.output] : [])) claimed.delete(f);
+        return { ok: true, output: r.output, ...(r.outputs ? { outputs: r.outputs } : {}), ...(r.data ? { data: r.data } : {}) };
       } catch (e) {
         return { ok: false, error: toKilnError(e).toJSON().error };
       }
