@@ -4,43 +4,12 @@
  * Last-Event-ID for as long as the streams bring news, and gives up only on streams that bring none.
  */
 import assert from 'node:assert/strict';
-import net from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { RemoteClient } from '../../src/cli/remote/client.js';
 import type { KilnError } from '../../src/core/errors.js';
 import { makeImage, tempDir } from '../helpers/fixtures.js';
-import { filePart, form, startServer, type TestServer } from '../helpers/server.js';
-
-/** A TCP relay to `port` that closes each connection `cutMs` after it opened; counts the connections. */
-async function cuttingRelay(port: number, cutMs: number): Promise<{ url: string; connections(): number; close(): Promise<void> }> {
-  let n = 0;
-  const sockets = new Set<net.Socket>();
-  const server = net.createServer((client) => {
-    n++;
-    const up = net.connect(port, '127.0.0.1');
-    for (const s of [client, up]) {
-      sockets.add(s);
-      s.on('error', () => {});
-      s.on('close', () => {
-        sockets.delete(s);
-        client.destroy();
-        up.destroy();
-      });
-    }
-    client.pipe(up).pipe(client);
-    setTimeout(() => client.destroy(), cutMs).unref();
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    url: `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`,
-    connections: () => n,
-    close: () =>
-      new Promise((r) => {
-        for (const s of sockets) s.destroy();
-        server.close(() => r());
-      }),
-  };
-}
+import { heldJob, startServer, type TestServer } from '../helpers/server.js';
+import { tcpRelay } from '../helpers/tcp-relay.js';
 
 describe('remote progress stream through a proxy that cuts connections', () => {
   const dir = tempDir();
@@ -52,31 +21,11 @@ describe('remote progress stream through a proxy that cuts connections', () => {
   });
   after(() => s.close());
 
-  /** A resize held in the queue behind a blocker until release(). */
-  async function heldJob(): Promise<{ jobId: string; release: () => Promise<void> }> {
-    let free = () => {};
-    const blocker = s.app.kiln.jobs.queue.run(`blocker-${Math.random()}`, () => new Promise<void>((r) => (free = r)));
-    const res = await fetch(`${s.url}/api/v1/tools/image/resize`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${s.token}` },
-      body: await form({ file: await filePart(jpg), settings: '{"width": 50}' }),
-    });
-    assert.equal(res.status, 202);
-    const { jobId } = (await res.json()) as { jobId: string };
-    return {
-      jobId,
-      release: async () => {
-        free();
-        await blocker;
-      },
-    };
-  }
-
   it('follows a job through more reconnects than the limit while each stream brings its state', async () => {
-    const relay = await cuttingRelay(Number(new URL(s.url).port), 150);
-    const { jobId, release } = await heldJob();
+    const relay = await tcpRelay('127.0.0.1', Number(new URL(s.url).port), { cutAfterMs: 150 });
+    const { jobId, release } = await heldJob(s, jpg, 50);
     try {
-      const client = new RemoteClient(relay.url, s.token);
+      const client = new RemoteClient(`http://127.0.0.1:${relay.port}`, s.token);
       const events: string[] = [];
       let released = false;
       for await (const e of client.events(jobId, AbortSignal.timeout(30_000))) {
@@ -97,10 +46,10 @@ describe('remote progress stream through a proxy that cuts connections', () => {
 
   it('still gives up, UNAVAILABLE, when the streams keep closing with nothing', async () => {
     // Cut before the daemon can answer: no stream delivers an event.
-    const relay = await cuttingRelay(Number(new URL(s.url).port), 0);
-    const { jobId, release } = await heldJob();
+    const relay = await tcpRelay('127.0.0.1', Number(new URL(s.url).port), { cutAfterMs: 0 });
+    const { jobId, release } = await heldJob(s, jpg, 50);
     try {
-      const client = new RemoteClient(relay.url, s.token);
+      const client = new RemoteClient(`http://127.0.0.1:${relay.port}`, s.token);
       await assert.rejects(
         (async () => {
           for await (const _ of client.events(jobId, AbortSignal.timeout(30_000)));

@@ -249,22 +249,30 @@ describe('kiln watch', () => {
     assert.equal(existsSync(path.join(inDir, '.failed')), false);
   });
 
-  it('a file deleted during its run still has its output reported, and nothing to move aside', async () => {
+  /**
+   * `kiln watch` converting an 8 s clip to WebM, 2 s into its run (taken after `stableMs` of quiet;
+   * the clip takes longer than 2 s to encode, so nothing is written yet).
+   */
+  async function convertingLongVideo(stableMs: number) {
     const dir = tempDir('kiln-watch-');
     const inDir = path.join(dir, 'in');
     const outDir = path.join(dir, 'out');
     await mkdir(inDir);
     const w = startWatch(
-      [inDir, '--tool', 'convert-video', '--format', 'webm', '-o', outDir, '--stable-ms', '100', '--interval-ms', '100'],
+      [inDir, '--tool', 'convert-video', '--format', 'webm', '-o', outDir, '--stable-ms', String(stableMs), '--interval-ms', '100'],
       dir,
     );
     await w.ready();
     makeVideo(dir, 'long.mp4', { width: 320, height: 240, durationS: 8, audio: false });
     await copyFile(path.join(dir, 'long.mp4'), path.join(inDir, 'long.mp4'));
-    // Deleted while ffmpeg encodes it (it has the file open and finishes the job): taken after 100 ms
-    // of quiet, and the 8 s clip takes longer than 2 s to encode.
     await new Promise((r) => setTimeout(r, 2000));
     assert.deepEqual(readdirSync(outDir), [], 'still running');
+    return { dir, inDir, outDir, w };
+  }
+
+  it('a file deleted during its run still has its output reported, and nothing to move aside', async () => {
+    // Deleted while ffmpeg encodes it (it has the file open and finishes the job).
+    const { dir, inDir, outDir, w } = await convertingLongVideo(100);
     await rm(path.join(inDir, 'long.mp4'));
     // Moving it to .done/ failed with ENOENT: no line, the output unreported, a raw error logged.
     await w.until(1);
@@ -318,21 +326,9 @@ describe('kiln watch', () => {
   });
 
   it('a file still being written during its run is taken again once complete; the output of the part is removed', async () => {
-    const dir = tempDir('kiln-watch-');
-    const inDir = path.join(dir, 'in');
-    const outDir = path.join(dir, 'out');
-    await mkdir(inDir);
-    const w = startWatch(
-      [inDir, '--tool', 'convert-video', '--format', 'webm', '-o', outDir, '--stable-ms', '300', '--interval-ms', '100'],
-      dir,
-    );
-    await w.ready();
-    makeVideo(dir, 'long.mp4', { width: 320, height: 240, durationS: 8, audio: false });
-    await copyFile(path.join(dir, 'long.mp4'), path.join(inDir, 'long.mp4'));
     // The writer goes on after a pause longer than the quiet period, while the run is under way: a
     // 16-byte `free` box, which players and ffmpeg skip.
-    await new Promise((r) => setTimeout(r, 2000));
-    assert.deepEqual(readdirSync(outDir), [], 'still running');
+    const { dir, inDir, outDir, w } = await convertingLongVideo(300);
     const box = Buffer.alloc(16);
     box.writeUInt32BE(16, 0);
     box.write('free', 4, 'latin1');

@@ -5,49 +5,23 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import net from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { RedisJobQueue } from '../../daemon/queue/redis.js';
 import { insertJob } from '../../daemon/store/jobs.js';
 import { makeImage, tempDir } from '../helpers/fixtures.js';
 import { pgSchema, TEST_PG_URL, TEST_REDIS_URL, unavailable } from '../helpers/scale.js';
 import { filePart, form, login, startServer, type TestServer } from '../helpers/server.js';
+import { type TcpRelay, tcpRelay } from '../helpers/tcp-relay.js';
 
 const skip = await unavailable(TEST_PG_URL, TEST_REDIS_URL);
 
-/** A relay to Redis on a port of its own; cut() drops every connection and refuses new ones until mend(). */
-async function relay(target: URL): Promise<{ url: string; cut(): void; mend(): void; close(): Promise<void> }> {
-  const sockets = new Set<net.Socket>();
-  let open = true;
-  const server = net.createServer((client) => {
-    if (!open) return void client.destroy();
-    const up = net.connect(Number(target.port || 6379), target.hostname);
-    for (const s of [client, up]) {
-      sockets.add(s);
-      s.on('error', () => {});
-      s.on('close', () => {
-        sockets.delete(s);
-        client.destroy();
-        up.destroy();
-      });
-    }
-    client.pipe(up).pipe(client);
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+/** A relay to Redis whose URL the daemon is given: cutting it cuts the daemon off Redis. */
+async function relay(target: URL): Promise<TcpRelay & { url: string }> {
+  const r = await tcpRelay(target.hostname, Number(target.port || 6379));
   const url = new URL(target);
   url.hostname = '127.0.0.1';
-  url.port = String((server.address() as net.AddressInfo).port);
-  return {
-    url: url.toString(),
-    cut() {
-      open = false;
-      for (const s of sockets) s.destroy();
-    },
-    mend() {
-      open = true;
-    },
-    close: () => new Promise((r) => server.close(() => r())),
-  };
+  url.port = String(r.port);
+  return { ...r, url: url.toString() };
 }
 
 describe('scaled mode with Redis cut off', { skip }, () => {

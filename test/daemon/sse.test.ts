@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { makeImage, tempDir } from '../helpers/fixtures.js';
-import { filePart, form, type SseEvent, startServer, type TestServer } from '../helpers/server.js';
+import { filePart, form, heldJob, type SseEvent, startServer, type TestServer } from '../helpers/server.js';
 
 const dir = tempDir();
 
@@ -73,28 +73,8 @@ describe('progress stream ids', () => {
   });
   after(() => s.close());
 
-  async function queuedJob(): Promise<{ jobId: string; release: () => Promise<void> }> {
-    let free = () => {};
-    // Hold the only slot so the run stays queued until released.
-    const blocker = s.app.kiln.jobs.queue.run(`blocker-${Math.random()}`, () => new Promise<void>((r) => (free = r)));
-    const res = await fetch(`${s.url}/api/v1/tools/image/resize`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${s.token}` },
-      body: await form({ file: await filePart(jpg), settings: '{"width": 40}' }),
-    });
-    assert.equal(res.status, 202);
-    const { jobId } = (await res.json()) as { jobId: string };
-    return {
-      jobId,
-      release: async () => {
-        free();
-        await blocker;
-      },
-    };
-  }
-
   it('gives the first events of a stream distinct, increasing ids', async () => {
-    const { jobId, release } = await queuedJob();
+    const { jobId, release } = await heldJob(s, jpg);
     const url = `${s.url}/api/v1/jobs/${jobId}/progress`;
     let released = false;
     const events = await readEvents(url, s.token, {
@@ -113,7 +93,7 @@ describe('progress stream ids', () => {
   });
 
   it('continues after Last-Event-ID on a reconnect, also once the job has ended', async () => {
-    const { jobId, release } = await queuedJob();
+    const { jobId, release } = await heldJob(s, jpg);
     const url = `${s.url}/api/v1/jobs/${jobId}/progress`;
     const first = await readEvents(url, s.token, { stop: () => true });
     assert.equal(first.length, 1);
@@ -147,7 +127,7 @@ describe('progress stream ids', () => {
   });
 
   it('answers HEAD on the stream of a running job with its headers at once', async () => {
-    const { jobId, release } = await queuedJob();
+    const { jobId, release } = await heldJob(s, jpg);
     try {
       const head = await fetch(`${s.url}/api/v1/jobs/${jobId}/progress`, {
         method: 'HEAD',

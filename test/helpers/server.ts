@@ -135,6 +135,29 @@ export async function form(
   return fd;
 }
 
+/**
+ * A resize job held queued (202) behind a blocker in the daemon's only slot (JOB_CONCURRENCY=1,
+ * SYNC_WAIT_MS=0) until release(): for tests of streams, cancels and waits on a job not yet run.
+ */
+export async function heldJob(s: TestServer, image: string, width = 40): Promise<{ jobId: string; release: () => Promise<void> }> {
+  let free = () => {};
+  const blocker = s.app.kiln.jobs.queue.run(`blocker-${Math.random()}`, () => new Promise<void>((r) => (free = r)));
+  const res = await fetch(`${s.url}/api/v1/tools/image/resize`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${s.token}` },
+    body: await form({ file: await filePart(image), settings: JSON.stringify({ width }) }),
+  });
+  if (res.status !== 202) throw new Error(`expected 202, got ${res.status}: ${await res.text()}`);
+  const { jobId } = (await res.json()) as { jobId: string };
+  return {
+    jobId,
+    release: async () => {
+      free();
+      await blocker;
+    },
+  };
+}
+
 export interface SseEvent {
   id?: string;
   event: string;
