@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it, before } from 'node:test';
 import { PDFDocument } from '@cantoo/pdf-lib';
@@ -81,6 +81,21 @@ describe('page tools', () => {
     assert.deepEqual(pageTexts(r.file!), ['Bravo one', 'Alpha one', 'Alpha two']);
     assert.equal(r.data!.pages, 3);
     await assert.rejects(runPdfTool(dir, 'merge-pdf', [a]), (e: KilnError) => e.code === 'VALIDATION_ERROR');
+  });
+
+  it('merge-pdf keeps the title, author… of the first file that has each (the merged file had none)', async () => {
+    const cover = await makeTextPdf(path.join(dir, 'cover.pdf'), ['Cover'], { title: 'Rapport — 年度报告 🎉' });
+    const body = await PDFDocument.load(readFileSync(await makeTextPdf(path.join(dir, 'body.pdf'), ['Body'], { title: 'Chapter 2' })));
+    body.setAuthor('Zoë Ångström');
+    body.setKeywords(['annual, report']);
+    const bodyFile = path.join(dir, 'body-info.pdf');
+    writeFileSync(bodyFile, await body.save());
+    const r = await runPdfTool(dir, 'merge-pdf', [cover, bodyFile]);
+    assert.deepEqual(pageTexts(r.file!), ['Cover', 'Body']);
+    const info = execFileSync('pdfinfo', [r.file!]).toString();
+    assert.match(info, /Title:\s+Rapport — 年度报告 🎉\n/);
+    assert.match(info, /Author:\s+Zoë Ångström\n/);
+    assert.match(info, /Keywords:\s+annual, report\n/);
   });
 
   it('split-pdf range keeps the selected pages in order', async () => {
