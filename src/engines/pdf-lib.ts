@@ -22,11 +22,12 @@ export function getPdfLib(): Promise<PdfLib> {
  * a /Pages loop overflows its stack and a malformed tree yields fewer pages, so the walk is done here
  * once and a tree it cannot read completely is refused rather than processed in part.
  */
-export async function loadPdf(file: string, name = file, pages?: number): Promise<PDFDocument> {
+export async function loadPdf(file: string, name = file, pages?: number, opts: { incremental?: boolean } = {}): Promise<PDFDocument> {
   const { PDFDocument } = await getPdfLib();
   let doc: PDFDocument;
   try {
-    doc = await PDFDocument.load(await readFile(file), { updateMetadata: false });
+    // incremental: the original bytes are kept and changes are tracked, for PDFDocument.commit().
+    doc = await PDFDocument.load(await readFile(file), { updateMetadata: false, forIncrementalUpdate: opts.incremental ?? false });
   } catch (e) {
     throw new KilnError('UNSUPPORTED_INPUT', `${name} could not be parsed as a PDF: ${(e as Error).message.split('\n')[0]}`, { cause: e });
   }
