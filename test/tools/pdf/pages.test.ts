@@ -67,6 +67,26 @@ describe('qpdf page ranges', () => {
       (e: KilnError) => e.code === 'VALIDATION_ERROR',
     );
   });
+
+  it('a page selection repeating pages is bounded (2000 characters of "1-z," made millions of pages)', async () => {
+    // Twice the document, or 1000 pages in all, may be listed; a modifier counts after it picked.
+    assert.equal(resolveRange('1-z,1-z', 3000).length, 6000);
+    assert.equal(resolveRange(Array(250).fill('1-z').join(','), 4).length, 1000);
+    assert.equal(resolveRange(`${Array(500).fill('1-z').join(',')}:odd`, 4).length, 1000);
+    for (const [range, pages] of [
+      ['1-z,1-z,1', 3000],
+      [Array(251).fill('1-z').join(','), 4],
+      [Array(500).fill('1-z').join(','), 1_000_000],
+    ] as const)
+      assert.throws(
+        () => resolveRange(range, pages),
+        (e: KilnError) => e.code === 'LIMIT_EXCEEDED' && /more than \d+ pages/.test(e.message) && e.message.length < 300,
+      );
+    // Through a tool: refused before qpdf runs (a 150-fold 1-z of a 3000-page PDF took 48 s and 2 GB).
+    const three = await makeTextPdf(path.join(dir, 'three.pdf'), numbered(3));
+    const r = runPdfTool(dir, 'organize-pdf', [three], { order: Array(400).fill('1-z').join(',') });
+    await assert.rejects(r, (e: KilnError) => e.code === 'LIMIT_EXCEEDED');
+  });
 });
 
 describe('page tools', () => {
