@@ -141,6 +141,28 @@ describe('page tools', () => {
     );
   });
 
+  it('split-pdf every N: each part keeps the title, author, subject and keywords (qpdf --split-pages wrote none)', async () => {
+    const src = await PDFDocument.load(
+      readFileSync(await makeTextPdf(path.join(dir, 'titled.pdf'), numbered(3), { title: 'Rapport — 年度报告 🎉' })),
+    );
+    src.setAuthor('Zoë Ångström');
+    src.setKeywords(['annual, report']);
+    const file = path.join(dir, 'titled-info.pdf');
+    writeFileSync(file, await src.save());
+    const r = await runPdfTool(dir, 'split-pdf', [file], { mode: 'every', everyN: 2 });
+    const entries = await zipEntries(r.file!);
+    assert.equal(entries.length, 2);
+    for (const e of entries) {
+      const part = path.join(dir, `titled-${e.name}`);
+      writeFileSync(part, e.data);
+      const info = execFileSync('pdfinfo', [part]).toString();
+      assert.match(info, /Title:\s+Rapport — 年度报告 🎉\n/, e.name);
+      assert.match(info, /Author:\s+Zoë Ångström\n/, e.name);
+      assert.match(info, /Keywords:\s+annual, report\n/, e.name);
+    }
+    assert.deepEqual(entries.map((e) => e.name).sort(), ['part-1.pdf', 'part-2.pdf']);
+  });
+
   it('extract-pages understands r1, z and odd exactly as qpdf does', async () => {
     const r = await runPdfTool(dir, 'extract-pages', [six], { range: 'r1,1-z:odd' });
     assert.deepEqual(pageTexts(r.file!), ['Page 6', 'Page 2', 'Page 4', 'Page 6']);
