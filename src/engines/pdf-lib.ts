@@ -263,12 +263,23 @@ export async function embedPages(
   indices: number[],
 ): Promise<import('@cantoo/pdf-lib').PDFEmbeddedPage[]> {
   const pages = src.getPages();
-  const { PDFName } = await getPdfLib();
+  const { PDFArray, PDFName, PDFStream } = await getPdfLib();
+  const isStream = (o: unknown) => src.context.lookup(o as Parameters<typeof src.context.lookup>[0]) instanceof PDFStream;
   return Promise.all(
     indices.map((i) => {
       const p = pages[i]!;
+      // A content reference to an object that is not there (a damaged file qpdf reads on) is null to a
+      // viewer, and to qpdf: drop it, as pdf-lib's embedder failed on it with an INTERNAL error.
+      const contents = p.node.get(PDFName.of('Contents'));
+      const list = src.context.lookup(contents);
+      if (list instanceof PDFArray) {
+        const kept = list.asArray().filter(isStream);
+        if (kept.length !== list.size()) p.node.set(PDFName.of('Contents'), src.context.obj(kept));
+      } else if (contents && !isStream(contents)) p.node.delete(PDFName.of('Contents'));
       // A page without a content stream is a valid blank page, but pdf-lib refuses to embed it.
-      if (!p.node.Contents()) p.node.set(PDFName.of('Contents'), src.context.register(src.context.stream('')));
+      const now = src.context.lookup(p.node.get(PDFName.of('Contents')));
+      if (!now || (now instanceof PDFArray && now.size() === 0))
+        p.node.set(PDFName.of('Contents'), src.context.register(src.context.stream('')));
       const b = p.getCropBox();
       return dst.embedPage(p, { left: b.x, bottom: b.y, right: b.x + b.width, top: b.y + b.height });
     }),

@@ -290,6 +290,36 @@ describe('layout tools (pdf-lib)', () => {
     ] as const)
       await assert.rejects(runPdfTool(dir, id, [loop], settings), corrupt, `${id} on a /Pages loop`);
   });
+
+  it('nup-pdf and booklet-pdf take a page whose content stream is missing from the file, as viewers and qpdf do', async () => {
+    // Page 2's Contents names object 9 (of 6): null to a reader. pdf-lib's embedder failed with an
+    // INTERNAL 'Expected instance of PDFStream, but got instance of undefined'.
+    const damaged = rawPdf(path.join(dir, 'dangling-contents.pdf'), [
+      '<< /Type /Catalog /Pages 2 0 R >>',
+      '<< /Type /Pages /Kids [3 0 R 4 0 R] /Count 2 >>',
+      '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] /Contents 5 0 R /Resources << /Font << /F1 6 0 R >> >> >>',
+      '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] /Contents [9 0 R 5 0 R] /Resources << /Font << /F1 6 0 R >> >> >>',
+      '<< /Length 39 >>\nstream\nBT /F1 12 Tf 20 100 Td (Kept text) Tj ET\nendstream',
+      '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>',
+    ]);
+    for (const id of ['nup-pdf', 'booklet-pdf']) {
+      const r = await runPdfTool(dir, id, [damaged]);
+      assert.equal(
+        pageTexts(r.file!)
+          .join(' ')
+          .match(/Kept text/g)?.length,
+        2,
+        id,
+      );
+    }
+    // A page whose only content is missing is blank.
+    const blank = rawPdf(path.join(dir, 'dangling-only.pdf'), [
+      '<< /Type /Catalog /Pages 2 0 R >>',
+      '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
+      '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] /Contents 7 0 R >>',
+    ]);
+    assert.equal(pageCount((await runPdfTool(dir, 'nup-pdf', [blank])).file!), 1);
+  });
 });
 
 /** A PDF of the given objects (1 0 obj is the catalog) with a correct cross-reference table. */
