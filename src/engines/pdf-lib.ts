@@ -38,7 +38,40 @@ export async function loadPdf(file: string, name = file, pages?: number, opts: {
     throw damagedPageTree(name, e);
   }
   if (found === 0 || (pages !== undefined && found !== pages)) throw damagedPageTree(name);
+  await normalizePageGeometry(doc);
   return doc;
+}
+
+/** The box viewers (pdf.js, Acrobat) give a page whose media box is missing, broken or of no area: US Letter. */
+const DEFAULT_MEDIA_BOX = [0, 0, 612, 792];
+
+/**
+ * Puts right what viewers put right when they show a page, so pdf-lib's getters do not throw (INTERNAL
+ * 'Expected instance of PDFArray') and no NaN reaches a drawing: a media box that is missing, a dangling
+ * reference or of no area becomes Letter, a crop box that is not four numbers is dropped (the media box
+ * applies), a /Rotate that is not a multiple of 90 becomes 0 (ISO 32000: it shall be one).
+ */
+async function normalizePageGeometry(doc: PDFDocument): Promise<void> {
+  const { PDFArray, PDFName, PDFNumber } = await getPdfLib();
+  const box = (node: import('@cantoo/pdf-lib').PDFPageLeaf, key: string): number[] | undefined => {
+    const v = doc.context.lookup(node.getInheritableAttribute(PDFName.of(key)));
+    if (!(v instanceof PDFArray) || v.size() !== 4) return undefined;
+    const nums = v.asArray().map((x) => doc.context.lookup(x));
+    if (!nums.every((x) => x instanceof PDFNumber && Number.isFinite(x.asNumber()))) return undefined;
+    const [x1, y1, x2, y2] = nums.map((x) => (x as import('@cantoo/pdf-lib').PDFNumber).asNumber());
+    return x1 === x2 || y1 === y2 ? undefined : [x1!, y1!, x2!, y2!];
+  };
+  for (const page of doc.getPages()) {
+    const node = page.node;
+    if (!box(node, 'MediaBox')) node.set(PDFName.of('MediaBox'), doc.context.obj(DEFAULT_MEDIA_BOX));
+    if (node.getInheritableAttribute(PDFName.of('CropBox')) !== undefined && !box(node, 'CropBox')) {
+      // Inherited from a /Pages node: override it here rather than change the other pages.
+      node.set(PDFName.of('CropBox'), doc.context.obj(box(node, 'MediaBox')!));
+    }
+    const rotate = doc.context.lookup(node.getInheritableAttribute(PDFName.of('Rotate')));
+    if (rotate !== undefined && !(rotate instanceof PDFNumber && Number.isInteger(rotate.asNumber()) && rotate.asNumber() % 90 === 0))
+      node.set(PDFName.of('Rotate'), PDFNumber.of(0));
+  }
 }
 
 function damagedPageTree(name: string, cause?: unknown): KilnError {
