@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
 import { embedPages, placePage, savePdf, visibleSize } from '../../../engines/pdf-lib.js';
-import { openPdf, pdfOutput, PDF_ACCEPT } from '../_shared/pdf-input.js';
+import { keepEncryption, openPdf, pdfOutput, PDF_ACCEPT } from '../_shared/pdf-input.js';
 import { loadForImposition, sheetsFor, warnLostStructure } from '../_shared/structure-loss.js';
 
 /** Columns × rows for each count (either way round; the orientation that gives larger pages wins). */
@@ -69,6 +69,7 @@ export default defineTool({
     const file = ctx.out('pdf', `-${s.perSheet}up`);
     await savePdf(out, file);
     await warnLostStructure(ctx, before, file);
+    await keepEncryption(ctx, pdf, file);
     return {
       outputs: [pdfOutput(file)],
       data: {
