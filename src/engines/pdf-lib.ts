@@ -22,11 +22,12 @@ export function getPdfLib(): Promise<PdfLib> {
  * a /Pages loop overflows its stack and a malformed tree yields fewer pages, so the walk is done here
  * once and a tree it cannot read completely is refused rather than processed in part.
  */
-export async function loadPdf(file: string, name = file, pages?: number): Promise<PDFDocument> {
+export async function loadPdf(file: string, name = file, pages?: number, opts: { incremental?: boolean } = {}): Promise<PDFDocument> {
   const { PDFDocument } = await getPdfLib();
   let doc: PDFDocument;
   try {
-    doc = await PDFDocument.load(await readFile(file), { updateMetadata: false });
+    // incremental: the original bytes are kept and changes are tracked, for PDFDocument.commit().
+    doc = await PDFDocument.load(await readFile(file), { updateMetadata: false, forIncrementalUpdate: opts.incremental ?? false });
   } catch (e) {
     throw new KilnError('UNSUPPORTED_INPUT', `${name} could not be parsed as a PDF: ${(e as Error).message.split('\n')[0]}`, { cause: e });
   }
@@ -37,7 +38,40 @@ export async function loadPdf(file: string, name = file, pages?: number): Promis
     throw damagedPageTree(name, e);
   }
   if (found === 0 || (pages !== undefined && found !== pages)) throw damagedPageTree(name);
+  await normalizePageGeometry(doc);
   return doc;
+}
+
+/** The box viewers (pdf.js, Acrobat) give a page whose media box is missing, broken or of no area: US Letter. */
+const DEFAULT_MEDIA_BOX = [0, 0, 612, 792];
+
+/**
+ * Puts right what viewers put right when they show a page, so pdf-lib's getters do not throw (INTERNAL
+ * 'Expected instance of PDFArray') and no NaN reaches a drawing: a media box that is missing, a dangling
+ * reference or of no area becomes Letter, a crop box that is not four numbers is dropped (the media box
+ * applies), a /Rotate that is not a multiple of 90 becomes 0 (ISO 32000: it shall be one).
+ */
+async function normalizePageGeometry(doc: PDFDocument): Promise<void> {
+  const { PDFArray, PDFName, PDFNumber } = await getPdfLib();
+  const box = (node: import('@cantoo/pdf-lib').PDFPageLeaf, key: string): number[] | undefined => {
+    const v = doc.context.lookup(node.getInheritableAttribute(PDFName.of(key)));
+    if (!(v instanceof PDFArray) || v.size() !== 4) return undefined;
+    const nums = v.asArray().map((x) => doc.context.lookup(x));
+    if (!nums.every((x) => x instanceof PDFNumber && Number.isFinite(x.asNumber()))) return undefined;
+    const [x1, y1, x2, y2] = nums.map((x) => (x as import('@cantoo/pdf-lib').PDFNumber).asNumber());
+    return x1 === x2 || y1 === y2 ? undefined : [x1!, y1!, x2!, y2!];
+  };
+  for (const page of doc.getPages()) {
+    const node = page.node;
+    if (!box(node, 'MediaBox')) node.set(PDFName.of('MediaBox'), doc.context.obj(DEFAULT_MEDIA_BOX));
+    if (node.getInheritableAttribute(PDFName.of('CropBox')) !== undefined && !box(node, 'CropBox')) {
+      // Inherited from a /Pages node: override it here rather than change the other pages.
+      node.set(PDFName.of('CropBox'), doc.context.obj(box(node, 'MediaBox')!));
+    }
+    const rotate = doc.context.lookup(node.getInheritableAttribute(PDFName.of('Rotate')));
+    if (rotate !== undefined && !(rotate instanceof PDFNumber && Number.isInteger(rotate.asNumber()) && rotate.asNumber() % 90 === 0))
+      node.set(PDFName.of('Rotate'), PDFNumber.of(0));
+  }
 }
 
 function damagedPageTree(name: string, cause?: unknown): KilnError {
@@ -262,12 +296,23 @@ export async function embedPages(
   indices: number[],
 ): Promise<import('@cantoo/pdf-lib').PDFEmbeddedPage[]> {
   const pages = src.getPages();
-  const { PDFName } = await getPdfLib();
+  const { PDFArray, PDFName, PDFStream } = await getPdfLib();
+  const isStream = (o: unknown) => src.context.lookup(o as Parameters<typeof src.context.lookup>[0]) instanceof PDFStream;
   return Promise.all(
     indices.map((i) => {
       const p = pages[i]!;
+      // A content reference to an object that is not there (a damaged file qpdf reads on) is null to a
+      // viewer, and to qpdf: drop it, as pdf-lib's embedder failed on it with an INTERNAL error.
+      const contents = p.node.get(PDFName.of('Contents'));
+      const list = src.context.lookup(contents);
+      if (list instanceof PDFArray) {
+        const kept = list.asArray().filter(isStream);
+        if (kept.length !== list.size()) p.node.set(PDFName.of('Contents'), src.context.obj(kept));
+      } else if (contents && !isStream(contents)) p.node.delete(PDFName.of('Contents'));
       // A page without a content stream is a valid blank page, but pdf-lib refuses to embed it.
-      if (!p.node.Contents()) p.node.set(PDFName.of('Contents'), src.context.register(src.context.stream('')));
+      const now = src.context.lookup(p.node.get(PDFName.of('Contents')));
+      if (!now || (now instanceof PDFArray && now.size() === 0))
+        p.node.set(PDFName.of('Contents'), src.context.register(src.context.stream('')));
       const b = p.getCropBox();
       return dst.embedPage(p, { left: b.x, bottom: b.y, right: b.x + b.width, top: b.y + b.height });
     }),

@@ -18,6 +18,7 @@ const XMP_TAG = {
   author: 'XMP-dc:Creator',
   subject: 'XMP-dc:Description',
   keywords: 'XMP-pdf:Keywords',
+  creator: 'XMP-xmp:CreatorTool',
 } as const;
 
 export type XmpField = keyof typeof XMP_TAG;
@@ -29,20 +30,20 @@ function exifDate(d: Date): string {
 
 /**
  * Writes `input` to `out` with the XMP properties of `fields` set (an empty string removes one) and its
- * modification dates set to `modified`. For a PDF that has an XMP packet.
+ * modification dates set to `modified` (left as they are without it). For a PDF that has an XMP packet.
  */
 export async function syncPdfXmp(
   input: string,
   out: string,
   fields: Partial<Record<XmpField, string>>,
-  modified: Date,
+  modified: Date | undefined,
   o: { workDir: string; signal?: AbortSignal },
 ): Promise<void> {
   const exiftool = await requireEngine('exiftool');
   const tmp = path.join(o.workDir, `xmp-${process.hrtime.bigint()}.pdf`);
   await copyFile(input, tmp);
   try {
-    const when = exifDate(modified);
+    const when = modified && exifDate(modified);
     // `-TAG=value` as one argument: a value holding "<" or ">" is never read as a copy from another tag.
     const sets = Object.entries(fields).map(([k, v]) => `-${XMP_TAG[k as XmpField]}=${v}`);
     await exec(
@@ -55,8 +56,7 @@ export async function syncPdfXmp(
         '-charset',
         'utf8',
         ...sets,
-        `-XMP-xmp:ModifyDate=${when}`,
-        `-XMP-xmp:MetadataDate=${when}`,
+        ...(when ? [`-XMP-xmp:ModifyDate=${when}`, `-XMP-xmp:MetadataDate=${when}`] : []),
         '--',
         tmp,
       ],

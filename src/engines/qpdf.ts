@@ -116,6 +116,8 @@ export async function jobFile(workDir: string, job: Record<string, unknown>): Pr
 // against the page count before qpdf runs and the error names the page count.
 
 const TOKEN = '(?:r?\\d+|z)';
+/** A page selection may list any page more than once, up to twice the PDF's pages or this many in all. */
+const MAX_SELECTION_FLOOR = 1000;
 const ITEM = new RegExp(`^(${TOKEN})(?:-(${TOKEN}))?$`);
 
 /** Resolves a qpdf range to 1-based page numbers (in order, repeats kept). Empty = all pages. */
@@ -128,6 +130,15 @@ export function resolveRange(range: string, pageCount: number, field = 'range'):
   const pages: number[] = [];
   const bad = (msg: string) =>
     new KilnError('VALIDATION_ERROR', `${field} "${range}": ${msg}`, { details: [{ path: field, message: msg }] });
+  // Repeats are allowed (organize-pdf may list a page twice), but 2000 characters of "1-z," made a
+  // 3000-page PDF into 1.5 million pages: gigabytes for qpdf, from a one-megabyte upload.
+  const limit = Math.max(2 * pageCount, MAX_SELECTION_FLOOR);
+  const tooMany = () =>
+    new KilnError(
+      'LIMIT_EXCEEDED',
+      `${field} "${range.length > 60 ? `${range.slice(0, 57)}...` : range}" lists more than ${limit} pages (at most twice the ${pageCount} page${pageCount === 1 ? '' : 's'} of the PDF, or ${MAX_SELECTION_FLOOR}).`,
+      { details: [{ path: field, message: `more than ${limit} pages` }] },
+    );
   const num = (t: string): number => {
     const n = t === 'z' ? pageCount : t.startsWith('r') ? pageCount - Number(t.slice(1)) + 1 : Number(t);
     const shown = t === 'z' ? 'z' : t;
@@ -144,14 +155,15 @@ export function resolveRange(range: string, pageCount: number, field = 'range'):
     if (m[1] === '0' || m[2] === '0') throw bad('pages are numbered from 1.');
     const a = num(m[1]!);
     const b = m[2] !== undefined ? num(m[2]) : a;
-    const run: number[] = [];
-    if (a <= b) for (let p = a; p <= b; p++) run.push(p);
-    else for (let p = a; p >= b; p--) run.push(p);
-    pages.push(...run);
+    // Checked before the list grows: a modifier can at most halve it.
+    if (pages.length + Math.abs(b - a) + 1 > 2 * limit) throw tooMany();
+    if (a <= b) for (let p = a; p <= b; p++) pages.push(p);
+    else for (let p = a; p >= b; p--) pages.push(p);
   }
   // qpdf's :odd/:even pick positions in the list (1st, 3rd… / 2nd, 4th…), not page parity.
   const picked = modifier ? pages.filter((_, i) => (modifier === 'odd' ? i % 2 === 0 : i % 2 === 1)) : pages;
   if (picked.length === 0) throw bad('selects no pages.');
+  if (picked.length > limit) throw tooMany();
   return picked;
 }
 

@@ -290,6 +290,76 @@ describe('layout tools (pdf-lib)', () => {
     ] as const)
       await assert.rejects(runPdfTool(dir, id, [loop], settings), corrupt, `${id} on a /Pages loop`);
   });
+
+  it('nup-pdf and booklet-pdf take a page whose content stream is missing from the file, as viewers and qpdf do', async () => {
+    // Page 2's Contents names object 9 (of 6): null to a reader. pdf-lib's embedder failed with an
+    // INTERNAL 'Expected instance of PDFStream, but got instance of undefined'.
+    const damaged = rawPdf(path.join(dir, 'dangling-contents.pdf'), [
+      '<< /Type /Catalog /Pages 2 0 R >>',
+      '<< /Type /Pages /Kids [3 0 R 4 0 R] /Count 2 >>',
+      '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] /Contents 5 0 R /Resources << /Font << /F1 6 0 R >> >> >>',
+      '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] /Contents [9 0 R 5 0 R] /Resources << /Font << /F1 6 0 R >> >> >>',
+      '<< /Length 39 >>\nstream\nBT /F1 12 Tf 20 100 Td (Kept text) Tj ET\nendstream',
+      '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>',
+    ]);
+    for (const id of ['nup-pdf', 'booklet-pdf']) {
+      const r = await runPdfTool(dir, id, [damaged]);
+      assert.equal(
+        pageTexts(r.file!)
+          .join(' ')
+          .match(/Kept text/g)?.length,
+        2,
+        id,
+      );
+    }
+    // A page whose only content is missing is blank.
+    const blank = rawPdf(path.join(dir, 'dangling-only.pdf'), [
+      '<< /Type /Catalog /Pages 2 0 R >>',
+      '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
+      '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] /Contents 7 0 R >>',
+    ]);
+    assert.equal(pageCount((await runPdfTool(dir, 'nup-pdf', [blank])).file!), 1);
+  });
+
+  it('pdf-lib tools read a page with a missing or broken media box or /Rotate as viewers do (was INTERNAL)', async () => {
+    const text = '<< /Length 39 >>\nstream\nBT /F1 12 Tf 20 100 Td (Kept text) Tj ET\nendstream';
+    const font = '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>';
+    const withPage = (name: string, entries: string) =>
+      rawPdf(path.join(dir, `geometry-${name}.pdf`), [
+        '<< /Type /Catalog /Pages 2 0 R >>',
+        '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
+        `<< /Type /Page /Parent 2 0 R /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> ${entries} >>`,
+        text,
+        font,
+      ]);
+    // Letter, as pdftoppm, pdf.js and Acrobat take a page without a usable media box; a bad /Rotate is 0.
+    const files = [
+      withPage('none', ''),
+      withPage('dangling', '/MediaBox 9 0 R'),
+      withPage('empty', '/MediaBox [0 0 0 0]'),
+      withPage('rotate-name', '/MediaBox [0 0 612 792] /Rotate /Ninety'),
+      withPage('cropbox-bad', '/MediaBox [0 0 612 792] /CropBox [0 0 (x) 5]'),
+    ];
+    const tools = [
+      ['watermark-pdf', { text: 'MARK', rotation: 0 }],
+      ['pdf-page-numbers', {}],
+      ['nup-pdf', {}],
+      ['booklet-pdf', {}],
+      ['crop-pdf', { margin: 10 }],
+    ] as const;
+    for (const file of files)
+      for (const [id, settings] of tools) {
+        const r = await runPdfTool(dir, id, [file], settings).catch((e: KilnError) =>
+          assert.fail(`${id} on ${path.basename(file)}: ${e.code} ${e.message}`),
+        );
+        assert.match(pageTexts(r.file!).join(' '), /Kept text/, `${id} on ${path.basename(file)}`);
+        if (id === 'watermark-pdf') {
+          assert.match(execFileSync('pdfinfo', [r.file!]).toString(), /Page size:\s+612 x 792 pts/, path.basename(file));
+          // Centred on the Letter page (306, 396), upright.
+          assert.equal(textIn(r.file!, 1, 236, 346, 140, 100), 'MARK', path.basename(file));
+        }
+      }
+  });
 });
 
 /** A PDF of the given objects (1 0 obj is the catalog) with a correct cross-reference table. */

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it, before } from 'node:test';
 import { PDFDocument } from '@cantoo/pdf-lib';
@@ -67,6 +67,26 @@ describe('qpdf page ranges', () => {
       (e: KilnError) => e.code === 'VALIDATION_ERROR',
     );
   });
+
+  it('a page selection repeating pages is bounded (2000 characters of "1-z," made millions of pages)', async () => {
+    // Twice the document, or 1000 pages in all, may be listed; a modifier counts after it picked.
+    assert.equal(resolveRange('1-z,1-z', 3000).length, 6000);
+    assert.equal(resolveRange(Array(250).fill('1-z').join(','), 4).length, 1000);
+    assert.equal(resolveRange(`${Array(500).fill('1-z').join(',')}:odd`, 4).length, 1000);
+    for (const [range, pages] of [
+      ['1-z,1-z,1', 3000],
+      [Array(251).fill('1-z').join(','), 4],
+      [Array(500).fill('1-z').join(','), 1_000_000],
+    ] as const)
+      assert.throws(
+        () => resolveRange(range, pages),
+        (e: KilnError) => e.code === 'LIMIT_EXCEEDED' && /more than \d+ pages/.test(e.message) && e.message.length < 300,
+      );
+    // Through a tool: refused before qpdf runs (a 150-fold 1-z of a 3000-page PDF took 48 s and 2 GB).
+    const three = await makeTextPdf(path.join(dir, 'three.pdf'), numbered(3));
+    const r = runPdfTool(dir, 'organize-pdf', [three], { order: Array(400).fill('1-z').join(',') });
+    await assert.rejects(r, (e: KilnError) => e.code === 'LIMIT_EXCEEDED');
+  });
 });
 
 describe('page tools', () => {
@@ -81,6 +101,21 @@ describe('page tools', () => {
     assert.deepEqual(pageTexts(r.file!), ['Bravo one', 'Alpha one', 'Alpha two']);
     assert.equal(r.data!.pages, 3);
     await assert.rejects(runPdfTool(dir, 'merge-pdf', [a]), (e: KilnError) => e.code === 'VALIDATION_ERROR');
+  });
+
+  it('merge-pdf keeps the title, author… of the first file that has each (the merged file had none)', async () => {
+    const cover = await makeTextPdf(path.join(dir, 'cover.pdf'), ['Cover'], { title: 'Rapport — 年度报告 🎉' });
+    const body = await PDFDocument.load(readFileSync(await makeTextPdf(path.join(dir, 'body.pdf'), ['Body'], { title: 'Chapter 2' })));
+    body.setAuthor('Zoë Ångström');
+    body.setKeywords(['annual, report']);
+    const bodyFile = path.join(dir, 'body-info.pdf');
+    writeFileSync(bodyFile, await body.save());
+    const r = await runPdfTool(dir, 'merge-pdf', [cover, bodyFile]);
+    assert.deepEqual(pageTexts(r.file!), ['Cover', 'Body']);
+    const info = execFileSync('pdfinfo', [r.file!]).toString();
+    assert.match(info, /Title:\s+Rapport — 年度报告 🎉\n/);
+    assert.match(info, /Author:\s+Zoë Ångström\n/);
+    assert.match(info, /Keywords:\s+annual, report\n/);
   });
 
   it('split-pdf range keeps the selected pages in order', async () => {
@@ -104,6 +139,28 @@ describe('page tools', () => {
       (await zipEntries(one.file!)).map((e) => e.name),
       ['part-1.pdf'],
     );
+  });
+
+  it('split-pdf every N: each part keeps the title, author, subject and keywords (qpdf --split-pages wrote none)', async () => {
+    const src = await PDFDocument.load(
+      readFileSync(await makeTextPdf(path.join(dir, 'titled.pdf'), numbered(3), { title: 'Rapport — 年度报告 🎉' })),
+    );
+    src.setAuthor('Zoë Ångström');
+    src.setKeywords(['annual, report']);
+    const file = path.join(dir, 'titled-info.pdf');
+    writeFileSync(file, await src.save());
+    const r = await runPdfTool(dir, 'split-pdf', [file], { mode: 'every', everyN: 2 });
+    const entries = await zipEntries(r.file!);
+    assert.equal(entries.length, 2);
+    for (const e of entries) {
+      const part = path.join(dir, `titled-${e.name}`);
+      writeFileSync(part, e.data);
+      const info = execFileSync('pdfinfo', [part]).toString();
+      assert.match(info, /Title:\s+Rapport — 年度报告 🎉\n/, e.name);
+      assert.match(info, /Author:\s+Zoë Ångström\n/, e.name);
+      assert.match(info, /Keywords:\s+annual, report\n/, e.name);
+    }
+    assert.deepEqual(entries.map((e) => e.name).sort(), ['part-1.pdf', 'part-2.pdf']);
   });
 
   it('extract-pages understands r1, z and odd exactly as qpdf does', async () => {

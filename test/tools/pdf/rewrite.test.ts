@@ -125,6 +125,45 @@ describe('Ghostscript tools', () => {
     assert.match(pageTexts(r.file!)[0]!, /Colour heading/);
   });
 
+  it('pdfa-convert keeps title, author, subject, keywords and creator written as UTF-16, in the dictionary and the XMP alike', async () => {
+    // pdf-lib writes every information string as UTF-16 (as Word and many others do); Ghostscript 10.0
+    // dropped the whole dictionary in PDF/A mode for that, and the archived copy said "Untitled".
+    const doc = await PDFDocument.load(readFileSync(photoPdf));
+    doc.setTitle('Rapport annuel — 年度报告 🎉');
+    doc.setAuthor('Zoë Ångström');
+    doc.setSubject('Plain subject');
+    doc.setKeywords(['archive, 2026']);
+    doc.setCreator('Writer 7');
+    const src = path.join(dir, 'utf16-info.pdf');
+    writeFileSync(src, await doc.save());
+    const r = await runPdfTool(dir, 'pdfa-convert', [src]);
+    const tags = JSON.parse(execFileSync('exiftool', ['-j', '-a', '-G1', '-PDF:all', '-XMP:all', r.file!]).toString())[0];
+    // ExifTool's PDF reader loses characters outside UCS-2 and splits keywords; pdfinfo reads them whole.
+    const info = execFileSync('pdfinfo', [r.file!]).toString();
+    assert.match(info, /Title:\s+Rapport annuel — 年度报告 🎉\n/);
+    assert.match(info, /Keywords:\s+archive, 2026\n/);
+    assert.equal(tags['XMP-dc:Title'], 'Rapport annuel — 年度报告 🎉');
+    assert.equal(tags['PDF:Author'], 'Zoë Ångström');
+    assert.equal(tags['XMP-dc:Creator'], 'Zoë Ångström');
+    assert.equal(tags['PDF:Subject'], 'Plain subject');
+    assert.equal(tags['XMP-dc:Description'], 'Plain subject');
+    assert.equal(tags['XMP-pdf:Keywords'], 'archive, 2026');
+    assert.equal(tags['PDF:Creator'], 'Writer 7');
+    assert.equal(tags['XMP-xmp:CreatorTool'], 'Writer 7');
+    // Still PDF/A: identification kept, the packet's dates those of the dictionary, one uncompressed packet.
+    assert.equal(tags['XMP-pdfaid:Part'], 2);
+    assert.equal(tags['XMP-pdfaid:Conformance'], 'B');
+    assert.equal(tags['XMP-xmp:ModifyDate'], tags['PDF:ModifyDate']);
+    assert.equal(tags['XMP-xmp:CreateDate'], tags['PDF:CreateDate']);
+    const qdf = path.join(dir, 'utf16-info-qdf.pdf');
+    execFileSync('qpdf', ['--qdf', '--object-streams=disable', '--decode-level=none', r.file!, qdf]);
+    const text = readFileSync(qdf, 'latin1');
+    assert.equal(text.match(/\/Type \/Metadata/g)?.length, 1);
+    assert.doesNotMatch(/<<[^>]*\/Type \/Metadata[^>]*>>/.exec(text)![0], /\/Filter/);
+    assert.equal(tryRun('qpdf', ['--check', r.file!]).code, 0);
+    assert.deepEqual(r.data!.restoredInfo, ['title', 'author', 'subject', 'keywords', 'creator']);
+  });
+
   it('cancelling stops Ghostscript and leaves no output behind', async () => {
     const tool = ((await import('../../../src/tools/pdf/document/compress-pdf.js')) as { default: Tool }).default;
     const ws = await createWorkspace();

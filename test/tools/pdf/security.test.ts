@@ -62,6 +62,36 @@ describe('protect-pdf and unlock-pdf', () => {
     const r = await runPdfTool(dir, 'extract-pages', [ownerOnly], { range: '2' });
     assert.deepEqual(pageTexts(r.file!), ['Secret page 2']);
   });
+
+  it("tools that work on a decrypted copy keep an owner-restricted PDF's encryption and permissions", async () => {
+    // The qpdf page tools kept them; watermark, crop, grayscale… returned the file unrestricted.
+    const restricted = path.join(dir, 'restricted.pdf');
+    execFileSync('qpdf', ['--encrypt', '', 'boss', '256', '--print=none', '--extract=n', '--modify=none', '--', plain, restricted]);
+    for (const [id, settings] of [
+      ['watermark-pdf', { text: 'MARK' }],
+      ['pdf-page-numbers', {}],
+      ['crop-pdf', { margin: 5 }],
+      ['pdf-metadata', { title: 'New title' }],
+      ['nup-pdf', {}],
+      ['booklet-pdf', {}],
+      ['flatten-pdf', {}],
+      ['redact-pdf', { terms: ['page 1'] }],
+      ['grayscale-pdf', {}],
+    ] as const) {
+      const r = await runPdfTool(dir, id, [restricted], settings);
+      const enc = execFileSync('qpdf', ['--show-encryption', r.file!]).toString();
+      assert.match(enc, /R = 6/, id);
+      assert.match(enc, /print high resolution: not allowed/, id);
+      assert.match(enc, /extract for any purpose: not allowed/, id);
+      // Same passwords: it opens without one, and 'boss' is its owner password.
+      assert.match(
+        execFileSync('qpdf', ['--password=boss', '--show-encryption', r.file!]).toString(),
+        /Supplied password is owner password/,
+        id,
+      );
+      assert.match(pageTexts(r.file!).join(' '), /Secret page/, id);
+    }
+  });
 });
 
 describe('repair-pdf, corrupt input, linearize-pdf', () => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { before, describe, it } from 'node:test';
 import forge from 'node-forge';
@@ -126,5 +126,57 @@ describe('sign-pdf', () => {
       runPdfTool(dir, 'sign-pdf', [doc], { placements, certificatePassword: 'wrong' }, { sig: [blue], certificate: [p12] }),
       (e: KilnError) => e.code === 'VALIDATION_ERROR' && /password/.test(e.message),
     );
+  });
+
+  it('countersigning or stamping a signed PDF keeps the earlier signatures valid (an incremental update)', async () => {
+    // A full rewrite changed the bytes the first signature covers: pdfsig said 'Digest Mismatch' for it,
+    // and both fields were named Signature1 (one field to a viewer).
+    const alice = makeP12(path.join(dir, 'alice.p12'), 'a-pw');
+    const bob = makeP12(path.join(dir, 'bob.p12'), 'b-pw');
+    const first = await runPdfTool(
+      dir,
+      'sign-pdf',
+      [doc],
+      { placements: [{ page: 0, x: 0.1, y: 0.8, w: 0.3, h: 0.1 }], certificatePassword: 'a-pw' },
+      { sig: [blue], certificate: [alice] },
+    );
+    const second = await runPdfTool(
+      dir,
+      'sign-pdf',
+      [first.file!],
+      { placements: [{ page: 0, x: 0.6, y: 0.8, w: 0.3, h: 0.1 }], certificatePassword: 'b-pw' },
+      { sig: [green], certificate: [bob] },
+    );
+    assert.equal(second.data!.earlierSignatures, 1);
+    // The first file's bytes are the start of the second: nothing it signed was touched.
+    const a = readFileSync(first.file!);
+    assert.ok(readFileSync(second.file!).subarray(0, a.length).equals(a));
+    const stamped = await runPdfTool(
+      dir,
+      'sign-pdf',
+      [second.file!],
+      { placements: [{ page: 1, x: 0.1, y: 0.1, w: 0.3, h: 0.1 }] },
+      { sig: [blue] },
+    );
+    for (const [file, signatures] of [
+      [second.file!, 2],
+      [stamped.file!, 2],
+    ] as const) {
+      const out = tryRun('pdfsig', [file]).out;
+      assert.equal(out.match(/Signature Validation: Signature is Valid/g)?.length, signatures, out);
+      assert.match(out, /Signature Field Name: Signature1[\s\S]*Signature Field Name: Signature2/);
+      assert.equal(tryRun('qpdf', ['--check', file]).code, 0);
+    }
+    assert.match(tryRun('pdfsig', [second.file!]).out, /Common Name: Kiln Test Signer[\s\S]*Total document signed/);
+    assert.equal(pageTexts(stamped.file!)[0], 'Contract page one');
+    // Both stamps are on page one, the third on page two (within a few levels: edges are anti-aliased).
+    const near = (got: number[], want: number[]) =>
+      assert.ok(
+        got.every((v, i) => Math.abs(v - want[i]!) <= 6),
+        `${got} vs ${want}`,
+      );
+    near(await regionColour(second.file!, 1, 60, 330, 40, 20), [0, 0, 255]);
+    near(await regionColour(second.file!, 1, 285, 330, 30, 20), [0, 200, 0]); // a square fitted in the middle of its box
+    near(await regionColour(stamped.file!, 2, 60, 50, 40, 20), [0, 0, 255]);
   });
 });

@@ -188,6 +188,27 @@ describe('tools that make new pages or rewrite through Ghostscript say what they
     }
   });
 
+  it('nup-pdf and booklet-pdf keep the title, author, subject, keywords and creator (the new document had none)', async () => {
+    const doc = await PDFDocument.load(
+      readFileSync(await makeTextPdf(path.join(dir, 'titled.pdf'), numbered(3), { title: 'Rapport — 年度报告' })),
+    );
+    doc.setAuthor('Zoë Ångström');
+    doc.setSubject('Handout');
+    doc.setKeywords(['annual, report']);
+    doc.setCreator('Writer 7');
+    const src = path.join(dir, 'titled-info.pdf');
+    writeFileSync(src, await doc.save());
+    for (const id of ['nup-pdf', 'booklet-pdf']) {
+      const r = await runPdfTool(dir, id, [src]);
+      const info = execFileSync('pdfinfo', [r.file!]).toString();
+      assert.match(info, /Title:\s+Rapport — 年度报告\n/, id);
+      assert.match(info, /Author:\s+Zoë Ångström\n/, id);
+      assert.match(info, /Subject:\s+Handout\n/, id);
+      assert.match(info, /Keywords:\s+annual, report\n/, id);
+      assert.match(info, /Creator:\s+Writer 7\n/, id);
+    }
+  });
+
   it('nup-pdf warns that the bookmarks are gone', async () => {
     const r = await runPdfTool(dir, 'nup-pdf', [outlined], { perSheet: 2 });
     assert.equal(pageCount(r.file!), 3);

@@ -5,7 +5,7 @@
  */
 import path from 'node:path';
 import type { RunContext } from '../../../core/tool.js';
-import { loadPdf } from '../../../engines/pdf-lib.js';
+import { getPdfLib, loadPdf } from '../../../engines/pdf-lib.js';
 import { flattenAnnotations } from '../../../engines/qpdf.js';
 import { countOutlineItems, readStructure, type PdfStructure } from '../../../engines/qpdf-structure.js';
 import type { OpenedPdf } from './pdf-input.js';
@@ -38,4 +38,24 @@ export async function loadForImposition(ctx: RunContext, pdf: OpenedPdf): Promis
   const flat = path.join(ctx.workDir, `flattened-${process.hrtime.bigint()}.pdf`);
   await flattenAnnotations(pdf.path, flat, { signal: ctx.signal });
   return { doc: await loadPdf(flat, pdf.name, pdf.pages), before };
+}
+
+/**
+ * The new document the sheets of `src` go on, with its title, author, subject, keywords and creator: a
+ * document made from scratch had none (an n-up handout of "Annual report" was untitled).
+ */
+export async function sheetsFor(src: PdfDoc): Promise<PdfDoc> {
+  const { PDFDocument } = await getPdfLib();
+  const out = await PDFDocument.create();
+  const title = src.getTitle();
+  if (title) out.setTitle(title);
+  const author = src.getAuthor();
+  if (author) out.setAuthor(author);
+  const subject = src.getSubject();
+  if (subject) out.setSubject(subject);
+  const keywords = src.getKeywords();
+  if (keywords) out.setKeywords([keywords]); // one element: kept verbatim (pdf-lib joins a list with spaces)
+  const creator = src.getCreator();
+  if (creator) out.setCreator(creator);
+  return out;
 }

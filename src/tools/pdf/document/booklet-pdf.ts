@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import { embedPages, getPdfLib, placePage, savePdf, visibleSize } from '../../../engines/pdf-lib.js';
-import { openPdf, pdfOutput, PDF_ACCEPT } from '../_shared/pdf-input.js';
-import { loadForImposition, warnLostStructure } from '../_shared/structure-loss.js';
+import { embedPages, placePage, savePdf, visibleSize } from '../../../engines/pdf-lib.js';
+import { keepEncryption, openPdf, pdfOutput, PDF_ACCEPT } from '../_shared/pdf-input.js';
+import { loadForImposition, sheetsFor, warnLostStructure } from '../_shared/structure-loss.js';
 
 /**
  * Saddle-stitch imposition of n pages (padded to a multiple of 4 with blanks, shown as 0): sheet i
@@ -38,7 +38,6 @@ export default defineTool({
   examples: ['zine.pdf -o booklet.pdf'],
   async run(ctx, { files }, s) {
     const pdf = await openPdf(ctx, files[0]!, { decrypt: true });
-    const { PDFDocument } = await getPdfLib();
     // Filled form values, stamps and comments are annotations, outside the page content that is drawn.
     const { doc: src, before } = await loadForImposition(ctx, pdf);
     const srcPages = src.getPages();
@@ -47,7 +46,7 @@ export default defineTool({
     const rows = s.perSheet / 2;
     const bookletSheets = total / 4;
     const physical = Math.ceil(bookletSheets / rows);
-    const out = await PDFDocument.create();
+    const out = await sheetsFor(src);
     const used = [...new Set(spreads.flat().filter((p) => p > 0))].sort((a, b) => a - b);
     const embedded = new Map(
       (
@@ -86,6 +85,7 @@ export default defineTool({
     const file = ctx.out('pdf', '-booklet');
     await savePdf(out, file);
     await warnLostStructure(ctx, before, file);
+    await keepEncryption(ctx, pdf, file);
     return {
       outputs: [pdfOutput(file)],
       data: {

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
 import { compressionParams, pdfwrite } from '../../../engines/ghostscript.js';
-import { openPdf, pdfOutput, PDF_ACCEPT } from '../_shared/pdf-input.js';
+import { keepEncryption, openPdf, pdfOutput, PDF_ACCEPT } from '../_shared/pdf-input.js';
 import { warnLostStructure } from '../_shared/structure-loss.js';
 import { readStructure } from '../../../engines/qpdf-structure.js';
 
@@ -64,7 +64,10 @@ export default defineTool({
       // Rewriting only made it bigger (already optimised): the original is the better answer.
       await copyFile(input.path, out);
       usedOriginal = true;
-    } else await warnLostStructure(ctx, await readStructure(pdf.path, { signal: ctx.signal }), out);
+    } else {
+      await warnLostStructure(ctx, await readStructure(pdf.path, { signal: ctx.signal }), out);
+      await keepEncryption(ctx, pdf, out);
+    }
     const processedSize = (await stat(out)).size;
     return {
       outputs: [pdfOutput(out)],

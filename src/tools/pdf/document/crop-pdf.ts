@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { KilnError } from '../../../core/errors.js';
 import { defineTool } from '../../../core/tool.js';
 import { loadPdf, savePdf } from '../../../engines/pdf-lib.js';
-import { openPdf, pdfOutput, PDF_ACCEPT } from '../_shared/pdf-input.js';
+import { keepEncryption, openPdf, pdfOutput, PDF_ACCEPT } from '../_shared/pdf-input.js';
 
 export default defineTool({
   id: 'crop-pdf',
@@ -40,6 +40,7 @@ export default defineTool({
     }
     const out = ctx.out('pdf', '-cropped');
     await savePdf(doc, out);
+    await keepEncryption(ctx, pdf, out);
     return { outputs: [pdfOutput(out)], data: { margin: m, pages: boxes.length, firstPage: boxes[0] } };
   },
 });

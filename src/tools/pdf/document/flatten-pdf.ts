@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
 import { flattenAnnotations } from '../../../engines/qpdf.js';
-import { openPdf, pdfOutput, PDF_ACCEPT } from '../_shared/pdf-input.js';
+import { keepEncryption, openPdf, pdfOutput, PDF_ACCEPT } from '../_shared/pdf-input.js';
 
 export default defineTool({
   id: 'flatten-pdf',
@@ -20,6 +20,7 @@ export default defineTool({
     const pdf = await openPdf(ctx, files[0]!, { decrypt: true });
     const out = ctx.out('pdf', '-flattened');
     await flattenAnnotations(pdf.path, out, { signal: ctx.signal });
+    await keepEncryption(ctx, pdf, out);
     return { outputs: [pdfOutput(out)], data: { pages: pdf.pages } };
   },
 });

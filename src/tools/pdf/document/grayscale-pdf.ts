@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
 import { GRAYSCALE_PARAMS, pdfwrite } from '../../../engines/ghostscript.js';
-import { openPdf, pdfOutput, PDF_ACCEPT } from '../_shared/pdf-input.js';
+import { keepEncryption, openPdf, pdfOutput, PDF_ACCEPT } from '../_shared/pdf-input.js';
 import { warnLostStructure } from '../_shared/structure-loss.js';
 import { readStructure } from '../../../engines/qpdf-structure.js';
 
@@ -26,6 +26,7 @@ export default defineTool({
       onPage: (p) => ctx.progress((p / pdf.pages) * 95, `page ${p}/${pdf.pages}`),
     });
     await warnLostStructure(ctx, before, out);
+    await keepEncryption(ctx, pdf, out);
     return { outputs: [pdfOutput(out)], data: { pages: pdf.pages } };
   },
 });

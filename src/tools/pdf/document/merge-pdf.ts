@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { mapPool } from '../../../core/pool.js';
 import { defineTool } from '../../../core/tool.js';
 import path from 'node:path';
+import { readDocInfo, writeDocInfo, type DocInfo } from '../../../engines/pdf-info.js';
 import { qpdf } from '../../../engines/qpdf.js';
 import { addStructure, countOutlineItems, readStructure, remapOutlines } from '../../../engines/qpdf-structure.js';
 import { openPdf, pdfOutput, PDF_ACCEPT } from '../_shared/pdf-input.js';
@@ -11,7 +12,9 @@ export default defineTool({
   section: 'pdf',
   group: 'document',
   summary: 'Combine up to 20 PDFs into one, in upload order.',
-  description: 'qpdf copies the pages of each PDF, in the order given, into one document; pages are streamed from disk, never rasterized.',
+  description:
+    'qpdf copies the pages of each PDF, in the order given, into one document; pages are streamed from disk, never rasterized. ' +
+    'Bookmarks and attached files of every file are kept; title, author, subject, keywords and creator come from the first file that has each.',
   input: { kind: 'files', accept: PDF_ACCEPT, min: 2, max: 20 },
   settings: z.object({}),
   needs: { engines: ['qpdf'] },
@@ -25,8 +28,9 @@ export default defineTool({
     const checked = await mapPool(files, 2, async (file) => {
       const pdf = await openPdf(ctx, file);
       const structure = await readStructure(pdf.path, { signal: ctx.signal });
+      const info = await readDocInfo(pdf.path, { signal: ctx.signal });
       ctx.progress(++done * (40 / files.length), `checked ${done}/${files.length}`);
-      return { ...pdf, ...structure };
+      return { ...pdf, ...structure, info };
     });
     const pages = checked.reduce((a, p) => a + p.pages, 0);
     // Owner-password-only PDFs open without a password; qpdf reads them directly.
@@ -51,11 +55,18 @@ export default defineTool({
     });
     // Up to 20 large files: qpdf streams them, but give it more time than a single-file operation.
     const o = { signal: ctx.signal, timeoutMs: 600_000, workDir: ctx.workDir };
+    // --empty starts a document without an information dictionary: the merged file had no title at all.
+    // Each field comes from the first file that has it (what PDFBox's merger, behind Stirling-PDF, does).
+    const info: DocInfo = {};
+    for (const c of checked) for (const [k, v] of Object.entries(c.info) as [keyof DocInfo, string][]) info[k] ??= v;
     const more = outline.length > 0 || attachments.length > 0;
-    const merged = more ? path.join(ctx.workDir, 'merged.pdf') : out;
+    const hasInfo = Object.keys(info).length > 0;
+    const merged = more || hasInfo ? path.join(ctx.workDir, 'merged.pdf') : out;
     await qpdf(['--empty', '--pages', ...sources.flatMap((s) => [s, '1-z']), '--', merged], o);
     ctx.progress(85, 'bookmarks and attachments');
-    if (more) await addStructure(merged, out, { outline, attachments }, o);
+    const structured = hasInfo ? path.join(ctx.workDir, 'structured.pdf') : out;
+    if (more) await addStructure(merged, structured, { outline, attachments }, o);
+    if (hasInfo) await writeDocInfo(more ? structured : merged, out, info, o);
     return {
       outputs: [pdfOutput(out)],
       data: { files: files.length, pages, bookmarks: countOutlineItems(outline), attachments: seen.size },

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import { embedPages, getPdfLib, placePage, savePdf, visibleSize } from '../../../engines/pdf-lib.js';
-import { openPdf, pdfOutput, PDF_ACCEPT } from '../_shared/pdf-input.js';
-import { loadForImposition, warnLostStructure } from '../_shared/structure-loss.js';
+import { embedPages, placePage, savePdf, visibleSize } from '../../../engines/pdf-lib.js';
+import { keepEncryption, openPdf, pdfOutput, PDF_ACCEPT } from '../_shared/pdf-input.js';
+import { loadForImposition, sheetsFor, warnLostStructure } from '../_shared/structure-loss.js';
 
 /** Columns × rows for each count (either way round; the orientation that gives larger pages wins). */
 const GRIDS: Record<number, [number, number]> = { 2: [2, 1], 3: [3, 1], 4: [2, 2], 8: [4, 2], 9: [3, 3], 12: [4, 3], 16: [4, 4] };
@@ -41,13 +41,12 @@ export default defineTool({
   examples: ['slides.pdf --per-sheet 4 -o handout.pdf'],
   async run(ctx, { files }, s) {
     const pdf = await openPdf(ctx, files[0]!, { decrypt: true });
-    const { PDFDocument } = await getPdfLib();
     // Filled form values, stamps and comments are annotations, outside the page content that is drawn.
     const { doc: src, before } = await loadForImposition(ctx, pdf);
     const srcPages = src.getPages();
     const first = visibleSize(srcPages[0]!);
     const L = nupLayout(s.perSheet, first.width, first.height);
-    const out = await PDFDocument.create();
+    const out = await sheetsFor(src);
     const cellW = L.sheetW / L.cols;
     const cellH = L.sheetH / L.rows;
     for (let start = 0; start < srcPages.length; start += s.perSheet) {
@@ -70,6 +69,7 @@ export default defineTool({
     const file = ctx.out('pdf', `-${s.perSheet}up`);
     await savePdf(out, file);
     await warnLostStructure(ctx, before, file);
+    await keepEncryption(ctx, pdf, file);
     return {
       outputs: [pdfOutput(file)],
       data: {

@@ -6,7 +6,7 @@ import { defineTool } from '../../../core/tool.js';
 import { getPdfLib, loadPdf, savePdf } from '../../../engines/pdf-lib.js';
 import { syncPdfXmp, type XmpField } from '../../../engines/pdf-xmp.js';
 import { engineStatus } from '../../../engines/registry.js';
-import { openPdf, pdfOutput, PDF_ACCEPT } from '../_shared/pdf-input.js';
+import { keepEncryption, openPdf, pdfOutput, PDF_ACCEPT } from '../_shared/pdf-input.js';
 
 type Doc = Awaited<ReturnType<typeof loadPdf>>;
 
@@ -57,6 +57,7 @@ export default defineTool({
     const hasXmp = doc.catalog.get(PDFName.of('Metadata')) !== undefined;
     if (!changed.length || !hasXmp) {
       await savePdf(doc, out);
+      await keepEncryption(ctx, pdf, out);
       return { outputs: [pdfOutput(out)], data: { before, after: readInfo(doc), changed } };
     }
     const infoOnly = path.join(ctx.workDir, 'info-only.pdf');
@@ -75,6 +76,7 @@ export default defineTool({
       }
     } else ctx.warn('ExifTool is not installed: the XMP metadata, which some viewers show, keeps the old values (`kiln doctor`)');
     if (!xmpUpdated) await rename(infoOnly, out);
+    await keepEncryption(ctx, pdf, out);
     return { outputs: [pdfOutput(out)], data: { before, after: readInfo(doc), changed, xmpUpdated } };
   },
 });

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
 import { drawAnchoredText, fontFor, loadPdf, savePdf } from '../../../engines/pdf-lib.js';
-import { openPdf, pdfOutput, PDF_ACCEPT } from '../_shared/pdf-input.js';
+import { keepEncryption, openPdf, pdfOutput, PDF_ACCEPT } from '../_shared/pdf-input.js';
 
 export default defineTool({
   id: 'pdf-page-numbers',
@@ -29,6 +29,7 @@ export default defineTool({
     }
     const out = ctx.out('pdf', '-numbered');
     await savePdf(doc, out);
+    await keepEncryption(ctx, pdf, out);
     return { outputs: [pdfOutput(out)], data: { pages: pages.length } };
   },
 });

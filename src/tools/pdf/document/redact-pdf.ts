@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
 import { redact } from '../../../engines/mupdf.js';
 import { flattenAnnotations } from '../../../engines/qpdf.js';
-import { openPdf, pdfOutput, PDF_ACCEPT } from '../_shared/pdf-input.js';
+import { keepEncryption, openPdf, pdfOutput, PDF_ACCEPT } from '../_shared/pdf-input.js';
 
 export default defineTool({
   id: 'redact-pdf',
@@ -39,6 +39,7 @@ export default defineTool({
       flattened = true;
     }
     const total = r.pages.reduce((a, p) => a + p.matches, 0);
+    await keepEncryption(ctx, pdf, out);
     return { outputs: [pdfOutput(out)], data: { matches: total, pages: r.pages, clearedInfo: r.clearedInfo, flattenedForms: flattened } };
   },
 });

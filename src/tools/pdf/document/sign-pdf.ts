@@ -6,6 +6,10 @@ import { defineTool } from '../../../core/tool.js';
 import { getPdfLib, loadPdf, savePdf, visibleSize, visibleToUser } from '../../../engines/pdf-lib.js';
 import { openInput } from '../../image/_shared/decode.js';
 import { openPdf, pdfOutput, PDF_ACCEPT } from '../_shared/pdf-input.js';
+import { addSignaturePlaceholder, signedFieldNames } from '../_shared/signature-field.js';
+
+/** PAdES-style detached CMS (what @signpdf/utils calls SUBFILTER_ETSI_CADES_DETACHED). */
+const SUBFILTER = 'ETSI.CAdES.detached';
 
 const fraction = z.number().min(0).max(1);
 const placement = z.object({
@@ -27,7 +31,8 @@ export default defineTool({
   description:
     'placements is a JSON array of {sig, page, x, y, w, h}: sig picks sig0, sig1…; page is zero-based; x, y, w, h are fractions of the displayed page ' +
     'with the origin at the top-left. Each image is fitted into its box keeping its aspect ratio. With a PKCS#12 certificate (certificate, ' +
-    'certificatePassword) the stamped PDF is also signed cryptographically: a CMS signature with the ETSI.CAdES.detached sub-filter over the whole file.',
+    'certificatePassword) the stamped PDF is also signed cryptographically: a CMS signature with the ETSI.CAdES.detached sub-filter over the whole file. ' +
+    'A PDF that is already signed gets the stamps and the new signature as an incremental update, so the earlier signatures stay valid.',
   input: {
     kind: 'file',
     accept: PDF_ACCEPT,
@@ -74,7 +79,14 @@ export default defineTool({
   async run(ctx, { files, extra }, s) {
     const pdf = await openPdf(ctx, files[0]!, { decrypt: true });
     const sigs = extra.sig ?? [];
-    const doc = await loadPdf(pdf.path, pdf.name, pdf.pages);
+    // An unencrypted input is loaded for an incremental update: when it is already signed, the stamps and
+    // the new signature are appended and the signed bytes stay as they were (a full rewrite broke every
+    // earlier signature: a countersigned contract showed the first signature as 'Digest Mismatch').
+    const incremental = pdf.path === files[0]!.path;
+    const doc = await loadPdf(pdf.path, pdf.name, pdf.pages, { incremental });
+    const signedFields = await signedFieldNames(doc);
+    if (signedFields.length && !incremental)
+      ctx.warn(`the ${signedFields.length} earlier signature(s) no longer verify: the encrypted PDF had to be decrypted and rewritten`);
     const pages = doc.getPages();
     for (const [i, p] of s.placements.entries()) {
       if (p.sig >= sigs.length)
@@ -117,42 +129,42 @@ export default defineTool({
     }
     const out = ctx.out('pdf', '-signed');
     const cert = extra.certificate?.[0];
+    const appendToSigned = incremental && signedFields.length > 0;
+    const data = { stamps: s.placements.length, ...(signedFields.length ? { earlierSignatures: signedFields.length } : {}) };
     if (!cert) {
-      await savePdf(doc, out);
-      return { outputs: [pdfOutput(out)], data: { stamps: s.placements.length, cryptographic: false } };
+      if (appendToSigned) await writeFile(out, await doc.commit({ useObjectStreams: false }));
+      else await savePdf(doc, out);
+      return { outputs: [pdfOutput(out)], data: { ...data, cryptographic: false } };
     }
     ctx.progress(60, 'signing');
-    // The placeholder library works on its own pdf-lib (1.17), so the stamped document is handed over as bytes.
-    const stamped = await doc.save({ useObjectStreams: false });
-    const signed = await signBytes(stamped, await readFile(cert.path), s.certificatePassword ?? '', s.reason ?? 'Signed with kiln');
-    await writeFile(out, signed.pdf);
+    const signer = await openP12(await readFile(cert.path), s.certificatePassword ?? '');
+    await addSignaturePlaceholder(doc, {
+      reason: s.reason ?? 'Signed with kiln',
+      name: signer.name,
+      subFilter: SUBFILTER,
+      signatureLength: 8192,
+      taken: signedFields,
+    });
+    const prepared = appendToSigned ? await doc.commit({ useObjectStreams: false }) : await doc.save({ useObjectStreams: false });
+    await writeFile(out, await signBytes(Buffer.from(prepared), signer));
     return {
       outputs: [pdfOutput(out)],
-      data: { stamps: s.placements.length, cryptographic: true, subFilter: 'ETSI.CAdES.detached', signer: signed.signer },
+      data: { ...data, cryptographic: true, subFilter: SUBFILTER, signer: signer.name },
     };
   },
 });
 
-async function signBytes(pdfBytes: Uint8Array, p12: Buffer, passphrase: string, reason: string): Promise<{ pdf: Buffer; signer: string }> {
-  const [{ PDFDocument }, { pdflibAddPlaceholder }, { P12Signer }, signpdfMod, { SUBFILTER_ETSI_CADES_DETACHED }, forgeMod] =
-    await Promise.all([
-      import('pdf-lib'),
-      import('@signpdf/placeholder-pdf-lib'),
-      import('@signpdf/signer-p12'),
-      import('@signpdf/signpdf'),
-      import('@signpdf/utils'),
-      import('node-forge'),
-    ]);
+/** The PKCS#12 file opened first, so a wrong password or a file that is not PKCS#12 gets a clear answer. */
+async function openP12(p12: Buffer, passphrase: string): Promise<{ p12: Buffer; passphrase: string; name: string }> {
+  const forgeMod = await import('node-forge');
   const forge = (forgeMod as unknown as { default: typeof import('node-forge') }).default ?? forgeMod;
-  // Open the certificate first, so a wrong password or a file that is not PKCS#12 gets a clear answer.
-  let signerName = 'unknown';
   try {
     const asn1 = forge.asn1.fromDer(forge.util.createBuffer(p12.toString('binary')));
     const bag = forge.pkcs12.pkcs12FromAsn1(asn1, passphrase);
     const certs = bag.getBags({ bagType: forge.pki.oids.certBag })[forge.pki.oids.certBag] ?? [];
     const keys = bag.getBags({ bagType: forge.pki.oids.pkcs8ShroudedKeyBag })[forge.pki.oids.pkcs8ShroudedKeyBag] ?? [];
     if (!certs[0]?.cert || !keys[0]?.key) throw new Error('no certificate and key inside');
-    signerName = String(certs[0].cert.subject.getField('CN')?.value ?? signerName);
+    return { p12, passphrase, name: String(certs[0].cert.subject.getField('CN')?.value ?? 'unknown') };
   } catch (e) {
     const msg = (e as Error).message ?? '';
     throw new KilnError(
@@ -163,21 +175,14 @@ async function signBytes(pdfBytes: Uint8Array, p12: Buffer, passphrase: string, 
       },
     );
   }
-  const doc = await PDFDocument.load(pdfBytes);
-  pdflibAddPlaceholder({
-    pdfDoc: doc,
-    reason,
-    contactInfo: '',
-    name: signerName,
-    location: '',
-    subFilter: SUBFILTER_ETSI_CADES_DETACHED,
-    signatureLength: 16384,
-  });
-  const withPlaceholder = Buffer.from(await doc.save({ useObjectStreams: false }));
+}
+
+/** Fills the placeholder of a PDF laid out with addSignaturePlaceholder: ByteRange, then the CMS signature over it. */
+async function signBytes(pdf: Buffer, signer: { p12: Buffer; passphrase: string }): Promise<Buffer> {
+  const [{ P12Signer }, signpdfMod] = await Promise.all([import('@signpdf/signer-p12'), import('@signpdf/signpdf')]);
   // CommonJS through import(): the instance is exports.default, reached as default.default (or default).
   type Signer = { sign(b: Buffer, s: unknown): Promise<Buffer> };
   const m = signpdfMod as unknown as { default: Signer & { default?: Signer } };
   const signpdf = m.default.default ?? m.default;
-  const pdf = await signpdf.sign(withPlaceholder, new P12Signer(p12, { passphrase }));
-  return { pdf, signer: signerName };
+  return signpdf.sign(pdf, new P12Signer(signer.p12, { passphrase: signer.passphrase }));
 }

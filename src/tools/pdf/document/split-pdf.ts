@@ -5,6 +5,7 @@ import { KilnError } from '../../../core/errors.js';
 import { zipFiles } from '../../../core/zip.js';
 import { mapPool } from '../../../core/pool.js';
 import { defineTool } from '../../../core/tool.js';
+import { readDocInfo, writeDocInfo } from '../../../engines/pdf-info.js';
 import { qpdf, resolveRange } from '../../../engines/qpdf.js';
 import { addStructure, readStructure, remapOutlines, selectPages } from '../../../engines/qpdf-structure.js';
 import { openPdf, pdfOutput, PDF_ACCEPT } from '../_shared/pdf-input.js';
@@ -54,23 +55,29 @@ export default defineTool({
       throw new KilnError('INTERNAL', `qpdf wrote ${names.length} parts, expected ${Math.ceil(pdf.pages / n)}.`);
     // qpdf writes parts without the outline and without attached files: each part gets the bookmarks of
     // its own pages and every attachment, as extract-pages (a page selection) keeps them.
+    // Nor the title, author… (the information dictionary), which extract-pages and split range keep.
     const { outline, attachments } = await readStructure(pdf.path, { signal: ctx.signal });
+    // Two more short qpdf runs per part (a 3000-part split takes half a minute more), so a creator alone,
+    // which nearly every PDF names and nobody looks for in a part, does not trigger them.
+    const info = await readDocInfo(pdf.path, { signal: ctx.signal });
+    const hasInfo = Boolean(info.title || info.author || info.subject || info.keywords);
     const parts = names.map((_, i) => ({ path: path.join(dir, `part-${i + 1}.pdf`), name: `part-${i + 1}.pdf` }));
     let done = 0;
     // Two parts at a time: each is a few short qpdf runs, mostly process start-up.
+    const o = { signal: ctx.signal, workDir: ctx.workDir };
     await mapPool(names, 2, async (name, i) => {
       const from = i * n;
       const kept = remapOutlines(outline, (page) => (page > from && page <= from + n ? page - from : null));
       const attach = attachments.length ? [{ file: pdf.path }] : [];
-      if (kept.length || attach.length)
-        await addStructure(
-          path.join(dir, name),
-          parts[i]!.path,
-          { outline: kept, attachments: attach },
-          { signal: ctx.signal, workDir: ctx.workDir },
-        );
-      else await rename(path.join(dir, name), parts[i]!.path);
-      if (outline.length || attach.length) ctx.progress(10 + (80 * ++done) / names.length, `part ${done}/${names.length}`);
+      let current = path.join(dir, name);
+      if (kept.length || attach.length) {
+        const next = hasInfo ? path.join(dir, `s-${name}`) : parts[i]!.path;
+        await addStructure(current, next, { outline: kept, attachments: attach }, o);
+        current = next;
+      }
+      if (hasInfo) await writeDocInfo(current, parts[i]!.path, info, o);
+      else if (current !== parts[i]!.path) await rename(current, parts[i]!.path);
+      if (outline.length || attach.length || hasInfo) ctx.progress(10 + (80 * ++done) / names.length, `part ${done}/${names.length}`);
     });
     // Always a ZIP in this mode, even with one part, so callers get one shape of answer.
     const zip = ctx.out('zip', '-parts');

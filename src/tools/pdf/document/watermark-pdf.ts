@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
 import { drawAnchoredText, fontFor, loadPdf, savePdf } from '../../../engines/pdf-lib.js';
-import { openPdf, pdfOutput, PDF_ACCEPT } from '../_shared/pdf-input.js';
+import { keepEncryption, openPdf, pdfOutput, PDF_ACCEPT } from '../_shared/pdf-input.js';
 
 export default defineTool({
   id: 'watermark-pdf',
@@ -41,6 +41,7 @@ export default defineTool({
     }
     const out = ctx.out('pdf', '-watermarked');
     await savePdf(doc, out);
+    await keepEncryption(ctx, pdf, out);
     return { outputs: [pdfOutput(out)], data: { pages: pages.length } };
   },
 });
