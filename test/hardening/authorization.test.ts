@@ -20,8 +20,10 @@ import { login, startServer, type TestServer } from '../helpers/server.js';
  * see it (See all users' files, pipelines, keys). admin: needs an admin permission (Write settings,
  * Manage users and teams, Manage branding, system:health, audit). session: a signed-in person with a
  * session, never an API key (changing the password or the second factor: a leaked key must not).
+ * self: as own, but an admin is refused another person's (403): rotating a key hands the caller its new
+ * secret, so a person's key is rotated by its owner only (an admin rotates service accounts' keys).
  */
-type Access = 'public' | 'auth' | 'session' | 'own' | 'admin';
+type Access = 'public' | 'auth' | 'session' | 'own' | 'self' | 'admin';
 
 const EXPECTED: Record<string, Access> = {
   'POST /api/auth/login': 'public',
@@ -49,7 +51,7 @@ const EXPECTED: Record<string, Access> = {
   'POST /api/v1/api-keys': 'auth',
   'GET /api/v1/api-keys': 'auth',
   'DELETE /api/v1/api-keys/:id': 'own',
-  'POST /api/v1/api-keys/:id/rotate': 'own',
+  'POST /api/v1/api-keys/:id/rotate': 'self',
   'GET /api/v1/health': 'public',
   'GET /api/v1/readyz': 'public',
   'GET /api/v1/admin/health': 'admin',
@@ -299,7 +301,8 @@ describe('authorization matrix', () => {
         const token = await tokenOf(p, key);
         const stranger = p === 'anonymous' || p === 'expired key' || p === 'revoked key';
         // Only alice's own principals and those who may see her resources get a real one.
-        const o = access === 'own' && !stranger && url.includes(':') ? await owned(url) : undefined;
+        const mine = access === 'own' || access === 'self';
+        const o = mine && !stranger && url.includes(':') ? await owned(url) : undefined;
         const r = await status(method, fill(url, o), token, BODIES[key]);
         const st = r.st;
         checked++;
@@ -317,10 +320,13 @@ describe('authorization matrix', () => {
         } else if (access === 'admin') {
           ok = p === 'admin' ? !denied(r) : st === 403 && r.code === 'FORBIDDEN';
           want = p === 'admin' ? 'let in' : '403';
-        } else if (access === 'own' && p === 'other user' && o) {
+        } else if (mine && p === 'other user' && o) {
           ok = st === 404;
           want = "404 (another user's resource)";
-        } else if (access === 'own' && o) {
+        } else if (access === 'self' && p === 'admin' && o) {
+          ok = st === 403 && r.code === 'FORBIDDEN';
+          want = "403 (another person's, owner only)";
+        } else if (mine && o) {
           ok = !denied(r) && st !== 404;
           want = 'let in, resource found';
         } else {
