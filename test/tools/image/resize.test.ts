@@ -71,6 +71,27 @@ describe('resize', () => {
     await assert.rejects(run(src, { width: 0 }), (e: KilnError) => e.code === 'VALIDATION_ERROR');
     await assert.rejects(run(src, { widht: 10 }), (e: KilnError) => e.code === 'VALIDATION_ERROR' && /did you mean width/.test(e.message));
   });
+  it('refuses a result over the pixel limit before making it (a tiny input asked for 268 MP)', async () => {
+    const tiny = await makeImage(dir, 'tiny-huge.png', 8, 8, { format: 'png' });
+    const tall = await makeImage(dir, 'tall.png', 4, 400, { format: 'png' });
+    for (const settings of [
+      { width: 16383, height: 16383, fit: 'fill' },
+      { width: 16383, height: 100, fit: 'outside' },
+      // One side given: the other follows the aspect ratio (4×400 at width 2000 is 2000×200000).
+      { width: 2000, file: tall },
+    ]) {
+      const { file, ...s } = settings as { file?: string } & Record<string, unknown>;
+      await assert.rejects(run(file ?? tiny, s), (e: KilnError) => {
+        assert.equal(e.code, 'LIMIT_EXCEEDED', e.message);
+        assert.match(e.message, /would be \d+×\d+ \(\d+ MP\), above the limit of 100 MP \(KILN_MAX_PIXELS\)/);
+        return true;
+      });
+    }
+    // Under the limit, and never enlarged: made.
+    assert.equal((await run(tiny, { width: 4000, height: 2000, fit: 'fill' })).meta.width, 4000);
+    assert.equal((await run(tiny, { width: 16383, height: 16383, fit: 'fill', withoutEnlargement: true })).meta.width, 8);
+  });
+
   it('rejects a file that is not an image by its bytes', async () => {
     const fake = path.join(dir, 'fake.jpg');
     (await import('node:fs')).writeFileSync(fake, 'hello, not an image');

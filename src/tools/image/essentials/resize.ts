@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { KilnError } from '../../../core/errors.js';
+import { MAX_INPUT_PIXELS } from '../../../core/limits.js';
 import { defineTool } from '../../../core/tool.js';
 import { inputMetadata, sameFormatAs, visibleSize, writeImage } from '../../../engines/sharp.js';
 import { SOCIAL_PRESETS, SOCIAL_PRESET_IDS } from '../_shared/social-presets.js';
@@ -56,6 +58,10 @@ export default defineTool({
     }
     // With one side given, fit has no box to fill; sharp's contain would pad the other side.
     if ((width === undefined || height === undefined) && fit === 'contain') fit = 'inside';
+    // The header is cached: writeImage reads the same one. Inputs are held to MAX_INPUT_PIXELS, and so is
+    // what they are resized to: `--width 16383 --height 16383 --fit fill` of a 1 KB PNG made a 268 MP
+    // picture (800 MB of memory, a minute of CPU) that any user of a server could ask for.
+    refuseHugeOutput(visibleSize(await inputMetadata(img)), { width, height, fit, withoutEnlargement: s.withoutEnlargement });
     img.resize({
       width,
       height,
@@ -70,3 +76,29 @@ export default defineTool({
     return { outputs: [outputFile(out)] };
   },
 });
+
+/** Refuses a resize whose result (every frame of an animation counted) would pass MAX_INPUT_PIXELS. */
+function refuseHugeOutput(
+  src: { width: number; height: number; pages: number },
+  r: { width?: number; height?: number; fit: string; withoutEnlargement: boolean },
+): void {
+  const sx = r.width !== undefined ? r.width / src.width : undefined;
+  const sy = r.height !== undefined ? r.height / src.height : undefined;
+  let [w, h] = [src.width, src.height];
+  if (sx !== undefined && sy !== undefined) {
+    if (r.fit === 'inside' || r.fit === 'outside') {
+      const k = r.fit === 'inside' ? Math.min(sx, sy) : Math.max(sx, sy);
+      [w, h] = [src.width * k, src.height * k];
+    } else [w, h] = [r.width!, r.height!];
+  } else if (sx !== undefined || sy !== undefined) {
+    const k = (sx ?? sy)!;
+    [w, h] = [src.width * k, src.height * k];
+  }
+  if (r.withoutEnlargement) [w, h] = [Math.min(w, src.width), Math.min(h, src.height)];
+  const pixels = Math.round(w) * Math.round(h) * src.pages;
+  if (pixels > MAX_INPUT_PIXELS)
+    throw new KilnError(
+      'LIMIT_EXCEEDED',
+      `The resized image would be ${Math.round(w)}×${Math.round(h)}${src.pages > 1 ? ` × ${src.pages} frames` : ''} (${Math.round(pixels / 1e6)} MP), above the limit of ${MAX_INPUT_PIXELS / 1e6} MP (KILN_MAX_PIXELS).`,
+    );
+}
