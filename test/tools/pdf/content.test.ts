@@ -7,6 +7,7 @@ import { PDFDocument, StandardFonts } from '@cantoo/pdf-lib';
 import sharp from 'sharp';
 import yauzl from 'yauzl';
 import type { KilnError } from '../../../src/core/errors.js';
+import { consecutiveRuns } from '../../../src/tools/pdf/document/pdf-to-image.js';
 import { tempDir } from '../../helpers/fixtures.js';
 import { makeTextPdf, pageTexts, runPdfTool } from './pdf-helpers.js';
 
@@ -200,6 +201,29 @@ describe('pdf-to-image', () => {
       const m = await sharp(e.data).metadata();
       assert.deepEqual([m.format, m.width, m.height], ['webp', 144, 216]);
     }
+  });
+
+  it('renders many pages in runs, each image from its own page, in any order asked', async () => {
+    // 45 pages, page n n+10 points wide: each image's width says which page it came from.
+    const doc = await PDFDocument.create();
+    for (let n = 1; n <= 45; n++) doc.addPage([n + 10, 40]);
+    const many = path.join(dir, 'many.pdf');
+    writeFileSync(many, await doc.save());
+    const r = await runPdfTool(dir, 'pdf-to-image', [many], { pages: '40-45,3,1-25,2', dpi: 72 });
+    const entries = await zipNames(r.file!);
+    const widths = new Map<string, number>();
+    for (const e of entries) widths.set(e.name, (await sharp(e.data).metadata()).width!);
+    // The pages once each (a repeated page is one image), named after their number.
+    const asked = [...new Set([40, 41, 42, 43, 44, 45, 3, ...Array.from({ length: 25 }, (_, i) => i + 1), 2])];
+    assert.equal(widths.size, asked.length);
+    for (const n of asked) assert.equal(widths.get(`many-page-${String(n).padStart(2, '0')}.png`), n + 10, `page ${n}`);
+    assert.deepEqual(consecutiveRuns([40, 41, 42, 43, 44, 45, 3, 1, 2, 4, 5], 4), [
+      [40, 43],
+      [44, 45],
+      [3, 3],
+      [1, 2],
+      [4, 5],
+    ]);
   });
 
   it('png by default, all pages, and the pixels show the page (white with red text)', async () => {
