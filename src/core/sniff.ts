@@ -164,11 +164,30 @@ export async function requireKind(
     );
   }
   if (!matchesAccept(kind, accept)) {
+    const file = path.basename(name);
+    // A password-protected DOCX, XLSX or PPTX is an encrypted package inside a Compound File: its bytes
+    // say "cfb", which named nothing a person would recognise.
+    if (kind.ext === 'cfb' && /\.(docx|docm|xlsx|xlsm|pptx|pptm)$/i.test(file))
+      throw new KilnError(
+        'UNSUPPORTED_INPUT',
+        `${file} is password-protected (encrypted): open it in its office program, remove the password and save it again.`,
+        { details: { file, detected: kind.mime, accepted: accept }, reason: 'document-encrypted' },
+      );
     throw new KilnError(
       'UNSUPPORTED_INPUT',
-      `${path.basename(name)} is ${kind.mime === 'application/octet-stream' ? 'not a recognised file type' : `a ${kind.ext} file (${kind.mime})`}; ${opts.taker ?? 'this tool'} takes ${describeAccept(accept)}.`,
-      { details: { file: path.basename(name), detected: kind.mime, accepted: accept } },
+      `${file} is ${kind.mime === 'application/octet-stream' ? 'not a recognised file type' : `${indefinite(kind.ext)} ${kind.ext} file (${kind.mime})`}; ${opts.taker ?? 'this tool'} takes ${describeAccept(accept)}.`,
+      { details: { file, detected: kind.mime, accepted: accept } },
     );
   }
   return kind;
+}
+
+/**
+ * "a" or "an" before an extension as it is read aloud: a vowel (an ods, an epub), or a letter whose name
+ * starts with one when the extension is spelled out (an mp4, an svg, an html); words take "a" (a flac).
+ */
+function indefinite(ext: string): string {
+  const e = ext.toLowerCase();
+  if (/^[aeiou]/.test(e)) return 'an';
+  return /^[fhlmnrsx][^aeiou]/.test(e) && e !== 'flac' ? 'an' : 'a';
 }
