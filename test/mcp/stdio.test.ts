@@ -25,21 +25,30 @@ import { makeVideo } from '../helpers/media.js';
 
 type Result = { isError?: boolean; structuredContent?: Record<string, any>; content: { type: string; text?: string }[] };
 
-/** `kiln mcp --local` spoken to line by line, without the SDK's client (which never sends malformed requests). */
-function rawServer(): { child: ChildProcessWithoutNullStreams; lines: Record<string, any>[] } {
-  const child = spawn(process.execPath, [path.join(REPO, 'dist', 'src', 'cli', 'main.js'), 'mcp', '--local'], {
+/**
+ * `kiln mcp --local` spoken to line by line, without the SDK's client (which never sends malformed
+ * requests); `stray` collects stdout lines that are not JSON.
+ */
+function rawServer(nodeArgs: string[] = []): { child: ChildProcessWithoutNullStreams; lines: Record<string, any>[]; stray: string[] } {
+  const child = spawn(process.execPath, [...nodeArgs, path.join(REPO, 'dist', 'src', 'cli', 'main.js'), 'mcp', '--local'], {
     env: { ...process.env, KILN_SERVER: '' },
   });
   const lines: Record<string, any>[] = [];
+  const stray: string[] = [];
   let buf = '';
   child.stdout.on('data', (b: Buffer) => {
     buf += b.toString();
     for (let i = buf.indexOf('\n'); i >= 0; i = buf.indexOf('\n')) {
-      lines.push(JSON.parse(buf.slice(0, i)));
+      const line = buf.slice(0, i);
+      try {
+        lines.push(JSON.parse(line));
+      } catch {
+        stray.push(line);
+      }
       buf = buf.slice(i + 1);
     }
   });
-  return { child, lines };
+  return { child, lines, stray };
 }
 
 /** The tests' files are under the temp folder: the client names it as its root (the server refuses paths outside its roots). */
@@ -326,6 +335,38 @@ describe('kiln mcp (stdio)', () => {
       const errors = lines.filter((l) => l.id === null).map((l) => l.error.code);
       assert.deepEqual(errors, [-32700, -32600], JSON.stringify(lines));
       assert.deepEqual(lines.find((l) => l.id === 3)?.result, {});
+    } finally {
+      child.kill();
+    }
+  });
+
+  it("keeps stdout for JSON-RPC: a library's console.log during a session goes to stderr", async () => {
+    // Once the server has answered (and set itself up), a library writes a line with console.log.
+    const preload = path.join(tempDir('kiln-mcp-stray-'), 'stray.mjs');
+    await writeFile(
+      preload,
+      [
+        'const write = process.stdout.write.bind(process.stdout);',
+        'let armed = true;',
+        'process.stdout.write = (...a) => {',
+        '  const r = write(...a);',
+        "  if (armed) { armed = false; setImmediate(() => { console.log('a line from a library'); console.info('and another'); }); }",
+        '  return r;',
+        '};',
+      ].join('\n'),
+    );
+    const { child, lines, stray } = rawServer(['--import', pathToFileURL(preload).href]);
+    let stderr = '';
+    child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+    const init = { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } };
+    child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: init })}\n`);
+    try {
+      for (let i = 0; i < 200 && !lines.some((l) => l.id === 1); i++) await new Promise((r) => setTimeout(r, 50));
+      child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'ping' })}\n`);
+      for (let i = 0; i < 200 && !lines.some((l) => l.id === 2); i++) await new Promise((r) => setTimeout(r, 50));
+      assert.deepEqual(lines.find((l) => l.id === 2)?.result, {});
+      assert.deepEqual(stray, [], 'nothing but JSON-RPC on stdout');
+      assert.match(stderr, /a line from a library\nand another/);
     } finally {
       child.kill();
     }

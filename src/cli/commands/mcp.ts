@@ -141,6 +141,9 @@ export async function mcpCommand(o: McpOptions): Promise<void> {
   mcp.setNotificationHandler(RootsListChangedNotificationSchema, async () => {
     clientRoots = undefined;
   });
+  // stdout carries the JSON-RPC messages and nothing else: a library's console.log or console.info
+  // (pdf-lib has one) would put a line there that the client cannot read. They go to stderr instead.
+  for (const level of ['log', 'info', 'debug'] as const) console[level] = (...args: unknown[]) => console.error(...args);
   const transport = new StdioServerTransport();
   // The SDK drops a line it cannot read (no JSON, no JSON-RPC message) and tells only onerror: the
   // client would wait for an answer for ever. JSON-RPC answers it with id null.
