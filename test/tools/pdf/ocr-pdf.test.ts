@@ -88,6 +88,17 @@ describe('ocr-pdf', { timeout: 600_000 }, () => {
     });
   }
 
+  it("keeps an owner-restricted scan's encryption and permissions (it is read from a decrypted copy)", async () => {
+    const restricted = path.join(dir, 'restricted-scan.pdf');
+    await exec('qpdf', ['--encrypt', '', 'boss', '256', '--print=none', '--extract=n', '--', scan, restricted]);
+    const r = await runMedia(dataDir, 'ocr-pdf', [restricted], { quality: 'fast', pages: '2' });
+    const enc = (await exec('qpdf', ['--password=boss', '--show-encryption', r.path])).stdout;
+    assert.match(enc, /R = 6/);
+    assert.match(enc, /Supplied password is owner password/);
+    assert.match(enc, /print high resolution: not allowed/);
+    assert.ok(charAccuracy(P2.join('\n'), await text(r.path, 2)) >= 0.9, 'the text layer is there');
+  });
+
   it('refuses more than 50 pages and Korean with fast before queueing', async () => {
     const tool = getTool('ocr-pdf');
     const big = await PDFDocument.create();

@@ -4,7 +4,7 @@ import { KilnError } from '../../../core/errors.js';
 import { defineTool } from '../../../core/tool.js';
 import { checkOcrSettings } from '../../../ai/tasks/ocr-tiers.js';
 import { chooseTier, MAX_OCR_PAGES, ocrSettingsShape } from '../../ocr-shared.js';
-import { openPdf, PDF_ACCEPT, pdfOutput } from '../_shared/pdf-input.js';
+import { keepEncryption, openPdf, PDF_ACCEPT, pdfOutput } from '../_shared/pdf-input.js';
 
 /** Pages are rasterized at 300 dpi: what tesseract and the detector read best. */
 const DPI = 300;
@@ -149,6 +149,8 @@ export default defineTool({
       }
       const out = ctx.out('pdf', '-ocr');
       await savePdf(doc, out);
+      // Read from a decrypted copy: an owner-restricted scan keeps its restrictions (and passwords).
+      await keepEncryption(ctx, pdf, out);
       return {
         outputs: [pdfOutput(out)],
         data: {
