@@ -5,7 +5,8 @@
  * folder's output path (sub-folders mirrored, never over an existing file); the original moves to
  * .done/ or .failed/ as with `kiln watch`.
  */
-import { copyFile, rename, rm, stat } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { copyFile, link, rename, rm, stat } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
@@ -212,7 +213,7 @@ export class WatchFolders {
     const outDir = path.join(row.output_path, path.dirname(rel));
     let output: string;
     try {
-      output = await deliver((tmp) => this.jobs.copyOutput(job, tmp), outDir, job.output_name!);
+      output = await deliverInto((tmp) => this.jobs.copyOutput(job, tmp), outDir, job.output_name!);
     } catch (e) {
       // The output folder was removed and replaced by a file, made read-only, or is full: the run is
       // lost to the user, so the original goes to .failed/ with why, rather than stay in the folder
@@ -230,21 +231,39 @@ export class WatchFolders {
   }
 }
 
-/** Copies a job's output into `dir` under `name` (or name-2, name-3… when taken), atomically. */
-async function deliver(copy: (dest: string) => Promise<void>, dir: string, name: string): Promise<string> {
+/**
+ * Copies a job's output into `dir` under `name` (or name-2, name-3… when taken), atomically and without
+ * replacing anything: the copy goes to a private temporary name and is hard-linked to the first free
+ * name, which link() claims only if nothing is there. A look and then a rename let two deliveries of one
+ * name at once (two folders writing into one directory) both pick it, the second replacing the first.
+ * Where the file system has no hard links, the look and the rename remain.
+ */
+export async function deliverInto(copy: (dest: string) => Promise<void>, dir: string, name: string): Promise<string> {
   await makeDir(dir);
   const ext = path.extname(name);
-  let dest = path.join(dir, name);
-  for (let n = 2; existsSync(dest); n++) dest = path.join(dir, `${name.slice(0, name.length - ext.length)}-${n}${ext}`);
-  const tmp = path.join(dir, `.${path.basename(dest)}.kiln-partial`);
+  const stem = name.slice(0, name.length - ext.length);
+  const nameAt = (n: number) => path.join(dir, n === 1 ? name : `${stem}-${n}${ext}`);
+  const tmp = path.join(dir, `.${name}.${randomBytes(6).toString('hex')}.kiln-partial`);
   try {
     await copy(tmp);
-    await rename(tmp, dest);
-  } catch (e) {
+    for (let n = 1; ; n++) {
+      const dest = nameAt(n);
+      try {
+        await link(tmp, dest);
+        return dest;
+      } catch (e) {
+        const code = (e as NodeJS.ErrnoException).code;
+        if (code === 'EEXIST') continue;
+        if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP') throw e;
+        let free = dest;
+        for (let m = n + 1; existsSync(free); m++) free = nameAt(m);
+        await rename(tmp, free);
+        return free;
+      }
+    }
+  } finally {
     await rm(tmp, { force: true });
-    throw e;
   }
-  return dest;
 }
 
 function ownerDisabled(ownerId: string): string {

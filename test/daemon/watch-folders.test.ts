@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import sharp from 'sharp';
+import { deliverInto } from '../../daemon/watch/service.js';
 import { makeImage, tempDir } from '../helpers/fixtures.js';
 import { makeVideo } from '../helpers/media.js';
 import { pgSchema, TEST_PG_URL, TEST_REDIS_URL, unavailable } from '../helpers/scale.js';
@@ -296,6 +297,26 @@ describe('watch folders on the daemon', () => {
 
 const PG = TEST_PG_URL;
 const REDIS = TEST_REDIS_URL;
+
+describe('watch folder delivery', () => {
+  it('two outputs of one name delivered at once each keep their file; nothing of a copy is left behind', async () => {
+    const out = path.join(tempDir('kiln-deliver-'), 'out');
+    await mkdir(out, { recursive: true });
+    await writeFile(path.join(out, 'photo.png'), 'there before');
+    // Each copy takes a while, so all are under way before any is done (a look then a rename let them
+    // all take photo-2.png, each replacing the one before).
+    const copy = (text: string) => async (dest: string) => {
+      await new Promise((r) => setTimeout(r, 50));
+      await writeFile(dest, text);
+    };
+    const names = await Promise.all(['a', 'b', 'c'].map((t) => deliverInto(copy(t), out, 'photo.png')));
+    assert.deepEqual(names.map((n) => path.basename(n)).sort(), ['photo-2.png', 'photo-3.png', 'photo-4.png']);
+    const texts = await Promise.all(names.map((n) => readFile(n, 'utf8')));
+    assert.deepEqual(texts.sort(), ['a', 'b', 'c']);
+    assert.equal(await readFile(path.join(out, 'photo.png'), 'utf8'), 'there before');
+    assert.deepEqual(readdirSync(out).sort(), ['photo-2.png', 'photo-3.png', 'photo-4.png', 'photo.png']);
+  });
+});
 
 describe('watch folders with two instances (PostgreSQL + Redis)', { skip: await unavailable(PG, REDIS) }, () => {
   let a: TestServer;
