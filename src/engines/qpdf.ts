@@ -94,7 +94,7 @@ export async function inspectPdf(file: string, name: string, signal?: AbortSigna
     throw new KilnError('UNSUPPORTED_INPUT', `${name}: qpdf could not count its pages: ${withName(tail(out), file, name)}`, {
       reason: 'pdf-corrupt',
     });
-  if (pages === 0) throw new KilnError('UNSUPPORTED_INPUT', `${name} has no pages.`);
+  if (pages === 0) throw new KilnError('UNSUPPORTED_INPUT', `${name} has no pages.`, { reason: 'pdf-empty' });
   return { pages, encrypted: !/File is not encrypted/.test(out) };
 }
 

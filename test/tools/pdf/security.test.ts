@@ -95,6 +95,27 @@ describe('protect-pdf and unlock-pdf', () => {
 });
 
 describe('repair-pdf, corrupt input, linearize-pdf', () => {
+  it('a PDF without pages is refused with its own reason (pdf-empty), by qpdf and pdf-lib tools alike', async () => {
+    // A page tree with no kids, written out by hand (pdf-lib's empty document reads as one page to qpdf).
+    const objects = ['<< /Type /Catalog /Pages 2 0 R >>', '<< /Type /Pages /Kids [] /Count 0 >>'];
+    let body = '%PDF-1.7\n';
+    const offsets = objects.map((o, i) => {
+      const at = body.length;
+      body += `${i + 1} 0 obj\n${o}\nendobj\n`;
+      return at;
+    });
+    const xref = body.length;
+    body += `xref\n0 3\n0000000000 65535 f \n${offsets.map((o) => `${String(o).padStart(10, '0')} 00000 n \n`).join('')}`;
+    body += `trailer\n<< /Size 3 /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
+    const empty = path.join(dir, 'empty.pdf');
+    writeFileSync(empty, body, 'latin1');
+    for (const id of ['rotate-pdf', 'watermark-pdf'] as const)
+      await assert.rejects(
+        runPdfTool(dir, id, [empty], id === 'watermark-pdf' ? { text: 'X' } : {}),
+        (e: KilnError) => e.code === 'UNSUPPORTED_INPUT' && e.reason === 'pdf-empty' && /empty\.pdf has no pages/.test(e.message),
+      );
+  });
+
   it('repair-pdf rebuilds a broken cross-reference table', async () => {
     const good = await makeTextPdf(path.join(dir, 'good.pdf'), numbered(2, 'Fix me'), { objectStreams: false });
     const bytes = readFileSync(good);
