@@ -4,6 +4,7 @@ import path from 'node:path';
 import { describe, it, before } from 'node:test';
 import sharp from 'sharp';
 import type { KilnError } from '../../../src/core/errors.js';
+import { CJK_CSV } from '../../helpers/cjk-text.js';
 import { makeImage, tempDir } from '../../helpers/fixtures.js';
 import {
   duration,
@@ -348,6 +349,12 @@ describe('subtitles', () => {
     const w = await runMedia(dir, 'embed-subtitles', [clip], {}, { extra: { file: [wide] } });
     assert.match(readFileSync((await runMedia(dir, 'extract-subtitles', [w.path])).path, 'utf8'), /Über 字幕/);
     assert.doesNotMatch(String((w.data as { warnings?: string[] } | undefined)?.warnings), /Windows-1252/);
+    // A Japanese SRT saved by Notepad in Shift_JIS: read in it, and said so (the warning named only Windows-1252).
+    const sjis = path.join(dir, 'japanese.srt');
+    writeFileSync(sjis, Buffer.concat([Buffer.from('1\r\n00:00:00,000 --> 00:00:01,000\r\n', 'latin1'), CJK_CSV.shift_jis.bytes]));
+    const j = await runMedia(dir, 'embed-subtitles', [clip], {}, { extra: { file: [sjis] } });
+    assert.match(readFileSync((await runMedia(dir, 'extract-subtitles', [j.path])).path, 'utf8'), /山田太郎,東京,ありがとう/);
+    assert.match(String((j.data as { warnings?: string[] }).warnings), /japanese\.srt is not UTF-8: read as Shift_JIS \(Japanese\)/);
 
     const backwards = makeSrt(dir, 'backwards.srt', [
       { start: 0, end: 1, text: 'Fine' },

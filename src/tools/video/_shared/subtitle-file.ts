@@ -11,7 +11,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { KilnError } from '../../../core/errors.js';
-import { decodeText, detectTextEncoding } from '../../../core/text-encoding.js';
+import { decodeText, detectTextEncoding, type TextEncodingName } from '../../../core/text-encoding.js';
 import type { InputFile } from '../../../core/tool.js';
 
 const TIME = String.raw`(?:(\d+):)?(\d{1,2}):(\d{2})[,.](\d{1,3})`;
@@ -21,10 +21,23 @@ function seconds(h: string | undefined, m: string, s: string, frac: string): num
   return Number(h ?? 0) * 3600 + Number(m) * 60 + Number(s) + Number(frac.padEnd(3, '0')) / 1000;
 }
 
-/** The text of a subtitle file: UTF-8 or UTF-16 (a BOM dropped), or Windows-1252 when its bytes are neither. */
+/** What a legacy code page is called in the warning that it was read in it. */
+const LEGACY_NAMES: Partial<Record<TextEncodingName, string>> = {
+  'windows-1252': 'Windows-1252 (Western European)',
+  shift_jis: 'Shift_JIS (Japanese)',
+  'euc-kr': 'CP949 (Korean)',
+  gbk: 'GBK (Simplified Chinese)',
+  big5: 'Big5 (Traditional Chinese)',
+};
+
+/**
+ * The text of a subtitle file: UTF-8 or UTF-16 (a BOM dropped), or the legacy code page its bytes fit
+ * (core/text-encoding.ts), named in a warning since that is a guess.
+ */
 async function readSubtitleText(file: string, warn: (m: string) => void, name: string): Promise<string> {
   const encoding = await detectTextEncoding(file);
-  if (encoding === 'windows-1252') warn(`${name} is not UTF-8: read as Windows-1252 (Western European).`);
+  const legacy = LEGACY_NAMES[encoding];
+  if (legacy) warn(`${name} is not UTF-8: read as ${legacy}.`);
   return decodeText(await readFile(file), encoding);
 }
 
