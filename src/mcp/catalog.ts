@@ -81,7 +81,7 @@ export function inputSchema(entry: McpEntry, refs: FileRefs): JsonSchema {
     properties.output = {
       type: 'string',
       description:
-        "where to write the result: a file path, or a directory ending in / (created when missing). Default: next to the input, named by the CLI's rule (<name>-<tool>.<ext>), never overwriting a file",
+        "where to write the result: a file path (refused when a file is there), or a directory ending in / (created when missing). Default: next to the input, named by the CLI's rule (<name>-<tool>.<ext>). A file is never overwritten",
     };
   return { type: 'object', properties, ...(required.length ? { required: [...new Set(required)] } : {}), additionalProperties: false };
 }

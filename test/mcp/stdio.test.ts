@@ -224,6 +224,19 @@ describe('kiln mcp (stdio)', () => {
     assert.deepEqual(readdirSync(sub), ['i.png'], 'nothing written');
   });
 
+  it('refuses an output that exists in its own words (no CLI flags an agent cannot pass)', async () => {
+    const sub = path.join(dir, 'taken');
+    await mkdir(sub);
+    const input = await makeImage(sub, 't.png', 30, 20);
+    await writeFile(path.join(sub, 'mine.png'), 'kept');
+    const r = (await client.callTool({ name: 'resize', arguments: { input, width: 10, output: path.join(sub, 'mine.png') } })) as Result;
+    assert.equal(r.isError, true, JSON.stringify(r));
+    assert.equal(r.structuredContent!.error.code, 'OUTPUT_EXISTS');
+    assert.match(r.structuredContent!.error.message, /mine\.png exists.*name another output \(kiln mcp never replaces a file\)\.$/);
+    assert.doesNotMatch(r.structuredContent!.error.message, /-o\b|--/);
+    assert.equal(await readFile(path.join(sub, 'mine.png'), 'utf8'), 'kept');
+  });
+
   it('never replaces an output: calls at once and a file already there each keep theirs', async () => {
     const sub = path.join(dir, 'at-once');
     await mkdir(sub);

@@ -120,6 +120,9 @@ export async function mcpCommand(o: McpOptions): Promise<void> {
       extra: Object.fromEntries(Object.entries(call.extra).map(([k, v]) => [k, v.map((p) => path.resolve(p))])),
       settings: call.settings,
       output: call.output,
+      // A file the agent names that exists is refused, as default and directory outputs never replace a
+      // file (they take the next free name): an agent's guess at a free name must not cost the user a file.
+      noClobber: namesAFile(call.output),
       // Next to the input by default, named by the CLI's rule, as an agent expects.
       defaultDir: call.inputs[0] ? path.dirname(path.resolve(call.inputs[0])) : process.cwd(),
       claimed,
@@ -129,12 +132,16 @@ export async function mcpCommand(o: McpOptions): Promise<void> {
       signal: AbortSignal.any([call.signal, stop.signal]),
       onProgress: (p, stage) => call.progress(p, stage),
     };
-    const results: ItemResult[] = server
-      ? await (await import('../remote-runner.js')).runRemote({ ...request, server })
-      : await runLocal(request);
+    const results: ItemResult[] = await (server
+      ? (await import('../remote-runner.js')).runRemote({ ...request, server })
+      : runLocal(request)
+    ).catch((e: unknown) => {
+      throw e instanceof KilnError ? forAgents(e) : e;
+    });
     const r = results[0];
     if (!r) throw new KilnError('CANCELLED', 'The run was cancelled.');
-    if (!r.ok) throw new KilnError(r.error!.code as never, r.error!.message, { details: r.error!.details, reason: r.error!.reason });
+    if (!r.ok)
+      throw forAgents(new KilnError(r.error!.code as never, r.error!.message, { details: r.error!.details, reason: r.error!.reason }));
     return { outputs: outputsOf(r), ...(r.data ? { data: r.data } : {}) };
   }
   const { RootsListChangedNotificationSchema } = await import('@modelcontextprotocol/sdk/types.js');
@@ -187,4 +194,20 @@ async function bundleAvailability() {
     const missing = await missingBundles(dataDir, e.bundles);
     return { available: missing.length === 0, missingBundles: missing };
   };
+}
+
+/** An `output` that names one file (not a directory, existing or ending in /, nor a %d pattern). */
+function namesAFile(output: string | undefined): boolean {
+  if (!output || /[/\\]$/.test(output) || /%\d*d/.test(output)) return false;
+  return !statSync(output, { throwIfNoEntry: false })?.isDirectory();
+}
+
+/** The CLI's advice for an output that exists (choose another -o, --force) names flags an agent cannot pass. */
+function forAgents(e: KilnError): KilnError {
+  if (e.code !== 'OUTPUT_EXISTS') return e;
+  const what = e.message.replace(/;[^;]*$/, '').replace(/ and --no-clobber is set$/, '');
+  return new KilnError('OUTPUT_EXISTS', `${what}; name another output (kiln mcp never replaces a file).`, {
+    details: e.details,
+    reason: e.reason,
+  });
 }
