@@ -49,10 +49,11 @@ function namer() {
 /**
  * The archive's name, as answered and as kept as a job's output. A pipeline's target id is
  * `pipeline:<name>`: a colon is no file name on Windows (a browser renames it, `curl -OJ` fails there),
- * so it is `pipeline-<name>-batch.zip`.
+ * so it is `pipeline-<name>-batch.zip`; an unnamed pipeline (named `pipeline`) is `pipeline-batch.zip`.
  */
 export function batchArchiveName(tool: string): string {
-  return `${tool.replace(/[^\w.-]+/g, '-')}-batch.zip`;
+  const base = tool === 'pipeline:pipeline' ? 'pipeline' : tool;
+  return `${base.replace(/[^\w.-]+/g, '-')}-batch.zip`;
 }
 
 export function countItems(items: ManifestItem[]): BatchCounts {

@@ -46,5 +46,7 @@ describe('batch archive', () => {
     assert.equal(batchArchiveName('png-to-jpg'), 'png-to-jpg-batch.zip');
     // It was pipeline:web.thumbs-batch.zip.
     assert.equal(batchArchiveName('pipeline:web.thumbs'), 'pipeline-web.thumbs-batch.zip');
+    // An unnamed pipeline is named pipeline: its archive was pipeline-pipeline-batch.zip.
+    assert.equal(batchArchiveName('pipeline:pipeline'), 'pipeline-batch.zip');
   });
 });
