@@ -107,7 +107,7 @@ export function resolveOutputPath(
   /** The input the output was made from, for the default name's stem. */
   inputName?: string,
 ): string {
-  const inputs = new Set(inputPaths.flatMap((p) => [path.resolve(p), realPath(p)]));
+  const inputs = inputSet(inputPaths);
   let p: string;
   if (target.kind === 'file') p = target.path!;
   else {
@@ -125,6 +125,21 @@ export function resolveOutputPath(
   if (!policy.clobber && !isInput && existsSync(p))
     throw new KilnError('OUTPUT_EXISTS', `${shown} exists and --no-clobber is set; choose another -o or drop --no-clobber.`);
   return p;
+}
+
+/**
+ * The inputs' resolved and real paths, made once per list: a batch passes its one list for each of its
+ * items, and resolving every input again for every output was n² realpath calls (a lstat per path part
+ * each: 1.1 ms an output for 100 inputs, on the main thread).
+ */
+const inputSets = new WeakMap<string[], Set<string>>();
+function inputSet(inputPaths: string[]): Set<string> {
+  let set = inputSets.get(inputPaths);
+  if (!set) {
+    set = new Set(inputPaths.flatMap((p) => [path.resolve(p), realPath(p)]));
+    inputSets.set(inputPaths, set);
+  }
+  return set;
 }
 
 /**

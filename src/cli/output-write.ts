@@ -19,21 +19,43 @@ export async function writeOutput(from: string | Readable, dest: string, signal?
     await pipeline(src, process.stdout, { end: false, ...(signal ? { signal } : {}) } as never);
     return;
   }
-  const tmp = path.join(path.dirname(dest), `.${path.basename(dest)}.kiln-partial-${process.pid}-${randomUUID().slice(0, 8)}`);
-  try {
-    await makeDir(path.dirname(dest));
+  const dir = path.dirname(dest);
+  const tmp = path.join(dir, `.${path.basename(dest)}.kiln-partial-${process.pid}-${randomUUID().slice(0, 8)}`);
+  const place = async () => {
+    // A finished file on the same file system is renamed into place at once (a rename is atomic); one on
+    // another is copied beside the destination first, as a stream is.
     if (typeof from === 'string') {
       try {
-        await rename(from, tmp);
-      } catch {
-        await copyFile(from, tmp);
+        return await rename(from, dest);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'EXDEV') throw e;
       }
+      await copyFile(from, tmp);
     } else await pipeline(from, createWriteStream(tmp), ...(signal ? [{ signal }] : []));
     await rename(tmp, dest);
+  };
+  try {
+    const known = madeDirs.has(dir);
+    await ensureDir(dir);
+    await place().catch(async (e: NodeJS.ErrnoException) => {
+      // The directory was there for an earlier output of this run and has gone since: made again.
+      if (!(known && e.code === 'ENOENT' && typeof from === 'string')) throw e;
+      madeDirs.delete(dir);
+      await ensureDir(dir);
+      await place();
+    });
   } catch (e) {
     await rm(tmp, { force: true });
     throw writeFailure(e, dest);
   }
+}
+
+/** Directories this process made or found for its outputs: a batch writes hundreds into one. */
+const madeDirs = new Set<string>();
+async function ensureDir(dir: string): Promise<void> {
+  if (madeDirs.has(dir)) return;
+  await makeDir(dir);
+  madeDirs.add(dir);
 }
 
 /** Why the destination cannot be written, naming it (not the hidden temp name) with a stable code. */
