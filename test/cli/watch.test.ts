@@ -173,6 +173,25 @@ describe('kiln watch', () => {
     assert.doesNotMatch(w.stderr(), /ENOENT/);
     assert.equal(Object.keys(JSON.parse(await readFile(path.join(inDir, '.kiln-watch.json'), 'utf8'))).length, 16);
     assert.equal(listFiles(inDir).length, 16, 'the originals stay');
+
+    // Started again after a file was deleted: the state forgets it (it only ever grew), keeps the others
+    // (none is processed again) and adds the new one.
+    await rm(path.join(inDir, 'k0.png'));
+    const again = startWatch(
+      [inDir, '--tool', 'rotate', '--angle', '90', '-o', path.join(dir, 'out'), '--keep', '--stable-ms', '200'],
+      dir,
+    );
+    await again.ready();
+    await copyFile(one, path.join(inDir, 'k99.png'));
+    await again.until(1, 20_000);
+    await stop(again);
+    assert.deepEqual(
+      again.lines.map((l) => l.input),
+      ['k99.png'],
+    );
+    const state = Object.keys(JSON.parse(await readFile(path.join(inDir, '.kiln-watch.json'), 'utf8')));
+    assert.equal(state.length, 16);
+    assert.ok(state.includes('k99.png') && !state.includes('k0.png'), state.join(' '));
   });
 
   it('stops on SIGTERM mid-run without losing or half-writing a file', async () => {
