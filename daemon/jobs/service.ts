@@ -295,19 +295,17 @@ export class JobService {
       : toKilnError(e);
     if (err.code === 'INTERNAL') this.log.error({ err: e, jobId: id }, 'job failed');
     const body = err.toJSON().error;
-    const ended = await finishJobRow(this.store.db, id, failureRecord(err)).catch(async (dbError: unknown) => {
-      // The database is unusable (shutting down): the files go all the same, as they did before.
-      await rm(workDir, { recursive: true, force: true }).catch(() => {});
-      throw dbError;
-    });
+    // A job that completed meanwhile keeps its output: a cancel that read the row while the job ran and
+    // came here once the run was over removed the output of a job recorded as completed.
+    const current = await getJob(this.store.db, id).catch(() => undefined);
+    if (current?.status === 'completed') return current;
+    // The files go before the failure is recorded: a client that reads it (a progress stream opened late
+    // answers from the row) must find nothing of the run left.
+    await rm(workDir, { recursive: true, force: true }).catch(() => {});
+    const ended = await finishJobRow(this.store.db, id, failureRecord(err));
     const row = ended ?? (await getJob(this.store.db, id).catch(() => undefined));
-    // Inputs and partial outputs go with the failure; a job that completed meanwhile keeps its output. The
-    // directory went first, before the record was read: a cancel racing the run's end (its row read while
-    // running, the run done by the time it got here) removed the output of a job recorded as completed.
-    if (row?.status !== 'completed') {
-      await rm(workDir, { recursive: true, force: true }).catch(() => {});
-      await removeJobObjects(this.storage, id).catch(() => {});
-    }
+    // Stored inputs and partial outputs (S3) go with the failure.
+    if (row?.status !== 'completed') await removeJobObjects(this.storage, id).catch(() => {});
     // Someone else recorded the end already (a cancel from another instance, the reaper) and told the streams.
     if (ended) {
       this.events.publish(id, { type: 'failed', error: body });
