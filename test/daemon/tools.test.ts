@@ -163,41 +163,7 @@ describe('generated tool routes', () => {
   it('cancels a running job: the engine is stopped and nothing remains', async () => {
     const lazy = await startServer({ env: { SYNC_WAIT_MS: '0' } });
     try {
-      const video = path.join(dir, 'long.mp4');
-      await exec(
-        'ffmpeg',
-        [
-          '-v',
-          'error',
-          '-f',
-          'lavfi',
-          '-i',
-          'testsrc2=size=640x360:rate=25:duration=40',
-          '-c:v',
-          'libx264',
-          '-preset',
-          'ultrafast',
-          '-pix_fmt',
-          'yuv420p',
-          '-y',
-          video,
-        ],
-        { timeoutMs: 120_000 },
-      );
-      const res = await fetch(`${lazy.url}/api/v1/tools/video/compress-video`, {
-        method: 'POST',
-        headers: auth(lazy.token),
-        body: await form({ file: await filePart(video), settings: '{"quality": "strong"}' }),
-      });
-      const { jobId } = await res.json();
-      assert.equal(res.status, 202);
-      const events = readSse(`${lazy.url}/api/v1/jobs/${jobId}/progress`, lazy.token, 60_000);
-      let state = '';
-      for (let i = 0; i < 200 && state !== 'running'; i++) {
-        state = (await (await fetch(`${lazy.url}/api/v1/jobs/${jobId}`, { headers: auth(lazy.token) })).json()).status;
-        if (state !== 'running') await new Promise((r) => setTimeout(r, 25));
-      }
-      assert.equal(state, 'running');
+      const { jobId, stream: events } = await runningVideoJob(lazy, 'long.mp4');
       const c = await fetch(`${lazy.url}/api/v1/jobs/${jobId}/cancel`, { method: 'POST', headers: auth(lazy.token) });
       const view = await c.json();
       assert.equal(c.status, 200, JSON.stringify(view));
@@ -215,40 +181,7 @@ describe('generated tool routes', () => {
   it('marks a job failed when the daemon stops while it runs, sends heartbeats meanwhile', async () => {
     let lazy = await startServer({ env: { SYNC_WAIT_MS: '0', KILN_SSE_HEARTBEAT_MS: '50' } });
     try {
-      const video = path.join(dir, 'long2.mp4');
-      await exec(
-        'ffmpeg',
-        [
-          '-v',
-          'error',
-          '-f',
-          'lavfi',
-          '-i',
-          'testsrc2=size=640x360:rate=25:duration=40',
-          '-c:v',
-          'libx264',
-          '-preset',
-          'ultrafast',
-          '-pix_fmt',
-          'yuv420p',
-          '-y',
-          video,
-        ],
-        { timeoutMs: 120_000 },
-      );
-      const res = await fetch(`${lazy.url}/api/v1/tools/video/compress-video`, {
-        method: 'POST',
-        headers: auth(lazy.token),
-        body: await form({ file: await filePart(video), settings: '{"quality": "strong"}' }),
-      });
-      const { jobId } = await res.json();
-      const heard = readSse(`${lazy.url}/api/v1/jobs/${jobId}/progress`, lazy.token, 60_000);
-      let state = '';
-      for (let i = 0; i < 200 && state !== 'running'; i++) {
-        state = (await (await fetch(`${lazy.url}/api/v1/jobs/${jobId}`, { headers: auth(lazy.token) })).json()).status;
-        if (state !== 'running') await new Promise((r) => setTimeout(r, 25));
-      }
-      assert.equal(state, 'running');
+      const { jobId, stream: heard } = await runningVideoJob(lazy, 'long2.mp4');
       await new Promise((r) => setTimeout(r, 300));
       lazy = await lazy.restart();
       const sse = await heard;
@@ -263,3 +196,46 @@ describe('generated tool routes', () => {
     }
   });
 });
+
+/**
+ * A 40-s video posted to compress-video (a run that lasts), its progress stream opened, once the job
+ * reads `running`: for the tests that stop a job or the daemon while the engine works.
+ */
+async function runningVideoJob(s: TestServer, name: string) {
+  const video = path.join(dir, name);
+  await exec(
+    'ffmpeg',
+    [
+      '-v',
+      'error',
+      '-f',
+      'lavfi',
+      '-i',
+      'testsrc2=size=640x360:rate=25:duration=40',
+      '-c:v',
+      'libx264',
+      '-preset',
+      'ultrafast',
+      '-pix_fmt',
+      'yuv420p',
+      '-y',
+      video,
+    ],
+    { timeoutMs: 120_000 },
+  );
+  const res = await fetch(`${s.url}/api/v1/tools/video/compress-video`, {
+    method: 'POST',
+    headers: auth(s.token),
+    body: await form({ file: await filePart(video), settings: '{"quality": "strong"}' }),
+  });
+  assert.equal(res.status, 202);
+  const { jobId } = (await res.json()) as { jobId: string };
+  const stream = readSse(`${s.url}/api/v1/jobs/${jobId}/progress`, s.token, 60_000);
+  let state = '';
+  for (let i = 0; i < 200 && state !== 'running'; i++) {
+    state = (await (await fetch(`${s.url}/api/v1/jobs/${jobId}`, { headers: auth(s.token) })).json()).status;
+    if (state !== 'running') await new Promise((r) => setTimeout(r, 25));
+  }
+  assert.equal(state, 'running');
+  return { jobId, stream };
+}
