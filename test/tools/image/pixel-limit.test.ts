@@ -4,9 +4,10 @@
  * resize is in resize.test.ts, upscale in test/ai/upscale.test.ts, pdf-to-image in test/tools/pdf/content.test.ts.
  */
 import assert from 'node:assert/strict';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
+import { PDFDocument } from '@cantoo/pdf-lib';
 import sharp from 'sharp';
 import { exec } from '../../../src/core/process.js';
 import { kiln } from '../../helpers/cli.js';
@@ -14,14 +15,14 @@ import { tempDir } from '../../helpers/fixtures.js';
 
 const dir = tempDir('kiln-pixel-limit-');
 
-/** Runs `kiln args -o out --json` under KILN_MAX_PIXELS=limit and returns the refusal, checking nothing was written. */
+/** Runs `kiln args -o <new folder>/ --json` under KILN_MAX_PIXELS=limit and returns the refusal, checking nothing was written. */
 async function refusal(args: string[], limit?: number): Promise<{ message: string; details: Record<string, unknown> }> {
-  const out = path.join(dir, `out-${Math.random().toString(36).slice(2)}.png`);
-  const res = await kiln([...args, '-o', out, '--json'], { env: limit ? { KILN_MAX_PIXELS: String(limit) } : {} });
+  const out = path.join(dir, `out-${Math.random().toString(36).slice(2)}`);
+  const res = await kiln([...args, '-o', `${out}/`, '--json'], { env: limit ? { KILN_MAX_PIXELS: String(limit) } : {} });
   assert.equal(res.code, 2, `${args.join(' ')}: ${res.stdout} ${res.stderr}`);
   const { error } = JSON.parse(res.stdout) as { error: { code: string; message: string; details: Record<string, unknown> } };
   assert.equal(error.code, 'LIMIT_EXCEEDED', error.message);
-  assert.equal(existsSync(out), false, 'no output was written');
+  assert.deepEqual(existsSync(out) ? readdirSync(out) : [], [], 'no output was written');
   return error;
 }
 
@@ -39,6 +40,35 @@ async function png(name: string, width: number, height: number): Promise<string>
     .toFile(file);
   return file;
 }
+
+describe('output over a format’s side limit', () => {
+  it('pdf-to-image and convert: LIMIT_EXCEEDED naming the format and its limit (it was INTERNAL, in sharp’s words)', async () => {
+    // 10 × 8000 pt at 600 dpi is 84 × 66667 pixels: 5.6 MP, within KILN_MAX_PIXELS, but taller than JPEG and WebP go.
+    const doc = await PDFDocument.create();
+    doc.addPage([10, 8000]);
+    const tall = path.join(dir, 'tall.pdf');
+    writeFileSync(tall, await doc.save());
+    for (const [format, side] of [
+      ['jpg', 65535],
+      ['webp', 16383],
+    ] as const) {
+      const e = await refusal(['pdf-to-image', tall, '--dpi', '600', '--format', format]);
+      const name = format === 'jpg' ? 'JPEG' : 'WebP';
+      assert.equal(
+        e.message,
+        `The image is too large for ${name}, which holds at most ${side} pixels a side: make it smaller, or choose PNG or TIFF.`,
+      );
+    }
+    const strip = await png('strip.png', 20, 17000);
+    const e = await refusal(['convert', strip, '--format', 'webp']);
+    assert.match(e.message, /too large for WebP, which holds at most 16383 pixels a side/);
+    // PNG holds it.
+    const out = path.join(dir, 'tall.png');
+    const res = await kiln(['pdf-to-image', tall, '--dpi', '600', '--format', 'png', '-o', out]);
+    assert.equal(res.code, 0, res.stderr);
+    assert.equal((await sharp(out).metadata()).height, 66667);
+  });
+});
 
 describe('output over the pixel limit', () => {
   it('svg-to-raster: a render over KILN_MAX_PIXELS, and a side no format holds', async () => {
