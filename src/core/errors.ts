@@ -108,6 +108,9 @@ export function isKilnError(e: unknown): e is KilnError {
   return e instanceof KilnError;
 }
 
+/** The longest side each format's encoder takes (sharp refuses more: "too large for the WebP format"). */
+const FORMAT_SIDE: Record<string, number> = { JPEG: 65535, WebP: 16383, GIF: 65535, HEIF: 16384 };
+
 /**
  * Turns anything thrown into a KilnError. Known library failures (sharp's "unsupported image format",
  * aborts) are mapped to their proper codes so callers never see a raw stack.
@@ -121,6 +124,13 @@ export function toKilnError(e: unknown): KilnError {
     return new KilnError('LIMIT_EXCEEDED', `The image has more pixels than the limit of ${MAX_INPUT_PIXELS} (KILN_MAX_PIXELS).`, {
       cause: e,
     });
+  const format = /too large for the (JPEG|WebP|GIF|HEIF) format/.exec(message)?.[1];
+  if (format)
+    return new KilnError(
+      'LIMIT_EXCEEDED',
+      `The image is too large for ${format === 'HEIF' ? 'HEIF/AVIF' : format}, which holds at most ${FORMAT_SIDE[format]} pixels a side: make it smaller, or choose PNG or TIFF.`,
+      { cause: e },
+    );
   // Before the decoding failures: libvips words a full disk as a write error of the image format.
   if (err?.code === 'ENOSPC' || err?.code === 'EDQUOT' || diskFull(message))
     return new KilnError('UNAVAILABLE', `The disk is full: ${firstLine(message)}`, { cause: e });

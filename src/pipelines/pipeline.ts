@@ -8,6 +8,7 @@ import { rename } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { KilnError, toKilnError } from '../core/errors.js';
+import { closestName } from '../core/settings.js';
 import { contentTypeFor } from '../core/mime.js';
 import { matchesAccept, type FileKind } from '../core/sniff.js';
 import { defineTool, type InputFile, type Tool } from '../core/tool.js';
@@ -17,19 +18,24 @@ import { findTool } from '../tools/index.js';
 import { findPreset, presetTool } from '../tools/presets.js';
 import { inputFile, runTool, validateRequest, type RunOutcome } from '../tools/run-tool.js';
 
-export const PipelineSchema = z.object({
-  name: z
-    .string()
-    .min(1)
-    .max(100)
-    .regex(/^[\w.-]+$/, 'letters, digits, dot, dash and underscore only')
-    .optional(),
-  description: z.string().max(1000).optional(),
-  steps: z
-    .array(z.object({ tool: z.string().min(1), settings: z.record(z.string(), z.unknown()).default({}) }).strict())
-    .min(1, 'a pipeline needs at least one step')
-    .max(20, 'a pipeline has at most 20 steps'),
-});
+const StepSchema = z.object({ tool: z.string().min(1), settings: z.record(z.string(), z.unknown()).default({}) }).strict();
+
+/**
+ * Strict at every level: a key it does not know (`step` for `steps`, `setings`) is refused, never dropped.
+ * Saved definitions are stored as parsed, so none carries a key this refuses.
+ */
+export const PipelineSchema = z
+  .object({
+    name: z
+      .string()
+      .min(1)
+      .max(100)
+      .regex(/^[\w.-]+$/, 'letters, digits, dot, dash and underscore only')
+      .optional(),
+    description: z.string().max(1000).optional(),
+    steps: z.array(StepSchema).min(1, 'a pipeline needs at least one step').max(20, 'a pipeline has at most 20 steps'),
+  })
+  .strict();
 export type Pipeline = z.infer<typeof PipelineSchema>;
 
 export interface ResolvedStep {
@@ -126,6 +132,19 @@ export function producedKind(tool: Tool, settings: Record<string, unknown>, inpu
   return FAMILY_KIND[tool.section];
 }
 
+/** A schema issue as problems with a path; each unknown key is one, naming the key and the one meant. */
+function schemaProblems(i: z.core.$ZodIssue): { path: string; message: string }[] {
+  if (i.code !== 'unrecognized_keys') return [{ path: i.path.join('.') || 'pipeline', message: i.message }];
+  const known = Object.keys((i.path.length ? StepSchema : PipelineSchema).shape);
+  return i.keys.map((key) => {
+    const meant = closestName(key, known);
+    return {
+      path: [...i.path, key].join('.'),
+      message: `unknown key ${JSON.stringify(key)}${meant ? ` (did you mean ${meant}?)` : ''}; ${i.path.length ? 'a step' : 'a pipeline'} has ${known.join(', ')}`,
+    };
+  });
+}
+
 /**
  * Validates the whole pipeline; throws one VALIDATION_ERROR that lists every problem, each naming its
  * step (a file with three mistakes is fixed in one round, not three).
@@ -133,7 +152,7 @@ export function producedKind(tool: Tool, settings: Record<string, unknown>, inpu
 export function validatePipeline(raw: unknown): { pipeline: Pipeline; steps: ResolvedStep[] } {
   const parsed = PipelineSchema.safeParse(raw);
   if (!parsed.success) {
-    const problems = parsed.error.issues.map((i) => ({ path: i.path.join('.') || 'pipeline', message: i.message }));
+    const problems = parsed.error.issues.flatMap(schemaProblems);
     throw new KilnError('VALIDATION_ERROR', `Invalid pipeline: ${problems.map((p) => `${p.path}: ${p.message}`).join('; ')}.`, {
       details: problems,
     });

@@ -4,7 +4,7 @@
  * denoiser are in upscale-models.test.ts.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import sharp from 'sharp';
@@ -200,6 +200,22 @@ describe('upscale (ESRGAN/RDN on tfjs)', () => {
       run('upscale', path.join(dir, 'chart-64.png'), { model: 'thick' }),
       (e: KilnError) => e.code === 'VALIDATION_ERROR',
     );
+  });
+
+  it('refuses an output over KILN_MAX_PIXELS before running the network (exit 2, nothing written)', async () => {
+    // 64×64 (4096 px) is under a limit of 20000; × 4 it would be 256×256 = 65536.
+    const out = path.join(tempDir('kiln-upscale-limit-'), 'o.png');
+    const res = await kiln(['upscale', path.join(dir, 'chart-64.png'), '--scale', '4', '-o', out, '--json'], {
+      env: { KILN_DATA_DIR: dataDir, KILN_MAX_PIXELS: '20000' },
+    });
+    assert.equal(res.code, 2, res.stderr);
+    const { error } = JSON.parse(res.stdout) as { error: { code: string; message: string } };
+    assert.equal(error.code, 'LIMIT_EXCEEDED');
+    assert.match(
+      error.message,
+      /upscaled image \(64×64 × 4\) would be 256×256 pixels \(0\.0655 MP\), above the limit of 0\.02 MP \(KILN_MAX_PIXELS=20000\)/,
+    );
+    assert.equal(existsSync(out), false);
   });
 });
 

@@ -66,17 +66,27 @@ async function stop(w: Watcher): Promise<number | null> {
   return w.exit;
 }
 
+/**
+ * `kiln watch <dir>/in <args> -o <dir>/out` in a new temp dir, once its first scan is done; `fill` puts
+ * in the watched folder what is there at start (taken with --initial).
+ */
+async function watching(args: string[], fill?: (inDir: string) => Promise<unknown>) {
+  const dir = tempDir('kiln-watch-');
+  const inDir = path.join(dir, 'in');
+  const outDir = path.join(dir, 'out');
+  await mkdir(inDir);
+  await fill?.(inDir);
+  const w = startWatch([inDir, ...args, '-o', outDir], dir);
+  await w.ready();
+  return { dir, inDir, outDir, w };
+}
+
 const listFiles = (dir: string) => (existsSync(dir) ? readdirSync(dir).filter((n) => !n.startsWith('.')) : []);
 
 describe('kiln watch', () => {
   it('processes a file written slowly in chunks once, complete', async () => {
-    const dir = tempDir('kiln-watch-');
+    const { dir, inDir, w } = await watching(['--tool', 'resize', '--width', '100', '--stable-ms', '800', '--interval-ms', '100']);
     const src = await makePhoto(dir, 'big.png', 1000, 800);
-    const inDir = path.join(dir, 'in');
-    const outDir = path.join(dir, 'out');
-    await mkdir(inDir);
-    const w = startWatch([inDir, '--tool', 'resize', '--width', '100', '-o', outDir, '--stable-ms', '800', '--interval-ms', '100'], dir);
-    await w.ready();
     const bytes = await readFile(src);
     const fh = await open(path.join(inDir, 'big.png'), 'w');
     const chunk = Math.ceil(bytes.length / 5);
@@ -98,16 +108,15 @@ describe('kiln watch', () => {
   });
 
   it('moves a corrupt file to .failed/ with its error beside it, and takes files present at start with --initial', async () => {
-    const dir = tempDir('kiln-watch-');
-    const inDir = path.join(dir, 'in');
-    await mkdir(path.join(inDir, 'sub'), { recursive: true });
-    await writeFile(path.join(inDir, 'broken.jpg'), 'not a jpeg at all');
-    await makeImage(path.join(inDir, 'sub'), 'ok.png', 40, 20);
-    // Office's owner file of an open document and an editor's backup: not inputs, left where they are
-    // (they were processed, failed, and moved to .failed/ under Word's feet).
-    await writeFile(path.join(inDir, '~$report.jpg'), 'owner file');
-    await writeFile(path.join(inDir, 'photo.jpg~'), 'backup');
-    const w = startWatch([inDir, '--preset', 'png-to-jpg', '-o', path.join(dir, 'out'), '--initial', '-r', '--stable-ms', '200'], dir);
+    const { dir, inDir, w } = await watching(['--preset', 'png-to-jpg', '--initial', '-r', '--stable-ms', '200'], async (inDir) => {
+      await mkdir(path.join(inDir, 'sub'));
+      await writeFile(path.join(inDir, 'broken.jpg'), 'not a jpeg at all');
+      await makeImage(path.join(inDir, 'sub'), 'ok.png', 40, 20);
+      // Office's owner file of an open document and an editor's backup: not inputs, left where they are
+      // (they were processed, failed, and moved to .failed/ under Word's feet).
+      await writeFile(path.join(inDir, '~$report.jpg'), 'owner file');
+      await writeFile(path.join(inDir, 'photo.jpg~'), 'backup');
+    });
     await w.until(2);
     const failed = w.lines.find((l) => !l.ok)!;
     assert.equal(failed.error.code, 'UNSUPPORTED_INPUT');
@@ -121,16 +130,19 @@ describe('kiln watch', () => {
   });
 
   it('processes 50 files two at a time', async () => {
-    const dir = tempDir('kiln-watch-');
-    const inDir = path.join(dir, 'in');
-    const outDir = path.join(dir, 'out');
-    await mkdir(inDir);
-    const w = startWatch(
-      [inDir, '--tool', 'rotate', '--angle', '90', '-o', outDir, '-j', '2', '--stable-ms', '200', '--interval-ms', '100'],
-      dir,
-    );
+    const { dir, inDir, outDir, w } = await watching([
+      '--tool',
+      'rotate',
+      '--angle',
+      '90',
+      '-j',
+      '2',
+      '--stable-ms',
+      '200',
+      '--interval-ms',
+      '100',
+    ]);
     const one = await makeImage(dir, 'one.png', 30, 10);
-    await w.ready();
     for (let i = 0; i < 50; i++) await copyFile(one, path.join(inDir, `f${i}.png`));
     await w.until(50);
     assert.equal(w.lines.filter((l) => l.ok).length, 50, JSON.stringify(w.lines.filter((l) => !l.ok)));
@@ -141,30 +153,20 @@ describe('kiln watch', () => {
   });
 
   it('--keep with several files at a time remembers each, and reports each', async () => {
-    const dir = tempDir('kiln-watch-');
-    const inDir = path.join(dir, 'in');
-    await mkdir(inDir);
-    const w = startWatch(
-      [
-        inDir,
-        '--tool',
-        'rotate',
-        '--angle',
-        '90',
-        '-o',
-        path.join(dir, 'out'),
-        '--keep',
-        '-j',
-        '4',
-        '--stable-ms',
-        '200',
-        '--interval-ms',
-        '100',
-      ],
-      dir,
-    );
+    const { dir, inDir, outDir, w } = await watching([
+      '--tool',
+      'rotate',
+      '--angle',
+      '90',
+      '--keep',
+      '-j',
+      '4',
+      '--stable-ms',
+      '200',
+      '--interval-ms',
+      '100',
+    ]);
     const one = await makeImage(dir, 'one.png', 30, 10);
-    await w.ready();
     for (let i = 0; i < 16; i++) await copyFile(one, path.join(inDir, `k${i}.png`));
     // Runs ending together renamed the same temp state file: ENOENT, and those files had no line.
     await w.until(16, 20_000);
@@ -177,10 +179,7 @@ describe('kiln watch', () => {
     // Started again after a file was deleted: the state forgets it (it only ever grew), keeps the others
     // (none is processed again) and adds the new one.
     await rm(path.join(inDir, 'k0.png'));
-    const again = startWatch(
-      [inDir, '--tool', 'rotate', '--angle', '90', '-o', path.join(dir, 'out'), '--keep', '--stable-ms', '200'],
-      dir,
-    );
+    const again = startWatch([inDir, '--tool', 'rotate', '--angle', '90', '-o', outDir, '--keep', '--stable-ms', '200'], dir);
     await again.ready();
     await copyFile(one, path.join(inDir, 'k99.png'));
     await again.until(1, 20_000);
@@ -195,14 +194,11 @@ describe('kiln watch', () => {
   });
 
   it('stops on SIGTERM mid-run without losing or half-writing a file', async () => {
-    const dir = tempDir('kiln-watch-');
-    const inDir = path.join(dir, 'in');
-    const outDir = path.join(dir, 'out');
-    await mkdir(inDir);
-    for (let i = 0; i < 4; i++) makeVideo(inDir, `clip${i}.mp4`, { width: 320, height: 240, durationS: 8, audio: false });
-    const w = startWatch(
-      [inDir, '--tool', 'convert-video', '--format', 'webm', '-o', outDir, '-j', '2', '--initial', '--stable-ms', '100'],
-      dir,
+    const { inDir, outDir, w } = await watching(
+      ['--tool', 'convert-video', '--format', 'webm', '-j', '2', '--initial', '--stable-ms', '100'],
+      async (inDir) => {
+        for (let i = 0; i < 4; i++) makeVideo(inDir, `clip${i}.mp4`, { width: 320, height: 240, durationS: 8, audio: false });
+      },
     );
     // Stop while the first runs are in flight.
     for (let i = 0; i < 100 && !/clip/.test(w.stderr()) && !existsSync(outDir); i++) await new Promise((r) => setTimeout(r, 100));
@@ -218,12 +214,7 @@ describe('kiln watch', () => {
   });
 
   it("a later file of the same name gets its own output, not the first one's", async () => {
-    const dir = tempDir('kiln-watch-');
-    const inDir = path.join(dir, 'in');
-    const outDir = path.join(dir, 'out');
-    await mkdir(inDir);
-    const w = startWatch([inDir, '--tool', 'resize', '--width', '20', '-o', outDir, '--stable-ms', '100', '--interval-ms', '100'], dir);
-    await w.ready();
+    const { dir, inDir, outDir, w } = await watching(['--tool', 'resize', '--width', '20', '--stable-ms', '100', '--interval-ms', '100']);
     await makeImage(inDir, 'same.png', 40, 40);
     await w.until(1);
     await makeImage(inDir, 'same.png', 80, 40);
@@ -241,17 +232,11 @@ describe('kiln watch', () => {
   });
 
   it('a file deleted while it waits its turn is no failure', async () => {
-    const dir = tempDir('kiln-watch-');
-    const inDir = path.join(dir, 'in');
-    const outDir = path.join(dir, 'out');
-    await mkdir(inDir);
-    const w = startWatch(
-      [inDir, '--tool', 'convert-video', '--format', 'webm', '-o', outDir, '--stable-ms', '100', '--interval-ms', '100'],
-      dir,
-    );
-    await w.ready();
-    // A long run first, so the next file waits in the queue.
-    makeVideo(inDir, 'long.mp4', { width: 320, height: 240, durationS: 8, audio: false });
+    const { dir, inDir, w } = await watching(['--tool', 'convert-video', '--format', 'webm', '--stable-ms', '100', '--interval-ms', '100']);
+    // A long run first, so the next file waits in the queue (made beside the folder: ffmpeg writing it
+    // there slowly was taken before it was whole, and again after).
+    makeVideo(dir, 'long.mp4', { width: 320, height: 240, durationS: 8, audio: false });
+    await copyFile(path.join(dir, 'long.mp4'), path.join(inDir, 'long.mp4'));
     await new Promise((r) => setTimeout(r, 800));
     makeVideo(dir, 'short.mp4', { width: 64, height: 48, durationS: 1, audio: false });
     await copyFile(path.join(dir, 'short.mp4'), path.join(inDir, 'short.mp4'));
@@ -273,20 +258,22 @@ describe('kiln watch', () => {
    * the clip takes longer than 2 s to encode, so nothing is written yet).
    */
   async function convertingLongVideo(stableMs: number) {
-    const dir = tempDir('kiln-watch-');
-    const inDir = path.join(dir, 'in');
-    const outDir = path.join(dir, 'out');
-    await mkdir(inDir);
-    const w = startWatch(
-      [inDir, '--tool', 'convert-video', '--format', 'webm', '-o', outDir, '--stable-ms', String(stableMs), '--interval-ms', '100'],
-      dir,
-    );
-    await w.ready();
+    const watched = await watching([
+      '--tool',
+      'convert-video',
+      '--format',
+      'webm',
+      '--stable-ms',
+      String(stableMs),
+      '--interval-ms',
+      '100',
+    ]);
+    const { dir, inDir, outDir } = watched;
     makeVideo(dir, 'long.mp4', { width: 320, height: 240, durationS: 8, audio: false });
     await copyFile(path.join(dir, 'long.mp4'), path.join(inDir, 'long.mp4'));
     await new Promise((r) => setTimeout(r, 2000));
     assert.deepEqual(readdirSync(outDir), [], 'still running');
-    return { dir, inDir, outDir, w };
+    return watched;
   }
 
   it('a file deleted during its run still has its output reported, and nothing to move aside', async () => {
@@ -306,12 +293,16 @@ describe('kiln watch', () => {
   });
 
   it('--json names every file of a tool that writes several, so each input can be matched to its own', async () => {
-    const dir = tempDir('kiln-watch-');
-    const inDir = path.join(dir, 'in');
-    const outDir = path.join(dir, 'out');
-    await mkdir(inDir);
-    const w = startWatch([inDir, '--tool', 'pdf-to-image', '--dpi', '72', '-o', outDir, '--stable-ms', '100', '--interval-ms', '100'], dir);
-    await w.ready();
+    const { dir, inDir, outDir, w } = await watching([
+      '--tool',
+      'pdf-to-image',
+      '--dpi',
+      '72',
+      '--stable-ms',
+      '100',
+      '--interval-ms',
+      '100',
+    ]);
     // Two inputs of the same name: the second's pages get free names beside the first's.
     for (const widths of [
       [100, 200],
@@ -398,11 +389,7 @@ describe('kiln watch', () => {
   });
 
   it('stops with an error when the watched folder is deleted', async () => {
-    const dir = tempDir('kiln-watch-');
-    const inDir = path.join(dir, 'in');
-    await mkdir(inDir);
-    const w = startWatch([inDir, '--tool', 'resize', '--width', '10', '-o', path.join(dir, 'out'), '--interval-ms', '100'], dir);
-    await w.ready();
+    const { inDir, w } = await watching(['--tool', 'resize', '--width', '10', '--interval-ms', '100']);
     await rm(inDir, { recursive: true });
     // It logged the failed scan ten times a second and never ended.
     const timer = setTimeout(() => w.child.kill('SIGTERM'), 10_000);

@@ -109,6 +109,30 @@ describe('kiln pipeline (local)', () => {
     assert.match(ok.stdout, /resize → rotate → convert/);
   });
 
+  it('refuses a key it does not know, naming it and the one meant (a `step` typo was dropped and the run did nothing asked)', async () => {
+    const jpg = await makeImage(dir, 'typo.jpg', 20, 20);
+    const typo = writeJson('typo.json', {
+      name: 'typo',
+      steps: [{ tool: 'resize', settings: { width: 10 } }],
+      descripton: 'x',
+      step: [{ tool: 'rotate', settings: { angle: 90 } }],
+    });
+    const v = await kiln(['pipeline', 'validate', typo, '--json']);
+    assert.equal(v.code, EXIT.USAGE, v.stderr);
+    const { error } = JSON.parse(v.stdout);
+    assert.equal(error.code, 'VALIDATION_ERROR');
+    assert.deepEqual(
+      error.details.map((d: { path: string }) => d.path),
+      ['descripton', 'step'],
+    );
+    assert.match(error.message, /descripton: unknown key "descripton" \(did you mean description\?\)/);
+    assert.match(error.message, /step: unknown key "step" \(did you mean steps\?\); a pipeline has name, description, steps/);
+    const dest = path.join(dir, 'typo-out.jpg');
+    const r = await kiln(['pipeline', 'run', typo, jpg, '-o', dest]);
+    assert.equal(r.code, EXIT.USAGE, r.stderr);
+    assert.throws(() => readFileSync(dest));
+  });
+
   it('says a directory given as the pipeline is one, not "invalid JSON: EISDIR"', async () => {
     const folder = path.join(dir, 'pipelines-folder');
     mkdirSync(folder, { recursive: true });

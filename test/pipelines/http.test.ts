@@ -62,6 +62,31 @@ describe('pipelines over HTTP', () => {
     assert.match(misfit.body.error.message, /step 2 \(rotate-pdf\).*step 1 produces/);
     const nameless = await api(s, s.token, 'POST', '/api/v1/pipelines', { steps: [{ tool: 'resize', settings: { width: 10 } }] });
     assert.equal(nameless.status, 400);
+    // An unknown top-level key (a typo) is refused on create, validate and an ad-hoc run, never dropped; scope is the record's.
+    const typo = { name: 'typo', scope: 'private', steps: [{ tool: 'resize', settings: { width: 10 } }], stpes: [] };
+    for (const [route, body] of [
+      ['/api/v1/pipelines', typo],
+      ['/api/v1/pipelines/validate', { ...typo, scope: undefined }],
+    ] as const) {
+      const r = await api(s, s.token, 'POST', route, body);
+      assert.equal(r.status, 400, `${route}: ${r.text}`);
+      assert.equal(r.body.error.code, 'VALIDATION_ERROR');
+      assert.deepEqual(r.body.error.details, [
+        { path: 'stpes', message: 'unknown key "stpes" (did you mean steps?); a pipeline has name, description, steps' },
+      ]);
+    }
+    const adHoc = await api(
+      s,
+      s.token,
+      'POST',
+      '/api/v1/pipelines/run',
+      await form({
+        file: await filePart(await makeImage(dir, 'typo.jpg', 20, 10)),
+        pipeline: JSON.stringify({ ...typo, scope: undefined }),
+      }),
+    );
+    assert.equal(adHoc.status, 400, adHoc.text);
+    assert.match(adHoc.body.error.message, /unknown key "stpes"/);
 
     const list = await api(s, s.token, 'GET', '/api/v1/pipelines');
     assert.deepEqual(
@@ -75,6 +100,10 @@ describe('pipelines over HTTP', () => {
     const updated = await api(s, s.token, 'PUT', `/api/v1/pipelines/${created.body.id}`, { ...THREE_STEPS, description: 'changed' });
     assert.equal(updated.status, 200, updated.text);
     assert.equal(updated.body.description, 'changed');
+    const typoPut = await api(s, s.token, 'PUT', `/api/v1/pipelines/${created.body.id}`, { ...THREE_STEPS, descriptoin: 'lost' });
+    assert.equal(typoPut.status, 400, typoPut.text);
+    assert.match(typoPut.body.error.message, /unknown key "descriptoin" \(did you mean description\?\)/);
+    assert.equal((await api(s, s.token, 'GET', `/api/v1/pipelines/${created.body.id}`)).body.description, 'changed', 'left as it was');
 
     await createUser(s.app.kiln.store.db, { username: 'dora', password: 'dora-password-1', role: 'user' });
     const dora = await login(s.url, 'dora', 'dora-password-1');

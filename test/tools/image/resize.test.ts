@@ -83,7 +83,10 @@ describe('resize', () => {
       const { file, ...s } = settings as { file?: string } & Record<string, unknown>;
       await assert.rejects(run(file ?? tiny, s), (e: KilnError) => {
         assert.equal(e.code, 'LIMIT_EXCEEDED', e.message);
-        assert.match(e.message, /would be \d+×\d+ \(\d+ MP\), above the limit of 100 MP \(KILN_MAX_PIXELS\)/);
+        assert.match(
+          e.message,
+          /^The resized image would be \d+×\d+ pixels \(\d+ MP\), above the limit of 100 MP \(KILN_MAX_PIXELS=100000000\)\.$/,
+        );
         return true;
       });
     }

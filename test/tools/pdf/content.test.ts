@@ -281,10 +281,16 @@ describe('pdf-to-image', () => {
 
   it('refuses a raster over the pixel limit and a page out of range', async () => {
     const big = await makeTextPdf(path.join(dir, 'big.pdf'), ['Big'], { size: [2000, 2000] });
-    await assert.rejects(
-      runPdfTool(dir, 'pdf-to-image', [big], { dpi: 2400 }),
-      (e: KilnError) => e.code === 'LIMIT_EXCEEDED' && /dpi/.test(e.message),
-    );
+    await assert.rejects(runPdfTool(dir, 'pdf-to-image', [big], { dpi: 2400 }), (e: KilnError) => {
+      assert.equal(e.code, 'LIMIT_EXCEEDED', e.message);
+      // 2000 pt at 2400 dpi is 66667 px a side: 4444 MP; at most 360 dpi fits 100 MP.
+      assert.match(
+        e.message,
+        /^The rendering of page 1 at 2400 dpi would be 66667×66667 pixels \(4444 MP\), above the limit of 100 MP \(KILN_MAX_PIXELS=100000000\)\. Use dpi 360 or less\.$/,
+      );
+      assert.deepEqual(e.details, [{ path: 'dpi', message: 'at most 360 for page 1' }]);
+      return true;
+    });
     await assert.rejects(
       runPdfTool(dir, 'pdf-to-image', [three], { pages: '4' }),
       (e: KilnError) => e.code === 'VALIDATION_ERROR' && /3 pages/.test(e.message),

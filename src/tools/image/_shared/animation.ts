@@ -4,11 +4,11 @@
  * lossless animated WebP by ffmpeg, which keeps every frame's timing.
  */
 import type { Sharp } from 'sharp';
-import { KilnError } from '../../../core/errors.js';
 import type { InputFile } from '../../../core/tool.js';
 import { getSharp, MAX_INPUT_PIXELS } from '../../../engines/sharp.js';
 import { checkAbort } from './cancel.js';
 import { apngAsWebp } from './decode.js';
+import { refuseOverPixelLimit } from './pixel-limit.js';
 
 export interface Animation {
   width: number;
@@ -27,15 +27,12 @@ export async function decodeAnimation(file: InputFile, workDir: string, signal?:
   const sharp = await getSharp();
   const apng = file.type?.ext === 'apng' || file.type?.mime === 'image/apng';
   const src = apng ? await apngAsWebp(file, workDir, signal) : file.path;
-  const meta = await sharp(src, { animated: true, limitInputPixels: MAX_INPUT_PIXELS }).metadata();
+  // The header only, unlimited: sharp's own limit (every frame counted) would refuse without saying frames.
+  const meta = await sharp(src, { animated: true, limitInputPixels: false }).metadata();
   const pages = meta.pages ?? 1;
   const height = meta.pageHeight ?? meta.height!;
   const width = meta.width!;
-  if (width * height * pages > MAX_INPUT_PIXELS)
-    throw new KilnError(
-      'LIMIT_EXCEEDED',
-      `The animation has ${pages} frames of ${width}×${height}: more pixels than allowed (KILN_MAX_PIXELS).`,
-    );
+  refuseOverPixelLimit({ what: 'decoded animation', width, height, frames: pages });
   const { data } = await sharp(src, { animated: true, limitInputPixels: MAX_INPUT_PIXELS, failOn: 'error' })
     .ensureAlpha()
     .raw()

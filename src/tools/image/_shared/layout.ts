@@ -2,9 +2,10 @@
 import type { Sharp } from 'sharp';
 import { KilnError } from '../../../core/errors.js';
 import type { InputFile } from '../../../core/tool.js';
-import { getSharp, MAX_INPUT_PIXELS } from '../../../engines/sharp.js';
+import { getSharp } from '../../../engines/sharp.js';
 import { parseColor } from '../../_shared/color.js';
 import { openInput } from './decode.js';
+import { MAX_SIDE, refuseOverPixelLimit } from './pixel-limit.js';
 
 export interface Loaded {
   /** PNG (or raw) buffer of the upright first frame. */
@@ -25,12 +26,7 @@ export async function loadUpright(file: InputFile, workDir: string): Promise<Loa
 /** Throws LIMIT_EXCEEDED before a canvas larger than the pixel limit is allocated. */
 export function checkCanvas(width: number, height: number, what = 'output'): void {
   if (width < 1 || height < 1) throw new KilnError('VALIDATION_ERROR', `The ${what} would be empty (${width}×${height}).`);
-  if (width > 65535 || height > 65535 || width * height > MAX_INPUT_PIXELS) {
-    throw new KilnError(
-      'LIMIT_EXCEEDED',
-      `The ${what} would be ${width}×${height} pixels, more than allowed (KILN_MAX_PIXELS=${MAX_INPUT_PIXELS}).`,
-    );
-  }
+  refuseOverPixelLimit({ what, width, height, maxSide: MAX_SIDE });
 }
 
 export async function canvas(width: number, height: number, color: string): Promise<Sharp> {

@@ -1,6 +1,4 @@
 import { z } from 'zod';
-import { KilnError } from '../../../core/errors.js';
-import { MAX_INPUT_PIXELS } from '../../../core/limits.js';
 import { outputFile } from '../../_shared/output.js';
 import { defineTool } from '../../../core/tool.js';
 import { getSharp, lossyQuality, supportsAlpha, writeImage } from '../../../engines/sharp.js';
@@ -9,6 +7,7 @@ import { restoreFaces } from '../../../ai/tasks/enhance-faces.js';
 import { denoiseRgb, mixRgb, superResolve } from '../../../ai/tasks/upscale.js';
 import { DENOISE_FILE, GFPGAN_FILE } from '../../../ai/bundles/upscale-enhance.js';
 import { requireImportedFile } from '../../bundles.js';
+import { refuseOverPixelLimit } from '../_shared/pixel-limit.js';
 import { decodeOriented } from './face-common.js';
 import { formatSetting, outFormat } from './inpaint-common.js';
 
@@ -78,12 +77,7 @@ export default defineTool({
     const H = img.height;
     const outW = Math.round(W * s.scale);
     const outH = Math.round(H * s.scale);
-    if (outW * outH > MAX_INPUT_PIXELS) {
-      throw new KilnError(
-        'LIMIT_EXCEEDED',
-        `upscale: ${W}×${H} × ${s.scale} would be ${outW}×${outH} (${((outW * outH) / 1e6).toFixed(0)} MP), above the ${MAX_INPUT_PIXELS / 1e6} MP image limit (KILN_MAX_PIXELS).`,
-      );
-    }
+    refuseOverPixelLimit({ what: `upscaled image (${W}×${H} × ${s.scale})`, width: outW, height: outH });
     let rgb = rgbOf(img.rgba, W * H);
     const data: Record<string, unknown> = {};
     const t0 = performance.now();

@@ -1,12 +1,11 @@
 import { z } from 'zod';
-import { KilnError } from '../../../core/errors.js';
-import { MAX_INPUT_PIXELS } from '../../../core/limits.js';
 import { defineTool } from '../../../core/tool.js';
 import { inputMetadata, sameFormatAs, visibleSize, writeImage } from '../../../engines/sharp.js';
 import { SOCIAL_PRESETS, SOCIAL_PRESET_IDS } from '../_shared/social-presets.js';
 import { openInput } from '../_shared/decode.js';
 import { outputFile } from '../../_shared/output.js';
 import { dropsFrames, keepsFrames } from '../_shared/frames.js';
+import { refuseOverPixelLimit } from '../_shared/pixel-limit.js';
 
 export default defineTool({
   id: 'resize',
@@ -95,10 +94,5 @@ function refuseHugeOutput(
     [w, h] = [src.width * k, src.height * k];
   }
   if (r.withoutEnlargement) [w, h] = [Math.min(w, src.width), Math.min(h, src.height)];
-  const pixels = Math.round(w) * Math.round(h) * src.pages;
-  if (pixels > MAX_INPUT_PIXELS)
-    throw new KilnError(
-      'LIMIT_EXCEEDED',
-      `The resized image would be ${Math.round(w)}×${Math.round(h)}${src.pages > 1 ? ` × ${src.pages} frames` : ''} (${Math.round(pixels / 1e6)} MP), above the limit of ${MAX_INPUT_PIXELS / 1e6} MP (KILN_MAX_PIXELS).`,
-    );
+  refuseOverPixelLimit({ what: 'resized image', width: w, height: h, frames: src.pages });
 }

@@ -5,7 +5,7 @@ import { defineTool } from '../../../core/tool.js';
 import { zipFiles } from '../../../core/zip.js';
 import { colorSchema, svgPaint } from '../../_shared/color.js';
 import { decodeAnimation, frameImage, joinAnimation, mapFrames, MIN_GIF_DELAY, type Animation } from '../_shared/animation.js';
-import { checkCanvas } from '../_shared/layout.js';
+import { MAX_SIDE, refuseOverPixelLimit } from '../_shared/pixel-limit.js';
 import { outputFile } from '../../_shared/output.js';
 import { checkAbort } from '../_shared/cancel.js';
 import { xmlEscape } from '../_shared/xml.js';
@@ -108,7 +108,7 @@ export default defineTool({
         }
         w ??= Math.max(1, Math.round((a.width * h!) / a.height));
         h ??= Math.max(1, Math.round((a.height * w) / a.width));
-        checkCanvas(w, h * n, 'animation');
+        refuseOverPixelLimit({ what: 'resized animation', width: w, height: h, frames: n, maxSide: MAX_SIDE });
         a = await mapFrames(a, (img) => img.resize(w, h, { fit: 'fill' }), ctx.signal);
         break;
       }

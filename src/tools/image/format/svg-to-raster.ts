@@ -4,6 +4,7 @@ import { defineTool } from '../../../core/tool.js';
 import { getSharp, lossyQuality, MAX_INPUT_PIXELS, normalizeFormat, writeImage } from '../../../engines/sharp.js';
 import { colorSchema, parseColor } from '../../_shared/color.js';
 import { outputFile } from '../../_shared/output.js';
+import { MAX_SIDE, refuseOverPixelLimit } from '../_shared/pixel-limit.js';
 import { safeSvg } from '../_shared/svg-input.js';
 
 /** libvips' ceiling for svgload's dpi. */
@@ -60,12 +61,7 @@ export default defineTool({
       tw = Math.max(1, Math.round(bw * k));
       th = Math.max(1, Math.round(bh * k));
     }
-    if (tw * th > MAX_INPUT_PIXELS || tw > 65535 || th > 65535) {
-      throw new KilnError(
-        'LIMIT_EXCEEDED',
-        `The output would be ${tw}×${th} pixels, more than allowed (KILN_MAX_PIXELS=${MAX_INPUT_PIXELS}).`,
-      );
-    }
+    refuseOverPixelLimit({ what: 'rendered image', width: tw, height: th, maxSide: MAX_SIDE });
     // Render at the density that reaches the target directly (sharp vectors, no upscaling blur), then fit exactly.
     const density = 72 * Math.max(tw / bw, th / bh);
     ctx.progress(30, 'rendering');

@@ -7,6 +7,7 @@ import { pageBoxes, renderPages } from '../../../engines/poppler.js';
 import { resolveRange } from '../../../engines/qpdf.js';
 import { IMAGE_FORMATS, MAX_INPUT_PIXELS, openImage, writeImage } from '../../../engines/sharp.js';
 import { outputFile } from '../../_shared/output.js';
+import { refuseOverPixelLimit } from '../../image/_shared/pixel-limit.js';
 import { openPdf, PDF_ACCEPT } from '../_shared/pdf-input.js';
 
 const LOSSY = new Set(['jpg', 'webp', 'avif', 'heic', 'heif', 'jxl']);
@@ -57,17 +58,14 @@ export default defineTool({
     for (const p of pages) {
       const b = boxes.get(p);
       if (!b) throw new KilnError('UNSUPPORTED_INPUT', `Page ${p} has no readable size.`);
-      const px = Math.ceil((b.width * s.dpi) / 72) * Math.ceil((b.height * s.dpi) / 72);
-      if (px > MAX_INPUT_PIXELS) {
-        const maxDpi = Math.floor(72 * Math.sqrt(MAX_INPUT_PIXELS / (b.width * b.height)));
-        throw new KilnError(
-          'LIMIT_EXCEEDED',
-          `Page ${p} at ${s.dpi} dpi would be ${Math.round(px / 1e6)} megapixels (limit ${Math.round(MAX_INPUT_PIXELS / 1e6)}); use dpi ${maxDpi} or less.`,
-          {
-            details: [{ path: 'dpi', message: `at most ${maxDpi} for page ${p}` }],
-          },
-        );
-      }
+      const maxDpi = Math.floor(72 * Math.sqrt(MAX_INPUT_PIXELS / (b.width * b.height)));
+      refuseOverPixelLimit({
+        what: `rendering of page ${p} at ${s.dpi} dpi`,
+        width: Math.ceil((b.width * s.dpi) / 72),
+        height: Math.ceil((b.height * s.dpi) / 72),
+        hint: `Use dpi ${maxDpi} or less.`,
+        details: [{ path: 'dpi', message: `at most ${maxDpi} for page ${p}` }],
+      });
     }
     const outputs = [];
     const single = pages.length === 1;
