@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import sharp from 'sharp';
@@ -72,6 +72,36 @@ describe('convert', () => {
       assert.deepEqual(px(5, 5), [255, 0, 0], src);
       assert.deepEqual(px(40, 40), [0, 0, 255], src);
     }
+  });
+  it('a CMYK Photoshop file gets the colours of the same CMYK JPEG (its ICC profile), a grey one stays grey', async () => {
+    // 100% magenta + 100% yellow tagged with a CMYK profile: a naive CMYK → RGB (what ImageMagick's PNG32
+    // gave) is pure red (255, 0, 0); through the profile it is the duller red a press prints.
+    const icc = (
+      await sharp(
+        await sharp({ create: { width: 2, height: 2, channels: 3, background: '#808080' } })
+          .withIccProfile('cmyk')
+          .jpeg()
+          .toBuffer(),
+      ).metadata()
+    ).icc!;
+    const iccPath = path.join(dir, 'press.icc');
+    writeFileSync(iccPath, icc);
+    const make = (ext: string) => {
+      const f = path.join(dir, `press.${ext}`);
+      execFileSync('/usr/bin/convert', ['-size', '24x12', 'xc:cmyk(0,255,255,0)', '-profile', iccPath, '-quality', '100', f]);
+      return f;
+    };
+    const psd = make('psd');
+    const jpg = make('jpg');
+    const pixel = async (f: string) => [...(await sharp(f).removeAlpha().toColourspace('srgb').raw().toBuffer()).subarray(0, 3)];
+    const fromPsd = await pixel((await run(psd, { format: 'png' })).path);
+    const fromJpg = await pixel((await run(jpg, { format: 'png' })).path);
+    for (let c = 0; c < 3; c++) assert.ok(Math.abs(fromPsd[c]! - fromJpg[c]!) <= 2, `PSD ${fromPsd} vs JPEG ${fromJpg}`);
+    assert.ok(fromPsd[0]! < 245, `the profile was applied (naive CMYK → RGB is 255, 0, 0): ${fromPsd}`);
+    const grey = path.join(dir, 'grey.psd');
+    execFileSync('/usr/bin/convert', ['-size', '8x8', 'xc:gray40', '-depth', '8', grey]);
+    const g = await sharp((await run(grey, { format: 'png' })).path).metadata();
+    assert.equal(g.channels, 1, 'a grey PSD is written as grey, not RGBA');
   });
   it('writes every sharp format with the input stem', async () => {
     const src = await makeImage(dir, 'pic.png', 64, 32);

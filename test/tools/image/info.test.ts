@@ -106,6 +106,19 @@ describe('info', () => {
     const d = await run(p);
     assert.deepEqual([d.width, d.height, d.format], [w, w, 'png']);
   });
+  it('a Photoshop, BMP or ICO file is reported as itself, with its colour space (not as the file ImageMagick made of it)', async () => {
+    const png = await makeImage(dir, 'for-magick.png', 24, 16);
+    const made = (name: string, ...args: string[]) => {
+      const f = path.join(dir, name);
+      execFileSync('/usr/bin/convert', [...args, f]);
+      return f;
+    };
+    const cmykPsd = made('cmyk.psd', png, '-colorspace', 'CMYK');
+    const d = await run(cmykPsd);
+    assert.deepEqual([d.format, d.colorSpace, d.channels, d.width, d.height], ['psd', 'cmyk', 4, 24, 16]);
+    assert.equal((await run(made('plain.bmp', png))).format, 'bmp');
+    assert.equal((await run(made('icon.ico', png))).format, 'ico');
+  });
   it('refuses a file that is not an image', async () => {
     const p = path.join(dir, 'x.png');
     (await import('node:fs')).writeFileSync(p, 'plain text');

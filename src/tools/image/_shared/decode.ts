@@ -1,6 +1,6 @@
 /**
  * Opening any accepted image: openImage (sharp, with vips/Ghostscript for HEIC, JXL and EPS) plus
- * Photoshop, BMP and ICO files, which libvips in sharp cannot read: ImageMagick turns them into PNG first.
+ * Photoshop, BMP and ICO files, which libvips in sharp cannot read: ImageMagick decodes them first.
  * SVG is sanitized first (svg-input.ts), so no tool renders a reference to a local file or the network.
  * Tools that declare `input.inMemory` read their input only through here.
  */
@@ -15,8 +15,18 @@ import { readHead } from '../../../core/read-head.js';
 import { largestIcoEntry } from './ico.js';
 import { safeSvg } from './svg-input.js';
 
-/** Formats sharp's libvips has no loader for, read by ImageMagick. */
-const MAGICK_READS = new Set(['psd', 'bmp', 'ico']);
+/**
+ * Formats sharp's libvips has no loader for, read by ImageMagick, and what ImageMagick writes for libvips.
+ * PSD as TIFF: that holds the file's own colour space, ICC profile and depth, so a CMYK Photoshop file is
+ * converted through its profile as a CMYK JPEG is (PNG32 was ImageMagick's naive CMYK → RGB, profile
+ * dropped: oversaturated colours) and a 16-bit or grey one stays so. BMP and ICO hold 8-bit RGB(A) at most
+ * (often 1-4 bit palettes, which ImageMagick would write as TIFFs sharp cannot read): PNG32.
+ */
+const MAGICK_READS: Readonly<Record<string, (out: string) => string[]>> = {
+  psd: (out) => ['-compress', 'lzw', `tiff:${out}`],
+  bmp: (out) => [`png32:${out}`],
+  ico: (out) => [`png32:${out}`],
+};
 
 export async function openInput(
   file: InputFile,
@@ -25,14 +35,15 @@ export async function openInput(
   opts: { animated?: boolean } & SharpOptions = {},
 ): Promise<Sharp> {
   const ext = file.type?.ext;
-  if (ext && MAGICK_READS.has(ext)) {
+  const magickOut = ext ? MAGICK_READS[ext] : undefined;
+  if (ext && magickOut) {
     const magick = await requireEngine('imagemagick');
     const src = await onDisk(file);
-    const png = path.join(workDir, `${ext}-${Date.now()}-${Math.random().toString(36).slice(2)}.png`);
+    const decoded = path.join(workDir, `${ext}-${Date.now()}-${Math.random().toString(36).slice(2)}`);
     // PSD: [0] is the flattened composite that Photoshop stores next to the layers. ICO: the largest icon.
     const frame = ext === 'ico' ? (largestIcoEntry(await readHead(src, 6 + 16 * 256)) ?? 0) : 0;
-    await exec(magick, [`${ext}:${src}[${frame}]`, `png32:${png}`], { failCode: 'UNSUPPORTED_INPUT', signal, timeoutMs: 120_000 });
-    return openImage(png, { workDir, signal, ...opts });
+    await exec(magick, [`${ext}:${src}[${frame}]`, ...magickOut(decoded)], { failCode: 'UNSUPPORTED_INPUT', signal, timeoutMs: 120_000 });
+    return openImage(decoded, { workDir, signal, ...opts });
   }
   // librsvg would load the files and URLs an SVG names: only the sanitized document is rendered.
   if (ext === 'svg') return openImage((await safeSvg(file)).svg, { workDir, signal, ...opts });

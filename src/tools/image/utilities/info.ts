@@ -36,14 +36,16 @@ export default defineTool({
   async run(ctx, { files }) {
     const input = files[0]!;
     const ext = input.type?.ext;
+    // Read from what another engine decoded them to (Ghostscript, vips, ImageMagick): their format is theirs,
+    // not that of the intermediate file (a Photoshop file was reported as "png").
+    const decodedElsewhere = ['eps', 'jxl', 'psd', 'bmp', 'ico'].includes(ext ?? '');
     let meta;
     try {
       // Only the header is read: HEIC's HEVC pixels need not be decodable by sharp for its metadata.
       // No pixel limit on a header: the size of an image too large for the other tools is worth knowing.
-      const headerOnly = !['eps', 'jxl', 'psd', 'bmp', 'ico'].includes(ext ?? '');
-      const img = headerOnly
-        ? (await getSharp())(input.path, { animated: isAnimatedFormat(ext), limitInputPixels: false })
-        : await openInput(input, ctx.workDir, ctx.signal);
+      const img = decodedElsewhere
+        ? await openInput(input, ctx.workDir, ctx.signal)
+        : (await getSharp())(input.path, { animated: isAnimatedFormat(ext), limitInputPixels: false });
       meta = await img.metadata();
     } catch (e) {
       if (e instanceof KilnError) throw e;
@@ -72,7 +74,7 @@ export default defineTool({
       height,
       displayWidth: orientation >= 5 ? height : meta.width,
       displayHeight: orientation >= 5 ? meta.width : height,
-      format: ext === 'eps' || ext === 'jxl' ? ext : meta.format === 'jpeg' ? 'jpg' : meta.format === 'heif' && ext ? ext : meta.format,
+      format: decodedElsewhere ? ext : meta.format === 'jpeg' ? 'jpg' : meta.format === 'heif' && ext ? ext : meta.format,
       mime: input.type?.mime,
       size: input.size,
       channels: meta.channels,
