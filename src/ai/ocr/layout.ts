@@ -17,12 +17,16 @@ export interface OcrWord {
   text: string;
   confidence: number;
   box: Box;
+  /** Degrees clockwise the text runs at on the image (90: down the page), when not level. */
+  angle?: number;
 }
 
 export interface OcrLine {
   text: string;
   confidence: number;
   box: Box;
+  /** As a word's. */
+  angle?: number;
   words?: OcrWord[];
 }
 

@@ -14,7 +14,8 @@ import type { Sharp } from 'sharp';
 import { tesseractVersion, tesseractWords } from '../../engines/tesseract.js';
 import type { PpocrOutput } from '../models/ppocr-v4.js';
 import type { Lease } from '../ocr/generations.js';
-import { type Box, fromLines, fromTesseract, type OcrBlock, type OcrLine, type OcrPage, page, union } from '../ocr/layout.js';
+import { fromLines, fromTesseract, type OcrBlock, type OcrLine, type OcrPage, page, union } from '../ocr/layout.js';
+import { placeBlocks, type Stage, unrotateStage, unturnStage } from '../ocr/placement.js';
 import { runModel } from '../run-model.js';
 import { enhance, estimateSkew, type Gray, grayToRgb, level, toGray, turn, writePng } from './ocr-prep.js';
 import { DET_OPTIONS, type Language, type Quality, TESSERACT_LANG } from './ocr-tiers.js';
@@ -100,34 +101,11 @@ export async function provenance(o: {
   };
 }
 
-/** Maps a box of the levelled image (rotated by `deg` about its centre, canvas grown) back to the input. */
-function unrotate(b: Box, deg: number, from: { width: number; height: number }, to: { width: number; height: number }): Box {
-  if (!deg) return b;
-  const a = (-deg * Math.PI) / 180;
-  const cx = b.x + b.width / 2 - from.width / 2;
-  const cy = b.y + b.height / 2 - from.height / 2;
-  const x = cx * Math.cos(a) - cy * Math.sin(a) + to.width / 2;
-  const y = cx * Math.sin(a) + cy * Math.cos(a) + to.height / 2;
-  return { x: r1(x - b.width / 2), y: r1(y - b.height / 2), width: r1(b.width), height: r1(b.height) };
-}
 const r1 = (n: number) => Math.round(n * 10) / 10;
 
-/** Maps a box of the page turned clockwise by `deg` back to the unturned page (`from`: its size). */
-function unturn(b: Box, deg: 0 | 90 | 180 | 270, from: { width: number; height: number }): Box {
-  const { width: W, height: H } = from;
-  if (deg === 90) return { x: b.y, y: r1(H - b.x - b.width), width: b.height, height: b.width };
-  if (deg === 180) return { x: r1(W - b.x - b.width), y: r1(H - b.y - b.height), width: b.width, height: b.height };
-  if (deg === 270) return { x: r1(W - b.y - b.height), y: b.x, width: b.height, height: b.width };
-  return b;
-}
-
-function mapBlocks(blocks: OcrBlock[], f: (b: Box) => Box): OcrBlock[] {
-  return blocks.map((bl) => ({
-    ...bl,
-    box: f(bl.box),
-    lines: bl.lines.map((l) => ({ ...l, box: f(l.box), ...(l.words && { words: l.words.map((w) => ({ ...w, box: f(w.box) })) }) })),
-  }));
-}
+/** The stage mapping a page levelled by `-skew` (`lev`) back to the page `g` (none: too small a skew to have been levelled). */
+const unskew = (skew: number, lev: { width: number; height: number }, g: { width: number; height: number }): Stage[] =>
+  Math.abs(skew) >= 0.3 ? [unrotateStage(-skew, lev, g)] : [];
 
 /**
  * Tesseract sometimes reads two columns as one table of long lines. A gap wider than 2.5 line heights
@@ -182,6 +160,18 @@ async function readFast(g: Gray, o: ReadOptions): Promise<OcrBlock[]> {
   await writePng(img, file);
   const words = await tesseractWords(file, { lang: TESSERACT_LANG[o.language], psm: 3, dpi: 300, signal: o.signal });
   return splitColumns(fromTesseract(words, scale));
+}
+
+/** A tesseract reading as a runtime reading: its lines' shapes tell a page scanned sideways (it finds no upside-down lines). */
+function fastRead(blocks: OcrBlock[]): RuntimeRead {
+  const lines = blocks.flatMap((b) => b.lines).filter((l) => l.text.replace(/\s/g, '').length >= 3);
+  return {
+    blocks,
+    tall: lines.filter((l) => l.box.height > 1.5 * l.box.width).length,
+    wide: lines.filter((l) => l.box.width > 1.5 * l.box.height).length,
+    flipped: 0,
+    lines: lines.length,
+  };
 }
 
 /**
@@ -320,26 +310,17 @@ export async function readPage(img: Sharp, o: ReadOptions): Promise<PageRead> {
   // Every tier reads a levelled page: tesseract's line finder and the detector's boxes both assume level lines.
   const skew = estimateSkew(original);
   const levelled = await level(original, -skew);
-  const back = (b: Box) => (Math.abs(skew) >= 0.3 ? unrotate(b, -skew, levelled, size) : b);
-  if (o.quality === 'fast') {
-    const applied = o.enhance === true;
-    const blocks = mapBlocks(await readFast(applied ? await enhance(levelled) : levelled, o), back);
-    return {
-      page: page(size.width, size.height, blocks),
-      enhance: { applied, variant: applied ? 'enhanced' : 'plain', deskewDegrees: skew },
-      ms: Math.round(performance.now() - t0),
-    };
-  }
   const quality = o.quality;
-  const wantEnhance = o.enhance ?? quality === 'best';
+  const wantEnhance = quality === 'fast' ? o.enhance === true : (o.enhance ?? quality === 'best');
   /** The better variant (plain, enhanced) of the page `g`, its blocks in `g`'s pixels. */
   const readVariants = async (g: Gray, sub: ReadOptions) => {
     const variants: { variant: 'plain' | 'enhanced'; g: Gray }[] = [];
-    if (o.enhance !== true || quality === 'best') variants.push({ variant: 'plain', g });
+    if (!wantEnhance || quality === 'best') variants.push({ variant: 'plain', g });
     if (wantEnhance) variants.push({ variant: 'enhanced', g: await enhance(g) });
     let best: (RuntimeRead & { variant: 'plain' | 'enhanced'; s: number }) | undefined;
     for (const [i, v] of variants.entries()) {
-      const r = await readRuntime(v.g, quality, { ...sub, progress: (f, s) => sub.progress?.((i + f) / variants.length, s) });
+      const vo = { ...sub, progress: (f: number, s?: string) => sub.progress?.((i + f) / variants.length, s) };
+      const r = quality === 'fast' ? fastRead(await readFast(v.g, vo)) : await readRuntime(v.g, quality, vo);
       const s = score(page(g.width, g.height, r.blocks));
       if (!best || s > best.s) best = { ...r, variant: v.variant, s };
     }
@@ -354,18 +335,22 @@ export async function readPage(img: Sharp, o: ReadOptions): Promise<PageRead> {
     const sk = deg ? estimateSkew(g) : skew;
     const lev = deg ? await level(g, -sk) : levelled;
     const r = await readVariants(lev, sub);
-    const blocks = mapBlocks(r.blocks, (b) => unturn(Math.abs(sk) >= 0.3 ? unrotate(b, -sk, lev, g) : b, deg, original));
+    const blocks = placeBlocks(r.blocks, [...unskew(sk, lev, g), unturnStage(deg, original)]);
     return { ...r, blocks, deg, skew: sk };
   };
   let pick = await readTurned(0, o);
-  // A page scanned sideways: PP-OCR's recogniser reads horizontal lines only, so the detector's
-  // tall boxes read as nothing (tesseract turns such pages itself). Both quarter turns are read and
-  // the better kept; a page read mostly upside down is read turned by half.
-  const turns: (90 | 180 | 270)[] = pick.tall > pick.wide ? [90, 270] : pick.flipped * 2 > pick.lines ? [180] : [];
+  // A page scanned sideways: PP-OCR's recogniser reads horizontal lines only, so the detector's tall
+  // boxes read as nothing; tesseract reads them, but says nothing of which way they run (a searchable
+  // PDF's text layer would lie across them) and its skew was measured on sideways text. Both quarter
+  // turns are read and the better kept, the page as it came only when neither reads anything. A
+  // page read mostly upside down is read turned by half.
+  const sideways = pick.tall > pick.wide;
+  const turns: (90 | 180 | 270)[] = sideways ? [90, 270] : pick.flipped * 2 > pick.lines ? [180] : [];
   for (const deg of turns) {
     o.signal?.throwIfAborted();
     const r = await readTurned(deg, { ...o, progress: undefined });
-    if (weight(r) > weight(pick)) pick = r;
+    const better = sideways && !pick.deg ? weight(r) > 0 : weight(r) > weight(pick);
+    if (better) pick = r;
   }
   return {
     page: page(size.width, size.height, pick.blocks),

@@ -34,7 +34,13 @@ type Data = {
     text: string;
     confidence: number;
     box: { x: number; y: number; width: number; height: number };
-    lines: { text: string; confidence: number; box: { x: number; y: number; width: number; height: number } }[];
+    lines: {
+      text: string;
+      confidence: number;
+      box: { x: number; y: number; width: number; height: number };
+      angle?: number;
+      words?: { text: string; box: { x: number; y: number; width: number; height: number } }[];
+    }[];
   }[];
   provenance: Record<string, unknown>;
   enhance: { deskewDegrees: number };
@@ -102,12 +108,27 @@ describe('ocr', { timeout: 600_000 }, () => {
       );
       assert.ok(acc >= 0.9, `${quality} read ${JSON.stringify(d.text)} (${acc})`);
       assert.ok(Math.abs(d.enhance.deskewDegrees - 3) < 0.8, `skew ${d.enhance.deskewDegrees}`);
+      // Boxes are the input's: a line read levelled is turned back by the skew, so its box is the
+      // box around the slanted line (the words at its ends inside it, not a level strip about its
+      // centre), and it says the angle its text runs at.
+      for (const l of d.blocks.flatMap((b) => b.lines)) {
+        assert.ok(Math.abs((l.angle ?? 0) - d.enhance.deskewDegrees) < 0.11, `angle ${l.angle}`);
+        if (l.box.width > 500) assert.ok(l.box.height > l.box.width * Math.sin((2.5 * Math.PI) / 180), JSON.stringify(l.box));
+        for (const w of l.words ?? []) {
+          const [a, b] = [l.box, w.box];
+          assert.ok(
+            b.x >= a.x - 1 && b.y >= a.y - 1 && b.x + b.width <= a.x + a.width + 1 && b.y + b.height <= a.y + a.height + 1,
+            `${w.text} ${JSON.stringify(b)} outside ${JSON.stringify(a)}`,
+          );
+        }
+      }
     });
   }
 
   // PP-OCR's recogniser reads horizontal lines only: a page scanned sideways read as "" with
   // confidence 0 at 'balanced' and 'best' (the default tier), where 'fast' (tesseract) read it.
-  for (const quality of ['balanced', 'best'] as const) {
+  // 'fast' read such a page too (tesseract finds vertical lines) but said nothing of which way its text runs.
+  for (const quality of ['fast', 'balanced', 'best'] as const) {
     it(`reads a page scanned sideways (turned 90° either way) at '${quality}', boxes in the input's pixels`, async () => {
       const sharp = (await import('sharp')).default;
       for (const deg of [90, 270] as const) {
@@ -121,6 +142,8 @@ describe('ocr', { timeout: 600_000 }, () => {
         // 330×1000 picture turned clockwise, up the left edge of the one turned anticlockwise.
         const b = d.blocks[0]!.lines[0]!.box;
         assert.ok(b.height > 10 * b.width, JSON.stringify(b));
+        // Its text runs down the page turned clockwise, up the other.
+        assert.ok(Math.abs(d.blocks[0]!.lines[0]!.angle! - (deg === 90 ? 90 : -90)) < 1, `angle ${d.blocks[0]!.lines[0]!.angle}`);
         if (deg === 90) assert.ok(b.x > 240 && b.x + b.width < 335 && Math.abs(b.y - 30) < 15, JSON.stringify(b));
         else assert.ok(b.x < 40 && b.x + b.width > 50 && Math.abs(b.y + b.height - 970) < 15, JSON.stringify(b));
       }

@@ -9,6 +9,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { before, describe, it } from 'node:test';
 import { PDFDocument } from '@cantoo/pdf-lib';
+import sharp from 'sharp';
 import { exec } from '../../../src/core/process.js';
 import type { KilnError } from '../../../src/core/errors.js';
 import { getTool } from '../../../src/tools/index.js';
@@ -22,8 +23,8 @@ const dataDir = path.join(dir, 'data');
 const P1 = ['Searchable text layers place words', 'exactly where the scan shows them.', 'Kiln reads pages at three hundred dpi.'];
 const P2 = ['A second page with other words', 'about stoneware and porcelain.'];
 
-/** A PDF whose pages are only images: PNG at 200 dpi placed 1 inch from the top left. */
-async function scannedPdf(file: string, pages: string[][]): Promise<string> {
+/** A PDF whose pages are only images: PNG at 200 dpi placed 1 inch from the top left (`turn`: scanned turned clockwise). */
+async function scannedPdf(file: string, pages: string[][], turn?: 90 | 270): Promise<string> {
   const doc = await PDFDocument.create();
   for (const [i, lines] of pages.entries()) {
     const png = await renderText(
@@ -32,7 +33,11 @@ async function scannedPdf(file: string, pages: string[][]): Promise<string> {
       120 + lines.length * 80,
       paragraph(lines, { size: 44, y: 90, lead: 1.8 }),
     );
-    const img = await doc.embedPng(await readFile(png));
+    if (turn)
+      await sharp(png)
+        .rotate(turn)
+        .toFile(path.join(dir, `p${i}-turned.png`));
+    const img = await doc.embedPng(await readFile(turn ? path.join(dir, `p${i}-turned.png`) : png));
     const page = doc.addPage([612, 792]);
     const w = (img.width * 72) / 200;
     const h = (img.height * 72) / 200;
@@ -85,6 +90,41 @@ describe('ocr-pdf', { timeout: 600_000 }, () => {
           .map((l) => l.split(/\s+/).slice(0, 12).join(' '));
       assert.deepEqual(await list(r.path), await list(scan));
       for (const p of [1, 2, 3]) assert.ok((await render(r.path, p)).equals(await render(scan, p)), `page ${p} looks different`);
+    });
+  }
+
+  // The layer said each word level, sized to its box: a page scanned sideways extracted as
+  // "over The|the||lazy||quick||b|r|o|w|n" (tall boxes, level text squeezed into them), and a line's
+  // words, each at its own height, came apart ("over the||lazy dog"). Words now run the way the scan
+  // shows them, at their line's size on its baseline.
+  for (const quality of ['fast', 'balanced'] as const) {
+    it(`writes the text layer of a page scanned sideways along its lines at '${quality}'`, async () => {
+      for (const turn of [90, 270] as const) {
+        const sideways = await scannedPdf(path.join(dir, `sideways-${turn}.pdf`), [P1], turn);
+        const r = await runMedia(dataDir, 'ocr-pdf', [sideways], { quality });
+        const data = r.data as { pages: { text: string }[] };
+        assert.ok(charAccuracy(P1.join('\n'), data.pages[0]!.text) >= 0.95, `${turn}: ${JSON.stringify(data.pages[0]!.text)}`);
+        // Every line extracted whole (pdftotext puts lines running up the page in an order of its own; mutool keeps the order).
+        const lines = (await text(r.path, 1))
+          .split('\n')
+          .map((l) => l.trim())
+          .filter(Boolean);
+        assert.equal(lines.length, P1.length, JSON.stringify(lines));
+        for (const want of P1)
+          assert.ok(
+            lines.some((l) => charAccuracy(want, l) >= 0.9),
+            `${turn}: ${want} in ${JSON.stringify(lines)}`,
+          );
+        const bbox = (await exec('pdftotext', ['-bbox', r.path, '-'])).stdout;
+        const m = /<word xMin="([\d.]+)" yMin="([\d.]+)" xMax="([\d.]+)" yMax="([\d.]+)">Searchable<\/word>/.exec(bbox);
+        assert.ok(m, bbox.slice(0, 500));
+        const [x0, y0, x1, y1] = m.slice(1).map(Number) as [number, number, number, number];
+        // The image (1400 × 360 px at 200 dpi, turned: 129.6 × 504 pt at 72, 72) holds the word in a
+        // tall box at its right edge (turned clockwise, read downwards) or its left (read upwards).
+        assert.ok(y1 - y0 > 3 * (x1 - x0), `${turn}: ${m[0]}`);
+        if (turn === 90) assert.ok(x0 > 150 && x1 < 202 && Math.abs(y0 - 82.8) < 6, `${turn}: ${m[0]}`);
+        else assert.ok(x0 > 72 && x1 < 124 && Math.abs(y1 - (72 + 504 - 10.8)) < 6, `${turn}: ${m[0]}`);
+      }
     });
   }
 

@@ -14,13 +14,38 @@ import { getPdfLib } from '../../../engines/pdf-lib.js';
 type PDFDocument = import('@cantoo/pdf-lib').PDFDocument;
 type PDFRef = import('@cantoo/pdf-lib').PDFRef;
 
-/** A line in the displayed page's points, origin at the top left. */
-export interface LayerLine {
+/** Text in the displayed page's points, origin at the top left: the axis-aligned box around it. */
+export interface LayerBox {
   text: string;
   x: number;
   y: number;
   width: number;
   height: number;
+}
+
+/**
+ * A line: the degrees clockwise its text runs at (90: down the page) when not level, and its words
+ * where the engine gives them. Words are set on the line's baseline at the line's size, each scaled
+ * to its own length, as tesseract's PDF renderer does: text at one size on one baseline is what
+ * text extraction (pdftotext) reads as one line; each word at its own height splits lines.
+ */
+export interface LayerLine extends LayerBox {
+  angle?: number;
+  words?: LayerBox[];
+}
+
+/**
+ * The length and height of text turned by `deg` whose axis-aligned box is `w` × `h`: the turned
+ * rectangle's sides. OCR's text runs within a few degrees of a quarter turn, far from the diagonal
+ * where the sides cannot be told; there the box itself is taken.
+ */
+function sides(w: number, h: number, deg: number): [number, number] {
+  const a = (deg * Math.PI) / 180;
+  const c = Math.abs(Math.cos(a));
+  const s = Math.abs(Math.sin(a));
+  const det = c * c - s * s;
+  if (Math.abs(det) < 0.5) return [w, h];
+  return [Math.max(0, (w * c - h * s) / det), Math.max(0, (h * c - w * s) / det)];
 }
 
 const GLYPHLESS = [
@@ -130,18 +155,32 @@ export async function addTextLayer(doc: PDFDocument, index: number, font: PDFRef
   // Displayed (u right, v down) → user space, and the directions of the baseline and of "up".
   const at = (u: number, v: number): [number, number] =>
     rot === 90 ? [x0 + v, y0 + u] : rot === 180 ? [x1 - u, y0 + v] : rot === 270 ? [x1 - v, y1 - u] : [x0 + u, y1 - v];
-  const [bx, by] = rot === 90 ? [0, 1] : rot === 180 ? [-1, 0] : rot === 270 ? [0, -1] : [1, 0];
-  const [ux, uy] = rot === 90 ? [-1, 0] : rot === 180 ? [0, -1] : rot === 270 ? [1, 0] : [0, 1];
+  // A direction on the displayed page (u right, v down) in user space.
+  const dir = (du: number, dv: number): [number, number] =>
+    rot === 90 ? [dv, du] : rot === 180 ? [-du, dv] : rot === 270 ? [-dv, -du] : [du, -dv];
   let ops = 'BT\n3 Tr\n';
   for (const l of lines) {
-    const hex = utf16Hex(l.text);
-    const chars = hex.length / 4;
-    if (!chars || l.height <= 0 || l.width <= 0) continue;
-    const size = l.height;
-    const scale = (100 * l.width) / (chars * 0.5 * size);
-    // Baseline a fifth of the box above its bottom: descenders sit below it.
-    const [ex, ey] = at(l.x, l.y + l.height * 0.8);
-    ops += `/FKilnOcr ${n(size)} Tf\n${n(scale)} Tz\n${bx} ${by} ${ux} ${uy} ${n(ex)} ${n(ey)} Tm\n<${hex}> Tj\n`;
+    const a = ((l.angle ?? 0) * Math.PI) / 180;
+    const [length, size] = sides(l.width, l.height, l.angle ?? 0);
+    if (size <= 0 || length <= 0) continue;
+    // The baseline runs along (du, dv); "down" (toward the descenders) is a quarter turn clockwise of it.
+    const [du, dv] = [Math.cos(a), Math.sin(a)];
+    const [nu, nv] = [-dv, du];
+    const [cu, cv] = [l.x + l.width / 2, l.y + l.height / 2];
+    const [bx, by] = dir(du, dv);
+    const [ux, uy] = dir(-nu, -nv);
+    for (const w of l.words?.length ? l.words : [l]) {
+      const hex = utf16Hex(w.text);
+      const chars = hex.length / 4;
+      // The word's length along the baseline, and where its centre falls on the line's axis.
+      const len = w === l ? length : sides(w.width, w.height, l.angle ?? 0)[0];
+      if (!chars || len <= 0) continue;
+      const t = (w.x + w.width / 2 - cu) * du + (w.y + w.height / 2 - cv) * dv;
+      // Baseline a fifth of the line's height above its bottom (descenders sit below it), from the word's left end.
+      const [ex, ey] = at(cu + (t - len / 2) * du + 0.3 * size * nu, cv + (t - len / 2) * dv + 0.3 * size * nv);
+      const scale = (100 * len) / (chars * 0.5 * size);
+      ops += `/FKilnOcr ${n(size)} Tf\n${n(scale)} Tz\n${n(bx)} ${n(by)} ${n(ux)} ${n(uy)} ${n(ex)} ${n(ey)} Tm\n<${hex}> Tj\n`;
+    }
   }
   ops += 'ET\n';
   const ctx = doc.context;

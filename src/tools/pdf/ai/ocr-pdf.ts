@@ -130,9 +130,13 @@ export default defineTool({
           box: pt(b.box),
           lines: b.lines.map((l) => ({ ...l, box: pt(l.box), ...(l.words && { words: l.words.map((w) => ({ ...w, box: pt(w.box) })) }) })),
         }));
-        // Words where the engine gives them (their own boxes place the text best), else lines.
         const layer = blocks.flatMap((b) =>
-          b.lines.flatMap((l) => (l.words?.length ? l.words : [l]).map((w) => ({ text: w.text, ...w.box }))),
+          b.lines.map((l) => ({
+            text: l.text,
+            ...l.box,
+            angle: l.angle,
+            words: l.words?.map((w) => ({ text: w.text, ...w.box })),
+          })),
         );
         await addTextLayer(doc, n - 1, font, layer);
         results.push({
