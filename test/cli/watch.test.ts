@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { copyFile, mkdir, open, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, it } from 'node:test';
@@ -79,6 +79,28 @@ async function watching(args: string[], fill?: (inDir: string) => Promise<unknow
   const w = startWatch([inDir, ...args, '-o', outDir], dir);
   await w.ready();
   return { dir, inDir, outDir, w };
+}
+
+/**
+ * Waits until ffmpeg transcodes `file` and ffprobe no longer reads it: the run is past its probe (which
+ * runs beside ffmpeg's start), so the file may go while the encode goes on.
+ */
+async function untilTranscoding(file: string, timeoutMs = 60_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (Date.now() < end) {
+    const readers = new Set<string>();
+    for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+      try {
+        const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+        if (argv.includes(file)) readers.add(path.basename(argv[0]!));
+      } catch {
+        // Gone meanwhile.
+      }
+    }
+    if (readers.has('ffmpeg') && !readers.has('ffprobe')) return;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error(`ffmpeg did not start on ${file} within ${timeoutMs} ms`);
 }
 
 const listFiles = (dir: string) => (existsSync(dir) ? readdirSync(dir).filter((n) => !n.startsWith('.')) : []);
@@ -271,7 +293,8 @@ describe('kiln watch', () => {
     const { dir, inDir, outDir } = watched;
     makeVideo(dir, 'long.mp4', { width: 320, height: 240, durationS: 8, audio: false });
     await copyFile(path.join(dir, 'long.mp4'), path.join(inDir, 'long.mp4'));
-    await new Promise((r) => setTimeout(r, 2000));
+    // A fixed wait passed before the run began on a loaded machine.
+    await untilTranscoding(path.join(inDir, 'long.mp4'));
     assert.deepEqual(readdirSync(outDir), [], 'still running');
     return watched;
   }
