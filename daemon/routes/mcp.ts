@@ -106,6 +106,8 @@ export async function mcpRoutes(app: FastifyInstance): Promise<void> {
       await server.connect(transport);
       session = { transport, userId: user.id, lastSeen: Date.now(), open: 0 };
     }
+    // The session's event stream stays open as long as its client keeps it: counted with the job streams.
+    if (request.method === 'GET') app.kiln.streams.hold(request, reply);
     const current = session;
     current.lastSeen = Date.now();
     current.open++;
