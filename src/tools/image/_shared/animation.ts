@@ -4,11 +4,11 @@
  * lossless animated WebP by ffmpeg, which keeps every frame's timing.
  */
 import type { Sharp } from 'sharp';
-import { KilnError } from '../../../core/errors.js';
 import type { InputFile } from '../../../core/tool.js';
 import { getSharp, MAX_INPUT_PIXELS } from '../../../engines/sharp.js';
 import { checkAbort } from './cancel.js';
 import { apngAsWebp } from './decode.js';
+import { checkAnimationPixels } from './frames.js';
 
 export interface Animation {
   width: number;
@@ -31,11 +31,7 @@ export async function decodeAnimation(file: InputFile, workDir: string, signal?:
   const pages = meta.pages ?? 1;
   const height = meta.pageHeight ?? meta.height!;
   const width = meta.width!;
-  if (width * height * pages > MAX_INPUT_PIXELS)
-    throw new KilnError(
-      'LIMIT_EXCEEDED',
-      `The animation has ${pages} frames of ${width}×${height}: more pixels than allowed (KILN_MAX_PIXELS).`,
-    );
+  checkAnimationPixels(width, height, pages);
   const { data } = await sharp(src, { animated: true, limitInputPixels: MAX_INPUT_PIXELS, failOn: 'error' })
     .ensureAlpha()
     .raw()

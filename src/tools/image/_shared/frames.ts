@@ -3,6 +3,7 @@
  * one: the tool uses the first and runTool says so in data.warnings (ToolDef `frames`), rather than
  * the rest being dropped silently.
  */
+import { KilnError } from '../../../core/errors.js';
 import type { InputFile } from '../../../core/tool.js';
 import { readHead } from '../../../core/read-head.js';
 import { getSharp, isAnimatedFormat, MAX_INPUT_PIXELS } from '../../../engines/sharp.js';
@@ -81,6 +82,29 @@ export function apngTiming(png: Buffer): ApngTiming | undefined {
 /** num_frames of the acTL chunk, which the APNG format puts before the first IDAT. */
 export function apngFrames(head: Buffer): number {
   return Math.max(1, apngTiming(head)?.frames ?? 1);
+}
+
+/**
+ * Refuses an animation whose frames decode to more pixels in all than MAX_INPUT_PIXELS: every frame is
+ * decoded at the full canvas size, however little of it the file stores.
+ */
+export function checkAnimationPixels(width: number, height: number, frames: number): void {
+  if (width * height * frames > MAX_INPUT_PIXELS)
+    throw new KilnError(
+      'LIMIT_EXCEEDED',
+      `The animation has ${frames} frame${frames === 1 ? '' : 's'} of ${width}×${height}: more pixels than allowed (${MAX_INPUT_PIXELS / 1e6} MP, KILN_MAX_PIXELS).`,
+    );
+}
+
+/**
+ * Checks an APNG's canvas (IHDR) and frame count (acTL) from its head before anything decodes it: ffmpeg,
+ * which turns APNG into WebP for sharp, has no pixel limit of its own, and a 140 KB APNG declaring
+ * 12000 × 12000 held it 90 s and 3 GB before sharp refused the result; one of 1500 × 1500 × 6000
+ * one-pixel frames (390 KB) was converted for 90 s.
+ */
+export function checkApngPixels(head: Buffer): void {
+  if (head.length < 24 || head.toString('latin1', 12, 16) !== 'IHDR') return;
+  checkAnimationPixels(head.readUInt32BE(16), head.readUInt32BE(20), apngFrames(head));
 }
 
 /** The warning runTool gives when a tool used the first of the `n` frames or pages of `file` only (ToolDef `frames`). */
