@@ -125,3 +125,75 @@ describe('event stream caps', () => {
     await streamsOpen(s, 0);
   });
 });
+
+describe('MCP sessions per user', () => {
+  let s: TestServer;
+  before(async () => {
+    process.env.KILN_MCP_MAX_SESSIONS = '2';
+    s = await startServer();
+  });
+  after(async () => {
+    delete process.env.KILN_MCP_MAX_SESSIONS;
+    await s.close();
+  });
+
+  const headers = (token: string, sid?: string): Record<string, string> => ({
+    authorization: `Bearer ${token}`,
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    ...(sid ? { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' } : {}),
+  });
+  const initialize = async (token: string) => {
+    const r = await fetch(`${s.url}/api/v1/mcp`, {
+      method: 'POST',
+      headers: headers(token),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+      }),
+    });
+    const text = await r.text();
+    return { status: r.status, sid: r.headers.get('mcp-session-id') ?? '', text, retryAfter: r.headers.get('retry-after') };
+  };
+  const ping = async (token: string, sid: string) => {
+    const r = await fetch(`${s.url}/api/v1/mcp`, {
+      method: 'POST',
+      headers: headers(token, sid),
+      body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'ping' }),
+    });
+    await r.text();
+    return r.status;
+  };
+
+  it('a session past KILN_MCP_MAX_SESSIONS replaces the least recently used idle one; with all busy it is refused 429', async () => {
+    const a = await initialize(s.token);
+    const b = await initialize(s.token);
+    assert.equal(a.status, 200);
+    assert.equal(b.status, 200);
+    assert.equal(await ping(s.token, a.sid), 200, 'a is now the most recently used');
+    const c = await initialize(s.token);
+    assert.equal(c.status, 200);
+    assert.equal(await ping(s.token, b.sid), 404, 'b, the least recently used, was closed');
+    assert.equal(await ping(s.token, a.sid), 200);
+    assert.equal(await ping(s.token, c.sid), 200);
+    // Another user's sessions are theirs alone.
+    const other = await makeUser(s, 'mcp-other');
+    assert.equal((await initialize(other.token)).status, 200);
+
+    // Both sessions busy (their event streams open): no idle one to replace.
+    const streams = await Promise.all(
+      [a.sid, c.sid].map((sid) => open(`${s.url}/api/v1/mcp`, s.token, { ...headers(s.token, sid), accept: 'text/event-stream' })),
+    );
+    try {
+      for (const st of streams) assert.equal(st.status, 200);
+      const d = await initialize(s.token);
+      assert.equal(d.status, 429, d.text);
+      assert.equal(d.retryAfter, '5');
+      assert.equal(JSON.parse(d.text).error.reason, 'mcp-sessions');
+    } finally {
+      for (const st of streams) st.close();
+    }
+  });
+});
