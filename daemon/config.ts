@@ -93,6 +93,8 @@ export interface DaemonConfig {
   maxConnections: number;
   /** Connections open at once from one client address (MAX_CONNECTIONS_PER_ADDRESS; 0 = no cap). */
   maxConnectionsPerAddress: number;
+  /** Event streams open at once per user, or per address when anonymous (MAX_STREAMS_PER_USER; 0 = no cap). */
+  maxStreamsPerUser: number;
   /** Requests per minute per user (per address when anonymous), bursts up to as many (RATE_LIMIT_PER_MINUTE; 0 = off). */
   rateLimitPerMinute: number;
   /** Object storage (S3_BUCKET and friends, daemon/storage/config.ts); unset: blobs under sharedDir. */
@@ -247,6 +249,7 @@ export function resolveConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = 
     bodyRateWindowS: num(env, 'BODY_RATE_WINDOW_S', 10, 0.1),
     maxConnections: num(env, 'MAX_CONNECTIONS', defaultMaxConnections(), 0),
     maxConnectionsPerAddress: num(env, 'MAX_CONNECTIONS_PER_ADDRESS', 128, 0),
+    maxStreamsPerUser: Math.ceil(num(env, 'MAX_STREAMS_PER_USER', 64, 0)),
     rateLimitPerMinute: num(env, 'RATE_LIMIT_PER_MINUTE', 6000, 0),
     s3: resolveS3Settings(env),
     publicHosts: hostList(env, 'PUBLIC_HOSTS'),

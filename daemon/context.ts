@@ -12,6 +12,7 @@ import type { DaemonConfig } from './config.js';
 import type { ConnectionStats } from './http/connection-caps.js';
 import type { LiveLimits } from './http/limits.js';
 import type { MemoryInputs } from './http/memory-inputs.js';
+import type { StreamCaps } from './http/stream-caps.js';
 import type { JobService } from './jobs/service.js';
 import type { ObjectStorage } from './storage/storage.js';
 import type { Store } from './store/db.js';
@@ -49,6 +50,8 @@ export interface DaemonContext {
   limits: LiveLimits;
   /** Connections open now and refused so far (http/connection-caps.ts). */
   connections: () => ConnectionStats;
+  /** Event streams open per caller (http/stream-caps.ts): SSE routes take a place before they answer. */
+  streams: StreamCaps;
   /** The budget of uploads held in memory; undefined when scaled or MEMORY_INPUTS_MB=0 (http/memory-inputs.ts). */
   memoryInputs?: MemoryInputs;
 }

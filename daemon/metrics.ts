@@ -85,6 +85,24 @@ export async function installMetrics(app: FastifyInstance): Promise<Registry> {
     },
   });
 
+  new Gauge({
+    name: 'kiln_http_streams',
+    help: 'Event streams (job progress, MCP) open now (MAX_STREAMS_PER_USER).',
+    registers: [registry],
+    collect() {
+      this.set(app.kiln.streams.stats().open);
+    },
+  });
+  new Counter({
+    name: 'kiln_http_streams_refused_total',
+    help: 'Event streams refused because their user (or anonymous address) had MAX_STREAMS_PER_USER open.',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(app.kiln.streams.stats().refused);
+    },
+  });
+
   app.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions.url ?? 'unmatched';
     requests.inc({ method: request.method, route, status: String(reply.statusCode) });

@@ -30,6 +30,7 @@ import { LiveLimits } from './http/limits.js';
 import { RateLimiter } from './http/rate-limit.js';
 import { installSlowBodyGuards } from './http/timeouts.js';
 import { installConnectionCaps } from './http/connection-caps.js';
+import { StreamCaps } from './http/stream-caps.js';
 import { installDrainGuard } from './drain.js';
 import { installMetrics } from './metrics.js';
 import { JobService } from './jobs/service.js';
@@ -173,6 +174,7 @@ export async function buildServer(config: DaemonConfig): Promise<FastifyInstance
       tls,
       limits: new LiveLimits(store.db, config),
       connections,
+      streams: new StreamCaps(config.maxStreamsPerUser),
       memoryInputs: isDistributed(queue) || !config.memoryInputsMb ? undefined : new MemoryInputs(config.memoryInputsMb * 1048576),
     };
     app.decorate('kiln', ctx);

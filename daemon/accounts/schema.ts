@@ -4,6 +4,8 @@ import type { Role } from '../store/schema.js';
 export interface TeamsTable {
   id: string;
   name: string;
+  /** The name in NFC, lower-cased, unique: case variants are one name (migration 0790; NULL on older variants). */
+  name_key: string | null;
   created_at: number;
 }
 

@@ -56,6 +56,8 @@ export async function jobRoutes(app: FastifyInstance): Promise<void> {
   app.get('/api/v1/jobs/:jobId/progress', { schema: JOB_PROGRESS_DOC }, async (request, reply) => {
     const row = await visibleJob(app, request, (request.params as { jobId: string }).jobId);
     const { jobs } = app.kiln;
+    // HEAD answers the headers alone and ends: it holds nothing.
+    if (request.method !== 'HEAD') app.kiln.streams.hold(request, reply);
     reply.hijack();
     const res = reply.raw;
     res.writeHead(200, {
@@ -196,10 +198,10 @@ const JOB_PROGRESS_DOC: RouteDoc = {
   tags: ['jobs'],
   summary: 'Progress as server-sent events.',
   description:
-    'Events carry unique, increasing ids; a client reconnecting with `Last-Event-ID` gets the current state and the events after it, with ids above the one it sent. `progress` {percent, stage}; the stream ends with `completed` (the run result) or `failed` (an error body). A comment line is sent every 15 s. A client connecting after the end gets the final event at once.',
+    'Events carry unique, increasing ids; a client reconnecting with `Last-Event-ID` gets the current state and the events after it, with ids above the one it sent. `progress` {percent, stage}; the stream ends with `completed` (the run result) or `failed` (an error body). A comment line is sent every 15 s. A client connecting after the end gets the final event at once. A caller may hold MAX_STREAMS_PER_USER streams open at once (64 by default); the next is answered 429 with Retry-After.',
   parameters: [jobId],
   response: {
     '200': { description: 'An event stream.', content: { 'text/event-stream': { schema: { type: 'string' } } } },
-    ...errorResponses([401, 404]),
+    ...errorResponses([401, 404, 429]),
   },
 };

@@ -29,6 +29,19 @@ function sessionIdleMs(): number {
   return Number.isFinite(ms) && ms > 0 ? ms : 30 * 60_000;
 }
 
+/**
+ * Sessions one user holds at once on this instance (KILN_MCP_MAX_SESSIONS; default 32; 0 = no cap). Each
+ * holds an MCP server and its transport (~50 KB) until it is idle for KILN_MCP_IDLE_MS: 2000 initialize
+ * requests of one key held 100 MB, and the request rate allowed millions in the idle time. Past the
+ * cap a new session replaces the user's least recently used idle one (clients that never send DELETE
+ * keep working); when all of them have a request open, the new one is refused 429.
+ */
+function maxSessionsPerUser(): number {
+  const raw = process.env.KILN_MCP_MAX_SESSIONS;
+  const n = Number(raw);
+  return raw !== undefined && raw.trim() !== '' && Number.isFinite(n) && n >= 0 ? Math.ceil(n) : 32;
+}
+
 interface Session {
   transport: StreamableHTTPServerTransport;
   userId: string;
@@ -57,6 +70,23 @@ export async function mcpRoutes(app: FastifyInstance): Promise<void> {
   let mcp: Promise<McpModules> | undefined;
   const sessions = new Map<string, Session>();
   const idleMs = sessionIdleMs();
+  const maxSessions = maxSessionsPerUser();
+  /** Room for one more session of this user: their least recently used idle session goes, or 429. */
+  const makeRoom = async (userId: string, reply: FastifyReply) => {
+    if (maxSessions === 0) return;
+    const mine = [...sessions.values()].filter((s) => s.userId === userId);
+    if (mine.length < maxSessions) return;
+    const idle = mine.filter((s) => s.open === 0).sort((a, b) => a.lastSeen - b.lastSeen);
+    if (idle.length <= mine.length - maxSessions) {
+      void reply.header('retry-after', '5');
+      throw new KilnError(
+        'RATE_LIMITED',
+        `You have ${mine.length} MCP sessions with requests open (at most ${maxSessions}, KILN_MCP_MAX_SESSIONS); end one (DELETE /api/v1/mcp) and try again.`,
+        { reason: 'mcp-sessions' },
+      );
+    }
+    for (const s of idle.slice(0, mine.length - maxSessions + 1)) await s.transport.close().catch(() => {});
+  };
   // Closing a session aborts its calls: one waiting for a long job is not idle.
   const sweep = setInterval(
     () => {
@@ -80,6 +110,7 @@ export async function mcpRoutes(app: FastifyInstance): Promise<void> {
       throw new KilnError('NOT_FOUND', 'No such MCP session (it expired or belongs to someone else): initialize a new one.');
     if (!session) {
       if (request.method !== 'POST') throw new KilnError('VALIDATION_ERROR', 'Start an MCP session with a POST of the initialize request.');
+      await makeRoom(user.id, reply);
       mcp ??= loadMcp().catch((e) => {
         mcp = undefined;
         throw e;
@@ -106,6 +137,8 @@ export async function mcpRoutes(app: FastifyInstance): Promise<void> {
       await server.connect(transport);
       session = { transport, userId: user.id, lastSeen: Date.now(), open: 0 };
     }
+    // The session's event stream stays open as long as its client keeps it: counted with the job streams.
+    if (request.method === 'GET') app.kiln.streams.hold(request, reply);
     const current = session;
     current.lastSeen = Date.now();
     current.open++;

@@ -7,9 +7,8 @@ import type { FastifyInstance } from 'fastify';
 import { KilnError } from '../../src/core/errors.js';
 import { auditFrom } from '../accounts/audit.js';
 import { bodyObject, label } from '../accounts/body.js';
-import { deleteTeam, teamsNamed } from '../accounts/teams.js';
+import { createTeam, deleteTeam, renameTeam } from '../accounts/teams.js';
 import { hasPermission, requirePermission } from '../auth/permissions.js';
-import { newId } from '../auth/secrets.js';
 
 function teamName(body: Record<string, unknown>): string {
   return label(body, 'name', 100);
@@ -23,14 +22,6 @@ export async function teamRoutes(app: FastifyInstance): Promise<void> {
     if (!t) throw new KilnError('NOT_FOUND', `No team ${id}.`);
     const members = await db.selectFrom('users').select(['id', 'username']).where('team_id', '=', id).orderBy('username').execute();
     return { id: t.id, name: t.name, createdAt: new Date(Number(t.created_at)).toISOString(), members };
-  };
-  const nameTaken = async (name: string, except?: string) => {
-    const [other] = await teamsNamed(db, name, except);
-    if (other)
-      throw new KilnError(
-        'CONFLICT',
-        `A team named ${other.name} exists${other.name !== name ? ` (names differing only in case are one name)` : ''}.`,
-      );
   };
 
   app.get('/api/v1/teams', async (request) => {
@@ -52,9 +43,7 @@ export async function teamRoutes(app: FastifyInstance): Promise<void> {
   app.post('/api/v1/teams', async (request, reply) => {
     requirePermission(request, 'teams:manage');
     const name = teamName(bodyObject(request.body));
-    await nameTaken(name);
-    const id = newId();
-    await db.insertInto('teams').values({ id, name, created_at: Date.now() }).execute();
+    const id = await createTeam(db, name);
     await auditFrom(request, 'team.create', name, { id });
     return reply.code(201).send({ team: await view(id) });
   });
@@ -64,8 +53,7 @@ export async function teamRoutes(app: FastifyInstance): Promise<void> {
     const { id } = request.params as { id: string };
     const name = teamName(bodyObject(request.body));
     const before = await view(id);
-    await nameTaken(name, id);
-    await db.updateTable('teams').set({ name }).where('id', '=', id).execute();
+    await renameTeam(db, id, name);
     await auditFrom(request, 'team.rename', name, { id, from: before.name });
     return { team: await view(id) };
   });

@@ -57,6 +57,29 @@ function pngBomb(w: number, h: number, bitDepth: number, rows = h): Buffer {
   ]);
 }
 
+/**
+ * An APNG bomb: a w × h greyscale canvas of zeros as the first frame, then `frames - 1` frames of one
+ * pixel each. Every frame decodes at the full canvas size; the file holds a few hundred KB.
+ */
+export function apngBomb(w: number, h: number, frames: number): Buffer {
+  let seq = 0;
+  const u32 = (...n: number[]) => Buffer.concat(n.map((x) => Buffer.from([x >>> 24, (x >>> 16) & 255, (x >>> 8) & 255, x & 255])));
+  const ihdr = Buffer.concat([u32(w, h), Buffer.from([8, 0, 0, 0, 0])]);
+  // sequence, width, height, x, y, delay 1/100 s, dispose none, blend source
+  const fctl = (fw: number, fh: number) => pngChunk('fcTL', Buffer.concat([u32(seq++, fw, fh, 0, 0), Buffer.from([0, 1, 0, 100, 0, 0])]));
+  const pixel = deflateSync(Buffer.alloc(2));
+  const parts = [
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    pngChunk('IHDR', ihdr),
+    pngChunk('acTL', u32(frames, 0)),
+    fctl(w, h),
+    pngChunk('IDAT', deflateSync(Buffer.alloc((1 + w) * h), { level: 9 })),
+  ];
+  for (let i = 1; i < frames; i++) parts.push(fctl(1, 1), pngChunk('fdAT', Buffer.concat([u32(seq++), pixel])));
+  parts.push(pngChunk('IEND', Buffer.alloc(0)));
+  return Buffer.concat(parts);
+}
+
 /** A GIF whose logical screen and frame declare 65535 × 65535 with one pixel of data. */
 function gifBomb(): Buffer {
   const b: number[] = [...Buffer.from('GIF89a'), 0xff, 0xff, 0xff, 0xff, 0x80, 0, 0, 0, 0, 0, 255, 255, 255];

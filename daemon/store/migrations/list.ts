@@ -15,3 +15,4 @@ export { default as m0750JobListOrder } from './0750-job-list-order.js';
 export { default as m0760LibraryVersionNumbers } from './0760-library-version-numbers.js';
 export { default as m0770UsernameCase } from './0770-username-case.js';
 export { default as m0780SsoLinkUnique } from './0780-sso-link-unique.js';
+export { default as m0790TeamNameCase } from './0790-team-name-case.js';

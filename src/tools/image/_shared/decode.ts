@@ -12,6 +12,7 @@ import { requireEngine } from '../../../engines/registry.js';
 import { decodesInProcess, openImage } from '../../../engines/sharp.js';
 import { onDisk } from '../../../core/input-bytes.js';
 import { readHead } from '../../../core/read-head.js';
+import { checkApngPixels } from './frames.js';
 import { largestIcoEntry } from './ico.js';
 import { safeSvg } from './svg-input.js';
 
@@ -59,6 +60,7 @@ export async function openInput(
  * with `animated`: libvips itself decodes only an APNG's default image.
  */
 export async function apngAsWebp(file: InputFile, workDir: string, signal?: AbortSignal): Promise<string> {
+  checkApngPixels(file.bytes ?? (await readHead(file.path, 1 << 20)));
   const ffmpeg = await requireEngine('ffmpeg');
   const webp = path.join(workDir, `apng-${Date.now()}-${Math.random().toString(36).slice(2)}.webp`);
   await exec(ffmpeg, ['-v', 'error', '-y', '-i', await onDisk(file), '-c:v', 'libwebp_anim', '-lossless', '1', '-loop', '0', webp], {

@@ -6,6 +6,7 @@
 import type { InputFile } from '../../../core/tool.js';
 import { readHead } from '../../../core/read-head.js';
 import { getSharp, isAnimatedFormat, MAX_INPUT_PIXELS } from '../../../engines/sharp.js';
+import { refuseOverPixelLimit } from './pixel-limit.js';
 
 /** Kinds whose files can hold several frames or pages that sharp reports. */
 const MULTI_FRAME = new Set(['gif', 'webp', 'tiff']);
@@ -81,6 +82,23 @@ export function apngTiming(png: Buffer): ApngTiming | undefined {
 /** num_frames of the acTL chunk, which the APNG format puts before the first IDAT. */
 export function apngFrames(head: Buffer): number {
   return Math.max(1, apngTiming(head)?.frames ?? 1);
+}
+
+/**
+ * Checks an APNG's canvas (IHDR) and frame count (acTL) from its head before anything decodes it: ffmpeg,
+ * which turns APNG into WebP for sharp, has no pixel limit of its own, and a 140 KB APNG declaring
+ * 12000 × 12000 held it 90 s and 3 GB before sharp refused the result; one of 1500 × 1500 × 6000
+ * one-pixel frames (390 KB) was converted for 90 s.
+ */
+export function checkApngPixels(head: Buffer): void {
+  if (head.length < 24 || head.toString('latin1', 12, 16) !== 'IHDR') return;
+  // Every frame decodes at the full canvas size, however little of it the file stores.
+  refuseOverPixelLimit({
+    what: 'decoded animation',
+    width: head.readUInt32BE(16),
+    height: head.readUInt32BE(20),
+    frames: apngFrames(head),
+  });
 }
 
 /** The warning runTool gives when a tool used the first of the `n` frames or pages of `file` only (ToolDef `frames`). */
