@@ -114,11 +114,19 @@ export function pipelineView(r: PipelineRow): Record<string, unknown> {
   };
 }
 
+/**
+ * A save body without its `scope`: the record's scope travels beside the definition, never inside it
+ * (the definition's top level is strict). POST /api/v1/pipelines/validate takes a save body as it is.
+ */
+export function definitionOf(raw: unknown): unknown {
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return raw;
+  const { scope: _scope, ...definition } = raw as Record<string, unknown>;
+  return definition;
+}
+
 /** Validates a definition for saving: it must be a valid pipeline and carry a name. */
 function checked(raw: unknown, fallbackName?: string): Pipeline {
-  const body = raw && typeof raw === 'object' && !Array.isArray(raw) ? { ...(raw as Record<string, unknown>) } : raw;
-  // The record's scope travels beside the definition, never inside it.
-  if (body && typeof body === 'object') delete (body as { scope?: unknown }).scope;
+  const body = definitionOf(raw);
   if (fallbackName && body && typeof body === 'object' && (body as { name?: unknown }).name === undefined)
     (body as { name?: string }).name = fallbackName;
   const { pipeline } = validatePipeline(body);

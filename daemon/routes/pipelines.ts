@@ -15,7 +15,7 @@ import { requirePermission } from '../auth/permissions.js';
 import { assembleSettings, readMultipart, toToolInputs } from '../http/uploads.js';
 import { preferenceApplied, preferredWait, syncAnswer } from '../jobs/answer.js';
 import { type PipelineTarget, pipelineTarget } from '../jobs/pipeline-target.js';
-import { PipelineStore, pipelineView } from '../library/pipelines.js';
+import { definitionOf, PipelineStore, pipelineView } from '../library/pipelines.js';
 import { parseScopeFilter } from '../library/sharing.js';
 import { runBatch } from './batch.js';
 
@@ -81,7 +81,7 @@ export async function pipelineRoutes(app: FastifyInstance): Promise<void> {
 
   app.post('/api/v1/pipelines/validate', async (request) => {
     requireUser(request);
-    const { pipeline, steps } = validatePipeline(jsonBody(request));
+    const { pipeline, steps } = validatePipeline(definitionOf(jsonBody(request)));
     return { valid: true, name: pipeline.name ?? null, steps: steps.map((s) => ({ tool: s.tool.id, settings: s.settings })) };
   });
 

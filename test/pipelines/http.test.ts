@@ -62,19 +62,21 @@ describe('pipelines over HTTP', () => {
     assert.match(misfit.body.error.message, /step 2 \(rotate-pdf\).*step 1 produces/);
     const nameless = await api(s, s.token, 'POST', '/api/v1/pipelines', { steps: [{ tool: 'resize', settings: { width: 10 } }] });
     assert.equal(nameless.status, 400);
-    // An unknown top-level key (a typo) is refused on create, validate and an ad-hoc run, never dropped; scope is the record's.
+    // An unknown top-level key (a typo) is refused on create, validate and an ad-hoc run, never dropped; scope is the
+    // record's, and validate takes a save body as it is.
     const typo = { name: 'typo', scope: 'private', steps: [{ tool: 'resize', settings: { width: 10 } }], stpes: [] };
-    for (const [route, body] of [
-      ['/api/v1/pipelines', typo],
-      ['/api/v1/pipelines/validate', { ...typo, scope: undefined }],
-    ] as const) {
-      const r = await api(s, s.token, 'POST', route, body);
+    for (const route of ['/api/v1/pipelines', '/api/v1/pipelines/validate']) {
+      const r = await api(s, s.token, 'POST', route, typo);
       assert.equal(r.status, 400, `${route}: ${r.text}`);
       assert.equal(r.body.error.code, 'VALIDATION_ERROR');
       assert.deepEqual(r.body.error.details, [
         { path: 'stpes', message: 'unknown key "stpes" (did you mean steps?); a pipeline has name, description, steps' },
       ]);
     }
+    const saveBody = { name: 'ok', scope: 'private', steps: [{ tool: 'resize', settings: { width: 10 } }] };
+    const valid = await api(s, s.token, 'POST', '/api/v1/pipelines/validate', saveBody);
+    assert.equal(valid.status, 200, valid.text);
+    assert.equal(valid.body.name, 'ok');
     const adHoc = await api(
       s,
       s.token,
