@@ -155,3 +155,39 @@ export async function frameDurations(file: string, opts: { signal?: AbortSignal 
     .map((l) => Number(l.split(',')[0]))
     .filter((d) => Number.isFinite(d) && d > 0);
 }
+
+/**
+ * Where the data of the first audio stream really end, in seconds: the end of its last decoded frame, read
+ * from a seek shortly before the end the header claims (a few frames, not the whole file; decoded, since
+ * the last packet of a cut file is often cut too and gives no sound). A truncated file (a
+ * recording cut off, a partial download) keeps the header of the whole: an MP3's Xing frame count or a
+ * FLAC's sample count says 10 s where 5 s of data are left, and ffprobe's duration is that claim.
+ * Undefined when no packet could be read.
+ */
+export async function audioDataEnd(file: string, claimedS: number, opts: { signal?: AbortSignal } = {}): Promise<number | undefined> {
+  const from = Math.max(0, claimedS - 2);
+  const res = await exec(
+    'ffprobe',
+    [
+      '-v',
+      'error',
+      '-select_streams',
+      'a:0',
+      '-read_intervals',
+      `${from}%`,
+      '-show_entries',
+      'frame=pts_time,duration_time',
+      '-of',
+      'csv=p=0',
+      file,
+    ],
+    { signal: opts.signal, timeoutMs: 60_000, failCode: 'UNSUPPORTED_INPUT' },
+  );
+  let end: number | undefined;
+  for (const line of res.stdout.split('\n')) {
+    const [pts, dur] = line.split(',').map(Number);
+    if (pts === undefined || !Number.isFinite(pts)) continue;
+    end = Math.max(end ?? 0, pts + (Number.isFinite(dur) ? dur! : 0));
+  }
+  return end;
+}
