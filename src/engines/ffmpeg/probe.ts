@@ -37,6 +37,14 @@ export interface MediaInfo {
   audio?: MediaStream;
   subtitles: MediaStream[];
   tags: Record<string, string>;
+  /** Chapters (an audiobook's or a film's), in seconds. */
+  chapters: Chapter[];
+}
+
+export interface Chapter {
+  startS: number;
+  endS: number;
+  tags: Record<string, string>;
 }
 
 interface RawStream {
@@ -74,7 +82,7 @@ function lowerKeys(t: Record<string, string> | undefined): Record<string, string
 export async function probe(file: string, opts: { signal?: AbortSignal; name?: string } = {}): Promise<MediaInfo> {
   let res: ExecResult;
   try {
-    res = await exec('ffprobe', ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', file], {
+    res = await exec('ffprobe', ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', '-show_chapters', file], {
       signal: opts.signal,
       timeoutMs: 60_000,
       failCode: 'UNSUPPORTED_INPUT',
@@ -91,6 +99,7 @@ export async function probe(file: string, opts: { signal?: AbortSignal; name?: s
   const j = JSON.parse(res.stdout || '{}') as {
     streams?: RawStream[];
     format?: { duration?: string; format_name?: string; tags?: Record<string, string> };
+    chapters?: { start_time?: string; end_time?: string; tags?: Record<string, string> }[];
   };
   const streams: MediaStream[] = (j.streams ?? []).map((s) => {
     const rot = Number(s.side_data_list?.find((d) => d.rotation !== undefined)?.rotation ?? s.tags?.rotate ?? 0);
@@ -125,6 +134,9 @@ export async function probe(file: string, opts: { signal?: AbortSignal; name?: s
     audio: streams.find((s) => s.type === 'audio'),
     subtitles: streams.filter((s) => s.type === 'subtitle'),
     tags: lowerKeys(j.format?.tags),
+    chapters: (j.chapters ?? [])
+      .map((c) => ({ startS: Number(c.start_time), endS: Number(c.end_time), tags: c.tags ?? {} }))
+      .filter((c) => Number.isFinite(c.startS) && Number.isFinite(c.endS)),
   };
 }
 

@@ -6,7 +6,7 @@ import { describe, it } from 'node:test';
 import type { KilnError } from '../../../src/core/errors.js';
 import { tempDir } from '../../helpers/fixtures.js';
 import { readZip } from '../../helpers/zip.js';
-import { duration, ffprobe, makeAudio, runMedia, samples, stream } from '../../helpers/media.js';
+import { duration, ffprobe, makeAudio, makeVideo, runMedia, samples, stream } from '../../helpers/media.js';
 
 const dir = tempDir();
 const audio = (p: string) => stream(ffprobe(p), 'audio')!;
@@ -176,5 +176,41 @@ describe('a truncated file whose header claims the whole length', () => {
       return duration(piece);
     });
     assert.ok(Math.abs(lens[0]! - lens[1]!) < 0.05 && lens[0]! > 0.5, String(lens));
+  });
+});
+
+describe('chapters on a changed timeline', () => {
+  /** `src` with two chapters (0-1 s 'One', 1-2 s 'Two = b;c') in an output of the same extension. */
+  function withChapters(src: string, name: string): string {
+    const meta = path.join(dir, `${name}.ffmeta`);
+    writeFileSync(
+      meta,
+      ';FFMETADATA1\n[CHAPTER]\nTIMEBASE=1/1000\nSTART=0\nEND=1000\ntitle=One\n[CHAPTER]\nTIMEBASE=1/1000\nSTART=1000\nEND=2000\ntitle=Two \\= b\\;c\n',
+    );
+    const p = path.join(dir, name);
+    execFileSync('ffmpeg', ['-v', 'error', '-y', '-i', src, '-i', meta, '-map', '0', '-map_chapters', '1', '-c', 'copy', p]);
+    return p;
+  }
+  const chapters = (p: string) =>
+    (
+      JSON.parse(execFileSync('ffprobe', ['-v', 'error', '-of', 'json', '-show_chapters', p], { encoding: 'utf8' })) as {
+        chapters: { start_time: string; end_time: string; tags?: { title?: string } }[];
+      }
+    ).chapters.map((c) => [Number(c.start_time), Number(c.end_time), c.tags?.title]);
+
+  it('audio-speed and video-speed move the chapters with the sound and picture', async () => {
+    // ffmpeg copied the chapters at their old times: a 2x faster audiobook's second chapter began at its very end.
+    const book = withChapters(makeAudio(dir, 'book.m4a', { durationS: 2, channels: 1 }), 'chaptered.m4a');
+    const fast = await runMedia(dir, 'audio-speed', [book], { factor: 2 });
+    assert.deepEqual(chapters(fast.path), [
+      [0, 0.5, 'One'],
+      [0.5, 1, 'Two = b;c'],
+    ]);
+    const film = withChapters(makeVideo(dir, 'film.mkv', { durationS: 2 }), 'chaptered.mkv');
+    const slow = await runMedia(dir, 'video-speed', [film], { factor: 0.5 });
+    assert.deepEqual(chapters(slow.path), [
+      [0, 2, 'One'],
+      [2, 4, 'Two = b;c'],
+    ]);
   });
 });
