@@ -213,4 +213,21 @@ describe('chapters on a changed timeline', () => {
       [2, 4, 'Two = b;c'],
     ]);
   });
+  it('reverse-audio and reverse-video turn the chapters around with the sound and picture', async () => {
+    // They kept 'One' at 0-1 s, over what had been the second chapter's sound.
+    const book = withChapters(makeAudio(dir, 'rbook.m4a', { durationS: 2, channels: 1 }), 'rchaptered.m4a');
+    const film = withChapters(makeVideo(dir, 'rfilm.mkv', { durationS: 2 }), 'rchaptered.mkv');
+    for (const [tool, src] of [
+      ['reverse-audio', book],
+      ['reverse-video', film],
+    ] as const) {
+      const got = chapters((await runMedia(dir, tool, [src])).path);
+      assert.deepEqual(
+        got.map((c) => c[2]),
+        ['Two = b;c', 'One'],
+        tool,
+      );
+      assert.ok(Math.abs(Number(got[0]![0])) < 0.1 && Math.abs(Number(got[1]![0]) - 1) < 0.1, `${tool}: ${JSON.stringify(got)}`);
+    }
+  });
 });
