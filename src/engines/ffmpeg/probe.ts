@@ -37,6 +37,14 @@ export interface MediaInfo {
   audio?: MediaStream;
   subtitles: MediaStream[];
   tags: Record<string, string>;
+  /** Chapters (an audiobook's or a film's), in seconds. */
+  chapters: Chapter[];
+}
+
+export interface Chapter {
+  startS: number;
+  endS: number;
+  tags: Record<string, string>;
 }
 
 interface RawStream {
@@ -74,7 +82,7 @@ function lowerKeys(t: Record<string, string> | undefined): Record<string, string
 export async function probe(file: string, opts: { signal?: AbortSignal; name?: string } = {}): Promise<MediaInfo> {
   let res: ExecResult;
   try {
-    res = await exec('ffprobe', ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', file], {
+    res = await exec('ffprobe', ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', '-show_chapters', file], {
       signal: opts.signal,
       timeoutMs: 60_000,
       failCode: 'UNSUPPORTED_INPUT',
@@ -91,6 +99,7 @@ export async function probe(file: string, opts: { signal?: AbortSignal; name?: s
   const j = JSON.parse(res.stdout || '{}') as {
     streams?: RawStream[];
     format?: { duration?: string; format_name?: string; tags?: Record<string, string> };
+    chapters?: { start_time?: string; end_time?: string; tags?: Record<string, string> }[];
   };
   const streams: MediaStream[] = (j.streams ?? []).map((s) => {
     const rot = Number(s.side_data_list?.find((d) => d.rotation !== undefined)?.rotation ?? s.tags?.rotate ?? 0);
@@ -125,6 +134,9 @@ export async function probe(file: string, opts: { signal?: AbortSignal; name?: s
     audio: streams.find((s) => s.type === 'audio'),
     subtitles: streams.filter((s) => s.type === 'subtitle'),
     tags: lowerKeys(j.format?.tags),
+    chapters: (j.chapters ?? [])
+      .map((c) => ({ startS: Number(c.start_time), endS: Number(c.end_time), tags: c.tags ?? {} }))
+      .filter((c) => Number.isFinite(c.startS) && Number.isFinite(c.endS)),
   };
 }
 
@@ -154,4 +166,40 @@ export async function frameDurations(file: string, opts: { signal?: AbortSignal 
     .split('\n')
     .map((l) => Number(l.split(',')[0]))
     .filter((d) => Number.isFinite(d) && d > 0);
+}
+
+/**
+ * Where the data of the first audio stream really end, in seconds: the end of its last decoded frame, read
+ * from a seek shortly before the end the header claims (a few frames, not the whole file; decoded, since
+ * the last packet of a cut file is often cut too and gives no sound). A truncated file (a
+ * recording cut off, a partial download) keeps the header of the whole: an MP3's Xing frame count or a
+ * FLAC's sample count says 10 s where 5 s of data are left, and ffprobe's duration is that claim.
+ * Undefined when no packet could be read.
+ */
+export async function audioDataEnd(file: string, claimedS: number, opts: { signal?: AbortSignal } = {}): Promise<number | undefined> {
+  const from = Math.max(0, claimedS - 2);
+  const res = await exec(
+    'ffprobe',
+    [
+      '-v',
+      'error',
+      '-select_streams',
+      'a:0',
+      '-read_intervals',
+      `${from}%`,
+      '-show_entries',
+      'frame=pts_time,duration_time',
+      '-of',
+      'csv=p=0',
+      file,
+    ],
+    { signal: opts.signal, timeoutMs: 60_000, failCode: 'UNSUPPORTED_INPUT' },
+  );
+  let end: number | undefined;
+  for (const line of res.stdout.split('\n')) {
+    const [pts, dur] = line.split(',').map(Number);
+    if (pts === undefined || !Number.isFinite(pts)) continue;
+    end = Math.max(end ?? 0, pts + (Number.isFinite(dur) ? dur! : 0));
+  }
+  return end;
 }

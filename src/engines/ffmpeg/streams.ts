@@ -45,9 +45,16 @@ export function keptStreams(info: MediaInfo, container: VideoContainer, opts: { 
   return { args, audioCount: audio.length, dropped };
 }
 
-/** `-map` arguments that copy an MKV's attached files (fonts of its ASS subtitles) into an MKV output; none for other containers. */
-export function attachmentMaps(container: VideoContainer): string[] {
-  return container === 'mkv' ? ['-map', '0:t?'] : [];
+/**
+ * `-map` arguments that copy an MKV's attached files (fonts of its ASS subtitles) into an MKV output; none for
+ * other containers. `stripped`: the run drops metadata (-map_metadata -1), which would take the attachments'
+ * own tags too, and Matroska refuses an attachment without its filename ("has no filename tag"): their tags
+ * are copied back. Given the input's info, since a per-stream -map_metadata that matches no stream is an error.
+ */
+export function attachmentMaps(container: VideoContainer, stripped?: MediaInfo): string[] {
+  if (container !== 'mkv') return [];
+  const keepTags = stripped?.streams.some((s) => s.type === 'attachment') ? ['-map_metadata:s:t', '0:s:t'] : [];
+  return ['-map', '0:t?', ...keepTags];
 }
 
 function subtitleCodec(s: MediaStream, container: VideoContainer): { encoder: string } | { drop: string } {

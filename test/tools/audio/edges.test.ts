@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import type { KilnError } from '../../../src/core/errors.js';
 import { tempDir } from '../../helpers/fixtures.js';
 import { readZip } from '../../helpers/zip.js';
-import { duration, ffprobe, makeAudio, runMedia, stream } from '../../helpers/media.js';
+import { duration, ffprobe, makeAudio, makeVideo, runMedia, samples, stream } from '../../helpers/media.js';
 
 const dir = tempDir();
 const audio = (p: string) => stream(ffprobe(p), 'audio')!;
@@ -74,6 +74,17 @@ describe('cover art and tags', () => {
     assert.equal(cover(ogg.path), undefined);
     assert.deepEqual(ogg.data?.warnings, ['cover art (stream 1, png) left out: OGG holds no cover art']);
   });
+  it('split-audio keeps the tags and the cover in every piece', async () => {
+    // Its pieces were written with -vn: the album art went, without a word, while every other audio tool kept it.
+    const pieces = await runMedia(dir, 'split-audio', [withCover('album.flac')], { mode: 'parts', parts: 2 });
+    const zip = await readZip(pieces.path);
+    for (const name of ['part-000.flac', 'part-001.flac']) {
+      const piece = path.join(dir, `album-${name}`);
+      writeFileSync(piece, zip.get(name)!);
+      assert.equal(cover(piece)?.codec_name, 'png', name);
+      assert.equal(title(piece), 'Cover song', name);
+    }
+  });
   it('audio-metadata keeps the cover of FLAC and M4A when it sets a tag, and strip removes it', async () => {
     for (const name of ['tagged.flac', 'tagged.m4a']) {
       const src = withCover(name);
@@ -129,5 +140,94 @@ describe('WAV sample depth', () => {
     const first = path.join(dir, 'deep-piece.wav');
     writeFileSync(first, zip.get('part-000.wav')!);
     assert.equal(audio(first).codec_name, 'pcm_s24le');
+  });
+});
+
+describe('a truncated file whose header claims the whole length', () => {
+  /** A 4 s tone cut to the first half of its bytes: the FLAC header still says 4 s. */
+  function truncatedFlac(): string {
+    const whole = makeAudio(dir, 'whole.flac', { durationS: 4, channels: 1 });
+    const bytes = readFileSync(whole);
+    const p = path.join(dir, 'truncated.flac');
+    writeFileSync(p, bytes.subarray(0, Math.floor(bytes.length / 2)));
+    assert.ok(duration(p) > 3.9, 'ffprobe takes the claim');
+    return p;
+  }
+  const rms = (s: Int16Array) => Math.sqrt(s.reduce((a, x) => a + x * x, 0) / Math.max(1, s.length));
+
+  it('fade-audio fades out where the sound ends, and says the file is shorter than it claims', async () => {
+    // The fade-out was placed from the claimed end (3.5-4 s), after the last sample: it was never heard.
+    const src = truncatedFlac();
+    const r = await runMedia(dir, 'fade-audio', [src], { fadeInS: 0, fadeOutS: 0.5 });
+    const len = duration(r.path);
+    assert.ok(len > 1 && len < 3, `${len} s`);
+    const middle = rms(samples(r.path, len / 3, 0.2));
+    const tail = rms(samples(r.path, len - 0.06, 0.05));
+    assert.ok(tail < middle * 0.15, `tail ${tail} vs middle ${middle}`);
+    assert.match(String(r.data?.warnings), /truncated\.flac claims 4\.00 s but its audio ends at \d\.\d\d s/);
+  });
+  it('split-audio cuts the sound there is into equal parts', async () => {
+    // Cut at the claimed middle (2 s), the last part started after the data and came out empty (empty-output).
+    const r = await runMedia(dir, 'split-audio', [truncatedFlac()], { mode: 'parts', parts: 2 });
+    const zip = await readZip(r.path);
+    const lens = ['part-000.flac', 'part-001.flac'].map((name) => {
+      const piece = path.join(dir, `trunc-${name}`);
+      writeFileSync(piece, zip.get(name)!);
+      return duration(piece);
+    });
+    assert.ok(Math.abs(lens[0]! - lens[1]!) < 0.05 && lens[0]! > 0.5, String(lens));
+  });
+});
+
+describe('chapters on a changed timeline', () => {
+  /** `src` with two chapters (0-1 s 'One', 1-2 s 'Two = b;c') in an output of the same extension. */
+  function withChapters(src: string, name: string): string {
+    const meta = path.join(dir, `${name}.ffmeta`);
+    writeFileSync(
+      meta,
+      ';FFMETADATA1\n[CHAPTER]\nTIMEBASE=1/1000\nSTART=0\nEND=1000\ntitle=One\n[CHAPTER]\nTIMEBASE=1/1000\nSTART=1000\nEND=2000\ntitle=Two \\= b\\;c\n',
+    );
+    const p = path.join(dir, name);
+    execFileSync('ffmpeg', ['-v', 'error', '-y', '-i', src, '-i', meta, '-map', '0', '-map_chapters', '1', '-c', 'copy', p]);
+    return p;
+  }
+  const chapters = (p: string) =>
+    (
+      JSON.parse(execFileSync('ffprobe', ['-v', 'error', '-of', 'json', '-show_chapters', p], { encoding: 'utf8' })) as {
+        chapters: { start_time: string; end_time: string; tags?: { title?: string } }[];
+      }
+    ).chapters.map((c) => [Number(c.start_time), Number(c.end_time), c.tags?.title]);
+
+  it('audio-speed and video-speed move the chapters with the sound and picture', async () => {
+    // ffmpeg copied the chapters at their old times: a 2x faster audiobook's second chapter began at its very end.
+    const book = withChapters(makeAudio(dir, 'book.m4a', { durationS: 2, channels: 1 }), 'chaptered.m4a');
+    const fast = await runMedia(dir, 'audio-speed', [book], { factor: 2 });
+    assert.deepEqual(chapters(fast.path), [
+      [0, 0.5, 'One'],
+      [0.5, 1, 'Two = b;c'],
+    ]);
+    const film = withChapters(makeVideo(dir, 'film.mkv', { durationS: 2 }), 'chaptered.mkv');
+    const slow = await runMedia(dir, 'video-speed', [film], { factor: 0.5 });
+    assert.deepEqual(chapters(slow.path), [
+      [0, 2, 'One'],
+      [2, 4, 'Two = b;c'],
+    ]);
+  });
+  it('reverse-audio and reverse-video turn the chapters around with the sound and picture', async () => {
+    // They kept 'One' at 0-1 s, over what had been the second chapter's sound.
+    const book = withChapters(makeAudio(dir, 'rbook.m4a', { durationS: 2, channels: 1 }), 'rchaptered.m4a');
+    const film = withChapters(makeVideo(dir, 'rfilm.mkv', { durationS: 2 }), 'rchaptered.mkv');
+    for (const [tool, src] of [
+      ['reverse-audio', book],
+      ['reverse-video', film],
+    ] as const) {
+      const got = chapters((await runMedia(dir, tool, [src])).path);
+      assert.deepEqual(
+        got.map((c) => c[2]),
+        ['Two = b;c', 'One'],
+        tool,
+      );
+      assert.ok(Math.abs(Number(got[0]![0])) < 0.1 && Math.abs(Number(got[1]![0]) - 1) < 0.1, `${tool}: ${JSON.stringify(got)}`);
+    }
   });
 });

@@ -199,6 +199,7 @@ describe('keptStreams', () => {
       streams: [{ index: 1, type: 'audio' as const, codec: 'aac', rotation: 0, attachedPic: false, tags: {} }],
       subtitles: [sub(2, 'hdmv_pgs_subtitle'), sub(3, 'mov_text')],
       tags: {},
+      chapters: [],
     };
     assert.deepEqual(keptStreams(info, 'mkv').args, ['-map', '0:1', '-map', '0:2', '-c:s:0', 'copy', '-map', '0:3', '-c:s:1', 'srt']);
     const mp4 = keptStreams(info, 'mp4');

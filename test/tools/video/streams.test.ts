@@ -153,6 +153,8 @@ describe('video tools keep every audio track and the subtitle tracks', () => {
       ['trim-video', { endS: 0.5 }],
       ['mute-video', {}],
       ['video-loudnorm', {}],
+      // Its copy path mapped no attachment; mapped, its -map_metadata -1 took their filename and Matroska refused them.
+      ['video-metadata', {}],
     ];
     for (const [tool, settings] of cases) {
       const r = await runMedia(dir, tool, [withFont], settings);

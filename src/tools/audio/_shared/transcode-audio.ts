@@ -15,6 +15,8 @@ export async function transcodeAudio(
   o: {
     af?: string;
     inputArgs?: string[];
+    /** Inputs after the audio (an FFMETADATA file of retimed chapters). */
+    extraInputs?: string[];
     outArgs?: string[];
     durationS?: number;
     format?: AudioFormat;
@@ -30,7 +32,7 @@ export async function transcodeAudio(
   // LAME encodes mono or stereo: ffmpeg downmixes 5.1 or 7.1 on its own, which the user should hear of.
   const channels = info.audio?.channels ?? 0;
   if (format === 'mp3' && channels > 2) ctx.warn(`${channels} audio channels downmixed to stereo: MP3 holds at most two`);
-  const args = [...(o.inputArgs ?? []), '-i', input.path, '-map', '0:a:0', ...cover.args, '-sn'];
+  const args = [...(o.inputArgs ?? []), '-i', input.path, ...(o.extraInputs ?? []), '-map', '0:a:0', ...cover.args, '-sn'];
   if (o.af) args.push('-af', o.af);
   // A WAV kept as WAV keeps its sample depth (24-bit, float), an ALAC M4A stays ALAC: a gain or a fade is
   // no reason to cut the depth or to turn lossless audio lossy.

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
 import { probeAudio } from '../_shared/audio-input.js';
 import { atempoChain } from '../_shared/tempo.js';
+import { retimedChapters } from '../../../engines/ffmpeg/chapters.js';
 import { transcodeAudio } from '../_shared/transcode-audio.js';
 
 export default defineTool({
@@ -20,6 +21,13 @@ export default defineTool({
   async run(ctx, { files }, s) {
     const input = files[0]!;
     const info = await probeAudio(input, ctx.signal);
-    return transcodeAudio(ctx, input, info, { af: atempoChain(s.factor), durationS: info.duration / s.factor, stage: 'retiming' });
+    const chapters = await retimedChapters(info, (t) => t / s.factor, ctx.workDir, 1);
+    return transcodeAudio(ctx, input, info, {
+      af: atempoChain(s.factor),
+      extraInputs: chapters.input,
+      outArgs: chapters.map,
+      durationS: info.duration / s.factor,
+      stage: 'retiming',
+    });
   },
 });

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { KilnError } from '../../../core/errors.js';
 import { defineTool } from '../../../core/tool.js';
-import { probeAudio } from '../_shared/audio-input.js';
+import { probeAudioLength } from '../_shared/audio-input.js';
 import { transcodeAudio } from '../_shared/transcode-audio.js';
 
 export default defineTool({
@@ -23,7 +23,7 @@ export default defineTool({
   examples: ['song.mp3 --fade-in-s 2 --fade-out-s 5 -o faded.mp3'],
   async run(ctx, { files }, s) {
     const input = files[0]!;
-    const info = await probeAudio(input, ctx.signal);
+    const info = await probeAudioLength(ctx, input);
     const d = info.duration;
     // The fade-out is placed from the end: with no known length (no samples) it would start before 0.
     if (!(d > 0))

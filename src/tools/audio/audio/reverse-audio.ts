@@ -6,6 +6,7 @@ import { keptCoverArt } from '../../../engines/ffmpeg/streams.js';
 import { outputFile } from '../../_shared/output.js';
 import { reverseInChunks, reverseMemoryBudget } from '../../_shared/reverse-chunks.js';
 import { probeAudio } from '../_shared/audio-input.js';
+import { retimedChapters } from '../../../engines/ffmpeg/chapters.js';
 import { transcodeAudio } from '../_shared/transcode-audio.js';
 
 // areverse holds the whole decoded input in memory (float samples: about 1.4 GB per hour of 48 kHz
@@ -30,7 +31,13 @@ export default defineTool({
     const sr = info.audio.sampleRate ?? 48000;
     const ch = info.audio.channels ?? 2;
     const chunkS = Math.max(1, Math.floor(reverseMemoryBudget() / (sr * ch * 4)));
-    if (info.duration <= chunkS) return transcodeAudio(ctx, input, info, { af: 'areverse', stage: 'reversing' });
+    // The chapters are turned around with the sound (the chunked join's inputs are the chunk list and the original).
+    const mirrored = (index: number) => retimedChapters(info, (t) => info.duration - t, ctx.workDir, index);
+    if (info.duration <= chunkS) {
+      const chapters = await mirrored(1);
+      return transcodeAudio(ctx, input, info, { af: 'areverse', extraInputs: chapters.input, outArgs: chapters.map, stage: 'reversing' });
+    }
+    const chapters = await mirrored(2);
     const format = audioFormatOf(input.type?.ext);
     const out = ctx.out(format);
     // The join's second input is the original: its tags (-map_metadata 1) and cover art (1:N).
@@ -41,8 +48,8 @@ export default defineTool({
       chunkExt: 'wav',
       reverseArgs: ['-map', '0:a:0', '-af', 'areverse', '-c:a', pcmHolding(info.audio.sampleFormat)],
       joinArgs: [
-        ...['-i', input.path, '-map', '0:a:0', ...cover.args],
-        ...[...audioCodecArgs(format, 192, info.audio.codec), '-map_metadata', '1'],
+        ...['-i', input.path, ...chapters.input, '-map', '0:a:0', ...cover.args],
+        ...[...audioCodecArgs(format, 192, info.audio.codec), '-map_metadata', '1', ...chapters.map],
       ],
       output: out,
       reversingPct: 80,

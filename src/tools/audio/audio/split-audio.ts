@@ -5,9 +5,10 @@ import { defineTool, type OutputFile } from '../../../core/tool.js';
 import { audioCodecArgs } from '../../../engines/ffmpeg/codecs.js';
 import { audioFormatOf } from '../../../engines/ffmpeg/containers.js';
 import { runFfmpeg } from '../../../engines/ffmpeg/run.js';
+import { keptCoverArt } from '../../../engines/ffmpeg/streams.js';
 import { outputFile } from '../../_shared/output.js';
 import { progressSpan } from '../../_shared/progress.js';
-import { probeAudio } from '../_shared/audio-input.js';
+import { probeAudioLength } from '../_shared/audio-input.js';
 import { detectSilences } from '../_shared/silence.js';
 
 /** More pieces than this is almost certainly a wrong setting (and one ffmpeg run each). */
@@ -36,7 +37,7 @@ export default defineTool({
   examples: ['podcast.mp3 --mode time --segment-s 600 -o parts.zip', 'album.wav --mode silence --threshold-db -50 -o tracks.zip'],
   async run(ctx, { files }, s) {
     const input = files[0]!;
-    const info = await probeAudio(input, ctx.signal);
+    const info = await probeAudioLength(ctx, input);
     const D = info.duration;
     if (!(D > 0)) throw new KilnError('UNSUPPORTED_INPUT', `The length of ${input.name} is unknown, so it cannot be split.`);
     let cuts: number[] = [];
@@ -57,6 +58,8 @@ export default defineTool({
     const bounds = [0, ...cuts, D].filter((t, i, a) => i === 0 || t - a[i - 1]! >= MIN_PIECE_S || i === a.length - 1);
     if (bounds.length > 2 && bounds[bounds.length - 1]! - bounds[bounds.length - 2]! < MIN_PIECE_S) bounds.splice(bounds.length - 2, 1);
     const format = audioFormatOf(input.type?.ext);
+    // Every piece keeps the tags and the cover art (where the format holds it), as the other audio tools do.
+    const cover = keptCoverArt(info, format);
     const outputs: OutputFile[] = [];
     const from = s.mode === 'silence' ? 30 : 0;
     for (let i = 0; i < bounds.length - 1; i++) {
@@ -73,7 +76,7 @@ export default defineTool({
           len.toFixed(6),
           '-map',
           '0:a:0',
-          '-vn',
+          ...cover.args,
           ...audioCodecArgs(format, 192, info.audio.codec),
           '-map_metadata',
           '0',
@@ -87,6 +90,7 @@ export default defineTool({
       ctx.progress(from + ((100 - from) * (i + 1)) / (bounds.length - 1), `piece ${i + 1}/${bounds.length - 1}`);
       outputs.push(outputFile(p));
     }
+    for (const w of cover.dropped) ctx.warn(w);
     return { outputs, data: { pieces: outputs.length, cutsS: bounds.slice(1, -1).map((t) => Number(t.toFixed(3))) } };
   },
 });

@@ -7,6 +7,7 @@ import { keptStreams } from '../../../engines/ffmpeg/streams.js';
 import { outputFile } from '../../_shared/output.js';
 import { reverseInChunks, reverseMemoryBudget } from '../../_shared/reverse-chunks.js';
 import { requireMaxDuration } from '../../_shared/time-range.js';
+import { retimedChapters } from '../../../engines/ffmpeg/chapters.js';
 import { transcodeVideo, withSdr } from '../_shared/transcode-video.js';
 import { probeVideo } from '../_shared/video-input.js';
 
@@ -38,10 +39,14 @@ export default defineTool({
     const fps = info.video.fps && info.video.fps < 500 ? info.video.fps : 30;
     const frameBytes = width * height * 1.5;
     const chunkS = Math.max(1, Math.floor(reverseMemoryBudget() / (frameBytes * fps)));
+    // The chapters are turned around with the picture (the input after the video, or after the chunk list).
+    const chapters = await retimedChapters(info, (t) => info.duration - t, ctx.workDir, 1);
     if (info.duration <= chunkS)
       return transcodeVideo(ctx, input, info, {
         vf: 'reverse',
         af: 'areverse',
+        extraInputs: chapters.input,
+        outArgs: chapters.map,
         stage: 'reversing',
         keepStreams: true,
         subtitlesLeftOut: REVERSED,
@@ -64,7 +69,7 @@ export default defineTool({
         withEvenSides(container, await withSdr(info, 'reverse'))!,
         ...encodeVideoArgs(container, { audio }),
       ],
-      joinArgs: ['-map', '0', '-c', 'copy', ...muxArgs(container)],
+      joinArgs: [...chapters.input, '-map', '0', '-c', 'copy', ...chapters.map, ...muxArgs(container)],
       output: out,
       reversingPct: 90,
       joinStage: 'joining',

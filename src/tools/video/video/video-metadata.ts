@@ -3,6 +3,7 @@ import { defineTool } from '../../../core/tool.js';
 import { muxArgs } from '../../../engines/ffmpeg/codecs.js';
 import { keepsContainer, videoContainerOf } from '../../../engines/ffmpeg/containers.js';
 import { runFfmpeg } from '../../../engines/ffmpeg/run.js';
+import { attachmentMaps } from '../../../engines/ffmpeg/streams.js';
 import { outputFile } from '../../_shared/output.js';
 import { progressSpan } from '../../_shared/progress.js';
 import { transcodeVideo } from '../_shared/transcode-video.js';
@@ -32,12 +33,17 @@ export default defineTool({
       container === 'mkv' || ((container === 'mp4' || container === 'mov') && info.subtitles.every((s) => s.codec === 'mov_text'))
         ? ['-map', '0:s?']
         : [];
-    await runFfmpeg(['-i', input.path, '-map', '0:v', '-map', '0:a?', ...subs, '-c', 'copy', ...strip, ...muxArgs(container)], {
-      signal: ctx.signal,
-      durationS: info.duration,
-      onProgress: progressSpan(ctx, 0, 100, 'cleaning'),
-      output: out,
-    });
+    // An MKV's attached fonts stay with its subtitles (their file names and MIME types are kept; they are not metadata about the video).
+    const attached = attachmentMaps(container, info);
+    await runFfmpeg(
+      ['-i', input.path, '-map', '0:v', '-map', '0:a?', ...subs, ...attached, '-c', 'copy', ...strip, ...muxArgs(container)],
+      {
+        signal: ctx.signal,
+        durationS: info.duration,
+        onProgress: progressSpan(ctx, 0, 100, 'cleaning'),
+        output: out,
+      },
+    );
     const after = await probeVideo({ ...input, path: out }, ctx.signal);
     return {
       outputs: [outputFile(out)],

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
+import { retimedChapters } from '../../../engines/ffmpeg/chapters.js';
 import { atempoChain } from '../../audio/_shared/tempo.js';
 import { transcodeVideo } from '../_shared/transcode-video.js';
 import { probeVideo } from '../_shared/video-input.js';
@@ -29,9 +30,12 @@ export default defineTool({
     // The one -af runs on every audio track: each is brought to the first track's rate before asetrate,
     // or a track at another rate (44.1 kHz beside 48 kHz) would change speed by a different factor.
     const af = s.keepPitch ? atempoChain(s.factor) : `aresample=${sr},asetrate=${Math.round(sr * s.factor)},aresample=${sr}`;
+    const chapters = await retimedChapters(info, (t) => t / s.factor, ctx.workDir, 1);
     return transcodeVideo(ctx, input, info, {
       vf: `setpts=PTS/${s.factor}`,
       af,
+      extraInputs: chapters.input,
+      outArgs: chapters.map,
       durationS: info.duration / s.factor,
       stage: 'retiming',
       keepStreams: true,
