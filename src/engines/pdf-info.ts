@@ -64,3 +64,35 @@ export async function writeDocInfo(input: string, out: string, fields: DocInfo, 
   await writeFile(update, JSON.stringify({ qpdf: [{ jsonversion: 2 }, objects] }));
   await qpdf([input, out, `--update-from-json=${update}`], o);
 }
+
+/** The catalog (trailer /Root) of `file`: its reference and dictionary. */
+async function readCatalog(file: string, o: QpdfOptions): Promise<{ ref: string; dict: Record<string, unknown> } | undefined> {
+  const { head } = await readRaw(file, o);
+  const root = head.qpdf[1].trailer.value['/Root'];
+  if (typeof root !== 'string' || !/^\d+ \d+ R$/.test(root)) return undefined;
+  const j = parse<{ qpdf: [unknown, Record<string, { value?: unknown }>] }>(
+    (await qpdf(['--json', '--json-key=qpdf', `--json-object=${root}`, file], o)).stdout,
+    'the document catalog',
+  );
+  const value = j.qpdf[1][`obj:${root}`]?.value;
+  return value && typeof value === 'object' ? { ref: root, dict: { ...(value as Record<string, unknown>) } } : undefined;
+}
+
+/**
+ * The document's natural language (the catalog's /Lang, e.g. "de-DE"): what screen readers speak it in
+ * and PDF/UA asks for. undefined when none is declared.
+ */
+export async function readLang(file: string, o: QpdfOptions = {}): Promise<string | undefined> {
+  const lang = (await readCatalog(file, o))?.dict['/Lang'];
+  return typeof lang === 'string' && lang.startsWith('u:') && lang.length > 2 ? lang.slice(2) : undefined;
+}
+
+/** Writes `input` to `out` with the catalog's /Lang set to `lang`; the rest of the catalog kept. */
+export async function writeLang(input: string, out: string, lang: string, o: QpdfOptions & { workDir: string }): Promise<void> {
+  const catalog = await readCatalog(input, o);
+  if (!catalog) throw new KilnError('INTERNAL', 'qpdf found no document catalog to set the language in.');
+  catalog.dict['/Lang'] = `u:${lang}`;
+  const update = path.join(o.workDir, `qpdf-lang-${process.hrtime.bigint()}.json`);
+  await writeFile(update, JSON.stringify({ qpdf: [{ jsonversion: 2 }, { [`obj:${catalog.ref}`]: { value: catalog.dict } }] }));
+  await qpdf([input, out, `--update-from-json=${update}`], o);
+}

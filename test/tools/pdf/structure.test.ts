@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it, before } from 'node:test';
-import { PDFDocument, PDFHexString, PDFName, PDFNull, type PDFRef } from '@cantoo/pdf-lib';
+import { PDFDocument, PDFHexString, PDFName, PDFNull, PDFString, type PDFRef } from '@cantoo/pdf-lib';
 import { tempDir } from '../../helpers/fixtures.js';
 import { makeTextPdf, numbered, pageCount, pageTexts, runPdfTool } from './pdf-helpers.js';
 
@@ -222,5 +222,35 @@ describe('tools that make new pages or rewrite through Ghostscript say what they
     const g = await runPdfTool(dir, 'grayscale-pdf', [outlined]);
     assert.equal(bookmarks(g.file!).length, 4);
     assert.equal(g.data?.warnings, undefined);
+  });
+
+  it('the document language (/Lang) outlives Ghostscript, a merge and new sheets', async () => {
+    const withLang = async (name: string, lang: string | undefined, pages: number) => {
+      const file = await makeTextPdf(path.join(dir, name), numbered(pages));
+      const doc = await PDFDocument.load(readFileSync(file));
+      if (lang) doc.catalog.set(PDFName.of('Lang'), PDFString.of(lang));
+      writeFileSync(file, await doc.save());
+      return file;
+    };
+    const langOf = (file: string) => {
+      // qpdf's JSON of the catalog: "u:" is its decoded text.
+      const j = JSON.parse(execFileSync('qpdf', ['--json', '--json-key=qpdf', file]).toString());
+      const objects = j.qpdf[1];
+      const catalog = objects[`obj:${objects.trailer.value['/Root']}`].value;
+      return catalog['/Lang'];
+    };
+    const german = await withLang('lang-de.pdf', 'de-DE', 4);
+    const none = await withLang('lang-none.pdf', undefined, 1);
+    const french = await withLang('lang-fr.pdf', 'fr', 1);
+    for (const id of ['grayscale-pdf', 'pdfa-convert', 'nup-pdf', 'booklet-pdf', 'compress-pdf']) {
+      const r = await runPdfTool(dir, id, [german]);
+      assert.equal(langOf(r.file!), 'u:de-DE', id);
+    }
+    // A merge speaks the language of the first file that declares one.
+    const merged = await runPdfTool(dir, 'merge-pdf', [none, german, french]);
+    assert.equal(pageCount(merged.file!), 6);
+    assert.equal(langOf(merged.file!), 'u:de-DE');
+    // None declared, none made up.
+    assert.equal(langOf((await runPdfTool(dir, 'grayscale-pdf', [none])).file!), undefined);
   });
 });

@@ -3,8 +3,10 @@
  * compress) cannot carry everything of a PDF: Ghostscript flattens the interactive form, new sheets have
  * no bookmarks, form or attachments. What went is said through ctx.warn, never dropped without a word.
  */
+import { rename } from 'node:fs/promises';
 import path from 'node:path';
 import type { RunContext } from '../../../core/tool.js';
+import { readLang, writeLang } from '../../../engines/pdf-info.js';
 import { getPdfLib, loadPdf } from '../../../engines/pdf-lib.js';
 import { flattenAnnotations } from '../../../engines/qpdf.js';
 import { countOutlineItems, readStructure, type PdfStructure } from '../../../engines/qpdf-structure.js';
@@ -23,6 +25,18 @@ export async function warnLostStructure(ctx: RunContext, before: PdfStructure, o
   if (bookmarks > 0) ctx.warn(`${n(bookmarks, 'bookmark')} dropped`);
   const attachments = before.attachments.filter((k) => !after.attachments.includes(k));
   if (attachments.length) ctx.warn(`${n(attachments.length, 'attached file')} dropped (${attachments.slice(0, 5).join(', ')})`);
+}
+
+/**
+ * Gives `out` back the language its input declared (the catalog's /Lang): Ghostscript's rewrite
+ * (grayscale, PDF/A) and a merge into an empty document dropped it, and a screen reader then read a
+ * German report with English rules.
+ */
+export async function keepLanguage(ctx: RunContext, lang: string | undefined, out: string): Promise<void> {
+  if (!lang || (await readLang(out, { signal: ctx.signal })) === lang) return;
+  const tmp = path.join(ctx.workDir, `lang-${process.hrtime.bigint()}.pdf`);
+  await writeLang(out, tmp, lang, { signal: ctx.signal, workDir: ctx.workDir });
+  await rename(tmp, out);
 }
 
 /**
@@ -45,8 +59,11 @@ export async function loadForImposition(ctx: RunContext, pdf: OpenedPdf): Promis
  * document made from scratch had none (an n-up handout of "Annual report" was untitled).
  */
 export async function sheetsFor(src: PdfDoc): Promise<PdfDoc> {
-  const { PDFDocument } = await getPdfLib();
+  const { PDFDocument, PDFName, PDFString, PDFHexString } = await getPdfLib();
   const out = await PDFDocument.create();
+  // And its language (the catalog's /Lang), which screen readers speak it in.
+  const lang = src.catalog.lookup(PDFName.of('Lang'));
+  if (lang instanceof PDFString || lang instanceof PDFHexString) out.catalog.set(PDFName.of('Lang'), lang);
   const title = src.getTitle();
   if (title) out.setTitle(title);
   const author = src.getAuthor();

@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { mapPool } from '../../../core/pool.js';
 import { defineTool } from '../../../core/tool.js';
 import path from 'node:path';
-import { readDocInfo, writeDocInfo, type DocInfo } from '../../../engines/pdf-info.js';
+import { readDocInfo, readLang, writeDocInfo, type DocInfo } from '../../../engines/pdf-info.js';
+import { keepLanguage } from '../_shared/structure-loss.js';
 import { qpdf } from '../../../engines/qpdf.js';
 import { addStructure, countOutlineItems, readStructure, remapOutlines } from '../../../engines/qpdf-structure.js';
 import { openPdf, pdfOutput, PDF_ACCEPT } from '../_shared/pdf-input.js';
@@ -29,8 +30,9 @@ export default defineTool({
       const pdf = await openPdf(ctx, file);
       const structure = await readStructure(pdf.path, { signal: ctx.signal });
       const info = await readDocInfo(pdf.path, { signal: ctx.signal });
+      const lang = await readLang(pdf.path, { signal: ctx.signal });
       ctx.progress(++done * (40 / files.length), `checked ${done}/${files.length}`);
-      return { ...pdf, ...structure, info };
+      return { ...pdf, ...structure, info, lang };
     });
     const pages = checked.reduce((a, p) => a + p.pages, 0);
     // Owner-password-only PDFs open without a password; qpdf reads them directly.
@@ -67,6 +69,8 @@ export default defineTool({
     const structured = hasInfo ? path.join(ctx.workDir, 'structured.pdf') : out;
     if (more) await addStructure(merged, structured, { outline, attachments }, o);
     if (hasInfo) await writeDocInfo(more ? structured : merged, out, info, o);
+    // The language too, of the first file that declares one.
+    await keepLanguage(ctx, checked.find((c) => c.lang)?.lang, out);
     return {
       outputs: [pdfOutput(out)],
       data: { files: files.length, pages, bookmarks: countOutlineItems(outline), attachments: seen.size },

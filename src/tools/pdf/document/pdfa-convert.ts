@@ -4,11 +4,11 @@ import { z } from 'zod';
 import { KilnError } from '../../../core/errors.js';
 import { defineTool, type RunContext } from '../../../core/tool.js';
 import { toPdfA2b } from '../../../engines/ghostscript.js';
-import { readDocInfo, writeDocInfo, type DocInfo, type InfoField } from '../../../engines/pdf-info.js';
+import { readDocInfo, readLang, writeDocInfo, type DocInfo, type InfoField } from '../../../engines/pdf-info.js';
 import { syncPdfXmp } from '../../../engines/pdf-xmp.js';
 import { engineStatus } from '../../../engines/registry.js';
 import { openPdf, pdfOutput, PDF_ACCEPT } from '../_shared/pdf-input.js';
-import { warnLostStructure } from '../_shared/structure-loss.js';
+import { keepLanguage, warnLostStructure } from '../_shared/structure-loss.js';
 import { readStructure } from '../../../engines/qpdf-structure.js';
 
 /**
@@ -54,12 +54,14 @@ export default defineTool({
     const out = ctx.out('pdf', '-pdfa');
     const before = await readStructure(pdf.path, { signal: ctx.signal });
     const info = await readDocInfo(pdf.path, { signal: ctx.signal });
+    const lang = await readLang(pdf.path, { signal: ctx.signal });
     await toPdfA2b(pdf.path, out, ctx.workDir, {
       signal: ctx.signal,
       name: pdf.name,
       onPage: (p) => ctx.progress((p / pdf.pages) * 95, `page ${p}/${pdf.pages}`),
     });
     await warnLostStructure(ctx, before, out);
+    await keepLanguage(ctx, lang, out);
     let restored: string[] = [];
     try {
       restored = await keepDocInfo(ctx, info, out);
