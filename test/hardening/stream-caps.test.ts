@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { makeImage, tempDir } from '../helpers/fixtures.js';
-import { filePart, form, heldJob, startServer, type TestServer } from '../helpers/server.js';
+import { filePart, form, heldJob, mcpInitialize, startServer, type TestServer } from '../helpers/server.js';
 import { makeUser } from '../daemon/accounts/http.js';
 
 const dir = tempDir();
@@ -93,16 +93,7 @@ describe('event stream caps', () => {
       await streamsOpen(s, 3);
 
       // An MCP session stream takes a place too: the admin is at the cap again.
-      const init = await fetch(`${s.url}/api/v1/mcp`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${s.token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-        body: JSON.stringify({
-          jsonrpc: '2.0',
-          id: 1,
-          method: 'initialize',
-          params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
-        }),
-      });
+      const init = await mcpInitialize(s.url, s.token);
       assert.equal(init.status, 200);
       await init.text();
       const sid = init.headers.get('mcp-session-id')!;
@@ -144,16 +135,7 @@ describe('MCP sessions per user', () => {
     ...(sid ? { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' } : {}),
   });
   const initialize = async (token: string) => {
-    const r = await fetch(`${s.url}/api/v1/mcp`, {
-      method: 'POST',
-      headers: headers(token),
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'initialize',
-        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
-      }),
-    });
+    const r = await mcpInitialize(s.url, token);
     const text = await r.text();
     return { status: r.status, sid: r.headers.get('mcp-session-id') ?? '', text, retryAfter: r.headers.get('retry-after') };
   };

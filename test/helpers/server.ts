@@ -158,6 +158,24 @@ export async function heldJob(s: TestServer, image: string, width = 40): Promise
   };
 }
 
+/** An MCP `initialize` POSTed to the daemon's /api/v1/mcp as it is, for the HTTP-level checks an SDK client hides. */
+export function mcpInitialize(base: string, token?: string): Promise<Response> {
+  return fetch(`${base}/api/v1/mcp`, {
+    method: 'POST',
+    headers: {
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'kiln-test', version: '1' } },
+    }),
+  });
+}
+
 export interface SseEvent {
   id?: string;
   event: string;

@@ -14,7 +14,7 @@ import sharp from 'sharp';
 import { REPO } from '../helpers/cli.js';
 import { makeImage, tempDir } from '../helpers/fixtures.js';
 import { makeVideo } from '../helpers/media.js';
-import { api, filePart, form, startServer, type TestServer } from '../helpers/server.js';
+import { api, filePart, form, mcpInitialize, startServer, type TestServer } from '../helpers/server.js';
 
 type Result = { isError?: boolean; structuredContent?: Record<string, any> };
 
@@ -52,16 +52,7 @@ describe('MCP over HTTP on the daemon', () => {
   });
 
   it('refuses a request without credentials', async () => {
-    const res = await fetch(`${s.url}/api/v1/mcp`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'initialize',
-        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
-      }),
-    });
+    const res = await mcpInitialize(s.url);
     assert.equal(res.status, 401);
     assert.equal((await res.json()).error.code, 'UNAUTHORIZED');
   });
@@ -185,16 +176,7 @@ describe('MCP session idle time on the daemon', () => {
       assert.ok(Date.now() - started > 2500, 'the call outlasted the idle time and a sweep');
       // A session with no request open (here one without its event stream) is closed once idle.
       const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
-      const init = await fetch(`${s.url}/api/v1/mcp`, {
-        method: 'POST',
-        headers,
-        body: JSON.stringify({
-          jsonrpc: '2.0',
-          id: 1,
-          method: 'initialize',
-          params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
-        }),
-      });
+      const init = await mcpInitialize(s.url, key);
       // The session exists once initialize has answered with its id. (A ping right after is no proof
       // worth having: on a loaded machine more than the idle second can pass before it, and the sweep
       // has rightly closed the session by then.)
