@@ -14,7 +14,11 @@ const status: Json = {
   properties: {
     id: { type: 'string', enum: [...BUNDLE_IDS] },
     title: { type: 'string' },
-    state: { type: 'string', enum: ['missing', 'queued', 'installing', 'installed', 'failed', 'unavailable'] },
+    state: {
+      type: 'string',
+      enum: ['missing', 'queued', 'installing', 'installed', 'damaged', 'failed', 'unavailable'],
+      description: 'damaged: installed, but a file is gone or of another size on disk; installing again replaces it.',
+    },
     version: { type: 'string', description: 'The version this kiln installs.' },
     downloadBytes: { type: 'integer', description: 'Bytes a fresh install downloads (runtimes included).' },
     installed: {
@@ -32,6 +36,14 @@ const status: Json = {
       properties: { bytesDone: { type: 'integer' }, bytesTotal: { type: 'integer' }, stage: { type: 'string' } },
     },
     error: { type: 'object', properties: { message: { type: 'string' }, reason: { type: 'string' } } },
+    damaged: {
+      type: 'array',
+      description: 'State damaged: each file not on disk at its installed size (found null: gone).',
+      items: {
+        type: 'object',
+        properties: { name: { type: 'string' }, size: { type: 'integer' }, found: { type: ['integer', 'null'] } },
+      },
+    },
     licence: { type: 'string' },
     licenceNote: { type: 'string' },
     tools: { type: 'array', items: { type: 'string' } },

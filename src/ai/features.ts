@@ -6,12 +6,20 @@
 import { KilnError } from '../core/errors.js';
 import { findBundle } from './bundles/list.js';
 import { BUNDLE_IDS } from './bundles/manifest.js';
-import { downloadsOf, importOnly, isBundleCurrent, isRuntimeInstalled, missingImports } from './install/installer.js';
-import { readInstalled } from './install/layout.js';
+import {
+  type DamagedFile,
+  damagedFiles,
+  downloadsOf,
+  importOnly,
+  isBundleCurrent,
+  isRuntimeInstalled,
+  missingImports,
+} from './install/installer.js';
+import { linkOf, readInstalled } from './install/layout.js';
 import type { InstallQueue } from './install/queue.js';
 import { ARCHIVE_INDEX } from './install/archive.js';
 
-export type FeatureState = 'missing' | 'queued' | 'installing' | 'installed' | 'failed' | 'unavailable';
+export type FeatureState = 'missing' | 'queued' | 'installing' | 'installed' | 'damaged' | 'failed' | 'unavailable';
 
 export interface FeatureStatus {
   id: string;
@@ -24,6 +32,8 @@ export interface FeatureStatus {
   installed?: { version: string; bytes: number; installedAt: string; via: 'download' | 'import'; current: boolean };
   progress?: { bytesDone: number; bytesTotal: number; stage?: string };
   error?: { message: string; reason?: string };
+  /** State `damaged`: the installed files no longer on disk at the size the install recorded (`found` null: gone). */
+  damaged?: DamagedFile[];
   licence?: string;
   licenceNote?: string;
   tools: string[];
@@ -63,7 +73,8 @@ async function statusOf(dataDir: string, id: string, queue?: InstallQueue): Prom
   const rec = await readInstalled(dataDir, 'bundle', b.id);
   const current = (await isBundleCurrent(dataDir, b)) && rt.every((r) => r.installed);
   const q = queue?.entry(b.id);
-  const state: FeatureState = q ? q.state : current ? 'installed' : 'missing';
+  const damaged = current ? await damagedFiles(linkOf(dataDir, 'bundle', b.id)) : [];
+  const state: FeatureState = q ? q.state : current ? (damaged.length ? 'damaged' : 'installed') : 'missing';
   return {
     id: b.id,
     title: b.title,
@@ -76,11 +87,21 @@ async function statusOf(dataDir: string, id: string, queue?: InstallQueue): Prom
     ...(q?.state === 'installing' && { progress: { bytesDone: q.bytesDone, bytesTotal: q.bytesTotal, stage: q.stage } }),
     ...(q?.state === 'queued' && { progress: { bytesDone: 0, bytesTotal: q.bytesTotal } }),
     ...(q?.error && { error: q.error }),
+    ...(state === 'damaged' && { error: damagedError(b.id, damaged), damaged }),
     licence: b.licence,
     licenceNote: b.licenceNote,
     tools: b.tools,
     runtimes: rt,
     ...(b.files.some(importOnly) && { imports: await importsOf(dataDir, b) }),
+  };
+}
+
+/** What an admin reads of a bundle whose files were cut short or removed on disk since the install. */
+function damagedError(id: string, damaged: DamagedFile[]): { message: string; reason: string } {
+  const files = damaged.map((f) => `${f.name} ${f.found === null ? 'is gone' : `is ${f.found} bytes, ${f.size} installed`}`);
+  return {
+    message: `Damaged on disk: ${files.join('; ')}. Install it again: \`kiln features install ${id}\`, or as an admin POST /api/v1/admin/features/${id}/install.`,
+    reason: 'damaged',
   };
 }
 

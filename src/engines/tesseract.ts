@@ -61,6 +61,45 @@ export async function tesseractWords(
   return words;
 }
 
+/** The language packs installed ('eng', 'osd', …), read once. */
+let languages: Promise<string[]> | undefined;
+export function tesseractLanguages(): Promise<string[]> {
+  languages ??= (async () => {
+    const r = await exec(await requireEngine('tesseract'), ['--list-langs'], { timeoutMs: 10_000 });
+    return r.stdout
+      .split('\n')
+      .slice(1)
+      .map((l) => l.trim())
+      .filter(Boolean);
+  })();
+  languages.catch(() => (languages = undefined));
+  return languages;
+}
+
+/**
+ * The clockwise turn that makes the page upright by tesseract's orientation detection (`--psm 0`,
+ * its `osd` pack), with its confidence; undefined without the pack or when the page has too little
+ * text to tell (tesseract then exits with an error).
+ */
+export async function tesseractOrientation(
+  image: string,
+  o: { dpi?: number; signal?: AbortSignal } = {},
+): Promise<{ rotate: 0 | 90 | 180 | 270; confidence: number } | undefined> {
+  if (!(await tesseractLanguages().catch((): string[] => [])).includes('osd')) return undefined;
+  const args = [image, '-', '--psm', '0'];
+  if (o.dpi) args.push('--dpi', String(o.dpi));
+  try {
+    const r = await exec(await requireEngine('tesseract'), args, { signal: o.signal, timeoutMs: TIMEOUT_MS, env: ENV });
+    const rotate = Number(/Rotate: (\d+)/.exec(r.stdout)?.[1]);
+    const confidence = Number(/Orientation confidence: ([\d.]+)/.exec(r.stdout)?.[1]);
+    if (![0, 90, 180, 270].includes(rotate) || !Number.isFinite(confidence)) return undefined;
+    return { rotate: rotate as 0 | 90 | 180 | 270, confidence };
+  } catch (e) {
+    if (o.signal?.aborted) throw e;
+    return undefined;
+  }
+}
+
 /** The installed version ('5.3.0'), for results. */
 let version: Promise<string> | undefined;
 export function tesseractVersion(): Promise<string> {

@@ -5,11 +5,13 @@
  */
 import assert from 'node:assert/strict';
 import { createReadStream, existsSync } from 'node:fs';
-import { readdir, stat } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { readdir, readFile, stat, truncate } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import sharp from 'sharp';
 import backgroundRemoval from '../../src/ai/bundles/background-removal.js';
 import { exportBundle } from '../../src/ai/install/archive.js';
 import { fetchTarball } from '../../src/ai/install/npm.js';
@@ -146,6 +148,45 @@ describe('feature bundles over HTTP', () => {
     assert.equal(imported.json.installed.via, 'import');
     const events = (await api(s, 'GET', '/api/v1/admin/audit')).json.events.map((e: { event: string }) => e.event);
     assert.ok(events.includes('feature.remove') && events.includes('feature.import'), events.join(', '));
+  });
+
+  // A model file cut short on disk (a disk full, a cleaner) was still listed 'installed', the daemon's
+  // install answered "already installed" and queued nothing, and every run failed.
+  it('a model file cut short on disk: listed damaged, the tool names the bundle and the reinstall, an install replaces it', async () => {
+    const model = path.join(dataDir, 'ai', 'bundles', 'background-removal', 'isnet-fp16.onnx');
+    await truncate(model, 1_000_000);
+    const f = (await api(s, 'GET', '/api/v1/admin/features/background-removal')).json;
+    assert.equal(f.state, 'damaged');
+    assert.deepEqual(f.damaged, [{ name: 'isnet-fp16.onnx', size: 88188479, found: 1_000_000 }]);
+    assert.equal(f.error.reason, 'damaged');
+    assert.match(f.error.message, /isnet-fp16\.onnx is 1000000 bytes, 88188479 installed.*kiln features install background-removal/);
+
+    const photo = path.join(tempDir('kiln-damaged-'), 'photo.png');
+    await sharp({ create: { width: 64, height: 48, channels: 3, background: '#3a6' } })
+      .png()
+      .toFile(photo);
+    const fd = new FormData();
+    fd.append('file', await (await import('node:fs')).openAsBlob(photo), 'photo.png');
+    const run = await api(s, 'POST', '/api/v1/tools/image/remove-background', fd);
+    assert.equal(run.status, 409, JSON.stringify(run.json));
+    assert.equal(run.json.error.code, 'FEATURE_INCOMPATIBLE');
+    assert.equal(run.json.error.reason, 'model-load');
+    assert.match(
+      run.json.error.message,
+      /isnet-fp16\.onnx \(background-removal bundle\) is damaged on disk: isnet-fp16\.onnx is 1000000 bytes/,
+    );
+    assert.match(run.json.error.message, /kiln features install background-removal/);
+
+    const q = await api(s, 'POST', '/api/v1/admin/features/background-removal/install');
+    assert.equal(q.status, 202);
+    assert.deepEqual(q.json.queued, ['background-removal']);
+    await until('the reinstall', async () => {
+      const st = (await api(s, 'GET', '/api/v1/admin/features/background-removal')).json;
+      assert.notEqual(st.state, 'failed', JSON.stringify(st.error));
+      return st.state === 'installed' ? st : undefined;
+    });
+    const bytes = await readFile(model);
+    assert.equal(createHash('sha256').update(bytes).digest('hex'), backgroundRemoval.files[0]!.sha256);
   });
 
   it('answers 404 for an unknown bundle and 400 without an archive', async () => {

@@ -9,7 +9,7 @@ import { parentPort } from 'node:worker_threads';
 import { KilnError } from '../../core/errors.js';
 import type { ModelDef } from '../model.js';
 import { findBundle } from '../bundles/list.js';
-import { importOnly } from '../install/installer.js';
+import { damagedFiles, importOnly } from '../install/installer.js';
 import { MODELS } from '../models/list.js';
 import { bundleLink, runtimeLink } from '../paths.js';
 import { findRuntime } from '../runtimes/list.js';
@@ -107,7 +107,7 @@ async function loadModel(id: string, dataDir: string): Promise<{ entry: Loaded; 
         if (e instanceof KilnError) throw e;
         // Removed (or replaced) while this run read it: the files are gone, not damaged.
         if (!installed || (await installedDir(dataDir, def.bundle)) !== installed) throw bundleGone(def);
-        throw modelLoadFailed(def, e);
+        throw await modelLoadFailed(def, installed, e);
       });
     const provider = rt.provider ?? providerName(device);
     return {
@@ -129,20 +129,33 @@ async function loadModel(id: string, dataDir: string): Promise<{ entry: Loaded; 
 
 /**
  * The runtime could not open a model's file (not a network at all, truncated, another format): an
- * imported file is not checked against a digest, and an installed one can be damaged on disk. Said as
- * FEATURE_INCOMPATIBLE naming the file and what replaces it, not as an internal error.
+ * imported file is not checked against a digest before it loads, and an installed one can be damaged
+ * on disk. Said as FEATURE_INCOMPATIBLE naming the file and what replaces it, not as an internal
+ * error; the file's size and SHA-256 against the install's record (read only now, on this failure:
+ * hundreds of MB) tell a damaged copy from a file the runtime cannot use.
  */
-function modelLoadFailed(def: ModelDef<unknown, unknown, unknown>, e: unknown): KilnError {
+async function modelLoadFailed(def: ModelDef<unknown, unknown, unknown>, installed: string, e: unknown): Promise<KilnError> {
   const files = findBundle(def.bundle)?.files.filter((f) => def.files.includes(f.name)) ?? [];
   const imported = files.some(importOnly);
-  const cause = ((e as Error)?.message ?? String(e)).split('\n')[0]!.trim();
+  const cause = ((e as Error)?.message ?? String(e)).split('\n')[0]!.trim().replace(/\.+$/, '');
+  const damaged = await damagedFiles(installed, { names: def.files, digests: true }).catch(() => []);
+  const how = damaged.map((f) =>
+    f.found === null
+      ? `${f.name} is gone`
+      : f.digestMismatch
+        ? `${f.name} is not the file installed (its SHA-256 differs from the one recorded)`
+        : `${f.name} is ${f.found} bytes, ${f.size} installed`,
+  );
   const remedy = imported
     ? 'Import a good copy: `kiln features import FILE`, or as an admin POST /api/v1/admin/features/import (docs/AI.md).'
     : `Install the bundle again: \`kiln features remove ${def.bundle}\`, then \`kiln features install ${def.bundle}\`.`;
+  const what = `The ${imported ? 'imported ' : ''}${def.files.join(', ')} (${def.bundle} bundle)`;
   return new KilnError(
     'FEATURE_INCOMPATIBLE',
-    `The ${imported ? 'imported ' : ''}${def.files.join(', ')} (${def.bundle} bundle) could not be loaded: ${cause}. ${remedy}`,
-    { reason: 'model-load', details: { bundle: def.bundle, files: def.files, model: def.id } },
+    damaged.length
+      ? `${what} is damaged on disk: ${how.join('; ')} (loading it failed: ${cause}). ${remedy}`
+      : `${what} could not be loaded: ${cause}. ${remedy}`,
+    { reason: 'model-load', details: { bundle: def.bundle, files: def.files, model: def.id, damaged: damaged.map((f) => f.name) } },
   );
 }
 

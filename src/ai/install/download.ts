@@ -33,7 +33,7 @@ function failed(what: string, why: string, reason: string): KilnError {
   return new KilnError('UNAVAILABLE', `Download of ${what} failed: ${why}`, { reason });
 }
 
-async function hashFile(file: string, algorithm: Digest['algorithm'], encoding: Digest['encoding']): Promise<string> {
+export async function hashFile(file: string, algorithm: Digest['algorithm'], encoding: Digest['encoding']): Promise<string> {
   const h = createHash(algorithm);
   await pipeline(createReadStream(file), h);
   return h.digest(encoding);

@@ -13,8 +13,8 @@ import type { BundleFile, BundleManifest } from '../bundles/manifest.js';
 import { cacheDir, stagingDir } from '../paths.js';
 import { findRuntime } from '../runtimes/list.js';
 import { type NpmPin, platformKey, type RuntimeManifest } from '../runtimes/manifest.js';
-import { cachedDownload, type Digest } from './download.js';
-import { commitBundle, commitInstall, type InstalledFile, linkOf, newStaging, readInstalled, sweepStaging } from './layout.js';
+import { cachedDownload, type Digest, hashFile } from './download.js';
+import { commitBundle, commitInstall, type InstalledFile, linkOf, newStaging, readInstalled, readRecord, sweepStaging } from './layout.js';
 import { extractTarball, fetchTarball } from './npm.js';
 
 export type InstallProgress = (bytesDone: number, bytesTotal: number, stage: string) => void;
@@ -46,16 +46,38 @@ export async function isBundleCurrent(dataDir: string, b: BundleManifest): Promi
   return (await readInstalled(dataDir, 'bundle', b.id))?.version === b.version;
 }
 
+/** A file of an install not on disk as the install recorded it: gone (`found` null), of another size, or (checked on request) other bytes. */
+export interface DamagedFile {
+  name: string;
+  size: number;
+  found: number | null;
+  digestMismatch?: true;
+}
+
 /**
- * Whether every file the install recorded is still there at its recorded size. A model file truncated or
- * removed by hand (a disk full mid-copy, a cleaner) made every run fail while `install` answered "already
- * installed"; sizes are cheap to check, digests (hundreds of MB) are checked when the model loads.
+ * The files recorded by the install in `dir` (a bundle link or the store directory it points at; only
+ * `names` when given) that are no longer there at their recorded size, or with `digests` whose
+ * SHA-256 is not the recorded one. A model file truncated or removed by hand (a disk full mid-copy, a
+ * cleaner) made every run fail while `install` answered "already installed"; sizes are cheap to check,
+ * digests (hundreds of MB) only when a model fails to load (src/ai/host/worker.ts).
  */
-async function filesIntact(dataDir: string, id: string): Promise<boolean> {
-  const files = (await readInstalled(dataDir, 'bundle', id))?.files ?? [];
-  const dir = linkOf(dataDir, 'bundle', id);
-  for (const f of files) if ((await stat(path.join(dir, f.name)).catch(() => undefined))?.size !== f.size) return false;
-  return true;
+export async function damagedFiles(dir: string, o: { names?: readonly string[]; digests?: boolean } = {}): Promise<DamagedFile[]> {
+  const rec = await readRecord(dir);
+  const out: DamagedFile[] = [];
+  for (const f of rec?.files ?? []) {
+    if (o.names && !o.names.includes(f.name)) continue;
+    const file = path.join(dir, f.name);
+    const found = (await stat(file).catch(() => undefined))?.size ?? null;
+    if (found !== f.size) out.push({ name: f.name, size: f.size, found });
+    else if (o.digests && (await hashFile(file, 'sha256', 'hex').catch(() => '')) !== f.sha256)
+      out.push({ name: f.name, size: f.size, found, digestMismatch: true });
+  }
+  return out;
+}
+
+/** Installed at this kiln's version with every recorded file in place: what an install leaves alone. */
+export async function isBundleIntact(dataDir: string, b: BundleManifest): Promise<boolean> {
+  return (await isBundleCurrent(dataDir, b)) && !(await damagedFiles(linkOf(dataDir, 'bundle', b.id))).length;
 }
 
 /** True for a file only an imported archive can supply (no verifiable download). */
@@ -231,7 +253,7 @@ export async function installBundle(dataDir: string, bundle: BundleManifest, opt
   const m = meter(bytes, opts);
   const missingRuntimes: RuntimeManifest[] = [];
   for (const r of runtimes) if (!(await isRuntimeInstalled(dataDir, r))) missingRuntimes.push(r);
-  const current = (await isBundleCurrent(dataDir, bundle)) && (await filesIntact(dataDir, bundle.id));
+  const current = await isBundleIntact(dataDir, bundle);
   if (current && !missingRuntimes.length) return 'already';
   await mkdir(stagingDir(dataDir), { recursive: true });
   await sweepStaging(dataDir);

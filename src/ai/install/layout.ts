@@ -33,9 +33,14 @@ export function linkOf(dataDir: string, kind: InstalledRecord['kind'], id: strin
   return kind === 'bundle' ? bundleLink(dataDir, id) : runtimeLink(dataDir, id);
 }
 
-export async function readInstalled(dataDir: string, kind: InstalledRecord['kind'], id: string): Promise<InstalledRecord | undefined> {
+export function readInstalled(dataDir: string, kind: InstalledRecord['kind'], id: string): Promise<InstalledRecord | undefined> {
+  return readRecord(linkOf(dataDir, kind, id));
+}
+
+/** The record of the install in `dir` (a link or the store directory it points at). */
+export async function readRecord(dir: string): Promise<InstalledRecord | undefined> {
   try {
-    return JSON.parse(await readFile(path.join(linkOf(dataDir, kind, id), RECORD), 'utf8')) as InstalledRecord;
+    return JSON.parse(await readFile(path.join(dir, RECORD), 'utf8')) as InstalledRecord;
   } catch {
     return undefined;
   }

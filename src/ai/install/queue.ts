@@ -10,7 +10,7 @@ import { KilnError } from '../../core/errors.js';
 import { BUNDLES, findBundle } from '../bundles/list.js';
 import type { BundleManifest } from '../bundles/manifest.js';
 import { queueFile } from '../paths.js';
-import { installBundle, isBundleCurrent, isRuntimeInstalled, downloadsOf } from './installer.js';
+import { installBundle, isBundleIntact, isRuntimeInstalled, downloadsOf } from './installer.js';
 import { exportBundle, importBundle } from './archive.js';
 import type { BundleArchiveStore } from './archive-store.js';
 import { clearStaging, newStaging, removeInstall } from './layout.js';
@@ -114,7 +114,7 @@ export class InstallQueue {
 
   private async isReady(b: BundleManifest): Promise<boolean> {
     const runtimes = await Promise.all(downloadsOf(b).runtimes.map((r) => isRuntimeInstalled(this.dataDir, r)));
-    return runtimes.every(Boolean) && (await isBundleCurrent(this.dataDir, b));
+    return runtimes.every(Boolean) && (await isBundleIntact(this.dataDir, b));
   }
 
   /** Installs `b` from the archive store when it keeps an archive of it; false when it does not. */

@@ -11,7 +11,7 @@ import { mapPool } from '../../core/pool.js';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Sharp } from 'sharp';
-import { tesseractVersion, tesseractWords } from '../../engines/tesseract.js';
+import { tesseractOrientation, tesseractVersion, tesseractWords } from '../../engines/tesseract.js';
 import type { PpocrOutput } from '../models/ppocr-v4.js';
 import type { Lease } from '../ocr/generations.js';
 import { fromLines, fromTesseract, type OcrBlock, type OcrLine, type OcrPage, page, union } from '../ocr/layout.js';
@@ -142,8 +142,8 @@ function splitColumns(blocks: OcrBlock[]): OcrBlock[] {
 }
 
 let seq = 0;
-async function readFast(g: Gray, o: ReadOptions): Promise<OcrBlock[]> {
-  // Tesseract reads best with capitals about 30 px high; small images are enlarged.
+/** The page as tesseract gets it, written into the work dir: small pages enlarged 2× (capitals about 30 px read best). */
+async function tesseractImage(g: Gray, o: ReadOptions): Promise<{ file: string; scale: number }> {
   const scale = Math.max(g.width, g.height) < 1200 ? 2 : 1;
   let img = g;
   if (scale > 1) {
@@ -158,8 +158,28 @@ async function readFast(g: Gray, o: ReadOptions): Promise<OcrBlock[]> {
   await mkdir(o.workDir, { recursive: true });
   const file = path.join(o.workDir, `ocr-${process.pid}-${++seq}.png`);
   await writePng(img, file);
+  return { file, scale };
+}
+
+async function readFast(g: Gray, o: ReadOptions): Promise<OcrBlock[]> {
+  const { file, scale } = await tesseractImage(g, o);
   const words = await tesseractWords(file, { lang: TESSERACT_LANG[o.language], psm: 3, dpi: 300, signal: o.signal });
   return splitColumns(fromTesseract(words, scale));
+}
+
+/** Below this confidence a 'fast' reading of a level page may be an upside-down page read as garbage (an upright page reads at 0.9 and more). */
+const FAST_DOUBTFUL = 0.8;
+
+/**
+ * Whether a page 'fast' read with little confidence is upside down, by tesseract's orientation
+ * detection (about half a read's CPU, so a confident reading is not asked about). A page read upside
+ * down comes out as confident-looking garbage only rarely: tesseract's glyphs turned by half read
+ * at 0.3–0.5.
+ */
+async function fastUpsideDown(g: Gray, read: OcrBlock[], o: ReadOptions): Promise<boolean> {
+  if (page(g.width, g.height, read).confidence >= FAST_DOUBTFUL) return false;
+  const { file } = await tesseractImage(g, o);
+  return (await tesseractOrientation(file, { dpi: 300, signal: o.signal }))?.rotate === 180;
 }
 
 /** A tesseract reading as a runtime reading: its lines' shapes tell a page scanned sideways (it finds no upside-down lines). */
@@ -344,8 +364,10 @@ export async function readPage(img: Sharp, o: ReadOptions): Promise<PageRead> {
   // PDF's text layer would lie across them) and its skew was measured on sideways text. Both quarter
   // turns are read and the better kept, the page as it came only when neither reads anything. A
   // page read mostly upside down is read turned by half.
+  // 'fast' has no line classifier: a doubtful reading asks tesseract's orientation detection.
   const sideways = pick.tall > pick.wide;
-  const turns: (90 | 180 | 270)[] = sideways ? [90, 270] : pick.flipped * 2 > pick.lines ? [180] : [];
+  const upsideDown = !sideways && (quality === 'fast' ? await fastUpsideDown(levelled, pick.blocks, o) : pick.flipped * 2 > pick.lines);
+  const turns: (90 | 180 | 270)[] = sideways ? [90, 270] : upsideDown ? [180] : [];
   for (const deg of turns) {
     o.signal?.throwIfAborted();
     const r = await readTurned(deg, { ...o, progress: undefined });

@@ -48,7 +48,12 @@ export async function doctorCommand(o: { json?: boolean }): Promise<void> {
   process.stdout.write('\nFeature bundles (AI tools; `kiln features` for sizes and licences):\n');
   const fw = Math.max(...features.map((f) => f.id.length));
   for (const f of features) {
-    const hint = f.state === 'missing' ? `  install: kiln features install ${f.id}` : '';
+    const hint =
+      f.state === 'missing'
+        ? `  install: kiln features install ${f.id}`
+        : f.state === 'damaged'
+          ? `  files damaged on disk; install again: kiln features install ${f.id}`
+          : '';
     process.stdout.write(`  ${f.id.padEnd(fw)}  ${f.state}${f.version ? ` ${f.version}` : ''}${hint}\n`);
   }
 }
