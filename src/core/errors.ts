@@ -153,6 +153,17 @@ export function diskFull(message: string): boolean {
   return /No space left on device|Disk quota exceeded|out of disk space/i.test(message);
 }
 
+/**
+ * ImageMagick's words for an image past its own resource limits (Debian's policy.xml: 16K pixels a side,
+ * 128 MP, 256 MiB of memory, 1 GiB of disk; MAGICK_*_LIMIT): a ResourceLimitError caused by the image's
+ * size, not a corrupt file. A BMP declaring 12000 × 12000 was answered UNSUPPORTED_INPUT (415, exit 3).
+ */
+export function overResourceLimit(message: string): boolean {
+  return /cache resources exhausted|width or height exceeds limit|pixel cache allocation failed|time limit exceeded|list length exceeds limit/i.test(
+    message,
+  );
+}
+
 function firstLine(s: string): string {
   return s.split('\n')[0]!.trim();
 }

@@ -10,3 +10,13 @@
  * Raise it with KILN_MAX_PIXELS for very large scans or panoramas.
  */
 export const MAX_INPUT_PIXELS = Number(process.env.KILN_MAX_PIXELS) || 100_000_000;
+
+/**
+ * Largest text input (plain text, Markdown, HTML, subtitles) kiln reads whole or hands to pandoc: 64 MiB
+ * by default. A text file becomes one JavaScript string (V8 caps those at 2^29 - 24 characters, about
+ * 512 MiB of ASCII) and its HTML for pandoc up to five times that, so a 600 MB text failed as INTERNAL
+ * ("Cannot create a string longer than 0x1fffffe8 characters"); pandoc itself took 37 s and 2.2 GB of
+ * memory for an 8 MB text. Raise it with KILN_MAX_TEXT_BYTES (at most 100 MiB keeps every string
+ * under V8's cap).
+ */
+export const MAX_TEXT_BYTES = Number(process.env.KILN_MAX_TEXT_BYTES) || 64 * 1024 * 1024;

@@ -3,7 +3,7 @@
  * stderr kept (its tail goes into the error message).
  */
 import { spawn } from 'node:child_process';
-import { diskFull, KilnError, type ErrorCode } from './errors.js';
+import { diskFull, type ErrorCode, KilnError, overResourceLimit } from './errors.js';
 
 export interface ExecOptions {
   cwd?: string;
@@ -90,11 +90,13 @@ export function exec(cmd: string, args: string[], opts: ExecOptions = {}): Promi
         return reject(new KilnError('TIMEOUT', `${baseName(cmd)} took longer than ${Math.round(timeoutMs / 1000)} s and was stopped.`));
       if (killedFor === 'stdout') return reject(new KilnError('LIMIT_EXCEEDED', `${baseName(cmd)} wrote more than ${maxStdout} bytes.`));
       if (!okCodes.includes(code)) {
+        // A full disk is never the input's fault, whatever failCode the tool gave; an image past the
+        // program's own resource limits is over a limit, not corrupt.
+        const overLimit = !diskFull(stderr) && overResourceLimit(stderr);
         return reject(
           new KilnError(
-            // A full disk is never the input's fault, whatever failCode the tool gave.
-            diskFull(stderr) ? 'UNAVAILABLE' : (opts.failCode ?? 'INTERNAL'),
-            `${baseName(cmd)} failed (exit ${code}): ${tail(stderr) || tail(result.stdout) || 'no message'}`,
+            diskFull(stderr) ? 'UNAVAILABLE' : overLimit ? 'LIMIT_EXCEEDED' : (opts.failCode ?? 'INTERNAL'),
+            `${baseName(cmd)} ${overLimit ? 'found the input over its resource limits' : 'failed'} (exit ${code}): ${tail(stderr) || tail(result.stdout) || 'no message'}`,
             {
               details: { program: baseName(cmd), exitCode: code },
             },

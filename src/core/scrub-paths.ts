@@ -19,9 +19,14 @@ export function scrubText(text: string, files: PathName[], dirs: string[]): stri
   let out = text;
   // Longest first, so a file inside a listed directory is named, not cut.
   for (const f of [...files].sort((a, b) => b.path.length - a.path.length)) out = out.split(f.path).join(f.name);
-  for (const d of [...new Set(dirs.filter(Boolean))].sort((a, b) => b.length - a.length)) {
-    out = out.replace(new RegExp(`${escapeRegExp(d.replace(/\/+$/, ''))}(/[^\\s'":,)]*)?`, 'g'), (_m, rest: string | undefined) =>
-      rest ? rest.split('/').pop() || 'file' : '(work dir)',
+  // Never the root (it would match every slash), and only where a path starts and that directory ends:
+  // "/tmp" inside a ZIP entry name "../../../../tmp/x.png", in "/var/tmp" or in "/tmp2" is not the temp
+  // dir (the entry name came out as "../../../..x.png").
+  const cut = dirs.map((d) => d.replace(/\/+$/, '')).filter(Boolean);
+  for (const d of [...new Set(cut)].sort((a, b) => b.length - a.length)) {
+    out = out.replace(
+      new RegExp(`(?<![\\w.~/-])${escapeRegExp(d)}(?![^/\\s'":,)])(/[^\\s'":,)]*)?`, 'g'),
+      (_m, rest: string | undefined) => (rest ? rest.split('/').pop() || 'file' : '(work dir)'),
     );
   }
   return out;

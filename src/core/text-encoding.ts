@@ -6,7 +6,11 @@
  * Windows-1252, the one 8-bit encoding that maps almost every byte to a character (never to U+FFFD).
  */
 import { createReadStream } from 'node:fs';
+import { readFile, stat } from 'node:fs/promises';
+import { formatBytes } from './byte-size.js';
+import { KilnError } from './errors.js';
 import { type CjkEncoding, detectCjkEncoding } from './legacy-cjk.js';
+import { MAX_TEXT_BYTES } from './limits.js';
 import { readHead } from './read-head.js';
 
 export type TextEncodingName = 'utf-8' | 'utf-16le' | 'utf-16be' | 'windows-1252' | CjkEncoding;
@@ -98,8 +102,28 @@ export function decodeText(bytes: Uint8Array, encoding: TextEncodingName): strin
     .replace(/[\x80-\x9F]/g, (c) => CP1252_HIGH[c.charCodeAt(0) - 0x80]!);
 }
 
-/** Decodes a whole text file in its detected encoding, without the BOM. */
-export async function readTextFile(file: string): Promise<string> {
-  const { readFile } = await import('node:fs/promises');
-  return decodeText(await readFile(file), await detectTextEncoding(file));
+/**
+ * Throws LIMIT_EXCEEDED when a text input is larger than KILN_MAX_TEXT_BYTES, from its size alone: read
+ * whole, a text of a few hundred MB passed V8's longest string and failed as INTERNAL. `name` is the
+ * user's name for the file (a stored upload's path is not); the CLI already prefixes its path.
+ */
+export async function checkTextSize(file: string, name?: string): Promise<void> {
+  const { size } = await stat(file);
+  if (size > MAX_TEXT_BYTES)
+    throw new KilnError(
+      'LIMIT_EXCEEDED',
+      `${name ?? 'The text input'} is ${formatBytes(size)}, above the limit of ${formatBytes(MAX_TEXT_BYTES)} for text inputs (KILN_MAX_TEXT_BYTES=${MAX_TEXT_BYTES}).`,
+    );
+}
+
+/** A whole text file decoded in its detected encoding (without the BOM), and that encoding; size-checked first. */
+export async function readText(file: string, name?: string): Promise<{ text: string; encoding: TextEncodingName }> {
+  await checkTextSize(file, name);
+  const encoding = await detectTextEncoding(file);
+  return { text: decodeText(await readFile(file), encoding), encoding };
+}
+
+/** Decodes a whole text file in its detected encoding, without the BOM (readText's text). */
+export async function readTextFile(file: string, name?: string): Promise<string> {
+  return (await readText(file, name)).text;
 }

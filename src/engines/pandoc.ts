@@ -15,7 +15,7 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { KilnError } from '../core/errors.js';
 import { exec } from '../core/process.js';
-import { detectTextEncoding, readTextFile } from '../core/text-encoding.js';
+import { checkTextSize, detectTextEncoding, readTextFile } from '../core/text-encoding.js';
 import { requireEngine } from './registry.js';
 
 export const MARKDOWN_IN =
@@ -90,21 +90,34 @@ end
 
 export interface PandocJob {
   workDir: string;
+  /** The document's title where it has none of its own (plain text). */
+  title?: string;
   signal?: AbortSignal;
   timeoutMs?: number;
 }
 
+/** The `from` of a plain text input: pandoc has no plain-text reader, so kiln hands it over as HTML (textToHtml). */
+export const PLAIN_TEXT_IN = 'kiln-plain-text';
+
 /**
- * pandoc reads text as UTF-8 (falling back to Latin-1): a UTF-16 file (Notepad's and Excel's "Unicode")
- * came out as "ÿþ# c a f é" with NULs, and Windows-1252 quotes and € as C1 controls. Such an input is
- * handed over as a UTF-8 copy in the job directory; ZIP containers (DOCX, EPUB) go as they are.
+ * A user's input as pandoc reads it, and the reader to read it with. A text input above
+ * KILN_MAX_TEXT_BYTES is refused from its size (core/text-encoding.ts). pandoc reads text as UTF-8
+ * (falling back to Latin-1): a UTF-16 file (Notepad's and Excel's "Unicode") came out as "ÿþ# c a f é"
+ * with NULs, and Windows-1252 quotes and € as C1 controls. Such an input is handed over as a UTF-8 copy
+ * in the job directory, plain text as HTML; ZIP containers (DOCX, EPUB) go as they are.
  */
-async function utf8Input(input: string, from: string, workDir: string): Promise<string> {
-  if (from === 'docx' || from === 'epub' || from === 'json') return input;
-  if ((await detectTextEncoding(input)) === 'utf-8') return input;
-  const copy = path.join(workDir, `kiln-input-utf8${path.extname(input)}`);
+async function pandocInput(input: string, from: string, job: PandocJob): Promise<{ file: string; from: string }> {
+  if (from === 'docx' || from === 'epub' || from === 'json') return { file: input, from };
+  await checkTextSize(input);
+  if (from === PLAIN_TEXT_IN) {
+    const html = path.join(job.workDir, 'kiln-text.html');
+    await writeFile(html, textToHtml(await readTextFile(input), job.title ?? path.parse(input).name));
+    return { file: html, from: 'html' };
+  }
+  if ((await detectTextEncoding(input)) === 'utf-8') return { file: input, from };
+  const copy = path.join(job.workDir, `kiln-input-utf8${path.extname(input)}`);
   await writeFile(copy, await readTextFile(input));
-  return copy;
+  return { file: copy, from };
 }
 
 export async function pandoc(args: string[], job: PandocJob): Promise<string> {
@@ -126,7 +139,7 @@ export async function pandoc(args: string[], job: PandocJob): Promise<string> {
  */
 async function pandocTwoPass(input: string, from: string, writerArgs: string[], job: PandocJob, readerArgs: string[] = []): Promise<void> {
   const bin = await requireEngine('pandoc');
-  input = await utf8Input(input, from, job.workDir);
+  ({ file: input, from } = await pandocInput(input, from, job));
   const filter = path.join(job.workDir, 'kiln-no-fetch.lua');
   await writeFile(filter, NO_FETCH_LUA);
   const ast = path.join(job.workDir, 'kiln-ast.json');
@@ -172,7 +185,10 @@ export async function toStandaloneHtml(
   // the whole run ("Could not fetch http:/…", exit 61), and only the sandbox kept it from reading the
   // machine's files. The two-pass read keeps the document's own media and turns the rest into text.
   if (job.selfContained) await pandocTwoPass(input, from, [...writer, '--self-contained'], job, ['--lua-filter', filter]);
-  else await pandoc(['-f', from, ...writer, '--lua-filter', filter, await utf8Input(input, from, job.workDir)], job);
+  else {
+    const src = await pandocInput(input, from, job);
+    await pandoc(['-f', src.from, ...writer, '--lua-filter', filter, src.file], job);
+  }
 }
 
 /** Writes `metadata.yaml` with a fallback title: the document's own title (if any) wins over it. */
@@ -202,7 +218,8 @@ export async function toEpub(input: string, from: string, outPath: string, job: 
 }
 
 export async function toMarkdown(input: string, from: string, outPath: string, job: PandocJob): Promise<void> {
-  await pandoc(['-f', from, '-t', 'gfm', '--wrap=none', '-o', outPath, await utf8Input(input, from, job.workDir)], job);
+  const src = await pandocInput(input, from, job);
+  await pandoc(['-f', src.from, '-t', 'gfm', '--wrap=none', '-o', outPath, src.file], job);
 }
 
 /** Plain text as minimal HTML (paragraphs at blank lines), so pandoc does not read it as Markdown. */

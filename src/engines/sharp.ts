@@ -2,7 +2,7 @@
  * sharp (libvips in process). Loaded lazily so commands that never touch images start fast.
  * Formats sharp cannot write (HEIC/HEVC, JXL) or read (JXL) go through the Debian `vips` CLI.
  */
-import { rename, rm } from 'node:fs/promises';
+import { rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Metadata, Sharp, SharpOptions } from 'sharp';
 import { KilnError } from '../core/errors.js';
@@ -10,6 +10,7 @@ import { MAX_INPUT_PIXELS } from '../core/limits.js';
 import { exec } from '../core/process.js';
 import { readHead } from '../core/read-head.js';
 import { requireEngine } from './registry.js';
+import { tiffForVipsCli } from './tiff-probe.js';
 
 type SharpFn = typeof import('sharp').default;
 let sharpMod: Promise<SharpFn> | undefined;
@@ -147,8 +148,8 @@ export function decodesInProcess(ext: string | undefined, workDir?: string): boo
 
 /**
  * Opens an image (a path, or bytes held in memory) for processing. JXL (which sharp cannot decode) is
- * converted first with vips, EPS is rasterized by Ghostscript: both need `file` as a path. `animated`
- * keeps all frames of GIF/WebP.
+ * converted first with vips, EPS is rasterized by Ghostscript: both need `file` as a path. A TIFF sharp
+ * cannot read (engines/tiff-probe.ts) is converted with vips too. `animated` keeps all frames of GIF/WebP.
  */
 export async function openImage(
   file: string | Buffer,
@@ -157,7 +158,18 @@ export async function openImage(
   const sharp = await getSharp();
   const { animated, workDir, ext, signal, ...rest } = opts;
   let src = file;
-  if (!decodesInProcess(ext, workDir)) {
+  // A TIFF sharp's libvips cannot read (8-bit Lab, LZMA/ZSTD) goes through the vips CLI as a .v file.
+  const viaCli = ext === 'tiff' && workDir ? await tiffForVipsCli(file) : undefined;
+  if (viaCli && workDir) {
+    let input = file;
+    if (typeof input !== 'string') await writeFile((input = tempName(workDir, 'tif')), file);
+    src = tempName(workDir, 'v');
+    await exec(await requireEngine('vips'), [viaCli.op, input, src, ...viaCli.extra], {
+      failCode: 'UNSUPPORTED_INPUT',
+      signal,
+      env: vipsEnv(),
+    });
+  } else if (!decodesInProcess(ext, workDir)) {
     if (!workDir) throw new KilnError('INTERNAL', `openImage needs a workDir for ${ext!.toUpperCase()} input`);
     if (typeof file !== 'string') throw new KilnError('INTERNAL', `openImage needs ${ext!.toUpperCase()} input on disk`);
     src = tempName(workDir, 'png');

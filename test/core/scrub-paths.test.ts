@@ -27,6 +27,19 @@ describe('server paths in messages', () => {
     assert.deepEqual(err.details, { file: 'clip.mp4' });
   });
 
+  it('cuts a directory only where a path starts and the directory ends (a ZIP entry ../../../../tmp/x.png stays whole)', () => {
+    const dirs = ['/tmp', '/var/lib/kiln/jobs/abc', '/'];
+    assert.equal(
+      scrubText('invalid relative path: ../../../../tmp/PWNED2.png', [], dirs),
+      'invalid relative path: ../../../../tmp/PWNED2.png',
+    );
+    assert.equal(scrubText('see /var/tmp/a.log and /tmp2/b and /tmp/kiln-x/c.png', [], dirs), 'see /var/tmp/a.log and /tmp2/b and c.png');
+    assert.equal(
+      scrubText("cannot open '/tmp' or /var/lib/kiln/jobs/abc: denied", [], dirs),
+      "cannot open '(work dir)' or (work dir): denied",
+    );
+  });
+
   it('an ffprobe failure on a fake video names only the file the user sent', async () => {
     const dir = tempDir('kiln-scrub-');
     const inDir = path.join(dir, 'jobs', '0123', 'in');

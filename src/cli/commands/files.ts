@@ -6,6 +6,7 @@
 import { copyFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
+import { formatBytes } from '../../core/byte-size.js';
 import { KilnError } from '../../core/errors.js';
 import { defaultDataDir, versionFileName } from '../../core/paths.js';
 import { parseOutputOption, plainName, resolveOutputPath, writePolicy } from '../output-naming.js';
@@ -206,12 +207,6 @@ function posInt(raw: string | boolean | undefined, flag: string, def?: number): 
   return n;
 }
 
-function human(n: number): string {
-  if (n < 1024) return `${n} B`;
-  if (n < 1048576) return `${(n / 1024).toFixed(1)} KB`;
-  return `${(n / 1048576).toFixed(1)} MB`;
-}
-
 const NAME_COLUMNS = 40;
 
 /** Terminal columns of a name: East Asian wide characters and emoji take two, combining marks none. */
@@ -257,7 +252,7 @@ export async function filesList(o: Opts): Promise<void> {
     const w = Math.min(Math.max(...r.items.map((i) => columns(i.name)), 4), NAME_COLUMNS);
     for (const i of r.items)
       process.stdout.write(
-        `${i.id}  ${i.name}${' '.repeat(Math.max(0, w - columns(i.name)))}  v${String(i.latestVersion).padEnd(3)}  ${human(i.size).padStart(9)}  ${i.contentType}  ${i.updatedAt}\n`,
+        `${i.id}  ${i.name}${' '.repeat(Math.max(0, w - columns(i.name)))}  v${String(i.latestVersion).padEnd(3)}  ${formatBytes(i.size).padStart(9)}  ${i.contentType}  ${i.updatedAt}\n`,
       );
     if (r.total > r.page * r.pageSize)
       process.stderr.write(`${r.total} files; page ${r.page} of ${Math.ceil(r.total / r.pageSize)} (--page N)\n`);
@@ -293,7 +288,7 @@ export async function filesVersions(id: string, o: Opts): Promise<void> {
             ? `restored from v${v.restoredFrom}`
             : 'upload';
       process.stdout.write(
-        `v${String(v.version).padEnd(3)}  ${v.name}  ${human(v.size).padStart(9)}  ${v.contentType}  ${v.createdAt}  ${how}\n`,
+        `v${String(v.version).padEnd(3)}  ${v.name}  ${formatBytes(v.size).padStart(9)}  ${v.contentType}  ${v.createdAt}  ${how}\n`,
       );
     }
   });

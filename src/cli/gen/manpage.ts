@@ -85,6 +85,7 @@ const ENVIRONMENT: [string, string][] = [
   ['KILN_TMP_DIR', 'Directory for the temporary workspaces of runs.'],
   ['XDG_CONFIG_HOME', 'The configuration file lives in $XDG_CONFIG_HOME/kiln (default ~/.config/kiln).'],
   ['KILN_MAX_PIXELS', 'Largest image, in pixels, a tool decodes.'],
+  ['KILN_MAX_TEXT_BYTES', 'Largest text input (plain text, Markdown, subtitles), in bytes (default 64 MiB).'],
   ['KILN_DEBUG', 'Print the stack of internal errors.'],
   ['PORT, HOST', 'Address of kiln serve (default 127.0.0.1:1349).'],
   ['NO_COLOR', 'No colours in the interactive mode.'],

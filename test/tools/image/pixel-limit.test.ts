@@ -121,3 +121,24 @@ describe('output over the pixel limit', () => {
     assert.deepEqual([meta.width, meta.pageHeight, meta.pages], [600, 600, 120]);
   });
 });
+
+describe("an input over ImageMagick's own resource limits", () => {
+  it('BMP and PSD past its width limit: LIMIT_EXCEEDED, exit 2 (it was UNSUPPORTED_INPUT, exit 3); within it they decode', async () => {
+    for (const ext of ['bmp', 'psd']) {
+      const file = path.join(dir, `wide.${ext}`);
+      await exec('convert', ['-size', '300x20', 'xc:#2050c0', `${ext === 'bmp' ? 'bmp3' : 'psd'}:${file}`]);
+      const out = path.join(dir, `im-${ext}`);
+      const res = await kiln(['convert', file, '--format', 'png', '-o', `${out}/`, '--json'], { env: { MAGICK_WIDTH_LIMIT: '100' } });
+      assert.equal(res.code, 2, res.stdout + res.stderr);
+      const { error } = JSON.parse(res.stdout) as { error: { code: string; message: string } };
+      assert.equal(error.code, 'LIMIT_EXCEEDED');
+      assert.match(error.message, /over its resource limits .*width or height exceeds limit/);
+      assert.deepEqual(existsSync(out) ? readdirSync(out) : [], []);
+      const ok = await kiln(['convert', file, '--format', 'png', '-o', `${out}.png`]);
+      assert.equal(ok.code, 0, ok.stderr);
+      const { data, info } = await sharp(`${out}.png`).raw().toBuffer({ resolveWithObject: true });
+      assert.deepEqual([info.width, info.height], [300, 20]);
+      assert.deepEqual([...data.subarray(0, 3)], [0x20, 0x50, 0xc0]);
+    }
+  });
+});

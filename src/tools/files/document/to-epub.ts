@@ -1,11 +1,9 @@
-import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { stem } from '../../../core/paths.js';
-import { readTextFile } from '../../../core/text-encoding.js';
 import { defineTool } from '../../../core/tool.js';
 import { guardZip } from '../../../core/zip-guard.js';
-import { MARKDOWN_IN, textToHtml, toEpub } from '../../../engines/pandoc.js';
+import { MARKDOWN_IN, PLAIN_TEXT_IN, toEpub } from '../../../engines/pandoc.js';
 import { outputFile } from '../../_shared/output.js';
 
 export default defineTool({
@@ -26,21 +24,16 @@ export default defineTool({
     const input = files[0]!;
     const ext = input.type?.ext ?? path.extname(input.name).slice(1).toLowerCase();
     const title = stem(input.name);
-    let src = input.path;
     let from: string;
     if (ext === 'docx') {
       await guardZip(input.path, 'docx', undefined, ctx.signal);
       from = 'docx';
     } else if (ext === 'md' || ext === 'markdown') from = MARKDOWN_IN;
     else if (ext === 'html' || ext === 'htm') from = 'html';
-    else {
-      src = path.join(ctx.workDir, 'text.html');
-      await writeFile(src, textToHtml(await readTextFile(input.path), title));
-      from = 'html';
-    }
+    else from = PLAIN_TEXT_IN;
     const out = ctx.out('epub');
     ctx.progress(10, 'building');
-    await toEpub(src, from, out, { workDir: ctx.workDir, signal: ctx.signal, title });
+    await toEpub(input.path, from, out, { workDir: ctx.workDir, signal: ctx.signal, title });
     return { outputs: [outputFile(out)] };
   },
 });

@@ -8,10 +8,10 @@
  * - a file in a legacy 8-bit encoding (Windows-1252 SRTs are common): ffmpeg refuses it as invalid UTF-8.
  * The prepared copy is UTF-8 without those blocks and cues; each change is named in a warning.
  */
-import { readFile, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { KilnError } from '../../../core/errors.js';
-import { decodeText, detectTextEncoding, type TextEncodingName } from '../../../core/text-encoding.js';
+import { readText, type TextEncodingName } from '../../../core/text-encoding.js';
 import type { InputFile } from '../../../core/tool.js';
 
 const TIME = String.raw`(?:(\d+):)?(\d{1,2}):(\d{2})[,.](\d{1,3})`;
@@ -35,10 +35,10 @@ const LEGACY_NAMES: Partial<Record<TextEncodingName, string>> = {
  * (core/text-encoding.ts), named in a warning since that is a guess.
  */
 async function readSubtitleText(file: string, warn: (m: string) => void, name: string): Promise<string> {
-  const encoding = await detectTextEncoding(file);
+  const { text, encoding } = await readText(file, name);
   const legacy = LEGACY_NAMES[encoding];
   if (legacy) warn(`${name} is not UTF-8: read as ${legacy}.`);
-  return decodeText(await readFile(file), encoding);
+  return text;
 }
 
 /** SRT and WebVTT: cues that end before they start left out; WebVTT STYLE and REGION blocks removed. */
