@@ -121,10 +121,13 @@ export function pcmHolding(sampleFormat: string | undefined): string {
 
 /**
  * Encoder args for an audio file format (bitrate only matters for lossy formats). `keepCodec` is the
- * input's codec when the output keeps the input's own format: a WAV then keeps its sample depth and an
- * ALAC M4A stays lossless ALAC instead of becoming AAC. Without it a WAV is 16-bit and an M4A is AAC.
+ * input's codec when the output keeps the input's own format: a WAV then keeps its sample depth, an ALAC
+ * M4A stays lossless ALAC instead of becoming AAC, and an OGG or WebM keeps Opus or Vorbis, whichever it
+ * holds. Without it a WAV is 16-bit, an M4A is AAC, an OGG Vorbis and a WebM Opus.
  */
 export function audioCodecArgs(format: AudioFormat | 'm4r', kbps = 192, keepCodec?: string): string[] {
+  const opus = ['-c:a', 'libopus', '-b:a', `${Math.min(kbps, 256)}k`];
+  const vorbis = ['-c:a', 'libvorbis', '-q:a', vorbisQuality(kbps).toFixed(2)];
   switch (format) {
     case 'mp3':
       return ['-c:a', 'libmp3lame', '-b:a', `${kbps}k`];
@@ -133,14 +136,40 @@ export function audioCodecArgs(format: AudioFormat | 'm4r', kbps = 192, keepCode
     case 'flac':
       return ['-c:a', 'flac'];
     case 'ogg':
-      return ['-c:a', 'libvorbis', '-q:a', vorbisQuality(kbps).toFixed(2)];
+      return keepCodec === 'opus' ? opus : vorbis;
+    case 'webm':
+      return keepCodec === 'vorbis' ? vorbis : opus;
     case 'opus':
-      return ['-c:a', 'libopus', '-b:a', `${Math.min(kbps, 256)}k`];
+      return opus;
     case 'm4a':
     case 'm4r':
       if (keepCodec === 'alac') return ['-c:a', 'alac', ...muxArgs(format)];
       return ['-c:a', 'aac', '-b:a', `${kbps}k`, ...muxArgs(format)];
   }
+}
+
+/** Codecs that lose nothing: their bitrate says nothing about what a lossy copy of them needs. */
+const LOSSLESS_CODEC = /^(pcm_|flac$|alac$|wavpack$|ape$|tta$|mlp$|truehd$)/;
+
+/**
+ * The bitrate (kbit/s) of a lossy re-encode the user named none for. A lossy source keeps about its own
+ * (rounded up to 8 kbit/s, never under the encoder's useful floor: 16 for Opus, 32 for the others, nor over
+ * 320, MP3's most, or 160 per channel): a 64 kbit/s voice note stays near 64 rather than tripling at a fixed
+ * 192, and a 320 kbit/s MP3 is not cut to 192. A lossless source or one of unknown bitrate gets 192 for
+ * stereo, 64 per channel beyond that (384 for 5.1).
+ */
+export function reencodeKbps(
+  format: AudioFormat | 'm4r',
+  source: { codec?: string; channels?: number; kbps?: number },
+  keepCodec?: string,
+): number {
+  const channels = Math.max(1, source.channels ?? 2);
+  const fallback = Math.max(192, 64 * channels);
+  if (!source.kbps || !(source.kbps > 0) || LOSSLESS_CODEC.test(source.codec ?? '')) return fallback;
+  const opus = format === 'opus' || (format === 'webm' && keepCodec !== 'vorbis') || (format === 'ogg' && keepCodec === 'opus');
+  const floor = opus ? 16 : 32;
+  const ceiling = format === 'mp3' ? 320 : Math.max(320, 160 * channels);
+  return Math.min(ceiling, Math.max(floor, Math.ceil(source.kbps / 8) * 8));
 }
 
 /** libvorbis's quality levels and their nominal bitrates (kbit/s, 44.1 kHz stereo). */

@@ -16,6 +16,8 @@ export interface MediaStream {
   channelLayout?: string;
   /** Decoded sample format of an audio stream (s16, s32p, fltp…). */
   sampleFormat?: string;
+  /** The stream's bitrate in bit/s, when the container or codec header states it. */
+  bitRate?: number;
   language?: string;
   frames?: number;
   /** Clockwise display rotation in degrees (0, 90, 180, 270). */
@@ -59,6 +61,7 @@ interface RawStream {
   channels?: number;
   channel_layout?: string;
   sample_fmt?: string;
+  bit_rate?: string;
   nb_frames?: string;
   color_transfer?: string;
   duration?: string;
@@ -115,6 +118,7 @@ export async function probe(file: string, opts: { signal?: AbortSignal; name?: s
       channels: s.channels,
       channelLayout: s.channel_layout,
       sampleFormat: s.sample_fmt,
+      bitRate: Number(s.bit_rate) > 0 ? Number(s.bit_rate) : undefined,
       language: s.tags?.language,
       frames: s.nb_frames ? Number(s.nb_frames) : undefined,
       // ffprobe reports the display matrix counter-clockwise; people think clockwise.
@@ -202,4 +206,45 @@ export async function audioDataEnd(file: string, claimedS: number, opts: { signa
     end = Math.max(end ?? 0, pts + (Number.isFinite(dur) ? dur! : 0));
   }
   return end;
+}
+
+/**
+ * The bitrate of the first audio stream in kbit/s: the one its header states, else measured from the
+ * packets of its first minute (Opus in OGG, WebM or MKV states none, and a container's total counts the
+ * picture and cover art too). Undefined when neither gives one.
+ */
+export async function audioKbps(file: string, info: MediaInfo, opts: { signal?: AbortSignal } = {}): Promise<number | undefined> {
+  if (!info.audio) return undefined;
+  if (info.audio.bitRate) return info.audio.bitRate / 1000;
+  const res = await exec(
+    'ffprobe',
+    [
+      '-v',
+      'error',
+      '-select_streams',
+      'a:0',
+      '-read_intervals',
+      '%+60',
+      '-show_entries',
+      'packet=pts_time,duration_time,size',
+      '-of',
+      'compact=p=0',
+      file,
+    ],
+    { signal: opts.signal, timeoutMs: 60_000, failCode: 'UNSUPPORTED_INPUT' },
+  );
+  let bytes = 0;
+  let first = Number.POSITIVE_INFINITY;
+  let end = 0;
+  for (const line of res.stdout.split('\n')) {
+    const f = Object.fromEntries(line.split('|').map((kv) => kv.split('=') as [string, string]));
+    const pts = Number(f.pts_time);
+    const size = Number(f.size);
+    if (!Number.isFinite(pts) || !(size > 0)) continue;
+    bytes += size;
+    first = Math.min(first, pts);
+    end = Math.max(end, pts + (Number(f.duration_time) || 0));
+  }
+  const span = end - first;
+  return span > 0.5 ? (bytes * 8) / span / 1000 : undefined;
 }

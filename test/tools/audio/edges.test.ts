@@ -6,7 +6,7 @@ import { describe, it } from 'node:test';
 import type { KilnError } from '../../../src/core/errors.js';
 import { tempDir } from '../../helpers/fixtures.js';
 import { readZip } from '../../helpers/zip.js';
-import { duration, ffprobe, makeAudio, makeVideo, runMedia, samples, stream } from '../../helpers/media.js';
+import { duration, ffprobe, makeAudio, makeVideo, meanVolumeDb, runMedia, samples, stream } from '../../helpers/media.js';
 
 const dir = tempDir();
 const audio = (p: string) => stream(ffprobe(p), 'audio')!;
@@ -229,5 +229,93 @@ describe('chapters on a changed timeline', () => {
       );
       assert.ok(Math.abs(Number(got[0]![0])) < 0.1 && Math.abs(Number(got[1]![0]) - 1) < 0.1, `${tool}: ${JSON.stringify(got)}`);
     }
+  });
+  it('reverse-video in chunks keeps the title and turns the chapters around', async () => {
+    // The chunks were joined from the concat list alone, which carries no file's tags: the title was lost.
+    const film = withChapters(makeVideo(dir, 'tfilm.mkv', { durationS: 2, extra: ['-metadata', 'title=Holiday'] }), 'tchaptered.mkv');
+    process.env.KILN_REVERSE_MEMORY_MB = '0.5';
+    try {
+      const r = await runMedia(dir, 'reverse-video', [film]);
+      assert.equal(r.data?.chunks, 2);
+      assert.equal(title(r.path), 'Holiday');
+      assert.deepEqual(
+        chapters(r.path).map((c) => c[2]),
+        ['Two = b;c', 'One'],
+      );
+    } finally {
+      delete process.env.KILN_REVERSE_MEMORY_MB;
+    }
+  });
+});
+
+describe('lossy re-encodes keep the container, codec and about the bitrate of the input', () => {
+  /** Audio bitrate of `p` in kbit/s, from the size of its audio packets (Opus in OGG or WebM states none). */
+  const kbps = (p: string) => {
+    const out = execFileSync('ffprobe', ['-v', 'error', '-select_streams', 'a:0', '-show_entries', 'packet=size', '-of', 'csv=p=0', p], {
+      encoding: 'utf8',
+    });
+    const bytes = out
+      .split('\n')
+      .map(Number)
+      .filter((n) => n > 0)
+      .reduce((a, b) => a + b, 0);
+    return (bytes * 8) / duration(p) / 1000;
+  };
+  const noise = (name: string, codec: string[], extra: string[] = []) =>
+    makeAudio(dir, name, { kind: 'noise', durationS: 3, volume: 0.3, extra: [...codec, ...extra] });
+
+  it('an audio-only WebM with Opus sound stays WebM/Opus (it became Vorbis OGG), its tags kept', async () => {
+    const webm = noise('note.webm', ['-c:a', 'libopus', '-b:a', '48k'], ['-metadata', 'title=Voice note']);
+    const r = await runMedia(dir, 'volume-adjust', [webm], { gainDb: -2 });
+    assert.match(r.name, /\.webm$/);
+    assert.match(ffprobe(r.path).format.format_name, /webm/);
+    assert.equal(audio(r.path).codec_name, 'opus');
+    assert.equal(title(r.path), 'Voice note');
+    assert.ok(Math.abs(duration(r.path) - 3) < 0.1, `${duration(r.path)} s`);
+    // audio-metadata copies the Opus sound as it is into the same container.
+    const tagged = await runMedia(dir, 'audio-metadata', [webm], { artist: 'Me' });
+    assert.match(tagged.name, /\.webm$/);
+    assert.equal(audio(tagged.path).codec_name, 'opus');
+    assert.equal((tagged.data?.tags as Record<string, string> | undefined)?.artist, 'Me');
+    assert.equal(title(tagged.path), 'Voice note');
+    assert.ok(Math.abs(kbps(tagged.path) - kbps(webm)) < 1, `${kbps(tagged.path)} vs ${kbps(webm)}`);
+  });
+
+  it('Opus, AAC and MP3 are re-encoded at about their own bitrate, not a fixed 192 kbit/s', async () => {
+    // A 48 kbit/s Opus voice note came out at 192 kbit/s (four times the size), a 320 kbit/s MP3 was cut to 192.
+    for (const [name, codec, want] of [
+      ['voice.opus', ['-c:a', 'libopus', '-b:a', '48k'], 48],
+      ['low.m4a', ['-c:a', 'aac', '-b:a', '64k'], 64],
+      ['high.mp3', ['-c:a', 'libmp3lame', '-b:a', '320k'], 320],
+    ] as const) {
+      const src = noise(name, [...codec]);
+      const r = await runMedia(dir, 'fade-audio', [src], { fadeInS: 0.5, fadeOutS: 0.5 });
+      assert.equal(audio(r.path).codec_name, audio(src).codec_name, name);
+      const got = kbps(r.path);
+      assert.ok(got > want * 0.75 && got < want * 1.25, `${name}: ${got.toFixed(1)} kbit/s, input ${kbps(src).toFixed(1)}`);
+    }
+    // Lossless sound has no bitrate to follow: MP3 from WAV stays at 192.
+    const fromWav = await runMedia(dir, 'extract-audio', [makeVideo(dir, 'pcm.mkv', { durationS: 2, extra: ['-c:a', 'pcm_s16le'] })]);
+    assert.ok(Math.abs(kbps(fromWav.path) - 192) < 15, `${kbps(fromWav.path)}`);
+  });
+
+  it('ringtone-maker downmixes 5.1 to stereo and keeps the cover art, saying so of the downmix', async () => {
+    // The .m4r kept six channels, and the cover (which M4R holds) was dropped without a word.
+    const src = path.join(dir, 'surround-cover.m4a');
+    execFileSync('ffmpeg', [
+      ...['-v', 'error', '-y', '-f', 'lavfi', '-i', 'sine=f=440:d=3', '-f', 'lavfi', '-i', 'color=red:s=32x32:d=0.1'],
+      ...['-filter_complex', '[0:a]pan=5.1|c0=c0|c1=c0|c2=c0|c3=c0|c4=c0|c5=c0[a]', '-map', '[a]', '-map', '1:v', '-frames:v', '1'],
+      ...['-c:v', 'png', '-disposition:v', 'attached_pic', '-c:a', 'aac', '-metadata', 'title=Ring', src],
+    ]);
+    const r = await runMedia(dir, 'ringtone-maker', [src], { durationS: 2 });
+    assert.equal(audio(r.path).channels, 2);
+    assert.equal(cover(r.path)?.codec_name, 'png');
+    assert.equal(title(r.path), 'Ring');
+    assert.ok(Math.abs(duration(r.path) - 2) < 0.1, `${duration(r.path)} s`);
+    assert.ok(meanVolumeDb(r.path) > -30, 'the downmix is not silent');
+    assert.deepEqual(r.data?.warnings, ['6 audio channels downmixed to stereo: a ringtone is stereo at most']);
+    const stereo = await runMedia(dir, 'ringtone-maker', [makeAudio(dir, 'ring-st.mp3', { durationS: 2 })], { durationS: 1 });
+    assert.equal(audio(stereo.path).channels, 2);
+    assert.equal(stereo.data?.warnings, undefined);
   });
 });

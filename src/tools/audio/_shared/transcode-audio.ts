@@ -1,7 +1,7 @@
 import type { InputFile, RunContext, ToolResult } from '../../../core/tool.js';
-import { audioCodecArgs } from '../../../engines/ffmpeg/codecs.js';
+import { audioCodecArgs, reencodeKbps } from '../../../engines/ffmpeg/codecs.js';
 import { type AudioFormat, audioFormatOf } from '../../../engines/ffmpeg/containers.js';
-import type { MediaInfo } from '../../../engines/ffmpeg/probe.js';
+import { audioKbps, type MediaInfo } from '../../../engines/ffmpeg/probe.js';
 import { runFfmpeg } from '../../../engines/ffmpeg/run.js';
 import { keptCoverArt } from '../../../engines/ffmpeg/streams.js';
 import { outputFile } from '../../_shared/output.js';
@@ -37,7 +37,8 @@ export async function transcodeAudio(
   // A WAV kept as WAV keeps its sample depth (24-bit, float), an ALAC M4A stays ALAC: a gain or a fade is
   // no reason to cut the depth or to turn lossless audio lossy.
   const keep = o.format === undefined ? info.audio?.codec : undefined;
-  args.push(...audioCodecArgs(format, o.kbps ?? 192, keep), '-map_metadata', '0', ...(o.outArgs ?? []));
+  const kbps = o.kbps ?? (await sourceKbps(ctx, input, info, format, keep));
+  args.push(...audioCodecArgs(format, kbps, keep), '-map_metadata', '0', ...(o.outArgs ?? []));
   const [from, to] = o.progress ?? [0, 100];
   await runFfmpeg(args, {
     signal: ctx.signal,
@@ -48,4 +49,22 @@ export async function transcodeAudio(
   });
   for (const w of cover.dropped) ctx.warn(w);
   return { outputs: [outputFile(out)] };
+}
+
+/** Formats whose encoder takes a bitrate (the others are PCM or FLAC; an ALAC M4A ignores it). */
+const LOSSY = new Set<string>(['mp3', 'ogg', 'opus', 'webm', 'm4a', 'm4r']);
+
+/**
+ * The bitrate of a lossy re-encode of `input` into `format` that the user named none for: about the
+ * input's own (reencodeKbps). `keep` is the input codec kept, as audioCodecArgs takes it.
+ */
+export async function sourceKbps(
+  ctx: RunContext,
+  input: InputFile,
+  info: MediaInfo,
+  format: AudioFormat | 'm4r',
+  keep?: string,
+): Promise<number> {
+  const kbps = LOSSY.has(format) && keep !== 'alac' ? await audioKbps(input.path, info, { signal: ctx.signal }) : undefined;
+  return reencodeKbps(format, { codec: info.audio?.codec, channels: info.audio?.channels, kbps }, keep);
 }

@@ -8,6 +8,7 @@ import { runFfmpeg } from '../../../engines/ffmpeg/run.js';
 import { outputFile } from '../../_shared/output.js';
 import { progressSpan } from '../../_shared/progress.js';
 import { probeAudio } from '../_shared/audio-input.js';
+import { sourceKbps } from '../_shared/transcode-audio.js';
 
 const KEYS = ['title', 'artist', 'album'] as const;
 
@@ -42,7 +43,7 @@ export default defineTool({
     const maps = ['-map', '0:a:0', ...cover.args];
     const meta = s.strip ? ['-map_metadata', '-1', '-map_metadata:s', '-1'] : ['-map_metadata', '0'];
     const tags = KEYS.flatMap((k) => (s[k] !== undefined ? ['-metadata', `${k}=${s[k]}`] : []));
-    const codec = copy ? ['-c:a', 'copy'] : audioCodecArgs(format, 192);
+    const codec = copy ? ['-c:a', 'copy'] : audioCodecArgs(format, await sourceKbps(ctx, input, info, format));
     const id3 = format === 'mp3' ? ['-id3v2_version', '3'] : [];
     const out = ctx.out(format);
     await runFfmpeg(['-i', input.path, ...maps, ...codec, ...meta, ...tags, ...id3, ...(s.strip ? ['-fflags', '+bitexact'] : [])], {

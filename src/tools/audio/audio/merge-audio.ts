@@ -5,13 +5,16 @@ import { runFfmpeg } from '../../../engines/ffmpeg/run.js';
 import { outputFile } from '../../_shared/output.js';
 import { progressSpan } from '../../_shared/progress.js';
 import { probeAudio } from '../_shared/audio-input.js';
+import { sourceKbps } from '../_shared/transcode-audio.js';
 
 export default defineTool({
   id: 'merge-audio',
   section: 'audio',
   group: 'audio',
   summary: 'Concatenate several audio files into one track.',
-  description: "Files are joined in the order given, resampled to the first file's sample rate and channel layout (mono or stereo).",
+  description:
+    "Files are joined in the order given, resampled to the first file's sample rate and channel layout (mono or stereo). " +
+    'MP3 and M4A are encoded at about the bitrate of the richest input (192 kbit/s from lossless ones).',
   input: { kind: 'files', accept: ['audio/*'], min: 2, max: 10 },
   settings: z.object({
     format: z.enum(['mp3', 'wav', 'flac', 'm4a']).default('mp3').describe('Output format.'),
@@ -31,9 +34,12 @@ export default defineTool({
       ';' +
       infos.map((_, i) => `[a${i}]`).join('') +
       `concat=n=${infos.length}:v=0:a=1[a]`;
+    // Lossy output at about the richest input's bitrate (a 64 kbit/s voice note joined to another stays near 64).
+    let kbps = 0;
+    for (let i = 0; i < files.length; i++) kbps = Math.max(kbps, await sourceKbps(ctx, files[i]!, infos[i]!, s.format));
     const out = ctx.out(s.format);
     const total = infos.reduce((a, i) => a + i.duration, 0);
-    await runFfmpeg([...files.flatMap((f) => ['-i', f.path]), '-filter_complex', graph, '-map', '[a]', ...audioCodecArgs(s.format, 192)], {
+    await runFfmpeg([...files.flatMap((f) => ['-i', f.path]), '-filter_complex', graph, '-map', '[a]', ...audioCodecArgs(s.format, kbps)], {
       signal: ctx.signal,
       durationS: total,
       onProgress: progressSpan(ctx, 0, 100, 'merging'),

@@ -7,7 +7,7 @@ import { outputFile } from '../../_shared/output.js';
 import { reverseInChunks, reverseMemoryBudget } from '../../_shared/reverse-chunks.js';
 import { probeAudio } from '../_shared/audio-input.js';
 import { retimedChapters } from '../../../engines/ffmpeg/chapters.js';
-import { transcodeAudio } from '../_shared/transcode-audio.js';
+import { sourceKbps, transcodeAudio } from '../_shared/transcode-audio.js';
 
 // areverse holds the whole decoded input in memory (float samples: about 1.4 GB per hour of 48 kHz
 // stereo), so long files are reversed in chunks, as WAV of the decoded sample depth, joined last-first
@@ -49,7 +49,12 @@ export default defineTool({
       reverseArgs: ['-map', '0:a:0', '-af', 'areverse', '-c:a', pcmHolding(info.audio.sampleFormat)],
       joinArgs: [
         ...['-i', input.path, ...chapters.input, '-map', '0:a:0', ...cover.args],
-        ...[...audioCodecArgs(format, 192, info.audio.codec), '-map_metadata', '1', ...chapters.map],
+        ...[
+          ...audioCodecArgs(format, await sourceKbps(ctx, input, info, format, info.audio.codec), info.audio.codec),
+          '-map_metadata',
+          '1',
+          ...chapters.map,
+        ],
       ],
       output: out,
       reversingPct: 80,

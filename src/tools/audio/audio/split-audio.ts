@@ -10,6 +10,7 @@ import { outputFile } from '../../_shared/output.js';
 import { progressSpan } from '../../_shared/progress.js';
 import { probeAudioLength } from '../_shared/audio-input.js';
 import { detectSilences } from '../_shared/silence.js';
+import { sourceKbps } from '../_shared/transcode-audio.js';
 
 /** More pieces than this is almost certainly a wrong setting (and one ffmpeg run each). */
 const MAX_SEGMENTS = 1000;
@@ -60,6 +61,7 @@ export default defineTool({
     const format = audioFormatOf(input.type?.ext);
     // Every piece keeps the tags and the cover art (where the format holds it), as the other audio tools do.
     const cover = keptCoverArt(info, format);
+    const kbps = await sourceKbps(ctx, input, info, format, info.audio.codec);
     const outputs: OutputFile[] = [];
     const from = s.mode === 'silence' ? 30 : 0;
     for (let i = 0; i < bounds.length - 1; i++) {
@@ -77,7 +79,7 @@ export default defineTool({
           '-map',
           '0:a:0',
           ...cover.args,
-          ...audioCodecArgs(format, 192, info.audio.codec),
+          ...audioCodecArgs(format, kbps, info.audio.codec),
           '-map_metadata',
           '0',
         ],

@@ -8,7 +8,8 @@ export default defineTool({
   section: 'video',
   group: 'video',
   summary: "Save a video's audio track as MP3, WAV, M4A or OGG; base tool of the video-to-audio presets.",
-  description: 'MP3 (LAME 192 kbit/s), WAV (16-bit PCM), M4A (AAC 192 kbit/s) or OGG (Vorbis 192 kbit/s) of the first audio track.',
+  description:
+    "MP3 (LAME), WAV (16-bit PCM), M4A (AAC) or OGG (Vorbis) of the first audio track; lossy formats at about the bitrate of the video's own sound (192 kbit/s from lossless sound, 32 at least, 320 at most).",
   input: { kind: 'file', accept: ['video/*'] },
   settings: z.object({
     format: z.enum(['mp3', 'wav', 'm4a', 'ogg']).default('mp3').describe('Audio format.'),

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
 import { encodeVideoArgs, muxArgs, withEvenSides } from '../../../engines/ffmpeg/codecs.js';
@@ -39,9 +40,10 @@ export default defineTool({
     const fps = info.video.fps && info.video.fps < 500 ? info.video.fps : 30;
     const frameBytes = width * height * 1.5;
     const chunkS = Math.max(1, Math.floor(reverseMemoryBudget() / (frameBytes * fps)));
-    // The chapters are turned around with the picture (the input after the video, or after the chunk list).
-    const chapters = await retimedChapters(info, (t) => info.duration - t, ctx.workDir, 1);
-    if (info.duration <= chunkS)
+    // The chapters are turned around with the picture (the join's inputs are the chunk list and the original).
+    const mirrored = (index: number) => retimedChapters(info, (t) => info.duration - t, ctx.workDir, index);
+    if (info.duration <= chunkS) {
+      const chapters = await mirrored(1);
       return transcodeVideo(ctx, input, info, {
         vf: 'reverse',
         af: 'areverse',
@@ -51,7 +53,9 @@ export default defineTool({
         keepStreams: true,
         subtitlesLeftOut: REVERSED,
       });
+    }
 
+    const chapters = await mirrored(2);
     const container = videoContainerOf(input.type?.ext);
     const audio = !!info.audio;
     // Every audio track, each reversed (-af applies to all); subtitles are named as left out.
@@ -69,7 +73,11 @@ export default defineTool({
         withEvenSides(container, await withSdr(info, 'reverse'))!,
         ...encodeVideoArgs(container, { audio }),
       ],
-      joinArgs: [...chapters.input, '-map', '0', '-c', 'copy', ...chapters.map, ...muxArgs(container)],
+      // The concat demuxer carries no file's tags: the title and the rest come from the original (input 1).
+      joinArgs: [
+        ...['-i', path.resolve(input.path), ...chapters.input, '-map', '0', '-c', 'copy'],
+        ...['-map_metadata', '1', ...chapters.map, ...muxArgs(container)],
+      ],
       output: out,
       reversingPct: 90,
       joinStage: 'joining',
