@@ -181,30 +181,10 @@ export async function frameDurations(file: string, opts: { signal?: AbortSignal 
  * Undefined when no packet could be read.
  */
 export async function audioDataEnd(file: string, claimedS: number, opts: { signal?: AbortSignal } = {}): Promise<number | undefined> {
-  const from = Math.max(0, claimedS - 2);
-  const res = await exec(
-    'ffprobe',
-    [
-      '-v',
-      'error',
-      '-select_streams',
-      'a:0',
-      '-read_intervals',
-      `${from}%`,
-      '-show_entries',
-      'frame=pts_time,duration_time',
-      '-of',
-      'csv=p=0',
-      file,
-    ],
-    { signal: opts.signal, timeoutMs: 60_000, failCode: 'UNSUPPORTED_INPUT' },
-  );
+  const rows = await firstAudioEntries(file, `${Math.max(0, claimedS - 2)}%`, 'frame=pts_time,duration_time', opts.signal);
   let end: number | undefined;
-  for (const line of res.stdout.split('\n')) {
-    const [pts, dur] = line.split(',').map(Number);
-    if (pts === undefined || !Number.isFinite(pts)) continue;
-    end = Math.max(end ?? 0, pts + (Number.isFinite(dur) ? dur! : 0));
-  }
+  for (const r of rows)
+    if (Number.isFinite(r.pts_time)) end = Math.max(end ?? 0, r.pts_time! + (Number.isFinite(r.duration_time) ? r.duration_time! : 0));
   return end;
 }
 
@@ -216,35 +196,28 @@ export async function audioDataEnd(file: string, claimedS: number, opts: { signa
 export async function audioKbps(file: string, info: MediaInfo, opts: { signal?: AbortSignal } = {}): Promise<number | undefined> {
   if (!info.audio) return undefined;
   if (info.audio.bitRate) return info.audio.bitRate / 1000;
-  const res = await exec(
-    'ffprobe',
-    [
-      '-v',
-      'error',
-      '-select_streams',
-      'a:0',
-      '-read_intervals',
-      '%+60',
-      '-show_entries',
-      'packet=pts_time,duration_time,size',
-      '-of',
-      'compact=p=0',
-      file,
-    ],
-    { signal: opts.signal, timeoutMs: 60_000, failCode: 'UNSUPPORTED_INPUT' },
-  );
   let bytes = 0;
   let first = Number.POSITIVE_INFINITY;
   let end = 0;
-  for (const line of res.stdout.split('\n')) {
-    const f = Object.fromEntries(line.split('|').map((kv) => kv.split('=') as [string, string]));
-    const pts = Number(f.pts_time);
-    const size = Number(f.size);
-    if (!Number.isFinite(pts) || !(size > 0)) continue;
-    bytes += size;
-    first = Math.min(first, pts);
-    end = Math.max(end, pts + (Number(f.duration_time) || 0));
+  for (const r of await firstAudioEntries(file, '%+60', 'packet=pts_time,duration_time,size', opts.signal)) {
+    if (!Number.isFinite(r.pts_time) || !(r.size! > 0)) continue;
+    bytes += r.size!;
+    first = Math.min(first, r.pts_time!);
+    end = Math.max(end, r.pts_time! + (r.duration_time || 0));
   }
   const span = end - first;
   return span > 0.5 ? (bytes * 8) / span / 1000 : undefined;
+}
+
+/** The `entries` (frame= or packet= fields) of the first audio stream within `interval` (ffprobe -read_intervals), as numbers. */
+async function firstAudioEntries(file: string, interval: string, entries: string, signal?: AbortSignal): Promise<Record<string, number>[]> {
+  const res = await exec(
+    'ffprobe',
+    ['-v', 'error', '-select_streams', 'a:0', '-read_intervals', interval, '-show_entries', entries, '-of', 'compact=p=0', file],
+    { signal, timeoutMs: 60_000, failCode: 'UNSUPPORTED_INPUT' },
+  );
+  return res.stdout
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => Object.fromEntries(line.split('|').map((kv) => [kv.slice(0, kv.indexOf('=')), Number(kv.slice(kv.indexOf('=') + 1))])));
 }
