@@ -11,7 +11,7 @@ import { pipeline } from 'node:stream/promises';
 import { KilnError, toKilnError, EXIT } from '../core/errors.js';
 import { defaultDataDir } from '../core/paths.js';
 import { readsInputInMemory, type InputFile, type Tool, type ToolInputs } from '../core/tool.js';
-import { createWorkspace } from '../core/workspace.js';
+import { createWorkspace, type Workspace } from '../core/workspace.js';
 import { inputFile, runTool, validateRequest } from '../tools/run-tool.js';
 import { deliverOutput, namingOrder, runDelivery } from './deliver.js';
 import { formatFromOutputName } from './output-format.js';
@@ -148,10 +148,9 @@ export async function runLocal(req: LocalRunRequest): Promise<ItemResult[]> {
   let next = 0;
   const workers = Math.max(1, Math.min(groups.length, req.concurrency ?? defaultConcurrency(tool)));
 
-  const runOne = async (i: number) => {
+  const runOne = async (i: number, ws: Workspace) => {
     const group = groups[i]!;
     const label = group.length === 1 ? group[0]! : null;
-    const ws = await createWorkspace();
     try {
       const files = await Promise.all(group.map((g) => resolveInput(g, ws.dir, req.signal)));
       const extra: ToolInputs['extra'] = {};
@@ -205,7 +204,7 @@ export async function runLocal(req: LocalRunRequest): Promise<ItemResult[]> {
       results[i] = { input: label, ok: false, error: err.toJSON().error, exitCode: err.exitCode };
     } finally {
       naming.done(i);
-      await ws.dispose();
+      await ws.clear();
       done++;
       if (batch) {
         progress.update(done);
@@ -215,9 +214,15 @@ export async function runLocal(req: LocalRunRequest): Promise<ItemResult[]> {
     }
   };
 
+  // One workspace per worker, emptied between its items (see emptyDir in core/workspace.ts).
   await Promise.all(
     Array.from({ length: workers }, async () => {
-      while (next < groups.length && !req.signal.aborted) await runOne(next++);
+      const ws = await createWorkspace();
+      try {
+        while (next < groups.length && !req.signal.aborted) await runOne(next++, ws);
+      } finally {
+        await ws.dispose();
+      }
     }),
   );
   progress.stop();
