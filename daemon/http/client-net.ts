@@ -5,6 +5,7 @@
  * requests over 2^64 addresses and never meet a limit. Audit records keep the full address.
  */
 import { isIPv6 } from 'node:net';
+import type { FastifyRequest } from 'fastify';
 import { ipv6Groups, mappedIPv4 } from '../../src/core/ipv6.js';
 
 export function clientNet(ip: string): string {
@@ -19,4 +20,13 @@ export function clientNet(ip: string): string {
       .map((x) => x.toString(16))
       .join(':')}::/64`
   );
+}
+
+/**
+ * Whom a per-caller limit counts a request against: its user, or its client's network when it is
+ * anonymous or when AUTH_ENABLED=false makes every caller the same user (counted by user, one client's
+ * flood used up the rate and the streams of everyone).
+ */
+export function callerKey(request: FastifyRequest): string {
+  return request.user && request.user.via !== 'open' ? `user:${request.user.id}` : `ip:${clientNet(request.ip)}`;
 }

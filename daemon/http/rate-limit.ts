@@ -1,5 +1,6 @@
 /**
- * A request rate limit per caller (the user, or the address when anonymous: an IPv6 one by its /64,
+ * A request rate limit per caller (callerKey: the user, or the address when anonymous or when
+ * AUTH_ENABLED=false makes every caller one user; an IPv6 one by its /64,
  * client-net.ts): a token bucket per key
  * holding a minute's worth of tokens, refilled at that rate, so a burst up to a minute's worth passes
  * and a steady flood is answered 429 with Retry-After. The rate is live (rateLimitPerMinute: settings,
@@ -8,7 +9,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { KilnError } from '../../src/core/errors.js';
-import { clientNet } from './client-net.js';
+import { callerKey } from './client-net.js';
 
 export const EXEMPT = new Set(['/api/v1/health', '/api/v1/readyz']);
 const MAX_KEYS = 50_000;
@@ -62,7 +63,7 @@ export class RateLimiter {
   check(request: FastifyRequest, reply: FastifyReply): void {
     const perMinute = this.rateOf(request);
     if (perMinute <= 0 || EXEMPT.has(request.routeOptions.url ?? '')) return;
-    const key = request.user ? `user:${request.user.id}` : `ip:${clientNet(request.ip)}`;
+    const key = callerKey(request);
     const wait = this.take(key, perMinute);
     if (wait > 0) {
       void reply.header('retry-after', String(wait));

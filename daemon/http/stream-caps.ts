@@ -9,7 +9,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { KilnError } from '../../src/core/errors.js';
-import { clientNet } from './client-net.js';
+import { callerKey } from './client-net.js';
 
 export interface StreamStats {
   open: number;
@@ -31,7 +31,7 @@ export class StreamCaps {
    * 429 when the caller already holds as many as the cap allows.
    */
   hold(request: FastifyRequest, reply: FastifyReply): void {
-    const key = request.user && request.user.via !== 'open' ? `user:${request.user.id}` : `ip:${clientNet(request.ip)}`;
+    const key = callerKey(request);
     const mine = this.byCaller.get(key) ?? 0;
     if (this.perCaller > 0 && mine >= this.perCaller) {
       this.counts.refused++;

@@ -177,6 +177,28 @@ describe('slow clients and bursts', () => {
   });
 });
 
+describe('limits per caller with AUTH_ENABLED=false', () => {
+  let s: TestServer;
+  before(async () => {
+    s = await startServer({ env: { AUTH_ENABLED: 'false', RATE_LIMIT_PER_MINUTE: '30' } });
+  });
+  after(() => s.close());
+
+  // Every caller is the same (admin) user here: counted by user, one client's flood locked out the rest.
+  it('the rate is counted per client address, not for the one open user', async () => {
+    const from = async (remoteAddress: string) =>
+      (await s.app.inject({ method: 'GET', url: '/api/auth/session', remoteAddress })).statusCode;
+    const flood: number[] = [];
+    for (let i = 0; i < 40; i++) flood.push(await from('10.1.2.3'));
+    assert.ok(flood.includes(429), flood.join(','));
+    assert.equal(await from('10.9.8.7'), 200);
+    // An IPv6 client is one network (/64), whatever address of it a request comes from.
+    const v6: number[] = [];
+    for (let i = 0; i < 40; i++) v6.push(await from(`2001:db8:1:2::${(i + 1).toString(16)}`));
+    assert.ok(v6.includes(429), v6.join(','));
+  });
+});
+
 describe('bodies that trickle', () => {
   let s: TestServer;
   before(async () => {
