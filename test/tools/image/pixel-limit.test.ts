@@ -29,19 +29,8 @@ async function refusal(args: string[], limit?: number): Promise<{ message: strin
 /** A GIF of `frames` frames of `size` (ffmpeg testsrc, 20x20 unless said). */
 async function gif(name: string, frames: number, size = '20x20'): Promise<string> {
   const file = path.join(dir, name);
-  await exec('ffmpeg', [
-    '-v',
-    'error',
-    '-f',
-    'lavfi',
-    '-i',
-    `testsrc=size=${size}:rate=10`,
-    '-frames:v',
-    String(frames),
-    '-loop',
-    '0',
-    file,
-  ]);
+  const src = `testsrc=size=${size}:rate=10`;
+  await exec('ffmpeg', ['-v', 'error', '-f', 'lavfi', '-i', src, '-frames:v', String(frames), '-loop', '0', file]);
   return file;
 }
 
