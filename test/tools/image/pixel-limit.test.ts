@@ -26,10 +26,11 @@ async function refusal(args: string[], limit?: number): Promise<{ message: strin
   return error;
 }
 
-/** A 20×20 GIF of `frames` frames (ffmpeg testsrc). */
-async function gif(name: string, frames: number): Promise<string> {
+/** A GIF of `frames` frames of `size` (ffmpeg testsrc, 20x20 unless said). */
+async function gif(name: string, frames: number, size = '20x20'): Promise<string> {
   const file = path.join(dir, name);
-  await exec('ffmpeg', ['-v', 'error', '-f', 'lavfi', '-i', 'testsrc=size=20x20:rate=10', '-frames:v', String(frames), '-loop', '0', file]);
+  const src = `testsrc=size=${size}:rate=10`;
+  await exec('ffmpeg', ['-v', 'error', '-f', 'lavfi', '-i', src, '-frames:v', String(frames), '-loop', '0', file]);
   return file;
 }
 
@@ -113,12 +114,15 @@ describe('output over the pixel limit', () => {
       e.message,
       'The resized animation would be 30×30 pixels × 120 frames (0.108 MP), above the limit of 0.06 MP (KILN_MAX_PIXELS=60000).',
     );
-    // 600×600 × 120 frames is 43 MP, under the default 100 MP: it was refused as 600×72000 "more than allowed".
+    // Frames 600 high, 120 of them, stack to 72000 rows, longer than the 65535 a side may be: it was refused
+    // as 600×72000 "more than allowed", though each frame is small. Narrow frames (30×600 × 120, 2.2 MP)
+    // show it as well as the square 600×600 it was found with (43 MP of GIF encoding, 30 s of the suite).
+    const tall = await gif('tall120.gif', 120, '10x200');
     const big = path.join(dir, 'big.gif');
-    const res = await kiln(['gif-tools', anim, '--action', 'resize', '--width', '600', '-o', big]);
+    const res = await kiln(['gif-tools', tall, '--action', 'resize', '--width', '30', '-o', big]);
     assert.equal(res.code, 0, res.stderr);
     const meta = await sharp(big, { animated: true }).metadata();
-    assert.deepEqual([meta.width, meta.pageHeight, meta.pages], [600, 600, 120]);
+    assert.deepEqual([meta.width, meta.pageHeight, meta.pages], [30, 600, 120]);
   });
 });
 
