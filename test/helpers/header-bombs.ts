@@ -273,14 +273,19 @@ export function webpBomb(webp: Buffer, w: number, h: number): Buffer {
   return out;
 }
 
-/** A HEIF/AVIF file with its (first) ispe property, the image's size, patched to w × h. */
+/**
+ * A HEIF/AVIF file with every ispe property (the sizes of its images: the primary one, and a thumbnail
+ * or alpha plane when there are) patched to w × h.
+ */
 export function heifBomb(heif: Buffer, w: number, h: number): Buffer {
   const out = Buffer.from(heif);
-  const i = out.indexOf('ispe', 0, 'latin1');
-  if (i < 0) throw new Error('no ispe box');
-  // ispe is a FullBox: version and flags (4 bytes), then width and height.
-  out.writeUInt32BE(w, i + 8);
-  out.writeUInt32BE(h, i + 12);
+  let n = 0;
+  for (let i = out.indexOf('ispe', 0, 'latin1'); i >= 0; i = out.indexOf('ispe', i + 4, 'latin1'), n++) {
+    // ispe is a FullBox: version and flags (4 bytes), then width and height.
+    out.writeUInt32BE(w, i + 8);
+    out.writeUInt32BE(h, i + 12);
+  }
+  if (!n) throw new Error('no ispe box');
   return out;
 }
 
