@@ -8,6 +8,8 @@
  */
 import { open } from 'node:fs/promises';
 
+const TAG_IMAGE_WIDTH = 256;
+const TAG_IMAGE_LENGTH = 257;
 const TAG_BITS_PER_SAMPLE = 258;
 const TAG_COMPRESSION = 259;
 const TAG_PHOTOMETRIC = 262;
@@ -50,24 +52,35 @@ async function firstValues(read: Read, tags: number[]): Promise<Map<number, numb
  * sRGB was off by up to 60 levels in red (#4080c0 came out #0081c6).
  */
 export async function tiffForVipsCli(file: string | Buffer): Promise<{ op: 'copy' | 'colourspace'; extra: string[] } | undefined> {
-  const tags = [TAG_BITS_PER_SAMPLE, TAG_COMPRESSION, TAG_PHOTOMETRIC];
-  let values: Map<number, number>;
-  if (typeof file !== 'string') {
-    values = await firstValues(async (o, n) => file.subarray(o, o + n), tags);
-  } else {
-    const fh = await open(file, 'r');
-    try {
-      values = await firstValues(async (o, n) => {
-        const b = Buffer.alloc(n);
-        const { bytesRead } = await fh.read(b, 0, n, o);
-        return b.subarray(0, bytesRead);
-      }, tags);
-    } finally {
-      await fh.close();
-    }
-  }
+  const values = await firstIfd(file, [TAG_BITS_PER_SAMPLE, TAG_COMPRESSION, TAG_PHOTOMETRIC]);
   if (values.get(TAG_PHOTOMETRIC) === PHOTOMETRIC_CIELAB && (values.get(TAG_BITS_PER_SAMPLE) ?? 1) === 8)
     return { op: 'colourspace', extra: ['lab'] };
   if (CLI_CODECS.has(values.get(TAG_COMPRESSION) ?? 1)) return { op: 'copy', extra: [] };
   return undefined;
+}
+
+/**
+ * ImageWidth and ImageLength of the first IFD: the size of the image the vips CLI decodes, which sharp
+ * cannot tell for the TIFFs tiffForVipsCli picks (8-bit Lab fails its header).
+ */
+export async function tiffFirstSize(file: string | Buffer): Promise<{ width: number; height: number } | undefined> {
+  const values = await firstIfd(file, [TAG_IMAGE_WIDTH, TAG_IMAGE_LENGTH]);
+  const width = values.get(TAG_IMAGE_WIDTH);
+  const height = values.get(TAG_IMAGE_LENGTH);
+  return width !== undefined && height !== undefined ? { width, height } : undefined;
+}
+
+/** firstValues of a file on disk or bytes in memory. */
+async function firstIfd(file: string | Buffer, tags: number[]): Promise<Map<number, number>> {
+  if (typeof file !== 'string') return firstValues(async (o, n) => file.subarray(o, o + n), tags);
+  const fh = await open(file, 'r');
+  try {
+    return await firstValues(async (o, n) => {
+      const b = Buffer.alloc(n);
+      const { bytesRead } = await fh.read(b, 0, n, o);
+      return b.subarray(0, bytesRead);
+    }, tags);
+  } finally {
+    await fh.close();
+  }
 }

@@ -2,6 +2,7 @@
  * Opening any accepted image: openImage (sharp, with vips/Ghostscript for HEIC, JXL and EPS) plus
  * Photoshop, BMP and ICO files, which libvips in sharp cannot read: ImageMagick decodes them first.
  * SVG is sanitized first (svg-input.ts), so no tool renders a reference to a local file or the network.
+ * Every input's declared size is checked against KILN_MAX_PIXELS from its header first (declared-size.ts).
  * Tools that declare `input.inMemory` read their input only through here.
  */
 import path from 'node:path';
@@ -12,6 +13,7 @@ import { requireEngine } from '../../../engines/registry.js';
 import { decodesInProcess, openImage } from '../../../engines/sharp.js';
 import { onDisk } from '../../../core/input-bytes.js';
 import { readHead } from '../../../core/read-head.js';
+import { refuseOverDeclaredPixels } from './declared-size.js';
 import { checkApngPixels } from './frames.js';
 import { largestIcoEntry } from './ico.js';
 import { safeSvg } from './svg-input.js';
@@ -36,6 +38,14 @@ export async function openInput(
   opts: { animated?: boolean } & SharpOptions = {},
 ): Promise<Sharp> {
   const ext = file.type?.ext;
+  // librsvg would load the files and URLs an SVG names: only the sanitized document is rendered.
+  if (ext === 'svg') {
+    const svg = (await safeSvg(file)).svg;
+    await refuseOverDeclaredPixels(file, opts, svg);
+    return openImage(svg, { workDir, signal, ...opts });
+  }
+  // Before any engine: ImageMagick, the vips CLI and ffmpeg have no pixel limit of ours.
+  await refuseOverDeclaredPixels(file, opts);
   const magickOut = ext ? MAGICK_READS[ext] : undefined;
   if (ext && magickOut) {
     const magick = await requireEngine('imagemagick');
@@ -46,8 +56,6 @@ export async function openInput(
     await exec(magick, [`${ext}:${src}[${frame}]`, ...magickOut(decoded)], { failCode: 'UNSUPPORTED_INPUT', signal, timeoutMs: 120_000 });
     return openImage(decoded, { workDir, signal, ...opts });
   }
-  // librsvg would load the files and URLs an SVG names: only the sanitized document is rendered.
-  if (ext === 'svg') return openImage((await safeSvg(file)).svg, { workDir, signal, ...opts });
   // libvips reads an APNG as its still default image: its frames come through ffmpeg.
   if (opts.animated && ext === 'apng') return openImage(await apngAsWebp(file, workDir, signal), { workDir, signal, ...opts });
   // An upload held in memory goes to sharp as it is; other engines read it from disk.

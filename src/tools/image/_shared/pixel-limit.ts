@@ -1,6 +1,8 @@
 /**
  * The one refusal of a raster too large to make: an output (or a decoded animation) over the pixel
- * limit (KILN_MAX_PIXELS), or with a side no image format holds, refused before it is allocated.
+ * limit (KILN_MAX_PIXELS), or with a side no image format holds, refused before it is allocated; and an
+ * input whose header declares more pixels than the limit, refused before any engine decodes it
+ * (declared-size.ts reads that header for every image format).
  */
 import { KilnError } from '../../../core/errors.js';
 import { MAX_INPUT_PIXELS } from '../../../core/limits.js';
@@ -17,6 +19,11 @@ export interface PixelSize {
   frames?: number;
   /** Refuse a side longer than this too (canvases and renders: MAX_SIDE). */
   maxSide?: number;
+  /**
+   * The name of the input file whose header declares this size: the message then says what the file is
+   * ("The image scan.bmp is …"), not what an output would be.
+   */
+  input?: string;
   /** A sentence saying what to do instead ("Use dpi 300 or less."). */
   hint?: string;
   details?: unknown;
@@ -37,6 +44,13 @@ export function refuseOverPixelLimit(size: PixelSize): void {
   const dims = `${w}×${h} pixels${frames > 1 ? ` × ${frames} frames` : ''}`;
   const tail = size.hint ? ` ${size.hint}` : '';
   const details = size.details ?? { width: w, height: h, frames, pixels, limit: MAX_INPUT_PIXELS, maxSide: size.maxSide };
+  // An input's wording keeps the figure whole, as sharp's own refusal (errors.ts) has always said it.
+  if (pixels > MAX_INPUT_PIXELS && size.input !== undefined)
+    throw new KilnError(
+      'LIMIT_EXCEEDED',
+      `The ${size.what} ${size.input} is ${dims} (${megapixels(pixels)} MP), more than the limit of ${MAX_INPUT_PIXELS} (KILN_MAX_PIXELS).${tail}`,
+      { details },
+    );
   if (pixels > MAX_INPUT_PIXELS)
     throw new KilnError(
       'LIMIT_EXCEEDED',
