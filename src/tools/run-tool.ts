@@ -164,7 +164,7 @@ export async function runTool(tool: Tool, inputs: ToolInputs, rawSettings: unkno
     if (signal.aborted) throw new KilnError('CANCELLED', 'The run was cancelled.');
     const all = [...inputs.files, ...Object.values(inputs.extra).flat()];
     throw scrubError(
-      await blameInput(toKilnError(e), all),
+      await nameOversizedInput(await blameInput(toKilnError(e), all), all),
       all.map((f) => ({ path: f.path, name: f.name })),
       [opts.workDir, opts.dataDir, process.env.KILN_TMP_DIR ?? '', tmpdir()],
     );
@@ -183,6 +183,26 @@ async function blameInput(err: KilnError, files: InputFile[]): Promise<KilnError
   for (const f of files)
     if ((await decodesFully(source(f), f.type?.ext)) === false)
       return new KilnError('UNSUPPORTED_INPUT', `The input ${f.name} could not be decoded (it is damaged or truncated).`, { cause: err });
+  return err;
+}
+
+/**
+ * sharp refuses an input over KILN_MAX_PIXELS from its header without saying its size: the input that
+ * declares too many pixels is named with them ("The image scan.png is 60000×60000 pixels …"), as the
+ * formats other engines decode are before they start (image/_shared/declared-size.ts).
+ */
+async function nameOversizedInput(err: KilnError, files: InputFile[]): Promise<KilnError> {
+  if (err.code !== 'LIMIT_EXCEEDED' || !/^The image has more pixels than the limit/.test(err.message)) return err;
+  const { refuseOverDeclaredPixels } = await import('./image/_shared/declared-size.js');
+  for (const f of files) {
+    // An SVG is read only as openInput sanitized it (librsvg would follow what the raw document names).
+    if (f.type?.mime.split('/')[0] !== 'image' || f.type.ext === 'svg') continue;
+    try {
+      await refuseOverDeclaredPixels(f, {}, source(f), { inProcessToo: true });
+    } catch (e) {
+      if (e instanceof KilnError && e.code === 'LIMIT_EXCEEDED') return e;
+    }
+  }
   return err;
 }
 

@@ -41,7 +41,8 @@ export async function openInput(
   // librsvg would load the files and URLs an SVG names: only the sanitized document is rendered.
   if (ext === 'svg') {
     const svg = (await safeSvg(file)).svg;
-    await refuseOverDeclaredPixels(file, opts, svg);
+    // Its size read from the sanitized document: runTool's wording of a refusal reads no raw SVG.
+    await refuseOverDeclaredPixels(file, opts, svg, { inProcessToo: true });
     return openImage(svg, { workDir, signal, ...opts });
   }
   // Before any engine: ImageMagick, the vips CLI and ffmpeg have no pixel limit of ours.
