@@ -6,7 +6,7 @@
  * - LZMA and Zstandard compression (GDAL, libtiff's own tools): sharp's libtiff is built without them,
  *   "ZSTD compression support is not configured", which came out as INTERNAL.
  */
-import { open } from 'node:fs/promises';
+import { type ReadAt, withReadAt } from '../core/read-head.js';
 
 const TAG_IMAGE_WIDTH = 256;
 const TAG_IMAGE_LENGTH = 257;
@@ -17,10 +17,8 @@ const PHOTOMETRIC_CIELAB = 8;
 /** libtiff's COMPRESSION_LZMA and COMPRESSION_ZSTD. */
 const CLI_CODECS = new Set([34925, 50000]);
 
-type Read = (offset: number, length: number) => Promise<Buffer>;
-
 /** The first value of each of `tags` in the first IFD of a classic TIFF (BigTIFF: none). */
-async function firstValues(read: Read, tags: number[]): Promise<Map<number, number>> {
+async function firstValues(read: ReadAt, tags: number[]): Promise<Map<number, number>> {
   const values = new Map<number, number>();
   const head = await read(0, 8);
   if (head.length < 8) return values;
@@ -71,16 +69,6 @@ export async function tiffFirstSize(file: string | Buffer): Promise<{ width: num
 }
 
 /** firstValues of a file on disk or bytes in memory. */
-async function firstIfd(file: string | Buffer, tags: number[]): Promise<Map<number, number>> {
-  if (typeof file !== 'string') return firstValues(async (o, n) => file.subarray(o, o + n), tags);
-  const fh = await open(file, 'r');
-  try {
-    return await firstValues(async (o, n) => {
-      const b = Buffer.alloc(n);
-      const { bytesRead } = await fh.read(b, 0, n, o);
-      return b.subarray(0, bytesRead);
-    }, tags);
-  } finally {
-    await fh.close();
-  }
+function firstIfd(file: string | Buffer, tags: number[]): Promise<Map<number, number>> {
+  return withReadAt(file, (read) => firstValues(read, tags));
 }

@@ -10,6 +10,7 @@ import { deflateSync } from 'node:zlib';
 import { PDFDocument } from 'pdf-lib';
 import sharp from 'sharp';
 import yazl from 'yazl';
+import { pngChunk } from '../helpers/header-bombs.js';
 
 export interface Hostile {
   /** What it is, for failure messages. */
@@ -17,24 +18,6 @@ export interface Hostile {
   /** The name it is uploaded under. */
   name: string;
   data: Buffer;
-}
-
-function crc32(buf: Buffer): number {
-  let c = ~0;
-  for (const b of buf) {
-    c ^= b;
-    for (let k = 0; k < 8; k++) c = (c >>> 1) ^ (0xedb88320 & -(c & 1));
-  }
-  return ~c >>> 0;
-}
-
-function pngChunk(type: string, data: Buffer): Buffer {
-  const len = Buffer.alloc(4);
-  len.writeUInt32BE(data.length);
-  const td = Buffer.concat([Buffer.from(type, 'latin1'), data]);
-  const crc = Buffer.alloc(4);
-  crc.writeUInt32BE(crc32(td));
-  return Buffer.concat([len, td, crc]);
 }
 
 /**

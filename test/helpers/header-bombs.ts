@@ -5,7 +5,7 @@
  */
 import { deflateSync } from 'node:zlib';
 
-function crc32(buf: Buffer): number {
+export function crc32(buf: Buffer): number {
   let c = ~0;
   for (const b of buf) {
     c ^= b;
@@ -14,7 +14,8 @@ function crc32(buf: Buffer): number {
   return ~c >>> 0;
 }
 
-function pngChunk(type: string, data: Buffer): Buffer {
+/** One PNG chunk: length, type, data and CRC. */
+export function pngChunk(type: string, data: Buffer): Buffer {
   const len = Buffer.alloc(4);
   len.writeUInt32BE(data.length);
   const td = Buffer.concat([Buffer.from(type, 'latin1'), data]);

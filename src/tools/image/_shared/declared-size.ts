@@ -8,9 +8,9 @@
  * declaring 60000 × 60000 3.6 GB, before sharp refused the result; a 5 KB JPEG XL of 12000 × 10000 took
  * 1.5 GB of memory.
  */
-import { open } from 'node:fs/promises';
 import type { SharpOptions } from 'sharp';
 import { source } from '../../../core/input-bytes.js';
+import { type ReadAt, withReadAt } from '../../../core/read-head.js';
 import type { InputFile } from '../../../core/tool.js';
 import { getSharp } from '../../../engines/sharp.js';
 import { tiffFirstSize, tiffForVipsCli } from '../../../engines/tiff-probe.js';
@@ -23,9 +23,6 @@ export interface DeclaredSize {
   /** Frames or pages that are all decoded (an animation opened with `animated`), else 1. */
   frames: number;
 }
-
-/** Reads `length` bytes at `offset` (fewer at the end of the file). */
-type Read = (offset: number, length: number) => Promise<Buffer>;
 
 /**
  * Throws LIMIT_EXCEEDED when `file` declares more pixels than KILN_MAX_PIXELS, as openInput will decode
@@ -58,10 +55,10 @@ export async function declaredSize(
   // Ghostscript renders EPS at a resolution that fits the limit (engines/sharp.ts epsSafeDpi).
   if (ext === 'eps') return undefined;
   const reader = ext ? HEADER_READERS[ext] : undefined;
-  if (reader) return withRead(src, reader);
+  if (reader) return withReadAt(src, reader);
   // libvips sees an APNG's default image only; animated, ffmpeg decodes every frame at the canvas size.
   if (ext === 'apng' && opts.animated)
-    return withRead(src, async (read) => {
+    return withReadAt(src, async (read) => {
       const head = await read(0, 1 << 20);
       if (head.toString('latin1', 12, 16) !== 'IHDR') return undefined;
       return { width: head.readUInt32BE(16), height: head.readUInt32BE(20), frames: apngFrames(head) };
@@ -88,21 +85,7 @@ async function sharpHeaderSize(src: string | Buffer, opts: SharpOptions): Promis
   return { width: meta.width, height, frames };
 }
 
-async function withRead<T>(src: string | Buffer, fn: (read: Read) => Promise<T>): Promise<T> {
-  if (typeof src !== 'string') return fn(async (o, n) => src.subarray(o, o + n));
-  const fh = await open(src, 'r');
-  try {
-    return await fn(async (o, n) => {
-      const b = Buffer.alloc(n);
-      const { bytesRead } = await fh.read(b, 0, n, o);
-      return b.subarray(0, bytesRead);
-    });
-  } finally {
-    await fh.close();
-  }
-}
-
-const HEADER_READERS: Readonly<Record<string, (read: Read) => Promise<DeclaredSize | undefined>>> = {
+const HEADER_READERS: Readonly<Record<string, (read: ReadAt) => Promise<DeclaredSize | undefined>>> = {
   bmp: async (read) => dibSize(await read(14, 12)),
   psd: psdSize,
   ico: icoSize,
@@ -121,7 +104,7 @@ function dibSize(dib: Buffer): DeclaredSize | undefined {
 }
 
 /** Photoshop (PSD, and PSB of version 2): the header's height and width; ImageMagick decodes the composite. */
-async function psdSize(read: Read): Promise<DeclaredSize | undefined> {
+async function psdSize(read: ReadAt): Promise<DeclaredSize | undefined> {
   const h = await read(0, 26);
   if (h.length < 26 || h.toString('latin1', 0, 4) !== '8BPS') return undefined;
   return { width: h.readUInt32BE(18), height: h.readUInt32BE(14), frames: 1 };
@@ -132,7 +115,7 @@ async function psdSize(read: Read): Promise<DeclaredSize | undefined> {
  * bitmap and its mask), not the directory's one-byte sizes, which say 256 at most. Every entry counts:
  * ImageMagick reads the entries before the one decode.ts picks too.
  */
-async function icoSize(read: Read): Promise<DeclaredSize | undefined> {
+async function icoSize(read: ReadAt): Promise<DeclaredSize | undefined> {
   const head = await read(0, 6);
   if (head.length < 6 || head.readUInt16LE(0) !== 0 || head.readUInt16LE(2) !== 1) return undefined;
   const dir = await read(6, 16 * head.readUInt16LE(4));
@@ -166,7 +149,7 @@ const JXL_RATIOS: readonly (readonly [number, number])[] = [
  * JPEG XL: the SizeHeader that opens the codestream (ISO/IEC 18181-1 D.2), bare (FF 0A) or in the ISO
  * BMFF container, where it starts a jxlc box or the first jxlp box (after its 4-byte index).
  */
-async function jxlSize(read: Read): Promise<DeclaredSize | undefined> {
+async function jxlSize(read: ReadAt): Promise<DeclaredSize | undefined> {
   let at = 0;
   const sig = await read(0, 12);
   if (sig[0] !== 0xff || sig[1] !== 0x0a) {
