@@ -82,11 +82,16 @@ async function watching(args: string[], fill?: (inDir: string) => Promise<unknow
 }
 
 /**
- * Waits until ffmpeg transcodes `file` and ffprobe no longer reads it: the run is past its probe (which
- * runs beside ffmpeg's start), so the file may go while the encode goes on.
+ * Waits until ffmpeg transcodes `file` and the run is past its probe (ffprobe runs beside ffmpeg's
+ * start, transcodeVideo), so the file may go while the encode goes on: ffprobe seen and gone, or — when
+ * it came and went between two looks — ffmpeg alone on the file for a second and a half. "ffmpeg running
+ * and no ffprobe" alone was not enough: on a loaded machine ffmpeg could start before ffprobe did, the
+ * file went, and the probe then failed the run.
  */
 async function untilTranscoding(file: string, timeoutMs = 60_000): Promise<void> {
   const end = Date.now() + timeoutMs;
+  let probeSeen = false;
+  let aloneSince: number | undefined;
   while (Date.now() < end) {
     const readers = new Set<string>();
     for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
@@ -97,7 +102,10 @@ async function untilTranscoding(file: string, timeoutMs = 60_000): Promise<void>
         // Gone meanwhile.
       }
     }
-    if (readers.has('ffmpeg') && !readers.has('ffprobe')) return;
+    if (readers.has('ffprobe')) probeSeen = true;
+    const alone = readers.has('ffmpeg') && !readers.has('ffprobe');
+    aloneSince = alone ? (aloneSince ?? Date.now()) : undefined;
+    if (alone && (probeSeen || Date.now() - aloneSince! >= 1500)) return;
     await new Promise((r) => setTimeout(r, 25));
   }
   throw new Error(`ffmpeg did not start on ${file} within ${timeoutMs} ms`);
