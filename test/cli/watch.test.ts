@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { copyFile, mkdir, open, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, it } from 'node:test';
@@ -82,30 +82,41 @@ async function watching(args: string[], fill?: (inDir: string) => Promise<unknow
 }
 
 /**
- * Waits until ffmpeg transcodes `file` and the run is past its probe (ffprobe runs beside ffmpeg's
- * start, transcodeVideo), so the file may go while the encode goes on: ffprobe seen and gone, or — when
- * it came and went between two looks — ffmpeg alone on the file for a second and a half. "ffmpeg running
- * and no ffprobe" alone was not enough: on a loaded machine ffmpeg could start before ffprobe did, the
- * file went, and the probe then failed the run.
+ * Waits until ffmpeg has `file` open and the run is past its probe (ffprobe runs beside ffmpeg's start,
+ * transcodeVideo), so the file may go while the encode goes on. ffmpeg's command line shows in /proc
+ * before it has loaded its ~200 libraries and opened its input: on a loaded machine the file went in
+ * between, and ffmpeg answered "No such file or directory".
  */
 async function untilTranscoding(file: string, timeoutMs = 60_000): Promise<void> {
   const end = Date.now() + timeoutMs;
-  let probeSeen = false;
-  let aloneSince: number | undefined;
+  const opened = (pid: string) => {
+    try {
+      return readdirSync(`/proc/${pid}/fd`).some((fd) => {
+        try {
+          return readlinkSync(`/proc/${pid}/fd/${fd}`) === file;
+        } catch {
+          return false;
+        }
+      });
+    } catch {
+      return false;
+    }
+  };
   while (Date.now() < end) {
-    const readers = new Set<string>();
+    let probing = false;
+    let encoding = false;
     for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
       try {
         const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
-        if (argv.includes(file)) readers.add(path.basename(argv[0]!));
+        if (!argv.includes(file)) continue;
+        const name = path.basename(argv[0]!);
+        if (name === 'ffprobe') probing = true;
+        if (name === 'ffmpeg' && opened(pid)) encoding = true;
       } catch {
         // Gone meanwhile.
       }
     }
-    if (readers.has('ffprobe')) probeSeen = true;
-    const alone = readers.has('ffmpeg') && !readers.has('ffprobe');
-    aloneSince = alone ? (aloneSince ?? Date.now()) : undefined;
-    if (alone && (probeSeen || Date.now() - aloneSince! >= 1500)) return;
+    if (encoding && !probing) return;
     await new Promise((r) => setTimeout(r, 25));
   }
   throw new Error(`ffmpeg did not start on ${file} within ${timeoutMs} ms`);
