@@ -51,3 +51,18 @@ export function contentTypeFor(fileName: string): string {
   const ext = fileName.split('.').pop()?.toLowerCase() ?? '';
   return TYPES[ext] ?? 'application/octet-stream';
 }
+
+/** What the containers that hold video or sound alone are called when they hold sound alone. */
+const AUDIO_ONLY: Record<string, string> = {
+  'video/webm': 'audio/webm',
+  'video/x-matroska': 'audio/x-matroska',
+  'video/mp4': 'audio/mp4',
+};
+
+/**
+ * The content type of an audio tool's output: a WebM voice note kept as WebM is audio/webm, not the
+ * video/webm its extension says (a browser's <video> for a file with no picture).
+ */
+export function audioContentType(type: string): string {
+  return AUDIO_ONLY[type] ?? type;
+}

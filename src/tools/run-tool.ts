@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { regularFile } from '../core/regular-file.js';
 import { KilnError, toKilnError } from '../core/errors.js';
-import { contentTypeFor } from '../core/mime.js';
+import { audioContentType, contentTypeFor } from '../core/mime.js';
 import { safeFileName, stem } from '../core/paths.js';
 import { parseSettings } from '../core/settings.js';
 import { scrubError } from '../core/scrub-paths.js';
@@ -143,7 +143,8 @@ export async function runTool(tool: Tool, inputs: ToolInputs, rawSettings: unkno
       const st = await stat(output.path).catch(() => undefined);
       if (!st?.isFile()) throw new KilnError('INTERNAL', `${tool.id} did not write its output.`);
       processedSize = st.size;
-      output = { ...output, name: safeFileName(output.name), contentType: output.contentType || contentTypeFor(output.name) };
+      const type = output.contentType || contentTypeFor(output.name);
+      output = { ...output, name: safeFileName(output.name), contentType: tool.section === 'audio' ? audioContentType(type) : type };
     }
     ctx.progress(100, 'done');
     const originalSize =

@@ -285,6 +285,8 @@ export interface RunResult {
   /** The output copied out of the workspace (kept until the suite's temp dir goes). */
   path: string;
   name: string;
+  /** The content type the daemon would answer with. */
+  contentType?: string;
   data?: Record<string, unknown>;
   progress: number[];
 }
@@ -313,7 +315,7 @@ export async function runMedia(
     if (!out.output) return { path: '', name: '', data: out.data, progress };
     const dest = path.join(dir, `out-${++n}-${out.output.name}`);
     copyFileSync(out.output.path, dest);
-    return { path: dest, name: out.output.name, data: out.data, progress };
+    return { path: dest, name: out.output.name, contentType: out.output.contentType, data: out.data, progress };
   } finally {
     await ws.dispose();
   }

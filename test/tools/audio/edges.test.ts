@@ -268,6 +268,7 @@ describe('lossy re-encodes keep the container, codec and about the bitrate of th
     const webm = noise('note.webm', ['-c:a', 'libopus', '-b:a', '48k'], ['-metadata', 'title=Voice note']);
     const r = await runMedia(dir, 'volume-adjust', [webm], { gainDb: -2 });
     assert.match(r.name, /\.webm$/);
+    assert.equal(r.contentType, 'audio/webm');
     assert.match(ffprobe(r.path).format.format_name, /webm/);
     assert.equal(audio(r.path).codec_name, 'opus');
     assert.equal(title(r.path), 'Voice note');
