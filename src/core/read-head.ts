@@ -22,13 +22,6 @@ export async function withReadAt<T>(src: string | Buffer, fn: (read: ReadAt) => 
   }
 }
 
-export async function readHead(file: string, bytes: number): Promise<Buffer> {
-  const fh = await open(file, 'r');
-  try {
-    const buf = Buffer.alloc(bytes);
-    const { bytesRead } = await fh.read(buf, 0, bytes, 0);
-    return buf.subarray(0, bytesRead);
-  } finally {
-    await fh.close();
-  }
+export function readHead(file: string, bytes: number): Promise<Buffer> {
+  return withReadAt(file, (read) => read(0, bytes));
 }

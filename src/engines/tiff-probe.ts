@@ -45,30 +45,20 @@ async function firstValues(read: ReadAt, tags: number[]): Promise<Map<number, nu
 
 /**
  * The vips CLI arguments (before input and output) that turn a TIFF sharp cannot read into a .v file it
- * can, or undefined for a TIFF sharp reads itself. 8-bit Lab becomes float Lab, which sharp reads (as it
- * reads a float Lab TIFF): libvips' packed LabQ is what it cannot take, and vips 8.14's direct LabQ to
- * sRGB was off by up to 60 levels in red (#4080c0 came out #0081c6).
+ * can, with the first image's size as its header states it (sharp cannot tell it for these: 8-bit Lab
+ * fails its header), or undefined for a TIFF sharp reads itself. 8-bit Lab becomes float Lab, which
+ * sharp reads (as it reads a float Lab TIFF): libvips' packed LabQ is what it cannot take, and vips
+ * 8.14's direct LabQ to sRGB was off by up to 60 levels in red (#4080c0 came out #0081c6).
  */
-export async function tiffForVipsCli(file: string | Buffer): Promise<{ op: 'copy' | 'colourspace'; extra: string[] } | undefined> {
-  const values = await firstIfd(file, [TAG_BITS_PER_SAMPLE, TAG_COMPRESSION, TAG_PHOTOMETRIC]);
+export async function tiffForVipsCli(
+  file: string | Buffer,
+): Promise<{ op: 'copy' | 'colourspace'; extra: string[]; width?: number; height?: number } | undefined> {
+  const values = await withReadAt(file, (read) =>
+    firstValues(read, [TAG_IMAGE_WIDTH, TAG_IMAGE_LENGTH, TAG_BITS_PER_SAMPLE, TAG_COMPRESSION, TAG_PHOTOMETRIC]),
+  );
+  const size = { width: values.get(TAG_IMAGE_WIDTH), height: values.get(TAG_IMAGE_LENGTH) };
   if (values.get(TAG_PHOTOMETRIC) === PHOTOMETRIC_CIELAB && (values.get(TAG_BITS_PER_SAMPLE) ?? 1) === 8)
-    return { op: 'colourspace', extra: ['lab'] };
-  if (CLI_CODECS.has(values.get(TAG_COMPRESSION) ?? 1)) return { op: 'copy', extra: [] };
+    return { op: 'colourspace', extra: ['lab'], ...size };
+  if (CLI_CODECS.has(values.get(TAG_COMPRESSION) ?? 1)) return { op: 'copy', extra: [], ...size };
   return undefined;
-}
-
-/**
- * ImageWidth and ImageLength of the first IFD: the size of the image the vips CLI decodes, which sharp
- * cannot tell for the TIFFs tiffForVipsCli picks (8-bit Lab fails its header).
- */
-export async function tiffFirstSize(file: string | Buffer): Promise<{ width: number; height: number } | undefined> {
-  const values = await firstIfd(file, [TAG_IMAGE_WIDTH, TAG_IMAGE_LENGTH]);
-  const width = values.get(TAG_IMAGE_WIDTH);
-  const height = values.get(TAG_IMAGE_LENGTH);
-  return width !== undefined && height !== undefined ? { width, height } : undefined;
-}
-
-/** firstValues of a file on disk or bytes in memory. */
-function firstIfd(file: string | Buffer, tags: number[]): Promise<Map<number, number>> {
-  return withReadAt(file, (read) => firstValues(read, tags));
 }

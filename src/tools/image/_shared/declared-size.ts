@@ -13,7 +13,7 @@ import { source } from '../../../core/input-bytes.js';
 import { type ReadAt, withReadAt } from '../../../core/read-head.js';
 import type { InputFile } from '../../../core/tool.js';
 import { getSharp } from '../../../engines/sharp.js';
-import { tiffFirstSize, tiffForVipsCli } from '../../../engines/tiff-probe.js';
+import { tiffForVipsCli } from '../../../engines/tiff-probe.js';
 import { apngFrames } from './frames.js';
 import { refuseOverPixelLimit } from './pixel-limit.js';
 
@@ -63,9 +63,9 @@ export async function declaredSize(
       if (head.toString('latin1', 12, 16) !== 'IHDR') return undefined;
       return { width: head.readUInt32BE(16), height: head.readUInt32BE(20), frames: apngFrames(head) };
     });
-  if (ext === 'tiff' && (await tiffForVipsCli(src))) {
-    const size = await tiffFirstSize(src);
-    return size && { ...size, frames: 1 };
+  if (ext === 'tiff') {
+    const cli = await tiffForVipsCli(src);
+    if (cli) return cli.width && cli.height ? { width: cli.width, height: cli.height, frames: 1 } : undefined;
   }
   // HEIC goes to the vips CLI when sharp's own libheif cannot decode HEVC (engines/sharp.ts).
   return o.inProcessToo || ext === 'heic' || ext === 'heif' ? sharpHeaderSize(src, opts) : undefined;

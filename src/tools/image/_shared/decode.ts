@@ -2,7 +2,8 @@
  * Opening any accepted image: openImage (sharp, with vips/Ghostscript for HEIC, JXL and EPS) plus
  * Photoshop, BMP and ICO files, which libvips in sharp cannot read: ImageMagick decodes them first.
  * SVG is sanitized first (svg-input.ts), so no tool renders a reference to a local file or the network.
- * Every input's declared size is checked against KILN_MAX_PIXELS from its header first (declared-size.ts).
+ * An input that another engine than sharp decodes is checked against KILN_MAX_PIXELS from its header first
+ * (declared-size.ts); sharp checks the rest itself.
  * Tools that declare `input.inMemory` read their input only through here.
  */
 import path from 'node:path';
