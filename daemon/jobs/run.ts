@@ -13,6 +13,7 @@ import type { Store } from '../store/db.js';
 import { claimJob, finishJobRow, getJob, updateJob, type JobRow } from '../store/jobs.js';
 import type { JobEvents } from './events.js';
 import { jobResult } from './records.js';
+import type { ScratchPool } from './scratch.js';
 import type { Target } from './targets.js';
 
 const PROGRESS_WRITE_MS = 500;
@@ -44,6 +45,8 @@ export interface RunDeps {
    * reads the job completed finds it counted (metrics) too.
    */
   ended?: (row: JobRow) => void;
+  /** Working directories for runs of jobs that have none (uploads held in memory). */
+  scratch?: ScratchPool;
 }
 
 /** queued → running, unless the job was cancelled (or given up) meanwhile; the runner becomes its owner. */
@@ -63,8 +66,16 @@ export async function executeRun(deps: RunDeps, req: RunSpec, signal: AbortSigna
   // Progress writes go one after the other and are awaited before the final record: on a pool of
   // connections (PostgreSQL) a late progress write would otherwise land after it (a completed job at 0 %).
   let progressWrites: Promise<unknown> = Promise.resolve();
+  const files = [...req.inputs.files, ...Object.values(req.inputs.extra).flat()];
+  // Uploads held in memory left the job without a directory (JobService.allocate): the run works in a
+  // kept scratch directory and its output becomes the job's file at workDir (scratch.ts says why).
+  const scratch =
+    deps.scratch && !req.storeOutput && req.inputs.files.length > 0 && files.every((f) => f.bytes)
+      ? await deps.scratch.acquire()
+      : undefined;
   const outcome = await runTool(req.target.tool, req.inputs, req.settings, {
-    workDir: req.workDir,
+    workDir: scratch?.dir ?? req.workDir,
+    ...(scratch ? { outDir: scratch.outDir, outputTo: req.workDir } : {}),
     dataDir: deps.config.dataDir,
     signal,
     validated: true,
@@ -77,7 +88,7 @@ export async function executeRun(deps: RunDeps, req: RunSpec, signal: AbortSigna
         progressWrites = progressWrites.then(() => updateJob(db, req.id, { progress: percent, stage: stage ?? null }).catch(() => {}));
       }
     },
-  });
+  }).finally(() => scratch && deps.scratch!.release(scratch));
   const patch: Partial<JobRow> & { status: 'completed' } = {
     status: 'completed',
     progress: 100,
@@ -98,7 +109,7 @@ export async function executeRun(deps: RunDeps, req: RunSpec, signal: AbortSigna
   // is recorded, and are gone before the run counts as settled.
   // Inputs still held in memory never made `in` (JobService.allocate): nothing to remove there, and rm
   // of a missing directory costs two lstat calls on the thread pool all the same.
-  const onDisk = [...req.inputs.files, ...Object.values(req.inputs.extra).flat()].some((f) => !f.bytes);
+  const onDisk = files.some((f) => !f.bytes);
   const inputsGone = onDisk ? rm(path.join(req.workDir, 'in'), { recursive: true, force: true }) : Promise.resolve();
   inputsGone.catch(() => {}); // awaited below; this only keeps an early throw from leaving it unhandled
   // The follow-up (saving to the library) runs before the job is marked completed, so every view of

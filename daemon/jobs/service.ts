@@ -24,6 +24,7 @@ import { executeBatch } from './batch-job.js';
 import { type LibrarySaver, outputStep, saveStep } from './steps.js';
 import { pipelineTarget } from './pipeline-target.js';
 import { failureRecord, newJobRow } from './records.js';
+import { ScratchPool } from './scratch.js';
 import { executeRun, type RunDeps, type RunSpec } from './run.js';
 import { cancelElsewhere, handBack, LostJobs, Reaper, type ScaledDeps } from './scaled.js';
 import { findTarget } from './targets.js';
@@ -74,6 +75,8 @@ export class JobService {
   private readonly enqueueing = new Set<string>();
   private readonly runDeps: RunDeps;
   private librarySaver?: LibrarySaver;
+  /** Working directories of runs whose uploads are held in memory (run.ts). */
+  private readonly scratch: ScratchPool;
 
   constructor(
     private readonly store: Store,
@@ -85,11 +88,20 @@ export class JobService {
     readonly storage: ObjectStorage = new LocalStorage(config.sharedDir),
   ) {
     this.shared = isDistributed(queue) ? queue : undefined;
+    this.scratch = new ScratchPool(path.join(config.dataDir, 'run-scratch'));
     const shared = this.shared;
     this.events = shared
       ? new JobEvents({ publish: (m) => shared.publishEvent(m), onMessage: (fn) => shared.onEvent(fn) })
       : new JobEvents();
-    this.runDeps = { db: store.db, config, events: this.events, log, instanceId, ended: (row) => this.ended(row) };
+    this.runDeps = {
+      db: store.db,
+      config,
+      events: this.events,
+      log,
+      instanceId,
+      ended: (row) => this.ended(row),
+      scratch: this.scratch,
+    };
     this.upkeep = new Upkeep(
       (name, ttlMs) => queue.lead?.(name, ttlMs) ?? Promise.resolve(true),
       (err, name) => log.error({ err, pass: name }, 'periodic pass failed'),
@@ -138,21 +150,23 @@ export class JobService {
 
   /**
    * A fresh job id and its private directory (uploads go to `<dir>/in`). `inDir: false` when the uploads
-   * stay in memory: `in` is not made then (whatever later writes a file there creates it), which saves a
-   * small request its creation (0.2–1 ms on this machine's ext4; 64×64 resize over HTTP 8.0 → 6.3 ms).
+   * stay in memory: no directory is made then, and the run's output becomes the file at the job's path
+   * (`<jobs>/<id>`, run.ts with ScratchPool), so a small request creates no directory at all (ext4 made
+   * each one costly here, see scratch.ts). Whatever writes a file under the path later creates it as a
+   * directory (an input written out for an engine that reads files; the output then goes to its `out/`).
    * One mkdir per level: a recursive mkdir of a path whose parent is missing tries the leaf first, fails,
-   * and tries it again after the parent — three calls on the thread pool for two directories, as the
-   * run's `out` would be if the job's directory did not exist yet.
+   * and tries it again after the parent.
    */
   async allocate(opts: { inDir?: boolean } = {}): Promise<{ id: string; workDir: string; inDir: string }> {
     const id = newId();
     const workDir = path.join(this.jobsDir, id);
     const inDir = path.join(workDir, 'in');
+    if (opts.inDir === false) return { id, workDir, inDir };
     // The jobs directory exists from start-up (recover); made again should it have gone since.
     await mkdir(workDir).catch((e: NodeJS.ErrnoException) =>
       e.code === 'ENOENT' ? mkdir(workDir, { recursive: true }) : Promise.reject(e),
     );
-    if (opts.inDir !== false) await mkdir(inDir);
+    await mkdir(inDir);
     return { id, workDir, inDir };
   }
 
@@ -371,6 +385,7 @@ export class JobService {
   async recover(): Promise<number> {
     // The shared directory may be a fresh volume; readiness checks its free space from the start.
     await mkdir(this.jobsDir, { recursive: true });
+    await this.scratch.reset();
     if (!this.shared) return recoverLocal(this.store.db, this.instanceId);
     // With object storage the jobs directory is this data dir's scratch: what a killed process left there.
     const shared = this.shared;
@@ -432,5 +447,6 @@ export class JobService {
     // Let aborted runs record their end before the database closes.
     // (unref: once they have, a pending timer would hold the process for the rest of the 5 s.)
     await Promise.race([Promise.allSettled([...this.settled.values()]), new Promise((r) => setTimeout(r, 5000).unref())]);
+    await this.scratch.close();
   }
 }

@@ -12,9 +12,11 @@ export interface Workspace {
   sub(name: string): Promise<string>;
   /**
    * Empties the workspace for the next run and keeps its directories (their contents go): a batch that
-   * reuses one workspace per worker makes no directory per item.
+   * reuses one workspace per worker makes no directory per item. With `keep`, only the top-level
+   * directories it names stay; other directories go too (a long-lived workspace would otherwise gather
+   * the uniquely named ones some runs make).
    */
-  clear(): Promise<void>;
+  clear(keep?: ReadonlySet<string>): Promise<void>;
   dispose(): Promise<void>;
 }
 
@@ -34,8 +36,8 @@ export async function createWorkspace(root = workspaceRoot(), prefix = 'kiln-'):
       await mkdir(p, { recursive: true });
       return p;
     },
-    async clear() {
-      await emptyDir(dir);
+    async clear(keep?: ReadonlySet<string>) {
+      await emptyDir(dir, keep);
     },
     async dispose() {
       if (disposed) return;
@@ -52,11 +54,13 @@ export async function createWorkspace(root = workspaceRoot(), prefix = 'kiln-'):
  * block to tell. Traced on a daemon doing 64×64 resizes, the two mkdirs and the one file create of a job
  * were a quarter of its CPU.
  */
-async function emptyDir(dir: string): Promise<void> {
+async function emptyDir(dir: string, keep?: ReadonlySet<string>): Promise<void> {
   const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
   await Promise.all(
     entries.map((e) =>
-      e.isDirectory() ? emptyDir(path.join(dir, e.name)) : rm(path.join(dir, e.name), { recursive: true, force: true, maxRetries: 3 }),
+      e.isDirectory() && (!keep || keep.has(e.name))
+        ? emptyDir(path.join(dir, e.name))
+        : rm(path.join(dir, e.name), { recursive: true, force: true, maxRetries: 3 }),
     ),
   );
 }

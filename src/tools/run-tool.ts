@@ -5,7 +5,7 @@
  * It lives beside the catalog rather than in core/ because it consults the engine registry
  * (imports run bin → cli → daemon → tools → engines → core).
  */
-import { mkdir, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { regularFile } from '../core/regular-file.js';
@@ -32,7 +32,7 @@ import { withWarnings } from '../core/warnings.js';
 import { outputFile } from './_shared/output.js';
 
 export interface RunOptions {
-  /** The run's private directory (a Workspace's dir). Outputs are written under `<workDir>/out`. */
+  /** The run's private directory (a Workspace's dir). Outputs are written under `<workDir>/out` unless outDir says. */
   workDir: string;
   dataDir: string;
   signal?: AbortSignal;
@@ -41,6 +41,13 @@ export interface RunOptions {
   validated?: boolean;
   /** Whether PostScript inputs are read (Ghostscript runs them); the daemon refuses them unless allowed. */
   allowPostScript?: boolean;
+  /** An existing directory for the outputs instead of `<workDir>/out` (which the run makes). */
+  outDir?: string;
+  /**
+   * Where the single output is moved once the run has succeeded (the daemon's job file, see
+   * daemon/jobs/scratch.ts); RunOutcome.output names it there.
+   */
+  outputTo?: string;
 }
 
 export interface RunOutcome {
@@ -78,8 +85,8 @@ export function validateRequest(tool: Tool, inputs: ToolInputs, rawSettings: unk
 export async function runTool(tool: Tool, inputs: ToolInputs, rawSettings: unknown, opts: RunOptions): Promise<RunOutcome> {
   const settings = opts.validated ? (rawSettings as Record<string, unknown>) : validateRequest(tool, inputs, rawSettings);
   const signal = opts.signal ?? new AbortController().signal;
-  const outDir = path.join(opts.workDir, 'out');
-  await mkdir(outDir, { recursive: true });
+  const outDir = opts.outDir ?? path.join(opts.workDir, 'out');
+  if (!opts.outDir) await mkdir(outDir, { recursive: true });
   const allInputs = [...inputs.files, ...Object.values(inputs.extra).flat()];
   let remembered = false;
   try {
@@ -145,6 +152,7 @@ export async function runTool(tool: Tool, inputs: ToolInputs, rawSettings: unkno
       processedSize = st.size;
       const type = output.contentType || contentTypeFor(output.name);
       output = { ...output, name: safeFileName(output.name), contentType: tool.section === 'audio' ? audioContentType(type) : type };
+      if (opts.outputTo) output.path = await moveOutput(output.path, opts.outputTo, output.name);
     }
     ctx.progress(100, 'done');
     const originalSize =
@@ -219,6 +227,32 @@ export async function checkInputs(tool: Tool, inputs: ToolInputs, postscript: bo
   };
   await Promise.all(inputs.files.map((f) => check(f, accept, tool.id)));
   for (const x of tool.input.extra ?? []) await Promise.all((inputs.extra[x.field] ?? []).map((f) => check(f, x.accept)));
+}
+
+/**
+ * Moves the finished output to `to`: a rename, or a copy across file systems. When a directory is at
+ * `to` already (the daemon wrote an input held in memory out to `<job>/in` for an engine that reads
+ * files), the output goes into its `out/` under its own name.
+ */
+async function moveOutput(file: string, to: string, name: string): Promise<string> {
+  const move = async (dest: string) => {
+    try {
+      await rename(file, dest);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EXDEV') throw e;
+      await copyFile(file, dest);
+      await rm(file, { force: true });
+    }
+    return dest;
+  };
+  try {
+    return await move(to);
+  } catch (e) {
+    if (!['EISDIR', 'ENOTEMPTY', 'EEXIST'].includes((e as NodeJS.ErrnoException).code ?? '')) throw e;
+    const dir = path.join(to, 'out');
+    await mkdir(dir, { recursive: true });
+    return move(path.join(dir, name));
+  }
 }
 
 async function emptyDir(dir: string): Promise<void> {

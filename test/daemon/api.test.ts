@@ -182,8 +182,10 @@ describe('daemon HTTP API', () => {
     await writeFile(big, Buffer.alloc(12 * 1024 * 1024, 0x5a));
     const r2 = await post(s, '/api/v1/tools/image/resize', await form({ file: await filePart(big), settings: '{"width": 30}' }));
     assert.equal(r2.status, 415, JSON.stringify(r2.json));
-    const jobs = await readdir(path.join(s.dataDir, 'jobs'));
-    for (const j of jobs) assert.ok(existsSync(path.join(s.dataDir, 'jobs', j, 'out')), `only finished outputs remain (${j})`);
+    // A finished job's output is the file at its path (uploads held in memory) or in its directory's out/.
+    const jobs = await readdir(path.join(s.dataDir, 'jobs'), { withFileTypes: true });
+    for (const j of jobs)
+      assert.ok(j.isFile() || existsSync(path.join(s.dataDir, 'jobs', j.name, 'out')), `only finished outputs remain (${j.name})`);
   });
 
   it('rejects bad settings with 400 VALIDATION_ERROR and details, before queueing', async () => {
