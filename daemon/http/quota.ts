@@ -46,15 +46,10 @@ async function du(dir: string): Promise<number> {
 
 /** What the user's jobs hold on disk, uploads in flight not included. */
 export async function jobStorageUsed(db: Kysely<Database>, userId: string): Promise<number> {
-  // One aggregate for finished jobs (a user may hold thousands), a walk only of the few still running.
-  const done = await db
-    .selectFrom('jobs')
-    .select((eb) => eb.fn.sum<number | string | null>('processed_size').as('bytes'))
-    .where('owner_id', '=', userId)
-    .where('status', 'not in', ['queued', 'running'])
-    // Only outputs still held: the sweep removes them (outputTtlHours) long before the records go.
-    .where('output_path', 'is not', null)
-    .executeTakeFirst();
+  // Ended jobs' outputs still held (the sweep removes them after outputTtlHours, long before the records
+  // go): one row the database keeps by triggers (migration 0800), however many a user holds. A walk only
+  // of the few jobs still queued or running.
+  const done = await db.selectFrom('job_held_bytes').select('bytes').where('owner_id', '=', userId).executeTakeFirst();
   const open = await db
     .selectFrom('jobs')
     .select('work_dir')

@@ -71,11 +71,22 @@ export interface JobsTable {
   finished_at: number | null;
 }
 
+/**
+ * What each owner's ended jobs hold in outputs (the quota's reading), kept by triggers on `jobs`
+ * (migration 0800_job_held_bytes); no code writes it.
+ */
+export interface JobHeldBytesTable {
+  owner_id: string;
+  /** A string from PostgreSQL (bigint). */
+  bytes: number | string;
+}
+
 export interface Database {
   users: UsersTable;
   sessions: SessionsTable;
   api_keys: ApiKeysTable;
   jobs: JobsTable;
+  job_held_bytes: JobHeldBytesTable;
 }
 
 /** Kept for callers that want auto-increment columns in their own tables. */

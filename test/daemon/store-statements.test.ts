@@ -182,7 +182,8 @@ describe('job indexes', () => {
       assert.match(list!, /jobs_created_id/);
       assert.doesNotMatch(list!, /TEMP B-TREE/);
       const [held, open] = await plan(() => jobStorageUsed(db, 'u1'));
-      assert.match(held!, /jobs_owner_held/);
+      // What ended jobs hold: one primary-key row (migration 0800), not a sum over the user's outputs.
+      assert.match(held!, /SEARCH job_held_bytes USING INDEX sqlite_autoindex_job_held_bytes_1 \(owner_id=\?\)/);
       assert.match(open!, /jobs_owner_status \(owner_id=\? AND status=\?\)/);
     } finally {
       await db.destroy();

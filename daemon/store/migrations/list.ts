@@ -16,3 +16,4 @@ export { default as m0760LibraryVersionNumbers } from './0760-library-version-nu
 export { default as m0770UsernameCase } from './0770-username-case.js';
 export { default as m0780SsoLinkUnique } from './0780-sso-link-unique.js';
 export { default as m0790TeamNameCase } from './0790-team-name-case.js';
+export { default as m0800JobHeldBytes } from './0800-job-held-bytes.js';
