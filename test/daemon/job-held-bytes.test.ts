@@ -12,36 +12,13 @@ import { jobStorageUsed } from '../../daemon/http/quota.js';
 import { openStore, type Store } from '../../daemon/store/db.js';
 import { claimJob, deleteJob, finishJobRow, insertJob, updateJob, type JobRow } from '../../daemon/store/jobs.js';
 import { tempDir } from '../helpers/fixtures.js';
+import { jobRow } from '../helpers/job-row.js';
 import { migrationDb } from '../helpers/migration-db.js';
 import { pgSchema, pgUnavailable, TEST_PG_URL } from '../helpers/scale.js';
 
-function job(id: string, owner: string, patch: Partial<JobRow> = {}): JobRow {
-  return {
-    id,
-    owner_id: owner,
-    tool: 'resize',
-    base_tool: 'resize',
-    kind: 'run',
-    settings: '{}',
-    status: 'queued',
-    progress: 0,
-    stage: 'queued',
-    result: null,
-    error: null,
-    client_job_id: null,
-    instance_id: 'i1',
-    work_dir: `/tmp/${id}`,
-    output_path: null,
-    output_name: null,
-    content_type: null,
-    original_size: 10,
-    processed_size: null,
-    created_at: 1000,
-    started_at: null,
-    finished_at: null,
-    ...patch,
-  };
-}
+/** A queued job `id` of `owner` unless `patch` says otherwise. */
+const job = (id: string, owner: string, patch: Partial<JobRow> = {}): JobRow =>
+  jobRow(owner, { id, status: 'queued', stage: 'queued', ...patch });
 
 /** The sum the quota used to read, per owner. */
 async function summed(store: Store, owner: string): Promise<number> {
