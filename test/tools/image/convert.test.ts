@@ -213,6 +213,20 @@ describe('convert', () => {
     await assert.rejects(run(gif, { format: 'bmp' }), (e: KilnError) => e.code === 'VALIDATION_ERROR');
     await assert.rejects(run(gif, { format: 'png', quality: 0 }), (e: KilnError) => e.code === 'VALIDATION_ERROR');
   });
+  // Found by the hostile corpus: sharp writes the IFD after the pixels, so a TIFF cut in half has a header
+  // pointing past its end; file-type then names nothing and the TIFF was refused as an unknown file.
+  it('a TIFF cut before its IFD is refused as an image that does not decode, not as an unknown type', async () => {
+    const tif = await sharp({ create: { width: 64, height: 48, channels: 3, background: '#3366cc' } })
+      .tiff()
+      .toBuffer();
+    const cut = path.join(dir, 'cut.tif');
+    writeFileSync(cut, tif.subarray(0, tif.readUInt32LE(4)));
+    await assert.rejects(run(cut, { format: 'png' }), (e: KilnError) => {
+      assert.equal(e.code, 'UNSUPPORTED_INPUT');
+      assert.match(e.message, /could not be decoded/);
+      return true;
+    });
+  });
   it('runs from the CLI, including the png-to-eps and eps-to-png presets', async () => {
     const src = await makeImage(dir, 'cli.png', 40, 20);
     const out = path.join(dir, 'cli.webp');
