@@ -114,6 +114,17 @@ async function cutPart(zip: Buffer, part: string): Promise<Buffer> {
 }
 
 /**
+ * A Photoshop file cut in the middle of its layer data. ImageMagick stores the picture twice, in its layer
+ * and as the merged image after it: half of the file still held the whole layer and decoded intact.
+ */
+export function cutInLayers(psd: Buffer): Buffer {
+  let at = 26; // the header; then the colour mode data, the image resources, the layers, each with its length
+  at += 4 + psd.readUInt32BE(at);
+  at += 4 + psd.readUInt32BE(at);
+  return psd.subarray(0, at + 4 + Math.floor(psd.readUInt32BE(at) / 2));
+}
+
+/**
  * A minimal OpenDocument (mimetype, manifest, content.xml holding `body`) whose content.xml is cut in the
  * middle of the body. Made by hand: LibreOffice would take seconds to write a real one.
  */
@@ -286,7 +297,7 @@ async function damagedOfMoreTypes(dir: string): Promise<Hostile[]> {
     // The IFD is whole; every strip it lists runs past the end of the file.
     { label: 'TIFF whose strips run past the end', name: 'strips.tif', data: tiffBomb(64, 48).subarray(0, -32) },
     { label: 'truncated HEIC', name: 'cut.heic', data: half(readFileSync(at('pic.heic'))) },
-    { label: 'truncated PSD', name: 'cut.psd', data: half(readFileSync(at('pic.psd'))) },
+    { label: 'PSD cut in its layer data', name: 'cut.psd', data: cutInLayers(readFileSync(at('pic.psd'))) },
     {
       // Undefined operators and unbalanced syntax only: nothing in it names a file or a device.
       label: 'EPS of PostScript junk',

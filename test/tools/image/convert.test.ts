@@ -11,6 +11,7 @@ import type { KilnError } from '../../../src/core/errors.js';
 import { ascii85Lines } from '../../../src/tools/image/_shared/eps-writer.js';
 import { makeImage, tempDir } from '../../helpers/fixtures.js';
 import { kiln } from '../../helpers/cli.js';
+import { cutInLayers } from '../../hardening/corpus.js';
 
 const dir = tempDir();
 
@@ -224,6 +225,17 @@ describe('convert', () => {
     await assert.rejects(run(cut, { format: 'png' }), (e: KilnError) => {
       assert.equal(e.code, 'UNSUPPORTED_INPUT');
       assert.match(e.message, /could not be decoded/);
+      return true;
+    });
+  });
+  it('a Photoshop file cut in its layer data is refused, naming ImageMagick as what could not read it', async () => {
+    const psd = path.join(dir, 'whole.psd');
+    execFileSync('/usr/bin/convert', [await makeImage(dir, 'for-psd.png', 64, 48), `psd:${psd}`]);
+    const cut = path.join(dir, 'cut.psd');
+    writeFileSync(cut, cutInLayers(readFileSync(psd)));
+    await assert.rejects(run(cut, { format: 'png' }), (e: KilnError) => {
+      assert.equal(e.code, 'UNSUPPORTED_INPUT');
+      assert.match(e.message, /^ImageMagick could not read the PSD file: .*unexpected end-of-file/);
       return true;
     });
   });
