@@ -54,6 +54,10 @@ export async function sniffFile(source: string | Buffer, originalName = typeof s
   const ft =
     typeof source === 'string' ? await (await fileTypeMod).fileTypeFromFile(source) : await (await fileTypeMod).fileTypeFromBuffer(source);
   if (ft && ft.ext !== 'xml') return { ext: normalizeExt(ft.ext), mime: ft.mime, text: false };
+  // file-type reads a TIFF's first IFD (camera RAW formats are TIFFs too) and answers nothing when the
+  // header points it past the end of the file. The header still says TIFF: the decoder then names the
+  // damage, where a cut TIFF was refused as "not a recognised file type".
+  if (!ft && tiffHeader(head)) return { ext: 'tiff', mime: 'image/tiff', text: false };
   // file-type calls every document that starts with <?xml "xml": SVG is told apart by its content.
   // Binary with no known signature. Some formats (raw AAC without ADTS, TGA…) have none: trust
   // nothing and call it unknown; the tool's engine may still take it.
@@ -61,6 +65,13 @@ export async function sniffFile(source: string | Buffer, originalName = typeof s
     return { ext: path.extname(originalName).slice(1).toLowerCase() || 'bin', mime: 'application/octet-stream', text: false };
   const kind = sniffText(head.toString('utf8'), originalName);
   return ft && kind.ext === 'txt' ? { ext: 'xml', mime: 'application/xml', text: true } : kind;
+}
+
+/** A classic TIFF header: byte order II or MM, then 42 in that order. */
+function tiffHeader(head: Buffer): boolean {
+  if (head.length < 8) return false;
+  const order = head.toString('latin1', 0, 2);
+  return (order === 'II' && head.readUInt16LE(2) === 42) || (order === 'MM' && head.readUInt16BE(2) === 42);
 }
 
 /** The kind of a text file from its decoded first characters, and its name. */

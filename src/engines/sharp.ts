@@ -87,12 +87,14 @@ const SHARP_READS = new Set(['jpg', 'png', 'webp', 'avif', 'tiff', 'gif']);
 /**
  * Whether `file` (of sniffed kind `kind`) decodes completely: false when sharp cannot read every pixel,
  * undefined for kinds sharp does not read. Used on failures only, to tell a bad input from our own.
+ * failOn 'error', not 'truncated': libtiff reports strips that run past the end of the file as a read
+ * error, and at 'truncated' libvips filled them with black and called the TIFF whole.
  */
 export async function decodesFully(file: string | Buffer, kind: string | undefined): Promise<boolean | undefined> {
   if (!kind || !SHARP_READS.has(kind)) return undefined;
   const sharp = await getSharp();
   try {
-    await sharp(file, { failOn: 'truncated', limitInputPixels: MAX_INPUT_PIXELS, animated: true }).raw().toBuffer();
+    await sharp(file, { failOn: 'error', limitInputPixels: MAX_INPUT_PIXELS, animated: true }).raw().toBuffer();
     return true;
   } catch {
     return false;

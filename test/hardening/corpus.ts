@@ -10,7 +10,9 @@ import { deflateSync } from 'node:zlib';
 import { PDFDocument } from 'pdf-lib';
 import sharp from 'sharp';
 import yazl from 'yazl';
-import { pngChunk } from '../helpers/header-bombs.js';
+import { vipsEnv } from '../../src/engines/sharp.js';
+import { pngChunk, tiffBomb } from '../helpers/header-bombs.js';
+import { readZip } from '../helpers/zip.js';
 
 export interface Hostile {
   /** What it is, for failure messages. */
@@ -79,10 +81,11 @@ function jpegBomb(jpeg: Buffer): Buffer {
   return out;
 }
 
+/** A ZIP of `entries` in order; an OpenDocument's `mimetype` entry is stored, as the format asks. */
 function zipOf(entries: [string, Buffer][]): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const z = new yazl.ZipFile();
-    for (const [name, data] of entries) z.addBuffer(data, name, { compress: true });
+    for (const [name, data] of entries) z.addBuffer(data, name, { compress: name !== 'mimetype' });
     z.end();
     const chunks: Buffer[] = [];
     z.outputStream.on('data', (c: Buffer) => chunks.push(c));
@@ -100,6 +103,50 @@ const junk = (n: number, seed = 7) => {
   return b;
 };
 
+/**
+ * A real office file (a valid ZIP) with its main part cut in half: the archive opens and sniffs as what it
+ * is, and the office engine meets broken XML where the document should be.
+ */
+async function cutPart(zip: Buffer, part: string): Promise<Buffer> {
+  const entries = [...(await readZip(zip))];
+  if (!entries.some(([name]) => name === part)) throw new Error(`no ${part} in the archive`);
+  return zipOf(entries.map(([name, data]) => [name, name === part ? half(data) : data]));
+}
+
+/**
+ * A Photoshop file cut in the middle of its layer data. ImageMagick stores the picture twice, in its layer
+ * and as the merged image after it: half of the file still held the whole layer and decoded intact.
+ */
+export function cutInLayers(psd: Buffer): Buffer {
+  let at = 26; // the header; then the colour mode data, the image resources, the layers, each with its length
+  at += 4 + psd.readUInt32BE(at);
+  at += 4 + psd.readUInt32BE(at);
+  return psd.subarray(0, at + 4 + Math.floor(psd.readUInt32BE(at) / 2));
+}
+
+/**
+ * A minimal OpenDocument (mimetype, manifest, content.xml holding `body`) whose content.xml is cut in the
+ * middle of the body. Made by hand: LibreOffice would take seconds to write a real one.
+ */
+function cutOdf(mime: string, body: string): Promise<Buffer> {
+  const ns = [
+    'office="urn:oasis:names:tc:opendocument:xmlns:office:1.0"',
+    'table="urn:oasis:names:tc:opendocument:xmlns:table:1.0"',
+    'text="urn:oasis:names:tc:opendocument:xmlns:text:1.0"',
+    'draw="urn:oasis:names:tc:opendocument:xmlns:drawing:1.0"',
+    'svg="urn:oasis:names:tc:opendocument:xmlns:svg-compatible:1.0"',
+  ];
+  const content = `<?xml version="1.0" encoding="UTF-8"?><office:document-content ${ns.map((n) => `xmlns:${n}`).join(' ')} office:version="1.2"><office:body>${body}</office:body></office:document-content>`;
+  const manifest =
+    '<?xml version="1.0" encoding="UTF-8"?><manifest:manifest xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0" manifest:version="1.2">' +
+    `<manifest:file-entry manifest:full-path="/" manifest:media-type="${mime}"/><manifest:file-entry manifest:full-path="content.xml" manifest:media-type="text/xml"/></manifest:manifest>`;
+  return zipOf([
+    ['mimetype', Buffer.from(mime)],
+    ['META-INF/manifest.xml', Buffer.from(manifest)],
+    ['content.xml', half(Buffer.from(content))],
+  ]);
+}
+
 export async function buildCorpus(dir: string): Promise<Hostile[]> {
   const png = await sharp({ create: { width: 64, height: 48, channels: 3, background: '#3366cc' } })
     .png()
@@ -113,6 +160,7 @@ export async function buildCorpus(dir: string): Promise<Hostile[]> {
   ffmpeg(['-f', 'lavfi', '-i', 'sine=frequency=440:duration=0.5', wav]);
   const mp3 = path.join(dir, 'a.mp3');
   ffmpeg(['-i', wav, mp3]);
+  const damaged = await damagedOfMoreTypes(dir);
   const pdfDoc = await PDFDocument.create();
   pdfDoc.addPage([200, 200]).drawText('hostile', { x: 20, y: 100 });
   const pdf = Buffer.from(await pdfDoc.save());
@@ -206,5 +254,92 @@ export async function buildCorpus(dir: string): Promise<Hostile[]> {
     { label: 'polyglot: PDF named .png', name: 'pdf.png', data: pdf },
     { label: 'polyglot: PNG named .pdf', name: 'png.pdf', data: png },
     { label: 'empty file', name: 'empty.png', data: Buffer.alloc(0) },
+    ...damaged,
+  ];
+}
+
+/**
+ * A damaged file of every other input type a preset takes (WebP, HEIC, TIFF, PSD, EPS, MOV, MKV, AVI,
+ * WebM, AAC, Ogg, FLAC, XLSX, ODS, PPTX, ODP), so every engine behind a preset meets hostile input: real
+ * files of a tiny picture or 1 s of 64 × 48 video or sine, cut in half, and a few made broken by hand.
+ */
+async function damagedOfMoreTypes(dir: string): Promise<Hostile[]> {
+  const at = (name: string) => path.join(dir, name);
+  // A busy test picture, so that half of each file ends inside its pixel data, not in a header.
+  ffmpeg(['-f', 'lavfi', '-i', 'testsrc=size=64x48', '-frames:v', '1', at('pic.png')]);
+  const pic = sharp(at('pic.png'));
+  const webp = await pic.clone().webp().toBuffer();
+  // sharp writes the IFD after the pixel data: half of the file keeps a header pointing past its end.
+  const tiff = await pic.clone().tiff().toBuffer();
+  // sharp has no HEVC encoder; the Debian vips CLI (libheif) has.
+  execFileSync('vips', ['copy', at('pic.png'), at('pic.heic')], { env: vipsEnv() });
+  execFileSync('/usr/bin/convert', [at('pic.png'), `psd:${at('pic.psd')}`]);
+  const media = (name: string, input: string[], extra: string[] = []) => {
+    ffmpeg([...input, ...extra, at(name)]);
+    return half(readFileSync(at(name)));
+  };
+  const av = ['-f', 'lavfi', '-i', 'testsrc=size=64x48:rate=10:duration=1', '-f', 'lavfi', '-i', 'sine=duration=1', '-pix_fmt', 'yuv420p'];
+  const sine = ['-f', 'lavfi', '-i', 'sine=frequency=440:duration=1'];
+  const { default: ExcelJS } = await import('exceljs');
+  const wb = new ExcelJS.Workbook();
+  const ws = wb.addWorksheet('Sheet1');
+  ws.addRows([
+    ['fruit', 'count'],
+    ['apple', 3],
+    ['pear', 5],
+  ]);
+  const xlsx = Buffer.from(await wb.xlsx.writeBuffer());
+  execFileSync('pandoc', ['-o', at('deck.pptx')], { input: '# One\n\nfirst slide\n\n# Two\n\n- a\n- b\n' });
+  const cell = (v: string) => `<table:table-cell office:value-type="string"><text:p>${v}</text:p></table:table-cell>`;
+  return [
+    { label: 'truncated WebP', name: 'cut.webp', data: half(webp) },
+    { label: 'truncated TIFF (its IFD offset points past the end)', name: 'cut.tif', data: half(tiff) },
+    // The IFD is whole; every strip it lists runs past the end of the file.
+    { label: 'TIFF whose strips run past the end', name: 'strips.tif', data: tiffBomb(64, 48).subarray(0, -32) },
+    { label: 'truncated HEIC', name: 'cut.heic', data: half(readFileSync(at('pic.heic'))) },
+    { label: 'PSD cut in its layer data', name: 'cut.psd', data: cutInLayers(readFileSync(at('pic.psd'))) },
+    {
+      // Undefined operators and unbalanced syntax only: nothing in it names a file or a device.
+      label: 'EPS of PostScript junk',
+      name: 'junk.eps',
+      data: Buffer.from(
+        '%!PS-Adobe-3.0 EPSF-3.0\n%%BoundingBox: 0 0 40 30\n%%EndComments\n1 0 0 setrgbcolor 0 0 40 30 rectfill\n' +
+          'kiln-no-such-operator 12 { dup mul } ] >> (unterminated string\n',
+      ),
+    },
+    // Index (moov) first, so the cut falls in the media data; cut.mp4 covers a missing index.
+    { label: 'truncated MOV', name: 'cut.mov', data: media('v.mov', av, ['-movflags', '+faststart']) },
+    { label: 'truncated MKV', name: 'cut.mkv', data: media('v.mkv', av) },
+    { label: 'truncated AVI', name: 'cut.avi', data: media('v.avi', av) },
+    { label: 'truncated WebM', name: 'cut.webm', data: media('v.webm', av) },
+    { label: 'truncated AAC (ADTS)', name: 'cut.aac', data: media('a.aac', sine, ['-c:a', 'aac', '-f', 'adts']) },
+    { label: 'truncated Ogg Vorbis', name: 'cut.ogg', data: media('a.ogg', sine, ['-c:a', 'libvorbis']) },
+    { label: 'truncated FLAC', name: 'cut.flac', data: media('a.flac', sine) },
+    { label: 'XLSX with its workbook part cut in half', name: 'cut.xlsx', data: await cutPart(xlsx, 'xl/workbook.xml') },
+    {
+      label: 'PPTX with its presentation part cut in half',
+      name: 'cut.pptx',
+      data: await cutPart(readFileSync(at('deck.pptx')), 'ppt/presentation.xml'),
+    },
+    {
+      label: 'ODS with its content cut in half',
+      name: 'cut.ods',
+      data: await cutOdf(
+        'application/vnd.oasis.opendocument.spreadsheet',
+        `<office:spreadsheet><table:table table:name="Sheet1">${['fruit,count', 'apple,3', 'pear,5']
+          .map((r) => `<table:table-row>${r.split(',').map(cell).join('')}</table:table-row>`)
+          .join('')}</table:table></office:spreadsheet>`,
+      ),
+    },
+    {
+      label: 'ODP with its content cut in half',
+      name: 'cut.odp',
+      data: await cutOdf(
+        'application/vnd.oasis.opendocument.presentation',
+        '<office:presentation><draw:page draw:name="one"><draw:frame svg:x="1cm" svg:y="1cm" svg:width="10cm" svg:height="2cm">' +
+          '<draw:text-box><text:p>first slide</text:p></draw:text-box></draw:frame></draw:page>' +
+          '<draw:page draw:name="two"><draw:frame svg:x="1cm" svg:y="1cm" svg:width="10cm" svg:height="2cm"><draw:text-box><text:p>second</text:p></draw:text-box></draw:frame></draw:page></office:presentation>',
+      ),
+    },
   ];
 }

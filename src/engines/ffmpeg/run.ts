@@ -108,10 +108,14 @@ export async function runFfmpeg(args: string[], opts: RunFfmpegOptions = {}): Pr
       },
       onStderrLine: opts.onStderrLine,
     }).catch((e: unknown) => {
+      // The input's fault. "Cannot determine format of input stream … after EOF": a stream ended before
+      // one frame of it decoded (a truncated MKV probes fine, then holds no whole frame).
       if (
         e instanceof KilnError &&
         e.code === 'INTERNAL' &&
-        /Invalid data found|could not find codec|Error while decoding|moov atom not found/i.test(e.message)
+        /Invalid data found|could not find codec|Error while decoding|moov atom not found|Cannot determine format of input stream \d+:\d+ after EOF/i.test(
+          e.message,
+        )
       ) {
         throw new KilnError('UNSUPPORTED_INPUT', e.message, { details: e.details, cause: e });
       }

@@ -11,6 +11,7 @@ import type { KilnError } from '../../../src/core/errors.js';
 import { ascii85Lines } from '../../../src/tools/image/_shared/eps-writer.js';
 import { makeImage, tempDir } from '../../helpers/fixtures.js';
 import { kiln } from '../../helpers/cli.js';
+import { cutInLayers } from '../../hardening/corpus.js';
 
 const dir = tempDir();
 
@@ -212,6 +213,31 @@ describe('convert', () => {
     assert.equal((await sharp(r.path).metadata()).pages, 2);
     await assert.rejects(run(gif, { format: 'bmp' }), (e: KilnError) => e.code === 'VALIDATION_ERROR');
     await assert.rejects(run(gif, { format: 'png', quality: 0 }), (e: KilnError) => e.code === 'VALIDATION_ERROR');
+  });
+  // Found by the hostile corpus: sharp writes the IFD after the pixels, so a TIFF cut in half has a header
+  // pointing past its end; file-type then names nothing and the TIFF was refused as an unknown file.
+  it('a TIFF cut before its IFD is refused as an image that does not decode, not as an unknown type', async () => {
+    const tif = await sharp({ create: { width: 64, height: 48, channels: 3, background: '#3366cc' } })
+      .tiff()
+      .toBuffer();
+    const cut = path.join(dir, 'cut.tif');
+    writeFileSync(cut, tif.subarray(0, tif.readUInt32LE(4)));
+    await assert.rejects(run(cut, { format: 'png' }), (e: KilnError) => {
+      assert.equal(e.code, 'UNSUPPORTED_INPUT');
+      assert.match(e.message, /could not be decoded/);
+      return true;
+    });
+  });
+  it('a Photoshop file cut in its layer data is refused, naming ImageMagick as what could not read it', async () => {
+    const psd = path.join(dir, 'whole.psd');
+    execFileSync('/usr/bin/convert', [await makeImage(dir, 'for-psd.png', 64, 48), `psd:${psd}`]);
+    const cut = path.join(dir, 'cut.psd');
+    writeFileSync(cut, cutInLayers(readFileSync(psd)));
+    await assert.rejects(run(cut, { format: 'png' }), (e: KilnError) => {
+      assert.equal(e.code, 'UNSUPPORTED_INPUT');
+      assert.match(e.message, /^ImageMagick could not read the PSD file: .*unexpected end-of-file/);
+      return true;
+    });
   });
   it('runs from the CLI, including the png-to-eps and eps-to-png presets', async () => {
     const src = await makeImage(dir, 'cli.png', 40, 20);

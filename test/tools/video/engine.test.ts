@@ -89,6 +89,34 @@ describe('input checks', () => {
     writeFileSync(cut, readFileSync(clip).subarray(0, 3000));
     await assert.rejects(runMedia(dir, 'convert-video', [cut]), isCode('UNSUPPORTED_INPUT'));
   });
+  // Found by the hostile corpus: half of an MKV probes fine, then its video stream ends before a frame
+  // decodes; ffmpeg fails with "Cannot determine format of input stream 0:0 after EOF" (was a 500).
+  it('an MKV cut before its first whole frame is UNSUPPORTED_INPUT', async () => {
+    const mkv = path.join(dir, 'whole.mkv');
+    execFileSync('ffmpeg', [
+      '-v',
+      'error',
+      '-y',
+      '-f',
+      'lavfi',
+      '-i',
+      'testsrc=size=64x48:rate=10:duration=1',
+      '-f',
+      'lavfi',
+      '-i',
+      'sine=duration=1',
+      '-pix_fmt',
+      'yuv420p',
+      mkv,
+    ]);
+    const cut = path.join(dir, 'cut.mkv');
+    const whole = readFileSync(mkv);
+    writeFileSync(cut, whole.subarray(0, whole.length >> 1));
+    await assert.rejects(runMedia(dir, 'convert-video', [cut]), (e: KilnError) => {
+      assert.equal(e.code, 'UNSUPPORTED_INPUT', e.message);
+      return true;
+    });
+  });
 });
 
 describe('runFfmpeg', () => {

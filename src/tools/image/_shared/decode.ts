@@ -8,6 +8,7 @@
  */
 import path from 'node:path';
 import type { Sharp, SharpOptions } from 'sharp';
+import { KilnError } from '../../../core/errors.js';
 import { exec } from '../../../core/process.js';
 import type { InputFile } from '../../../core/tool.js';
 import { requireEngine } from '../../../engines/registry.js';
@@ -55,7 +56,19 @@ export async function openInput(
     const decoded = path.join(workDir, `${ext}-${Date.now()}-${Math.random().toString(36).slice(2)}`);
     // PSD: [0] is the flattened composite that Photoshop stores next to the layers. ICO: the largest icon.
     const frame = ext === 'ico' ? (largestIcoEntry(await readHead(src, 6 + 16 * 256)) ?? 0) : 0;
-    await exec(magick, [`${ext}:${src}[${frame}]`, ...magickOut(decoded)], { failCode: 'UNSUPPORTED_INPUT', signal, timeoutMs: 120_000 });
+    await exec(magick, [`${ext}:${src}[${frame}]`, ...magickOut(decoded)], {
+      failCode: 'UNSUPPORTED_INPUT',
+      signal,
+      timeoutMs: 120_000,
+    }).catch((e: unknown) => {
+      // exec words it "convert failed (exit 1): …", which read as kiln's own convert tool failing.
+      if (e instanceof KilnError && e.code === 'UNSUPPORTED_INPUT')
+        throw new KilnError('UNSUPPORTED_INPUT', `ImageMagick could not read the ${ext.toUpperCase()} file: ${e.message}`, {
+          details: e.details,
+          cause: e,
+        });
+      throw e;
+    });
     return openImage(decoded, { workDir, signal, ...opts });
   }
   // libvips reads an APNG as its still default image: its frames come through ffmpeg.
