@@ -112,7 +112,7 @@ async function presetShare(routes: Route[], files: Hostile[]): Promise<Set<strin
  * files of a group, route i getting file j when (i + j) % n = 0 in a group of n, so every media tool meets
  * one file of each group and every container or codec meets a share of the tools (~11 of the ~45), all of
  * them going through one runFfmpeg. Sent to every tool, the seven files took 59 of the 164 s the
- * requests spent (measured) and the whole test grew from 43 s to 67 s (one run each, quiet machine).
+ * requests spent, and the corpus phase took 67 s instead of 26 s (one run each, quiet machine).
  */
 const TAKE_TURNS = [
   ['cut.mov', 'cut.mkv', 'cut.avi', 'cut.webm'],
