@@ -93,15 +93,8 @@ export class JobService {
     this.events = shared
       ? new JobEvents({ publish: (m) => shared.publishEvent(m), onMessage: (fn) => shared.onEvent(fn) })
       : new JobEvents();
-    this.runDeps = {
-      db: store.db,
-      config,
-      events: this.events,
-      log,
-      instanceId,
-      ended: (row) => this.ended(row),
-      scratch: this.scratch,
-    };
+    const ended = (row: JobRow) => this.ended(row);
+    this.runDeps = { db: store.db, config, events: this.events, log, instanceId, ended, scratch: this.scratch };
     this.upkeep = new Upkeep(
       (name, ttlMs) => queue.lead?.(name, ttlMs) ?? Promise.resolve(true),
       (err, name) => log.error({ err, pass: name }, 'periodic pass failed'),
@@ -154,8 +147,7 @@ export class JobService {
    * (`<jobs>/<id>`, run.ts with ScratchPool), so a small request creates no directory at all (ext4 made
    * each one costly here, see scratch.ts). Whatever writes a file under the path later creates it as a
    * directory (an input written out for an engine that reads files; the output then goes to its `out/`).
-   * One mkdir per level: a recursive mkdir of a path whose parent is missing tries the leaf first, fails,
-   * and tries it again after the parent.
+   * One mkdir per level (a recursive one of a path without its parent tries the leaf twice).
    */
   async allocate(opts: { inDir?: boolean } = {}): Promise<{ id: string; workDir: string; inDir: string }> {
     const id = newId();
