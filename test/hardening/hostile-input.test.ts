@@ -256,9 +256,12 @@ describe('hostile input sent to every tool route', () => {
     const seconds = (Date.now() - t0) / 1000;
     healthTimes = await health.stop();
 
-    // Memory: given a moment (up to 3 s), the allocator returns what the bombs took (see the tolerance below).
+    // Memory: given a moment, the allocator returns what the bombs took (see the tolerance below). The
+    // daemon trims its heaps once jobs have paused for a second (system/heap-trim.ts); on a loaded 2-core
+    // machine the reading right after the last answer was 1.39–1.41× the baseline, 5 s later 1.17–1.19×
+    // (quiet), so the wait allows for a late trim: up to 8 s, ending as soon as the reading is under.
     let afterRss = rssOf(d.pid);
-    for (const end = Date.now() + 3000; afterRss >= baselineRss * 1.5 && Date.now() < end; afterRss = rssOf(d.pid))
+    for (const end = Date.now() + 8000; afterRss >= baselineRss * 1.5 && Date.now() < end; afterRss = rssOf(d.pid))
       await new Promise((r) => setTimeout(r, 200));
     const max = Math.max(...healthTimes);
     const p99 = [...healthTimes].sort((a, b) => a - b)[Math.floor(healthTimes.length * 0.99)]!;
