@@ -16,7 +16,7 @@ import { BATCH_ZIP_TYPE, batchZipName } from '../jobs/batch-job.js';
 import { syncAnswer } from '../jobs/answer.js';
 import { jobError } from '../jobs/records.js';
 import type { Target } from '../jobs/targets.js';
-import { openOutput } from '../storage/job-files.js';
+import { readOutput } from '../storage/job-files.js';
 import { getJob, isFinal, type JobRow } from '../store/jobs.js';
 import { contentDisposition } from './download.js';
 
@@ -98,7 +98,7 @@ export async function streamQueuedBatch(
   if (!row.output_path) throw new KilnError('INTERNAL', 'The batch completed without its archive.');
   const counts = (JSON.parse(row.result ?? '{}') as { data?: BatchCounts }).data ?? { total: b.files.length, succeeded: 0, failed: 0 };
   // Opened before the first byte: a missing archive is still answered as an error.
-  const archive = await openOutput(storage, row.output_path);
+  const archive = await readOutput(storage, row.output_path);
   reply.hijack();
   res.writeHead(200, batchZipHeaders(b.target.id, b.id, counts));
   await pipeline(archive, res).catch(() => res.destroy());

@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { KilnError } from '../../src/core/errors.js';
 import { binary, errorResponses, ref } from '../openapi/common.js';
 import type { RouteDoc } from '../openapi/route-doc.js';
-import { openOutput, outputInfo, storedKey } from '../storage/job-files.js';
+import { openOutput, storedKey } from '../storage/job-files.js';
 import { jobId, visibleJob } from './jobs.js';
 
 /** RFC 6266: an ASCII fallback plus the exact UTF-8 name in filename*. */
@@ -103,33 +103,44 @@ export async function downloadRoutes(app: FastifyInstance): Promise<void> {
       throw new KilnError('NOT_FOUND', `Job ${jobId} has no file named ${filename}.`);
     const storage = app.kiln.storage;
     // A bucket that does not answer is 503 (UNAVAILABLE), not "expired".
-    const st = await outputInfo(storage, row.output_path);
-    if (!st) throw new KilnError('NOT_FOUND', `The output of job ${jobId} has expired or was removed.`);
-    // S3_DOWNLOADS=redirect: the client fetches the output from the bucket itself.
-    const key = storedKey(row.output_path);
-    const direct =
-      key &&
-      (await storage.presign?.(key, {
-        expiresS: 300,
-        disposition: contentDisposition(row.output_name),
-        contentType: row.content_type ?? undefined,
-      }));
-    if (direct) return reply.code(302).header('location', direct).header('cache-control', 'no-store').send();
-    // A job's output never changes once written: its id, size and time make a strong validator, so a
-    // client that holds the file already (If-None-Match, If-Modified-Since) gets 304 without the bytes
-    // and a resumed download checks it still has the same file (If-Range).
-    const etag = `"${jobId}-${st.size.toString(16)}-${Math.floor(st.modifiedAt).toString(16)}"`;
-    const lastModified = new Date(st.modifiedAt).toUTCString();
-    reply.header('etag', etag).header('last-modified', lastModified);
-    if (notModified(request.headers, etag, st.modifiedAt)) return reply.code(304).send();
-    const range = rangeIf(request.headers, st.size, { etag, lastModified });
-    if (range === 'invalid') return unsatisfiable(reply.removeHeader('etag').removeHeader('last-modified'), st.size);
-    // Opened before the file's headers are set: an output removed since it was looked at (the TTL sweep)
-    // is answered 404 as JSON, not under the file's Content-Disposition.
-    const body = await openOutput(storage, row.output_path, range || undefined).catch((e: unknown) => {
-      reply.removeHeader('etag').removeHeader('last-modified');
+    const out = await openOutput(storage, row.output_path);
+    if (!out) throw new KilnError('NOT_FOUND', `The output of job ${jobId} has expired or was removed.`);
+    let body: Awaited<ReturnType<typeof out.read>>;
+    let range: ReturnType<typeof rangeIf>;
+    try {
+      // S3_DOWNLOADS=redirect: the client fetches the output from the bucket itself.
+      const key = storedKey(row.output_path);
+      const direct =
+        key &&
+        (await storage.presign?.(key, {
+          expiresS: 300,
+          disposition: contentDisposition(row.output_name),
+          contentType: row.content_type ?? undefined,
+        }));
+      if (direct) {
+        out.close();
+        return reply.code(302).header('location', direct).header('cache-control', 'no-store').send();
+      }
+      // A job's output never changes once written: its id, size and time make a strong validator, so a
+      // client that holds the file already (If-None-Match, If-Modified-Since) gets 304 without the bytes
+      // and a resumed download checks it still has the same file (If-Range).
+      const etag = `"${jobId}-${out.size.toString(16)}-${Math.floor(out.modifiedAt).toString(16)}"`;
+      const lastModified = new Date(out.modifiedAt).toUTCString();
+      if (notModified(request.headers, etag, out.modifiedAt)) {
+        out.close();
+        return reply.code(304).header('etag', etag).header('last-modified', lastModified).send();
+      }
+      range = rangeIf(request.headers, out.size, { etag, lastModified });
+      if (range === 'invalid') {
+        out.close();
+        return unsatisfiable(reply, out.size);
+      }
+      body = await out.read(range || undefined);
+      reply.header('etag', etag).header('last-modified', lastModified);
+    } catch (e) {
+      out.close();
       throw e;
-    });
+    }
     reply
       .header('content-type', row.content_type ?? 'application/octet-stream')
       .header('content-disposition', contentDisposition(row.output_name))
@@ -138,11 +149,11 @@ export async function downloadRoutes(app: FastifyInstance): Promise<void> {
     if (range) {
       reply
         .code(206)
-        .header('content-range', `bytes ${range.start}-${range.end}/${st.size}`)
+        .header('content-range', `bytes ${range.start}-${range.end}/${out.size}`)
         .header('content-length', range.end - range.start + 1);
       return reply.send(body);
     }
-    reply.header('content-length', st.size);
+    reply.header('content-length', Buffer.isBuffer(body) ? body.length : out.size);
     return reply.send(body);
   });
 }

@@ -18,7 +18,7 @@ import { findTarget } from '../../daemon/jobs/targets.js';
 import { within } from '../../daemon/jobs/within.js';
 import { InProcessQueue } from '../../daemon/queue/in-process.js';
 import { inputFile } from '../../src/tools/run-tool.js';
-import { openOutput } from '../../daemon/storage/job-files.js';
+import { openOutput, readOutput } from '../../daemon/storage/job-files.js';
 import { LocalStorage } from '../../daemon/storage/local.js';
 import type { KilnError } from '../../src/core/errors.js';
 
@@ -54,18 +54,25 @@ describe('job races', () => {
     assert.equal((await sharp(Buffer.from(await dl.arrayBuffer())).metadata()).width, 16);
   });
 
-  it('an output removed before it is opened is NOT_FOUND; once open, its removal does not cut the download', async () => {
+  it('an output removed before it is opened is gone; once open, its removal does not cut the download', async () => {
     const storage = new LocalStorage(dir);
     const file = path.join(dir, 'swept.bin');
-    const bytes = Buffer.alloc(256 * 1024, 7);
-    await writeFile(file, bytes);
-    const stream = await openOutput(storage, file);
-    // The sweep runs while the download goes on.
-    await rm(file);
-    assert.equal((await buffer(stream)).length, bytes.length);
-    // Opened lazily, a file already gone was a stream that failed on its first read: a 500 after the
-    // file's headers, with the server's path in the message.
-    await assert.rejects(openOutput(storage, file), (e: KilnError) => e.code === 'NOT_FOUND' && !e.message.includes(dir));
+    // One above the size read whole (a stream) and one below (a buffer).
+    for (const size of [256 * 1024, 1000]) {
+      const bytes = Buffer.alloc(size, 7);
+      await writeFile(file, bytes);
+      const out = await openOutput(storage, file);
+      assert.equal(out?.size, size);
+      // The sweep runs while the download goes on.
+      await rm(file);
+      const body = await out!.read();
+      assert.equal(Buffer.isBuffer(body), size <= 64 * 1024);
+      assert.deepEqual(Buffer.isBuffer(body) ? body : await buffer(body), bytes);
+      // Opened lazily, a file already gone was a stream that failed on its first read: a 500 after the
+      // file's headers, with the server's path in the message.
+      assert.equal(await openOutput(storage, file), undefined);
+      await assert.rejects(readOutput(storage, file), (e: KilnError) => e.code === 'NOT_FOUND' && !e.message.includes(dir));
+    }
   });
 
   it('a batch cancelled while its items wait reports none of them done', async () => {
