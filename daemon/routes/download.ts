@@ -105,7 +105,7 @@ export async function downloadRoutes(app: FastifyInstance): Promise<void> {
     // A bucket that does not answer is 503 (UNAVAILABLE), not "expired".
     const out = await openOutput(storage, row.output_path);
     if (!out) throw new KilnError('NOT_FOUND', `The output of job ${jobId} has expired or was removed.`);
-    let body: Awaited<ReturnType<typeof out.read>>;
+    let body: Awaited<ReturnType<typeof out.read>> | undefined;
     let range: ReturnType<typeof rangeIf>;
     try {
       // S3_DOWNLOADS=redirect: the client fetches the output from the bucket itself.
@@ -117,29 +117,21 @@ export async function downloadRoutes(app: FastifyInstance): Promise<void> {
           disposition: contentDisposition(row.output_name),
           contentType: row.content_type ?? undefined,
         }));
-      if (direct) {
-        out.close();
-        return reply.code(302).header('location', direct).header('cache-control', 'no-store').send();
-      }
+      if (direct) return reply.code(302).header('location', direct).header('cache-control', 'no-store').send();
       // A job's output never changes once written: its id, size and time make a strong validator, so a
       // client that holds the file already (If-None-Match, If-Modified-Since) gets 304 without the bytes
       // and a resumed download checks it still has the same file (If-Range).
       const etag = `"${jobId}-${out.size.toString(16)}-${Math.floor(out.modifiedAt).toString(16)}"`;
       const lastModified = new Date(out.modifiedAt).toUTCString();
-      if (notModified(request.headers, etag, out.modifiedAt)) {
-        out.close();
+      if (notModified(request.headers, etag, out.modifiedAt))
         return reply.code(304).header('etag', etag).header('last-modified', lastModified).send();
-      }
       range = rangeIf(request.headers, out.size, { etag, lastModified });
-      if (range === 'invalid') {
-        out.close();
-        return unsatisfiable(reply, out.size);
-      }
+      if (range === 'invalid') return unsatisfiable(reply, out.size);
       body = await out.read(range || undefined);
       reply.header('etag', etag).header('last-modified', lastModified);
-    } catch (e) {
-      out.close();
-      throw e;
+    } finally {
+      // Whatever is answered without the bytes lets go of the file here; a read took it.
+      if (!body) out.close();
     }
     reply
       .header('content-type', row.content_type ?? 'application/octet-stream')

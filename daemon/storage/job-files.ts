@@ -92,7 +92,7 @@ const READ_WHOLE_BYTES = 64 * 1024;
 export interface OpenOutput extends OutputInfo {
   /** The bytes from `range` (all without), as a stream or, for a small file on disk, a buffer. Once. */
   read(range?: ByteRange): Promise<Readable | Buffer>;
-  /** Lets go of the output without reading it (a 304 or 416). */
+  /** Lets go of the output unless read() took it (a 304, a 416, a failure); more calls do nothing. */
   close(): void;
 }
 
@@ -119,7 +119,12 @@ export async function openOutput(storage: ObjectStorage, outputPath: string): Pr
     await handle.close();
     throw e;
   });
-  const close = () => void handle.close().catch(() => {});
+  let closed = false;
+  const close = () => {
+    if (closed) return;
+    closed = true;
+    void handle.close().catch(() => {});
+  };
   return {
     size: st.size,
     modifiedAt: st.mtimeMs,

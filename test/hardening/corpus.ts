@@ -12,6 +12,7 @@ import sharp from 'sharp';
 import yazl from 'yazl';
 import { vipsEnv } from '../../src/engines/sharp.js';
 import { pngChunk, tiffBomb } from '../helpers/header-bombs.js';
+import { halfClip } from '../helpers/media.js';
 import { readZip } from '../helpers/zip.js';
 
 export interface Hostile {
@@ -274,12 +275,11 @@ async function damagedOfMoreTypes(dir: string): Promise<Hostile[]> {
   // sharp has no HEVC encoder; the Debian vips CLI (libheif) has.
   execFileSync('vips', ['copy', at('pic.png'), at('pic.heic')], { env: vipsEnv() });
   execFileSync('/usr/bin/convert', [at('pic.png'), `psd:${at('pic.psd')}`]);
-  const media = (name: string, input: string[], extra: string[] = []) => {
-    ffmpeg([...input, ...extra, at(name)]);
+  // 1 s of sine in `name`'s format, cut in half.
+  const sound = (name: string, extra: string[] = []) => {
+    ffmpeg(['-f', 'lavfi', '-i', 'sine=frequency=440:duration=1', ...extra, at(name)]);
     return half(readFileSync(at(name)));
   };
-  const av = ['-f', 'lavfi', '-i', 'testsrc=size=64x48:rate=10:duration=1', '-f', 'lavfi', '-i', 'sine=duration=1', '-pix_fmt', 'yuv420p'];
-  const sine = ['-f', 'lavfi', '-i', 'sine=frequency=440:duration=1'];
   const { default: ExcelJS } = await import('exceljs');
   const wb = new ExcelJS.Workbook();
   const ws = wb.addWorksheet('Sheet1');
@@ -308,13 +308,13 @@ async function damagedOfMoreTypes(dir: string): Promise<Hostile[]> {
       ),
     },
     // Index (moov) first, so the cut falls in the media data; cut.mp4 covers a missing index.
-    { label: 'truncated MOV', name: 'cut.mov', data: media('v.mov', av, ['-movflags', '+faststart']) },
-    { label: 'truncated MKV', name: 'cut.mkv', data: media('v.mkv', av) },
-    { label: 'truncated AVI', name: 'cut.avi', data: media('v.avi', av) },
-    { label: 'truncated WebM', name: 'cut.webm', data: media('v.webm', av) },
-    { label: 'truncated AAC (ADTS)', name: 'cut.aac', data: media('a.aac', sine, ['-c:a', 'aac', '-f', 'adts']) },
-    { label: 'truncated Ogg Vorbis', name: 'cut.ogg', data: media('a.ogg', sine, ['-c:a', 'libvorbis']) },
-    { label: 'truncated FLAC', name: 'cut.flac', data: media('a.flac', sine) },
+    { label: 'truncated MOV', name: 'cut.mov', data: halfClip(dir, 'v.mov', ['-movflags', '+faststart']) },
+    { label: 'truncated MKV', name: 'cut.mkv', data: halfClip(dir, 'v.mkv') },
+    { label: 'truncated AVI', name: 'cut.avi', data: halfClip(dir, 'v.avi') },
+    { label: 'truncated WebM', name: 'cut.webm', data: halfClip(dir, 'v.webm') },
+    { label: 'truncated AAC (ADTS)', name: 'cut.aac', data: sound('a.aac', ['-c:a', 'aac', '-f', 'adts']) },
+    { label: 'truncated Ogg Vorbis', name: 'cut.ogg', data: sound('a.ogg', ['-c:a', 'libvorbis']) },
+    { label: 'truncated FLAC', name: 'cut.flac', data: sound('a.flac') },
     { label: 'XLSX with its workbook part cut in half', name: 'cut.xlsx', data: await cutPart(xlsx, 'xl/workbook.xml') },
     {
       label: 'PPTX with its presentation part cut in half',

@@ -4,7 +4,7 @@
  * of the engine module under test).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { copyFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { createWorkspace } from '../../src/core/workspace.js';
 import { getTool } from '../../src/tools/index.js';
@@ -48,6 +48,32 @@ export function makeVideo(dir: string, name: string, o: VideoOpts = {}): string 
   args.push(...(VCODEC[ext] ?? []), ...(audio ? [] : ['-an']), '-g', String(fps), ...(o.extra ?? []), p);
   ff(args);
   return p;
+}
+
+/**
+ * The first half of 1 s of 64×48 testsrc with a sine tone, written with ffmpeg's own defaults for the
+ * container `name` names (`extra`: output options): a file that probes as what it is and ends inside its
+ * media data. With these defaults half an MKV holds no whole frame (ffmpeg: "Cannot determine format of
+ * input stream 0:0 after EOF"); makeVideo's ultrafast encoding, cut the same way, still decodes.
+ */
+export function halfClip(dir: string, name: string, extra: string[] = []): Buffer {
+  const p = path.join(dir, name);
+  ff([
+    '-f',
+    'lavfi',
+    '-i',
+    'testsrc=size=64x48:rate=10:duration=1',
+    '-f',
+    'lavfi',
+    '-i',
+    'sine=duration=1',
+    '-pix_fmt',
+    'yuv420p',
+    ...extra,
+    p,
+  ]);
+  const whole = readFileSync(p);
+  return whole.subarray(0, whole.length >> 1);
 }
 
 /** A small grey video whose sound is `audio` (speech for auto-subtitles), as long as the audio. */
