@@ -47,7 +47,7 @@ import { deleteExpiredSessions } from './store/sessions.js';
 import { localLeases, redisLeases } from './watch/lock.js';
 import { WatchFolders } from './watch/service.js';
 import { QuietTrim, trimNativeHeap } from './system/heap-trim.js';
-import { fullGc } from './system/full-gc.js';
+import { fullGc } from './system/gc.js';
 
 declare module './context.js' {
   interface DaemonContext {

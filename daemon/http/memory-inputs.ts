@@ -13,7 +13,7 @@
  * after IDLE_MS without uploads the rest go and one full collection gives their memory back (V8 frees
  * a dropped arena only when a collection finds it).
  */
-import { fullGc } from '../system/full-gc.js';
+import { fullGc } from '../system/gc.js';
 
 const KB = 1024;
 const MB = 1024 * KB;

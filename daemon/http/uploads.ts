@@ -15,6 +15,7 @@ import { KilnError } from '../../src/core/errors.js';
 import { safeFileName } from '../../src/core/paths.js';
 import { coerceSettingValue, describeSettings } from '../../src/core/settings.js';
 import type { InputFile, Tool, ToolInputs } from '../../src/core/tool.js';
+import { afterUpload } from '../system/gc.js';
 import { chargeQuota, holdUntilAnswered } from './quota.js';
 import { WireGuard } from './wire-guard.js';
 
@@ -178,6 +179,8 @@ export async function readMultipart(request: FastifyRequest, dir: string, limits
         cause: e,
       });
     throw e;
+  } finally {
+    afterUpload(total);
   }
   wire.stop();
   // Until the answer: the job that holds these files is recorded (and counted) by then.

@@ -15,6 +15,8 @@ export interface DaemonProcess {
   /** Authorization header of the signed-in admin (empty with `signIn: false`). */
   auth: { authorization: string };
   stderr(): string;
+  /** What it printed on stdout (V8's traces, with `nodeFlags`). */
+  stdout(): string;
 }
 
 /** The test runner's environment without the variables that would point the daemon elsewhere. */
@@ -28,19 +30,21 @@ export function daemonEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv
  * Starts `kiln serve --port 0` on `dataDir`, waits for its listening line and signs the admin in.
  * `signIn: false` returns at the listening line, for a test that must act on what starts with the
  * daemon (a sign-in's password hashing took long enough under load to miss a short engine step).
+ * `nodeFlags` go to node before the program (V8 flags NODE_OPTIONS does not take, such as --trace-gc).
  */
 export async function startDaemonProcess(
   dataDir: string,
   env: Record<string, string> = {},
-  opts: { signIn?: boolean } = {},
+  opts: { signIn?: boolean; nodeFlags?: string[] } = {},
 ): Promise<DaemonProcess> {
   const password = 'Daemon-Admin-Pass-42';
-  const child = spawn(process.execPath, [KILN, 'serve', '--port', '0', '--data-dir', dataDir], {
+  const child = spawn(process.execPath, [...(opts.nodeFlags ?? []), KILN, 'serve', '--port', '0', '--data-dir', dataDir], {
     env: daemonEnv({ ADMIN_PASSWORD: password, ...env }),
   });
   let err = '';
   child.stderr.on('data', (b: Buffer) => (err += b));
-  child.stdout.resume();
+  let out = '';
+  child.stdout.on('data', (b: Buffer) => (out += b));
   const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`no listening line: ${err}`)), 120_000);
@@ -54,14 +58,14 @@ export async function startDaemonProcess(
     child.stderr.on('data', look);
     exited.then(() => reject(new Error(`exited early: ${err}`)));
   });
-  if (opts.signIn === false) return { child, exited, url, auth: { authorization: '' }, stderr: () => err };
+  if (opts.signIn === false) return { child, exited, url, auth: { authorization: '' }, stderr: () => err, stdout: () => out };
   const login = await fetch(`${url}/api/auth/login`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ username: 'admin', password }),
   });
   const token = ((await login.json()) as { token: string }).token;
-  return { child, exited, url, auth: { authorization: `Bearer ${token}` }, stderr: () => err };
+  return { child, exited, url, auth: { authorization: `Bearer ${token}` }, stderr: () => err, stdout: () => out };
 }
 
 /** Live processes (pid and command line) whose command line contains `marker`. */

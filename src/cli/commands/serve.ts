@@ -157,6 +157,6 @@ function settleStartupHeap(): void {
   const ms = Number(process.env.KILN_SETTLE_HEAP_MS ?? 10_000);
   if (!(ms > 0)) return;
   setTimeout(() => {
-    import('../../../daemon/system/full-gc.js').then((m) => m.fullGc()).catch(() => {});
+    import('../../../daemon/system/gc.js').then((m) => m.fullGc()).catch(() => {});
   }, ms).unref();
 }
