@@ -40,9 +40,9 @@ let uploadedSince = 0;
  * ran a full collection every ~6 uploads (43 in 250; `--trace-gc`: incremental marking started by a
  * task with the old generation at half its limit), and RSS under that load sat at ~190 MB. A young
  * collection right after each upload of 4 MB or more (1–2 ms of the event loop; little is alive in the
- * young generation then) left 3 full collections in 250 uploads and RSS at ~165 MB, with the same
- * throughput and CPU per request (measured interleaved, three runs each). Spacing them at 32 MB did
- * not do it: the full collections stayed as many (39–44 per 250).
+ * young generation then) left 3 full collections in 250 uploads and RSS at ~165 MB, with throughput
+ * and CPU per request the same within the run-to-run noise (interleaved, three runs each). Spacing
+ * them at 32 MB did not do it: the full collections stayed as many (39–44 per 250).
  */
 export function afterUpload(bytes: number): void {
   uploadedSince += bytes;
