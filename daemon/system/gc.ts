@@ -30,7 +30,7 @@ export async function fullGc(): Promise<void> {
 }
 
 /** Upload bytes between two young collections: one after each upload of this size or more. */
-export const UPLOAD_BYTES_PER_SCAVENGE = 4 * 1048576;
+const UPLOAD_BYTES_PER_SCAVENGE = 4 * 1048576;
 let uploadedSince = 0;
 
 /**

@@ -9,17 +9,18 @@ import { readFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import path from 'node:path';
 import { describe, it } from 'node:test';
+import { multipart } from '../../bench/lib.js';
 import { makePhoto, tempDir } from '../helpers/fixtures.js';
 import { startDaemonProcess } from '../helpers/daemon-process.js';
 
-/** POSTs one resize of `body` (multipart) and reads the answer whole; resolves with its status. */
-function postResize(url: string, auth: string, body: Buffer, boundary: string): Promise<number> {
+/** POSTs one resize (`m`: the multipart body) and reads the answer whole; resolves with its status. */
+function postResize(url: string, auth: string, m: { body: Buffer; type: string }): Promise<number> {
   return new Promise((resolve, reject) => {
     const req = request(
       `${url}/api/v1/tools/image/resize`,
       {
         method: 'POST',
-        headers: { authorization: auth, 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': body.length },
+        headers: { authorization: auth, 'content-type': m.type, 'content-length': m.body.length },
       },
       (res) => {
         res.resume();
@@ -28,7 +29,7 @@ function postResize(url: string, auth: string, body: Buffer, boundary: string): 
       },
     );
     req.on('error', reject);
-    req.end(body);
+    req.end(m.body);
   });
 }
 
@@ -38,15 +39,7 @@ describe('young collections after uploads', () => {
     const photo = await makePhoto(dir, 'big.jpg', 4000, 2500);
     const bytes = statSync(photo).size;
     assert.ok(bytes >= 4 * 1048576, `the photo is ${bytes} bytes`);
-    const boundary = 'kiln-upload-gc';
-    const body = Buffer.concat([
-      Buffer.from(
-        `--${boundary}\r\ncontent-disposition: form-data; name="settings"\r\n\r\n{"width":64}\r\n` +
-          `--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="big.jpg"\r\ncontent-type: image/jpeg\r\n\r\n`,
-      ),
-      await readFile(photo),
-      Buffer.from(`\r\n--${boundary}--\r\n`),
-    ]);
+    const m = multipart(await readFile(photo), 'big.jpg', { width: 64 });
     // The young generation bin/kiln gives `serve` (node bin/kiln skips its shell preamble).
     const d = await startDaemonProcess(
       path.join(dir, 'data'),
@@ -58,12 +51,12 @@ describe('young collections after uploads', () => {
     try {
       const auth = d.auth.authorization;
       // The first requests load the tool and grow the heap from its start-up size.
-      for (let i = 0; i < 3; i++) assert.equal(await postResize(d.url, auth, body, boundary), 200);
+      for (let i = 0; i < 3; i++) assert.equal(await postResize(d.url, auth, m), 200);
       const from = d.stdout().length;
       const statuses: number[] = [];
       await Promise.all(
         [0, 1].map(async () => {
-          for (let i = 0; i < 15; i++) statuses.push(await postResize(d.url, auth, body, boundary));
+          for (let i = 0; i < 15; i++) statuses.push(await postResize(d.url, auth, m));
         }),
       );
       assert.deepEqual(new Set(statuses), new Set([200]));
