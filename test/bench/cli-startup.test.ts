@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -175,6 +175,23 @@ describe('CLI bundle', { concurrency: 2 }, () => {
     for (const t of TOOLS) assert.equal((await loadTool(t.id))?.id, t.id, `bundled loadTool(${t.id})`);
     assert.equal(await loadTool('no-such-tool'), undefined);
     assert.equal(await loadTool('../core/tool'), undefined);
+  });
+
+  test('a bundle file defines require exactly when its own code uses it', () => {
+    const defines =
+      /^import \{ createRequire as __kilnCreateRequire \} from 'node:module';.* const require = __kilnCreateRequire\(import\.meta\.url\);/;
+    const files = readdirSync(BUNDLE).filter((f) => f.endsWith('.js'));
+    let withBanner = 0;
+    for (const f of files) {
+      const text = readFileSync(path.join(BUNDLE, f), 'utf8');
+      const banner = defines.test(text.slice(0, text.indexOf('\n') + 1));
+      const body = banner ? text.slice(text.indexOf('\n') + 1) : text;
+      const uses = /\brequire\b|\b__kilnBundleDir\b/.test(body);
+      assert.equal(banner, uses, `${f}: ${uses ? 'uses require without defining it' : 'defines a require it never uses'}`);
+      if (banner) withBanner++;
+    }
+    // Only inlined CommonJS packages (sharp's, commander…) and esbuild's own __require need one.
+    assert.ok(withBanner > 0 && withBanner < files.length / 10, `${withBanner} of ${files.length} files define require`);
   });
 
   test('bin/kiln runs the bundle only when it is not older than dist/src', async () => {
