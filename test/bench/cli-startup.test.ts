@@ -77,10 +77,10 @@ const SERVER_ONLY =
 
 /**
  * What a local JPEG resize needs none of (each loads lazily where it is used; zod's English locale only;
- * the SVG sanitizer's XML parser for SVG inputs only).
+ * the SVG input module, with node:zlib for .svgz, and its sanitizer's XML parser for SVG inputs only).
  */
 const LOCAL_RUN_NEEDLESS =
-  /node_modules\/(file-type|yazl|cli-progress|@xmldom\/xmldom)\/|^dist\/src\/ai\/|^dist\/src\/cli\/(program|remote\/transport)\.js$|^dist\/src\/tools\/bundles\.js$/;
+  /node_modules\/(file-type|yazl|cli-progress|@xmldom\/xmldom)\/|^dist\/src\/ai\/|^dist\/src\/cli\/(program|remote\/transport)\.js$|^dist\/src\/tools\/bundles\.js$|^dist\/src\/tools\/image\/_shared\/svg-input\.js$/;
 const OTHER_ZOD_LOCALES = /node_modules\/zod\/v4\/locales\/(?!en\.js$|index\.js$)/;
 
 /** Runs `exe` as a program (a shell script first), with only the given variables of `names` set. */
