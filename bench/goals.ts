@@ -53,17 +53,18 @@ export function median(xs: number[]): number {
 }
 
 /**
- * Runs every side once per round, `rounds` times (after one untimed warm-up round unless told
- * otherwise), and returns each side's samples in ms. A side may return its own number (a rate, a size)
- * instead of being timed.
+ * Runs every side once per round, `rounds` times (after one untimed warm-up round, or `warmup` of
+ * them, or none), and returns each side's samples in ms. A side may return its own number (a rate, a
+ * size) instead of being timed.
  */
 export async function interleave(
   rounds: number,
   sides: (() => Promise<number | void> | number | void)[],
-  opts: { warmup?: boolean } = {},
+  opts: { warmup?: boolean | number } = {},
 ): Promise<number[][]> {
   const samples = sides.map(() => [] as number[]);
-  for (let r = opts.warmup === false ? 0 : -1; r < rounds; r++) {
+  const warmup = opts.warmup === false ? 0 : opts.warmup === true || opts.warmup === undefined ? 1 : opts.warmup;
+  for (let r = -warmup; r < rounds; r++) {
     for (const [i, side] of sides.entries()) {
       const t0 = performance.now();
       const got = await side();
