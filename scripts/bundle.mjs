@@ -48,8 +48,8 @@ const NEVER = new Set(['better-sqlite3', 'onnxruntime-node', '@napi-rs/keyring',
 /**
  * What esbuild puts first in every output: a `require` (and the directory for __dirname) for inlined
  * CommonJS code. Only a few outputs use it; in the others it cost a module record, a require function
- * and two more imports to link at every load: `kiln resize` of a 64×64 JPEG loads 47 chunks, 44 of
- * which never use it (311.5 → 306.7 ms median of 40 interleaved runs on a slow day), and the idle
+ * and two more imports to link at every load: `kiln resize` of a 64×64 JPEG loaded 47 chunks, 44 of
+ * which never used it (311.5 → 306.7 ms median of 40 interleaved runs on a slow day), and the idle
  * daemon, which loads ~300, holds 0.4 MB less heap.
  */
 const BANNER = [

@@ -41,7 +41,7 @@ export async function openInput(
   const ext = file.type?.ext;
   // librsvg would load the files and URLs an SVG names: only the sanitized document is rendered.
   if (ext === 'svg') {
-    // Loaded for an SVG only: it brings node:zlib (for .svgz), 3.5–5 ms of every image tool's start here.
+    // Loaded for an SVG only: it brings node:zlib (for .svgz), 3.5–5 ms of each image tool's start on a slow machine.
     const { safeSvg } = await import('./svg-input.js');
     const svg = (await safeSvg(file)).svg;
     // Its size read from the sanitized document: runTool's wording of a refusal reads no raw SVG.
