@@ -52,7 +52,7 @@ const NEVER = new Set(['better-sqlite3', 'onnxruntime-node', '@napi-rs/keyring',
  * which never used it (311.5 → 306.7 ms median of 40 interleaved runs on a slow day), and the idle
  * daemon, which loads ~300, holds 0.4 MB less heap.
  */
-const BANNER = [
+export const BANNER = [
   "import { createRequire as __kilnCreateRequire } from 'node:module';",
   "import { fileURLToPath as __kilnFileURLToPath } from 'node:url';",
   'const require = __kilnCreateRequire(import.meta.url);',
@@ -64,7 +64,7 @@ const BANNER = [
  * (a word match: a mention in a string keeps it, which is only a wasted banner). The number of outputs
  * changed.
  */
-export function dropUnusedBanners(files) {
+function dropUnusedBanners(files) {
   let n = 0;
   for (const file of files.filter((f) => f.endsWith('.js'))) {
     const text = readFileSync(file, 'utf8');
