@@ -7,7 +7,8 @@
 // What keeps the bundle behaving like the tsc output:
 // - Native and heavy packages stay outside (resolved from node_modules at run time as before); only
 //   kiln's own code and the pure-JS packages of the start-up path (INLINE, with their dependencies)
-//   go in.
+//   go in. zod and commander (VENDOR) go into vendor.cjs instead, one CommonJS file whose compiled code
+//   src/core/code-cache.ts keeps between runs (node 20 keeps none for modules).
 // - `import.meta.url` in every bundled file is rewritten to the URL of the file it came from, so
 //   workers, `createRequire` and paths to data files (package.json, release keys) resolve as before.
 //   All outputs sit in one flat directory, which makes that URL a constant relative to any chunk.
@@ -32,8 +33,6 @@ const LAZY = path.join(dist, 'src', 'tools', 'lazy.js');
  * `createRequire(import.meta.url)` still finds the native addon beside the original files.
  */
 const INLINE = new Set([
-  'commander',
-  'zod',
   'file-type',
   'cli-progress',
   'yazl',
@@ -42,6 +41,16 @@ const INLINE = new Set([
   // The MCP SDK imports zod: outside the bundle it would load a second copy of zod (~1.5 MB of source).
   '@modelcontextprotocol/sdk',
 ]);
+/**
+ * Packages that go into one CommonJS file, dist/bundle/vendor.cjs, which src/core/code-cache.ts runs
+ * with V8's code cache kept between runs (node 20 has no compile cache for modules): their compiling
+ * was most of what a tool run cost above a script that imports sharp. Every import of them, from kiln
+ * or from an inlined package (the MCP SDK's zod/v3, zod/v4/core…), is answered from that one file, so
+ * there is one zod in the process. Pure JavaScript without top-level await, as CommonJS must be.
+ */
+const VENDOR = new Set(['zod', 'commander']);
+export const VENDOR_FILE = 'vendor.cjs';
+const CODE_CACHE = path.join(dist, 'src', 'core', 'code-cache.js');
 /** Never bundled, even when an inlined package imports them: native code, or files read beside the package. */
 const NEVER = new Set(['better-sqlite3', 'onnxruntime-node', '@napi-rs/keyring', 'playwright-core', 'zxing-wasm']);
 
@@ -82,7 +91,50 @@ function packageName(spec) {
   return spec.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0];
 }
 
-const ZOD_LOCALES = /[\\/]node_modules[\\/]zod[\\/]v4[\\/]locales[\\/]index\.js$/;
+/** Every specifier of a VENDOR package the ESM build met (what vendor.cjs must answer). */
+const vendorSpecs = new Set();
+
+/**
+ * zod's `locales` namespace holds the error messages of ~60 languages (a third of zod's code); kiln uses
+ * only English, which zod installs itself from locales/en.cjs.
+ */
+const zodEnglishOnly = {
+  name: 'zod-english-only',
+  setup(b) {
+    b.onLoad({ filter: /[\\/]node_modules[\\/]zod[\\/]v4[\\/]locales[\\/]index\.cjs$/ }, (args) => ({
+      contents: "const en = require('./en.cjs');\nexports.en = en && en.__esModule ? en.default : en;\n",
+      loader: 'js',
+      resolveDir: path.dirname(args.path),
+    }));
+  },
+};
+
+/** dist/bundle/vendor.cjs: the VENDOR specifiers the ESM build met, as one object keyed by specifier. */
+async function buildVendor(build) {
+  const specs = [...vendorSpecs].sort();
+  const result = await build({
+    stdin: {
+      // Getters: a command that needs zod runs none of the MCP SDK's zod/v3 or zod/v4-mini.
+      contents: `module.exports = {\n${specs.map((sp) => `  get ${JSON.stringify(sp)}() { return require(${JSON.stringify(sp)}); },`).join('\n')}\n};\n`,
+      resolveDir: root,
+      sourcefile: 'vendor-entry.cjs',
+      loader: 'js',
+    },
+    outfile: path.join(OUT_DIR, VENDOR_FILE),
+    bundle: true,
+    format: 'cjs',
+    platform: 'node',
+    target: `node${process.versions.node.split('.')[0]}`,
+    plugins: [zodEnglishOnly],
+    logLevel: 'warning',
+    metafile: true,
+    preserveSymlinks: true,
+    legalComments: 'none',
+    minifyWhitespace: process.env.KILN_BUNDLE_MINIFY !== '0',
+    minifySyntax: process.env.KILN_BUNDLE_MINIFY !== '0',
+  });
+  return { specs, metafile: result.metafile };
+}
 
 const isBare = (spec) => !spec.startsWith('.') && !spec.startsWith('/') && !spec.startsWith('node:') && !spec.includes(':');
 const inNodeModules = (file) => file.split(path.sep).includes('node_modules');
@@ -147,17 +199,23 @@ const kilnPlugin = {
     b.onResolve({ filter: /.*/ }, (args) => {
       if (args.kind === 'entry-point' || !isBare(args.path)) return undefined;
       const name = packageName(args.path);
+      if (VENDOR.has(name)) {
+        vendorSpecs.add(args.path);
+        return { path: args.path, namespace: 'kiln-vendor' };
+      }
       if (NEVER.has(name)) return { path: args.path, external: true };
       // From kiln's code only the INLINE packages; inside an inlined package, everything it needs.
       if (inNodeModules(args.importer) || INLINE.has(name)) return undefined;
       return { path: args.path, external: true };
     });
+    // `__kilnBundleDir` (the banner's) is the flat output directory, where vendor.cjs sits beside every chunk.
+    b.onLoad({ filter: /.*/, namespace: 'kiln-vendor' }, (args) => ({
+      contents: `module.exports = require(${JSON.stringify(CODE_CACHE)}).requireCached(require('node:path').join(__kilnBundleDir, ${JSON.stringify(VENDOR_FILE)}))[${JSON.stringify(args.path)}];`,
+      loader: 'js',
+      resolveDir: root,
+    }));
     b.onLoad({ filter: /\.(c|m)?js$/ }, async (args) => {
       if (args.path === LAZY) return { contents: await lazyReplacement(), loader: 'js', resolveDir: path.dirname(LAZY) };
-      // zod's `locales` namespace holds the error messages of ~60 languages (a third of the zod chunk every
-      // command parses); kiln uses only English, which zod installs itself from locales/en.js.
-      if (ZOD_LOCALES.test(args.path))
-        return { contents: "export { default as en } from './en.js';\n", loader: 'js', resolveDir: path.dirname(args.path) };
       let text = readFileSync(args.path, 'utf8');
       const rel = path.relative(OUT_DIR, args.path).split(path.sep).join('/');
       if (text.includes('import.meta.url'))
@@ -178,6 +236,7 @@ const kilnPlugin = {
 export async function bundle({ quiet = false } = {}) {
   const { build } = await import('esbuild');
   rmSync(OUT_DIR, { recursive: true, force: true });
+  vendorSpecs.clear();
   const t0 = Date.now();
   const result = await build({
     entryPoints: { main: ENTRY },
@@ -203,16 +262,17 @@ export async function bundle({ quiet = false } = {}) {
     minifySyntax: process.env.KILN_BUNDLE_MINIFY !== '0',
   });
   const trimmed = dropUnusedBanners(Object.keys(result.metafile.outputs).map((f) => path.resolve(root, f)));
+  const vendor = await buildVendor(build);
   // Which sources each output holds: lets a test tell what a command loaded (test/bench/cli-startup.test.ts).
   const inputs = {};
-  for (const [out, o] of Object.entries(result.metafile.outputs))
+  for (const [out, o] of [...Object.entries(result.metafile.outputs), ...Object.entries(vendor.metafile.outputs)])
     inputs[path.basename(out)] = Object.keys(o.inputs).map((i) => path.relative(root, path.resolve(i)).split(path.sep).join('/'));
   writeFileSync(path.join(OUT_DIR, 'inputs.json'), JSON.stringify(inputs));
   const files = Object.keys(result.metafile.outputs).filter((f) => f.endsWith('.js'));
   const main = statSync(path.join(OUT_DIR, 'main.js')).size;
   if (!quiet)
     process.stderr.write(
-      `[bundle] dist/bundle: main.js ${(main / 1024).toFixed(0)} KiB + ${files.length - 1} chunks (${files.length - trimmed} with a require) in ${Date.now() - t0} ms\n`,
+      `[bundle] dist/bundle: main.js ${(main / 1024).toFixed(0)} KiB + ${files.length - 1} chunks (${files.length - trimmed} with a require), ${VENDOR_FILE} ${(statSync(path.join(OUT_DIR, VENDOR_FILE)).size / 1024).toFixed(0)} KiB (${vendor.specs.join(', ')}) in ${Date.now() - t0} ms\n`,
     );
   return result;
 }

@@ -81,7 +81,9 @@ const SERVER_ONLY =
  */
 const LOCAL_RUN_NEEDLESS =
   /node_modules\/(file-type|yazl|cli-progress|@xmldom\/xmldom)\/|^dist\/src\/ai\/|^dist\/src\/cli\/(program|remote\/transport)\.js$|^dist\/src\/tools\/bundles\.js$|^dist\/src\/tools\/image\/_shared\/svg-input\.js$/;
-const OTHER_ZOD_LOCALES = /node_modules\/zod\/v4\/locales\/(?!en\.js$|index\.js$)/;
+const OTHER_ZOD_LOCALES = /node_modules\/zod\/v4\/locales\/(?!en\.c?js$|index\.c?js$)/;
+/** Packages the bundle takes from vendor.cjs (src/core/code-cache.ts), never as modules of their own. */
+const VENDORED = /node_modules\/(zod|commander)\//;
 
 /** Runs `exe` as a program (a shell script first), with only the given variables of `names` set. */
 function program(exe: string, args: string[], names: string[], env: NodeJS.ProcessEnv = {}): Promise<string> {
@@ -155,11 +157,46 @@ describe('CLI bundle', { concurrency: 2 }, () => {
       if (!env.KILN_NO_BUNDLE) {
         assert.ok(urls.length < 80, `the bundled run loaded ${urls.length} files`);
         assert.deepEqual(
-          sources.filter((s) => OTHER_ZOD_LOCALES.test(s)),
+          sources.filter((s) => VENDORED.test(s)),
           [],
+          'zod or commander loaded as modules, not from vendor.cjs',
         );
       }
     }
+  });
+
+  test('zod and commander come from vendor.cjs, English only, whose compiled code the next run reuses', async () => {
+    const inputs = (JSON.parse(readFileSync(path.join(BUNDLE, 'inputs.json'), 'utf8')) as Record<string, string[]>)['vendor.cjs'] ?? [];
+    for (const pkg of ['zod', 'commander'])
+      assert.ok(
+        inputs.some((i) => i.includes(`node_modules/${pkg}/`)),
+        `vendor.cjs holds no ${pkg}`,
+      );
+    assert.ok(
+      inputs.some((i) => /zod\/v4\/locales\/en\.cjs$/.test(i)),
+      'zod without its English messages',
+    );
+    assert.deepEqual(
+      inputs.filter((i) => OTHER_ZOD_LOCALES.test(i)),
+      [],
+    );
+    // No chunk of the ES module bundle holds either of them a second time.
+    const all = JSON.parse(readFileSync(path.join(BUNDLE, 'inputs.json'), 'utf8')) as Record<string, string[]>;
+    const twice = Object.entries(all).filter(([out, ins]) => out !== 'vendor.cjs' && ins.some((i) => VENDORED.test(i)));
+    assert.deepEqual(
+      twice.map(([out]) => out),
+      [],
+    );
+    const cache = path.join(dir, 'compile-cache');
+    const input = await makePhoto(dir, 'cache.jpg', 64, 48);
+    const out = path.join(dir, 'cache-out.jpg');
+    const r = await run([KILN, 'resize', input, '--width', '32', '-o', out, '--force'], { NODE_COMPILE_CACHE: cache });
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(
+      readdirSync(path.join(cache, 'kiln')).filter((f) => f.startsWith('vendor.cjs-')).length,
+      1,
+      'the run left no code cache of vendor.cjs',
+    );
   });
 
   test("the bundle's tool loader finds every tool of the catalog, as src/tools/lazy.ts does", async () => {
