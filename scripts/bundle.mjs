@@ -7,8 +7,8 @@
 // What keeps the bundle behaving like the tsc output:
 // - Native and heavy packages stay outside (resolved from node_modules at run time as before); only
 //   kiln's own code and the pure-JS packages of the start-up path (INLINE, with their dependencies)
-//   go in. zod and commander (VENDOR) go into vendor.cjs instead, one CommonJS file whose compiled code
-//   src/core/code-cache.ts keeps between runs (node 20 keeps none for modules).
+//   go in. zod, commander and sharp's JavaScript (VENDOR) go into vendor.cjs instead, one CommonJS file
+//   whose compiled code src/core/code-cache.ts keeps between runs (node 20 keeps none for modules).
 // - `import.meta.url` in every bundled file is rewritten to the URL of the file it came from, so
 //   workers, `createRequire` and paths to data files (package.json, release keys) resolve as before.
 //   All outputs sit in one flat directory, which makes that URL a constant relative to any chunk.
@@ -28,27 +28,25 @@ const LAZY = path.join(dist, 'src', 'tools', 'lazy.js');
 
 /**
  * Packages on the path of a local tool run (and those sharing their dependencies), bundled with
- * whatever they import. sharp's JavaScript
- * (with semver, detect-libc and colour: ~70 files) costs more to load than its native part; its
- * `createRequire(import.meta.url)` still finds the native addon beside the original files.
+ * whatever they import.
  */
 const INLINE = new Set([
   'file-type',
   'cli-progress',
   'yazl',
   'yauzl',
-  'sharp',
   // The MCP SDK imports zod: outside the bundle it would load a second copy of zod (~1.5 MB of source).
   '@modelcontextprotocol/sdk',
 ]);
 /**
  * Packages that go into one CommonJS file, dist/bundle/vendor.cjs, which src/core/code-cache.ts runs
- * with V8's code cache kept between runs (node 20 has no compile cache for modules): their compiling
- * was most of what a tool run cost above a script that imports sharp. Every import of them, from kiln
- * or from an inlined package (the MCP SDK's zod/v3, zod/v4/core…), is answered from that one file, so
- * there is one zod in the process. Pure JavaScript without top-level await, as CommonJS must be.
+ * with V8's code cache kept between runs (node 20 has no compile cache for modules): compiling them was
+ * most of what a tool run cost above a script that imports sharp (sharp's JavaScript, with semver,
+ * detect-libc and colour, costs more to load than its native part). Every import of them, from kiln or
+ * from an inlined package (the MCP SDK's zod/v3, zod/v4-mini…), is answered from that one file, so there
+ * is one zod in the process. CommonJS builds without top-level await, as such a file must be.
  */
-const VENDOR = new Set(['zod', 'commander']);
+const VENDOR = new Set(['zod', 'commander', 'sharp']);
 export const VENDOR_FILE = 'vendor.cjs';
 const CODE_CACHE = path.join(dist, 'src', 'core', 'code-cache.js');
 /** Never bundled, even when an inlined package imports them: native code, or files read beside the package. */
@@ -109,6 +107,36 @@ const zodEnglishOnly = {
   },
 };
 
+/**
+ * sharp's JavaScript finds its native addon (`@img/sharp-<platform>/sharp.node`, or a build of its own
+ * under `../src/build/Release`) and libvips' files by requires computed at run time: those resolve from
+ * the file they are written in, as before bundling, through a require made for that file. The rest of
+ * its code (and semver, detect-libc, @img/colour) is bundled.
+ */
+const sharpNativeRequires = {
+  name: 'sharp-native-requires',
+  setup(b) {
+    let addonLoader = false;
+    b.onLoad({ filter: /[\\/]node_modules[\\/]sharp[\\/]dist[\\/][^\\/]+\.cjs$/ }, (args) => {
+      const text = readFileSync(args.path, 'utf8');
+      const native = /\brequire\((`[^`]*`|"@img\/sharp-[^"]*"|'@img\/sharp-[^']*')\)/g;
+      if (!native.test(text)) return undefined;
+      if (text.includes('sharp.node')) addonLoader = true;
+      const rel = path.relative(OUT_DIR, args.path).split(path.sep).join('/');
+      return {
+        contents: `var __kilnRequireHere = require('node:module').createRequire(require('node:path').join(__dirname, ${JSON.stringify(rel)}));\n${text.replace(native, '__kilnRequireHere($1)')}`,
+        loader: 'js',
+        resolveDir: path.dirname(args.path),
+      };
+    });
+    // A sharp whose addon is loaded some other way would be bundled with a require that finds nothing.
+    b.onEnd((result) => {
+      if (result.errors.length === 0 && vendorSpecs.has('sharp') && !addonLoader)
+        throw new Error("sharp's JavaScript no longer loads its addon as this build expects (sharpNativeRequires)");
+    });
+  },
+};
+
 /** dist/bundle/vendor.cjs: the VENDOR specifiers the ESM build met, as one object keyed by specifier. */
 async function buildVendor(build) {
   const specs = [...vendorSpecs].sort();
@@ -125,7 +153,7 @@ async function buildVendor(build) {
     format: 'cjs',
     platform: 'node',
     target: `node${process.versions.node.split('.')[0]}`,
-    plugins: [zodEnglishOnly],
+    plugins: [zodEnglishOnly, sharpNativeRequires],
     logLevel: 'warning',
     metafile: true,
     preserveSymlinks: true,

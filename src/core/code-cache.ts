@@ -1,9 +1,9 @@
 /**
  * Runs a CommonJS file with V8's code cache kept between runs: what node ≥ 22 does for every module
- * with `module.enableCompileCache`, which node 20 lacks. The CLI bundle (scripts/bundle.mjs) puts zod
- * and commander into one such file (dist/bundle/vendor.cjs, ~500 kB): compiling them was the largest
- * part of a `kiln resize` that a script importing sharp does not pay (zod alone 24 ms of 36–50 on a slow
- * machine). With the cache, V8 takes the compiled code instead of parsing the source.
+ * with `module.enableCompileCache`, which node 20 lacks. The CLI bundle (scripts/bundle.mjs) puts zod,
+ * commander and sharp's JavaScript into one such file (dist/bundle/vendor.cjs, ~720 kB): compiling them
+ * was the largest part of a `kiln resize` above what a script that imports sharp pays (zod alone 24 ms
+ * of 36–50 on a slow machine). With the cache, V8 takes the compiled code instead of parsing the source.
  *
  * The cache follows node's own settings: it lives in `$NODE_COMPILE_CACHE/kiln` (else the OS temp dir's
  * `node-compile-cache/kiln`), and NODE_DISABLE_COMPILE_CACHE=1 turns it off. V8 runs whatever code a

@@ -83,7 +83,7 @@ const LOCAL_RUN_NEEDLESS =
   /node_modules\/(file-type|yazl|cli-progress|@xmldom\/xmldom)\/|^dist\/src\/ai\/|^dist\/src\/cli\/(program|remote\/transport)\.js$|^dist\/src\/tools\/bundles\.js$|^dist\/src\/tools\/image\/_shared\/svg-input\.js$/;
 const OTHER_ZOD_LOCALES = /node_modules\/zod\/v4\/locales\/(?!en\.c?js$|index\.c?js$)/;
 /** Packages the bundle takes from vendor.cjs (src/core/code-cache.ts), never as modules of their own. */
-const VENDORED = /node_modules\/(zod|commander)\//;
+const VENDORED = /node_modules\/(zod|commander|sharp)\//;
 
 /** Runs `exe` as a program (a shell script first), with only the given variables of `names` set. */
 function program(exe: string, args: string[], names: string[], env: NodeJS.ProcessEnv = {}): Promise<string> {
@@ -159,15 +159,15 @@ describe('CLI bundle', { concurrency: 2 }, () => {
         assert.deepEqual(
           sources.filter((s) => VENDORED.test(s)),
           [],
-          'zod or commander loaded as modules, not from vendor.cjs',
+          'zod, commander or sharp loaded as modules, not from vendor.cjs',
         );
       }
     }
   });
 
-  test('zod and commander come from vendor.cjs, English only, whose compiled code the next run reuses', async () => {
+  test('zod, commander and sharp come from vendor.cjs (zod in English only), whose compiled code the next run reuses', async () => {
     const inputs = (JSON.parse(readFileSync(path.join(BUNDLE, 'inputs.json'), 'utf8')) as Record<string, string[]>)['vendor.cjs'] ?? [];
-    for (const pkg of ['zod', 'commander'])
+    for (const pkg of ['zod', 'commander', 'sharp'])
       assert.ok(
         inputs.some((i) => i.includes(`node_modules/${pkg}/`)),
         `vendor.cjs holds no ${pkg}`,
