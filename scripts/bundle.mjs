@@ -161,6 +161,9 @@ async function buildVendor(build) {
     minifyWhitespace: process.env.KILN_BUNDLE_MINIFY !== '0',
     minifySyntax: process.env.KILN_BUNDLE_MINIFY !== '0',
   });
+  // vm.Script (src/core/code-cache.ts) has no loader for import(): a package that took to it must leave VENDOR.
+  if (/(^|[^\w$.])import\(/m.test(readFileSync(path.join(OUT_DIR, VENDOR_FILE), 'utf8')))
+    throw new Error(`${VENDOR_FILE} calls import(), which code-cache.ts cannot run: take that package out of VENDOR`);
   return { specs, metafile: result.metafile };
 }
 
