@@ -30,11 +30,31 @@ export function codeCacheDir(env: NodeJS.ProcessEnv = process.env): string | und
   return path.join(env.NODE_COMPILE_CACHE || path.join(os.tmpdir(), 'node-compile-cache'), 'kiln');
 }
 
+/** Whether `st` belongs to this user and nobody else can write to it. */
+function ownedAlone(st: { uid: number; mode: number }): boolean {
+  return (st.mode & 0o022) === 0 && (process.getuid === undefined || st.uid === process.getuid());
+}
+
 /** Whether `dir` (not a link) belongs to this user and only this user can change what is in it. */
 function ownDir(dir: string): boolean {
   const st = lstatSync(dir, { throwIfNoEntry: false });
-  if (!st?.isDirectory() || (st.mode & 0o022) !== 0) return false;
-  return process.getuid === undefined || st.uid === process.getuid();
+  return st?.isDirectory() === true && ownedAlone(st);
+}
+
+/** The cache file's bytes, if it exists and is this user's alone (checked on the open file itself). */
+function readOwnFile(file: string): Buffer | undefined {
+  let fd: number;
+  try {
+    fd = openSync(file, 'r');
+  } catch {
+    return undefined; // not made yet
+  }
+  try {
+    const st = fstatSync(fd);
+    return st.isFile() && ownedAlone(st) ? readFileSync(fd) : undefined;
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** The directory, made private when missing; undefined when it cannot be trusted or made. */
@@ -70,14 +90,7 @@ export function requireCached(file: string): unknown {
   const dirName = codeCacheDir();
   const dir = dirName === undefined ? undefined : trustedDir(dirName);
   const cacheFile = dir === undefined ? undefined : path.join(dir, cacheName(file, size, mtimeMs));
-  let cachedData: Buffer | undefined;
-  if (cacheFile) {
-    try {
-      cachedData = readFileSync(cacheFile);
-    } catch {
-      /* not made yet */
-    }
-  }
+  const cachedData = cacheFile === undefined ? undefined : readOwnFile(cacheFile);
   // CommonJS's function wrapper, as node's own loader puts it around a file (one line: positions in stack traces stay right).
   const script = new Script(`(function (exports, require, module, __filename, __dirname) { ${source}\n})`, { filename: file, cachedData });
   const outcome: CodeCacheOutcome = !cacheFile ? 'uncached' : cachedData && !script.cachedDataRejected ? 'cached' : 'compiled';

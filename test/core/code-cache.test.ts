@@ -79,7 +79,7 @@ describe('requireCached', () => {
     assert.equal(load(env).outcome, 'cached');
   });
 
-  it('reads no cache from a directory others can write to, and none with NODE_DISABLE_COMPILE_CACHE=1', () => {
+  it('reads no cache from a directory or file others can write to, and none with NODE_DISABLE_COMPILE_CACHE=1', () => {
     writeFileSync(lib, body(3));
     const cache = path.join(dir, 'cache-c');
     const env = { NODE_COMPILE_CACHE: cache, NODE_DISABLE_COMPILE_CACHE: undefined };
@@ -88,6 +88,12 @@ describe('requireCached', () => {
     chmodSync(path.join(cache, 'kiln'), 0o777);
     assert.equal(load(env).outcome, 'uncached', 'a cache was taken from a directory anyone can write to');
     chmodSync(path.join(cache, 'kiln'), 0o700);
+    assert.equal(load(env).outcome, 'cached');
+    // A cache file others may write to is not read either; the run writes a private one in its place.
+    const file = path.join(cache, 'kiln', cacheFiles(cache)[0]!);
+    chmodSync(file, 0o666);
+    assert.equal(load(env).outcome, 'compiled', 'a cache file anyone can write to was read');
+    assert.equal(statSync(file).mode & 0o777, 0o600);
     assert.equal(load(env).outcome, 'cached');
     const off = path.join(dir, 'cache-off');
     mkdirSync(off);
