@@ -67,9 +67,14 @@ function trustedDir(dir: string): string | undefined {
   return ownDir(dir) ? dir : undefined;
 }
 
-/** The cache file of `file` as it is now: a new build (size, time) or another node names another file. */
+/**
+ * The cache file of `file` as it is now: a new build (size, time), another node or other node options
+ * name another file. V8 refuses a cache made under other flags, and `kiln serve` runs with a flag of its
+ * own (bin/kiln: --max-semi-space-size): one shared file would be rewritten by the daemon and the CLI
+ * in turn, each then compiling again.
+ */
 function cacheName(file: string, size: number, mtimeMs: number): string {
-  const key = [file, size, mtimeMs, process.version, process.arch].join('\0');
+  const key = [file, size, mtimeMs, process.version, process.arch, process.execArgv.join(' '), process.env.NODE_OPTIONS ?? ''].join('\0');
   return `${path.basename(file)}-${createHash('sha256').update(key).digest('hex').slice(0, 16)}.v8`;
 }
 

@@ -79,6 +79,18 @@ describe('requireCached', () => {
     assert.equal(load(env).outcome, 'cached');
   });
 
+  it('keeps one cache per set of node options, so runs with other V8 flags do not undo each other', () => {
+    writeFileSync(lib, body(4));
+    const cache = path.join(dir, 'cache-flags');
+    const plain = { NODE_COMPILE_CACHE: cache, NODE_DISABLE_COMPILE_CACHE: undefined, NODE_OPTIONS: undefined };
+    const daemon = { ...plain, NODE_OPTIONS: '--max-semi-space-size=8' };
+    assert.equal(load(plain).outcome, 'compiled');
+    assert.equal(load(daemon).outcome, 'compiled');
+    assert.equal(load(plain).outcome, 'cached');
+    assert.equal(load(daemon).outcome, 'cached');
+    assert.equal(cacheFiles(cache).length, 2);
+  });
+
   it('reads no cache from a directory or file others can write to, and none with NODE_DISABLE_COMPILE_CACHE=1', () => {
     writeFileSync(lib, body(3));
     const cache = path.join(dir, 'cache-c');
