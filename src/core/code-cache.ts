@@ -13,7 +13,7 @@
  * runs never read half a file.
  */
 import { closeSync, fstatSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
@@ -122,7 +122,8 @@ export function requireCached(file: string): unknown {
 }
 
 function writeCache(script: Script, cacheFile: string): void {
-  const tmp = `${cacheFile}.${process.pid}.tmp`;
+  // Random: worker threads of one process share its pid, and each may write the same cache at its exit.
+  const tmp = `${cacheFile}.${randomBytes(6).toString('hex')}.tmp`;
   try {
     writeFileSync(tmp, script.createCachedData(), { mode: 0o600 });
     renameSync(tmp, cacheFile);
@@ -136,7 +137,7 @@ function writeCache(script: Script, cacheFile: string): void {
   }
 }
 
-/** How `file` was loaded in this process (for tests and `KILN_DEBUG`), or undefined if it was not. */
+/** How `file` was loaded in this process (for tests), or undefined if it was not. */
 export function codeCacheOutcome(file: string): CodeCacheOutcome | undefined {
   return loaded.get(file)?.outcome;
 }
