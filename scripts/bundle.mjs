@@ -47,7 +47,7 @@ const INLINE = new Set([
  * is one zod in the process. CommonJS builds without top-level await, as such a file must be.
  */
 const VENDOR = new Set(['zod', 'commander', 'sharp']);
-export const VENDOR_FILE = 'vendor.cjs';
+const VENDOR_FILE = 'vendor.cjs';
 const CODE_CACHE = path.join(dist, 'src', 'core', 'code-cache.js');
 /** Never bundled, even when an inlined package imports them: native code, or files read beside the package. */
 const NEVER = new Set(['better-sqlite3', 'onnxruntime-node', '@napi-rs/keyring', 'playwright-core', 'zxing-wasm']);

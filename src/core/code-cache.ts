@@ -25,7 +25,7 @@ export type CodeCacheOutcome = 'cached' | 'compiled' | 'uncached';
 const loaded = new Map<string, { exports: unknown; outcome: CodeCacheOutcome }>();
 
 /** The directory of kiln's cache files, or undefined when the cache is off. */
-export function codeCacheDir(env: NodeJS.ProcessEnv = process.env): string | undefined {
+function codeCacheDir(env: NodeJS.ProcessEnv): string | undefined {
   if (env.NODE_DISABLE_COMPILE_CACHE === '1') return undefined;
   return path.join(env.NODE_COMPILE_CACHE || path.join(os.tmpdir(), 'node-compile-cache'), 'kiln');
 }
@@ -92,7 +92,7 @@ export function requireCached(file: string): unknown {
   } finally {
     closeSync(fd);
   }
-  const dirName = codeCacheDir();
+  const dirName = codeCacheDir(process.env);
   const dir = dirName === undefined ? undefined : trustedDir(dirName);
   const cacheFile = dir === undefined ? undefined : path.join(dir, cacheName(file, size, mtimeMs));
   const cachedData = cacheFile === undefined ? undefined : readOwnFile(cacheFile);
@@ -100,22 +100,16 @@ export function requireCached(file: string): unknown {
   const script = new Script(`(function (exports, require, module, __filename, __dirname) { ${source}\n})`, { filename: file, cachedData });
   const outcome: CodeCacheOutcome = !cacheFile ? 'uncached' : cachedData && !script.cachedDataRejected ? 'cached' : 'compiled';
   const module = { exports: {} as unknown };
-  const entry = { exports: module.exports, outcome };
-  loaded.set(file, entry);
-  try {
-    (script.runInThisContext() as (...a: unknown[]) => void).call(
-      module.exports,
-      module.exports,
-      createRequire(file),
-      module,
-      file,
-      path.dirname(file),
-    );
-  } catch (e) {
-    loaded.delete(file);
-    throw e;
-  }
-  entry.exports = module.exports;
+  // A file that throws is not recorded: the next call runs it again, as require() does.
+  (script.runInThisContext() as (...a: unknown[]) => void).call(
+    module.exports,
+    module.exports,
+    createRequire(file),
+    module,
+    file,
+    path.dirname(file),
+  );
+  loaded.set(file, { exports: module.exports, outcome });
   // At exit, so the cache also holds the functions this run compiled on first call (V8 compiles lazily).
   if (outcome === 'compiled') process.once('exit', () => writeCache(script, cacheFile!));
   return module.exports;
