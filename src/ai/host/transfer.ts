@@ -1,8 +1,13 @@
-/** The buffers of typed arrays in a message (top level and one level down), moved instead of copied. */
+import { canMove } from '../../core/transfer.js';
+
+/**
+ * The buffers of typed arrays in a message (top level and one level down), moved instead of copied:
+ * each one a view covers whole, and that node lets go (canMove).
+ */
 export function transferables(value: unknown): ArrayBuffer[] {
   const out = new Set<ArrayBuffer>();
   const add = (v: unknown) => {
-    if (ArrayBuffer.isView(v) && v.buffer instanceof ArrayBuffer && v.byteLength === v.buffer.byteLength) out.add(v.buffer);
+    if (ArrayBuffer.isView(v) && v.byteLength === v.buffer.byteLength && canMove(v.buffer)) out.add(v.buffer);
   };
   if (value && typeof value === 'object') {
     for (const v of Object.values(value)) {

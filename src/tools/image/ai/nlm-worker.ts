@@ -4,6 +4,7 @@
  */
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import { KilnError } from '../../../core/errors.js';
+import { canMove } from '../../../core/transfer.js';
 import { type NlmOptions, nonLocalMeans } from './denoise-common.js';
 
 interface Job {
@@ -29,7 +30,7 @@ export function nonLocalMeansOffThread(
   return new Promise((resolve, reject) => {
     const w = new Worker(new URL(import.meta.url), {
       workerData: { nlm: true, job },
-      transferList: [job.px.buffer as ArrayBuffer],
+      transferList: [job.px.buffer].filter(canMove),
     });
     const onAbort = () => {
       void w.terminate();
