@@ -1,6 +1,7 @@
 /**
  * Runs non-local means (denoise-common.ts) in a worker thread, so a large image does not hold the
- * daemon's event loop for seconds. The pixels are moved in and out, not copied.
+ * daemon's event loop for seconds. The pixels are moved in and out, not copied, where node lets them go
+ * (canMove: sharp's own output buffers it keeps, and copies).
  */
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import { KilnError } from '../../../core/errors.js';
