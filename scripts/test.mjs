@@ -45,7 +45,10 @@ function runTests(list, extraEnv = {}) {
   const home = mkdtempSync(path.join(tmpdir(), 'kiln-test-'));
   for (const d of ['data', 'tmp', 'config', 'work']) mkdirSync(path.join(home, d));
   // The tests run in a scratch directory: a test that forgets -o cannot litter the checkout.
-  const r = spawnSync(process.execPath, [...timesArgs, '--test', `--test-concurrency=${CONCURRENCY}`, '--test-timeout=600000', ...list], {
+  // node's runner gives each file the default timeout as a whole; it is the longest test's own budget
+  // (the hostile corpus, 25 min): that corpus took 137-185 s alone and 525 s beside a second whole suite,
+  // where a 10-minute cap cut the file off while its own test still had time.
+  const r = spawnSync(process.execPath, [...timesArgs, '--test', `--test-concurrency=${CONCURRENCY}`, '--test-timeout=1500000', ...list], {
     cwd: path.join(home, 'work'),
     stdio: 'inherit',
     env: {

@@ -110,7 +110,10 @@ describe('multipart text is capped as it arrives', () => {
   it('routes that take a file and a name (branding logo) refuse 190 text fields of 1 MB without holding them', async (t) => {
     const r = await send(d, '/api/v1/branding/logo', many(190, MB - 1024), false);
     t.diagnostic(`logo: ${r.status}, ${r.sentMb.toFixed(0)} MB sent, RSS +${r.rssGrowthMb.toFixed(0)} MB`);
-    assert.equal(r.status, 413, r.text);
+    // As above: the refusal reaches a client still sending as a 413 or, when the connection goes first, a
+    // reset (seen once, 140 MB into the body, with a second whole suite loading the machine).
+    assert.ok(r.status === 413 || r.status === 'reset', `${r.status} ${r.text}`);
+    if (r.status === 413) assert.match(r.text, /LIMIT_EXCEEDED/);
     assert.ok(r.rssGrowthMb < 80, `RSS grew by ${r.rssGrowthMb.toFixed(0)} MB`);
     const health = await fetch(`${d.url}/api/v1/health`);
     assert.equal(health.status, 200);
