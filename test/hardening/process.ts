@@ -1,6 +1,7 @@
 /**
- * A kiln daemon as a real child process (`kiln serve`, through bin/kiln as a user starts it), for the suites that measure its memory, kill it
- * with SIGKILL or load it: an in-process server would share the test's heap and could not be killed.
+ * A kiln daemon as a real child process (`kiln serve`, through bin/kiln as a user starts it), for the
+ * suites that measure its memory, kill it with SIGKILL or load it: an in-process server would share the
+ * test's heap and could not be killed.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
