@@ -90,6 +90,12 @@ export async function startServe(env: NodeJS.ProcessEnv = {}, opts: { viaNode?: 
     throw e;
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  // The bench ending without stop() (Ctrl-C, process.exit after a failed row): the daemon goes too, and its data dir.
+  const abandon = () => {
+    child.kill('SIGKILL');
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+  process.once('exit', abandon);
   const key = await benchApiKey(base, PASSWORD);
   const pid = child.pid!;
   return {
@@ -109,6 +115,7 @@ export async function startServe(env: NodeJS.ProcessEnv = {}, opts: { viaNode?: 
       return out;
     },
     async stop() {
+      process.off('exit', abandon);
       child.kill('SIGTERM');
       const t = setTimeout(() => child.kill('SIGKILL'), 20_000);
       await exited;
