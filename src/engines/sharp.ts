@@ -294,6 +294,16 @@ export function sameFormatAs(ext: string | undefined): ImageFormat {
   return 'png';
 }
 
+/**
+ * libaom's effort for AVIF and AV1-coded HEIF: 3 (libaom's speed 6, avifenc's default) unless size is the
+ * point. sharp's libaom encodes on one thread, and sharp's default of 4 took 4.4 s for a 720×477 photo and
+ * 11.2 s for a 3013×1561 screenshot against 0.9 and 3.7 s at 3, the files -3 % to +5 % in size at a PSNR
+ * within 0.6 dB.
+ */
+function av1Effort(o: EncodeOptions): number {
+  return o.effort ?? (o.optimizeSize ? 4 : 3);
+}
+
 /** Applies encoder settings for a format sharp writes natively. */
 export function encode(img: Sharp, format: ImageFormat, o: EncodeOptions = {}): Sharp {
   if (o.keepMetadata) img = img.keepMetadata();
@@ -316,10 +326,7 @@ export function encode(img: Sharp, format: ImageFormat, o: EncodeOptions = {}): 
     case 'webp':
       return img.webp({ quality: q ?? 80, lossless: o.lossless ?? false, effort: o.effort ?? 4 });
     case 'avif':
-      // Effort 3 (libaom's speed 6, avifenc's default) unless size is the point: sharp's libaom encodes on
-      // one thread, and its default of 4 took 4.4 s for a 720×477 photo and 11.2 s for a 3013×1561
-      // screenshot against 0.9 and 3.7 s at 3, the files -3 % to +5 % in size at PSNR within 0.6 dB.
-      return img.avif({ quality: q ?? 50, lossless: o.lossless ?? false, effort: o.effort ?? (o.optimizeSize ? 4 : 3) });
+      return img.avif({ quality: q ?? 50, lossless: o.lossless ?? false, effort: av1Effort(o) });
     case 'tiff': {
       // sharp writes its own default of 1 pixel/mm (25.4 dpi) unless told: a 300 dpi page printed 12x too large.
       const res = (o.density ?? 72) / 25.4;
@@ -329,7 +336,7 @@ export function encode(img: Sharp, format: ImageFormat, o: EncodeOptions = {}): 
       return img.gif({ effort: o.effort ?? 7 });
     case 'heif':
       // sharp's HEIF writer is AV1-coded HEIF; HEVC-coded HEIC goes through vips (see writeImage).
-      return img.heif({ quality: q ?? 50, compression: 'av1', lossless: o.lossless ?? false });
+      return img.heif({ quality: q ?? 50, compression: 'av1', lossless: o.lossless ?? false, effort: av1Effort(o) });
     default:
       throw new KilnError('INTERNAL', `encode() cannot write ${format} in process`);
   }
