@@ -295,13 +295,16 @@ export function sameFormatAs(ext: string | undefined): ImageFormat {
 }
 
 /**
- * libaom's effort for AVIF and AV1-coded HEIF: 3 (libaom's speed 6, avifenc's default) unless size is the
- * point. sharp's libaom encodes on one thread, and sharp's default of 4 took 4.4 s for a 720×477 photo and
- * 11.2 s for a 3013×1561 screenshot against 0.9 and 3.7 s at 3, the files -3 % to +5 % in size at a PSNR
- * within 0.6 dB.
+ * libaom's effort for AVIF and AV1-coded HEIF where size is not the point (libaom's speed 6, avifenc's
+ * default). sharp's libaom encodes on one thread, and sharp's default of 4 took 4.4 s for a 720×477 photo
+ * and 11.2 s for a 3013×1561 screenshot against 0.9 and 3.7 s at 3, the files -3 % to +5 % in size at a
+ * PSNR within 0.6 dB.
  */
+export const AV1_QUICK_EFFORT = 3;
+
+/** The AV1 effort for `o`: its own, else 4 where size is the point (optimizeSize), else AV1_QUICK_EFFORT. */
 function av1Effort(o: EncodeOptions): number {
-  return o.effort ?? (o.optimizeSize ? 4 : 3);
+  return o.effort ?? (o.optimizeSize ? 4 : AV1_QUICK_EFFORT);
 }
 
 /** Applies encoder settings for a format sharp writes natively. */
