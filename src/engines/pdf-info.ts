@@ -27,22 +27,42 @@ function parse<T>(text: string, what: string): T {
   }
 }
 
-/** The trailer, and the /Info dictionary with its reference (undefined when the file has none). */
-async function readRaw(file: string, o: QpdfOptions): Promise<{ head: Head; ref?: string; dict: Record<string, unknown> }> {
-  const head = parse<Head>((await qpdf(['--json', '--json-key=qpdf', '--json-object=trailer', file], o)).stdout, 'the trailer');
-  const info = head.qpdf[1].trailer.value['/Info'];
-  if (typeof info !== 'string' || !/^\d+ \d+ R$/.test(info)) return { head, dict: {} };
-  const j = parse<{ qpdf: [unknown, Record<string, { value?: unknown }>] }>(
-    (await qpdf(['--json', '--json-key=qpdf', `--json-object=${info}`, file], o)).stdout,
-    'the document information',
-  );
-  const value = j.qpdf[1][`obj:${info}`]?.value;
-  return { head, ref: info, dict: value && typeof value === 'object' ? { ...(value as Record<string, unknown>) } : {} };
+/** The trailer (qpdf's JSON v2 head: the highest object number, then the trailer dictionary). */
+async function readTrailer(file: string, o: QpdfOptions): Promise<Head> {
+  return parse<Head>((await qpdf(['--json', '--json-key=qpdf', '--json-object=trailer', file], o)).stdout, 'the trailer');
 }
 
-/** The non-empty text fields of the document information dictionary. */
-export async function readDocInfo(file: string, o: QpdfOptions = {}): Promise<DocInfo> {
-  const { dict } = await readRaw(file, o);
+/** The reference the trailer holds under `key` (/Info, /Root), when it is one. */
+function trailerRef(head: Head, key: string): string | undefined {
+  const ref = head.qpdf[1].trailer.value[key];
+  return typeof ref === 'string' && /^\d+ \d+ R$/.test(ref) ? ref : undefined;
+}
+
+/** The dictionaries of `refs`, read in one qpdf run; a reference whose object is no dictionary is left out. */
+async function readDicts(file: string, refs: string[], o: QpdfOptions): Promise<Map<string, Record<string, unknown>>> {
+  const dicts = new Map<string, Record<string, unknown>>();
+  if (!refs.length) return dicts;
+  const j = parse<{ qpdf: [unknown, Record<string, { value?: unknown }>] }>(
+    (await qpdf(['--json', '--json-key=qpdf', ...refs.map((r) => `--json-object=${r}`), file], o)).stdout,
+    'the document dictionaries',
+  );
+  for (const r of refs) {
+    const value = j.qpdf[1][`obj:${r}`]?.value;
+    if (value && typeof value === 'object') dicts.set(r, { ...(value as Record<string, unknown>) });
+  }
+  return dicts;
+}
+
+/** The trailer, and the /Info dictionary with its reference (undefined when the file has none). */
+async function readRaw(file: string, o: QpdfOptions): Promise<{ head: Head; ref?: string; dict: Record<string, unknown> }> {
+  const head = await readTrailer(file, o);
+  const ref = trailerRef(head, '/Info');
+  if (!ref) return { head, dict: {} };
+  return { head, ref, dict: (await readDicts(file, [ref], o)).get(ref) ?? {} };
+}
+
+/** The non-empty text fields of an information dictionary. */
+function infoFields(dict: Record<string, unknown>): DocInfo {
   const out: DocInfo = {};
   for (const [k, key] of Object.entries(INFO_FIELDS) as [InfoField, string][]) {
     const v = dict[key];
@@ -50,6 +70,29 @@ export async function readDocInfo(file: string, o: QpdfOptions = {}): Promise<Do
     if (typeof v === 'string' && v.startsWith('u:') && v.length > 2) out[k] = v.slice(2);
   }
   return out;
+}
+
+/** A catalog's /Lang, when it is text. */
+function langOf(catalog: Record<string, unknown> | undefined): string | undefined {
+  const lang = catalog?.['/Lang'];
+  return typeof lang === 'string' && lang.startsWith('u:') && lang.length > 2 ? lang.slice(2) : undefined;
+}
+
+/** The non-empty text fields of the document information dictionary. */
+export async function readDocInfo(file: string, o: QpdfOptions = {}): Promise<DocInfo> {
+  return infoFields((await readRaw(file, o)).dict);
+}
+
+/**
+ * readDocInfo and readLang together in two qpdf runs (the trailer, then both dictionaries) where the two
+ * take up to five: merge-pdf reads both of up to 20 files.
+ */
+export async function readDocInfoAndLang(file: string, o: QpdfOptions = {}): Promise<{ info: DocInfo; lang?: string }> {
+  const head = await readTrailer(file, o);
+  const info = trailerRef(head, '/Info');
+  const root = trailerRef(head, '/Root');
+  const dicts = await readDicts(file, [...new Set([info, root].filter((r) => r !== undefined))], o);
+  return { info: infoFields((info && dicts.get(info)) || {}), lang: langOf(root ? dicts.get(root) : undefined) };
 }
 
 /** Writes `input` to `out` with `fields` set in its document information dictionary (created if missing); other entries kept. */
@@ -67,15 +110,9 @@ export async function writeDocInfo(input: string, out: string, fields: DocInfo, 
 
 /** The catalog (trailer /Root) of `file`: its reference and dictionary. */
 async function readCatalog(file: string, o: QpdfOptions): Promise<{ ref: string; dict: Record<string, unknown> } | undefined> {
-  const { head } = await readRaw(file, o);
-  const root = head.qpdf[1].trailer.value['/Root'];
-  if (typeof root !== 'string' || !/^\d+ \d+ R$/.test(root)) return undefined;
-  const j = parse<{ qpdf: [unknown, Record<string, { value?: unknown }>] }>(
-    (await qpdf(['--json', '--json-key=qpdf', `--json-object=${root}`, file], o)).stdout,
-    'the document catalog',
-  );
-  const value = j.qpdf[1][`obj:${root}`]?.value;
-  return value && typeof value === 'object' ? { ref: root, dict: { ...(value as Record<string, unknown>) } } : undefined;
+  const root = trailerRef(await readTrailer(file, o), '/Root');
+  const dict = root ? (await readDicts(file, [root], o)).get(root) : undefined;
+  return root && dict ? { ref: root, dict } : undefined;
 }
 
 /**
@@ -83,8 +120,7 @@ async function readCatalog(file: string, o: QpdfOptions): Promise<{ ref: string;
  * and PDF/UA asks for. undefined when none is declared.
  */
 export async function readLang(file: string, o: QpdfOptions = {}): Promise<string | undefined> {
-  const lang = (await readCatalog(file, o))?.dict['/Lang'];
-  return typeof lang === 'string' && lang.startsWith('u:') && lang.length > 2 ? lang.slice(2) : undefined;
+  return langOf((await readCatalog(file, o))?.dict);
 }
 
 /** Writes `input` to `out` with the catalog's /Lang set to `lang`; the rest of the catalog kept. */

@@ -253,4 +253,23 @@ describe('tools that make new pages or rewrite through Ghostscript say what they
     // None declared, none made up.
     assert.equal(langOf((await runPdfTool(dir, 'grayscale-pdf', [none])).file!), undefined);
   });
+  it('reads the information fields and the language in one go as readDocInfo and readLang do apart', async () => {
+    const { readDocInfo, readDocInfoAndLang, readLang } = await import('../../../src/engines/pdf-info.js');
+    const titled = await makeTextPdf(path.join(dir, 'titled.pdf'), ['T'], { title: 'Bericht — 报告' });
+    const doc = await PDFDocument.load(readFileSync(titled));
+    doc.catalog.set(PDFName.of('Lang'), PDFString.of('de-DE'));
+    doc.setAuthor('Zoë');
+    writeFileSync(titled, await doc.save());
+    // qpdf --empty writes no /Info at all.
+    const bare = path.join(dir, 'no-info.pdf');
+    execFileSync('qpdf', ['--empty', '--pages', titled, '--', bare]);
+    const both = await readDocInfoAndLang(titled);
+    assert.equal(both.lang, 'de-DE');
+    assert.equal(both.info.title, 'Bericht — 报告');
+    assert.equal(both.info.author, 'Zoë');
+    for (const file of [titled, bare]) {
+      assert.deepEqual(await readDocInfoAndLang(file), { info: await readDocInfo(file), lang: await readLang(file) }, file);
+    }
+    assert.deepEqual(await readDocInfoAndLang(bare), { info: {}, lang: undefined });
+  });
 });

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { mapPool } from '../../../core/pool.js';
 import { defineTool } from '../../../core/tool.js';
 import path from 'node:path';
-import { readDocInfo, readLang, writeDocInfo, type DocInfo } from '../../../engines/pdf-info.js';
+import { readDocInfoAndLang, writeDocInfo, type DocInfo } from '../../../engines/pdf-info.js';
 import { keepLanguage } from '../_shared/structure-loss.js';
 import { qpdf } from '../../../engines/qpdf.js';
 import { addStructure, countOutlineItems, readStructure, remapOutlines } from '../../../engines/qpdf-structure.js';
@@ -29,8 +29,7 @@ export default defineTool({
     const checked = await mapPool(files, 2, async (file) => {
       const pdf = await openPdf(ctx, file);
       const structure = await readStructure(pdf.path, { signal: ctx.signal });
-      const info = await readDocInfo(pdf.path, { signal: ctx.signal });
-      const lang = await readLang(pdf.path, { signal: ctx.signal });
+      const { info, lang } = await readDocInfoAndLang(pdf.path, { signal: ctx.signal });
       ctx.progress(++done * (40 / files.length), `checked ${done}/${files.length}`);
       return { ...pdf, ...structure, info, lang };
     });

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { KilnError } from '../../../core/errors.js';
 import { defineTool, type RunContext } from '../../../core/tool.js';
 import { toPdfA2b } from '../../../engines/ghostscript.js';
-import { readDocInfo, readLang, writeDocInfo, type DocInfo, type InfoField } from '../../../engines/pdf-info.js';
+import { readDocInfo, readDocInfoAndLang, writeDocInfo, type DocInfo, type InfoField } from '../../../engines/pdf-info.js';
 import { syncPdfXmp } from '../../../engines/pdf-xmp.js';
 import { engineStatus } from '../../../engines/registry.js';
 import { openPdf, pdfOutput, PDF_ACCEPT } from '../_shared/pdf-input.js';
@@ -53,8 +53,7 @@ export default defineTool({
     const pdf = await openPdf(ctx, files[0]!, { decrypt: true });
     const out = ctx.out('pdf', '-pdfa');
     const before = await readStructure(pdf.path, { signal: ctx.signal });
-    const info = await readDocInfo(pdf.path, { signal: ctx.signal });
-    const lang = await readLang(pdf.path, { signal: ctx.signal });
+    const { info, lang } = await readDocInfoAndLang(pdf.path, { signal: ctx.signal });
     await toPdfA2b(pdf.path, out, ctx.workDir, {
       signal: ctx.signal,
       name: pdf.name,
