@@ -9,8 +9,11 @@
  * task's arguments (structured-cloneable, as is its result) and an `io` to report progress and events.
  * htmlToPdf (chromium/pdf-page.ts) is one; a tool with its own page logic keeps it in a module of its own.
  *
- * Keeping it warm: a one-shot CLI must exit, so by default the browser (and its thread) stop once idle
- * for KILN_CHROMIUM_IDLE_MS (1 s); the daemon calls keepChromiumWarm() with its engine idle time.
+ * Keeping it warm: by default the browser (and its thread) stop once idle for KILN_CHROMIUM_IDLE_MS (1 s),
+ * so a CLI batch reuses it from one file to the next; the daemon calls keepChromiumWarm() with its engine
+ * idle time. Neither the idle browser nor its timer holds the process: a one-shot CLI closes the browser
+ * as soon as nothing else is left to do (beforeExit) and exits, where it waited out the idle time (1.1 s of
+ * a 3.5 s `kiln markdown-to-pdf`). Closing is what removes the browser's temporary profile.
  */
 import { readFile, readdir, realpath } from 'node:fs/promises';
 import { Worker } from 'node:worker_threads';
@@ -76,7 +79,10 @@ function startWorker(): Worker {
       p.reject(
         new KilnError((m.error.code ?? 'INTERNAL') as ErrorCode, m.error.message, { details: m.error.details, reason: m.error.reason }),
       );
-    if (pending.size === 0) armIdleStop();
+    if (pending.size === 0) {
+      w.unref();
+      armIdleStop();
+    }
   });
   const lost = (why: string) => {
     if (worker !== w) return;
@@ -88,14 +94,44 @@ function startWorker(): Worker {
   };
   w.on('error', (e) => lost(e.message));
   w.on('exit', (code) => lost(`its thread ended (${code})`));
+  // Held by the process only while a task runs or the browser closes (withPage, shutdownChromium); after
+  // the listeners, since a 'message' listener refs the worker again.
+  w.unref();
   return w;
 }
 
-function armIdleStop(): void {
+function armIdleStop(ms = idleMs): void {
   if (idleTimer) clearTimeout(idleTimer);
   // (setTimeout takes at most 2^31-1 ms: anything longer is as good as never.)
-  if (Number.isFinite(idleMs) && idleMs <= 2 ** 31 - 1)
-    idleTimer = setTimeout(() => void shutdownChromium().then(() => engineStopped('chromium')), idleMs);
+  if (Number.isFinite(ms) && ms <= 2 ** 31 - 1)
+    idleTimer = setTimeout(() => void shutdownChromium().then(() => engineStopped('chromium')), ms).unref();
+}
+
+/** How long a browser started ahead of its task waits for it (the first step may take a while). */
+const PREPARED_WAIT_MS = 60_000;
+
+// Nothing else left to do in this process (a CLI run has ended): close the browser now rather than after
+// its idle time. Closing holds the process until it is done; then the process exits.
+process.on('beforeExit', () => {
+  if (worker) void shutdownChromium().then(() => engineStopped('chromium'));
+});
+
+/**
+ * Starts the browser for a page task the caller will send once its own first step is done (pandoc's
+ * HTML): the worker's start, playwright-core's import and Chromium's launch (~1 s cold) overlap that
+ * step. Without a task the browser stops as an idle one does.
+ */
+export function prepareChromium(): void {
+  const start = async () => {
+    const exe = await requireEngine('chromium');
+    // A stop under way is waited for by withPage, as a browser already there is used by it.
+    if (worker || closing) return;
+    worker = startWorker();
+    worker.postMessage({ type: 'launch', exe } satisfies ToWorker);
+    armIdleStop(Math.max(idleMs, PREPARED_WAIT_MS));
+  };
+  // A missing engine or a launch that fails is the task's to report.
+  start().catch(() => undefined);
 }
 
 /**
@@ -114,6 +150,7 @@ export function shutdownChromium(): Promise<void> {
   const w = worker;
   if (!w) return closing ?? Promise.resolve();
   worker = undefined;
+  w.ref();
   const done = new Promise<void>((resolve) => {
     const t = setTimeout(resolve, 10_000);
     w.on('message', (m: FromWorker) => {
@@ -127,12 +164,17 @@ export function shutdownChromium(): Promise<void> {
     });
   });
   w.postMessage({ type: 'close' } satisfies ToWorker);
-  closing = done
+  // Forgotten once done, so a later prepareChromium() starts a browser again.
+  const closed: Promise<void> = done
     .then(() => w.terminate())
     .then(
       () => undefined,
       () => undefined,
-    );
+    )
+    .then(() => {
+      if (closing === closed) closing = undefined;
+    });
+  closing = closed;
   for (const [id, p] of pending) {
     pending.delete(id);
     p.reject(new KilnError('CANCELLED', 'Chromium was shut down.'));
@@ -169,6 +211,7 @@ export async function withPage<T>(options: BrowserContextOptions, task: TaskRef,
   if (idleTimer) clearTimeout(idleTimer);
   worker ??= startWorker();
   const w = worker;
+  w.ref();
   const id = nextId++;
   const onAbort = () => w.postMessage({ type: 'abort', id } satisfies ToWorker);
   // (Finding the engine took a moment: the job may have been cancelled meanwhile.)

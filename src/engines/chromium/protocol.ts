@@ -20,6 +20,8 @@ export type ToWorker =
       spare: boolean;
     }
   | { type: 'abort'; id: number }
+  /** Launch the browser now, for a task that follows (prepareChromium); a failure waits for that task. */
+  | { type: 'launch'; exe: string }
   /** Close the browser; the worker answers `closed`, then the caller ends the thread. */
   | { type: 'close' };
 

@@ -201,5 +201,6 @@ port.on('message', (m: ToWorker) => {
       (e) => post({ type: 'failed', id: m.id, error: wire(e) }),
     );
   else if (m.type === 'abort') aborts.get(m.id)?.abort();
+  else if (m.type === 'launch') getBrowser(m.exe).catch(() => undefined);
   else if (m.type === 'close') void closeBrowser().then(() => post({ type: 'closed' }));
 });

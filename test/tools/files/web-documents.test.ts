@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -300,6 +300,33 @@ describe('HTML, Markdown and EPUB tools (Chromium + pandoc)', () => {
     const r = await kiln(['markdown-to-pdf', md, '-o', out]);
     assert.equal(r.code, 0, r.stderr);
     assert.match(pdfText(out), /From the CLI/);
+  });
+
+  it('a CLI run ends when its work does, not after the idle time of the browser, and leaves no browser profile', async () => {
+    // The browser starts while pandoc works (prepareChromium) and closes once the run is over (beforeExit).
+    const tmp = tempDir('kiln-cli-chromium-');
+    const env = { TMPDIR: tmp, KILN_CHROMIUM_IDLE_MS: '300000' };
+    const md = path.join(dir, 'quick.md');
+    writeFileSync(md, '# Quick exit\n');
+    const out = path.join(dir, 'quick.pdf');
+    let t0 = Date.now();
+    const ok = await kiln(['markdown-to-pdf', md, '-o', out], { env });
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.match(pdfText(out), /Quick exit/);
+    assert.ok(Date.now() - t0 < 120_000, `took ${Date.now() - t0} ms with a 300-s idle time`);
+    // pandoc refuses the document after the browser was started for it: that browser goes too.
+    const bad = path.join(dir, 'bad-yaml.md');
+    writeFileSync(bad, '---\ntitle: [unclosed\n---\n\n# Never\n');
+    t0 = Date.now();
+    const failed = await kiln(['markdown-to-pdf', bad, '-o', path.join(dir, 'never.pdf')], { env });
+    assert.notEqual(failed.code, 0);
+    assert.match(failed.stderr, /pandoc failed/);
+    assert.ok(Date.now() - t0 < 120_000, `took ${Date.now() - t0} ms with a 300-s idle time`);
+    // Playwright's profile directory is removed when the browser closes; node's compile cache may stay.
+    assert.deepEqual(
+      readdirSync(tmp).filter((f) => f !== 'node-compile-cache'),
+      [],
+    );
   });
 
   it('relaunches Chromium after it was killed', async () => {

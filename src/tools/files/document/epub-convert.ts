@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { stem } from '../../../core/paths.js';
 import { defineTool } from '../../../core/tool.js';
 import { guardZip } from '../../../core/zip-guard.js';
-import { htmlToPdf } from '../../../engines/chromium.js';
+import { htmlToPdf, prepareChromium } from '../../../engines/chromium.js';
 import { toDocx, toMarkdown, toStandaloneHtml } from '../../../engines/pandoc.js';
 import { outputFile } from '../../_shared/output.js';
 
@@ -35,6 +35,7 @@ export default defineTool({
     else if (s.format === 'md') await toMarkdown(input.path, 'epub', out, job);
     else if (s.format === 'html') await toStandaloneHtml(input.path, 'epub', out, { ...job, title: stem(input.name), selfContained: true });
     else {
+      prepareChromium();
       const html = path.join(ctx.workDir, 'book.html');
       await toStandaloneHtml(input.path, 'epub', html, { ...job, title: stem(input.name), selfContained: true });
       ctx.progress(50, 'rendering');

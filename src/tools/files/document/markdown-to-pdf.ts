@@ -3,7 +3,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { stem } from '../../../core/paths.js';
 import { defineTool } from '../../../core/tool.js';
-import { htmlToPdf } from '../../../engines/chromium.js';
+import { htmlToPdf, prepareChromium } from '../../../engines/chromium.js';
 import { MARKDOWN_IN, toStandaloneHtml } from '../../../engines/pandoc.js';
 import { outputFile } from '../../_shared/output.js';
 
@@ -22,6 +22,7 @@ export default defineTool({
   output: 'PDF',
   examples: ['notes.md -o notes.pdf'],
   async run(ctx, { files }) {
+    prepareChromium();
     const html = path.join(ctx.workDir, 'markdown.html');
     await toStandaloneHtml(files[0]!.path, MARKDOWN_IN, html, { workDir: ctx.workDir, signal: ctx.signal, title: stem(files[0]!.name) });
     ctx.progress(40, 'rendering');
