@@ -8,8 +8,8 @@ import type { Metadata, Sharp, SharpOptions } from 'sharp';
 import { KilnError } from '../core/errors.js';
 import { MAX_INPUT_PIXELS } from '../core/limits.js';
 import { exec } from '../core/process.js';
-import { readHead } from '../core/read-head.js';
 import { requireEngine } from './registry.js';
+import { rasterizeEps } from './eps-raster.js';
 import { tiffForVipsCli } from './tiff-probe.js';
 
 type SharpFn = typeof import('sharp').default;
@@ -132,9 +132,6 @@ export interface EncodeOptions {
   trimAlpha?: boolean;
 }
 
-/** Resolution EPS input is rasterized at (EPS is mostly vector art; 72 dpi would look coarse). */
-export const EPS_DPI = 300;
-
 function tempName(workDir: string, ext: string): string {
   return path.join(workDir, `decoded-${Date.now()}-${Math.random().toString(36).slice(2)}.${ext}`);
 }
@@ -174,7 +171,7 @@ export async function openImage(
   } else if (!decodesInProcess(ext, workDir)) {
     if (!workDir) throw new KilnError('INTERNAL', `openImage needs a workDir for ${ext!.toUpperCase()} input`);
     if (typeof file !== 'string') throw new KilnError('INTERNAL', `openImage needs ${ext!.toUpperCase()} input on disk`);
-    if (ext === 'eps') await rasterizeEps(file, (src = tempName(workDir, 'png')), { dpi: EPS_DPI, signal });
+    if (ext === 'eps') await rasterizeEps(file, (src = tempName(workDir, 'png')), { signal });
     else {
       // As libvips' own uncompressed format (as the TIFFs above), not PNG: a 10.6 MP HEIC took 2.1 s to
       // become a PNG and 0.8 s to become a .v file, which sharp then maps instead of inflating (0.25 s).
@@ -184,63 +181,6 @@ export async function openImage(
     }
   }
   return sharp(src, { limitInputPixels: MAX_INPUT_PIXELS, failOn: 'error', animated: animated ?? false, ...rest });
-}
-
-/**
- * Renders an EPS (or PS) file to an RGB PNG with Ghostscript, cropped to its %%BoundingBox.
- * -dSAFER keeps the PostScript program from touching files; the page count is capped at one.
- */
-export async function rasterizeEps(file: string, outPng: string, o: { dpi?: number; signal?: AbortSignal } = {}): Promise<void> {
-  const gs = await requireEngine('ghostscript');
-  const dpi = await epsSafeDpi(file, o.dpi ?? EPS_DPI);
-  try {
-    await exec(
-      gs,
-      [
-        '-q',
-        '-dSAFER',
-        '-dBATCH',
-        '-dNOPAUSE',
-        '-dEPSCrop',
-        '-dFirstPage=1',
-        '-dLastPage=1',
-        '-dTextAlphaBits=4',
-        '-dGraphicsAlphaBits=4',
-        `-r${dpi}`,
-        '-sDEVICE=png16m',
-        `-sOutputFile=${outPng}`,
-        file,
-      ],
-      { failCode: 'UNSUPPORTED_INPUT', signal: o.signal, timeoutMs: 120_000 },
-    );
-  } catch (e) {
-    await rm(outPng, { force: true });
-    if (e instanceof KilnError && e.code === 'UNSUPPORTED_INPUT')
-      throw new KilnError('UNSUPPORTED_INPUT', `Ghostscript could not render the EPS file: ${e.message}`, { details: e.details });
-    throw e;
-  }
-  const { stat } = await import('node:fs/promises');
-  if (!(await stat(outPng).catch(() => undefined))?.size)
-    throw new KilnError('UNSUPPORTED_INPUT', 'The EPS file drew nothing that Ghostscript could render.');
-}
-
-/**
- * The resolution to render at so that the raster stays under MAX_INPUT_PIXELS: a huge %%BoundingBox is
- * rendered coarser rather than letting Ghostscript allocate gigabytes (the EPS analogue of a pixel bomb).
- */
-async function epsSafeDpi(file: string, wanted: number): Promise<number> {
-  const head = (await readHead(file, 64 * 1024)).toString('latin1');
-  const m = /^%%BoundingBox:\s*(-?[\d.]+)\s+(-?[\d.]+)\s+(-?[\d.]+)\s+(-?[\d.]+)/m.exec(head);
-  // "(atend)" or no box: Ghostscript falls back to the page size, which is bounded already.
-  if (!m) return wanted;
-  const w = Math.abs(Number(m[3]) - Number(m[1]));
-  const h = Math.abs(Number(m[4]) - Number(m[2]));
-  if (!(w > 0 && h > 0)) throw new KilnError('UNSUPPORTED_INPUT', 'The EPS file has an empty %%BoundingBox.');
-  const px = (d: number) => ((w * d) / 72) * ((h * d) / 72);
-  if (px(wanted) <= MAX_INPUT_PIXELS) return wanted;
-  const dpi = Math.floor(72 * Math.sqrt(MAX_INPUT_PIXELS / (w * h)));
-  if (dpi < 1) throw new KilnError('LIMIT_EXCEEDED', `The EPS bounding box (${w}×${h} pt) is too large to render.`);
-  return dpi;
 }
 
 /** Formats whose files may hold several frames that tools should keep. */

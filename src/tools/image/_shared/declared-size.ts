@@ -52,7 +52,7 @@ export async function declaredSize(
   opts: SharpOptions = {},
   o: { inProcessToo?: boolean } = {},
 ): Promise<DeclaredSize | undefined> {
-  // Ghostscript renders EPS at a resolution that fits the limit (engines/sharp.ts epsSafeDpi).
+  // Ghostscript renders EPS at a resolution that fits the limit (engines/eps-raster.ts epsSafeDpi).
   if (ext === 'eps') return undefined;
   const reader = ext ? HEADER_READERS[ext] : undefined;
   if (reader) return withReadAt(src, reader);

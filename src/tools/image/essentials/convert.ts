@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineTool } from '../../../core/tool.js';
-import { EPS_DPI, type ImageFormat, inputMetadata, writeImage } from '../../../engines/sharp.js';
+import { EPS_DPI } from '../../../engines/eps-raster.js';
+import { type ImageFormat, inputMetadata, writeImage } from '../../../engines/sharp.js';
 import { openInput } from '../_shared/decode.js';
 import { writeEps } from '../_shared/eps-writer.js';
 import { outputFile } from '../../_shared/output.js';
