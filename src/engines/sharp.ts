@@ -120,11 +120,11 @@ export interface EncodeOptions {
   quality?: number;
   progressive?: boolean;
   lossless?: boolean;
-  /** 0-9 (png) / 0-6 (webp) / 0-9 (avif): CPU spent on compression. */
+  /** 0-9 (png) / 0-6 (webp) / 0-9 (avif, heif): CPU spent on compression. */
   effort?: number;
   /** Keep EXIF/ICC/XMP (default: sharp's default, which drops them). */
   keepMetadata?: boolean;
-  /** Spend CPU for smaller files (mozjpeg trellis for JPEG, libaom's effort 4 for AVIF). */
+  /** Spend CPU for smaller files (mozjpeg trellis for JPEG). */
   optimizeSize?: boolean;
   /** Pixels per inch a TIFF records (writeImage: the input's own, else 72). */
   density?: number;
@@ -240,17 +240,12 @@ export function sameFormatAs(ext: string | undefined): ImageFormat {
 }
 
 /**
- * libaom's effort for AVIF and AV1-coded HEIF where size is not the point (libaom's speed 6, avifenc's
+ * libaom's effort for AVIF and AV1-coded HEIF unless asked otherwise: 3 (libaom's speed 6, avifenc's
  * default). sharp's libaom encodes on one thread, and sharp's default of 4 took 4.4 s for a 720×477 photo
  * and 11.2 s for a 3013×1561 screenshot against 0.9 and 3.7 s at 3, the files -3 % to +5 % in size at a
  * PSNR within 0.6 dB.
  */
-export const AV1_QUICK_EFFORT = 3;
-
-/** The AV1 effort for `o`: its own, else 4 where size is the point (optimizeSize), else AV1_QUICK_EFFORT. */
-function av1Effort(o: EncodeOptions): number {
-  return o.effort ?? (o.optimizeSize ? 4 : AV1_QUICK_EFFORT);
-}
+const AV1_EFFORT = 3;
 
 /** Applies encoder settings for a format sharp writes natively. */
 export function encode(img: Sharp, format: ImageFormat, o: EncodeOptions = {}): Sharp {
@@ -274,7 +269,7 @@ export function encode(img: Sharp, format: ImageFormat, o: EncodeOptions = {}): 
     case 'webp':
       return img.webp({ quality: q ?? 80, lossless: o.lossless ?? false, effort: o.effort ?? 4 });
     case 'avif':
-      return img.avif({ quality: q ?? 50, lossless: o.lossless ?? false, effort: av1Effort(o) });
+      return img.avif({ quality: q ?? 50, lossless: o.lossless ?? false, effort: o.effort ?? AV1_EFFORT });
     case 'tiff': {
       // sharp writes its own default of 1 pixel/mm (25.4 dpi) unless told: a 300 dpi page printed 12x too large.
       const res = (o.density ?? 72) / 25.4;
@@ -284,7 +279,7 @@ export function encode(img: Sharp, format: ImageFormat, o: EncodeOptions = {}): 
       return img.gif({ effort: o.effort ?? 7 });
     case 'heif':
       // sharp's HEIF writer is AV1-coded HEIF; HEVC-coded HEIC goes through vips (see writeImage).
-      return img.heif({ quality: q ?? 50, compression: 'av1', lossless: o.lossless ?? false, effort: av1Effort(o) });
+      return img.heif({ quality: q ?? 50, compression: 'av1', lossless: o.lossless ?? false, effort: o.effort ?? AV1_EFFORT });
     default:
       throw new KilnError('INTERNAL', `encode() cannot write ${format} in process`);
   }

@@ -3,15 +3,7 @@ import path from 'node:path';
 import type { Sharp } from 'sharp';
 import { z } from 'zod';
 import { defineTool, type RunContext } from '../../../core/tool.js';
-import {
-  AV1_QUICK_EFFORT,
-  encode,
-  keepDepthAndGrey,
-  sameFormatAs,
-  visibleSize,
-  writeImage,
-  type ImageFormat,
-} from '../../../engines/sharp.js';
+import { encode, keepDepthAndGrey, sameFormatAs, visibleSize, writeImage, type ImageFormat } from '../../../engines/sharp.js';
 import { outputFile } from '../../_shared/output.js';
 import { openInput } from '../_shared/decode.js';
 import { checkAbort } from '../_shared/cancel.js';
@@ -20,8 +12,6 @@ import { dropsFrames, keepsFrames } from '../_shared/frames.js';
 // PNG/GIF have no quality knob: size falls with the palette. Best first.
 const PALETTE_STEPS = [256, 128, 64, 32, 16, 8, 4, 2];
 const MAX_DOWNSCALES = 12;
-/** Formats sharp encodes with libaom. */
-const AV1 = new Set<ImageFormat>(['avif', 'heif']);
 
 interface Attempt {
   buf: Buffer;
@@ -219,8 +209,7 @@ async function encodeToBuffer(
     }
     default:
       // compress is about size: the size-optimising encoder throughout, so the search and quality mode agree.
-      // AV1 (AVIF, HEIF) but at libaom's quicker effort, in both modes: the search encodes ~8 times, and at
-      // effort 4 it took 141 s for a 3 MP AVIF (one thread), files otherwise within a few per cent.
-      return encode(img, format, { quality, optimizeSize: true, ...(AV1.has(format) ? { effort: AV1_QUICK_EFFORT } : {}) }).toBuffer();
+      // AVIF keeps encode()'s effort 3: the search encodes ~8 times, and at 4 a 3 MP AVIF took 141 s.
+      return encode(img, format, { quality, optimizeSize: true }).toBuffer();
   }
 }
