@@ -8,8 +8,7 @@
  */
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { KilnError } from '../core/errors.js';
-import { qpdf, toRange, type QpdfOptions } from './qpdf.js';
+import { parseQpdfJson, qpdf, toRange, type QpdfOptions } from './qpdf.js';
 
 export interface OutlineItem {
   title: string;
@@ -26,14 +25,6 @@ interface QpdfOutline {
   kids?: QpdfOutline[];
 }
 
-function parseJson<T>(text: string, what: string): T {
-  try {
-    return JSON.parse(text) as T;
-  } catch (e) {
-    throw new KilnError('INTERNAL', `qpdf gave unreadable JSON for ${what}.`, { cause: e });
-  }
-}
-
 export interface PdfStructure {
   outline: OutlineItem[];
   /** Keys (names) of the embedded files of the document's EmbeddedFiles name tree. */
@@ -42,14 +33,18 @@ export interface PdfStructure {
   formFields: number;
 }
 
-/** Bookmarks, attachments and form fields of a PDF, from one qpdf call. */
-export async function readStructure(file: string, o: QpdfOptions = {}): Promise<PdfStructure> {
-  const r = await qpdf(['--json', '--json-key=outlines', '--json-key=attachments', '--json-key=acroform', file], o);
-  const j = parseJson<{
-    outlines?: QpdfOutline[];
-    attachments?: Record<string, unknown>;
-    acroform?: { fields?: unknown[] };
-  }>(r.stdout, 'the document structure');
+/** The part of qpdf's JSON that STRUCTURE_JSON asks for. */
+export interface StructureJson {
+  outlines?: QpdfOutline[];
+  attachments?: Record<string, unknown>;
+  acroform?: { fields?: unknown[] };
+}
+
+/** qpdf `--json` arguments for the keys structureOf reads: add them to any JSON run that needs the structure too. */
+export const STRUCTURE_JSON = ['--json-key=outlines', '--json-key=attachments', '--json-key=acroform'];
+
+/** Bookmarks, attachments and form fields from the JSON of a qpdf run given STRUCTURE_JSON. */
+export function structureOf(j: StructureJson): PdfStructure {
   const conv = (x: QpdfOutline): OutlineItem => ({
     title: x.title ?? '',
     page: x.destpageposfrom1 ?? null,
@@ -61,6 +56,11 @@ export async function readStructure(file: string, o: QpdfOptions = {}): Promise<
     attachments: Object.keys(j.attachments ?? {}),
     formFields: j.acroform?.fields?.length ?? 0,
   };
+}
+
+/** Bookmarks, attachments and form fields of a PDF, from one qpdf call. */
+export async function readStructure(file: string, o: QpdfOptions = {}): Promise<PdfStructure> {
+  return structureOf(parseQpdfJson((await qpdf(['--json', ...STRUCTURE_JSON, file], o)).stdout, 'the document structure'));
 }
 
 /** `input` written to `out` with the attached files of each of `sources` added (a prefix per source avoids clashing names). */
@@ -104,12 +104,12 @@ function visible(items: OutlineItem[]): number {
  * Item pages are 1-based positions in `input`. `workDir` holds the update file.
  */
 export async function writeOutlines(input: string, items: OutlineItem[], out: string, o: QpdfOptions & { workDir: string }): Promise<void> {
-  const head = parseJson<{ qpdf: [{ maxobjectid: number }, { trailer: { value: Record<string, unknown> } }]; pages: { object: string }[] }>(
-    (await qpdf(['--json', '--json-key=qpdf', '--json-key=pages', '--json-object=trailer', input], o)).stdout,
-    'the trailer',
-  );
+  const head = parseQpdfJson<{
+    qpdf: [{ maxobjectid: number }, { trailer: { value: Record<string, unknown> } }];
+    pages: { object: string }[];
+  }>((await qpdf(['--json', '--json-key=qpdf', '--json-key=pages', '--json-object=trailer', input], o)).stdout, 'the trailer');
   const rootRef = String(head.qpdf[1].trailer.value['/Root']);
-  const rootJson = parseJson<{ qpdf: [unknown, Record<string, { value: Record<string, unknown> }>] }>(
+  const rootJson = parseQpdfJson<{ qpdf: [unknown, Record<string, { value: Record<string, unknown> }>] }>(
     (await qpdf(['--json', '--json-key=qpdf', `--json-object=${rootRef}`, input], o)).stdout,
     'the catalog',
   );

@@ -38,6 +38,15 @@ export async function qpdf(args: string[], o: QpdfOptions = {}): Promise<ExecRes
   });
 }
 
+/** qpdf's `--json` output parsed; unreadable JSON is kiln's fault (INTERNAL), never the input's. */
+export function parseQpdfJson<T>(text: string, what: string): T {
+  try {
+    return JSON.parse(text) as T;
+  } catch (e) {
+    throw new KilnError('INTERNAL', `qpdf gave unreadable JSON for ${what}.`, { cause: e });
+  }
+}
+
 export interface PdfInfo {
   pages: number;
   /** Encrypted (possibly with an empty user password, i.e. only owner restrictions). */

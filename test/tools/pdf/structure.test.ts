@@ -272,4 +272,61 @@ describe('tools that make new pages or rewrite through Ghostscript say what they
     }
     assert.deepEqual(await readDocInfoAndLang(bare), { info: {}, lang: undefined });
   });
+
+  it('writes the information fields and the language in one pass, making /Info where there was none', async () => {
+    const { readDocInfoAndLang, writeDocFields } = await import('../../../src/engines/pdf-info.js');
+    const bare = path.join(dir, 'fields-bare.pdf');
+    execFileSync('qpdf', ['--empty', '--pages', await makeTextPdf(path.join(dir, 'fields-src.pdf'), numbered(2)), '--', bare]);
+    const work = path.join(dir, 'fields-work');
+    mkdirSync(work, { recursive: true });
+    const out = path.join(dir, 'fields-out.pdf');
+    await writeDocFields(bare, out, { info: { title: 'Τίτλος 📄', keywords: 'a, b' }, lang: 'el' }, { workDir: work });
+    assert.deepEqual(await readDocInfoAndLang(out), { info: { title: 'Τίτλος 📄', keywords: 'a, b' }, lang: 'el' });
+    assert.equal(pageCount(out), 2);
+    // Each alone leaves the other part as it was.
+    const relang = path.join(dir, 'fields-relang.pdf');
+    await writeDocFields(out, relang, { lang: 'en-GB' }, { workDir: work });
+    assert.deepEqual(await readDocInfoAndLang(relang), { info: { title: 'Τίτλος 📄', keywords: 'a, b' }, lang: 'en-GB' });
+    const retitle = path.join(dir, 'fields-retitle.pdf');
+    await writeDocFields(relang, retitle, { info: { title: 'Neu' } }, { workDir: work });
+    assert.deepEqual(await readDocInfoAndLang(retitle), { info: { title: 'Neu', keywords: 'a, b' }, lang: 'en-GB' });
+    assert.match(execFileSync('qpdf', ['--check', retitle]).toString(), /No syntax or stream encoding errors/);
+  });
+
+  it('reads text fields qpdf gives as bytes: PDFDocEncoding past ASCII', async () => {
+    const { readDocInfo, readLang } = await import('../../../src/engines/pdf-info.js');
+    const file = await makeTextPdf(path.join(dir, 'pdfdoc.pdf'), ['P']);
+    const doc = await PDFDocument.load(readFileSync(file));
+    // "Zoë €• ﬁ˘" in PDFDocEncoding: ë is Latin-1, € (0xA0), • (0x80), ﬁ (0x93) and ˘ (0x18) are its own.
+    const info = doc.context.obj({});
+    info.set(PDFName.of('Author'), PDFHexString.of('5a6feb20a080209318'));
+    info.set(PDFName.of('Subject'), PDFHexString.of(''));
+    doc.context.trailerInfo.Info = doc.context.register(info);
+    doc.catalog.set(PDFName.of('Lang'), PDFHexString.of('6eef'));
+    writeFileSync(file, await doc.save());
+    const raw = JSON.parse(execFileSync('qpdf', ['--json', '--json-key=qpdf', file]).toString()).qpdf[1];
+    const infoRef = raw.trailer.value['/Info'];
+    assert.match(raw[`obj:${infoRef}`].value['/Author'], /^b:/, 'qpdf gives these bytes, not text');
+    const fields = await readDocInfo(file);
+    assert.equal(fields.author, 'Zoë €• ﬁ˘');
+    assert.equal(fields.subject, undefined, 'an empty string is no field');
+    assert.equal(await readLang(file), 'nï');
+  });
+
+  it('merge-pdf keeps bookmarks, the first title and the first language together', async () => {
+    const { readDocInfoAndLang } = await import('../../../src/engines/pdf-info.js');
+    const titled = await makeTextPdf(path.join(dir, 'merge-titled.pdf'), numbered(1, 'Cover'), { title: 'Handbuch' });
+    const doc = await PDFDocument.load(readFileSync(await outlinedPdf(path.join(dir, 'merge-outlined.pdf'))));
+    doc.catalog.set(PDFName.of('Lang'), PDFString.of('de-AT'));
+    doc.setAuthor('Zoë');
+    const outlinedDe = path.join(dir, 'merge-outlined-de.pdf');
+    writeFileSync(outlinedDe, await doc.save());
+    const r = await runPdfTool(dir, 'merge-pdf', [titled, outlinedDe]);
+    assert.equal(pageCount(r.file!), 7);
+    assert.deepEqual(bookmarks(r.file!), ['Part A -> Page 1', '  Über §2 -> Page 2', 'Part B -> Page 4', '  B.1 -> Page 5']);
+    const { info, lang } = await readDocInfoAndLang(r.file!);
+    assert.equal(info.title, 'Handbuch');
+    assert.equal(info.author, 'Zoë');
+    assert.equal(lang, 'de-AT');
+  });
 });

@@ -2,10 +2,16 @@ import { z } from 'zod';
 import { mapPool } from '../../../core/pool.js';
 import { defineTool } from '../../../core/tool.js';
 import path from 'node:path';
-import { readDocInfoAndLang, writeDocInfo, type DocInfo } from '../../../engines/pdf-info.js';
-import { keepLanguage } from '../_shared/structure-loss.js';
-import { qpdf } from '../../../engines/qpdf.js';
-import { addStructure, countOutlineItems, readStructure, remapOutlines } from '../../../engines/qpdf-structure.js';
+import { readDocInfoAndLang, TRAILER_JSON, writeDocFields, type DocInfo, type TrailerJson } from '../../../engines/pdf-info.js';
+import { parseQpdfJson, qpdf } from '../../../engines/qpdf.js';
+import {
+  addStructure,
+  countOutlineItems,
+  remapOutlines,
+  STRUCTURE_JSON,
+  structureOf,
+  type StructureJson,
+} from '../../../engines/qpdf-structure.js';
 import { openPdf, pdfOutput, PDF_ACCEPT } from '../_shared/pdf-input.js';
 
 export default defineTool({
@@ -23,13 +29,18 @@ export default defineTool({
   output: 'PDF',
   examples: ['a.pdf b.pdf c.pdf -o merged.pdf'],
   async run(ctx, { files }) {
-    // Every input is checked (encryption, page count) before the merge; two qpdf checks at a time keep
-    // both cores busy instead of paying 20 process starts one after another.
+    // Every input is checked (encryption, page count) before the merge; two files at a time keep both
+    // cores busy instead of paying 60 process starts one after another. Three qpdf runs a file: the check,
+    // one JSON read of its bookmarks, attachments and trailer, one of its /Info and catalog.
     let done = 0;
     const checked = await mapPool(files, 2, async (file) => {
       const pdf = await openPdf(ctx, file);
-      const structure = await readStructure(pdf.path, { signal: ctx.signal });
-      const { info, lang } = await readDocInfoAndLang(pdf.path, { signal: ctx.signal });
+      const j = parseQpdfJson<StructureJson & TrailerJson>(
+        (await qpdf(['--json', ...STRUCTURE_JSON, ...TRAILER_JSON, pdf.path], { signal: ctx.signal })).stdout,
+        'the document structure',
+      );
+      const structure = structureOf(j);
+      const { info, lang } = await readDocInfoAndLang(pdf.path, { signal: ctx.signal }, j);
       ctx.progress(++done * (40 / files.length), `checked ${done}/${files.length}`);
       return { ...pdf, ...structure, info, lang };
     });
@@ -62,14 +73,15 @@ export default defineTool({
     for (const c of checked) for (const [k, v] of Object.entries(c.info) as [keyof DocInfo, string][]) info[k] ??= v;
     const more = outline.length > 0 || attachments.length > 0;
     const hasInfo = Object.keys(info).length > 0;
-    const merged = more || hasInfo ? path.join(ctx.workDir, 'merged.pdf') : out;
+    // The language too, of the first file that declares one; written in the same pass as the fields.
+    const lang = checked.find((c) => c.lang)?.lang;
+    const fields = hasInfo || lang !== undefined;
+    const merged = more || fields ? path.join(ctx.workDir, 'merged.pdf') : out;
     await qpdf(['--empty', '--pages', ...sources.flatMap((s) => [s, '1-z']), '--', merged], o);
     ctx.progress(85, 'bookmarks and attachments');
-    const structured = hasInfo ? path.join(ctx.workDir, 'structured.pdf') : out;
+    const structured = fields ? path.join(ctx.workDir, 'structured.pdf') : out;
     if (more) await addStructure(merged, structured, { outline, attachments }, o);
-    if (hasInfo) await writeDocInfo(more ? structured : merged, out, info, o);
-    // The language too, of the first file that declares one.
-    await keepLanguage(ctx, checked.find((c) => c.lang)?.lang, out);
+    if (fields) await writeDocFields(more ? structured : merged, out, { info: hasInfo ? info : undefined, lang }, o);
     return {
       outputs: [pdfOutput(out)],
       data: { files: files.length, pages, bookmarks: countOutlineItems(outline), attachments: seen.size },
