@@ -5,9 +5,8 @@
  * chunk's results are kept only between its two cuts: the overlap lets a word at a cut be heard whole
  * by both chunks, and the midpoint rule keeps it exactly once.
  */
-import { spawn } from 'node:child_process';
 import { KilnError } from '../../core/errors.js';
-import { tail } from '../../core/process.js';
+import { startChild, tail } from '../../core/process.js';
 
 export const SAMPLE_RATE = 16_000;
 
@@ -58,7 +57,7 @@ export async function* pcmChunks(file: string, opts: ChunkOptions = {}): AsyncGe
   const searchS = Math.min(opts.searchS ?? 5, windowS / 2);
   const win = Math.round(windowS * SAMPLE_RATE);
   const ov = Math.round(overlapS * SAMPLE_RATE);
-  const child = spawn(
+  const child = startChild(
     'ffmpeg',
     [
       '-nostdin',
@@ -79,8 +78,10 @@ export async function* pcmChunks(file: string, opts: ChunkOptions = {}): AsyncGe
       'pcm_s16le',
       '-',
     ],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
+    { env: process.env },
   );
+  child.stdin.on('error', () => undefined);
+  child.stdin.end();
   let stderr = '';
   child.stderr.on('data', (b: Buffer) => {
     stderr = (stderr + b.toString('utf8')).slice(-8192);
