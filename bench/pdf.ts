@@ -2,13 +2,15 @@
  * PDF: kiln against qpdf and Ghostscript called directly with the arguments kiln gives them.
  *   - merge 20 PDFs (5 text pages each),
  *   - extract pages 2-5,10,r1 of a 60-page PDF,
- *   - compress a 4-page PDF of photos at quality 75 (Ghostscript pdfwrite with kiln's parameters).
+ *   - compress a 4-page PDF of photos at quality 75 (Ghostscript pdfwrite with kiln's parameters),
+ *   - merges in a `kiln serve` holding 600 MB, children forked or posix_spawned (bench/spawn-load.ts).
  */
 import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
 import { compressionParams } from '../src/engines/ghostscript.js';
 import { Bench, dir, heavy, kilnCli, kilnRun, requireOutput, shAsync, type BenchOptions, type FamilyResult } from './lib.js';
+import { spawnLoadCase } from './spawn-load.js';
 
 async function textPdf(p: string, pages: number, label: string): Promise<string> {
   if (existsSync(p)) return p;
@@ -152,5 +154,6 @@ export async function benchPdf(o: BenchOptions): Promise<FamilyResult> {
     ['kiln-compress', 'gs-compress', 'same Ghostscript work'],
     ['cli-compress', 'gs-compress'],
   ]);
+  await spawnLoadCase(b, o, parts);
   return b.result;
 }

@@ -214,25 +214,30 @@ export function loadPosixSpawn(): PosixSpawner | null {
       const env = Object.entries(o.env)
         .filter(([, v]) => v !== undefined)
         .map(([k, v]) => `${k}=${v}`);
-      const fds: number[] = [];
+      // Descriptors of ours still open: closed here on any failure, handed to sockets on success.
+      let open: number[] = [];
+      const close = (fds: number[]) => {
+        for (const fd of fds) closeSync(fd);
+        open = open.filter((fd) => !fds.includes(fd));
+      };
       const actions = Buffer.alloc(ACTIONS_BYTES);
       c.actionsInit(actions);
       try {
         const [inR, inW] = pipe();
-        fds.push(inR, inW);
+        open.push(inR, inW);
         const [outR, outW] = pipe();
-        fds.push(outR, outW);
+        open.push(outR, outW);
         const [errR, errW] = pipe();
-        fds.push(errR, errW);
+        open.push(errR, errW);
         c.addDup2(actions, inR, 0);
         c.addDup2(actions, outW, 1);
         c.addDup2(actions, errW, 2);
         if (o.cwd !== undefined) c.addChdir!(actions, o.cwd);
         const pidOut = Buffer.alloc(4);
         const err = program === undefined ? 2 : c.spawn(pidOut, program, actions, c.attr, [cmd, ...args, null], [...env, null]);
-        for (const fd of [inR, outW, errW]) closeSync(fd);
+        close([inR, outW, errW]);
         if (err !== 0) {
-          for (const fd of [inW, outR, errR]) closeSync(fd);
+          close([inW, outR, errR]);
           return failed(cmd, args, err);
         }
         const pid = pidOut.readInt32LE(0);
@@ -242,20 +247,19 @@ export function loadPosixSpawn(): PosixSpawner | null {
           new Socket({ fd: outR, readable: true, writable: false }),
           new Socket({ fd: errR, readable: true, writable: false }),
         );
+        open = [];
         live.set(pid, child);
         watch ??= setInterval(reap, REAP_POLL_MS);
         return child;
-      } catch (e) {
-        for (const fd of fds) {
+      } finally {
+        c.actionsDestroy(actions);
+        for (const fd of open) {
           try {
             closeSync(fd);
           } catch {
-            /* closed above */
+            /* already gone */
           }
         }
-        throw e;
-      } finally {
-        c.actionsDestroy(actions);
       }
     },
   };

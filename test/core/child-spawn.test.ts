@@ -93,6 +93,7 @@ describe('starting programs', { skip: !onLinux && 'posix_spawn is used on Linux 
         assert.equal(r.code, 0);
         assert.equal(r.stdout, `in ü\n|two words|bar=baz|${dir}\n`);
         assert.equal(r.stderr, 'oops\n');
+        assert.equal((await exec('printf', ['%s', 'Über 报告 📄'])).stdout, 'Über 报告 📄');
       });
 
       it('finds a program by name in the PATH it is given, and a relative path from its working directory', async () => {
