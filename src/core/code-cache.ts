@@ -12,13 +12,12 @@
  * flags) or that is missing is written anew when the process ends, to a temporary name first: parallel
  * runs never read half a file.
  */
-import { closeSync, fstatSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, fstatSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createHash, randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { Script } from 'node:vm';
-import { ownedAlone, trustedDir } from './private-dir.js';
 
 /** How the code of a file was had: from the cache, compiled (and cached at exit), or compiled with the cache off. */
 export type CodeCacheOutcome = 'cached' | 'compiled' | 'uncached';
@@ -29,6 +28,17 @@ const loaded = new Map<string, { exports: unknown; outcome: CodeCacheOutcome }>(
 function codeCacheDir(env: NodeJS.ProcessEnv): string | undefined {
   if (env.NODE_DISABLE_COMPILE_CACHE === '1') return undefined;
   return path.join(env.NODE_COMPILE_CACHE || path.join(os.tmpdir(), 'node-compile-cache'), 'kiln');
+}
+
+/** Whether `st` belongs to this user and nobody else can write to it. */
+function ownedAlone(st: { uid: number; mode: number }): boolean {
+  return (st.mode & 0o022) === 0 && (process.getuid === undefined || st.uid === process.getuid());
+}
+
+/** Whether `dir` (not a link) belongs to this user and only this user can change what is in it. */
+function ownDir(dir: string): boolean {
+  const st = lstatSync(dir, { throwIfNoEntry: false });
+  return st?.isDirectory() === true && ownedAlone(st);
 }
 
 /** The cache file's bytes, if it exists and is this user's alone (checked on the open file itself). */
@@ -45,6 +55,16 @@ function readOwnFile(file: string): Buffer | undefined {
   } finally {
     closeSync(fd);
   }
+}
+
+/** The directory, made private when missing; undefined when it cannot be trusted or made. */
+function trustedDir(dir: string): string | undefined {
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+  } catch {
+    return undefined;
+  }
+  return ownDir(dir) ? dir : undefined;
 }
 
 /**

@@ -80,7 +80,6 @@ describe('SIGTERM during the LibreOffice warm-up', () => {
       assert.deepEqual(processesNaming(officeTmp), [], 'no soffice.bin left when the daemon has exited');
       await sleep(3000);
       assert.deepEqual(processesNaming(officeTmp), [], 'none started after the daemon exited');
-      // The initialised profile kept for later starts (kiln-cache-<uid>/office-profile-…) is a cache, not one of these.
       assert.deepEqual(
         readdirSync(officeTmp).filter((n) => n.startsWith('kiln-office-')),
         [],

@@ -62,9 +62,7 @@ const KNOWN: RegExp[] = [
 const isKnown = (p: string) => KNOWN.some((k) => k.test(p));
 
 /** The warm LibreOffice profile (kiln-office-*) belongs to the running office pool, not to a request. */
-/** LibreOffice's initialised profile kept for later starts (src/engines/office/profile-template.ts): a cache. */
-const OFFICE_PROFILE_CACHE = /^kiln-cache-\w+\/office-profile-[0-9a-f]{16}\/user\//;
-const live = (files: string[]) => files.filter((f) => !/^kiln-office-[^/]+\//.test(f) && !OFFICE_PROFILE_CACHE.test(f));
+const live = (files: string[]) => files.filter((f) => !/^kiln-office-[^/]+\//.test(f));
 
 const FOUR_XX = new Set(Object.entries(ERROR_TABLE).flatMap(([code, v]) => (v.status >= 400 && v.status < 500 ? [code] : [])));
 
@@ -406,11 +404,10 @@ describe('hostile input sent to every tool route', () => {
   it('after a clean stop the daemon leaves no temporary file at all', async () => {
     await d.stop();
     // Compiled code kept for the next start is a cache, not a leftover: node ≥ 22 keeps its own under
-    // node-compile-cache/, and src/core/code-cache.ts kiln's vendor.cjs under node-compile-cache/kiln/;
-    // so is LibreOffice's initialised profile.
+    // node-compile-cache/, and src/core/code-cache.ts kiln's vendor.cjs under node-compile-cache/kiln/.
     const cache = /^node-compile-cache\//;
     assert.deepEqual(
-      filesUnder(d.tmpDir).filter((f) => !cache.test(f) && !OFFICE_PROFILE_CACHE.test(f)),
+      filesUnder(d.tmpDir).filter((f) => !cache.test(f)),
       [],
     );
     assert.deepEqual(

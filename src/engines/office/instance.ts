@@ -13,7 +13,6 @@ import { pathToFileURL } from 'node:url';
 import { KilnError } from '../../core/errors.js';
 import { exec } from '../../core/process.js';
 import { requireEngine } from '../registry.js';
-import { keepProfile, restoreProfile } from './profile-template.js';
 
 const START_TIMEOUT_MS = 60_000;
 /** soffice.bin exits with 81 after it created a fresh profile and expects its launcher to start it again. */
@@ -117,17 +116,15 @@ export class Instance {
     const bin = await officeBinary();
     const sock = pipePath(this.profileUrl);
     if (signal.aborted) throw new KilnError('CANCELLED', 'LibreOffice is shutting down.');
-    if (!existsSync(path.join(this.profileDir, 'user', 'config')) && !(await restoreProfile(this.profileDir, bin, MACRO_LOCKDOWN))) {
+    if (!existsSync(path.join(this.profileDir, 'user', 'config'))) {
       // A fresh profile makes soffice.bin initialise it and exit with 81 (it expects its launcher to
-      // start it again), after its pipe already appeared: do that first pass on its own, once per
-      // LibreOffice and user (profile-template.ts keeps the result).
+      // start it again), after its pipe already appeared: do that first pass on its own.
       await exec(bin, [...COMMON, `-env:UserInstallation=${this.profileUrl}`, '--terminate_after_init'], {
         env: officeEnv(this.profileDir),
         timeoutMs: START_TIMEOUT_MS,
         okCodes: [0, EXIT_RESTART],
         signal,
       });
-      await keepProfile(this.profileDir, bin, MACRO_LOCKDOWN);
     }
     for (let attempt = 0; attempt < 3; attempt++) {
       // A socket left by a killed instance would make us think the new one is up.
