@@ -78,12 +78,17 @@ const PDFDOC_HIGH =
   '\u2022\u2020\u2021\u2026\u2014\u2013\u0192\u2044\u2039\u203a\u2212\u2030\u201e\u201c\u201d\u2018\u2019\u201a\u2122\ufb01\ufb02' +
   '\u0141\u0152\u0160\u0178\u017d\u0131\u0142\u0153\u0161\u017e\ufffd\u20ac';
 
-/** A PDF text string's bytes as text: UTF-16BE or UTF-8 after their byte-order mark, else PDFDocEncoding. */
-function pdfText(bytes: Buffer): string {
+/**
+ * A PDF text string's bytes as text: UTF-16BE or UTF-8 after their byte-order mark, else PDFDocEncoding;
+ * undefined for bytes that are no PDFDocEncoding text (control codes it leaves undefined, such as the NULs
+ * of UTF-16 written without its mark).
+ */
+function pdfText(bytes: Buffer): string | undefined {
   if (bytes[0] === 0xfe && bytes[1] === 0xff) return new TextDecoder('utf-16be').decode(bytes.subarray(2));
   if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) return bytes.subarray(3).toString('utf8');
   let text = '';
   for (const b of bytes) {
+    if (b < 0x18 && b !== 0x09 && b !== 0x0a && b !== 0x0d) return undefined;
     if (b >= 0x18 && b <= 0x1f) text += PDFDOC_LOW[b - 0x18];
     else if (b >= 0x80 && b <= 0xa0) text += PDFDOC_HIGH[b - 0x80];
     else text += b === 0x7f || b === 0xad ? '\ufffd' : String.fromCharCode(b);

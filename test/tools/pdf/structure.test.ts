@@ -301,6 +301,8 @@ describe('tools that make new pages or rewrite through Ghostscript say what they
     const info = doc.context.obj({});
     info.set(PDFName.of('Author'), PDFHexString.of('5a6feb20a080209318'));
     info.set(PDFName.of('Subject'), PDFHexString.of(''));
+    // UTF-16 without its byte-order mark ("Ti"): bytes, not text.
+    info.set(PDFName.of('Keywords'), PDFHexString.of('00540069'));
     doc.context.trailerInfo.Info = doc.context.register(info);
     doc.catalog.set(PDFName.of('Lang'), PDFHexString.of('6eef'));
     writeFileSync(file, await doc.save());
@@ -310,6 +312,7 @@ describe('tools that make new pages or rewrite through Ghostscript say what they
     const fields = await readDocInfo(file);
     assert.equal(fields.author, 'Zoë €• ﬁ˘');
     assert.equal(fields.subject, undefined, 'an empty string is no field');
+    assert.equal(fields.keywords, undefined, 'NULs are no PDFDocEncoding text');
     assert.equal(await readLang(file), 'nï');
   });
 
