@@ -95,7 +95,12 @@ export async function latencyRow(s: ServeProcess, rounds: number): Promise<Row> 
 }
 
 /** One plain node:http request (little client work); resolves with the status and the whole body. */
-function httpCall(url: string, method: string, headers: Record<string, string>, body?: Buffer): Promise<{ status: number; body: Buffer }> {
+export function httpCall(
+  url: string,
+  method: string,
+  headers: Record<string, string>,
+  body?: Buffer,
+): Promise<{ status: number; body: Buffer }> {
   return new Promise((resolve, reject) => {
     const req = httpRequest(url, { method, headers: body ? { ...headers, 'content-length': String(body.length) } : headers }, (res) => {
       const chunks: Buffer[] = [];

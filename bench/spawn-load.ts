@@ -7,8 +7,8 @@
  * while the event loop waits. Sides alternate round by round.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import { request } from 'node:http';
 import path from 'node:path';
+import { httpCall } from './goal-daemon.js';
 import type { Bench, BenchOptions } from './lib.js';
 import { startServe } from './serve-process.js';
 
@@ -20,17 +20,6 @@ interface Round {
   rssMb: number;
 }
 
-function call(url: string, method: string, headers: Record<string, string>, body?: Buffer): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const r = request(url, { method, headers: body ? { ...headers, 'content-length': String(body.length) } : headers }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
-    });
-    r.on('error', reject);
-    r.end(body);
-  });
-}
-
 async function round(mode: string | undefined, ballast: string, body: Buffer, boundary: string, seconds: number): Promise<Round> {
   const s = await startServe({ ...(mode ? { KILN_SPAWN: mode } : {}), NODE_OPTIONS: `--require ${ballast}` });
   try {
@@ -38,7 +27,7 @@ async function round(mode: string | undefined, ballast: string, body: Buffer, bo
     let merges = 0;
     const merger = (async () => {
       while (!stop) {
-        const status = await call(
+        const { status } = await httpCall(
           `${s.base}/api/v1/tools/pdf/merge-pdf`,
           'POST',
           { ...s.auth, 'content-type': `multipart/form-data; boundary=${boundary}` },
@@ -53,7 +42,7 @@ async function round(mode: string | undefined, ballast: string, body: Buffer, bo
     try {
       while (Date.now() < end) {
         const t = performance.now();
-        if ((await call(`${s.base}/api/v1/health`, 'GET', {})) !== 200) throw new Error('health: not 200');
+        if ((await httpCall(`${s.base}/api/v1/health`, 'GET', {})).status !== 200) throw new Error('health: not 200');
         health.push(performance.now() - t);
         await new Promise((r) => setTimeout(r, 5));
       }

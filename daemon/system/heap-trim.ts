@@ -10,11 +10,10 @@
  * similar memory with its decay timers but cost 11 % more CPU per resize, and returning pages at
  * once (dirty_decay_ms:0) halved the throughput.
  *
- * Node has no FFI of its own: koffi (prebuilt, no install script) calls libc. Loaded on the first
- * quiet moment after a job, never on a daemon that runs none; elsewhere than glibc (musl, macOS)
- * there is no libc.so.6 or no malloc_trim and this does nothing.
+ * malloc_trim is called through core/libc.ts, loaded on the first quiet moment after a job, never on a
+ * daemon that runs none; elsewhere than glibc (musl, macOS) there is none and this does nothing.
  */
-import { createRequire } from 'node:module';
+import { libc } from '../../src/core/libc.js';
 
 type Trim = (pad: number) => number;
 
@@ -22,12 +21,8 @@ type Trim = (pad: number) => number;
 let trimFn: Trim | null | undefined;
 
 function loadTrim(): Trim | null {
-  if (process.platform !== 'linux') return null;
   try {
-    const koffi = createRequire(import.meta.url)('koffi') as {
-      load(lib: string): { func(signature: string): (pad: number) => number };
-    };
-    return koffi.load('libc.so.6').func('int malloc_trim(size_t)');
+    return (libc()?.func('int malloc_trim(size_t)') as Trim | undefined) ?? null;
   } catch {
     return null;
   }

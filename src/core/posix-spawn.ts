@@ -14,19 +14,19 @@
  * it started, by pid, so this module reaps its own. 'close' comes once it has been reaped and both
  * output pipes have ended, as node's does.
  *
- * Linux with glibc only (koffi loads libc.so.6); elsewhere `loadPosixSpawn` gives null and callers keep
- * node's spawn.
+ * Linux with glibc only (core/libc.ts); elsewhere `loadPosixSpawn` gives null and callers keep node's
+ * spawn.
  */
 import { EventEmitter } from 'node:events';
 import { accessSync, closeSync, constants as fsConstants, statSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { Socket } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { PassThrough, type Readable, type Writable } from 'node:stream';
 import { isMainThread } from 'node:worker_threads';
+import { libc } from './libc.js';
 
-interface Libc {
+interface Bindings {
   spawn(pid: Buffer, file: string, actions: Buffer, attr: Buffer, argv: (string | null)[], envp: (string | null)[]): number;
   actionsInit(a: Buffer): number;
   actionsDestroy(a: Buffer): number;
@@ -50,25 +50,23 @@ const REAP_POLL_MS = 500;
 
 const SIGNAL_NAMES = new Map(Object.entries(os.constants.signals).map(([name, n]) => [n, name as NodeJS.Signals]));
 
-function bind(): Libc | null {
+function bind(): Bindings | null {
   // A worker thread hears no signals, so it could not see its children end.
-  if (process.platform !== 'linux' || !isMainThread) return null;
+  if (!isMainThread) return null;
+  const lib = libc();
+  if (!lib) return null;
   try {
-    const koffi = createRequire(import.meta.url)('koffi') as {
-      load(lib: string): { func(signature: string): (...a: unknown[]) => number };
-    };
-    const libc = koffi.load('libc.so.6');
-    const f = (sig: string) => libc.func(sig);
+    const f = (sig: string) => lib.func(sig);
     const attrInit = f('int posix_spawnattr_init(void *attr)');
     const setFlags = f('int posix_spawnattr_setflags(void *attr, short flags)');
     const setSigDefault = f('int posix_spawnattr_setsigdefault(void *attr, void *set)');
     const setSigMask = f('int posix_spawnattr_setsigmask(void *attr, void *set)');
     const sigfillset = f('int sigfillset(void *set)');
     const sigemptyset = f('int sigemptyset(void *set)');
-    let addChdir: Libc['addChdir'];
+    let addChdir: Bindings['addChdir'];
     try {
       // glibc 2.29 and later.
-      addChdir = f('int posix_spawn_file_actions_addchdir_np(void *actions, const char *dir)') as Libc['addChdir'];
+      addChdir = f('int posix_spawn_file_actions_addchdir_np(void *actions, const char *dir)') as Bindings['addChdir'];
     } catch {
       addChdir = undefined;
     }
@@ -87,13 +85,13 @@ function bind(): Libc | null {
     return {
       spawn: f(
         'int posix_spawn(void *pid, const char *path, void *actions, void *attr, const char **argv, const char **envp)',
-      ) as Libc['spawn'],
-      actionsInit: f('int posix_spawn_file_actions_init(void *actions)') as Libc['actionsInit'],
-      actionsDestroy: f('int posix_spawn_file_actions_destroy(void *actions)') as Libc['actionsDestroy'],
-      addDup2: f('int posix_spawn_file_actions_adddup2(void *actions, int fd, int newfd)') as Libc['addDup2'],
+      ) as Bindings['spawn'],
+      actionsInit: f('int posix_spawn_file_actions_init(void *actions)') as Bindings['actionsInit'],
+      actionsDestroy: f('int posix_spawn_file_actions_destroy(void *actions)') as Bindings['actionsDestroy'],
+      addDup2: f('int posix_spawn_file_actions_adddup2(void *actions, int fd, int newfd)') as Bindings['addDup2'],
       addChdir,
-      pipe2: f('int pipe2(void *fds, int flags)') as Libc['pipe2'],
-      waitpid: f('int waitpid(int pid, void *status, int options)') as Libc['waitpid'],
+      pipe2: f('int pipe2(void *fds, int flags)') as Bindings['pipe2'],
+      waitpid: f('int waitpid(int pid, void *status, int options)') as Bindings['waitpid'],
       attr,
     };
   } catch {
