@@ -183,12 +183,14 @@ export async function buildServer(config: DaemonConfig): Promise<FastifyInstance
       if (!ctx.fileLibrary) throw new KilnError('VALIDATION_ERROR', 'fileId: the file library is not available on this server.');
       return ctx.fileLibrary.saveOutput(viewer, fileId, row);
     });
-    // Once jobs pause (system/heap-trim.ts): the free upload arenas go, a full collection frees what V8
-    // held (dropped arenas, buffers of the jobs), then the C heap's free pages go back to the system.
+    // Once jobs pause (system/heap-trim.ts): the database's log is checkpointed (store/db.ts says why), the
+    // free upload arenas go, a full collection frees what V8 held (dropped arenas, buffers of the jobs),
+    // then the C heap's free pages go back to the system.
     const heapTrim = new QuietTrim(
       config.heapTrimMs,
       () => jobs.busy(),
       async () => {
+        store.checkpoint();
         ctx.memoryInputs?.dropFree();
         await fullGc();
         trimNativeHeap();

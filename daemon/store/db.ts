@@ -18,6 +18,12 @@ export interface Store {
   kind: StoreKind;
   /** Cheap round trip; throws when the database is unusable. */
   ping(): Promise<void>;
+  /**
+   * SQLite: copies what the write-ahead log holds into the database file now, for a moment nobody waits
+   * (see openSqlite); PostgreSQL checkpoints on its own. Never waits for another connection's readers or
+   * writers (PASSIVE), never throws.
+   */
+  checkpoint(): void;
   close(): Promise<void>;
 }
 
@@ -60,6 +66,10 @@ async function openSqlite(dataDir: string): Promise<Store> {
   const { default: BetterSqlite } = await import('better-sqlite3');
   const raw = new BetterSqlite(path.join(dataDir, SQLITE_FILE));
   // WAL lets readers run while a job row is updated; busy_timeout covers a second process on the file.
+  // A checkpoint (SQLite's own after every 1000 pages of log, on the commit that passes them) syncs the
+  // log and the database file: 16–20 ms of the event loop each on these machines' disks, one every ~60
+  // small jobs. The daemon also checkpoints when its jobs pause (checkpoint(), server.ts), so a burst of
+  // requests starts on an empty log and meets SQLite's own only past those 1000 pages.
   raw.pragma('journal_mode = WAL');
   raw.pragma('synchronous = NORMAL');
   raw.pragma('foreign_keys = ON');
@@ -75,6 +85,13 @@ async function openSqlite(dataDir: string): Promise<Store> {
     async ping() {
       if (!raw.open) throw new Error('database closed');
       raw.prepare('select 1').get();
+    },
+    checkpoint() {
+      try {
+        if (raw.open) raw.pragma('wal_checkpoint(PASSIVE)');
+      } catch {
+        // Busy or closing: the next quiet moment, or SQLite's own checkpoint, does it.
+      }
     },
     async close() {
       await db.destroy();
@@ -111,6 +128,7 @@ async function openPostgres(url: string): Promise<Store> {
     async ping() {
       await sql`select 1`.execute(db);
     },
+    checkpoint() {},
     async close() {
       await db.destroy();
     },
