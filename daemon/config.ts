@@ -76,7 +76,10 @@ export interface DaemonConfig {
   memoryInputsMb: number;
   /** Free space below which a data, shared or temp dir makes readyz answer 503 (MIN_FREE_DISK_MB; 0 = never). */
   minFreeDiskMb: number;
-  /** Quiet time after the last job before the C heap's free pages go back to the system (HEAP_TRIM_MS; 0 = never). */
+  /**
+   * Quiet time after the last job before the SQLite log is checkpointed and the C heap's free pages go
+   * back to the system (HEAP_TRIM_MS; 0 = never).
+   */
   heapTrimMs: number;
   /** Job inputs and outputs one user may hold until they are swept (USER_QUOTA_MB; 0 = no quota). */
   userQuotaMb: number;
