@@ -8,7 +8,7 @@
  */
 import { createWriteStream } from 'node:fs';
 import path from 'node:path';
-import { Transform, Writable } from 'node:stream';
+import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { FastifyRequest } from 'fastify';
 import { KilnError } from '../../src/core/errors.js';
@@ -108,30 +108,35 @@ export async function readMultipart(request: FastifyRequest, dir: string, limits
         // The index keeps two uploads with the same name apart.
         const p = path.join(dir, `${parts.length}-${name}`);
         let size = 0;
-        const counter = new Transform({
-          transform(chunk: Buffer, _enc, cb) {
-            try {
-              guard.countFile(chunk.length);
-              size += chunk.length;
-              count(chunk.length);
-              cb(null, chunk);
-            } catch (e) {
-              cb(e as Error);
-            }
-          },
-        });
+        const counted = (chunk: Buffer) => {
+          guard.countFile(chunk.length);
+          size += chunk.length;
+          count(chunk.length);
+        };
         const arena = limits.arena;
         const start = arenaUsed;
-        const sink = arena
-          ? new Writable({
-              // The body's declared length bounds its parts: they always fit.
-              write(chunk: Buffer, _enc, cb) {
-                arenaUsed += chunk.copy(arena, arenaUsed);
-                cb();
-              },
-            })
-          : createWriteStream(p);
-        await pipeline(part.file, counter, sink);
+        if (arena) {
+          // Into memory: a plain loop, no stream to pipe into. stream.pipeline ends every call by aborting
+          // its own AbortController, whose DOMException captures a stack: ~40 µs of a small request's
+          // main thread on Node 20. Leaving the loop early (a limit thrown) destroys the part, as
+          // pipeline would. The body's declared length bounds its parts: they always fit.
+          for await (const chunk of part.file as AsyncIterable<Buffer>) {
+            counted(chunk);
+            arenaUsed += chunk.copy(arena, arenaUsed);
+          }
+        } else {
+          const counter = new Transform({
+            transform(chunk: Buffer, _enc, cb) {
+              try {
+                counted(chunk);
+                cb(null, chunk);
+              } catch (e) {
+                cb(e as Error);
+              }
+            },
+          });
+          await pipeline(part.file, counter, createWriteStream(p));
+        }
         if (part.file.truncated) throw fileTooBig();
         // No await between parts but the file's own: text arriving meanwhile would queue up unchecked.
         parts.push({ field: part.fieldname, path: p, name, size, ...(arena ? { bytes: arena.subarray(start, arenaUsed) } : {}) });

@@ -70,12 +70,17 @@ describe('MemoryInputs', () => {
 describe('uploads held in memory', () => {
   let s: TestServer;
   let small: TestServer;
+  let capped: TestServer;
   const dir = tempDir('kiln-memin-');
   before(async () => {
-    [s, small] = await Promise.all([startServer(), startServer({ env: { MEMORY_INPUTS_MB: '1' } })]);
+    [s, small, capped] = await Promise.all([
+      startServer(),
+      startServer({ env: { MEMORY_INPUTS_MB: '1' } }),
+      startServer({ env: { MAX_UPLOAD_MB: '1' } }),
+    ]);
   });
   after(async () => {
-    await Promise.all([s.close(), small.close()]);
+    await Promise.all([s.close(), small.close(), capped.close()]);
   });
 
   const post = async (srv: TestServer, route: string, fields: Record<string, string | Blob>) => {
@@ -148,6 +153,24 @@ describe('uploads held in memory', () => {
     assert.equal(damaged.status, 415, JSON.stringify(damaged.body));
     assert.equal(damaged.body.error.code, 'UNSUPPORTED_INPUT');
     assert.equal(memory(s).leased, 0);
+  });
+
+  it('refuses a file over the upload limit while copying it into memory, and frees its arena', async () => {
+    const big = await makePhoto(dir, 'over.jpg', 2000, 1600);
+    assert.ok((await readFile(big)).length > MB, 'the photo is larger than MAX_UPLOAD_MB=1');
+    const r = await post(capped, 'image/resize', { file: await filePart(big), settings: '{"width":140}' });
+    assert.equal(r.status, 413, JSON.stringify(r.body));
+    assert.equal(r.body.error.code, 'LIMIT_EXCEEDED');
+    assert.match(r.body.error.message, /over\.jpg is larger than the upload limit of 1 MB/);
+    assert.equal(memory(capped).leased, 0);
+    assert.ok(memory(capped).free > 0, 'the upload went through an arena');
+    // The next upload is read whole from memory as before.
+    const ok = await post(capped, 'image/resize', {
+      file: await filePart(await makeImage(dir, 'after.png', 80, 40)),
+      settings: '{"width":20}',
+    });
+    assert.equal(ok.status, 200, JSON.stringify(ok.body));
+    assert.deepEqual(inputsOnDisk(capped, ok.body.jobId), []);
   });
 
   it('streams a body larger than the budget to disk as before', async () => {
