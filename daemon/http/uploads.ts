@@ -117,9 +117,9 @@ export async function readMultipart(request: FastifyRequest, dir: string, limits
         const start = arenaUsed;
         if (arena) {
           // Into memory: a plain loop, no stream to pipe into. stream.pipeline with a Transform and a
-          // Writable cost a 64×64 resize ~0.6 ms of the daemon's CPU (8.3-8.6 → 7.7-7.9 ms a request,
-          // most of it off the main thread: less to collect); on Node 20 pipeline also ends every call by
-          // aborting its own AbortController, whose DOMException captures a stack. Leaving the loop early
+          // Writable cost a 64×64 resize ~0.7 ms of the daemon's CPU (8.4-8.6 → 7.7-7.8 ms a request, the
+          // main thread's share 3.4-3.5 → 3.2 ms); on Node 20 pipeline also ends every call by aborting
+          // its own AbortController, whose DOMException captures a stack. Leaving the loop early
           // (a limit thrown) destroys the part, as pipeline would. The body's declared length bounds its
           // parts: they always fit.
           for await (const chunk of part.file as AsyncIterable<Buffer>) {
