@@ -1,7 +1,7 @@
 /**
  * Uploads held in memory (daemon/http/memory-inputs.ts): a tool that declares `input.inMemory` gets its
  * upload as bytes, every other one from disk; the arenas come back after each job, the budget sends what
- * does not fit to disk, and a wrong or damaged file is refused as from disk.
+ * does not fit to disk, and a wrong, damaged or oversized file is refused as from disk, leaving nothing.
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -155,7 +155,7 @@ describe('uploads held in memory', () => {
     assert.equal(memory(s).leased, 0);
   });
 
-  it('refuses a file over the upload limit while copying it into memory, and frees its arena', async () => {
+  it('refuses a file over the upload limit while copying it into memory or to disk, and keeps none of it', async () => {
     const big = await makePhoto(dir, 'over.jpg', 2000, 1600);
     assert.ok((await readFile(big)).length > MB, 'the photo is larger than MAX_UPLOAD_MB=1');
     const r = await post(capped, 'image/resize', { file: await filePart(big), settings: '{"width":140}' });
@@ -164,6 +164,12 @@ describe('uploads held in memory', () => {
     assert.match(r.body.error.message, /over\.jpg is larger than the upload limit of 1 MB/);
     assert.equal(memory(capped).leased, 0);
     assert.ok(memory(capped).free > 0, 'the upload went through an arena');
+    // A tool that reads paths has it written to disk: refused alike, and no part of it stays there.
+    const onDisk = await post(capped, 'image/rotate', { file: await filePart(big), settings: '{"angle":90}' });
+    assert.equal(onDisk.status, 413, JSON.stringify(onDisk.body));
+    assert.match(onDisk.body.error.message, /over\.jpg is larger than the upload limit of 1 MB/);
+    const jobsDir = path.join(capped.config.dataDir, 'jobs');
+    assert.deepEqual(existsSync(jobsDir) ? readdirSync(jobsDir) : [], []);
     // The next upload is read whole from memory as before.
     const ok = await post(capped, 'image/resize', {
       file: await filePart(await makeImage(dir, 'after.png', 80, 40)),
