@@ -126,7 +126,12 @@ export async function readMultipart(request: FastifyRequest, dir: string, limits
             arenaUsed += chunk.copy(arena, arenaUsed);
           }
         } else {
-          const file = await open(p, 'w');
+          // A file that cannot be made (no descriptor left) ends the part too, as pipeline did: busboy
+          // would otherwise wait on a part nobody reads.
+          const file = await open(p, 'w').catch((e: unknown) => {
+            part.file.destroy();
+            throw e;
+          });
           try {
             for await (const chunk of part.file as AsyncIterable<Buffer>) {
               counted(chunk);
