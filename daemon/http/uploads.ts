@@ -6,7 +6,6 @@
  * counted on the wire as they arrive: wire-guard.ts),
  * the number of fields, the whole request (MAX_REQUEST_MB), and the user's job storage (USER_QUOTA_MB).
  */
-import { open } from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyRequest } from 'fastify';
 import { KilnError } from '../../src/core/errors.js';
@@ -14,6 +13,7 @@ import { safeFileName } from '../../src/core/paths.js';
 import { coerceSettingValue, describeSettings } from '../../src/core/settings.js';
 import type { InputFile, Tool, ToolInputs } from '../../src/core/tool.js';
 import { afterUpload } from '../system/gc.js';
+import { writePart } from './part-file.js';
 import { chargeQuota, holdUntilAnswered } from './quota.js';
 import { WireGuard } from './wire-guard.js';
 
@@ -113,34 +113,18 @@ export async function readMultipart(request: FastifyRequest, dir: string, limits
         };
         const arena = limits.arena;
         const start = arenaUsed;
-        // A plain loop over the part's chunks, into memory or into its file one write at a time (the loop
-        // waits for each: back-pressure). stream.pipeline with a counting Transform and a Writable cost a
-        // 64×64 request ~0.5-0.7 ms of the daemon's CPU (resize from memory 8.4-8.6 → 7.7-7.8 ms, rotate
-        // from disk 8.0-8.1 → 7.3-7.6 ms; the main thread's share of it ~0.25 ms); on Node 20 pipeline
-        // also ends every call by aborting its own AbortController, whose DOMException captures a stack.
-        // Leaving the loop early (a limit thrown, a write failed) destroys the part, as pipeline would.
         if (arena) {
-          // The body's declared length bounds its parts: they always fit.
+          // Into memory by the same loop as to disk (part-file.ts says why not stream.pipeline). The body's
+          // declared length bounds its parts: they always fit.
           for await (const chunk of part.file as AsyncIterable<Buffer>) {
             counted(chunk);
             arenaUsed += chunk.copy(arena, arenaUsed);
           }
         } else {
-          // A file that cannot be made (no descriptor left) ends the part too, as pipeline did: busboy
-          // would otherwise wait on a part nobody reads.
-          const file = await open(p, 'w').catch((e: unknown) => {
-            part.file.destroy();
-            throw e;
+          await writePart(part.file, p, (chunk) => {
+            counted(chunk);
+            return true;
           });
-          try {
-            for await (const chunk of part.file as AsyncIterable<Buffer>) {
-              counted(chunk);
-              // write() may take part of a chunk (a disk filling up); the rest goes next, or fails.
-              for (let done = 0; done < chunk.length; ) done += (await file.write(chunk, done)).bytesWritten;
-            }
-          } finally {
-            await file.close();
-          }
         }
         if (part.file.truncated) throw fileTooBig();
         // No await between parts but the file's own: text arriving meanwhile would queue up unchecked.

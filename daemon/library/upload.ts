@@ -4,15 +4,13 @@
  * remaining quota (counted to its end, so the quota error gives its real size).
  */
 import { createHash } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import { Transform } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import type { FastifyRequest } from 'fastify';
 import { KilnError } from '../../src/core/errors.js';
 import { safeFileName } from '../../src/core/paths.js';
 import { newId } from '../auth/secrets.js';
+import { writePart } from '../http/part-file.js';
 import type { NewContent } from './service.js';
 
 export interface LibraryUpload {
@@ -59,23 +57,20 @@ export async function readLibraryUpload(
       const hash = createHash('sha256');
       let size = 0;
       let overQuota = false;
-      const counter = new Transform({
-        transform(chunk: Buffer, _enc, cb) {
-          size += chunk.length;
-          // Past the quota nothing more is written (the disk never fills), but the rest is still counted
-          // (up to the upload limit): the error must give the file's real size, not the bytes read when
-          // it stopped, or "needs 0.06 MB" sends the user to free 0.06 MB for a 200 MB file. Content
-          // the owner already holds is not exempt here (its hash is not known yet), which only matters
-          // for a duplicate at the quota's edge.
-          if (overQuota || size > limits.remainingQuota) {
-            overQuota = true;
-            return cb();
-          }
-          hash.update(chunk);
-          cb(null, chunk);
-        },
+      await writePart(part.file, p, (chunk) => {
+        size += chunk.length;
+        // Past the quota nothing more is written (the disk never fills), but the rest is still counted
+        // (up to the upload limit): the error must give the file's real size, not the bytes read when
+        // it stopped, or "needs 0.06 MB" sends the user to free 0.06 MB for a 200 MB file. Content
+        // the owner already holds is not exempt here (its hash is not known yet), which only matters
+        // for a duplicate at the quota's edge.
+        if (overQuota || size > limits.remainingQuota) {
+          overQuota = true;
+          return false;
+        }
+        hash.update(chunk);
+        return true;
       });
-      await pipeline(part.file, counter, createWriteStream(p));
       // Worded as a tool upload's limit (daemon/http/uploads.ts): the limit is the live setting or a
       // team's override, so naming only MAX_UPLOAD_MB sent admins to the wrong knob.
       if (part.file.truncated)
