@@ -1,13 +1,13 @@
 /**
- * One uploaded file part written to its file, the way every multipart upload does it (tool runs:
- * uploads.ts, the file library: library/upload.ts): chunk by chunk, one write at a time (the loop waits
+ * How an uploaded file part is read. To its file, the way every multipart upload to disk does it (tool
+ * runs: uploads.ts, the file library: library/upload.ts): chunk by chunk, one write at a time (the loop waits
  * for each: back-pressure). stream.pipeline through a counting Transform into a write stream cost a
  * 64×64 request ~0.5-0.7 ms of the daemon's CPU (rotate 8.0-8.1 → 7.3-7.6 ms a request, three
  * interleaved pairs; the main thread's share ~0.25 ms); on Node 20 pipeline also ends every call by
  * aborting its own AbortController, whose DOMException captures a stack.
  */
 import { open } from 'node:fs/promises';
-import type { Readable } from 'node:stream';
+import { finished, type Readable } from 'node:stream';
 
 /**
  * Writes `part` to `file`. `take` sees each chunk first: it may throw (a limit), or return false to
@@ -28,4 +28,33 @@ export async function writePart(part: Readable, file: string, take: (chunk: Buff
   } finally {
     await out.close();
   }
+}
+
+/**
+ * Hands each chunk of `part` to `take` as it arrives and resolves at its end: for a part copied into
+ * memory, where no write waits. Its 'data' events rather than `for await`, whose promise and microtask a
+ * chunk cost a 6.9 MB upload ~0.5 ms of the main thread (busboy read to the end: 2.1–2.5 → 1.7 ms,
+ * bench/fixtures' 4000×3000 photo in 64 kB chunks). A throw of `take` (a limit) destroys the part, as
+ * leaving the loop did, and is the answer; so is the part's own error (the body cut short).
+ */
+export function eachChunk(part: Readable, take: (chunk: Buffer) => void): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let thrown: { e: unknown } | undefined;
+    const onData = (chunk: Buffer) => {
+      try {
+        take(chunk);
+      } catch (e) {
+        thrown = { e };
+        part.off('data', onData);
+        // Without an error: the part's listeners are ours alone once this settles.
+        part.destroy();
+      }
+    };
+    part.on('data', onData);
+    finished(part, (err) => {
+      if (thrown) reject(thrown.e);
+      else if (err) reject(err);
+      else resolve();
+    });
+  });
 }

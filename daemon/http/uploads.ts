@@ -13,7 +13,7 @@ import { safeFileName } from '../../src/core/paths.js';
 import { coerceSettingValue, describeSettings } from '../../src/core/settings.js';
 import type { InputFile, Tool, ToolInputs } from '../../src/core/tool.js';
 import { afterUpload } from '../system/gc.js';
-import { writePart } from './part-file.js';
+import { eachChunk, writePart } from './part-file.js';
 import { chargeQuota, holdUntilAnswered } from './quota.js';
 import { WireGuard } from './wire-guard.js';
 
@@ -114,12 +114,11 @@ export async function readMultipart(request: FastifyRequest, dir: string, limits
         const arena = limits.arena;
         const start = arenaUsed;
         if (arena) {
-          // Into memory by the same loop as to disk (part-file.ts says why not stream.pipeline). The body's
-          // declared length bounds its parts: they always fit.
-          for await (const chunk of part.file as AsyncIterable<Buffer>) {
+          // The body's declared length bounds its parts: they always fit.
+          await eachChunk(part.file, (chunk) => {
             counted(chunk);
             arenaUsed += chunk.copy(arena, arenaUsed);
-          }
+          });
         } else {
           await writePart(part.file, p, (chunk) => {
             counted(chunk);

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
+import net from 'node:net';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import sharp from 'sharp';
@@ -177,6 +178,35 @@ describe('uploads held in memory', () => {
     });
     assert.equal(ok.status, 200, JSON.stringify(ok.body));
     assert.deepEqual(inputsOnDisk(capped, ok.body.jobId), []);
+  });
+
+  it('gives the arena back when the body stops in the middle of a file, and goes on serving', async () => {
+    const photo = await readFile(await makePhoto(dir, 'cut-off.jpg', 600, 400));
+    const boundary = 'kilncutoff';
+    const head = Buffer.from(
+      `--${boundary}\r\nContent-Disposition: form-data; name="settings"\r\n\r\n{"width":50}\r\n` +
+        `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="cut-off.jpg"\r\nContent-Type: image/jpeg\r\n\r\n`,
+    );
+    const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
+    const { port } = new URL(s.url);
+    // Half the photo sent, then the connection closed: the part being copied into memory ends in an error.
+    await new Promise<void>((resolve, reject) => {
+      const socket = net.connect(Number(port), '127.0.0.1', () => {
+        socket.write(
+          `POST /api/v1/tools/image/resize HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${s.token}\r\n` +
+            `Content-Type: multipart/form-data; boundary=${boundary}\r\nContent-Length: ${head.length + photo.length + tail.length}\r\n\r\n`,
+        );
+        socket.write(Buffer.concat([head, photo.subarray(0, photo.length >> 1)]), () => setTimeout(() => socket.destroy(), 200));
+      });
+      socket.on('close', () => resolve());
+      socket.on('error', reject);
+    });
+    const deadline = Date.now() + 5000;
+    while (memory(s).leased > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    assert.equal(memory(s).leased, 0);
+    const ok = await post(s, 'image/resize', { file: await filePart(await makeImage(dir, 'next.png', 60, 30)), settings: '{"width":30}' });
+    assert.equal(ok.status, 200, JSON.stringify(ok.body));
+    assert.equal((await sharp(await download(s, ok.body.downloadUrl)).metadata()).width, 30);
   });
 
   it('streams a body larger than the budget to disk as before', async () => {
