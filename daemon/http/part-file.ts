@@ -33,9 +33,11 @@ export async function writePart(part: Readable, file: string, take: (chunk: Buff
 /**
  * Hands each chunk of `part` to `take` as it arrives and resolves at its end: for a part copied into
  * memory, where no write waits. Its 'data' events rather than `for await`, whose promise and microtask a
- * chunk cost a 6.9 MB upload ~0.5 ms of the main thread (busboy read to the end: 2.1–2.5 → 1.7 ms,
- * bench/fixtures' 4000×3000 photo in 64 kB chunks). A throw of `take` (a limit) destroys the part, as
- * leaving the loop did, and is the answer; so is the part's own error (the body cut short).
+ * chunk cost a 6.9 MB upload ~0.5 ms of the main thread (busboy read to the end: 2.1–2.5 → 1.6–1.9 ms,
+ * bench/fixtures' 4000×3000 photo in 64 kB chunks) and garbage for V8's helper threads to collect (the
+ * daemon resizing that photo on 2 connections: 5.7–6.3 → 3.8–4.3 ms of their CPU a request). A throw of
+ * `take` (a limit) destroys the part, as leaving the loop did, and is the answer; so is the part's own
+ * error (the body cut short).
  */
 export function eachChunk(part: Readable, take: (chunk: Buffer) => void): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -46,7 +48,7 @@ export function eachChunk(part: Readable, take: (chunk: Buffer) => void): Promis
       } catch (e) {
         thrown = { e };
         part.off('data', onData);
-        // Without an error: the part's listeners are ours alone once this settles.
+        // Without an error, so the part emits none: what take threw is the answer.
         part.destroy();
       }
     };
