@@ -71,10 +71,18 @@ describe('starting programs', { skip: !onLinux && 'posix_spawn is used on Linux 
     assert.ok(later < first / 3, `later children start in ${later.toFixed(2)} ms, the first in ${first.toFixed(2)} ms`);
   });
 
+  // Against the fork only, the two taken in turns so that load from other tests hits both alike: on a
+  // loaded CI machine posix_spawn's median read 3.3 ms (its vfork waits for the child to be scheduled),
+  // and on a PVM guest 2.4 ms idle (against 0.15–0.18 ms elsewhere), forks there taking 30–57 ms.
   it('holds the event loop a fraction of a fork with 400 MB resident', async () => {
-    const fork = await startMs('fork', 9);
-    const posix = await startMs('posix', 9);
-    assert.ok(posix < 3, `posix_spawn: ${posix.toFixed(2)} ms`);
+    const forks: number[] = [];
+    const spawns: number[] = [];
+    for (let i = 0; i < 9; i++) {
+      forks.push(await startMs('fork', 1));
+      spawns.push(await startMs('posix', 1));
+    }
+    const median = (l: number[]) => l.sort((a, b) => a - b)[Math.floor(l.length / 2)]!;
+    const [fork, posix] = [median(forks), median(spawns)];
     assert.ok(posix < fork / 3, `posix_spawn ${posix.toFixed(2)} ms against fork ${fork.toFixed(2)} ms`);
   });
 
