@@ -1,10 +1,10 @@
 /**
- * How an uploaded file part is read. To its file, the way every multipart upload to disk does it (tool
- * runs: uploads.ts, the file library: library/upload.ts): chunk by chunk, one write at a time (the loop waits
- * for each: back-pressure). stream.pipeline through a counting Transform into a write stream cost a
- * 64×64 request ~0.5-0.7 ms of the daemon's CPU (rotate 8.0-8.1 → 7.3-7.6 ms a request, three
- * interleaved pairs; the main thread's share ~0.25 ms); on Node 20 pipeline also ends every call by
- * aborting its own AbortController, whose DOMException captures a stack.
+ * How an uploaded file part is read: written to its file (writePart: tool runs, uploads.ts, and the file
+ * library, library/upload.ts) or handed over chunk by chunk for a copy into memory (eachChunk). To a file,
+ * one write at a time (the loop waits for each: back-pressure). stream.pipeline through a counting
+ * Transform into a write stream cost a 64×64 request ~0.5-0.7 ms of the daemon's CPU (rotate 8.0-8.1 →
+ * 7.3-7.6 ms a request, three interleaved pairs; the main thread's share ~0.25 ms); on Node 20 pipeline
+ * also ends every call by aborting its own AbortController, whose DOMException captures a stack.
  */
 import { open } from 'node:fs/promises';
 import { finished, type Readable } from 'node:stream';

@@ -27,8 +27,12 @@ async function startMs(mode: string, runs: number): Promise<number> {
     times.push(performance.now() - t);
     await p;
   }
-  times.sort((a, b) => a - b);
-  return times[Math.floor(times.length / 2)]!;
+  return median(times);
+}
+
+function median(l: number[]): number {
+  l.sort((a, b) => a - b);
+  return l[Math.floor(l.length / 2)]!;
 }
 
 /** Children of this process that have ended and not been collected. */
@@ -81,7 +85,6 @@ describe('starting programs', { skip: !onLinux && 'posix_spawn is used on Linux 
       forks.push(await startMs('fork', 1));
       spawns.push(await startMs('posix', 1));
     }
-    const median = (l: number[]) => l.sort((a, b) => a - b)[Math.floor(l.length / 2)]!;
     const [fork, posix] = [median(forks), median(spawns)];
     assert.ok(posix < fork / 3, `posix_spawn ${posix.toFixed(2)} ms against fork ${fork.toFixed(2)} ms`);
   });
