@@ -6,11 +6,14 @@
  * per request, instead of a cache that outlives a deletion.
  */
 import type { Kysely } from 'kysely';
+import { runCompiled } from '../store/compiled.js';
 import type { Database } from '../store/schema.js';
 
 export async function credentialsVersion(db: Kysely<Database>): Promise<number> {
-  const r = await db.selectFrom('credentials_version').select('version').where('id', '=', 1).executeTakeFirst();
-  return Number(r?.version ?? 0);
+  const r = await runCompiled(db, 'credentials-version', [1], () =>
+    db.selectFrom('credentials_version').select('version').where('id', '=', 1),
+  );
+  return Number(r.rows[0]?.version ?? 0);
 }
 
 export async function bumpCredentials(db: Kysely<Database>): Promise<void> {

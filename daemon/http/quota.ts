@@ -15,6 +15,8 @@ import path from 'node:path';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import { KilnError } from '../../src/core/errors.js';
+import { runCompiled } from '../store/compiled.js';
+import { UNFINISHED } from '../store/jobs.js';
 import type { Database } from '../store/schema.js';
 
 const MB = 1048576;
@@ -48,16 +50,15 @@ async function du(dir: string): Promise<number> {
 export async function jobStorageUsed(db: Kysely<Database>, userId: string): Promise<number> {
   // Ended jobs' outputs still held (the sweep removes them after outputTtlHours, long before the records
   // go): one row the database keeps by triggers (migration 0800), however many a user holds. A walk only
-  // of the few jobs still queued or running.
-  const done = await db.selectFrom('job_held_bytes').select('bytes').where('owner_id', '=', userId).executeTakeFirst();
-  const open = await db
-    .selectFrom('jobs')
-    .select('work_dir')
-    .where('owner_id', '=', userId)
-    .where('status', 'in', ['queued', 'running'])
-    .execute();
-  let used = Number(done?.bytes ?? 0);
-  for (const r of open) used += r.work_dir ? await du(r.work_dir) : 0;
+  // of the few jobs still queued or running. Both read on every upload, compiled once (compiled.ts).
+  const done = await runCompiled(db, 'held-bytes', [userId], () =>
+    db.selectFrom('job_held_bytes').select('bytes').where('owner_id', '=', userId),
+  );
+  const open = await runCompiled(db, 'open-work-dirs', [userId, ...UNFINISHED], () =>
+    db.selectFrom('jobs').select('work_dir').where('owner_id', '=', userId).where('status', 'in', UNFINISHED),
+  );
+  let used = Number(done.rows[0]?.bytes ?? 0);
+  for (const r of open.rows) used += r.work_dir ? await du(r.work_dir) : 0;
   return used;
 }
 

@@ -5,10 +5,12 @@
  * reading the whole jobs table.
  */
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import path from 'node:path';
 import BetterSqlite from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
+import { bumpCredentials, credentialsVersion } from '../../daemon/auth/credentials-version.js';
 import { jobStorageUsed } from '../../daemon/http/quota.js';
 import { runCompiled } from '../../daemon/store/compiled.js';
 import { openStore } from '../../daemon/store/db.js';
@@ -123,6 +125,39 @@ describe('job queries', () => {
       for (let i = 0; i < 3; i++)
         assert.deepEqual((await runCompiled(store.db, 'test:swapped', [0, id], build)).rows, [{ tool: 'resize' }]);
       assert.equal(builds, 3);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("builds the quota's and the credentials' readings once per database, and each call reads the rows as they are now", async () => {
+    const store = await openStore({ dataDir: tempDir('kiln-stmt-') });
+    try {
+      // Every query built goes through selectFrom: counted on a view of the same database.
+      let built = 0;
+      const db = new Proxy(store.db, {
+        get(target, key, receiver) {
+          const v = Reflect.get(target, key, receiver);
+          if (key !== 'selectFrom' || typeof v !== 'function') return typeof v === 'function' ? v.bind(target) : v;
+          return (...args: unknown[]) => {
+            built++;
+            return v.apply(target, args);
+          };
+        },
+      });
+      const work = tempDir('kiln-stmt-work-');
+      writeFileSync(path.join(work, 'input.bin'), Buffer.alloc(5000));
+      const id = 'e'.repeat(24);
+      await insertJob(store.db, { ...jobRow(id), status: 'running', work_dir: work });
+      const before = await credentialsVersion(db);
+      assert.equal(await jobStorageUsed(db, 'u1'), 5000, 'the running job measured in its directory');
+      assert.equal(built, 3, 'built on first use');
+      await bumpCredentials(store.db);
+      await finishJobRow(store.db, id, { status: 'completed', output_path: '/x', processed_size: 700, finished_at: 2000 });
+      assert.equal(await credentialsVersion(db), before + 1);
+      assert.equal(await jobStorageUsed(db, 'u1'), 700, 'the ended job counted by its recorded output');
+      assert.equal(await jobStorageUsed(db, 'u2'), 0);
+      assert.equal(built, 3, 'later calls send the compiled text');
     } finally {
       await store.close();
     }
