@@ -1,11 +1,11 @@
 /**
  * The hot queries (the job's insert, claim, progress, finish and read by id; the credentials version and
- * the quota's reading) run on every request; building them with kysely and compiling the tree to SQL
- * costs about as much as running them on SQLite. Here each one
- * is compiled once per query shape and database (the SQL text differs between SQLite and PostgreSQL), and
- * later calls send that text with the new values. The first compile checks that the values it produced
- * are exactly the ones the caller lists, in order; a shape that does not pass is never cached (it is then
- * built and compiled every time, as before), so a change to a query cannot bind values to the wrong places.
+ * the quota's readings) run on every request; building them with kysely and compiling the tree to SQL
+ * costs about as much as running them on SQLite. Here each one is compiled once per query shape and
+ * database (the SQL text differs between SQLite and PostgreSQL), and later calls send that text with the
+ * new values. The first compile checks that the values it produced are exactly the ones the caller
+ * lists, in order; a shape that does not pass is never cached (it is then built and compiled every time,
+ * as before), so a change to a query cannot bind values to the wrong places.
  */
 import { CompiledQuery, type Compilable, type Kysely, type QueryResult } from 'kysely';
 import type { Database } from './schema.js';
