@@ -111,7 +111,7 @@ export async function cliResize(o: BenchOptions, big: string, rounds: number): P
   });
 }
 
-/** One `kiln resize *.jpg -o out/` over `count` 3 MP JPEGs against a sequential vipsthumbnail loop. */
+/** One `kiln resize *.jpg -o out/` over `count` 3 MP JPEGs against a sequential vipsthumbnail loop, both writing JPEG quality 90. */
 export async function cliBatch(o: BenchOptions, count: number, rounds: number): Promise<Row> {
   return row(`CLI batch, ${count} × 3 MP JPEG`, async () => {
     const files = await batchPhotos(o, count);
@@ -133,7 +133,7 @@ export async function cliBatch(o: BenchOptions, count: number, rounds: number): 
         },
         async () => {
           const d = fresh('goal-batch-v');
-          await shAsync('sh', ['-c', `for f in "$@"; do vipsthumbnail "$f" -s 800x -o "${d}/%s.jpg"; done`, 'sh', ...files]);
+          await shAsync('sh', ['-c', `for f in "$@"; do vipsthumbnail "$f" -s 800x -o "${d}/%s.jpg[Q=90]"; done`, 'sh', ...files]);
           check(d);
         },
         async () => {

@@ -41,7 +41,7 @@ export async function runGoals(o: BenchOptions): Promise<Row[]> {
   try {
     rows.push(await cliStartup(rounds));
     rows.push(await cliResize(o, big, rounds));
-    rows.push(await cliBatch(o, 100, quick ? 1 : 2));
+    rows.push(await cliBatch(o, 100, 2));
     const waited = (Date.now() - started) / 1000;
     const { row: idle, idleMb } = await idleRow(s, Math.max(6, SETTLE_S - waited));
     rows.push(idle);

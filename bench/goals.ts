@@ -55,7 +55,8 @@ export function median(xs: number[]): number {
 /**
  * Runs every side once per round, `rounds` times (after one untimed warm-up round, or `warmup` of
  * them, or none), and returns each side's samples in ms. A side may return its own number (a rate, a
- * size) instead of being timed.
+ * size) instead of being timed. Each round starts one side further on, so going first (after another
+ * row, while the bench daemon settles) falls on every side in turn, not always on the first.
  */
 export async function interleave(
   rounds: number,
@@ -65,9 +66,10 @@ export async function interleave(
   const samples = sides.map(() => [] as number[]);
   const warmup = opts.warmup === false ? 0 : opts.warmup === true || opts.warmup === undefined ? 1 : opts.warmup;
   for (let r = -warmup; r < rounds; r++) {
-    for (const [i, side] of sides.entries()) {
+    for (let k = 0; k < sides.length; k++) {
+      const i = (k + r + warmup) % sides.length;
       const t0 = performance.now();
-      const got = await side();
+      const got = await sides[i]!();
       const ms = performance.now() - t0;
       if (r >= 0) samples[i]!.push(typeof got === 'number' ? got : ms);
     }

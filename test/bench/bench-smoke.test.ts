@@ -84,6 +84,23 @@ describe('bench smoke', { concurrency: 2 }, () => {
     assert.match(text, /\| broken +\| error: no engine/);
   });
 
+  test('interleaved rounds start one side further on each time and keep each side its own samples', async () => {
+    const { interleave } = await import('../../bench/goals.js');
+    const calls: string[] = [];
+    const side = (name: string, value: number) => () => {
+      calls.push(name);
+      return value;
+    };
+    const samples = await interleave(3, [side('a', 1), side('b', 2), side('c', 3)], { warmup: 1 });
+    // The warm-up round (untimed) starts with a, the timed ones with b, c, a.
+    assert.deepEqual(calls.join(' '), 'a b c b c a c a b a b c');
+    assert.deepEqual(samples, [
+      [1, 1, 1],
+      [2, 2, 2],
+      [3, 3, 3],
+    ]);
+  });
+
   test('a failing engine is one FAILED line, not an exception', async () => {
     const { Bench, sh } = await import('../../bench/lib.js');
     const o = options();
