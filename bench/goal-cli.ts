@@ -111,7 +111,10 @@ export async function cliResize(o: BenchOptions, big: string, rounds: number): P
   });
 }
 
-/** One `kiln resize *.jpg -o out/` over `count` 3 MP JPEGs against a sequential vipsthumbnail loop, both writing JPEG quality 90. */
+/**
+ * One `kiln resize *.jpg -o out/` over `count` 3 MP JPEGs against a sequential vipsthumbnail loop, both
+ * writing JPEG quality 90 (vipsthumbnail's own default is 75).
+ */
 export async function cliBatch(o: BenchOptions, count: number, rounds: number): Promise<Row> {
   return row(`CLI batch, ${count} × 3 MP JPEG`, async () => {
     const files = await batchPhotos(o, count);
