@@ -39,11 +39,13 @@ const resizeTo30 = { name: 'thumbs', steps: [{ tool: 'resize', settings: { width
 
 describe('watch folders on the daemon', () => {
   let s: TestServer;
+  // Registered before tempDir's removal, so it runs first (node:test runs `after` hooks in order): a
+  // watcher still moving an original into .done/ made the removal fail with ENOTEMPTY under load.
+  after(() => s?.close());
   const dir = tempDir('kiln-wf-');
   before(async () => {
     s = await startServer();
   });
-  after(() => s.close());
 
   it('refuses bad configurations and non-admins', async () => {
     const inDir = path.join(dir, 'bad-in');
@@ -321,10 +323,18 @@ describe('watch folder delivery', () => {
 describe('watch folders with two instances (PostgreSQL + Redis)', { skip: await unavailable(PG, REDIS) }, () => {
   let a: TestServer;
   let b: TestServer;
-  const dir = tempDir('kiln-wf2-');
   let db: Awaited<ReturnType<typeof pgSchema>> | undefined;
   const prefix = `kiln_t_${randomBytes(6).toString('hex')}`;
   let shared: string;
+  // Before tempDir's removal, as in the suite above: both instances stop before their folder goes.
+  after(async () => {
+    await Promise.allSettled([a?.close(), b?.close()]);
+    const { purgeRedisPrefix } = await import('../../daemon/queue/redis.js');
+    await purgeRedisPrefix(REDIS, prefix).catch(() => {});
+    await db?.drop();
+    if (shared) await rm(shared, { recursive: true, force: true });
+  });
+  const dir = tempDir('kiln-wf2-');
 
   before(async () => {
     shared = mkdtempSync(path.join(process.env.KILN_TMP_DIR ?? tmpdir(), 'kiln-wf-shared-'));
@@ -340,12 +350,6 @@ describe('watch folders with two instances (PostgreSQL + Redis)', { skip: await 
     b = await startServer({ generatePassword: true, env });
     a.token = await login(a.url, 'admin', env.ADMIN_PASSWORD);
     b.token = await login(b.url, 'admin', env.ADMIN_PASSWORD);
-  });
-  after(async () => {
-    await Promise.allSettled([a?.close(), b?.close()]);
-    const { purgeRedisPrefix } = await import('../../daemon/queue/redis.js');
-    await purgeRedisPrefix(REDIS, prefix).catch(() => {});
-    await db?.drop();
   });
 
   it('one instance watches the folder, each file is processed once, and the other takes over', async () => {

@@ -5,9 +5,23 @@ import path from 'node:path';
 import { after } from 'node:test';
 import sharp from 'sharp';
 
+/**
+ * A directory removed after the suite. Its `after` hook runs before those the suite registers later
+ * (node:test keeps their order), so a server a later hook closes may still be writing there (a watch
+ * folder moving an original into .done/): the removal then failed with ENOTEMPTY, and a failing hook
+ * skips the ones after it, which left the server running and the file waiting for its 25-minute
+ * timeout. What cannot be removed yet goes when the file's process exits, after every hook.
+ */
 export function tempDir(prefix = 'kiln-fx-'): string {
   const dir = mkdtempSync(path.join(process.env.KILN_TMP_DIR ?? tmpdir(), prefix));
-  after(() => rmSync(dir, { recursive: true, force: true }));
+  const remove = () => rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
+  after(() => {
+    try {
+      remove();
+    } catch {
+      process.once('exit', remove);
+    }
+  });
   return dir;
 }
 
