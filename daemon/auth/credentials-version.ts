@@ -10,7 +10,7 @@ import { runCompiled } from '../store/compiled.js';
 import type { Database } from '../store/schema.js';
 
 export async function credentialsVersion(db: Kysely<Database>): Promise<number> {
-  const r = await runCompiled(db, 'credentials-version', [1], () =>
+  const r = await runCompiled(db, 'credentials_version.read', [1], () =>
     db.selectFrom('credentials_version').select('version').where('id', '=', 1),
   );
   return Number(r.rows[0]?.version ?? 0);

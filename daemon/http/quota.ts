@@ -51,10 +51,10 @@ export async function jobStorageUsed(db: Kysely<Database>, userId: string): Prom
   // Ended jobs' outputs still held (the sweep removes them after outputTtlHours, long before the records
   // go): one row the database keeps by triggers (migration 0800), however many a user holds. A walk only
   // of the few jobs still queued or running. Both read on every upload, compiled once (compiled.ts).
-  const done = await runCompiled(db, 'held-bytes', [userId], () =>
+  const done = await runCompiled(db, 'job_held_bytes.read', [userId], () =>
     db.selectFrom('job_held_bytes').select('bytes').where('owner_id', '=', userId),
   );
-  const open = await runCompiled(db, 'open-work-dirs', [userId, ...UNFINISHED], () =>
+  const open = await runCompiled(db, 'jobs.open-work-dirs', [userId, ...UNFINISHED], () =>
     db.selectFrom('jobs').select('work_dir').where('owner_id', '=', userId).where('status', 'in', UNFINISHED),
   );
   let used = Number(done.rows[0]?.bytes ?? 0);

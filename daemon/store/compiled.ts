@@ -18,7 +18,9 @@ function sameValues(a: readonly unknown[], b: readonly unknown[]): boolean {
 
 /**
  * Runs the query `build()` makes, whose bound values are `values` in order; `shape` names everything
- * else that changes the SQL text (e.g. which columns a patch sets).
+ * else that changes the SQL text (e.g. which columns a patch sets). Shapes are one namespace per database
+ * whatever module runs them, and a known shape is sent without building its query: each starts with
+ * the table it reads or writes (`jobs.get`, `job_held_bytes.read`), so two modules cannot share a name.
  */
 export async function runCompiled<R>(
   db: Kysely<Database>,

@@ -18,16 +18,16 @@ export const UNFINISHED: JobStatus[] = ['queued', 'running'];
 
 export async function insertJob(db: Kysely<Database>, row: JobRow): Promise<void> {
   const cols = Object.keys(row) as (keyof JobRow)[];
-  await runCompiled(db, `insert:${cols.join()}`, Object.values(row), () => db.insertInto('jobs').values(row));
+  await runCompiled(db, `jobs.insert:${cols.join()}`, Object.values(row), () => db.insertInto('jobs').values(row));
 }
 
 export async function getJob(db: Kysely<Database>, id: string): Promise<JobRow | undefined> {
-  const r = await runCompiled(db, 'get', [id], () => db.selectFrom('jobs').selectAll().where('id', '=', id));
+  const r = await runCompiled(db, 'jobs.get', [id], () => db.selectFrom('jobs').selectAll().where('id', '=', id));
   return r.rows[0];
 }
 
 export async function updateJob(db: Kysely<Database>, id: string, patch: Partial<JobRow>): Promise<void> {
-  await runCompiled(db, `update:${Object.keys(patch).join()}`, [...Object.values(patch), id], () =>
+  await runCompiled(db, `jobs.update:${Object.keys(patch).join()}`, [...Object.values(patch), id], () =>
     db.updateTable('jobs').set(patch).where('id', '=', id),
   );
 }
@@ -35,7 +35,7 @@ export async function updateJob(db: Kysely<Database>, id: string, patch: Partial
 /** queued → running, unless the job was cancelled (or given up) meanwhile; false when it was not claimed. */
 export async function claimJob(db: Kysely<Database>, id: string, instanceId: string, now = Date.now()): Promise<boolean> {
   const set = { status: 'running' as const, started_at: now, stage: 'starting', instance_id: instanceId };
-  const r = await runCompiled(db, 'claim', [...Object.values(set), id, 'queued'], () =>
+  const r = await runCompiled(db, 'jobs.claim', [...Object.values(set), id, 'queued'], () =>
     db.updateTable('jobs').set(set).where('id', '=', id).where('status', '=', 'queued'),
   );
   return Number(r.numAffectedRows ?? 0) > 0;
@@ -51,7 +51,7 @@ export async function finishJobRow(
   id: string,
   patch: Partial<JobRow> & { status: JobStatus },
 ): Promise<JobRow | undefined> {
-  const r = await runCompiled(db, `finish:${Object.keys(patch).join()}`, [...Object.values(patch), id, ...UNFINISHED], () =>
+  const r = await runCompiled(db, `jobs.finish:${Object.keys(patch).join()}`, [...Object.values(patch), id, ...UNFINISHED], () =>
     db.updateTable('jobs').set(patch).where('id', '=', id).where('status', 'in', UNFINISHED).returningAll(),
   );
   return r.rows[0];
