@@ -157,6 +157,9 @@ async function startHttpFloor(): Promise<{ base: string; stop(): void }> {
   return { base, stop: () => child.kill() };
 }
 
+/** Seconds of each side's untimed warm-up window in the throughput row (~25 resizes of the daemon's). */
+const WARMUP_S = 1.5;
+
 /**
  * Resize 4000×3000 → 800 wide: the daemon under 2 connections (upload and download included) against
  * sharp in this process doing the same two at a time from the file, in alternating time windows. The
@@ -169,15 +172,23 @@ export async function throughputRow(s: ServeProcess, big: string, windows: numbe
     const floor = await startHttpFloor();
     try {
       sharp.concurrency(0);
-      const [daemon, local, bare] = await interleave(windows, [
-        () =>
-          rate(windowS, () => runAndDownload(s.base, `${s.base}/api/v1/tools/image/resize`, { ...s.auth, 'content-type': m.type }, m.body)),
-        () =>
-          rate(windowS, async () => {
+      const sides = [
+        (w: number) =>
+          rate(w, () => runAndDownload(s.base, `${s.base}/api/v1/tools/image/resize`, { ...s.auth, 'content-type': m.type }, m.body)),
+        (w: number) =>
+          rate(w, async () => {
             await sharp(big).resize({ width: 800 }).jpeg({ quality: 90 }).toBuffer();
           }),
-        () => rate(windowS, () => runAndDownload(floor.base, `${floor.base}/resize`, { 'content-type': m.type }, m.body)),
-      ]);
+        (w: number) => rate(w, () => runAndDownload(floor.base, `${floor.base}/resize`, { 'content-type': m.type }, m.body)),
+      ];
+      // Untimed, one short window each: the first large uploads, sharp's first resizes in each process
+      // and the floor's start. A warm-up round of whole windows cost the --quick run 12 of its 180 s.
+      for (const side of sides) await side(WARMUP_S);
+      const [daemon, local, bare] = await interleave(
+        windows,
+        sides.map((side) => () => side(windowS)),
+        { warmup: false },
+      );
       const k = median(daemon!);
       const l = median(local!);
       const f = median(bare!);
