@@ -157,7 +157,7 @@ async function startHttpFloor(): Promise<{ base: string; stop(): void }> {
   return { base, stop: () => child.kill() };
 }
 
-/** Seconds of each side's untimed warm-up window in the throughput row (~25 resizes of the daemon's). */
+/** Seconds of each side's untimed warm-up window in the throughput row (~25 of the daemon's resizes here). */
 const WARMUP_S = 1.5;
 
 /**
@@ -181,8 +181,8 @@ export async function throughputRow(s: ServeProcess, big: string, windows: numbe
           }),
         (w: number) => rate(w, () => runAndDownload(floor.base, `${floor.base}/resize`, { 'content-type': m.type }, m.body)),
       ];
-      // Untimed, one short window each: the first large uploads, sharp's first resizes in each process
-      // and the floor's start. A warm-up round of whole windows cost the --quick run 12 of its 180 s.
+      // Untimed, one short window each: the daemon's and the floor's first large uploads, sharp's first
+      // resizes in each process. A warm-up round of whole windows cost the --quick run 12 of its 180 s.
       for (const side of sides) await side(WARMUP_S);
       const [daemon, local, bare] = await interleave(
         windows,
