@@ -5,6 +5,8 @@ import { compileErrors, validate } from '@readme/openapi-parser';
 import { parse } from 'yaml';
 import { routeOf, targets } from '../../daemon/jobs/targets.js';
 import { registeredRoutes } from '../../daemon/server.js';
+import { startDaemonProcess } from '../helpers/daemon-process.js';
+import { tempDir } from '../helpers/fixtures.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
 describe('API description', () => {
@@ -75,6 +77,26 @@ describe('API description', () => {
     assert.equal(asset.status, 200);
     const spec = await (await fetch(`${s.url}/api/docs/json`)).json();
     assert.ok(spec.paths['/api/v1/tools/image/resize']);
+  });
+
+  it('serves the interactive docs on a node that cannot require() an ES module', async () => {
+    // `engines` takes node 20.9 on, but only 20.19 and 22.12 let CommonJS require() an ES module: on
+    // 20.9–20.18 and 22.0–22.11 that throws ERR_REQUIRE_ESM. The docs' assets (@fastify/static) and
+    // their forwarded first request (fastify's inject, light-my-request) require content-disposition and
+    // cookie, whose newest majors are ES modules only: /api/docs/ answered 500 there until package.json's
+    // overrides kept them on the CommonJS majors. This node is made to refuse the same way.
+    const flags = process.allowedNodeEnvironmentFlags.has('--no-experimental-require-module') ? ['--no-experimental-require-module'] : [];
+    const d = await startDaemonProcess(tempDir('kiln-docs-cjs-'), {}, { signIn: false, nodeFlags: flags });
+    try {
+      for (const p of ['/api/docs/', '/api/docs/static/swagger-ui-bundle.js', '/api/docs/json']) {
+        const res = await fetch(d.url + p);
+        const body = await res.text();
+        assert.equal(res.status, 200, `${p}: ${body.slice(0, 200)} ${d.stdout().slice(0, 400)}`);
+      }
+    } finally {
+      d.child.kill('SIGTERM');
+      await d.exited;
+    }
   });
 
   it('serves llms.txt and llms-full.txt generated from the catalog', async () => {
