@@ -3,6 +3,7 @@
  * Formats sharp cannot write (HEIC/HEVC, JXL) or read (JXL) go through the Debian `vips` CLI.
  */
 import { rename, rm, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { Metadata, Sharp, SharpOptions } from 'sharp';
 import { KilnError } from '../core/errors.js';
@@ -16,16 +17,27 @@ type SharpFn = typeof import('sharp').default;
 let sharpMod: Promise<SharpFn> | undefined;
 
 export function getSharp(): Promise<SharpFn> {
-  sharpMod ??= import('sharp').then((m) => {
-    const s = m.default;
-    // The daemon runs several jobs at once; keep libvips' own thread pool to the machine's cores.
-    s.concurrency(0);
-    // No libvips operation cache: every job reads a new file, so it never hits, while it would hold up to
-    // 50 MB of pixels and keep 20 input files open (deleted workspaces included) in a long-running daemon.
-    s.cache(false);
-    return s;
-  });
+  sharpMod ??= import('sharp').then(
+    (m) => setUp(m.default),
+    // sharp's ES build reads its package.json with an import attribute, which node parses from 20.10 on;
+    // on 20.9 (inside `engines`) the tsc build, which a deployed release runs, failed every image tool
+    // with "Unexpected token 'with'". Its CommonJS build is the same code. (The bundle's sharp is
+    // CommonJS already: scripts/bundle.mjs.)
+    (e: unknown) => {
+      if (!(e instanceof SyntaxError)) throw e;
+      return setUp(createRequire(import.meta.url)('sharp') as SharpFn);
+    },
+  );
   return sharpMod;
+}
+
+function setUp(s: SharpFn): SharpFn {
+  // The daemon runs several jobs at once; keep libvips' own thread pool to the machine's cores.
+  s.concurrency(0);
+  // No libvips operation cache: every job reads a new file, so it never hits, while it would hold up to
+  // 50 MB of pixels and keep 20 input files open (deleted workspaces included) in a long-running daemon.
+  s.cache(false);
+  return s;
 }
 
 export interface RawShape {

@@ -98,15 +98,21 @@ function program(exe: string, args: string[], names: string[], env: NodeJS.Proce
   });
 }
 
+/** bin/kiln with the bin/package.json that makes it CommonJS, copied under `root`; the launcher's path. */
+function copyLauncher(root: string): string {
+  mkdirSync(path.join(root, 'bin'), { recursive: true });
+  for (const f of ['kiln', 'package.json']) copyFileSync(path.join(path.dirname(KILN), f), path.join(root, 'bin', f));
+  return path.join(root, 'bin', 'kiln');
+}
+
 describe('CLI bundle', { concurrency: 2 }, () => {
   const dir = tempDir('kiln-startup-');
 
   /** A copy of bin/kiln whose "CLI" prints the given variables as it sees them; returns its path. */
   const envEcho = (name: string, vars: string[]): string => {
     const root = path.join(dir, name);
-    mkdirSync(path.join(root, 'bin'), { recursive: true });
     mkdirSync(path.join(root, 'dist', 'src', 'cli'), { recursive: true });
-    copyFileSync(KILN, path.join(root, 'bin', 'kiln'));
+    copyLauncher(root);
     writeFileSync(path.join(root, 'package.json'), '{"type":"module"}');
     writeFileSync(
       path.join(root, 'dist', 'src', 'cli', 'main.js'),
@@ -231,10 +237,9 @@ describe('CLI bundle', { concurrency: 2 }, () => {
 
   test('bin/kiln runs the bundle only when it is not older than dist/src', async () => {
     const root = path.join(dir, 'launcher');
-    mkdirSync(path.join(root, 'bin'), { recursive: true });
     mkdirSync(path.join(root, 'dist', 'bundle'), { recursive: true });
     mkdirSync(path.join(root, 'dist', 'src', 'cli'), { recursive: true });
-    copyFileSync(KILN, path.join(root, 'bin', 'kiln'));
+    copyLauncher(root);
     writeFileSync(path.join(root, 'package.json'), '{"type":"module","version":"9.9.9"}');
     const bundled = path.join(root, 'dist', 'bundle', 'main.js');
     const src = path.join(root, 'dist', 'src', 'cli', 'main.js');
