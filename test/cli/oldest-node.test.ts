@@ -85,39 +85,42 @@ describe('kiln on the oldest node `engines` takes', { skip: process.platform !==
   });
 
   describe('the daemon', () => {
-    let child: ReturnType<typeof spawn>;
+    let child: ReturnType<typeof spawn> | undefined;
     let url = '';
     const password = 'Oldest-Node-Pass-42';
     let stderr = '';
 
     before(async () => {
-      child = spawn(KILN, ['serve', '--port', '0', '--data-dir', path.join(dir, 'data')], {
+      const c = spawn(KILN, ['serve', '--port', '0', '--data-dir', path.join(dir, 'data')], {
         env: daemonEnv({ ADMIN_PASSWORD: password, PATH: env.PATH ?? '' }),
       });
-      child.stderr!.on('data', (b: Buffer) => (stderr += b));
+      child = c;
+      c.stderr!.on('data', (b: Buffer) => (stderr += b));
       url = await new Promise<string>((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error(`no listening line: ${stderr}`)), 120_000);
-        child.stderr!.on('data', () => {
+        c.stderr!.on('data', () => {
           const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(stderr);
           if (m) {
             clearTimeout(timer);
             resolve(m[1]!);
           }
         });
-        child.once('exit', (code) => reject(new Error(`exited ${code}: ${stderr}`)));
+        c.once('exit', (code) => reject(new Error(`exited ${code}: ${stderr}`)));
       });
     });
     after(async () => {
-      if (child.exitCode === null) {
-        const exited = new Promise((r) => child.once('exit', r));
-        child.kill('SIGTERM');
+      // Not started when the node could not be fetched.
+      const c = child;
+      if (c && c.exitCode === null) {
+        const exited = new Promise((r) => c.once('exit', r));
+        c.kill('SIGTERM');
         await exited;
       }
     });
 
     it('is that node, runs a tool and serves the docs', async () => {
       // The launcher's `exec node` keeps the pid.
-      assert.equal(readlinkSync(`/proc/${child.pid}/exe`), realpathSync(node));
+      assert.equal(readlinkSync(`/proc/${child!.pid}/exe`), realpathSync(node));
       const login = await fetch(`${url}/api/auth/login`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
