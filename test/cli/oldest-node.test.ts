@@ -4,7 +4,7 @@
  * load at all (an extensionless ES module: "Unknown file extension"), and the tsc build's image tools
  * failed on sharp's ES build ("Unexpected token 'with'", an import attribute). Both were found here;
  * these runs keep them fixed: the CLI through its shell launcher, from the bundle and from the tsc
- * build, and the daemon serving a tool run and the docs.
+ * build, and the daemon serving a tool run, the docs and the remote CLI.
  */
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
@@ -118,7 +118,7 @@ describe('kiln on the oldest node `engines` takes', { skip: process.platform !==
       }
     });
 
-    it('is that node, runs a tool and serves the docs', async () => {
+    it('is that node, runs a tool, serves the docs and the remote CLI', async () => {
       // The launcher's `exec node` keeps the pid.
       assert.equal(readlinkSync(`/proc/${child!.pid}/exe`), realpathSync(node));
       const login = await fetch(`${url}/api/auth/login`, {
@@ -144,6 +144,16 @@ describe('kiln on the oldest node `engines` takes', { skip: process.platform !==
       const docs = await fetch(`${url}/api/docs/`);
       assert.equal(docs.status, 200);
       await docs.text();
+      // The remote CLI on that node too (undici, which declares node >= 20.18.1), with an API key.
+      const keyRes = await fetch(`${url}/api/v1/api-keys`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'oldest-node' }),
+      });
+      const { key } = (await keyRes.json()) as { key: string };
+      const remote = path.join(dir, 'remote.jpg');
+      await run(KILN, ['resize', photo, '--width', '24', '-o', remote, '--server', url], { env: { ...env, KILN_API_KEY: key } });
+      assert.equal((await sharp(remote).metadata()).width, 24);
     });
   });
 });
