@@ -7,7 +7,7 @@
  * build, and the daemon serving a tool run, the docs and the remote CLI.
  */
 import assert from 'node:assert/strict';
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -15,7 +15,7 @@ import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import sharp from 'sharp';
 import { KILN, REPO } from '../helpers/cli.js';
-import { daemonEnv } from '../helpers/daemon-process.js';
+import { type DaemonProcess, startDaemonProcess } from '../helpers/daemon-process.js';
 import { tempDir } from '../helpers/fixtures.js';
 
 const run = promisify(execFile);
@@ -85,61 +85,33 @@ describe('kiln on the oldest node `engines` takes', { skip: process.platform !==
   });
 
   describe('the daemon', () => {
-    let child: ReturnType<typeof spawn> | undefined;
-    let url = '';
-    const password = 'Oldest-Node-Pass-42';
-    let stderr = '';
+    let d: DaemonProcess | undefined;
 
     before(async () => {
-      const c = spawn(KILN, ['serve', '--port', '0', '--data-dir', path.join(dir, 'data')], {
-        env: daemonEnv({ ADMIN_PASSWORD: password, PATH: env.PATH ?? '' }),
-      });
-      child = c;
-      c.stderr!.on('data', (b: Buffer) => (stderr += b));
-      url = await new Promise<string>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no listening line: ${stderr}`)), 120_000);
-        c.stderr!.on('data', () => {
-          const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(stderr);
-          if (m) {
-            clearTimeout(timer);
-            resolve(m[1]!);
-          }
-        });
-        c.once('exit', (code) => reject(new Error(`exited ${code}: ${stderr}`)));
-      });
+      d = await startDaemonProcess(path.join(dir, 'data'), {}, { node });
     });
     after(async () => {
       // Not started when the node could not be fetched.
-      const c = child;
-      if (c && c.exitCode === null) {
-        const exited = new Promise((r) => c.once('exit', r));
-        c.kill('SIGTERM');
-        await exited;
+      if (d && d.child.exitCode === null) {
+        d.child.kill('SIGTERM');
+        await d.exited;
       }
     });
 
     it('is that node, runs a tool, serves the docs and the remote CLI', async () => {
-      // The launcher's `exec node` keeps the pid.
-      assert.equal(readlinkSync(`/proc/${child!.pid}/exe`), realpathSync(node));
-      const login = await fetch(`${url}/api/auth/login`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ username: 'admin', password }),
-      });
-      const { token } = (await login.json()) as { token: string };
+      const { url, auth, child } = d!;
+      assert.equal(readlinkSync(`/proc/${child.pid}/exe`), realpathSync(node));
       const form = new FormData();
       form.set('file', new Blob([readFileSync(photo)], { type: 'image/jpeg' }), 'photo.jpg');
       form.set('settings', JSON.stringify({ width: 20 }));
       const res = await fetch(`${url}/api/v1/tools/image/resize`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${token}` },
+        headers: auth,
         body: form,
       });
       const answer = (await res.json()) as { downloadUrl: string };
       assert.equal(res.status, 200, JSON.stringify(answer));
-      const out = Buffer.from(
-        await (await fetch(url + answer.downloadUrl, { headers: { authorization: `Bearer ${token}` } })).arrayBuffer(),
-      );
+      const out = Buffer.from(await (await fetch(url + answer.downloadUrl, { headers: auth })).arrayBuffer());
       assert.equal((await sharp(out).metadata()).width, 20);
       const docs = await fetch(`${url}/api/docs/`);
       assert.equal(docs.status, 200);
@@ -147,7 +119,7 @@ describe('kiln on the oldest node `engines` takes', { skip: process.platform !==
       // The remote CLI on that node too (undici, which declares node >= 20.18.1), with an API key.
       const keyRes = await fetch(`${url}/api/v1/api-keys`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        headers: { ...auth, 'content-type': 'application/json' },
         body: JSON.stringify({ name: 'oldest-node' }),
       });
       const { key } = (await keyRes.json()) as { key: string };

@@ -30,15 +30,16 @@ export function daemonEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv
  * Starts `kiln serve --port 0` on `dataDir`, waits for its listening line and signs the admin in.
  * `signIn: false` returns at the listening line, for a test that must act on what starts with the
  * daemon (a sign-in's password hashing took long enough under load to miss a short engine step).
- * `nodeFlags` go to node before the program (V8 flags NODE_OPTIONS does not take, such as --trace-gc).
+ * `nodeFlags` go to node before the program (V8 flags NODE_OPTIONS does not take, such as --trace-gc);
+ * `node` is another node binary than this one.
  */
 export async function startDaemonProcess(
   dataDir: string,
   env: Record<string, string> = {},
-  opts: { signIn?: boolean; nodeFlags?: string[] } = {},
+  opts: { signIn?: boolean; nodeFlags?: string[]; node?: string } = {},
 ): Promise<DaemonProcess> {
   const password = 'Daemon-Admin-Pass-42';
-  const child = spawn(process.execPath, [...(opts.nodeFlags ?? []), KILN, 'serve', '--port', '0', '--data-dir', dataDir], {
+  const child = spawn(opts.node ?? process.execPath, [...(opts.nodeFlags ?? []), KILN, 'serve', '--port', '0', '--data-dir', dataDir], {
     env: daemonEnv({ ADMIN_PASSWORD: password, ...env }),
   });
   let err = '';
