@@ -19,7 +19,14 @@ export function tempDir(prefix = 'kiln-fx-'): string {
     try {
       remove();
     } catch {
-      process.once('exit', remove);
+      // A throw inside an 'exit' listener would turn a passing file into a failed one: last try, quietly.
+      process.once('exit', () => {
+        try {
+          remove();
+        } catch {
+          /* left to the runner's own temp-dir sweep (scripts/test.mjs removes its home) */
+        }
+      });
     }
   });
   return dir;
